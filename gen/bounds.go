@@ -1,0 +1,510 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+)
+
+// The bound analysis.
+//
+// Every integer value of the logic gets a lower and an upper bound, each an
+// expression over the parameters and constants only (now, cost and state
+// fields are replaced by their declared domains). Parameters are fixed for
+// a limiter, so these symbolic bounds are exact numbers at run time even
+// where the declared domains are wide.
+//
+// Each bound is first evaluated statically over the declared parameter
+// domains (interval arithmetic in math/big; a `require E <= K` caps E at K).
+// If that proves the value stays within ±(2^53-1), nothing more is needed.
+// Otherwise the bound itself becomes a runtime Check on the parameters,
+// evaluated in the order the values occur, so the generated code refuses
+// the parameters before any value could round. The analysis is
+// path-insensitive: branch conditions do not narrow bounds.
+
+type bound struct{ lo, hi Expr }
+
+type analyzer struct {
+	alg    *Algorithm
+	lets   map[*Let]bound
+	facts  map[string]*big.Int // Format(E) -> K for each `require E <= K`
+	seen   map[string]bool     // checks already emitted
+	errs   []error
+	pos    Pos
+	maxBig *big.Int
+}
+
+// Analyze bounds every value of every algorithm, fills Algorithm.Checks,
+// and rejects a spec whose arithmetic cannot be kept exact.
+func Analyze(sp *Spec) error {
+	var errs []error
+	for _, a := range sp.Algorithms {
+		an := &analyzer{alg: a, lets: map[*Let]bound{}, facts: map[string]*big.Int{}, seen: map[string]bool{}, maxBig: big.NewInt(MaxSafe)}
+		an.run()
+		errs = append(errs, an.errs...)
+	}
+	return errors.Join(errs...)
+}
+
+func (an *analyzer) errf(format string, args ...any) {
+	an.errs = append(an.errs, fmt.Errorf("%s: %s: %s", an.pos, an.alg.Name, fmt.Sprintf(format, args...)))
+}
+
+func (an *analyzer) run() {
+	a := an.alg
+	an.pos = a.Pos
+	for _, r := range a.Requires {
+		if b, ok := r.Cond.(*Binary); ok {
+			if k, ok := b.Y.(*Lit); ok && (b.Op == "<=" || b.Op == "<") {
+				v := big.NewInt(k.V)
+				if b.Op == "<" {
+					v.Sub(v, big.NewInt(1))
+				}
+				an.facts[Format(b.X)] = v
+			}
+		}
+	}
+	for _, s := range a.States {
+		an.pos = s.Pos
+		for _, f := range s.Fields {
+			if f.Min == nil || f.Max == nil || f.Default == nil {
+				continue
+			}
+			for _, e := range []Expr{f.Min, f.Max, f.Default} {
+				an.value(e)
+			}
+			what := s.Name + "." + f.Name
+			an.nonneg(an.sub(f.Max, f.Min), "the domain of "+what+" may be empty")
+			an.nonneg(an.sub(f.Default, f.Min), "the default of "+what+" may be below its min")
+			an.nonneg(an.sub(f.Max, f.Default), "the default of "+what+" may be above its max")
+		}
+	}
+	an.block(a.Body)
+}
+
+func (an *analyzer) block(body []Stmt) {
+	for _, s := range body {
+		switch s := s.(type) {
+		case *Let:
+			an.pos = s.Pos
+			if s.X.Type() == Int {
+				an.lets[s] = an.value(s.X)
+			} else {
+				an.cond(s.X)
+			}
+		case *If:
+			an.pos = s.Pos
+			an.cond(s.Cond)
+			an.block(s.Then)
+			an.block(s.Else)
+		case *Store:
+			an.pos = s.Pos
+			for _, v := range s.Values {
+				an.value(v)
+			}
+			ttl := an.value(s.TTL)
+			if lo, _ := an.static(ttl.lo); lo.Cmp(big.NewInt(1)) < 0 {
+				an.errf("the ttl of store %s may be below 1 ms (it is at least %s): every write must expire, and PEXPIRE 0 deletes", s.State.Name, lo)
+			}
+		case *Reply:
+			an.pos = s.Pos
+			for _, v := range s.Values {
+				if v.Type() == Int {
+					an.value(v)
+				} else {
+					an.cond(v)
+				}
+			}
+		}
+	}
+}
+
+// cond analyzes the integer operands inside a boolean expression.
+func (an *analyzer) cond(e Expr) {
+	switch e := e.(type) {
+	case *Binary:
+		for _, x := range []Expr{e.X, e.Y} {
+			if x.Type() == Int {
+				an.value(x)
+			} else {
+				an.cond(x)
+			}
+		}
+	case *Unary:
+		an.cond(e.X)
+	case *Cond:
+		an.cond(e.C)
+		an.cond(e.A)
+		an.cond(e.B)
+	}
+}
+
+// value bounds an integer expression and makes sure it stays exact.
+func (an *analyzer) value(e Expr) bound {
+	b := an.bound(e)
+	an.safe(b, e)
+	return b
+}
+
+func (an *analyzer) bound(e Expr) bound {
+	switch e := e.(type) {
+	case *Lit:
+		return bound{e, e}
+	case *ParamRef:
+		return bound{e, e}
+	case *InputRef:
+		return bound{&Lit{V: e.In.Min}, &Lit{V: e.In.Max, Name: e.In.MaxName}}
+	case *FieldRef:
+		return bound{e.F.Min, e.F.Max}
+	case *VarRef:
+		return an.lets[e.L]
+	case *Unary: // integer negation
+		x := an.value(e.X)
+		return bound{an.sub(&Lit{}, x.hi), an.sub(&Lit{}, x.lo)}
+	case *Cond:
+		an.cond(e.C)
+		a, b := an.value(e.A), an.value(e.B)
+		return bound{an.min(a.lo, b.lo), an.max(a.hi, b.hi)}
+	case *Call:
+		x, y := an.value(e.Args[0]), an.value(e.Args[1])
+		switch e.Fn {
+		case "min":
+			return bound{an.min(x.lo, y.lo), an.min(x.hi, y.hi)}
+		case "max":
+			return bound{an.max(x.lo, y.lo), an.max(x.hi, y.hi)}
+		}
+		an.division(e, x, y)
+		return bound{an.ceildiv(x.lo, y.hi), an.ceildiv(x.hi, y.lo)}
+	case *Binary:
+		x, y := an.value(e.X), an.value(e.Y)
+		switch e.Op {
+		case "+":
+			return bound{an.add(x.lo, y.lo), an.add(x.hi, y.hi)}
+		case "-":
+			return bound{an.sub(x.lo, y.hi), an.sub(x.hi, y.lo)}
+		case "*":
+			an.nonneg(x.lo, fmt.Sprintf("the left operand of %s may be negative", Format(e)))
+			an.nonneg(y.lo, fmt.Sprintf("the right operand of %s may be negative", Format(e)))
+			return bound{an.mul(x.lo, y.lo), an.mul(x.hi, y.hi)}
+		case "/":
+			an.division(e, x, y)
+			return bound{an.div(x.lo, y.hi), an.div(x.hi, y.lo)}
+		case "%":
+			an.division(e, x, y)
+			return bound{&Lit{}, an.min(x.hi, an.sub(y.hi, &Lit{V: 1}))}
+		}
+	}
+	panic(fmt.Sprintf("bound of %T", e))
+}
+
+// division checks the operands of / % ceildiv: a non-negative dividend, a
+// divisor of at least 1, and dividend + divisor within 2^53-1, under which
+// floor(a/b) computed in doubles is exact.
+func (an *analyzer) division(e Expr, x, y bound) {
+	an.nonneg(x.lo, fmt.Sprintf("the dividend of %s may be negative", Format(e)))
+	if lo, _ := an.static(y.lo); lo.Cmp(big.NewInt(1)) < 0 {
+		an.errf("the divisor of %s may be below 1", Format(e))
+	}
+	an.safe(bound{&Lit{}, an.add(x.hi, y.hi)}, &Binary{Op: "+", X: dividend(e), Y: divisor(e)})
+}
+
+func dividend(e Expr) Expr {
+	if c, ok := e.(*Call); ok {
+		return c.Args[0]
+	}
+	return e.(*Binary).X
+}
+
+func divisor(e Expr) Expr {
+	if c, ok := e.(*Call); ok {
+		return c.Args[1]
+	}
+	return e.(*Binary).Y
+}
+
+func (an *analyzer) nonneg(lo Expr, msg string) {
+	if l, _ := an.static(lo); l.Sign() < 0 {
+		an.errf("%s (it may be as low as %s); write max(0, ...) where a branch guarantees it", msg, l)
+	}
+}
+
+// safe makes sure a value with bound b stays within ±(2^53-1), statically
+// or by a runtime check on the parameters.
+func (an *analyzer) safe(b bound, e Expr) {
+	neg := new(big.Int).Neg(an.maxBig)
+	if lo, hi := an.static(b.hi); hi.Cmp(an.maxBig) > 0 {
+		if lo.Cmp(an.maxBig) > 0 {
+			an.errf("%s exceeds 2^53-1 for every parameter value", Format(e))
+			return
+		}
+		an.check(&Binary{Op: "<=", X: b.hi, Y: &Lit{V: MaxSafe}}, e)
+	}
+	if lo, hi := an.static(b.lo); lo.Cmp(neg) < 0 {
+		if hi.Cmp(neg) < 0 {
+			an.errf("%s is below -(2^53-1) for every parameter value", Format(e))
+			return
+		}
+		an.check(&Binary{Op: ">=", X: b.lo, Y: &Lit{V: -MaxSafe}}, e)
+	}
+}
+
+func (an *analyzer) check(cond Expr, e Expr) {
+	key := Format(cond)
+	if an.seen[key] {
+		return
+	}
+	an.seen[key] = true
+	an.alg.Checks = append(an.alg.Checks, &Check{
+		Cond: cond,
+		Msg:  fmt.Sprintf("parameters too large for exact arithmetic: %s could pass 2^53-1", Format(e)),
+	})
+}
+
+// inf stands for a bound beyond any value of interest.
+var inf = new(big.Int).Lsh(big.NewInt(1), 200)
+
+// static evaluates a bound expression over the declared parameter domains.
+func (an *analyzer) static(e Expr) (lo, hi *big.Int) {
+	lo, hi = an.static1(e)
+	if k, ok := an.facts[Format(e)]; ok && hi.Cmp(k) > 0 {
+		hi = new(big.Int).Set(k)
+	}
+	return lo, hi
+}
+
+func (an *analyzer) static1(e Expr) (lo, hi *big.Int) {
+	switch e := e.(type) {
+	case *Lit:
+		return big.NewInt(e.V), big.NewInt(e.V)
+	case *ParamRef:
+		return big.NewInt(e.P.Min), big.NewInt(e.P.Max)
+	case *Call:
+		xl, xh := an.static(e.Args[0])
+		yl, yh := an.static(e.Args[1])
+		switch e.Fn {
+		case "min":
+			return bigMin(xl, yl), bigMin(xh, yh)
+		case "max":
+			return bigMax(xl, yl), bigMax(xh, yh)
+		}
+		if yl.Sign() <= 0 || xl.Sign() < 0 {
+			return new(big.Int).Neg(inf), inf
+		}
+		return ceilDivBig(xl, yh), ceilDivBig(xh, yl)
+	case *Binary:
+		xl, xh := an.static(e.X)
+		yl, yh := an.static(e.Y)
+		switch e.Op {
+		case "+":
+			return new(big.Int).Add(xl, yl), new(big.Int).Add(xh, yh)
+		case "-":
+			return new(big.Int).Sub(xl, yh), new(big.Int).Sub(xh, yl)
+		case "*":
+			if xl.Sign() < 0 || yl.Sign() < 0 {
+				return new(big.Int).Neg(inf), inf
+			}
+			return new(big.Int).Mul(xl, yl), new(big.Int).Mul(xh, yh)
+		case "/":
+			if yl.Sign() <= 0 || xl.Sign() < 0 {
+				return new(big.Int).Neg(inf), inf
+			}
+			return new(big.Int).Quo(xl, yh), new(big.Int).Quo(xh, yl)
+		}
+	}
+	panic(fmt.Sprintf("static bound of %s", Format(e)))
+}
+
+func bigMin(a, b *big.Int) *big.Int {
+	if a.Cmp(b) <= 0 {
+		return a
+	}
+	return b
+}
+
+func bigMax(a, b *big.Int) *big.Int {
+	if a.Cmp(b) >= 0 {
+		return a
+	}
+	return b
+}
+
+func ceilDivBig(a, b *big.Int) *big.Int {
+	q, m := new(big.Int).QuoRem(a, b, new(big.Int))
+	if m.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+// The builders below make bound expressions, folding constants and
+// dropping what the static bounds show to be redundant, so that the
+// runtime checks stay short and readable.
+
+func lit(e Expr) (int64, bool) {
+	l, ok := e.(*Lit)
+	if !ok {
+		return 0, false
+	}
+	return l.V, true
+}
+
+func isLit(e Expr, v int64) bool { x, ok := lit(e); return ok && x == v }
+
+// fold computes a constant operation if both sides are literals and the
+// result fits int64.
+func fold(op string, a, b Expr, f func(x, y *big.Int) *big.Int) Expr {
+	x, okx := lit(a)
+	y, oky := lit(b)
+	if !okx || !oky {
+		return nil
+	}
+	r := f(big.NewInt(x), big.NewInt(y))
+	if !r.IsInt64() {
+		return nil
+	}
+	return &Lit{V: r.Int64()}
+}
+
+func (an *analyzer) add(a, b Expr) Expr {
+	switch {
+	case isLit(a, 0):
+		return b
+	case isLit(b, 0):
+		return a
+	}
+	if f := fold("+", a, b, func(x, y *big.Int) *big.Int { return x.Add(x, y) }); f != nil {
+		return f
+	}
+	return &Binary{Op: "+", X: a, Y: b}
+}
+
+func (an *analyzer) sub(a, b Expr) Expr {
+	switch {
+	case isLit(b, 0):
+		return a
+	case Format(a) == Format(b):
+		return &Lit{}
+	}
+	if f := fold("-", a, b, func(x, y *big.Int) *big.Int { return x.Sub(x, y) }); f != nil {
+		return f
+	}
+	// (x + y) - x = y
+	if s, ok := a.(*Binary); ok && s.Op == "+" && Format(s.X) == Format(b) {
+		return s.Y
+	}
+	// x - (x - y) = y
+	if s, ok := b.(*Binary); ok && s.Op == "-" && Format(s.X) == Format(a) {
+		return s.Y
+	}
+	return &Binary{Op: "-", X: a, Y: b}
+}
+
+func (an *analyzer) mul(a, b Expr) Expr {
+	switch {
+	case isLit(a, 0) || isLit(b, 0):
+		return &Lit{}
+	case isLit(a, 1):
+		return b
+	case isLit(b, 1):
+		return a
+	}
+	if f := fold("*", a, b, func(x, y *big.Int) *big.Int { return x.Mul(x, y) }); f != nil {
+		return f
+	}
+	// (x + k) * y = x * y + k * y for a literal k, so that a requirement
+	// on x * y still applies.
+	if s, ok := a.(*Binary); ok && s.Op == "+" {
+		if _, ok := lit(s.Y); ok {
+			return an.add(an.mul(s.X, b), an.mul(s.Y, b))
+		}
+	}
+	return &Binary{Op: "*", X: a, Y: b}
+}
+
+func (an *analyzer) div(a, b Expr) Expr {
+	switch {
+	case isLit(a, 0):
+		return &Lit{}
+	case isLit(b, 1):
+		return a
+	}
+	if _, ok := lit(b); ok {
+		if f := fold("/", a, b, func(x, y *big.Int) *big.Int { return x.Quo(x, y) }); f != nil {
+			return f
+		}
+	}
+	return &Binary{Op: "/", X: a, Y: b}
+}
+
+func (an *analyzer) ceildiv(a, b Expr) Expr {
+	switch {
+	case isLit(a, 0):
+		return &Lit{}
+	case isLit(b, 1):
+		return a
+	}
+	if y, ok := lit(b); ok && y > 0 {
+		if f := fold("ceildiv", a, b, ceilDivBig); f != nil {
+			return f
+		}
+	}
+	return &Call{Fn: "ceildiv", Args: []Expr{a, b}}
+}
+
+func (an *analyzer) min(a, b Expr) Expr {
+	if Format(a) == Format(b) {
+		return a
+	}
+	al, ah := an.static(a)
+	bl, bh := an.static(b)
+	switch {
+	case ah.Cmp(bl) <= 0:
+		return a
+	case bh.Cmp(al) <= 0:
+		return b
+	case an.grows(a, b):
+		return a
+	case an.grows(b, a):
+		return b
+	}
+	return &Call{Fn: "min", Args: []Expr{a, b}}
+}
+
+func (an *analyzer) max(a, b Expr) Expr {
+	if Format(a) == Format(b) {
+		return a
+	}
+	al, ah := an.static(a)
+	bl, bh := an.static(b)
+	switch {
+	case ah.Cmp(bl) <= 0:
+		return b
+	case bh.Cmp(al) <= 0:
+		return a
+	case an.grows(a, b):
+		return b
+	case an.grows(b, a):
+		return a
+	}
+	return &Call{Fn: "max", Args: []Expr{a, b}}
+}
+
+// grows reports whether b is a + x or x + a with x statically >= 0, or
+// a is b - x likewise, so that a <= b for every parameter value.
+func (an *analyzer) grows(a, b Expr) bool {
+	if s, ok := b.(*Binary); ok && s.Op == "+" {
+		if Format(s.X) == Format(a) {
+			l, _ := an.static(s.Y)
+			return l.Sign() >= 0
+		}
+		if Format(s.Y) == Format(a) {
+			l, _ := an.static(s.X)
+			return l.Sign() >= 0
+		}
+	}
+	if s, ok := a.(*Binary); ok && s.Op == "-" && Format(s.X) == Format(b) {
+		l, _ := an.static(s.Y)
+		return l.Sign() >= 0
+	}
+	return false
+}

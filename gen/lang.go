@@ -1,0 +1,472 @@
+package gen
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// token is one lexical token of the logic language.
+type token struct {
+	kind string // "ident", "int", "op", "eof"
+	text string
+	line int
+}
+
+// lex splits src into tokens; line numbers start at firstLine.
+func lex(src string, firstLine int) ([]token, error) {
+	var toks []token
+	line := firstLine
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '\n':
+			line++
+			i++
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case c == '#':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case isIdentStart(rune(c)):
+			j := i
+			for j < len(src) && (isIdentStart(rune(src[j])) || unicode.IsDigit(rune(src[j]))) {
+				j++
+			}
+			toks = append(toks, token{"ident", src[i:j], line})
+			i = j
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(src) && src[j] >= '0' && src[j] <= '9' {
+				j++
+			}
+			toks = append(toks, token{"int", src[i:j], line})
+			i = j
+		default:
+			two := ""
+			if i+1 < len(src) {
+				two = src[i : i+2]
+			}
+			switch two {
+			case "<=", ">=", "==", "!=", "&&", "||":
+				toks = append(toks, token{"op", two, line})
+				i += 2
+				continue
+			}
+			if strings.ContainsRune("+-*/%<>=!(){},.", rune(c)) {
+				toks = append(toks, token{"op", string(c), line})
+				i++
+				continue
+			}
+			return nil, fmt.Errorf("line %d: unexpected character %q", line, c)
+		}
+	}
+	return append(toks, token{"eof", "", line}), nil
+}
+
+func isIdentStart(r rune) bool { return r == '_' || unicode.IsLetter(r) }
+
+// keywords of the logic language; none may name a value.
+var keywords = map[string]bool{
+	"let": true, "if": true, "then": true, "else": true, "store": true,
+	"ttl": true, "reply": true, "true": true, "false": true,
+	"now": true, "cost": true, "min": true, "max": true, "ceildiv": true,
+}
+
+// scope resolves names while parsing one algorithm.
+type scope struct {
+	spec   *Spec
+	alg    *Algorithm
+	lets   []map[string]*Let
+	params bool // whether parameters may be named
+	inputs bool // whether now, cost, state and lets may be named
+}
+
+// parser parses the logic language of one algorithm.
+type parser struct {
+	toks []token
+	pos  int
+	file string
+	sc   *scope
+}
+
+type parseError struct {
+	pos Pos
+	msg string
+}
+
+func (e *parseError) Error() string { return e.pos.String() + ": " + e.msg }
+
+func (p *parser) peek() token { return p.toks[p.pos] }
+func (p *parser) next() token { t := p.toks[p.pos]; p.pos++; return t }
+
+func (p *parser) fail(t token, format string, args ...any) {
+	panic(&parseError{Pos{p.file, t.line}, fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) expect(text string) token {
+	t := p.next()
+	if t.text != text || t.kind == "int" {
+		p.fail(t, "expected %q, found %q", text, t.text)
+	}
+	return t
+}
+
+func (p *parser) is(text string) bool {
+	t := p.peek()
+	return t.kind != "int" && t.kind != "eof" && t.text == text
+}
+
+func (p *parser) ident() token {
+	t := p.next()
+	if t.kind != "ident" || keywords[t.text] {
+		p.fail(t, "expected a name, found %q", t.text)
+	}
+	return t
+}
+
+// catch turns a parse panic into an error.
+func catch(err *error) {
+	if r := recover(); r != nil {
+		pe, ok := r.(*parseError)
+		if !ok {
+			panic(r)
+		}
+		*err = pe
+	}
+}
+
+// parseExprText parses a standalone expression (a domain bound, a
+// requirement) that may name only constants and, if params is set,
+// parameters.
+func parseExprText(sp *Spec, alg *Algorithm, src string, pos Pos, params bool) (e Expr, err error) {
+	defer catch(&err)
+	toks, lerr := lex(src, pos.Line)
+	if lerr != nil {
+		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
+	}
+	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: params}}
+	e = p.expr()
+	if t := p.peek(); t.kind != "eof" {
+		p.fail(t, "unexpected %q after expression", t.text)
+	}
+	return e, nil
+}
+
+// parseLogic parses the body of an algorithm.
+func parseLogic(sp *Spec, alg *Algorithm, src string, pos Pos) (body []Stmt, err error) {
+	defer catch(&err)
+	toks, lerr := lex(src, pos.Line)
+	if lerr != nil {
+		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
+	}
+	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: true, inputs: true}}
+	body = p.block(true)
+	if t := p.peek(); t.kind != "eof" {
+		p.fail(t, "unexpected %q", t.text)
+	}
+	if len(body) == 0 {
+		p.fail(p.peek(), "empty logic")
+	}
+	if _, ok := body[len(body)-1].(*Reply); !ok {
+		p.fail(p.peek(), "logic must end with a reply")
+	}
+	return body, nil
+}
+
+// block parses statements until "}" or the end.
+func (p *parser) block(top bool) []Stmt {
+	p.sc.lets = append(p.sc.lets, map[string]*Let{})
+	defer func() { p.sc.lets = p.sc.lets[:len(p.sc.lets)-1] }()
+	var out []Stmt
+	replied := false
+	for !p.is("}") && p.peek().kind != "eof" {
+		t := p.peek()
+		if replied {
+			p.fail(t, "statement after reply")
+		}
+		s := p.stmt(top)
+		if _, ok := s.(*Reply); ok {
+			replied = true
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (p *parser) stmt(top bool) Stmt {
+	t := p.next()
+	pos := Pos{p.file, t.line}
+	switch t.text {
+	case "let":
+		name := p.ident()
+		if p.lookup(name.text) != nil {
+			p.fail(name, "%q is already defined", name.text)
+		}
+		p.expect("=")
+		l := &Let{Name: name.text, X: p.expr(), Pos: pos}
+		p.sc.lets[len(p.sc.lets)-1][l.Name] = l
+		return l
+	case "if":
+		s := &If{Cond: p.typed(Bool), Pos: pos}
+		p.expect("{")
+		s.Then = p.block(false)
+		p.expect("}")
+		if p.is("else") {
+			p.next()
+			p.expect("{")
+			s.Else = p.block(false)
+			p.expect("}")
+		}
+		return s
+	case "store":
+		return p.store(pos)
+	case "reply":
+		if !top {
+			p.fail(t, "reply must be the last statement of the logic, outside any if")
+		}
+		return p.reply(pos)
+	}
+	p.fail(t, "expected let, if, store or reply, found %q", t.text)
+	return nil
+}
+
+// assignments parses `{ name = expr, ... }` against the declared names.
+func (p *parser) assignments(what string, names []string, types []Type) []Expr {
+	p.expect("{")
+	vals := make([]Expr, len(names))
+	for !p.is("}") {
+		n := p.ident()
+		i := indexOf(names, n.text)
+		if i < 0 {
+			p.fail(n, "%s has no field %q (fields: %s)", what, n.text, strings.Join(names, ", "))
+		}
+		if vals[i] != nil {
+			p.fail(n, "field %q set twice", n.text)
+		}
+		p.expect("=")
+		vals[i] = p.typed(types[i])
+		if !p.is(",") {
+			break
+		}
+		p.next()
+	}
+	end := p.expect("}")
+	for i, v := range vals {
+		if v == nil {
+			p.fail(end, "%s: field %q is not set", what, names[i])
+		}
+	}
+	return vals
+}
+
+func (p *parser) store(pos Pos) Stmt {
+	name := p.ident()
+	var st *State
+	for _, s := range p.sc.alg.States {
+		if s.Name == name.text {
+			st = s
+		}
+	}
+	if st == nil {
+		p.fail(name, "unknown state %q", name.text)
+	}
+	var names []string
+	var types []Type
+	for _, f := range st.Fields {
+		names = append(names, f.Name)
+		types = append(types, Int)
+	}
+	s := &Store{State: st, Values: p.assignments("store "+st.Name, names, types), Pos: pos}
+	if !p.is("ttl") {
+		p.fail(p.peek(), "store %s needs a ttl: every key a script writes must expire", st.Name)
+	}
+	p.next()
+	s.TTL = p.typed(Int)
+	return s
+}
+
+func (p *parser) reply(pos Pos) Stmt {
+	var names []string
+	var types []Type
+	for _, f := range p.sc.spec.Reply {
+		names = append(names, f.Name)
+		types = append(types, f.Type)
+	}
+	return &Reply{Values: p.assignments("reply", names, types), Pos: pos}
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func (p *parser) lookup(name string) *Let {
+	for i := len(p.sc.lets) - 1; i >= 0; i-- {
+		if l, ok := p.sc.lets[i][name]; ok {
+			return l
+		}
+	}
+	return nil
+}
+
+// typed parses an expression and checks its type.
+func (p *parser) typed(want Type) Expr {
+	t := p.peek()
+	e := p.expr()
+	if e.Type() != want {
+		p.fail(t, "expected an %s expression, found %s", want, e.Type())
+	}
+	return e
+}
+
+func (p *parser) expr() Expr {
+	if p.is("if") {
+		t := p.next()
+		c := p.typed(Bool)
+		p.expect("then")
+		a := p.expr()
+		p.expect("else")
+		b := p.expr()
+		if a.Type() != b.Type() {
+			p.fail(t, "the branches of if-then-else have types %s and %s", a.Type(), b.Type())
+		}
+		return &Cond{c, a, b}
+	}
+	return p.binary(1)
+}
+
+// binary parses operators of precedence at least min.
+func (p *parser) binary(min int) Expr {
+	x := p.unary()
+	for {
+		t := p.peek()
+		if t.kind != "op" || precedence(t.text) > 5 || precedence(t.text) < min {
+			return x
+		}
+		op := t.text
+		p.next()
+		prec := precedence(op)
+		y := p.binary(prec + 1)
+		b := &Binary{Op: op, X: x, Y: y}
+		switch prec {
+		case 1, 2:
+			if x.Type() != Bool || y.Type() != Bool {
+				p.fail(t, "%s needs bool operands", op)
+			}
+		case 3:
+			if x.Type() != Int || y.Type() != Int {
+				p.fail(t, "%s needs int operands", op)
+			}
+			if n := p.peek(); n.kind == "op" && precedence(n.text) == 3 {
+				p.fail(n, "comparisons do not chain; use &&")
+			}
+		default:
+			if x.Type() != Int || y.Type() != Int {
+				p.fail(t, "%s needs int operands", op)
+			}
+		}
+		x = b
+	}
+}
+
+func (p *parser) unary() Expr {
+	t := p.peek()
+	if p.is("-") || p.is("!") {
+		p.next()
+		x := p.unary()
+		if want := map[string]Type{"-": Int, "!": Bool}[t.text]; x.Type() != want {
+			p.fail(t, "%s needs an %s operand", t.text, want)
+		}
+		if l, ok := x.(*Lit); ok && t.text == "-" {
+			return &Lit{V: -l.V}
+		}
+		return &Unary{Op: t.text, X: x}
+	}
+	return p.primary()
+}
+
+func (p *parser) primary() Expr {
+	t := p.next()
+	switch {
+	case t.kind == "int":
+		v, err := strconv.ParseInt(t.text, 10, 64)
+		if err != nil || v > MaxSafe {
+			p.fail(t, "integer %s is larger than 2^53-1", t.text)
+		}
+		return &Lit{V: v}
+	case t.text == "(":
+		e := p.expr()
+		p.expect(")")
+		return e
+	case t.text == "true" || t.text == "false":
+		return &BoolLit{V: t.text == "true"}
+	case t.text == "min" || t.text == "max" || t.text == "ceildiv":
+		p.expect("(")
+		a := p.typed(Int)
+		p.expect(",")
+		b := p.typed(Int)
+		p.expect(")")
+		return &Call{Fn: t.text, Args: []Expr{a, b}}
+	case t.text == "now" || t.text == "cost":
+		if !p.sc.inputs {
+			p.fail(t, "%s cannot be used here: only parameters and constants", t.text)
+		}
+		for _, in := range p.sc.spec.Inputs {
+			if in.Name == t.text {
+				return &InputRef{In: in}
+			}
+		}
+	case t.kind == "ident":
+		return p.name(t)
+	}
+	p.fail(t, "expected an expression, found %q", t.text)
+	return nil
+}
+
+func (p *parser) name(t token) Expr {
+	if p.is(".") {
+		p.next()
+		f := p.ident()
+		if !p.sc.inputs {
+			p.fail(t, "state cannot be read here")
+		}
+		for _, s := range p.sc.alg.States {
+			if s.Name != t.text {
+				continue
+			}
+			for _, fd := range s.Fields {
+				if fd.Name == f.text {
+					return &FieldRef{F: fd}
+				}
+			}
+			p.fail(f, "state %s has no field %q", s.Name, f.text)
+		}
+		p.fail(t, "unknown state %q", t.text)
+	}
+	if p.sc.inputs {
+		if l := p.lookup(t.text); l != nil {
+			return &VarRef{L: l}
+		}
+	}
+	if p.sc.params && p.sc.alg != nil {
+		for _, prm := range p.sc.alg.Params {
+			if prm.Name == t.text {
+				return &ParamRef{P: prm}
+			}
+		}
+	}
+	for _, c := range p.sc.spec.Consts {
+		if c.Name == t.text {
+			return &Lit{V: c.Value, Name: c.Name}
+		}
+	}
+	p.fail(t, "unknown name %q", t.text)
+	return nil
+}

@@ -1,0 +1,311 @@
+package gen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The YAML shape of spec/algorithms.yaml.
+type yamlSpec struct {
+	Constants  yaml.Node   `yaml:"constants"`
+	Reply      []yamlReply `yaml:"reply"`
+	Algorithms []yamlAlgo  `yaml:"algorithms"`
+}
+
+type yamlReply struct {
+	Name string `yaml:"name"`
+	Type string `yaml:"type"`
+	Doc  string `yaml:"doc"`
+}
+
+type yamlAlgo struct {
+	Name    string        `yaml:"name"`
+	Doc     string        `yaml:"doc"`
+	Params  []yamlParam   `yaml:"params"`
+	Require []yamlRequire `yaml:"require"`
+	State   []yamlState   `yaml:"state"`
+	Logic   yaml.Node     `yaml:"logic"`
+}
+
+type yamlParam struct {
+	Name string `yaml:"name"`
+	Min  int64  `yaml:"min"`
+	Max  int64  `yaml:"max"`
+	Doc  string `yaml:"doc"`
+}
+
+type yamlRequire struct {
+	Expr yaml.Node `yaml:"expr"`
+	Doc  string    `yaml:"doc"`
+}
+
+type yamlState struct {
+	Name   string      `yaml:"name"`
+	Key    string      `yaml:"key"`
+	Type   string      `yaml:"type"`
+	Doc    string      `yaml:"doc"`
+	Fields []yamlField `yaml:"fields"`
+}
+
+type yamlField struct {
+	Name    string    `yaml:"name"`
+	Min     yaml.Node `yaml:"min"`
+	Max     yaml.Node `yaml:"max"`
+	Default yaml.Node `yaml:"default"`
+	Doc     string    `yaml:"doc"`
+}
+
+// LoadFile reads, parses and checks the spec at path.
+func LoadFile(path string) (*Spec, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Load(path, src)
+}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+var constRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+var suffixRE = regexp.MustCompile(`^\{key\}(:[A-Za-z0-9_:.-]+)$`)
+
+// Load parses and checks a spec; file names the source in errors.
+func Load(file string, src []byte) (*Spec, error) {
+	var y yamlSpec
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec.KnownFields(true)
+	if err := dec.Decode(&y); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(src, &root); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	l := &loader{file: file, sp: &Spec{}}
+	l.consts(&y.Constants)
+	l.inputs()
+	l.reply(y.Reply)
+	algLines := sequenceLines(&root, "algorithms")
+	seen := map[string]bool{}
+	for i, ya := range y.Algorithms {
+		line := 0
+		if i < len(algLines) {
+			line = algLines[i]
+		}
+		a := l.algorithm(ya, Pos{file, line})
+		if a == nil {
+			continue
+		}
+		if seen[a.Name] {
+			l.errf(a.Pos, "algorithm %q defined twice", a.Name)
+		}
+		seen[a.Name] = true
+		l.sp.Algorithms = append(l.sp.Algorithms, a)
+	}
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	if err := Analyze(l.sp); err != nil {
+		return nil, err
+	}
+	return l.sp, nil
+}
+
+// sequenceLines returns the line of each item of the top-level sequence key.
+func sequenceLines(root *yaml.Node, key string) []int {
+	if len(root.Content) == 0 {
+		return nil
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			var lines []int
+			for _, it := range m.Content[i+1].Content {
+				lines = append(lines, it.Line)
+			}
+			return lines
+		}
+	}
+	return nil
+}
+
+type loader struct {
+	file string
+	sp   *Spec
+	errs []error
+}
+
+func (l *loader) errf(pos Pos, format string, args ...any) {
+	l.errs = append(l.errs, fmt.Errorf("%s: %s", pos, fmt.Sprintf(format, args...)))
+}
+
+func (l *loader) pos(n *yaml.Node) Pos { return Pos{l.file, n.Line} }
+
+func (l *loader) consts(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		l.errf(l.pos(n), "constants must be a mapping of NAME: integer")
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		val, err := strconv.ParseInt(v.Value, 10, 64)
+		switch {
+		case !constRE.MatchString(k.Value):
+			l.errf(l.pos(k), "constant %q: names are UPPER_CASE", k.Value)
+		case err != nil || val < -MaxSafe || val > MaxSafe:
+			l.errf(l.pos(v), "constant %s: %q is not an integer within ±(2^53-1)", k.Value, v.Value)
+		default:
+			l.sp.Consts = append(l.sp.Consts, &Const{Name: k.Value, Value: val})
+		}
+	}
+}
+
+// inputs declares now and cost, whose domains are the constants NOW_MAX and
+// COST_MAX.
+func (l *loader) inputs() {
+	for _, in := range []*Input{{Name: "now", Arg: "now_ms", MaxName: "NOW_MAX"}, {Name: "cost", Arg: "cost", MaxName: "COST_MAX"}} {
+		found := false
+		for _, c := range l.sp.Consts {
+			if c.Name == in.MaxName {
+				in.Max, found = c.Value, true
+			}
+		}
+		if !found || in.Max < 1 {
+			l.errf(Pos{File: l.file}, "constant %s (the largest %s) must be defined and positive", in.MaxName, in.Arg)
+		}
+		l.sp.Inputs = append(l.sp.Inputs, in)
+	}
+}
+
+func (l *loader) reply(ys []yamlReply) {
+	if len(ys) == 0 {
+		l.errf(Pos{File: l.file}, "reply: at least one field is needed")
+	}
+	for _, r := range ys {
+		f := &ReplyField{Name: r.Name, Doc: strings.TrimSpace(r.Doc)}
+		switch r.Type {
+		case "", "int":
+		case "bool":
+			f.Type = Bool
+		default:
+			l.errf(Pos{File: l.file}, "reply field %s: type must be int or bool, not %q", r.Name, r.Type)
+		}
+		if !nameRE.MatchString(r.Name) {
+			l.errf(Pos{File: l.file}, "reply field %q: names are lower_case", r.Name)
+		}
+		l.sp.Reply = append(l.sp.Reply, f)
+	}
+}
+
+func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
+	a := &Algorithm{Name: ya.Name, Doc: strings.TrimSpace(ya.Doc), Pos: pos}
+	if !nameRE.MatchString(a.Name) {
+		l.errf(pos, "algorithm %q: names are lower_case", a.Name)
+		return nil
+	}
+	if a.Doc == "" {
+		l.errf(pos, "algorithm %s: doc is required", a.Name)
+	}
+	for _, yp := range ya.Params {
+		p := &Param{Name: yp.Name, Min: yp.Min, Max: yp.Max, Doc: strings.TrimSpace(yp.Doc)}
+		switch {
+		case !nameRE.MatchString(p.Name) || keywords[p.Name]:
+			l.errf(pos, "%s: parameter %q: names are lower_case and not a keyword", a.Name, p.Name)
+		case p.Min > p.Max || p.Min < -MaxSafe || p.Max > MaxSafe:
+			l.errf(pos, "%s: parameter %s: domain [%d, %d] must be non-empty and within ±(2^53-1)", a.Name, p.Name, p.Min, p.Max)
+		}
+		for _, q := range a.Params {
+			if q.Name == p.Name {
+				l.errf(pos, "%s: parameter %s declared twice", a.Name, p.Name)
+			}
+		}
+		a.Params = append(a.Params, p)
+	}
+	suffixes := map[string]bool{}
+	for _, ys := range ya.State {
+		s := &State{Name: ys.Name, Doc: strings.TrimSpace(ys.Doc), Pos: pos}
+		m := suffixRE.FindStringSubmatch(ys.Key)
+		switch {
+		case !nameRE.MatchString(s.Name):
+			l.errf(pos, "%s: state %q: names are lower_case", a.Name, s.Name)
+		case m == nil:
+			// Every key of one call starts with the same hash tag, "{" + key
+			// + "}", so all land in one Redis Cluster slot.
+			l.errf(pos, "%s: state %s: key %q must be \"{key}\" followed by a constant suffix such as \":name\", so that all keys of one call share the hash tag {key} and one cluster slot", a.Name, s.Name, ys.Key)
+		case suffixes[m[1]]:
+			l.errf(pos, "%s: state %s: key %q is used twice", a.Name, s.Name, ys.Key)
+		default:
+			s.Suffix = m[1]
+			suffixes[m[1]] = true
+		}
+		if ys.Type != "hash" {
+			l.errf(pos, "%s: state %s: type %q is not supported (supported: hash)", a.Name, s.Name, ys.Type)
+		}
+		if len(ys.Fields) == 0 {
+			l.errf(pos, "%s: state %s: a hash needs fields", a.Name, s.Name)
+		}
+		a.States = append(a.States, s)
+		for i, yf := range ys.Fields {
+			f := &Field{State: s, Name: yf.Name, Doc: strings.TrimSpace(yf.Doc), Index: i}
+			if !nameRE.MatchString(f.Name) {
+				l.errf(pos, "%s: field %q: names are lower_case", a.Name, f.Name)
+			}
+			f.Min = l.paramExpr(a, &yf.Min, fmt.Sprintf("%s.%s min", s.Name, f.Name))
+			f.Max = l.paramExpr(a, &yf.Max, fmt.Sprintf("%s.%s max", s.Name, f.Name))
+			f.Default = l.paramExpr(a, &yf.Default, fmt.Sprintf("%s.%s default", s.Name, f.Name))
+			s.Fields = append(s.Fields, f)
+		}
+	}
+	for _, yr := range ya.Require {
+		e := l.paramExpr(a, &yr.Expr, "require")
+		if e == nil {
+			continue
+		}
+		if e.Type() != Bool {
+			l.errf(l.pos(&yr.Expr), "%s: require must be a comparison", a.Name)
+			continue
+		}
+		if strings.TrimSpace(yr.Doc) == "" {
+			l.errf(l.pos(&yr.Expr), "%s: require needs a doc: it is the error message", a.Name)
+		}
+		a.Requires = append(a.Requires, &Require{Cond: e, Doc: strings.TrimSpace(yr.Doc), Pos: l.pos(&yr.Expr)})
+	}
+	if len(l.errs) > 0 {
+		return a
+	}
+	if ya.Logic.Kind != yaml.ScalarNode || strings.TrimSpace(ya.Logic.Value) == "" {
+		l.errf(pos, "%s: logic is required", a.Name)
+		return a
+	}
+	first := ya.Logic.Line
+	if ya.Logic.Style == yaml.LiteralStyle || ya.Logic.Style == yaml.FoldedStyle {
+		first++ // the text starts on the line after the | indicator
+	}
+	body, err := parseLogic(l.sp, a, ya.Logic.Value, Pos{l.file, first})
+	if err != nil {
+		l.errs = append(l.errs, err)
+		return a
+	}
+	a.Body = body
+	return a
+}
+
+// paramExpr parses an expression over parameters and constants.
+func (l *loader) paramExpr(a *Algorithm, n *yaml.Node, what string) Expr {
+	if n.Kind == 0 {
+		l.errf(Pos{File: l.file}, "%s: %s is required", a.Name, what)
+		return nil
+	}
+	e, err := parseExprText(l.sp, a, n.Value, l.pos(n), true)
+	if err != nil {
+		l.errs = append(l.errs, fmt.Errorf("%v (in %s)", err, what))
+		return nil
+	}
+	return e
+}

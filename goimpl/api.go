@@ -1,0 +1,75 @@
+// Package goimpl holds the native Go limiters generated from
+// spec/algorithms.yaml, one per algorithm, deciding exactly as the Lua
+// scripts in package lua do on Redis.
+//
+// A Limiter keeps its state in process memory, sharded by key so that
+// goroutines deciding for different keys rarely contend. Every key's state
+// carries the same TTL the Lua script would give it in Redis, measured on the
+// caller's clock (the nowMs passed in), and is dropped once that TTL has run
+// out; memory therefore stays bounded by the keys active within one TTL.
+//
+// Time is always an argument: nowMs is milliseconds since the Unix epoch, as
+// the caller's clock reads it. A call whose nowMs is earlier than the latest
+// time the key has recorded is decided at that latest time.
+//
+// Use New to pick an algorithm by name, or the typed constructors
+// (NewGCRA, NewTokenBucket, ...) to get compile-time parameter names.
+package goimpl
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Limiter decides requests for many keys. Implementations are safe for
+// concurrent use.
+type Limiter interface {
+	// Allow decides a request of the given cost for key at time nowMs.
+	// Cost 0 is a peek: it reports the state and consumes nothing.
+	Allow(key string, nowMs, cost int64) (Result, error)
+}
+
+// ErrBadInput is matched (with errors.Is) by every error that refuses a
+// parameter, a key, a time or a cost.
+var ErrBadInput = errors.New("bad input")
+
+// InputError describes refused input. Its message is the same text the Lua
+// script returns after the BADINPUT error code.
+type InputError struct {
+	Msg string
+}
+
+func (e *InputError) Error() string { return e.Msg }
+
+// Is reports whether target is ErrBadInput.
+func (e *InputError) Is(target error) bool { return target == ErrBadInput }
+
+func badInput(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// constructors maps each algorithm name to its generic constructor; the
+// generated files fill it in.
+var constructors = map[string]func(params map[string]int64) (Limiter, error){}
+
+// New returns the limiter for the named algorithm with the given parameters.
+// It refuses an unknown algorithm, a missing or unknown parameter and a
+// parameter outside its declared domain with an error matching ErrBadInput.
+func New(algorithm string, params map[string]int64) (Limiter, error) {
+	mk, ok := constructors[algorithm]
+	if !ok {
+		return nil, badInput("unknown algorithm %q (known: %v)", algorithm, Algorithms())
+	}
+	return mk(params)
+}
+
+// Algorithms lists the algorithm names New accepts, sorted.
+func Algorithms() []string {
+	names := make([]string, 0, len(constructors))
+	for n := range constructors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
