@@ -200,7 +200,11 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 		w.line("return nil, err")
 		w.line("}")
 	}
-	w.line("return New%s(p)", typ)
+	w.line("l, err := New%s(p)", typ)
+	w.line("if err != nil {")
+	w.line("return nil, err // not a typed nil in the Limiter")
+	w.line("}")
+	w.line("return l, nil")
 	w.line("}")
 	w.line("}")
 	w.line("")

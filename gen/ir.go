@@ -140,6 +140,7 @@ type Let struct {
 	Name string
 	X    Expr
 	Pos  Pos
+	uses int
 }
 
 // If runs Then or Else.

@@ -193,6 +193,11 @@ func (p *parser) block(top bool) []Stmt {
 		}
 		out = append(out, s)
 	}
+	for _, s := range out {
+		if l, ok := s.(*Let); ok && l.uses == 0 {
+			panic(&parseError{l.Pos, fmt.Sprintf("%q is never used", l.Name)})
+		}
+	}
 	return out
 }
 
@@ -281,7 +286,7 @@ func (p *parser) store(pos Pos) Stmt {
 	}
 	s := &Store{State: st, Values: p.assignments("store "+st.Name, names, types), Pos: pos}
 	if !p.is("ttl") {
-		p.fail(p.peek(), "store %s needs a ttl: every key a script writes must expire", st.Name)
+		panic(&parseError{pos, fmt.Sprintf("store %s needs a ttl: every key a script writes must expire", st.Name)})
 	}
 	p.next()
 	s.TTL = p.typed(Int)
@@ -452,6 +457,7 @@ func (p *parser) name(t token) Expr {
 	}
 	if p.sc.inputs {
 		if l := p.lookup(t.text); l != nil {
+			l.uses++
 			return &VarRef{L: l}
 		}
 	}

@@ -60,7 +60,11 @@ func init() {
 		if p.WindowMs, err = param(m, "window_ms", 1, 100000000000, "fixed_window: missing parameter window_ms", "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
 			return nil, err
 		}
-		return NewFixedWindow(p)
+		l, err := NewFixedWindow(p)
+		if err != nil {
+			return nil, err // not a typed nil in the Limiter
+		}
+		return l, nil
 	}
 }
 

@@ -77,7 +77,11 @@ func init() {
 		if p.PeriodMs, err = param(m, "period_ms", 1, 100000000000, "gcra: missing parameter period_ms", "gcra: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
 			return nil, err
 		}
-		return NewGCRA(p)
+		l, err := NewGCRA(p)
+		if err != nil {
+			return nil, err // not a typed nil in the Limiter
+		}
+		return l, nil
 	}
 }
 

@@ -75,7 +75,11 @@ func init() {
 		if p.RefillMs, err = param(m, "refill_ms", 1, 100000000000, "token_bucket: missing parameter refill_ms", "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); err != nil {
 			return nil, err
 		}
-		return NewTokenBucket(p)
+		l, err := NewTokenBucket(p)
+		if err != nil {
+			return nil, err // not a typed nil in the Limiter
+		}
+		return l, nil
 	}
 }
 

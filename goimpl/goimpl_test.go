@@ -1,0 +1,317 @@
+package goimpl
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+const t0 = 1700000000000 // a time in ms, 2023-11-14
+
+func TestNewRefuses(t *testing.T) {
+	tests := []struct {
+		alg    string
+		params map[string]int64
+		want   string
+	}{
+		{"leaky_faucet", map[string]int64{}, `unknown algorithm "leaky_faucet"`},
+		{"gcra", map[string]int64{"rate": 1, "period_ms": 1}, "gcra: missing parameter burst"},
+		{"gcra", map[string]int64{"burst": 1, "rate": 1, "period_ms": 1, "prd": 1}, `gcra: unknown parameter "prd"`},
+		{"gcra", map[string]int64{"burst": 0, "rate": 1, "period_ms": 1}, "gcra: parameter burst must be an integer in [1, 1000000000000], got 0"},
+		{"gcra", map[string]int64{"burst": 1000000, "rate": 1, "period_ms": 1000000001}, "gcra: burst times period_ms must not exceed 10^15"},
+		{"fixed_window", map[string]int64{"limit": 5, "window_ms": 100000000001}, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got 100000000001"},
+		{"token_bucket", map[string]int64{"capacity": -1, "refill_tokens": 1, "refill_ms": 1}, "token_bucket: parameter capacity must be an integer in [1, 1000000000000], got -1"},
+		{"token_bucket", map[string]int64{"capacity": 1000000000000, "refill_tokens": 1, "refill_ms": 1001}, "token_bucket: capacity times refill_ms must not exceed 10^15"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			l, err := New(tt.alg, tt.params)
+			if err == nil {
+				t.Fatalf("New accepted, returned %T", l)
+			}
+			if !errors.Is(err, ErrBadInput) {
+				t.Errorf("error %v does not match ErrBadInput", err)
+			}
+			if got := err.Error(); len(got) < len(tt.want) || got[:len(tt.want)] != tt.want {
+				t.Errorf("error %q, want it to start with %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAllowRefuses(t *testing.T) {
+	l, err := New("fixed_window", map[string]int64{"limit": 2, "window_ms": 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		key       string
+		now, cost int64
+		want      string
+	}{
+		{"", t0, 1, "fixed_window: key must not be empty"},
+		{"k", -1, 1, "fixed_window: now_ms must be an integer in [0, 35184372088832], got -1"},
+		{"k", 1 << 45 + 1, 1, "fixed_window: now_ms must be an integer in [0, 35184372088832], got 35184372088833"},
+		{"k", t0, -1, "fixed_window: cost must be an integer in [0, 9007199254740991], got -1"},
+		{"k", t0, 1 << 53, "fixed_window: cost must be an integer in [0, 9007199254740991], got 9007199254740992"},
+	}
+	for _, tt := range tests {
+		_, err := l.Allow(tt.key, tt.now, tt.cost)
+		if !errors.Is(err, ErrBadInput) || err.Error() != tt.want {
+			t.Errorf("Allow(%q, %d, %d) = %v, want %q", tt.key, tt.now, tt.cost, err, tt.want)
+		}
+	}
+	// Refused calls changed nothing: the key still has its whole limit.
+	if r, err := l.Allow("k", t0, 0); err != nil || r.Remaining != 2 {
+		t.Errorf("after refusals: %+v, %v; want remaining 2", r, err)
+	}
+}
+
+// TestNewAcceptsWholeDomain tries the corners of every parameter domain:
+// New must accept exactly the parameters docs/semantics.md allows (each
+// within its domain and the joint bound), so that the generated runtime
+// checks on exactness never refuse documented parameters.
+func TestNewAcceptsWholeDomain(t *testing.T) {
+	type param struct {
+		name   string
+		lo, hi int64
+	}
+	algs := []struct {
+		name   string
+		params []param
+		joint  func(p map[string]int64) bool
+	}{
+		{"fixed_window", []param{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}}, func(map[string]int64) bool { return true }},
+		{"token_bucket", []param{{"capacity", 1, 1e12}, {"refill_tokens", 1, 1e12}, {"refill_ms", 1, 1e11}},
+			func(p map[string]int64) bool { return float64(p["capacity"])*float64(p["refill_ms"]) <= 1e15 }},
+		{"gcra", []param{{"burst", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
+			func(p map[string]int64) bool { return float64(p["burst"])*float64(p["period_ms"]) <= 1e15 }},
+	}
+	for _, a := range algs {
+		// Each parameter takes its ends, a middle value, and values around
+		// the joint bound 10^15 when paired with another parameter.
+		values := func(p param) []int64 {
+			return []int64{p.lo, p.hi, 7, 1000, 1e3 + 1, 1e4, 1e5, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12}
+		}
+		var combos []map[string]int64
+		var build func(i int, cur map[string]int64)
+		build = func(i int, cur map[string]int64) {
+			if i == len(a.params) {
+				c := map[string]int64{}
+				for k, v := range cur {
+					c[k] = v
+				}
+				combos = append(combos, c)
+				return
+			}
+			for _, v := range values(a.params[i]) {
+				if v < a.params[i].lo || v > a.params[i].hi {
+					continue
+				}
+				cur[a.params[i].name] = v
+				build(i+1, cur)
+			}
+		}
+		build(0, map[string]int64{})
+		for _, p := range combos {
+			l, err := New(a.name, p)
+			if want := a.joint(p); (err == nil) != want {
+				t.Errorf("New(%s, %v): err %v, want accepted=%v", a.name, p, err, want)
+				continue
+			}
+			if l == nil {
+				continue
+			}
+			// The extremes of the inputs decide without error.
+			for _, in := range [][2]int64{{0, 0}, {1 << 45, 1 << 53 - 1}, {1 << 45, 1}, {0, 1}} {
+				if _, err := l.Allow("k", in[0], in[1]); err != nil {
+					t.Errorf("%s %v: Allow(now=%d, cost=%d): %v", a.name, p, in[0], in[1], err)
+				}
+			}
+		}
+	}
+}
+
+func TestTypedConstructorMatchesNew(t *testing.T) {
+	typed, err := NewGCRA(GCRAParams{Burst: 3, Rate: 7, PeriodMs: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, err := New("gcra", map[string]int64{"burst": 3, "rate": 7, "period_ms": 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(0); i < 50; i++ {
+		now := t0 + i*37
+		a, errA := typed.Allow("k", now, i%3)
+		b, errB := named.Allow("k", now, i%3)
+		if a != b || errA != nil || errB != nil {
+			t.Fatalf("step %d: typed %+v %v, New %+v %v", i, a, errA, b, errB)
+		}
+	}
+}
+
+// TestConcurrentExact hammers one key from many goroutines: a fixed window
+// admits exactly its limit, never more, never less.
+func TestConcurrentExact(t *testing.T) {
+	const limit, goroutines, each = 1000, 16, 200
+	l, err := NewFixedWindow(FixedWindowParams{Limit: limit, WindowMs: 60000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				r, err := l.Allow("shared", t0, 1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if r.Allowed {
+					admitted.Add(1)
+				}
+				// Other keys in other shards at the same time.
+				if _, err := l.Allow(fmt.Sprint("own", g), t0, 1); err != nil {
+					t.Error(err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if got := admitted.Load(); got != limit {
+		t.Errorf("admitted %d of %d requests, want exactly %d", got, goroutines*each, limit)
+	}
+}
+
+// TestIdleKeysAreEvicted writes many short-lived keys over a long time:
+// the store keeps only about the keys live within one TTL.
+func TestIdleKeysAreEvicted(t *testing.T) {
+	l, err := NewFixedWindow(FixedWindowParams{Limit: 10, WindowMs: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each key lives at most window (1 s) + margin (60 s); 1000 new keys a
+	// second for 10 minutes would be 600000 keys without eviction.
+	const perSecond, seconds = 1000, 600
+	for s := int64(0); s < seconds; s++ {
+		for k := int64(0); k < perSecond; k++ {
+			if _, err := l.Allow(fmt.Sprint(s, "/", k), t0+s*1000, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	live := int64(62 * perSecond) // keys written within the last TTL
+	if n := l.states.len(); n > int(3*live) {
+		t.Errorf("store holds %d keys, want at most %d (about 2x the %d live ones)", n, 3*live, live)
+	}
+}
+
+// TestExpiredStateReadsAsAbsent checks that a key whose TTL ran out on the
+// caller's clock starts afresh, as in Redis.
+func TestExpiredStateReadsAsAbsent(t *testing.T) {
+	l, _ := NewFixedWindow(FixedWindowParams{Limit: 1, WindowMs: 1000})
+	if r, _ := l.Allow("k", t0, 1); !r.Allowed {
+		t.Fatal("first request denied")
+	}
+	if r, _ := l.Allow("k", t0+1, 1); r.Allowed {
+		t.Fatal("second request in the window admitted")
+	}
+	// Long after the TTL: absent, so admitted, at the caller's time.
+	if r, _ := l.Allow("k", t0+3600000, 1); !r.Allowed || r.Remaining != 0 {
+		t.Fatalf("after expiry: %+v", r)
+	}
+}
+
+func TestAllowDoesNotAllocate(t *testing.T) {
+	for _, name := range Algorithms() {
+		l := mustNew(t, name)
+		if _, err := l.Allow("existing", t0, 1); err != nil {
+			t.Fatal(err)
+		}
+		now := int64(t0)
+		allocs := testing.AllocsPerRun(1000, func() {
+			now++
+			if _, err := l.Allow("existing", now, 1); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %.1f allocations per decision for an existing key, want 0", name, allocs)
+		}
+	}
+}
+
+func TestSaturating(t *testing.T) {
+	const M, m = math.MaxInt64, math.MinInt64
+	tests := []struct {
+		name string
+		got  int64
+		want int64
+	}{
+		{"add", satAdd(2, 3), 5},
+		{"add overflow", satAdd(M, 1), M},
+		{"add underflow", satAdd(m, -1), m},
+		{"sub", satSub(2, 3), -1},
+		{"sub overflow", satSub(M, -1), M},
+		{"sub min", satSub(0, m), M},
+		{"mul", satMul(1e9, 1e9), 1e18},
+		{"mul overflow", satMul(1e12, 1e11), M},
+		{"mul negative overflow", satMul(-1e12, 1e11), m},
+		{"ceildiv", satCeilDiv(7, 2), 4},
+		{"ceildiv exact", satCeilDiv(8, 2), 4},
+		{"ceildiv of max", satCeilDiv(M, M), 1},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s = %d, want %d", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+// mustNew returns a limiter of the named algorithm with small parameters.
+func mustNew(tb testing.TB, name string) Limiter {
+	tb.Helper()
+	params := map[string]map[string]int64{
+		"fixed_window": {"limit": 1000000, "window_ms": 1000},
+		"token_bucket": {"capacity": 1000000, "refill_tokens": 7, "refill_ms": 1000},
+		"gcra":         {"burst": 1000000, "rate": 7, "period_ms": 1000},
+	}[name]
+	l, err := New(name, params)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return l
+}
+
+// BenchmarkAllow measures one decision on an existing key, from all
+// GOMAXPROCS goroutines over 1024 keys.
+func BenchmarkAllow(b *testing.B) {
+	for _, name := range Algorithms() {
+		b.Run(name, func(b *testing.B) {
+			l := mustNew(b, name)
+			keys := make([]string, 1024)
+			for i := range keys {
+				keys[i] = fmt.Sprint("user", i)
+			}
+			var clock atomic.Int64
+			clock.Store(t0)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					i++
+					if _, err := l.Allow(keys[i%len(keys)], clock.Add(1)/1000, 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
