@@ -54,7 +54,7 @@ func TestAllowRefuses(t *testing.T) {
 	}{
 		{"", t0, 1, "fixed_window: key must not be empty"},
 		{"k", -1, 1, "fixed_window: now_ms must be an integer in [0, 35184372088832], got -1"},
-		{"k", 1 << 45 + 1, 1, "fixed_window: now_ms must be an integer in [0, 35184372088832], got 35184372088833"},
+		{"k", 1<<45 + 1, 1, "fixed_window: now_ms must be an integer in [0, 35184372088832], got 35184372088833"},
 		{"k", t0, -1, "fixed_window: cost must be an integer in [0, 9007199254740991], got -1"},
 		{"k", t0, 1 << 53, "fixed_window: cost must be an integer in [0, 9007199254740991], got 9007199254740992"},
 	}
@@ -126,7 +126,7 @@ func TestNewAcceptsWholeDomain(t *testing.T) {
 				continue
 			}
 			// The extremes of the inputs decide without error.
-			for _, in := range [][2]int64{{0, 0}, {1 << 45, 1 << 53 - 1}, {1 << 45, 1}, {0, 1}} {
+			for _, in := range [][2]int64{{0, 0}, {1 << 45, 1<<53 - 1}, {1 << 45, 1}, {0, 1}} {
 				if _, err := l.Allow("k", in[0], in[1]); err != nil {
 					t.Errorf("%s %v: Allow(now=%d, cost=%d): %v", a.name, p, in[0], in[1], err)
 				}

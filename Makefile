@@ -1,0 +1,29 @@
+# The everyday commands. `make verify` and `make test` are the two a
+# newcomer runs; both work on a fresh machine with Go and redis-server.
+GO ?= go
+
+.PHONY: generate verify test bench check
+
+# Regenerate lua/ and goimpl/ from spec/algorithms.yaml.
+generate:
+	$(GO) generate ./...
+
+# Replay every vector on every embedded target (generated Go, the Lua in
+# gopher-lua and in miniredis), and on a real Redis when REDIS_URL is set.
+verify:
+	$(GO) run ./cmd/verify -vectors vectors
+
+# Every test, real Redis included (each test starts its own redis-server).
+test:
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race -run 'Concurrent' ./goimpl/
+
+# Speed and memory of every benchmark.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# What a reviewer runs first: formatting, vet, generated files up to date.
+check:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	$(GO) run ./cmd/gen -check
