@@ -1,0 +1,354 @@
+// Command mkvectors writes the generated conformance vectors:
+//
+//	go run ./cmd/mkvectors [-out vectors]
+//
+// Each algorithm gets edge scenarios (window boundaries, several requests
+// in one ms, peeks, costs above the limit, long idle gaps, interleaved
+// keys, a clock stepping backwards, emission intervals that are not a whole
+// ms), refused input, and long random traces. Their expectations come from
+// package oracle. Generated files are named <out>/<algorithm>/gen-*.json;
+// every other file in <out> is written by hand and left alone. Output is
+// deterministic: fixed seeds, sorted keys, two-space indentation.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/limitspec/limitspec/oracle"
+)
+
+func main() {
+	out := flag.String("out", "vectors", "the vectors directory")
+	flag.Parse()
+	files, err := generate()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mkvectors:", err)
+		os.Exit(1)
+	}
+	old, _ := filepath.Glob(filepath.Join(*out, "*", "gen-*.json"))
+	for _, f := range old {
+		os.Remove(f)
+	}
+	for name, b := range files {
+		path := filepath.Join(*out, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "mkvectors:", err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "mkvectors:", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Printf("wrote %d vectors to %s\n", len(files), *out)
+}
+
+// vector is the contract's JSON shape. Params and Cost are raw so that a
+// vector can carry a non-integer as refused input.
+type vector struct {
+	Name      string                     `json:"name"`
+	Algorithm string                     `json:"algorithm"`
+	Comment   string                     `json:"comment,omitempty"`
+	Params    map[string]json.RawMessage `json:"params"`
+	Steps     []step                     `json:"steps"`
+}
+
+type step struct {
+	T         int64           `json:"t_ms"`
+	Key       string          `json:"key"`
+	Cost      json.RawMessage `json:"cost"`
+	WrongType bool            `json:"wrong_type,omitempty"`
+	Expect    map[string]any  `json:"expect"`
+}
+
+// call is one request of a scenario; a raw cost overrides cost.
+type call struct {
+	dt        int64 // ms after the previous call (negative: the clock steps back)
+	key       string
+	cost      int64
+	rawCost   string
+	wrongType bool
+}
+
+const t0 = 1700006400000 // 2023-11-15T00:00:00Z: a multiple of a second, a minute and a day
+
+func rawInt(v int64) json.RawMessage { return json.RawMessage(fmt.Sprint(v)) }
+
+func intParams(p map[string]int64) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for k, v := range p {
+		out[k] = rawInt(v)
+	}
+	return out
+}
+
+// build replays calls through the oracle and records its answers; refused
+// input expects an error.
+func build(name, alg, comment string, params map[string]json.RawMessage, calls []call) (vector, error) {
+	v := vector{Name: alg + "/" + name, Algorithm: alg, Comment: comment, Params: params}
+	ints := map[string]int64{}
+	intOK := true
+	for k, raw := range params {
+		var n int64
+		if err := json.Unmarshal(raw, &n); err != nil {
+			intOK = false
+		}
+		ints[k] = n
+	}
+	var m oracle.Model
+	var mErr error = fmt.Errorf("non-integer parameter")
+	if intOK {
+		m, mErr = oracle.New(alg, ints)
+	}
+	t := int64(t0)
+	for _, c := range calls {
+		t += c.dt
+		s := step{T: t, Key: c.key, Cost: rawInt(c.cost), WrongType: c.wrongType}
+		if c.rawCost != "" {
+			s.Cost = json.RawMessage(c.rawCost)
+		}
+		var n int64
+		costOK := json.Unmarshal(s.Cost, &n) == nil
+		switch {
+		case mErr != nil || !costOK || c.wrongType:
+			s.Expect = map[string]any{"error": true}
+		default:
+			r, err := m.Decide(c.key, t, n)
+			if err != nil {
+				s.Expect = map[string]any{"error": true}
+				break
+			}
+			s.Expect = map[string]any{
+				"allowed": r.Allowed, "limit": r.Limit, "remaining": r.Remaining,
+				"retry_after_ms": r.RetryAfterMs, "reset_after_ms": r.ResetAfterMs, "delay_ms": r.DelayMs,
+			}
+		}
+		v.Steps = append(v.Steps, s)
+	}
+	return v, nil
+}
+
+// paramSets are the parameters each algorithm is exercised with: small
+// limits, an emission interval that is not a whole ms, and a large one.
+var paramSets = map[string][]map[string]int64{
+	"fixed_window": {{"limit": 3, "window_ms": 1000}, {"limit": 7, "window_ms": 60000}, {"limit": 1, "window_ms": 1}},
+	"token_bucket": {{"capacity": 3, "refill_tokens": 7, "refill_ms": 1000}, {"capacity": 10, "refill_tokens": 1, "refill_ms": 60000}, {"capacity": 5, "refill_tokens": 3, "refill_ms": 7}},
+	"gcra":         {{"burst": 3, "rate": 7, "period_ms": 1000}, {"burst": 16, "rate": 30, "period_ms": 60000}, {"burst": 1, "rate": 3, "period_ms": 10}},
+}
+
+// limitOf is the largest cost the parameters admit at once.
+func limitOf(p map[string]int64) int64 {
+	for _, k := range []string{"limit", "capacity", "burst"} {
+		if v, ok := p[k]; ok {
+			return v
+		}
+	}
+	panic("no limit")
+}
+
+// scenarios returns the edge scenarios of one parameter set.
+func scenarios(p map[string]int64) map[string]struct {
+	comment string
+	calls   []call
+} {
+	L := limitOf(p)
+	burst := func(key string, n int64) []call {
+		var cs []call
+		for i := int64(0); i < n; i++ {
+			cs = append(cs, call{dt: 0, key: key, cost: 1})
+		}
+		return cs
+	}
+	type sc = struct {
+		comment string
+		calls   []call
+	}
+	out := map[string]sc{}
+	// Window edges: fill up, then probe the last ms before and the first ms
+	// after a 1000 ms boundary (t0 is a multiple of 1000 ms and of 60000 ms).
+	edge := append([]call{{dt: 999 - 100, key: "k", cost: 0}}, burst("k", L+1)...)
+	edge = append(edge, call{dt: 100, key: "k", cost: 1}, call{dt: 1, key: "k", cost: 1}, call{dt: 58999, key: "k", cost: 1}, call{dt: 1, key: "k", cost: 1}, call{dt: 999, key: "k", cost: 1}, call{dt: 1, key: "k", cost: 1})
+	out["window-edges"] = sc{"fills the limit at t0+899, then probes the last ms of a 1 s window (t0+999), the first of the next (t0+1000), and the same around the minute t0+60000/t0+61000", edge}
+	out["same-ms"] = sc{"several requests in one ms until denied, then one ms later", append(burst("k", L+2), call{dt: 1, key: "k", cost: 1})}
+	out["peek"] = sc{"cost 0 on a fresh key, after spending, and when exhausted: reports, consumes nothing, writes nothing",
+		append(append([]call{{key: "k", cost: 0}, {key: "k", cost: 1}, {dt: 1, key: "k", cost: 0}}, burst("k", L)...), call{key: "k", cost: 0}, call{dt: 5, key: "k", cost: 0})}
+	out["cost-above-limit"] = sc{"a cost above the limit is denied with retry_after_ms -1, fresh and after use; the limit itself is admitted on a full key",
+		[]call{{key: "k", cost: L + 1}, {key: "k", cost: L}, {dt: 1, key: "k", cost: L + 1}, {dt: 1, key: "k", cost: 1 << 40}, {dt: 3600000, key: "k", cost: L}}}
+	out["idle-gaps"] = sc{"long idle gaps: a day, a month, a year", append(append(burst("k", L), call{dt: 86400000, key: "k", cost: 1}, call{dt: 30 * 86400000, key: "k", cost: L}), call{dt: 365 * 86400000, key: "k", cost: 1})}
+	inter := []call{}
+	for i := int64(0); i < 2*L+4; i++ {
+		inter = append(inter, call{dt: i % 3 * 7, key: []string{"alice", "bob"}[i%2], cost: 1})
+	}
+	out["interleaved-keys"] = sc{"two keys interleaved: each has its own state", inter}
+	back := append(burst("k", L-1), call{dt: 500, key: "k", cost: 1}, call{dt: -400, key: "k", cost: 1}, call{dt: -5000, key: "k", cost: 0}, call{dt: 3000, key: "k", cost: 1}, call{dt: -70000, key: "k", cost: 1}, call{dt: 140000, key: "k", cost: 1})
+	out["clock-backwards"] = sc{"requests earlier than the key's last admission are decided at that admission's time; durations still count from the caller's clock", back}
+	return out
+}
+
+// badInput returns the refused-input vectors of one algorithm.
+func badInput(alg string, p map[string]int64) []vector {
+	names, lo, hi := oracle.Params(alg)
+	var out []vector
+	add := func(name, comment string, params map[string]json.RawMessage, calls []call) {
+		v, _ := build(name, alg, comment, params, calls)
+		out = append(out, v)
+	}
+	ok := intParams(p)
+	calls := []call{{key: "k", cost: 1}, {dt: 1, key: "k", cost: 0}}
+	add("bad-negative-cost", "cost -1 is refused and writes nothing: the next request sees a fresh key",
+		ok, []call{{key: "k", rawCost: "-1"}, {key: "k", cost: 1}})
+	add("bad-non-integer-cost", "cost 1.5 and 1e3 are refused", ok,
+		[]call{{key: "k", rawCost: "1.5"}, {key: "k", rawCost: "1e3"}, {key: "k", cost: 1}})
+	add("bad-huge-cost", "cost 2^53 cannot be represented exactly in Lua and is refused; 2^53-1 is valid",
+		ok, []call{{key: "k", rawCost: "9007199254740992"}, {key: "k", cost: 1<<53 - 1}})
+	add("bad-empty-key", "the empty key is refused: {} is no hash tag", ok, []call{{key: "", cost: 1}, {key: "k", cost: 1}})
+	add("bad-time", "now_ms outside [0, 2^45] is refused", ok, []call{{dt: -t0 - 1, key: "k", cost: 1}, {dt: t0 + 1, key: "k", cost: 1}, {dt: 1<<45 - t0 + 1, key: "k", cost: 1}})
+	add("bad-wrong-type", "a state key holding another Redis type is an error (Redis-like targets only)", ok,
+		[]call{{key: "k", cost: 1}, {key: "other", cost: 1, wrongType: true}})
+	for i, n := range names {
+		missing := intParams(p)
+		delete(missing, n)
+		add("bad-missing-"+n, "parameter "+n+" missing", missing, calls)
+		below := intParams(p)
+		below[n] = rawInt(lo[i] - 1)
+		add("bad-below-"+n, fmt.Sprintf("parameter %s below its domain [%d, %d]", n, lo[i], hi[i]), below, calls)
+		above := intParams(p)
+		above[n] = rawInt(hi[i] + 1)
+		add("bad-above-"+n, fmt.Sprintf("parameter %s above its domain [%d, %d]", n, lo[i], hi[i]), above, calls)
+		frac := intParams(p)
+		frac[n] = json.RawMessage("2.5")
+		add("bad-fraction-"+n, "parameter "+n+" not an integer", frac, calls)
+	}
+	if alg != "fixed_window" {
+		joint := intParams(p)
+		joint[names[0]] = rawInt(1000000)
+		joint[names[2]] = rawInt(1000000001)
+		add("bad-joint-bound", fmt.Sprintf("%s times %s above 10^15", names[0], names[2]), joint, calls)
+		edge := intParams(p)
+		edge[names[0]] = rawInt(1000000)
+		edge[names[2]] = rawInt(1000000000)
+		add("joint-bound-edge", fmt.Sprintf("%s times %s exactly 10^15 is accepted", names[0], names[2]), edge,
+			[]call{{key: "k", cost: 1000000}, {dt: 1, key: "k", cost: 1}, {dt: 86400000, key: "k", cost: 0}})
+	}
+	return out
+}
+
+// random returns a long random trace: several keys, costs from 0 to above
+// the limit, gaps from 0 ms to days, and the clock sometimes stepping back.
+func random(alg string, p map[string]int64, seed int64, n int) []call {
+	rng := rand.New(rand.NewSource(seed))
+	L := limitOf(p)
+	keys := []string{"k1", "k2", "k3", "user:42"}
+	var calls []call
+	for i := 0; i < n; i++ {
+		c := call{key: keys[rng.Intn(len(keys))], cost: rng.Int63n(min(L, 4) + 1)}
+		switch r := rng.Intn(100); {
+		case r < 40:
+			c.dt = 0
+		case r < 80:
+			c.dt = rng.Int63n(200)
+		case r < 90:
+			c.dt = rng.Int63n(5000)
+		case r < 95:
+			c.dt = -rng.Int63n(2000)
+		case r < 98:
+			c.dt = rng.Int63n(200000)
+		default:
+			c.dt = rng.Int63n(3 * 86400000)
+		}
+		if rng.Intn(25) == 0 {
+			c.cost = L + 1 + rng.Int63n(3)
+		}
+		calls = append(calls, c)
+	}
+	return calls
+}
+
+func generate() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	put := func(v vector) error {
+		b, err := marshal(v)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimPrefix(v.Name, v.Algorithm+"/")
+		files[filepath.Join(v.Algorithm, "gen-"+name+".json")] = b
+		return nil
+	}
+	algs := make([]string, 0, len(paramSets))
+	for a := range paramSets {
+		algs = append(algs, a)
+	}
+	sort.Strings(algs)
+	for _, alg := range algs {
+		for i, p := range paramSets[alg] {
+			sc := scenarios(p)
+			names := make([]string, 0, len(sc))
+			for n := range sc {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				v, err := build(fmt.Sprintf("%s-p%d", n, i+1), alg, sc[n].comment+fmt.Sprintf(" (parameter set %d)", i+1), intParams(p), sc[n].calls)
+				if err != nil {
+					return nil, err
+				}
+				if err := put(v); err != nil {
+					return nil, err
+				}
+			}
+			v, err := build(fmt.Sprintf("random-p%d", i+1), alg, "a long random trace, expectations from the oracle", intParams(p), random(alg, p, int64(1000*i+len(alg)), 400))
+			if err != nil {
+				return nil, err
+			}
+			if err := put(v); err != nil {
+				return nil, err
+			}
+		}
+		for _, v := range badInput(alg, paramSets[alg][0]) {
+			if err := put(v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+// marshal writes a vector with one step per line, for readable diffs.
+func marshal(v vector) ([]byte, error) {
+	var b bytes.Buffer
+	head := v
+	head.Steps = nil
+	h, err := json.Marshal(head)
+	if err != nil {
+		return nil, err
+	}
+	b.Write(bytes.TrimSuffix(h, []byte(`,"steps":null}`)))
+	b.WriteString(",\n\"steps\": [\n")
+	for i, s := range v.Steps {
+		sb, err := json.Marshal(s)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("  ")
+		b.Write(sb)
+		if i < len(v.Steps)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("]}\n")
+	var check any
+	if err := json.Unmarshal(b.Bytes(), &check); err != nil {
+		return nil, fmt.Errorf("%s: %v", v.Name, err)
+	}
+	return b.Bytes(), nil
+}

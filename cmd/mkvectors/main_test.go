@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/limitspec/limitspec/oracle"
+)
+
+// TestGeneratedVectorsUpToDate regenerates in memory and compares with
+// the files under vectors/.
+func TestGeneratedVectorsUpToDate(t *testing.T) {
+	files, err := generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		have, err := os.ReadFile(filepath.Join("..", "..", "vectors", name))
+		if err != nil || !bytes.Equal(have, want) {
+			t.Errorf("%s: stale vectors: run go run ./cmd/mkvectors", name)
+		}
+	}
+	on, _ := filepath.Glob(filepath.Join("..", "..", "vectors", "*", "gen-*.json"))
+	if len(on) != len(files) {
+		t.Errorf("vectors/ holds %d generated files, mkvectors makes %d: run go run ./cmd/mkvectors", len(on), len(files))
+	}
+}
+
+// TestOracleAgreesWithEveryVector replays every vector, hand-written ones
+// included, through the oracle and checks every expectation it states.
+func TestOracleAgreesWithEveryVector(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "vectors", "*", "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no vectors found: %v", err)
+	}
+	steps := 0
+	for _, path := range paths {
+		var v struct {
+			Name      string
+			Algorithm string
+			Params    map[string]json.Number
+			Steps     []struct {
+				T         int64 `json:"t_ms"`
+				Key       string
+				Cost      *json.Number
+				WrongType bool `json:"wrong_type"`
+				Expect    map[string]any
+			}
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		params := map[string]int64{}
+		paramsOK := true
+		for k, n := range v.Params {
+			i, err := n.Int64()
+			paramsOK = paramsOK && err == nil
+			params[k] = i
+		}
+		var m oracle.Model
+		mErr := os.ErrInvalid
+		if paramsOK {
+			m, mErr = oracle.New(v.Algorithm, params)
+		}
+		for i, s := range v.Steps {
+			steps++
+			where := func() string { return v.Name + " step " + strconv.Itoa(i) }
+			wantErr := s.Expect["error"] == true
+			cost, costErr := int64(1), error(nil)
+			if s.Cost != nil {
+				cost, costErr = s.Cost.Int64()
+			}
+			if s.WrongType {
+				if !wantErr {
+					t.Errorf("%s: a wrong_type step must expect an error", where())
+				}
+				continue
+			}
+			if mErr != nil || costErr != nil {
+				if !wantErr {
+					t.Errorf("%s: refused input (%v %v), but the vector expects %v", where(), mErr, costErr, s.Expect)
+				}
+				continue
+			}
+			r, err := m.Decide(s.Key, s.T, cost)
+			if (err != nil) != wantErr {
+				t.Errorf("%s: oracle error %v, vector expects %v", where(), err, s.Expect)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			got := map[string]any{
+				"allowed": r.Allowed, "limit": r.Limit, "remaining": r.Remaining,
+				"retry_after_ms": r.RetryAfterMs, "reset_after_ms": r.ResetAfterMs, "delay_ms": r.DelayMs,
+			}
+			for k, want := range s.Expect {
+				g, ok := got[k]
+				if !ok {
+					t.Errorf("%s: unknown expectation %q", where(), k)
+					continue
+				}
+				if w, isNum := want.(json.Number); isNum {
+					if wi, _ := w.Int64(); g != wi {
+						t.Errorf("%s: %s = %v by the oracle, %v in the vector", where(), k, g, want)
+					}
+				} else if g != want {
+					t.Errorf("%s: %s = %v by the oracle, %v in the vector", where(), k, g, want)
+				}
+			}
+		}
+	}
+	t.Logf("%d vectors, %d steps", len(paths), steps)
+	if !strings.Contains(strings.Join(paths, " "), "redis-cell-readme") {
+		t.Error("the redis-cell README example is missing")
+	}
+}

@@ -1,0 +1,138 @@
+package oracle
+
+import "math/big"
+
+// Each model below decides one valid request from the key's state (nil if
+// the key has none) and returns the result and the state to keep if the
+// request is admitted with cost > 0. A request is decided at
+// eff = max(now, time of the key's last admission), and durations count
+// from the caller's now.
+
+// fixedWindow: at most limit in each window floor(t / window).
+type fixedWindow struct{ limit, window int64 }
+
+type fixedWindowState struct {
+	last int64 // time of the last admission
+	used int64 // cost admitted in the window of last
+}
+
+func (m fixedWindow) decide(st any, now, cost int64) (Result, any) {
+	eff, used := now, int64(0)
+	if s, ok := st.(fixedWindowState); ok {
+		eff = max(now, s.last)
+		if s.last/m.window == eff/m.window {
+			used = s.used
+		}
+	}
+	end := (eff/m.window + 1) * m.window // the first ms of the next window
+	allowed := used+cost <= m.limit
+	after := used
+	if allowed {
+		after += cost
+	}
+	r := Result{Allowed: allowed, Limit: m.limit, Remaining: m.limit - after, RetryAfterMs: -1}
+	if !allowed && cost <= m.limit {
+		r.RetryAfterMs = end - now // the next window starts empty
+	}
+	if after > 0 {
+		r.ResetAfterMs = end - now
+	}
+	return r, fixedWindowState{last: eff, used: after}
+}
+
+// tokenBucket: starts full, gains tokens/per per ms up to capacity.
+type tokenBucket struct{ capacity, tokens, per int64 }
+
+type bucketState struct {
+	last  int64
+	level *big.Rat // tokens at last
+}
+
+// levelAt is the bucket's level at eff.
+func (m tokenBucket) levelAt(st any, now int64) (eff int64, level *big.Rat) {
+	s, ok := st.(bucketState)
+	if !ok {
+		return now, rat(m.capacity)
+	}
+	eff = max(now, s.last)
+	gained := new(big.Rat).Mul(rat(eff-s.last), ratFrac(m.tokens, m.per))
+	level = new(big.Rat).Add(s.level, gained)
+	if level.Cmp(rat(m.capacity)) > 0 {
+		level = rat(m.capacity)
+	}
+	return eff, level
+}
+
+// msUntil is the ms, rounded up, for the bucket to gain the given tokens.
+func (m tokenBucket) msUntil(tokens *big.Rat) int64 {
+	return ceilRat(new(big.Rat).Quo(tokens, ratFrac(m.tokens, m.per)))
+}
+
+func (m tokenBucket) decide(st any, now, cost int64) (Result, any) {
+	eff, level := m.levelAt(st, now)
+	lag := eff - now
+	allowed := level.Cmp(rat(cost)) >= 0
+	after := new(big.Rat).Set(level)
+	if allowed {
+		after.Sub(after, rat(cost))
+	}
+	r := Result{
+		Allowed:      allowed,
+		Limit:        m.capacity,
+		Remaining:    floorRat(after),
+		RetryAfterMs: -1,
+		ResetAfterMs: lag + m.msUntil(new(big.Rat).Sub(rat(m.capacity), after)),
+	}
+	if !allowed && cost <= m.capacity {
+		r.RetryAfterMs = lag + m.msUntil(new(big.Rat).Sub(rat(cost), level))
+	}
+	return r, bucketState{last: eff, level: after}
+}
+
+// gcra: the generic cell rate algorithm with emission interval
+// T = period/rate and tolerance tau = burst*T, kept as its theoretical
+// arrival time (TAT).
+type gcra struct{ burst, rate, period int64 }
+
+type gcraState struct {
+	last int64
+	tat  *big.Rat // theoretical arrival time, in ms
+}
+
+func (m gcra) decide(st any, now, cost int64) (Result, any) {
+	T := ratFrac(m.period, m.rate)
+	tau := new(big.Rat).Mul(rat(m.burst), T)
+	eff := now
+	tat := rat(now) // a fresh key: TAT is now
+	if s, ok := st.(gcraState); ok {
+		eff = max(now, s.last)
+		tat = s.tat
+	}
+	lag := eff - now
+	if tat.Cmp(rat(eff)) < 0 {
+		tat = rat(eff)
+	}
+	// The request conforms iff its new TAT minus the tolerance is not
+	// after eff.
+	newTAT := new(big.Rat).Add(tat, new(big.Rat).Mul(rat(cost), T))
+	allowAt := new(big.Rat).Sub(newTAT, tau)
+	allowed := allowAt.Cmp(rat(eff)) <= 0
+	final := tat
+	if allowed {
+		final = newTAT
+	}
+	// Remaining: how many more cells fit at eff: floor((tau - (final - eff)) / T).
+	ahead := new(big.Rat).Sub(final, rat(eff))
+	room := new(big.Rat).Quo(new(big.Rat).Sub(tau, ahead), T)
+	r := Result{
+		Allowed:      allowed,
+		Limit:        m.burst,
+		Remaining:    max(0, floorRat(room)),
+		RetryAfterMs: -1,
+		ResetAfterMs: lag + ceilRat(ahead), // until TAT: the bucket is empty again
+	}
+	if !allowed && cost <= m.burst {
+		r.RetryAfterMs = lag + ceilRat(new(big.Rat).Sub(allowAt, rat(eff)))
+	}
+	return r, gcraState{last: eff, tat: final}
+}
