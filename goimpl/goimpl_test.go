@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,6 +26,7 @@ func TestNewRefuses(t *testing.T) {
 		{"fixed_window", map[string]int64{"limit": 5, "window_ms": 100000000001}, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got 100000000001"},
 		{"token_bucket", map[string]int64{"capacity": -1, "refill_tokens": 1, "refill_ms": 1}, "token_bucket: parameter capacity must be an integer in [1, 1000000000000], got -1"},
 		{"token_bucket", map[string]int64{"capacity": 1000000000000, "refill_tokens": 1, "refill_ms": 1001}, "token_bucket: capacity times refill_ms must not exceed 10^15"},
+		{"token_bucket", map[string]int64{"capacity": 1000000, "refill_tokens": 9999, "refill_ms": 1000000000}, "token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -86,9 +88,9 @@ func TestNewAcceptsWholeDomain(t *testing.T) {
 	}{
 		{"fixed_window", []param{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}}, func(map[string]int64) bool { return true }},
 		{"token_bucket", []param{{"capacity", 1, 1e12}, {"refill_tokens", 1, 1e12}, {"refill_ms", 1, 1e11}},
-			func(p map[string]int64) bool { return float64(p["capacity"])*float64(p["refill_ms"]) <= 1e15 }},
+			func(p map[string]int64) bool { return bucketOK(p["capacity"], p["refill_ms"], p["refill_tokens"]) }},
 		{"gcra", []param{{"burst", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
-			func(p map[string]int64) bool { return float64(p["burst"])*float64(p["period_ms"]) <= 1e15 }},
+			func(p map[string]int64) bool { return bucketOK(p["burst"], p["period_ms"], p["rate"]) }},
 	}
 	for _, a := range algs {
 		// Each parameter takes its ends, a middle value, and values around
@@ -273,6 +275,15 @@ func TestSaturating(t *testing.T) {
 			t.Errorf("%s = %d, want %d", tt.name, tt.got, tt.want)
 		}
 	}
+}
+
+// bucketOK is the joint rule of docs/semantics.md for token_bucket and
+// gcra: count x period <= 10^15, and from empty to full, count x period /
+// rate ms, within 10^11 ms.
+func bucketOK(count, period, rate int64) bool {
+	prod := new(big.Int).Mul(big.NewInt(count), big.NewInt(period))
+	fill := new(big.Rat).SetFrac(prod, big.NewInt(rate))
+	return prod.Cmp(big.NewInt(1e15)) <= 0 && fill.Cmp(new(big.Rat).SetInt64(1e11)) <= 0
 }
 
 // mustNew returns a limiter of the named algorithm with small parameters.

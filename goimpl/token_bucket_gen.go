@@ -49,11 +49,14 @@ func NewTokenBucket(p TokenBucketParams) (*TokenBucket, error) {
 	if !(satMul(p.Capacity, p.RefillMs) <= 1000000000000000) {
 		return nil, badInput("token_bucket: capacity times refill_ms must not exceed 10^15")
 	}
+	if !(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens) <= 100000000000) {
+		return nil, badInput("token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms")
+	}
 	// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).
-	if !(satMul(min(35184372088832, satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens)), p.RefillTokens) <= 9007199254740991) {
+	if !(satMul(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens), p.RefillTokens) <= 9007199254740991) {
 		return nil, badInput("token_bucket: parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1")
 	}
-	if !(satAdd(satMul(p.Capacity, p.RefillMs), satMul(min(35184372088832, satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens)), p.RefillTokens)) <= 9007199254740991) {
+	if !(satAdd(satMul(p.Capacity, p.RefillMs), satMul(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens), p.RefillTokens)) <= 9007199254740991) {
 		return nil, badInput("token_bucket: parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1")
 	}
 	return &TokenBucket{p: p, states: newStore[tokenBucketState]()}, nil

@@ -23,6 +23,7 @@
 --   ARGV[4]  rate in [1, 1000000000000]: requests per period_ms
 --   ARGV[5]  period_ms in [1, 100000000000]: period of the rate in ms
 --   and burst * period_ms <= 1000000000000000
+--   and ceildiv(burst * period_ms, rate) <= 100000000000
 --
 -- Reply: an array of 6 integers:
 --   [1] allowed (1 or 0): whether the request was admitted
@@ -110,11 +111,14 @@ end
 if not (burst * period_ms <= 1000000000000000) then
   return bad('burst times period_ms must not exceed 10^15')
 end
+if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+  return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
+end
 -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
-if not (math.min(35184372088832, cdiv(burst * period_ms, rate)) * rate <= 9007199254740991) then
+if not (cdiv(burst * period_ms, rate) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(burst * period_ms, rate)) * rate >= (-9007199254740991)) then
+if not (0 - cdiv(burst * period_ms, rate) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 

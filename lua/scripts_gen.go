@@ -16,6 +16,6 @@ var tokenBucketSource string
 // Scripts lists every generated script, sorted by name.
 var Scripts = []Script{
 	{Name: "fixed_window", Source: fixedWindowSource, SHA1: "ae4408acc626c6d5f6883f24f38e8d2bf3136d81", Keys: []string{":fw"}, Params: []string{"limit", "window_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
-	{Name: "gcra", Source: gcraSource, SHA1: "518281a01b605bd18bc834eb30d87330f9b038f9", Keys: []string{":gcra"}, Params: []string{"burst", "rate", "period_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
-	{Name: "token_bucket", Source: tokenBucketSource, SHA1: "c83f6e716d8526700a740a7f8271969c58544c6d", Keys: []string{":tb"}, Params: []string{"capacity", "refill_tokens", "refill_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
+	{Name: "gcra", Source: gcraSource, SHA1: "cab38decd2a1c7bf3bcfb7bb4d29d75b4e42585d", Keys: []string{":gcra"}, Params: []string{"burst", "rate", "period_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
+	{Name: "token_bucket", Source: tokenBucketSource, SHA1: "ffbdf99f9c15bf41d2a48a97cb8761f889269933", Keys: []string{":tb"}, Params: []string{"capacity", "refill_tokens", "refill_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
 }

@@ -21,6 +21,7 @@
 --   ARGV[4]  refill_tokens in [1, 1000000000000]: tokens gained per refill_ms
 --   ARGV[5]  refill_ms in [1, 100000000000]: refill period in ms
 --   and capacity * refill_ms <= 1000000000000000
+--   and ceildiv(capacity * refill_ms, refill_tokens) <= 100000000000
 --
 -- Reply: an array of 6 integers:
 --   [1] allowed (1 or 0): whether the request was admitted
@@ -108,11 +109,14 @@ end
 if not (capacity * refill_ms <= 1000000000000000) then
   return bad('capacity times refill_ms must not exceed 10^15')
 end
+if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
+end
 -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
-if not (math.min(35184372088832, cdiv(capacity * refill_ms, refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (cdiv(capacity * refill_ms, refill_tokens) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms, refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + cdiv(capacity * refill_ms, refill_tokens) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 

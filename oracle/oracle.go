@@ -71,7 +71,10 @@ var algorithms = map[string]algorithm{
 	"token_bucket": {
 		params: []paramSpec{{"capacity", 1, 1e12}, {"refill_tokens", 1, 1e12}, {"refill_ms", 1, 1e11}},
 		joint: func(p map[string]int64) error {
-			return productAtMost(p["capacity"], p["refill_ms"], 1e15, "capacity times refill_ms")
+			if err := productAtMost(p["capacity"], p["refill_ms"], 1e15, "capacity times refill_ms"); err != nil {
+				return err
+			}
+			return horizon(p["capacity"], p["refill_ms"], p["refill_tokens"], "the time to refill from empty")
 		},
 		make: func(p map[string]int64) decider {
 			return tokenBucket{capacity: p["capacity"], tokens: p["refill_tokens"], per: p["refill_ms"]}
@@ -80,7 +83,10 @@ var algorithms = map[string]algorithm{
 	"gcra": {
 		params: []paramSpec{{"burst", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
 		joint: func(p map[string]int64) error {
-			return productAtMost(p["burst"], p["period_ms"], 1e15, "burst times period_ms")
+			if err := productAtMost(p["burst"], p["period_ms"], 1e15, "burst times period_ms"); err != nil {
+				return err
+			}
+			return horizon(p["burst"], p["period_ms"], p["rate"], "the time to drain a full burst")
 		},
 		make: func(p map[string]int64) decider {
 			return gcra{burst: p["burst"], rate: p["rate"], period: p["period_ms"]}
@@ -91,6 +97,16 @@ var algorithms = map[string]algorithm{
 func productAtMost(a, b, max int64, what string) error {
 	if new(big.Int).Mul(big.NewInt(a), big.NewInt(b)).Cmp(big.NewInt(max)) > 0 {
 		return bad("%s must not exceed %d", what, max)
+	}
+	return nil
+}
+
+// horizon refuses a limiter that would need more than 10^11 ms (about
+// three years) to go from empty to full: count tokens at tokens per per ms.
+func horizon(count, per, tokens int64, what string) error {
+	ms := new(big.Rat).Mul(rat(count), ratFrac(per, tokens))
+	if ms.Cmp(rat(1e11)) > 0 {
+		return bad("%s must not exceed 10^11 ms", what)
 	}
 	return nil
 }

@@ -54,7 +54,10 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: New = %v, want ErrBadInput", tt.name, err)
 		}
 	}
-	m, err := New("gcra", map[string]int64{"burst": 1e6, "rate": 1, "period_ms": 1e9})
+	if _, err := New("gcra", map[string]int64{"burst": 1e6, "rate": 9999, "period_ms": 1e9}); !errors.Is(err, ErrBadInput) {
+		t.Errorf("more than 10^11 ms from empty to full: New = %v, want ErrBadInput", err)
+	}
+	m, err := New("gcra", map[string]int64{"burst": 1e6, "rate": 1e4, "period_ms": 1e9})
 	if err != nil {
 		t.Fatalf("the joint bound itself is allowed: %v", err)
 	}

@@ -228,15 +228,22 @@ func badInput(alg string, p map[string]int64) []vector {
 		add("bad-fraction-"+n, "parameter "+n+" not an integer", frac, calls)
 	}
 	if alg != "fixed_window" {
+		// names are count, rate, period: 10^6 x 10^9 = 10^15 exactly.
 		joint := intParams(p)
 		joint[names[0]] = rawInt(1000000)
 		joint[names[2]] = rawInt(1000000001)
 		add("bad-joint-bound", fmt.Sprintf("%s times %s above 10^15", names[0], names[2]), joint, calls)
 		edge := intParams(p)
 		edge[names[0]] = rawInt(1000000)
+		edge[names[1]] = rawInt(10000)
 		edge[names[2]] = rawInt(1000000000)
-		add("joint-bound-edge", fmt.Sprintf("%s times %s exactly 10^15 is accepted", names[0], names[2]), edge,
-			[]call{{key: "k", cost: 1000000}, {dt: 1, key: "k", cost: 1}, {dt: 86400000, key: "k", cost: 0}})
+		add("joint-bound-edge", fmt.Sprintf("%s times %s exactly 10^15, and from empty to full in exactly 10^11 ms, is accepted", names[0], names[2]), edge,
+			[]call{{key: "k", cost: 1000000}, {dt: 1, key: "k", cost: 1}, {dt: 86400000, key: "k", cost: 0}, {dt: 100000000000 - 86400001, key: "k", cost: 0}, {dt: 1, key: "k", cost: 0}})
+		slow := intParams(p)
+		slow[names[0]] = rawInt(1000000)
+		slow[names[1]] = rawInt(9999)
+		slow[names[2]] = rawInt(1000000000)
+		add("bad-horizon", "from empty to full in more than 10^11 ms (about three years) is refused", slow, calls)
 	}
 	return out
 }

@@ -1,0 +1,133 @@
+// Command verify replays conformance vectors against every implementation
+// of the rate-limiting algorithms and reports where any two disagree.
+//
+//	go run ./cmd/verify [-vectors DIR] [-redis URL] [-v]
+//
+// See -h for the details.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/limitspec/limitspec/conformance"
+)
+
+const usage = `usage: go run ./cmd/verify [-vectors DIR] [-redis URL] [-v]
+
+Replays every vector (*.json, searched recursively) in DIR against every
+target and checks each step against the vector's expectations and against
+the other targets:
+
+  goimpl     the generated Go limiters
+  gopherlua  the generated Lua in gopher-lua, over an in-process store
+  miniredis  the generated Lua in miniredis, through go-redis
+  redis      the generated Lua on a real Redis (only with -redis or REDIS_URL)
+
+A vector is a JSON object {"name", "algorithm", "params", "steps"}; each
+step is {"t_ms", "key", "cost" (default 1), "expect"}, where expect holds any
+of allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, or
+{"error": true}.
+
+On a real Redis, verify writes only keys whose hash tag starts with a
+random prefix of its own ("{limitspec-verify:<random>:..."), checks that
+every key it wrote has a TTL, and deletes them all when done; it never
+flushes a database.
+
+It prints a line per vector and target, the first divergence of each
+failure, and a last line "N passed, M failed" (vector x target pairs); it
+exits 1 if anything failed or no vector was found, 2 on a usage error.
+
+Flags:
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("vectors", "vectors", "directory of vectors")
+	url := fs.String("redis", os.Getenv("REDIS_URL"), "URL of a real Redis to verify too, e.g. redis://127.0.0.1:6379/0 (default $REDIS_URL)")
+	verbose := fs.Bool("v", false, "print the comment of each failing vector")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	vectors, err := conformance.Load(*dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "verify:", err)
+		return 1
+	}
+	if len(vectors) == 0 {
+		fmt.Fprintf(stderr, "verify: no vectors (*.json) under %s\n", *dir)
+		return 1
+	}
+	targets, err := targets(*url)
+	if err != nil {
+		fmt.Fprintln(stderr, "verify:", err)
+		return 1
+	}
+	defer func() {
+		for _, t := range targets {
+			if err := t.Close(); err != nil {
+				fmt.Fprintf(stderr, "verify: closing %s: %v\n", t.Name(), err)
+			}
+		}
+	}()
+	comments := map[string]string{}
+	for _, v := range vectors {
+		comments[v.Name] = v.Comment
+	}
+	results := conformance.Run(vectors, targets)
+	for _, r := range results {
+		if r.Passed() {
+			fmt.Fprintf(stdout, "PASS %s [%s] %d steps\n", r.Vector, r.Target, r.Steps)
+			continue
+		}
+		fmt.Fprintf(stdout, "FAIL %s [%s] %s\n  %s\n", r.Vector, r.Target, r.File, strings.ReplaceAll(r.Failed, "\n", "\n  "))
+		if *verbose && comments[r.Vector] != "" {
+			fmt.Fprintf(stdout, "  vector: %s\n", comments[r.Vector])
+		}
+	}
+	passed, failed := conformance.Summary(results)
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// targets opens the embedded targets, and the real Redis when url is set.
+func targets(url string) ([]conformance.Target, error) {
+	luaT, err := conformance.NewLuaTarget()
+	if err != nil {
+		return nil, err
+	}
+	mini, err := conformance.NewMiniredisTarget()
+	if err != nil {
+		return nil, err
+	}
+	ts := []conformance.Target{conformance.NewGoTarget(), luaT, mini}
+	if url != "" {
+		real, err := conformance.NewRedisTarget(url)
+		if err != nil {
+			for _, t := range ts {
+				t.Close()
+			}
+			return nil, err
+		}
+		ts = append(ts, real)
+	}
+	return ts, nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/limitspec/limitspec/internal/redistest"
+)
+
+// TestForeignVectors runs a directory of vectors written in the contract's
+// format by someone else (no project extensions, no comments, a nested
+// folder) against every target, a real Redis included.
+func TestForeignVectors(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "theirs", "gcra")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	vec := `{
+  "name": "gcra/burst-then-steady",
+  "algorithm": "gcra",
+  "params": {"burst": 16, "rate": 30, "period_ms": 60000},
+  "steps": [
+    {"t_ms": 1700000000000, "key": "user123", "cost": 1,
+     "expect": {"allowed": true, "limit": 16, "remaining": 15,
+                "retry_after_ms": -1, "reset_after_ms": 2000}},
+    {"t_ms": 1700000000000, "key": "user123", "cost": 15, "expect": {"remaining": 0}},
+    {"t_ms": 1700000001000, "key": "user123", "expect": {"allowed": false, "retry_after_ms": 1000}}
+  ]
+}`
+	if err := os.WriteFile(filepath.Join(sub, "theirs.json"), []byte(vec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"-vectors", dir, "-redis", redistest.Start(t)}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	for _, target := range []string{"goimpl", "gopherlua", "miniredis", "redis"} {
+		if !strings.Contains(out.String(), "PASS gcra/burst-then-steady ["+target+"] 3 steps") {
+			t.Errorf("no PASS line for %s:\n%s", target, out.String())
+		}
+	}
+	if !strings.HasSuffix(out.String(), "4 passed, 0 failed\n") {
+		t.Errorf("last line:\n%s", out.String())
+	}
+}
+
+func TestFailureExitsNonZero(t *testing.T) {
+	dir := t.TempDir()
+	vec := `{"name": "fw/wrong", "algorithm": "fixed_window", "params": {"limit": 1, "window_ms": 1000},
+  "steps": [{"t_ms": 1000, "key": "k", "expect": {"remaining": 1}}]}`
+	os.WriteFile(filepath.Join(dir, "v.json"), []byte(vec), 0o644)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-vectors", dir}, &out, &errOut); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !regexp.MustCompile(`(?m)^0 passed, 3 failed$`).MatchString(out.String()) {
+		t.Errorf("output:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), `"remaining": int64(1)`) {
+		t.Errorf("the failure does not show the diff:\n%s", out.String())
+	}
+}
+
+func TestNoVectors(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-vectors", t.TempDir()}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "no vectors") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+func TestUnreachableRedis(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"-vectors", "../../vectors", "-redis", "redis://127.0.0.1:1"}, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "cannot reach Redis at 127.0.0.1:1") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-h"}, &out, &errOut); code != 0 || !strings.Contains(errOut.String(), "never") || !strings.Contains(errOut.String(), "-redis") {
+		t.Errorf("exit %d, help %q", code, errOut.String())
+	}
+}

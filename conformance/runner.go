@@ -1,0 +1,177 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// VectorResult is how one target fared on one vector.
+type VectorResult struct {
+	Vector string
+	File   string
+	Target string
+	Steps  int    // steps the target ran
+	Failed string // the first failure, with its diff; "" when passed
+}
+
+// Passed reports whether the target ran the vector without failure.
+func (r VectorResult) Passed() bool { return r.Failed == "" }
+
+// Run replays every vector on every target in lockstep and returns one
+// result per vector and target.
+func Run(vectors []Vector, targets []Target) []VectorResult {
+	var out []VectorResult
+	for _, v := range vectors {
+		out = append(out, RunVector(v, targets)...)
+	}
+	return out
+}
+
+// ignoreMessage compares outcomes by class, not by the error's text.
+var ignoreMessage = cmpopts.IgnoreFields(Outcome{}, "Message")
+
+// RunVector replays one vector on all targets. At each step it checks
+// every target against the vector's expectations and against the first
+// target, and on targets with a keyspace that every key has a TTL and that
+// a refused step changed no key. It reports the first failure per target.
+func RunVector(v Vector, targets []Target) []VectorResult {
+	res := make([]VectorResult, len(targets))
+	for i, t := range targets {
+		res[i] = VectorResult{Vector: v.Name, File: v.File, Target: t.Name()}
+		if err := t.Begin(v.Algorithm, v.Params); err != nil {
+			res[i].Failed = "begin: " + err.Error()
+		}
+	}
+	for si, s := range v.Steps {
+		where := fmt.Sprintf("step %d (t_ms %d, key %q, cost %s)", si, s.T, s.Key, s.CostArg())
+		outs := make([]*Outcome, len(targets))
+		base := -1
+		for i, t := range targets {
+			if !res[i].Passed() {
+				continue
+			}
+			ks, hasKeys := t.(Keyspace)
+			if s.WrongType && !hasKeys {
+				continue // not applicable without Redis types
+			}
+			var before []KeyTTL
+			if hasKeys {
+				if s.WrongType {
+					if err := ks.PlantWrongType(s.Key); err != nil {
+						res[i].Failed = where + ": planting a wrong type: " + err.Error()
+						continue
+					}
+				}
+				var err error
+				if before, err = ks.Keys(); err != nil {
+					res[i].Failed = where + ": listing keys: " + err.Error()
+					continue
+				}
+			}
+			o := t.Decide(s.Key, s.T, s.CostArg())
+			outs[i] = &o
+			res[i].Steps++
+			if msg := checkExpect(s.Expect, o); msg != "" {
+				res[i].Failed = fmt.Sprintf("%s: %s", where, msg)
+				continue
+			}
+			if hasKeys {
+				if msg := checkKeys(ks, before, o.Error != ""); msg != "" {
+					res[i].Failed = fmt.Sprintf("%s: %s", where, msg)
+					continue
+				}
+			}
+			if base < 0 {
+				base = i
+				continue
+			}
+			if diff := cmp.Diff(*outs[base], o, ignoreMessage); diff != "" {
+				res[i].Failed = fmt.Sprintf("%s: %s and %s differ (-%s +%s):\n%s",
+					where, targets[base].Name(), t.Name(), targets[base].Name(), t.Name(), diff)
+			}
+		}
+	}
+	return res
+}
+
+// checkExpect compares an outcome with the fields a vector expects.
+func checkExpect(e Expect, o Outcome) string {
+	if e.Error != nil && *e.Error {
+		if o.Error == "" {
+			return fmt.Sprintf("expected an error, got %+v", o)
+		}
+		return ""
+	}
+	if o.Error != "" {
+		return fmt.Sprintf("unexpected error %s", o.Message)
+	}
+	want, got := map[string]any{}, map[string]any{}
+	check := func(name string, w *int64, g int64) {
+		if w != nil {
+			want[name], got[name] = *w, g
+		}
+	}
+	if e.Allowed != nil {
+		want["allowed"], got["allowed"] = *e.Allowed, o.Allowed
+	}
+	check("limit", e.Limit, o.Limit)
+	check("remaining", e.Remaining, o.Remaining)
+	check("retry_after_ms", e.RetryAfterMs, o.RetryAfterMs)
+	check("reset_after_ms", e.ResetAfterMs, o.ResetAfterMs)
+	check("delay_ms", e.DelayMs, o.DelayMs)
+	if diff := cmp.Diff(want, got); diff != "" {
+		return "differs from the vector (-want +got):\n" + diff
+	}
+	return ""
+}
+
+// checkKeys requires a TTL on every key, and no change of keys after a
+// refused step.
+func checkKeys(ks Keyspace, before []KeyTTL, refused bool) string {
+	after, err := ks.Keys()
+	if err != nil {
+		return "listing keys: " + err.Error()
+	}
+	var noTTL []string
+	for _, k := range after {
+		if k.TTL <= 0 {
+			noTTL = append(noTTL, fmt.Sprintf("%s (PTTL %d)", k.Key, k.TTL))
+		}
+	}
+	if len(noTTL) > 0 {
+		return "keys without a TTL: " + strings.Join(noTTL, ", ")
+	}
+	if refused && !sameKeys(before, after) {
+		return fmt.Sprintf("a refused step changed the keys:\n%s", cmp.Diff(before, after))
+	}
+	return ""
+}
+
+// sameKeys compares key names and whether each has a TTL; a TTL may tick
+// down on a real server between two listings.
+func sameKeys(a, b []KeyTTL) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key != b[i].Key {
+			return false
+		}
+	}
+	return true
+}
+
+// Summary counts passed and failed vector×target pairs.
+func Summary(results []VectorResult) (passed, failed int) {
+	for _, r := range results {
+		if r.Passed() {
+			passed++
+		} else {
+			failed++
+		}
+	}
+	return passed, failed
+}

@@ -1,0 +1,134 @@
+package conformance
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/limitspec/limitspec/lua"
+)
+
+// Outcome is what a target answered to one step: the six result fields,
+// or an error whose class is the first word of the Redis error (BADINPUT,
+// BADSTATE, WRONGTYPE, ...).
+type Outcome struct {
+	Allowed      bool
+	Limit        int64
+	Remaining    int64
+	RetryAfterMs int64
+	ResetAfterMs int64
+	DelayMs      int64
+	Error        string // the class; "" when the step was decided
+	Message      string // the whole error text; not compared across targets
+}
+
+func failure(class, msg string) Outcome { return Outcome{Error: class, Message: msg} }
+
+// errorOutcome classifies an error text by its first word.
+func errorOutcome(msg string) Outcome {
+	class, _, _ := strings.Cut(msg, " ")
+	return failure(class, msg)
+}
+
+// Target is one implementation under test.
+type Target interface {
+	Name() string
+	// Begin starts a vector: a fresh key space and the limiter's parameters.
+	Begin(algorithm string, params map[string]json.Number) error
+	// Decide runs one step.
+	Decide(key string, nowMs int64, cost json.Number) Outcome
+	Close() error
+}
+
+// Keyspace is implemented by the targets that hold Redis keys.
+type Keyspace interface {
+	// Keys lists the keys this target wrote in the current vector, with
+	// their TTL in ms (-1: none).
+	Keys() ([]KeyTTL, error)
+	// PlantWrongType stores a value of another type at the state keys of
+	// the limiter key.
+	PlantWrongType(key string) error
+}
+
+// KeyTTL is a key and its remaining TTL in ms (-1: no TTL).
+type KeyTTL struct {
+	Key string
+	TTL int64
+}
+
+// call is a prepared script invocation for one vector: the script, and
+// the ARGV tail of parameters, or the refusal every step gets.
+type call struct {
+	script  lua.Script
+	params  []string
+	refused *Outcome
+}
+
+// prepare maps a vector's parameters onto a script's ARGV, as a client
+// library would: an unknown parameter is refused before calling, and ARGV
+// stops at the first missing parameter so that the script names it.
+func prepare(algorithm string, params map[string]json.Number) call {
+	s, ok := lua.Lookup(algorithm)
+	if !ok {
+		o := failure("BADINPUT", fmt.Sprintf("unknown algorithm %q", algorithm))
+		return call{refused: &o}
+	}
+	c := call{script: s}
+	for k := range params {
+		if !contains(s.Params, k) {
+			o := failure("BADINPUT", fmt.Sprintf("%s: unknown parameter %q", algorithm, k))
+			c.refused = &o
+			return c
+		}
+	}
+	for _, p := range s.Params {
+		v, ok := params[p]
+		if !ok {
+			break
+		}
+		c.params = append(c.params, v.String())
+	}
+	return c
+}
+
+// args returns KEYS and ARGV for a step, with prefix inside the hash tag.
+func (c call) args(prefix, key string, nowMs int64, cost json.Number) (keys []string, argv []string) {
+	keys = c.script.KeyNames(prefix + key)
+	argv = append([]string{strconv.FormatInt(nowMs, 10), cost.String()}, c.params...)
+	return keys, argv
+}
+
+// refuseEmptyKey is what a client does with an empty key when it adds a
+// prefix: the script could no longer see that the key was empty.
+func refuseEmptyKey(algorithm, key, prefix string) *Outcome {
+	if key == "" && prefix != "" {
+		o := failure("BADINPUT", algorithm+": key must not be empty")
+		return &o
+	}
+	return nil
+}
+
+// replyOutcome turns a script's reply, six integers, into an Outcome.
+func replyOutcome(reply []int64) Outcome {
+	if len(reply) != 6 {
+		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want 6", len(reply)))
+	}
+	if reply[0] != 0 && reply[0] != 1 {
+		return failure("BADREPLY", fmt.Sprintf("allowed is %d, want 0 or 1", reply[0]))
+	}
+	return Outcome{Allowed: reply[0] == 1, Limit: reply[1], Remaining: reply[2],
+		RetryAfterMs: reply[3], ResetAfterMs: reply[4], DelayMs: reply[5]}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var errNoVector = errors.New("Begin was not called")

@@ -1,0 +1,70 @@
+package conformance
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/limitspec/limitspec/goimpl"
+)
+
+// GoTarget runs the generated Go limiters of package goimpl.
+type GoTarget struct {
+	lim     goimpl.Limiter
+	refused *Outcome
+}
+
+// NewGoTarget returns the goimpl target.
+func NewGoTarget() *GoTarget { return &GoTarget{} }
+
+func (t *GoTarget) Name() string { return "goimpl" }
+
+func (t *GoTarget) Begin(algorithm string, params map[string]json.Number) error {
+	t.lim, t.refused = nil, nil
+	ints := map[string]int64{}
+	for k, v := range params {
+		n, err := v.Int64()
+		if err != nil {
+			o := failure("BADINPUT", fmt.Sprintf("%s: parameter %s must be an integer, got %s", algorithm, k, v))
+			t.refused = &o
+			return nil
+		}
+		ints[k] = n
+	}
+	lim, err := goimpl.New(algorithm, ints)
+	if err != nil {
+		o := goOutcome(err)
+		t.refused = &o
+		return nil
+	}
+	t.lim = lim
+	return nil
+}
+
+func (t *GoTarget) Decide(key string, nowMs int64, cost json.Number) Outcome {
+	if t.refused != nil {
+		return *t.refused
+	}
+	if t.lim == nil {
+		return failure("HARNESS", errNoVector.Error())
+	}
+	c, err := cost.Int64()
+	if err != nil {
+		return failure("BADINPUT", fmt.Sprintf("cost must be an integer, got %s", cost))
+	}
+	r, err := t.lim.Allow(key, nowMs, c)
+	if err != nil {
+		return goOutcome(err)
+	}
+	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
+		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs}
+}
+
+func goOutcome(err error) Outcome {
+	if errors.Is(err, goimpl.ErrBadInput) {
+		return failure("BADINPUT", err.Error())
+	}
+	return failure("ERROR", err.Error())
+}
+
+func (t *GoTarget) Close() error { return nil }

@@ -1,0 +1,194 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/limitspec/limitspec/lua"
+	glua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// LuaTarget runs the generated Lua in gopher-lua, with a redis.call of
+// this package's own over an in-process store.
+type LuaTarget struct {
+	L      *glua.LState
+	protos map[string]*glua.FunctionProto
+	store  *store
+	c      call
+}
+
+// NewLuaTarget compiles every generated script once.
+func NewLuaTarget() (*LuaTarget, error) {
+	t := &LuaTarget{L: glua.NewState(), protos: map[string]*glua.FunctionProto{}, store: newStore()}
+	for _, s := range lua.Scripts {
+		chunk, err := parse.Parse(strings.NewReader(s.Source), s.Name+".lua")
+		if err != nil {
+			return nil, fmt.Errorf("%s.lua: %v", s.Name, err)
+		}
+		proto, err := glua.Compile(chunk, s.Name+".lua")
+		if err != nil {
+			return nil, fmt.Errorf("%s.lua: %v", s.Name, err)
+		}
+		t.protos[s.Name] = proto
+	}
+	redis := t.L.NewTable()
+	t.L.SetField(redis, "call", t.L.NewFunction(func(L *glua.LState) int { return t.redisCall(L, false) }))
+	t.L.SetField(redis, "pcall", t.L.NewFunction(func(L *glua.LState) int { return t.redisCall(L, true) }))
+	t.L.SetField(redis, "error_reply", t.L.NewFunction(func(L *glua.LState) int {
+		L.Push(errTable(L, L.CheckString(1)))
+		return 1
+	}))
+	t.L.SetField(redis, "status_reply", t.L.NewFunction(func(L *glua.LState) int {
+		tbl := L.NewTable()
+		L.SetField(tbl, "ok", glua.LString(L.CheckString(1)))
+		L.Push(tbl)
+		return 1
+	}))
+	t.L.SetGlobal("redis", redis)
+	return t, nil
+}
+
+func (t *LuaTarget) Name() string { return "gopherlua" }
+
+func (t *LuaTarget) Begin(algorithm string, params map[string]json.Number) error {
+	t.store = newStore()
+	t.c = prepare(algorithm, params)
+	return nil
+}
+
+func (t *LuaTarget) Decide(key string, nowMs int64, cost json.Number) Outcome {
+	if t.c.refused != nil {
+		return *t.c.refused
+	}
+	keys, argv := t.c.args("", key, nowMs, cost)
+	L := t.L
+	L.SetGlobal("KEYS", stringTable(L, keys))
+	L.SetGlobal("ARGV", stringTable(L, argv))
+	L.Push(L.NewFunctionFromProto(t.protos[t.c.script.Name]))
+	if err := L.PCall(0, 1, nil); err != nil {
+		if ae, ok := err.(*glua.ApiError); ok {
+			if tbl, ok := ae.Object.(*glua.LTable); ok {
+				if msg, ok := tbl.RawGetString("err").(glua.LString); ok {
+					return errorOutcome(string(msg))
+				}
+			}
+		}
+		return errorOutcome("ERR " + err.Error())
+	}
+	ret := L.Get(-1)
+	L.Pop(1)
+	return luaReply(ret)
+}
+
+// luaReply converts a script's return value as Redis does, into an Outcome.
+func luaReply(v glua.LValue) Outcome {
+	tbl, ok := v.(*glua.LTable)
+	if !ok {
+		return failure("BADREPLY", fmt.Sprintf("reply is a %s, want an array", v.Type()))
+	}
+	if msg, ok := tbl.RawGetString("err").(glua.LString); ok {
+		return errorOutcome(string(msg))
+	}
+	var ints []int64
+	for i := 1; ; i++ {
+		n, ok := tbl.RawGetInt(i).(glua.LNumber)
+		if !ok {
+			break
+		}
+		ints = append(ints, int64(n)) // Redis truncates numbers to integers
+	}
+	return replyOutcome(ints)
+}
+
+// redisCall is redis.call (raising errors) and redis.pcall (returning them).
+func (t *LuaTarget) redisCall(L *glua.LState, protected bool) int {
+	var args []string
+	for i := 1; i <= L.GetTop(); i++ {
+		switch v := L.Get(i).(type) {
+		case glua.LString:
+			args = append(args, string(v))
+		case glua.LNumber:
+			args = append(args, strconv.FormatFloat(float64(v), 'g', 17, 64))
+		default:
+			L.RaiseError("Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	if len(args) == 0 {
+		L.RaiseError("Please specify at least one argument for this redis lib call")
+	}
+	r, err := t.store.do(args[0], args[1:])
+	if err != nil {
+		tbl := errTable(L, err.Error())
+		if protected {
+			L.Push(tbl)
+			return 1
+		}
+		L.Error(tbl, 1)
+	}
+	L.Push(toLua(L, r))
+	return 1
+}
+
+// toLua converts a command's reply to Lua as Redis does: nil becomes false.
+func toLua(L *glua.LState, r reply) glua.LValue {
+	switch r := r.(type) {
+	case nil:
+		return glua.LFalse
+	case int64:
+		return glua.LNumber(r)
+	case string:
+		return glua.LString(r)
+	case []any:
+		tbl := L.NewTable()
+		for i, x := range r {
+			tbl.RawSetInt(i+1, toLua(L, x))
+		}
+		return tbl
+	}
+	panic(fmt.Sprintf("reply of type %T", r))
+}
+
+func errTable(L *glua.LState, msg string) *glua.LTable {
+	tbl := L.NewTable()
+	L.SetField(tbl, "err", glua.LString(msg))
+	return tbl
+}
+
+func stringTable(L *glua.LState, list []string) *glua.LTable {
+	tbl := L.NewTable()
+	for i, s := range list {
+		tbl.RawSetInt(i+1, glua.LString(s))
+	}
+	return tbl
+}
+
+// Keys lists the store's keys and TTLs.
+func (t *LuaTarget) Keys() ([]KeyTTL, error) {
+	var out []KeyTTL
+	for k, v := range t.store.keys {
+		out = append(out, KeyTTL{Key: k, TTL: v.ttl})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+func (t *LuaTarget) PlantWrongType(key string) error {
+	if t.c.refused != nil {
+		return nil
+	}
+	for _, k := range t.c.script.KeyNames(key) {
+		if _, err := t.store.do("SET", []string{k, "x", "PX", "60000"}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *LuaTarget) Close() error {
+	t.L.Close()
+	return nil
+}

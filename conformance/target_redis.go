@@ -1,0 +1,197 @@
+package conformance
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/limitspec/limitspec/lua"
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisTarget runs the generated Lua through go-redis, on miniredis in
+// process or on a real Redis server. On a real server it writes only
+// under a key prefix of its own, unique per run and per vector, inside
+// the hash tag, and deletes what it wrote; it never flushes.
+type RedisTarget struct {
+	name    string
+	rdb     *redis.Client
+	mini    *miniredis.Miniredis // nil on a real server
+	run     string               // the run's prefix on a real server
+	n       int                  // vectors begun
+	prefix  string               // the current vector's prefix
+	c       call
+	scripts map[string]*redis.Script
+}
+
+// NewMiniredisTarget starts an in-process miniredis.
+func NewMiniredisTarget() (*RedisTarget, error) {
+	m, err := miniredis.Run()
+	if err != nil {
+		return nil, err
+	}
+	return newRedisTarget("miniredis", redis.NewClient(&redis.Options{Addr: m.Addr()}), m), nil
+}
+
+// NewRedisTarget connects to a real Redis by URL (redis://host:port/db).
+func NewRedisTarget(url string) (*RedisTarget, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL %q: %v", url, err)
+	}
+	opt.MaxRetries = 1
+	rdb := redis.NewClient(opt)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("cannot reach Redis at %s: %v", opt.Addr, err)
+	}
+	return newRedisTarget("redis", rdb, nil), nil
+}
+
+func newRedisTarget(name string, rdb *redis.Client, m *miniredis.Miniredis) *RedisTarget {
+	t := &RedisTarget{name: name, rdb: rdb, mini: m, scripts: map[string]*redis.Script{}}
+	if m == nil {
+		b := make([]byte, 6)
+		rand.Read(b)
+		t.run = "limitspec-verify:" + hex.EncodeToString(b) + ":"
+	}
+	for _, s := range lua.Scripts {
+		t.scripts[s.Name] = redis.NewScript(s.Source)
+	}
+	return t
+}
+
+func (t *RedisTarget) Name() string { return t.name }
+
+func (t *RedisTarget) Begin(algorithm string, params map[string]json.Number) error {
+	if t.mini != nil {
+		t.mini.FlushAll()
+	} else if err := t.cleanup(); err != nil {
+		return err
+	}
+	t.n++
+	if t.mini == nil {
+		t.prefix = fmt.Sprintf("%s%d:", t.run, t.n)
+	}
+	t.c = prepare(algorithm, params)
+	return nil
+}
+
+func (t *RedisTarget) Decide(key string, nowMs int64, cost json.Number) Outcome {
+	if t.c.refused != nil {
+		return *t.c.refused
+	}
+	if o := refuseEmptyKey(t.c.script.Name, key, t.prefix); o != nil {
+		return *o
+	}
+	keys, argv := t.c.args(t.prefix, key, nowMs, cost)
+	args := make([]any, len(argv))
+	for i, a := range argv {
+		args[i] = a
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := t.scripts[t.c.script.Name].Run(ctx, t.rdb, keys, args...).Result()
+	if err != nil {
+		return errorOutcome(unwrapScriptError(err.Error()))
+	}
+	list, ok := res.([]any)
+	if !ok {
+		return failure("BADREPLY", fmt.Sprintf("reply %v is not an array", res))
+	}
+	ints := make([]int64, len(list))
+	for i, x := range list {
+		n, ok := x.(int64)
+		if !ok {
+			return failure("BADREPLY", fmt.Sprintf("reply element %d is %T, want an integer", i, x))
+		}
+		ints[i] = n
+	}
+	return replyOutcome(ints)
+}
+
+// miniredis reports an error raised by redis.call inside a script as
+// "ERR Error compiling script (...): :LINE: <the error> stack traceback: ...";
+// Redis itself answers with the error. unwrapScriptError recovers it.
+var scriptErrorRE = regexp.MustCompile(`^ERR Error (?:compiling|running) script[^:]*: [^:]*:\d+: ([A-Z]+ .*?)(?: stack traceback:.*)?$`)
+
+func unwrapScriptError(msg string) string {
+	if m := scriptErrorRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return msg
+}
+
+// pattern matches every key of the current vector: the prefix sits right
+// after the opening brace of the hash tag.
+func (t *RedisTarget) pattern() string { return "{" + t.prefix + "*" }
+
+func (t *RedisTarget) Keys() ([]KeyTTL, error) {
+	ctx := context.Background()
+	var out []KeyTTL
+	iter := t.rdb.Scan(ctx, 0, t.pattern(), 100).Iterator()
+	for iter.Next(ctx) {
+		// The raw reply: go-redis's PTTL overflows time.Duration past 292 years.
+		ms, err := t.rdb.Do(ctx, "PTTL", iter.Val()).Int64()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, KeyTTL{Key: iter.Val(), TTL: ms})
+	}
+	if err := iter.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+func (t *RedisTarget) PlantWrongType(key string) error {
+	if t.c.refused != nil {
+		return nil
+	}
+	for _, k := range t.c.script.KeyNames(t.prefix + key) {
+		if err := t.rdb.Set(context.Background(), k, "x", time.Minute).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanup deletes the keys of the current vector.
+func (t *RedisTarget) cleanup() error {
+	if t.prefix == "" {
+		return nil
+	}
+	keys, err := t.Keys()
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := t.rdb.Del(context.Background(), k.Key).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *RedisTarget) Close() error {
+	var err error
+	if t.mini == nil {
+		err = t.cleanup()
+	}
+	if cerr := t.rdb.Close(); err == nil {
+		err = cerr
+	}
+	if t.mini != nil {
+		t.mini.Close()
+	}
+	return err
+}

@@ -1,0 +1,128 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Vector is one replayable scenario, in the contract's JSON format.
+type Vector struct {
+	Name      string                 `json:"name"`
+	Algorithm string                 `json:"algorithm"`
+	Comment   string                 `json:"comment,omitempty"`
+	Params    map[string]json.Number `json:"params"`
+	Steps     []Step                 `json:"steps"`
+	// File is where the vector was read from.
+	File string `json:"-"`
+}
+
+// Step is one request of a vector.
+type Step struct {
+	T    int64        `json:"t_ms"`
+	Key  string       `json:"key"`
+	Cost *json.Number `json:"cost,omitempty"` // 1 when absent
+	Meta *string      `json:"meta,omitempty"`
+	// WrongType (a project extension) stores a value of another Redis type
+	// at the step key's state keys first; only targets with a keyspace run
+	// such a step.
+	WrongType bool   `json:"wrong_type,omitempty"`
+	Expect    Expect `json:"expect"`
+}
+
+// CostArg is the step's cost as given, "1" when absent.
+func (s Step) CostArg() json.Number {
+	if s.Cost == nil {
+		return "1"
+	}
+	return *s.Cost
+}
+
+// Expect is any subset of the result fields, or Error.
+type Expect struct {
+	Allowed      *bool  `json:"allowed,omitempty"`
+	Limit        *int64 `json:"limit,omitempty"`
+	Remaining    *int64 `json:"remaining,omitempty"`
+	RetryAfterMs *int64 `json:"retry_after_ms,omitempty"`
+	ResetAfterMs *int64 `json:"reset_after_ms,omitempty"`
+	DelayMs      *int64 `json:"delay_ms,omitempty"`
+	Error        *bool  `json:"error,omitempty"`
+}
+
+// Load reads every *.json file under dir, recursively, sorted by path.
+func Load(dir string) ([]Vector, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var out []Vector
+	for _, p := range paths {
+		v, err := LoadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// LoadFile reads one vector. Unknown top-level fields (comments, ids) are
+// allowed; an unknown step or expectation field is an error, since it
+// would silently check nothing.
+func LoadFile(path string) (Vector, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Vector{}, err
+	}
+	var v Vector
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return Vector{}, fmt.Errorf("%s: %v", path, err)
+	}
+	var raw struct {
+		Steps []json.RawMessage `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Vector{}, fmt.Errorf("%s: %v", path, err)
+	}
+	for i, s := range raw.Steps {
+		var st Step
+		d := json.NewDecoder(bytes.NewReader(s))
+		d.UseNumber()
+		d.DisallowUnknownFields()
+		if err := d.Decode(&st); err != nil {
+			return Vector{}, fmt.Errorf("%s: step %d: %v", path, i, err)
+		}
+	}
+	v.File = path
+	switch {
+	case v.Name == "":
+		return v, fmt.Errorf("%s: no name", path)
+	case v.Algorithm == "":
+		return v, fmt.Errorf("%s: no algorithm", path)
+	case len(v.Steps) == 0:
+		return v, fmt.Errorf("%s: no steps", path)
+	}
+	for i, s := range v.Steps {
+		if s.WrongType && (s.Expect.Error == nil || !*s.Expect.Error) {
+			return v, fmt.Errorf("%s: step %d: a wrong_type step must expect an error", path, i)
+		}
+	}
+	return v, nil
+}
