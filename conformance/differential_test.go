@@ -1,0 +1,128 @@
+package conformance
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"strconv"
+	"testing"
+
+	"github.com/limitspec/limitspec/oracle"
+)
+
+// oracleTarget adapts the reference oracle to the Target interface.
+type oracleTarget struct {
+	m   oracle.Model
+	err error
+}
+
+func (o *oracleTarget) Name() string { return "oracle" }
+
+func (o *oracleTarget) Begin(algorithm string, params map[string]json.Number) error {
+	ints := map[string]int64{}
+	for k, v := range params {
+		n, err := v.Int64()
+		if err != nil {
+			o.m, o.err = nil, fmt.Errorf("%w: parameter %s", oracle.ErrBadInput, k)
+			return nil
+		}
+		ints[k] = n
+	}
+	o.m, o.err = oracle.New(algorithm, ints)
+	return nil
+}
+
+func (o *oracleTarget) Decide(key string, now int64, cost json.Number) Outcome {
+	if o.err != nil {
+		return oracleError(o.err)
+	}
+	c, err := cost.Int64()
+	if err != nil {
+		return failure("BADINPUT", "cost")
+	}
+	r, err := o.m.Decide(key, now, c)
+	if err != nil {
+		return oracleError(err)
+	}
+	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
+		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs}
+}
+
+func oracleError(err error) Outcome {
+	if errors.Is(err, oracle.ErrBadInput) {
+		return failure("BADINPUT", err.Error())
+	}
+	return failure("ERROR", err.Error())
+}
+
+func (o *oracleTarget) Close() error { return nil }
+
+// randomVector derives an algorithm, parameters and a trace from a seed.
+// Parameters are mostly small, sometimes at or just past the ends of their
+// domains, so that refusals are compared too.
+func randomVector(seed int64) Vector {
+	rng := rand.New(rand.NewSource(seed))
+	algs := oracle.Algorithms()
+	alg := algs[rng.Intn(len(algs))]
+	names, lo, hi := oracle.Params(alg)
+	params := map[string]json.Number{}
+	for i, n := range names {
+		var v int64
+		switch r := rng.Intn(40); {
+		case r == 0:
+			v = lo[i] - 1
+		case r == 1:
+			v = hi[i] + 1
+		case r == 2:
+			v = hi[i]
+		case r < 20:
+			v = rng.Int63n(10) + 1
+		default:
+			v = rng.Int63n(100000) + 1
+		}
+		params[n] = json.Number(strconv.FormatInt(v, 10))
+	}
+	v := Vector{Name: fmt.Sprintf("random/%s/seed-%d", alg, seed), Algorithm: alg, Params: params}
+	now := int64(1700000000000) + rng.Int63n(1e9)
+	keys := []string{"a", "b", "c"}
+	for i := 0; i < 60; i++ {
+		switch r := rng.Intn(20); {
+		case r < 8:
+		case r < 15:
+			now += rng.Int63n(1000)
+		case r < 17:
+			now += rng.Int63n(200000)
+		case r < 19:
+			now -= rng.Int63n(5000)
+		default:
+			now += rng.Int63n(1e10)
+		}
+		cost := rng.Int63n(6)
+		if rng.Intn(15) == 0 {
+			cost = rng.Int63n(1 << 20)
+		}
+		c := json.Number(strconv.FormatInt(cost, 10))
+		v.Steps = append(v.Steps, Step{T: now, Key: keys[rng.Intn(len(keys))], Cost: &c})
+	}
+	return v
+}
+
+// FuzzDifferential drives random traces through the oracle and every
+// embedded target and requires them to agree at every step. As a plain
+// test it runs the seeds below; `go test -fuzz FuzzDifferential
+// ./conformance` explores further.
+func FuzzDifferential(f *testing.F) {
+	for seed := int64(0); seed < 150; seed++ {
+		f.Add(seed)
+	}
+	targets := append([]Target{&oracleTarget{}}, embedded(f)...)
+	f.Fuzz(func(t *testing.T, seed int64) {
+		v := randomVector(seed)
+		for _, r := range RunVector(v, targets) {
+			if !r.Passed() {
+				t.Errorf("%s %v [%s]: %s", v.Name, v.Params, r.Target, r.Failed)
+			}
+		}
+	})
+}
