@@ -91,6 +91,12 @@ func TestNewAcceptsWholeDomain(t *testing.T) {
 			func(p map[string]int64) bool { return bucketOK(p["capacity"], p["refill_ms"], p["refill_tokens"]) }},
 		{"gcra", []param{{"burst", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
 			func(p map[string]int64) bool { return bucketOK(p["burst"], p["period_ms"], p["rate"]) }},
+		{"leaky_bucket", []param{{"capacity", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
+			func(p map[string]int64) bool { return bucketOK(p["capacity"], p["period_ms"], p["rate"]) }},
+		{"sliding_window", []param{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}},
+			func(p map[string]int64) bool {
+				return new(big.Int).Mul(big.NewInt(p["limit"]), big.NewInt(p["window_ms"])).Cmp(big.NewInt(1e15)) <= 0
+			}},
 	}
 	for _, a := range algs {
 		// Each parameter takes its ends, a middle value, and values around
@@ -290,9 +296,11 @@ func bucketOK(count, period, rate int64) bool {
 func mustNew(tb testing.TB, name string) Limiter {
 	tb.Helper()
 	params := map[string]map[string]int64{
-		"fixed_window": {"limit": 1000000, "window_ms": 1000},
-		"token_bucket": {"capacity": 1000000, "refill_tokens": 7, "refill_ms": 1000},
-		"gcra":         {"burst": 1000000, "rate": 7, "period_ms": 1000},
+		"fixed_window":   {"limit": 1000000, "window_ms": 1000},
+		"token_bucket":   {"capacity": 1000000, "refill_tokens": 7, "refill_ms": 1000},
+		"gcra":           {"burst": 1000000, "rate": 7, "period_ms": 1000},
+		"leaky_bucket":   {"capacity": 1000000, "rate": 7, "period_ms": 1000},
+		"sliding_window": {"limit": 1000000, "window_ms": 1000},
 	}[name]
 	l, err := New(name, params)
 	if err != nil {

@@ -10,6 +10,12 @@ var fixedWindowSource string
 //go:embed gcra.lua
 var gcraSource string
 
+//go:embed leaky_bucket.lua
+var leakyBucketSource string
+
+//go:embed sliding_window.lua
+var slidingWindowSource string
+
 //go:embed token_bucket.lua
 var tokenBucketSource string
 
@@ -17,5 +23,7 @@ var tokenBucketSource string
 var Scripts = []Script{
 	{Name: "fixed_window", Source: fixedWindowSource, SHA1: "ae4408acc626c6d5f6883f24f38e8d2bf3136d81", Keys: []string{":fw"}, Params: []string{"limit", "window_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
 	{Name: "gcra", Source: gcraSource, SHA1: "cab38decd2a1c7bf3bcfb7bb4d29d75b4e42585d", Keys: []string{":gcra"}, Params: []string{"burst", "rate", "period_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
+	{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "f7c0cfb9bd66e2e7081d62434c7fc7ea32a08ff2", Keys: []string{":lb"}, Params: []string{"capacity", "rate", "period_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
+	{Name: "sliding_window", Source: slidingWindowSource, SHA1: "ad8886391d8123216f7154e616358254107d00fd", Keys: []string{":sw"}, Params: []string{"limit", "window_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
 	{Name: "token_bucket", Source: tokenBucketSource, SHA1: "ffbdf99f9c15bf41d2a48a97cb8761f889269933", Keys: []string{":tb"}, Params: []string{"capacity", "refill_tokens", "refill_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
 }

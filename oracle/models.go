@@ -136,3 +136,94 @@ func (m gcra) decide(st any, now, cost int64) (Result, any) {
 	}
 	return r, gcraState{last: eff, tat: final}
 }
+
+// leakyBucket: a queue drained at one unit per T = period/rate; it admits
+// as gcra with burst = capacity, and an admitted request waits until the
+// work queued ahead of it has drained.
+type leakyBucket struct{ capacity, rate, period int64 }
+
+func (m leakyBucket) decide(st any, now, cost int64) (Result, any) {
+	r, next := gcra{burst: m.capacity, rate: m.rate, period: m.period}.decide(st, now, cost)
+	if r.Allowed {
+		// The queue ahead: the TAT before this request, past eff.
+		eff, ahead := now, new(big.Rat)
+		if s, ok := st.(gcraState); ok {
+			eff = max(now, s.last)
+			ahead.Sub(s.tat, rat(eff))
+			if ahead.Sign() < 0 {
+				ahead.SetInt64(0)
+			}
+		}
+		r.DelayMs = eff - now + ceilRat(ahead)
+	}
+	return r, next
+}
+
+// slidingWindow: the previous fixed window weighted by the part of it the
+// sliding window still covers. Its retry and reset times are found by
+// searching time, not by formula: the condition only loosens as time
+// passes.
+type slidingWindow struct{ limit, window int64 }
+
+type slidingState struct {
+	last   int64
+	counts map[int64]int64 // cost admitted per window number
+}
+
+// load is prev*(W-e) + curr*W at time t: the weighted count, times W.
+func (m slidingWindow) load(s slidingState, t int64) (prev, curr, weighted int64) {
+	w, e := t/m.window, t%m.window
+	prev, curr = s.counts[w-1], s.counts[w]
+	return prev, curr, prev*(m.window-e) + curr*m.window
+}
+
+// firstTime is the smallest t in [from, from+3W] with ok(t), which must
+// hold at from+3W.
+func (m slidingWindow) firstTime(from int64, ok func(t int64) bool) int64 {
+	lo, hi := from, from+3*m.window
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+func (m slidingWindow) decide(st any, now, cost int64) (Result, any) {
+	s, ok := st.(slidingState)
+	eff := now
+	if ok {
+		eff = max(now, s.last)
+	} else {
+		s = slidingState{counts: map[int64]int64{}}
+	}
+	allowedAt := func(t int64, c int64) bool {
+		_, _, load := m.load(s, t)
+		return load+c*m.window <= m.limit*m.window
+	}
+	allowed := allowedAt(eff, cost)
+	next := slidingState{last: eff, counts: map[int64]int64{}}
+	for w, c := range s.counts {
+		if w >= eff/m.window-1 {
+			next.counts[w] = c
+		}
+	}
+	if allowed {
+		next.counts[eff/m.window] += cost
+	}
+	_, _, load := m.load(next, eff)
+	r := Result{Allowed: allowed, Limit: m.limit, RetryAfterMs: -1,
+		Remaining: max(0, (m.limit*m.window-load)/m.window)}
+	if !allowed && cost <= m.limit {
+		r.RetryAfterMs = m.firstTime(eff, func(t int64) bool { return allowedAt(t, cost) }) - now
+	}
+	// Every time before eff is decided at eff: if nothing weighs at eff,
+	// remaining is the limit already now.
+	if resetAt := m.firstTime(eff, func(t int64) bool { _, _, l := m.load(next, t); return l == 0 }); resetAt > eff {
+		r.ResetAfterMs = resetAt - now
+	}
+	return r, next
+}

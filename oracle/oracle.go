@@ -80,6 +80,27 @@ var algorithms = map[string]algorithm{
 			return tokenBucket{capacity: p["capacity"], tokens: p["refill_tokens"], per: p["refill_ms"]}
 		},
 	},
+	"leaky_bucket": {
+		params: []paramSpec{{"capacity", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
+		joint: func(p map[string]int64) error {
+			if err := productAtMost(p["capacity"], p["period_ms"], 1e15, "capacity times period_ms"); err != nil {
+				return err
+			}
+			return horizon(p["capacity"], p["period_ms"], p["rate"], "the time to drain a full queue")
+		},
+		make: func(p map[string]int64) decider {
+			return leakyBucket{capacity: p["capacity"], rate: p["rate"], period: p["period_ms"]}
+		},
+	},
+	"sliding_window": {
+		params: []paramSpec{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}},
+		joint: func(p map[string]int64) error {
+			return productAtMost(p["limit"], p["window_ms"], 1e15, "limit times window_ms")
+		},
+		make: func(p map[string]int64) decider {
+			return slidingWindow{limit: p["limit"], window: p["window_ms"]}
+		},
+	},
 	"gcra": {
 		params: []paramSpec{{"burst", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
 		joint: func(p map[string]int64) error {

@@ -139,9 +139,11 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 // paramSets are the parameters each algorithm is exercised with: small
 // limits, an emission interval that is not a whole ms, and a large one.
 var paramSets = map[string][]map[string]int64{
-	"fixed_window": {{"limit": 3, "window_ms": 1000}, {"limit": 7, "window_ms": 60000}, {"limit": 1, "window_ms": 1}},
-	"token_bucket": {{"capacity": 3, "refill_tokens": 7, "refill_ms": 1000}, {"capacity": 10, "refill_tokens": 1, "refill_ms": 60000}, {"capacity": 5, "refill_tokens": 3, "refill_ms": 7}},
-	"gcra":         {{"burst": 3, "rate": 7, "period_ms": 1000}, {"burst": 16, "rate": 30, "period_ms": 60000}, {"burst": 1, "rate": 3, "period_ms": 10}},
+	"fixed_window":   {{"limit": 3, "window_ms": 1000}, {"limit": 7, "window_ms": 60000}, {"limit": 1, "window_ms": 1}},
+	"token_bucket":   {{"capacity": 3, "refill_tokens": 7, "refill_ms": 1000}, {"capacity": 10, "refill_tokens": 1, "refill_ms": 60000}, {"capacity": 5, "refill_tokens": 3, "refill_ms": 7}},
+	"gcra":           {{"burst": 3, "rate": 7, "period_ms": 1000}, {"burst": 16, "rate": 30, "period_ms": 60000}, {"burst": 1, "rate": 3, "period_ms": 10}},
+	"leaky_bucket":   {{"capacity": 3, "rate": 7, "period_ms": 1000}, {"capacity": 16, "rate": 30, "period_ms": 60000}, {"capacity": 1, "rate": 3, "period_ms": 10}},
+	"sliding_window": {{"limit": 3, "window_ms": 1000}, {"limit": 7, "window_ms": 60000}, {"limit": 2, "window_ms": 7}},
 }
 
 // limitOf is the largest cost the parameters admit at once.
@@ -227,7 +229,7 @@ func badInput(alg string, p map[string]int64) []vector {
 		frac[n] = json.RawMessage("2.5")
 		add("bad-fraction-"+n, "parameter "+n+" not an integer", frac, calls)
 	}
-	if alg != "fixed_window" {
+	if len(names) == 3 { // count, rate, period
 		// names are count, rate, period: 10^6 x 10^9 = 10^15 exactly.
 		joint := intParams(p)
 		joint[names[0]] = rawInt(1000000)
