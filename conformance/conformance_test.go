@@ -116,3 +116,36 @@ func TestRunnerChecksExpectations(t *testing.T) {
 		t.Errorf("a wrong expectation was not reported: %q", res[0].Failed)
 	}
 }
+
+// scribbler writes to the store on a refused step: the runner must see it.
+type scribbler struct{ *LuaTarget }
+
+func (s scribbler) Decide(key string, now int64, cost json.Number) Outcome {
+	o := s.LuaTarget.Decide(key, now, cost)
+	if o.Error != "" {
+		for _, v := range s.store.keys {
+			if v.kind == "hash" {
+				v.hash["scribbled"] = "1"
+			}
+		}
+	}
+	return o
+}
+
+func TestRunnerCatchesWriteOnRefusal(t *testing.T) {
+	lt, err := NewLuaTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadFile("../vectors/gcra/gen-bad-negative-cost.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// First admit a request, so that a key exists when the refusal comes.
+	one := json.Number("1")
+	v.Steps = append([]Step{{T: v.Steps[0].T, Key: v.Steps[0].Key, Cost: &one}}, v.Steps...)
+	res := RunVector(v, []Target{scribbler{lt}})
+	if res[0].Passed() || !strings.Contains(res[0].Failed, "a refused step changed the keys") {
+		t.Errorf("a write on a refused step was not reported: %q", res[0].Failed)
+	}
+}

@@ -52,10 +52,12 @@ type Keyspace interface {
 	PlantWrongType(key string) error
 }
 
-// KeyTTL is a key and its remaining TTL in ms (-1: no TTL).
+// KeyTTL is a key, its remaining TTL in ms (-1: no TTL), and its content
+// as text (type and value), to tell whether a step changed it.
 type KeyTTL struct {
-	Key string
-	TTL int64
+	Key     string
+	TTL     int64
+	Content string
 }
 
 // call is a prepared script invocation for one vector: the script, and

@@ -170,7 +170,12 @@ func stringTable(L *glua.LState, list []string) *glua.LTable {
 func (t *LuaTarget) Keys() ([]KeyTTL, error) {
 	var out []KeyTTL
 	for k, v := range t.store.keys {
-		out = append(out, KeyTTL{Key: k, TTL: v.ttl})
+		content := v.kind + " " + v.str
+		if v.kind == "hash" {
+			all, _ := t.store.hgetall([]string{k})
+			content = fmt.Sprint(v.kind, all)
+		}
+		out = append(out, KeyTTL{Key: k, TTL: v.ttl, Content: content})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil

@@ -144,13 +144,43 @@ func (t *RedisTarget) Keys() ([]KeyTTL, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, KeyTTL{Key: iter.Val(), TTL: ms})
+		content, err := t.content(ctx, iter.Val())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, KeyTTL{Key: iter.Val(), TTL: ms, Content: content})
 	}
 	if err := iter.Err(); err != nil {
 		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// content renders a key's type and value: a hash's fields sorted, a
+// string's value, and only the type of anything else.
+func (t *RedisTarget) content(ctx context.Context, key string) (string, error) {
+	typ, err := t.rdb.Type(ctx, key).Result()
+	if err != nil {
+		return "", err
+	}
+	switch typ {
+	case "hash":
+		m, err := t.rdb.HGetAll(ctx, key).Result()
+		if err != nil {
+			return "", err
+		}
+		fields := make([]string, 0, len(m))
+		for f, v := range m {
+			fields = append(fields, f, v)
+		}
+		sort.Strings(fields) // a stable rendering; only equality matters
+		return fmt.Sprint(typ, fields), nil
+	case "string":
+		v, err := t.rdb.Get(ctx, key).Result()
+		return typ + " " + v, err
+	}
+	return typ, nil
 }
 
 func (t *RedisTarget) PlantWrongType(key string) error {
