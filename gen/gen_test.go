@@ -145,7 +145,7 @@ func TestGoldenGoCompiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("go.mod", []byte("module golden\n\ngo 1.24\n"))
+	write("go.mod", []byte("module golden\n\ngo 1.26\n"))
 	for _, f := range []string{"api.go", "store.go", "exact.go"} {
 		b, err := os.ReadFile(filepath.Join("..", "goimpl", f))
 		if err != nil {
