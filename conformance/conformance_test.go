@@ -149,3 +149,31 @@ func TestRunnerCatchesWriteOnRefusal(t *testing.T) {
 		t.Errorf("a write on a refused step was not reported: %q", res[0].Failed)
 	}
 }
+
+// TestVectorsOnCluster replays every vector on a three-node Redis Cluster:
+// each call's keys share one hash tag, so no script meets CROSSSLOT, and
+// the vector's many keys land on different nodes.
+func TestVectorsOnCluster(t *testing.T) {
+	vectors, err := Load("../vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := NewRedisClusterTarget(redistest.StartCluster(t, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	steps := 0
+	for _, r := range Run(vectors, []Target{NewGoTarget(), cluster}) {
+		if r.Target == "cluster" {
+			steps += r.Steps
+		}
+		if !r.Passed() {
+			t.Errorf("%s [%s] (%s): %s", r.Vector, r.Target, r.File, r.Failed)
+		}
+	}
+	if steps == 0 {
+		t.Fatal("the cluster ran no step")
+	}
+	t.Logf("%d vectors, %d steps on the cluster", len(vectors), steps)
+}

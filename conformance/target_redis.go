@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -16,12 +17,12 @@ import (
 )
 
 // RedisTarget runs the generated Lua through go-redis, on miniredis in
-// process or on a real Redis server. On a real server it writes only
-// under a key prefix of its own, unique per run and per vector, inside
-// the hash tag, and deletes what it wrote; it never flushes.
+// process, on a real Redis server or on a Redis Cluster. On a real server
+// it writes only under a key prefix of its own, unique per run and per
+// vector, inside the hash tag, and deletes what it wrote; it never flushes.
 type RedisTarget struct {
 	name    string
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	mini    *miniredis.Miniredis // nil on a real server
 	run     string               // the run's prefix on a real server
 	n       int                  // vectors begun
@@ -56,7 +57,21 @@ func NewRedisTarget(url string) (*RedisTarget, error) {
 	return newRedisTarget("redis", rdb, nil), nil
 }
 
-func newRedisTarget(name string, rdb *redis.Client, m *miniredis.Miniredis) *RedisTarget {
+// NewRedisClusterTarget connects to a Redis Cluster through any of its
+// nodes (host:port). Every call's keys share one hash tag, so each script
+// runs on one node; a vector's keys spread over the cluster.
+func NewRedisClusterTarget(addrs []string) (*RedisTarget, error) {
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("cannot reach the Redis Cluster at %v: %v", addrs, err)
+	}
+	return newRedisTarget("cluster", rdb, nil), nil
+}
+
+func newRedisTarget(name string, rdb redis.UniversalClient, m *miniredis.Miniredis) *RedisTarget {
 	t := &RedisTarget{name: name, rdb: rdb, mini: m, scripts: map[string]*redis.Script{}}
 	if m == nil {
 		b := make([]byte, 6)
@@ -136,25 +151,50 @@ func (t *RedisTarget) pattern() string { return "{" + t.prefix + "*" }
 
 func (t *RedisTarget) Keys() ([]KeyTTL, error) {
 	ctx := context.Background()
-	var out []KeyTTL
-	iter := t.rdb.Scan(ctx, 0, t.pattern(), 100).Iterator()
-	for iter.Next(ctx) {
-		// The raw reply: go-redis's PTTL overflows time.Duration past 292 years.
-		ms, err := t.rdb.Do(ctx, "PTTL", iter.Val()).Int64()
-		if err != nil {
-			return nil, err
-		}
-		content, err := t.content(ctx, iter.Val())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, KeyTTL{Key: iter.Val(), TTL: ms, Content: content})
-	}
-	if err := iter.Err(); err != nil {
+	names, err := t.scan(ctx, t.pattern())
+	if err != nil {
 		return nil, err
+	}
+	var out []KeyTTL
+	for _, name := range names {
+		// The raw reply: go-redis's PTTL overflows time.Duration past 292 years.
+		ms, err := t.rdb.Do(ctx, "PTTL", name).Int64()
+		if err != nil {
+			return nil, err
+		}
+		content, err := t.content(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, KeyTTL{Key: name, TTL: ms, Content: content})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// scan lists the keys matching pattern, on every master of a cluster.
+func (t *RedisTarget) scan(ctx context.Context, pattern string) ([]string, error) {
+	var mu sync.Mutex
+	var names []string
+	one := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, pattern, 100).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			names = append(names, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	var err error
+	switch c := t.rdb.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, one)
+	case *redis.Client:
+		err = one(ctx, c)
+	default:
+		err = fmt.Errorf("unsupported client %T", c)
+	}
+	return names, err
 }
 
 // content renders a key's type and value: a hash's fields sorted, a

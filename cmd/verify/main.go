@@ -16,7 +16,7 @@ import (
 	"github.com/limitspec/limitspec/conformance"
 )
 
-const usage = `usage: go run ./cmd/verify [-vectors DIR] [-redis URL] [-v]
+const usage = `usage: go run ./cmd/verify [-vectors DIR] [-redis URL] [-cluster ADDRS] [-v]
 
 Replays every vector (*.json, searched recursively) in DIR against every
 target and checks each step against the vector's expectations and against
@@ -26,13 +26,14 @@ the other targets:
   gopherlua  the generated Lua in gopher-lua, over an in-process store
   miniredis  the generated Lua in miniredis, through go-redis
   redis      the generated Lua on a real Redis (only with -redis or REDIS_URL)
+  cluster    the generated Lua on a Redis Cluster (only with -cluster)
 
 A vector is a JSON object {"name", "algorithm", "params", "steps"}; each
 step is {"t_ms", "key", "cost" (default 1), "expect"}, where expect holds any
 of allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, or
 {"error": true}.
 
-On a real Redis, verify writes only keys whose hash tag starts with a
+On a real Redis or Cluster, verify writes only keys whose hash tag starts with a
 random prefix of its own ("{limitspec-verify:<random>:..."), checks that
 every key it wrote has a TTL, and deletes them all when done; it never
 flushes a database.
@@ -53,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dir := fs.String("vectors", "vectors", "directory of vectors")
 	url := fs.String("redis", os.Getenv("REDIS_URL"), "URL of a real Redis to verify too, e.g. redis://127.0.0.1:6379/0 (default $REDIS_URL)")
+	cluster := fs.String("cluster", "", "comma-separated host:port of Redis Cluster nodes to verify too")
 	verbose := fs.Bool("v", false, "print the comment of each failing vector")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -73,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verify: no vectors (*.json) under %s\n", *dir)
 		return 1
 	}
-	targets, err := targets(*url)
+	targets, err := targets(*url, *cluster)
 	if err != nil {
 		fmt.Fprintln(stderr, "verify:", err)
 		return 1
@@ -108,8 +110,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// targets opens the embedded targets, and the real Redis when url is set.
-func targets(url string) ([]conformance.Target, error) {
+// targets opens the embedded targets, the real Redis when url is set and
+// the cluster when cluster is set.
+func targets(url, cluster string) ([]conformance.Target, error) {
 	luaT, err := conformance.NewLuaTarget()
 	if err != nil {
 		return nil, err
@@ -128,6 +131,16 @@ func targets(url string) ([]conformance.Target, error) {
 			return nil, err
 		}
 		ts = append(ts, real)
+	}
+	if cluster != "" {
+		c, err := conformance.NewRedisClusterTarget(strings.Split(cluster, ","))
+		if err != nil {
+			for _, t := range ts {
+				t.Close()
+			}
+			return nil, err
+		}
+		ts = append(ts, c)
 	}
 	return ts, nil
 }

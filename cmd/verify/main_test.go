@@ -88,3 +88,12 @@ func TestHelp(t *testing.T) {
 		t.Errorf("exit %d, help %q", code, errOut.String())
 	}
 }
+
+func TestCluster(t *testing.T) {
+	var out, errOut bytes.Buffer
+	addrs := strings.Join(redistest.StartCluster(t, 3), ",")
+	code := run([]string{"-vectors", "../../vectors/gcra", "-cluster", addrs}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "PASS gcra/redis-cell-readme [cluster] 20 steps") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}

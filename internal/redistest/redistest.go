@@ -51,10 +51,11 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func start(tb testing.TB, bin string, port int) (string, error) {
+func start(tb testing.TB, bin string, port int, extra ...string) (string, error) {
 	dir := tb.TempDir()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no")
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no"}, extra...)
+	cmd := exec.Command(bin, args...)
 	out, err := os.Create(dir + "/redis.log")
 	if err != nil {
 		return "", err
