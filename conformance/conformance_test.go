@@ -72,8 +72,8 @@ type lying struct {
 
 func (l *lying) Name() string { return "lying" }
 
-func (l *lying) Decide(key string, now int64, cost json.Number) Outcome {
-	o := l.Target.Decide(key, now, cost)
+func (l *lying) Decide(key string, now int64, cost json.Number, meta string) Outcome {
+	o := l.Target.Decide(key, now, cost, meta)
 	l.n++
 	if l.n > l.from && o.Error == "" {
 		o.Remaining++
@@ -120,8 +120,8 @@ func TestRunnerChecksExpectations(t *testing.T) {
 // scribbler writes to the store on a refused step: the runner must see it.
 type scribbler struct{ *LuaTarget }
 
-func (s scribbler) Decide(key string, now int64, cost json.Number) Outcome {
-	o := s.LuaTarget.Decide(key, now, cost)
+func (s scribbler) Decide(key string, now int64, cost json.Number, meta string) Outcome {
+	o := s.LuaTarget.Decide(key, now, cost, meta)
 	if o.Error != "" {
 		for _, v := range s.store.keys {
 			if v.kind == "hash" {

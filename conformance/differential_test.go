@@ -33,7 +33,7 @@ func (o *oracleTarget) Begin(algorithm string, params map[string]json.Number) er
 	return nil
 }
 
-func (o *oracleTarget) Decide(key string, now int64, cost json.Number) Outcome {
+func (o *oracleTarget) Decide(key string, now int64, cost json.Number, meta string) Outcome {
 	if o.err != nil {
 		return oracleError(o.err)
 	}
@@ -41,12 +41,31 @@ func (o *oracleTarget) Decide(key string, now int64, cost json.Number) Outcome {
 	if err != nil {
 		return failure("BADINPUT", "cost")
 	}
-	r, err := o.m.Decide(key, now, c)
+	r, err := o.m.Decide(key, now, c, meta)
 	if err != nil {
 		return oracleError(err)
 	}
 	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
-		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs}
+		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}
+}
+
+func (o *oracleTarget) View(view, key string, now int64) Outcome {
+	if o.err != nil {
+		return oracleError(o.err)
+	}
+	el, ok := o.m.(oracle.EntryLister)
+	if !ok || view != "entries" {
+		return failure("BADINPUT", "unknown view "+view)
+	}
+	es, err := el.Entries(key, now)
+	if err != nil {
+		return oracleError(err)
+	}
+	var out [][]string
+	for _, e := range es {
+		out = append(out, []string{strconv.FormatInt(e.TMs, 10), strconv.FormatInt(e.Cost, 10), e.Meta})
+	}
+	return entriesOutcome(out)
 }
 
 func oracleError(err error) Outcome {

@@ -47,6 +47,9 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 	}
 	for si, s := range v.Steps {
 		where := fmt.Sprintf("step %d (t_ms %d, key %q, cost %s)", si, s.T, s.Key, s.CostArg())
+		if s.View != "" {
+			where = fmt.Sprintf("step %d (t_ms %d, key %q, view %s)", si, s.T, s.Key, s.View)
+		}
 		outs := make([]*Outcome, len(targets))
 		base := -1
 		for i, t := range targets {
@@ -71,7 +74,12 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 					continue
 				}
 			}
-			o := t.Decide(s.Key, s.T, s.CostArg())
+			var o Outcome
+			if s.View != "" {
+				o = t.View(s.View, s.Key, s.T)
+			} else {
+				o = t.Decide(s.Key, s.T, s.CostArg(), s.MetaArg())
+			}
 			outs[i] = &o
 			res[i].Steps++
 			if msg := checkExpect(s.Expect, o); msg != "" {
@@ -108,6 +116,15 @@ func checkExpect(e Expect, o Outcome) string {
 	if e == (Expect{}) {
 		return "" // nothing expected, nothing checked; other targets still are
 	}
+	if e.Entries != nil {
+		if o.Error != "" {
+			return fmt.Sprintf("unexpected error %s", o.Message)
+		}
+		if diff := cmp.Diff(entryStrings(*e.Entries), o.Entries); diff != "" {
+			return "entries differ from the vector (-want +got):\n" + diff
+		}
+		return ""
+	}
 	if o.Error != "" {
 		return fmt.Sprintf("unexpected error %s", o.Message)
 	}
@@ -125,6 +142,7 @@ func checkExpect(e Expect, o Outcome) string {
 	check("retry_after_ms", e.RetryAfterMs, o.RetryAfterMs)
 	check("reset_after_ms", e.ResetAfterMs, o.ResetAfterMs)
 	check("delay_ms", e.DelayMs, o.DelayMs)
+	check("tier", e.Tier, o.Tier)
 	if diff := cmp.Diff(want, got); diff != "" {
 		return "differs from the vector (-want +got):\n" + diff
 	}

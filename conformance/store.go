@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,9 +18,11 @@ type store struct {
 }
 
 type value struct {
-	kind string // "string" or "hash"
+	kind string // "string", "hash", "zset" or "list"
 	str  string
 	hash map[string]string
+	zset map[string]float64 // member → score; never NaN, never -0
+	list []string
 	ttl  int64 // ms; -1: none
 }
 
@@ -26,6 +30,9 @@ type value struct {
 const (
 	errWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	errNotInt    = "ERR value is not an integer or out of range"
+	errSyntax    = "ERR syntax error"
+	errNotFloat  = "ERR value is not a valid float"
+	errRange     = "ERR min or max is not a float"
 )
 
 func errArity(cmd string) error {
@@ -51,6 +58,20 @@ var commands = map[string]func(s *store, args []string) (reply, error){
 	"HSET":    (*store).hset,
 	"HDEL":    (*store).hdel,
 	"HGETALL": (*store).hgetall,
+	"HINCRBY": (*store).hincrby,
+
+	"ZADD":             (*store).zadd,
+	"ZRANGE":           (*store).zrange,
+	"ZRANGEBYSCORE":    (*store).zrangebyscore,
+	"ZREMRANGEBYSCORE": (*store).zremrangebyscore,
+	"ZCARD":            (*store).zcard,
+	"ZCOUNT":           (*store).zcount,
+	"ZSCORE":           (*store).zscore,
+
+	"RPUSH":  (*store).rpush,
+	"LRANGE": (*store).lrange,
+	"LLEN":   (*store).llen,
+	"LTRIM":  (*store).ltrim,
 }
 
 // do runs one command; the name is case-insensitive.
@@ -95,8 +116,11 @@ func (s *store) set(a []string) (reply, error) {
 		if !strings.EqualFold(a[2], "PX") {
 			return nil, errors.New("ERR syntax error")
 		}
-		ms, err := strconv.ParseInt(a[3], 10, 64)
-		if err != nil || ms <= 0 {
+		ms, ok := parseInt(a[3])
+		if !ok {
+			return nil, errors.New(errNotInt)
+		}
+		if ms <= 0 {
 			return nil, errors.New("ERR invalid expire time in 'set' command")
 		}
 		v.ttl = ms
@@ -146,8 +170,8 @@ func (s *store) pexpire(a []string) (reply, error) {
 	if len(a) != 2 {
 		return nil, errArity("PEXPIRE")
 	}
-	ms, err := strconv.ParseInt(a[1], 10, 64)
-	if err != nil {
+	ms, ok := parseInt(a[1])
+	if !ok {
 		return nil, errors.New(errNotInt)
 	}
 	v, ok := s.keys[a[0]]
@@ -267,4 +291,524 @@ func (s *store) hgetall(a []string) (reply, error) {
 		out = append(out, f, v.hash[f])
 	}
 	return out, nil
+}
+
+// render is the content of the value at key for (*LuaTarget).Keys: its
+// kind, then its contents in a deterministic order: a hash's fields sorted,
+// a sorted set's members in Redis's order with their scores, a list's
+// elements. It is "" for an absent key.
+func (s *store) render(key string) string {
+	v, ok := s.keys[key]
+	if !ok {
+		return ""
+	}
+	switch v.kind {
+	case "hash":
+		all, _ := s.hgetall([]string{key})
+		return fmt.Sprint(v.kind, all)
+	case "zset":
+		flat := make([]string, 0, 2*len(v.zset))
+		for _, m := range v.sorted() {
+			flat = append(flat, m.member, formatScore(m.score))
+		}
+		return fmt.Sprintf("%s %q", v.kind, flat)
+	case "list":
+		return fmt.Sprintf("%s %q", v.kind, v.list)
+	}
+	return v.kind + " " + v.str
+}
+
+// parseInt parses an integer argument as Redis's string2ll does: an
+// optional '-' and digits, without '+', spaces, leading zeros or "-0".
+func parseInt(s string) (int64, bool) {
+	if s == "0" {
+		return 0, true
+	}
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || d[0] < '1' || d[0] > '9' {
+		return 0, false
+	}
+	for i := 1; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// strtod parses the whole of s as C's strtod would a number with nothing
+// after it: decimal or hexadecimal (0x, with or without a 'p' exponent),
+// inf, infinity or nan in any case, with an optional sign. overflow and
+// underflow report a result that strtod gives with ERANGE (±Inf, 0).
+func strtod(s string) (f float64, ok, overflow, underflow bool) {
+	if strings.ContainsRune(s, '_') { // Go's ParseFloat allows some; C none
+		return 0, false, false, false
+	}
+	body := s
+	if body != "" && (body[0] == '+' || body[0] == '-') {
+		body = body[1:]
+	}
+	hex := len(body) > 1 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')
+	mant := body
+	if hex {
+		mant = body[2:]
+		if i := strings.IndexAny(mant, "pP"); i >= 0 {
+			mant = mant[:i]
+		} else {
+			s += "p0" // Go requires the binary exponent; C does not
+		}
+	} else if i := strings.IndexAny(mant, "eE"); i >= 0 {
+		mant = mant[:i]
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
+			return f, true, true, false
+		}
+		return 0, false, false, false
+	}
+	if f == 0 && !math.IsNaN(f) {
+		nonzero := "123456789"
+		if hex {
+			nonzero += "abcdefABCDEF"
+		}
+		underflow = strings.ContainsAny(mant, nonzero)
+	}
+	return f, true, false, underflow
+}
+
+// parseScore parses a ZADD score as Redis's string2d: the whole string, no
+// leading space, neither NaN nor out of range.
+func parseScore(s string) (float64, bool) {
+	if s == "" || isSpace(s[0]) {
+		return 0, false
+	}
+	f, ok, over, under := strtod(s)
+	if !ok || over || under || math.IsNaN(f) {
+		return 0, false
+	}
+	return f + 0, true // Redis keeps a small set's integral scores as integers: -0 becomes 0
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// scoreRange is a score interval, each end inclusive or exclusive.
+type scoreRange struct {
+	min, max     float64
+	minEx, maxEx bool
+}
+
+func (r scoreRange) has(x float64) bool {
+	return (x > r.min || !r.minEx && x == r.min) && (x < r.max || !r.maxEx && x == r.max)
+}
+
+// parseRange parses min and max as Redis's zslParseRange: a leading '('
+// makes an end exclusive; then strtod, which skips leading spaces, reads
+// "" as 0 and out-of-range values as ±Inf or 0; NaN is refused.
+func parseRange(min, max string) (scoreRange, error) {
+	var r scoreRange
+	var ok1, ok2 bool
+	r.min, r.minEx, ok1 = parseBound(min)
+	r.max, r.maxEx, ok2 = parseBound(max)
+	if !ok1 || !ok2 {
+		return r, errors.New(errRange)
+	}
+	return r, nil
+}
+
+func parseBound(s string) (f float64, ex, ok bool) {
+	if strings.HasPrefix(s, "(") {
+		s, ex = s[1:], true
+	}
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	if t == "" { // no conversion: strtod's end is s itself
+		return 0, ex, s == ""
+	}
+	f, ok, _, _ = strtod(t)
+	if !ok || math.IsNaN(f) {
+		return 0, ex, false
+	}
+	return f, ex, true
+}
+
+// formatScore renders a score as Redis 7.0's RESP2 double reply does:
+// printf's %.17g, and inf or -inf.
+func formatScore(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64) // the same text as C's %.17g
+}
+
+type scored struct {
+	member string
+	score  float64
+}
+
+// sorted lists a sorted set's members by score, then by member bytes.
+func (v *value) sorted() []scored {
+	out := make([]scored, 0, len(v.zset))
+	for m, sc := range v.zset {
+		out = append(out, scored{m, sc})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score < out[j].score
+		}
+		return out[i].member < out[j].member
+	})
+	return out
+}
+
+// span applies Redis's LRANGE/ZRANGE/LTRIM index rules to a sequence of n:
+// negative indexes count from the end; ok is false for an empty range.
+func span(start, stop int64, n int) (from, to int, ok bool) {
+	l := int64(n)
+	if start < 0 {
+		start += l
+	}
+	if stop < 0 {
+		stop += l
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > stop || start >= l {
+		return 0, 0, false
+	}
+	if stop >= l {
+		stop = l - 1
+	}
+	return int(start), int(stop), true
+}
+
+func (s *store) hincrby(a []string) (reply, error) {
+	if len(a) != 3 {
+		return nil, errArity("HINCRBY")
+	}
+	incr, ok := parseInt(a[2])
+	if !ok {
+		return nil, errors.New(errNotInt)
+	}
+	v, err := s.of(a[0], "hash")
+	if err != nil {
+		return nil, err
+	}
+	old := int64(0)
+	if v != nil {
+		if x, present := v.hash[a[1]]; present {
+			if old, ok = parseInt(x); !ok {
+				return nil, errors.New("ERR hash value is not an integer")
+			}
+		}
+	}
+	if incr < 0 && old < 0 && incr < math.MinInt64-old || incr > 0 && old > 0 && incr > math.MaxInt64-old {
+		return nil, errors.New("ERR increment or decrement would overflow")
+	}
+	if v == nil {
+		v = &value{kind: "hash", hash: map[string]string{}, ttl: -1}
+		s.keys[a[0]] = v
+	}
+	v.hash[a[1]] = strconv.FormatInt(old+incr, 10)
+	return old + incr, nil
+}
+
+// zadd supports ZADD key score member [score member ...], without flags.
+func (s *store) zadd(a []string) (reply, error) {
+	if len(a) < 3 {
+		return nil, errArity("ZADD")
+	}
+	switch strings.ToUpper(a[1]) {
+	case "NX", "XX", "GT", "LT", "CH", "INCR":
+		return nil, errors.New("ERR this store does not support ZADD " + strings.ToUpper(a[1]))
+	}
+	if len(a)%2 != 1 {
+		return nil, errors.New(errSyntax)
+	}
+	scores := make([]float64, 0, len(a)/2)
+	for i := 1; i < len(a); i += 2 {
+		f, ok := parseScore(a[i])
+		if !ok {
+			return nil, errors.New(errNotFloat)
+		}
+		scores = append(scores, f)
+	}
+	v, err := s.of(a[0], "zset")
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = &value{kind: "zset", zset: map[string]float64{}, ttl: -1}
+		s.keys[a[0]] = v
+	}
+	added := int64(0)
+	for i, f := range scores {
+		m := a[2+2*i]
+		if _, ok := v.zset[m]; !ok {
+			added++
+		}
+		v.zset[m] = f
+	}
+	return added, nil
+}
+
+func withScores(ms []scored, scores bool) []any {
+	out := make([]any, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, m.member)
+		if scores {
+			out = append(out, formatScore(m.score))
+		}
+	}
+	return out
+}
+
+// zrange supports ZRANGE key start stop [WITHSCORES]: the index form.
+func (s *store) zrange(a []string) (reply, error) {
+	if len(a) < 3 {
+		return nil, errArity("ZRANGE")
+	}
+	scores, limit, unsupported := false, int64(-1), ""
+	for i := 3; i < len(a); i++ {
+		switch opt := strings.ToUpper(a[i]); {
+		case opt == "WITHSCORES":
+			scores = true
+		case opt == "LIMIT" && len(a)-i-1 >= 2:
+			_, ok1 := parseInt(a[i+1])
+			n, ok2 := parseInt(a[i+2])
+			if !ok1 || !ok2 {
+				return nil, errors.New(errNotInt)
+			}
+			limit = n
+			i += 2
+		case opt == "REV" || opt == "BYSCORE" || opt == "BYLEX":
+			if unsupported == "" {
+				unsupported = opt
+			}
+		default:
+			return nil, errors.New(errSyntax)
+		}
+	}
+	if unsupported != "" {
+		return nil, errors.New("ERR this store does not support ZRANGE " + unsupported)
+	}
+	if limit != -1 { // Redis's own check: -1 is its "no LIMIT"
+		return nil, errors.New("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+	}
+	start, ok1 := parseInt(a[1])
+	stop, ok2 := parseInt(a[2])
+	if !ok1 || !ok2 {
+		return nil, errors.New(errNotInt)
+	}
+	v, err := s.of(a[0], "zset")
+	if v == nil || err != nil {
+		return []any{}, err
+	}
+	ms := v.sorted()
+	from, to, ok := span(start, stop, len(ms))
+	if !ok {
+		return []any{}, nil
+	}
+	return withScores(ms[from:to+1], scores), nil
+}
+
+// zrangebyscore supports ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count].
+func (s *store) zrangebyscore(a []string) (reply, error) {
+	if len(a) < 3 {
+		return nil, errArity("ZRANGEBYSCORE")
+	}
+	scores, offset, limit := false, int64(0), int64(-1)
+	for i := 3; i < len(a); i++ {
+		switch opt := strings.ToUpper(a[i]); {
+		case opt == "WITHSCORES":
+			scores = true
+		case opt == "LIMIT" && len(a)-i-1 >= 2:
+			o, ok1 := parseInt(a[i+1])
+			n, ok2 := parseInt(a[i+2])
+			if !ok1 || !ok2 {
+				return nil, errors.New(errNotInt)
+			}
+			offset, limit = o, n
+			i += 2
+		default:
+			return nil, errors.New(errSyntax)
+		}
+	}
+	r, err := parseRange(a[1], a[2])
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.of(a[0], "zset")
+	if v == nil || err != nil {
+		return []any{}, err
+	}
+	var in []scored
+	for _, m := range v.sorted() {
+		if r.has(m.score) {
+			in = append(in, m)
+		}
+	}
+	// Redis skips offset members (all of them for a negative offset), then
+	// returns up to limit (all the rest for a negative limit).
+	if offset < 0 || offset >= int64(len(in)) {
+		return []any{}, nil
+	}
+	in = in[offset:]
+	if limit >= 0 && limit < int64(len(in)) {
+		in = in[:limit]
+	}
+	return withScores(in, scores), nil
+}
+
+func (s *store) zremrangebyscore(a []string) (reply, error) {
+	if len(a) != 3 {
+		return nil, errArity("ZREMRANGEBYSCORE")
+	}
+	r, err := parseRange(a[1], a[2])
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.of(a[0], "zset")
+	if v == nil || err != nil {
+		return int64(0), err
+	}
+	n := int64(0)
+	for m, sc := range v.zset {
+		if r.has(sc) {
+			delete(v.zset, m)
+			n++
+		}
+	}
+	if len(v.zset) == 0 { // Redis removes an emptied sorted set
+		delete(s.keys, a[0])
+	}
+	return n, nil
+}
+
+func (s *store) zcard(a []string) (reply, error) {
+	if len(a) != 1 {
+		return nil, errArity("ZCARD")
+	}
+	v, err := s.of(a[0], "zset")
+	if v == nil || err != nil {
+		return int64(0), err
+	}
+	return int64(len(v.zset)), nil
+}
+
+func (s *store) zcount(a []string) (reply, error) {
+	if len(a) != 3 {
+		return nil, errArity("ZCOUNT")
+	}
+	r, err := parseRange(a[1], a[2])
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.of(a[0], "zset")
+	if v == nil || err != nil {
+		return int64(0), err
+	}
+	n := int64(0)
+	for _, sc := range v.zset {
+		if r.has(sc) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *store) zscore(a []string) (reply, error) {
+	if len(a) != 2 {
+		return nil, errArity("ZSCORE")
+	}
+	v, err := s.of(a[0], "zset")
+	if v == nil || err != nil {
+		return nil, err
+	}
+	if sc, ok := v.zset[a[1]]; ok {
+		return formatScore(sc), nil
+	}
+	return nil, nil
+}
+
+func (s *store) rpush(a []string) (reply, error) {
+	if len(a) < 2 {
+		return nil, errArity("RPUSH")
+	}
+	v, err := s.of(a[0], "list")
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = &value{kind: "list", ttl: -1}
+		s.keys[a[0]] = v
+	}
+	v.list = append(v.list, a[1:]...)
+	return int64(len(v.list)), nil
+}
+
+func (s *store) lrange(a []string) (reply, error) {
+	if len(a) != 3 {
+		return nil, errArity("LRANGE")
+	}
+	start, ok1 := parseInt(a[1])
+	stop, ok2 := parseInt(a[2])
+	if !ok1 || !ok2 {
+		return nil, errors.New(errNotInt)
+	}
+	v, err := s.of(a[0], "list")
+	if v == nil || err != nil {
+		return []any{}, err
+	}
+	from, to, ok := span(start, stop, len(v.list))
+	if !ok {
+		return []any{}, nil
+	}
+	out := make([]any, 0, to-from+1)
+	for _, e := range v.list[from : to+1] {
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (s *store) llen(a []string) (reply, error) {
+	if len(a) != 1 {
+		return nil, errArity("LLEN")
+	}
+	v, err := s.of(a[0], "list")
+	if v == nil || err != nil {
+		return int64(0), err
+	}
+	return int64(len(v.list)), nil
+}
+
+func (s *store) ltrim(a []string) (reply, error) {
+	if len(a) != 3 {
+		return nil, errArity("LTRIM")
+	}
+	start, ok1 := parseInt(a[1])
+	stop, ok2 := parseInt(a[2])
+	if !ok1 || !ok2 {
+		return nil, errors.New(errNotInt)
+	}
+	v, err := s.of(a[0], "list")
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return "OK", nil
+	}
+	from, to, ok := span(start, stop, len(v.list))
+	if !ok { // Redis removes an emptied list
+		delete(s.keys, a[0])
+		return "OK", nil
+	}
+	v.list = append([]string(nil), v.list[from:to+1]...)
+	return "OK", nil
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/limitspec/limitspec/lua"
 )
 
-// Outcome is what a target answered to one step: the six result fields,
-// or an error whose class is the first word of the Redis error (BADINPUT,
-// BADSTATE, WRONGTYPE, ...).
+// Outcome is what a target answered to one step: the result fields, the
+// entries a view returned, or an error whose class is the first word of
+// the Redis error (BADINPUT, BADSTATE, WRONGTYPE, ...).
 type Outcome struct {
 	Allowed      bool
 	Limit        int64
@@ -20,8 +20,12 @@ type Outcome struct {
 	RetryAfterMs int64
 	ResetAfterMs int64
 	DelayMs      int64
-	Error        string // the class; "" when the step was decided
-	Message      string // the whole error text; not compared across targets
+	Tier         int64
+	// Entries are a view's entries, each field in decimal or as the
+	// string it is; nil for a decision, empty for a view that found none.
+	Entries [][]string
+	Error   string // the class; "" when the step was decided
+	Message string // the whole error text; not compared across targets
 }
 
 func failure(class, msg string) Outcome { return Outcome{Error: class, Message: msg} }
@@ -37,8 +41,11 @@ type Target interface {
 	Name() string
 	// Begin starts a vector: a fresh key space and the limiter's parameters.
 	Begin(algorithm string, params map[string]json.Number) error
-	// Decide runs one step.
-	Decide(key string, nowMs int64, cost json.Number) Outcome
+	// Decide runs one step; meta is the per-call string of the algorithms
+	// that take one ("" when the step gives none), ignored by the others.
+	Decide(key string, nowMs int64, cost json.Number, meta string) Outcome
+	// View runs a read-only view of the algorithm's state.
+	View(view, key string, nowMs int64) Outcome
 	Close() error
 }
 
@@ -66,18 +73,30 @@ type call struct {
 	script  lua.Script
 	params  []string
 	refused *Outcome
+	alg     string
+	given   map[string]json.Number
 }
 
 // prepare maps a vector's parameters onto a script's ARGV, as a client
-// library would: an unknown parameter is refused before calling, and ARGV
-// stops at the first missing parameter so that the script names it.
+// library would: an unknown parameter is refused before calling, an
+// optional parameter left out before a given one is passed as its
+// default, and ARGV stops at the first missing required parameter so that
+// the script names it.
 func prepare(algorithm string, params map[string]json.Number) call {
-	s, ok := lua.Lookup(algorithm)
+	return prepareView(algorithm, "", params)
+}
+
+// prepareView prepares the script of a view ("" for the decision).
+func prepareView(algorithm, view string, params map[string]json.Number) call {
+	s, ok := lua.LookupView(algorithm, view)
 	if !ok {
 		o := failure("BADINPUT", fmt.Sprintf("unknown algorithm %q", algorithm))
-		return call{refused: &o}
+		if view != "" {
+			o = failure("BADINPUT", fmt.Sprintf("%s: unknown view %q", algorithm, view))
+		}
+		return call{refused: &o, alg: algorithm, given: params}
 	}
-	c := call{script: s}
+	c := call{script: s, alg: algorithm, given: params}
 	for k := range params {
 		if !contains(s.Params, k) {
 			o := failure("BADINPUT", fmt.Sprintf("%s: unknown parameter %q", algorithm, k))
@@ -85,21 +104,47 @@ func prepare(algorithm string, params map[string]json.Number) call {
 			return c
 		}
 	}
-	for _, p := range s.Params {
+	last := -1
+	for i, p := range s.Params {
+		if _, ok := params[p]; ok {
+			last = i
+		}
+	}
+	for _, p := range s.Params[:last+1] {
 		v, ok := params[p]
 		if !ok {
-			break
+			d, opt := s.Defaults[p]
+			if !opt {
+				break
+			}
+			v = json.Number(d)
 		}
 		c.params = append(c.params, v.String())
 	}
 	return c
 }
 
+// view prepares a view of the same algorithm and parameters.
+func (c call) view(view string) call { return prepareView(c.alg, view, c.given) }
+
 // args returns KEYS and ARGV for a step, with prefix inside the hash tag.
-func (c call) args(prefix, key string, nowMs int64, cost json.Number) (keys []string, argv []string) {
+func (c call) args(prefix, key string, nowMs int64, cost json.Number, meta string) (keys []string, argv []string) {
 	keys = c.script.KeyNames(prefix + key)
-	argv = append([]string{strconv.FormatInt(nowMs, 10), cost.String()}, c.params...)
-	return keys, argv
+	argv = []string{strconv.FormatInt(nowMs, 10), cost.String()}
+	for _, name := range c.script.Strings {
+		if name == "meta" { // the string a vector step carries
+			argv = append(argv, meta)
+		} else {
+			argv = append(argv, "")
+		}
+	}
+	return keys, append(argv, c.params...)
+}
+
+// viewArgs returns KEYS and ARGV for a view.
+func (c call) viewArgs(prefix, key string, nowMs int64) (keys []string, argv []string) {
+	keys = c.script.KeyNames(prefix + key)
+	return keys, append([]string{strconv.FormatInt(nowMs, 10)}, c.params...)
 }
 
 // refuseEmptyKey is what a client does with an empty key when it adds a
@@ -112,16 +157,24 @@ func refuseEmptyKey(algorithm, key, prefix string) *Outcome {
 	return nil
 }
 
-// replyOutcome turns a script's reply, six integers, into an Outcome.
+// replyOutcome turns a script's reply, seven integers, into an Outcome.
 func replyOutcome(reply []int64) Outcome {
-	if len(reply) != 6 {
-		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want 6", len(reply)))
+	if len(reply) != 7 {
+		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want 7", len(reply)))
 	}
 	if reply[0] != 0 && reply[0] != 1 {
 		return failure("BADREPLY", fmt.Sprintf("allowed is %d, want 0 or 1", reply[0]))
 	}
 	return Outcome{Allowed: reply[0] == 1, Limit: reply[1], Remaining: reply[2],
-		RetryAfterMs: reply[3], ResetAfterMs: reply[4], DelayMs: reply[5]}
+		RetryAfterMs: reply[3], ResetAfterMs: reply[4], DelayMs: reply[5], Tier: reply[6]}
+}
+
+// entriesOutcome is a view's outcome: its entries, empty when none.
+func entriesOutcome(entries [][]string) Outcome {
+	if entries == nil {
+		entries = [][]string{}
+	}
+	return Outcome{Entries: entries}
 }
 
 func contains(list []string, s string) bool {

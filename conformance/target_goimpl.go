@@ -41,7 +41,7 @@ func (t *GoTarget) Begin(algorithm string, params map[string]json.Number) error 
 	return nil
 }
 
-func (t *GoTarget) Decide(key string, nowMs int64, cost json.Number) Outcome {
+func (t *GoTarget) Decide(key string, nowMs int64, cost json.Number, meta string) Outcome {
 	if t.refused != nil {
 		return *t.refused
 	}
@@ -52,12 +52,51 @@ func (t *GoTarget) Decide(key string, nowMs int64, cost json.Number) Outcome {
 	if err != nil {
 		return failure("BADINPUT", fmt.Sprintf("cost must be an integer, got %s", cost))
 	}
-	r, err := t.lim.Allow(key, nowMs, c)
+	var r goimpl.Result
+	if il, ok := t.lim.(goimpl.InputLimiter); ok {
+		var in []string
+		for _, name := range il.Inputs() {
+			if name == "meta" { // the string a vector step carries
+				in = append(in, meta)
+			} else {
+				in = append(in, "")
+			}
+		}
+		r, err = il.AllowInputs(key, nowMs, c, in...)
+	} else {
+		r, err = t.lim.Allow(key, nowMs, c)
+	}
 	if err != nil {
 		return goOutcome(err)
 	}
 	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
-		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs}
+		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}
+}
+
+func (t *GoTarget) View(view, key string, nowMs int64) Outcome {
+	if t.refused != nil {
+		return *t.refused
+	}
+	if t.lim == nil {
+		return failure("HARNESS", errNoVector.Error())
+	}
+	v, ok := t.lim.(goimpl.Viewer)
+	if !ok {
+		return failure("BADINPUT", fmt.Sprintf("unknown view %q", view))
+	}
+	recs, err := v.View(view, key, nowMs)
+	if err != nil {
+		return goOutcome(err)
+	}
+	var out [][]string
+	for _, r := range recs {
+		var row []string
+		for _, x := range r {
+			row = append(row, fmt.Sprint(x))
+		}
+		out = append(out, row)
+	}
+	return entriesOutcome(out)
 }
 
 func goOutcome(err error) Outcome {

@@ -60,15 +60,29 @@ func (t *LuaTarget) Begin(algorithm string, params map[string]json.Number) error
 	return nil
 }
 
-func (t *LuaTarget) Decide(key string, nowMs int64, cost json.Number) Outcome {
+func (t *LuaTarget) Decide(key string, nowMs int64, cost json.Number, meta string) Outcome {
 	if t.c.refused != nil {
 		return *t.c.refused
 	}
-	keys, argv := t.c.args("", key, nowMs, cost)
+	keys, argv := t.c.args("", key, nowMs, cost, meta)
+	return t.run(t.c.script.Name, keys, argv, false)
+}
+
+func (t *LuaTarget) View(view, key string, nowMs int64) Outcome {
+	c := t.c.view(view)
+	if c.refused != nil {
+		return *c.refused
+	}
+	keys, argv := c.viewArgs("", key, nowMs)
+	return t.run(c.script.Name, keys, argv, true)
+}
+
+// run runs one compiled script with KEYS and ARGV.
+func (t *LuaTarget) run(script string, keys, argv []string, view bool) Outcome {
 	L := t.L
 	L.SetGlobal("KEYS", stringTable(L, keys))
 	L.SetGlobal("ARGV", stringTable(L, argv))
-	L.Push(L.NewFunctionFromProto(t.protos[t.c.script.Name]))
+	L.Push(L.NewFunctionFromProto(t.protos[script]))
 	if err := L.PCall(0, 1, nil); err != nil {
 		if ae, ok := err.(*glua.ApiError); ok {
 			if tbl, ok := ae.Object.(*glua.LTable); ok {
@@ -81,7 +95,43 @@ func (t *LuaTarget) Decide(key string, nowMs int64, cost json.Number) Outcome {
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
+	if view {
+		return luaEntries(ret)
+	}
 	return luaReply(ret)
+}
+
+// luaEntries converts a view's return value, an array of arrays of numbers
+// and strings, as Redis does.
+func luaEntries(v glua.LValue) Outcome {
+	tbl, ok := v.(*glua.LTable)
+	if !ok {
+		return failure("BADREPLY", fmt.Sprintf("reply is a %s, want an array", v.Type()))
+	}
+	if msg, ok := tbl.RawGetString("err").(glua.LString); ok {
+		return errorOutcome(string(msg))
+	}
+	var out [][]string
+	for i := 1; ; i++ {
+		row, ok := tbl.RawGetInt(i).(*glua.LTable)
+		if !ok {
+			break
+		}
+		var fields []string
+		for j := 1; ; j++ {
+			switch x := row.RawGetInt(j).(type) {
+			case glua.LNumber:
+				fields = append(fields, strconv.FormatInt(int64(x), 10))
+				continue
+			case glua.LString:
+				fields = append(fields, string(x))
+				continue
+			}
+			break
+		}
+		out = append(out, fields)
+	}
+	return entriesOutcome(out)
 }
 
 // luaReply converts a script's return value as Redis does, into an Outcome.
@@ -170,12 +220,7 @@ func stringTable(L *glua.LState, list []string) *glua.LTable {
 func (t *LuaTarget) Keys() ([]KeyTTL, error) {
 	var out []KeyTTL
 	for k, v := range t.store.keys {
-		content := v.kind + " " + v.str
-		if v.kind == "hash" {
-			all, _ := t.store.hgetall([]string{k})
-			content = fmt.Sprint(v.kind, all)
-		}
-		out = append(out, KeyTTL{Key: k, TTL: v.ttl, Content: content})
+		out = append(out, KeyTTL{Key: k, TTL: v.ttl, Content: t.store.render(k)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil

@@ -100,21 +100,15 @@ func (t *RedisTarget) Begin(algorithm string, params map[string]json.Number) err
 	return nil
 }
 
-func (t *RedisTarget) Decide(key string, nowMs int64, cost json.Number) Outcome {
+func (t *RedisTarget) Decide(key string, nowMs int64, cost json.Number, meta string) Outcome {
 	if t.c.refused != nil {
 		return *t.c.refused
 	}
-	if o := refuseEmptyKey(t.c.script.Name, key, t.prefix); o != nil {
+	if o := refuseEmptyKey(t.c.alg, key, t.prefix); o != nil {
 		return *o
 	}
-	keys, argv := t.c.args(t.prefix, key, nowMs, cost)
-	args := make([]any, len(argv))
-	for i, a := range argv {
-		args[i] = a
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := t.scripts[t.c.script.Name].Run(ctx, t.rdb, keys, args...).Result()
+	keys, argv := t.c.args(t.prefix, key, nowMs, cost, meta)
+	res, err := t.eval(t.c.script.Name, keys, argv)
 	if err != nil {
 		return errorOutcome(unwrapScriptError(err.Error()))
 	}
@@ -131,6 +125,49 @@ func (t *RedisTarget) Decide(key string, nowMs int64, cost json.Number) Outcome 
 		ints[i] = n
 	}
 	return replyOutcome(ints)
+}
+
+func (t *RedisTarget) View(view, key string, nowMs int64) Outcome {
+	c := t.c.view(view)
+	if c.refused != nil {
+		return *c.refused
+	}
+	if o := refuseEmptyKey(c.alg, key, t.prefix); o != nil {
+		return *o
+	}
+	keys, argv := c.viewArgs(t.prefix, key, nowMs)
+	res, err := t.eval(c.script.Name, keys, argv)
+	if err != nil {
+		return errorOutcome(unwrapScriptError(err.Error()))
+	}
+	list, ok := res.([]any)
+	if !ok {
+		return failure("BADREPLY", fmt.Sprintf("reply %v is not an array", res))
+	}
+	var out [][]string
+	for _, x := range list {
+		row, ok := x.([]any)
+		if !ok {
+			return failure("BADREPLY", fmt.Sprintf("entry %v is not an array", x))
+		}
+		var fields []string
+		for _, f := range row {
+			fields = append(fields, fmt.Sprint(f))
+		}
+		out = append(out, fields)
+	}
+	return entriesOutcome(out)
+}
+
+// eval runs a script by name with EVALSHA, falling back to EVAL.
+func (t *RedisTarget) eval(script string, keys, argv []string) (any, error) {
+	args := make([]any, len(argv))
+	for i, a := range argv {
+		args[i] = a
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return t.scripts[script].Run(ctx, t.rdb, keys, args...).Result()
 }
 
 // miniredis reports an error raised by redis.call inside a script as

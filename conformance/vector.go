@@ -28,11 +28,23 @@ type Step struct {
 	Key  string       `json:"key"`
 	Cost *json.Number `json:"cost,omitempty"` // 1 when absent
 	Meta *string      `json:"meta,omitempty"`
+	// View (a project extension) names a read-only view to run instead of
+	// a decision, such as meta_window's "entries"; its expectation is
+	// Entries. Cost and meta do not apply.
+	View string `json:"view,omitempty"`
 	// WrongType (a project extension) stores a value of another Redis type
 	// at the step key's state keys first; only targets with a keyspace run
 	// such a step.
 	WrongType bool   `json:"wrong_type,omitempty"`
 	Expect    Expect `json:"expect"`
+}
+
+// MetaArg is the step's meta, "" when absent.
+func (s Step) MetaArg() string {
+	if s.Meta == nil {
+		return ""
+	}
+	return *s.Meta
 }
 
 // CostArg is the step's cost as given, "1" when absent.
@@ -51,7 +63,25 @@ type Expect struct {
 	RetryAfterMs *int64 `json:"retry_after_ms,omitempty"`
 	ResetAfterMs *int64 `json:"reset_after_ms,omitempty"`
 	DelayMs      *int64 `json:"delay_ms,omitempty"`
-	Error        *bool  `json:"error,omitempty"`
+	// Tier and Entries are project extensions: the binding tier of a
+	// tiered limiter, and the entries a view returns, each an array of
+	// numbers and strings.
+	Tier    *int64   `json:"tier,omitempty"`
+	Entries *[][]any `json:"entries,omitempty"`
+	Error   *bool    `json:"error,omitempty"`
+}
+
+// entryStrings renders expected entries as Outcome.Entries does.
+func entryStrings(entries [][]any) [][]string {
+	out := [][]string{}
+	for _, e := range entries {
+		var row []string
+		for _, x := range e {
+			row = append(row, fmt.Sprint(x))
+		}
+		out = append(out, row)
+	}
+	return out
 }
 
 // Load reads every *.json file under dir, recursively, sorted by path.

@@ -78,8 +78,23 @@ func (an *analyzer) run() {
 			an.nonneg(an.sub(f.Default, f.Min), "the default of "+what+" may be below its min")
 			an.nonneg(an.sub(f.Max, f.Default), "the default of "+what+" may be above its max")
 		}
+		if s.MaxEntries != nil {
+			an.value(s.MaxEntries)
+			an.nonneg(s.MaxEntries, "max_entries of "+s.Name+" may be negative")
+		}
+		for _, f := range s.Entry {
+			if f.Type != Int || f.Min == nil || f.Max == nil {
+				continue
+			}
+			an.value(f.Min)
+			an.value(f.Max)
+			an.nonneg(an.sub(f.Max, f.Min), "the domain of "+s.Name+" entry field "+f.Name+" may be empty")
+		}
 	}
 	an.block(a.Body)
+	for _, v := range a.Views {
+		an.block(v.Body)
+	}
 }
 
 func (an *analyzer) block(body []Stmt) {
@@ -102,10 +117,21 @@ func (an *analyzer) block(body []Stmt) {
 			for _, v := range s.Values {
 				an.value(v)
 			}
-			ttl := an.value(s.TTL)
-			if lo, _ := an.static(ttl.lo); lo.Cmp(big.NewInt(1)) < 0 {
-				an.errf("the ttl of store %s may be below 1 ms (it is at least %s): every write must expire, and PEXPIRE 0 deletes", s.State.Name, lo)
+			an.ttl(s.TTL, "store "+s.State.Name)
+		case *Add:
+			an.pos = s.Pos
+			for _, v := range s.Values {
+				if v.Type() == Int {
+					an.value(v)
+				}
 			}
+			an.ttl(s.TTL, "add "+s.State.Name)
+		case *Drop:
+			an.pos = s.Pos
+			an.value(s.Upto)
+		case *Show:
+			an.pos = s.Pos
+			an.cond(s.Cond)
 		case *Reply:
 			an.pos = s.Pos
 			for _, v := range s.Values {
@@ -116,6 +142,14 @@ func (an *analyzer) block(body []Stmt) {
 				}
 			}
 		}
+	}
+}
+
+// ttl requires a TTL expression to be at least 1 ms.
+func (an *analyzer) ttl(e Expr, what string) {
+	ttl := an.value(e)
+	if lo, _ := an.static(ttl.lo); lo.Cmp(big.NewInt(1)) < 0 {
+		an.errf("the ttl of %s may be below 1 ms (it is at least %s): every write must expire, and PEXPIRE 0 deletes", what, lo)
 	}
 }
 
@@ -136,6 +170,8 @@ func (an *analyzer) cond(e Expr) {
 		an.cond(e.C)
 		an.cond(e.A)
 		an.cond(e.B)
+	case *Agg:
+		an.value(e)
 	}
 }
 
@@ -156,6 +192,10 @@ func (an *analyzer) bound(e Expr) bound {
 		return bound{&Lit{V: e.In.Min}, &Lit{V: e.In.Max, Name: e.In.MaxName}}
 	case *FieldRef:
 		return bound{e.F.Min, e.F.Max}
+	case *EntryRef:
+		return bound{e.F.Min, e.F.Max}
+	case *Agg:
+		return an.aggregate(e)
 	case *VarRef:
 		return an.lets[e.L]
 	case *Unary: // integer negation
@@ -195,6 +235,31 @@ func (an *analyzer) bound(e Expr) bound {
 		}
 	}
 	panic(fmt.Sprintf("bound of %T", e))
+}
+
+// aggregate bounds sum, last and reach. A sum adds at most MaxEntries
+// values, each at least 0; reach keeps the same running sum.
+func (an *analyzer) aggregate(e *Agg) bound {
+	if e.Where != nil {
+		an.cond(e.Where)
+	}
+	v := an.value(e.V)
+	var total bound
+	if e.Fn == "sum" || e.Fn == "reach" {
+		an.nonneg(v.lo, fmt.Sprintf("the values %s summed by %s may be negative", Format(e.V), e.Fn))
+		total = bound{&Lit{}, an.mul(e.It.State.MaxEntries, v.hi)}
+		an.safe(total, e)
+	}
+	switch e.Fn {
+	case "sum":
+		return total
+	case "last":
+		d := an.value(e.D)
+		return bound{an.min(v.lo, d.lo), an.max(v.hi, d.hi)}
+	}
+	an.value(e.N)
+	r, d := an.value(e.R), an.value(e.D)
+	return bound{an.min(r.lo, d.lo), an.max(r.hi, d.hi)}
 }
 
 // division checks the operands of / % ceildiv: a non-negative dividend, a

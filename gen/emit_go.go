@@ -12,9 +12,9 @@ var goReserved = words(`break case chan const continue default defer else
 	fallthrough for func go goto if import interface map package range return
 	select struct switch type var
 	bool int64 string error true false nil min max len cap new make append
-	l p e st sh key nowMs cost now
+	l p e st sh key nowMs cost now in out i n x
 	field pick ceilDiv satAdd satSub satMul satDiv satCeilDiv badInput checkParam
-	Result Limiter`)
+	paramOr joinInts insertAt Result Limiter Record`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
 func goName(n string) string {
@@ -55,6 +55,21 @@ func goStructField(f *Field) string { return goName(f.State.Name + "_" + f.Name)
 
 func goExpField(s *State) string { return goName(s.Name + "_exp") }
 
+// goEntries is the state struct's field holding a collection's entries.
+func goEntries(s *State) string { return goName(s.Name + "_entries") }
+
+// goEntryType is the type of one entry of a collection; exported when a
+// view returns it.
+func goEntryType(a *Algorithm, s *State) string {
+	n := goType(a) + goExported(s.Name) + "Entry"
+	for _, v := range a.Views {
+		if showState(v) == s {
+			return n
+		}
+	}
+	return strings.ToLower(n[:1]) + n[1:]
+}
+
 func goLeaf(e Expr) string {
 	switch e := e.(type) {
 	case *Lit:
@@ -72,6 +87,10 @@ func goLeaf(e Expr) string {
 		return goFieldVar(e.F)
 	case *VarRef:
 		return goName(e.L.Name)
+	case *StrRef:
+		return goName(e.In.Name)
+	case *EntryRef:
+		return goName(e.It.Name) + "." + goExported(e.F.Name)
 	}
 	panic(fmt.Sprintf("go leaf %T", e))
 }
@@ -128,7 +147,11 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 	w.line("// %s are the parameters of %s.", params, typ)
 	w.line("type %s struct {", params)
 	for _, p := range a.Params {
-		w.line("// %s: %s, in [%d, %d].", goExported(p.Name), p.Doc, p.Min, p.Max)
+		opt := ""
+		if p.Default != nil {
+			opt = fmt.Sprintf("; optional, %d when left out of New's map", *p.Default)
+		}
+		w.line("// %s: %s, in [%d, %d]%s.", goExported(p.Name), p.Doc, p.Min, p.Max, opt)
 		w.line("%s int64", goExported(p.Name))
 	}
 	w.line("}")
@@ -143,12 +166,15 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 	w.line("states *store[%s]", st)
 	w.line("}")
 	w.line("")
-	w.line("// %s is what %s keeps per key: the fields of each Redis key, and", st, typ)
-	w.line("// when that key expires on the caller's clock (0: absent).")
+	w.line("// %s is what %s keeps per key: the fields and entries of each Redis", st, typ)
+	w.line("// key, and when that key expires on the caller's clock (0: absent).")
 	w.line("type %s struct {", st)
 	for _, s := range a.States {
 		for _, f := range s.Fields {
 			w.line("%s int64", goStructField(f))
+		}
+		if s.Collection() {
+			w.line("%s []%s", goEntries(s), goEntryType(a, s))
 		}
 		w.line("%s int64", goExpField(s))
 	}
@@ -160,6 +186,11 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 	}
 	w.line("func (s *%s) expires() int64 { return max(%s) }", st, strings.Join(exps, ", "))
 	w.line("")
+	for _, s := range a.States {
+		if s.Collection() {
+			goEntryDecl(&w, a, s)
+		}
+	}
 	w.line("// New%s returns a %s limiter, or an error matching ErrBadInput", typ, typ)
 	w.line("// when a parameter is outside its domain.")
 	w.line("func New%s(p %s) (*%s, error) {", typ, params, typ)
@@ -196,7 +227,11 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 	w.line("var p %s", params)
 	w.line("var err error")
 	for _, p := range a.Params {
-		w.line("if p.%s, err = param(m, %q, %d, %d, %q, %q); err != nil {", goExported(p.Name), p.Name, p.Min, p.Max, a.Name+": "+msgMissing(p), a.Name+": "+msgParamPrefix(p))
+		if p.Default != nil {
+			w.line("if p.%s, err = paramOr(m, %q, %d, %d, %d, %q); err != nil {", goExported(p.Name), p.Name, *p.Default, p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
+		} else {
+			w.line("if p.%s, err = param(m, %q, %d, %d, %q, %q); err != nil {", goExported(p.Name), p.Name, p.Min, p.Max, a.Name+": "+msgMissing(p), a.Name+": "+msgParamPrefix(p))
+		}
 		w.line("return nil, err")
 		w.line("}")
 	}
@@ -209,6 +244,12 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 	w.line("}")
 	w.line("")
 	goAllow(&w, sp, a)
+	for _, v := range a.Views {
+		goView(&w, sp, a, v)
+	}
+	if len(a.Views) > 0 {
+		goViewByName(&w, a)
+	}
 	src := w.bytes()
 	out, err := format.Source(src)
 	if err != nil {
@@ -217,11 +258,81 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 	return out, nil
 }
 
+// goEntryDecl declares the entry type of a collection.
+func goEntryDecl(w *writer, a *Algorithm, s *State) {
+	t := goEntryType(a, s)
+	w.line("// %s is one entry of %s: %s.", t, keyTemplate(s), s.Doc)
+	w.line("type %s struct {", t)
+	for _, f := range s.Entry {
+		w.line("// %s: %s.", goExported(f.Name), f.Doc)
+		if f.Type == Str {
+			w.line("%s string", goExported(f.Name))
+		} else {
+			w.line("%s int64", goExported(f.Name))
+		}
+	}
+	w.line("}")
+	w.line("")
+	if s.Kind == ZSet {
+		var vals []string
+		for _, f := range s.Entry {
+			vals = append(vals, "x."+goExported(f.Name))
+		}
+		w.line("// member is the entry's member in the sorted set, which orders")
+		w.line("// entries of equal score.")
+		w.line("func (x *%s) member() string { return joinInts(%s) }", t, strings.Join(vals, ", "))
+		w.line("")
+	}
+}
+
+// goMethod is the decision method of an algorithm: Allow, or, with
+// string inputs, AllowMeta and the like.
+func goMethod(a *Algorithm) string {
+	m := "Allow"
+	for _, in := range a.Strings {
+		m += goExported(in.Name)
+	}
+	return m
+}
+
 func goAllow(w *writer, sp *Spec, a *Algorithm) {
-	typ, st := goType(a), goStateType(a)
-	used := usedNames(a)
-	w.line("// Allow decides a request of cost for key at nowMs; see Limiter.")
-	w.line("func (l *%s) Allow(key string, nowMs, cost int64) (Result, error) {", typ)
+	typ := goType(a)
+	method := goMethod(a)
+	if len(a.Strings) > 0 {
+		var args, names, zero []string
+		for i, in := range a.Strings {
+			args = append(args, goName(in.Name)+" string")
+			names = append(names, fmt.Sprintf("%q", in.Name))
+			zero = append(zero, `""`)
+			_ = i
+		}
+		w.line("// Allow decides a request of cost for key at nowMs with empty string")
+		w.line("// inputs; see Limiter and %s.", method)
+		w.line("func (l *%s) Allow(key string, nowMs, cost int64) (Result, error) {", typ)
+		w.line("return l.%s(key, nowMs, cost, %s)", method, strings.Join(zero, ", "))
+		w.line("}")
+		w.line("")
+		w.line("// Inputs names the per-call string inputs of %s, in order.", method)
+		w.line("func (l *%s) Inputs() []string { return []string{%s} }", typ, strings.Join(names, ", "))
+		w.line("")
+		w.line("// AllowInputs is %s with the string inputs in the order of Inputs;", method)
+		w.line("// missing ones are empty.")
+		w.line("func (l *%s) AllowInputs(key string, nowMs, cost int64, inputs ...string) (Result, error) {", typ)
+		w.line("var in [%d]string", len(a.Strings))
+		w.line("copy(in[:], inputs)")
+		var ins []string
+		for i := range a.Strings {
+			ins = append(ins, fmt.Sprintf("in[%d]", i))
+		}
+		w.line("return l.%s(key, nowMs, cost, %s)", method, strings.Join(ins, ", "))
+		w.line("}")
+		w.line("")
+		w.line("// %s decides a request of cost for key at nowMs; see Limiter.", method)
+		w.line("func (l *%s) %s(key string, nowMs, cost int64, %s) (Result, error) {", typ, method, strings.Join(args, ", "))
+	} else {
+		w.line("// Allow decides a request of cost for key at nowMs; see Limiter.")
+		w.line("func (l *%s) Allow(key string, nowMs, cost int64) (Result, error) {", typ)
+	}
 	w.line("if key == \"\" {")
 	w.line("return Result{}, badInput(%q)", a.Name+": "+msgKeyEmpty)
 	w.line("}")
@@ -231,6 +342,24 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 		w.line("return Result{}, badInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
 		w.line("}")
 	}
+	for _, in := range a.Strings {
+		n := goName(in.Name)
+		w.line("if len(%s) > %d {", n, in.MaxLen)
+		w.line("return Result{}, badInput(\"%%s%%d\", %q, len(%s))", a.Name+": "+msgStrPrefix(in), n)
+		w.line("}")
+	}
+	goReads(w, a, a.Body, true)
+	goBlock(w, sp, a, a.Body, map[*Agg]string{})
+	w.line("}")
+	w.line("")
+}
+
+// goReads locks the key's shard and reads its state into locals, as the
+// Lua script reads its keys: fields clamped into their domains, the last
+// MaxEntries entries of each collection.
+func goReads(w *writer, a *Algorithm, body []Stmt, writes bool) {
+	st := goStateType(a)
+	used := usedNames(body)
 	if used.params {
 		w.line("p := &l.p")
 	}
@@ -245,7 +374,8 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 	for _, s := range a.States {
 		live := goName(s.Name + "_live")
 		w.line("// %s: %s", keyTemplate(s), s.Doc)
-		if !used.states[s] {
+		needLive := used.states[s] || used.entries[s] || (writes && s.Collection())
+		if !needLive {
 			continue
 		}
 		w.line("%s := st.%s > nowMs", live, goExpField(s))
@@ -256,101 +386,252 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 			w.line("%s := field(%s, st.%s, %s, %s, %s)", goFieldVar(f), live, goStructField(f),
 				goExact.print(f.Default), goExact.print(f.Min), goExact.print(f.Max))
 		}
+		if !s.Collection() {
+			continue
+		}
+		w.line("if !%s {", live)
+		w.line("st.%s = nil", goEntries(s))
+		w.line("}")
+		if used.entries[s] {
+			list := goName(s.Name)
+			w.line("%s := st.%s", list, goEntries(s))
+			w.line("if n := %s; int64(len(%s)) > n {", goTyped(goExact.print(s.MaxEntries), s.MaxEntries), list)
+			w.line("%s = %s[int64(len(%s))-n:]", list, list, list)
+			w.line("}")
+		}
 	}
-	goBlock(w, sp, a, a.Body)
-	w.line("}")
 }
 
-func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt) {
+// goAggregates computes the aggregates of one statement into locals
+// before it; a let that is exactly an aggregate takes its name.
+func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
+	for _, e := range stmtExprs(s) {
+		for _, ag := range aggregates(e) {
+			name := fmt.Sprintf("agg%d", len(names)+1)
+			if l, ok := s.(*Let); ok && l.X == ag {
+				name = goName(l.Name)
+			}
+			names[ag] = name
+			list, it := goName(ag.It.State.Name), goName(ag.It.Name)
+			if ag.Fn == "sum" {
+				w.line("%s := int64(0)", name)
+			} else {
+				w.line("%s := %s", name, goTyped(goExact.print(ag.D), ag.D))
+			}
+			if ag.Fn == "reach" {
+				w.line("%sNeed, %sRun := %s, int64(0)", name, name, goExact.print(ag.N))
+			}
+			if refersTo(ag.Where, ag.It) || refersTo(ag.V, ag.It) || refersTo(ag.R, ag.It) {
+				w.line("for _, %s := range %s {", it, list)
+			} else {
+				w.line("for range %s {", list)
+			}
+			if ag.Where != nil {
+				w.line("if !(%s) {", goExact.print(ag.Where))
+				w.line("continue")
+				w.line("}")
+			}
+			switch ag.Fn {
+			case "sum":
+				w.line("%s += %s", name, goExact.print(ag.V))
+			case "last":
+				w.line("%s = %s", name, goExact.print(ag.V))
+			case "reach":
+				w.line("%sRun += %s", name, goExact.print(ag.V))
+				w.line("if %sRun >= %sNeed {", name, name)
+				w.line("%s = %s", name, goExact.print(ag.R))
+				w.line("break")
+				w.line("}")
+			}
+			w.line("}")
+		}
+	}
+}
+
+func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]string) {
+	d := goExact
+	d.agg = func(_ dialect, e *Agg) string { return names[e] }
 	for _, s := range body {
+		goAggregates(w, s, names)
 		switch s := s.(type) {
 		case *Let:
-			w.line("%s := %s", goName(s.Name), goExact.print(s.X))
+			if ag, ok := s.X.(*Agg); ok && names[ag] == goName(s.Name) {
+				continue // computed in place
+			}
+			w.line("%s := %s", goName(s.Name), goTyped(d.print(s.X), s.X))
 		case *If:
-			w.line("if %s {", goExact.print(s.Cond))
-			goBlock(w, sp, a, s.Then)
+			w.line("if %s {", d.print(s.Cond))
+			goBlock(w, sp, a, s.Then, names)
 			if len(s.Else) > 0 {
 				w.line("} else {")
-				goBlock(w, sp, a, s.Else)
+				goBlock(w, sp, a, s.Else, names)
 			}
 			w.line("}")
 		case *Store:
 			for i, f := range s.State.Fields {
-				w.line("st.%s = %s", goStructField(f), goExact.print(s.Values[i]))
+				w.line("st.%s = %s", goStructField(f), d.print(s.Values[i]))
 			}
-			w.line("st.%s = nowMs + %s", goExpField(s.State), goExact.print(s.TTL))
-			w.line("sh.put(key, e, st, nowMs)")
+			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
+			w.line("e = sh.put(key, e, st, nowMs)")
+		case *Add:
+			goAdd(w, a, s, d)
+			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
+			w.line("e = sh.put(key, e, st, nowMs)")
+		case *Drop:
+			list := "st." + goEntries(s.State)
+			first := goExported(s.State.Entry[0].Name)
+			w.line("{")
+			w.line("n := 0")
+			w.line("for n < len(%s) && %s[n].%s <= %s {", list, list, first, d.print(s.Upto))
+			w.line("n++")
+			w.line("}")
+			w.line("%s = %s[n:]", list, list)
+			w.line("}")
+			w.line("e = sh.put(key, e, st, nowMs)")
+		case *Clear:
+			w.line("st.%s = nil", goEntries(s.State))
+			w.line("e = sh.put(key, e, st, nowMs)")
+		case *Show:
+			w.line("if !(%s) {", d.print(s.Cond))
+			w.line("return nil, nil")
+			w.line("}")
+			w.line("return append([]%s(nil), %s...), nil", goEntryType(a, s.State), goName(s.State.Name))
 		case *Reply:
 			var fields []string
 			for i, f := range sp.Reply {
-				fields = append(fields, goExported(f.Name)+": "+goExact.print(s.Values[i]))
+				fields = append(fields, goExported(f.Name)+": "+d.print(s.Values[i]))
 			}
 			w.line("return Result{%s}, nil", strings.Join(fields, ", "))
 		}
 	}
 }
 
-// usage records which parameters and state fields the generated Allow
-// reads, so that it declares no unused variable.
-type usage struct {
-	params bool
-	states map[*State]bool
-	fields map[*Field]bool
+// goTyped makes an integer built of literals alone an int64, so that :=
+// declares no int.
+func goTyped(text string, e Expr) string {
+	if e.Type() == Int && untypedInt(e) {
+		return "int64(" + text + ")"
+	}
+	return text
 }
 
-func usedNames(a *Algorithm) usage {
-	u := usage{states: map[*State]bool{}, fields: map[*Field]bool{}}
-	var visit func(e Expr)
-	visit = func(e Expr) {
-		switch e := e.(type) {
-		case *ParamRef:
-			u.params = true
-		case *FieldRef:
-			u.fields[e.F] = true
-			u.states[e.F.State] = true
-			for _, d := range []Expr{e.F.Min, e.F.Max, e.F.Default} {
-				visit(d)
+// untypedInt reports whether Go would type e's value as int: its values
+// are all literals.
+func untypedInt(e Expr) bool {
+	switch e := e.(type) {
+	case *Lit:
+		return true
+	case *Cond:
+		return untypedInt(e.A) && untypedInt(e.B)
+	case *Unary:
+		return untypedInt(e.X)
+	case *Binary:
+		return e.Type() == Int && untypedInt(e.X) && untypedInt(e.Y)
+	case *Call:
+		for _, a := range e.Args {
+			if !untypedInt(a) {
+				return false
 			}
-		case *Unary:
-			visit(e.X)
-		case *Binary:
-			visit(e.X)
-			visit(e.Y)
-		case *Call:
-			for _, x := range e.Args {
-				visit(x)
-			}
-		case *Cond:
-			visit(e.C)
-			visit(e.A)
-			visit(e.B)
 		}
+		return true
 	}
-	walkStmts(a.Body, visit)
-	return u
+	return false
 }
 
-// walkStmts calls visit on every top-level expression of body.
-func walkStmts(body []Stmt, visit func(Expr)) {
-	for _, s := range body {
-		switch s := s.(type) {
-		case *Let:
-			visit(s.X)
-		case *If:
-			visit(s.Cond)
-			walkStmts(s.Then, visit)
-			walkStmts(s.Else, visit)
-		case *Store:
-			for _, v := range s.Values {
-				visit(v)
-			}
-			visit(s.TTL)
-		case *Reply:
-			for _, v := range s.Values {
-				visit(v)
-			}
-		}
+// goAdd inserts an entry as the Lua script does: a zset keeps entries
+// sorted by score, then member; a hash adds to the entry of that name or
+// inserts one in order; a list appends.
+func goAdd(w *writer, a *Algorithm, s *Add, d dialect) {
+	list := "st." + goEntries(s.State)
+	t := goEntryType(a, s.State)
+	var vals []string
+	for i, f := range s.State.Entry {
+		vals = append(vals, goExported(f.Name)+": "+d.print(s.Values[i]))
 	}
+	lit := t + "{" + strings.Join(vals, ", ") + "}"
+	first := goExported(s.State.Entry[0].Name)
+	switch s.State.Kind {
+	case List:
+		w.line("%s = append(%s, %s)", list, list, lit)
+	case ZSet:
+		w.line("{")
+		w.line("x := %s", lit)
+		w.line("i := len(%s)", list)
+		w.line("for i > 0 && (x.%s < %s[i-1].%s || x.%s == %s[i-1].%s && x.member() < %s[i-1].member()) {", first, list, first, first, list, first, list)
+		w.line("i--")
+		w.line("}")
+		w.line("%s = insertAt(%s, i, x)", list, list)
+		w.line("}")
+	case Hash:
+		value := goExported(s.State.Entry[1].Name)
+		w.line("{")
+		w.line("x := %s", lit)
+		w.line("i := len(%s)", list)
+		w.line("for i > 0 && %s[i-1].%s > x.%s {", list, first, first)
+		w.line("i--")
+		w.line("}")
+		w.line("if i > 0 && %s[i-1].%s == x.%s {", list, first, first)
+		w.line("%s[i-1].%s += x.%s", list, value, value)
+		w.line("} else {")
+		w.line("%s = insertAt(%s, i, x)", list, list)
+		w.line("}")
+		w.line("}")
+	}
+}
+
+// goView emits a view's typed method and the generic View.
+func goView(w *writer, sp *Spec, a *Algorithm, v *View) {
+	typ, method := goType(a), goExported(v.Name)
+	w.line("var _ Viewer = (*%s)(nil)", typ)
+	w.line("")
+	et := goEntryType(a, showState(v))
+	w.line("// %s is the view %s: it reads, and writes nothing.", method, v.Name)
+	w.line("//")
+	for _, l := range strings.Split(v.Doc, "\n") {
+		w.line("// %s", l)
+	}
+	w.line("func (l *%s) %s(key string, nowMs int64) ([]%s, error) {", typ, method, et)
+	w.line("if key == \"\" {")
+	w.line("return nil, badInput(%q)", a.Name+": "+msgKeyEmpty)
+	w.line("}")
+	in := sp.Inputs[0]
+	w.line("if nowMs < %d || nowMs > %d {", in.Min, in.Max)
+	w.line("return nil, badInput(\"%%s%%d\", %q, nowMs)", a.Name+": "+msgInputPrefix(in))
+	w.line("}")
+	goReads(w, a, v.Body, false)
+	goBlock(w, sp, a, v.Body, map[*Agg]string{})
+	w.line("}")
+	w.line("")
+}
+
+// goViewByName emits View, which runs any view of the algorithm by name.
+func goViewByName(w *writer, a *Algorithm) {
+	typ := goType(a)
+	w.line("// View runs a view by name and returns its entries as records; see Viewer.")
+	w.line("func (l *%s) View(name, key string, nowMs int64) ([]Record, error) {", typ)
+	w.line("switch name {")
+	var names []string
+	for _, v := range a.Views {
+		names = append(names, v.Name)
+		w.line("case %q:", v.Name)
+		w.line("list, err := l.%s(key, nowMs)", goExported(v.Name))
+		w.line("if err != nil {")
+		w.line("return nil, err")
+		w.line("}")
+		w.line("out := make([]Record, len(list))")
+		w.line("for i, x := range list {")
+		var vals []string
+		for _, f := range showState(v).Entry {
+			vals = append(vals, "x."+goExported(f.Name))
+		}
+		w.line("out[i] = Record{%s}", strings.Join(vals, ", "))
+		w.line("}")
+		w.line("return out, nil")
+	}
+	w.line("}")
+	w.line("return nil, badInput(%q, name)", a.Name+": unknown view %q (views: "+strings.Join(names, ", ")+")")
+	w.line("}")
+	w.line("")
 }
 
 // emitGoResult returns goimpl/result_gen.go: the Result type, one field per

@@ -17,7 +17,10 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 	algs := append([]*Algorithm(nil), sp.Algorithms...)
 	sort.Slice(algs, func(i, j int) bool { return algs[i].Name < algs[j].Name })
 	for _, a := range algs {
-		files["lua/"+a.Name+".lua"] = emitLua(sp, a)
+		files["lua/"+a.Name+".lua"] = emitLua(sp, a, nil)
+		for _, v := range a.Views {
+			files["lua/"+luaScriptName(a, v)+".lua"] = emitLua(sp, a, v)
+		}
 		src, err := emitGo(sp, a)
 		if err != nil {
 			return nil, err
@@ -69,10 +72,12 @@ type manifest struct {
 }
 
 type manifestArg struct {
-	Name string `json:"name"`
-	Min  int64  `json:"min"`
-	Max  int64  `json:"max"`
-	Doc  string `json:"doc,omitempty"`
+	Name    string `json:"name"`
+	Type    string `json:"type,omitempty"` // "string"; integers otherwise
+	Min     int64  `json:"min"`
+	Max     int64  `json:"max"` // for a string: its most bytes
+	Default *int64 `json:"default,omitempty"`
+	Doc     string `json:"doc,omitempty"`
 }
 
 type manifestReply struct {
@@ -82,27 +87,35 @@ type manifestReply struct {
 }
 
 type manifestKey struct {
-	Template string          `json:"template"`
-	Type     string          `json:"type"`
-	Doc      string          `json:"doc"`
-	Fields   []manifestField `json:"fields"`
+	Template   string          `json:"template"`
+	Type       string          `json:"type"`
+	Doc        string          `json:"doc"`
+	Fields     []manifestField `json:"fields,omitempty"`
+	Entries    string          `json:"entries,omitempty"` // how entries are stored
+	MaxEntries string          `json:"max_entries,omitempty"`
+	Entry      []manifestField `json:"entry,omitempty"`
 }
 
 type manifestField struct {
 	Name string `json:"name"`
-	Min  string `json:"min"`
-	Max  string `json:"max"`
+	Type string `json:"type,omitempty"` // "string"; integers otherwise
+	Min  string `json:"min,omitempty"`
+	Max  string `json:"max,omitempty"`
 	Doc  string `json:"doc"`
 }
 
 type manifestScript struct {
-	Name     string        `json:"name"`
-	File     string        `json:"file"`
-	SHA1     string        `json:"sha1"`
-	Doc      string        `json:"doc"`
-	Keys     []manifestKey `json:"keys"`
-	Argv     []manifestArg `json:"argv"`
-	Requires []string      `json:"requires"`
+	Name      string        `json:"name"`
+	Algorithm string        `json:"algorithm"`
+	View      string        `json:"view,omitempty"` // a read-only view; "" for the decision
+	File      string        `json:"file"`
+	SHA1      string        `json:"sha1"`
+	Doc       string        `json:"doc"`
+	Keys      []manifestKey `json:"keys"`
+	Argv      []manifestArg `json:"argv"`
+	Requires  []string      `json:"requires"`
+	// Returns names the fields of each entry a view returns.
+	Returns []string `json:"returns,omitempty"`
 }
 
 func emitManifest(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte, error) {
@@ -121,31 +134,63 @@ func emitManifest(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 		m.Reply = append(m.Reply, manifestReply{Name: f.Name, Type: f.Type.String(), Doc: f.Doc})
 	}
 	for _, a := range algs {
-		file := a.Name + ".lua"
-		s := manifestScript{Name: a.Name, File: file, SHA1: sha1Hex(files["lua/"+file]), Doc: a.Doc, Requires: []string{}}
-		for _, st := range a.States {
-			k := manifestKey{Template: keyTemplate(st), Type: st.Kind.String(), Doc: st.Doc}
-			for _, f := range st.Fields {
-				k.Fields = append(k.Fields, manifestField{Name: f.Name, Min: Format(f.Min), Max: Format(f.Max), Doc: f.Doc})
-			}
-			s.Keys = append(s.Keys, k)
+		m.Scripts = append(m.Scripts, manifestOf(sp, a, nil, files))
+		for _, v := range a.Views {
+			m.Scripts = append(m.Scripts, manifestOf(sp, a, v, files))
 		}
-		for _, in := range sp.Inputs {
-			s.Argv = append(s.Argv, manifestArg{Name: in.Arg, Min: in.Min, Max: in.Max})
-		}
-		for _, p := range a.Params {
-			s.Argv = append(s.Argv, manifestArg{Name: p.Name, Min: p.Min, Max: p.Max, Doc: p.Doc})
-		}
-		for _, r := range a.Requires {
-			s.Requires = append(s.Requires, Format(r.Cond))
-		}
-		m.Scripts = append(m.Scripts, s)
 	}
 	out, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// manifestOf describes the script of an algorithm, or of one view.
+func manifestOf(sp *Spec, a *Algorithm, v *View, files map[string][]byte) manifestScript {
+	name := luaScriptName(a, v)
+	file := name + ".lua"
+	s := manifestScript{Name: name, Algorithm: a.Name, File: file, SHA1: sha1Hex(files["lua/"+file]), Doc: a.Doc, Requires: []string{}}
+	if v != nil {
+		s.View, s.Doc = v.Name, v.Doc
+		for _, f := range showState(v).Entry {
+			s.Returns = append(s.Returns, f.Name)
+		}
+	}
+	field := func(f *Field) manifestField {
+		if f.Type == Str {
+			return manifestField{Name: f.Name, Type: "string", Doc: f.Doc}
+		}
+		return manifestField{Name: f.Name, Min: Format(f.Min), Max: Format(f.Max), Doc: f.Doc}
+	}
+	for _, st := range a.States {
+		k := manifestKey{Template: keyTemplate(st), Type: st.Kind.String(), Doc: st.Doc}
+		for _, f := range st.Fields {
+			k.Fields = append(k.Fields, field(f))
+		}
+		if st.Collection() {
+			k.Entries = strings.TrimSuffix(entryLayout(st), ":")
+			k.MaxEntries = Format(st.MaxEntries)
+			for _, f := range st.Entry {
+				k.Entry = append(k.Entry, field(f))
+			}
+		}
+		s.Keys = append(s.Keys, k)
+	}
+	ints, strs, _ := luaArgs(sp, a, v)
+	for _, in := range ints {
+		s.Argv = append(s.Argv, manifestArg{Name: in.Arg, Min: in.Min, Max: in.Max})
+	}
+	for _, in := range strs {
+		s.Argv = append(s.Argv, manifestArg{Name: in.Name, Type: "string", Max: int64(in.MaxLen), Doc: in.Doc})
+	}
+	for _, p := range a.Params {
+		s.Argv = append(s.Argv, manifestArg{Name: p.Name, Min: p.Min, Max: p.Max, Default: p.Default, Doc: p.Doc})
+	}
+	for _, r := range a.Requires {
+		s.Requires = append(s.Requires, Format(r.Cond))
+	}
+	return s
 }
 
 func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte, error) {
@@ -156,9 +201,21 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 	w.line("")
 	w.line("import _ \"embed\"")
 	w.line("")
+	type script struct {
+		a *Algorithm
+		v *View
+	}
+	var scripts []script
 	for _, a := range algs {
-		w.line("//go:embed %s.lua", a.Name)
-		w.line("var %sSource string", goName(a.Name))
+		scripts = append(scripts, script{a, nil})
+		for _, v := range a.Views {
+			scripts = append(scripts, script{a, v})
+		}
+	}
+	for _, s := range scripts {
+		name := luaScriptName(s.a, s.v)
+		w.line("//go:embed %s.lua", name)
+		w.line("var %sSource string", goName(name))
 		w.line("")
 	}
 	var reply []string
@@ -167,16 +224,33 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 	}
 	w.line("// Scripts lists every generated script, sorted by name.")
 	w.line("var Scripts = []Script{")
-	for _, a := range algs {
-		var keys, params []string
+	for _, sc := range scripts {
+		a, name := sc.a, luaScriptName(sc.a, sc.v)
+		var keys, params, strs, defaults []string
 		for _, s := range a.States {
 			keys = append(keys, fmt.Sprintf("%q", s.Suffix))
 		}
 		for _, p := range a.Params {
 			params = append(params, fmt.Sprintf("%q", p.Name))
+			if p.Default != nil {
+				defaults = append(defaults, fmt.Sprintf("%q: \"%d\"", p.Name, *p.Default))
+			}
 		}
-		w.line("{Name: %q, Source: %sSource, SHA1: %q, Keys: []string{%s}, Params: []string{%s}, Reply: []string{%s}},",
-			a.Name, goName(a.Name), sha1Hex(files["lua/"+a.Name+".lua"]), strings.Join(keys, ", "), strings.Join(params, ", "), strings.Join(reply, ", "))
+		_, ss, _ := luaArgs(sp, a, sc.v)
+		for _, in := range ss {
+			strs = append(strs, fmt.Sprintf("%q", in.Name))
+		}
+		returns := reply
+		view := ""
+		if sc.v != nil {
+			view = sc.v.Name
+			returns = nil
+			for _, f := range showState(sc.v).Entry {
+				returns = append(returns, fmt.Sprintf("%q", f.Name))
+			}
+		}
+		w.line("{Name: %q, Algorithm: %q, View: %q, Source: %sSource, SHA1: %q, Keys: []string{%s}, Strings: []string{%s}, Params: []string{%s}, Defaults: map[string]string{%s}, Reply: []string{%s}},",
+			name, a.Name, view, goName(name), sha1Hex(files["lua/"+name+".lua"]), strings.Join(keys, ", "), strings.Join(strs, ", "), strings.Join(params, ", "), strings.Join(defaults, ", "), strings.Join(returns, ", "))
 	}
 	w.line("}")
 	return format.Source(w.bytes())

@@ -22,18 +22,15 @@ func (p Pos) String() string {
 // Type is the type of a value in the logic language.
 type Type int
 
-// The types of the logic language.
+// The types of the logic language. Str is only passed through: a string
+// input stored in a string entry field.
 const (
 	Int Type = iota
 	Bool
+	Str
 )
 
-func (t Type) String() string {
-	if t == Bool {
-		return "bool"
-	}
-	return "int"
-}
+func (t Type) String() string { return [...]string{"int", "bool", "string"}[t] }
 
 // Spec is the whole checked specification: the IR every emitter reads.
 type Spec struct {
@@ -63,6 +60,9 @@ type ReplyField struct {
 	Name string
 	Doc  string
 	Type Type
+	// Default is the value of an int field an algorithm does not set;
+	// nil when every algorithm must set it.
+	Default *int64
 }
 
 // Algorithm is one rate-limiting algorithm.
@@ -72,8 +72,13 @@ type Algorithm struct {
 	Pos      Pos
 	Params   []*Param
 	Requires []*Require
-	States   []*State
-	Body     []Stmt
+	// Strings are the algorithm's per-call string inputs, in ARGV order
+	// after now_ms and cost.
+	Strings []*StrInput
+	States  []*State
+	Body    []Stmt
+	// Views are the read-only scripts over the algorithm's state.
+	Views []*View
 	// Checks are the runtime checks on parameters the bound analysis could
 	// not discharge statically; each must hold for the parameters to be
 	// accepted. Filled in by the analysis.
@@ -86,6 +91,26 @@ type Param struct {
 	Doc  string
 	Min  int64
 	Max  int64
+	// Default is the value of an optional parameter left out; nil when
+	// the parameter is required.
+	Default *int64
+}
+
+// StrInput is a per-call string argument of one algorithm, such as the
+// meta recorded with an admitted request.
+type StrInput struct {
+	Name   string
+	Doc    string
+	MaxLen int // in bytes
+}
+
+// View is a read-only script over an algorithm's state: it takes now_ms
+// and the parameters and returns the entries of one collection.
+type View struct {
+	Name string
+	Doc  string
+	Body []Stmt // lets and ifs, ending with a Show
+	Pos  Pos
 }
 
 // Require is a documented joint constraint on the parameters.
@@ -104,12 +129,18 @@ type Check struct {
 // StateKind is the Redis type of a state key.
 type StateKind int
 
-// The state kinds.
+// The state kinds. A hash holds fixed integer fields and, if it declares
+// entries, one field per entry, named by the entry's first field (an
+// integer) and holding its second. A zset holds entries ordered by their
+// first field, the score; the member is every field, joined by ":". A
+// list holds entries in arrival order, each its fields joined by ":".
 const (
 	Hash StateKind = iota
+	ZSet
+	List
 )
 
-func (k StateKind) String() string { return [...]string{"hash"}[k] }
+func (k StateKind) String() string { return [...]string{"hash", "zset", "list"}[k] }
 
 // State is one Redis key of an algorithm's state.
 type State struct {
@@ -117,19 +148,31 @@ type State struct {
 	Doc    string
 	Suffix string // the key is "{" + key + "}" + Suffix
 	Kind   StateKind
-	Fields []*Field
-	Pos    Pos
+	Fields []*Field // the fixed fields of a hash
+	// Entry are the fields of each entry of a collection (a zset, a list,
+	// a hash with entries); nil for a hash without entries.
+	Entry []*Field
+	// MaxEntries bounds the entries read: a read keeps the last
+	// MaxEntries in order. An expression over parameters and constants.
+	MaxEntries Expr
+	Pos        Pos
 }
 
-// Field is an integer field of a hash state.
+// Collection reports whether the state holds entries.
+func (s *State) Collection() bool { return s.Entry != nil }
+
+// Field is an integer field of a hash state, or a field of an entry
+// (integer, or a string for the last field of a list entry).
 type Field struct {
 	State   *State
 	Name    string
 	Doc     string
 	Index   int
-	Min     Expr // over parameters and constants
+	Type    Type // Int, or Str for a list entry's last field
+	Entry   bool // a field of an entry, not of the hash
+	Min     Expr // over parameters and constants; nil for a string
 	Max     Expr
-	Default Expr
+	Default Expr // nil for entry fields
 }
 
 // Stmt is a statement of the logic language.
@@ -165,10 +208,44 @@ type Reply struct {
 	Pos    Pos
 }
 
+// Add inserts an entry into a collection: ZADD for a zset, RPUSH for a
+// list; for a hash, HINCRBY adds the value to the entry of that name.
+type Add struct {
+	State  *State
+	Values []Expr // by entry field index
+	TTL    Expr
+	Pos    Pos
+}
+
+// Drop removes the entries whose first field is at most Upto.
+type Drop struct {
+	State *State
+	Upto  Expr
+	Pos   Pos
+}
+
+// Clear deletes a collection's key.
+type Clear struct {
+	State *State
+	Pos   Pos
+}
+
+// Show ends a view: the collection's entries, in order, if Cond holds;
+// none otherwise.
+type Show struct {
+	State *State
+	Cond  Expr
+	Pos   Pos
+}
+
 func (*Let) stmtNode()   {}
 func (*If) stmtNode()    {}
 func (*Store) stmtNode() {}
 func (*Reply) stmtNode() {}
+func (*Add) stmtNode()   {}
+func (*Drop) stmtNode()  {}
+func (*Clear) stmtNode() {}
+func (*Show) stmtNode()  {}
 
 // Expr is an expression of the logic language.
 type Expr interface{ Type() Type }
@@ -194,6 +271,40 @@ type FieldRef struct{ F *Field }
 // VarRef reads a let-bound name.
 type VarRef struct{ L *Let }
 
+// StrRef reads a per-call string input.
+type StrRef struct{ In *StrInput }
+
+// Iter is the variable of an aggregate, bound to each entry in turn.
+type Iter struct {
+	Name  string
+	State *State
+}
+
+// EntryRef reads a field of the entry an aggregate is visiting.
+type EntryRef struct {
+	It *Iter
+	F  *Field
+}
+
+// Agg is an aggregate over the entries of a collection, in order, as the
+// collection was when the call began, keeping those for which Where holds
+// (all when Where is nil):
+//
+//	sum(e in C where P: V)                  the sum of V (V >= 0)
+//	last(e in C where P: V else D)          V of the last such entry, or D
+//	reach(e in C where P: V >= N then R else D)
+//	                                        R of the first entry at which the
+//	                                        running sum of V reaches N, or D
+type Agg struct {
+	Fn    string // sum, last, reach
+	It    *Iter
+	Where Expr
+	V     Expr
+	N     Expr // reach only
+	R     Expr // reach only
+	D     Expr // last and reach
+}
+
 // Unary is -x or !x.
 type Unary struct {
 	Op string
@@ -215,7 +326,15 @@ type Call struct {
 // Cond is `if C then A else B`.
 type Cond struct{ C, A, B Expr }
 
-func (*Lit) Type() Type      { return Int }
+func (*Lit) Type() Type        { return Int }
+func (*StrRef) Type() Type     { return Str }
+func (e *EntryRef) Type() Type { return e.F.Type }
+func (a *Agg) Type() Type {
+	if a.Fn == "sum" {
+		return Int
+	}
+	return a.D.Type()
+}
 func (*BoolLit) Type() Type  { return Bool }
 func (*ParamRef) Type() Type { return Int }
 func (*InputRef) Type() Type { return Int }

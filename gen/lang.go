@@ -55,7 +55,7 @@ func lex(src string, firstLine int) ([]token, error) {
 				i += 2
 				continue
 			}
-			if strings.ContainsRune("+-*/%<>=!(){},.", rune(c)) {
+			if strings.ContainsRune("+-*/%<>=!(){},.:", rune(c)) {
 				toks = append(toks, token{"op", string(c), line})
 				i++
 				continue
@@ -73,6 +73,8 @@ var keywords = map[string]bool{
 	"let": true, "if": true, "then": true, "else": true, "store": true,
 	"ttl": true, "reply": true, "true": true, "false": true,
 	"now": true, "cost": true, "min": true, "max": true, "ceildiv": true,
+	"in": true, "where": true, "sum": true, "last": true, "reach": true,
+	"add": true, "drop": true, "upto": true, "clear": true, "show": true,
 }
 
 // scope resolves names while parsing one algorithm.
@@ -82,6 +84,12 @@ type scope struct {
 	lets   []map[string]*Let
 	params bool // whether parameters may be named
 	inputs bool // whether now, cost, state and lets may be named
+	view   *View
+	iters  []*Iter // the aggregates being parsed, innermost last
+	// written holds the collections a statement so far writes: an
+	// aggregate may not read one after that, so that every target reads
+	// the state as it was when the call began.
+	written map[*State]bool
 }
 
 // parser parses the logic language of one algorithm.
@@ -117,6 +125,16 @@ func (p *parser) expect(text string) token {
 func (p *parser) is(text string) bool {
 	t := p.peek()
 	return t.kind != "int" && t.kind != "eof" && t.text == text
+}
+
+// fieldName reads a field name: after a dot or in an assignment, where
+// a keyword (cost, say) cannot be mistaken for one.
+func (p *parser) fieldName() token {
+	t := p.next()
+	if t.kind != "ident" {
+		p.fail(t, "expected a field name, found %q", t.text)
+	}
+	return t
 }
 
 func (p *parser) ident() token {
@@ -155,14 +173,15 @@ func parseExprText(sp *Spec, alg *Algorithm, src string, pos Pos, params bool) (
 	return e, nil
 }
 
-// parseLogic parses the body of an algorithm.
-func parseLogic(sp *Spec, alg *Algorithm, src string, pos Pos) (body []Stmt, err error) {
+// parseLogic parses the body of an algorithm, or of one of its views
+// when view is not nil.
+func parseLogic(sp *Spec, alg *Algorithm, view *View, src string, pos Pos) (body []Stmt, err error) {
 	defer catch(&err)
 	toks, lerr := lex(src, pos.Line)
 	if lerr != nil {
 		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
 	}
-	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: true, inputs: true}}
+	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, written: map[*State]bool{}}}
 	body = p.block(true)
 	if t := p.peek(); t.kind != "eof" {
 		p.fail(t, "unexpected %q", t.text)
@@ -170,8 +189,12 @@ func parseLogic(sp *Spec, alg *Algorithm, src string, pos Pos) (body []Stmt, err
 	if len(body) == 0 {
 		p.fail(p.peek(), "empty logic")
 	}
-	if _, ok := body[len(body)-1].(*Reply); !ok {
+	last := body[len(body)-1]
+	if _, ok := last.(*Reply); !ok && view == nil {
 		p.fail(p.peek(), "logic must end with a reply")
+	}
+	if _, ok := last.(*Show); !ok && view != nil {
+		p.fail(p.peek(), "a view must end with show")
 	}
 	return body, nil
 }
@@ -188,7 +211,8 @@ func (p *parser) block(top bool) []Stmt {
 			p.fail(t, "statement after reply")
 		}
 		s := p.stmt(top)
-		if _, ok := s.(*Reply); ok {
+		switch s.(type) {
+		case *Reply, *Show:
 			replied = true
 		}
 		out = append(out, s)
@@ -204,7 +228,38 @@ func (p *parser) block(top bool) []Stmt {
 func (p *parser) stmt(top bool) Stmt {
 	t := p.next()
 	pos := Pos{p.file, t.line}
+	if v := p.sc.view; v != nil && t.text != "let" && t.text != "show" {
+		p.fail(t, "view %s: only let and show are allowed in a view", v.Name)
+	}
 	switch t.text {
+	case "add":
+		return p.add(pos)
+	case "drop":
+		st := p.collection(p.ident())
+		if st.Kind == List {
+			p.fail(t, "a list keeps arrival order: clear it instead of dropping entries")
+		}
+		p.expect("upto")
+		d := &Drop{State: st, Upto: p.typed(Int), Pos: pos}
+		p.sc.written[st] = true
+		return d
+	case "clear":
+		st := p.collection(p.ident())
+		p.sc.written[st] = true
+		return &Clear{State: st, Pos: pos}
+	case "show":
+		if p.sc.view == nil {
+			p.fail(t, "show ends a view; the logic of an algorithm ends with reply")
+		}
+		if !top {
+			p.fail(t, "show must be the last statement of the view, outside any if")
+		}
+		s := &Show{State: p.collection(p.ident()), Cond: &BoolLit{V: true}, Pos: pos}
+		if p.is("if") {
+			p.next()
+			s.Cond = p.typed(Bool)
+		}
+		return s
 	case "let":
 		name := p.ident()
 		if p.lookup(name.text) != nil {
@@ -234,16 +289,49 @@ func (p *parser) stmt(top bool) Stmt {
 		}
 		return p.reply(pos)
 	}
-	p.fail(t, "expected let, if, store or reply, found %q", t.text)
+	p.fail(t, "expected let, if, store, add, drop, clear or reply, found %q", t.text)
 	return nil
 }
 
-// assignments parses `{ name = expr, ... }` against the declared names.
-func (p *parser) assignments(what string, names []string, types []Type) []Expr {
+// collection resolves the name of a state that holds entries.
+func (p *parser) collection(name token) *State {
+	for _, s := range p.sc.alg.States {
+		if s.Name == name.text {
+			if !s.Collection() {
+				p.fail(name, "state %s has no entries", s.Name)
+			}
+			return s
+		}
+	}
+	p.fail(name, "unknown state %q", name.text)
+	return nil
+}
+
+func (p *parser) add(pos Pos) Stmt {
+	st := p.collection(p.ident())
+	var names []string
+	var types []Type
+	for _, f := range st.Entry {
+		names = append(names, f.Name)
+		types = append(types, f.Type)
+	}
+	s := &Add{State: st, Values: p.assignments("add "+st.Name, names, types, nil), Pos: pos}
+	p.sc.written[st] = true
+	if !p.is("ttl") {
+		panic(&parseError{pos, fmt.Sprintf("add %s needs a ttl: every key a script writes must expire", st.Name)})
+	}
+	p.next()
+	s.TTL = p.typed(Int)
+	return s
+}
+
+// assignments parses `{ name = expr, ... }` against the declared names;
+// a name with a default in defaults may be left out.
+func (p *parser) assignments(what string, names []string, types []Type, defaults []*int64) []Expr {
 	p.expect("{")
 	vals := make([]Expr, len(names))
 	for !p.is("}") {
-		n := p.ident()
+		n := p.fieldName()
 		i := indexOf(names, n.text)
 		if i < 0 {
 			p.fail(n, "%s has no field %q (fields: %s)", what, n.text, strings.Join(names, ", "))
@@ -260,6 +348,10 @@ func (p *parser) assignments(what string, names []string, types []Type) []Expr {
 	}
 	end := p.expect("}")
 	for i, v := range vals {
+		if v == nil && defaults != nil && defaults[i] != nil {
+			vals[i] = &Lit{V: *defaults[i]}
+			continue
+		}
 		if v == nil {
 			p.fail(end, "%s: field %q is not set", what, names[i])
 		}
@@ -284,7 +376,10 @@ func (p *parser) store(pos Pos) Stmt {
 		names = append(names, f.Name)
 		types = append(types, Int)
 	}
-	s := &Store{State: st, Values: p.assignments("store "+st.Name, names, types), Pos: pos}
+	if len(names) == 0 {
+		p.fail(name, "state %s has no fields to store; add writes its entries", st.Name)
+	}
+	s := &Store{State: st, Values: p.assignments("store "+st.Name, names, types, nil), Pos: pos}
 	if !p.is("ttl") {
 		panic(&parseError{pos, fmt.Sprintf("store %s needs a ttl: every key a script writes must expire", st.Name)})
 	}
@@ -296,11 +391,13 @@ func (p *parser) store(pos Pos) Stmt {
 func (p *parser) reply(pos Pos) Stmt {
 	var names []string
 	var types []Type
+	var defaults []*int64
 	for _, f := range p.sc.spec.Reply {
 		names = append(names, f.Name)
 		types = append(types, f.Type)
+		defaults = append(defaults, f.Default)
 	}
-	return &Reply{Values: p.assignments("reply", names, types), Pos: pos}
+	return &Reply{Values: p.assignments("reply", names, types, defaults), Pos: pos}
 }
 
 func indexOf(list []string, s string) int {
@@ -412,6 +509,8 @@ func (p *parser) primary() Expr {
 		return e
 	case t.text == "true" || t.text == "false":
 		return &BoolLit{V: t.text == "true"}
+	case t.text == "sum" || t.text == "last" || t.text == "reach":
+		return p.aggregate(t)
 	case t.text == "min" || t.text == "max" || t.text == "ceildiv":
 		p.expect("(")
 		a := p.typed(Int)
@@ -422,6 +521,9 @@ func (p *parser) primary() Expr {
 	case t.text == "now" || t.text == "cost":
 		if !p.sc.inputs {
 			p.fail(t, "%s cannot be used here: only parameters and constants", t.text)
+		}
+		if p.sc.view != nil && t.text == "cost" {
+			p.fail(t, "a view takes no cost")
 		}
 		for _, in := range p.sc.spec.Inputs {
 			if in.Name == t.text {
@@ -435,7 +537,78 @@ func (p *parser) primary() Expr {
 	return nil
 }
 
+// aggregate parses sum(...), last(...) or reach(...) after its name.
+func (p *parser) aggregate(t token) Expr {
+	if !p.sc.inputs {
+		p.fail(t, "%s cannot be used here: only parameters and constants", t.text)
+	}
+	p.expect("(")
+	name := p.ident()
+	if p.lookup(name.text) != nil || p.iter(name.text) != nil {
+		p.fail(name, "%q is already defined", name.text)
+	}
+	p.expect("in")
+	cn := p.ident()
+	st := p.collection(cn)
+	if p.sc.written[st] {
+		p.fail(cn, "%s is read after a statement that writes it: read a collection only before writing it", st.Name)
+	}
+	if len(p.sc.iters) > 0 {
+		p.fail(t, "an aggregate may not hold another")
+	}
+	a := &Agg{Fn: t.text, It: &Iter{Name: name.text, State: st}}
+	p.sc.iters = append(p.sc.iters, a.It)
+	defer func() { p.sc.iters = p.sc.iters[:len(p.sc.iters)-1] }()
+	if p.is("where") {
+		p.next()
+		a.Where = p.typed(Bool)
+	}
+	p.expect(":")
+	if a.Fn == "reach" {
+		vt := p.peek()
+		a.V = p.binary(4) // stops at >=
+		if a.V.Type() != Int {
+			p.fail(vt, "expected an int expression, found %s", a.V.Type())
+		}
+	} else {
+		a.V = p.typed(Int)
+	}
+	if a.Fn == "reach" {
+		p.expect(">=")
+		a.N = p.typed(Int)
+		p.expect("then")
+		a.R = p.typed(Int)
+	}
+	if a.Fn != "sum" {
+		p.expect("else")
+		p.sc.iters = p.sc.iters[:len(p.sc.iters)-1] // the default sees no entry
+		a.D = p.typed(Int)
+		p.sc.iters = append(p.sc.iters, a.It)
+	}
+	p.expect(")")
+	return a
+}
+
+func (p *parser) iter(name string) *Iter {
+	for i := len(p.sc.iters) - 1; i >= 0; i-- {
+		if p.sc.iters[i].Name == name {
+			return p.sc.iters[i]
+		}
+	}
+	return nil
+}
+
 func (p *parser) name(t token) Expr {
+	if it := p.iter(t.text); it != nil {
+		p.expect(".")
+		f := p.fieldName()
+		for _, fd := range it.State.Entry {
+			if fd.Name == f.text {
+				return &EntryRef{It: it, F: fd}
+			}
+		}
+		p.fail(f, "an entry of %s has no field %q", it.State.Name, f.text)
+	}
 	if p.is(".") {
 		p.next()
 		f := p.ident()
@@ -459,6 +632,13 @@ func (p *parser) name(t token) Expr {
 		if l := p.lookup(t.text); l != nil {
 			l.uses++
 			return &VarRef{L: l}
+		}
+	}
+	if p.sc.inputs && p.sc.view == nil {
+		for _, in := range p.sc.alg.Strings {
+			if in.Name == t.text {
+				return &StrRef{In: in}
+			}
 		}
 	}
 	if p.sc.params && p.sc.alg != nil {

@@ -18,3 +18,8 @@ func msgParamPrefix(p *Param) string {
 func msgInputPrefix(in *Input) string {
 	return fmt.Sprintf("%s must be an integer in [%d, %d], got ", in.Arg, in.Min, in.Max)
 }
+
+// msgStrPrefix is followed by the length given.
+func msgStrPrefix(in *StrInput) string {
+	return fmt.Sprintf("%s must be at most %d bytes, got ", in.Name, in.MaxLen)
+}

@@ -16,6 +16,8 @@ type dialect struct {
 	call func(fn string, args []string) string
 	// cond renders if-then-else.
 	cond func(c, a, b string, t Type) string
+	// agg renders an aggregate, printing its parts with d.
+	agg func(d dialect, e *Agg) string
 }
 
 // specDialect prints expressions as the spec writes them.
@@ -37,6 +39,10 @@ var specDialect = dialect{
 			return e.F.State.Name + "." + e.F.Name
 		case *VarRef:
 			return e.L.Name
+		case *StrRef:
+			return e.In.Name
+		case *EntryRef:
+			return e.It.Name + "." + e.F.Name
 		}
 		panic(fmt.Sprintf("leaf %T", e))
 	},
@@ -45,6 +51,22 @@ var specDialect = dialect{
 		return fn + "(" + strings.Join(args, ", ") + ")"
 	},
 	cond: func(c, a, b string, _ Type) string { return "if " + c + " then " + a + " else " + b },
+	agg:  formatAgg,
+}
+
+func formatAgg(d dialect, e *Agg) string {
+	s := e.Fn + "(" + e.It.Name + " in " + e.It.State.Name
+	if e.Where != nil {
+		s += " where " + d.print(e.Where)
+	}
+	s += ": " + d.print(e.V)
+	if e.Fn == "reach" {
+		s += " >= " + d.print(e.N) + " then " + d.print(e.R)
+	}
+	if e.D != nil {
+		s += " else " + d.print(e.D)
+	}
+	return s + ")"
 }
 
 // Format prints e in the syntax of the spec.
@@ -85,6 +107,8 @@ func (d dialect) prec(e Expr, min int) string {
 			return "(" + s + ")"
 		}
 		return s
+	case *Agg:
+		return d.agg(d, e)
 	case *Call:
 		args := make([]string, len(e.Args))
 		for i, a := range e.Args {

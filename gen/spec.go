@@ -20,9 +20,10 @@ type yamlSpec struct {
 }
 
 type yamlReply struct {
-	Name string `yaml:"name"`
-	Type string `yaml:"type"`
-	Doc  string `yaml:"doc"`
+	Name    string `yaml:"name"`
+	Type    string `yaml:"type"`
+	Default *int64 `yaml:"default"`
+	Doc     string `yaml:"doc"`
 }
 
 type yamlAlgo struct {
@@ -30,15 +31,31 @@ type yamlAlgo struct {
 	Doc     string        `yaml:"doc"`
 	Params  []yamlParam   `yaml:"params"`
 	Require []yamlRequire `yaml:"require"`
+	Inputs  []yamlInput   `yaml:"inputs"`
 	State   []yamlState   `yaml:"state"`
 	Logic   yaml.Node     `yaml:"logic"`
+	Views   []yamlView    `yaml:"views"`
 }
 
 type yamlParam struct {
-	Name string `yaml:"name"`
-	Min  int64  `yaml:"min"`
-	Max  int64  `yaml:"max"`
-	Doc  string `yaml:"doc"`
+	Name    string `yaml:"name"`
+	Min     int64  `yaml:"min"`
+	Max     int64  `yaml:"max"`
+	Default *int64 `yaml:"default"`
+	Doc     string `yaml:"doc"`
+}
+
+type yamlInput struct {
+	Name   string `yaml:"name"`
+	Type   string `yaml:"type"`
+	MaxLen int    `yaml:"max_len"`
+	Doc    string `yaml:"doc"`
+}
+
+type yamlView struct {
+	Name  string    `yaml:"name"`
+	Doc   string    `yaml:"doc"`
+	Logic yaml.Node `yaml:"logic"`
 }
 
 type yamlRequire struct {
@@ -47,15 +64,18 @@ type yamlRequire struct {
 }
 
 type yamlState struct {
-	Name   string      `yaml:"name"`
-	Key    string      `yaml:"key"`
-	Type   string      `yaml:"type"`
-	Doc    string      `yaml:"doc"`
-	Fields []yamlField `yaml:"fields"`
+	Name       string      `yaml:"name"`
+	Key        string      `yaml:"key"`
+	Type       string      `yaml:"type"`
+	Doc        string      `yaml:"doc"`
+	Fields     []yamlField `yaml:"fields"`
+	MaxEntries yaml.Node   `yaml:"max_entries"`
+	Entry      []yamlField `yaml:"entry"`
 }
 
 type yamlField struct {
 	Name    string    `yaml:"name"`
+	Type    string    `yaml:"type"`
 	Min     yaml.Node `yaml:"min"`
 	Max     yaml.Node `yaml:"max"`
 	Default yaml.Node `yaml:"default"`
@@ -188,11 +208,14 @@ func (l *loader) reply(ys []yamlReply) {
 		l.errf(Pos{File: l.file}, "reply: at least one field is needed")
 	}
 	for _, r := range ys {
-		f := &ReplyField{Name: r.Name, Doc: strings.TrimSpace(r.Doc)}
+		f := &ReplyField{Name: r.Name, Doc: strings.TrimSpace(r.Doc), Default: r.Default}
 		switch r.Type {
 		case "", "int":
 		case "bool":
 			f.Type = Bool
+			if r.Default != nil {
+				l.errf(Pos{File: l.file}, "reply field %s: only an int field may have a default", r.Name)
+			}
 		default:
 			l.errf(Pos{File: l.file}, "reply field %s: type must be int or bool, not %q", r.Name, r.Type)
 		}
@@ -213,12 +236,14 @@ func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
 		l.errf(pos, "algorithm %s: doc is required", a.Name)
 	}
 	for _, yp := range ya.Params {
-		p := &Param{Name: yp.Name, Min: yp.Min, Max: yp.Max, Doc: strings.TrimSpace(yp.Doc)}
+		p := &Param{Name: yp.Name, Min: yp.Min, Max: yp.Max, Default: yp.Default, Doc: strings.TrimSpace(yp.Doc)}
 		switch {
 		case !nameRE.MatchString(p.Name) || keywords[p.Name]:
 			l.errf(pos, "%s: parameter %q: names are lower_case and not a keyword", a.Name, p.Name)
 		case p.Min > p.Max || p.Min < -MaxSafe || p.Max > MaxSafe:
 			l.errf(pos, "%s: parameter %s: domain [%d, %d] must be non-empty and within ±(2^53-1)", a.Name, p.Name, p.Min, p.Max)
+		case p.Default != nil && (*p.Default < p.Min || *p.Default > p.Max):
+			l.errf(pos, "%s: parameter %s: default %d is outside [%d, %d]", a.Name, p.Name, *p.Default, p.Min, p.Max)
 		}
 		for _, q := range a.Params {
 			if q.Name == p.Name {
@@ -226,6 +251,18 @@ func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
 			}
 		}
 		a.Params = append(a.Params, p)
+	}
+	for _, yi := range ya.Inputs {
+		in := &StrInput{Name: yi.Name, Doc: strings.TrimSpace(yi.Doc), MaxLen: yi.MaxLen}
+		switch {
+		case !nameRE.MatchString(in.Name) || keywords[in.Name]:
+			l.errf(pos, "%s: input %q: names are lower_case and not a keyword", a.Name, in.Name)
+		case yi.Type != "string":
+			l.errf(pos, "%s: input %s: type must be string (now_ms and cost are the integer inputs)", a.Name, in.Name)
+		case in.MaxLen < 1 || in.MaxLen > 65536:
+			l.errf(pos, "%s: input %s: max_len must be in [1, 65536]", a.Name, in.Name)
+		}
+		a.Strings = append(a.Strings, in)
 	}
 	suffixes := map[string]bool{}
 	for _, ys := range ya.State {
@@ -244,11 +281,46 @@ func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
 			s.Suffix = m[1]
 			suffixes[m[1]] = true
 		}
-		if ys.Type != "hash" {
-			l.errf(pos, "%s: state %s: type %q is not supported (supported: hash)", a.Name, s.Name, ys.Type)
+		switch ys.Type {
+		case "hash":
+			s.Kind = Hash
+			if len(ys.Fields) == 0 && len(ys.Entry) == 0 {
+				l.errf(pos, "%s: state %s: a hash needs fields or entries", a.Name, s.Name)
+			}
+			if len(ys.Entry) > 0 && len(ys.Entry) != 2 {
+				l.errf(pos, "%s: state %s: a hash entry has two fields: its name (an integer) and its value", a.Name, s.Name)
+			}
+		case "zset", "list":
+			s.Kind = map[string]StateKind{"zset": ZSet, "list": List}[ys.Type]
+			if len(ys.Fields) > 0 {
+				l.errf(pos, "%s: state %s: a %s has entries, not fields", a.Name, s.Name, ys.Type)
+			}
+			if len(ys.Entry) == 0 {
+				l.errf(pos, "%s: state %s: a %s needs entry fields", a.Name, s.Name, ys.Type)
+			}
+		default:
+			l.errf(pos, "%s: state %s: type %q is not supported (supported: hash, zset, list)", a.Name, s.Name, ys.Type)
 		}
-		if len(ys.Fields) == 0 {
-			l.errf(pos, "%s: state %s: a hash needs fields", a.Name, s.Name)
+		if len(ys.Entry) > 0 {
+			s.MaxEntries = l.paramExpr(a, &ys.MaxEntries, s.Name+" max_entries")
+			for i, yf := range ys.Entry {
+				f := &Field{State: s, Name: yf.Name, Doc: strings.TrimSpace(yf.Doc), Index: i, Entry: true}
+				if !nameRE.MatchString(f.Name) {
+					l.errf(pos, "%s: entry field %q: names are lower_case", a.Name, f.Name)
+				}
+				if yf.Type == "string" {
+					f.Type = Str
+					if s.Kind != List || i != len(ys.Entry)-1 || i == 0 {
+						l.errf(pos, "%s: entry field %s.%s: only the last field of a list entry may be a string", a.Name, s.Name, f.Name)
+					}
+				} else {
+					f.Min = l.paramExpr(a, &yf.Min, fmt.Sprintf("%s.%s min", s.Name, f.Name))
+					f.Max = l.paramExpr(a, &yf.Max, fmt.Sprintf("%s.%s max", s.Name, f.Name))
+				}
+				s.Entry = append(s.Entry, f)
+			}
+		} else if ys.MaxEntries.Kind != 0 {
+			l.errf(pos, "%s: state %s: max_entries without entries", a.Name, s.Name)
 		}
 		a.States = append(a.States, s)
 		for i, yf := range ys.Fields {
@@ -287,12 +359,34 @@ func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
 	if ya.Logic.Style == yaml.LiteralStyle || ya.Logic.Style == yaml.FoldedStyle {
 		first++ // the text starts on the line after the | indicator
 	}
-	body, err := parseLogic(l.sp, a, ya.Logic.Value, Pos{l.file, first})
+	body, err := parseLogic(l.sp, a, nil, ya.Logic.Value, Pos{l.file, first})
 	if err != nil {
 		l.errs = append(l.errs, err)
 		return a
 	}
 	a.Body = body
+	for _, yv := range ya.Views {
+		v := &View{Name: yv.Name, Doc: strings.TrimSpace(yv.Doc), Pos: l.pos(&yv.Logic)}
+		if !nameRE.MatchString(v.Name) || v.Doc == "" {
+			l.errf(pos, "%s: view %q: names are lower_case and a doc is required", a.Name, v.Name)
+			continue
+		}
+		if yv.Logic.Kind != yaml.ScalarNode {
+			l.errf(pos, "%s: view %s: logic is required", a.Name, v.Name)
+			continue
+		}
+		first := yv.Logic.Line
+		if yv.Logic.Style == yaml.LiteralStyle || yv.Logic.Style == yaml.FoldedStyle {
+			first++
+		}
+		body, err := parseLogic(l.sp, a, v, yv.Logic.Value, Pos{l.file, first})
+		if err != nil {
+			l.errs = append(l.errs, err)
+			continue
+		}
+		v.Body = body
+		a.Views = append(a.Views, v)
+	}
 	return a
 }
 

@@ -30,6 +30,30 @@ type Limiter interface {
 	Allow(key string, nowMs, cost int64) (Result, error)
 }
 
+// InputLimiter is implemented by the limiters that take per-call strings
+// besides the cost, such as meta_window's meta; their Allow passes empty
+// strings.
+type InputLimiter interface {
+	Limiter
+	// Inputs names the per-call string inputs, in order.
+	Inputs() []string
+	// AllowInputs decides as Allow, with the string inputs in the order of
+	// Inputs; missing ones are empty.
+	AllowInputs(key string, nowMs, cost int64, inputs ...string) (Result, error)
+}
+
+// Viewer is implemented by the limiters with read-only views of a key's
+// state, such as meta_window's entries.
+type Viewer interface {
+	// View runs the named view for key at nowMs and returns its entries,
+	// each a Record; it changes nothing.
+	View(name, key string, nowMs int64) ([]Record, error)
+}
+
+// Record is one entry a view returns: its fields in order, each an int64
+// or a string.
+type Record []any
+
 // ErrBadInput is matched (with errors.Is) by every error that refuses a
 // parameter, a key, a time or a cost.
 var ErrBadInput = errors.New("bad input")

@@ -25,8 +25,8 @@ type FixedWindow struct {
 	states *store[fixedWindowState]
 }
 
-// fixedWindowState is what FixedWindow keeps per key: the fields of each Redis key, and
-// when that key expires on the caller's clock (0: absent).
+// fixedWindowState is what FixedWindow keeps per key: the fields and entries of each Redis
+// key, and when that key expires on the caller's clock (0: absent).
 type fixedWindowState struct {
 	winTs  int64
 	winN   int64
@@ -104,7 +104,7 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.winTs = eff
 		st.winN = after
 		st.winExp = nowMs + untilEnd + 60000
-		sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st, nowMs)
 	}
-	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0}, nil
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
 }

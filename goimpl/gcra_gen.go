@@ -26,8 +26,8 @@ type GCRA struct {
 	states *store[gcraState]
 }
 
-// gcraState is what GCRA keeps per key: the fields of each Redis key, and
-// when that key expires on the caller's clock (0: absent).
+// gcraState is what GCRA keeps per key: the fields and entries of each Redis
+// key, and when that key expires on the caller's clock (0: absent).
 type gcraState struct {
 	cellTs  int64
 	cellTat int64
@@ -126,7 +126,7 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.cellTs = nowMs + lag
 		st.cellTat = final
 		st.cellExp = nowMs + reset + 60000
-		sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st, nowMs)
 	}
-	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0}, nil
+	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }

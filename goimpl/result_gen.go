@@ -16,4 +16,6 @@ type Result struct {
 	ResetAfterMs int64
 	// DelayMs: the wait before acting on an allowed request (shapers only; 0 elsewhere).
 	DelayMs int64
+	// Tier: the tier that binds the decision, from 1 (tiered limiters only; 0 elsewhere).
+	Tier int64
 }

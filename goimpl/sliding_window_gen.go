@@ -26,8 +26,8 @@ type SlidingWindow struct {
 	states *store[slidingWindowState]
 }
 
-// slidingWindowState is what SlidingWindow keeps per key: the fields of each Redis key, and
-// when that key expires on the caller's clock (0: absent).
+// slidingWindowState is what SlidingWindow keeps per key: the fields and entries of each Redis
+// key, and when that key expires on the caller's clock (0: absent).
 type slidingWindowState struct {
 	winTs   int64
 	winCur  int64
@@ -141,7 +141,7 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.winCur = after
 		st.winPrev = prev
 		st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
-		sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st, nowMs)
 	}
-	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0}, nil
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
 }

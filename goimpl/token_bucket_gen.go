@@ -24,8 +24,8 @@ type TokenBucket struct {
 	states *store[tokenBucketState]
 }
 
-// tokenBucketState is what TokenBucket keeps per key: the fields of each Redis key, and
-// when that key expires on the caller's clock (0: absent).
+// tokenBucketState is what TokenBucket keeps per key: the fields and entries of each Redis
+// key, and when that key expires on the caller's clock (0: absent).
 type tokenBucketState struct {
 	bucketTs    int64
 	bucketLevel int64
@@ -125,7 +125,7 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.bucketTs = nowMs + lag
 		st.bucketLevel = after
 		st.bucketExp = nowMs + reset + 60000
-		sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st, nowMs)
 	}
-	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0}, nil
+	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }

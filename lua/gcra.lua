@@ -16,7 +16,7 @@
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              tat: TAT minus ts, times rate (in [0, burst * period_ms])
 --
--- ARGV (decimal integers):
+-- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]
 --   ARGV[2]  cost in [0, 9007199254740991]
 --   ARGV[3]  burst in [1, 1000000000000]: requests admitted at once
@@ -25,13 +25,14 @@
 --   and burst * period_ms <= 1000000000000000
 --   and ceildiv(burst * period_ms, rate) <= 100000000000
 --
--- Reply: an array of 6 integers:
+-- Reply: an array of 7 integers:
 --   [1] allowed (1 or 0): whether the request was admitted
 --   [2] limit: the largest cost the limiter can ever admit at once
 --   [3] remaining: the largest cost allowed at now_ms after this request
 --   [4] retry_after_ms: -1 when allowed; else the wait until the same request would be allowed, -1 if never
 --   [5] reset_after_ms: the wait until remaining equals limit
 --   [6] delay_ms: the wait before acting on an allowed request (shapers only; 0 elsewhere)
+--   [7] tier: the tier that binds the decision, from 1 (tiered limiters only; 0 elsewhere)
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input;
 -- BADSTATE <message> when a stored field is not an integer; Redis's own
@@ -170,4 +171,4 @@ if ok and c > 0 then
   redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
   redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
 end
-return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, new_tat - tau), rate)), reset, 0}
+return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, new_tat - tau), rate)), reset, 0, 0}

@@ -4,6 +4,9 @@ package lua
 
 import _ "embed"
 
+//go:embed bucket_window.lua
+var bucketWindowSource string
+
 //go:embed fixed_window.lua
 var fixedWindowSource string
 
@@ -13,6 +16,15 @@ var gcraSource string
 //go:embed leaky_bucket.lua
 var leakyBucketSource string
 
+//go:embed meta_window.lua
+var metaWindowSource string
+
+//go:embed meta_window_entries.lua
+var metaWindowEntriesSource string
+
+//go:embed sliding_log.lua
+var slidingLogSource string
+
 //go:embed sliding_window.lua
 var slidingWindowSource string
 
@@ -21,9 +33,13 @@ var tokenBucketSource string
 
 // Scripts lists every generated script, sorted by name.
 var Scripts = []Script{
-	{Name: "fixed_window", Source: fixedWindowSource, SHA1: "ae4408acc626c6d5f6883f24f38e8d2bf3136d81", Keys: []string{":fw"}, Params: []string{"limit", "window_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
-	{Name: "gcra", Source: gcraSource, SHA1: "cab38decd2a1c7bf3bcfb7bb4d29d75b4e42585d", Keys: []string{":gcra"}, Params: []string{"burst", "rate", "period_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
-	{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "f7c0cfb9bd66e2e7081d62434c7fc7ea32a08ff2", Keys: []string{":lb"}, Params: []string{"capacity", "rate", "period_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
-	{Name: "sliding_window", Source: slidingWindowSource, SHA1: "ad8886391d8123216f7154e616358254107d00fd", Keys: []string{":sw"}, Params: []string{"limit", "window_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
-	{Name: "token_bucket", Source: tokenBucketSource, SHA1: "ffbdf99f9c15bf41d2a48a97cb8761f889269933", Keys: []string{":tb"}, Params: []string{"capacity", "refill_tokens", "refill_ms"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms"}},
+	{Name: "bucket_window", Algorithm: "bucket_window", View: "", Source: bucketWindowSource, SHA1: "ac9865b142aa8c26528461c6c0e9b8ef0337759d", Keys: []string{":bw"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms", "limit_2", "window_ms_2", "limit_3", "window_ms_3"}, Defaults: map[string]string{"limit_2": "0", "window_ms_2": "0", "limit_3": "0", "window_ms_3": "0"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "fixed_window", Algorithm: "fixed_window", View: "", Source: fixedWindowSource, SHA1: "3dfe68f2765960daef93739493e9325c86abc445", Keys: []string{":fw"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "gcra", Algorithm: "gcra", View: "", Source: gcraSource, SHA1: "8affbe767376d769d4b72d65420ef8334fd27a82", Keys: []string{":gcra"}, Strings: []string{}, Params: []string{"burst", "rate", "period_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "leaky_bucket", Algorithm: "leaky_bucket", View: "", Source: leakyBucketSource, SHA1: "e6445edba3b476001d5b9c3f3bd4c15cbdc25637", Keys: []string{":lb"}, Strings: []string{}, Params: []string{"capacity", "rate", "period_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "meta_window", Algorithm: "meta_window", View: "", Source: metaWindowSource, SHA1: "b7ba9238efde47dfeb8fb747e76fc5ffefaa757f", Keys: []string{":mw", ":mw:log"}, Strings: []string{"meta"}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "meta_window_entries", Algorithm: "meta_window", View: "entries", Source: metaWindowEntriesSource, SHA1: "8d3b7dc05495c3a1133745ebca45176aed14b7ad", Keys: []string{":mw", ":mw:log"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"t_ms", "cost", "meta"}},
+	{Name: "sliding_log", Algorithm: "sliding_log", View: "", Source: slidingLogSource, SHA1: "f41bcdbbf0566fcaa522f601d7ba86287006e31a", Keys: []string{":sl"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "sliding_window", Algorithm: "sliding_window", View: "", Source: slidingWindowSource, SHA1: "0c7f4123c1e3c23d84f45bf57235b7cfecba670f", Keys: []string{":sw"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "token_bucket", Algorithm: "token_bucket", View: "", Source: tokenBucketSource, SHA1: "377a71c254f878fbbb6bd7beee95bb3ae1cf2763", Keys: []string{":tb"}, Strings: []string{}, Params: []string{"capacity", "refill_tokens", "refill_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
 }

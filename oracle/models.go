@@ -16,7 +16,7 @@ type fixedWindowState struct {
 	used int64 // cost admitted in the window of last
 }
 
-func (m fixedWindow) decide(st any, now, cost int64) (Result, any) {
+func (m fixedWindow) decide(st any, now, cost int64, _ string) (Result, any) {
 	eff, used := now, int64(0)
 	if s, ok := st.(fixedWindowState); ok {
 		eff = max(now, s.last)
@@ -68,7 +68,7 @@ func (m tokenBucket) msUntil(tokens *big.Rat) int64 {
 	return ceilRat(new(big.Rat).Quo(tokens, ratFrac(m.tokens, m.per)))
 }
 
-func (m tokenBucket) decide(st any, now, cost int64) (Result, any) {
+func (m tokenBucket) decide(st any, now, cost int64, _ string) (Result, any) {
 	eff, level := m.levelAt(st, now)
 	lag := eff - now
 	allowed := level.Cmp(rat(cost)) >= 0
@@ -99,7 +99,7 @@ type gcraState struct {
 	tat  *big.Rat // theoretical arrival time, in ms
 }
 
-func (m gcra) decide(st any, now, cost int64) (Result, any) {
+func (m gcra) decide(st any, now, cost int64, _ string) (Result, any) {
 	T := ratFrac(m.period, m.rate)
 	tau := new(big.Rat).Mul(rat(m.burst), T)
 	eff := now
@@ -142,8 +142,8 @@ func (m gcra) decide(st any, now, cost int64) (Result, any) {
 // work queued ahead of it has drained.
 type leakyBucket struct{ capacity, rate, period int64 }
 
-func (m leakyBucket) decide(st any, now, cost int64) (Result, any) {
-	r, next := gcra{burst: m.capacity, rate: m.rate, period: m.period}.decide(st, now, cost)
+func (m leakyBucket) decide(st any, now, cost int64, _ string) (Result, any) {
+	r, next := gcra{burst: m.capacity, rate: m.rate, period: m.period}.decide(st, now, cost, "")
 	if r.Allowed {
 		// The queue ahead: the TAT before this request, past eff.
 		eff, ahead := now, new(big.Rat)
@@ -192,7 +192,7 @@ func (m slidingWindow) firstTime(from int64, ok func(t int64) bool) int64 {
 	return lo
 }
 
-func (m slidingWindow) decide(st any, now, cost int64) (Result, any) {
+func (m slidingWindow) decide(st any, now, cost int64, _ string) (Result, any) {
 	s, ok := st.(slidingState)
 	eff := now
 	if ok {

@@ -23,6 +23,8 @@ type Result struct {
 	RetryAfterMs int64
 	ResetAfterMs int64
 	DelayMs      int64
+	// Tier is the 1-based binding tier of bucket_window; 0 elsewhere.
+	Tier int64
 }
 
 // ErrBadInput is matched by every refusal.
@@ -32,20 +34,36 @@ func bad(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
 }
 
-// Model decides requests for many keys of one limiter.
+// Model decides requests for many keys of one limiter. meta is the
+// caller's string recorded by meta_window; every other algorithm ignores it.
 type Model interface {
-	Decide(key string, nowMs, cost int64) (Result, error)
+	Decide(key string, nowMs, cost int64, meta string) (Result, error)
+}
+
+// Entry is one admitted request recorded by meta_window.
+type Entry struct {
+	TMs, Cost int64
+	Meta      string
+}
+
+// EntryLister is implemented by the models that record entries
+// (meta_window): Entries reads a key's entries back at nowMs.
+type EntryLister interface {
+	Entries(key string, nowMs int64) ([]Entry, error)
 }
 
 // The input domains of docs/semantics.md.
 const (
 	nowMax  = 1 << 45
 	costMax = 1<<53 - 1
+	metaMax = 256 // bytes
 )
 
 type paramSpec struct {
 	name   string
 	lo, hi int64
+	// optional parameters may be missing: they are 0 then.
+	optional bool
 }
 
 type algorithm struct {
@@ -53,23 +71,55 @@ type algorithm struct {
 	// joint checks the joint bound; it returns the refusal or nil.
 	joint func(p map[string]int64) error
 	make  func(p map[string]int64) decider
+	// meta: the algorithm records the caller's meta string.
+	meta bool
 }
 
 // decider decides one valid request for one key's state.
 type decider interface {
-	decide(st any, now, cost int64) (Result, any)
+	decide(st any, now, cost int64, meta string) (Result, any)
 }
+
+func noJoint(map[string]int64) error { return nil }
 
 var algorithms = map[string]algorithm{
 	"fixed_window": {
-		params: []paramSpec{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}},
-		joint:  func(map[string]int64) error { return nil },
+		params: []paramSpec{{name: "limit", lo: 1, hi: 1e12}, {name: "window_ms", lo: 1, hi: 1e11}},
+		joint:  noJoint,
 		make: func(p map[string]int64) decider {
 			return fixedWindow{limit: p["limit"], window: p["window_ms"]}
 		},
 	},
+	"sliding_log": {
+		params: []paramSpec{{name: "limit", lo: 1, hi: 1e5}, {name: "window_ms", lo: 1, hi: 1e11}},
+		joint:  noJoint,
+		make: func(p map[string]int64) decider {
+			return slidingLog{limit: p["limit"], window: p["window_ms"]}
+		},
+	},
+	"bucket_window": {
+		params: []paramSpec{
+			{name: "limit", lo: 1, hi: 1e12},
+			{name: "window_ms", lo: 1, hi: 1e11},
+			{name: "bucket_ms", lo: 1, hi: 1e11},
+			{name: "limit_2", lo: 0, hi: 1e12, optional: true},
+			{name: "window_ms_2", lo: 0, hi: 1e11, optional: true},
+			{name: "limit_3", lo: 0, hi: 1e12, optional: true},
+			{name: "window_ms_3", lo: 0, hi: 1e11, optional: true},
+		},
+		joint: bucketWindowJoint,
+		make:  newBucketWindow,
+	},
+	"meta_window": {
+		params: []paramSpec{{name: "limit", lo: 1, hi: 1e5}, {name: "window_ms", lo: 1, hi: 1e11}},
+		joint:  noJoint,
+		make: func(p map[string]int64) decider {
+			return metaWindow{limit: p["limit"], window: p["window_ms"]}
+		},
+		meta: true,
+	},
 	"token_bucket": {
-		params: []paramSpec{{"capacity", 1, 1e12}, {"refill_tokens", 1, 1e12}, {"refill_ms", 1, 1e11}},
+		params: []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "refill_tokens", lo: 1, hi: 1e12}, {name: "refill_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["capacity"], p["refill_ms"], 1e15, "capacity times refill_ms"); err != nil {
 				return err
@@ -81,7 +131,7 @@ var algorithms = map[string]algorithm{
 		},
 	},
 	"leaky_bucket": {
-		params: []paramSpec{{"capacity", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
+		params: []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["capacity"], p["period_ms"], 1e15, "capacity times period_ms"); err != nil {
 				return err
@@ -93,7 +143,7 @@ var algorithms = map[string]algorithm{
 		},
 	},
 	"sliding_window": {
-		params: []paramSpec{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}},
+		params: []paramSpec{{name: "limit", lo: 1, hi: 1e12}, {name: "window_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			return productAtMost(p["limit"], p["window_ms"], 1e15, "limit times window_ms")
 		},
@@ -102,7 +152,7 @@ var algorithms = map[string]algorithm{
 		},
 	},
 	"gcra": {
-		params: []paramSpec{{"burst", 1, 1e12}, {"rate", 1, 1e12}, {"period_ms", 1, 1e11}},
+		params: []paramSpec{{name: "burst", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["burst"], p["period_ms"], 1e15, "burst times period_ms"); err != nil {
 				return err
@@ -142,7 +192,8 @@ func Algorithms() []string {
 	return out
 }
 
-// Params lists an algorithm's parameter names with their domains.
+// Params lists an algorithm's parameter names, in their declared order,
+// with their domains.
 func Params(algorithm string) (names []string, lo, hi []int64) {
 	for _, p := range algorithms[algorithm].params {
 		names = append(names, p.name)
@@ -150,6 +201,17 @@ func Params(algorithm string) (names []string, lo, hi []int64) {
 		hi = append(hi, p.hi)
 	}
 	return names, lo, hi
+}
+
+// Optional reports whether an algorithm's parameter may be missing (it is
+// 0 then).
+func Optional(algorithm, param string) bool {
+	for _, p := range algorithms[algorithm].params {
+		if p.name == param {
+			return p.optional
+		}
+	}
+	return false
 }
 
 // New returns the model of the named algorithm, or an error matching
@@ -168,40 +230,71 @@ func New(name string, params map[string]int64) (Model, error) {
 			return nil, bad("unknown parameter %q", k)
 		}
 	}
+	full := map[string]int64{}
 	for _, p := range a.params {
 		v, ok := params[p.name]
-		if !ok {
+		if !ok && !p.optional {
 			return nil, bad("missing parameter %s", p.name)
 		}
 		if v < p.lo || v > p.hi {
 			return nil, bad("parameter %s out of [%d, %d]: %d", p.name, p.lo, p.hi, v)
 		}
+		full[p.name] = v
 	}
-	if err := a.joint(params); err != nil {
+	if err := a.joint(full); err != nil {
 		return nil, err
 	}
-	return &model{d: a.make(params), states: map[string]any{}}, nil
+	m := &model{d: a.make(full), meta: a.meta, states: map[string]any{}}
+	if a.meta {
+		return entryModel{m}, nil
+	}
+	return m, nil
 }
 
 type model struct {
 	d      decider
+	meta   bool           // check the meta's length
 	states map[string]any // nil: no state
 }
 
-func (m *model) Decide(key string, now, cost int64) (Result, error) {
+func checkKeyNow(key string, now int64) error {
 	switch {
 	case key == "":
-		return Result{}, bad("empty key")
+		return bad("empty key")
 	case now < 0 || now > nowMax:
-		return Result{}, bad("now_ms out of range: %d", now)
-	case cost < 0 || cost > costMax:
+		return bad("now_ms out of range: %d", now)
+	}
+	return nil
+}
+
+func (m *model) Decide(key string, now, cost int64, meta string) (Result, error) {
+	if err := checkKeyNow(key, now); err != nil {
+		return Result{}, err
+	}
+	if cost < 0 || cost > costMax {
 		return Result{}, bad("cost out of range: %d", cost)
 	}
-	r, next := m.d.decide(m.states[key], now, cost)
+	if m.meta && len(meta) > metaMax {
+		return Result{}, bad("meta longer than %d bytes: %d", metaMax, len(meta))
+	}
+	r, next := m.d.decide(m.states[key], now, cost, meta)
 	if r.Allowed && cost > 0 {
 		m.states[key] = next
 	}
 	return r, nil
+}
+
+// entryModel is a model whose decider records entries (meta_window).
+type entryModel struct{ *model }
+
+// Entries returns the entries of the key's window if it is open at
+// eff = max(nowMs, the key's last admission), oldest first; otherwise an
+// empty, non-nil slice.
+func (m entryModel) Entries(key string, now int64) ([]Entry, error) {
+	if err := checkKeyNow(key, now); err != nil {
+		return nil, err
+	}
+	return m.d.(metaWindow).entries(m.states[key], now), nil
 }
 
 // ceilRat is the smallest integer >= x.

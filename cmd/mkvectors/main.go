@@ -5,10 +5,11 @@
 // Each algorithm gets edge scenarios (window boundaries, several requests
 // in one ms, peeks, costs above the limit, long idle gaps, interleaved
 // keys, a clock stepping backwards, emission intervals that are not a whole
-// ms), refused input, and long random traces. Their expectations come from
-// package oracle. Generated files are named <out>/<algorithm>/gen-*.json;
-// every other file in <out> is written by hand and left alone. Output is
-// deterministic: fixed seeds, sorted keys, two-space indentation.
+// ms), refused input, and long random traces; meta_window's also read the
+// recorded entries back. Their expectations come from package oracle.
+// Generated files are named <out>/<algorithm>/gen-*.json; every other file
+// in <out> is written by hand and left alone. Output is deterministic:
+// fixed seeds, sorted keys, two-space indentation.
 package main
 
 import (
@@ -61,10 +62,14 @@ type vector struct {
 	Steps     []step                     `json:"steps"`
 }
 
+// A step with View "entries" reads the key's recorded entries back
+// instead of making a request: it has no cost and no meta.
 type step struct {
 	T         int64           `json:"t_ms"`
 	Key       string          `json:"key"`
-	Cost      json.RawMessage `json:"cost"`
+	Cost      json.RawMessage `json:"cost,omitempty"`
+	Meta      *string         `json:"meta,omitempty"`
+	View      string          `json:"view,omitempty"`
 	WrongType bool            `json:"wrong_type,omitempty"`
 	Expect    map[string]any  `json:"expect"`
 }
@@ -76,7 +81,14 @@ type call struct {
 	cost      int64
 	rawCost   string
 	wrongType bool
+	meta      *string // nil: the default meta, where the algorithm takes one
+	view      bool    // read the key's entries back instead
 }
+
+// takesMeta reports whether every request of the algorithm carries a meta.
+func takesMeta(alg string) bool { return alg == "meta_window" }
+
+func str(s string) *string { return &s }
 
 const t0 = 1700006400000 // 2023-11-15T00:00:00Z: a multiple of a second, a minute and a day
 
@@ -109,11 +121,24 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 		m, mErr = oracle.New(alg, ints)
 	}
 	t := int64(t0)
+	requests := 0 // numbers the default metas
 	for _, c := range calls {
 		t += c.dt
-		s := step{T: t, Key: c.key, Cost: rawInt(c.cost), WrongType: c.wrongType}
+		if c.view {
+			v.Steps = append(v.Steps, viewStep(m, mErr, t, c.key))
+			continue
+		}
+		requests++
+		s := step{T: t, Key: c.key, Cost: rawInt(c.cost), Meta: c.meta, WrongType: c.wrongType}
 		if c.rawCost != "" {
 			s.Cost = json.RawMessage(c.rawCost)
+		}
+		if s.Meta == nil && takesMeta(alg) {
+			s.Meta = str(fmt.Sprintf("%s-%d", c.key, requests))
+		}
+		meta := ""
+		if s.Meta != nil {
+			meta = *s.Meta
 		}
 		var n int64
 		costOK := json.Unmarshal(s.Cost, &n) == nil
@@ -121,7 +146,7 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 		case mErr != nil || !costOK || c.wrongType:
 			s.Expect = map[string]any{"error": true}
 		default:
-			r, err := m.Decide(c.key, t, n)
+			r, err := m.Decide(c.key, t, n, meta)
 			if err != nil {
 				s.Expect = map[string]any{"error": true}
 				break
@@ -130,10 +155,45 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 				"allowed": r.Allowed, "limit": r.Limit, "remaining": r.Remaining,
 				"retry_after_ms": r.RetryAfterMs, "reset_after_ms": r.ResetAfterMs, "delay_ms": r.DelayMs,
 			}
+			if alg == "bucket_window" {
+				s.Expect["tier"] = r.Tier
+			}
 		}
 		v.Steps = append(v.Steps, s)
 	}
 	return v, nil
+}
+
+// viewStep reads a key's entries back at t: {"entries": [[t_ms, cost,
+// meta], ...]}, or an error.
+func viewStep(m oracle.Model, mErr error, t int64, key string) step {
+	s := step{T: t, Key: key, View: "entries", Expect: map[string]any{"error": true}}
+	lister, ok := m.(oracle.EntryLister)
+	if mErr != nil || !ok {
+		return s
+	}
+	entries, err := lister.Entries(key, t)
+	if err != nil {
+		return s
+	}
+	list := []any{}
+	for _, e := range entries {
+		list = append(list, []any{e.TMs, e.Cost, e.Meta})
+	}
+	s.Expect = map[string]any{"entries": list}
+	return s
+}
+
+// withViews follows every n-th call with a read-back of its key's entries.
+func withViews(calls []call, n int) []call {
+	var out []call
+	for i, c := range calls {
+		out = append(out, c)
+		if (i+1)%n == 0 {
+			out = append(out, call{key: c.key, view: true})
+		}
+	}
+	return out
 }
 
 // paramSets are the parameters each algorithm is exercised with: small
@@ -144,12 +204,26 @@ var paramSets = map[string][]map[string]int64{
 	"gcra":           {{"burst": 3, "rate": 7, "period_ms": 1000}, {"burst": 16, "rate": 30, "period_ms": 60000}, {"burst": 1, "rate": 3, "period_ms": 10}},
 	"leaky_bucket":   {{"capacity": 3, "rate": 7, "period_ms": 1000}, {"capacity": 16, "rate": 30, "period_ms": 60000}, {"capacity": 1, "rate": 3, "period_ms": 10}},
 	"sliding_window": {{"limit": 3, "window_ms": 1000}, {"limit": 7, "window_ms": 60000}, {"limit": 2, "window_ms": 7}},
+	"sliding_log":    {{"limit": 3, "window_ms": 1000}, {"limit": 7, "window_ms": 60000}, {"limit": 2, "window_ms": 7}},
+	"meta_window":    {{"limit": 3, "window_ms": 1000}, {"limit": 7, "window_ms": 60000}, {"limit": 2, "window_ms": 7}},
+	"bucket_window": {
+		{"limit": 3, "window_ms": 1000, "bucket_ms": 100},
+		{"limit": 7, "window_ms": 60000, "bucket_ms": 1000, "limit_2": 12, "window_ms_2": 120000},
+		{"limit": 4, "window_ms": 1000, "bucket_ms": 1000, "limit_2": 10, "window_ms_2": 10000, "limit_3": 14, "window_ms_3": 15000},
+		{"limit": 2, "window_ms": 7, "bucket_ms": 7},
+	},
 }
 
-// limitOf is the largest cost the parameters admit at once.
+// limitOf is the largest cost the parameters admit at once: for tiers,
+// the smallest limit of the used tiers.
 func limitOf(p map[string]int64) int64 {
 	for _, k := range []string{"limit", "capacity", "burst"} {
 		if v, ok := p[k]; ok {
+			for _, t := range []string{"limit_2", "limit_3"} {
+				if p[t] > 0 {
+					v = min(v, p[t])
+				}
+			}
 			return v
 		}
 	}
@@ -157,7 +231,7 @@ func limitOf(p map[string]int64) int64 {
 }
 
 // scenarios returns the edge scenarios of one parameter set.
-func scenarios(p map[string]int64) map[string]struct {
+func scenarios(alg string, p map[string]int64) map[string]struct {
 	comment string
 	calls   []call
 } {
@@ -192,6 +266,55 @@ func scenarios(p map[string]int64) map[string]struct {
 	out["interleaved-keys"] = sc{"two keys interleaved: each has its own state", inter}
 	back := append(burst("k", L-1), call{dt: 500, key: "k", cost: 1}, call{dt: -400, key: "k", cost: 1}, call{dt: -5000, key: "k", cost: 0}, call{dt: 3000, key: "k", cost: 1}, call{dt: -70000, key: "k", cost: 1}, call{dt: 140000, key: "k", cost: 1})
 	out["clock-backwards"] = sc{"requests earlier than the key's last admission are decided at that admission's time; durations still count from the caller's clock", back}
+	W := p["window_ms"]
+	switch alg {
+	case "sliding_log":
+		exact := append([]call{{dt: 100, key: "k", cost: 1}}, burst("k", L-1)...)
+		exact[1].dt = 1
+		exact = append(exact, call{dt: W - 2, key: "k", cost: 1}, call{dt: 1, key: "k", cost: 1}, call{key: "k", cost: 1}, call{dt: 1, key: "k", cost: L - 1})
+		out["log-exact-edge"] = sc{"1 at t = t0+100 and limit-1 at t+1; at t+window_ms-1 all still count (denied); at t+window_ms the first is exactly window_ms old and has left (admitted, then full again); at t+window_ms+1 the rest have left", exact}
+		ham := []call{{dt: 100, key: "k", cost: L}}
+		prev := int64(0)
+		for d := int64(1); d <= W+2; d++ {
+			if W > 20 && d > 5 && d < W-3 {
+				continue // the long middle of a long window
+			}
+			ham = append(ham, call{dt: d - prev, key: "k", cost: 1})
+			prev = d
+		}
+		out["denied-not-recorded"] = sc{"the limit at t = t0+100, then a client hammering every ms (the first and last ms of a long window): denied requests are not recorded, so it is admitted at t+window_ms, when the first admission leaves", ham}
+	case "bucket_window":
+		B := p["bucket_ms"]
+		edge := append([]call{{dt: B - 1 - t0%B, key: "k", cost: 0}}, burst("k", L)...)
+		edge = append(edge, call{dt: W - B, key: "k", cost: 1}, call{dt: 1, key: "k", cost: 1}, call{dt: B - 1, key: "k", cost: 0}, call{dt: 1, key: "k", cost: 0})
+		out["bucket-edges"] = sc{"the limit in the last ms of a bucket b (b+bucket_ms-1, at or after t0): it counts until b+window_ms, when that bucket leaves the window (denied at b+window_ms-1, admitted at b+window_ms), then peeks around the next bucket edge", edge}
+		var steady []call
+		for round := int64(0); round < 20; round++ {
+			cs := burst("k", L+1)
+			if round > 0 {
+				cs[0].dt = W
+			}
+			steady = append(steady, cs...)
+		}
+		out["steady"] = sc{"every window_ms, limit+1 requests of cost 1 in one ms, 20 times: the longer tiers, where set, bind in turn", steady}
+	case "meta_window":
+		entries := []call{
+			{key: "k", view: true}, {key: "k", cost: 0, meta: str("peek")}, {key: "k", view: true},
+			{dt: 10, key: "k", cost: 1, meta: str("alice")}, {key: "k", cost: 1, meta: str("bob")}, {key: "k", view: true},
+			{dt: 1, key: "k", cost: L - 2, meta: str("carol")}, {key: "k", cost: 1, meta: str("mallory")}, {key: "k", view: true},
+			{key: "other", view: true}, {dt: -5, key: "k", view: true},
+			{dt: W + 3, key: "k", view: true}, {dt: 1, key: "k", view: true},
+			{key: "k", cost: 0, meta: str("peek")}, {dt: 3, key: "k", cost: 1, meta: str("dave")}, {key: "k", view: true},
+		}
+		out["entries"] = sc{"read-backs: none on a fresh key or after a peek; the window opens at t0+10 with alice and bob, carol fills it at t0+11 (a cost of limit-2), mallory is denied and not recorded; another key has none; a lagging clock reads at the last admission; the last ms of the window still lists them, the next lists none; dave opens a new window that lists only him", entries}
+	}
+	if takesMeta(alg) {
+		for n, s := range out {
+			if n != "entries" {
+				out[n] = sc{s.comment + "; each request is followed by a read-back of its key's entries", withViews(s.calls, 1)}
+			}
+		}
+	}
 	return out
 }
 
@@ -216,9 +339,11 @@ func badInput(alg string, p map[string]int64) []vector {
 	add("bad-wrong-type", "a state key holding another Redis type is an error (Redis-like targets only)", ok,
 		[]call{{key: "k", cost: 1}, {key: "other", cost: 1, wrongType: true}})
 	for i, n := range names {
-		missing := intParams(p)
-		delete(missing, n)
-		add("bad-missing-"+n, "parameter "+n+" missing", missing, calls)
+		if !oracle.Optional(alg, n) {
+			missing := intParams(p)
+			delete(missing, n)
+			add("bad-missing-"+n, "parameter "+n+" missing", missing, calls)
+		}
 		below := intParams(p)
 		below[n] = rawInt(lo[i] - 1)
 		add("bad-below-"+n, fmt.Sprintf("parameter %s below its domain [%d, %d]", n, lo[i], hi[i]), below, calls)
@@ -229,7 +354,32 @@ func badInput(alg string, p map[string]int64) []vector {
 		frac[n] = json.RawMessage("2.5")
 		add("bad-fraction-"+n, "parameter "+n+" not an integer", frac, calls)
 	}
-	if len(names) == 3 { // count, rate, period
+	switch alg {
+	case "bucket_window":
+		with := func(extra map[string]int64) map[string]json.RawMessage {
+			q := intParams(p)
+			for k, v := range extra {
+				q[k] = rawInt(v)
+			}
+			return q
+		}
+		add("optional-zero", "the optional tiers set to 0 explicitly: unused, as when missing", with(map[string]int64{"limit_2": 0, "window_ms_2": 0, "limit_3": 0, "window_ms_3": 0}),
+			[]call{{key: "k", cost: 1}, {key: "k", cost: limitOf(p)}, {dt: 1, key: "k", cost: 0}})
+		add("bad-not-multiple", "window_ms 1000 is no multiple of bucket_ms 300", with(map[string]int64{"window_ms": 1000, "bucket_ms": 300}), calls)
+		add("bad-too-many-buckets", "window_ms / bucket_ms = 3601 buckets, above 3600", with(map[string]int64{"window_ms": 3601000, "bucket_ms": 1000}), calls)
+		add("many-buckets-edge", "window_ms / bucket_ms = 3600 buckets exactly is accepted: the limit admitted at t0 counts until t0+3600000", with(map[string]int64{"window_ms": 3600000, "bucket_ms": 1000}),
+			[]call{{key: "k", cost: 3}, {dt: 3599999, key: "k", cost: 1}, {dt: 1, key: "k", cost: 1}})
+		add("bad-half-tier", "limit_2 set without window_ms_2", with(map[string]int64{"limit_2": 5, "window_ms_2": 0}), calls)
+		add("bad-half-tier-3", "window_ms_3 set without limit_3", with(map[string]int64{"window_ms_3": 2000}), calls)
+		add("bad-tier-not-multiple", "window_ms_2 1050 is no multiple of bucket_ms 100", with(map[string]int64{"limit_2": 5, "window_ms_2": 1050}), calls)
+		add("bad-tier-too-many-buckets", "window_ms_3 / bucket_ms = 3601 buckets, above 3600", with(map[string]int64{"limit_3": 9, "window_ms_3": 360100}), calls)
+	case "meta_window":
+		add("bad-meta-too-long", "a meta longer than 256 bytes is refused and records nothing, even for a peek; 256 bytes are accepted; the limit is in bytes, not characters (129 two-byte characters are 258 bytes)", ok,
+			[]call{{key: "k", cost: 1, meta: str(strings.Repeat("m", 257))}, {key: "k", cost: 0, meta: str(strings.Repeat("m", 257))}, {key: "k", view: true},
+				{key: "k", cost: 1, meta: str(strings.Repeat("m", 256))}, {dt: 1, key: "k", cost: 1, meta: str(strings.Repeat("é", 129))},
+				{key: "k", cost: 1, meta: str(strings.Repeat("é", 128))}, {key: "k", view: true}})
+	}
+	if alg == "token_bucket" || alg == "gcra" || alg == "leaky_bucket" { // count, rate, period
 		// names are count, rate, period: 10^6 x 10^9 = 10^15 exactly.
 		joint := intParams(p)
 		joint[names[0]] = rawInt(1000000)
@@ -299,7 +449,7 @@ func generate() (map[string][]byte, error) {
 	sort.Strings(algs)
 	for _, alg := range algs {
 		for i, p := range paramSets[alg] {
-			sc := scenarios(p)
+			sc := scenarios(alg, p)
 			names := make([]string, 0, len(sc))
 			for n := range sc {
 				names = append(names, n)
@@ -314,7 +464,13 @@ func generate() (map[string][]byte, error) {
 					return nil, err
 				}
 			}
-			v, err := build(fmt.Sprintf("random-p%d", i+1), alg, "a long random trace, expectations from the oracle", intParams(p), random(alg, p, int64(1000*i+len(alg)), 400))
+			calls := random(alg, p, int64(1000*i+len(alg)), 400)
+			comment := "a long random trace, expectations from the oracle"
+			if takesMeta(alg) {
+				calls = withViews(calls, 8)
+				comment += "; every 8th request is followed by a read-back of its key's entries"
+			}
+			v, err := build(fmt.Sprintf("random-p%d", i+1), alg, comment, intParams(p), calls)
 			if err != nil {
 				return nil, err
 			}

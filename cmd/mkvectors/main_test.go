@@ -48,6 +48,8 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 				T         int64 `json:"t_ms"`
 				Key       string
 				Cost      *json.Number
+				Meta      *string
+				View      string
 				WrongType bool `json:"wrong_type"`
 				Expect    map[string]any
 			}
@@ -78,6 +80,10 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 			steps++
 			where := func() string { return v.Name + " step " + strconv.Itoa(i) }
 			wantErr := s.Expect["error"] == true
+			if s.View != "" {
+				checkView(t, where(), m, mErr, s.View, s.Key, s.T, s.Expect)
+				continue
+			}
 			cost, costErr := int64(1), error(nil)
 			if s.Cost != nil {
 				cost, costErr = s.Cost.Int64()
@@ -94,7 +100,11 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 				}
 				continue
 			}
-			r, err := m.Decide(s.Key, s.T, cost)
+			meta := ""
+			if s.Meta != nil {
+				meta = *s.Meta
+			}
+			r, err := m.Decide(s.Key, s.T, cost, meta)
 			if (err != nil) != wantErr {
 				t.Errorf("%s: oracle error %v, vector expects %v", where(), err, s.Expect)
 				continue
@@ -105,6 +115,7 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 			got := map[string]any{
 				"allowed": r.Allowed, "limit": r.Limit, "remaining": r.Remaining,
 				"retry_after_ms": r.RetryAfterMs, "reset_after_ms": r.ResetAfterMs, "delay_ms": r.DelayMs,
+				"tier": r.Tier,
 			}
 			for k, want := range s.Expect {
 				g, ok := got[k]
@@ -123,7 +134,49 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 		}
 	}
 	t.Logf("%d vectors, %d steps", len(paths), steps)
-	if !strings.Contains(strings.Join(paths, " "), "redis-cell-readme") {
-		t.Error("the redis-cell README example is missing")
+	all := strings.Join(paths, " ")
+	for _, name := range []string{"redis-cell-readme", "tiers-1s-10s-15s", "denied-not-recorded.json", "who-used-it"} {
+		if !strings.Contains(all, name) {
+			t.Errorf("the hand-written vector %s is missing", name)
+		}
+	}
+}
+
+// checkView checks a read-back step: {"entries": [[t_ms, cost, meta], ...]}
+// or {"error": true}.
+func checkView(t *testing.T, where string, m oracle.Model, mErr error, view, key string, now int64, expect map[string]any) {
+	t.Helper()
+	wantErr := expect["error"] == true
+	if view != "entries" {
+		t.Errorf("%s: unknown view %q", where, view)
+		return
+	}
+	lister, ok := m.(oracle.EntryLister)
+	if mErr != nil || !ok {
+		if !wantErr {
+			t.Errorf("%s: no entries to read (%v), but the vector expects %v", where, mErr, expect)
+		}
+		return
+	}
+	entries, err := lister.Entries(key, now)
+	if (err != nil) != wantErr {
+		t.Errorf("%s: oracle error %v, vector expects %v", where, err, expect)
+		return
+	}
+	if err != nil {
+		return
+	}
+	if len(expect) != 1 || expect["entries"] == nil {
+		t.Errorf("%s: a read-back expects exactly entries, not %v", where, expect)
+		return
+	}
+	got := [][]any{}
+	for _, e := range entries {
+		got = append(got, []any{e.TMs, e.Cost, e.Meta})
+	}
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(expect["entries"])
+	if !bytes.Equal(g, w) {
+		t.Errorf("%s: entries %s by the oracle, %s in the vector", where, g, w)
 	}
 }

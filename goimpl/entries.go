@@ -1,0 +1,35 @@
+package goimpl
+
+import (
+	"slices"
+	"strconv"
+)
+
+// Helpers of the generated code for collections: sorted sets, lists and
+// hashes with entries.
+
+// joinInts is the member of a sorted-set entry: its fields in decimal,
+// joined by ":", as the Lua script writes it.
+func joinInts(vals ...int64) string {
+	var b []byte
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(b)
+}
+
+// insertAt inserts x into list at index i.
+func insertAt[T any](list []T, i int, x T) []T { return slices.Insert(list, i, x) }
+
+// paramOr reads an optional parameter from m, dflt when absent, and checks
+// its domain.
+func paramOr(m map[string]int64, name string, dflt, lo, hi int64, refused string) (int64, error) {
+	v, ok := m[name]
+	if !ok {
+		v = dflt
+	}
+	return v, checkParam(v, lo, hi, refused)
+}
