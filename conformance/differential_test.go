@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/limitspec/limitspec/oracle"
@@ -79,7 +80,10 @@ func (o *oracleTarget) Close() error { return nil }
 
 // randomVector derives an algorithm, parameters and a trace from a seed.
 // Parameters are mostly small, sometimes at or just past the ends of their
-// domains, so that refusals are compared too.
+// domains, so that refusals are compared too; bucket_window's windows are
+// mostly multiples of its bucket, with up to three tiers. Steps carry a
+// meta (sometimes too long), and meta_window's traces read its entries
+// back.
 func randomVector(seed int64) Vector {
 	rng := rand.New(rand.NewSource(seed))
 	algs := oracle.Algorithms()
@@ -89,6 +93,8 @@ func randomVector(seed int64) Vector {
 	for i, n := range names {
 		var v int64
 		switch r := rng.Intn(40); {
+		case oracle.Optional(alg, n) && r < 20:
+			continue // left out: its default
 		case r == 0:
 			v = lo[i] - 1
 		case r == 1:
@@ -102,9 +108,27 @@ func randomVector(seed int64) Vector {
 		}
 		params[n] = json.Number(strconv.FormatInt(v, 10))
 	}
+	if alg == "bucket_window" && rng.Intn(8) != 0 {
+		bucket := rng.Int63n(300) + 1
+		params["bucket_ms"] = json.Number(strconv.FormatInt(bucket, 10))
+		for _, w := range []string{"window_ms", "window_ms_2", "window_ms_3"} {
+			if _, ok := params[w]; ok || w == "window_ms" {
+				params[w] = json.Number(strconv.FormatInt(bucket*(rng.Int63n(20)+1), 10))
+			}
+		}
+		for _, tier := range []string{"_2", "_3"} {
+			_, l := params["limit"+tier]
+			_, w := params["window_ms"+tier]
+			if l != w { // mostly whole tiers
+				delete(params, "limit"+tier)
+				delete(params, "window_ms"+tier)
+			}
+		}
+	}
 	v := Vector{Name: fmt.Sprintf("random/%s/seed-%d", alg, seed), Algorithm: alg, Params: params}
 	now := int64(1700000000000) + rng.Int63n(1e9)
 	keys := []string{"a", "b", "c"}
+	metas := []string{"", "alice", "bob:42", "über ✓", strings.Repeat("m", 256), strings.Repeat("m", 257)}
 	for i := 0; i < 60; i++ {
 		switch r := rng.Intn(20); {
 		case r < 8:
@@ -117,12 +141,18 @@ func randomVector(seed int64) Vector {
 		default:
 			now += rng.Int63n(1e10)
 		}
+		key := keys[rng.Intn(len(keys))]
+		if alg == "meta_window" && rng.Intn(6) == 0 {
+			v.Steps = append(v.Steps, Step{T: now, Key: key, View: "entries"})
+			continue
+		}
 		cost := rng.Int63n(6)
 		if rng.Intn(15) == 0 {
 			cost = rng.Int63n(1 << 20)
 		}
 		c := json.Number(strconv.FormatInt(cost, 10))
-		v.Steps = append(v.Steps, Step{T: now, Key: keys[rng.Intn(len(keys))], Cost: &c})
+		meta := metas[rng.Intn(len(metas))]
+		v.Steps = append(v.Steps, Step{T: now, Key: key, Cost: &c, Meta: &meta})
 	}
 	return v
 }
@@ -132,7 +162,7 @@ func randomVector(seed int64) Vector {
 // test it runs the seeds below; `go test -fuzz FuzzDifferential
 // ./conformance` explores further.
 func FuzzDifferential(f *testing.F) {
-	for seed := int64(0); seed < 150; seed++ {
+	for seed := int64(0); seed < 250; seed++ {
 		f.Add(seed)
 	}
 	targets := append([]Target{&oracleTarget{}}, embedded(f)...)

@@ -97,6 +97,10 @@ func TestNewAcceptsWholeDomain(t *testing.T) {
 			func(p map[string]int64) bool {
 				return new(big.Int).Mul(big.NewInt(p["limit"]), big.NewInt(p["window_ms"])).Cmp(big.NewInt(1e15)) <= 0
 			}},
+		{"sliding_log", []param{{"limit", 1, 1e5}, {"window_ms", 1, 1e11}}, func(map[string]int64) bool { return true }},
+		{"meta_window", []param{{"limit", 1, 1e5}, {"window_ms", 1, 1e11}}, func(map[string]int64) bool { return true }},
+		{"bucket_window", []param{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}, {"bucket_ms", 1, 1e11}},
+			func(p map[string]int64) bool { return p["window_ms"]%p["bucket_ms"] == 0 && p["window_ms"]/p["bucket_ms"] <= 3600 }},
 	}
 	for _, a := range algs {
 		// Each parameter takes its ends, a middle value, and values around
@@ -237,8 +241,12 @@ func TestExpiredStateReadsAsAbsent(t *testing.T) {
 	}
 }
 
+// TestAllowDoesNotAllocate: the algorithms whose state is a few integers
+// decide for an existing key without allocating. (Those that keep
+// entries, sliding_log, bucket_window and meta_window, grow and trim
+// slices; BenchmarkAllow reports their allocations.)
 func TestAllowDoesNotAllocate(t *testing.T) {
-	for _, name := range Algorithms() {
+	for _, name := range []string{"fixed_window", "gcra", "leaky_bucket", "sliding_window", "token_bucket"} {
 		l := mustNew(t, name)
 		if _, err := l.Allow("existing", t0, 1); err != nil {
 			t.Fatal(err)
@@ -283,6 +291,50 @@ func TestSaturating(t *testing.T) {
 	}
 }
 
+// TestBucketWindowTiersAcceptWholeDomain: bucket_window's tiers 2 and 3
+// are accepted exactly when both their parameters are 0 or both positive,
+// with windows that are multiples of bucket_ms spanning at most 3600
+// buckets, over the ends of every domain.
+func TestBucketWindowTiersAcceptWholeDomain(t *testing.T) {
+	tierOK := func(limit, window, bucket int64) bool {
+		if limit == 0 || window == 0 {
+			return limit == 0 && window == 0
+		}
+		return window%bucket == 0 && window/bucket <= 3600
+	}
+	for _, bucket := range []int64{1, 7, 1000, 1e11} {
+		for _, limit := range []int64{1, 1e12} {
+			for _, l2 := range []int64{0, 1, 1e12} {
+				for _, w2 := range []int64{0, bucket, 3600 * bucket, 3601 * bucket, bucket + 1, 1e11} {
+					for _, l3 := range []int64{0, 1e12} {
+						for _, w3 := range []int64{0, 1e11, 2 * bucket} {
+							p := map[string]int64{"limit": limit, "window_ms": bucket, "bucket_ms": bucket,
+								"limit_2": l2, "window_ms_2": w2, "limit_3": l3, "window_ms_3": w3}
+							want := w2 <= 1e11 && w3 <= 1e11 && tierOK(l2, w2, bucket) && tierOK(l3, w3, bucket)
+							l, err := New("bucket_window", p)
+							if (err == nil) != want {
+								t.Errorf("New(bucket_window, %v): err %v, want accepted=%v", p, err, want)
+								continue
+							}
+							if err != nil {
+								if !errors.Is(err, ErrBadInput) {
+									t.Errorf("%v: %v does not match ErrBadInput", p, err)
+								}
+								continue
+							}
+							for _, in := range [][2]int64{{0, 0}, {1 << 45, 1<<53 - 1}, {1 << 45, 1}, {0, 1}} {
+								if _, err := l.Allow("k", in[0], in[1]); err != nil {
+									t.Errorf("%v: Allow(now=%d, cost=%d): %v", p, in[0], in[1], err)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // bucketOK is the joint rule of docs/semantics.md for token_bucket and
 // gcra: count x period <= 10^15, and from empty to full, count x period /
 // rate ms, within 10^11 ms.
@@ -301,6 +353,9 @@ func mustNew(tb testing.TB, name string) Limiter {
 		"gcra":           {"burst": 1000000, "rate": 7, "period_ms": 1000},
 		"leaky_bucket":   {"capacity": 1000000, "rate": 7, "period_ms": 1000},
 		"sliding_window": {"limit": 1000000, "window_ms": 1000},
+		"sliding_log":    {"limit": 1000, "window_ms": 1000},
+		"bucket_window":  {"limit": 1000, "window_ms": 1000, "bucket_ms": 100, "limit_2": 5000, "window_ms_2": 10000},
+		"meta_window":    {"limit": 1000, "window_ms": 1000},
 	}[name]
 	l, err := New(name, params)
 	if err != nil {

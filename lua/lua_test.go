@@ -37,6 +37,7 @@ func TestManifestMatchesScripts(t *testing.T) {
 	var m struct {
 		Scripts []struct {
 			Name string
+			View string
 			SHA1 string
 			Keys []struct{ Template string }
 			Argv []struct{ Name string }
@@ -50,7 +51,13 @@ func TestManifestMatchesScripts(t *testing.T) {
 	}
 	for i, ms := range m.Scripts {
 		s := Scripts[i]
-		if ms.Name != s.Name || ms.SHA1 != s.SHA1 || len(ms.Keys) != len(s.Keys) || len(ms.Argv) != 2+len(s.Params) {
+		// ARGV: now_ms and cost, the strings, the parameters; a view takes
+		// now_ms and the parameters.
+		inputs := 2 + len(s.Strings)
+		if s.View != "" {
+			inputs = 1
+		}
+		if ms.Name != s.Name || ms.View != s.View || ms.SHA1 != s.SHA1 || len(ms.Keys) != len(s.Keys) || len(ms.Argv) != inputs+len(s.Params) {
 			t.Errorf("manifest entry %d (%s) does not match script %s", i, ms.Name, s.Name)
 			continue
 		}
@@ -60,8 +67,8 @@ func TestManifestMatchesScripts(t *testing.T) {
 			}
 		}
 		for j, p := range s.Params {
-			if ms.Argv[2+j].Name != p {
-				t.Errorf("%s ARGV[%d] is %q in the manifest, %q embedded", s.Name, 3+j, ms.Argv[2+j].Name, p)
+			if ms.Argv[inputs+j].Name != p {
+				t.Errorf("%s ARGV[%d] is %q in the manifest, %q embedded", s.Name, inputs+1+j, ms.Argv[inputs+j].Name, p)
 			}
 		}
 	}
@@ -74,5 +81,11 @@ func TestKeyNames(t *testing.T) {
 	}
 	if _, ok := Lookup("gcra"); !ok {
 		t.Error("Lookup(gcra) found nothing")
+	}
+	if s, ok := LookupView("meta_window", "entries"); !ok || s.Name != "meta_window_entries" {
+		t.Errorf("LookupView(meta_window, entries) = %q, %v", s.Name, ok)
+	}
+	if s, ok := Lookup("meta_window"); !ok || s.View != "" {
+		t.Errorf("Lookup(meta_window) = %q view %q, %v: want the decision script", s.Name, s.View, ok)
 	}
 }

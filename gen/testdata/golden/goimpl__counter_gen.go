@@ -18,8 +18,8 @@ type Counter struct {
 	states *store[counterState]
 }
 
-// counterState is what Counter keeps per key: the fields of each Redis key, and
-// when that key expires on the caller's clock (0: absent).
+// counterState is what Counter keeps per key: the fields and entries of each Redis
+// key, and when that key expires on the caller's clock (0: absent).
 type counterState struct {
 	ctrTs  int64
 	ctrN   int64
@@ -96,15 +96,15 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.ctrTs = max(nowMs, ctrTs)
 		st.ctrN = used + c
 		st.ctrExp = nowMs + p.GapMs + 1000
-		sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st, nowMs)
 	} else {
 		odd := ceilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
 		if odd {
 			st.ctrTs = ctrTs
 			st.ctrN = used
 			st.ctrExp = nowMs + 1000
-			sh.put(key, e, st, nowMs)
+			e = sh.put(key, e, st, nowMs)
 		}
 	}
-	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used)}, nil
+	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil
 }

@@ -8,4 +8,6 @@ type Result struct {
 	Allowed bool
 	// Remaining: what is left.
 	Remaining int64
+	// WaitMs: the wait until admitted (trail only; 0 elsewhere).
+	WaitMs int64
 }

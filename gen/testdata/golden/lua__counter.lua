@@ -10,16 +10,17 @@
 --              ts: last admission (in [0, NOW_MAX])
 --              n: count (in [0, limit])
 --
--- ARGV (decimal integers):
+-- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]
 --   ARGV[2]  cost in [0, 9007199254740991]
 --   ARGV[3]  limit in [1, 1000]: cost admitted
 --   ARGV[4]  gap_ms in [1, 1000000000]: idle time that resets
 --   and limit * gap_ms <= 100000000000
 --
--- Reply: an array of 2 integers:
+-- Reply: an array of 3 integers:
 --   [1] allowed (1 or 0): admitted
 --   [2] remaining: what is left
+--   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input;
 -- BADSTATE <message> when a stored field is not an integer; Redis's own
@@ -141,4 +142,4 @@ else
     redis.call('PEXPIRE', KEYS[1], num(1000))
   end
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used)}
+return {pick(ok, 1, 0), limit - pick(ok, used + c, used), 0}

@@ -7,7 +7,15 @@ import _ "embed"
 //go:embed counter.lua
 var counterSource string
 
+//go:embed trail.lua
+var trailSource string
+
+//go:embed trail_recent.lua
+var trailRecentSource string
+
 // Scripts lists every generated script, sorted by name.
 var Scripts = []Script{
-	{Name: "counter", Source: counterSource, SHA1: "bfebf6af74a12e8af550a98d48ea269365558ddc", Keys: []string{":ctr"}, Params: []string{"limit", "gap_ms"}, Reply: []string{"allowed", "remaining"}},
+	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "2832ad843c892c782524eacd0c89195066ee0519", Keys: []string{":ctr"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms"}},
+	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "e5e5f732a7e97f52793ea7336b63ee0c3305f08c", Keys: []string{":log", ":notes", ":hits"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms"}},
+	{Name: "trail_recent", Algorithm: "trail", View: "recent", Source: trailRecentSource, SHA1: "8ea802e1dba273895c10965b6042f92fcd7477a2", Keys: []string{":log", ":notes", ":hits"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"ts", "text"}},
 }
