@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -176,4 +177,74 @@ func TestVectorsOnCluster(t *testing.T) {
 		t.Fatal("the cluster ran no step")
 	}
 	t.Logf("%d vectors, %d steps on the cluster", len(vectors), steps)
+}
+
+// TestMalformedEntriesAreBadState plants entries no script could have
+// written and expects every Redis-like target to refuse the call with
+// BADSTATE and to write nothing.
+func TestMalformedEntriesAreBadState(t *testing.T) {
+	luaT, err := NewLuaTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer luaT.Close()
+	mini, err := NewMiniredisTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mini.Close()
+	plant := map[string]func(args ...string) error{
+		"gopherlua": func(args ...string) error { _, err := luaT.store.do(args[0], args[1:]); return err },
+		"miniredis": func(args ...string) error {
+			a := make([]any, len(args))
+			for i, x := range args {
+				a[i] = x
+			}
+			return mini.rdb.Do(context.Background(), a...).Err()
+		},
+	}
+	tests := []struct {
+		alg    string
+		params map[string]json.Number
+		plant  [][]string
+		view   string
+	}{
+		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},
+			[][]string{{"ZADD", "{k}:sl", "1", "not-an-entry"}, {"PEXPIRE", "{k}:sl", "60000"}}, ""},
+		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},
+			[][]string{{"ZADD", "{k}:sl", "1", "1:0:x"}, {"PEXPIRE", "{k}:sl", "60000"}}, ""},
+		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
+			[][]string{{"HSET", "{k}:bw", "soon", "1"}, {"PEXPIRE", "{k}:bw", "60000"}}, ""},
+		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
+			[][]string{{"HSET", "{k}:bw", "1700000000000", "1.5"}, {"PEXPIRE", "{k}:bw", "60000"}}, ""},
+		{"meta_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
+			[][]string{{"HSET", "{k}:mw", "ts", "1700000000000", "start", "1700000000000", "used", "1"},
+				{"RPUSH", "{k}:mw:log", "1700000000000"}, {"PEXPIRE", "{k}:mw", "60000"}, {"PEXPIRE", "{k}:mw:log", "60000"}}, "entries"},
+	}
+	for _, tt := range tests {
+		for _, tg := range []Target{luaT, mini} {
+			if err := tg.Begin(tt.alg, tt.params); err != nil {
+				t.Fatal(err)
+			}
+			for _, cmd := range tt.plant {
+				if err := plant[tg.Name()](cmd...); err != nil {
+					t.Fatalf("%s: planting %v: %v", tg.Name(), cmd, err)
+				}
+			}
+			ks := tg.(Keyspace)
+			before, _ := ks.Keys()
+			var o Outcome
+			if tt.view != "" {
+				o = tg.View(tt.view, "k", 1700000000100)
+			} else {
+				o = tg.Decide("k", 1700000000100, "1", "")
+			}
+			if o.Error != "BADSTATE" {
+				t.Errorf("%s %s after %v: %+v, want BADSTATE", tg.Name(), tt.alg, tt.plant, o)
+			}
+			if msg := checkKeys(ks, before, true); msg != "" {
+				t.Errorf("%s %s: %s", tg.Name(), tt.alg, msg)
+			}
+		}
+	}
 }

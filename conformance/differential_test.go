@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/oracle"
 )
 
@@ -174,4 +175,23 @@ func FuzzDifferential(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDifferentialOnRedis runs random traces through the oracle, goimpl
+// and a real redis-server, the fourth target of the embedded three.
+func TestDifferentialOnRedis(t *testing.T) {
+	real, err := NewRedisTarget(redistest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer real.Close()
+	targets := []Target{&oracleTarget{}, NewGoTarget(), real}
+	for seed := int64(1000); seed < 1200; seed++ {
+		v := randomVector(seed)
+		for _, r := range RunVector(v, targets) {
+			if !r.Passed() {
+				t.Errorf("%s %v [%s]: %s", v.Name, v.Params, r.Target, r.Failed)
+			}
+		}
+	}
 }

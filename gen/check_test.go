@@ -36,6 +36,25 @@ func TestRejects(t *testing.T) {
 		{"unknown field", "n = used + c }", "n = used + c, m = 1 }", `store ctr has no field "m"`},
 		{"param domain past 2^53", "max: 1000000000, doc", "max: 9007199254740992, doc", "within ±(2^53-1)"},
 		{"unknown yaml key", "    doc: |\n      Counts", "    docs: x\n    doc: |\n      Counts", "field docs not found"},
+		// Collections, inputs, optional parameters and views (trail).
+		{"add without ttl", "add log { ts = max(now, newest), cost = c } ttl window_ms + MARGIN", "add log { ts = max(now, newest), cost = c }", "small.yaml:91: add log needs a ttl"},
+		{"add ttl may be zero", "cost = c } ttl window_ms + MARGIN", "cost = c } ttl window_ms - 1", "small.yaml:91: trail: the ttl of add log may be below 1 ms"},
+		{"aggregate after a write", "drop hits upto from\n", "drop hits upto from - sum(e in log: e.cost)\n", "small.yaml:92: log is read after a statement that writes it: read a collection only before writing it"},
+		{"aggregate after a write inside an if", "      reply {\n        allowed = ok,", "      let late = last(e in log: e.ts else 0)\n      reply {\n        allowed = ok && late >= 0,", "small.yaml:99: log is read after a statement that writes it"},
+		{"nested aggregate", "sum(e in log where e.ts > from: e.cost)", "sum(e in log where e.ts > from: last(f in log: f.cost else 0))", "small.yaml:82: an aggregate may not hold another"},
+		{"drop on a list", "          clear notes", "          drop notes upto from", "small.yaml:95: a list keeps arrival order: clear it instead of dropping entries"},
+		{"drop after add", "        drop hits upto from\n        add hits { start = bucket, n = c } ttl window_ms + MARGIN", "        add hits { start = bucket, n = c } ttl window_ms + MARGIN\n        drop hits upto from", "drop hits after add hits: drop first"},
+		{"let named like generated code", "let from = now - window_ms", "let from__x = now - window_ms\n      let from = from__x", `"from__x": names with __ are kept for generated code`},
+		{"string field not last in a list entry", "          - {name: ts, min: 0, max: NOW_MAX, doc: \"when\"}\n          - {name: text, type: string, doc: \"the note\"}", "          - {name: text, type: string, doc: \"the note\"}\n          - {name: ts, min: 0, max: NOW_MAX, doc: \"when\"}", "small.yaml:45: trail: entry field notes.text: only the last field of a list entry may be a string"},
+		{"string field in a zset entry", "{name: cost, min: 1, max: limit, doc: \"cost admitted\"}", "{name: cost, type: string, doc: \"cost admitted\"}", "trail: entry field log.cost: only the last field of a list entry may be a string"},
+		{"sum of negative values", "sum(e in log where e.ts > from: e.cost)", "sum(e in log where e.ts > from: e.cost - limit)", "small.yaml:82: trail: the values e.cost - limit summed by sum may be negative"},
+		{"show outside a view", "      reply {\n        allowed = ok,", "      show notes\n      reply {\n        allowed = ok,", "small.yaml:99: show ends a view; the logic of an algorithm ends with reply"},
+		{"store in a view", "          show notes if fresh", "          store ctr { ts = now, n = 0 } ttl 1\n          show notes if fresh", "small.yaml:109: view recent: only let and show are allowed in a view"},
+		{"add in a view", "          show notes if fresh", "          add notes { ts = now, text = note } ttl 1\n          show notes if fresh", "small.yaml:109: view recent: only let and show are allowed in a view"},
+		{"reply in a view", "          show notes if fresh", "          reply { allowed = fresh, remaining = 0 }", "small.yaml:109: view recent: only let and show are allowed in a view"},
+		{"optional parameter default outside its domain", "max: 1000, default: 10, doc", "max: 1000, default: 0, doc", "trail: parameter bucket_ms: default 0 is outside [1, 1000]"},
+		{"unknown state type", "        type: zset", "        type: set", `trail: state log: type "set" is not supported (supported: hash, zset, list)`},
+		{"zset with fields", "        doc: one entry per admission\n        max_entries: limit\n        entry:", "        doc: one entry per admission\n        fields:", "trail: state log: a zset has entries, not fields"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,27 +4,67 @@
 // # Pipeline
 //
 // Load parses the YAML (errors carry file:line), parses each algorithm's
-// logic, resolves names and types, and runs Analyze; the result is a Spec,
-// the IR every emitter reads. Generate turns a Spec into files, by path,
-// without I/O: lua/<name>.lua, lua/manifest.json, lua/scripts_gen.go,
-// goimpl/<name>_gen.go and goimpl/result_gen.go. Emitters are generic over
-// the IR: nothing in this package names an algorithm.
+// logic and views, resolves names and types, and runs Analyze; the result
+// is a Spec, the IR every emitter reads. Generate turns a Spec into files,
+// by path, without I/O: lua/<name>.lua, lua/<name>_<view>.lua for each
+// view, lua/manifest.json, lua/scripts_gen.go, goimpl/<name>_gen.go and
+// goimpl/result_gen.go. Emitters are generic over the IR: nothing in this
+// package names an algorithm.
 //
 // # The spec
 //
 // constants: NAME: integer. NOW_MAX and COST_MAX bound the per-call inputs
 // now_ms and cost. reply: the fields every decision returns, in order,
-// each int or bool. algorithms: a list, each with
+// each int or bool; an int field may have a default. algorithms: a list,
+// each with
 //
 //	name, doc
-//	params:  name, min, max, doc           integer domains, checked per call
+//	params:  name, min, max, default, doc  integer domains, checked per call;
+//	                                       default makes the parameter optional
 //	require: expr, doc                     joint constraints on parameters;
 //	                                       doc is the error message
-//	state:   name, key, type, doc, fields  key is "{key}" + a constant suffix,
+//	inputs:  name, type, max_len, doc      per-call strings (type: string)
+//	state:   name, key, type, doc          key is "{key}" + a constant suffix,
 //	                                       so every key of one call shares the
-//	                                       hash tag and one cluster slot
-//	  fields: name, min, max, default, doc  expressions over parameters
+//	                                       hash tag and one cluster slot;
+//	                                       type is hash, zset or list
+//	  fields: name, min, max, default, doc  the fixed fields of a hash;
+//	                                       expressions over parameters
+//	  max_entries: EXPR                    with entry: the most entries read
+//	  entry:  name, min, max, doc          the fields of each entry of a
+//	                                       collection; type: string for the
+//	                                       last field of a list entry
 //	logic:   the decision, in the language below
+//	views:   name, doc, logic              read-only scripts over the state
+//
+// # State
+//
+// A state is one Redis key. A hash holds fixed integer fields, read with
+// HMGET, and may also hold entries: then its entry has exactly two integer
+// fields, the entry's name (the Redis field name, an integer) and its
+// value, and the whole hash is read with one HGETALL, the fixed fields by
+// name and every other field as an entry, ordered by name.
+//
+// A zset holds entries in a sorted set: the member is every entry field
+// in decimal, joined by ":", and the score is the first field; it is read
+// with ZRANGE, in score order (then member order). ZADD of a member
+// already present adds no entry, so where two entries could be equal,
+// give the entry a field that tells them apart, such as a sequence number.
+//
+// A list holds entries in arrival order, each its fields joined by ":",
+// and is read with LRANGE. Its last field may be a string (the rest are
+// integers); the string may itself contain ":", since an entry is split
+// at its first colons only.
+//
+// The state of a collection (a zset, a list, a hash with entries) needs
+// max_entries, an expression over parameters and constants that must be
+// non-negative. The script reads every entry, then keeps the last
+// max_entries in order, so that every loop over them is bounded by the
+// parameters. Each integer field read is clamped into its declared
+// domain, as fixed fields are; an entry that does not split into its
+// fields, or a field that is not an integer, is BADSTATE. goimpl keeps
+// the entries it wrote in memory, in the same order, and keeps the last
+// max_entries of them the same way.
 //
 // # The logic language
 //
@@ -33,18 +73,89 @@
 //	let NAME = EXPR                      immutable, block-scoped, must be used
 //	if EXPR { ... } else { ... }
 //	store STATE { FIELD = EXPR, ... } ttl EXPR
+//	add C { FIELD = EXPR, ... } ttl EXPR insert an entry into a collection
+//	drop C upto EXPR                     remove entries by their first field
+//	clear C                              delete a collection's key
 //	reply { FIELD = EXPR, ... }          last statement, outside any if
 //
 // Expressions are int or bool: integer literals, constants, parameters,
 // now, cost, STATE.FIELD (the value stored when the call began, clamped
 // into the field's domain; the default when the key is absent), unary - and
 // !, + - * / % (floor division and modulo), comparisons (not chained),
-// && ||, min(a, b), max(a, b), ceildiv(a, b), and if C then A else B.
-// Comments run from # to the end of the line.
+// && ||, min(a, b), max(a, b), ceildiv(a, b), if C then A else B, and the
+// aggregates below. A string input has type string: it can only be written
+// into a string entry field. Comments run from # to the end of the line.
 //
-// A store writes every field of the key and sets its TTL, in ms from now;
-// a store without ttl does not parse, and one whose ttl may be below 1 ms
-// is rejected. Only stores write: reads happen once, before the logic.
+// A store writes every fixed field of a hash (HSET) and sets the key's
+// TTL (PEXPIRE), in ms from now. Only store, add, drop and clear
+// write; reads happen once, before the logic.
+//
+// add sets every field of one entry, then the TTL of the key: in a zset
+// ZADD key first-field member, in a list RPUSH key member, in a hash
+// HINCRBY key name value (the value is added to the entry of that name,
+// which starts at 0), each followed by PEXPIRE. Like store, add needs a
+// ttl: an add or a store without one does not parse, and one whose ttl may
+// be below 1 ms is rejected (PEXPIRE 0 deletes the key).
+//
+// drop C upto X removes the entries whose first field is at most X: in a
+// zset ZREMRANGEBYSCORE key -inf X; in a hash one HDEL of the entries read
+// when the call began whose name is at most X (none, no HDEL). A list
+// keeps arrival order, not order by a field: it cannot drop, only clear.
+// clear C deletes the key with DEL, whatever it holds.
+//
+// # Aggregates
+//
+// An aggregate reads a collection's entries as they were when the call
+// began: the last max_entries, in order (a zset by score, a hash by entry
+// name, a list by arrival). It binds a new name to each entry in turn,
+// whose fields are read as e.FIELD, and keeps the entries for which the
+// optional where condition holds:
+//
+//	sum(e in C where COND: V)            the sum of V over the entries, 0 if none
+//	last(e in C where COND: V else D)    V of the last entry, or D if none
+//	reach(e in C where COND: V >= N then R else D)
+//	                                     R of the first entry at which the
+//	                                     running sum of V reaches N (N is
+//	                                     evaluated once), or D if none does
+//
+// D sees no entry. An aggregate may not contain another. A collection may
+// not be read by an aggregate after a statement that writes it (add,
+// drop, clear), textually, even in another branch: every target reads the
+// state once, as it was when the call began. Each aggregate is computed
+// into a local just before the statement that holds it.
+//
+// # Inputs, optional parameters and reply defaults
+//
+// An algorithm may declare string inputs, with a max_len in [1, 65536]
+// bytes. They follow now_ms and cost in ARGV, in the order declared, before
+// the parameters; an absent one is the empty string, and a longer one is
+// refused with BADINPUT (<name> must be at most N bytes). In Go the
+// decision method takes them by name (AllowMeta for an input meta); Allow
+// passes empty strings, and AllowInputs takes them in the order of Inputs
+// (goimpl.InputLimiter).
+//
+// A parameter with a default (within its domain) is optional: the script
+// uses the default when its ARGV is absent (so only trailing parameters
+// can be left out; lua.Script.Defaults and the manifest give the values),
+// and goimpl.New when it is left out of the map. The typed constructors
+// take every parameter.
+//
+// A reply field with a default may be left out of an algorithm's reply,
+// which then returns the default in that place.
+//
+// # Views
+//
+// A view is a read-only script over an algorithm's state: its logic is
+// let statements ending with show C if COND (if COND may be left out). It
+// may read now, the parameters, state fields and aggregates, but not cost
+// or the string inputs. The view is its own script, lua/<algorithm>_<view>.lua,
+// taking the algorithm's KEYS and ARGV now_ms then the parameters, and
+// returning the entries of C as read (the last max_entries, in order),
+// each an array of its fields, or an empty array when COND is false; it
+// writes nothing. In Go, a view is a typed method named after it (the
+// view entries is Entries(key, nowMs)), returning the collection's
+// exported entry type, and View(name, key, nowMs) runs any view by name, implementing
+// goimpl.Viewer.
 //
 // # Exactness
 //
@@ -60,10 +171,17 @@
 // analysis does not follow branch conditions: write max(0, x) where a
 // branch guarantees x >= 0.
 //
+// An entry field is bounded by its domain. A sum adds at most max_entries
+// values, so it lies in [0, max_entries * the largest V], and V's lower
+// bound must be provably non-negative; the product is checked like any
+// other bound, statically or at run time. reach keeps the same running
+// sum, under the same rule; its value is bounded by R and D, and last's
+// by V and D.
+//
 // # Extending
 //
-// A new algorithm is a spec entry. A new state type (a sorted set, a list)
-// is a StateKind with its reads and writes in the parser, the analysis and
-// each emitter. A new target language is one more emitter over the same
-// Spec, added to Generate, with a conformance target to prove it.
+// A new algorithm is a spec entry. A new state type is a StateKind with
+// its reads and writes in the parser, the analysis and each emitter. A new
+// target language is one more emitter over the same Spec, added to
+// Generate, with a conformance target to prove it.
 package gen

@@ -90,9 +90,28 @@ func goLeaf(e Expr) string {
 	case *StrRef:
 		return goName(e.In.Name)
 	case *EntryRef:
-		return goName(e.It.Name) + "." + goExported(e.F.Name)
+		// clamped into its domain, as the Lua script reads it
+		return fmt.Sprintf("min(max(%s.%s, %s), %s)", goName(e.It.Name), goExported(e.F.Name), goDomain(e.F.Min), goDomain(e.F.Max))
 	}
 	panic(fmt.Sprintf("go leaf %T", e))
+}
+
+// goDomain renders a domain bound, an expression over parameters and
+// constants, as goExact does (goExact cannot be named here: it is built
+// from goLeaf).
+func goDomain(e Expr) string {
+	d := dialect{
+		leaf: goLeaf,
+		op:   func(op string) (string, bool) { return op, true },
+		call: func(fn string, args []string) string {
+			if fn == "ceildiv" {
+				fn = "ceilDiv"
+			}
+			return fn + "(" + strings.Join(args, ", ") + ")"
+		},
+		cond: func(c, a, b string, _ Type) string { return "pick(" + c + ", " + a + ", " + b + ")" },
+	}
+	return d.print(e)
 }
 
 // goExact renders decision logic: every value is proven within ±(2^53-1),
@@ -373,11 +392,11 @@ func goReads(w *writer, a *Algorithm, body []Stmt, writes bool) {
 	w.line("}")
 	for _, s := range a.States {
 		live := goName(s.Name + "_live")
-		w.line("// %s: %s", keyTemplate(s), s.Doc)
 		needLive := used.states[s] || used.entries[s] || (writes && s.Collection())
 		if !needLive {
 			continue
 		}
+		w.line("// %s: %s", keyTemplate(s), s.Doc)
 		w.line("%s := st.%s > nowMs", live, goExpField(s))
 		for _, f := range s.Fields {
 			if !used.fields[f] {
@@ -407,7 +426,7 @@ func goReads(w *writer, a *Algorithm, body []Stmt, writes bool) {
 func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 	for _, e := range stmtExprs(s) {
 		for _, ag := range aggregates(e) {
-			name := fmt.Sprintf("agg%d", len(names)+1)
+			name := fmt.Sprintf("agg__%d", len(names)+1)
 			if l, ok := s.(*Let); ok && l.X == ag {
 				name = goName(l.Name)
 			}
@@ -419,7 +438,7 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 				w.line("%s := %s", name, goTyped(goExact.print(ag.D), ag.D))
 			}
 			if ag.Fn == "reach" {
-				w.line("%sNeed, %sRun := %s, int64(0)", name, name, goExact.print(ag.N))
+				w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
 			}
 			if refersTo(ag.Where, ag.It) || refersTo(ag.V, ag.It) || refersTo(ag.R, ag.It) {
 				w.line("for _, %s := range %s {", it, list)
@@ -437,8 +456,8 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 			case "last":
 				w.line("%s = %s", name, goExact.print(ag.V))
 			case "reach":
-				w.line("%sRun += %s", name, goExact.print(ag.V))
-				w.line("if %sRun >= %sNeed {", name, name)
+				w.line("%s__run += %s", name, goExact.print(ag.V))
+				w.line("if %s__run >= %s__need {", name, name)
 				w.line("%s = %s", name, goExact.print(ag.R))
 				w.line("break")
 				w.line("}")
@@ -560,7 +579,9 @@ func goAdd(w *writer, a *Algorithm, s *Add, d dialect) {
 		w.line("for i > 0 && (x.%s < %s[i-1].%s || x.%s == %s[i-1].%s && x.member() < %s[i-1].member()) {", first, list, first, first, list, first, list)
 		w.line("i--")
 		w.line("}")
+		w.line("if i == 0 || x != %s[i-1] { // ZADD of a member already there adds nothing", list)
 		w.line("%s = insertAt(%s, i, x)", list, list)
+		w.line("}")
 		w.line("}")
 	case Hash:
 		value := goExported(s.State.Entry[1].Name)

@@ -287,7 +287,7 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 // MaxEntries of them).
 func luaRead(w *writer, s *State, key int, fields, entries bool) {
 	k := fmt.Sprintf("KEYS[%d]", key)
-	raw := luaName(s.Name) + "_raw"
+	raw := luaName(s.Name) + "__raw"
 	list := luaName(s.Name)
 	fieldNames := func() []string {
 		var names []string
@@ -321,7 +321,7 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 			w.line("%send", ind)
 			vals = append(vals, luaName(f.Name)+" = "+n)
 		}
-		w.line("%s%s[#%s + 1] = {%s%s}", ind, list+"_all", list+"_all", strings.Join(vals, ", "), extra)
+		w.line("%s%s[#%s + 1] = {%s%s}", ind, list+"__all", list+"__all", strings.Join(vals, ", "), extra)
 	}
 	switch {
 	case s.Kind == Hash && !s.Collection():
@@ -337,8 +337,10 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		// One HGETALL: the fixed fields by name, every other field an
 		// entry named by an integer.
 		w.line("local %s = redis.call('HGETALL', %s)", raw, k)
-		w.line("local %s_fixed = {}", list)
-		w.line("local %s_all = {}", list)
+		if len(s.Fields) > 0 {
+			w.line("local %s__fixed = {}", list)
+		}
+		w.line("local %s__all = {}", list)
 		w.line("for i = 1, #%s, 2 do", raw)
 		w.line("  local name, v = %s[i], %s[i + 1]", raw, raw)
 		var fixed []string
@@ -347,7 +349,7 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		}
 		if len(fixed) > 0 {
 			w.line("  if %s then", strings.Join(fixed, " or "))
-			w.line("    %s_fixed[name] = v", list)
+			w.line("    %s__fixed[name] = v", list)
 			w.line("  else")
 		} else {
 			w.line("  do")
@@ -356,9 +358,9 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		entry("parts", ", name_ = name", "    ")
 		w.line("  end")
 		w.line("end")
-		w.line("table.sort(%s_all, function(x, y) return x.%s < y.%s end)", list, luaName(s.Entry[0].Name), luaName(s.Entry[0].Name))
-		w.line("local %s = keep_last(%s_all, %s)", list, list, luaExact.print(s.MaxEntries))
-		readFields(func(j int) string { return fmt.Sprintf("%s_fixed[%s]", list, luaStr(s.Fields[j].Name)) })
+		w.line("table.sort(%s__all, function(x, y) return x.%s < y.%s end)", list, luaName(s.Entry[0].Name), luaName(s.Entry[0].Name))
+		w.line("local %s = keep_last(%s__all, %s)", list, list, luaExact.print(s.MaxEntries))
+		readFields(func(j int) string { return fmt.Sprintf("%s__fixed[%s]", list, luaStr(s.Fields[j].Name)) })
 	case s.Kind == ZSet || s.Kind == List:
 		if !entries {
 			return
@@ -368,7 +370,7 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		} else {
 			w.line("local %s = redis.call('LRANGE', %s, 0, -1)", raw, k)
 		}
-		w.line("local %s_all = {}", list)
+		w.line("local %s__all = {}", list)
 		w.line("for i = 1, #%s do", raw)
 		w.line("  local parts = split(%s[i], %d)", raw, len(s.Entry))
 		w.line("  if parts == nil then")
@@ -376,7 +378,7 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		w.line("  end")
 		entry("parts", "", "  ")
 		w.line("end")
-		w.line("local %s = keep_last(%s_all, %s)", list, list, luaExact.print(s.MaxEntries))
+		w.line("local %s = keep_last(%s__all, %s)", list, list, luaExact.print(s.MaxEntries))
 	}
 }
 
@@ -385,7 +387,7 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 func luaAggregates(w *writer, s Stmt, ind string, names map[*Agg]string) {
 	for _, e := range stmtExprs(s) {
 		for _, ag := range aggregates(e) {
-			name := fmt.Sprintf("agg%d", len(names)+1)
+			name := fmt.Sprintf("agg__%d", len(names)+1)
 			if l, ok := s.(*Let); ok && l.X == ag {
 				name = luaName(l.Name)
 			}
@@ -399,7 +401,7 @@ func luaAggregates(w *writer, s Stmt, ind string, names map[*Agg]string) {
 				w.line("%slocal %s = %s", ind, name, luaExact.print(ag.D))
 			}
 			if ag.Fn == "reach" {
-				w.line("%slocal %s_need, %s_run = %s, 0", ind, name, name, luaExact.print(ag.N))
+				w.line("%slocal %s__need, %s__run = %s, 0", ind, name, name, luaExact.print(ag.N))
 			}
 			w.line("%sfor _, %s in ipairs(%s) do", ind, it, list)
 			if ag.Where != nil {
@@ -412,8 +414,8 @@ func luaAggregates(w *writer, s Stmt, ind string, names map[*Agg]string) {
 			case "last":
 				w.line("%s%s = %s", body, name, luaExact.print(ag.V))
 			case "reach":
-				w.line("%s%s_run = %s_run + %s", body, name, name, luaExact.print(ag.V))
-				w.line("%sif %s_run >= %s_need then", body, name, name)
+				w.line("%s%s__run = %s__run + %s", body, name, name, luaExact.print(ag.V))
+				w.line("%sif %s__run >= %s__need then", body, name, name)
 				w.line("%s  %s = %s", body, name, luaExact.print(ag.R))
 				w.line("%s  break", body)
 				w.line("%send", body)
@@ -482,15 +484,17 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			case ZSet:
 				w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, key, d.print(s.Upto))
 			case Hash:
-				list := luaName(s.State.Name) + "_all"
-				w.line("%slocal %s_gone = {}", ind, list)
-				w.line("%sfor _, x in ipairs(%s) do", ind, list)
+				// The entries read when the call began; HDEL in batches,
+				// within what unpack can pass.
+				list := luaName(s.State.Name)
+				w.line("%slocal %s__gone = {}", ind, list)
+				w.line("%sfor _, x in ipairs(%s__all) do", ind, list)
 				w.line("%s  if x.%s <= %s then", ind, luaName(s.State.Entry[0].Name), d.print(s.Upto))
-				w.line("%s    %s_gone[#%s_gone + 1] = x.name_", ind, list, list)
+				w.line("%s    %s__gone[#%s__gone + 1] = x.name_", ind, list, list)
 				w.line("%s  end", ind)
 				w.line("%send", ind)
-				w.line("%sif #%s_gone > 0 then", ind, list)
-				w.line("%s  redis.call('HDEL', %s, unpack(%s_gone))", ind, key, list)
+				w.line("%sfor i = 1, #%s__gone, 1000 do", ind, list)
+				w.line("%s  redis.call('HDEL', %s, unpack(%s__gone, i, math.min(i + 999, #%s__gone)))", ind, key, list, list)
 				w.line("%send", ind)
 			}
 		case *Clear:

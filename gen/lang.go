@@ -90,6 +90,7 @@ type scope struct {
 	// aggregate may not read one after that, so that every target reads
 	// the state as it was when the call began.
 	written map[*State]bool
+	added   map[*State]bool // the collections an add statement so far writes
 }
 
 // parser parses the logic language of one algorithm.
@@ -181,7 +182,7 @@ func parseLogic(sp *Spec, alg *Algorithm, view *View, src string, pos Pos) (body
 	if lerr != nil {
 		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
 	}
-	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, written: map[*State]bool{}}}
+	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, written: map[*State]bool{}, added: map[*State]bool{}}}
 	body = p.block(true)
 	if t := p.peek(); t.kind != "eof" {
 		p.fail(t, "unexpected %q", t.text)
@@ -239,12 +240,18 @@ func (p *parser) stmt(top bool) Stmt {
 		if st.Kind == List {
 			p.fail(t, "a list keeps arrival order: clear it instead of dropping entries")
 		}
+		if p.sc.added[st] {
+			p.fail(t, "drop %s after add %s: drop first, so that it removes only entries read when the call began", st.Name, st.Name)
+		}
 		p.expect("upto")
 		d := &Drop{State: st, Upto: p.typed(Int), Pos: pos}
 		p.sc.written[st] = true
 		return d
 	case "clear":
 		st := p.collection(p.ident())
+		if len(st.Fields) > 0 {
+			p.fail(t, "clear deletes the key: %s also holds fields", st.Name)
+		}
 		p.sc.written[st] = true
 		return &Clear{State: st, Pos: pos}
 	case "show":
@@ -264,6 +271,9 @@ func (p *parser) stmt(top bool) Stmt {
 		name := p.ident()
 		if p.lookup(name.text) != nil {
 			p.fail(name, "%q is already defined", name.text)
+		}
+		if strings.Contains(name.text, "__") {
+			p.fail(name, "%q: names with __ are kept for generated code", name.text)
 		}
 		p.expect("=")
 		l := &Let{Name: name.text, X: p.expr(), Pos: pos}
@@ -317,6 +327,7 @@ func (p *parser) add(pos Pos) Stmt {
 	}
 	s := &Add{State: st, Values: p.assignments("add "+st.Name, names, types, nil), Pos: pos}
 	p.sc.written[st] = true
+	p.sc.added[st] = true
 	if !p.is("ttl") {
 		panic(&parseError{pos, fmt.Sprintf("add %s needs a ttl: every key a script writes must expire", st.Name)})
 	}

@@ -55,6 +55,7 @@ func usedNames(body []Stmt) usage {
 		case *Drop:
 			if s.State.Kind == Hash {
 				u.entries[s.State] = true // a hash drops the fields it read
+				visit(s.State.MaxEntries)
 			}
 		case *Show:
 			u.entries[s.State] = true

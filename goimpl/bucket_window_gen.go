@@ -195,112 +195,112 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	from3 := bucket - p.WindowMs3
 	used1 := int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from1) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from1) {
 			continue
 		}
-		used1 += e_.Count
+		used1 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
 	}
 	used2 := int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from2) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from2) {
 			continue
 		}
-		used2 += e_.Count
+		used2 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
 	}
 	used3 := int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from3) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from3) {
 			continue
 		}
-		used3 += e_.Count
+		used3 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
 	}
 	ok1 := used1+c <= p.Limit
 	ok2 := !on2 || used2+c <= p.Limit2
 	ok3 := !on3 || used3+c <= p.Limit3
 	ok := ok1 && ok2 && ok3
 	took := pick(ok, c, 0)
-	agg4 := int64(0)
-	agg4Need, agg4Run := used1+c-p.Limit, int64(0)
+	agg__4 := int64(0)
+	agg__4__need, agg__4__run := used1+c-p.Limit, int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from1) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from1) {
 			continue
 		}
-		agg4Run += e_.Count
-		if agg4Run >= agg4Need {
-			agg4 = e_.Start + p.WindowMs
+		agg__4__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+		if agg__4__run >= agg__4__need {
+			agg__4 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
 			break
 		}
 	}
-	at1 := pick(ok1, 0, agg4)
-	agg5 := int64(0)
-	agg5Need, agg5Run := used2+c-p.Limit2, int64(0)
+	at1 := pick(ok1, 0, agg__4)
+	agg__5 := int64(0)
+	agg__5__need, agg__5__run := used2+c-p.Limit2, int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from2) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from2) {
 			continue
 		}
-		agg5Run += e_.Count
-		if agg5Run >= agg5Need {
-			agg5 = e_.Start + p.WindowMs2
+		agg__5__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+		if agg__5__run >= agg__5__need {
+			agg__5 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
 			break
 		}
 	}
-	at2 := pick(ok2, 0, agg5)
-	agg6 := int64(0)
-	agg6Need, agg6Run := used3+c-p.Limit3, int64(0)
+	at2 := pick(ok2, 0, agg__5)
+	agg__6 := int64(0)
+	agg__6__need, agg__6__run := used3+c-p.Limit3, int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from3) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from3) {
 			continue
 		}
-		agg6Run += e_.Count
-		if agg6Run >= agg6Need {
-			agg6 = e_.Start + p.WindowMs3
+		agg__6__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+		if agg__6__run >= agg__6__need {
+			agg__6 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
 			break
 		}
 	}
-	at3 := pick(ok3, 0, agg6)
+	at3 := pick(ok3, 0, agg__6)
 	retryAt := max(at1, max(at2, at3))
 	x1 := max(0, used1+took-(p.Limit-lim))
 	x2 := pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
 	x3 := pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
-	agg7 := bucket + p.WindowMs
-	agg7Need, agg7Run := x1, int64(0)
+	agg__7 := bucket + p.WindowMs
+	agg__7__need, agg__7__run := x1, int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from1) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from1) {
 			continue
 		}
-		agg7Run += e_.Count
-		if agg7Run >= agg7Need {
-			agg7 = e_.Start + p.WindowMs
+		agg__7__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+		if agg__7__run >= agg__7__need {
+			agg__7 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
 			break
 		}
 	}
-	r1 := pick(x1 == 0, 0, agg7)
-	agg8 := bucket + p.WindowMs2
-	agg8Need, agg8Run := x2, int64(0)
+	r1 := pick(x1 == 0, 0, agg__7)
+	agg__8 := bucket + p.WindowMs2
+	agg__8__need, agg__8__run := x2, int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from2) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from2) {
 			continue
 		}
-		agg8Run += e_.Count
-		if agg8Run >= agg8Need {
-			agg8 = e_.Start + p.WindowMs2
+		agg__8__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+		if agg__8__run >= agg__8__need {
+			agg__8 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
 			break
 		}
 	}
-	r2 := pick(x2 == 0, 0, agg8)
-	agg9 := bucket + p.WindowMs3
-	agg9Need, agg9Run := x3, int64(0)
+	r2 := pick(x2 == 0, 0, agg__8)
+	agg__9 := bucket + p.WindowMs3
+	agg__9__need, agg__9__run := x3, int64(0)
 	for _, e_ := range win {
-		if !(e_.Start > from3) {
+		if !(min(max(e_.Start, 0), 35184372088832) > from3) {
 			continue
 		}
-		agg9Run += e_.Count
-		if agg9Run >= agg9Need {
-			agg9 = e_.Start + p.WindowMs3
+		agg__9__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+		if agg__9__run >= agg__9__need {
+			agg__9 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
 			break
 		}
 	}
-	r3 := pick(x3 == 0, 0, agg9)
+	r3 := pick(x3 == 0, 0, agg__9)
 	resetAt := max(r1, max(r2, r3))
 	room1 := max(0, p.Limit-(used1+took))
 	room2 := pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)

@@ -100,7 +100,9 @@ func TestNewAcceptsWholeDomain(t *testing.T) {
 		{"sliding_log", []param{{"limit", 1, 1e5}, {"window_ms", 1, 1e11}}, func(map[string]int64) bool { return true }},
 		{"meta_window", []param{{"limit", 1, 1e5}, {"window_ms", 1, 1e11}}, func(map[string]int64) bool { return true }},
 		{"bucket_window", []param{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}, {"bucket_ms", 1, 1e11}},
-			func(p map[string]int64) bool { return p["window_ms"]%p["bucket_ms"] == 0 && p["window_ms"]/p["bucket_ms"] <= 3600 }},
+			func(p map[string]int64) bool {
+				return p["window_ms"]%p["bucket_ms"] == 0 && p["window_ms"]/p["bucket_ms"] <= 3600
+			}},
 	}
 	for _, a := range algs {
 		// Each parameter takes its ends, a middle value, and values around

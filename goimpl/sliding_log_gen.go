@@ -113,44 +113,44 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	newest := int64(0)
 	for _, e_ := range log {
-		newest = e_.Ts
+		newest = min(max(e_.Ts, 0), 35184372088832)
 	}
 	lag := max(0, newest-nowMs)
 	eff := nowMs + lag
 	from := eff - p.WindowMs
 	used := int64(0)
 	for _, e_ := range log {
-		if !(e_.Ts > from) {
+		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}
-		used += e_.Cost
+		used += min(max(e_.Cost, 1), p.Limit)
 	}
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
 	after := pick(ok, used+c, used)
 	freeAt := eff + p.WindowMs
-	freeAtNeed, freeAtRun := used+c-p.Limit, int64(0)
+	freeAt__need, freeAt__run := used+c-p.Limit, int64(0)
 	for _, e_ := range log {
-		if !(e_.Ts > from) {
+		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}
-		freeAtRun += e_.Cost
-		if freeAtRun >= freeAtNeed {
-			freeAt = e_.Ts + p.WindowMs
+		freeAt__run += min(max(e_.Cost, 1), p.Limit)
+		if freeAt__run >= freeAt__need {
+			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
 			break
 		}
 	}
-	agg4 := eff
+	agg__4 := eff
 	for _, e_ := range log {
-		if !(e_.Ts > from) {
+		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}
-		agg4 = e_.Ts
+		agg__4 = min(max(e_.Ts, 0), 35184372088832)
 	}
-	lastIn := pick(ok && c > 0, eff, agg4)
+	lastIn := pick(ok && c > 0, eff, agg__4)
 	seq := int64(0)
 	for _, e_ := range log {
-		if !(e_.Ts == eff) {
+		if !(min(max(e_.Ts, 0), 35184372088832) == eff) {
 			continue
 		}
 		seq += 1
@@ -170,7 +170,9 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 			for i > 0 && (x.Ts < st.logEntries[i-1].Ts || x.Ts == st.logEntries[i-1].Ts && x.member() < st.logEntries[i-1].member()) {
 				i--
 			}
-			st.logEntries = insertAt(st.logEntries, i, x)
+			if i == 0 || x != st.logEntries[i-1] { // ZADD of a member already there adds nothing
+				st.logEntries = insertAt(st.logEntries, i, x)
+			}
 		}
 		st.logExp = nowMs + lag + p.WindowMs + 60000
 		e = sh.put(key, e, st, nowMs)

@@ -237,13 +237,13 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local win_raw = redis.call('HGETALL', KEYS[1])
-local win_fixed = {}
-local win_all = {}
-for i = 1, #win_raw, 2 do
-  local name, v = win_raw[i], win_raw[i + 1]
+local win__raw = redis.call('HGETALL', KEYS[1])
+local win__fixed = {}
+local win__all = {}
+for i = 1, #win__raw, 2 do
+  local name, v = win__raw[i], win__raw[i + 1]
   if name == 'ts' then
-    win_fixed[name] = v
+    win__fixed[name] = v
   else
     local parts = {name, v}
     local x_start = field(parts[1], nil, 0, 35184372088832)
@@ -254,14 +254,14 @@ for i = 1, #win_raw, 2 do
     if x_count == nil then
       return corrupt(KEYS[1], 'entry count', parts[2])
     end
-    win_all[#win_all + 1] = {start = x_start, count = x_count, name_ = name}
+    win__all[#win__all + 1] = {start = x_start, count = x_count, name_ = name}
   end
 end
-table.sort(win_all, function(x, y) return x.start < y.start end)
-local win = keep_last(win_all, 3600)
-local win_ts = field(win_fixed['ts'], 0, 0, 35184372088832)
+table.sort(win__all, function(x, y) return x.start < y.start end)
+local win = keep_last(win__all, 3600)
+local win_ts = field(win__fixed['ts'], 0, 0, 35184372088832)
 if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win_fixed['ts'])
+  return corrupt(KEYS[1], 'ts', win__fixed['ts'])
 end
 
 -- decision
@@ -299,82 +299,82 @@ local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
 local took = pick(ok, c, 0)
-local agg4 = 0
-local agg4_need, agg4_run = used1 + c - limit, 0
+local agg__4 = 0
+local agg__4__need, agg__4__run = used1 + c - limit, 0
 for _, e in ipairs(win) do
   if e.start > from1 then
-    agg4_run = agg4_run + e.count
-    if agg4_run >= agg4_need then
-      agg4 = e.start + window_ms
+    agg__4__run = agg__4__run + e.count
+    if agg__4__run >= agg__4__need then
+      agg__4 = e.start + window_ms
       break
     end
   end
 end
-local at1 = pick(ok1, 0, agg4)
-local agg5 = 0
-local agg5_need, agg5_run = used2 + c - limit_2, 0
+local at1 = pick(ok1, 0, agg__4)
+local agg__5 = 0
+local agg__5__need, agg__5__run = used2 + c - limit_2, 0
 for _, e in ipairs(win) do
   if e.start > from2 then
-    agg5_run = agg5_run + e.count
-    if agg5_run >= agg5_need then
-      agg5 = e.start + window_ms_2
+    agg__5__run = agg__5__run + e.count
+    if agg__5__run >= agg__5__need then
+      agg__5 = e.start + window_ms_2
       break
     end
   end
 end
-local at2 = pick(ok2, 0, agg5)
-local agg6 = 0
-local agg6_need, agg6_run = used3 + c - limit_3, 0
+local at2 = pick(ok2, 0, agg__5)
+local agg__6 = 0
+local agg__6__need, agg__6__run = used3 + c - limit_3, 0
 for _, e in ipairs(win) do
   if e.start > from3 then
-    agg6_run = agg6_run + e.count
-    if agg6_run >= agg6_need then
-      agg6 = e.start + window_ms_3
+    agg__6__run = agg__6__run + e.count
+    if agg__6__run >= agg__6__need then
+      agg__6 = e.start + window_ms_3
       break
     end
   end
 end
-local at3 = pick(ok3, 0, agg6)
+local at3 = pick(ok3, 0, agg__6)
 local retry_at = math.max(at1, math.max(at2, at3))
 local x1 = math.max(0, used1 + took - (limit - lim))
 local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
 local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
-local agg7 = bucket + window_ms
-local agg7_need, agg7_run = x1, 0
+local agg__7 = bucket + window_ms
+local agg__7__need, agg__7__run = x1, 0
 for _, e in ipairs(win) do
   if e.start > from1 then
-    agg7_run = agg7_run + e.count
-    if agg7_run >= agg7_need then
-      agg7 = e.start + window_ms
+    agg__7__run = agg__7__run + e.count
+    if agg__7__run >= agg__7__need then
+      agg__7 = e.start + window_ms
       break
     end
   end
 end
-local r1 = pick(x1 == 0, 0, agg7)
-local agg8 = bucket + window_ms_2
-local agg8_need, agg8_run = x2, 0
+local r1 = pick(x1 == 0, 0, agg__7)
+local agg__8 = bucket + window_ms_2
+local agg__8__need, agg__8__run = x2, 0
 for _, e in ipairs(win) do
   if e.start > from2 then
-    agg8_run = agg8_run + e.count
-    if agg8_run >= agg8_need then
-      agg8 = e.start + window_ms_2
+    agg__8__run = agg__8__run + e.count
+    if agg__8__run >= agg__8__need then
+      agg__8 = e.start + window_ms_2
       break
     end
   end
 end
-local r2 = pick(x2 == 0, 0, agg8)
-local agg9 = bucket + window_ms_3
-local agg9_need, agg9_run = x3, 0
+local r2 = pick(x2 == 0, 0, agg__8)
+local agg__9 = bucket + window_ms_3
+local agg__9__need, agg__9__run = x3, 0
 for _, e in ipairs(win) do
   if e.start > from3 then
-    agg9_run = agg9_run + e.count
-    if agg9_run >= agg9_need then
-      agg9 = e.start + window_ms_3
+    agg__9__run = agg__9__run + e.count
+    if agg__9__run >= agg__9__need then
+      agg__9 = e.start + window_ms_3
       break
     end
   end
 end
-local r3 = pick(x3 == 0, 0, agg9)
+local r3 = pick(x3 == 0, 0, agg__9)
 local reset_at = math.max(r1, math.max(r2, r3))
 local room1 = math.max(0, limit - (used1 + took))
 local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
@@ -384,14 +384,14 @@ local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c 
 if ok and c > 0 then
   redis.call('HSET', KEYS[1], 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
-  local win_all_gone = {}
-  for _, x in ipairs(win_all) do
+  local win__gone = {}
+  for _, x in ipairs(win__all) do
     if x.start <= bucket - widest then
-      win_all_gone[#win_all_gone + 1] = x.name_
+      win__gone[#win__gone + 1] = x.name_
     end
   end
-  if #win_all_gone > 0 then
-    redis.call('HDEL', KEYS[1], unpack(win_all_gone))
+  for i = 1, #win__gone, 1000 do
+    redis.call('HDEL', KEYS[1], unpack(win__gone, i, math.min(i + 999, #win__gone)))
   end
   redis.call('HINCRBY', KEYS[1], num(bucket), num(c))
   redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))

@@ -124,14 +124,14 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local win_raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local win_ts = field(win_raw[1], 0, 0, 35184372088832)
+local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
+local win_ts = field(win__raw[1], 0, 0, 35184372088832)
 if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win_raw[1])
+  return corrupt(KEYS[1], 'ts', win__raw[1])
 end
-local win_n = field(win_raw[2], 0, 0, limit)
+local win_n = field(win__raw[2], 0, 0, limit)
 if win_n == nil then
-  return corrupt(KEYS[1], 'n', win_raw[2])
+  return corrupt(KEYS[1], 'n', win__raw[2])
 end
 
 -- decision

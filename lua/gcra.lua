@@ -146,14 +146,14 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local cell_raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-local cell_ts = field(cell_raw[1], 0, 0, 35184372088832)
+local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
+local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
 if cell_ts == nil then
-  return corrupt(KEYS[1], 'ts', cell_raw[1])
+  return corrupt(KEYS[1], 'ts', cell__raw[1])
 end
-local cell_tat = field(cell_raw[2], 0, 0, burst * period_ms)
+local cell_tat = field(cell__raw[2], 0, 0, burst * period_ms)
 if cell_tat == nil then
-  return corrupt(KEYS[1], 'tat', cell_raw[2])
+  return corrupt(KEYS[1], 'tat', cell__raw[2])
 end
 
 -- decision

@@ -145,14 +145,14 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local queue_raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-local queue_ts = field(queue_raw[1], 0, 0, 35184372088832)
+local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
+local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
 if queue_ts == nil then
-  return corrupt(KEYS[1], 'ts', queue_raw[1])
+  return corrupt(KEYS[1], 'ts', queue__raw[1])
 end
-local queue_work = field(queue_raw[2], 0, 0, capacity * period_ms)
+local queue_work = field(queue__raw[2], 0, 0, capacity * period_ms)
 if queue_work == nil then
-  return corrupt(KEYS[1], 'work', queue_raw[2])
+  return corrupt(KEYS[1], 'work', queue__raw[2])
 end
 
 -- decision

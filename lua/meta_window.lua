@@ -139,18 +139,18 @@ if #meta > 256 then
 end
 
 -- state
-local win_raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-local win_ts = field(win_raw[1], 0, 0, 35184372088832)
+local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
+local win_ts = field(win__raw[1], 0, 0, 35184372088832)
 if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win_raw[1])
+  return corrupt(KEYS[1], 'ts', win__raw[1])
 end
-local win_start = field(win_raw[2], 0, 0, 35184372088832)
+local win_start = field(win__raw[2], 0, 0, 35184372088832)
 if win_start == nil then
-  return corrupt(KEYS[1], 'start', win_raw[2])
+  return corrupt(KEYS[1], 'start', win__raw[2])
 end
-local win_used = field(win_raw[3], 0, 0, limit)
+local win_used = field(win__raw[3], 0, 0, limit)
 if win_used == nil then
-  return corrupt(KEYS[1], 'used', win_raw[3])
+  return corrupt(KEYS[1], 'used', win__raw[3])
 end
 
 -- decision

@@ -144,25 +144,25 @@ if now == nil or now < 0 or now > 35184372088832 then
 end
 
 -- state
-local win_raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-local win_ts = field(win_raw[1], 0, 0, 35184372088832)
+local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
+local win_ts = field(win__raw[1], 0, 0, 35184372088832)
 if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win_raw[1])
+  return corrupt(KEYS[1], 'ts', win__raw[1])
 end
-local win_start = field(win_raw[2], 0, 0, 35184372088832)
+local win_start = field(win__raw[2], 0, 0, 35184372088832)
 if win_start == nil then
-  return corrupt(KEYS[1], 'start', win_raw[2])
+  return corrupt(KEYS[1], 'start', win__raw[2])
 end
-local win_used = field(win_raw[3], 0, 0, limit)
+local win_used = field(win__raw[3], 0, 0, limit)
 if win_used == nil then
-  return corrupt(KEYS[1], 'used', win_raw[3])
+  return corrupt(KEYS[1], 'used', win__raw[3])
 end
-local log_raw = redis.call('LRANGE', KEYS[2], 0, -1)
-local log_all = {}
-for i = 1, #log_raw do
-  local parts = split(log_raw[i], 3)
+local log__raw = redis.call('LRANGE', KEYS[2], 0, -1)
+local log__all = {}
+for i = 1, #log__raw do
+  local parts = split(log__raw[i], 3)
   if parts == nil then
-    return corrupt(KEYS[2], 'entry', log_raw[i])
+    return corrupt(KEYS[2], 'entry', log__raw[i])
   end
   local x_t_ms = field(parts[1], nil, 0, 35184372088832)
   if x_t_ms == nil then
@@ -172,9 +172,9 @@ for i = 1, #log_raw do
   if x_cost == nil then
     return corrupt(KEYS[2], 'entry cost', parts[2])
   end
-  log_all[#log_all + 1] = {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
+  log__all[#log__all + 1] = {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
 end
-local log = keep_last(log_all, limit)
+local log = keep_last(log__all, limit)
 
 -- view
 local eff = math.max(now, win_ts)

@@ -154,12 +154,12 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local log_raw = redis.call('ZRANGE', KEYS[1], 0, -1)
-local log_all = {}
-for i = 1, #log_raw do
-  local parts = split(log_raw[i], 3)
+local log__raw = redis.call('ZRANGE', KEYS[1], 0, -1)
+local log__all = {}
+for i = 1, #log__raw do
+  local parts = split(log__raw[i], 3)
   if parts == nil then
-    return corrupt(KEYS[1], 'entry', log_raw[i])
+    return corrupt(KEYS[1], 'entry', log__raw[i])
   end
   local x_ts = field(parts[1], nil, 0, 35184372088832)
   if x_ts == nil then
@@ -173,9 +173,9 @@ for i = 1, #log_raw do
   if x_cost == nil then
     return corrupt(KEYS[1], 'entry cost', parts[3])
   end
-  log_all[#log_all + 1] = {ts = x_ts, seq = x_seq, cost = x_cost}
+  log__all[#log__all + 1] = {ts = x_ts, seq = x_seq, cost = x_cost}
 end
-local log = keep_last(log_all, limit)
+local log = keep_last(log__all, limit)
 
 -- decision
 local newest = 0
@@ -195,23 +195,23 @@ local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
 local after = pick(ok, used + c, used)
 local free_at = eff + window_ms
-local free_at_need, free_at_run = used + c - limit, 0
+local free_at__need, free_at__run = used + c - limit, 0
 for _, e in ipairs(log) do
   if e.ts > from then
-    free_at_run = free_at_run + e.cost
-    if free_at_run >= free_at_need then
+    free_at__run = free_at__run + e.cost
+    if free_at__run >= free_at__need then
       free_at = e.ts + window_ms
       break
     end
   end
 end
-local agg4 = eff
+local agg__4 = eff
 for _, e in ipairs(log) do
   if e.ts > from then
-    agg4 = e.ts
+    agg__4 = e.ts
   end
 end
-local last_in = pick(ok and c > 0, eff, agg4)
+local last_in = pick(ok and c > 0, eff, agg__4)
 local seq = 0
 for _, e in ipairs(log) do
   if e.ts == eff then

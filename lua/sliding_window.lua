@@ -149,18 +149,18 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local win_raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-local win_ts = field(win_raw[1], 0, 0, 35184372088832)
+local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
+local win_ts = field(win__raw[1], 0, 0, 35184372088832)
 if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win_raw[1])
+  return corrupt(KEYS[1], 'ts', win__raw[1])
 end
-local win_cur = field(win_raw[2], 0, 0, limit)
+local win_cur = field(win__raw[2], 0, 0, limit)
 if win_cur == nil then
-  return corrupt(KEYS[1], 'cur', win_raw[2])
+  return corrupt(KEYS[1], 'cur', win__raw[2])
 end
-local win_prev = field(win_raw[3], 0, 0, limit)
+local win_prev = field(win__raw[3], 0, 0, limit)
 if win_prev == nil then
-  return corrupt(KEYS[1], 'prev', win_raw[3])
+  return corrupt(KEYS[1], 'prev', win__raw[3])
 end
 
 -- decision

@@ -144,14 +144,14 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local bucket_raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-local bucket_ts = field(bucket_raw[1], 0, 0, 35184372088832)
+local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
+local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
 if bucket_ts == nil then
-  return corrupt(KEYS[1], 'ts', bucket_raw[1])
+  return corrupt(KEYS[1], 'ts', bucket__raw[1])
 end
-local bucket_level = field(bucket_raw[2], capacity * refill_ms, 0, capacity * refill_ms)
+local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0, capacity * refill_ms)
 if bucket_level == nil then
-  return corrupt(KEYS[1], 'level', bucket_raw[2])
+  return corrupt(KEYS[1], 'level', bucket__raw[2])
 end
 
 -- decision

@@ -167,38 +167,38 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	from := nowMs - p.WindowMs
 	used := int64(0)
 	for _, e_ := range log {
-		if !(e_.Ts > from) {
+		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}
-		used += e_.Cost
+		used += min(max(e_.Cost, 1), p.Limit)
 	}
 	newest := int64(0)
 	for _, e_ := range log {
-		newest = e_.Ts
+		newest = min(max(e_.Ts, 0), 35184372088832)
 	}
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
 	freeAt := nowMs
-	freeAtNeed, freeAtRun := used+c-p.Limit, int64(0)
+	freeAt__need, freeAt__run := used+c-p.Limit, int64(0)
 	for _, e_ := range log {
-		if !(e_.Ts > from) {
+		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}
-		freeAtRun += e_.Cost
-		if freeAtRun >= freeAtNeed {
-			freeAt = e_.Ts + p.WindowMs
+		freeAt__run += min(max(e_.Cost, 1), p.Limit)
+		if freeAt__run >= freeAt__need {
+			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
 			break
 		}
 	}
 	bucket := nowMs - nowMs%p.BucketMs
-	agg4 := int64(0)
+	agg__4 := int64(0)
 	for _, h := range hits {
-		if !(h.Start == bucket) {
+		if !(min(max(h.Start, 0), 35184372088832) == bucket) {
 			continue
 		}
-		agg4 += h.N
+		agg__4 += min(max(h.N, 1), p.Limit)
 	}
-	busy := agg4 > 0
+	busy := agg__4 > 0
 	if ok && c > 0 {
 		{
 			n := 0
@@ -214,7 +214,9 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 			for i > 0 && (x.Ts < st.logEntries[i-1].Ts || x.Ts == st.logEntries[i-1].Ts && x.member() < st.logEntries[i-1].member()) {
 				i--
 			}
-			st.logEntries = insertAt(st.logEntries, i, x)
+			if i == 0 || x != st.logEntries[i-1] { // ZADD of a member already there adds nothing
+				st.logEntries = insertAt(st.logEntries, i, x)
+			}
 		}
 		st.logExp = nowMs + p.WindowMs + 1000
 		e = sh.put(key, e, st, nowMs)
@@ -272,7 +274,6 @@ func (l *Trail) Recent(key string, nowMs int64) ([]TrailNotesEntry, error) {
 	if e != nil {
 		st = e.state
 	}
-	// {<key>}:log: one entry per admission
 	// {<key>}:notes: the notes, oldest first
 	notesLive := st.notesExp > nowMs
 	if !notesLive {
@@ -282,12 +283,11 @@ func (l *Trail) Recent(key string, nowMs int64) ([]TrailNotesEntry, error) {
 	if n := p.Limit; int64(len(notes)) > n {
 		notes = notes[int64(len(notes))-n:]
 	}
-	// {<key>}:hits: cost per bucket
-	agg1 := int64(0)
+	agg__1 := int64(0)
 	for _, n_ := range notes {
-		agg1 = n_.Ts
+		agg__1 = min(max(n_.Ts, 0), 35184372088832)
 	}
-	fresh := agg1 > nowMs-p.WindowMs
+	fresh := agg__1 > nowMs-p.WindowMs
 	if !(fresh) {
 		return nil, nil
 	}

@@ -117,14 +117,14 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local ctr_raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local ctr_ts = field(ctr_raw[1], 0, 0, 35184372088832)
+local ctr__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
+local ctr_ts = field(ctr__raw[1], 0, 0, 35184372088832)
 if ctr_ts == nil then
-  return corrupt(KEYS[1], 'ts', ctr_raw[1])
+  return corrupt(KEYS[1], 'ts', ctr__raw[1])
 end
-local ctr_n = field(ctr_raw[2], 0, 0, limit)
+local ctr_n = field(ctr__raw[2], 0, 0, limit)
 if ctr_n == nil then
-  return corrupt(KEYS[1], 'n', ctr_raw[2])
+  return corrupt(KEYS[1], 'n', ctr__raw[2])
 end
 
 -- decision

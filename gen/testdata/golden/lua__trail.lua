@@ -169,12 +169,12 @@ if #note > 16 then
 end
 
 -- state
-local log_raw = redis.call('ZRANGE', KEYS[1], 0, -1)
-local log_all = {}
-for i = 1, #log_raw do
-  local parts = split(log_raw[i], 2)
+local log__raw = redis.call('ZRANGE', KEYS[1], 0, -1)
+local log__all = {}
+for i = 1, #log__raw do
+  local parts = split(log__raw[i], 2)
   if parts == nil then
-    return corrupt(KEYS[1], 'entry', log_raw[i])
+    return corrupt(KEYS[1], 'entry', log__raw[i])
   end
   local x_ts = field(parts[1], nil, 0, 35184372088832)
   if x_ts == nil then
@@ -184,14 +184,13 @@ for i = 1, #log_raw do
   if x_cost == nil then
     return corrupt(KEYS[1], 'entry cost', parts[2])
   end
-  log_all[#log_all + 1] = {ts = x_ts, cost = x_cost}
+  log__all[#log__all + 1] = {ts = x_ts, cost = x_cost}
 end
-local log = keep_last(log_all, limit)
-local hits_raw = redis.call('HGETALL', KEYS[3])
-local hits_fixed = {}
-local hits_all = {}
-for i = 1, #hits_raw, 2 do
-  local name, v = hits_raw[i], hits_raw[i + 1]
+local log = keep_last(log__all, limit)
+local hits__raw = redis.call('HGETALL', KEYS[3])
+local hits__all = {}
+for i = 1, #hits__raw, 2 do
+  local name, v = hits__raw[i], hits__raw[i + 1]
   do
     local parts = {name, v}
     local x_start = field(parts[1], nil, 0, 35184372088832)
@@ -202,11 +201,11 @@ for i = 1, #hits_raw, 2 do
     if x_n == nil then
       return corrupt(KEYS[3], 'entry n', parts[2])
     end
-    hits_all[#hits_all + 1] = {start = x_start, n = x_n, name_ = name}
+    hits__all[#hits__all + 1] = {start = x_start, n = x_n, name_ = name}
   end
 end
-table.sort(hits_all, function(x, y) return x.start < y.start end)
-local hits = keep_last(hits_all, 100)
+table.sort(hits__all, function(x, y) return x.start < y.start end)
+local hits = keep_last(hits__all, 100)
 
 -- decision
 local from = now - window_ms
@@ -223,36 +222,36 @@ end
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
 local free_at = now
-local free_at_need, free_at_run = used + c - limit, 0
+local free_at__need, free_at__run = used + c - limit, 0
 for _, e in ipairs(log) do
   if e.ts > from then
-    free_at_run = free_at_run + e.cost
-    if free_at_run >= free_at_need then
+    free_at__run = free_at__run + e.cost
+    if free_at__run >= free_at__need then
       free_at = e.ts + window_ms
       break
     end
   end
 end
 local bucket = now - now % bucket_ms
-local agg4 = 0
+local agg__4 = 0
 for _, h in ipairs(hits) do
   if h.start == bucket then
-    agg4 = agg4 + h.n
+    agg__4 = agg__4 + h.n
   end
 end
-local busy = agg4 > 0
+local busy = agg__4 > 0
 if ok and c > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   redis.call('ZADD', KEYS[1], num(math.max(now, newest)), num(math.max(now, newest)) .. ':' .. num(c))
   redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
-  local hits_all_gone = {}
-  for _, x in ipairs(hits_all) do
+  local hits__gone = {}
+  for _, x in ipairs(hits__all) do
     if x.start <= from then
-      hits_all_gone[#hits_all_gone + 1] = x.name_
+      hits__gone[#hits__gone + 1] = x.name_
     end
   end
-  if #hits_all_gone > 0 then
-    redis.call('HDEL', KEYS[3], unpack(hits_all_gone))
+  for i = 1, #hits__gone, 1000 do
+    redis.call('HDEL', KEYS[3], unpack(hits__gone, i, math.min(i + 999, #hits__gone)))
   end
   redis.call('HINCRBY', KEYS[3], num(bucket), num(c))
   redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))

@@ -156,27 +156,27 @@ if now == nil or now < 0 or now > 35184372088832 then
 end
 
 -- state
-local notes_raw = redis.call('LRANGE', KEYS[2], 0, -1)
-local notes_all = {}
-for i = 1, #notes_raw do
-  local parts = split(notes_raw[i], 2)
+local notes__raw = redis.call('LRANGE', KEYS[2], 0, -1)
+local notes__all = {}
+for i = 1, #notes__raw do
+  local parts = split(notes__raw[i], 2)
   if parts == nil then
-    return corrupt(KEYS[2], 'entry', notes_raw[i])
+    return corrupt(KEYS[2], 'entry', notes__raw[i])
   end
   local x_ts = field(parts[1], nil, 0, 35184372088832)
   if x_ts == nil then
     return corrupt(KEYS[2], 'entry ts', parts[1])
   end
-  notes_all[#notes_all + 1] = {ts = x_ts, text = parts[2]}
+  notes__all[#notes__all + 1] = {ts = x_ts, text = parts[2]}
 end
-local notes = keep_last(notes_all, limit)
+local notes = keep_last(notes__all, limit)
 
 -- view
-local agg1 = 0
+local agg__1 = 0
 for _, n in ipairs(notes) do
-  agg1 = n.ts
+  agg__1 = n.ts
 end
-local fresh = agg1 > now - window_ms
+local fresh = agg__1 > now - window_ms
 if not (fresh) then
   return {}
 end
