@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 
@@ -245,6 +246,50 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 			if msg := checkKeys(ks, before, true); msg != "" {
 				t.Errorf("%s %s: %s", tg.Name(), tt.alg, msg)
 			}
+		}
+	}
+}
+
+// TestLoweredLimitReadsNewestEntries: a sliding log filled under a higher
+// limit holds more entries than the lower limit allows; the script then
+// reads the whole set and keeps the newest entries, and still decides:
+// the window is over the new limit, so it denies until entries leave.
+func TestLoweredLimitReadsNewestEntries(t *testing.T) {
+	luaT, err := NewLuaTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer luaT.Close()
+	mini, err := NewMiniredisTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mini.Close()
+	const t0 = 1700000000000
+	for _, tg := range []Target{luaT, mini} {
+		tg.Begin("sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"})
+		for i := int64(0); i < 5; i++ {
+			if o := tg.Decide("k", t0+i, "1", ""); !o.Allowed {
+				t.Fatalf("%s: request %d denied under limit 5: %+v", tg.Name(), i, o)
+			}
+		}
+		// The same keys, now with limit 2: the target keeps its keyspace.
+		switch x := tg.(type) {
+		case *LuaTarget:
+			x.c = prepare("sliding_log", map[string]json.Number{"limit": "2", "window_ms": "1000"})
+		case *RedisTarget:
+			x.c = prepare("sliding_log", map[string]json.Number{"limit": "2", "window_ms": "1000"})
+		}
+		// At t0+5 the set holds 5 entries, more than 2: all are read and
+		// the newest two (t0+3, t0+4) kept; the stored total 5 reads as
+		// limit*limit = 4, none has left the window, so used = 4 and
+		// 4 + 1 > 2: denied. The two entries kept cannot free 4 + 1 - 2 = 3:
+		// retry when the window has moved past eff, 1000 ms; reset when
+		// t0+4 leaves, t0+1004 - (t0+5) = 999 ms.
+		o := tg.Decide("k", t0+5, "1", "")
+		want := Outcome{Allowed: false, Limit: 2, Remaining: 0, RetryAfterMs: 1000, ResetAfterMs: 999}
+		if diff := cmp.Diff(want, o, ignoreMessage); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tg.Name(), diff)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +64,7 @@ var commands = map[string]func(s *store, args []string) (reply, error){
 	"ZADD":             (*store).zadd,
 	"ZRANGE":           (*store).zrange,
 	"ZRANGEBYSCORE":    (*store).zrangebyscore,
+	"ZREVRANGEBYSCORE": (*store).zrevrangebyscore,
 	"ZREMRANGEBYSCORE": (*store).zremrangebyscore,
 	"ZCARD":            (*store).zcard,
 	"ZCOUNT":           (*store).zcount,
@@ -619,8 +621,17 @@ func (s *store) zrange(a []string) (reply, error) {
 }
 
 // zrangebyscore supports ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count].
-func (s *store) zrangebyscore(a []string) (reply, error) {
+func (s *store) zrangebyscore(a []string) (reply, error) { return s.byScore(a, false) }
+
+// zrevrangebyscore supports ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]:
+// the same members, highest score (then member) first.
+func (s *store) zrevrangebyscore(a []string) (reply, error) { return s.byScore(a, true) }
+
+func (s *store) byScore(a []string, rev bool) (reply, error) {
 	if len(a) < 3 {
+		if rev {
+			return nil, errArity("ZREVRANGEBYSCORE")
+		}
 		return nil, errArity("ZRANGEBYSCORE")
 	}
 	scores, offset, limit := false, int64(0), int64(-1)
@@ -640,7 +651,11 @@ func (s *store) zrangebyscore(a []string) (reply, error) {
 			return nil, errors.New(errSyntax)
 		}
 	}
-	r, err := parseRange(a[1], a[2])
+	lo, hi := a[1], a[2]
+	if rev {
+		lo, hi = hi, lo
+	}
+	r, err := parseRange(lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -653,6 +668,9 @@ func (s *store) zrangebyscore(a []string) (reply, error) {
 		if r.has(m.score) {
 			in = append(in, m)
 		}
+	}
+	if rev {
+		slices.Reverse(in)
 	}
 	// Redis skips offset members (all of them for a negative offset), then
 	// returns up to limit (all the rest for a negative limit).

@@ -39,8 +39,9 @@ func TestRejects(t *testing.T) {
 		// Collections, inputs, optional parameters and views (trail).
 		{"add without ttl", "add log { ts = max(now, newest), cost = c } ttl window_ms + MARGIN", "add log { ts = max(now, newest), cost = c }", "small.yaml:91: add log needs a ttl"},
 		{"add ttl may be zero", "cost = c } ttl window_ms + MARGIN", "cost = c } ttl window_ms - 1", "small.yaml:91: trail: the ttl of add log may be below 1 ms"},
-		{"aggregate after a write", "drop hits upto from\n", "drop hits upto from - sum(e in log: e.cost)\n", "small.yaml:92: log is read after a statement that writes it: read a collection only before writing it"},
-		{"aggregate after a write inside an if", "      reply {\n        allowed = ok,", "      let late = last(e in log: e.ts else 0)\n      reply {\n        allowed = ok && late >= 0,", "small.yaml:99: log is read after a statement that writes it"},
+		{"aggregate after a write", "drop hits upto from\n", "drop hits upto from - sum(e in log: e.cost)\n", "small.yaml:92: an aggregate of log after a statement that writes"},
+		{"aggregate after a write inside an if", "      reply {\n        allowed = ok,", "      let late = last(e in log: e.ts else 0)\n      reply {\n        allowed = ok && late >= 0,", "small.yaml:99: an aggregate of log after a statement that writes"},
+		{"aggregate after a write of another key", "drop hits upto from\n", "drop hits upto from\n        let late = sum(e in log: e.cost)\n        drop hits upto late\n", "small.yaml:93: an aggregate of log after a statement that writes"},
 		{"nested aggregate", "sum(e in log where e.ts > from: e.cost)", "sum(e in log where e.ts > from: last(f in log: f.cost else 0))", "small.yaml:82: an aggregate may not hold another"},
 		{"drop on a list", "          clear notes", "          drop notes upto from", "small.yaml:95: a list keeps arrival order: clear it instead of dropping entries"},
 		{"drop after add", "        drop hits upto from\n        add hits { start = bucket, n = c } ttl window_ms + MARGIN", "        add hits { start = bucket, n = c } ttl window_ms + MARGIN\n        drop hits upto from", "drop hits after add hits: drop first"},

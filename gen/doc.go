@@ -63,8 +63,8 @@
 // parameters. Each integer field read is clamped into its declared
 // domain, as fixed fields are; an entry that does not split into its
 // fields, or a field that is not an integer, is BADSTATE. goimpl keeps
-// the entries it wrote in memory, in the same order, and keeps the last
-// max_entries of them the same way.
+// the entries it wrote in memory, in the same order, reads the last
+// max_entries of them the same way, and clamps each field it reads.
 //
 // # The logic language
 //
@@ -98,10 +98,15 @@
 // be below 1 ms is rejected (PEXPIRE 0 deletes the key).
 //
 // drop C upto X removes the entries whose first field is at most X: in a
-// zset ZREMRANGEBYSCORE key -inf X; in a hash one HDEL of the entries read
-// when the call began whose name is at most X (none, no HDEL). A list
-// keeps arrival order, not order by a field: it cannot drop, only clear.
-// clear C deletes the key with DEL, whatever it holds.
+// zset ZREMRANGEBYSCORE key -inf X; in a hash HDEL of the entries read
+// when the call began whose name is at most X (none, no HDEL). A drop must
+// come before any add to the same collection, so that it removes only
+// entries read when the call began. A list keeps arrival order, not order
+// by a field: it cannot drop, only clear. clear C deletes the key with
+// DEL; a hash that also holds fixed fields cannot be cleared.
+//
+// Names with __ are kept for the generated code's own locals (the
+// aggregates' results, the raw replies): no let may take one.
 //
 // # Aggregates
 //
@@ -118,11 +123,22 @@
 //	                                     running sum of V reaches N (N is
 //	                                     evaluated once), or D if none does
 //
-// D sees no entry. An aggregate may not contain another. A collection may
-// not be read by an aggregate after a statement that writes it (add,
-// drop, clear), textually, even in another branch: every target reads the
-// state once, as it was when the call began. Each aggregate is computed
-// into a local just before the statement that holds it.
+// D sees no entry. An aggregate may not contain another. No aggregate
+// may follow, textually, even in another branch, the first statement that
+// writes (store, add, drop, clear): every read comes before every write,
+// so all targets read the state as it was when the call began, and a
+// refusal (BADSTATE) has written nothing. Each aggregate is computed into
+// a local just before the statement that holds it.
+//
+// In Lua an aggregate over a zset reads only what it needs: the score
+// bounds of its where clause (comparisons of the entry's first field with
+// values that do not depend on the entry, joined by &&) become a
+// ZRANGEBYSCORE range; last with no other condition reads one entry
+// (ZREVRANGEBYSCORE ... LIMIT 0 1), and reach of values of at least 1 at
+// most max(1, N) entries. So a sliding log reads the few entries a
+// decision looks at, not the whole set. When the zset holds more than
+// max_entries entries (its parameters were lowered), the script reads them
+// all and keeps the last max_entries, as every other target does.
 //
 // # Inputs, optional parameters and reply defaults
 //

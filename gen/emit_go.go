@@ -14,7 +14,7 @@ var goReserved = words(`break case chan const continue default defer else
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
 	field pick ceilDiv satAdd satSub satMul satDiv satCeilDiv badInput checkParam
-	paramOr joinInts insertAt Result Limiter Record`)
+	paramOr joinInts insertAt searchEntries Result Limiter Record`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
 func goName(n string) string {
@@ -439,6 +439,33 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 			}
 			if ag.Fn == "reach" {
 				w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
+			}
+			if ag.It.State.Kind == ZSet {
+				// Entries are sorted by score: look only at those within
+				// the where clause's bounds.
+				b := zsetBounds(ag)
+				src, score := name+"__src", goExported(ag.It.State.Entry[0].Name)
+				w.line("%s := %s", src, list)
+				if b.min != nil {
+					cmp := ">="
+					if b.minOpen {
+						cmp = ">"
+					}
+					w.line("%s = %s[searchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s }):]", src, src, src, src, score, cmp, goExact.print(b.min))
+				}
+				if b.max != nil {
+					cmp := ">"
+					if b.maxOpen {
+						cmp = ">="
+					}
+					w.line("%s = %s[:searchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s })]", src, src, src, src, score, cmp, goExact.print(b.max))
+				}
+				if ag.Fn == "last" && b.exact {
+					w.line("if n := len(%s); n > 1 {", src)
+					w.line("%s = %s[n-1:]", src, src)
+					w.line("}")
+				}
+				list = src
 			}
 			if refersTo(ag.Where, ag.It) || refersTo(ag.V, ag.It) || refersTo(ag.R, ag.It) {
 				w.line("for _, %s := range %s {", it, list)

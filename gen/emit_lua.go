@@ -305,8 +305,9 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 			w.line("end")
 		}
 	}
-	// entry parses the parts of one entry into a table, or returns BADSTATE.
-	entry := func(parts string, extra string, ind string) {
+	// entry parses the parts of one entry into a table appended to into,
+	// or fails with what is wrong and the value.
+	entry := func(parts, into, extra, ind string, fail func(what, v string) string) {
 		var vals []string
 		for j, f := range s.Entry {
 			p := fmt.Sprintf("%s[%d]", parts, j+1)
@@ -317,12 +318,13 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 			n := "x_" + f.Name
 			w.line("%slocal %s = field(%s, nil, %s, %s)", ind, n, p, luaExact.print(f.Min), luaExact.print(f.Max))
 			w.line("%sif %s == nil then", ind, n)
-			w.line("%s  return corrupt(%s, %s, %s)", ind, k, luaStr("entry "+f.Name), p)
+			w.line("%s  %s", ind, fail(luaStr("entry "+f.Name), p))
 			w.line("%send", ind)
 			vals = append(vals, luaName(f.Name)+" = "+n)
 		}
-		w.line("%s%s[#%s + 1] = {%s%s}", ind, list+"__all", list+"__all", strings.Join(vals, ", "), extra)
+		w.line("%s%s[#%s + 1] = {%s%s}", ind, into, into, strings.Join(vals, ", "), extra)
 	}
+	corruptKey := func(what, v string) string { return fmt.Sprintf("return corrupt(%s, %s, %s)", k, what, v) }
 	switch {
 	case s.Kind == Hash && !s.Collection():
 		if !fields {
@@ -355,7 +357,7 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 			w.line("  do")
 		}
 		w.line("    local parts = {name, v}")
-		entry("parts", ", name_ = name", "    ")
+		entry("parts", list+"__all", ", name_ = name", "    ", corruptKey)
 		w.line("  end")
 		w.line("end")
 		w.line("table.sort(%s__all, function(x, y) return x.%s < y.%s end)", list, luaName(s.Entry[0].Name), luaName(s.Entry[0].Name))
@@ -365,26 +367,75 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		if !entries {
 			return
 		}
-		if s.Kind == ZSet {
-			w.line("local %s = redis.call('ZRANGE', %s, 0, -1)", raw, k)
-		} else {
-			w.line("local %s = redis.call('LRANGE', %s, 0, -1)", raw, k)
-		}
-		w.line("local %s__all = {}", list)
-		w.line("for i = 1, #%s do", raw)
-		w.line("  local parts = split(%s[i], %d)", raw, len(s.Entry))
-		w.line("  if parts == nil then")
-		w.line("    return corrupt(%s, 'entry', %s[i])", k, raw)
+		// parse turns members into entries, or returns nil, what is
+		// wrong, and the value.
+		w.line("local function %s__parse(raw)", list)
+		w.line("  local out = {}")
+		w.line("  for i = 1, #raw do")
+		w.line("    local parts = split(raw[i], %d)", len(s.Entry))
+		w.line("    if parts == nil then")
+		w.line("      return nil, 'entry', raw[i]")
+		w.line("    end")
+		entry("parts", "out", "", "    ", func(what, v string) string { return "return nil, " + what + ", " + v })
 		w.line("  end")
-		entry("parts", "", "  ")
+		w.line("  return out")
 		w.line("end")
-		w.line("local %s = keep_last(%s__all, %s)", list, list, luaExact.print(s.MaxEntries))
+		readAll := func(ind string) {
+			cmd := "redis.call('LRANGE', " + k + ", 0, -1)"
+			if s.Kind == ZSet {
+				cmd = "redis.call('ZRANGE', " + k + ", 0, -1)"
+			}
+			w.line("%slocal all, what, v = %s__parse(%s)", ind, list, cmd)
+			w.line("%sif all == nil then", ind)
+			w.line("%s  return corrupt(%s, what, v)", ind, k)
+			w.line("%send", ind)
+			w.line("%s%s = keep_last(all, %s)", ind, list, luaExact.print(s.MaxEntries))
+		}
+		if s.Kind == List {
+			w.line("local %s", list)
+			readAll("")
+			return
+		}
+		// A zset is read by range, as each aggregate needs it, unless it
+		// holds more than max_entries: then all of it, and the last kept.
+		w.line("local %s = nil", list)
+		w.line("if redis.call('ZCARD', %s) > %s then", k, luaExact.print(s.MaxEntries))
+		readAll("  ")
+		w.line("end")
+		w.line("-- the entries scored within min and max (as ZRANGEBYSCORE takes them),")
+		w.line("-- in order (the highest first if rev), at most count (-1: all)")
+		w.line("local function %s__range(min, max, rev, count)", list)
+		w.line("  if rev then")
+		w.line("    return %s__parse(redis.call('ZREVRANGEBYSCORE', %s, max, min, 'LIMIT', 0, count))", list, k)
+		w.line("  end")
+		w.line("  return %s__parse(redis.call('ZRANGEBYSCORE', %s, min, max, 'LIMIT', 0, count))", list, k)
+		w.line("end")
 	}
 }
 
+// zsetRange renders zsetBounds as ZRANGEBYSCORE's min and max in Lua.
+func zsetRange(ag *Agg, d dialect) (min, max string, exact bool) {
+	b := zsetBounds(ag)
+	min, max = "'-inf'", "'+inf'"
+	if b.min != nil {
+		min = "num(" + d.print(b.min) + ")"
+		if b.minOpen {
+			min = "'(' .. " + min
+		}
+	}
+	if b.max != nil {
+		max = "num(" + d.print(b.max) + ")"
+		if b.maxOpen {
+			max = "'(' .. " + max
+		}
+	}
+	return min, max, b.exact
+}
+
+
 // luaAggregates computes the aggregates of one statement into locals
 // before it; a let that is exactly an aggregate takes its name.
-func luaAggregates(w *writer, s Stmt, ind string, names map[*Agg]string) {
+func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]string) {
 	for _, e := range stmtExprs(s) {
 		for _, ag := range aggregates(e) {
 			name := fmt.Sprintf("agg__%d", len(names)+1)
@@ -403,7 +454,29 @@ func luaAggregates(w *writer, s Stmt, ind string, names map[*Agg]string) {
 			if ag.Fn == "reach" {
 				w.line("%slocal %s__need, %s__run = %s, 0", ind, name, name, luaExact.print(ag.N))
 			}
-			w.line("%sfor _, %s in ipairs(%s) do", ind, it, list)
+			src := list
+			if ag.It.State.Kind == ZSet {
+				src = name + "__src"
+				d := luaExact
+				d.agg = func(_ dialect, e *Agg) string { return names[e] }
+				min, max, exact := zsetRange(ag, d)
+				rev, count := "false", "-1"
+				switch {
+				case ag.Fn == "last" && exact:
+					rev, count = "true", "1"
+				case ag.Fn == "reach" && exact && atLeastOne(ag.V):
+					count = "num(math.max(1, " + name + "__need))"
+				}
+				w.line("%slocal %s = %s", ind, src, list)
+				w.line("%sif %s == nil then", ind, src)
+				w.line("%s  local what, v", ind)
+				w.line("%s  %s, what, v = %s__range(%s, %s, %s, %s)", ind, src, list, min, max, rev, count)
+				w.line("%s  if %s == nil then", ind, src)
+				w.line("%s    return corrupt(KEYS[%d], what, v)", ind, stateIndex(a, ag.It.State)+1)
+				w.line("%s  end", ind)
+				w.line("%send", ind)
+			}
+			w.line("%sfor _, %s in ipairs(%s) do", ind, it, src)
 			if ag.Where != nil {
 				w.line("%s  if %s then", ind, luaExact.print(ag.Where))
 				body += "  "
@@ -435,8 +508,19 @@ func luaBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string) {
 func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, names map[*Agg]string) {
 	d := luaExact
 	d.agg = func(_ dialect, e *Agg) string { return names[e] }
+	// ttls holds, per key, the TTL this block has already set, so that an
+	// add after a store of the same key with the same TTL runs no second
+	// PEXPIRE (HSET and HINCRBY keep a key's TTL).
+	ttls := map[*State]string{}
+	pexpire := func(st *State, ttl string) {
+		if ttls[st] == ttl {
+			return
+		}
+		ttls[st] = ttl
+		w.line("%sredis.call('PEXPIRE', KEYS[%d], num(%s))", ind, stateIndex(a, st)+1, ttl)
+	}
 	for _, s := range body {
-		luaAggregates(w, s, ind, names)
+		luaAggregates(w, a, s, ind, names)
 		switch s := s.(type) {
 		case *Let:
 			if ag, ok := s.X.(*Agg); ok && names[ag] == luaName(s.Name) {
@@ -451,6 +535,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 				luaBlockNamed(w, sp, a, s.Else, ind+"  ", names)
 			}
 			w.line("%send", ind)
+			ttls = map[*State]string{} // the branch may have changed any key
 		case *Store:
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
 			var args []string
@@ -458,7 +543,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 				args = append(args, luaStr(f.Name), "num("+d.print(s.Values[i])+")")
 			}
 			w.line("%sredis.call('HSET', %s, %s)", ind, key, strings.Join(args, ", "))
-			w.line("%sredis.call('PEXPIRE', %s, num(%s))", ind, key, d.print(s.TTL))
+			pexpire(s.State, d.print(s.TTL))
 		case *Add:
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
 			var parts []string
@@ -477,8 +562,9 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			case Hash:
 				w.line("%sredis.call('HINCRBY', %s, %s, %s)", ind, key, parts[0], parts[1])
 			}
-			w.line("%sredis.call('PEXPIRE', %s, num(%s))", ind, key, d.print(s.TTL))
+			pexpire(s.State, d.print(s.TTL))
 		case *Drop:
+			delete(ttls, s.State) // a drop may empty, and so delete, the key
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
 			switch s.State.Kind {
 			case ZSet:
@@ -498,6 +584,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 				w.line("%send", ind)
 			}
 		case *Clear:
+			delete(ttls, s.State)
 			w.line("%sredis.call('DEL', KEYS[%d])", ind, stateIndex(a, s.State)+1)
 		case *Show:
 			list := luaName(s.State.Name)

@@ -86,11 +86,11 @@ type scope struct {
 	inputs bool // whether now, cost, state and lets may be named
 	view   *View
 	iters  []*Iter // the aggregates being parsed, innermost last
-	// written holds the collections a statement so far writes: an
-	// aggregate may not read one after that, so that every target reads
-	// the state as it was when the call began.
-	written map[*State]bool
 	added   map[*State]bool // the collections an add statement so far writes
+	// wrote is set by the first statement that writes: no aggregate may
+	// follow it, so that every read comes before every write and a
+	// refusal (BADSTATE) changes nothing.
+	wrote bool
 }
 
 // parser parses the logic language of one algorithm.
@@ -182,7 +182,7 @@ func parseLogic(sp *Spec, alg *Algorithm, view *View, src string, pos Pos) (body
 	if lerr != nil {
 		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
 	}
-	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, written: map[*State]bool{}, added: map[*State]bool{}}}
+	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, added: map[*State]bool{}}}
 	body = p.block(true)
 	if t := p.peek(); t.kind != "eof" {
 		p.fail(t, "unexpected %q", t.text)
@@ -245,14 +245,14 @@ func (p *parser) stmt(top bool) Stmt {
 		}
 		p.expect("upto")
 		d := &Drop{State: st, Upto: p.typed(Int), Pos: pos}
-		p.sc.written[st] = true
+		p.sc.wrote = true
 		return d
 	case "clear":
 		st := p.collection(p.ident())
 		if len(st.Fields) > 0 {
 			p.fail(t, "clear deletes the key: %s also holds fields", st.Name)
 		}
-		p.sc.written[st] = true
+		p.sc.wrote = true
 		return &Clear{State: st, Pos: pos}
 	case "show":
 		if p.sc.view == nil {
@@ -292,6 +292,7 @@ func (p *parser) stmt(top bool) Stmt {
 		}
 		return s
 	case "store":
+		p.sc.wrote = true
 		return p.store(pos)
 	case "reply":
 		if !top {
@@ -326,8 +327,8 @@ func (p *parser) add(pos Pos) Stmt {
 		types = append(types, f.Type)
 	}
 	s := &Add{State: st, Values: p.assignments("add "+st.Name, names, types, nil), Pos: pos}
-	p.sc.written[st] = true
 	p.sc.added[st] = true
+	p.sc.wrote = true
 	if !p.is("ttl") {
 		panic(&parseError{pos, fmt.Sprintf("add %s needs a ttl: every key a script writes must expire", st.Name)})
 	}
@@ -561,8 +562,8 @@ func (p *parser) aggregate(t token) Expr {
 	p.expect("in")
 	cn := p.ident()
 	st := p.collection(cn)
-	if p.sc.written[st] {
-		p.fail(cn, "%s is read after a statement that writes it: read a collection only before writing it", st.Name)
+	if p.sc.wrote {
+		p.fail(t, "an aggregate of %s after a statement that writes: aggregates read the state as it was when the call began, before the first store, add, drop or clear", st.Name)
 	}
 	if len(p.sc.iters) > 0 {
 		p.fail(t, "an aggregate may not hold another")

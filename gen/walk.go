@@ -185,3 +185,79 @@ func refersTo(e Expr, it *Iter) bool {
 	}
 	return found
 }
+
+// scoreBounds are the bounds an aggregate's where clause puts on the
+// first field (the score) of a zset's entries: comparisons of it with
+// values that do not depend on the entry, joined by &&. exact says the
+// clause is nothing more, so that reading only the entries within the
+// bounds reads just those the clause keeps.
+type scoreBounds struct {
+	min, max         Expr // nil: unbounded
+	minOpen, maxOpen bool // the bound itself is excluded
+	exact            bool
+}
+
+func zsetBounds(ag *Agg) scoreBounds {
+	b := scoreBounds{exact: true}
+	score := ag.It.State.Entry[0]
+	var terms []Expr
+	var split func(e Expr)
+	split = func(e Expr) {
+		if x, ok := e.(*Binary); ok && x.Op == "&&" {
+			split(x.X)
+			split(x.Y)
+			return
+		}
+		terms = append(terms, e)
+	}
+	if ag.Where != nil {
+		split(ag.Where)
+	}
+	isScore := func(e Expr) bool {
+		r, ok := e.(*EntryRef)
+		return ok && r.It == ag.It && r.F == score
+	}
+	flip := map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+	for _, t := range terms {
+		x, ok := t.(*Binary)
+		if !ok || flip[x.Op] == "" {
+			b.exact = false
+			continue
+		}
+		op, v := x.Op, x.Y
+		if !isScore(x.X) {
+			op, v = flip[x.Op], x.X
+			if !isScore(x.Y) {
+				b.exact = false
+				continue
+			}
+		}
+		if refersTo(v, ag.It) {
+			b.exact = false
+			continue
+		}
+		switch {
+		case (op == ">" || op == ">=") && b.min == nil:
+			b.min, b.minOpen = v, op == ">"
+		case (op == "<" || op == "<=") && b.max == nil:
+			b.max, b.maxOpen = v, op == "<"
+		case op == "==" && b.min == nil && b.max == nil:
+			b.min, b.max = v, v
+		default:
+			b.exact = false
+		}
+	}
+	return b
+}
+
+// atLeastOne reports whether every value of e is statically at least 1.
+func atLeastOne(e Expr) bool {
+	switch e := e.(type) {
+	case *Lit:
+		return e.V >= 1
+	case *EntryRef:
+		l, ok := e.F.Min.(*Lit)
+		return ok && l.V >= 1
+	}
+	return false
+}

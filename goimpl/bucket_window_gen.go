@@ -308,9 +308,6 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	room := min(room1, min(room2, room3))
 	tier := int64(pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > p.Limit, 1, pick(on2 && c > p.Limit2, 2, 3)), pick(at1 == retryAt, 1, pick(at2 == retryAt, 2, 3)))))
 	if ok && c > 0 {
-		st.winTs = eff
-		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-		e = sh.put(key, e, st, nowMs)
 		{
 			n := 0
 			for n < len(st.winEntries) && st.winEntries[n].Start <= bucket-widest {
@@ -318,6 +315,9 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			}
 			st.winEntries = st.winEntries[n:]
 		}
+		e = sh.put(key, e, st, nowMs)
+		st.winTs = eff
+		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
 		e = sh.put(key, e, st, nowMs)
 		{
 			x := bucketWindowWinEntry{Start: bucket, Count: c}

@@ -2,6 +2,7 @@ package goimpl
 
 import (
 	"slices"
+	"sort"
 	"strconv"
 )
 
@@ -33,3 +34,8 @@ func paramOr(m map[string]int64, name string, dflt, lo, hi int64, refused string
 	}
 	return v, checkParam(v, lo, hi, refused)
 }
+
+// searchEntries is the smallest i in [0, n) at which f(i) is true, n if
+// none, for an f that is false and then true: the binary search by which a
+// sorted set's entries within a score range are found.
+func searchEntries(n int, f func(int) bool) int { return sort.Search(n, f) }

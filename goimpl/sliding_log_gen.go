@@ -18,9 +18,11 @@ type SlidingLogParams struct {
 // at most limit. Exact, with no boundary burst. A denied request is
 // never recorded, so a client that keeps retrying while denied gets in
 // as soon as old entries leave the window, and the whole decision is
-// one atomic script. Entries that have left the window are removed at
-// the next admission; the set holds at most limit entries, and each
-// decision reads them all: memory and work grow with limit.
+// one atomic script. A second key keeps the total cost of the entries,
+// so that a decision reads only the entries that have left the window,
+// the newest and the oldest few, never the whole set; entries that
+// have left are removed at the next admission. The set holds at most
+// limit entries: memory grows with limit.
 type SlidingLog struct {
 	p      SlidingLogParams
 	states *store[slidingLogState]
@@ -31,9 +33,11 @@ type SlidingLog struct {
 type slidingLogState struct {
 	logEntries []slidingLogLogEntry
 	logExp     int64
+	tallyTotal int64
+	tallyExp   int64
 }
 
-func (s *slidingLogState) expires() int64 { return max(s.logExp) }
+func (s *slidingLogState) expires() int64 { return max(s.logExp, s.tallyExp) }
 
 // slidingLogLogEntry is one entry of {<key>}:sl: one entry per admitted request.
 type slidingLogLogEntry struct {
@@ -111,26 +115,38 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	if n := p.Limit; int64(len(log)) > n {
 		log = log[int64(len(log))-n:]
 	}
+	// {<key>}:sl:sum: the total cost of the log's entries
+	tallyLive := st.tallyExp > nowMs
+	tallyTotal := field(tallyLive, st.tallyTotal, 0, 0, p.Limit*p.Limit)
 	newest := int64(0)
-	for _, e_ := range log {
+	newest__src := log
+	if n := len(newest__src); n > 1 {
+		newest__src = newest__src[n-1:]
+	}
+	for _, e_ := range newest__src {
 		newest = min(max(e_.Ts, 0), 35184372088832)
 	}
 	lag := max(0, newest-nowMs)
 	eff := nowMs + lag
 	from := eff - p.WindowMs
-	used := int64(0)
-	for _, e_ := range log {
-		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
+	gone := int64(0)
+	gone__src := log
+	gone__src = gone__src[:searchEntries(len(gone__src), func(i int) bool { return gone__src[i].Ts > from })]
+	for _, e_ := range gone__src {
+		if !(min(max(e_.Ts, 0), 35184372088832) <= from) {
 			continue
 		}
-		used += min(max(e_.Cost, 1), p.Limit)
+		gone += min(max(e_.Cost, 1), p.Limit)
 	}
+	used := max(0, tallyTotal-gone)
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
 	after := pick(ok, used+c, used)
 	freeAt := eff + p.WindowMs
 	freeAt__need, freeAt__run := used+c-p.Limit, int64(0)
-	for _, e_ := range log {
+	freeAt__src := log
+	freeAt__src = freeAt__src[searchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
+	for _, e_ := range freeAt__src {
 		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}
@@ -141,7 +157,12 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 		}
 	}
 	agg__4 := eff
-	for _, e_ := range log {
+	agg__4__src := log
+	agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Ts > from }):]
+	if n := len(agg__4__src); n > 1 {
+		agg__4__src = agg__4__src[n-1:]
+	}
+	for _, e_ := range agg__4__src {
 		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}
@@ -149,7 +170,10 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	lastIn := pick(ok && c > 0, eff, agg__4)
 	seq := int64(0)
-	for _, e_ := range log {
+	seq__src := log
+	seq__src = seq__src[searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
+	seq__src = seq__src[:searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts > eff })]
+	for _, e_ := range seq__src {
 		if !(min(max(e_.Ts, 0), 35184372088832) == eff) {
 			continue
 		}
@@ -175,6 +199,9 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 			}
 		}
 		st.logExp = nowMs + lag + p.WindowMs + 60000
+		e = sh.put(key, e, st, nowMs)
+		st.tallyTotal = after
+		st.tallyExp = nowMs + lag + p.WindowMs + 60000
 		e = sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil

@@ -382,8 +382,6 @@ local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
 local room = math.min(room1, math.min(room2, room3))
 local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
 if ok and c > 0 then
-  redis.call('HSET', KEYS[1], 'ts', num(eff))
-  redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
   local win__gone = {}
   for _, x in ipairs(win__all) do
     if x.start <= bucket - widest then
@@ -393,7 +391,8 @@ if ok and c > 0 then
   for i = 1, #win__gone, 1000 do
     redis.call('HDEL', KEYS[1], unpack(win__gone, i, math.min(i + 999, #win__gone)))
   end
-  redis.call('HINCRBY', KEYS[1], num(bucket), num(c))
+  redis.call('HSET', KEYS[1], 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('HINCRBY', KEYS[1], num(bucket), num(c))
 end
 return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}

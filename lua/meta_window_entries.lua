@@ -157,24 +157,31 @@ local win_used = field(win__raw[3], 0, 0, limit)
 if win_used == nil then
   return corrupt(KEYS[1], 'used', win__raw[3])
 end
-local log__raw = redis.call('LRANGE', KEYS[2], 0, -1)
-local log__all = {}
-for i = 1, #log__raw do
-  local parts = split(log__raw[i], 3)
-  if parts == nil then
-    return corrupt(KEYS[2], 'entry', log__raw[i])
+local function log__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local parts = split(raw[i], 3)
+    if parts == nil then
+      return nil, 'entry', raw[i]
+    end
+    local x_t_ms = field(parts[1], nil, 0, 35184372088832)
+    if x_t_ms == nil then
+      return nil, 'entry t_ms', parts[1]
+    end
+    local x_cost = field(parts[2], nil, 1, limit)
+    if x_cost == nil then
+      return nil, 'entry cost', parts[2]
+    end
+    out[#out + 1] = {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
   end
-  local x_t_ms = field(parts[1], nil, 0, 35184372088832)
-  if x_t_ms == nil then
-    return corrupt(KEYS[2], 'entry t_ms', parts[1])
-  end
-  local x_cost = field(parts[2], nil, 1, limit)
-  if x_cost == nil then
-    return corrupt(KEYS[2], 'entry cost', parts[2])
-  end
-  log__all[#log__all + 1] = {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
+  return out
 end
-local log = keep_last(log__all, limit)
+local log
+local all, what, v = log__parse(redis.call('LRANGE', KEYS[2], 0, -1))
+if all == nil then
+  return corrupt(KEYS[2], what, v)
+end
+log = keep_last(all, limit)
 
 -- view
 local eff = math.max(now, win_ts)

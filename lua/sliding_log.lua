@@ -8,9 +8,11 @@
 --   at most limit. Exact, with no boundary burst. A denied request is
 --   never recorded, so a client that keeps retrying while denied gets in
 --   as soon as old entries leave the window, and the whole decision is
---   one atomic script. Entries that have left the window are removed at
---   the next admission; the set holds at most limit entries, and each
---   decision reads them all: memory and work grow with limit.
+--   one atomic script. A second key keeps the total cost of the entries,
+--   so that a decision reads only the entries that have left the window,
+--   the newest and the oldest few, never the whole set; entries that
+--   have left are removed at the next admission. The set holds at most
+--   limit entries: memory grows with limit.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
@@ -19,6 +21,8 @@
 --                ts: the score: when the request was admitted (in [0, NOW_MAX])
 --                seq: how many admissions before it share its ts, so that members are unique (in [0, limit])
 --                cost: the cost admitted (in [1, limit])
+--   KEYS[2]  {<key>}:sl:sum  hash: the total cost of the log's entries
+--              total: the sum of the costs of the log's entries (in [0, limit * limit])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]
@@ -132,8 +136,8 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
 end
 
 -- keys: all share the hash tag {key}
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:sl')
+if #KEYS ~= 2 then
+  return bad('expected 2 keys: {<key>}:sl {<key>}:sl:sum')
 end
 if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sl' then
   return bad('KEYS[1] must be {<key>}:sl')
@@ -141,6 +145,9 @@ end
 local tag = string.sub(KEYS[1], 2, -5)
 if tag == '' then
   return bad('key must not be empty')
+end
+if KEYS[2] ~= '{' .. tag .. '}:sl:sum' then
+  return bad('KEYS[2] must be {<key>}:sl:sum with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -154,49 +161,96 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local log__raw = redis.call('ZRANGE', KEYS[1], 0, -1)
-local log__all = {}
-for i = 1, #log__raw do
-  local parts = split(log__raw[i], 3)
-  if parts == nil then
-    return corrupt(KEYS[1], 'entry', log__raw[i])
+local function log__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local parts = split(raw[i], 3)
+    if parts == nil then
+      return nil, 'entry', raw[i]
+    end
+    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    if x_ts == nil then
+      return nil, 'entry ts', parts[1]
+    end
+    local x_seq = field(parts[2], nil, 0, limit)
+    if x_seq == nil then
+      return nil, 'entry seq', parts[2]
+    end
+    local x_cost = field(parts[3], nil, 1, limit)
+    if x_cost == nil then
+      return nil, 'entry cost', parts[3]
+    end
+    out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost}
   end
-  local x_ts = field(parts[1], nil, 0, 35184372088832)
-  if x_ts == nil then
-    return corrupt(KEYS[1], 'entry ts', parts[1])
-  end
-  local x_seq = field(parts[2], nil, 0, limit)
-  if x_seq == nil then
-    return corrupt(KEYS[1], 'entry seq', parts[2])
-  end
-  local x_cost = field(parts[3], nil, 1, limit)
-  if x_cost == nil then
-    return corrupt(KEYS[1], 'entry cost', parts[3])
-  end
-  log__all[#log__all + 1] = {ts = x_ts, seq = x_seq, cost = x_cost}
+  return out
 end
-local log = keep_last(log__all, limit)
+local log = nil
+if redis.call('ZCARD', KEYS[1]) > limit then
+  local all, what, v = log__parse(redis.call('ZRANGE', KEYS[1], 0, -1))
+  if all == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+  log = keep_last(all, limit)
+end
+-- the entries scored within min and max (as ZRANGEBYSCORE takes them),
+-- in order (the highest first if rev), at most count (-1: all)
+local function log__range(min, max, rev, count)
+  if rev then
+    return log__parse(redis.call('ZREVRANGEBYSCORE', KEYS[1], max, min, 'LIMIT', 0, count))
+  end
+  return log__parse(redis.call('ZRANGEBYSCORE', KEYS[1], min, max, 'LIMIT', 0, count))
+end
+local tally__raw = redis.call('HMGET', KEYS[2], 'total')
+local tally_total = field(tally__raw[1], 0, 0, limit * limit)
+if tally_total == nil then
+  return corrupt(KEYS[2], 'total', tally__raw[1])
+end
 
 -- decision
 local newest = 0
-for _, e in ipairs(log) do
+local newest__src = log
+if newest__src == nil then
+  local what, v
+  newest__src, what, v = log__range('-inf', '+inf', true, 1)
+  if newest__src == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+end
+for _, e in ipairs(newest__src) do
   newest = e.ts
 end
 local lag = math.max(0, newest - now)
 local eff = now + lag
 local from = eff - window_ms
-local used = 0
-for _, e in ipairs(log) do
-  if e.ts > from then
-    used = used + e.cost
+local gone = 0
+local gone__src = log
+if gone__src == nil then
+  local what, v
+  gone__src, what, v = log__range('-inf', num(from), false, -1)
+  if gone__src == nil then
+    return corrupt(KEYS[1], what, v)
   end
 end
+for _, e in ipairs(gone__src) do
+  if e.ts <= from then
+    gone = gone + e.cost
+  end
+end
+local used = math.max(0, tally_total - gone)
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
 local after = pick(ok, used + c, used)
 local free_at = eff + window_ms
 local free_at__need, free_at__run = used + c - limit, 0
-for _, e in ipairs(log) do
+local free_at__src = log
+if free_at__src == nil then
+  local what, v
+  free_at__src, what, v = log__range('(' .. num(from), '+inf', false, num(math.max(1, free_at__need)))
+  if free_at__src == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+end
+for _, e in ipairs(free_at__src) do
   if e.ts > from then
     free_at__run = free_at__run + e.cost
     if free_at__run >= free_at__need then
@@ -206,14 +260,30 @@ for _, e in ipairs(log) do
   end
 end
 local agg__4 = eff
-for _, e in ipairs(log) do
+local agg__4__src = log
+if agg__4__src == nil then
+  local what, v
+  agg__4__src, what, v = log__range('(' .. num(from), '+inf', true, 1)
+  if agg__4__src == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+end
+for _, e in ipairs(agg__4__src) do
   if e.ts > from then
     agg__4 = e.ts
   end
 end
 local last_in = pick(ok and c > 0, eff, agg__4)
 local seq = 0
-for _, e in ipairs(log) do
+local seq__src = log
+if seq__src == nil then
+  local what, v
+  seq__src, what, v = log__range(num(eff), num(eff), false, -1)
+  if seq__src == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+end
+for _, e in ipairs(seq__src) do
   if e.ts == eff then
     seq = seq + 1
   end
@@ -222,5 +292,7 @@ if ok and c > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   redis.call('ZADD', KEYS[1], num(eff), num(eff) .. ':' .. num(seq) .. ':' .. num(c))
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+  redis.call('HSET', KEYS[2], 'total', num(after))
+  redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
 end
 return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}

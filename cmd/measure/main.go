@@ -1,15 +1,45 @@
-// Command measure reports, for every generated script on a real Redis, what
-// one active key costs: its memory (MEMORY USAGE) and the Redis commands
-// each decision runs, at growing limits. The algorithm guide in README.md
-// is its output.
+// Command measure reports, for every generated decision script on a real
+// Redis, what one active key costs at growing limits: its memory (MEMORY
+// USAGE ... SAMPLES 0, summed over the key's state keys), the Redis
+// commands of one admitted and of one denied decision (from INFO
+// commandstats deltas) and the Redis-side time of a decision at a full key
+// (EVALSHA's usec_per_call in commandstats). A second table gives the same
+// for the views (read-backs of a full key). The algorithm guide in
+// README.md is its output.
 //
 //	go run ./cmd/measure -redis redis://127.0.0.1:6379
 //
-// The load: for each algorithm and limit L, 20 keys each receive L/2
-// admitted requests of cost 1 (at most 100), one per ms, plus as many
-// denied ones at a full key. Parameters: the first (limit, capacity,
-// burst) is L, those in ms are 60000, the others (rates) are L. It writes
-// only under its own random key prefix and deletes what it wrote.
+// The load: for each algorithm and limit L, each measured key is filled to
+// its limit within one window by L admitted requests of cost 1: L-1, then
+// the measured admission; its memory is read when full, then it gets the
+// measured denied requests. Windowed algorithms get the requests spread
+// evenly over their 60 s window_ms from an epoch-aligned instant, so
+// sliding_log holds L zset entries, meta_window L list entries and
+// bucket_window one field per bucket of 1 s (60 from L = 60 on); the
+// rate-based ones (token_bucket, gcra, leaky_bucket) get them at one
+// instant. bucket_window is measured twice: with one tier, and with the
+// three tiers of "L per 1 s, 5L per 10 s, 7L per 15 s", filled to its
+// widest tier by 7L requests over its 15 buckets. meta_window's requests
+// carry the 10-byte meta "user:12345". Requests are pipelined in batches
+// of 1000 (in production each decision is one EVALSHA: one round trip),
+// and max(1, round(2000/L)) keys are measured per row.
+//
+// bucket_window reads all its buckets at each decision: above L = 1000 its
+// first L-1 requests are written directly, as the script would write them
+// (TestSeeders checks that both give the same state), and the measured
+// decisions run the script.
+//
+// Parameters: the first (limit, capacity, burst) is L, bucket_ms is 1000,
+// other *_ms are 60000, optional parameters are left out (single tier),
+// the others (rates) are L.
+//
+// The time is EVALSHA's usec per call in INFO commandstats over rounds of
+// denied decisions (or read-backs) at the full keys, each round preceded
+// by a full collection of Lua's garbage (so that a large script's garbage
+// is not billed to the next); the rounds come in sweeps over all rows, once
+// every key is filled, and the table gives the median of each row's, so
+// that a slow spell of the machine touches few of a row's rounds. It
+// writes only under its own random key prefix and deletes what it wrote.
 package main
 
 import (
@@ -19,9 +49,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/limitspec/limitspec/lua"
 	"github.com/redis/go-redis/v9"
@@ -43,7 +77,196 @@ func main() {
 // Limits are the limits each algorithm is measured at.
 var Limits = []int64{10, 1000, 100000}
 
-const keysPerRun = 20
+const (
+	// now0 is the time of the first request: a multiple of 60000 ms, so
+	// that the epoch-aligned windows of fixed_window and sliding_window
+	// start there.
+	now0 = 1699999980000
+	// Meta is the string passed for every string input (meta_window's
+	// meta): a realistic user id of 10 bytes.
+	Meta = "user:12345"
+	// batch is the number of calls per pipeline.
+	batch = 1000
+	// seedAbove is the limit above which an algorithm with a seeder gets
+	// its first L-1 requests written directly rather than through its
+	// script.
+	seedAbove = 1000
+	// The time per decision is the median of sweeps rounds of about
+	// roundTime, each of at most maxChunk calls.
+	sweeps    = 9
+	roundTime = 20 * time.Millisecond
+	maxChunk  = 200
+	// keepFor is the TTL of the measured keys once full, for the sweeps.
+	keepFor = 10 * time.Minute
+)
+
+// keysFor is the number of keys measured at limit L: about 2000 requests
+// per row, at least one key.
+func keysFor(L int64) int64 {
+	return max(1, (2000+L/2)/L)
+}
+
+// A rowSet is one line of the table per limit: a decision script and how
+// its parameters follow L.
+type rowSet struct {
+	label  string
+	script lua.Script
+	values func(L int64) map[string]int64
+}
+
+// rowSets lists the decision scripts with the default parameters, and
+// bucket_window once more with three tiers.
+func rowSets() []rowSet {
+	var out []rowSet
+	for _, s := range lua.Scripts {
+		if s.View != "" {
+			continue
+		}
+		out = append(out, rowSet{label: s.Name, script: s, values: func(L int64) map[string]int64 { return defaultValues(s, L) }})
+		if s.Name == "bucket_window" {
+			out = append(out, rowSet{label: s.Name + " (3 tiers)", script: s, values: tieredValues})
+		}
+	}
+	return out
+}
+
+// defaultValues scales an algorithm's parameters with L; optional
+// parameters are left out.
+func defaultValues(s lua.Script, L int64) map[string]int64 {
+	v := map[string]int64{}
+	for i, p := range s.Params {
+		_, optional := s.Defaults[p]
+		switch {
+		case i == 0:
+			v[p] = L
+		case optional:
+		case p == "bucket_ms":
+			v[p] = 1000
+		case strings.HasSuffix(p, "_ms"):
+			v[p] = 60000
+		default:
+			v[p] = L
+		}
+	}
+	return v
+}
+
+// tieredValues is README's "1000 per 1 s, 5000 per 10 s, 7000 per 15 s"
+// with 1000 replaced by L.
+func tieredValues(L int64) map[string]int64 {
+	return map[string]int64{
+		"limit": L, "window_ms": 1000, "bucket_ms": 1000,
+		"limit_2": 5 * L, "window_ms_2": 10000,
+		"limit_3": 7 * L, "window_ms_3": 15000,
+	}
+}
+
+// params puts the values in ARGV order. An optional parameter without a
+// value takes its default, and trailing ones are left out.
+func params(s lua.Script, v map[string]int64) ([]any, error) {
+	var out []any
+	given := 0
+	for i, p := range s.Params {
+		if x, ok := v[p]; ok {
+			for len(out) < i {
+				out = append(out, s.Defaults[s.Params[len(out)]])
+			}
+			out = append(out, x)
+			given++
+		} else if _, optional := s.Defaults[p]; !optional {
+			return nil, fmt.Errorf("no value for parameter %s", p)
+		}
+	}
+	if given != len(v) {
+		return nil, fmt.Errorf("values %v name parameters %s does not have", v, s.Params)
+	}
+	return out, nil
+}
+
+// load is how a key is filled: n admitted requests of cost 1, spread
+// evenly over span ms (request i at now0 + i*span/n). It fills the widest
+// tier (window_ms, window_ms_2, window_ms_3) to its limit; without a
+// window, the first parameter's worth arrives at one instant.
+func load(s lua.Script, v map[string]int64) (n, span int64) {
+	n, span = v[s.Params[0]], v["window_ms"]
+	for _, suffix := range []string{"_2", "_3"} {
+		if w := v["window_ms"+suffix]; w > span {
+			n, span = v["limit"+suffix], w
+		}
+	}
+	return n, span
+}
+
+func at(i, n, span int64) int64 { return now0 + i*span/n }
+
+// A seeder writes the state a script would have written after admitting
+// requests 0..n-2 of the load, for the algorithms too slow to fill through
+// their script at large limits: bucket_window reads all its buckets (60
+// per decision, over L or 7L decisions).
+type seeder func(ctx context.Context, rdb *redis.Client, s lua.Script, key string, v map[string]int64, n, span int64) error
+
+var seeders = map[string]seeder{
+	"bucket_window": seedBucketWindow,
+}
+
+// seedBucketWindow writes the hash of bucket_window.lua: ts, then the
+// count of each bucket, in the order the script creates them.
+func seedBucketWindow(ctx context.Context, rdb *redis.Client, s lua.Script, key string, v map[string]int64, n, span int64) error {
+	if n < 2 {
+		return nil
+	}
+	name := s.KeyNames(key)[0]
+	bucketMS := v["bucket_ms"]
+	var starts []int64
+	counts := map[int64]int64{}
+	for i := int64(0); i < n-1; i++ {
+		t := at(i, n, span)
+		b := t - t%bucketMS
+		if counts[b] == 0 {
+			starts = append(starts, b)
+		}
+		counts[b]++
+	}
+	ts := at(n-2, n, span)
+	fields := []any{"ts", ts}
+	for _, b := range starts {
+		fields = append(fields, b, counts[b])
+	}
+	widest := max(v["window_ms"], v["window_ms_2"], v["window_ms_3"])
+	pipe := rdb.Pipeline()
+	pipe.HSet(ctx, name, fields...)
+	pipe.PExpire(ctx, name, time.Duration(max(0, widest-ts%bucketMS)+60000)*time.Millisecond)
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+type measurer struct {
+	ctx    context.Context
+	rdb    *redis.Client
+	prefix string
+	// known are the commands any script calls, as named in commandstats.
+	known map[string]bool
+}
+
+// newMeasurer loads every script and chooses a random key prefix.
+func newMeasurer(ctx context.Context, rdb *redis.Client) (*measurer, error) {
+	b := make([]byte, 6)
+	rand.Read(b)
+	m := &measurer{ctx: ctx, rdb: rdb, prefix: "limitspec-measure:" + hex.EncodeToString(b) + ":", known: map[string]bool{}}
+	for _, s := range lua.Scripts {
+		sha, err := rdb.ScriptLoad(ctx, s.Source).Result()
+		if err != nil {
+			return nil, fmt.Errorf("SCRIPT LOAD %s: %v", s.Name, err)
+		}
+		if sha != s.SHA1 {
+			return nil, fmt.Errorf("%s: SCRIPT LOAD gave %s, lua.Scripts says %s", s.Name, sha, s.SHA1)
+		}
+		for _, c := range scriptCommands(s) {
+			m.known[c] = true
+		}
+	}
+	return m, nil
+}
 
 func run(url string, w io.Writer) error {
 	opt, err := redis.ParseURL(url)
@@ -57,150 +280,440 @@ func run(url string, w io.Writer) error {
 		return fmt.Errorf("cannot reach Redis at %s: %v", opt.Addr, err)
 	}
 	version, _ := serverVersion(ctx, rdb)
-	fmt.Fprintf(w, "Measured on Redis %s with `go run ./cmd/measure`: %d keys per row, each given min(L/2, 100) admitted requests of cost 1 (one per ms) and as many denied ones.\n\n", version, keysPerRun)
-	fmt.Fprintln(w, "| algorithm | limit L | bytes per key (MEMORY USAGE) | keys per limiter key | commands per admitted decision | commands per denied decision | round trips |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
-	b := make([]byte, 6)
-	rand.Read(b)
-	prefix := "limitspec-measure:" + hex.EncodeToString(b) + ":"
-	defer cleanup(ctx, rdb, prefix)
-	for _, s := range lua.Scripts {
+	m, err := newMeasurer(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	defer cleanup(ctx, rdb, m.prefix)
+
+	// Fill and measure every row, keeping the keys for the timing.
+	var rows, views []*row
+	for _, rs := range rowSets() {
 		for _, L := range Limits {
-			row, err := measure(ctx, rdb, s, L, fmt.Sprintf("%s%s:%d:", prefix, s.Name, L))
+			r, vr, err := m.measure(rs, L)
 			if err != nil {
-				return fmt.Errorf("%s, L=%d: %v", s.Name, L, err)
+				return fmt.Errorf("%s, L=%d: %v", rs.label, L, err)
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %d | %s | %s | 1 |\n", s.Name, L, row.bytes, len(s.Keys), row.admitted, row.denied)
+			rows = append(rows, r)
+			views = append(views, vr...)
+		}
+	}
+	// Time them in sweeps over all rows, so that a slow spell of the
+	// machine touches few samples of any row.
+	all := append(slices.Clone(rows), views...)
+	for sweep := 0; sweep < sweeps; sweep++ {
+		for _, r := range all {
+			if err := m.round(r.timer, r.timer.chunk); err != nil {
+				return fmt.Errorf("%s, L=%d: %v", r.label, r.L, err)
+			}
+		}
+	}
+
+	fmt.Fprintf(w, "Measured on Redis %s with `go run ./cmd/measure`. Load: each key is filled to its limit L within one window by L admitted requests of cost 1, "+
+		"spread evenly over the 60 s window (bucket_window: over its buckets of 1 s), at one instant for token_bucket, gcra and leaky_bucket; "+
+		"the tiered bucket_window (L per 1 s, 5L per 10 s, 7L per 15 s) by 7L requests over its 15 buckets. "+
+		"Measured: the L-th admission, the memory of the full key, denied requests at the full key. "+
+		"meta_window's requests carry the 10-byte meta %q. Requests are pipelined in batches of %d (in production each decision is one EVALSHA: one round trip); "+
+		"above L = %d, bucket_window's first L-1 requests are written directly, as its script would. "+
+		"Time: Redis-side CPU time of a denied decision at the full key (EVALSHA usec_per_call in INFO commandstats, median of %d rounds spread over the run, Lua's garbage collected before each).\n\n",
+		version, Meta, batch, seedAbove, sweeps)
+	fmt.Fprintln(w, "| algorithm | limit L | keys measured | bytes per key (MEMORY USAGE) | keys per limiter key | commands per admitted decision | commands per denied decision | time per decision (µs, Redis-side CPU) | round trips |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s | %s | %s | 1 |\n", r.label, r.L, len(r.timer.calls), r.bytes, len(r.timer.s.Keys), r.admitted, r.denied, micros(median(r.timer.usec)))
+	}
+	if len(views) > 0 {
+		fmt.Fprintf(w, "\nThe views, read back on the same full keys (L entries each):\n\n")
+		fmt.Fprintln(w, "| view | limit L | keys measured | entries read back | commands per read-back | time per read-back (µs, Redis-side CPU) | round trips |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
+		for _, r := range views {
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %s | 1 |\n", r.label, r.L, len(r.timer.calls), r.entries, r.denied, micros(median(r.timer.usec)))
 		}
 	}
 	return nil
 }
 
-type row struct{ bytes, admitted, denied string }
+// A row is what one table line reports. For a view, denied holds the
+// commands per read-back.
+type row struct {
+	label            string
+	L                int64
+	bytes, entries   int64
+	admitted, denied string
+	timer            *timer
+}
 
-// params scales an algorithm's parameters with L.
-func params(s lua.Script, L int64) []any {
+// A timer repeats calls that do not change the state (denied decisions,
+// read-backs), cycling over them, and collects EVALSHA's usec per call of
+// each round.
+type timer struct {
+	s     lua.Script
+	calls []call
+	args  func(call) []any
+	check func(any) error
+	chunk int // calls per round
+	done  int
+	usec  []float64
+	// lastStats is commandstats after the last round.
+	lastStats map[string]stat
+}
+
+type call struct {
+	key     string
+	t, cost int64
+}
+
+// args is the ARGV of a decision: now_ms, cost, the strings, the
+// parameters.
+func args(s lua.Script, ps []any) func(call) []any {
+	return func(c call) []any {
+		a := []any{c.t, c.cost}
+		for range s.Strings {
+			a = append(a, Meta)
+		}
+		return append(a, ps...)
+	}
+}
+
+// fill gives each key the first n-1 admitted requests of the load: through
+// the script, pipelined, or written directly by seed if not nil.
+func (m *measurer) fill(s lua.Script, v map[string]int64, keys []string, n, span int64, seed seeder) error {
+	if seed != nil {
+		for _, k := range keys {
+			if err := seed(m.ctx, m.rdb, s, k, v, n, span); err != nil {
+				return fmt.Errorf("seeding: %v", err)
+			}
+		}
+		return nil
+	}
+	ps, err := params(s, v)
+	if err != nil {
+		return err
+	}
+	var calls []call
+	flush := func() error {
+		replies, err := m.eval(s, calls, args(s, ps))
+		if err != nil {
+			return err
+		}
+		for i, r := range replies {
+			if allowed(r) != 1 {
+				return fmt.Errorf("request at %d of the fill on %s was denied: %v", calls[i].t, calls[i].key, r)
+			}
+		}
+		calls = calls[:0]
+		return nil
+	}
+	for i := int64(0); i < n-1; i++ {
+		for _, k := range keys {
+			calls = append(calls, call{k, at(i, n, span), 1})
+			if len(calls) == batch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+// measure fills keysFor(L) keys and measures them; it returns the row and
+// the rows of the algorithm's views, whose timers are ready for sweeps.
+// The keys stay until cleanup.
+func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
+	s := rs.script
+	v := rs.values(L)
+	ps, err := params(s, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, span := load(s, v)
+	base := fmt.Sprintf("%s%s:%d:", m.prefix, strings.ReplaceAll(rs.label, " ", "_"), L)
+	keys := make([]string, keysFor(L))
+	for k := range keys {
+		keys[k] = base + strconv.Itoa(k)
+	}
+
+	var seed seeder
+	if L > seedAbove {
+		seed = seeders[s.Name]
+	}
+	if err := m.fill(s, v, keys, n, span, seed); err != nil {
+		return nil, nil, err
+	}
+	last := at(n-1, n, span)
+	one := make([]call, len(keys))
+	for k, key := range keys {
+		one[k] = call{key, last, 1}
+	}
+
+	// The n-th admission of each key.
+	before, err := commandStats(m.ctx, m.rdb)
+	if err != nil {
+		return nil, nil, err
+	}
+	replies, err := m.eval(s, one, args(s, ps))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range replies {
+		if allowed(r) != 1 {
+			return nil, nil, fmt.Errorf("the last request of the fill was denied: %v", r)
+		}
+	}
+	after, err := commandStats(m.ctx, m.rdb)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &row{label: rs.label, L: L, admitted: m.perCall(s, before, after, int64(len(keys)))}
+
+	// Memory of the full keys; then a TTL long enough for the timing
+	// sweeps (the scripts' own are 60 s beyond the window).
+	for _, key := range keys {
+		for _, name := range s.KeyNames(key) {
+			b, err := m.rdb.MemoryUsage(m.ctx, name, 0).Result()
+			if err != nil {
+				return nil, nil, fmt.Errorf("MEMORY USAGE %s: %v", name, err)
+			}
+			r.bytes += b
+			if err := m.rdb.PExpire(m.ctx, name, keepFor).Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	r.bytes /= int64(len(keys))
+
+	// One denied request at each full key.
+	r.timer = &timer{s: s, calls: one, args: args(s, ps), check: func(reply any) error {
+		if allowed(reply) != 0 {
+			return fmt.Errorf("a request at a full key was not denied: %v", reply)
+		}
+		return nil
+	}}
+	if r.denied, err = m.first(r.timer); err != nil {
+		return nil, nil, err
+	}
+
+	// The views of the algorithm, on the same full keys.
+	var views []*row
+	for _, view := range lua.Scripts {
+		if view.Algorithm != s.Algorithm || view.View == "" {
+			continue
+		}
+		vv := map[string]int64{}
+		for _, p := range view.Params {
+			if x, ok := v[p]; ok {
+				vv[p] = x
+			}
+		}
+		vps, err := params(view, vv)
+		if err != nil {
+			return nil, nil, fmt.Errorf("view %s: %v", view.Name, err)
+		}
+		vr := &row{label: view.Name, L: L, entries: -1}
+		vr.timer = &timer{s: view, calls: one, args: func(c call) []any { return append([]any{c.t}, vps...) }, check: func(reply any) error {
+			got, ok := reply.([]any)
+			if !ok {
+				return fmt.Errorf("view %s replied %T", view.Name, reply)
+			}
+			if vr.entries >= 0 && int64(len(got)) != vr.entries {
+				return fmt.Errorf("view %s read back %d entries, then %d", view.Name, vr.entries, len(got))
+			}
+			vr.entries = int64(len(got))
+			return nil
+		}}
+		if vr.denied, err = m.first(vr.timer); err != nil {
+			return nil, nil, err
+		}
+		views = append(views, vr)
+	}
+	return r, views, nil
+}
+
+// first runs each call of a timer once and returns the commands per call;
+// it sets the timer's chunk so that a round takes about roundTime.
+func (m *measurer) first(t *timer) (string, error) {
+	before, err := commandStats(m.ctx, m.rdb)
+	if err != nil {
+		return "", err
+	}
+	start := time.Now()
+	if err := m.round(t, len(t.calls)); err != nil {
+		return "", err
+	}
+	each := time.Since(start)/time.Duration(len(t.calls)) + 1
+	t.usec = nil // the first calls warm up
+	t.chunk = int(min(maxChunk, max(1, roundTime/each)))
+	return m.perCall(t.s, before, t.lastStats, int64(len(t.calls))), nil
+}
+
+// round runs n calls of a timer between two readings of commandstats.
+// It first has Lua collect its garbage (by EVAL, not counted in EVALSHA's
+// usec): Redis runs a step of Lua's collector every 50 script calls, in
+// whatever script comes then, so the garbage of a large decision (a
+// sliding_log of 100000 entries) would be billed to the next rows.
+func (m *measurer) round(t *timer, n int) error {
+	if err := m.rdb.Eval(m.ctx, "collectgarbage('collect') return 0", nil).Err(); err != nil {
+		return fmt.Errorf("Lua collectgarbage: %v", err)
+	}
+	before, err := commandStats(m.ctx, m.rdb)
+	if err != nil {
+		return err
+	}
+	cs := make([]call, n)
+	for i := range cs {
+		cs[i] = t.calls[(t.done+i)%len(t.calls)]
+	}
+	replies, err := m.eval(t.s, cs, t.args)
+	if err != nil {
+		return err
+	}
+	for _, r := range replies {
+		if err := t.check(r); err != nil {
+			return err
+		}
+	}
+	after, err := commandStats(m.ctx, m.rdb)
+	if err != nil {
+		return err
+	}
+	t.done += n
+	t.usec = append(t.usec, usecPerCall(before, after))
+	t.lastStats = after
+	return nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+}
+
+// eval runs the calls by EVALSHA, pipelined in batches.
+func (m *measurer) eval(s lua.Script, calls []call, args func(call) []any) ([]any, error) {
 	var out []any
-	for i, p := range s.Params {
-		switch {
-		case i == 0:
-			out = append(out, L)
-		case strings.HasSuffix(p, "_ms"):
-			out = append(out, 60000)
-		default:
-			out = append(out, L)
+	for from := 0; from < len(calls); from += batch {
+		pipe := m.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, 0, batch)
+		for _, c := range calls[from:min(from+batch, len(calls))] {
+			cmds = append(cmds, pipe.EvalSha(m.ctx, s.SHA1, s.KeyNames(c.key), args(c)...))
+		}
+		if _, err := pipe.Exec(m.ctx); err != nil {
+			return nil, fmt.Errorf("EVALSHA %s: %v", s.Name, err)
+		}
+		for _, c := range cmds {
+			out = append(out, c.Val())
+		}
+	}
+	return out, nil
+}
+
+// allowed is the first integer of a decision's reply, -1 if none.
+func allowed(reply any) int64 {
+	if a, ok := reply.([]any); ok && len(a) > 0 {
+		if x, ok := a[0].(int64); ok {
+			return x
+		}
+	}
+	return -1
+}
+
+var callRE = regexp.MustCompile(`redis\.call\('([A-Za-z]+)'`)
+
+// scriptCommands lists the commands a script calls, in the order they
+// first appear in its source, lower case as in commandstats.
+func scriptCommands(s lua.Script) []string {
+	var out []string
+	for _, m := range callRE.FindAllStringSubmatch(s.Source, -1) {
+		if c := strings.ToLower(m[1]); !slices.Contains(out, c) {
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
-func measure(ctx context.Context, rdb *redis.Client, s lua.Script, L int64, prefix string) (row, error) {
-	script := redis.NewScript(s.Source)
-	n := min(L/2, 100)
-	now := int64(1700000000000)
-	decide := func(key string, t, cost int64) (bool, error) {
-		args := append([]any{t, cost}, params(s, L)...)
-		res, err := script.Run(ctx, rdb, s.KeyNames(prefix+key), args...).Int64Slice()
-		if err != nil {
-			return false, err
-		}
-		return res[0] == 1, nil
-	}
-	// Admitted requests.
-	before, err := commandCalls(ctx, rdb)
-	if err != nil {
-		return row{}, err
-	}
-	admitted := 0
-	for k := 0; k < keysPerRun; k++ {
-		for i := int64(0); i < n; i++ {
-			ok, err := decide(strconv.Itoa(k), now+i, 1)
-			if err != nil {
-				return row{}, err
-			}
-			if ok {
-				admitted++
-			}
-		}
-	}
-	mid, err := commandCalls(ctx, rdb)
-	if err != nil {
-		return row{}, err
-	}
-	if admitted != keysPerRun*int(n) {
-		return row{}, fmt.Errorf("%d of %d requests admitted", admitted, keysPerRun*n)
-	}
-	// Denied requests: exhaust one key with one request of cost L, then
-	// ask again.
-	full := "full"
-	if ok, err := decide(full, now, L); err != nil || !ok {
-		return row{}, fmt.Errorf("a first request of cost L was not admitted: %v", err)
-	}
-	base, err := commandCalls(ctx, rdb)
-	if err != nil {
-		return row{}, err
-	}
-	for i := 0; i < keysPerRun; i++ {
-		if ok, err := decide(full, now, 1); err != nil || ok {
-			return row{}, fmt.Errorf("expected a denial: %v", err)
-		}
-	}
-	after, err := commandCalls(ctx, rdb)
-	if err != nil {
-		return row{}, err
-	}
-	var total int64
-	for k := 0; k < keysPerRun; k++ {
-		for _, name := range s.KeyNames(prefix + strconv.Itoa(k)) {
-			b, err := rdb.MemoryUsage(ctx, name).Result()
-			if err != nil {
-				return row{}, fmt.Errorf("MEMORY USAGE %s: %v", name, err)
-			}
-			total += b
-		}
-	}
-	return row{
-		bytes:    strconv.FormatInt(total/keysPerRun, 10),
-		admitted: perDecision(before, mid, int64(admitted)),
-		denied:   perDecision(base, after, keysPerRun),
-	}, nil
-}
+type stat struct{ calls, usec int64 }
 
-// commandCalls reads the calls of every command from INFO commandstats.
-func commandCalls(ctx context.Context, rdb *redis.Client) (map[string]int64, error) {
+// commandStats reads the calls and usec of every command from INFO
+// commandstats.
+func commandStats(ctx context.Context, rdb *redis.Client) (map[string]stat, error) {
 	info, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
+	out := map[string]stat{}
 	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
 			continue
 		}
-		calls, _, _ := strings.Cut(rest, ",")
-		n, _ := strconv.ParseInt(calls, 10, 64)
-		out[strings.TrimPrefix(name, "cmdstat_")] = n
+		var st stat
+		for _, kv := range strings.Split(rest, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			switch k {
+			case "calls":
+				st.calls, _ = strconv.ParseInt(val, 10, 64)
+			case "usec":
+				st.usec, _ = strconv.ParseInt(val, 10, 64)
+			}
+		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = st
 	}
 	return out, nil
 }
 
-// perDecision lists the commands run between two readings, per decision,
-// leaving out the script call itself and the measuring commands.
-func perDecision(before, after map[string]int64, decisions int64) string {
+// perCall lists the commands the scripts ran between two readings, per
+// call, in the order the script calls them first; commands no script
+// calls (the script call itself, the measuring commands) are left out.
+func (m *measurer) perCall(s lua.Script, before, after map[string]stat, calls int64) string {
+	names := scriptCommands(s)
+	var rest []string
+	for name := range after {
+		if m.known[name] && !slices.Contains(names, name) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
 	var parts []string
-	for _, name := range []string{"hmget", "hget", "hset", "pexpire", "zadd", "zrangebyscore", "zremrangebyscore", "rpush", "lrange", "ltrim", "mget", "del"} {
-		d := after[name] - before[name]
+	for _, name := range append(names, rest...) {
+		d := after[name].calls - before[name].calls
 		if d == 0 {
 			continue
 		}
-		per := float64(d) / float64(decisions)
-		parts = append(parts, fmt.Sprintf("%s %s", strings.ToUpper(name), strconv.FormatFloat(per, 'f', -1, 64)))
+		per := strconv.FormatFloat(float64(d)/float64(calls), 'f', 2, 64)
+		per = strings.TrimSuffix(strings.TrimRight(per, "0"), ".")
+		parts = append(parts, strings.ToUpper(name)+" "+per)
 	}
 	if len(parts) == 0 {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// usecPerCall is EVALSHA's usec_per_call between two readings.
+func usecPerCall(before, after map[string]stat) float64 {
+	b, a := before["evalsha"], after["evalsha"]
+	if a.calls == b.calls {
+		return 0
+	}
+	return float64(a.usec-b.usec) / float64(a.calls-b.calls)
+}
+
+// micros rounds a time in µs to two significant digits: it varies by
+// some 10% between runs.
+func micros(us float64) string {
+	if us <= 0 {
+		return "?"
+	}
+	digits := int(math.Floor(math.Log10(us))) - 1
+	scale := math.Pow(10, float64(digits))
+	return strconv.FormatFloat(math.Round(us/scale)*scale, 'f', max(0, -digits), 64)
 }
 
 func serverVersion(ctx context.Context, rdb *redis.Client) (string, error) {

@@ -2,34 +2,353 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/lua"
+	"github.com/redis/go-redis/v9"
 )
 
+// writeCommands are the commands that change a key.
+var writeCommands = []string{"HSET", "HINCRBY", "ZADD", "RPUSH", "DEL", "HDEL", "ZREMRANGEBYSCORE", "PEXPIRE"}
+
+// admittedWrites are the writes each algorithm's admitted decision must
+// run once, as "NAME 1"; an algorithm not listed must run at least one
+// write.
+var admittedWrites = map[string][]string{
+	"fixed_window":   {"HSET"},
+	"sliding_window": {"HSET"},
+	"token_bucket":   {"HSET"},
+	"gcra":           {"HSET"},
+	"leaky_bucket":   {"HSET"},
+	"sliding_log":    {"ZADD"},
+	"meta_window":    {"HSET", "RPUSH"},
+	"bucket_window":  {"HINCRBY"},
+}
+
+// growing are the algorithms whose state holds one entry per admitted
+// request.
+var growing = []string{"sliding_log", "meta_window"}
+
+// commands parses "HMGET 1, HSET 1" into counts; "none" is empty.
+func commands(t *testing.T, cell string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	if cell == "none" {
+		return out
+	}
+	for _, part := range strings.Split(cell, ", ") {
+		name, n, ok := strings.Cut(part, " ")
+		x, err := strconv.ParseFloat(n, 64)
+		if !ok || err != nil || x <= 0 || name != strings.ToUpper(name) {
+			t.Errorf("bad commands cell %q", cell)
+		}
+		out[name] = x
+	}
+	return out
+}
+
+func writes(cmds map[string]float64) []string {
+	var out []string
+	for name := range cmds {
+		if slices.Contains(writeCommands, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // TestMeasure runs the measurement on a throwaway Redis and checks that
-// every algorithm and limit gets a row with a memory figure, and that an
-// admitted decision writes while a denied one only reads.
+// every decision script (and tiered bucket_window) and limit gets a
+// plausible row, and every view and limit one too.
 func TestMeasure(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(redistest.Start(t), &out); err != nil {
 		t.Fatal(err)
 	}
-	rows := 0
-	for _, line := range strings.Split(out.String(), "\n") {
-		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| algorithm") || strings.HasPrefix(line, "| ---") {
+	text := out.String()
+	t.Log("\n" + text)
+	lines := strings.Split(text, "\n")
+	if !strings.HasPrefix(lines[0], "Measured on Redis ") || !strings.Contains(lines[0], strconv.Quote(Meta)) {
+		t.Errorf("first line does not give the Redis version and the load: %s", lines[0])
+	}
+
+	// Tables: rows by the header they follow.
+	tables := map[string][][]string{}
+	header := ""
+	for _, line := range lines {
+		if !strings.HasPrefix(line, "| ") {
+			header = ""
 			continue
 		}
-		rows++
-		cells := strings.Split(line, " | ")
-		if cells[2] == "0" || !strings.Contains(cells[4], "HSET 1") || strings.Contains(cells[5], "HSET") {
-			t.Errorf("implausible row: %s", line)
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		switch {
+		case header == "":
+			header = cells[0]
+		case strings.HasPrefix(line, "| ---"):
+		default:
+			tables[header] = append(tables[header], cells)
 		}
 	}
-	if want := len(lua.Scripts) * len(Limits); rows != want {
-		t.Errorf("%d rows, want %d:\n%s", rows, want, out.String())
+
+	type key struct {
+		label string
+		L     int64
 	}
-	t.Log("\n" + out.String())
+	bytesOf := map[key]int64{}
+	for _, c := range tables["algorithm"] {
+		if len(c) != 9 {
+			t.Errorf("row with %d cells: %v", len(c), c)
+			continue
+		}
+		L, _ := strconv.ParseInt(c[1], 10, 64)
+		k := key{c[0], L}
+		if _, dup := bytesOf[k]; dup {
+			t.Errorf("two rows for %s at L=%d", c[0], L)
+		}
+		b, err := strconv.ParseInt(c[3], 10, 64)
+		if err != nil || b <= 0 {
+			t.Errorf("%s L=%d: bytes %q", c[0], L, c[3])
+		}
+		bytesOf[k] = b
+		if c[2] != strconv.FormatInt(keysFor(L), 10) {
+			t.Errorf("%s L=%d: %s keys measured, want %d", c[0], L, c[2], keysFor(L))
+		}
+		alg, _, _ := strings.Cut(c[0], " ")
+		s, ok := lua.Lookup(alg)
+		if !ok {
+			t.Errorf("row for unknown algorithm %s", c[0])
+			continue
+		}
+		if c[4] != strconv.Itoa(len(s.Keys)) {
+			t.Errorf("%s L=%d: %s keys per limiter key, want %d", c[0], L, c[4], len(s.Keys))
+		}
+		admitted, denied := commands(t, c[5]), commands(t, c[6])
+		if len(writes(admitted)) == 0 {
+			t.Errorf("%s L=%d: an admitted decision writes nothing: %s", c[0], L, c[5])
+		}
+		for _, w := range admittedWrites[alg] {
+			if admitted[w] != 1 {
+				t.Errorf("%s L=%d: an admitted decision runs %s %v times, want once: %s", c[0], L, w, admitted[w], c[5])
+			}
+		}
+		if w := writes(denied); len(w) > 0 {
+			t.Errorf("%s L=%d: a denied decision writes (%v): %s", c[0], L, w, c[6])
+		}
+		if len(denied) == 0 {
+			t.Errorf("%s L=%d: a denied decision reads nothing", c[0], L)
+		}
+		if us, err := strconv.ParseFloat(c[7], 64); err != nil || us <= 0 || math.IsInf(us, 0) {
+			t.Errorf("%s L=%d: time %q", c[0], L, c[7])
+		}
+		if c[8] != "1" {
+			t.Errorf("%s L=%d: %s round trips", c[0], L, c[8])
+		}
+	}
+	sets := rowSets()
+	for _, rs := range sets {
+		for _, L := range Limits {
+			if _, ok := bytesOf[key{rs.label, L}]; !ok {
+				t.Errorf("no row for %s at L=%d", rs.label, L)
+			}
+		}
+	}
+	if want := len(sets) * len(Limits); len(tables["algorithm"]) != want {
+		t.Errorf("%d rows, want %d", len(tables["algorithm"]), want)
+	}
+	decisions := 0
+	for _, s := range lua.Scripts {
+		if s.View == "" {
+			decisions++
+		}
+	}
+	if len(sets) != decisions+1 {
+		t.Errorf("%d row sets for %d decision scripts, want one more (tiered bucket_window)", len(sets), decisions)
+	}
+	// A state of one entry per request grows with L: at least 10 bytes
+	// an entry.
+	for _, alg := range growing {
+		for _, L := range Limits {
+			if b := bytesOf[key{alg, L}]; b < 10*L {
+				t.Errorf("%s at L=%d: %d bytes for L entries", alg, L, b)
+			}
+		}
+	}
+
+	views := 0
+	for _, s := range lua.Scripts {
+		if s.View == "" {
+			continue
+		}
+		for _, L := range Limits {
+			views++
+			found := false
+			for _, c := range tables["view"] {
+				if c[0] != s.Name || c[1] != strconv.FormatInt(L, 10) {
+					continue
+				}
+				found = true
+				if c[3] != strconv.FormatInt(L, 10) {
+					t.Errorf("%s L=%d: %s entries read back, want L", s.Name, L, c[3])
+				}
+				cmds := commands(t, c[4])
+				if len(cmds) == 0 || len(writes(cmds)) > 0 {
+					t.Errorf("%s L=%d: a read-back runs %s", s.Name, L, c[4])
+				}
+				if us, err := strconv.ParseFloat(c[5], 64); err != nil || us <= 0 {
+					t.Errorf("%s L=%d: time %q", s.Name, L, c[5])
+				}
+			}
+			if !found {
+				t.Errorf("no row for the view %s at L=%d", s.Name, L)
+			}
+		}
+	}
+	if len(tables["view"]) != views {
+		t.Errorf("%d view rows, want %d", len(tables["view"]), views)
+	}
+}
+
+// TestSeeders checks that each seeder writes the state its script writes
+// for the same requests, and that the next admission replies the same on
+// both.
+func TestSeeders(t *testing.T) {
+	opt, err := redis.ParseURL(redistest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ctx := context.Background()
+	m, err := newMeasurer(ctx, rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const L = 1000
+	for _, rs := range rowSets() {
+		seed := seeders[rs.script.Name]
+		if seed == nil {
+			continue
+		}
+		t.Run(rs.label, func(t *testing.T) {
+			s := rs.script
+			v := rs.values(L)
+			n, span := load(s, v)
+			scripted, seeded := m.prefix+"script:"+rs.label, m.prefix+"seed:"+rs.label
+			if err := m.fill(s, v, []string{scripted}, n, span, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.fill(s, v, []string{seeded}, n, span, seed); err != nil {
+				t.Fatal(err)
+			}
+			a, b := s.KeyNames(scripted), s.KeyNames(seeded)
+			for i := range a {
+				sa, sb := dumpState(t, rdb, a[i]), dumpState(t, rdb, b[i])
+				if !reflect.DeepEqual(sa, sb) {
+					t.Errorf("%s: scripted %v\nseeded %v", s.Keys[i], head(sa), head(sb))
+				}
+				ma, _ := rdb.MemoryUsage(ctx, a[i], 0).Result()
+				mb, _ := rdb.MemoryUsage(ctx, b[i], 0).Result()
+				// A skiplist's node levels are random: allow 2%.
+				if math.Abs(float64(ma-mb)) > 0.02*float64(ma) {
+					t.Errorf("%s: MEMORY USAGE %d scripted, %d seeded", s.Keys[i], ma, mb)
+				}
+			}
+			ps, err := params(s, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := at(n-1, n, span)
+			replies, err := m.eval(s, []call{{scripted, last, 1}, {seeded, last, 1}, {scripted, last, 1}, {seeded, last, 1}}, args(s, ps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(replies[0], replies[1]) || !reflect.DeepEqual(replies[2], replies[3]) || allowed(replies[0]) != 1 || allowed(replies[2]) != 0 {
+				t.Errorf("replies scripted %v then %v, seeded %v then %v", replies[0], replies[2], replies[1], replies[3])
+			}
+		})
+	}
+}
+
+// dumpState reads a key's content whatever its type.
+func dumpState(t *testing.T, rdb *redis.Client, key string) []string {
+	t.Helper()
+	ctx := context.Background()
+	typ, err := rdb.Type(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	switch typ {
+	case "zset":
+		zs, err := rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, z := range zs {
+			out = append(out, fmt.Sprintf("%v=%v", z.Member, z.Score))
+		}
+	case "hash":
+		h, err := rdb.HGetAll(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range h {
+			out = append(out, k+"="+v)
+		}
+		slices.Sort(out)
+	case "list":
+		out, err = rdb.LRange(ctx, key, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("%s: type %s", key, typ)
+	}
+	return append([]string{typ}, out...)
+}
+
+func head(xs []string) []string { return xs[:min(len(xs), 8)] }
+
+// TestParams checks the parameters of the row sets and their load.
+func TestParams(t *testing.T) {
+	const L = 100
+	want := map[string]struct {
+		params  []any
+		n, span int64
+	}{
+		"bucket_window":           {[]any{int64(L), int64(60000), int64(1000)}, L, 60000},
+		"bucket_window (3 tiers)": {[]any{int64(L), int64(1000), int64(1000), int64(5 * L), int64(10000), int64(7 * L), int64(15000)}, 7 * L, 15000},
+		"sliding_log":             {[]any{int64(L), int64(60000)}, L, 60000},
+		"meta_window":             {[]any{int64(L), int64(60000)}, L, 60000},
+		"gcra":                    {[]any{int64(L), int64(L), int64(60000)}, L, 0},
+	}
+	for _, rs := range rowSets() {
+		w, ok := want[rs.label]
+		if !ok {
+			continue
+		}
+		v := rs.values(L)
+		got, err := params(rs.script, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, span := load(rs.script, v)
+		if !reflect.DeepEqual(got, w.params) || n != w.n || span != w.span {
+			t.Errorf("%s: params %v, load %d over %d ms; want %v, %d over %d ms", rs.label, got, n, span, w.params, w.n, w.span)
+		}
+	}
+	for L, want := range map[int64]int64{1: 2000, 10: 200, 1000: 2, 3000: 1, 100000: 1} {
+		if got := keysFor(L); got != want {
+			t.Errorf("keysFor(%d) = %d, want %d", L, got, want)
+		}
+	}
 }

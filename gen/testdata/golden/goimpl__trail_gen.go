@@ -166,21 +166,29 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	}
 	from := nowMs - p.WindowMs
 	used := int64(0)
-	for _, e_ := range log {
+	used__src := log
+	used__src = used__src[searchEntries(len(used__src), func(i int) bool { return used__src[i].Ts > from }):]
+	for _, e_ := range used__src {
 		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}
 		used += min(max(e_.Cost, 1), p.Limit)
 	}
 	newest := int64(0)
-	for _, e_ := range log {
+	newest__src := log
+	if n := len(newest__src); n > 1 {
+		newest__src = newest__src[n-1:]
+	}
+	for _, e_ := range newest__src {
 		newest = min(max(e_.Ts, 0), 35184372088832)
 	}
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
 	freeAt := nowMs
 	freeAt__need, freeAt__run := used+c-p.Limit, int64(0)
-	for _, e_ := range log {
+	freeAt__src := log
+	freeAt__src = freeAt__src[searchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
+	for _, e_ := range freeAt__src {
 		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 			continue
 		}

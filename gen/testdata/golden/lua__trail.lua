@@ -169,24 +169,41 @@ if #note > 16 then
 end
 
 -- state
-local log__raw = redis.call('ZRANGE', KEYS[1], 0, -1)
-local log__all = {}
-for i = 1, #log__raw do
-  local parts = split(log__raw[i], 2)
-  if parts == nil then
-    return corrupt(KEYS[1], 'entry', log__raw[i])
+local function log__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local parts = split(raw[i], 2)
+    if parts == nil then
+      return nil, 'entry', raw[i]
+    end
+    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    if x_ts == nil then
+      return nil, 'entry ts', parts[1]
+    end
+    local x_cost = field(parts[2], nil, 1, limit)
+    if x_cost == nil then
+      return nil, 'entry cost', parts[2]
+    end
+    out[#out + 1] = {ts = x_ts, cost = x_cost}
   end
-  local x_ts = field(parts[1], nil, 0, 35184372088832)
-  if x_ts == nil then
-    return corrupt(KEYS[1], 'entry ts', parts[1])
-  end
-  local x_cost = field(parts[2], nil, 1, limit)
-  if x_cost == nil then
-    return corrupt(KEYS[1], 'entry cost', parts[2])
-  end
-  log__all[#log__all + 1] = {ts = x_ts, cost = x_cost}
+  return out
 end
-local log = keep_last(log__all, limit)
+local log = nil
+if redis.call('ZCARD', KEYS[1]) > limit then
+  local all, what, v = log__parse(redis.call('ZRANGE', KEYS[1], 0, -1))
+  if all == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+  log = keep_last(all, limit)
+end
+-- the entries scored within min and max (as ZRANGEBYSCORE takes them),
+-- in order (the highest first if rev), at most count (-1: all)
+local function log__range(min, max, rev, count)
+  if rev then
+    return log__parse(redis.call('ZREVRANGEBYSCORE', KEYS[1], max, min, 'LIMIT', 0, count))
+  end
+  return log__parse(redis.call('ZRANGEBYSCORE', KEYS[1], min, max, 'LIMIT', 0, count))
+end
 local hits__raw = redis.call('HGETALL', KEYS[3])
 local hits__all = {}
 for i = 1, #hits__raw, 2 do
@@ -210,20 +227,44 @@ local hits = keep_last(hits__all, 100)
 -- decision
 local from = now - window_ms
 local used = 0
-for _, e in ipairs(log) do
+local used__src = log
+if used__src == nil then
+  local what, v
+  used__src, what, v = log__range('(' .. num(from), '+inf', false, -1)
+  if used__src == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+end
+for _, e in ipairs(used__src) do
   if e.ts > from then
     used = used + e.cost
   end
 end
 local newest = 0
-for _, e in ipairs(log) do
+local newest__src = log
+if newest__src == nil then
+  local what, v
+  newest__src, what, v = log__range('-inf', '+inf', true, 1)
+  if newest__src == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+end
+for _, e in ipairs(newest__src) do
   newest = e.ts
 end
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
 local free_at = now
 local free_at__need, free_at__run = used + c - limit, 0
-for _, e in ipairs(log) do
+local free_at__src = log
+if free_at__src == nil then
+  local what, v
+  free_at__src, what, v = log__range('(' .. num(from), '+inf', false, num(math.max(1, free_at__need)))
+  if free_at__src == nil then
+    return corrupt(KEYS[1], what, v)
+  end
+end
+for _, e in ipairs(free_at__src) do
   if e.ts > from then
     free_at__run = free_at__run + e.cost
     if free_at__run >= free_at__need then

@@ -156,20 +156,27 @@ if now == nil or now < 0 or now > 35184372088832 then
 end
 
 -- state
-local notes__raw = redis.call('LRANGE', KEYS[2], 0, -1)
-local notes__all = {}
-for i = 1, #notes__raw do
-  local parts = split(notes__raw[i], 2)
-  if parts == nil then
-    return corrupt(KEYS[2], 'entry', notes__raw[i])
+local function notes__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local parts = split(raw[i], 2)
+    if parts == nil then
+      return nil, 'entry', raw[i]
+    end
+    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    if x_ts == nil then
+      return nil, 'entry ts', parts[1]
+    end
+    out[#out + 1] = {ts = x_ts, text = parts[2]}
   end
-  local x_ts = field(parts[1], nil, 0, 35184372088832)
-  if x_ts == nil then
-    return corrupt(KEYS[2], 'entry ts', parts[1])
-  end
-  notes__all[#notes__all + 1] = {ts = x_ts, text = parts[2]}
+  return out
 end
-local notes = keep_last(notes__all, limit)
+local notes
+local all, what, v = notes__parse(redis.call('LRANGE', KEYS[2], 0, -1))
+if all == nil then
+  return corrupt(KEYS[2], what, v)
+end
+notes = keep_last(all, limit)
 
 -- view
 local agg__1 = 0
