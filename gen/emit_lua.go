@@ -432,7 +432,6 @@ func zsetRange(ag *Agg, d dialect) (min, max string, exact bool) {
 	return min, max, b.exact
 }
 
-
 // luaAggregates computes the aggregates of one statement into locals
 // before it; a let that is exactly an aggregate takes its name.
 func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]string) {

@@ -85,8 +85,8 @@ type scope struct {
 	params bool // whether parameters may be named
 	inputs bool // whether now, cost, state and lets may be named
 	view   *View
-	iters  []*Iter // the aggregates being parsed, innermost last
-	added   map[*State]bool // the collections an add statement so far writes
+	iters  []*Iter         // the aggregates being parsed, innermost last
+	added  map[*State]bool // the collections an add statement so far writes
 	// wrote is set by the first statement that writes: no aggregate may
 	// follow it, so that every read comes before every write and a
 	// refusal (BADSTATE) changes nothing.
