@@ -424,8 +424,11 @@ func goReads(w *writer, a *Algorithm, body []Stmt, writes bool) {
 // goAggregates computes the aggregates of one statement into locals
 // before it; a let that is exactly an aggregate takes its name.
 func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
+	named := goExact
+	named.agg = func(_ dialect, e *Agg) string { return names[e] }
 	for _, e := range stmtExprs(s) {
-		for _, ag := range aggregates(e) {
+		for _, g := range aggregates(e) {
+			ag := g.ag
 			name := fmt.Sprintf("agg__%d", len(names)+1)
 			if l, ok := s.(*Let); ok && l.X == ag {
 				name = goName(l.Name)
@@ -436,6 +439,13 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 				w.line("%s := int64(0)", name)
 			} else {
 				w.line("%s := %s", name, goTyped(goExact.print(ag.D), ag.D))
+			}
+			if len(g.guard) > 0 {
+				var conds []string
+				for _, c := range g.guard {
+					conds = append(conds, named.prec(c, 3))
+				}
+				w.line("if %s { // else the value is not used", strings.Join(conds, " && "))
 			}
 			if ag.Fn == "reach" {
 				w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
@@ -490,6 +500,9 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 				w.line("}")
 			}
 			w.line("}")
+			if len(g.guard) > 0 {
+				w.line("}")
+			}
 		}
 	}
 }

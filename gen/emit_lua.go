@@ -435,21 +435,33 @@ func zsetRange(ag *Agg, d dialect) (min, max string, exact bool) {
 // luaAggregates computes the aggregates of one statement into locals
 // before it; a let that is exactly an aggregate takes its name.
 func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]string) {
+	named := luaExact
+	named.agg = func(_ dialect, e *Agg) string { return names[e] }
 	for _, e := range stmtExprs(s) {
-		for _, ag := range aggregates(e) {
+		for _, g := range aggregates(e) {
+			ag := g.ag
 			name := fmt.Sprintf("agg__%d", len(names)+1)
 			if l, ok := s.(*Let); ok && l.X == ag {
 				name = luaName(l.Name)
 			}
 			names[ag] = name
 			list, it := luaName(ag.It.State.Name), luaName(ag.It.Name)
-			body := ind + "  "
 			switch ag.Fn {
 			case "sum":
 				w.line("%slocal %s = 0", ind, name)
 			default:
 				w.line("%slocal %s = %s", ind, name, luaExact.print(ag.D))
 			}
+			outer := ind
+			if len(g.guard) > 0 {
+				var conds []string
+				for _, c := range g.guard {
+					conds = append(conds, named.prec(c, 3))
+				}
+				w.line("%sif %s then -- else the value is not used", ind, strings.Join(conds, " and "))
+				ind += "  "
+			}
+			body := ind + "  "
 			if ag.Fn == "reach" {
 				w.line("%slocal %s__need, %s__run = %s, 0", ind, name, name, luaExact.print(ag.N))
 			}
@@ -496,6 +508,10 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 				w.line("%s  end", ind)
 			}
 			w.line("%send", ind)
+			if len(g.guard) > 0 {
+				ind = outer
+				w.line("%send", ind)
+			}
 		}
 	}
 }

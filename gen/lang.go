@@ -87,6 +87,7 @@ type scope struct {
 	view   *View
 	iters  []*Iter         // the aggregates being parsed, innermost last
 	added  map[*State]bool // the collections an add statement so far writes
+	inAgg  bool            // an aggregate is being parsed
 	// wrote is set by the first statement that writes: no aggregate may
 	// follow it, so that every read comes before every write and a
 	// refusal (BADSTATE) changes nothing.
@@ -565,9 +566,11 @@ func (p *parser) aggregate(t token) Expr {
 	if p.sc.wrote {
 		p.fail(t, "an aggregate of %s after a statement that writes: aggregates read the state as it was when the call began, before the first store, add, drop or clear", st.Name)
 	}
-	if len(p.sc.iters) > 0 {
+	if p.sc.inAgg {
 		p.fail(t, "an aggregate may not hold another")
 	}
+	p.sc.inAgg = true
+	defer func() { p.sc.inAgg = false }()
 	a := &Agg{Fn: t.text, It: &Iter{Name: name.text, State: st}}
 	p.sc.iters = append(p.sc.iters, a.It)
 	defer func() { p.sc.iters = p.sc.iters[:len(p.sc.iters)-1] }()

@@ -108,31 +108,41 @@ func walkStmtsOnly(body []Stmt, visit func(Stmt)) {
 	}
 }
 
-// aggregates returns the aggregates in e, in evaluation order; an
-// aggregate holds none (the parser refuses nesting).
-func aggregates(e Expr) []*Agg {
-	var out []*Agg
-	var visit func(e Expr)
-	visit = func(e Expr) {
+// guarded is an aggregate and the conditions under which its value is
+// used: those of the if-then-else branches it sits in. The emitters
+// compute it only when they hold, so that a decision does not scan
+// entries for a value it then ignores.
+type guarded struct {
+	ag    *Agg
+	guard []Expr // all must hold; nil: always
+}
+
+// aggregates returns the aggregates in e, in evaluation order, each with
+// its guard; an aggregate holds none (the parser refuses nesting).
+func aggregates(e Expr) []guarded {
+	var out []guarded
+	var visit func(e Expr, guard []Expr)
+	visit = func(e Expr, guard []Expr) {
+		with := func(c Expr) []Expr { return append(append([]Expr(nil), guard...), c) }
 		switch e := e.(type) {
 		case *Agg:
-			out = append(out, e)
+			out = append(out, guarded{e, guard})
 		case *Unary:
-			visit(e.X)
+			visit(e.X, guard)
 		case *Binary:
-			visit(e.X)
-			visit(e.Y)
+			visit(e.X, guard)
+			visit(e.Y, guard)
 		case *Call:
 			for _, x := range e.Args {
-				visit(x)
+				visit(x, guard)
 			}
 		case *Cond:
-			visit(e.C)
-			visit(e.A)
-			visit(e.B)
+			visit(e.C, guard)
+			visit(e.A, with(e.C))
+			visit(e.B, with(&Unary{Op: "!", X: e.C}))
 		}
 	}
-	visit(e)
+	visit(e, nil)
 	return out
 }
 

@@ -200,61 +200,73 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 		}
 		used1 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
 	}
-	used2 := int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from2) {
-			continue
+	agg__2 := int64(0)
+	if on2 { // else the value is not used
+		for _, e_ := range win {
+			if !(min(max(e_.Start, 0), 35184372088832) > from2) {
+				continue
+			}
+			agg__2 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
 		}
-		used2 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
 	}
-	used3 := int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from3) {
-			continue
+	used2 := pick(on2, agg__2, 0)
+	agg__3 := int64(0)
+	if on3 { // else the value is not used
+		for _, e_ := range win {
+			if !(min(max(e_.Start, 0), 35184372088832) > from3) {
+				continue
+			}
+			agg__3 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
 		}
-		used3 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
 	}
+	used3 := pick(on3, agg__3, 0)
 	ok1 := used1+c <= p.Limit
 	ok2 := !on2 || used2+c <= p.Limit2
 	ok3 := !on3 || used3+c <= p.Limit3
 	ok := ok1 && ok2 && ok3
 	took := pick(ok, c, 0)
 	agg__4 := int64(0)
-	agg__4__need, agg__4__run := used1+c-p.Limit, int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from1) {
-			continue
-		}
-		agg__4__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-		if agg__4__run >= agg__4__need {
-			agg__4 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
-			break
+	if !ok1 { // else the value is not used
+		agg__4__need, agg__4__run := used1+c-p.Limit, int64(0)
+		for _, e_ := range win {
+			if !(min(max(e_.Start, 0), 35184372088832) > from1) {
+				continue
+			}
+			agg__4__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+			if agg__4__run >= agg__4__need {
+				agg__4 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
+				break
+			}
 		}
 	}
 	at1 := pick(ok1, 0, agg__4)
 	agg__5 := int64(0)
-	agg__5__need, agg__5__run := used2+c-p.Limit2, int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from2) {
-			continue
-		}
-		agg__5__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-		if agg__5__run >= agg__5__need {
-			agg__5 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
-			break
+	if !ok2 { // else the value is not used
+		agg__5__need, agg__5__run := used2+c-p.Limit2, int64(0)
+		for _, e_ := range win {
+			if !(min(max(e_.Start, 0), 35184372088832) > from2) {
+				continue
+			}
+			agg__5__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+			if agg__5__run >= agg__5__need {
+				agg__5 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
+				break
+			}
 		}
 	}
 	at2 := pick(ok2, 0, agg__5)
 	agg__6 := int64(0)
-	agg__6__need, agg__6__run := used3+c-p.Limit3, int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from3) {
-			continue
-		}
-		agg__6__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-		if agg__6__run >= agg__6__need {
-			agg__6 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
-			break
+	if !ok3 { // else the value is not used
+		agg__6__need, agg__6__run := used3+c-p.Limit3, int64(0)
+		for _, e_ := range win {
+			if !(min(max(e_.Start, 0), 35184372088832) > from3) {
+				continue
+			}
+			agg__6__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+			if agg__6__run >= agg__6__need {
+				agg__6 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
+				break
+			}
 		}
 	}
 	at3 := pick(ok3, 0, agg__6)
@@ -263,41 +275,47 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	x2 := pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
 	x3 := pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
 	agg__7 := bucket + p.WindowMs
-	agg__7__need, agg__7__run := x1, int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from1) {
-			continue
-		}
-		agg__7__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-		if agg__7__run >= agg__7__need {
-			agg__7 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
-			break
+	if !(x1 == 0) { // else the value is not used
+		agg__7__need, agg__7__run := x1, int64(0)
+		for _, e_ := range win {
+			if !(min(max(e_.Start, 0), 35184372088832) > from1) {
+				continue
+			}
+			agg__7__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+			if agg__7__run >= agg__7__need {
+				agg__7 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
+				break
+			}
 		}
 	}
 	r1 := pick(x1 == 0, 0, agg__7)
 	agg__8 := bucket + p.WindowMs2
-	agg__8__need, agg__8__run := x2, int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from2) {
-			continue
-		}
-		agg__8__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-		if agg__8__run >= agg__8__need {
-			agg__8 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
-			break
+	if !(x2 == 0) { // else the value is not used
+		agg__8__need, agg__8__run := x2, int64(0)
+		for _, e_ := range win {
+			if !(min(max(e_.Start, 0), 35184372088832) > from2) {
+				continue
+			}
+			agg__8__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+			if agg__8__run >= agg__8__need {
+				agg__8 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
+				break
+			}
 		}
 	}
 	r2 := pick(x2 == 0, 0, agg__8)
 	agg__9 := bucket + p.WindowMs3
-	agg__9__need, agg__9__run := x3, int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from3) {
-			continue
-		}
-		agg__9__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-		if agg__9__run >= agg__9__need {
-			agg__9 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
-			break
+	if !(x3 == 0) { // else the value is not used
+		agg__9__need, agg__9__run := x3, int64(0)
+		for _, e_ := range win {
+			if !(min(max(e_.Start, 0), 35184372088832) > from3) {
+				continue
+			}
+			agg__9__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+			if agg__9__run >= agg__9__need {
+				agg__9 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
+				break
+			}
 		}
 	}
 	r3 := pick(x3 == 0, 0, agg__9)

@@ -157,16 +157,18 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 		}
 	}
 	agg__4 := eff
-	agg__4__src := log
-	agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Ts > from }):]
-	if n := len(agg__4__src); n > 1 {
-		agg__4__src = agg__4__src[n-1:]
-	}
-	for _, e_ := range agg__4__src {
-		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
-			continue
+	if !(ok && c > 0) { // else the value is not used
+		agg__4__src := log
+		agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Ts > from }):]
+		if n := len(agg__4__src); n > 1 {
+			agg__4__src = agg__4__src[n-1:]
 		}
-		agg__4 = min(max(e_.Ts, 0), 35184372088832)
+		for _, e_ := range agg__4__src {
+			if !(min(max(e_.Ts, 0), 35184372088832) > from) {
+				continue
+			}
+			agg__4 = min(max(e_.Ts, 0), 35184372088832)
+		}
 	}
 	lastIn := pick(ok && c > 0, eff, agg__4)
 	seq := int64(0)

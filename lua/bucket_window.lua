@@ -282,55 +282,67 @@ for _, e in ipairs(win) do
     used1 = used1 + e.count
   end
 end
-local used2 = 0
-for _, e in ipairs(win) do
-  if e.start > from2 then
-    used2 = used2 + e.count
+local agg__2 = 0
+if on2 then -- else the value is not used
+  for _, e in ipairs(win) do
+    if e.start > from2 then
+      agg__2 = agg__2 + e.count
+    end
   end
 end
-local used3 = 0
-for _, e in ipairs(win) do
-  if e.start > from3 then
-    used3 = used3 + e.count
+local used2 = pick(on2, agg__2, 0)
+local agg__3 = 0
+if on3 then -- else the value is not used
+  for _, e in ipairs(win) do
+    if e.start > from3 then
+      agg__3 = agg__3 + e.count
+    end
   end
 end
+local used3 = pick(on3, agg__3, 0)
 local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
 local took = pick(ok, c, 0)
 local agg__4 = 0
-local agg__4__need, agg__4__run = used1 + c - limit, 0
-for _, e in ipairs(win) do
-  if e.start > from1 then
-    agg__4__run = agg__4__run + e.count
-    if agg__4__run >= agg__4__need then
-      agg__4 = e.start + window_ms
-      break
+if not ok1 then -- else the value is not used
+  local agg__4__need, agg__4__run = used1 + c - limit, 0
+  for _, e in ipairs(win) do
+    if e.start > from1 then
+      agg__4__run = agg__4__run + e.count
+      if agg__4__run >= agg__4__need then
+        agg__4 = e.start + window_ms
+        break
+      end
     end
   end
 end
 local at1 = pick(ok1, 0, agg__4)
 local agg__5 = 0
-local agg__5__need, agg__5__run = used2 + c - limit_2, 0
-for _, e in ipairs(win) do
-  if e.start > from2 then
-    agg__5__run = agg__5__run + e.count
-    if agg__5__run >= agg__5__need then
-      agg__5 = e.start + window_ms_2
-      break
+if not ok2 then -- else the value is not used
+  local agg__5__need, agg__5__run = used2 + c - limit_2, 0
+  for _, e in ipairs(win) do
+    if e.start > from2 then
+      agg__5__run = agg__5__run + e.count
+      if agg__5__run >= agg__5__need then
+        agg__5 = e.start + window_ms_2
+        break
+      end
     end
   end
 end
 local at2 = pick(ok2, 0, agg__5)
 local agg__6 = 0
-local agg__6__need, agg__6__run = used3 + c - limit_3, 0
-for _, e in ipairs(win) do
-  if e.start > from3 then
-    agg__6__run = agg__6__run + e.count
-    if agg__6__run >= agg__6__need then
-      agg__6 = e.start + window_ms_3
-      break
+if not ok3 then -- else the value is not used
+  local agg__6__need, agg__6__run = used3 + c - limit_3, 0
+  for _, e in ipairs(win) do
+    if e.start > from3 then
+      agg__6__run = agg__6__run + e.count
+      if agg__6__run >= agg__6__need then
+        agg__6 = e.start + window_ms_3
+        break
+      end
     end
   end
 end
@@ -340,37 +352,43 @@ local x1 = math.max(0, used1 + took - (limit - lim))
 local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
 local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
 local agg__7 = bucket + window_ms
-local agg__7__need, agg__7__run = x1, 0
-for _, e in ipairs(win) do
-  if e.start > from1 then
-    agg__7__run = agg__7__run + e.count
-    if agg__7__run >= agg__7__need then
-      agg__7 = e.start + window_ms
-      break
+if not (x1 == 0) then -- else the value is not used
+  local agg__7__need, agg__7__run = x1, 0
+  for _, e in ipairs(win) do
+    if e.start > from1 then
+      agg__7__run = agg__7__run + e.count
+      if agg__7__run >= agg__7__need then
+        agg__7 = e.start + window_ms
+        break
+      end
     end
   end
 end
 local r1 = pick(x1 == 0, 0, agg__7)
 local agg__8 = bucket + window_ms_2
-local agg__8__need, agg__8__run = x2, 0
-for _, e in ipairs(win) do
-  if e.start > from2 then
-    agg__8__run = agg__8__run + e.count
-    if agg__8__run >= agg__8__need then
-      agg__8 = e.start + window_ms_2
-      break
+if not (x2 == 0) then -- else the value is not used
+  local agg__8__need, agg__8__run = x2, 0
+  for _, e in ipairs(win) do
+    if e.start > from2 then
+      agg__8__run = agg__8__run + e.count
+      if agg__8__run >= agg__8__need then
+        agg__8 = e.start + window_ms_2
+        break
+      end
     end
   end
 end
 local r2 = pick(x2 == 0, 0, agg__8)
 local agg__9 = bucket + window_ms_3
-local agg__9__need, agg__9__run = x3, 0
-for _, e in ipairs(win) do
-  if e.start > from3 then
-    agg__9__run = agg__9__run + e.count
-    if agg__9__run >= agg__9__need then
-      agg__9 = e.start + window_ms_3
-      break
+if not (x3 == 0) then -- else the value is not used
+  local agg__9__need, agg__9__run = x3, 0
+  for _, e in ipairs(win) do
+    if e.start > from3 then
+      agg__9__run = agg__9__run + e.count
+      if agg__9__run >= agg__9__need then
+        agg__9 = e.start + window_ms_3
+        break
+      end
     end
   end
 end

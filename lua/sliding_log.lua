@@ -260,17 +260,19 @@ for _, e in ipairs(free_at__src) do
   end
 end
 local agg__4 = eff
-local agg__4__src = log
-if agg__4__src == nil then
-  local what, v
-  agg__4__src, what, v = log__range('(' .. num(from), '+inf', true, 1)
+if not (ok and c > 0) then -- else the value is not used
+  local agg__4__src = log
   if agg__4__src == nil then
-    return corrupt(KEYS[1], what, v)
+    local what, v
+    agg__4__src, what, v = log__range('(' .. num(from), '+inf', true, 1)
+    if agg__4__src == nil then
+      return corrupt(KEYS[1], what, v)
+    end
   end
-end
-for _, e in ipairs(agg__4__src) do
-  if e.ts > from then
-    agg__4 = e.ts
+  for _, e in ipairs(agg__4__src) do
+    if e.ts > from then
+      agg__4 = e.ts
+    end
   end
 end
 local last_in = pick(ok and c > 0, eff, agg__4)
