@@ -128,7 +128,9 @@
 // writes (store, add, drop, clear): every read comes before every write,
 // so all targets read the state as it was when the call began, and a
 // refusal (BADSTATE) has written nothing. Each aggregate is computed into
-// a local just before the statement that holds it.
+// a local just before the statement that holds it; one inside a branch of
+// if C then A else B only when that branch is taken, since its value is
+// not used otherwise.
 //
 // In Lua an aggregate over a zset reads only what it needs: the score
 // bounds of its where clause (comparisons of the entry's first field with
