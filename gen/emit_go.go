@@ -97,10 +97,16 @@ func goLeaf(e Expr) string {
 }
 
 // goDomain renders a domain bound, an expression over parameters and
-// constants, as goExact does (goExact cannot be named here: it is built
-// from goLeaf).
-func goDomain(e Expr) string {
-	d := dialect{
+// constants, as goExact does (goLeaf, which calls it, cannot name the
+// variable goExact, built from goLeaf).
+func goDomain(e Expr) string { return goExactDialect().print(e) }
+
+// goExact renders decision logic: every value is proven within ±(2^53-1),
+// so plain int64 arithmetic is exact, and / and % see no negative operand.
+var goExact = goExactDialect()
+
+func goExactDialect() dialect {
+	return dialect{
 		leaf: goLeaf,
 		op:   func(op string) (string, bool) { return op, true },
 		call: func(fn string, args []string) string {
@@ -111,21 +117,6 @@ func goDomain(e Expr) string {
 		},
 		cond: func(c, a, b string, _ Type) string { return "pick(" + c + ", " + a + ", " + b + ")" },
 	}
-	return d.print(e)
-}
-
-// goExact renders decision logic: every value is proven within ±(2^53-1),
-// so plain int64 arithmetic is exact, and / and % see no negative operand.
-var goExact = dialect{
-	leaf: goLeaf,
-	op:   func(op string) (string, bool) { return op, true },
-	call: func(fn string, args []string) string {
-		if fn == "ceildiv" {
-			fn = "ceilDiv"
-		}
-		return fn + "(" + strings.Join(args, ", ") + ")"
-	},
-	cond: func(c, a, b string, _ Type) string { return "pick(" + c + ", " + a + ", " + b + ")" },
 }
 
 // goSaturating renders conditions on parameters alone (requirements and

@@ -7,18 +7,15 @@ type usage struct {
 	states  map[*State]bool // states whose fixed fields are read
 	fields  map[*Field]bool
 	entries map[*State]bool // collections whose entries are read
-	strings map[*StrInput]bool
 }
 
 func usedNames(body []Stmt) usage {
-	u := usage{states: map[*State]bool{}, fields: map[*Field]bool{}, entries: map[*State]bool{}, strings: map[*StrInput]bool{}}
+	u := usage{states: map[*State]bool{}, fields: map[*Field]bool{}, entries: map[*State]bool{}}
 	var visit func(e Expr)
 	visit = func(e Expr) {
 		switch e := e.(type) {
 		case *ParamRef:
 			u.params = true
-		case *StrRef:
-			u.strings[e.In] = true
 		case *FieldRef:
 			u.fields[e.F] = true
 			u.states[e.F.State] = true
@@ -31,22 +28,9 @@ func usedNames(body []Stmt) usage {
 		case *Agg:
 			u.entries[e.It.State] = true
 			visit(e.It.State.MaxEntries)
-			for _, x := range []Expr{e.Where, e.V, e.N, e.R, e.D} {
-				visit(x)
-			}
-		case *Unary:
-			visit(e.X)
-		case *Binary:
-			visit(e.X)
-			visit(e.Y)
-		case *Call:
-			for _, x := range e.Args {
-				visit(x)
-			}
-		case *Cond:
-			visit(e.C)
-			visit(e.A)
-			visit(e.B)
+		}
+		for _, x := range children(e) {
+			visit(x)
 		}
 	}
 	walkStmts(body, visit)
@@ -63,6 +47,30 @@ func usedNames(body []Stmt) usage {
 		}
 	})
 	return u
+}
+
+// children lists the operands of an expression; an aggregate's are its
+// parts, those not given nil.
+func children(e Expr) []Expr {
+	switch e := e.(type) {
+	case *Unary:
+		return []Expr{e.X}
+	case *Binary:
+		return []Expr{e.X, e.Y}
+	case *Call:
+		return e.Args
+	case *Cond:
+		return []Expr{e.C, e.A, e.B}
+	case *Agg:
+		var out []Expr
+		for _, x := range []Expr{e.Where, e.V, e.N, e.R, e.D} {
+			if x != nil {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // walkStmts calls visit on every top-level expression of body.
@@ -127,19 +135,14 @@ func aggregates(e Expr) []guarded {
 		switch e := e.(type) {
 		case *Agg:
 			out = append(out, guarded{e, guard})
-		case *Unary:
-			visit(e.X, guard)
-		case *Binary:
-			visit(e.X, guard)
-			visit(e.Y, guard)
-		case *Call:
-			for _, x := range e.Args {
-				visit(x, guard)
-			}
 		case *Cond:
 			visit(e.C, guard)
 			visit(e.A, with(e.C))
 			visit(e.B, with(&Unary{Op: "!", X: e.C}))
+		default:
+			for _, x := range children(e) {
+				visit(x, guard)
+			}
 		}
 	}
 	visit(e, nil)
@@ -172,22 +175,11 @@ func refersTo(e Expr, it *Iter) bool {
 	found := false
 	var visit func(e Expr)
 	visit = func(e Expr) {
-		switch e := e.(type) {
-		case *EntryRef:
-			found = found || e.It == it
-		case *Unary:
-			visit(e.X)
-		case *Binary:
-			visit(e.X)
-			visit(e.Y)
-		case *Call:
-			for _, x := range e.Args {
-				visit(x)
-			}
-		case *Cond:
-			visit(e.C)
-			visit(e.A)
-			visit(e.B)
+		if r, ok := e.(*EntryRef); ok {
+			found = found || r.It == it
+		}
+		for _, x := range children(e) {
+			visit(x)
 		}
 	}
 	if e != nil {
