@@ -170,37 +170,104 @@ func TestTypedConstructorMatchesNew(t *testing.T) {
 
 // TestConcurrentExact hammers one key from many goroutines: a fixed window
 // admits exactly its limit, never more, never less.
+// TestConcurrentExact: many goroutines hammering one key at one instant
+// get exactly the limit admitted, on every algorithm.
 func TestConcurrentExact(t *testing.T) {
 	const limit, goroutines, each = 1000, 16, 200
-	l, err := NewFixedWindow(FixedWindowParams{Limit: limit, WindowMs: 60000})
+	for _, tt := range []struct {
+		name   string
+		params map[string]int64
+	}{
+		{"fixed_window", map[string]int64{"limit": limit, "window_ms": 60000}},
+		{"sliding_window", map[string]int64{"limit": limit, "window_ms": 60000}},
+		{"sliding_log", map[string]int64{"limit": limit, "window_ms": 60000}},
+		{"bucket_window", map[string]int64{"limit": limit, "window_ms": 60000, "bucket_ms": 1000, "limit_2": 2 * limit, "window_ms_2": 120000}},
+		{"meta_window", map[string]int64{"limit": limit, "window_ms": 60000}},
+		{"token_bucket", map[string]int64{"capacity": limit, "refill_tokens": 1, "refill_ms": 60000}},
+		{"gcra", map[string]int64{"burst": limit, "rate": 1, "period_ms": 60000}},
+		{"leaky_bucket", map[string]int64{"capacity": limit, "rate": 1, "period_ms": 60000}},
+	} {
+		l, err := New(tt.name, tt.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					r, err := l.Allow("shared", t0, 1)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if r.Allowed {
+						admitted.Add(1)
+					}
+					// Other keys in other shards at the same time.
+					if _, err := l.Allow(fmt.Sprint("own", g), t0, 1); err != nil {
+						t.Error(err)
+					}
+				}
+			}(g)
+		}
+		wg.Wait()
+		if got := admitted.Load(); got != limit {
+			t.Errorf("%s: admitted %d of %d requests, want exactly %d", tt.name, got, goroutines*each, limit)
+		}
+	}
+}
+
+// TestMetaWindowEntries: the metas of the admitted requests read back in
+// order, for the window open at the time asked; a denied request is not
+// recorded, and a new window starts a new list. Values worked by hand:
+// limit 3 per window of 1000 ms from the first admission.
+func TestMetaWindowEntries(t *testing.T) {
+	l, err := NewMetaWindow(MetaWindowParams{Limit: 3, WindowMs: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var admitted atomic.Int64
-	var wg sync.WaitGroup
-	for g := 0; g < goroutines; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				r, err := l.Allow("shared", t0, 1)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if r.Allowed {
-					admitted.Add(1)
-				}
-				// Other keys in other shards at the same time.
-				if _, err := l.Allow(fmt.Sprint("own", g), t0, 1); err != nil {
-					t.Error(err)
-				}
-			}
-		}(g)
+	steps := []struct {
+		dt, cost int64
+		meta     string
+		allowed  bool
+		retry    int64
+	}{
+		{0, 1, "alice", true, -1},
+		{10, 2, "bob", true, -1},
+		{20, 1, "carol", false, 980}, // 3 + 1 > 3 until the window ends at t0+1000
 	}
-	wg.Wait()
-	if got := admitted.Load(); got != limit {
-		t.Errorf("admitted %d of %d requests, want exactly %d", got, goroutines*each, limit)
+	for _, s := range steps {
+		r, err := l.AllowMeta("10.0.0.7", t0+s.dt, s.cost, s.meta)
+		if err != nil || r.Allowed != s.allowed || r.RetryAfterMs != s.retry {
+			t.Fatalf("%s at t0+%d: %+v, %v; want allowed %v, retry %d", s.meta, s.dt, r, err, s.allowed, s.retry)
+		}
+	}
+	want := []MetaWindowLogEntry{{TMs: t0, Cost: 1, Meta: "alice"}, {TMs: t0 + 10, Cost: 2, Meta: "bob"}}
+	if got, err := l.Entries("10.0.0.7", t0+30); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Entries at t0+30 = %v, %v; want %v", got, err, want)
+	}
+	if got, err := l.Entries("10.0.0.7", t0+1000); err != nil || len(got) != 0 {
+		t.Errorf("Entries once the window has ended = %v, %v; want none", got, err)
+	}
+	if r, _ := l.AllowMeta("10.0.0.7", t0+1000, 1, "dave"); !r.Allowed || r.Remaining != 2 || r.ResetAfterMs != 1000 {
+		t.Errorf("the first request of a new window: %+v", r)
+	}
+	recs, err := l.View("entries", "10.0.0.7", t0+1000)
+	if err != nil || fmt.Sprint(recs) != fmt.Sprint([]Record{{int64(t0 + 1000), int64(1), "dave"}}) {
+		t.Errorf("View(entries) = %v, %v; want dave's entry alone", recs, err)
+	}
+	if _, err := l.View("nope", "10.0.0.7", t0); !errors.Is(err, ErrBadInput) {
+		t.Errorf("an unknown view: %v, want ErrBadInput", err)
+	}
+	long := string(make([]byte, 257))
+	if _, err := l.AllowMeta("10.0.0.7", t0+1001, 1, long); !errors.Is(err, ErrBadInput) || err.Error() != "meta_window: meta must be at most 256 bytes, got 257" {
+		t.Errorf("a meta of 257 bytes: %v", err)
+	}
+	if got, _ := l.Entries("10.0.0.7", t0+1001); len(got) != 1 {
+		t.Errorf("a refused request changed the entries: %v", got)
 	}
 }
 
