@@ -107,7 +107,7 @@ func Load(file string, src []byte) (*Spec, error) {
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
-	l := &loader{file: file, sp: &Spec{}}
+	l := &loader{file: file, sp: &Spec{}, root: &root}
 	l.consts(&y.Constants)
 	l.inputs()
 	l.reply(y.Reply)
@@ -118,7 +118,7 @@ func Load(file string, src []byte) (*Spec, error) {
 		if i < len(algLines) {
 			line = algLines[i]
 		}
-		a := l.algorithm(ya, Pos{file, line})
+		a := l.algorithm(ya, i, Pos{file, line})
 		if a == nil {
 			continue
 		}
@@ -158,7 +158,35 @@ func sequenceLines(root *yaml.Node, key string) []int {
 type loader struct {
 	file string
 	sp   *Spec
+	root *yaml.Node
 	errs []error
+}
+
+// itemPos is the position of item j of an algorithm's list (its params,
+// state, ...), or def when the spec has no such item.
+func (l *loader) itemPos(alg int, list string, j int, def Pos) Pos {
+	n := l.root
+	if len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	step := func(n *yaml.Node, key string) *yaml.Node {
+		for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i+1]
+			}
+		}
+		return nil
+	}
+	index := func(n *yaml.Node, i int) *yaml.Node {
+		if n == nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+			return nil
+		}
+		return n.Content[i]
+	}
+	if x := index(step(index(step(n, "algorithms"), alg), list), j); x != nil {
+		return Pos{l.file, x.Line}
+	}
+	return def
 }
 
 func (l *loader) errf(pos Pos, format string, args ...any) {
@@ -226,7 +254,7 @@ func (l *loader) reply(ys []yamlReply) {
 	}
 }
 
-func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
+func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 	a := &Algorithm{Name: ya.Name, Doc: strings.TrimSpace(ya.Doc), Pos: pos}
 	if !nameRE.MatchString(a.Name) {
 		l.errf(pos, "algorithm %q: names are lower_case", a.Name)
@@ -235,7 +263,8 @@ func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
 	if a.Doc == "" {
 		l.errf(pos, "algorithm %s: doc is required", a.Name)
 	}
-	for _, yp := range ya.Params {
+	for j, yp := range ya.Params {
+		pos := l.itemPos(index, "params", j, pos)
 		p := &Param{Name: yp.Name, Min: yp.Min, Max: yp.Max, Default: yp.Default, Doc: strings.TrimSpace(yp.Doc)}
 		switch {
 		case !nameRE.MatchString(p.Name) || keywords[p.Name]:
@@ -252,7 +281,8 @@ func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
 		}
 		a.Params = append(a.Params, p)
 	}
-	for _, yi := range ya.Inputs {
+	for j, yi := range ya.Inputs {
+		pos := l.itemPos(index, "inputs", j, pos)
 		in := &StrInput{Name: yi.Name, Doc: strings.TrimSpace(yi.Doc), MaxLen: yi.MaxLen}
 		switch {
 		case !nameRE.MatchString(in.Name) || keywords[in.Name]:
@@ -265,7 +295,8 @@ func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
 		a.Strings = append(a.Strings, in)
 	}
 	suffixes := map[string]bool{}
-	for _, ys := range ya.State {
+	for j, ys := range ya.State {
+		pos := l.itemPos(index, "state", j, pos)
 		s := &State{Name: ys.Name, Doc: strings.TrimSpace(ys.Doc), Pos: pos}
 		m := suffixRE.FindStringSubmatch(ys.Key)
 		switch {
@@ -365,7 +396,8 @@ func (l *loader) algorithm(ya yamlAlgo, pos Pos) *Algorithm {
 		return a
 	}
 	a.Body = body
-	for _, yv := range ya.Views {
+	for j, yv := range ya.Views {
+		pos := l.itemPos(index, "views", j, pos)
 		v := &View{Name: yv.Name, Doc: strings.TrimSpace(yv.Doc), Pos: l.pos(&yv.Logic)}
 		if !nameRE.MatchString(v.Name) || v.Doc == "" {
 			l.errf(pos, "%s: view %q: names are lower_case and a doc is required", a.Name, v.Name)
