@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/lua"
 	"github.com/limitspec/limitspec/oracle"
 )
 
@@ -109,21 +110,29 @@ func randomVector(seed int64) Vector {
 		}
 		params[n] = json.Number(strconv.FormatInt(v, 10))
 	}
-	if alg == "bucket_window" && rng.Intn(8) != 0 {
+	// With buckets, windows are mostly whole numbers of them, and tiers
+	// (limit_k with window_ms_k) mostly whole.
+	if _, ok := params["bucket_ms"]; ok && rng.Intn(8) != 0 {
 		bucket := rng.Int63n(300) + 1
 		params["bucket_ms"] = json.Number(strconv.FormatInt(bucket, 10))
-		for _, w := range []string{"window_ms", "window_ms_2", "window_ms_3"} {
-			if _, ok := params[w]; ok || w == "window_ms" {
-				params[w] = json.Number(strconv.FormatInt(bucket*(rng.Int63n(20)+1), 10))
+		for _, n := range names {
+			if _, given := params[n]; strings.HasPrefix(n, "window_ms") && (given || !oracle.Optional(alg, n)) {
+				params[n] = json.Number(strconv.FormatInt(bucket*(rng.Int63n(20)+1), 10))
+			}
+			if tier, ok := strings.CutPrefix(n, "limit_"); ok {
+				_, l := params[n]
+				_, w := params["window_ms_"+tier]
+				if l != w {
+					delete(params, n)
+					delete(params, "window_ms_"+tier)
+				}
 			}
 		}
-		for _, tier := range []string{"_2", "_3"} {
-			_, l := params["limit"+tier]
-			_, w := params["window_ms"+tier]
-			if l != w { // mostly whole tiers
-				delete(params, "limit"+tier)
-				delete(params, "window_ms"+tier)
-			}
+	}
+	var views []string
+	for _, s := range lua.Scripts {
+		if s.Algorithm == alg && s.View != "" {
+			views = append(views, s.View)
 		}
 	}
 	v := Vector{Name: fmt.Sprintf("random/%s/seed-%d", alg, seed), Algorithm: alg, Params: params}
@@ -143,8 +152,8 @@ func randomVector(seed int64) Vector {
 			now += rng.Int63n(1e10)
 		}
 		key := keys[rng.Intn(len(keys))]
-		if alg == "meta_window" && rng.Intn(6) == 0 {
-			v.Steps = append(v.Steps, Step{T: now, Key: key, View: "entries"})
+		if len(views) > 0 && rng.Intn(6) == 0 {
+			v.Steps = append(v.Steps, Step{T: now, Key: key, View: views[rng.Intn(len(views))]})
 			continue
 		}
 		cost := rng.Int63n(6)

@@ -130,15 +130,21 @@ func (c call) view(view string) call { return prepareView(c.alg, view, c.given) 
 // args returns KEYS and ARGV for a step, with prefix inside the hash tag.
 func (c call) args(prefix, key string, nowMs int64, cost json.Number, meta string) (keys []string, argv []string) {
 	keys = c.script.KeyNames(prefix + key)
-	argv = []string{strconv.FormatInt(nowMs, 10), cost.String()}
-	for _, name := range c.script.Strings {
-		if name == "meta" { // the string a vector step carries
-			argv = append(argv, meta)
-		} else {
-			argv = append(argv, "")
+	argv = append([]string{strconv.FormatInt(nowMs, 10), cost.String()}, stringArgs(c.script.Strings, meta)...)
+	return keys, append(argv, c.params...)
+}
+
+// stringArgs are the values of the string inputs named for one step: the
+// vector's meta for an input named meta, the only string a step carries,
+// and "" for any other.
+func stringArgs(names []string, meta string) []string {
+	out := make([]string, len(names))
+	for i, name := range names {
+		if name == "meta" {
+			out[i] = meta
 		}
 	}
-	return keys, append(argv, c.params...)
+	return out
 }
 
 // viewArgs returns KEYS and ARGV for a view.

@@ -54,15 +54,7 @@ func (t *GoTarget) Decide(key string, nowMs int64, cost json.Number, meta string
 	}
 	var r goimpl.Result
 	if il, ok := t.lim.(goimpl.InputLimiter); ok {
-		var in []string
-		for _, name := range il.Inputs() {
-			if name == "meta" { // the string a vector step carries
-				in = append(in, meta)
-			} else {
-				in = append(in, "")
-			}
-		}
-		r, err = il.AllowInputs(key, nowMs, c, in...)
+		r, err = il.AllowInputs(key, nowMs, c, stringArgs(il.Inputs(), meta)...)
 	} else {
 		r, err = t.lim.Allow(key, nowMs, c)
 	}

@@ -359,7 +359,7 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 		w.line("}")
 	}
 	goReads(w, a, a.Body, true)
-	goBlock(w, sp, a, a.Body, map[*Agg]string{})
+	goBlock(w, sp, a, a.Body, map[*Agg]string{}, false)
 	w.line("}")
 	w.line("")
 }
@@ -498,10 +498,20 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 	}
 }
 
-func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]string) {
+// goBlock emits body; later says whether a statement after it may write,
+// so that a write keeps the entry it stores only for writes to come.
+func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]string, later bool) {
 	d := goExact
 	d.agg = func(_ dialect, e *Agg) string { return names[e] }
-	for _, s := range body {
+	for i, s := range body {
+		after := later || writesIn(body[i+1:])
+		put := func() {
+			if after {
+				w.line("e = sh.put(key, e, st, nowMs)")
+			} else {
+				w.line("sh.put(key, e, st, nowMs)")
+			}
+		}
 		goAggregates(w, s, names)
 		switch s := s.(type) {
 		case *Let:
@@ -511,10 +521,10 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 			w.line("%s := %s", goName(s.Name), goTyped(d.print(s.X), s.X))
 		case *If:
 			w.line("if %s {", d.print(s.Cond))
-			goBlock(w, sp, a, s.Then, names)
+			goBlock(w, sp, a, s.Then, names, after)
 			if len(s.Else) > 0 {
 				w.line("} else {")
-				goBlock(w, sp, a, s.Else, names)
+				goBlock(w, sp, a, s.Else, names, after)
 			}
 			w.line("}")
 		case *Store:
@@ -522,11 +532,11 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 				w.line("st.%s = %s", goStructField(f), d.print(s.Values[i]))
 			}
 			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
-			w.line("e = sh.put(key, e, st, nowMs)")
+			put()
 		case *Add:
 			goAdd(w, a, s, d)
 			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
-			w.line("e = sh.put(key, e, st, nowMs)")
+			put()
 		case *Drop:
 			list := "st." + goEntries(s.State)
 			first := goExported(s.State.Entry[0].Name)
@@ -537,10 +547,10 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 			w.line("}")
 			w.line("%s = %s[n:]", list, list)
 			w.line("}")
-			w.line("e = sh.put(key, e, st, nowMs)")
+			put()
 		case *Clear:
 			w.line("st.%s = nil", goEntries(s.State))
-			w.line("e = sh.put(key, e, st, nowMs)")
+			put()
 		case *Show:
 			w.line("if !(%s) {", d.print(s.Cond))
 			w.line("return nil, nil")
@@ -651,7 +661,7 @@ func goView(w *writer, sp *Spec, a *Algorithm, v *View) {
 	w.line("return nil, badInput(\"%%s%%d\", %q, nowMs)", a.Name+": "+msgInputPrefix(in))
 	w.line("}")
 	goReads(w, a, v.Body, false)
-	goBlock(w, sp, a, v.Body, map[*Agg]string{})
+	goBlock(w, sp, a, v.Body, map[*Agg]string{}, false)
 	w.line("}")
 	w.line("")
 }

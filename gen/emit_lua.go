@@ -468,9 +468,7 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 			src := list
 			if ag.It.State.Kind == ZSet {
 				src = name + "__src"
-				d := luaExact
-				d.agg = func(_ dialect, e *Agg) string { return names[e] }
-				min, max, exact := zsetRange(ag, d)
+				min, max, exact := zsetRange(ag, named)
 				rev, count := "false", "-1"
 				switch {
 				case ag.Fn == "last" && exact:

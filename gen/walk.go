@@ -125,6 +125,18 @@ type guarded struct {
 	guard []Expr // all must hold; nil: always
 }
 
+// writesIn reports whether any statement of body, nested ones too, writes.
+func writesIn(body []Stmt) bool {
+	found := false
+	walkStmtsOnly(body, func(s Stmt) {
+		switch s.(type) {
+		case *Store, *Add, *Drop, *Clear:
+			found = true
+		}
+	})
+	return found
+}
+
 // aggregates returns the aggregates in e, in evaluation order, each with
 // its guard; an aggregate holds none (the parser refuses nesting).
 func aggregates(e Expr) []guarded {

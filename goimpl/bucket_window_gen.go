@@ -350,7 +350,7 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			}
 		}
 		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: pick(ok || c > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}, nil
 }

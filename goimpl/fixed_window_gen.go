@@ -104,7 +104,7 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.winTs = eff
 		st.winN = after
 		st.winExp = nowMs + untilEnd + 60000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
 }

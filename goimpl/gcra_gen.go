@@ -126,7 +126,7 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.cellTs = nowMs + lag
 		st.cellTat = final
 		st.cellExp = nowMs + reset + 60000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }

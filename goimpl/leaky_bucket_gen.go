@@ -125,7 +125,7 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.queueTs = nowMs + lag
 		st.queueWork = final
 		st.queueExp = nowMs + reset + 60000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, withThis-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
 }

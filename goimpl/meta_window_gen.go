@@ -153,7 +153,7 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 		e = sh.put(key, e, st, nowMs)
 		st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: c, Meta: meta})
 		st.logExp = nowMs + ends + 60000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
 }

@@ -204,7 +204,7 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 		e = sh.put(key, e, st, nowMs)
 		st.tallyTotal = after
 		st.tallyExp = nowMs + lag + p.WindowMs + 60000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil
 }

@@ -141,7 +141,7 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.winCur = after
 		st.winPrev = prev
 		st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
 }

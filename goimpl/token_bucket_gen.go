@@ -125,7 +125,7 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.bucketTs = nowMs + lag
 		st.bucketLevel = after
 		st.bucketExp = nowMs + reset + 60000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }

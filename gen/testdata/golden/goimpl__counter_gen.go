@@ -96,14 +96,14 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.ctrTs = max(nowMs, ctrTs)
 		st.ctrN = used + c
 		st.ctrExp = nowMs + p.GapMs + 1000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	} else {
 		odd := ceilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
 		if odd {
 			st.ctrTs = ctrTs
 			st.ctrN = used
 			st.ctrExp = nowMs + 1000
-			e = sh.put(key, e, st, nowMs)
+			sh.put(key, e, st, nowMs)
 		}
 	}
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil

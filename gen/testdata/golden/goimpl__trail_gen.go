@@ -256,7 +256,7 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 		}
 		st.notesEntries = append(st.notesEntries, TrailNotesEntry{Ts: nowMs, Text: note})
 		st.notesExp = nowMs + p.WindowMs + 1000
-		e = sh.put(key, e, st, nowMs)
+		sh.put(key, e, st, nowMs)
 	}
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
 }
