@@ -243,7 +243,7 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 			if o.Error != "BADSTATE" {
 				t.Errorf("%s %s after %v: %+v, want BADSTATE", tg.Name(), tt.alg, tt.plant, o)
 			}
-			if msg := checkKeys(ks, before, true); msg != "" {
+			if msg := checkKeys(ks, before, true, 0); msg != "" {
 				t.Errorf("%s %s: %s", tg.Name(), tt.alg, msg)
 			}
 		}

@@ -151,9 +151,10 @@ func randomVector(seed int64) Vector {
 		default:
 			now += rng.Int63n(1e10)
 		}
+		t := wrongClock(rng, now)
 		key := keys[rng.Intn(len(keys))]
 		if len(views) > 0 && rng.Intn(6) == 0 {
-			v.Steps = append(v.Steps, Step{T: now, Key: key, View: views[rng.Intn(len(views))]})
+			v.Steps = append(v.Steps, Step{T: t, Key: key, View: views[rng.Intn(len(views))]})
 			continue
 		}
 		cost := rng.Int63n(6)
@@ -162,9 +163,26 @@ func randomVector(seed int64) Vector {
 		}
 		c := json.Number(strconv.FormatInt(cost, 10))
 		meta := metas[rng.Intn(len(metas))]
-		v.Steps = append(v.Steps, Step{T: now, Key: key, Cost: &c, Meta: &meta})
+		v.Steps = append(v.Steps, Step{T: t, Key: key, Cost: &c, Meta: &meta})
 	}
 	return v
+}
+
+// wrongClock is the time of one caller at a step whose shared clock reads
+// now: mostly now, sometimes a clock far ahead (up to 2^45), far behind
+// (down to 0), or just within or beyond MAX_SKEW_MS behind; the next step
+// goes on from now.
+func wrongClock(rng *rand.Rand, now int64) int64 {
+	const nowMax = 1 << 45
+	switch rng.Intn(25) {
+	case 0:
+		return now + rng.Int63n(nowMax-now+1)
+	case 1:
+		return rng.Int63n(now + 1)
+	case 2:
+		return now - oracle.MaxSkewMs - 2 + rng.Int63n(5)
+	}
+	return now
 }
 
 // FuzzDifferential drives random traces through the oracle and every

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/limitspec/limitspec/oracle"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -45,6 +47,7 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 			res[i].Failed = "begin: " + err.Error()
 		}
 	}
+	maxTTL := maxTTLOf(v)
 	for si, s := range v.Steps {
 		where := fmt.Sprintf("step %d (t_ms %d, key %q, cost %s)", si, s.T, s.Key, s.CostArg())
 		if s.View != "" {
@@ -57,13 +60,13 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 				continue
 			}
 			ks, hasKeys := t.(Keyspace)
-			if s.WrongType && !hasKeys {
+			if s.WrongType.Any() && !hasKeys {
 				continue // not applicable without Redis types
 			}
 			var before []KeyTTL
 			if hasKeys {
-				if s.WrongType {
-					if err := ks.PlantWrongType(s.Key); err != nil {
+				if s.WrongType.Any() {
+					if err := ks.PlantWrongType(s.Key, s.WrongType); err != nil {
 						res[i].Failed = where + ": planting a wrong type: " + err.Error()
 						continue
 					}
@@ -87,7 +90,7 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 				continue
 			}
 			if hasKeys {
-				if msg := checkKeys(ks, before, o.Error != ""); msg != "" {
+				if msg := checkKeys(ks, before, o.Error != "", maxTTL); msg != "" {
 					res[i].Failed = fmt.Sprintf("%s: %s", where, msg)
 					continue
 				}
@@ -149,9 +152,28 @@ func checkExpect(e Expect, o Outcome) string {
 	return ""
 }
 
-// checkKeys requires a TTL on every key, and no change of keys after a
-// refused step.
-func checkKeys(ks Keyspace, before []KeyTTL, refused bool) string {
+// maxTTLOf is the longest TTL a key of the vector's limiter may carry
+// (oracle.MaxTTL), or 0 when the oracle does not know the algorithm or
+// refuses its parameters: then no bound is checked.
+func maxTTLOf(v Vector) int64 {
+	params := map[string]int64{}
+	for k, n := range v.Params {
+		x, err := n.Int64()
+		if err != nil {
+			return 0
+		}
+		params[k] = x
+	}
+	if _, err := oracle.New(v.Algorithm, params); err != nil {
+		return 0
+	}
+	ms, _ := oracle.MaxTTL(v.Algorithm, params)
+	return ms
+}
+
+// checkKeys requires on every key a TTL, at most maxTTL when it is not 0,
+// and no change of keys after a refused step.
+func checkKeys(ks Keyspace, before []KeyTTL, refused bool, maxTTL int64) string {
 	after, err := ks.Keys()
 	if err != nil {
 		return "listing keys: " + err.Error()
@@ -164,6 +186,11 @@ func checkKeys(ks Keyspace, before []KeyTTL, refused bool) string {
 	}
 	if len(noTTL) > 0 {
 		return "keys without a TTL: " + strings.Join(noTTL, ", ")
+	}
+	for _, k := range after {
+		if maxTTL > 0 && k.TTL > maxTTL {
+			return fmt.Sprintf("key %s has a TTL of %d ms, above the limiter's horizon plus MAX_SKEW_MS plus the margin, %d ms", k.Key, k.TTL, maxTTL)
+		}
 	}
 	if refused && !sameKeys(before, after) {
 		return fmt.Sprintf("a refused step changed the keys (-before +after):\n%s", cmp.Diff(before, after, cmpopts.IgnoreFields(KeyTTL{}, "TTL")))

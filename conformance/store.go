@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // store is a small in-process Redis keyspace for the gopherlua target,
@@ -52,6 +53,7 @@ var commands = map[string]func(s *store, args []string) (reply, error){
 	"DEL":     (*store).del,
 	"EXISTS":  (*store).exists,
 	"TYPE":    (*store).typ,
+	"TIME":    (*store).time,
 	"PEXPIRE": (*store).pexpire,
 	"PTTL":    (*store).pttl,
 	"HGET":    (*store).hget,
@@ -166,6 +168,16 @@ func (s *store) typ(a []string) (reply, error) {
 		return v.kind, nil
 	}
 	return "none", nil
+}
+
+// time is TIME: the wall clock as seconds and microseconds (only the
+// keys' clock is frozen).
+func (s *store) time(a []string) (reply, error) {
+	if len(a) != 0 {
+		return nil, errArity("TIME")
+	}
+	us := time.Now().UnixMicro()
+	return []any{strconv.FormatInt(us/1e6, 10), strconv.FormatInt(us%1e6, 10)}, nil
 }
 
 func (s *store) pexpire(a []string) (reply, error) {

@@ -55,8 +55,8 @@ type Keyspace interface {
 	// their TTL in ms (-1: none).
 	Keys() ([]KeyTTL, error)
 	// PlantWrongType stores a value of another type at the state keys of
-	// the limiter key.
-	PlantWrongType(key string) error
+	// the limiter key that w names.
+	PlantWrongType(key string, w WrongType) error
 }
 
 // KeyTTL is a key, its remaining TTL in ms (-1: no TTL), and its content
@@ -124,6 +124,22 @@ func prepareView(algorithm, view string, params map[string]json.Number) call {
 	return c
 }
 
+// wrongTypeKeys are the state keys of key (with prefix inside the hash
+// tag) that w names.
+func (c call) wrongTypeKeys(prefix, key string, w WrongType) []string {
+	all := c.script.KeyNames(prefix + key)
+	if w.All {
+		return all
+	}
+	var out []string
+	for _, k := range w.Keys {
+		if k <= len(all) {
+			out = append(out, all[k-1])
+		}
+	}
+	return out
+}
+
 // view prepares a view of the same algorithm and parameters.
 func (c call) view(view string) call { return prepareView(c.alg, view, c.given) }
 
@@ -153,14 +169,23 @@ func (c call) viewArgs(prefix, key string, nowMs int64) (keys []string, argv []s
 	return keys, append([]string{strconv.FormatInt(nowMs, 10)}, c.params...)
 }
 
-// refuseEmptyKey is what a client does with an empty key when it adds a
-// prefix: the script could no longer see that the key was empty.
-func refuseEmptyKey(algorithm, key, prefix string) *Outcome {
-	if key == "" && prefix != "" {
-		o := failure("BADINPUT", algorithm+": key must not be empty")
-		return &o
+// refuseKey is what a client does with a key the scripts refuse when it
+// adds a prefix inside the hash tag: the script could no longer see that
+// the key was empty, or began with "}".
+func refuseKey(algorithm, key, prefix string) *Outcome {
+	if prefix == "" {
+		return nil
 	}
-	return nil
+	var o Outcome
+	switch {
+	case key == "":
+		o = failure("BADINPUT", algorithm+": key must not be empty")
+	case key[0] == '}':
+		o = failure("BADINPUT", algorithm+": key must not begin with '}'")
+	default:
+		return nil
+	}
+	return &o
 }
 
 // replyOutcome turns a script's reply, seven integers, into an Outcome.

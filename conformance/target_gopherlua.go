@@ -226,11 +226,11 @@ func (t *LuaTarget) Keys() ([]KeyTTL, error) {
 	return out, nil
 }
 
-func (t *LuaTarget) PlantWrongType(key string) error {
+func (t *LuaTarget) PlantWrongType(key string, w WrongType) error {
 	if t.c.refused != nil {
 		return nil
 	}
-	for _, k := range t.c.script.KeyNames(key) {
+	for _, k := range t.c.wrongTypeKeys("", key, w) {
 		if _, err := t.store.do("SET", []string{k, "x", "PX", "60000"}); err != nil {
 			return err
 		}

@@ -104,11 +104,17 @@ func (t *RedisTarget) Decide(key string, nowMs int64, cost json.Number, meta str
 	if t.c.refused != nil {
 		return *t.c.refused
 	}
-	if o := refuseEmptyKey(t.c.alg, key, t.prefix); o != nil {
+	if o := refuseKey(t.c.alg, key, t.prefix); o != nil {
 		return *o
 	}
 	keys, argv := t.c.args(t.prefix, key, nowMs, cost, meta)
 	res, err := t.eval(t.c.script.Name, keys, argv)
+	return decisionOutcome(res, err)
+}
+
+// decisionOutcome turns a decision script's reply, or its error, into an
+// Outcome.
+func decisionOutcome(res any, err error) Outcome {
 	if err != nil {
 		return errorOutcome(unwrapScriptError(err.Error()))
 	}
@@ -132,7 +138,7 @@ func (t *RedisTarget) View(view, key string, nowMs int64) Outcome {
 	if c.refused != nil {
 		return *c.refused
 	}
-	if o := refuseEmptyKey(c.alg, key, t.prefix); o != nil {
+	if o := refuseKey(c.alg, key, t.prefix); o != nil {
 		return *o
 	}
 	keys, argv := c.viewArgs(t.prefix, key, nowMs)
@@ -260,11 +266,11 @@ func (t *RedisTarget) content(ctx context.Context, key string) (string, error) {
 	return typ, nil
 }
 
-func (t *RedisTarget) PlantWrongType(key string) error {
+func (t *RedisTarget) PlantWrongType(key string, w WrongType) error {
 	if t.c.refused != nil {
 		return nil
 	}
-	for _, k := range t.c.script.KeyNames(t.prefix + key) {
+	for _, k := range t.c.wrongTypeKeys(t.prefix, key, w) {
 		if err := t.rdb.Set(context.Background(), k, "x", time.Minute).Err(); err != nil {
 			return err
 		}

@@ -33,10 +33,45 @@ type Step struct {
 	// Entries. Cost and meta do not apply.
 	View string `json:"view,omitempty"`
 	// WrongType (a project extension) stores a value of another Redis type
-	// at the step key's state keys first; only targets with a keyspace run
-	// such a step.
-	WrongType bool   `json:"wrong_type,omitempty"`
-	Expect    Expect `json:"expect"`
+	// at the step key's state keys first: all of them (true) or those
+	// listed, by their 1-based place in KEYS ([2]); only targets with a
+	// keyspace run such a step.
+	WrongType WrongType `json:"wrong_type,omitempty"`
+	Expect    Expect    `json:"expect"`
+}
+
+// WrongType says which state keys a step plants a value of another type
+// at: none, all (JSON true) or the keys listed (JSON [1, 2], 1-based).
+type WrongType struct {
+	All  bool
+	Keys []int
+}
+
+// Any reports whether the step plants anything.
+func (w WrongType) Any() bool { return w.All || len(w.Keys) > 0 }
+
+// UnmarshalJSON reads true, false or a list of 1-based key places.
+func (w *WrongType) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &w.All); err == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, &w.Keys); err != nil {
+		return fmt.Errorf("wrong_type must be true, false or a list of 1-based key places: %s", b)
+	}
+	for _, k := range w.Keys {
+		if k < 1 {
+			return fmt.Errorf("wrong_type: key places start at 1, got %d", k)
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes true or the list of key places.
+func (w WrongType) MarshalJSON() ([]byte, error) {
+	if w.All || len(w.Keys) == 0 {
+		return json.Marshal(w.All)
+	}
+	return json.Marshal(w.Keys)
 }
 
 // MetaArg is the step's meta, "" when absent.
@@ -150,7 +185,7 @@ func LoadFile(path string) (Vector, error) {
 		return v, fmt.Errorf("%s: no steps", path)
 	}
 	for i, s := range v.Steps {
-		if s.WrongType && (s.Expect.Error == nil || !*s.Expect.Error) {
+		if s.WrongType.Any() && (s.Expect.Error == nil || !*s.Expect.Error) {
 			return v, fmt.Errorf("%s: step %d: a wrong_type step must expect an error", path, i)
 		}
 	}

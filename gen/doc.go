@@ -34,6 +34,9 @@
 //	  entry:  name, min, max, doc          the fields of each entry of a
 //	                                       collection; type: string for the
 //	                                       last field of a list entry
+//	clock:   STATE.FIELD                   the field holding the time of the
+//	                                       last admission; required when the
+//	                                       logic writes
 //	logic:   the decision, in the language below
 //	views:   name, doc, logic              read-only scripts over the state
 //
@@ -65,6 +68,31 @@
 // fields, or a field that is not an integer, is BADSTATE. goimpl keeps
 // the entries it wrote in memory, in the same order, reads the last
 // max_entries of them the same way, and clamps each field it reads.
+//
+// # Clock, types, arguments: what every script checks
+//
+// An algorithm's clock (a fixed field of a hash, the time of the last
+// admission) is compared with now after the state is read: when it is more
+// than MAX_SKEW_MS (a constant the spec must define) ahead, the state is
+// stale and reads as absent: every field its default, every collection
+// empty. The first write of such a call, on every path, deletes every key
+// of the algorithm (wipe in Lua; a zero state in Go) before writing, so
+// the stale state is replaced, never merged. A view reads a stale state as
+// absent too.
+//
+// Before any write, a decision script checks the type of every key it may
+// write but does not read at the start (TYPE, refused as WRONGTYPE); the
+// keys it reads at the start are checked by the reads themselves. So a
+// refused call writes nothing, whichever key is at fault.
+//
+// Scripts count their arguments first: ARGV must hold now_ms, cost, every
+// string input and every parameter up to the last required one, and no
+// more than all of them. An empty now_ms reads the server's TIME. Errors
+// quote at most 32 bytes of a refused value. A key beginning with "}" is
+// refused, since its hash tag would be empty. The generated Go refuses the
+// same key and a limiter not made by its constructor, and takes Now for
+// the process clock. Scripts end without a newline, so that the shell's
+// "$(cat lua/x.lua)" loads the bytes whose SHA1 the manifest lists.
 //
 // # The logic language
 //
@@ -146,8 +174,9 @@
 //
 // An algorithm may declare string inputs, with a max_len in [1, 65536]
 // bytes. They follow now_ms and cost in ARGV, in the order declared, before
-// the parameters; an absent one is the empty string, and a longer one is
-// refused with BADINPUT (<name> must be at most N bytes). In Go the
+// the parameters; each must be passed (the empty string is a value), and
+// a longer one is refused with BADINPUT (<name> must be at most N bytes).
+// In Go the
 // decision method takes them by name (AllowMeta for an input meta); Allow
 // passes empty strings, and AllowInputs takes them in the order of Inputs
 // (goimpl.InputLimiter).

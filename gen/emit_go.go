@@ -14,7 +14,8 @@ var goReserved = words(`break case chan const continue default defer else
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
 	field pick ceilDiv satAdd satSub satMul satDiv satCeilDiv badInput checkParam
-	paramOr joinInts insertAt searchEntries Result Limiter Record`)
+	paramOr joinInts insertAt searchEntries Result Limiter Record Now processNow
+	stale`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
 func goName(n string) string {
@@ -343,9 +344,7 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 		w.line("// Allow decides a request of cost for key at nowMs; see Limiter.")
 		w.line("func (l *%s) Allow(key string, nowMs, cost int64) (Result, error) {", typ)
 	}
-	w.line("if key == \"\" {")
-	w.line("return Result{}, badInput(%q)", a.Name+": "+msgKeyEmpty)
-	w.line("}")
+	goPreamble(w, a, "Result{}")
 	for _, in := range sp.Inputs {
 		v := goLeaf(&InputRef{In: in})
 		w.line("if %s < %d || %s > %d {", v, in.Min, v, in.Max)
@@ -358,16 +357,34 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 		w.line("return Result{}, badInput(\"%%s%%d\", %q, len(%s))", a.Name+": "+msgStrPrefix(in), n)
 		w.line("}")
 	}
-	goReads(w, a, a.Body, true)
+	goReads(w, sp, a, a.Body, true)
 	goBlock(w, sp, a, a.Body, map[*Agg]string{}, false)
 	w.line("}")
 	w.line("")
 }
 
+// goPreamble refuses a limiter not made by its constructor, and a key the
+// scripts refuse; then it reads the process clock for Now. zero is the
+// method's zero result.
+func goPreamble(w *writer, a *Algorithm, zero string) {
+	w.line("if l == nil || l.states == nil {")
+	w.line("return %s, badInput(%q)", zero, fmt.Sprintf("%s: a zero %s has no parameters: make it with New%s or New", a.Name, goType(a), goType(a)))
+	w.line("}")
+	w.line("if key == \"\" {")
+	w.line("return %s, badInput(%q)", zero, a.Name+": "+msgKeyEmpty)
+	w.line("}")
+	w.line("if key[0] == '}' {")
+	w.line("return %s, badInput(%q)", zero, a.Name+": "+msgKeyBrace)
+	w.line("}")
+	w.line("if nowMs == Now {")
+	w.line("nowMs = processNow()")
+	w.line("}")
+}
+
 // goReads locks the key's shard and reads its state into locals, as the
 // Lua script reads its keys: fields clamped into their domains, the last
 // MaxEntries entries of each collection.
-func goReads(w *writer, a *Algorithm, body []Stmt, writes bool) {
+func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 	st := goStateType(a)
 	used := usedNames(body)
 	if used.params {
@@ -376,11 +393,19 @@ func goReads(w *writer, a *Algorithm, body []Stmt, writes bool) {
 	w.line("sh := l.states.shard(key)")
 	w.line("sh.mu.Lock()")
 	w.line("defer sh.mu.Unlock()")
-	w.line("e := sh.m[key]")
+	w.line("e := sh.get(key, nowMs)")
 	w.line("var st %s", st)
 	w.line("if e != nil {")
 	w.line("st = e.state")
 	w.line("}")
+	if c := a.Clock; c != nil {
+		w.line("// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written")
+		w.line("// by a clock that is wrong: it is not trusted, and reads as absent.")
+		w.line("if field(st.%s > nowMs, st.%s, %s, %s, %s) > nowMs+%d {", goExpField(c.State), goStructField(c),
+			goExact.print(c.Default), goExact.print(c.Min), goExact.print(c.Max), sp.MaxSkew)
+		w.line("st = %s{}", st)
+		w.line("}")
+	}
 	for _, s := range a.States {
 		live := goName(s.Name + "_live")
 		needLive := used.states[s] || used.entries[s] || (writes && s.Collection())
@@ -507,9 +532,9 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 		after := later || writesIn(body[i+1:])
 		put := func() {
 			if after {
-				w.line("e = sh.put(key, e, st, nowMs)")
+				w.line("e = sh.put(key, e, st)")
 			} else {
-				w.line("sh.put(key, e, st, nowMs)")
+				w.line("sh.put(key, e, st)")
 			}
 		}
 		goAggregates(w, s, names)
@@ -653,14 +678,12 @@ func goView(w *writer, sp *Spec, a *Algorithm, v *View) {
 		w.line("// %s", l)
 	}
 	w.line("func (l *%s) %s(key string, nowMs int64) ([]%s, error) {", typ, method, et)
-	w.line("if key == \"\" {")
-	w.line("return nil, badInput(%q)", a.Name+": "+msgKeyEmpty)
-	w.line("}")
+	goPreamble(w, a, "nil")
 	in := sp.Inputs[0]
 	w.line("if nowMs < %d || nowMs > %d {", in.Min, in.Max)
 	w.line("return nil, badInput(\"%%s%%d\", %q, nowMs)", a.Name+": "+msgInputPrefix(in))
 	w.line("}")
-	goReads(w, a, v.Body, false)
+	goReads(w, sp, a, v.Body, false)
 	goBlock(w, sp, a, v.Body, map[*Agg]string{}, false)
 	w.line("}")
 	w.line("")

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -10,7 +11,7 @@ var luaReserved = words(`and break do else elseif end false for function if in
 	local nil not or repeat return then true until while
 	KEYS ARGV redis math string table tostring tonumber type error
 	bad corrupt int field fdiv cdiv pick num tag split keep_last unpack ipairs
-	out parts name x i _ ALG`)
+	out parts name x i _ ALG clip stale wipe kind`)
 
 func words(s string) map[string]bool {
 	m := map[string]bool{}
@@ -103,6 +104,15 @@ local function field(v, dflt, lo, hi)
   return math.min(math.max(n, lo), hi)
 end
 
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -186,18 +196,20 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	w.line("--")
 	luaHeader(&w, sp, a, v)
 	w.line("")
+	w.raw(luaPrelude)
+	w.line("")
 	w.line("local ALG = %s", luaStr(a.Name+": "))
 	w.line("local function bad(msg)")
 	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
 	w.line("end")
 	w.line("local function corrupt(key, f, v)")
-	w.line("  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. key .. ' is not an integer: ' .. tostring(v))")
+	w.line("  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))")
 	w.line("end")
-	w.line("")
-	w.raw(luaPrelude)
 	if len(used.entries) > 0 {
 		w.raw(luaEntryPrelude)
 	}
+	w.line("")
+	luaArgCount(&w, sp, a, v)
 	w.line("")
 	w.line("-- parameters")
 	for i, p := range a.Params {
@@ -209,13 +221,10 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 			w.line("  %s = int(%s)", n, arg)
 			w.line("end")
 		} else {
-			w.line("if %s == nil then", arg)
-			w.line("  return bad(%s)", luaStr(msgMissing(p)))
-			w.line("end")
 			w.line("local %s = int(%s)", n, arg)
 		}
 		w.line("if %s == nil or %s < %d or %s > %d then", n, n, p.Min, n, p.Max)
-		w.line("  return bad(%s .. %s)", luaStr(msgParamPrefix(p)), arg)
+		w.line("  return bad(%s .. clip(%s))", luaStr(msgParamPrefix(p)), arg)
 		w.line("end")
 	}
 	for _, r := range a.Requires {
@@ -244,6 +253,9 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	w.line("if tag == '' then")
 	w.line("  return bad(%s)", luaStr(msgKeyEmpty))
 	w.line("end")
+	w.line("if string.sub(tag, 1, 1) == '}' then")
+	w.line("  return bad(%s)", luaStr(msgKeyBrace))
+	w.line("end")
 	for i, s := range a.States[1:] {
 		w.line("if KEYS[%d] ~= '{' .. tag .. %s then", i+2, luaStr("}"+s.Suffix))
 		w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s with the key of KEYS[1]", i+2, keyTemplate(s))))
@@ -253,9 +265,19 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	w.line("-- per-call inputs")
 	for i, in := range ints {
 		arg := fmt.Sprintf("ARGV[%d]", i+1)
-		w.line("local %s = int(%s)", in.Name, arg)
+		if in.Name == "now" {
+			w.line("local now")
+			w.line("if %s == '' then -- the Redis server's clock", arg)
+			w.line("  local t = redis.call('TIME')")
+			w.line("  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)")
+			w.line("else")
+			w.line("  now = int(%s)", arg)
+			w.line("end")
+		} else {
+			w.line("local %s = int(%s)", in.Name, arg)
+		}
 		w.line("if %s == nil or %s < %d or %s > %d then", in.Name, in.Name, in.Min, in.Name, in.Max)
-		w.line("  return bad(%s .. tostring(%s))", luaStr(msgInputPrefix(in)), arg)
+		w.line("  return bad(%s .. clip(%s))", luaStr(msgInputPrefix(in)), arg)
 		w.line("end")
 	}
 	for i, in := range strs {
@@ -269,7 +291,11 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	w.line("")
 	w.line("-- state")
 	for i, s := range a.States {
-		luaRead(&w, s, i+1, v == nil || used.states[s], used.entries[s])
+		luaRead(&w, s, i+1, readsFields(a, v, used, s), used.entries[s])
+	}
+	luaStale(&w, sp, a, v, used)
+	if v == nil {
+		luaTypeChecks(&w, a, used)
 	}
 	w.line("")
 	if v == nil {
@@ -278,7 +304,117 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 		w.line("-- view")
 	}
 	luaBlock(&w, sp, a, body, "")
-	return w.bytes()
+	// No newline at the end: the shell's "$(cat lua/x.lua)" drops it, and
+	// SCRIPT LOAD of that text must give the manifest's SHA1.
+	return bytes.TrimRight(w.bytes(), "\n")
+}
+
+// luaArgCount refuses a call with too few or too many arguments, naming
+// them all: a string input or parameter left out would otherwise shift
+// every argument after it.
+func luaArgCount(w *writer, sp *Spec, a *Algorithm, v *View) {
+	ints, strs, _ := luaArgs(sp, a, v)
+	var names []string
+	for _, in := range ints {
+		names = append(names, in.Arg)
+	}
+	for _, in := range strs {
+		names = append(names, in.Name)
+	}
+	required := len(names)
+	for _, p := range a.Params {
+		names = append(names, p.Name)
+		if p.Default == nil {
+			required = len(names)
+		}
+	}
+	w.line("-- arguments")
+	w.line("if #ARGV < %d or #ARGV > %d then", required, len(names))
+	w.line("  return bad(%s .. #ARGV)", luaStr(msgArgCount(names, required)))
+	w.line("end")
+}
+
+// readsFields reports whether the script reads the fixed fields of s: a
+// decision reads every state's, a view those it uses and the clock's.
+func readsFields(a *Algorithm, v *View, used usage, s *State) bool {
+	return v == nil || used.states[s] || (a.Clock != nil && a.Clock.State == s)
+}
+
+// luaStale applies the clock rule (Algorithm.Clock): a state whose clock
+// is more than MAX_SKEW_MS ahead of now reads as absent, every field its
+// default and every collection empty; a decision that writes deletes the
+// stale keys first (wipe, called before each write).
+func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
+	if a.Clock == nil {
+		return
+	}
+	w.line("")
+	w.line("-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written")
+	w.line("-- by a clock that is wrong: it is not trusted, and reads as absent")
+	w.line("local stale = %s > now + %d", luaFieldVar(a.Clock), sp.MaxSkew)
+	w.line("if stale then")
+	for _, s := range a.States {
+		if readsFields(a, v, used, s) || used.entries[s] {
+			for _, f := range s.Fields {
+				w.line("  %s = %s", luaFieldVar(f), luaExact.print(f.Default))
+			}
+		}
+		if used.entries[s] || (s.Kind == Hash && s.Collection() && readsFields(a, v, used, s)) {
+			w.line("  %s = {}", luaName(s.Name))
+			if s.Kind == Hash {
+				w.line("  %s__all = {}", luaName(s.Name))
+			}
+		}
+	}
+	w.line("end")
+	if v != nil || !writesIn(a.Body) {
+		return
+	}
+	var keys []string
+	for i := range a.States {
+		keys = append(keys, fmt.Sprintf("KEYS[%d]", i+1))
+	}
+	w.line("-- deletes a stale state once, before this call's first write")
+	w.line("local function wipe()")
+	w.line("  if stale then")
+	w.line("    stale = false")
+	w.line("    redis.call('DEL', %s)", strings.Join(keys, ", "))
+	w.line("  end")
+	w.line("end")
+}
+
+// luaTypeChecks checks, before any write, the type of every key the
+// decision may write but has not read: a key read at the start was
+// checked by its read (Redis refuses HMGET, HGETALL, ZCARD or LRANGE on a
+// key of another type), so that a refused call writes nothing whichever
+// key is at fault.
+func luaTypeChecks(w *writer, a *Algorithm, used usage) {
+	written := map[*State]bool{}
+	walkStmtsOnly(a.Body, func(s Stmt) {
+		switch s := s.(type) {
+		case *Store:
+			written[s.State] = true
+		case *Add:
+			written[s.State] = true
+		case *Drop:
+			written[s.State] = true
+		case *Clear:
+			written[s.State] = true
+		}
+	})
+	for i, s := range a.States {
+		readAtStart := s.Kind == Hash || used.entries[s]
+		if !written[s] || readAtStart {
+			continue
+		}
+		w.line("")
+		w.line("-- %s is written but not read: its type, before any write", keyTemplate(s))
+		w.line("local %s__type = redis.call('TYPE', KEYS[%d])", luaName(s.Name), i+1)
+		w.line("%s__type = %s__type.ok or %s__type", luaName(s.Name), luaName(s.Name), luaName(s.Name))
+		w.line("if %s__type ~= 'none' and %s__type ~= %s then", luaName(s.Name), luaName(s.Name), luaStr(s.Kind.String()))
+		w.line("  return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[%d]) .. ' holds a ' .. %s__type .. ', not a ' .. %s)", i+1, luaName(s.Name), luaStr(s.Kind.String()))
+		w.line("end")
+	}
 }
 
 // luaRead reads one state key into locals: the fixed fields of a hash
@@ -515,10 +651,13 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 }
 
 func luaBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string) {
-	luaBlockNamed(w, sp, a, body, ind, map[*Agg]string{})
+	luaBlockNamed(w, sp, a, body, ind, map[*Agg]string{}, a.Clock == nil)
 }
 
-func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, names map[*Agg]string) {
+// luaBlockNamed emits body. wiped says whether every path to it has
+// already called wipe (or there is no clock); it returns the same for the
+// end of body.
+func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, names map[*Agg]string, wiped bool) bool {
 	d := luaExact
 	d.agg = func(_ dialect, e *Agg) string { return names[e] }
 	// ttls holds, per key, the TTL this block has already set, so that an
@@ -542,14 +681,16 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			w.line("%slocal %s = %s", ind, luaName(s.Name), d.print(s.X))
 		case *If:
 			w.line("%sif %s then", ind, d.print(s.Cond))
-			luaBlockNamed(w, sp, a, s.Then, ind+"  ", names)
+			thenWiped, elseWiped := luaBlockNamed(w, sp, a, s.Then, ind+"  ", names, wiped), wiped
 			if len(s.Else) > 0 {
 				w.line("%selse", ind)
-				luaBlockNamed(w, sp, a, s.Else, ind+"  ", names)
+				elseWiped = luaBlockNamed(w, sp, a, s.Else, ind+"  ", names, wiped)
 			}
 			w.line("%send", ind)
+			wiped = thenWiped && elseWiped
 			ttls = map[*State]string{} // the branch may have changed any key
 		case *Store:
+			wiped = luaWipe(w, ind, wiped)
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
 			var args []string
 			for i, f := range s.State.Fields {
@@ -558,6 +699,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			w.line("%sredis.call('HSET', %s, %s)", ind, key, strings.Join(args, ", "))
 			pexpire(s.State, d.print(s.TTL))
 		case *Add:
+			wiped = luaWipe(w, ind, wiped)
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
 			var parts []string
 			for i, f := range s.State.Entry {
@@ -577,6 +719,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			}
 			pexpire(s.State, d.print(s.TTL))
 		case *Drop:
+			wiped = luaWipe(w, ind, wiped)
 			delete(ttls, s.State) // a drop may empty, and so delete, the key
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
 			switch s.State.Kind {
@@ -597,6 +740,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 				w.line("%send", ind)
 			}
 		case *Clear:
+			wiped = luaWipe(w, ind, wiped)
 			delete(ttls, s.State)
 			w.line("%sredis.call('DEL', KEYS[%d])", ind, stateIndex(a, s.State)+1)
 		case *Show:
@@ -625,6 +769,16 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
 		}
 	}
+	return wiped
+}
+
+// luaWipe deletes a stale state before the first write of a path (see
+// luaStale); it returns true, the path's new wiped.
+func luaWipe(w *writer, ind string, wiped bool) bool {
+	if !wiped {
+		w.line("%swipe()", ind)
+	}
+	return true
 }
 
 func stateIndex(a *Algorithm, s *State) int {
@@ -674,10 +828,10 @@ func luaHeader(w *writer, sp *Spec, a *Algorithm, v *View) {
 	ints, strs, first := luaArgs(sp, a, v)
 	w.line("-- ARGV (decimal integers, but for strings):")
 	for i, in := range ints {
-		w.line("--   ARGV[%d]  %s in [%d, %d]", i+1, in.Arg, in.Min, in.Max)
+		w.line("--   ARGV[%d]  %s in [%d, %d]: %s", i+1, in.Arg, in.Min, in.Max, inputDoc(in))
 	}
 	for i, in := range strs {
-		w.line("--   ARGV[%d]  %s: a string of at most %d bytes (empty when absent): %s", len(ints)+i+1, in.Name, in.MaxLen, in.Doc)
+		w.line("--   ARGV[%d]  %s: a string of at most %d bytes (may be empty): %s", len(ints)+i+1, in.Name, in.MaxLen, in.Doc)
 	}
 	for i, p := range a.Params {
 		opt := ""
@@ -708,9 +862,17 @@ func luaHeader(w *writer, sp *Spec, a *Algorithm, v *View) {
 		w.line("-- empty when there are none. It writes nothing.")
 	}
 	w.line("--")
-	w.line("-- Errors (nothing is written): BADINPUT <message> for refused input;")
-	w.line("-- BADSTATE <message> when a stored field is not an integer; Redis's own")
-	w.line("-- WRONGTYPE when a key holds another type.")
+	w.line("-- Errors (nothing is written): BADINPUT <message> for refused input (a")
+	w.line("-- wrong number of arguments, a key beginning with '}' among them);")
+	w.line("-- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when")
+	w.line("-- a key holds another Redis type.")
+	if a.Clock != nil {
+		w.line("--")
+		w.line("-- Time: a key's state records its last admission (%s). A request", a.Clock.State.Name+"."+a.Clock.Name)
+		w.line("-- up to MAX_SKEW_MS (%d ms) behind it is decided at that time; further", sp.MaxSkew)
+		w.line("-- behind, the state is not trusted: the request is decided as on a fresh")
+		w.line("-- key, and an admission replaces the state (docs/semantics.md).")
+	}
 }
 
 // entryLayout says how a collection stores its entries.

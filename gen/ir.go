@@ -34,8 +34,11 @@ func (t Type) String() string { return [...]string{"int", "bool", "string"}[t] }
 
 // Spec is the whole checked specification: the IR every emitter reads.
 type Spec struct {
-	Consts     []*Const
-	Inputs     []*Input // now and cost, in ARGV order
+	Consts []*Const
+	Inputs []*Input // now and cost, in ARGV order
+	// MaxSkew is MAX_SKEW_MS: how far ahead of a request's now_ms a key's
+	// clock may be and still be trusted.
+	MaxSkew    int64
 	Reply      []*ReplyField
 	Algorithms []*Algorithm
 }
@@ -79,6 +82,11 @@ type Algorithm struct {
 	Body    []Stmt
 	// Views are the read-only scripts over the algorithm's state.
 	Views []*View
+	// Clock is the state field holding the time of the last write. A
+	// state whose clock is more than Spec.MaxSkew ahead of now_ms is not
+	// trusted: it reads as absent, and the first write of that call
+	// deletes every key of the algorithm before it writes.
+	Clock *Field
 	// Checks are the runtime checks on parameters the bound analysis could
 	// not discharge statically; each must hold for the parameters to be
 	// accepted. Filled in by the analysis.

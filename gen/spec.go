@@ -35,6 +35,7 @@ type yamlAlgo struct {
 	State   []yamlState   `yaml:"state"`
 	Logic   yaml.Node     `yaml:"logic"`
 	Views   []yamlView    `yaml:"views"`
+	Clock   string        `yaml:"clock"`
 }
 
 type yamlParam struct {
@@ -110,6 +111,7 @@ func Load(file string, src []byte) (*Spec, error) {
 	l := &loader{file: file, sp: &Spec{}, root: &root}
 	l.consts(&y.Constants)
 	l.inputs()
+	l.maxSkew()
 	l.reply(y.Reply)
 	algLines := sequenceLines(&root, "algorithms")
 	seen := map[string]bool{}
@@ -229,6 +231,42 @@ func (l *loader) inputs() {
 		}
 		l.sp.Inputs = append(l.sp.Inputs, in)
 	}
+}
+
+// maxSkew reads MAX_SKEW_MS, the most a key's clock may be ahead of a
+// request and still be trusted; a spec with a clock needs it.
+func (l *loader) maxSkew() {
+	for _, c := range l.sp.Consts {
+		if c.Name == "MAX_SKEW_MS" {
+			l.sp.MaxSkew = c.Value
+		}
+	}
+}
+
+// clock resolves an algorithm's clock, "state.field": a fixed field of a
+// hash, in [0, NOW_MAX], the time of the state's last write. Every
+// algorithm whose logic writes needs one, so that a key written by a
+// clock far ahead cannot hold it (docs/semantics.md, "State and time").
+func (l *loader) clock(a *Algorithm, ya yamlAlgo, pos Pos) {
+	if ya.Clock == "" {
+		if writesIn(a.Body) {
+			l.errf(pos, "%s: clock is required: the state field (state.field) holding the time of the last write", a.Name)
+		}
+		return
+	}
+	if l.sp.MaxSkew < 1 {
+		l.errf(pos, "%s: a clock needs the constant MAX_SKEW_MS (how far a key's clock may be ahead of a request), defined and positive", a.Name)
+	}
+	sn, fn, _ := strings.Cut(ya.Clock, ".")
+	for _, s := range a.States {
+		for _, f := range s.Fields {
+			if s.Name == sn && f.Name == fn {
+				a.Clock = f
+				return
+			}
+		}
+	}
+	l.errf(pos, "%s: clock %q is not a field of a hash state (state.field)", a.Name, ya.Clock)
 }
 
 func (l *loader) reply(ys []yamlReply) {
@@ -396,6 +434,7 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 		return a
 	}
 	a.Body = body
+	l.clock(a, ya, pos)
 	for j, yv := range ya.Views {
 		pos := l.itemPos(index, "views", j, pos)
 		v := &View{Name: yv.Name, Doc: strings.TrimSpace(yv.Doc), Pos: l.pos(&yv.Logic)}

@@ -19,7 +19,9 @@ package goimpl
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"time"
 )
 
 // Limiter decides requests for many keys. Implementations are safe for
@@ -53,6 +55,14 @@ type Viewer interface {
 // Record is one entry a view returns: its fields in order, each an int64
 // or a string.
 type Record []any
+
+// Now is not a time: passed as nowMs, it makes a limiter decide at the
+// process clock (time.Now, in ms), as an empty now_ms makes a script
+// decide at the Redis server's clock. Explicit times keep tests exact.
+const Now int64 = math.MinInt64
+
+// processNow is the process clock in ms since the epoch.
+func processNow() int64 { return time.Now().UnixMilli() }
 
 // ErrBadInput is matched (with errors.Is) by every error that refuses a
 // parameter, a key, a time or a cost.

@@ -154,8 +154,17 @@ func init() {
 
 // Allow decides a request of cost for key at nowMs; see Limiter.
 func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("bucket_window: a zero BucketWindow has no parameters: make it with NewBucketWindow or New")
+	}
 	if key == "" {
 		return Result{}, badInput("bucket_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -167,10 +176,15 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st bucketWindowState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = bucketWindowState{}
 	}
 	// {<key>}:bw: the last admission and the count of each recent bucket
 	winLive := st.winExp > nowMs
@@ -333,10 +347,10 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			}
 			st.winEntries = st.winEntries[n:]
 		}
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
 		st.winTs = eff
 		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
 		{
 			x := bucketWindowWinEntry{Start: bucket, Count: c}
 			i := len(st.winEntries)
@@ -350,7 +364,7 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			}
 		}
 		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: pick(ok || c > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}, nil
 }

@@ -70,8 +70,17 @@ func init() {
 
 // Allow decides a request of cost for key at nowMs; see Limiter.
 func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("fixed_window: a zero FixedWindow has no parameters: make it with NewFixedWindow or New")
+	}
 	if key == "" {
 		return Result{}, badInput("fixed_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("fixed_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "fixed_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -83,10 +92,15 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st fixedWindowState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = fixedWindowState{}
 	}
 	// {<key>}:fw: the current window's count
 	winLive := st.winExp > nowMs
@@ -104,7 +118,7 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.winTs = eff
 		st.winN = after
 		st.winExp = nowMs + untilEnd + 60000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
 }

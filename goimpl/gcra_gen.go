@@ -90,8 +90,17 @@ func init() {
 
 // Allow decides a request of cost for key at nowMs; see Limiter.
 func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("gcra: a zero GCRA has no parameters: make it with NewGCRA or New")
+	}
 	if key == "" {
 		return Result{}, badInput("gcra: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("gcra: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "gcra: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -103,10 +112,15 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st gcraState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.cellExp > nowMs, st.cellTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = gcraState{}
 	}
 	// {<key>}:gcra: the theoretical arrival time relative to the last admission
 	cellLive := st.cellExp > nowMs
@@ -126,7 +140,7 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.cellTs = nowMs + lag
 		st.cellTat = final
 		st.cellExp = nowMs + reset + 60000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }

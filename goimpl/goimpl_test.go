@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 const t0 = 1700000000000 // a time in ms, 2023-11-14
@@ -55,7 +57,8 @@ func TestAllowRefuses(t *testing.T) {
 		want      string
 	}{
 		{"", t0, 1, "fixed_window: key must not be empty"},
-		{"k", -1, 1, "fixed_window: now_ms must be an integer in [0, 35184372088832], got -1"},
+		{"}x", t0, 1, "fixed_window: key must not begin with '}' (its hash tag would be empty)"},
+		{"k", -2, 1, "fixed_window: now_ms must be an integer in [0, 35184372088832], got -2"},
 		{"k", 1<<45 + 1, 1, "fixed_window: now_ms must be an integer in [0, 35184372088832], got 35184372088833"},
 		{"k", t0, -1, "fixed_window: cost must be an integer in [0, 9007199254740991], got -1"},
 		{"k", t0, 1 << 53, "fixed_window: cost must be an integer in [0, 9007199254740991], got 9007199254740992"},
@@ -69,6 +72,50 @@ func TestAllowRefuses(t *testing.T) {
 	// Refused calls changed nothing: the key still has its whole limit.
 	if r, err := l.Allow("k", t0, 0); err != nil || r.Remaining != 2 {
 		t.Errorf("after refusals: %+v, %v; want remaining 2", r, err)
+	}
+}
+
+// TestZeroLimiterRefuses: a limiter not made by its constructor has no
+// parameters; it refuses every call instead of panicking.
+func TestZeroLimiterRefuses(t *testing.T) {
+	var nilGCRA *GCRA
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"GCRA{}", func() error { _, err := (&GCRA{}).Allow("k", t0, 1); return err }},
+		{"nil *GCRA", func() error { _, err := nilGCRA.Allow("k", t0, 1); return err }},
+		{"MetaWindow{}.AllowMeta", func() error { _, err := (&MetaWindow{}).AllowMeta("k", t0, 1, "m"); return err }},
+		{"MetaWindow{}.Entries", func() error { _, err := (&MetaWindow{}).Entries("k", t0); return err }},
+	}
+	for _, tt := range tests {
+		if err := tt.call(); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "has no parameters") {
+			t.Errorf("%s: error %v, want ErrBadInput saying it has no parameters", tt.name, err)
+		}
+	}
+}
+
+// TestNowReadsTheProcessClock: Now decides at time.Now, as an explicit
+// time taken around the call would.
+func TestNowReadsTheProcessClock(t *testing.T) {
+	l, err := NewFixedWindow(FixedWindowParams{Limit: 1, WindowMs: 3600000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().UnixMilli()
+	r, err := l.Allow("k", Now, 1)
+	after := time.Now().UnixMilli()
+	if err != nil || !r.Allowed {
+		t.Fatalf("Allow at Now: %+v, %v", r, err)
+	}
+	// The window ends at the next multiple of an hour after the time used.
+	end := func(t int64) int64 { return (t/3600000 + 1) * 3600000 }
+	if r.ResetAfterMs < end(after)-after || r.ResetAfterMs > end(before)-before {
+		t.Errorf("reset_after_ms %d is not the wait to the window's end from a time in [%d, %d]", r.ResetAfterMs, before, after)
+	}
+	// The admission was recorded at that time: an explicit call then is denied.
+	if r, err := l.Allow("k", after, 1); err != nil || r.Allowed {
+		t.Errorf("explicit call after Now: %+v, %v; want denied", r, err)
 	}
 }
 

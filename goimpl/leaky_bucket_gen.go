@@ -89,8 +89,17 @@ func init() {
 
 // Allow decides a request of cost for key at nowMs; see Limiter.
 func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("leaky_bucket: a zero LeakyBucket has no parameters: make it with NewLeakyBucket or New")
+	}
 	if key == "" {
 		return Result{}, badInput("leaky_bucket: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("leaky_bucket: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "leaky_bucket: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -102,10 +111,15 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st leakyBucketState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.queueExp > nowMs, st.queueTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = leakyBucketState{}
 	}
 	// {<key>}:lb: the queued work at the last admission
 	queueLive := st.queueExp > nowMs
@@ -125,7 +139,7 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.queueTs = nowMs + lag
 		st.queueWork = final
 		st.queueExp = nowMs + reset + 60000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, withThis-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
 }

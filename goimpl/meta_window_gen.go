@@ -101,8 +101,17 @@ func (l *MetaWindow) AllowInputs(key string, nowMs, cost int64, inputs ...string
 
 // AllowMeta decides a request of cost for key at nowMs; see Limiter.
 func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("meta_window: a zero MetaWindow has no parameters: make it with NewMetaWindow or New")
+	}
 	if key == "" {
 		return Result{}, badInput("meta_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "meta_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -117,10 +126,15 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st metaWindowState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = metaWindowState{}
 	}
 	// {<key>}:mw: the current window
 	winLive := st.winExp > nowMs
@@ -144,16 +158,16 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	if ok && c > 0 {
 		if !open {
 			st.logEntries = nil
-			e = sh.put(key, e, st, nowMs)
+			e = sh.put(key, e, st)
 		}
 		st.winTs = eff
 		st.winStart = start
 		st.winUsed = after
 		st.winExp = nowMs + ends + 60000
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
 		st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: c, Meta: meta})
 		st.logExp = nowMs + ends + 60000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
 }
@@ -166,8 +180,17 @@ var _ Viewer = (*MetaWindow)(nil)
 // admission, if that is later), oldest first: time, cost and meta
 // of each admitted request; none when no window is open.
 func (l *MetaWindow) Entries(key string, nowMs int64) ([]MetaWindowLogEntry, error) {
+	if l == nil || l.states == nil {
+		return nil, badInput("meta_window: a zero MetaWindow has no parameters: make it with NewMetaWindow or New")
+	}
 	if key == "" {
 		return nil, badInput("meta_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return nil, badInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return nil, badInput("%s%d", "meta_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -176,10 +199,15 @@ func (l *MetaWindow) Entries(key string, nowMs int64) ([]MetaWindowLogEntry, err
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st metaWindowState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = metaWindowState{}
 	}
 	// {<key>}:mw: the current window
 	winLive := st.winExp > nowMs

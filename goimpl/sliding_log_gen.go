@@ -34,6 +34,7 @@ type slidingLogState struct {
 	logEntries []slidingLogLogEntry
 	logExp     int64
 	tallyTotal int64
+	tallyTs    int64
 	tallyExp   int64
 }
 
@@ -88,8 +89,17 @@ func init() {
 
 // Allow decides a request of cost for key at nowMs; see Limiter.
 func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("sliding_log: a zero SlidingLog has no parameters: make it with NewSlidingLog or New")
+	}
 	if key == "" {
 		return Result{}, badInput("sliding_log: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("sliding_log: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "sliding_log: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -101,10 +111,15 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st slidingLogState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.tallyExp > nowMs, st.tallyTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = slidingLogState{}
 	}
 	// {<key>}:sl: one entry per admitted request
 	logLive := st.logExp > nowMs
@@ -118,15 +133,8 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	// {<key>}:sl:sum: the total cost of the log's entries
 	tallyLive := st.tallyExp > nowMs
 	tallyTotal := field(tallyLive, st.tallyTotal, 0, 0, p.Limit*p.Limit)
-	newest := int64(0)
-	newest__src := log
-	if n := len(newest__src); n > 1 {
-		newest__src = newest__src[n-1:]
-	}
-	for _, e_ := range newest__src {
-		newest = min(max(e_.Ts, 0), 35184372088832)
-	}
-	lag := max(0, newest-nowMs)
+	tallyTs := field(tallyLive, st.tallyTs, 0, 0, 35184372088832)
+	lag := max(0, tallyTs-nowMs)
 	eff := nowMs + lag
 	from := eff - p.WindowMs
 	gone := int64(0)
@@ -156,21 +164,21 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 			break
 		}
 	}
-	agg__4 := eff
+	agg__3 := eff
 	if !(ok && c > 0) { // else the value is not used
-		agg__4__src := log
-		agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Ts > from }):]
-		if n := len(agg__4__src); n > 1 {
-			agg__4__src = agg__4__src[n-1:]
+		agg__3__src := log
+		agg__3__src = agg__3__src[searchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Ts > from }):]
+		if n := len(agg__3__src); n > 1 {
+			agg__3__src = agg__3__src[n-1:]
 		}
-		for _, e_ := range agg__4__src {
+		for _, e_ := range agg__3__src {
 			if !(min(max(e_.Ts, 0), 35184372088832) > from) {
 				continue
 			}
-			agg__4 = min(max(e_.Ts, 0), 35184372088832)
+			agg__3 = min(max(e_.Ts, 0), 35184372088832)
 		}
 	}
-	lastIn := pick(ok && c > 0, eff, agg__4)
+	lastIn := pick(ok && c > 0, eff, agg__3)
 	seq := int64(0)
 	seq__src := log
 	seq__src = seq__src[searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
@@ -189,7 +197,7 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 			}
 			st.logEntries = st.logEntries[n:]
 		}
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
 		{
 			x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: c}
 			i := len(st.logEntries)
@@ -201,10 +209,11 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 			}
 		}
 		st.logExp = nowMs + lag + p.WindowMs + 60000
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
 		st.tallyTotal = after
+		st.tallyTs = eff
 		st.tallyExp = nowMs + lag + p.WindowMs + 60000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil
 }

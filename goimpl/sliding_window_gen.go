@@ -94,8 +94,17 @@ func init() {
 
 // Allow decides a request of cost for key at nowMs; see Limiter.
 func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("sliding_window: a zero SlidingWindow has no parameters: make it with NewSlidingWindow or New")
+	}
 	if key == "" {
 		return Result{}, badInput("sliding_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("sliding_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "sliding_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -107,10 +116,15 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st slidingWindowState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = slidingWindowState{}
 	}
 	// {<key>}:sw: the counts of the last admission's window and the one before
 	winLive := st.winExp > nowMs
@@ -141,7 +155,7 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.winCur = after
 		st.winPrev = prev
 		st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
 }

@@ -2,14 +2,33 @@ package goimpl
 
 import (
 	"hash/maphash"
+	"math/rand/v2"
+	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
 )
 
 // shardCount is the number of independently locked parts of a store.
 const shardCount = 64
 
-// minSweep is the size below which a shard never sweeps expired entries.
+// minSweep is the size below which a shard's growth alone never starts a
+// pass.
 const minSweep = 1024
+
+// callBatch is the most entries a call moves while a pass is under way.
+const callBatch = 8
+
+// sweepBatch is the most entries the sweeper moves per hold of a lock.
+const sweepBatch = 256
+
+// sampleSize is the number of entries the sweeper looks at to decide
+// whether a shard is worth a pass.
+const sampleSize = 32
+
+// sweepInterval is the time between two rounds of the sweeper.
+const sweepInterval = time.Second
 
 // stateOf is the per-key state of one algorithm.
 type stateOf interface {
@@ -19,27 +38,98 @@ type stateOf interface {
 }
 
 // store keeps per-key state in shards, each behind its own mutex.
+//
+// Expired keys are reclaimed by passes: a pass starts a fresh generation
+// for new keys and moves the old generation's entries into it a batch at
+// a time, in the order they came, dropping those that have expired;
+// lookups try both generations, and once the old one has been walked it is
+// dropped, so that a shard's memory follows its live keys down as well as
+// up. Calls move a few entries each; a shard starts a pass itself once its
+// keys have doubled since the last. The sweeper, a goroutine started with
+// the first key, runs passes to their end and starts those that a sample
+// of expired keys calls for.
 type store[S any] struct {
 	seed   maphash.Seed
+	sw     *sweeper
 	shards [shardCount]shard[S]
 }
 
+// shard is one part of a store. Its fields are guarded by mu.
 type shard[S any] struct {
 	mu      sync.Mutex
-	m       map[string]*entry[S]
-	sweepAt int
+	cur     generation[S] // where new keys go
+	old     generation[S] // walked into cur by a pass; m is nil between passes
+	cursor  int           // the position in old.keys the pass has reached
+	kept    int           // entries the pass under way has kept
+	sweepAt int           // len(cur.m) at which a call starts a pass
+	now     int64         // nowMs of the latest call, -1 before any
+	seenNow int64         // now when the sweeper last looked, -1 before
+	seenAt  time.Duration // the sweeper's clock when it first saw seenNow
+	sw      *sweeper
 }
 
 type entry[S any] struct {
 	state S
 }
 
-func newStore[S any]() *store[S] {
-	s := &store[S]{seed: maphash.MakeSeed()}
-	for i := range s.shards {
-		s.shards[i].m = map[string]*entry[S]{}
-		s.shards[i].sweepAt = minSweep
+// generation maps keys to their entries, and lists the keys in the order
+// they came, so that a pass walks them by position.
+type generation[S any] struct {
+	m    map[string]*entry[S]
+	keys keyList
+}
+
+// add adds key, which m does not hold, with its entry.
+func (g *generation[S]) add(key string, e *entry[S]) {
+	g.m[key] = e
+	g.keys.add(key)
+}
+
+// chunkSize is the number of keys in each chunk of a keyList.
+const chunkSize = 256
+
+// keyList lists keys in chunks of chunkSize, so that adding one never
+// copies the others.
+type keyList struct {
+	chunks []*[chunkSize]string
+	n      int
+}
+
+func (l *keyList) add(key string) {
+	if l.n%chunkSize == 0 {
+		l.chunks = append(l.chunks, new([chunkSize]string))
 	}
+	l.chunks[l.n/chunkSize][l.n%chunkSize] = key
+	l.n++
+}
+
+func (l *keyList) at(i int) string { return l.chunks[i/chunkSize][i%chunkSize] }
+
+// take returns the key at i and lets go of it, and of its chunk once i is
+// the chunk's last; the keys are taken in order.
+func (l *keyList) take(i int) string {
+	c := l.chunks[i/chunkSize]
+	key := c[i%chunkSize]
+	c[i%chunkSize] = ""
+	if i%chunkSize == chunkSize-1 {
+		l.chunks[i/chunkSize] = nil
+	}
+	return key
+}
+
+func newStore[S any]() *store[S] {
+	s := &store[S]{seed: maphash.MakeSeed(), sw: newSweeper()}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.cur.m = map[string]*entry[S]{}
+		sh.sweepAt = minSweep
+		sh.now, sh.seenNow = -1, -1
+		sh.sw = s.sw
+	}
+	// The goroutine must not refer to s: it holds wp and w alone.
+	wp, w := weak.Make(s), s.sw
+	w.launch = func() { sweepLoop(wp, w) }
+	runtime.AddCleanup(s, (*sweeper).signal, w)
 	return s
 }
 
@@ -48,30 +138,118 @@ func (s *store[S]) shard(key string) *shard[S] {
 	return &s.shards[maphash.String(s.seed, key)%shardCount]
 }
 
-// put stores st for key, reusing e when the key already has an entry, and
-// returns the entry. A new key may first trigger a sweep of the entries
-// whose state expired by nowMs, so that the shard's memory stays
-// proportional to its live keys.
-func (sh *shard[S]) put(key string, e *entry[S], st S, nowMs int64) *entry[S] {
+// get returns key's entry, nil when it has none. It first records nowMs
+// as the shard's time and reclaims a bounded number of the keys expired
+// by nowMs: it moves at most callBatch entries of a pass under way, and
+// starts a pass when the shard has doubled since the last.
+func (sh *shard[S]) get(key string, nowMs int64) *entry[S] {
+	sh.now = nowMs
+	if sh.old.m == nil && len(sh.cur.m) >= sh.sweepAt {
+		sh.begin()
+	}
+	if sh.old.m != nil {
+		sh.migrate(callBatch, nowMs)
+	}
+	if e := sh.cur.m[key]; e != nil {
+		return e
+	}
+	return sh.old.m[key]
+}
+
+// put stores st for key: in e, the key's entry from get, or in a new
+// entry when e is nil, which it returns.
+func (sh *shard[S]) put(key string, e *entry[S], st S) *entry[S] {
 	if e != nil {
 		e.state = st
 		return e
 	}
-	if len(sh.m) >= sh.sweepAt {
-		for k, old := range sh.m {
-			if expiry(old.state) <= nowMs {
-				delete(sh.m, k)
-			}
-		}
-		sh.sweepAt = max(2*len(sh.m), minSweep)
-	}
 	e = &entry[S]{state: st}
-	sh.m[key] = e
+	sh.cur.add(key, e)
+	sh.sw.start()
 	return e
 }
 
-func expiry[S any](st S) int64 {
-	if x, ok := any(&st).(stateOf); ok {
+// begin starts a pass: the keys become the old generation, new keys go
+// to a fresh one.
+func (sh *shard[S]) begin() {
+	sh.old, sh.cur = sh.cur, generation[S]{m: map[string]*entry[S]{}}
+	sh.cursor, sh.kept = 0, 0
+}
+
+// migrate moves up to n entries from the old generation to the current
+// one, dropping those expired by nowMs, and ends the pass when it has
+// walked them all.
+func (sh *shard[S]) migrate(n int, nowMs int64) {
+	for ; n > 0 && sh.cursor < sh.old.keys.n; n-- {
+		k := sh.old.keys.take(sh.cursor)
+		sh.cursor++
+		e := sh.old.m[k]
+		delete(sh.old.m, k)
+		if expiry(&e.state) > nowMs {
+			sh.cur.add(k, e)
+			sh.kept++
+		}
+	}
+	if sh.cursor == sh.old.keys.n {
+		// The next pass comes when the keys that arrived during this
+		// one and as many again as it kept have been added.
+		sh.old, sh.sweepAt = generation[S]{}, max(len(sh.cur.m)+sh.kept, minSweep)
+	}
+}
+
+// due reports whether a pass would reclaim enough of the keys expired by
+// nowMs to be worth its copying: a quarter of a random sample of them.
+func (sh *shard[S]) due(nowMs int64) bool {
+	n := sh.cur.keys.n
+	if n == 0 {
+		return false
+	}
+	expired := 0
+	for range sampleSize {
+		e := sh.cur.m[sh.cur.keys.at(rand.IntN(n))]
+		if expiry(&e.state) <= nowMs {
+			expired++
+		}
+	}
+	return 4*expired >= sampleSize
+}
+
+// estimate returns the shard's time as the sweeper reckons it at its
+// clock's reading at: the nowMs of the latest call, advanced by the time
+// elapsed since the sweeper first saw that nowMs (so never past the
+// caller's clock, if that runs at least as fast as the sweeper's). It is
+// false before any call.
+func (sh *shard[S]) estimate(at time.Duration) (int64, bool) {
+	if sh.now < 0 {
+		return 0, false
+	}
+	if sh.now != sh.seenNow {
+		sh.seenNow, sh.seenAt = sh.now, at
+	}
+	return sh.seenNow + int64((at-sh.seenAt)/time.Millisecond), true
+}
+
+// sweepStep starts a pass when one is due at the shard's estimated time,
+// and moves up to sweepBatch entries of a pass under way. It reports
+// whether the shard is left with no pass under way.
+func (sh *shard[S]) sweepStep(clock func() time.Duration) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now, ok := sh.estimate(clock())
+	if !ok {
+		return true
+	}
+	if sh.old.m == nil && sh.due(now) {
+		sh.begin()
+	}
+	if sh.old.m != nil {
+		sh.migrate(sweepBatch, now)
+	}
+	return sh.old.m == nil
+}
+
+func expiry[S any](st *S) int64 {
+	if x, ok := any(st).(stateOf); ok {
 		return x.expires()
 	}
 	return 0
@@ -82,8 +260,116 @@ func (s *store[S]) len() int {
 	n := 0
 	for i := range s.shards {
 		s.shards[i].mu.Lock()
-		n += len(s.shards[i].m)
+		n += len(s.shards[i].cur.m) + len(s.shards[i].old.m)
 		s.shards[i].mu.Unlock()
 	}
 	return n
+}
+
+// stopSweeper stops the sweeper of s and waits for it to end; s may be
+// nil.
+func (s *store[S]) stopSweeper() {
+	if s != nil {
+		s.sw.halt()
+	}
+}
+
+// sweeper is the background goroutine of a store. It refers to the store
+// only by a weak pointer, so that it never keeps it alive, and it ends
+// when the store is collected or when halted.
+type sweeper struct {
+	started  atomic.Bool // launched, or never to be
+	mu       sync.Mutex
+	stopped  bool
+	stop     chan struct{} // closed to end the goroutine
+	done     chan struct{} // closed when the goroutine has ended
+	launch   func()        // the goroutine's body
+	interval time.Duration
+	clock    func() time.Duration // monotonic
+}
+
+func newSweeper() *sweeper {
+	start := time.Now()
+	return &sweeper{
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		interval: sweepInterval,
+		clock:    func() time.Duration { return time.Since(start) },
+	}
+}
+
+// start launches the goroutine, unless it has been launched or halted.
+func (w *sweeper) start() {
+	if w.started.Load() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.started.Load() {
+		w.started.Store(true)
+		go w.launch()
+	}
+}
+
+// signal tells the goroutine to end, without waiting for it.
+func (w *sweeper) signal() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	w.stopped = true
+	close(w.stop)
+	if !w.started.Load() {
+		w.started.Store(true) // never to be launched
+		close(w.done)
+	}
+}
+
+// halt ends the goroutine and waits until it has ended.
+func (w *sweeper) halt() {
+	w.signal()
+	<-w.done
+}
+
+// sweepLoop is the sweeper's goroutine: a round every interval, until
+// stopped or until the store has been collected.
+func sweepLoop[S any](wp weak.Pointer[store[S]], w *sweeper) {
+	defer close(w.done)
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+		if !sweepRound(wp, w.stop) {
+			return
+		}
+	}
+}
+
+// sweepRound runs one round over the store wp points to: every shard in
+// turn runs its passes to their end, a batch at a time. It holds the store
+// only during a batch, and returns false when the store has been
+// collected or the sweeper stopped.
+func sweepRound[S any](wp weak.Pointer[store[S]], stop <-chan struct{}) bool {
+	for i := 0; i < shardCount; {
+		select {
+		case <-stop:
+			return false
+		default:
+		}
+		s := wp.Value()
+		if s == nil {
+			return false
+		}
+		if s.shards[i].sweepStep(s.sw.clock) {
+			i++
+		}
+		// A call that waited for the lock gets it before the next batch.
+		runtime.Gosched()
+	}
+	return true
 }

@@ -88,8 +88,17 @@ func init() {
 
 // Allow decides a request of cost for key at nowMs; see Limiter.
 func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("token_bucket: a zero TokenBucket has no parameters: make it with NewTokenBucket or New")
+	}
 	if key == "" {
 		return Result{}, badInput("token_bucket: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("token_bucket: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "token_bucket: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -101,10 +110,15 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st tokenBucketState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.bucketExp > nowMs, st.bucketTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = tokenBucketState{}
 	}
 	// {<key>}:tb: the bucket level at the last admission
 	bucketLive := st.bucketExp > nowMs
@@ -125,7 +139,7 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.bucketTs = nowMs + lag
 		st.bucketLevel = after
 		st.bucketExp = nowMs + reset + 60000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }

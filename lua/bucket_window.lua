@@ -32,8 +32,8 @@
 --                count: the field's value: the cost admitted in the bucket (in [1, max(limit, max(limit_2, limit_3))])
 --
 -- ARGV (decimal integers, but for strings):
---   ARGV[1]  now_ms in [0, 35184372088832]
---   ARGV[2]  cost in [0, 9007199254740991]
+--   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
+--   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
 --   ARGV[3]  limit in [1, 1000000000000]: cost admitted per window_ms (tier 1)
 --   ARGV[4]  window_ms in [1, 100000000000]: tier 1's window in ms, a multiple of bucket_ms
 --   ARGV[5]  bucket_ms in [1, 100000000000]: bucket length in ms
@@ -59,17 +59,15 @@
 --   [6] delay_ms: the wait before acting on an allowed request (shapers only; 0 elsewhere)
 --   [7] tier: the tier that binds the decision, from 1 (tiered limiters only; 0 elsewhere)
 --
--- Errors (nothing is written): BADINPUT <message> for refused input;
--- BADSTATE <message> when a stored field is not an integer; Redis's own
--- WRONGTYPE when a key holds another type.
-
-local ALG = 'bucket_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. key .. ' is not an integer: ' .. tostring(v))
-end
+-- Errors (nothing is written): BADINPUT <message> for refused input (a
+-- wrong number of arguments, a key beginning with '}' among them);
+-- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
+-- a key holds another Redis type.
+--
+-- Time: a key's state records its last admission (win.ts). A request
+-- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
+-- behind, the state is not trusted: the request is decided as on a fresh
+-- key, and an admission replaces the state (docs/semantics.md).
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -91,6 +89,15 @@ local function field(v, dflt, lo, hi)
   return math.min(math.max(n, lo), hi)
 end
 
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -110,6 +117,14 @@ local function pick(c, a, b)
     return a
   end
   return b
+end
+
+local ALG = 'bucket_window: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, f, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -139,55 +154,51 @@ local function keep_last(list, n)
   return out
 end
 
--- parameters
-if ARGV[3] == nil then
-  return bad('missing parameter limit')
+-- arguments
+if #ARGV < 5 or #ARGV > 9 then
+  return bad('expected 5 to 9 arguments (now_ms cost limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
 end
+
+-- parameters
 local limit = int(ARGV[3])
 if limit == nil or limit < 1 or limit > 1000000000000 then
-  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. ARGV[3])
-end
-if ARGV[4] == nil then
-  return bad('missing parameter window_ms')
+  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
 end
 local window_ms = int(ARGV[4])
 if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. ARGV[4])
-end
-if ARGV[5] == nil then
-  return bad('missing parameter bucket_ms')
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
 end
 local bucket_ms = int(ARGV[5])
 if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-  return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. ARGV[5])
+  return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
 end
 local limit_2 = 0
 if ARGV[6] ~= nil then
   limit_2 = int(ARGV[6])
 end
 if limit_2 == nil or limit_2 < 0 or limit_2 > 1000000000000 then
-  return bad('parameter limit_2 must be an integer in [0, 1000000000000], got ' .. ARGV[6])
+  return bad('parameter limit_2 must be an integer in [0, 1000000000000], got ' .. clip(ARGV[6]))
 end
 local window_ms_2 = 0
 if ARGV[7] ~= nil then
   window_ms_2 = int(ARGV[7])
 end
 if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-  return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. ARGV[7])
+  return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[7]))
 end
 local limit_3 = 0
 if ARGV[8] ~= nil then
   limit_3 = int(ARGV[8])
 end
 if limit_3 == nil or limit_3 < 0 or limit_3 > 1000000000000 then
-  return bad('parameter limit_3 must be an integer in [0, 1000000000000], got ' .. ARGV[8])
+  return bad('parameter limit_3 must be an integer in [0, 1000000000000], got ' .. clip(ARGV[8]))
 end
 local window_ms_3 = 0
 if ARGV[9] ~= nil then
   window_ms_3 = int(ARGV[9])
 end
 if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-  return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. ARGV[9])
+  return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[9]))
 end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
@@ -225,15 +236,24 @@ local tag = string.sub(KEYS[1], 2, -5)
 if tag == '' then
   return bad('key must not be empty')
 end
+if string.sub(tag, 1, 1) == '}' then
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
 
 -- per-call inputs
-local now = int(ARGV[1])
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = int(ARGV[1])
+end
 if now == nil or now < 0 or now > 35184372088832 then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. tostring(ARGV[1]))
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > 9007199254740991 then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. tostring(ARGV[2]))
+  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
 -- state
@@ -262,6 +282,22 @@ local win = keep_last(win__all, 3600)
 local win_ts = field(win__fixed['ts'], 0, 0, 35184372088832)
 if win_ts == nil then
   return corrupt(KEYS[1], 'ts', win__fixed['ts'])
+end
+
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = win_ts > now + 60000
+if stale then
+  win_ts = 0
+  win = {}
+  win__all = {}
+end
+-- deletes a stale state once, before this call's first write
+local function wipe()
+  if stale then
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
 end
 
 -- decision
@@ -400,6 +436,7 @@ local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
 local room = math.min(room1, math.min(room2, room3))
 local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
 if ok and c > 0 then
+  wipe()
   local win__gone = {}
   for _, x in ipairs(win__all) do
     if x.start <= bucket - widest then

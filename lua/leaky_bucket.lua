@@ -16,8 +16,8 @@
 --              work: queued work at ts, in units of 1/rate ms (in [0, capacity * period_ms])
 --
 -- ARGV (decimal integers, but for strings):
---   ARGV[1]  now_ms in [0, 35184372088832]
---   ARGV[2]  cost in [0, 9007199254740991]
+--   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
+--   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
 --   ARGV[3]  capacity in [1, 1000000000000]: units that may be queued
 --   ARGV[4]  rate in [1, 1000000000000]: units drained per period_ms
 --   ARGV[5]  period_ms in [1, 100000000000]: period of the rate in ms
@@ -33,17 +33,15 @@
 --   [6] delay_ms: the wait before acting on an allowed request (shapers only; 0 elsewhere)
 --   [7] tier: the tier that binds the decision, from 1 (tiered limiters only; 0 elsewhere)
 --
--- Errors (nothing is written): BADINPUT <message> for refused input;
--- BADSTATE <message> when a stored field is not an integer; Redis's own
--- WRONGTYPE when a key holds another type.
-
-local ALG = 'leaky_bucket: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. key .. ' is not an integer: ' .. tostring(v))
-end
+-- Errors (nothing is written): BADINPUT <message> for refused input (a
+-- wrong number of arguments, a key beginning with '}' among them);
+-- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
+-- a key holds another Redis type.
+--
+-- Time: a key's state records its last admission (queue.ts). A request
+-- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
+-- behind, the state is not trusted: the request is decided as on a fresh
+-- key, and an admission replaces the state (docs/semantics.md).
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -63,6 +61,15 @@ local function field(v, dflt, lo, hi)
     return nil
   end
   return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
 end
 
 -- integer to string without exponent notation
@@ -86,27 +93,31 @@ local function pick(c, a, b)
   return b
 end
 
--- parameters
-if ARGV[3] == nil then
-  return bad('missing parameter capacity')
+local ALG = 'leaky_bucket: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
+local function corrupt(key, f, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+end
+
+-- arguments
+if #ARGV < 5 or #ARGV > 5 then
+  return bad('expected 5 arguments (now_ms cost capacity rate period_ms), got ' .. #ARGV)
+end
+
+-- parameters
 local capacity = int(ARGV[3])
 if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. ARGV[3])
-end
-if ARGV[4] == nil then
-  return bad('missing parameter rate')
+  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
 end
 local rate = int(ARGV[4])
 if rate == nil or rate < 1 or rate > 1000000000000 then
-  return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. ARGV[4])
-end
-if ARGV[5] == nil then
-  return bad('missing parameter period_ms')
+  return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
 end
 local period_ms = int(ARGV[5])
 if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-  return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. ARGV[5])
+  return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
 end
 if not (capacity * period_ms <= 1000000000000000) then
   return bad('capacity times period_ms must not exceed 10^15')
@@ -133,15 +144,24 @@ local tag = string.sub(KEYS[1], 2, -5)
 if tag == '' then
   return bad('key must not be empty')
 end
+if string.sub(tag, 1, 1) == '}' then
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
 
 -- per-call inputs
-local now = int(ARGV[1])
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = int(ARGV[1])
+end
 if now == nil or now < 0 or now > 35184372088832 then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. tostring(ARGV[1]))
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > 9007199254740991 then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. tostring(ARGV[2]))
+  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
 -- state
@@ -153,6 +173,21 @@ end
 local queue_work = field(queue__raw[2], 0, 0, capacity * period_ms)
 if queue_work == nil then
   return corrupt(KEYS[1], 'work', queue__raw[2])
+end
+
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = queue_ts > now + 60000
+if stale then
+  queue_ts = 0
+  queue_work = 0
+end
+-- deletes a stale state once, before this call's first write
+local function wipe()
+  if stale then
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
 end
 
 -- decision
@@ -167,6 +202,7 @@ local ok = with_this <= full
 local final = pick(ok, with_this, ahead)
 local reset = lag + cdiv(final, rate)
 if ok and c > 0 then
+  wipe()
   redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
   redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
 end

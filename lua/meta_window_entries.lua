@@ -19,24 +19,22 @@
 --                meta: its meta (a string)
 --
 -- ARGV (decimal integers, but for strings):
---   ARGV[1]  now_ms in [0, 35184372088832]
+--   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
 --   ARGV[2]  limit in [1, 100000]: cost admitted per window
 --   ARGV[3]  window_ms in [1, 100000000000]: window length in ms, from the first admission
 --
 -- Reply: an array of entries of log, in order, each an array {t_ms, cost, meta};
 -- empty when there are none. It writes nothing.
 --
--- Errors (nothing is written): BADINPUT <message> for refused input;
--- BADSTATE <message> when a stored field is not an integer; Redis's own
--- WRONGTYPE when a key holds another type.
-
-local ALG = 'meta_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. key .. ' is not an integer: ' .. tostring(v))
-end
+-- Errors (nothing is written): BADINPUT <message> for refused input (a
+-- wrong number of arguments, a key beginning with '}' among them);
+-- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
+-- a key holds another Redis type.
+--
+-- Time: a key's state records its last admission (win.ts). A request
+-- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
+-- behind, the state is not trusted: the request is decided as on a fresh
+-- key, and an admission replaces the state (docs/semantics.md).
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -58,6 +56,15 @@ local function field(v, dflt, lo, hi)
   return math.min(math.max(n, lo), hi)
 end
 
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -77,6 +84,14 @@ local function pick(c, a, b)
     return a
   end
   return b
+end
+
+local ALG = 'meta_window: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, f, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -106,20 +121,19 @@ local function keep_last(list, n)
   return out
 end
 
--- parameters
-if ARGV[2] == nil then
-  return bad('missing parameter limit')
+-- arguments
+if #ARGV < 3 or #ARGV > 3 then
+  return bad('expected 3 arguments (now_ms limit window_ms), got ' .. #ARGV)
 end
+
+-- parameters
 local limit = int(ARGV[2])
 if limit == nil or limit < 1 or limit > 100000 then
-  return bad('parameter limit must be an integer in [1, 100000], got ' .. ARGV[2])
-end
-if ARGV[3] == nil then
-  return bad('missing parameter window_ms')
+  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[2]))
 end
 local window_ms = int(ARGV[3])
 if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. ARGV[3])
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
 end
 
 -- keys: all share the hash tag {key}
@@ -133,14 +147,23 @@ local tag = string.sub(KEYS[1], 2, -5)
 if tag == '' then
   return bad('key must not be empty')
 end
+if string.sub(tag, 1, 1) == '}' then
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
 if KEYS[2] ~= '{' .. tag .. '}:mw:log' then
   return bad('KEYS[2] must be {<key>}:mw:log with the key of KEYS[1]')
 end
 
 -- per-call inputs
-local now = int(ARGV[1])
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = int(ARGV[1])
+end
 if now == nil or now < 0 or now > 35184372088832 then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. tostring(ARGV[1]))
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 
 -- state
@@ -182,6 +205,16 @@ if all == nil then
   return corrupt(KEYS[2], what, v)
 end
 log = keep_last(all, limit)
+
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = win_ts > now + 60000
+if stale then
+  win_ts = 0
+  win_start = 0
+  win_used = 0
+  log = {}
+end
 
 -- view
 local eff = math.max(now, win_ts)

@@ -23,10 +23,11 @@
 --                cost: the cost admitted (in [1, limit])
 --   KEYS[2]  {<key>}:sl:sum  hash: the total cost of the log's entries
 --              total: the sum of the costs of the log's entries (in [0, limit * limit])
+--              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
---   ARGV[1]  now_ms in [0, 35184372088832]
---   ARGV[2]  cost in [0, 9007199254740991]
+--   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
+--   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
 --   ARGV[3]  limit in [1, 100000]: cost admitted per sliding window
 --   ARGV[4]  window_ms in [1, 100000000000]: window length in ms
 --
@@ -39,17 +40,15 @@
 --   [6] delay_ms: the wait before acting on an allowed request (shapers only; 0 elsewhere)
 --   [7] tier: the tier that binds the decision, from 1 (tiered limiters only; 0 elsewhere)
 --
--- Errors (nothing is written): BADINPUT <message> for refused input;
--- BADSTATE <message> when a stored field is not an integer; Redis's own
--- WRONGTYPE when a key holds another type.
-
-local ALG = 'sliding_log: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. key .. ' is not an integer: ' .. tostring(v))
-end
+-- Errors (nothing is written): BADINPUT <message> for refused input (a
+-- wrong number of arguments, a key beginning with '}' among them);
+-- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
+-- a key holds another Redis type.
+--
+-- Time: a key's state records its last admission (tally.ts). A request
+-- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
+-- behind, the state is not trusted: the request is decided as on a fresh
+-- key, and an admission replaces the state (docs/semantics.md).
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -71,6 +70,15 @@ local function field(v, dflt, lo, hi)
   return math.min(math.max(n, lo), hi)
 end
 
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -90,6 +98,14 @@ local function pick(c, a, b)
     return a
   end
   return b
+end
+
+local ALG = 'sliding_log: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, f, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -119,20 +135,19 @@ local function keep_last(list, n)
   return out
 end
 
--- parameters
-if ARGV[3] == nil then
-  return bad('missing parameter limit')
+-- arguments
+if #ARGV < 4 or #ARGV > 4 then
+  return bad('expected 4 arguments (now_ms cost limit window_ms), got ' .. #ARGV)
 end
+
+-- parameters
 local limit = int(ARGV[3])
 if limit == nil or limit < 1 or limit > 100000 then
-  return bad('parameter limit must be an integer in [1, 100000], got ' .. ARGV[3])
-end
-if ARGV[4] == nil then
-  return bad('missing parameter window_ms')
+  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[3]))
 end
 local window_ms = int(ARGV[4])
 if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. ARGV[4])
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
 end
 
 -- keys: all share the hash tag {key}
@@ -146,18 +161,27 @@ local tag = string.sub(KEYS[1], 2, -5)
 if tag == '' then
   return bad('key must not be empty')
 end
+if string.sub(tag, 1, 1) == '}' then
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
 if KEYS[2] ~= '{' .. tag .. '}:sl:sum' then
   return bad('KEYS[2] must be {<key>}:sl:sum with the key of KEYS[1]')
 end
 
 -- per-call inputs
-local now = int(ARGV[1])
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = int(ARGV[1])
+end
 if now == nil or now < 0 or now > 35184372088832 then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. tostring(ARGV[1]))
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > 9007199254740991 then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. tostring(ARGV[2]))
+  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
 -- state
@@ -200,26 +224,34 @@ local function log__range(min, max, rev, count)
   end
   return log__parse(redis.call('ZRANGEBYSCORE', KEYS[1], min, max, 'LIMIT', 0, count))
 end
-local tally__raw = redis.call('HMGET', KEYS[2], 'total')
+local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
 local tally_total = field(tally__raw[1], 0, 0, limit * limit)
 if tally_total == nil then
   return corrupt(KEYS[2], 'total', tally__raw[1])
 end
+local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
+if tally_ts == nil then
+  return corrupt(KEYS[2], 'ts', tally__raw[2])
+end
 
--- decision
-local newest = 0
-local newest__src = log
-if newest__src == nil then
-  local what, v
-  newest__src, what, v = log__range('-inf', '+inf', true, 1)
-  if newest__src == nil then
-    return corrupt(KEYS[1], what, v)
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = tally_ts > now + 60000
+if stale then
+  log = {}
+  tally_total = 0
+  tally_ts = 0
+end
+-- deletes a stale state once, before this call's first write
+local function wipe()
+  if stale then
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
   end
 end
-for _, e in ipairs(newest__src) do
-  newest = e.ts
-end
-local lag = math.max(0, newest - now)
+
+-- decision
+local lag = math.max(0, tally_ts - now)
 local eff = now + lag
 local from = eff - window_ms
 local gone = 0
@@ -259,23 +291,23 @@ for _, e in ipairs(free_at__src) do
     end
   end
 end
-local agg__4 = eff
+local agg__3 = eff
 if not (ok and c > 0) then -- else the value is not used
-  local agg__4__src = log
-  if agg__4__src == nil then
+  local agg__3__src = log
+  if agg__3__src == nil then
     local what, v
-    agg__4__src, what, v = log__range('(' .. num(from), '+inf', true, 1)
-    if agg__4__src == nil then
+    agg__3__src, what, v = log__range('(' .. num(from), '+inf', true, 1)
+    if agg__3__src == nil then
       return corrupt(KEYS[1], what, v)
     end
   end
-  for _, e in ipairs(agg__4__src) do
+  for _, e in ipairs(agg__3__src) do
     if e.ts > from then
-      agg__4 = e.ts
+      agg__3 = e.ts
     end
   end
 end
-local last_in = pick(ok and c > 0, eff, agg__4)
+local last_in = pick(ok and c > 0, eff, agg__3)
 local seq = 0
 local seq__src = log
 if seq__src == nil then
@@ -291,10 +323,11 @@ for _, e in ipairs(seq__src) do
   end
 end
 if ok and c > 0 then
+  wipe()
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   redis.call('ZADD', KEYS[1], num(eff), num(eff) .. ':' .. num(seq) .. ':' .. num(c))
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
-  redis.call('HSET', KEYS[2], 'total', num(after))
+  redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
 end
 return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}

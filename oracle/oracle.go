@@ -59,6 +59,16 @@ const (
 	metaMax = 256 // bytes
 )
 
+// The time bounds of docs/semantics.md, "State and time".
+const (
+	// MaxSkewMs is how far a key's last admission may be ahead of a
+	// request's now and still be trusted; further ahead, the key is
+	// decided as if it had no state.
+	MaxSkewMs = 60000
+	// TTLMarginMs is kept past a key's reset time in its TTL.
+	TTLMarginMs = 60000
+)
+
 type paramSpec struct {
 	name   string
 	lo, hi int64
@@ -73,6 +83,21 @@ type algorithm struct {
 	make  func(p map[string]int64) decider
 	// meta: the algorithm records the caller's meta string.
 	meta bool
+	// horizon is the longest reset_after_ms a caller whose clock is not
+	// behind the key's can be told: how long state can matter.
+	horizon func(p map[string]int64) int64
+}
+
+// windowMs is the horizon of the algorithms whose state matters for one
+// window_ms.
+func windowMs(p map[string]int64) int64 { return p["window_ms"] }
+
+// drainMs is the horizon of a bucket of count units leaving at tokens
+// per per ms: the time to go from empty to full.
+func drainMs(count, per, tokens string) func(p map[string]int64) int64 {
+	return func(p map[string]int64) int64 {
+		return ceilRat(new(big.Rat).Mul(rat(p[count]), ratFrac(p[per], p[tokens])))
+	}
 }
 
 // decider decides one valid request for one key's state.
@@ -84,20 +109,23 @@ func noJoint(map[string]int64) error { return nil }
 
 var algorithms = map[string]algorithm{
 	"fixed_window": {
-		params: []paramSpec{{name: "limit", lo: 1, hi: 1e12}, {name: "window_ms", lo: 1, hi: 1e11}},
-		joint:  noJoint,
+		horizon: windowMs,
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12}, {name: "window_ms", lo: 1, hi: 1e11}},
+		joint:   noJoint,
 		make: func(p map[string]int64) decider {
 			return fixedWindow{limit: p["limit"], window: p["window_ms"]}
 		},
 	},
 	"sliding_log": {
-		params: []paramSpec{{name: "limit", lo: 1, hi: 1e5}, {name: "window_ms", lo: 1, hi: 1e11}},
-		joint:  noJoint,
+		horizon: windowMs,
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e5}, {name: "window_ms", lo: 1, hi: 1e11}},
+		joint:   noJoint,
 		make: func(p map[string]int64) decider {
 			return slidingLog{limit: p["limit"], window: p["window_ms"]}
 		},
 	},
 	"bucket_window": {
+		horizon: func(p map[string]int64) int64 { return max(p["window_ms"], p["window_ms_2"], p["window_ms_3"]) },
 		params: []paramSpec{
 			{name: "limit", lo: 1, hi: 1e12},
 			{name: "window_ms", lo: 1, hi: 1e11},
@@ -111,15 +139,17 @@ var algorithms = map[string]algorithm{
 		make:  newBucketWindow,
 	},
 	"meta_window": {
-		params: []paramSpec{{name: "limit", lo: 1, hi: 1e5}, {name: "window_ms", lo: 1, hi: 1e11}},
-		joint:  noJoint,
+		horizon: windowMs,
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e5}, {name: "window_ms", lo: 1, hi: 1e11}},
+		joint:   noJoint,
 		make: func(p map[string]int64) decider {
 			return metaWindow{limit: p["limit"], window: p["window_ms"]}
 		},
 		meta: true,
 	},
 	"token_bucket": {
-		params: []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "refill_tokens", lo: 1, hi: 1e12}, {name: "refill_ms", lo: 1, hi: 1e11}},
+		horizon: drainMs("capacity", "refill_ms", "refill_tokens"),
+		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "refill_tokens", lo: 1, hi: 1e12}, {name: "refill_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["capacity"], p["refill_ms"], 1e15, "capacity times refill_ms"); err != nil {
 				return err
@@ -131,7 +161,8 @@ var algorithms = map[string]algorithm{
 		},
 	},
 	"leaky_bucket": {
-		params: []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
+		horizon: drainMs("capacity", "period_ms", "rate"),
+		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["capacity"], p["period_ms"], 1e15, "capacity times period_ms"); err != nil {
 				return err
@@ -143,7 +174,8 @@ var algorithms = map[string]algorithm{
 		},
 	},
 	"sliding_window": {
-		params: []paramSpec{{name: "limit", lo: 1, hi: 1e12}, {name: "window_ms", lo: 1, hi: 1e11}},
+		horizon: func(p map[string]int64) int64 { return 2 * p["window_ms"] }, // the current window and the next
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12}, {name: "window_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			return productAtMost(p["limit"], p["window_ms"], 1e15, "limit times window_ms")
 		},
@@ -152,7 +184,8 @@ var algorithms = map[string]algorithm{
 		},
 	},
 	"gcra": {
-		params: []paramSpec{{name: "burst", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
+		horizon: drainMs("burst", "period_ms", "rate"),
+		params:  []paramSpec{{name: "burst", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["burst"], p["period_ms"], 1e15, "burst times period_ms"); err != nil {
 				return err
@@ -190,6 +223,19 @@ func Algorithms() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MaxTTL is the longest TTL any key of the named limiter may carry, in
+// ms, whatever the times of the calls: its horizon (the longest
+// reset_after_ms of a caller on time) plus MaxSkewMs plus TTLMarginMs.
+// ok is false for an unknown algorithm; the parameters must be accepted
+// by New.
+func MaxTTL(name string, params map[string]int64) (ms int64, ok bool) {
+	a, ok := algorithms[name]
+	if !ok {
+		return 0, false
+	}
+	return a.horizon(params) + MaxSkewMs + TTLMarginMs, true
 }
 
 // Params lists an algorithm's parameter names, in their declared order,
@@ -244,7 +290,7 @@ func New(name string, params map[string]int64) (Model, error) {
 	if err := a.joint(full); err != nil {
 		return nil, err
 	}
-	m := &model{d: a.make(full), meta: a.meta, states: map[string]any{}}
+	m := &model{d: a.make(full), meta: a.meta, states: map[string]any{}, clocks: map[string]int64{}}
 	if a.meta {
 		return entryModel{m}, nil
 	}
@@ -253,14 +299,27 @@ func New(name string, params map[string]int64) (Model, error) {
 
 type model struct {
 	d      decider
-	meta   bool           // check the meta's length
-	states map[string]any // nil: no state
+	meta   bool             // check the meta's length
+	states map[string]any   // nil: no state
+	clocks map[string]int64 // the time of each key's last admission
+}
+
+// trusted is the key's state for a request at now: none when its last
+// admission is more than MaxSkewMs ahead of now, since one wrong clock
+// must not hold the key.
+func (m *model) trusted(key string, now int64) any {
+	if m.clocks[key] > now+MaxSkewMs {
+		return nil
+	}
+	return m.states[key]
 }
 
 func checkKeyNow(key string, now int64) error {
 	switch {
 	case key == "":
 		return bad("empty key")
+	case key[0] == '}':
+		return bad("key begins with '}': its hash tag would be empty")
 	case now < 0 || now > nowMax:
 		return bad("now_ms out of range: %d", now)
 	}
@@ -277,9 +336,15 @@ func (m *model) Decide(key string, now, cost int64, meta string) (Result, error)
 	if m.meta && len(meta) > metaMax {
 		return Result{}, bad("meta longer than %d bytes: %d", metaMax, len(meta))
 	}
-	r, next := m.d.decide(m.states[key], now, cost, meta)
+	st := m.trusted(key, now)
+	r, next := m.d.decide(st, now, cost, meta)
 	if r.Allowed && cost > 0 {
 		m.states[key] = next
+		if st == nil {
+			m.clocks[key] = now
+		} else {
+			m.clocks[key] = max(now, m.clocks[key])
+		}
 	}
 	return r, nil
 }
@@ -294,7 +359,7 @@ func (m entryModel) Entries(key string, now int64) ([]Entry, error) {
 	if err := checkKeyNow(key, now); err != nil {
 		return nil, err
 	}
-	return m.d.(metaWindow).entries(m.states[key], now), nil
+	return m.d.(metaWindow).entries(m.trusted(key, now), now), nil
 }
 
 // ceilRat is the smallest integer >= x.

@@ -4,8 +4,8 @@
 // commands of one admitted and of one denied decision (from INFO
 // commandstats deltas) and the Redis-side time of a decision at a full key
 // (EVALSHA's usec_per_call in commandstats). A second table gives the same
-// for the views (read-backs of a full key). The algorithm guide in
-// README.md is its output.
+// for the views (read-backs of a full key), a third the worst cases. The
+// algorithm guide in README.md is its output.
 //
 //	go run ./cmd/measure -redis redis://127.0.0.1:6379
 //
@@ -40,6 +40,19 @@
 // every key is filled, and the table gives the median of each row's, so
 // that a slow spell of the machine touches few of a row's rounds. It
 // writes only under its own random key prefix and deletes what it wrote.
+//
+// A third table gives the worst cases (worstCases): the decisions whose
+// work grows with the entries a key holds, each on a key set up for it
+// (sliding_log and meta_window full at limit WorstEntries, with a limit
+// lowered by configuration, a large cost, a window passed, entries at one
+// instant; bucket_window at its 3600 buckets and after bucket_ms changes),
+// with the stored entries, the commands and the time of the decision (as
+// above), next to the typical time of the first table. Keys are written
+// directly by a writer when it gives the same state as the script on a
+// few requests per phase (checked before each fill), else filled through
+// the script within fillBudget; a decision that writes runs each time on
+// a fresh COPY of its key. A row that could not be measured says why, and
+// the command then exits with an error.
 package main
 
 import (
@@ -96,6 +109,9 @@ const (
 	sweeps    = 9
 	roundTime = 20 * time.Millisecond
 	maxChunk  = 200
+	// maxCopies bounds the calls per round of a timer whose calls write,
+	// each on a copy of a key that may hold 10^5 entries.
+	maxCopies = 10
 	// keepFor is the TTL of the measured keys once full, for the sweeps.
 	keepFor = 10 * time.Minute
 )
@@ -209,35 +225,10 @@ var seeders = map[string]seeder{
 	"bucket_window": seedBucketWindow,
 }
 
-// seedBucketWindow writes the hash of bucket_window.lua: ts, then the
-// count of each bucket, in the order the script creates them.
+// seedBucketWindow writes the hash of bucket_window.lua after the first
+// n-1 requests of the load (see writeBucketWindow).
 func seedBucketWindow(ctx context.Context, rdb *redis.Client, s lua.Script, key string, v map[string]int64, n, span int64) error {
-	if n < 2 {
-		return nil
-	}
-	name := s.KeyNames(key)[0]
-	bucketMS := v["bucket_ms"]
-	var starts []int64
-	counts := map[int64]int64{}
-	for i := int64(0); i < n-1; i++ {
-		t := at(i, n, span)
-		b := t - t%bucketMS
-		if counts[b] == 0 {
-			starts = append(starts, b)
-		}
-		counts[b]++
-	}
-	ts := at(n-2, n, span)
-	fields := []any{"ts", ts}
-	for _, b := range starts {
-		fields = append(fields, b, counts[b])
-	}
-	widest := max(v["window_ms"], v["window_ms_2"], v["window_ms_3"])
-	pipe := rdb.Pipeline()
-	pipe.HSet(ctx, name, fields...)
-	pipe.PExpire(ctx, name, time.Duration(max(0, widest-ts%bucketMS)+60000)*time.Millisecond)
-	_, err := pipe.Exec(ctx)
-	return err
+	return writeBucketWindow(ctx, rdb, s, key, phase{v: v, n: n, from: now0, span: span}.requests(n-1))
 }
 
 type measurer struct {
@@ -298,13 +289,26 @@ func run(url string, w io.Writer) error {
 			views = append(views, vr...)
 		}
 	}
+	// The worst cases, on keys of their own.
+	worst := m.measureWorst(worstCases(WorstEntries))
 	// Time them in sweeps over all rows, so that a slow spell of the
 	// machine touches few samples of any row.
-	all := append(slices.Clone(rows), views...)
+	timers := map[*timer]string{}
+	var order []*timer
+	for _, r := range append(slices.Clone(rows), views...) {
+		timers[r.timer] = fmt.Sprintf("%s, L=%d", r.label, r.L)
+		order = append(order, r.timer)
+	}
+	for _, r := range worst {
+		if r.timer != nil {
+			timers[r.timer] = r.sc.script().Name + ", " + r.sc.label
+			order = append(order, r.timer)
+		}
+	}
 	for sweep := 0; sweep < sweeps; sweep++ {
-		for _, r := range all {
-			if err := m.round(r.timer, r.timer.chunk); err != nil {
-				return fmt.Errorf("%s, L=%d: %v", r.label, r.L, err)
+		for _, t := range order {
+			if err := m.round(t, t.chunk); err != nil {
+				return fmt.Errorf("%s: %v", timers[t], err)
 			}
 		}
 	}
@@ -330,7 +334,8 @@ func run(url string, w io.Writer) error {
 			fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %s | 1 |\n", r.label, r.L, len(r.timer.calls), r.entries, r.denied, micros(median(r.timer.usec)))
 		}
 	}
-	return nil
+	printWorst(w, worst, rows)
+	return notMeasured(worst)
 }
 
 // A row is what one table line reports. For a view, denied holds the
@@ -356,6 +361,10 @@ type timer struct {
 	usec  []float64
 	// lastStats is commandstats after the last round.
 	lastStats map[string]stat
+	// copies, when set, runs each call on a fresh copy of its key (for
+	// calls that write): the copy is made before the round and deleted
+	// after it.
+	copies bool
 }
 
 type call struct {
@@ -544,6 +553,9 @@ func (m *measurer) first(t *timer) (string, error) {
 	each := time.Since(start)/time.Duration(len(t.calls)) + 1
 	t.usec = nil // the first calls warm up
 	t.chunk = int(min(maxChunk, max(1, roundTime/each)))
+	if t.copies {
+		t.chunk = min(t.chunk, maxCopies)
+	}
 	return m.perCall(t.s, before, t.lastStats, int64(len(t.calls))), nil
 }
 
@@ -553,16 +565,19 @@ func (m *measurer) first(t *timer) (string, error) {
 // whatever script comes then, so the garbage of a large decision (a
 // sliding_log of 100000 entries) would be billed to the next rows.
 func (m *measurer) round(t *timer, n int) error {
+	cs, err := m.roundCalls(t, n)
+	if err != nil {
+		return err
+	}
+	if t.copies {
+		defer m.deleteCopies(t.s, cs)
+	}
 	if err := m.rdb.Eval(m.ctx, "collectgarbage('collect') return 0", nil).Err(); err != nil {
 		return fmt.Errorf("Lua collectgarbage: %v", err)
 	}
 	before, err := commandStats(m.ctx, m.rdb)
 	if err != nil {
 		return err
-	}
-	cs := make([]call, n)
-	for i := range cs {
-		cs[i] = t.calls[(t.done+i)%len(t.calls)]
 	}
 	replies, err := m.eval(t.s, cs, t.args)
 	if err != nil {
@@ -581,6 +596,35 @@ func (m *measurer) round(t *timer, n int) error {
 	t.usec = append(t.usec, usecPerCall(before, after))
 	t.lastStats = after
 	return nil
+}
+
+// roundCalls returns the n calls of a timer's next round, its calls in
+// turn; for a timer with copies, each on a new copy (COPY, which keeps the
+// TTL) of the call's key.
+func (m *measurer) roundCalls(t *timer, n int) ([]call, error) {
+	cs := make([]call, n)
+	for i := range cs {
+		cs[i] = t.calls[(t.done+i)%len(t.calls)]
+		if !t.copies {
+			continue
+		}
+		from := cs[i].key
+		cs[i].key = from + ":copy:" + strconv.Itoa(t.done+i)
+		dst := t.s.KeyNames(cs[i].key)
+		for k, name := range t.s.KeyNames(from) {
+			if err := m.rdb.Copy(m.ctx, name, dst[k], 0, false).Err(); err != nil {
+				return nil, fmt.Errorf("COPY %s: %v", name, err)
+			}
+		}
+	}
+	return cs, nil
+}
+
+// deleteCopies deletes the keys of a round's copies.
+func (m *measurer) deleteCopies(s lua.Script, cs []call) {
+	for _, c := range cs {
+		m.rdb.Unlink(m.ctx, s.KeyNames(c.key)...)
+	}
 }
 
 func median(xs []float64) float64 {

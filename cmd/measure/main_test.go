@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,8 +71,13 @@ func writes(cmds map[string]float64) []string {
 // every decision script (and tiered bucket_window) and limit gets a
 // plausible row, and every view and limit one too.
 func TestMeasure(t *testing.T) {
+	// The worst cases at 2000 entries rather than 100000: the same
+	// decisions, in a few seconds.
+	defer func(n int64) { WorstEntries = n }(WorstEntries)
+	WorstEntries = 2000
 	var out bytes.Buffer
 	if err := run(redistest.Start(t), &out); err != nil {
+		t.Log("\n" + out.String())
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -215,6 +221,110 @@ func TestMeasure(t *testing.T) {
 	if len(tables["view"]) != views {
 		t.Errorf("%d view rows, want %d", len(tables["view"]), views)
 	}
+	checkWorst(t, tables["worst case"])
+}
+
+// checkWorst checks the worst-case table: a row per scenario, in order,
+// with the entries the scenario sets up, the decision's outcome, commands
+// that write only for a decision that admits, a time and a typical time.
+func checkWorst(t *testing.T, rows [][]string) {
+	t.Helper()
+	scs := worstCases(WorstEntries)
+	if len(rows) != len(scs) {
+		t.Fatalf("%d worst-case rows, want %d", len(rows), len(scs))
+	}
+	typicalRE := regexp.MustCompile(`^[0-9.]+ \(L = [0-9]+\)$`)
+	for i, sc := range scs {
+		c := rows[i]
+		if len(c) != 8 || c[0] != sc.label || c[1] != sc.script().Name {
+			t.Errorf("worst-case row %d is %v, want %s of %s in 8 cells", i, c, sc.label, sc.script().Name)
+			continue
+		}
+		if c[2] != "written directly" && c[2] != "script, pipelined" {
+			t.Errorf("%s: filled %q", sc.label, c[2])
+		}
+		if c[3] != strconv.FormatInt(sc.entries, 10) {
+			t.Errorf("%s: %s stored entries, want %d", sc.label, c[3], sc.entries)
+		}
+		want := ": denied"
+		if sc.allowed {
+			want = ": allowed"
+		}
+		if !strings.HasSuffix(c[4], want) {
+			t.Errorf("%s: decision %q, want it %s", sc.label, c[4], want)
+		}
+		cmds := commands(t, c[5])
+		if len(cmds) == 0 || (len(writes(cmds)) > 0) != sc.writes() {
+			t.Errorf("%s: commands %s for a decision that writes: %v", sc.label, c[5], sc.writes())
+		}
+		if us, err := strconv.ParseFloat(c[6], 64); err != nil || us <= 0 {
+			t.Errorf("%s: time %q", sc.label, c[6])
+		}
+		if !typicalRE.MatchString(c[7]) {
+			t.Errorf("%s: typical %q", sc.label, c[7])
+		}
+	}
+}
+
+// TestWorstCases checks the scenarios: distinct labels, requests in time
+// order, parameters the scripts take, and each decision on the state its
+// fill leaves (for a sliding_log or meta_window, its entries are the
+// limit N).
+func TestWorstCases(t *testing.T) {
+	const N = 500
+	seen := map[string]bool{}
+	for _, sc := range worstCases(N) {
+		if seen[sc.label] {
+			t.Errorf("two scenarios %q", sc.label)
+		}
+		seen[sc.label] = true
+		reqs := sc.fill.requests(every)
+		if !slices.IsSortedFunc(reqs, func(a, b request) int { return cmp.Compare(a.t, b.t) }) {
+			t.Errorf("%s: requests out of time order", sc.label)
+		}
+		if reqs[len(reqs)-1].t != sc.fill.last() {
+			t.Errorf("%s: last request at %d, fill.last() = %d", sc.label, reqs[len(reqs)-1].t, sc.fill.last())
+		}
+		for _, v := range []map[string]int64{reqs[0].v, sc.v} {
+			if _, err := params(sc.script(), v); err != nil {
+				t.Errorf("%s: %v", sc.label, err)
+			}
+		}
+		if alg := sc.script().Algorithm; (alg == "sliding_log" || alg == "meta_window") && (sc.entries != N || int64(len(reqs)) != N) {
+			t.Errorf("%s: %d entries from %d requests, want %d", sc.label, sc.entries, len(reqs), N)
+		}
+	}
+}
+
+// TestWriters checks that each writer the worst cases use writes what the
+// script writes, on more requests per phase than the check the command
+// makes before each fill.
+func TestWriters(t *testing.T) {
+	opt, err := redis.ParseURL(redistest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	m, err := newMeasurer(context.Background(), rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[*fill]bool{}
+	for _, sc := range worstCases(1000) {
+		w := writers[sc.script().Name]
+		if w == nil || done[sc.fill] {
+			continue
+		}
+		done[sc.fill] = true
+		ok, err := m.writerAgrees(sc.fill, w, 400)
+		if err != nil {
+			t.Fatalf("%s: %v", sc.label, err)
+		}
+		if !ok {
+			t.Errorf("%s: the %s writer does not write what the script writes", sc.label, sc.script().Name)
+		}
+	}
 }
 
 // TestSeeders checks that each seeder writes the state its script writes
@@ -281,39 +391,11 @@ func TestSeeders(t *testing.T) {
 // dumpState reads a key's content whatever its type.
 func dumpState(t *testing.T, rdb *redis.Client, key string) []string {
 	t.Helper()
-	ctx := context.Background()
-	typ, err := rdb.Type(ctx, key).Result()
+	out, err := dump(context.Background(), rdb, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	switch typ {
-	case "zset":
-		zs, err := rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, z := range zs {
-			out = append(out, fmt.Sprintf("%v=%v", z.Member, z.Score))
-		}
-	case "hash":
-		h, err := rdb.HGetAll(ctx, key).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range h {
-			out = append(out, k+"="+v)
-		}
-		slices.Sort(out)
-	case "list":
-		out, err = rdb.LRange(ctx, key, 0, -1).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-	default:
-		t.Fatalf("%s: type %s", key, typ)
-	}
-	return append([]string{typ}, out...)
+	return out
 }
 
 func head(xs []string) []string { return xs[:min(len(xs), 8)] }

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/limitspec/limitspec/lua"
 	"github.com/limitspec/limitspec/oracle"
 )
 
@@ -70,19 +71,32 @@ type step struct {
 	Cost      json.RawMessage `json:"cost,omitempty"`
 	Meta      *string         `json:"meta,omitempty"`
 	View      string          `json:"view,omitempty"`
-	WrongType bool            `json:"wrong_type,omitempty"`
+	WrongType any             `json:"wrong_type,omitempty"` // true, or the 1-based places of the keys
 	Expect    map[string]any  `json:"expect"`
 }
 
 // call is one request of a scenario; a raw cost overrides cost.
 type call struct {
-	dt        int64 // ms after the previous call (negative: the clock steps back)
+	dt        int64  // ms after the previous call (negative: the clock steps back)
+	at        *int64 // the call's time, instead of dt
 	key       string
 	cost      int64
 	rawCost   string
-	wrongType bool
+	wrongType bool    // plant a value of another type at the keys first
+	wrongKeys []int   // only at these keys (1-based places in KEYS)
 	meta      *string // nil: the default meta, where the algorithm takes one
 	view      bool    // read the key's entries back instead
+}
+
+func at(t int64) *int64 { return &t }
+
+// keyCount is the number of state keys of the algorithm's script.
+func keyCount(alg string) int {
+	s, ok := lua.Lookup(alg)
+	if !ok {
+		panic("no script for " + alg)
+	}
+	return len(s.Keys)
 }
 
 // takesMeta reports whether every request of the algorithm carries a meta.
@@ -124,12 +138,21 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 	requests := 0 // numbers the default metas
 	for _, c := range calls {
 		t += c.dt
+		if c.at != nil {
+			t = *c.at
+		}
 		if c.view {
 			v.Steps = append(v.Steps, viewStep(m, mErr, t, c.key))
 			continue
 		}
 		requests++
-		s := step{T: t, Key: c.key, Cost: rawInt(c.cost), Meta: c.meta, WrongType: c.wrongType}
+		s := step{T: t, Key: c.key, Cost: rawInt(c.cost), Meta: c.meta}
+		switch {
+		case len(c.wrongKeys) > 0:
+			s.WrongType = c.wrongKeys
+		case c.wrongType:
+			s.WrongType = true
+		}
 		if c.rawCost != "" {
 			s.Cost = json.RawMessage(c.rawCost)
 		}
@@ -143,7 +166,7 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 		var n int64
 		costOK := json.Unmarshal(s.Cost, &n) == nil
 		switch {
-		case mErr != nil || !costOK || c.wrongType:
+		case mErr != nil || !costOK || s.WrongType != nil:
 			s.Expect = map[string]any{"error": true}
 		default:
 			r, err := m.Decide(c.key, t, n, meta)
@@ -265,7 +288,13 @@ func scenarios(alg string, p map[string]int64) map[string]struct {
 	}
 	out["interleaved-keys"] = sc{"two keys interleaved: each has its own state", inter}
 	back := append(burst("k", L-1), call{dt: 500, key: "k", cost: 1}, call{dt: -400, key: "k", cost: 1}, call{dt: -5000, key: "k", cost: 0}, call{dt: 3000, key: "k", cost: 1}, call{dt: -70000, key: "k", cost: 1}, call{dt: 140000, key: "k", cost: 1})
-	out["clock-backwards"] = sc{"requests earlier than the key's last admission are decided at that admission's time; durations still count from the caller's clock", back}
+	out["clock-backwards"] = sc{"requests earlier than the key's last admission by at most MAX_SKEW_MS (60 s) are decided at that admission's time, durations still counting from the caller's clock; 70 s behind, the key is decided as if it had no state", back}
+	skew := append(burst("k", L), call{dt: -oracle.MaxSkewMs, key: "k", cost: 1}, call{dt: -1, key: "k", cost: 1}, call{dt: oracle.MaxSkewMs + 1, key: "k", cost: 0})
+	out["clock-skew-edge"] = sc{"a full key, then a request MAX_SKEW_MS (60000 ms) behind its last admission (trusted: decided at that time), one 1 ms further behind (not trusted: decided as a fresh key, which it replaces), and a peek back at the first time", skew}
+	ahead := []call{{at: at(1 << 45), key: "k", cost: 1}, {at: at(t0), key: "k", cost: 1}, {dt: 1, key: "k", cost: 0}, {at: at(1 << 45), key: "k", cost: 1}, {at: at(t0 + 2), key: "k", cost: L}}
+	out["clock-far-ahead"] = sc{"an admission at now_ms 2^45 (about the year 3085), then requests at t0: one wrong clock does not hold the key; each side decides the other's state as stale or long past", ahead}
+	behind := append(burst("k", L), call{at: at(0), key: "k", cost: 1}, call{at: at(t0 + 1), key: "k", cost: 1}, call{dt: 1, key: "k", cost: 0})
+	out["clock-far-behind"] = sc{"a full key at t0, then an admission at now_ms 0 (decided as a fresh key, its TTL counted from its own clock), then requests at t0 again: the state written at 0 is long past", behind}
 	W := p["window_ms"]
 	switch alg {
 	case "sliding_log":
@@ -338,6 +367,17 @@ func badInput(alg string, p map[string]int64) []vector {
 	add("bad-time", "now_ms outside [0, 2^45] is refused", ok, []call{{dt: -t0 - 1, key: "k", cost: 1}, {dt: t0 + 1, key: "k", cost: 1}, {dt: 1<<45 - t0 + 1, key: "k", cost: 1}})
 	add("bad-wrong-type", "a state key holding another Redis type is an error (Redis-like targets only)", ok,
 		[]call{{key: "k", cost: 1}, {key: "other", cost: 1, wrongType: true}})
+	if n := keyCount(alg); n > 1 {
+		var each []call
+		for i := 1; i <= n; i++ {
+			k := fmt.Sprint("k", i)
+			each = append(each, call{key: k, cost: 1}, call{dt: 1, key: k, cost: 1, wrongKeys: []int{i}},
+				call{key: fmt.Sprint("fresh", i), cost: 1, wrongKeys: []int{i}})
+		}
+		add("bad-wrong-type-each-key", "each state key on its own holding another Redis type, after an admission and on a fresh key: an error, and nothing written to the other keys (Redis-like targets only)", ok, each)
+	}
+	add("bad-key-brace", "a key beginning with '}' is refused: the hash tag of {}x}:... would be empty, and a cluster would spread the call's keys over slots", ok,
+		[]call{{key: "}x", cost: 1}, {key: "}", cost: 1}, {key: "x}", cost: 1}})
 	for i, n := range names {
 		if !oracle.Optional(alg, n) {
 			missing := intParams(p)

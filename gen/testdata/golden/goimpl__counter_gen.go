@@ -66,8 +66,17 @@ func init() {
 
 // Allow decides a request of cost for key at nowMs; see Limiter.
 func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("counter: a zero Counter has no parameters: make it with NewCounter or New")
+	}
 	if key == "" {
 		return Result{}, badInput("counter: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("counter: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "counter: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -79,10 +88,15 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st counterState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.ctrExp > nowMs, st.ctrTs, 0, 0, 35184372088832) > nowMs+5000 {
+		st = counterState{}
 	}
 	// {<key>}:ctr: the count
 	ctrLive := st.ctrExp > nowMs
@@ -96,14 +110,14 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.ctrTs = max(nowMs, ctrTs)
 		st.ctrN = used + c
 		st.ctrExp = nowMs + p.GapMs + 1000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	} else {
 		odd := ceilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
 		if odd {
 			st.ctrTs = ctrTs
 			st.ctrN = used
 			st.ctrExp = nowMs + 1000
-			sh.put(key, e, st, nowMs)
+			sh.put(key, e, st)
 		}
 	}
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil

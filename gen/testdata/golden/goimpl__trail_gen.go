@@ -28,6 +28,7 @@ type trailState struct {
 	logExp       int64
 	notesEntries []TrailNotesEntry
 	notesExp     int64
+	hitsTs       int64
 	hitsEntries  []trailHitsEntry
 	hitsExp      int64
 }
@@ -54,7 +55,7 @@ type TrailNotesEntry struct {
 	Text string
 }
 
-// trailHitsEntry is one entry of {<key>}:hits: cost per bucket.
+// trailHitsEntry is one entry of {<key>}:hits: cost per bucket, and the last admission.
 type trailHitsEntry struct {
 	// Start: the bucket's start.
 	Start int64
@@ -120,8 +121,17 @@ func (l *Trail) AllowInputs(key string, nowMs, cost int64, inputs ...string) (Re
 
 // AllowNote decides a request of cost for key at nowMs; see Limiter.
 func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("trail: a zero Trail has no parameters: make it with NewTrail or New")
+	}
 	if key == "" {
 		return Result{}, badInput("trail: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("trail: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return Result{}, badInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -136,10 +146,15 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st trailState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.hitsExp > nowMs, st.hitsTs, 0, 0, 35184372088832) > nowMs+5000 {
+		st = trailState{}
 	}
 	// {<key>}:log: one entry per admission
 	logLive := st.logExp > nowMs
@@ -155,7 +170,7 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	if !notesLive {
 		st.notesEntries = nil
 	}
-	// {<key>}:hits: cost per bucket
+	// {<key>}:hits: cost per bucket, and the last admission
 	hitsLive := st.hitsExp > nowMs
 	if !hitsLive {
 		st.hitsEntries = nil
@@ -215,7 +230,7 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 			}
 			st.logEntries = st.logEntries[n:]
 		}
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
 		{
 			x := trailLogEntry{Ts: max(nowMs, newest), Cost: c}
 			i := len(st.logEntries)
@@ -227,7 +242,7 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 			}
 		}
 		st.logExp = nowMs + p.WindowMs + 1000
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
 		{
 			n := 0
 			for n < len(st.hitsEntries) && st.hitsEntries[n].Start <= from {
@@ -235,7 +250,10 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 			}
 			st.hitsEntries = st.hitsEntries[n:]
 		}
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
+		st.hitsTs = nowMs
+		st.hitsExp = nowMs + p.WindowMs + 1000
+		e = sh.put(key, e, st)
 		{
 			x := trailHitsEntry{Start: bucket, N: c}
 			i := len(st.hitsEntries)
@@ -249,14 +267,14 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 			}
 		}
 		st.hitsExp = nowMs + p.WindowMs + 1000
-		e = sh.put(key, e, st, nowMs)
+		e = sh.put(key, e, st)
 		if newest <= from {
 			st.notesEntries = nil
-			e = sh.put(key, e, st, nowMs)
+			e = sh.put(key, e, st)
 		}
 		st.notesEntries = append(st.notesEntries, TrailNotesEntry{Ts: nowMs, Text: note})
 		st.notesExp = nowMs + p.WindowMs + 1000
-		sh.put(key, e, st, nowMs)
+		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
 }
@@ -267,8 +285,17 @@ var _ Viewer = (*Trail)(nil)
 //
 // The notes, when one is younger than window_ms.
 func (l *Trail) Recent(key string, nowMs int64) ([]TrailNotesEntry, error) {
+	if l == nil || l.states == nil {
+		return nil, badInput("trail: a zero Trail has no parameters: make it with NewTrail or New")
+	}
 	if key == "" {
 		return nil, badInput("trail: key must not be empty")
+	}
+	if key[0] == '}' {
+		return nil, badInput("trail: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > 35184372088832 {
 		return nil, badInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
@@ -277,10 +304,15 @@ func (l *Trail) Recent(key string, nowMs int64) ([]TrailNotesEntry, error) {
 	sh := l.states.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e := sh.get(key, nowMs)
 	var st trailState
 	if e != nil {
 		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.hitsExp > nowMs, st.hitsTs, 0, 0, 35184372088832) > nowMs+5000 {
+		st = trailState{}
 	}
 	// {<key>}:notes: the notes, oldest first
 	notesLive := st.notesExp > nowMs

@@ -11,8 +11,8 @@
 --              n: count (in [0, limit])
 --
 -- ARGV (decimal integers, but for strings):
---   ARGV[1]  now_ms in [0, 35184372088832]
---   ARGV[2]  cost in [0, 9007199254740991]
+--   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
+--   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
 --   ARGV[3]  limit in [1, 1000]: cost admitted
 --   ARGV[4]  gap_ms in [1, 1000000000]: idle time that resets
 --   and limit * gap_ms <= 100000000000
@@ -22,17 +22,15 @@
 --   [2] remaining: what is left
 --   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
 --
--- Errors (nothing is written): BADINPUT <message> for refused input;
--- BADSTATE <message> when a stored field is not an integer; Redis's own
--- WRONGTYPE when a key holds another type.
-
-local ALG = 'counter: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. key .. ' is not an integer: ' .. tostring(v))
-end
+-- Errors (nothing is written): BADINPUT <message> for refused input (a
+-- wrong number of arguments, a key beginning with '}' among them);
+-- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
+-- a key holds another Redis type.
+--
+-- Time: a key's state records its last admission (ctr.ts). A request
+-- up to MAX_SKEW_MS (5000 ms) behind it is decided at that time; further
+-- behind, the state is not trusted: the request is decided as on a fresh
+-- key, and an admission replaces the state (docs/semantics.md).
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -52,6 +50,15 @@ local function field(v, dflt, lo, hi)
     return nil
   end
   return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
 end
 
 -- integer to string without exponent notation
@@ -75,20 +82,27 @@ local function pick(c, a, b)
   return b
 end
 
--- parameters
-if ARGV[3] == nil then
-  return bad('missing parameter limit')
+local ALG = 'counter: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
+local function corrupt(key, f, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+end
+
+-- arguments
+if #ARGV < 4 or #ARGV > 4 then
+  return bad('expected 4 arguments (now_ms cost limit gap_ms), got ' .. #ARGV)
+end
+
+-- parameters
 local limit = int(ARGV[3])
 if limit == nil or limit < 1 or limit > 1000 then
-  return bad('parameter limit must be an integer in [1, 1000], got ' .. ARGV[3])
-end
-if ARGV[4] == nil then
-  return bad('missing parameter gap_ms')
+  return bad('parameter limit must be an integer in [1, 1000], got ' .. clip(ARGV[3]))
 end
 local gap_ms = int(ARGV[4])
 if gap_ms == nil or gap_ms < 1 or gap_ms > 1000000000 then
-  return bad('parameter gap_ms must be an integer in [1, 1000000000], got ' .. ARGV[4])
+  return bad('parameter gap_ms must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
 end
 if not (limit * gap_ms <= 100000000000) then
   return bad('limit times gap_ms must not exceed 10^11')
@@ -105,15 +119,24 @@ local tag = string.sub(KEYS[1], 2, -6)
 if tag == '' then
   return bad('key must not be empty')
 end
+if string.sub(tag, 1, 1) == '}' then
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
 
 -- per-call inputs
-local now = int(ARGV[1])
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = int(ARGV[1])
+end
 if now == nil or now < 0 or now > 35184372088832 then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. tostring(ARGV[1]))
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > 9007199254740991 then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. tostring(ARGV[2]))
+  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
 -- state
@@ -127,17 +150,34 @@ if ctr_n == nil then
   return corrupt(KEYS[1], 'n', ctr__raw[2])
 end
 
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = ctr_ts > now + 5000
+if stale then
+  ctr_ts = 0
+  ctr_n = 0
+end
+-- deletes a stale state once, before this call's first write
+local function wipe()
+  if stale then
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+end
+
 -- decision
 local idle = now - ctr_ts >= gap_ms
 local used = pick(idle or not (ctr_n > 0), 0, ctr_n)
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit and c ~= (-1)
 if ok then
+  wipe()
   redis.call('HSET', KEYS[1], 'ts', num(math.max(now, ctr_ts)), 'n', num(used + c))
   redis.call('PEXPIRE', KEYS[1], num(gap_ms + 1000))
 else
   local odd = fdiv(cdiv(limit * gap_ms, 7), 2) % 3 == 1
   if odd then
+    wipe()
     redis.call('HSET', KEYS[1], 'ts', num(ctr_ts), 'n', num(used))
     redis.call('PEXPIRE', KEYS[1], num(1000))
   end

@@ -15,15 +15,16 @@
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:hits  hash: cost per bucket
+--   KEYS[3]  {<key>}:hits  hash: cost per bucket, and the last admission
+--              ts: last admission (in [0, NOW_MAX])
 --              at most 100 entries, each a field named by start holding n:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, limit])
 --
 -- ARGV (decimal integers, but for strings):
---   ARGV[1]  now_ms in [0, 35184372088832]
---   ARGV[2]  cost in [0, 9007199254740991]
---   ARGV[3]  note: a string of at most 16 bytes (empty when absent): recorded with an admission
+--   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
+--   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
+--   ARGV[3]  note: a string of at most 16 bytes (may be empty): recorded with an admission
 --   ARGV[4]  limit in [1, 100]: cost admitted per window
 --   ARGV[5]  window_ms in [1, 1000000]: window length
 --   ARGV[6]  bucket_ms in [1, 1000] (optional, default 10): bucket length
@@ -33,17 +34,15 @@
 --   [2] remaining: what is left
 --   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
 --
--- Errors (nothing is written): BADINPUT <message> for refused input;
--- BADSTATE <message> when a stored field is not an integer; Redis's own
--- WRONGTYPE when a key holds another type.
-
-local ALG = 'trail: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. key .. ' is not an integer: ' .. tostring(v))
-end
+-- Errors (nothing is written): BADINPUT <message> for refused input (a
+-- wrong number of arguments, a key beginning with '}' among them);
+-- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
+-- a key holds another Redis type.
+--
+-- Time: a key's state records its last admission (hits.ts). A request
+-- up to MAX_SKEW_MS (5000 ms) behind it is decided at that time; further
+-- behind, the state is not trusted: the request is decided as on a fresh
+-- key, and an admission replaces the state (docs/semantics.md).
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -65,6 +64,15 @@ local function field(v, dflt, lo, hi)
   return math.min(math.max(n, lo), hi)
 end
 
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -84,6 +92,14 @@ local function pick(c, a, b)
     return a
   end
   return b
+end
+
+local ALG = 'trail: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, f, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -113,27 +129,26 @@ local function keep_last(list, n)
   return out
 end
 
--- parameters
-if ARGV[4] == nil then
-  return bad('missing parameter limit')
+-- arguments
+if #ARGV < 5 or #ARGV > 6 then
+  return bad('expected 5 to 6 arguments (now_ms cost note limit window_ms [bucket_ms]), got ' .. #ARGV)
 end
+
+-- parameters
 local limit = int(ARGV[4])
 if limit == nil or limit < 1 or limit > 100 then
-  return bad('parameter limit must be an integer in [1, 100], got ' .. ARGV[4])
-end
-if ARGV[5] == nil then
-  return bad('missing parameter window_ms')
+  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[4]))
 end
 local window_ms = int(ARGV[5])
 if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
-  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. ARGV[5])
+  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[5]))
 end
 local bucket_ms = 10
 if ARGV[6] ~= nil then
   bucket_ms = int(ARGV[6])
 end
 if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
-  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. ARGV[6])
+  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[6]))
 end
 
 -- keys: all share the hash tag {key}
@@ -147,6 +162,9 @@ local tag = string.sub(KEYS[1], 2, -6)
 if tag == '' then
   return bad('key must not be empty')
 end
+if string.sub(tag, 1, 1) == '}' then
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
 if KEYS[2] ~= '{' .. tag .. '}:notes' then
   return bad('KEYS[2] must be {<key>}:notes with the key of KEYS[1]')
 end
@@ -155,13 +173,19 @@ if KEYS[3] ~= '{' .. tag .. '}:hits' then
 end
 
 -- per-call inputs
-local now = int(ARGV[1])
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = int(ARGV[1])
+end
 if now == nil or now < 0 or now > 35184372088832 then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. tostring(ARGV[1]))
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > 9007199254740991 then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. tostring(ARGV[2]))
+  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 local note = ARGV[3] or ''
 if #note > 16 then
@@ -205,10 +229,13 @@ local function log__range(min, max, rev, count)
   return log__parse(redis.call('ZRANGEBYSCORE', KEYS[1], min, max, 'LIMIT', 0, count))
 end
 local hits__raw = redis.call('HGETALL', KEYS[3])
+local hits__fixed = {}
 local hits__all = {}
 for i = 1, #hits__raw, 2 do
   local name, v = hits__raw[i], hits__raw[i + 1]
-  do
+  if name == 'ts' then
+    hits__fixed[name] = v
+  else
     local parts = {name, v}
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
@@ -223,6 +250,34 @@ for i = 1, #hits__raw, 2 do
 end
 table.sort(hits__all, function(x, y) return x.start < y.start end)
 local hits = keep_last(hits__all, 100)
+local hits_ts = field(hits__fixed['ts'], 0, 0, 35184372088832)
+if hits_ts == nil then
+  return corrupt(KEYS[3], 'ts', hits__fixed['ts'])
+end
+
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = hits_ts > now + 5000
+if stale then
+  log = {}
+  hits_ts = 0
+  hits = {}
+  hits__all = {}
+end
+-- deletes a stale state once, before this call's first write
+local function wipe()
+  if stale then
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  end
+end
+
+-- {<key>}:notes is written but not read: its type, before any write
+local notes__type = redis.call('TYPE', KEYS[2])
+notes__type = notes__type.ok or notes__type
+if notes__type ~= 'none' and notes__type ~= 'list' then
+  return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
+end
 
 -- decision
 local from = now - window_ms
@@ -282,6 +337,7 @@ for _, h in ipairs(hits) do
 end
 local busy = agg__4 > 0
 if ok and c > 0 then
+  wipe()
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   redis.call('ZADD', KEYS[1], num(math.max(now, newest)), num(math.max(now, newest)) .. ':' .. num(c))
   redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
@@ -294,8 +350,9 @@ if ok and c > 0 then
   for i = 1, #hits__gone, 1000 do
     redis.call('HDEL', KEYS[3], unpack(hits__gone, i, math.min(i + 999, #hits__gone)))
   end
-  redis.call('HINCRBY', KEYS[3], num(bucket), num(c))
+  redis.call('HSET', KEYS[3], 'ts', num(now))
   redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+  redis.call('HINCRBY', KEYS[3], num(bucket), num(c))
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end

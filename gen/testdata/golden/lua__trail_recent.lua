@@ -14,13 +14,14 @@
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:hits  hash: cost per bucket
+--   KEYS[3]  {<key>}:hits  hash: cost per bucket, and the last admission
+--              ts: last admission (in [0, NOW_MAX])
 --              at most 100 entries, each a field named by start holding n:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, limit])
 --
 -- ARGV (decimal integers, but for strings):
---   ARGV[1]  now_ms in [0, 35184372088832]
+--   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
 --   ARGV[2]  limit in [1, 100]: cost admitted per window
 --   ARGV[3]  window_ms in [1, 1000000]: window length
 --   ARGV[4]  bucket_ms in [1, 1000] (optional, default 10): bucket length
@@ -28,17 +29,15 @@
 -- Reply: an array of entries of notes, in order, each an array {ts, text};
 -- empty when there are none. It writes nothing.
 --
--- Errors (nothing is written): BADINPUT <message> for refused input;
--- BADSTATE <message> when a stored field is not an integer; Redis's own
--- WRONGTYPE when a key holds another type.
-
-local ALG = 'trail: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. key .. ' is not an integer: ' .. tostring(v))
-end
+-- Errors (nothing is written): BADINPUT <message> for refused input (a
+-- wrong number of arguments, a key beginning with '}' among them);
+-- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
+-- a key holds another Redis type.
+--
+-- Time: a key's state records its last admission (hits.ts). A request
+-- up to MAX_SKEW_MS (5000 ms) behind it is decided at that time; further
+-- behind, the state is not trusted: the request is decided as on a fresh
+-- key, and an admission replaces the state (docs/semantics.md).
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -60,6 +59,15 @@ local function field(v, dflt, lo, hi)
   return math.min(math.max(n, lo), hi)
 end
 
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -79,6 +87,14 @@ local function pick(c, a, b)
     return a
   end
   return b
+end
+
+local ALG = 'trail: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, f, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -108,27 +124,26 @@ local function keep_last(list, n)
   return out
 end
 
--- parameters
-if ARGV[2] == nil then
-  return bad('missing parameter limit')
+-- arguments
+if #ARGV < 3 or #ARGV > 4 then
+  return bad('expected 3 to 4 arguments (now_ms limit window_ms [bucket_ms]), got ' .. #ARGV)
 end
+
+-- parameters
 local limit = int(ARGV[2])
 if limit == nil or limit < 1 or limit > 100 then
-  return bad('parameter limit must be an integer in [1, 100], got ' .. ARGV[2])
-end
-if ARGV[3] == nil then
-  return bad('missing parameter window_ms')
+  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[2]))
 end
 local window_ms = int(ARGV[3])
 if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
-  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. ARGV[3])
+  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[3]))
 end
 local bucket_ms = 10
 if ARGV[4] ~= nil then
   bucket_ms = int(ARGV[4])
 end
 if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
-  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. ARGV[4])
+  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[4]))
 end
 
 -- keys: all share the hash tag {key}
@@ -142,6 +157,9 @@ local tag = string.sub(KEYS[1], 2, -6)
 if tag == '' then
   return bad('key must not be empty')
 end
+if string.sub(tag, 1, 1) == '}' then
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
 if KEYS[2] ~= '{' .. tag .. '}:notes' then
   return bad('KEYS[2] must be {<key>}:notes with the key of KEYS[1]')
 end
@@ -150,9 +168,15 @@ if KEYS[3] ~= '{' .. tag .. '}:hits' then
 end
 
 -- per-call inputs
-local now = int(ARGV[1])
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = int(ARGV[1])
+end
 if now == nil or now < 0 or now > 35184372088832 then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. tostring(ARGV[1]))
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 
 -- state
@@ -177,6 +201,42 @@ if all == nil then
   return corrupt(KEYS[2], what, v)
 end
 notes = keep_last(all, limit)
+local hits__raw = redis.call('HGETALL', KEYS[3])
+local hits__fixed = {}
+local hits__all = {}
+for i = 1, #hits__raw, 2 do
+  local name, v = hits__raw[i], hits__raw[i + 1]
+  if name == 'ts' then
+    hits__fixed[name] = v
+  else
+    local parts = {name, v}
+    local x_start = field(parts[1], nil, 0, 35184372088832)
+    if x_start == nil then
+      return corrupt(KEYS[3], 'entry start', parts[1])
+    end
+    local x_n = field(parts[2], nil, 1, limit)
+    if x_n == nil then
+      return corrupt(KEYS[3], 'entry n', parts[2])
+    end
+    hits__all[#hits__all + 1] = {start = x_start, n = x_n, name_ = name}
+  end
+end
+table.sort(hits__all, function(x, y) return x.start < y.start end)
+local hits = keep_last(hits__all, 100)
+local hits_ts = field(hits__fixed['ts'], 0, 0, 35184372088832)
+if hits_ts == nil then
+  return corrupt(KEYS[3], 'ts', hits__fixed['ts'])
+end
+
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = hits_ts > now + 5000
+if stale then
+  notes = {}
+  hits_ts = 0
+  hits = {}
+  hits__all = {}
+end
 
 -- view
 local agg__1 = 0

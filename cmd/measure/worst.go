@@ -1,0 +1,593 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/limitspec/limitspec/lua"
+	"github.com/redis/go-redis/v9"
+)
+
+// WorstEntries is the number of entries of the worst cases whose state
+// grows with the limit (sliding_log, meta_window): their limit N.
+var WorstEntries int64 = 100000
+
+const (
+	// hour is the window of the worst cases, in ms.
+	hour = 3600000
+	// checkRequests is the number of requests per phase with which a
+	// writer is checked against the script before it fills a key.
+	checkRequests = 100
+	// A fill through the script is given up after fillBudget, in
+	// pipelines of about pipelineTime each.
+	fillBudget   = 2 * time.Minute
+	pipelineTime = 200 * time.Millisecond
+)
+
+// A request is one request of cost 1 at t under the parameters v, which
+// the script admits.
+type request struct {
+	t int64
+	v map[string]int64
+}
+
+// A phase is n requests of cost 1 under the parameters v, request i at
+// from + i*span/n.
+type phase struct {
+	v             map[string]int64
+	n, from, span int64
+}
+
+// requests returns the first k requests of the phase (all if k >= n).
+func (p phase) requests(k int64) []request {
+	out := make([]request, 0, max(0, min(k, p.n)))
+	for i := int64(0); i < min(k, p.n); i++ {
+		out = append(out, request{t: p.from + i*p.span/p.n, v: p.v})
+	}
+	return out
+}
+
+// last is the time of the phase's last request.
+func (p phase) last() int64 { return p.from + (p.n-1)*p.span/p.n }
+
+// A fill is how a worst case's key is set up: phases of admitted requests
+// on one key. Worst cases that share a fill share its key.
+type fill struct {
+	script lua.Script
+	phases []phase
+}
+
+// requests returns the first k requests of each phase, in order.
+func (f *fill) requests(k int64) []request {
+	var out []request
+	for _, p := range f.phases {
+		out = append(out, p.requests(k)...)
+	}
+	return out
+}
+
+// last is the time of the fill's last request.
+func (f *fill) last() int64 { return f.phases[len(f.phases)-1].last() }
+
+// A scenario is one row of the worst-case table: a filled key, then one
+// decision repeated on it.
+type scenario struct {
+	label string
+	fill  *fill
+	// v are the parameters of the measured decision, cost its cost, and
+	// after its time relative to the fill's last request.
+	v           map[string]int64
+	cost, after int64
+	// allowed is the decision's expected outcome; an allowed decision
+	// that writes (cost > 0) runs each time on a fresh copy of the key.
+	allowed bool
+	// entries is the number of entries the fill leaves in the key.
+	entries int64
+}
+
+// writes tells whether the measured decision writes the state.
+func (sc scenario) writes() bool { return sc.allowed && sc.cost > 0 }
+
+// script is the scenario's decision script.
+func (sc scenario) script() lua.Script { return sc.fill.script }
+
+// worstCases lists the decisions whose work grows with the entries a key
+// holds: sliding_log and meta_window at limit N, bucket_window at its
+// largest number of buckets (3600).
+func worstCases(N int64) []scenario {
+	sl, _ := lua.Lookup("sliding_log")
+	bw, _ := lua.Lookup("bucket_window")
+	mw, _ := lua.Lookup("meta_window")
+	slv := func(limit int64) map[string]int64 { return map[string]int64{"limit": limit, "window_ms": hour} }
+	bwv := func(limit, bucket int64) map[string]int64 {
+		return map[string]int64{"limit": limit, "window_ms": hour, "bucket_ms": bucket}
+	}
+	spread := &fill{sl, []phase{{slv(N), N, now0, hour}}}
+	instant := &fill{sl, []phase{{slv(N), N, now0, 0}}}
+	bwMax := &fill{bw, []phase{{bwv(3600, 1000), 3600, now0, hour}}}
+	// 3600 buckets of 1 ms, then buckets of 1 s up to an hour after the
+	// first: none of the first has left the widest window.
+	bwFine := &fill{bw, []phase{
+		{map[string]int64{"limit": 3600, "window_ms": 3600, "bucket_ms": 1}, 3600, now0, 3600},
+		{bwv(7200, 1000), 3596, now0 + 4000, 3596000},
+	}}
+	meta := &fill{mw, []phase{{slv(N), N, now0, hour}}}
+	full := fmt.Sprintf("full at limit %d (1 h window)", N)
+	return []scenario{
+		{label: fmt.Sprintf("a. %s, the limit lowered to %d", full, N-1), fill: spread, v: slv(N - 1), cost: 1, entries: N},
+		{label: fmt.Sprintf("a. %s, the limit lowered to 10", full), fill: spread, v: slv(10), cost: 1, entries: N},
+		{label: fmt.Sprintf("a. %s, the limit lowered to %d, a peek", full, N-1), fill: spread, v: slv(N - 1), entries: N},
+		{label: "b. at its maximum: 3600 buckets of 1 s in a 1 h window, one admission in each", fill: bwMax, v: bwv(3600, 1000), cost: 1, entries: 3600},
+		{label: fmt.Sprintf("c. %s, a request of cost %d", full, N), fill: spread, v: slv(N), cost: N, entries: N},
+		{label: fmt.Sprintf("d. %s, a peek once every entry has left the window", full), fill: spread, v: slv(N), after: hour, allowed: true, entries: N},
+		{label: fmt.Sprintf("e. %d entries at one instant, a caller whose clock is 1 s behind", N), fill: instant, v: slv(N), cost: 1, after: -1000, entries: N},
+		{label: fmt.Sprintf("e. %s, the admission once every entry has left the window (it removes them)", full), fill: spread, v: slv(N), cost: 1, after: hour, allowed: true, entries: N},
+		{label: "e. b's key, then bucket_ms raised to 60000 (60 buckets)", fill: bwMax, v: bwv(3600, 60000), cost: 1, entries: 3600},
+		{label: "e. 3600 buckets of 1 ms, then bucket_ms raised to 1000 and 3596 buckets of 1 s, a peek", fill: bwFine, v: bwv(7200, 1000), allowed: true, entries: 3600 + 3596},
+		{label: "e. b's key, the admission once every bucket has left the window (it deletes them)", fill: bwMax, v: bwv(3600, 1000), cost: 1, after: hour, allowed: true, entries: 3600},
+		{label: fmt.Sprintf("e. %s, the admission that opens the next window (it deletes the entries)", full), fill: meta, v: slv(N), cost: 1, after: hour, allowed: true, entries: N},
+	}
+}
+
+// A writer writes the state a script would have written after admitting
+// the requests, for the fills too slow through the script: a sliding_log
+// at one instant reads every entry of that instant at each admission, a
+// bucket_window every bucket.
+type writer func(ctx context.Context, rdb *redis.Client, s lua.Script, key string, reqs []request) error
+
+var writers = map[string]writer{
+	"bucket_window": writeBucketWindow,
+	"sliding_log":   writeSlidingLog,
+}
+
+// widest is bucket_window's widest tier.
+func widest(v map[string]int64) int64 {
+	return max(v["window_ms"], v["window_ms_2"], v["window_ms_3"])
+}
+
+// writeBucketWindow writes the hash of bucket_window.lua: ts, then the
+// count of each bucket, in the order the script creates them; at each
+// request, the buckets that have left the widest tier are deleted.
+func writeBucketWindow(ctx context.Context, rdb *redis.Client, s lua.Script, key string, reqs []request) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	var ts int64
+	var starts []int64
+	counts := map[int64]int64{}
+	for _, r := range reqs {
+		ts = max(ts, r.t)
+		b := ts - ts%r.v["bucket_ms"]
+		starts = slices.DeleteFunc(starts, func(start int64) bool {
+			gone := start <= b-widest(r.v)
+			if gone {
+				delete(counts, start)
+			}
+			return gone
+		})
+		if counts[b] == 0 {
+			starts = append(starts, b)
+		}
+		counts[b]++
+	}
+	fields := []any{"ts", ts}
+	for _, b := range starts {
+		fields = append(fields, b, counts[b])
+	}
+	v := reqs[len(reqs)-1].v
+	name := s.KeyNames(key)[0]
+	pipe := rdb.Pipeline()
+	pipe.HSet(ctx, name, fields...)
+	pipe.PExpire(ctx, name, time.Duration(max(0, widest(v)-ts%v["bucket_ms"])+60000)*time.Millisecond)
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// writeSlidingLog writes the zset and the tally of sliding_log.lua: one
+// member ts:seq:cost per admission scored by its time (seq counts the
+// earlier admissions at that time), without those that have left the
+// window at a later admission; their total cost and the time of the last
+// admission.
+func writeSlidingLog(ctx context.Context, rdb *redis.Client, s lua.Script, key string, reqs []request) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	type entry struct{ ts, seq int64 }
+	var log []entry
+	first := 0
+	for _, r := range reqs {
+		ts := r.t
+		if len(log) > first {
+			ts = max(ts, log[len(log)-1].ts)
+		}
+		for first < len(log) && log[first].ts <= ts-r.v["window_ms"] {
+			first++
+		}
+		e := entry{ts: ts}
+		if len(log) > first && log[len(log)-1].ts == ts {
+			e.seq = log[len(log)-1].seq + 1
+		}
+		log = append(log, e)
+	}
+	log = log[first:]
+	names := s.KeyNames(key)
+	ttl := time.Duration(reqs[len(reqs)-1].v["window_ms"]+60000) * time.Millisecond
+	pipe := rdb.Pipeline()
+	for from := 0; from < len(log); from += batch {
+		var zs []redis.Z
+		for _, e := range log[from:min(from+batch, len(log))] {
+			zs = append(zs, redis.Z{Score: float64(e.ts), Member: fmt.Sprintf("%d:%d:1", e.ts, e.seq)})
+		}
+		pipe.ZAdd(ctx, names[0], zs...)
+	}
+	pipe.PExpire(ctx, names[0], ttl)
+	pipe.HSet(ctx, names[1], "total", len(log), "ts", log[len(log)-1].ts)
+	pipe.PExpire(ctx, names[1], ttl)
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// runScript admits the requests through the script, pipelined, and
+// fails if one is denied or if it takes longer than fillBudget. A
+// pipeline's size follows the time of the last, so that none takes much
+// longer than pipelineTime however slow each call becomes.
+func (m *measurer) runScript(s lua.Script, key string, reqs []request) error {
+	start := time.Now()
+	size := batch
+	for from := 0; from < len(reqs); {
+		if time.Since(start) > fillBudget {
+			return fmt.Errorf("filling through the script took over %v (%d of %d requests)", fillBudget, from, len(reqs))
+		}
+		to := from + 1
+		for to < len(reqs) && to-from < size && sameValues(reqs[to].v, reqs[from].v) {
+			to++
+		}
+		began := time.Now()
+		if err := m.admit(s, key, reqs[from:to]); err != nil {
+			return err
+		}
+		took := time.Since(began) + 1
+		size = int(max(1, min(batch, int64(to-from)*int64(pipelineTime)/int64(took))))
+		from = to
+	}
+	return nil
+}
+
+// admit runs requests under the same parameters in one pipeline and fails
+// if one is denied.
+func (m *measurer) admit(s lua.Script, key string, reqs []request) error {
+	ps, err := params(s, reqs[0].v)
+	if err != nil {
+		return err
+	}
+	calls := make([]call, len(reqs))
+	for i, r := range reqs {
+		calls[i] = call{key, r.t, 1}
+	}
+	replies, err := m.eval(s, calls, args(s, ps))
+	if err != nil {
+		return err
+	}
+	for i, r := range replies {
+		if allowed(r) != 1 {
+			return fmt.Errorf("request at %d of the fill on %s was denied: %v", calls[i].t, key, r)
+		}
+	}
+	return nil
+}
+
+func sameValues(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		if y, ok := b[k]; !ok || x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// writerAgrees tells whether a writer writes what the script writes for
+// the first k requests of each phase of a fill, on two keys of its own
+// that it then deletes.
+func (m *measurer) writerAgrees(f *fill, w writer, k int64) (bool, error) {
+	s := f.script
+	scripted, written := m.prefix+"check:script:"+s.Name, m.prefix+"check:write:"+s.Name
+	defer m.rdb.Del(m.ctx, append(s.KeyNames(scripted), s.KeyNames(written)...)...)
+	reqs := f.requests(k)
+	if err := m.runScript(s, scripted, reqs); err != nil {
+		return false, err
+	}
+	if err := w(m.ctx, m.rdb, s, written, reqs); err != nil {
+		return false, err
+	}
+	a, b := s.KeyNames(scripted), s.KeyNames(written)
+	for i := range a {
+		da, err := dump(m.ctx, m.rdb, a[i])
+		if err != nil {
+			return false, err
+		}
+		db, err := dump(m.ctx, m.rdb, b[i])
+		if err != nil {
+			return false, err
+		}
+		if !slices.Equal(da, db) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// fillKey sets up a fill on key: written directly when its script has a
+// writer that agrees with the script on a few requests per phase, else
+// through the script. It returns how.
+func (m *measurer) fillKey(f *fill, key string) (string, error) {
+	if w := writers[f.script.Name]; w != nil {
+		ok, err := m.writerAgrees(f, w, checkRequests)
+		if err != nil {
+			return "", fmt.Errorf("checking the writer: %v", err)
+		}
+		if ok {
+			return "written directly", w(m.ctx, m.rdb, f.script, key, f.requests(every))
+		}
+	}
+	return "script, pipelined", m.runScript(f.script, key, f.requests(every))
+}
+
+// every, as the number of requests to take of a phase, takes them all.
+const every = int64(1) << 62
+
+// A worstRow is what one line of the worst-case table reports; err, when
+// not nil, why it was not measured (and timer is nil).
+type worstRow struct {
+	sc       scenario
+	filledBy string
+	entries  int64
+	commands string
+	timer    *timer
+	err      error
+}
+
+// measureWorst fills the worst cases' keys (once per fill) and runs each
+// decision once; the timers of the rows measured are ready for the
+// sweeps. A row that could not be measured says why.
+func (m *measurer) measureWorst(scs []scenario) []*worstRow {
+	type filled struct {
+		key, how string
+		err      error
+	}
+	keys := map[*fill]filled{}
+	var out []*worstRow
+	for i, sc := range scs {
+		fk, ok := keys[sc.fill]
+		if !ok {
+			fk.key = fmt.Sprintf("%sworst:%d", m.prefix, i)
+			fk.how, fk.err = m.fillKey(sc.fill, fk.key)
+			if fk.err == nil {
+				fk.err = m.keep(sc.script(), fk.key)
+			}
+			keys[sc.fill] = fk
+		}
+		r := &worstRow{sc: sc, filledBy: fk.how, err: fk.err}
+		if r.err == nil {
+			r.err = m.worstRow(r, fk.key)
+		}
+		if r.err != nil {
+			r.timer = nil
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// keep gives a key's state keys a TTL long enough for the sweeps.
+func (m *measurer) keep(s lua.Script, key string) error {
+	for _, name := range s.KeyNames(key) {
+		if err := m.rdb.PExpire(m.ctx, name, keepFor).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// worstRow counts the entries of a filled key and runs the row's decision
+// on it once.
+func (m *measurer) worstRow(r *worstRow, key string) error {
+	sc := r.sc
+	s := sc.script()
+	var err error
+	if r.entries, err = m.countEntries(s, key); err != nil {
+		return err
+	}
+	ps, err := params(s, sc.v)
+	if err != nil {
+		return err
+	}
+	want := int64(0)
+	if sc.allowed {
+		want = 1
+	}
+	r.timer = &timer{
+		s:      s,
+		calls:  []call{{key, sc.fill.last() + sc.after, sc.cost}},
+		args:   args(s, ps),
+		copies: sc.writes(),
+		check: func(reply any) error {
+			if allowed(reply) != want {
+				return fmt.Errorf("the decision replied %v, want allowed = %d", reply, want)
+			}
+			return nil
+		},
+	}
+	r.commands, err = m.first(r.timer)
+	return err
+}
+
+// countEntries counts the entries a key's state holds: the members of its
+// zsets, the elements of its lists and the fields of its hashes named by
+// an integer (one per entry, as bucket_window's buckets).
+func (m *measurer) countEntries(s lua.Script, key string) (int64, error) {
+	var n int64
+	for _, name := range s.KeyNames(key) {
+		typ, err := m.rdb.Type(m.ctx, name).Result()
+		if err != nil {
+			return 0, err
+		}
+		switch typ {
+		case "zset":
+			c, err := m.rdb.ZCard(m.ctx, name).Result()
+			if err != nil {
+				return 0, err
+			}
+			n += c
+		case "list":
+			c, err := m.rdb.LLen(m.ctx, name).Result()
+			if err != nil {
+				return 0, err
+			}
+			n += c
+		case "hash":
+			fields, err := m.rdb.HKeys(m.ctx, name).Result()
+			if err != nil {
+				return 0, err
+			}
+			for _, f := range fields {
+				if _, err := strconv.ParseInt(f, 10, 64); err == nil {
+					n++
+				}
+			}
+		}
+	}
+	return n, nil
+}
+
+// decision describes a scenario's measured decision: its parameters, cost,
+// time and outcome.
+func (sc scenario) decision() string {
+	var ps []string
+	for _, p := range sc.script().Params {
+		if x, ok := sc.v[p]; ok {
+			ps = append(ps, fmt.Sprintf("%s %d", p, x))
+		}
+	}
+	when := "at the last request"
+	switch {
+	case sc.after > 0:
+		when = fmt.Sprintf("%d ms after the last request", sc.after)
+	case sc.after < 0:
+		when = fmt.Sprintf("%d ms before the last request", -sc.after)
+	}
+	outcome := "denied"
+	if sc.allowed {
+		outcome = "allowed"
+	}
+	return fmt.Sprintf("%s; cost %d, %s: %s", strings.Join(ps, ", "), sc.cost, when, outcome)
+}
+
+// typical is the time of the same algorithm's denied decision in the
+// first table at the largest limit not above entries, or at its smallest
+// limit if all are above.
+func typical(rows []*row, alg string, entries int64) string {
+	var below, smallest *row
+	for _, r := range rows {
+		if r.label != alg {
+			continue
+		}
+		if r.L <= entries && (below == nil || r.L > below.L) {
+			below = r
+		}
+		if smallest == nil || r.L < smallest.L {
+			smallest = r
+		}
+	}
+	best := below
+	if best == nil {
+		best = smallest
+	}
+	if best == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%s (L = %d)", micros(median(best.timer.usec)), best.L)
+}
+
+// printWorst prints the worst-case table.
+func printWorst(w io.Writer, worst []*worstRow, rows []*row) {
+	if len(worst) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nWorst cases: the decisions whose work grows with the entries a key holds. Each key is filled as its row says "+
+		"(through its script, pipelined, or written directly as its script would write it, once a few requests per phase have given the same state both ways), "+
+		"then one decision is repeated on it; a decision that writes runs each time on a fresh copy of the key (COPY, not timed). "+
+		"Stored entries: zset members, list elements and hash fields per bucket, before the decision. Time: as above (EVALSHA usec_per_call, median of %d rounds, Lua's garbage collected before each). "+
+		"Typical: the denied decision of the first table, same algorithm, at the largest L not above the stored entries.\n\n", sweeps)
+	fmt.Fprintln(w, "| worst case | algorithm | filled | stored entries | the decision | commands per decision | time per decision (µs, Redis-side CPU) | typical (µs) |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range worst {
+		s := r.sc.script()
+		cell := "not measured: " + strings.ReplaceAll(fmt.Sprint(r.err), "|", "/")
+		if r.err == nil {
+			cell = micros(median(r.timer.usec))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", r.sc.label, s.Name, r.filledBy, r.entries,
+			r.sc.decision(), r.commands, cell, typical(rows, s.Algorithm, r.entries))
+	}
+}
+
+// notMeasured is the error of a run some of whose worst cases were not
+// measured, or nil.
+func notMeasured(worst []*worstRow) error {
+	n := 0
+	for _, r := range worst {
+		if r.err != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d worst cases not measured (see the table)", n, len(worst))
+}
+
+// dump reads a key's content whatever its type: its type, then a zset's
+// members with their scores in order, a hash's fields sorted, a list's
+// elements.
+func dump(ctx context.Context, rdb *redis.Client, key string) ([]string, error) {
+	typ, err := rdb.Type(ctx, key).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	switch typ {
+	case "zset":
+		zs, err := rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, z := range zs {
+			out = append(out, fmt.Sprintf("%v=%v", z.Member, z.Score))
+		}
+	case "hash":
+		h, err := rdb.HGetAll(ctx, key).Result()
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range h {
+			out = append(out, k+"="+v)
+		}
+		slices.Sort(out)
+	case "list":
+		if out, err = rdb.LRange(ctx, key, 0, -1).Result(); err != nil {
+			return nil, err
+		}
+	case "none":
+	default:
+		return nil, fmt.Errorf("%s: type %s", key, typ)
+	}
+	return append([]string{typ}, out...), nil
+}

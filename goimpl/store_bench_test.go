@@ -1,0 +1,70 @@
+package goimpl
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchmarkExpiredKeys fills a gcra limiter with many keys at t0, lets
+// them all expire (a day passes on the caller's clock), then decides b.N
+// requests for 200000 new keys in turn, timing every Allow. It reports the
+// heap the filled limiter holds per key, the p99.9 and the largest Allow
+// latency after expiry, and the keys and heap the limiter still holds at
+// the end. One op is one decision; run it with a count that keeps it
+// deciding for a few seconds, while expired keys are reclaimed:
+//
+//	go test -run '^$' -bench ExpiredKeys -benchtime 3000000x ./goimpl
+func BenchmarkExpiredKeys(b *testing.B) {
+	for _, n := range []int{1_000_000, 4_000_000} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) { benchExpiredKeys(b, n) })
+	}
+}
+
+func benchExpiredKeys(b *testing.B, n int) {
+	lat := make([]time.Duration, b.N)
+	keys := make([]string, 200000)
+	for i := range keys {
+		keys[i] = "new:" + strconv.Itoa(i)
+	}
+	base := heapAlloc()
+	l, err := NewGCRA(GCRAParams{Burst: 10, Rate: 10, PeriodMs: 1000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		if _, err := l.Allow("user:"+strconv.Itoa(i), t0, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perKey := float64(heapAlloc()-base) / float64(n)
+	later := int64(t0 + 24*3600*1000)
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		_, err := l.Allow(keys[i%len(keys)], later+int64(i/100), 1)
+		lat[i] = time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)*999/1000].Nanoseconds()), "p99.9-ns")
+	b.ReportMetric(float64(lat[len(lat)-1].Nanoseconds()), "max-ns")
+	b.ReportMetric(perKey, "heap-B/key")
+	b.ReportMetric(float64(l.states.len()), "keys-held")
+	b.ReportMetric(float64(heapAlloc()-base)/(1<<20), "end-heap-MB")
+	runtime.KeepAlive(l)
+}
+
+// heapAlloc returns the bytes of live heap after a full collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
