@@ -20,8 +20,9 @@ const minSweep = 1024
 // callBatch is the most entries a call moves while a pass is under way.
 const callBatch = 8
 
-// sweepBatch is the most entries the sweeper moves per hold of a lock.
-const sweepBatch = 256
+// sweepBatch is the most entries the sweeper moves per hold of a lock: a
+// call that finds the lock held then mostly spins rather than sleeps.
+const sweepBatch = 16
 
 // sampleSize is the number of entries the sweeper looks at to decide
 // whether a shard is worth a pass.
@@ -229,17 +230,17 @@ func (sh *shard[S]) estimate(at time.Duration) (int64, bool) {
 	return sh.seenNow + int64((at-sh.seenAt)/time.Millisecond), true
 }
 
-// sweepStep starts a pass when one is due at the shard's estimated time,
-// and moves up to sweepBatch entries of a pass under way. It reports
-// whether the shard is left with no pass under way.
-func (sh *shard[S]) sweepStep(clock func() time.Duration) bool {
+// sweepStep starts a pass when begin allows and one is due at the shard's
+// estimated time, and moves up to sweepBatch entries of a pass under way.
+// It reports whether the shard is left with no pass under way.
+func (sh *shard[S]) sweepStep(clock func() time.Duration, begin bool) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	now, ok := sh.estimate(clock())
 	if !ok {
 		return true
 	}
-	if sh.old.m == nil && sh.due(now) {
+	if begin && sh.old.m == nil && sh.due(now) {
 		sh.begin()
 	}
 	if sh.old.m != nil {
@@ -350,26 +351,32 @@ func sweepLoop[S any](wp weak.Pointer[store[S]], w *sweeper) {
 	}
 }
 
-// sweepRound runs one round over the store wp points to: every shard in
-// turn runs its passes to their end, a batch at a time. It holds the store
-// only during a batch, and returns false when the store has been
-// collected or the sweeper stopped.
+// sweepRound runs one round over the store wp points to: it starts the
+// passes that are due and runs every pass under way to its end, a batch
+// of one shard after a batch of the next, so that a call waiting for a
+// shard's lock gets it before the sweeper comes back to that shard. It
+// holds the store only during a batch, and returns false when the store
+// has been collected or the sweeper stopped.
 func sweepRound[S any](wp weak.Pointer[store[S]], stop <-chan struct{}) bool {
-	for i := 0; i < shardCount; {
-		select {
-		case <-stop:
-			return false
-		default:
+	var done [shardCount]bool
+	for first, busy := true, true; busy; first = false {
+		busy = false
+		for i := range done {
+			if done[i] {
+				continue
+			}
+			select {
+			case <-stop:
+				return false
+			default:
+			}
+			s := wp.Value()
+			if s == nil {
+				return false
+			}
+			done[i] = s.shards[i].sweepStep(s.sw.clock, first)
+			busy = busy || !done[i]
 		}
-		s := wp.Value()
-		if s == nil {
-			return false
-		}
-		if s.shards[i].sweepStep(s.sw.clock) {
-			i++
-		}
-		// A call that waited for the lock gets it before the next batch.
-		runtime.Gosched()
 	}
 	return true
 }
