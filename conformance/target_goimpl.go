@@ -32,6 +32,11 @@ func (t *GoTarget) Begin(algorithm string, params map[string]json.Number) error 
 		ints[k] = n
 	}
 	lim, err := goimpl.New(algorithm, ints)
+	if s, ok := lim.(goimpl.SweepStopper); ok {
+		// Vectors replay times of their own, not the wall clock's: a
+		// sweeper would reclaim keys on a clock the vector does not keep.
+		s.StopSweeper()
+	}
 	if err != nil {
 		o := goOutcome(err)
 		t.refused = &o

@@ -391,8 +391,8 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 		w.line("p := &l.p")
 	}
 	w.line("sh := l.states.shard(key)")
-	w.line("sh.mu.Lock()")
-	w.line("defer sh.mu.Unlock()")
+	w.line("sh.lock()")
+	w.line("defer sh.unlock()")
 	w.line("e := sh.get(key, nowMs)")
 	w.line("var st %s", st)
 	w.line("if e != nil {")

@@ -5,8 +5,30 @@
 // A Limiter keeps its state in process memory, sharded by key so that
 // goroutines deciding for different keys rarely contend. Every key's state
 // carries the same TTL the Lua script would give it in Redis, measured on the
-// caller's clock (the nowMs passed in), and is dropped once that TTL has run
-// out; memory therefore stays bounded by the keys active within one TTL.
+// caller's clock (the nowMs passed in); once that TTL has run out the state
+// reads as absent, and its memory is reclaimed a few keys at a time: no call
+// does work that grows with the number of keys, and a shard's memory shrinks
+// with its live keys.
+//
+// A call reclaims only keys expired by its own nowMs. Each limiter also has
+// a sweeper, a goroutine started with its first key, which reclaims the
+// rest, those of an idle limiter too. Having no nowMs of its own, it takes
+// the nowMs of the latest call and adds the time elapsed since, on the
+// process's monotonic clock; it never reclaims a key whose expiry is later
+// than that. This is exact for callers whose nowMs follows the wall clock
+// (time.Now, or Now). A caller whose nowMs runs slower than the wall
+// clock, such as a test that holds the time still or replays old times at
+// leisure, could find a key reclaimed while it is still live on its own
+// clock: it should stop the sweeper before its first call (see
+// SweepStopper). A sweeper ends by itself once its limiter has been
+// garbage collected. Callers that share a limiter should share a clock: a
+// call whose nowMs lags behind another's may find a key reclaimed that is
+// still live at its own nowMs.
+//
+// Memory stays bounded by the keys active within about one TTL. A gcra
+// limiter holds about 115 bytes per key; when four million keys have
+// expired, the sweeper reclaims them in a few seconds while decisions go
+// on (go test -run '^$' -bench ExpiredKeys -benchtime 8000000x ./goimpl).
 //
 // Time is always an argument: nowMs is milliseconds since the Unix epoch, as
 // the caller's clock reads it. A call whose nowMs is earlier than the latest

@@ -110,8 +110,8 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	p := &l.p
 	sh := l.states.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.lock()
+	defer sh.unlock()
 	e := sh.get(key, nowMs)
 	var st gcraState
 	if e != nil {

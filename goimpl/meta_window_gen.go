@@ -124,8 +124,8 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	}
 	p := &l.p
 	sh := l.states.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.lock()
+	defer sh.unlock()
 	e := sh.get(key, nowMs)
 	var st metaWindowState
 	if e != nil {
@@ -197,8 +197,8 @@ func (l *MetaWindow) Entries(key string, nowMs int64) ([]MetaWindowLogEntry, err
 	}
 	p := &l.p
 	sh := l.states.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.lock()
+	defer sh.unlock()
 	e := sh.get(key, nowMs)
 	var st metaWindowState
 	if e != nil {

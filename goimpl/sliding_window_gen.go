@@ -114,8 +114,8 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	p := &l.p
 	sh := l.states.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.lock()
+	defer sh.unlock()
 	e := sh.get(key, nowMs)
 	var st slidingWindowState
 	if e != nil {

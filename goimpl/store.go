@@ -20,9 +20,8 @@ const minSweep = 1024
 // callBatch is the most entries a call moves while a pass is under way.
 const callBatch = 8
 
-// sweepBatch is the most entries the sweeper moves per hold of a lock: a
-// call that finds the lock held then mostly spins rather than sleeps.
-const sweepBatch = 16
+// sweepBatch is the most entries the sweeper moves per hold of a lock.
+const sweepBatch = 64
 
 // sampleSize is the number of entries the sweeper looks at to decide
 // whether a shard is worth a pass.
@@ -40,29 +39,37 @@ type stateOf interface {
 
 // store keeps per-key state in shards, each behind its own mutex.
 //
-// Expired keys are reclaimed by passes: a pass starts a fresh generation
-// for new keys and moves the old generation's entries into it a batch at
-// a time, in the order they came, dropping those that have expired;
-// lookups try both generations, and once the old one has been walked it is
-// dropped, so that a shard's memory follows its live keys down as well as
-// up. Calls move a few entries each; a shard starts a pass itself once its
-// keys have doubled since the last. The sweeper, a goroutine started with
-// the first key, runs passes to their end and starts those that a sample
-// of expired keys calls for.
+// Expired keys are reclaimed by passes, as Redis rehashes a dictionary: a
+// pass starts a fresh generation for new keys and moves the old
+// generation's entries into it a batch at a time, in the order they came,
+// dropping those that have expired; lookups try both generations, and once
+// the old one has been walked it is dropped, so that a shard's memory
+// follows its live keys down as well as up. No call does work that grows
+// with the number of keys.
+//
+// The sweeper, a goroutine started with the first key, starts a pass where
+// a sample of keys has expired and moves its entries, a batch at a time,
+// letting go of the lock as soon as a call waits for it, and yielding its
+// CPU after each batch. Calls start a pass when a shard has doubled since
+// the last, and move a few of its entries each; they help with the
+// sweeper's passes only when the shard doubles during one or the sweeper
+// has been stopped.
 type store[S any] struct {
 	seed   maphash.Seed
 	sw     *sweeper
 	shards [shardCount]shard[S]
 }
 
-// shard is one part of a store. Its fields are guarded by mu.
+// shard is one part of a store. Its fields but wanted are guarded by mu.
 type shard[S any] struct {
 	mu      sync.Mutex
+	wanted  atomic.Int32  // calls waiting for mu; the sweeper lets go for them
 	cur     generation[S] // where new keys go
 	old     generation[S] // walked into cur by a pass; m is nil between passes
 	cursor  int           // the position in old.keys the pass has reached
 	kept    int           // entries the pass under way has kept
-	sweepAt int           // len(cur.m) at which a call starts a pass
+	helped  bool          // whether calls move entries of the pass under way
+	sweepAt int           // len(cur.m) at which calls start or help a pass
 	now     int64         // nowMs of the latest call, -1 before any
 	seenNow int64         // now when the sweeper last looked, -1 before
 	seenAt  time.Duration // the sweeper's clock when it first saw seenNow
@@ -139,17 +146,36 @@ func (s *store[S]) shard(key string) *shard[S] {
 	return &s.shards[maphash.String(s.seed, key)%shardCount]
 }
 
+// lock locks the shard for a call. A call that has to wait says so, and
+// the sweeper, if it holds the lock, lets go after the entry at hand.
+func (sh *shard[S]) lock() {
+	if sh.mu.TryLock() {
+		return
+	}
+	sh.wanted.Add(1)
+	sh.mu.Lock()
+	sh.wanted.Add(-1)
+}
+
+// unlock unlocks the shard.
+func (sh *shard[S]) unlock() { sh.mu.Unlock() }
+
 // get returns key's entry, nil when it has none. It first records nowMs
 // as the shard's time and reclaims a bounded number of the keys expired
-// by nowMs: it moves at most callBatch entries of a pass under way, and
-// starts a pass when the shard has doubled since the last.
+// by nowMs. Once the shard has doubled since the last pass, it starts a
+// pass, or helps the sweeper's: it moves at most callBatch entries of a
+// pass that calls help, or of any pass once the sweeper has stopped. The
+// sweeper moves the entries of the others.
 func (sh *shard[S]) get(key string, nowMs int64) *entry[S] {
 	sh.now = nowMs
-	if sh.old.m == nil && len(sh.cur.m) >= sh.sweepAt {
-		sh.begin()
+	if len(sh.cur.m) >= sh.sweepAt {
+		if sh.old.m == nil {
+			sh.begin()
+		}
+		sh.helped = true
 	}
-	if sh.old.m != nil {
-		sh.migrate(callBatch, nowMs)
+	if sh.old.m != nil && (sh.helped || sh.sw.stopped.Load()) {
+		sh.migrate(callBatch, nowMs, false)
 	}
 	if e := sh.cur.m[key]; e != nil {
 		return e
@@ -174,14 +200,18 @@ func (sh *shard[S]) put(key string, e *entry[S], st S) *entry[S] {
 // to a fresh one.
 func (sh *shard[S]) begin() {
 	sh.old, sh.cur = sh.cur, generation[S]{m: map[string]*entry[S]{}}
-	sh.cursor, sh.kept = 0, 0
+	sh.cursor, sh.kept, sh.helped = 0, 0, false
 }
 
 // migrate moves up to n entries from the old generation to the current
 // one, dropping those expired by nowMs, and ends the pass when it has
-// walked them all.
-func (sh *shard[S]) migrate(n int, nowMs int64) {
-	for ; n > 0 && sh.cursor < sh.old.keys.n; n-- {
+// walked them all. With yield, it stops after the first entry once a call
+// waits for the lock.
+func (sh *shard[S]) migrate(n int, nowMs int64, yield bool) {
+	for i := 0; i < n && sh.cursor < sh.old.keys.n; i++ {
+		if yield && i > 0 && sh.wanted.Load() > 0 {
+			break
+		}
 		k := sh.old.keys.take(sh.cursor)
 		sh.cursor++
 		e := sh.old.m[k]
@@ -244,7 +274,7 @@ func (sh *shard[S]) sweepStep(clock func() time.Duration, begin bool) bool {
 		sh.begin()
 	}
 	if sh.old.m != nil {
-		sh.migrate(sweepBatch, now)
+		sh.migrate(sweepBatch, now, true)
 	}
 	return sh.old.m == nil
 }
@@ -281,7 +311,7 @@ func (s *store[S]) stopSweeper() {
 type sweeper struct {
 	started  atomic.Bool // launched, or never to be
 	mu       sync.Mutex
-	stopped  bool
+	stopped  atomic.Bool
 	stop     chan struct{} // closed to end the goroutine
 	done     chan struct{} // closed when the goroutine has ended
 	launch   func()        // the goroutine's body
@@ -316,10 +346,10 @@ func (w *sweeper) start() {
 func (w *sweeper) signal() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.stopped {
+	if w.stopped.Load() {
 		return
 	}
-	w.stopped = true
+	w.stopped.Store(true)
 	close(w.stop)
 	if !w.started.Load() {
 		w.started.Store(true) // never to be launched
@@ -376,6 +406,8 @@ func sweepRound[S any](wp weak.Pointer[store[S]], stop <-chan struct{}) bool {
 			}
 			done[i] = s.shards[i].sweepStep(s.sw.clock, first)
 			busy = busy || !done[i]
+			// Goroutines waiting for a CPU run before the next batch.
+			runtime.Gosched()
 		}
 	}
 	return true

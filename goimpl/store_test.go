@@ -22,7 +22,6 @@ type testStore interface {
 	setSweeper(clock func() time.Duration, interval time.Duration)
 	setSweepAt(n int)
 	beginAll()
-	holds(key string) bool
 	liveKeys(nowMs int64) []string
 	sweeperOf() *sweeper
 }
@@ -80,14 +79,6 @@ func (s *store[S]) beginAll() {
 	}
 }
 
-// holds reports whether key has an entry, without reclaiming anything.
-func (s *store[S]) holds(key string) bool {
-	sh := s.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.cur.m[key] != nil || sh.old.m[key] != nil
-}
-
 // liveKeys returns the keys whose state has not expired by nowMs.
 func (s *store[S]) liveKeys(nowMs int64) []string {
 	var keys []string
@@ -107,6 +98,7 @@ func (s *store[S]) liveKeys(nowMs int64) []string {
 	return keys
 }
 
+// sweeperOf returns the store's sweeper.
 func (s *store[S]) sweeperOf() *sweeper { return s.sw }
 
 // sweepOnce runs one round of the sweeper by hand.
@@ -202,6 +194,52 @@ func TestLookupsDuringPasses(t *testing.T) {
 	}
 	if got, live := s.len(), len(s.liveKeys(t0)); live != n/3 || got > n {
 		t.Errorf("holds %d keys, %d of them live; want the %d live ones and at most all %d", got, live, n/3, n)
+	}
+}
+
+// TestCallsFinishPassesOnceStopped: a pass the sweeper began, left half
+// done when it stopped, is finished by calls.
+func TestCallsFinishPassesOnceStopped(t *testing.T) {
+	s := newStore[expiresAt]()
+	const n = 4000
+	for i := range n {
+		k := strconv.Itoa(i)
+		sh := s.shard(k)
+		sh.put(k, sh.get(k, t0), expiresAt{t0 + 1})
+	}
+	s.beginAll() // as the sweeper would, calls not helping
+	s.stopSweeper()
+	for i := range n {
+		k := strconv.Itoa(i)
+		if e := s.shard(k).get(k, t0+1); e != nil {
+			t.Fatalf("key %s expired at %d, read at %d: entry %v", k, t0+1, t0+1, e)
+		}
+	}
+	if got := s.len(); got != 0 {
+		t.Errorf("holds %d expired keys, want none", got)
+	}
+}
+
+// TestCallsAloneBoundMemory: with the sweeper stopped, a limiter that gets
+// new short-lived keys all the time keeps about those live within one TTL
+// (as TestIdleKeysAreEvicted, which lets the sweeper run).
+func TestCallsAloneBoundMemory(t *testing.T) {
+	l, err := NewFixedWindow(FixedWindowParams{Limit: 10, WindowMs: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.StopSweeper()
+	const perSecond, seconds = 1000, 300
+	for s := int64(0); s < seconds; s++ {
+		for k := int64(0); k < perSecond; k++ {
+			if _, err := l.Allow(fmt.Sprint(s, "/", k), t0+s*1000, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	live := 62 * perSecond // keys written within the last TTL
+	if n := l.states.len(); n > 3*live {
+		t.Errorf("store holds %d keys, want at most %d (about 2x the %d live ones)", n, 3*live, live)
 	}
 }
 
@@ -390,10 +428,8 @@ func TestIdleMemoryReturns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A clock that moves an hour at each reading: the keys, which live a
-	// minute, expire at the sweeper's second look.
-	var ticks atomic.Int64
-	l.states.setSweeper(func() time.Duration { return time.Duration(ticks.Add(1)) * time.Hour }, time.Millisecond)
+	var clock manualClock // stands still while the keys are written
+	l.states.setSweeper(clock.read, time.Millisecond)
 	const n = 100000
 	base := heapAlloc()
 	for i := range n {
@@ -402,11 +438,13 @@ func TestIdleMemoryReturns(t *testing.T) {
 		}
 	}
 	filled := heapAlloc()
+	// Then an hour passes at each look: the keys live a minute.
 	deadline := time.Now().Add(20 * time.Second)
-	for l.states.len() > 0 {
+	for hours := time.Duration(1); l.states.len() > 0; hours++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("the sweeper left %d of %d expired keys", l.states.len(), n)
 		}
+		clock.set(hours * time.Hour)
 		time.Sleep(time.Millisecond)
 	}
 	idle := heapAlloc()

@@ -86,8 +86,8 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	p := &l.p
 	sh := l.states.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.lock()
+	defer sh.unlock()
 	e := sh.get(key, nowMs)
 	var st counterState
 	if e != nil {

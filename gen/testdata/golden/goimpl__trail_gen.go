@@ -144,8 +144,8 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	}
 	p := &l.p
 	sh := l.states.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.lock()
+	defer sh.unlock()
 	e := sh.get(key, nowMs)
 	var st trailState
 	if e != nil {
@@ -302,8 +302,8 @@ func (l *Trail) Recent(key string, nowMs int64) ([]TrailNotesEntry, error) {
 	}
 	p := &l.p
 	sh := l.states.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	sh.lock()
+	defer sh.unlock()
 	e := sh.get(key, nowMs)
 	var st trailState
 	if e != nil {
