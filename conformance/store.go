@@ -43,8 +43,12 @@ func errArity(cmd string) error {
 
 func newStore() *store { return &store{keys: map[string]*value{}} }
 
-// reply is a command's answer: nil, int64, string, []any or error.
+// reply is a command's answer: nil, int64, string, status, []any or error.
 type reply = any
+
+// status is a status reply (+OK, TYPE's answer): a script sees it as a
+// table whose field ok holds the text.
+type status string
 
 // commands maps each supported command to its implementation.
 var commands = map[string]func(s *store, args []string) (reply, error){
@@ -130,7 +134,7 @@ func (s *store) set(a []string) (reply, error) {
 		v.ttl = ms
 	}
 	s.keys[a[0]] = v
-	return "OK", nil
+	return status("OK"), nil
 }
 
 func (s *store) del(a []string) (reply, error) {
@@ -165,9 +169,9 @@ func (s *store) typ(a []string) (reply, error) {
 		return nil, errArity("TYPE")
 	}
 	if v, ok := s.keys[a[0]]; ok {
-		return v.kind, nil
+		return status(v.kind), nil
 	}
-	return "none", nil
+	return status("none"), nil
 }
 
 // time is TIME: the wall clock as seconds and microseconds (only the
@@ -832,13 +836,13 @@ func (s *store) ltrim(a []string) (reply, error) {
 		return nil, err
 	}
 	if v == nil {
-		return "OK", nil
+		return status("OK"), nil
 	}
 	from, to, ok := span(start, stop, len(v.list))
 	if !ok { // Redis removes an emptied list
 		delete(s.keys, a[0])
-		return "OK", nil
+		return status("OK"), nil
 	}
 	v.list = append([]string(nil), v.list[from:to+1]...)
-	return "OK", nil
+	return status("OK"), nil
 }

@@ -427,6 +427,8 @@ func normReply(r any, err error) any {
 	switch r := r.(type) {
 	case nil, int64, string:
 		return r
+	case status:
+		return string(r) // go-redis reads a status reply as a string
 	case []any:
 		out := make([]any, len(r))
 		for i, x := range r {

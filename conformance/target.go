@@ -80,8 +80,8 @@ type call struct {
 // prepare maps a vector's parameters onto a script's ARGV, as a client
 // library would: an unknown parameter is refused before calling, an
 // optional parameter left out before a given one is passed as its
-// default, and ARGV stops at the first missing required parameter so that
-// the script names it.
+// default, and ARGV stops at the first missing required parameter, which
+// the script refuses (its argument count lists what it takes).
 func prepare(algorithm string, params map[string]json.Number) call {
 	return prepareView(algorithm, "", params)
 }

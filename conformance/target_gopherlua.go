@@ -192,6 +192,10 @@ func toLua(L *glua.LState, r reply) glua.LValue {
 		return glua.LNumber(r)
 	case string:
 		return glua.LString(r)
+	case status:
+		tbl := L.NewTable()
+		L.SetField(tbl, "ok", glua.LString(r))
+		return tbl
 	case []any:
 		tbl := L.NewTable()
 		for i, x := range r {

@@ -14,8 +14,7 @@ var goReserved = words(`break case chan const continue default defer else
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
 	field pick ceilDiv satAdd satSub satMul satDiv satCeilDiv badInput checkParam
-	paramOr joinInts insertAt searchEntries Result Limiter Record Now processNow
-	stale`)
+	paramOr joinInts insertAt searchEntries Result Limiter Record Now processNow`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
 func goName(n string) string {
@@ -255,6 +254,7 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 	w.line("}")
 	w.line("")
 	goAllow(&w, sp, a)
+	goStopSweeper(&w, a)
 	for _, v := range a.Views {
 		goView(&w, sp, a, v)
 	}
@@ -379,6 +379,21 @@ func goPreamble(w *writer, a *Algorithm, zero string) {
 	w.line("if nowMs == Now {")
 	w.line("nowMs = processNow()")
 	w.line("}")
+}
+
+// goStopSweeper emits StopSweeper, which every limiter has (see
+// goimpl.SweepStopper).
+func goStopSweeper(w *writer, a *Algorithm) {
+	typ := goType(a)
+	w.line("var _ SweepStopper = (*%s)(nil)", typ)
+	w.line("")
+	w.line("// StopSweeper stops l's sweeper; see SweepStopper.")
+	w.line("func (l *%s) StopSweeper() {", typ)
+	w.line("if l != nil {")
+	w.line("l.states.stopSweeper()")
+	w.line("}")
+	w.line("}")
+	w.line("")
 }
 
 // goReads locks the key's shard and reads its state into locals, as the

@@ -11,7 +11,7 @@ var luaReserved = words(`and break do else elseif end false for function if in
 	local nil not or repeat return then true until while
 	KEYS ARGV redis math string table tostring tonumber type error
 	bad corrupt int field fdiv cdiv pick num tag split keep_last unpack ipairs
-	out parts name x i _ ALG clip stale wipe kind`)
+	out parts name x i _ ALG clip stale wipe`)
 
 func words(s string) map[string]bool {
 	m := map[string]bool{}
@@ -389,19 +389,7 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 // key of another type), so that a refused call writes nothing whichever
 // key is at fault.
 func luaTypeChecks(w *writer, a *Algorithm, used usage) {
-	written := map[*State]bool{}
-	walkStmtsOnly(a.Body, func(s Stmt) {
-		switch s := s.(type) {
-		case *Store:
-			written[s.State] = true
-		case *Add:
-			written[s.State] = true
-		case *Drop:
-			written[s.State] = true
-		case *Clear:
-			written[s.State] = true
-		}
-	})
+	written := writtenStates(a.Body)
 	for i, s := range a.States {
 		readAtStart := s.Kind == Hash || used.entries[s]
 		if !written[s] || readAtStart {
@@ -409,8 +397,7 @@ func luaTypeChecks(w *writer, a *Algorithm, used usage) {
 		}
 		w.line("")
 		w.line("-- %s is written but not read: its type, before any write", keyTemplate(s))
-		w.line("local %s__type = redis.call('TYPE', KEYS[%d])", luaName(s.Name), i+1)
-		w.line("%s__type = %s__type.ok or %s__type", luaName(s.Name), luaName(s.Name), luaName(s.Name))
+		w.line("local %s__type = redis.call('TYPE', KEYS[%d]).ok", luaName(s.Name), i+1)
 		w.line("if %s__type ~= 'none' and %s__type ~= %s then", luaName(s.Name), luaName(s.Name), luaStr(s.Kind.String()))
 		w.line("  return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[%d]) .. ' holds a ' .. %s__type .. ', not a ' .. %s)", i+1, luaName(s.Name), luaStr(s.Kind.String()))
 		w.line("end")

@@ -146,7 +146,7 @@ func TestGoldenGoCompiles(t *testing.T) {
 		}
 	}
 	write("go.mod", []byte("module golden\n\ngo 1.26\n"))
-	for _, f := range []string{"api.go", "store.go", "exact.go", "entries.go"} {
+	for _, f := range []string{"api.go", "store.go", "sweeper.go", "exact.go", "entries.go"} {
 		b, err := os.ReadFile(filepath.Join("..", "goimpl", f))
 		if err != nil {
 			t.Fatal(err)

@@ -126,15 +126,25 @@ type guarded struct {
 }
 
 // writesIn reports whether any statement of body, nested ones too, writes.
-func writesIn(body []Stmt) bool {
-	found := false
+func writesIn(body []Stmt) bool { return len(writtenStates(body)) > 0 }
+
+// writtenStates is the set of states the statements of body, nested ones
+// too, may write.
+func writtenStates(body []Stmt) map[*State]bool {
+	out := map[*State]bool{}
 	walkStmtsOnly(body, func(s Stmt) {
-		switch s.(type) {
-		case *Store, *Add, *Drop, *Clear:
-			found = true
+		switch s := s.(type) {
+		case *Store:
+			out[s.State] = true
+		case *Add:
+			out[s.State] = true
+		case *Drop:
+			out[s.State] = true
+		case *Clear:
+			out[s.State] = true
 		}
 	})
-	return found
+	return out
 }
 
 // aggregates returns the aggregates in e, in evaluation order, each with

@@ -30,9 +30,12 @@
 // expired, the sweeper reclaims them in a few seconds while decisions go
 // on (go test -run '^$' -bench ExpiredKeys -benchtime 8000000x ./goimpl).
 //
-// Time is always an argument: nowMs is milliseconds since the Unix epoch, as
-// the caller's clock reads it. A call whose nowMs is earlier than the latest
-// time the key has recorded is decided at that latest time.
+// Time is an argument: nowMs is milliseconds since the Unix epoch, as the
+// caller's clock reads it, or Now for the process clock. A call whose nowMs
+// is earlier than the latest time the key has recorded, by at most
+// MAX_SKEW_MS (60 s), is decided at that latest time; further behind, the
+// key's state is not trusted and the call is decided as on a fresh key, as
+// the scripts do (docs/semantics.md, "State and time").
 //
 // Use New to pick an algorithm by name, or the typed constructors
 // (NewGCRA, NewTokenBucket, ...) to get compile-time parameter names.

@@ -368,3 +368,12 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	return Result{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: pick(ok || c > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}, nil
 }
+
+var _ SweepStopper = (*BucketWindow)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *BucketWindow) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}

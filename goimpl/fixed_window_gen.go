@@ -122,3 +122,12 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
 }
+
+var _ SweepStopper = (*FixedWindow)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *FixedWindow) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}

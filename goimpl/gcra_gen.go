@@ -144,3 +144,12 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }
+
+var _ SweepStopper = (*GCRA)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *GCRA) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}

@@ -143,3 +143,12 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, withThis-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
 }
+
+var _ SweepStopper = (*LeakyBucket)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *LeakyBucket) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}

@@ -172,6 +172,15 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
 }
 
+var _ SweepStopper = (*MetaWindow)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *MetaWindow) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}
+
 var _ Viewer = (*MetaWindow)(nil)
 
 // Entries is the view entries: it reads, and writes nothing.

@@ -18,11 +18,14 @@ type SlidingLogParams struct {
 // at most limit. Exact, with no boundary burst. A denied request is
 // never recorded, so a client that keeps retrying while denied gets in
 // as soon as old entries leave the window, and the whole decision is
-// one atomic script. A second key keeps the total cost of the entries,
-// so that a decision reads only the entries that have left the window,
-// the newest and the oldest few, never the whole set; entries that
-// have left are removed at the next admission. The set holds at most
-// limit entries: memory grows with limit.
+// one atomic script. A second key keeps the total cost of the entries
+// and the time of the last admission, so that a typical decision reads
+// only the entries that have left the window and the oldest few;
+// entries that have left are removed at the next admission. Some
+// decisions still read many entries: after the limit was lowered, for
+// a cost close to the limit, or among many entries of one ms (the
+// README's worst cases). The set holds at most limit entries: memory
+// grows with limit.
 type SlidingLog struct {
 	p      SlidingLogParams
 	states *store[slidingLogState]
@@ -216,4 +219,13 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 		sh.put(key, e, st)
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil
+}
+
+var _ SweepStopper = (*SlidingLog)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *SlidingLog) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
 }

@@ -159,3 +159,12 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
 }
+
+var _ SweepStopper = (*SlidingWindow)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *SlidingWindow) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}

@@ -1,6 +1,7 @@
 package goimpl
 
-// SweepStopper is implemented by every limiter of this package.
+// SweepStopper is implemented by every limiter of this package (the
+// generated code gives each its StopSweeper).
 //
 // A limiter reclaims its expired keys partly in a background goroutine,
 // its sweeper, started with its first key; the sweeper reckons the
@@ -11,60 +12,4 @@ package goimpl
 // collected, so a limiter needs no closing.
 type SweepStopper interface {
 	StopSweeper()
-}
-
-// StopSweeper stops l's sweeper; see SweepStopper.
-func (l *BucketWindow) StopSweeper() {
-	if l != nil {
-		l.states.stopSweeper()
-	}
-}
-
-// StopSweeper stops l's sweeper; see SweepStopper.
-func (l *FixedWindow) StopSweeper() {
-	if l != nil {
-		l.states.stopSweeper()
-	}
-}
-
-// StopSweeper stops l's sweeper; see SweepStopper.
-func (l *GCRA) StopSweeper() {
-	if l != nil {
-		l.states.stopSweeper()
-	}
-}
-
-// StopSweeper stops l's sweeper; see SweepStopper.
-func (l *LeakyBucket) StopSweeper() {
-	if l != nil {
-		l.states.stopSweeper()
-	}
-}
-
-// StopSweeper stops l's sweeper; see SweepStopper.
-func (l *MetaWindow) StopSweeper() {
-	if l != nil {
-		l.states.stopSweeper()
-	}
-}
-
-// StopSweeper stops l's sweeper; see SweepStopper.
-func (l *SlidingLog) StopSweeper() {
-	if l != nil {
-		l.states.stopSweeper()
-	}
-}
-
-// StopSweeper stops l's sweeper; see SweepStopper.
-func (l *SlidingWindow) StopSweeper() {
-	if l != nil {
-		l.states.stopSweeper()
-	}
-}
-
-// StopSweeper stops l's sweeper; see SweepStopper.
-func (l *TokenBucket) StopSweeper() {
-	if l != nil {
-		l.states.stopSweeper()
-	}
 }

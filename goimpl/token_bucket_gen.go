@@ -143,3 +143,12 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }
+
+var _ SweepStopper = (*TokenBucket)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *TokenBucket) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}

@@ -193,8 +193,7 @@ local function wipe()
 end
 
 -- {<key>}:mw:log is written but not read: its type, before any write
-local log__type = redis.call('TYPE', KEYS[2])
-log__type = log__type.ok or log__type
+local log__type = redis.call('TYPE', KEYS[2]).ok
 if log__type ~= 'none' and log__type ~= 'list' then
   return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
 end

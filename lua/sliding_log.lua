@@ -8,11 +8,14 @@
 --   at most limit. Exact, with no boundary burst. A denied request is
 --   never recorded, so a client that keeps retrying while denied gets in
 --   as soon as old entries leave the window, and the whole decision is
---   one atomic script. A second key keeps the total cost of the entries,
---   so that a decision reads only the entries that have left the window,
---   the newest and the oldest few, never the whole set; entries that
---   have left are removed at the next admission. The set holds at most
---   limit entries: memory grows with limit.
+--   one atomic script. A second key keeps the total cost of the entries
+--   and the time of the last admission, so that a typical decision reads
+--   only the entries that have left the window and the oldest few;
+--   entries that have left are removed at the next admission. Some
+--   decisions still read many entries: after the limit was lowered, for
+--   a cost close to the limit, or among many entries of one ms (the
+--   README's worst cases). The set holds at most limit entries: memory
+--   grows with limit.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):

@@ -122,3 +122,12 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil
 }
+
+var _ SweepStopper = (*Counter)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *Counter) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}

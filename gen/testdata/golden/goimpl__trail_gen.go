@@ -279,6 +279,15 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
 }
 
+var _ SweepStopper = (*Trail)(nil)
+
+// StopSweeper stops l's sweeper; see SweepStopper.
+func (l *Trail) StopSweeper() {
+	if l != nil {
+		l.states.stopSweeper()
+	}
+}
+
 var _ Viewer = (*Trail)(nil)
 
 // Recent is the view recent: it reads, and writes nothing.

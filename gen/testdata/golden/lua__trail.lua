@@ -273,8 +273,7 @@ local function wipe()
 end
 
 -- {<key>}:notes is written but not read: its type, before any write
-local notes__type = redis.call('TYPE', KEYS[2])
-notes__type = notes__type.ok or notes__type
+local notes__type = redis.call('TYPE', KEYS[2]).ok
 if notes__type ~= 'none' and notes__type ~= 'list' then
   return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
 end
