@@ -215,9 +215,9 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},
 			[][]string{{"ZADD", "{k}:sl", "1", "1:0:x"}, {"PEXPIRE", "{k}:sl", "60000"}}, ""},
 		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
-			[][]string{{"HSET", "{k}:bw", "soon", "1"}, {"PEXPIRE", "{k}:bw", "60000"}}, ""},
+			[][]string{{"ZADD", "{k}:bw", "1700000000000", "soon"}, {"PEXPIRE", "{k}:bw", "60000"}}, ""},
 		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
-			[][]string{{"HSET", "{k}:bw", "1700000000000", "1.5"}, {"PEXPIRE", "{k}:bw", "60000"}}, ""},
+			[][]string{{"ZADD", "{k}:bw", "1700000000000", "1700000000000:1.5:2"}, {"PEXPIRE", "{k}:bw", "60000"}}, ""},
 		{"meta_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
 			[][]string{{"HSET", "{k}:mw", "ts", "1700000000000", "start", "1700000000000", "used", "1"},
 				{"RPUSH", "{k}:mw:log", "1700000000000"}, {"PEXPIRE", "{k}:mw", "60000"}, {"PEXPIRE", "{k}:mw:log", "60000"}}, "entries"},
@@ -250,11 +250,11 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 	}
 }
 
-// TestLoweredLimitReadsNewestEntries: a sliding log filled under a higher
-// limit holds more entries than the lower limit allows; the script then
-// reads the whole set and keeps the newest entries, and still decides:
-// the window is over the new limit, so it denies until entries leave.
-func TestLoweredLimitReadsNewestEntries(t *testing.T) {
+// TestLoweredLimitCountsEveryEntry: a sliding log filled under a higher
+// limit holds more entries than the lower limit allows; every entry still
+// counts until it leaves the window, so the call is denied until enough
+// have left.
+func TestLoweredLimitCountsEveryEntry(t *testing.T) {
 	luaT, err := NewLuaTarget()
 	if err != nil {
 		t.Fatal(err)
@@ -280,14 +280,12 @@ func TestLoweredLimitReadsNewestEntries(t *testing.T) {
 		case *RedisTarget:
 			x.c = prepare("sliding_log", map[string]json.Number{"limit": "2", "window_ms": "1000"})
 		}
-		// At t0+5 the set holds 5 entries, more than 2: all are read and
-		// the newest two (t0+3, t0+4) kept; the stored total 5 reads as
-		// limit*limit = 4, none has left the window, so used = 4 and
-		// 4 + 1 > 2: denied. The two entries kept cannot free 4 + 1 - 2 = 3:
-		// retry when the window has moved past eff, 1000 ms; reset when
-		// t0+4 leaves, t0+1004 - (t0+5) = 999 ms.
+		// At t0+5 the set holds 5 entries of cost 1, none has left the
+		// window: used = 5, and 5 + 1 > 2: denied. Admitting 1 needs
+		// 5 + 1 - 2 = 4 of them gone, the 4th (t0+3) leaves at t0+1003:
+		// retry after 998 ms; reset when t0+4 leaves, after 999 ms.
 		o := tg.Decide("k", t0+5, "1", "")
-		want := Outcome{Allowed: false, Limit: 2, Remaining: 0, RetryAfterMs: 1000, ResetAfterMs: 999}
+		want := Outcome{Allowed: false, Limit: 2, Remaining: 0, RetryAfterMs: 998, ResetAfterMs: 999}
 		if diff := cmp.Diff(want, o, ignoreMessage); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tg.Name(), diff)
 		}

@@ -72,6 +72,8 @@ var commands = map[string]func(s *store, args []string) (reply, error){
 	"ZRANGEBYSCORE":    (*store).zrangebyscore,
 	"ZREVRANGEBYSCORE": (*store).zrevrangebyscore,
 	"ZREMRANGEBYSCORE": (*store).zremrangebyscore,
+	"ZREMRANGEBYRANK":  (*store).zremrangebyrank,
+	"ZREM":             (*store).zrem,
 	"ZCARD":            (*store).zcard,
 	"ZCOUNT":           (*store).zcount,
 	"ZSCORE":           (*store).zscore,
@@ -720,6 +722,57 @@ func (s *store) zremrangebyscore(a []string) (reply, error) {
 		}
 	}
 	if len(v.zset) == 0 { // Redis removes an emptied sorted set
+		delete(s.keys, a[0])
+	}
+	return n, nil
+}
+
+// zremrangebyrank supports ZREMRANGEBYRANK key start stop, ranks as
+// ZRANGE takes them.
+func (s *store) zremrangebyrank(a []string) (reply, error) {
+	if len(a) != 3 {
+		return nil, errArity("ZREMRANGEBYRANK")
+	}
+	start, ok1 := parseInt(a[1])
+	stop, ok2 := parseInt(a[2])
+	if !ok1 || !ok2 {
+		return nil, errors.New(errNotInt)
+	}
+	v, err := s.of(a[0], "zset")
+	if v == nil || err != nil {
+		return int64(0), err
+	}
+	ms := v.sorted()
+	from, to, ok := span(start, stop, len(ms))
+	if !ok {
+		return int64(0), nil
+	}
+	for _, m := range ms[from : to+1] {
+		delete(v.zset, m.member)
+	}
+	if len(v.zset) == 0 {
+		delete(s.keys, a[0])
+	}
+	return int64(to - from + 1), nil
+}
+
+// zrem supports ZREM key member [member ...].
+func (s *store) zrem(a []string) (reply, error) {
+	if len(a) < 2 {
+		return nil, errArity("ZREM")
+	}
+	v, err := s.of(a[0], "zset")
+	if v == nil || err != nil {
+		return int64(0), err
+	}
+	n := int64(0)
+	for _, m := range a[1:] {
+		if _, ok := v.zset[m]; ok {
+			delete(v.zset, m)
+			n++
+		}
+	}
+	if len(v.zset) == 0 {
 		delete(s.keys, a[0])
 	}
 	return n, nil

@@ -7,7 +7,8 @@ import (
 )
 
 // aggSpec is a spec with one list of up to max_entries values in
-// [0, v_max], and a reply that aggregates them.
+// [0, v_max], and a view that aggregates them (a list is read by views
+// only).
 func aggSpec(entries, vMax, max, require, total string) string {
 	return fmt.Sprintf(`constants:
   NOW_MAX: 35184372088832
@@ -30,7 +31,13 @@ algorithms:
         entry:
           - {name: v, min: 0, max: v_max, doc: "a value"}
     logic: |
-      reply { total = %s }
+      reply { total = 0 }
+    views:
+      - name: all
+        doc: The values, when their aggregate is not negative.
+        logic: |
+          let t = %s
+          show log if t >= 0
 `, entries, vMax, require, max, total)
 }
 

@@ -25,6 +25,7 @@ import (
 type bound struct{ lo, hi Expr }
 
 type analyzer struct {
+	sp     *Spec
 	alg    *Algorithm
 	lets   map[*Let]bound
 	facts  map[string]*big.Int // Format(E) -> K for each `require E <= K`
@@ -39,7 +40,7 @@ type analyzer struct {
 func Analyze(sp *Spec) error {
 	var errs []error
 	for _, a := range sp.Algorithms {
-		an := &analyzer{alg: a, lets: map[*Let]bound{}, facts: map[string]*big.Int{}, seen: map[string]bool{}, maxBig: big.NewInt(MaxSafe)}
+		an := &analyzer{sp: sp, alg: a, lets: map[*Let]bound{}, facts: map[string]*big.Int{}, seen: map[string]bool{}, maxBig: big.NewInt(MaxSafe)}
 		an.run()
 		errs = append(errs, an.errs...)
 	}
@@ -82,6 +83,26 @@ func (an *analyzer) run() {
 			an.value(s.MaxEntries)
 			an.nonneg(s.MaxEntries, "max_entries of "+s.Name+" may be negative")
 		}
+		if s.Kind == ZSet && s.Merge == nil && len(s.Entry) > 1 && s.Entry[1].Type == Int && s.Entry[1].Max != nil {
+			lo, _ := an.static(s.Entry[1].Min)
+			_, hi := an.static(s.Entry[1].Max)
+			if lo.Sign() < 0 {
+				an.errf("%s.%s orders entries of one score: its min must not be negative", s.Name, s.Entry[1].Name)
+			}
+			s.PadWidth = len(hi.String())
+		}
+		if s.Running != nil && !paramFree(s.RunOf.Min) || s.Running != nil && !paramFree(s.RunOf.Max) {
+			// A domain over parameters would clamp stored values when the
+			// parameters change, and the sums built from them would drift.
+			an.errf("%s.%s is summed by %s.%s: its domain must not depend on the parameters", s.Name, s.RunOf.Name, s.Name, s.Running.Name)
+		}
+		if s.Running != nil && s.MaxEntries != nil && s.RunOf.Max != nil {
+			// Differences of running sums modulo RUN_MOD are exact while
+			// the sum over every entry the zset holds is below RUN_MOD.
+			if p := an.staticProduct(s.MaxEntries, s.RunOf.Max, "the sum of "+s.Name+"."+s.RunOf.Name); p >= an.sp.RunMod {
+				an.errf("the sum of %s.%s over %s entries may reach %d, not below RUN_MOD", s.Name, s.RunOf.Name, Format(s.MaxEntries), p)
+			}
+		}
 		for _, f := range s.Entry {
 			if f.Type != Int || f.Min == nil || f.Max == nil {
 				continue
@@ -121,7 +142,7 @@ func (an *analyzer) block(body []Stmt) {
 		case *Add:
 			an.pos = s.Pos
 			for _, v := range s.Values {
-				if v.Type() == Int {
+				if v != nil && v.Type() == Int {
 					an.value(v)
 				}
 			}
@@ -135,7 +156,7 @@ func (an *analyzer) block(body []Stmt) {
 		case *Reply:
 			an.pos = s.Pos
 			for _, v := range s.Values {
-				if v.Type() == Int {
+				if v != nil && v.Type() == Int {
 					an.value(v)
 				} else {
 					an.cond(v)
@@ -248,6 +269,12 @@ func (an *analyzer) aggregate(e *Agg) bound {
 	if e.Fn == "sum" || e.Fn == "reach" {
 		an.nonneg(v.lo, fmt.Sprintf("the values %s summed by %s may be negative", Format(e.V), e.Fn))
 		total = bound{&Lit{}, an.mul(e.It.State.MaxEntries, v.hi)}
+		if e.It.State.Kind == ZSet {
+			// A zset may hold more than today's parameters allow (they
+			// may have been lowered since): bound it for every parameter.
+			e.Cap = an.staticProduct(e.It.State.MaxEntries, v.hi, "the sum of "+Format(e))
+			total = bound{&Lit{}, &Lit{V: e.Cap}}
+		}
 		an.safe(total, e)
 	}
 	switch e.Fn {
@@ -260,6 +287,32 @@ func (an *analyzer) aggregate(e *Agg) bound {
 	an.value(e.N)
 	r, d := an.value(e.R), an.value(e.D)
 	return bound{an.min(r.lo, d.lo), an.max(r.hi, d.hi)}
+}
+
+// paramFree reports whether e reads no parameter.
+func paramFree(e Expr) bool {
+	if _, ok := e.(*ParamRef); ok {
+		return false
+	}
+	for _, x := range children(e) {
+		if x != nil && !paramFree(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// staticProduct is the largest value of a * b over every parameter value,
+// at most 2^53-1 (else an error).
+func (an *analyzer) staticProduct(a, b Expr, what string) int64 {
+	_, x := an.static(a)
+	_, y := an.static(b)
+	p := new(big.Int).Mul(x, y)
+	if p.Cmp(an.maxBig) > 0 {
+		an.errf("%s may reach %s, past 2^53-1", what, p)
+		return MaxSafe
+	}
+	return p.Int64()
 }
 
 // division checks the operands of / % ceildiv: a non-negative dividend, a

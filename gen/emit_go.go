@@ -285,14 +285,7 @@ func goEntryDecl(w *writer, a *Algorithm, s *State) {
 	w.line("}")
 	w.line("")
 	if s.Kind == ZSet {
-		var vals []string
-		for _, f := range s.Entry {
-			vals = append(vals, "x."+goExported(f.Name))
-		}
-		w.line("// member is the entry's member in the sorted set, which orders")
-		w.line("// entries of equal score.")
-		w.line("func (x *%s) member() string { return joinInts(%s) }", t, strings.Join(vals, ", "))
-		w.line("")
+		goMember(w, t, s)
 	}
 }
 
@@ -445,9 +438,11 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 		if used.entries[s] {
 			list := goName(s.Name)
 			w.line("%s := st.%s", list, goEntries(s))
-			w.line("if n := %s; int64(len(%s)) > n {", goTyped(goExact.print(s.MaxEntries), s.MaxEntries), list)
-			w.line("%s = %s[int64(len(%s))-n:]", list, list, list)
-			w.line("}")
+			if s.Kind == List { // a zset is read whole, by index
+				w.line("if n := %s; int64(len(%s)) > n {", goTyped(goExact.print(s.MaxEntries), s.MaxEntries), list)
+				w.line("%s = %s[int64(len(%s))-n:]", list, list, list)
+				w.line("}")
+			}
 		}
 	}
 }
@@ -478,7 +473,7 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 				}
 				w.line("if %s { // else the value is not used", strings.Join(conds, " && "))
 			}
-			if ag.Fn == "reach" {
+			if ag.Fn == "reach" && ag.It.State.Kind == List {
 				w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
 			}
 			if ag.It.State.Kind == ZSet {
@@ -501,12 +496,11 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 					}
 					w.line("%s = %s[:searchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s })]", src, src, src, src, score, cmp, goExact.print(b.max))
 				}
-				if ag.Fn == "last" && b.exact {
-					w.line("if n := len(%s); n > 1 {", src)
-					w.line("%s = %s[n-1:]", src, src)
+				goZsetAgg(w, ag, name, src)
+				if len(g.guard) > 0 {
 					w.line("}")
 				}
-				list = src
+				continue
 			}
 			if refersTo(ag.Where, ag.It) || refersTo(ag.V, ag.It) || refersTo(ag.R, ag.It) {
 				w.line("for _, %s := range %s {", it, list)
@@ -638,47 +632,23 @@ func untypedInt(e Expr) bool {
 	return false
 }
 
-// goAdd inserts an entry as the Lua script does: a zset keeps entries
-// sorted by score, then member; a hash adds to the entry of that name or
-// inserts one in order; a list appends.
+// goAdd inserts an entry as the Lua script does: into a zset as
+// goZsetAdd says; at the end of a list.
 func goAdd(w *writer, a *Algorithm, s *Add, d dialect) {
 	list := "st." + goEntries(s.State)
 	t := goEntryType(a, s.State)
 	var vals []string
 	for i, f := range s.State.Entry {
-		vals = append(vals, goExported(f.Name)+": "+d.print(s.Values[i]))
+		if s.Values[i] != nil { // nil: the running sum, set by goZsetAdd
+			vals = append(vals, goExported(f.Name)+": "+d.print(s.Values[i]))
+		}
 	}
 	lit := t + "{" + strings.Join(vals, ", ") + "}"
-	first := goExported(s.State.Entry[0].Name)
-	switch s.State.Kind {
-	case List:
-		w.line("%s = append(%s, %s)", list, list, lit)
-	case ZSet:
-		w.line("{")
-		w.line("x := %s", lit)
-		w.line("i := len(%s)", list)
-		w.line("for i > 0 && (x.%s < %s[i-1].%s || x.%s == %s[i-1].%s && x.member() < %s[i-1].member()) {", first, list, first, first, list, first, list)
-		w.line("i--")
-		w.line("}")
-		w.line("if i == 0 || x != %s[i-1] { // ZADD of a member already there adds nothing", list)
-		w.line("%s = insertAt(%s, i, x)", list, list)
-		w.line("}")
-		w.line("}")
-	case Hash:
-		value := goExported(s.State.Entry[1].Name)
-		w.line("{")
-		w.line("x := %s", lit)
-		w.line("i := len(%s)", list)
-		w.line("for i > 0 && %s[i-1].%s > x.%s {", list, first, first)
-		w.line("i--")
-		w.line("}")
-		w.line("if i > 0 && %s[i-1].%s == x.%s {", list, first, first)
-		w.line("%s[i-1].%s += x.%s", list, value, value)
-		w.line("} else {")
-		w.line("%s = insertAt(%s, i, x)", list, list)
-		w.line("}")
-		w.line("}")
+	if s.State.Kind == ZSet {
+		goZsetAdd(w, s, d, list, lit)
+		return
 	}
+	w.line("%s = append(%s, %s)", list, list, lit)
 }
 
 // goView emits a view's typed method and the generic View.

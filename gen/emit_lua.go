@@ -205,8 +205,11 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	w.line("local function corrupt(key, f, v)")
 	w.line("  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))")
 	w.line("end")
-	if len(used.entries) > 0 {
-		w.raw(luaEntryPrelude)
+	for _, s := range a.States {
+		if used.entries[s] || luaZsetUsed(a, v, used, s) {
+			w.raw(luaEntryPrelude)
+			break
+		}
 	}
 	w.line("")
 	luaArgCount(&w, sp, a, v)
@@ -291,9 +294,10 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	w.line("")
 	w.line("-- state")
 	for i, s := range a.States {
-		luaRead(&w, s, i+1, readsFields(a, v, used, s), used.entries[s])
+		luaRead(&w, s, i+1, readsFields(a, v, used, s), used.entries[s] || luaZsetUsed(a, v, used, s))
 	}
 	luaStale(&w, sp, a, v, used)
+	luaZsetTop(&w, a, v, used)
 	if v == nil {
 		luaTypeChecks(&w, a, used)
 	}
@@ -359,11 +363,11 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 				w.line("  %s = %s", luaFieldVar(f), luaExact.print(f.Default))
 			}
 		}
-		if used.entries[s] || (s.Kind == Hash && s.Collection() && readsFields(a, v, used, s)) {
+		switch {
+		case luaZsetUsed(a, v, used, s):
+			w.line("  %s__card = 0", luaName(s.Name))
+		case used.entries[s]:
 			w.line("  %s = {}", luaName(s.Name))
-			if s.Kind == Hash {
-				w.line("  %s__all = {}", luaName(s.Name))
-			}
 		}
 	}
 	w.line("end")
@@ -391,7 +395,7 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 func luaTypeChecks(w *writer, a *Algorithm, used usage) {
 	written := writtenStates(a.Body)
 	for i, s := range a.States {
-		readAtStart := s.Kind == Hash || used.entries[s]
+		readAtStart := s.Kind == Hash || used.entries[s] || s.Kind == ZSet
 		if !written[s] || readAtStart {
 			continue
 		}
@@ -405,32 +409,16 @@ func luaTypeChecks(w *writer, a *Algorithm, used usage) {
 }
 
 // luaRead reads one state key into locals: the fixed fields of a hash
-// (state_field) and, when entries is set, the entries of a collection
-// (a list of tables named after the state, in order, the last
-// MaxEntries of them).
+// (state_field); when entries is set, the entries of a list (a list of
+// tables named after the state, in order, the last MaxEntries of them),
+// or the helpers that read a zset by index (luaZsetRead).
 func luaRead(w *writer, s *State, key int, fields, entries bool) {
 	k := fmt.Sprintf("KEYS[%d]", key)
 	raw := luaName(s.Name) + "__raw"
 	list := luaName(s.Name)
-	fieldNames := func() []string {
-		var names []string
-		for _, f := range s.Fields {
-			names = append(names, luaStr(f.Name))
-		}
-		return names
-	}
-	readFields := func(src func(j int) string) {
-		for j, f := range s.Fields {
-			v := luaFieldVar(f)
-			w.line("local %s = field(%s, %s, %s, %s)", v, src(j), luaExact.print(f.Default), luaExact.print(f.Min), luaExact.print(f.Max))
-			w.line("if %s == nil then", v)
-			w.line("  return corrupt(%s, %s, %s)", k, luaStr(f.Name), src(j))
-			w.line("end")
-		}
-	}
 	// entry parses the parts of one entry into a table appended to into,
 	// or fails with what is wrong and the value.
-	entry := func(parts, into, extra, ind string, fail func(what, v string) string) {
+	entry := func(parts, into, ind string, fail func(what, v string) string) {
 		var vals []string
 		for j, f := range s.Entry {
 			p := fmt.Sprintf("%s[%d]", parts, j+1)
@@ -445,48 +433,26 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 			w.line("%send", ind)
 			vals = append(vals, luaName(f.Name)+" = "+n)
 		}
-		w.line("%s%s[#%s + 1] = {%s%s}", ind, into, into, strings.Join(vals, ", "), extra)
+		w.line("%s%s[#%s + 1] = {%s}", ind, into, into, strings.Join(vals, ", "))
 	}
-	corruptKey := func(what, v string) string { return fmt.Sprintf("return corrupt(%s, %s, %s)", k, what, v) }
 	switch {
-	case s.Kind == Hash && !s.Collection():
+	case s.Kind == Hash:
 		if !fields {
 			return
 		}
-		w.line("local %s = redis.call('HMGET', %s, %s)", raw, k, strings.Join(fieldNames(), ", "))
-		readFields(func(j int) string { return fmt.Sprintf("%s[%d]", raw, j+1) })
-	case s.Kind == Hash:
-		if !fields && !entries {
-			return
-		}
-		// One HGETALL: the fixed fields by name, every other field an
-		// entry named by an integer.
-		w.line("local %s = redis.call('HGETALL', %s)", raw, k)
-		if len(s.Fields) > 0 {
-			w.line("local %s__fixed = {}", list)
-		}
-		w.line("local %s__all = {}", list)
-		w.line("for i = 1, #%s, 2 do", raw)
-		w.line("  local name, v = %s[i], %s[i + 1]", raw, raw)
-		var fixed []string
+		var names []string
 		for _, f := range s.Fields {
-			fixed = append(fixed, "name == "+luaStr(f.Name))
+			names = append(names, luaStr(f.Name))
 		}
-		if len(fixed) > 0 {
-			w.line("  if %s then", strings.Join(fixed, " or "))
-			w.line("    %s__fixed[name] = v", list)
-			w.line("  else")
-		} else {
-			w.line("  do")
+		w.line("local %s = redis.call('HMGET', %s, %s)", raw, k, strings.Join(names, ", "))
+		for j, f := range s.Fields {
+			v, src := luaFieldVar(f), fmt.Sprintf("%s[%d]", raw, j+1)
+			w.line("local %s = field(%s, %s, %s, %s)", v, src, luaExact.print(f.Default), luaExact.print(f.Min), luaExact.print(f.Max))
+			w.line("if %s == nil then", v)
+			w.line("  return corrupt(%s, %s, %s)", k, luaStr(f.Name), src)
+			w.line("end")
 		}
-		w.line("    local parts = {name, v}")
-		entry("parts", list+"__all", ", name_ = name", "    ", corruptKey)
-		w.line("  end")
-		w.line("end")
-		w.line("table.sort(%s__all, function(x, y) return x.%s < y.%s end)", list, luaName(s.Entry[0].Name), luaName(s.Entry[0].Name))
-		w.line("local %s = keep_last(%s__all, %s)", list, list, luaExact.print(s.MaxEntries))
-		readFields(func(j int) string { return fmt.Sprintf("%s__fixed[%s]", list, luaStr(s.Fields[j].Name)) })
-	case s.Kind == ZSet || s.Kind == List:
+	default:
 		if !entries {
 			return
 		}
@@ -499,60 +465,18 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		w.line("    if parts == nil then")
 		w.line("      return nil, 'entry', raw[i]")
 		w.line("    end")
-		entry("parts", "out", "", "    ", func(what, v string) string { return "return nil, " + what + ", " + v })
+		entry("parts", "out", "    ", func(what, v string) string { return "return nil, " + what + ", " + v })
 		w.line("  end")
 		w.line("  return out")
 		w.line("end")
-		readAll := func(ind string) {
-			cmd := "redis.call('LRANGE', " + k + ", 0, -1)"
-			if s.Kind == ZSet {
-				cmd = "redis.call('ZRANGE', " + k + ", 0, -1)"
-			}
-			w.line("%slocal all, what, v = %s__parse(%s)", ind, list, cmd)
-			w.line("%sif all == nil then", ind)
-			w.line("%s  return corrupt(%s, what, v)", ind, k)
-			w.line("%send", ind)
-			w.line("%s%s = keep_last(all, %s)", ind, list, luaExact.print(s.MaxEntries))
-		}
-		if s.Kind == List {
-			w.line("local %s", list)
-			readAll("")
+		if s.Kind == ZSet {
+			luaZsetRead(w, s, key)
 			return
 		}
-		// A zset is read by range, as each aggregate needs it, unless it
-		// holds more than max_entries: then all of it, and the last kept.
-		w.line("local %s = nil", list)
-		w.line("if redis.call('ZCARD', %s) > %s then", k, luaExact.print(s.MaxEntries))
-		readAll("  ")
-		w.line("end")
-		w.line("-- the entries scored within min and max (as ZRANGEBYSCORE takes them),")
-		w.line("-- in order (the highest first if rev), at most count (-1: all)")
-		w.line("local function %s__range(min, max, rev, count)", list)
-		w.line("  if rev then")
-		w.line("    return %s__parse(redis.call('ZREVRANGEBYSCORE', %s, max, min, 'LIMIT', 0, count))", list, k)
-		w.line("  end")
-		w.line("  return %s__parse(redis.call('ZRANGEBYSCORE', %s, min, max, 'LIMIT', 0, count))", list, k)
-		w.line("end")
+		w.line("local %s, bad__what, bad__v = %s__parse(redis.call('LRANGE', %s, 0, -1))", list, list, k)
+		luaCorruptCheck(w, list, key, "")
+		w.line("%s = keep_last(%s, %s)", list, list, luaExact.print(s.MaxEntries))
 	}
-}
-
-// zsetRange renders zsetBounds as ZRANGEBYSCORE's min and max in Lua.
-func zsetRange(ag *Agg, d dialect) (min, max string, exact bool) {
-	b := zsetBounds(ag)
-	min, max = "'-inf'", "'+inf'"
-	if b.min != nil {
-		min = "num(" + d.print(b.min) + ")"
-		if b.minOpen {
-			min = "'(' .. " + min
-		}
-	}
-	if b.max != nil {
-		max = "num(" + d.print(b.max) + ")"
-		if b.maxOpen {
-			max = "'(' .. " + max
-		}
-	}
-	return min, max, b.exact
 }
 
 // luaAggregates computes the aggregates of one statement into locals
@@ -568,7 +492,6 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 				name = luaName(l.Name)
 			}
 			names[ag] = name
-			list, it := luaName(ag.It.State.Name), luaName(ag.It.Name)
 			switch ag.Fn {
 			case "sum":
 				w.line("%slocal %s = 0", ind, name)
@@ -584,57 +507,48 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 				w.line("%sif %s then -- else the value is not used", ind, strings.Join(conds, " and "))
 				ind += "  "
 			}
-			body := ind + "  "
-			if ag.Fn == "reach" {
-				w.line("%slocal %s__need, %s__run = %s, 0", ind, name, name, luaExact.print(ag.N))
-			}
-			src := list
 			if ag.It.State.Kind == ZSet {
-				src = name + "__src"
-				min, max, exact := zsetRange(ag, named)
-				rev, count := "false", "-1"
-				switch {
-				case ag.Fn == "last" && exact:
-					rev, count = "true", "1"
-				case ag.Fn == "reach" && exact && atLeastOne(ag.V):
-					count = "num(math.max(1, " + name + "__need))"
-				}
-				w.line("%slocal %s = %s", ind, src, list)
-				w.line("%sif %s == nil then", ind, src)
-				w.line("%s  local what, v", ind)
-				w.line("%s  %s, what, v = %s__range(%s, %s, %s, %s)", ind, src, list, min, max, rev, count)
-				w.line("%s  if %s == nil then", ind, src)
-				w.line("%s    return corrupt(KEYS[%d], what, v)", ind, stateIndex(a, ag.It.State)+1)
-				w.line("%s  end", ind)
-				w.line("%send", ind)
+				luaZsetAgg(w, a, ag, name, ind)
+			} else {
+				luaListAgg(w, ag, name, ind)
 			}
-			w.line("%sfor _, %s in ipairs(%s) do", ind, it, src)
-			if ag.Where != nil {
-				w.line("%s  if %s then", ind, luaExact.print(ag.Where))
-				body += "  "
-			}
-			switch ag.Fn {
-			case "sum":
-				w.line("%s%s = %s + %s", body, name, name, luaExact.print(ag.V))
-			case "last":
-				w.line("%s%s = %s", body, name, luaExact.print(ag.V))
-			case "reach":
-				w.line("%s%s__run = %s__run + %s", body, name, name, luaExact.print(ag.V))
-				w.line("%sif %s__run >= %s__need then", body, name, name)
-				w.line("%s  %s = %s", body, name, luaExact.print(ag.R))
-				w.line("%s  break", body)
-				w.line("%send", body)
-			}
-			if ag.Where != nil {
-				w.line("%s  end", ind)
-			}
-			w.line("%send", ind)
 			if len(g.guard) > 0 {
 				ind = outer
 				w.line("%send", ind)
 			}
 		}
 	}
+}
+
+// luaListAgg computes an aggregate over a list (in a view) by a loop over
+// its entries.
+func luaListAgg(w *writer, ag *Agg, name, ind string) {
+	list, it := luaName(ag.It.State.Name), luaName(ag.It.Name)
+	body := ind + "  "
+	if ag.Fn == "reach" {
+		w.line("%slocal %s__need, %s__run = %s, 0", ind, name, name, luaExact.print(ag.N))
+	}
+	w.line("%sfor _, %s in ipairs(%s) do", ind, it, list)
+	if ag.Where != nil {
+		w.line("%s  if %s then", ind, luaExact.print(ag.Where))
+		body += "  "
+	}
+	switch ag.Fn {
+	case "sum":
+		w.line("%s%s = %s + %s", body, name, name, luaExact.print(ag.V))
+	case "last":
+		w.line("%s%s = %s", body, name, luaExact.print(ag.V))
+	case "reach":
+		w.line("%s%s__run = %s__run + %s", body, name, name, luaExact.print(ag.V))
+		w.line("%sif %s__run >= %s__need then", body, name, name)
+		w.line("%s  %s = %s", body, name, luaExact.print(ag.R))
+		w.line("%s  break", body)
+		w.line("%send", body)
+	}
+	if ag.Where != nil {
+		w.line("%s  end", ind)
+	}
+	w.line("%send", ind)
 }
 
 func luaBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string) {
@@ -687,51 +601,37 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			pexpire(s.State, d.print(s.TTL))
 		case *Add:
 			wiped = luaWipe(w, ind, wiped)
-			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
-			var parts []string
-			for i, f := range s.State.Entry {
-				if f.Type == Str {
-					parts = append(parts, d.print(s.Values[i]))
-				} else {
-					parts = append(parts, "num("+d.print(s.Values[i])+")")
-				}
-			}
-			switch s.State.Kind {
-			case ZSet:
-				w.line("%sredis.call('ZADD', %s, %s, %s)", ind, key, parts[0], strings.Join(parts, " .. ':' .. "))
-			case List:
-				w.line("%sredis.call('RPUSH', %s, %s)", ind, key, strings.Join(parts, " .. ':' .. "))
-			case Hash:
-				w.line("%sredis.call('HINCRBY', %s, %s, %s)", ind, key, parts[0], parts[1])
+			if s.State.Kind == ZSet {
+				luaZsetAdd(w, a, s, d, ind)
+				delete(ttls, s.State) // a merge may have deleted the key
+			} else {
+				luaListAdd(w, a, s, d, ind)
 			}
 			pexpire(s.State, d.print(s.TTL))
 		case *Drop:
 			wiped = luaWipe(w, ind, wiped)
 			delete(ttls, s.State) // a drop may empty, and so delete, the key
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
-			switch s.State.Kind {
-			case ZSet:
-				w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, key, d.print(s.Upto))
-			case Hash:
-				// The entries read when the call began; HDEL in batches,
-				// within what unpack can pass.
-				list := luaName(s.State.Name)
-				w.line("%slocal %s__gone = {}", ind, list)
-				w.line("%sfor _, x in ipairs(%s__all) do", ind, list)
-				w.line("%s  if x.%s <= %s then", ind, luaName(s.State.Entry[0].Name), d.print(s.Upto))
-				w.line("%s    %s__gone[#%s__gone + 1] = x.name_", ind, list, list)
-				w.line("%s  end", ind)
-				w.line("%send", ind)
-				w.line("%sfor i = 1, #%s__gone, 1000 do", ind, list)
-				w.line("%s  redis.call('HDEL', %s, unpack(%s__gone, i, math.min(i + 999, #%s__gone)))", ind, key, list, list)
+			w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, key, d.print(s.Upto))
+			if luaZsetTopped(s.State) {
+				top := luaName(s.State.Name) + "__top"
+				w.line("%sif %s ~= nil and %s.%s <= %s then", ind, top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))
+				w.line("%s  %s = nil -- every entry is gone: the next add starts afresh", ind, top)
 				w.line("%send", ind)
 			}
 		case *Clear:
 			wiped = luaWipe(w, ind, wiped)
 			delete(ttls, s.State)
 			w.line("%sredis.call('DEL', KEYS[%d])", ind, stateIndex(a, s.State)+1)
+			if luaZsetTopped(s.State) {
+				w.line("%s%s__top = nil", ind, luaName(s.State.Name))
+			}
 		case *Show:
 			list := luaName(s.State.Name)
+			if s.State.Kind == ZSet {
+				w.line("%slocal %s, bad__what, bad__v = %s__parse(redis.call('ZRANGE', KEYS[%d], 0, -1))", ind, list, list, stateIndex(a, s.State)+1)
+				luaCorruptCheck(w, list, stateIndex(a, s.State)+1, ind)
+			}
 			w.line("%sif not (%s) then", ind, d.print(s.Cond))
 			w.line("%s  return {}", ind)
 			w.line("%send", ind)
@@ -757,6 +657,19 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 		}
 	}
 	return wiped
+}
+
+// luaListAdd appends an entry to a list.
+func luaListAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
+	var parts []string
+	for i, f := range s.State.Entry {
+		if f.Type == Str {
+			parts = append(parts, d.print(s.Values[i]))
+		} else {
+			parts = append(parts, "num("+d.print(s.Values[i])+")")
+		}
+	}
+	w.line("%sredis.call('RPUSH', KEYS[%d], %s)", ind, stateIndex(a, s.State)+1, strings.Join(parts, " .. ':' .. "))
 }
 
 // luaWipe deletes a stale state before the first write of a path (see

@@ -38,7 +38,10 @@ type Spec struct {
 	Inputs []*Input // now and cost, in ARGV order
 	// MaxSkew is MAX_SKEW_MS: how far ahead of a request's now_ms a key's
 	// clock may be and still be trusted.
-	MaxSkew    int64
+	MaxSkew int64
+	// RunMod is RUN_MOD, the modulus of the running sums of zset entries
+	// (State.Running); 0 when the spec declares none.
+	RunMod     int64
 	Reply      []*ReplyField
 	Algorithms []*Algorithm
 }
@@ -137,11 +140,13 @@ type Check struct {
 // StateKind is the Redis type of a state key.
 type StateKind int
 
-// The state kinds. A hash holds fixed integer fields and, if it declares
-// entries, one field per entry, named by the entry's first field (an
-// integer) and holding its second. A zset holds entries ordered by their
-// first field, the score; the member is every field, joined by ":". A
-// list holds entries in arrival order, each its fields joined by ":".
+// The state kinds. A hash holds fixed integer fields. A zset holds
+// entries ordered by their first field, the score, then by their second
+// (written zero-padded, so that entries of one score sort as they
+// arrived); the member is every field, joined by ":". A zset is read by
+// index, never whole: every aggregate over it costs a few O(log n)
+// commands. A list holds entries in arrival order, each its fields joined
+// by ":", and is read whole, by views only.
 const (
 	Hash StateKind = iota
 	ZSet
@@ -160,10 +165,26 @@ type State struct {
 	// Entry are the fields of each entry of a collection (a zset, a list,
 	// a hash with entries); nil for a hash without entries.
 	Entry []*Field
-	// MaxEntries bounds the entries read: a read keeps the last
-	// MaxEntries in order. An expression over parameters and constants.
+	// MaxEntries bounds the entries kept: an add to a zset removes its
+	// oldest entries past MaxEntries, and a read of a list keeps its last
+	// MaxEntries. An expression over parameters and constants.
 	MaxEntries Expr
-	Pos        Pos
+	// Running is a zset's entry field holding the running sum of RunOf
+	// over the entries up to and including its own, modulo Spec.RunMod:
+	// the sum of RunOf over any range of entries is then the difference
+	// of two of them. The generator computes it; nil when none.
+	Running, RunOf *Field
+	// Merge is the entry field by which a zset's entries of equal score
+	// merge: an add whose score is the newest entry's adds its Merge to
+	// that entry instead of inserting one. nil when entries never merge.
+	Merge *Field
+	// Mod is RUN_MOD when the zset keeps a running sum.
+	Mod int64
+	// PadWidth is, for a zset whose entries do not merge, the digits its
+	// second field is written with, zero-padded, so that entries of one
+	// score sort by it: its largest value's. Filled in by the analysis.
+	PadWidth int
+	Pos      Pos
 }
 
 // Collection reports whether the state holds entries.
@@ -217,10 +238,13 @@ type Reply struct {
 }
 
 // Add inserts an entry into a collection: ZADD for a zset, RPUSH for a
-// list; for a hash, HINCRBY adds the value to the entry of that name.
+// list. A zset grows at its end: an entry scored below the newest is
+// added with the newest's score; one scored as the newest merges into it
+// when the zset merges (State.Merge); the oldest entries past MaxEntries
+// are removed.
 type Add struct {
 	State  *State
-	Values []Expr // by entry field index
+	Values []Expr // by entry field index; nil for the running sum
 	TTL    Expr
 	Pos    Pos
 }
@@ -311,6 +335,9 @@ type Agg struct {
 	N     Expr // reach only
 	R     Expr // reach only
 	D     Expr // last and reach
+	// Cap is, for a sum or reach over a zset, the largest value its sum
+	// may take for any parameters: the generated code clamps to it.
+	Cap int64
 }
 
 // Unary is -x or !x.

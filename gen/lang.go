@@ -324,10 +324,15 @@ func (p *parser) add(pos Pos) Stmt {
 	var names []string
 	var types []Type
 	for _, f := range st.Entry {
-		names = append(names, f.Name)
-		types = append(types, f.Type)
+		if f != st.Running { // computed by the generator
+			names = append(names, f.Name)
+			types = append(types, f.Type)
+		}
 	}
 	s := &Add{State: st, Values: p.assignments("add "+st.Name, names, types, nil), Pos: pos}
+	if st.Running != nil {
+		s.Values = append(s.Values[:st.Running.Index], append([]Expr{nil}, s.Values[st.Running.Index:]...)...)
+	}
 	p.sc.added[st] = true
 	p.sc.wrote = true
 	if !p.is("ttl") {
@@ -601,6 +606,14 @@ func (p *parser) aggregate(t token) Expr {
 		p.sc.iters = append(p.sc.iters, a.It)
 	}
 	p.expect(")")
+	switch {
+	case st.Kind == ZSet:
+		if _, err := planIndex(a); err != nil {
+			p.fail(t, "%v", err)
+		}
+	case p.sc.view == nil:
+		p.fail(t, "a decision reads entries from a zset, by index; the list %s is read whole, by views only", st.Name)
+	}
 	return a
 }
 

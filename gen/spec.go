@@ -72,6 +72,7 @@ type yamlState struct {
 	Fields     []yamlField `yaml:"fields"`
 	MaxEntries yaml.Node   `yaml:"max_entries"`
 	Entry      []yamlField `yaml:"entry"`
+	Merge      string      `yaml:"merge"`
 }
 
 type yamlField struct {
@@ -80,6 +81,7 @@ type yamlField struct {
 	Min     yaml.Node `yaml:"min"`
 	Max     yaml.Node `yaml:"max"`
 	Default yaml.Node `yaml:"default"`
+	Running string    `yaml:"running"`
 	Doc     string    `yaml:"doc"`
 }
 
@@ -111,7 +113,7 @@ func Load(file string, src []byte) (*Spec, error) {
 	l := &loader{file: file, sp: &Spec{}, root: &root}
 	l.consts(&y.Constants)
 	l.inputs()
-	l.maxSkew()
+	l.namedConsts()
 	l.reply(y.Reply)
 	algLines := sequenceLines(&root, "algorithms")
 	seen := map[string]bool{}
@@ -233,12 +235,17 @@ func (l *loader) inputs() {
 	}
 }
 
-// maxSkew reads MAX_SKEW_MS, the most a key's clock may be ahead of a
-// request and still be trusted; a spec with a clock needs it.
-func (l *loader) maxSkew() {
+// namedConsts reads the constants the generator itself uses: MAX_SKEW_MS,
+// the most a key's clock may be ahead of a request and still be trusted
+// (a spec with a clock needs it), and RUN_MOD, the modulus of running
+// sums (a spec with one needs it).
+func (l *loader) namedConsts() {
 	for _, c := range l.sp.Consts {
-		if c.Name == "MAX_SKEW_MS" {
+		switch c.Name {
+		case "MAX_SKEW_MS":
 			l.sp.MaxSkew = c.Value
+		case "RUN_MOD":
+			l.sp.RunMod = c.Value
 		}
 	}
 }
@@ -353,11 +360,13 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 		switch ys.Type {
 		case "hash":
 			s.Kind = Hash
-			if len(ys.Fields) == 0 && len(ys.Entry) == 0 {
-				l.errf(pos, "%s: state %s: a hash needs fields or entries", a.Name, s.Name)
+			if len(ys.Fields) == 0 {
+				l.errf(pos, "%s: state %s: a hash needs fields", a.Name, s.Name)
 			}
-			if len(ys.Entry) > 0 && len(ys.Entry) != 2 {
-				l.errf(pos, "%s: state %s: a hash entry has two fields: its name (an integer) and its value", a.Name, s.Name)
+			if len(ys.Entry) > 0 {
+				// Reading or dropping a hash's entries would read all of
+				// them: entries live in a zset, read by index.
+				l.errf(pos, "%s: state %s: a hash has fields, not entries: keep entries in a zset", a.Name, s.Name)
 			}
 		case "zset", "list":
 			s.Kind = map[string]StateKind{"zset": ZSet, "list": List}[ys.Type]
@@ -371,25 +380,9 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 			l.errf(pos, "%s: state %s: type %q is not supported (supported: hash, zset, list)", a.Name, s.Name, ys.Type)
 		}
 		if len(ys.Entry) > 0 {
-			s.MaxEntries = l.paramExpr(a, &ys.MaxEntries, s.Name+" max_entries")
-			for i, yf := range ys.Entry {
-				f := &Field{State: s, Name: yf.Name, Doc: strings.TrimSpace(yf.Doc), Index: i, Entry: true}
-				if !nameRE.MatchString(f.Name) {
-					l.errf(pos, "%s: entry field %q: names are lower_case", a.Name, f.Name)
-				}
-				if yf.Type == "string" {
-					f.Type = Str
-					if s.Kind != List || i != len(ys.Entry)-1 || i == 0 {
-						l.errf(pos, "%s: entry field %s.%s: only the last field of a list entry may be a string", a.Name, s.Name, f.Name)
-					}
-				} else {
-					f.Min = l.paramExpr(a, &yf.Min, fmt.Sprintf("%s.%s min", s.Name, f.Name))
-					f.Max = l.paramExpr(a, &yf.Max, fmt.Sprintf("%s.%s max", s.Name, f.Name))
-				}
-				s.Entry = append(s.Entry, f)
-			}
-		} else if ys.MaxEntries.Kind != 0 {
-			l.errf(pos, "%s: state %s: max_entries without entries", a.Name, s.Name)
+			l.entries(a, s, ys, pos)
+		} else if ys.MaxEntries.Kind != 0 || ys.Merge != "" {
+			l.errf(pos, "%s: state %s: max_entries and merge need entries", a.Name, s.Name)
 		}
 		a.States = append(a.States, s)
 		for i, yf := range ys.Fields {
@@ -459,6 +452,63 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 		a.Views = append(a.Views, v)
 	}
 	return a
+}
+
+// entries reads the entry fields of a collection, its running sum and the
+// field its entries merge by.
+func (l *loader) entries(a *Algorithm, s *State, ys yamlState, pos Pos) {
+	s.MaxEntries = l.paramExpr(a, &ys.MaxEntries, s.Name+" max_entries")
+	running := map[*Field]string{}
+	for i, yf := range ys.Entry {
+		f := &Field{State: s, Name: yf.Name, Doc: strings.TrimSpace(yf.Doc), Index: i, Entry: true}
+		if !nameRE.MatchString(f.Name) {
+			l.errf(pos, "%s: entry field %q: names are lower_case", a.Name, f.Name)
+		}
+		switch {
+		case yf.Type == "string":
+			f.Type = Str
+			if s.Kind != List || i != len(ys.Entry)-1 || i == 0 {
+				l.errf(pos, "%s: entry field %s.%s: only the last field of a list entry may be a string", a.Name, s.Name, f.Name)
+			}
+		case yf.Running != "":
+			running[f] = yf.Running
+			if yf.Min.Kind != 0 || yf.Max.Kind != 0 {
+				l.errf(pos, "%s: entry field %s.%s: a running sum's domain is [0, RUN_MOD - 1]", a.Name, s.Name, f.Name)
+			}
+			f.Min, f.Max = &Lit{}, &Lit{V: l.sp.RunMod - 1}
+		default:
+			f.Min = l.paramExpr(a, &yf.Min, fmt.Sprintf("%s.%s min", s.Name, f.Name))
+			f.Max = l.paramExpr(a, &yf.Max, fmt.Sprintf("%s.%s max", s.Name, f.Name))
+		}
+		s.Entry = append(s.Entry, f)
+	}
+	entryField := func(name, what string) *Field {
+		for _, g := range s.Entry[1:] {
+			if g.Name == name && g.Type == Int && running[g] == "" {
+				return g
+			}
+		}
+		l.errf(pos, "%s: state %s: %s %q is not an integer entry field of %s other than its score", a.Name, s.Name, what, name, s.Name)
+		return nil
+	}
+	for f, of := range running {
+		switch {
+		case s.Kind != ZSet:
+			l.errf(pos, "%s: entry field %s.%s: only a zset keeps running sums", a.Name, s.Name, f.Name)
+		case s.Running != nil:
+			l.errf(pos, "%s: state %s: one running sum per zset", a.Name, s.Name)
+		case l.sp.RunMod < 2 || l.sp.RunMod > 1<<52:
+			l.errf(pos, "%s: entry field %s.%s: a running sum needs the constant RUN_MOD, in [2, 2^52]", a.Name, s.Name, f.Name)
+		default:
+			s.Running, s.RunOf, s.Mod = f, entryField(of, "running sum of"), l.sp.RunMod
+		}
+	}
+	if ys.Merge != "" {
+		s.Merge = entryField(ys.Merge, "merge")
+		if s.Kind != ZSet || (s.Running != nil && s.Merge != nil && s.Merge != s.RunOf) {
+			l.errf(pos, "%s: state %s: merge is for a zset, by the field its running sum adds up", a.Name, s.Name)
+		}
+	}
 }
 
 // paramExpr parses an expression over parameters and constants.

@@ -90,7 +90,9 @@ func walkStmts(body []Stmt, visit func(Expr)) {
 			visit(s.TTL)
 		case *Add:
 			for _, v := range s.Values {
-				visit(v)
+				if v != nil { // nil: the running sum, the generator's
+					visit(v)
+				}
 			}
 			visit(s.TTL)
 		case *Drop:
@@ -181,7 +183,13 @@ func stmtExprs(s Stmt) []Expr {
 	case *Store:
 		return append(append([]Expr(nil), s.Values...), s.TTL)
 	case *Add:
-		return append(append([]Expr(nil), s.Values...), s.TTL)
+		var out []Expr
+		for _, v := range s.Values {
+			if v != nil {
+				out = append(out, v)
+			}
+		}
+		return append(out, s.TTL)
 	case *Drop:
 		return []Expr{s.Upto}
 	case *Show:

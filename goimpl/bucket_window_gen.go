@@ -35,13 +35,18 @@ type BucketWindowParams struct {
 // the one with the least room. Exact per bucket; a window slides one
 // bucket at a time, so a tier admits up to its limit within any span of
 // window_ms_i - bucket_ms + 1 ms.
-// State: one hash holding the time of the last admission and one field
-// per bucket, named by the bucket's start in ms and holding its count.
-// One hash rather than a key per bucket summed with MGET: one key and
-// one TTL per identity, no key names computed inside the script (all
-// keys are declared, as Redis Cluster requires), one HGETALL reads the
-// window, and old buckets are deleted at each admission, so the hash
-// holds at most window/bucket_ms + 1 fields.
+// State: a sorted set with one entry per bucket that admitted
+// something, scored by the bucket's start and holding its count and
+// the running sum of the counts up to it, so that a tier's count is
+// the difference of two running sums: a decision reads a few entries
+// whatever the buckets hold (O(log^2 n) for n buckets). Rather than a
+// key per bucket summed with MGET: two keys per identity, no key names
+// computed inside the script (all keys are declared, as Redis Cluster
+// requires), and buckets older than the widest window are removed at
+// each admission, so the set holds at most widest window / bucket_ms
+// entries. A hash beside it holds the time of the last admission. A
+// request is counted in the newest bucket when that starts after its
+// own (only after bucket_ms was changed between calls).
 type BucketWindow struct {
 	p      BucketWindowParams
 	states *store[bucketWindowState]
@@ -50,20 +55,27 @@ type BucketWindow struct {
 // bucketWindowState is what BucketWindow keeps per key: the fields and entries of each Redis
 // key, and when that key expires on the caller's clock (0: absent).
 type bucketWindowState struct {
-	winTs      int64
 	winEntries []bucketWindowWinEntry
 	winExp     int64
+	latestTs   int64
+	latestExp  int64
 }
 
-func (s *bucketWindowState) expires() int64 { return max(s.winExp) }
+func (s *bucketWindowState) expires() int64 { return max(s.winExp, s.latestExp) }
 
-// bucketWindowWinEntry is one entry of {<key>}:bw: the last admission and the count of each recent bucket.
+// bucketWindowWinEntry is one entry of {<key>}:bw: one entry per recent bucket that admitted something.
 type bucketWindowWinEntry struct {
-	// Start: the field's name: the bucket's start in ms.
+	// Start: the score: the bucket's start in ms.
 	Start int64
-	// Count: the field's value: the cost admitted in the bucket.
+	// Count: the cost admitted in the bucket.
 	Count int64
+	// Run: the sum of the counts of the buckets up to this one, modulo RUN_MOD.
+	Run int64
 }
+
+// member is the entry's member in the sorted set, which orders
+// entries of equal score.
+func (x *bucketWindowWinEntry) member() string { return joinEntry(0, x.Start, x.Count, x.Run) }
 
 // NewBucketWindow returns a BucketWindow limiter, or an error matching ErrBadInput
 // when a parameter is outside its domain.
@@ -183,20 +195,19 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if field(st.latestExp > nowMs, st.latestTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = bucketWindowState{}
 	}
-	// {<key>}:bw: the last admission and the count of each recent bucket
+	// {<key>}:bw: one entry per recent bucket that admitted something
 	winLive := st.winExp > nowMs
-	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	if !winLive {
 		st.winEntries = nil
 	}
 	win := st.winEntries
-	if n := int64(3600); int64(len(win)) > n {
-		win = win[int64(len(win))-n:]
-	}
-	lag := max(0, winTs-nowMs)
+	// {<key>}:bw:ts: the last admission
+	latestLive := st.latestExp > nowMs
+	latestTs := field(latestLive, st.latestTs, 0, 0, 35184372088832)
+	lag := max(0, latestTs-nowMs)
 	eff := nowMs + lag
 	bucket := eff - eff%p.BucketMs
 	on2 := p.Limit2 > 0
@@ -208,29 +219,38 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	from2 := bucket - p.WindowMs2
 	from3 := bucket - p.WindowMs3
 	used1 := int64(0)
-	for _, e_ := range win {
-		if !(min(max(e_.Start, 0), 35184372088832) > from1) {
-			continue
+	used1__src := win
+	used1__src = used1__src[searchEntries(len(used1__src), func(i int) bool { return used1__src[i].Start > from1 }):]
+	if used1__n := int64(len(used1__src)); used1__n > 0 {
+		used1__base := used1__src[0].Run - used1__src[0].Count
+		used1__upto := func(i int64) int64 {
+			return min(runDiff(used1__src[i].Run, used1__base, 4503599627370496), 3600000000000000)
 		}
-		used1 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+		used1 = used1__upto(used1__n - 1)
 	}
 	agg__2 := int64(0)
 	if on2 { // else the value is not used
-		for _, e_ := range win {
-			if !(min(max(e_.Start, 0), 35184372088832) > from2) {
-				continue
+		agg__2__src := win
+		agg__2__src = agg__2__src[searchEntries(len(agg__2__src), func(i int) bool { return agg__2__src[i].Start > from2 }):]
+		if agg__2__n := int64(len(agg__2__src)); agg__2__n > 0 {
+			agg__2__base := agg__2__src[0].Run - agg__2__src[0].Count
+			agg__2__upto := func(i int64) int64 {
+				return min(runDiff(agg__2__src[i].Run, agg__2__base, 4503599627370496), 3600000000000000)
 			}
-			agg__2 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+			agg__2 = agg__2__upto(agg__2__n - 1)
 		}
 	}
 	used2 := pick(on2, agg__2, 0)
 	agg__3 := int64(0)
 	if on3 { // else the value is not used
-		for _, e_ := range win {
-			if !(min(max(e_.Start, 0), 35184372088832) > from3) {
-				continue
+		agg__3__src := win
+		agg__3__src = agg__3__src[searchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Start > from3 }):]
+		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
+			agg__3__base := agg__3__src[0].Run - agg__3__src[0].Count
+			agg__3__upto := func(i int64) int64 {
+				return min(runDiff(agg__3__src[i].Run, agg__3__base, 4503599627370496), 3600000000000000)
 			}
-			agg__3 += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
+			agg__3 = agg__3__upto(agg__3__n - 1)
 		}
 	}
 	used3 := pick(on3, agg__3, 0)
@@ -241,45 +261,51 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	took := pick(ok, c, 0)
 	agg__4 := int64(0)
 	if !ok1 { // else the value is not used
-		agg__4__need, agg__4__run := used1+c-p.Limit, int64(0)
-		for _, e_ := range win {
-			if !(min(max(e_.Start, 0), 35184372088832) > from1) {
-				continue
+		agg__4__src := win
+		agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > from1 }):]
+		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
+			agg__4__base := agg__4__src[0].Run - agg__4__src[0].Count
+			agg__4__upto := func(i int64) int64 {
+				return min(runDiff(agg__4__src[i].Run, agg__4__base, 4503599627370496), 3600000000000000)
 			}
-			agg__4__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-			if agg__4__run >= agg__4__need {
+			if agg__4__need := used1 + c - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
+				agg__4__i := int64(searchEntries(int(agg__4__n), func(i int) bool { return agg__4__upto(int64(i)) >= agg__4__need }))
+				e_ := agg__4__src[agg__4__i]
 				agg__4 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
-				break
 			}
 		}
 	}
 	at1 := pick(ok1, 0, agg__4)
 	agg__5 := int64(0)
 	if !ok2 { // else the value is not used
-		agg__5__need, agg__5__run := used2+c-p.Limit2, int64(0)
-		for _, e_ := range win {
-			if !(min(max(e_.Start, 0), 35184372088832) > from2) {
-				continue
+		agg__5__src := win
+		agg__5__src = agg__5__src[searchEntries(len(agg__5__src), func(i int) bool { return agg__5__src[i].Start > from2 }):]
+		if agg__5__n := int64(len(agg__5__src)); agg__5__n > 0 {
+			agg__5__base := agg__5__src[0].Run - agg__5__src[0].Count
+			agg__5__upto := func(i int64) int64 {
+				return min(runDiff(agg__5__src[i].Run, agg__5__base, 4503599627370496), 3600000000000000)
 			}
-			agg__5__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-			if agg__5__run >= agg__5__need {
+			if agg__5__need := used2 + c - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
+				agg__5__i := int64(searchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
+				e_ := agg__5__src[agg__5__i]
 				agg__5 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
-				break
 			}
 		}
 	}
 	at2 := pick(ok2, 0, agg__5)
 	agg__6 := int64(0)
 	if !ok3 { // else the value is not used
-		agg__6__need, agg__6__run := used3+c-p.Limit3, int64(0)
-		for _, e_ := range win {
-			if !(min(max(e_.Start, 0), 35184372088832) > from3) {
-				continue
+		agg__6__src := win
+		agg__6__src = agg__6__src[searchEntries(len(agg__6__src), func(i int) bool { return agg__6__src[i].Start > from3 }):]
+		if agg__6__n := int64(len(agg__6__src)); agg__6__n > 0 {
+			agg__6__base := agg__6__src[0].Run - agg__6__src[0].Count
+			agg__6__upto := func(i int64) int64 {
+				return min(runDiff(agg__6__src[i].Run, agg__6__base, 4503599627370496), 3600000000000000)
 			}
-			agg__6__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-			if agg__6__run >= agg__6__need {
+			if agg__6__need := used3 + c - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
+				agg__6__i := int64(searchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
+				e_ := agg__6__src[agg__6__i]
 				agg__6 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
-				break
 			}
 		}
 	}
@@ -290,45 +316,51 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	x3 := pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
 	agg__7 := bucket + p.WindowMs
 	if !(x1 == 0) { // else the value is not used
-		agg__7__need, agg__7__run := x1, int64(0)
-		for _, e_ := range win {
-			if !(min(max(e_.Start, 0), 35184372088832) > from1) {
-				continue
+		agg__7__src := win
+		agg__7__src = agg__7__src[searchEntries(len(agg__7__src), func(i int) bool { return agg__7__src[i].Start > from1 }):]
+		if agg__7__n := int64(len(agg__7__src)); agg__7__n > 0 {
+			agg__7__base := agg__7__src[0].Run - agg__7__src[0].Count
+			agg__7__upto := func(i int64) int64 {
+				return min(runDiff(agg__7__src[i].Run, agg__7__base, 4503599627370496), 3600000000000000)
 			}
-			agg__7__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-			if agg__7__run >= agg__7__need {
+			if agg__7__need := x1; agg__7__upto(agg__7__n-1) >= agg__7__need {
+				agg__7__i := int64(searchEntries(int(agg__7__n), func(i int) bool { return agg__7__upto(int64(i)) >= agg__7__need }))
+				e_ := agg__7__src[agg__7__i]
 				agg__7 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
-				break
 			}
 		}
 	}
 	r1 := pick(x1 == 0, 0, agg__7)
 	agg__8 := bucket + p.WindowMs2
 	if !(x2 == 0) { // else the value is not used
-		agg__8__need, agg__8__run := x2, int64(0)
-		for _, e_ := range win {
-			if !(min(max(e_.Start, 0), 35184372088832) > from2) {
-				continue
+		agg__8__src := win
+		agg__8__src = agg__8__src[searchEntries(len(agg__8__src), func(i int) bool { return agg__8__src[i].Start > from2 }):]
+		if agg__8__n := int64(len(agg__8__src)); agg__8__n > 0 {
+			agg__8__base := agg__8__src[0].Run - agg__8__src[0].Count
+			agg__8__upto := func(i int64) int64 {
+				return min(runDiff(agg__8__src[i].Run, agg__8__base, 4503599627370496), 3600000000000000)
 			}
-			agg__8__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-			if agg__8__run >= agg__8__need {
+			if agg__8__need := x2; agg__8__upto(agg__8__n-1) >= agg__8__need {
+				agg__8__i := int64(searchEntries(int(agg__8__n), func(i int) bool { return agg__8__upto(int64(i)) >= agg__8__need }))
+				e_ := agg__8__src[agg__8__i]
 				agg__8 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
-				break
 			}
 		}
 	}
 	r2 := pick(x2 == 0, 0, agg__8)
 	agg__9 := bucket + p.WindowMs3
 	if !(x3 == 0) { // else the value is not used
-		agg__9__need, agg__9__run := x3, int64(0)
-		for _, e_ := range win {
-			if !(min(max(e_.Start, 0), 35184372088832) > from3) {
-				continue
+		agg__9__src := win
+		agg__9__src = agg__9__src[searchEntries(len(agg__9__src), func(i int) bool { return agg__9__src[i].Start > from3 }):]
+		if agg__9__n := int64(len(agg__9__src)); agg__9__n > 0 {
+			agg__9__base := agg__9__src[0].Run - agg__9__src[0].Count
+			agg__9__upto := func(i int64) int64 {
+				return min(runDiff(agg__9__src[i].Run, agg__9__base, 4503599627370496), 3600000000000000)
 			}
-			agg__9__run += min(max(e_.Count, 1), max(p.Limit, max(p.Limit2, p.Limit3)))
-			if agg__9__run >= agg__9__need {
+			if agg__9__need := x3; agg__9__upto(agg__9__n-1) >= agg__9__need {
+				agg__9__i := int64(searchEntries(int(agg__9__n), func(i int) bool { return agg__9__upto(int64(i)) >= agg__9__need }))
+				e_ := agg__9__src[agg__9__i]
 				agg__9 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
-				break
 			}
 		}
 	}
@@ -348,19 +380,25 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			st.winEntries = st.winEntries[n:]
 		}
 		e = sh.put(key, e, st)
-		st.winTs = eff
-		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+		st.latestTs = eff
+		st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
 		e = sh.put(key, e, st)
 		{
 			x := bucketWindowWinEntry{Start: bucket, Count: c}
-			i := len(st.winEntries)
-			for i > 0 && st.winEntries[i-1].Start > x.Start {
-				i--
-			}
-			if i > 0 && st.winEntries[i-1].Start == x.Start {
-				st.winEntries[i-1].Count += x.Count
+			if n := len(st.winEntries); n > 0 {
+				top := st.winEntries[n-1]
+				x.Start = max(x.Start, top.Start) // the set grows at its end
+				x.Run = (top.Run + x.Count) % 4503599627370496
+				if x.Start == top.Start { // merge into it
+					x.Count += top.Count
+					st.winEntries = st.winEntries[:n-1]
+				}
 			} else {
-				st.winEntries = insertAt(st.winEntries, i, x)
+				x.Run = x.Count % 4503599627370496
+			}
+			st.winEntries = append(st.winEntries, x)
+			if n := int64(3600); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
+				st.winEntries = st.winEntries[int64(len(st.winEntries))-n:]
 			}
 		}
 		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000

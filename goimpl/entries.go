@@ -6,20 +6,36 @@ import (
 	"strconv"
 )
 
-// Helpers of the generated code for collections: sorted sets, lists and
-// hashes with entries.
+// Helpers of the generated code for collections: sorted sets and lists.
 
-// joinInts is the member of a sorted-set entry: its fields in decimal,
-// joined by ":", as the Lua script writes it.
-func joinInts(vals ...int64) string {
+// joinEntry is the member of a sorted-set entry, as the Lua script writes
+// it: its fields in decimal joined by ":", the second zero-padded to pad
+// digits when pad > 0, so that entries of one score sort by it.
+func joinEntry(pad int, vals ...int64) string {
 	var b []byte
 	for i, v := range vals {
 		if i > 0 {
 			b = append(b, ':')
 		}
-		b = strconv.AppendInt(b, v, 10)
+		d := strconv.AppendInt(nil, v, 10)
+		if i == 1 {
+			for n := len(d); n < pad; n++ {
+				b = append(b, '0')
+			}
+		}
+		b = append(b, d...)
 	}
 	return string(b)
+}
+
+// runDiff is (a - b) modulo mod, in [0, mod): the sum of the entries
+// between two running sums kept modulo mod.
+func runDiff(a, b, mod int64) int64 {
+	d := (a - b) % mod
+	if d < 0 {
+		d += mod
+	}
+	return d
 }
 
 // insertAt inserts x into list at index i.

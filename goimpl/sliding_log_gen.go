@@ -18,14 +18,15 @@ type SlidingLogParams struct {
 // at most limit. Exact, with no boundary burst. A denied request is
 // never recorded, so a client that keeps retrying while denied gets in
 // as soon as old entries leave the window, and the whole decision is
-// one atomic script. A second key keeps the total cost of the entries
-// and the time of the last admission, so that a typical decision reads
-// only the entries that have left the window and the oldest few;
-// entries that have left are removed at the next admission. Some
-// decisions still read many entries: after the limit was lowered, for
-// a cost close to the limit, or among many entries of one ms (the
-// README's worst cases). The set holds at most limit entries: memory
-// grows with limit.
+// one atomic script. Each entry also holds the running sum of the
+// costs up to it, so that the cost of any span of entries is the
+// difference of two of them: a decision reads a few entries whatever
+// the set holds (O(log^2 n) for n entries, however the limit, the cost
+// or the clock change between calls). A second key keeps the total
+// cost of the entries and the time of the last admission; entries that
+// have left the window are removed at the next admission. The set
+// holds at most limit entries (the newest, after a limit is lowered):
+// memory grows with limit.
 type SlidingLog struct {
 	p      SlidingLogParams
 	states *store[slidingLogState]
@@ -47,15 +48,17 @@ func (s *slidingLogState) expires() int64 { return max(s.logExp, s.tallyExp) }
 type slidingLogLogEntry struct {
 	// Ts: the score: when the request was admitted.
 	Ts int64
-	// Seq: how many admissions before it share its ts, so that members are unique.
+	// Seq: how many admissions before it share its ts, so that members are unique and sort as they came.
 	Seq int64
 	// Cost: the cost admitted.
 	Cost int64
+	// Run: the sum of the costs of the entries up to this one, modulo RUN_MOD.
+	Run int64
 }
 
 // member is the entry's member in the sorted set, which orders
 // entries of equal score.
-func (x *slidingLogLogEntry) member() string { return joinInts(x.Ts, x.Seq, x.Cost) }
+func (x *slidingLogLogEntry) member() string { return joinEntry(6, x.Ts, x.Seq, x.Cost, x.Run) }
 
 // NewSlidingLog returns a SlidingLog limiter, or an error matching ErrBadInput
 // when a parameter is outside its domain.
@@ -130,12 +133,9 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 		st.logEntries = nil
 	}
 	log := st.logEntries
-	if n := p.Limit; int64(len(log)) > n {
-		log = log[int64(len(log))-n:]
-	}
 	// {<key>}:sl:sum: the total cost of the log's entries
 	tallyLive := st.tallyExp > nowMs
-	tallyTotal := field(tallyLive, st.tallyTotal, 0, 0, p.Limit*p.Limit)
+	tallyTotal := field(tallyLive, st.tallyTotal, 0, 0, 10000000000)
 	tallyTs := field(tallyLive, st.tallyTs, 0, 0, 35184372088832)
 	lag := max(0, tallyTs-nowMs)
 	eff := nowMs + lag
@@ -143,41 +143,35 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	gone := int64(0)
 	gone__src := log
 	gone__src = gone__src[:searchEntries(len(gone__src), func(i int) bool { return gone__src[i].Ts > from })]
-	for _, e_ := range gone__src {
-		if !(min(max(e_.Ts, 0), 35184372088832) <= from) {
-			continue
-		}
-		gone += min(max(e_.Cost, 1), p.Limit)
+	if gone__n := int64(len(gone__src)); gone__n > 0 {
+		gone__base := gone__src[0].Run - gone__src[0].Cost
+		gone__upto := func(i int64) int64 { return min(runDiff(gone__src[i].Run, gone__base, 4503599627370496), 10000000000) }
+		gone = gone__upto(gone__n - 1)
 	}
 	used := max(0, tallyTotal-gone)
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
 	after := pick(ok, used+c, used)
 	freeAt := eff + p.WindowMs
-	freeAt__need, freeAt__run := used+c-p.Limit, int64(0)
 	freeAt__src := log
 	freeAt__src = freeAt__src[searchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
-	for _, e_ := range freeAt__src {
-		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
-			continue
+	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
+		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
+		freeAt__upto := func(i int64) int64 {
+			return min(runDiff(freeAt__src[i].Run, freeAt__base, 4503599627370496), 10000000000)
 		}
-		freeAt__run += min(max(e_.Cost, 1), p.Limit)
-		if freeAt__run >= freeAt__need {
+		if freeAt__need := used + c - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
+			freeAt__i := int64(searchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
+			e_ := freeAt__src[freeAt__i]
 			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
-			break
 		}
 	}
 	agg__3 := eff
 	if !(ok && c > 0) { // else the value is not used
 		agg__3__src := log
 		agg__3__src = agg__3__src[searchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Ts > from }):]
-		if n := len(agg__3__src); n > 1 {
-			agg__3__src = agg__3__src[n-1:]
-		}
-		for _, e_ := range agg__3__src {
-			if !(min(max(e_.Ts, 0), 35184372088832) > from) {
-				continue
-			}
+		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
+			e_ := agg__3__src[agg__3__n-1]
 			agg__3 = min(max(e_.Ts, 0), 35184372088832)
 		}
 	}
@@ -186,11 +180,8 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	seq__src := log
 	seq__src = seq__src[searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
 	seq__src = seq__src[:searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts > eff })]
-	for _, e_ := range seq__src {
-		if !(min(max(e_.Ts, 0), 35184372088832) == eff) {
-			continue
-		}
-		seq += 1
+	if seq__n := int64(len(seq__src)); seq__n > 0 {
+		seq = min(seq__n*1, 100000)
 	}
 	if ok && c > 0 {
 		{
@@ -203,12 +194,16 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 		e = sh.put(key, e, st)
 		{
 			x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: c}
-			i := len(st.logEntries)
-			for i > 0 && (x.Ts < st.logEntries[i-1].Ts || x.Ts == st.logEntries[i-1].Ts && x.member() < st.logEntries[i-1].member()) {
-				i--
+			if n := len(st.logEntries); n > 0 {
+				top := st.logEntries[n-1]
+				x.Ts = max(x.Ts, top.Ts) // the set grows at its end
+				x.Run = (top.Run + x.Cost) % 4503599627370496
+			} else {
+				x.Run = x.Cost % 4503599627370496
 			}
-			if i == 0 || x != st.logEntries[i-1] { // ZADD of a member already there adds nothing
-				st.logEntries = insertAt(st.logEntries, i, x)
+			st.logEntries = append(st.logEntries, x)
+			if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
+				st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
 			}
 		}
 		st.logExp = nowMs + lag + p.WindowMs + 60000

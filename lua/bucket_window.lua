@@ -15,21 +15,28 @@
 --   the one with the least room. Exact per bucket; a window slides one
 --   bucket at a time, so a tier admits up to its limit within any span of
 --   window_ms_i - bucket_ms + 1 ms.
---   State: one hash holding the time of the last admission and one field
---   per bucket, named by the bucket's start in ms and holding its count.
---   One hash rather than a key per bucket summed with MGET: one key and
---   one TTL per identity, no key names computed inside the script (all
---   keys are declared, as Redis Cluster requires), one HGETALL reads the
---   window, and old buckets are deleted at each admission, so the hash
---   holds at most window/bucket_ms + 1 fields.
+--   State: a sorted set with one entry per bucket that admitted
+--   something, scored by the bucket's start and holding its count and
+--   the running sum of the counts up to it, so that a tier's count is
+--   the difference of two running sums: a decision reads a few entries
+--   whatever the buckets hold (O(log^2 n) for n buckets). Rather than a
+--   key per bucket summed with MGET: two keys per identity, no key names
+--   computed inside the script (all keys are declared, as Redis Cluster
+--   requires), and buckets older than the widest window are removed at
+--   each admission, so the set holds at most widest window / bucket_ms
+--   entries. A hash beside it holds the time of the last admission. A
+--   request is counted in the newest bucket when that starts after its
+--   own (only after bucket_ms was changed between calls).
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:bw  hash: the last admission and the count of each recent bucket
+--   KEYS[1]  {<key>}:bw  zset: one entry per recent bucket that admitted something
+--              at most BUCKETS_MAX entries, each a member start:count:run scored by start:
+--                start: the score: the bucket's start in ms (in [0, NOW_MAX])
+--                count: the cost admitted in the bucket (in [1, 1000000000000])
+--                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
+--   KEYS[2]  {<key>}:bw:ts  hash: the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
---              at most BUCKETS_MAX entries, each a field named by start holding count:
---                start: the field's name: the bucket's start in ms (in [0, NOW_MAX])
---                count: the field's value: the cost admitted in the bucket (in [1, max(limit, max(limit_2, limit_3))])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -64,7 +71,7 @@
 -- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
 -- a key holds another Redis type.
 --
--- Time: a key's state records its last admission (win.ts). A request
+-- Time: a key's state records its last admission (latest.ts). A request
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
@@ -226,8 +233,8 @@ if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
 end
 
 -- keys: all share the hash tag {key}
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:bw')
+if #KEYS ~= 2 then
+  return bad('expected 2 keys: {<key>}:bw {<key>}:bw:ts')
 end
 if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:bw' then
   return bad('KEYS[1] must be {<key>}:bw')
@@ -238,6 +245,9 @@ if tag == '' then
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
+if KEYS[2] ~= '{' .. tag .. '}:bw:ts' then
+  return bad('KEYS[2] must be {<key>}:bw:ts with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -257,51 +267,127 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
 end
 
 -- state
-local win__raw = redis.call('HGETALL', KEYS[1])
-local win__fixed = {}
-local win__all = {}
-for i = 1, #win__raw, 2 do
-  local name, v = win__raw[i], win__raw[i + 1]
-  if name == 'ts' then
-    win__fixed[name] = v
-  else
-    local parts = {name, v}
+local function win__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local parts = split(raw[i], 3)
+    if parts == nil then
+      return nil, 'entry', raw[i]
+    end
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
-      return corrupt(KEYS[1], 'entry start', parts[1])
+      return nil, 'entry start', parts[1]
     end
-    local x_count = field(parts[2], nil, 1, math.max(limit, math.max(limit_2, limit_3)))
+    local x_count = field(parts[2], nil, 1, 1000000000000)
     if x_count == nil then
-      return corrupt(KEYS[1], 'entry count', parts[2])
+      return nil, 'entry count', parts[2]
     end
-    win__all[#win__all + 1] = {start = x_start, count = x_count, name_ = name}
+    local x_run = field(parts[3], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry run', parts[3]
+    end
+    out[#out + 1] = {start = x_start, count = x_count, run = x_run}
   end
+  return out
 end
-table.sort(win__all, function(x, y) return x.start < y.start end)
-local win = keep_last(win__all, 3600)
-local win_ts = field(win__fixed['ts'], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__fixed['ts'])
+local win__card = redis.call('ZCARD', KEYS[1])
+-- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+local function win__at(r)
+  local raw = redis.call('ZRANGE', KEYS[1], r, r)
+  local got, what, v = win__parse(raw)
+  if got == nil then
+    return nil, what, v
+  end
+  got[1].member__ = raw[1]
+  return got[1]
+end
+-- the number of entries scored below bound, as ZCOUNT's max takes it
+local function win__below(bound)
+  if win__card == 0 then
+    return 0
+  end
+  return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+end
+-- the sum of count over the entries at ranks [lo, hi), and the running
+-- sum before lo; nil, what is wrong and the value if an entry is not one
+local function win__sum(lo, hi)
+  if hi <= lo then
+    return 0, 0
+  end
+  local first, what, v = win__at(lo)
+  if first == nil then
+    return nil, what, v
+  end
+  local top = first
+  if hi - 1 > lo then
+    top, what, v = win__at(hi - 1)
+    if top == nil then
+      return nil, what, v
+    end
+  end
+  local base = first.run - first.count
+  return (top.run - base) % 4503599627370496, base
+end
+-- the first entry at ranks [lo, hi) at which the sum of count from lo
+-- (at most cap) reaches need, false if none; nil, what, value as above
+local function win__reach(lo, hi, need, cap)
+  local total, base, v = win__sum(lo, hi)
+  if total == nil then
+    return nil, base, v
+  end
+  if hi <= lo or math.min(total, cap) < need then
+    return false
+  end
+  local found, what
+  found, what, v = win__at(hi - 1)
+  local a, b = lo, hi - 1 -- found is the entry at b, which reaches need
+  while found ~= nil and a < b do
+    local m = math.floor((a + b) / 2)
+    local x
+    x, what, v = win__at(m)
+    if x == nil then
+      return nil, what, v
+    end
+    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      found, b = x, m
+    else
+      a = m + 1
+    end
+  end
+  return found, what, v
+end
+local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
+local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
+if latest_ts == nil then
+  return corrupt(KEYS[2], 'ts', latest__raw[1])
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = latest_ts > now + 60000
 if stale then
-  win_ts = 0
-  win = {}
-  win__all = {}
+  win__card = 0
+  latest_ts = 0
 end
 -- deletes a stale state once, before this call's first write
 local function wipe()
   if stale then
     stale = false
-    redis.call('DEL', KEYS[1])
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
+end
+-- the newest entry of {<key>}:bw, which an add continues
+local win__top = nil
+if win__card > 0 then
+  local bad__what, bad__v
+  win__top, bad__what, bad__v = win__at(win__card - 1)
+  if win__top == nil then
+    return corrupt(KEYS[1], bad__what, bad__v)
   end
 end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = math.max(0, latest_ts - now)
 local eff = now + lag
 local bucket = eff - eff % bucket_ms
 local on2 = limit_2 > 0
@@ -313,26 +399,35 @@ local from1 = bucket - window_ms
 local from2 = bucket - window_ms_2
 local from3 = bucket - window_ms_3
 local used1 = 0
-for _, e in ipairs(win) do
-  if e.start > from1 then
-    used1 = used1 + e.count
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = win__below(num(from1)), win__card
+  local sum__, bad__what, bad__v = win__sum(lo__, hi__)
+  if sum__ == nil then
+    return corrupt(KEYS[1], bad__what, bad__v)
   end
+  used1 = math.min(sum__, 3600000000000000)
 end
 local agg__2 = 0
 if on2 then -- else the value is not used
-  for _, e in ipairs(win) do
-    if e.start > from2 then
-      agg__2 = agg__2 + e.count
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(num(from2)), win__card
+    local sum__, bad__what, bad__v = win__sum(lo__, hi__)
+    if sum__ == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
     end
+    agg__2 = math.min(sum__, 3600000000000000)
   end
 end
 local used2 = pick(on2, agg__2, 0)
 local agg__3 = 0
 if on3 then -- else the value is not used
-  for _, e in ipairs(win) do
-    if e.start > from3 then
-      agg__3 = agg__3 + e.count
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(num(from3)), win__card
+    local sum__, bad__what, bad__v = win__sum(lo__, hi__)
+    if sum__ == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
     end
+    agg__3 = math.min(sum__, 3600000000000000)
   end
 end
 local used3 = pick(on3, agg__3, 0)
@@ -343,42 +438,42 @@ local ok = ok1 and ok2 and ok3
 local took = pick(ok, c, 0)
 local agg__4 = 0
 if not ok1 then -- else the value is not used
-  local agg__4__need, agg__4__run = used1 + c - limit, 0
-  for _, e in ipairs(win) do
-    if e.start > from1 then
-      agg__4__run = agg__4__run + e.count
-      if agg__4__run >= agg__4__need then
-        agg__4 = e.start + window_ms
-        break
-      end
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(num(from1)), win__card
+    local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + c - limit, 3600000000000000)
+    if e == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
+    end
+    if e then
+      agg__4 = e.start + window_ms
     end
   end
 end
 local at1 = pick(ok1, 0, agg__4)
 local agg__5 = 0
 if not ok2 then -- else the value is not used
-  local agg__5__need, agg__5__run = used2 + c - limit_2, 0
-  for _, e in ipairs(win) do
-    if e.start > from2 then
-      agg__5__run = agg__5__run + e.count
-      if agg__5__run >= agg__5__need then
-        agg__5 = e.start + window_ms_2
-        break
-      end
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(num(from2)), win__card
+    local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + c - limit_2, 3600000000000000)
+    if e == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
+    end
+    if e then
+      agg__5 = e.start + window_ms_2
     end
   end
 end
 local at2 = pick(ok2, 0, agg__5)
 local agg__6 = 0
 if not ok3 then -- else the value is not used
-  local agg__6__need, agg__6__run = used3 + c - limit_3, 0
-  for _, e in ipairs(win) do
-    if e.start > from3 then
-      agg__6__run = agg__6__run + e.count
-      if agg__6__run >= agg__6__need then
-        agg__6 = e.start + window_ms_3
-        break
-      end
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(num(from3)), win__card
+    local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + c - limit_3, 3600000000000000)
+    if e == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
+    end
+    if e then
+      agg__6 = e.start + window_ms_3
     end
   end
 end
@@ -389,42 +484,42 @@ local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
 local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
 local agg__7 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
-  local agg__7__need, agg__7__run = x1, 0
-  for _, e in ipairs(win) do
-    if e.start > from1 then
-      agg__7__run = agg__7__run + e.count
-      if agg__7__run >= agg__7__need then
-        agg__7 = e.start + window_ms
-        break
-      end
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(num(from1)), win__card
+    local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
+    if e == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
+    end
+    if e then
+      agg__7 = e.start + window_ms
     end
   end
 end
 local r1 = pick(x1 == 0, 0, agg__7)
 local agg__8 = bucket + window_ms_2
 if not (x2 == 0) then -- else the value is not used
-  local agg__8__need, agg__8__run = x2, 0
-  for _, e in ipairs(win) do
-    if e.start > from2 then
-      agg__8__run = agg__8__run + e.count
-      if agg__8__run >= agg__8__need then
-        agg__8 = e.start + window_ms_2
-        break
-      end
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(num(from2)), win__card
+    local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
+    if e == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
+    end
+    if e then
+      agg__8 = e.start + window_ms_2
     end
   end
 end
 local r2 = pick(x2 == 0, 0, agg__8)
 local agg__9 = bucket + window_ms_3
 if not (x3 == 0) then -- else the value is not used
-  local agg__9__need, agg__9__run = x3, 0
-  for _, e in ipairs(win) do
-    if e.start > from3 then
-      agg__9__run = agg__9__run + e.count
-      if agg__9__run >= agg__9__need then
-        agg__9 = e.start + window_ms_3
-        break
-      end
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(num(from3)), win__card
+    local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
+    if e == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
+    end
+    if e then
+      agg__9 = e.start + window_ms_3
     end
   end
 end
@@ -437,17 +532,32 @@ local room = math.min(room1, math.min(room2, room3))
 local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
 if ok and c > 0 then
   wipe()
-  local win__gone = {}
-  for _, x in ipairs(win__all) do
-    if x.start <= bucket - widest then
-      win__gone[#win__gone + 1] = x.name_
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
+  if win__top ~= nil and win__top.start <= bucket - widest then
+    win__top = nil -- every entry is gone: the next add starts afresh
+  end
+  redis.call('HSET', KEYS[2], 'ts', num(eff))
+  redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  do
+    local win__x = {start = bucket, count = c}
+    -- the set grows at its end: its newest entry is never older than another
+    if win__top ~= nil and win__x.start < win__top.start then
+      win__x.start = win__top.start
     end
+    if win__top ~= nil and win__top.start == win__x.start then -- merge into it
+      redis.call('ZREM', KEYS[1], win__top.member__)
+      win__x.count = win__x.count + win__top.count
+      win__x.run = (win__top.run + win__x.count - win__top.count) % 4503599627370496
+    elseif win__top ~= nil then
+      win__x.run = (win__top.run + win__x.count) % 4503599627370496
+    else
+      win__x.run = win__x.count % 4503599627370496
+    end
+    win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
+    redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+    win__top = win__x
   end
-  for i = 1, #win__gone, 1000 do
-    redis.call('HDEL', KEYS[1], unpack(win__gone, i, math.min(i + 999, #win__gone)))
-  end
-  redis.call('HSET', KEYS[1], 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
-  redis.call('HINCRBY', KEYS[1], num(bucket), num(c))
 end
 return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}

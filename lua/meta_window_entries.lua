@@ -199,12 +199,11 @@ local function log__parse(raw)
   end
   return out
 end
-local log
-local all, what, v = log__parse(redis.call('LRANGE', KEYS[2], 0, -1))
-if all == nil then
-  return corrupt(KEYS[2], what, v)
+local log, bad__what, bad__v = log__parse(redis.call('LRANGE', KEYS[2], 0, -1))
+if log == nil then
+  return corrupt(KEYS[2], bad__what, bad__v)
 end
-log = keep_last(all, limit)
+log = keep_last(log, limit)
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent

@@ -8,24 +8,26 @@
 --   at most limit. Exact, with no boundary burst. A denied request is
 --   never recorded, so a client that keeps retrying while denied gets in
 --   as soon as old entries leave the window, and the whole decision is
---   one atomic script. A second key keeps the total cost of the entries
---   and the time of the last admission, so that a typical decision reads
---   only the entries that have left the window and the oldest few;
---   entries that have left are removed at the next admission. Some
---   decisions still read many entries: after the limit was lowered, for
---   a cost close to the limit, or among many entries of one ms (the
---   README's worst cases). The set holds at most limit entries: memory
---   grows with limit.
+--   one atomic script. Each entry also holds the running sum of the
+--   costs up to it, so that the cost of any span of entries is the
+--   difference of two of them: a decision reads a few entries whatever
+--   the set holds (O(log^2 n) for n entries, however the limit, the cost
+--   or the clock change between calls). A second key keeps the total
+--   cost of the entries and the time of the last admission; entries that
+--   have left the window are removed at the next admission. The set
+--   holds at most limit entries (the newest, after a limit is lowered):
+--   memory grows with limit.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:sl  zset: one entry per admitted request
---              at most limit entries, each a member ts:seq:cost scored by ts:
+--              at most limit entries, each a member ts:seq:cost:run scored by ts:
 --                ts: the score: when the request was admitted (in [0, NOW_MAX])
---                seq: how many admissions before it share its ts, so that members are unique (in [0, limit])
---                cost: the cost admitted (in [1, limit])
+--                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 100000])
+--                cost: the cost admitted (in [1, 100000])
+--                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
 --   KEYS[2]  {<key>}:sl:sum  hash: the total cost of the log's entries
---              total: the sum of the costs of the log's entries (in [0, limit * limit])
+--              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -191,7 +193,7 @@ end
 local function log__parse(raw)
   local out = {}
   for i = 1, #raw do
-    local parts = split(raw[i], 3)
+    local parts = split(raw[i], 4)
     if parts == nil then
       return nil, 'entry', raw[i]
     end
@@ -199,36 +201,90 @@ local function log__parse(raw)
     if x_ts == nil then
       return nil, 'entry ts', parts[1]
     end
-    local x_seq = field(parts[2], nil, 0, limit)
+    local x_seq = field(parts[2], nil, 0, 100000)
     if x_seq == nil then
       return nil, 'entry seq', parts[2]
     end
-    local x_cost = field(parts[3], nil, 1, limit)
+    local x_cost = field(parts[3], nil, 1, 100000)
     if x_cost == nil then
       return nil, 'entry cost', parts[3]
     end
-    out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost}
+    local x_run = field(parts[4], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry run', parts[4]
+    end
+    out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
   end
   return out
 end
-local log = nil
-if redis.call('ZCARD', KEYS[1]) > limit then
-  local all, what, v = log__parse(redis.call('ZRANGE', KEYS[1], 0, -1))
-  if all == nil then
-    return corrupt(KEYS[1], what, v)
+local log__card = redis.call('ZCARD', KEYS[1])
+-- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+local function log__at(r)
+  local raw = redis.call('ZRANGE', KEYS[1], r, r)
+  local got, what, v = log__parse(raw)
+  if got == nil then
+    return nil, what, v
   end
-  log = keep_last(all, limit)
+  got[1].member__ = raw[1]
+  return got[1]
 end
--- the entries scored within min and max (as ZRANGEBYSCORE takes them),
--- in order (the highest first if rev), at most count (-1: all)
-local function log__range(min, max, rev, count)
-  if rev then
-    return log__parse(redis.call('ZREVRANGEBYSCORE', KEYS[1], max, min, 'LIMIT', 0, count))
+-- the number of entries scored below bound, as ZCOUNT's max takes it
+local function log__below(bound)
+  if log__card == 0 then
+    return 0
   end
-  return log__parse(redis.call('ZRANGEBYSCORE', KEYS[1], min, max, 'LIMIT', 0, count))
+  return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+end
+-- the sum of cost over the entries at ranks [lo, hi), and the running
+-- sum before lo; nil, what is wrong and the value if an entry is not one
+local function log__sum(lo, hi)
+  if hi <= lo then
+    return 0, 0
+  end
+  local first, what, v = log__at(lo)
+  if first == nil then
+    return nil, what, v
+  end
+  local top = first
+  if hi - 1 > lo then
+    top, what, v = log__at(hi - 1)
+    if top == nil then
+      return nil, what, v
+    end
+  end
+  local base = first.run - first.cost
+  return (top.run - base) % 4503599627370496, base
+end
+-- the first entry at ranks [lo, hi) at which the sum of cost from lo
+-- (at most cap) reaches need, false if none; nil, what, value as above
+local function log__reach(lo, hi, need, cap)
+  local total, base, v = log__sum(lo, hi)
+  if total == nil then
+    return nil, base, v
+  end
+  if hi <= lo or math.min(total, cap) < need then
+    return false
+  end
+  local found, what
+  found, what, v = log__at(hi - 1)
+  local a, b = lo, hi - 1 -- found is the entry at b, which reaches need
+  while found ~= nil and a < b do
+    local m = math.floor((a + b) / 2)
+    local x
+    x, what, v = log__at(m)
+    if x == nil then
+      return nil, what, v
+    end
+    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      found, b = x, m
+    else
+      a = m + 1
+    end
+  end
+  return found, what, v
 end
 local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-local tally_total = field(tally__raw[1], 0, 0, limit * limit)
+local tally_total = field(tally__raw[1], 0, 0, 10000000000)
 if tally_total == nil then
   return corrupt(KEYS[2], 'total', tally__raw[1])
 end
@@ -241,7 +297,7 @@ end
 -- by a clock that is wrong: it is not trusted, and reads as absent
 local stale = tally_ts > now + 60000
 if stale then
-  log = {}
+  log__card = 0
   tally_total = 0
   tally_ts = 0
 end
@@ -252,83 +308,85 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2])
   end
 end
+-- the newest entry of {<key>}:sl, which an add continues
+local log__top = nil
+if log__card > 0 then
+  local bad__what, bad__v
+  log__top, bad__what, bad__v = log__at(log__card - 1)
+  if log__top == nil then
+    return corrupt(KEYS[1], bad__what, bad__v)
+  end
+end
 
 -- decision
 local lag = math.max(0, tally_ts - now)
 local eff = now + lag
 local from = eff - window_ms
 local gone = 0
-local gone__src = log
-if gone__src == nil then
-  local what, v
-  gone__src, what, v = log__range('-inf', num(from), false, -1)
-  if gone__src == nil then
-    return corrupt(KEYS[1], what, v)
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = 0, log__below(num(from))
+  local sum__, bad__what, bad__v = log__sum(lo__, hi__)
+  if sum__ == nil then
+    return corrupt(KEYS[1], bad__what, bad__v)
   end
-end
-for _, e in ipairs(gone__src) do
-  if e.ts <= from then
-    gone = gone + e.cost
-  end
+  gone = math.min(sum__, 10000000000)
 end
 local used = math.max(0, tally_total - gone)
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
 local after = pick(ok, used + c, used)
 local free_at = eff + window_ms
-local free_at__need, free_at__run = used + c - limit, 0
-local free_at__src = log
-if free_at__src == nil then
-  local what, v
-  free_at__src, what, v = log__range('(' .. num(from), '+inf', false, num(math.max(1, free_at__need)))
-  if free_at__src == nil then
-    return corrupt(KEYS[1], what, v)
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = log__below(num(from)), log__card
+  local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000000000)
+  if e == nil then
+    return corrupt(KEYS[1], bad__what, bad__v)
   end
-end
-for _, e in ipairs(free_at__src) do
-  if e.ts > from then
-    free_at__run = free_at__run + e.cost
-    if free_at__run >= free_at__need then
-      free_at = e.ts + window_ms
-      break
-    end
+  if e then
+    free_at = e.ts + window_ms
   end
 end
 local agg__3 = eff
 if not (ok and c > 0) then -- else the value is not used
-  local agg__3__src = log
-  if agg__3__src == nil then
-    local what, v
-    agg__3__src, what, v = log__range('(' .. num(from), '+inf', true, 1)
-    if agg__3__src == nil then
-      return corrupt(KEYS[1], what, v)
-    end
-  end
-  for _, e in ipairs(agg__3__src) do
-    if e.ts > from then
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = log__below(num(from)), log__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = log__at(hi__ - 1)
+      if e == nil then
+        return corrupt(KEYS[1], bad__what, bad__v)
+      end
       agg__3 = e.ts
     end
   end
 end
 local last_in = pick(ok and c > 0, eff, agg__3)
 local seq = 0
-local seq__src = log
-if seq__src == nil then
-  local what, v
-  seq__src, what, v = log__range(num(eff), num(eff), false, -1)
-  if seq__src == nil then
-    return corrupt(KEYS[1], what, v)
-  end
-end
-for _, e in ipairs(seq__src) do
-  if e.ts == eff then
-    seq = seq + 1
-  end
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
+  seq = math.min(math.max(0, hi__ - lo__) * 1, 100000)
 end
 if ok and c > 0 then
   wipe()
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
-  redis.call('ZADD', KEYS[1], num(eff), num(eff) .. ':' .. num(seq) .. ':' .. num(c))
+  if log__top ~= nil and log__top.ts <= from then
+    log__top = nil -- every entry is gone: the next add starts afresh
+  end
+  do
+    local log__x = {ts = eff, seq = seq, cost = c}
+    -- the set grows at its end: its newest entry is never older than another
+    if log__top ~= nil and log__x.ts < log__top.ts then
+      log__x.ts = log__top.ts
+    end
+    if log__top ~= nil then
+      log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+    else
+      log__x.run = log__x.cost % 4503599627370496
+    end
+    log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
+    redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
+    log__top = log__x
+  end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
   redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))

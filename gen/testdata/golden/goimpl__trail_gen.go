@@ -15,7 +15,8 @@ type TrailParams struct {
 // Trail is the trail limiter.
 //
 // Keeps a log of admissions in a sorted set, notes in a list, and
-// cost per bucket in a hash; admits up to limit per window_ms.
+// cost per bucket in a sorted set whose entries merge; admits up to
+// limit per window_ms.
 type Trail struct {
 	p      TrailParams
 	states *store[trailState]
@@ -28,12 +29,13 @@ type trailState struct {
 	logExp       int64
 	notesEntries []TrailNotesEntry
 	notesExp     int64
-	hitsTs       int64
 	hitsEntries  []trailHitsEntry
 	hitsExp      int64
+	seenTs       int64
+	seenExp      int64
 }
 
-func (s *trailState) expires() int64 { return max(s.logExp, s.notesExp, s.hitsExp) }
+func (s *trailState) expires() int64 { return max(s.logExp, s.notesExp, s.hitsExp, s.seenExp) }
 
 // trailLogEntry is one entry of {<key>}:log: one entry per admission.
 type trailLogEntry struct {
@@ -41,11 +43,13 @@ type trailLogEntry struct {
 	Ts int64
 	// Cost: cost admitted.
 	Cost int64
+	// Run: the running sum of cost.
+	Run int64
 }
 
 // member is the entry's member in the sorted set, which orders
 // entries of equal score.
-func (x *trailLogEntry) member() string { return joinInts(x.Ts, x.Cost) }
+func (x *trailLogEntry) member() string { return joinEntry(3, x.Ts, x.Cost, x.Run) }
 
 // TrailNotesEntry is one entry of {<key>}:notes: the notes, oldest first.
 type TrailNotesEntry struct {
@@ -55,13 +59,17 @@ type TrailNotesEntry struct {
 	Text string
 }
 
-// trailHitsEntry is one entry of {<key>}:hits: cost per bucket, and the last admission.
+// trailHitsEntry is one entry of {<key>}:hits: cost per bucket.
 type trailHitsEntry struct {
 	// Start: the bucket's start.
 	Start int64
 	// N: cost in the bucket.
 	N int64
 }
+
+// member is the entry's member in the sorted set, which orders
+// entries of equal score.
+func (x *trailHitsEntry) member() string { return joinEntry(0, x.Start, x.N) }
 
 // NewTrail returns a Trail limiter, or an error matching ErrBadInput
 // when a parameter is outside its domain.
@@ -153,7 +161,7 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if field(st.hitsExp > nowMs, st.hitsTs, 0, 0, 35184372088832) > nowMs+5000 {
+	if field(st.seenExp > nowMs, st.seenTs, 0, 0, 35184372088832) > nowMs+5000 {
 		st = trailState{}
 	}
 	// {<key>}:log: one entry per admission
@@ -162,64 +170,53 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 		st.logEntries = nil
 	}
 	log := st.logEntries
-	if n := p.Limit; int64(len(log)) > n {
-		log = log[int64(len(log))-n:]
-	}
 	// {<key>}:notes: the notes, oldest first
 	notesLive := st.notesExp > nowMs
 	if !notesLive {
 		st.notesEntries = nil
 	}
-	// {<key>}:hits: cost per bucket, and the last admission
+	// {<key>}:hits: cost per bucket
 	hitsLive := st.hitsExp > nowMs
 	if !hitsLive {
 		st.hitsEntries = nil
 	}
 	hits := st.hitsEntries
-	if n := int64(100); int64(len(hits)) > n {
-		hits = hits[int64(len(hits))-n:]
-	}
 	from := nowMs - p.WindowMs
 	used := int64(0)
 	used__src := log
 	used__src = used__src[searchEntries(len(used__src), func(i int) bool { return used__src[i].Ts > from }):]
-	for _, e_ := range used__src {
-		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
-			continue
-		}
-		used += min(max(e_.Cost, 1), p.Limit)
+	if used__n := int64(len(used__src)); used__n > 0 {
+		used__base := used__src[0].Run - used__src[0].Cost
+		used__upto := func(i int64) int64 { return min(runDiff(used__src[i].Run, used__base, 1000000), 10000) }
+		used = used__upto(used__n - 1)
 	}
 	newest := int64(0)
 	newest__src := log
-	if n := len(newest__src); n > 1 {
-		newest__src = newest__src[n-1:]
-	}
-	for _, e_ := range newest__src {
+	if newest__n := int64(len(newest__src)); newest__n > 0 {
+		e_ := newest__src[newest__n-1]
 		newest = min(max(e_.Ts, 0), 35184372088832)
 	}
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
 	freeAt := nowMs
-	freeAt__need, freeAt__run := used+c-p.Limit, int64(0)
 	freeAt__src := log
 	freeAt__src = freeAt__src[searchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
-	for _, e_ := range freeAt__src {
-		if !(min(max(e_.Ts, 0), 35184372088832) > from) {
-			continue
-		}
-		freeAt__run += min(max(e_.Cost, 1), p.Limit)
-		if freeAt__run >= freeAt__need {
+	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
+		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
+		freeAt__upto := func(i int64) int64 { return min(runDiff(freeAt__src[i].Run, freeAt__base, 1000000), 10000) }
+		if freeAt__need := used + c - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
+			freeAt__i := int64(searchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
+			e_ := freeAt__src[freeAt__i]
 			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
-			break
 		}
 	}
 	bucket := nowMs - nowMs%p.BucketMs
 	agg__4 := int64(0)
-	for _, h := range hits {
-		if !(min(max(h.Start, 0), 35184372088832) == bucket) {
-			continue
-		}
-		agg__4 += min(max(h.N, 1), p.Limit)
+	agg__4__src := hits
+	agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start >= bucket }):]
+	agg__4__src = agg__4__src[:searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > bucket })]
+	if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
+		agg__4 = min(agg__4__n*1, 100)
 	}
 	busy := agg__4 > 0
 	if ok && c > 0 {
@@ -233,12 +230,16 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 		e = sh.put(key, e, st)
 		{
 			x := trailLogEntry{Ts: max(nowMs, newest), Cost: c}
-			i := len(st.logEntries)
-			for i > 0 && (x.Ts < st.logEntries[i-1].Ts || x.Ts == st.logEntries[i-1].Ts && x.member() < st.logEntries[i-1].member()) {
-				i--
+			if n := len(st.logEntries); n > 0 {
+				top := st.logEntries[n-1]
+				x.Ts = max(x.Ts, top.Ts) // the set grows at its end
+				x.Run = (top.Run + x.Cost) % 1000000
+			} else {
+				x.Run = x.Cost % 1000000
 			}
-			if i == 0 || x != st.logEntries[i-1] { // ZADD of a member already there adds nothing
-				st.logEntries = insertAt(st.logEntries, i, x)
+			st.logEntries = append(st.logEntries, x)
+			if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
+				st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
 			}
 		}
 		st.logExp = nowMs + p.WindowMs + 1000
@@ -251,19 +252,22 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 			st.hitsEntries = st.hitsEntries[n:]
 		}
 		e = sh.put(key, e, st)
-		st.hitsTs = nowMs
-		st.hitsExp = nowMs + p.WindowMs + 1000
+		st.seenTs = nowMs
+		st.seenExp = nowMs + p.WindowMs + 1000
 		e = sh.put(key, e, st)
 		{
 			x := trailHitsEntry{Start: bucket, N: c}
-			i := len(st.hitsEntries)
-			for i > 0 && st.hitsEntries[i-1].Start > x.Start {
-				i--
+			if n := len(st.hitsEntries); n > 0 {
+				top := st.hitsEntries[n-1]
+				x.Start = max(x.Start, top.Start) // the set grows at its end
+				if x.Start == top.Start {         // merge into it
+					x.N += top.N
+					st.hitsEntries = st.hitsEntries[:n-1]
+				}
 			}
-			if i > 0 && st.hitsEntries[i-1].Start == x.Start {
-				st.hitsEntries[i-1].N += x.N
-			} else {
-				st.hitsEntries = insertAt(st.hitsEntries, i, x)
+			st.hitsEntries = append(st.hitsEntries, x)
+			if n := int64(100); int64(len(st.hitsEntries)) > n { // keep the newest 100
+				st.hitsEntries = st.hitsEntries[int64(len(st.hitsEntries))-n:]
 			}
 		}
 		st.hitsExp = nowMs + p.WindowMs + 1000
@@ -320,7 +324,7 @@ func (l *Trail) Recent(key string, nowMs int64) ([]TrailNotesEntry, error) {
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if field(st.hitsExp > nowMs, st.hitsTs, 0, 0, 35184372088832) > nowMs+5000 {
+	if field(st.seenExp > nowMs, st.seenTs, 0, 0, 35184372088832) > nowMs+5000 {
 		st = trailState{}
 	}
 	// {<key>}:notes: the notes, oldest first

@@ -3,23 +3,26 @@
 -- trail
 --
 --   Keeps a log of admissions in a sorted set, notes in a list, and
---   cost per bucket in a hash; admits up to limit per window_ms.
+--   cost per bucket in a sorted set whose entries merge; admits up to
+--   limit per window_ms.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:log  zset: one entry per admission
---              at most limit entries, each a member ts:cost scored by ts:
+--              at most limit entries, each a member ts:cost:run scored by ts:
 --                ts: the score: when (in [0, NOW_MAX])
---                cost: cost admitted (in [1, limit])
+--                cost: cost admitted (in [1, 100])
+--                run: the running sum of cost (in [0, 999999])
 --   KEYS[2]  {<key>}:notes  list: the notes, oldest first
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:hits  hash: cost per bucket, and the last admission
---              ts: last admission (in [0, NOW_MAX])
---              at most 100 entries, each a field named by start holding n:
+--   KEYS[3]  {<key>}:hits  zset: cost per bucket
+--              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
---                n: cost in the bucket (in [1, limit])
+--                n: cost in the bucket (in [1, 100])
+--   KEYS[4]  {<key>}:seen  hash: the last admission
+--              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -39,7 +42,7 @@
 -- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
 -- a key holds another Redis type.
 --
--- Time: a key's state records its last admission (hits.ts). A request
+-- Time: a key's state records its last admission (seen.ts). A request
 -- up to MAX_SKEW_MS (5000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
@@ -152,8 +155,8 @@ if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
 end
 
 -- keys: all share the hash tag {key}
-if #KEYS ~= 3 then
-  return bad('expected 3 keys: {<key>}:log {<key>}:notes {<key>}:hits')
+if #KEYS ~= 4 then
+  return bad('expected 4 keys: {<key>}:log {<key>}:notes {<key>}:hits {<key>}:seen')
 end
 if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:log' then
   return bad('KEYS[1] must be {<key>}:log')
@@ -170,6 +173,9 @@ if KEYS[2] ~= '{' .. tag .. '}:notes' then
 end
 if KEYS[3] ~= '{' .. tag .. '}:hits' then
   return bad('KEYS[3] must be {<key>}:hits with the key of KEYS[1]')
+end
+if KEYS[4] ~= '{' .. tag .. '}:seen' then
+  return bad('KEYS[4] must be {<key>}:seen with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -196,7 +202,7 @@ end
 local function log__parse(raw)
   local out = {}
   for i = 1, #raw do
-    local parts = split(raw[i], 2)
+    local parts = split(raw[i], 3)
     if parts == nil then
       return nil, 'entry', raw[i]
     end
@@ -204,71 +210,158 @@ local function log__parse(raw)
     if x_ts == nil then
       return nil, 'entry ts', parts[1]
     end
-    local x_cost = field(parts[2], nil, 1, limit)
+    local x_cost = field(parts[2], nil, 1, 100)
     if x_cost == nil then
       return nil, 'entry cost', parts[2]
     end
-    out[#out + 1] = {ts = x_ts, cost = x_cost}
+    local x_run = field(parts[3], nil, 0, 999999)
+    if x_run == nil then
+      return nil, 'entry run', parts[3]
+    end
+    out[#out + 1] = {ts = x_ts, cost = x_cost, run = x_run}
   end
   return out
 end
-local log = nil
-if redis.call('ZCARD', KEYS[1]) > limit then
-  local all, what, v = log__parse(redis.call('ZRANGE', KEYS[1], 0, -1))
-  if all == nil then
-    return corrupt(KEYS[1], what, v)
+local log__card = redis.call('ZCARD', KEYS[1])
+-- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+local function log__at(r)
+  local raw = redis.call('ZRANGE', KEYS[1], r, r)
+  local got, what, v = log__parse(raw)
+  if got == nil then
+    return nil, what, v
   end
-  log = keep_last(all, limit)
+  got[1].member__ = raw[1]
+  return got[1]
 end
--- the entries scored within min and max (as ZRANGEBYSCORE takes them),
--- in order (the highest first if rev), at most count (-1: all)
-local function log__range(min, max, rev, count)
-  if rev then
-    return log__parse(redis.call('ZREVRANGEBYSCORE', KEYS[1], max, min, 'LIMIT', 0, count))
+-- the number of entries scored below bound, as ZCOUNT's max takes it
+local function log__below(bound)
+  if log__card == 0 then
+    return 0
   end
-  return log__parse(redis.call('ZRANGEBYSCORE', KEYS[1], min, max, 'LIMIT', 0, count))
+  return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
 end
-local hits__raw = redis.call('HGETALL', KEYS[3])
-local hits__fixed = {}
-local hits__all = {}
-for i = 1, #hits__raw, 2 do
-  local name, v = hits__raw[i], hits__raw[i + 1]
-  if name == 'ts' then
-    hits__fixed[name] = v
-  else
-    local parts = {name, v}
+-- the sum of cost over the entries at ranks [lo, hi), and the running
+-- sum before lo; nil, what is wrong and the value if an entry is not one
+local function log__sum(lo, hi)
+  if hi <= lo then
+    return 0, 0
+  end
+  local first, what, v = log__at(lo)
+  if first == nil then
+    return nil, what, v
+  end
+  local top = first
+  if hi - 1 > lo then
+    top, what, v = log__at(hi - 1)
+    if top == nil then
+      return nil, what, v
+    end
+  end
+  local base = first.run - first.cost
+  return (top.run - base) % 1000000, base
+end
+-- the first entry at ranks [lo, hi) at which the sum of cost from lo
+-- (at most cap) reaches need, false if none; nil, what, value as above
+local function log__reach(lo, hi, need, cap)
+  local total, base, v = log__sum(lo, hi)
+  if total == nil then
+    return nil, base, v
+  end
+  if hi <= lo or math.min(total, cap) < need then
+    return false
+  end
+  local found, what
+  found, what, v = log__at(hi - 1)
+  local a, b = lo, hi - 1 -- found is the entry at b, which reaches need
+  while found ~= nil and a < b do
+    local m = math.floor((a + b) / 2)
+    local x
+    x, what, v = log__at(m)
+    if x == nil then
+      return nil, what, v
+    end
+    if math.min((x.run - base) % 1000000, cap) >= need then
+      found, b = x, m
+    else
+      a = m + 1
+    end
+  end
+  return found, what, v
+end
+local function hits__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local parts = split(raw[i], 2)
+    if parts == nil then
+      return nil, 'entry', raw[i]
+    end
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
-      return corrupt(KEYS[3], 'entry start', parts[1])
+      return nil, 'entry start', parts[1]
     end
-    local x_n = field(parts[2], nil, 1, limit)
+    local x_n = field(parts[2], nil, 1, 100)
     if x_n == nil then
-      return corrupt(KEYS[3], 'entry n', parts[2])
+      return nil, 'entry n', parts[2]
     end
-    hits__all[#hits__all + 1] = {start = x_start, n = x_n, name_ = name}
+    out[#out + 1] = {start = x_start, n = x_n}
   end
+  return out
 end
-table.sort(hits__all, function(x, y) return x.start < y.start end)
-local hits = keep_last(hits__all, 100)
-local hits_ts = field(hits__fixed['ts'], 0, 0, 35184372088832)
-if hits_ts == nil then
-  return corrupt(KEYS[3], 'ts', hits__fixed['ts'])
+local hits__card = redis.call('ZCARD', KEYS[3])
+-- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+local function hits__at(r)
+  local raw = redis.call('ZRANGE', KEYS[3], r, r)
+  local got, what, v = hits__parse(raw)
+  if got == nil then
+    return nil, what, v
+  end
+  got[1].member__ = raw[1]
+  return got[1]
+end
+-- the number of entries scored below bound, as ZCOUNT's max takes it
+local function hits__below(bound)
+  if hits__card == 0 then
+    return 0
+  end
+  return redis.call('ZCOUNT', KEYS[3], '-inf', bound)
+end
+local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
+local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
+if seen_ts == nil then
+  return corrupt(KEYS[4], 'ts', seen__raw[1])
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = hits_ts > now + 5000
+local stale = seen_ts > now + 5000
 if stale then
-  log = {}
-  hits_ts = 0
-  hits = {}
-  hits__all = {}
+  log__card = 0
+  hits__card = 0
+  seen_ts = 0
 end
 -- deletes a stale state once, before this call's first write
 local function wipe()
   if stale then
     stale = false
-    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  end
+end
+-- the newest entry of {<key>}:log, which an add continues
+local log__top = nil
+if log__card > 0 then
+  local bad__what, bad__v
+  log__top, bad__what, bad__v = log__at(log__card - 1)
+  if log__top == nil then
+    return corrupt(KEYS[1], bad__what, bad__v)
+  end
+end
+-- the newest entry of {<key>}:hits, which an add continues
+local hits__top = nil
+if hits__card > 0 then
+  local bad__what, bad__v
+  hits__top, bad__what, bad__v = hits__at(hits__card - 1)
+  if hits__top == nil then
+    return corrupt(KEYS[3], bad__what, bad__v)
   end
 end
 
@@ -281,77 +374,90 @@ end
 -- decision
 local from = now - window_ms
 local used = 0
-local used__src = log
-if used__src == nil then
-  local what, v
-  used__src, what, v = log__range('(' .. num(from), '+inf', false, -1)
-  if used__src == nil then
-    return corrupt(KEYS[1], what, v)
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = log__below(num(from)), log__card
+  local sum__, bad__what, bad__v = log__sum(lo__, hi__)
+  if sum__ == nil then
+    return corrupt(KEYS[1], bad__what, bad__v)
   end
-end
-for _, e in ipairs(used__src) do
-  if e.ts > from then
-    used = used + e.cost
-  end
+  used = math.min(sum__, 10000)
 end
 local newest = 0
-local newest__src = log
-if newest__src == nil then
-  local what, v
-  newest__src, what, v = log__range('-inf', '+inf', true, 1)
-  if newest__src == nil then
-    return corrupt(KEYS[1], what, v)
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = 0, log__card
+  if hi__ > lo__ then
+    local e, bad__what, bad__v = log__at(hi__ - 1)
+    if e == nil then
+      return corrupt(KEYS[1], bad__what, bad__v)
+    end
+    newest = e.ts
   end
-end
-for _, e in ipairs(newest__src) do
-  newest = e.ts
 end
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
 local free_at = now
-local free_at__need, free_at__run = used + c - limit, 0
-local free_at__src = log
-if free_at__src == nil then
-  local what, v
-  free_at__src, what, v = log__range('(' .. num(from), '+inf', false, num(math.max(1, free_at__need)))
-  if free_at__src == nil then
-    return corrupt(KEYS[1], what, v)
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = log__below(num(from)), log__card
+  local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000)
+  if e == nil then
+    return corrupt(KEYS[1], bad__what, bad__v)
   end
-end
-for _, e in ipairs(free_at__src) do
-  if e.ts > from then
-    free_at__run = free_at__run + e.cost
-    if free_at__run >= free_at__need then
-      free_at = e.ts + window_ms
-      break
-    end
+  if e then
+    free_at = e.ts + window_ms
   end
 end
 local bucket = now - now % bucket_ms
 local agg__4 = 0
-for _, h in ipairs(hits) do
-  if h.start == bucket then
-    agg__4 = agg__4 + h.n
-  end
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
+  agg__4 = math.min(math.max(0, hi__ - lo__) * 1, 100)
 end
 local busy = agg__4 > 0
 if ok and c > 0 then
   wipe()
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
-  redis.call('ZADD', KEYS[1], num(math.max(now, newest)), num(math.max(now, newest)) .. ':' .. num(c))
-  redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
-  local hits__gone = {}
-  for _, x in ipairs(hits__all) do
-    if x.start <= from then
-      hits__gone[#hits__gone + 1] = x.name_
+  if log__top ~= nil and log__top.ts <= from then
+    log__top = nil -- every entry is gone: the next add starts afresh
+  end
+  do
+    local log__x = {ts = math.max(now, newest), cost = c}
+    -- the set grows at its end: its newest entry is never older than another
+    if log__top ~= nil and log__x.ts < log__top.ts then
+      log__x.ts = log__top.ts
     end
+    if log__top ~= nil then
+      log__x.run = (log__top.run + log__x.cost) % 1000000
+    else
+      log__x.run = log__x.cost % 1000000
+    end
+    log__x.member__ = num(log__x.ts) .. ':' .. string.format('%03d', log__x.cost) .. ':' .. num(log__x.run)
+    redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
+    log__top = log__x
   end
-  for i = 1, #hits__gone, 1000 do
-    redis.call('HDEL', KEYS[3], unpack(hits__gone, i, math.min(i + 999, #hits__gone)))
+  redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from))
+  if hits__top ~= nil and hits__top.start <= from then
+    hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('HSET', KEYS[3], 'ts', num(now))
+  redis.call('HSET', KEYS[4], 'ts', num(now))
+  redis.call('PEXPIRE', KEYS[4], num(window_ms + 1000))
+  do
+    local hits__x = {start = bucket, n = c}
+    -- the set grows at its end: its newest entry is never older than another
+    if hits__top ~= nil and hits__x.start < hits__top.start then
+      hits__x.start = hits__top.start
+    end
+    if hits__top ~= nil and hits__top.start == hits__x.start then -- merge into it
+      redis.call('ZREM', KEYS[3], hits__top.member__)
+      hits__x.n = hits__x.n + hits__top.n
+    end
+    hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
+    redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+    redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
+    hits__top = hits__x
+  end
   redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
-  redis.call('HINCRBY', KEYS[3], num(bucket), num(c))
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end

@@ -7,18 +7,20 @@
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:log  zset: one entry per admission
---              at most limit entries, each a member ts:cost scored by ts:
+--              at most limit entries, each a member ts:cost:run scored by ts:
 --                ts: the score: when (in [0, NOW_MAX])
---                cost: cost admitted (in [1, limit])
+--                cost: cost admitted (in [1, 100])
+--                run: the running sum of cost (in [0, 999999])
 --   KEYS[2]  {<key>}:notes  list: the notes, oldest first
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:hits  hash: cost per bucket, and the last admission
---              ts: last admission (in [0, NOW_MAX])
---              at most 100 entries, each a field named by start holding n:
+--   KEYS[3]  {<key>}:hits  zset: cost per bucket
+--              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
---                n: cost in the bucket (in [1, limit])
+--                n: cost in the bucket (in [1, 100])
+--   KEYS[4]  {<key>}:seen  hash: the last admission
+--              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -34,7 +36,7 @@
 -- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
 -- a key holds another Redis type.
 --
--- Time: a key's state records its last admission (hits.ts). A request
+-- Time: a key's state records its last admission (seen.ts). A request
 -- up to MAX_SKEW_MS (5000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
@@ -147,8 +149,8 @@ if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
 end
 
 -- keys: all share the hash tag {key}
-if #KEYS ~= 3 then
-  return bad('expected 3 keys: {<key>}:log {<key>}:notes {<key>}:hits')
+if #KEYS ~= 4 then
+  return bad('expected 4 keys: {<key>}:log {<key>}:notes {<key>}:hits {<key>}:seen')
 end
 if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:log' then
   return bad('KEYS[1] must be {<key>}:log')
@@ -165,6 +167,9 @@ if KEYS[2] ~= '{' .. tag .. '}:notes' then
 end
 if KEYS[3] ~= '{' .. tag .. '}:hits' then
   return bad('KEYS[3] must be {<key>}:hits with the key of KEYS[1]')
+end
+if KEYS[4] ~= '{' .. tag .. '}:seen' then
+  return bad('KEYS[4] must be {<key>}:seen with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -195,47 +200,23 @@ local function notes__parse(raw)
   end
   return out
 end
-local notes
-local all, what, v = notes__parse(redis.call('LRANGE', KEYS[2], 0, -1))
-if all == nil then
-  return corrupt(KEYS[2], what, v)
+local notes, bad__what, bad__v = notes__parse(redis.call('LRANGE', KEYS[2], 0, -1))
+if notes == nil then
+  return corrupt(KEYS[2], bad__what, bad__v)
 end
-notes = keep_last(all, limit)
-local hits__raw = redis.call('HGETALL', KEYS[3])
-local hits__fixed = {}
-local hits__all = {}
-for i = 1, #hits__raw, 2 do
-  local name, v = hits__raw[i], hits__raw[i + 1]
-  if name == 'ts' then
-    hits__fixed[name] = v
-  else
-    local parts = {name, v}
-    local x_start = field(parts[1], nil, 0, 35184372088832)
-    if x_start == nil then
-      return corrupt(KEYS[3], 'entry start', parts[1])
-    end
-    local x_n = field(parts[2], nil, 1, limit)
-    if x_n == nil then
-      return corrupt(KEYS[3], 'entry n', parts[2])
-    end
-    hits__all[#hits__all + 1] = {start = x_start, n = x_n, name_ = name}
-  end
-end
-table.sort(hits__all, function(x, y) return x.start < y.start end)
-local hits = keep_last(hits__all, 100)
-local hits_ts = field(hits__fixed['ts'], 0, 0, 35184372088832)
-if hits_ts == nil then
-  return corrupt(KEYS[3], 'ts', hits__fixed['ts'])
+notes = keep_last(notes, limit)
+local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
+local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
+if seen_ts == nil then
+  return corrupt(KEYS[4], 'ts', seen__raw[1])
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = hits_ts > now + 5000
+local stale = seen_ts > now + 5000
 if stale then
   notes = {}
-  hits_ts = 0
-  hits = {}
-  hits__all = {}
+  seen_ts = 0
 end
 
 -- view

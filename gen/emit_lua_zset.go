@@ -1,0 +1,253 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A zset is never read whole by a decision: its aggregates are computed
+// from the ranks of their score range and a few entries (see index.go).
+
+// luaZsetUsed reports whether the script touches the zset s: it reads its
+// entries, or (a decision) writes it.
+func luaZsetUsed(a *Algorithm, v *View, used usage, s *State) bool {
+	return s.Kind == ZSet && (used.entries[s] || v == nil && writtenStates(a.Body)[s])
+}
+
+// luaZsetTopped reports whether adds to s continue its newest entry: its
+// running sum, its merge, and its order.
+func luaZsetTopped(s *State) bool { return s.Running != nil || s.Merge != nil }
+
+// luaZsetRead emits the reading helpers of the zset s, at KEYS[key]: its
+// size (whose ZCARD also checks its type), the entry at a rank, and the
+// number of entries scored below a bound.
+func luaZsetRead(w *writer, s *State, key int) {
+	list, k := luaName(s.Name), fmt.Sprintf("KEYS[%d]", key)
+	w.line("local %s__card = redis.call('ZCARD', %s)", list, k)
+	w.line("-- the entry at rank r (0: the oldest), or nil, what is wrong, and the value")
+	w.line("local function %s__at(r)", list)
+	w.line("  local raw = redis.call('ZRANGE', %s, r, r)", k)
+	w.line("  local got, what, v = %s__parse(raw)", list)
+	w.line("  if got == nil then")
+	w.line("    return nil, what, v")
+	w.line("  end")
+	w.line("  got[1].member__ = raw[1]")
+	w.line("  return got[1]")
+	w.line("end")
+	w.line("-- the number of entries scored below bound, as ZCOUNT's max takes it")
+	w.line("local function %s__below(bound)", list)
+	w.line("  if %s__card == 0 then", list)
+	w.line("    return 0")
+	w.line("  end")
+	w.line("  return redis.call('ZCOUNT', %s, '-inf', bound)", k)
+	w.line("end")
+	if s.Running != nil {
+		luaRunHelpers(w, s)
+	}
+}
+
+// luaZsetTop reads the newest entry of each zset whose adds continue it,
+// after the clock rule has had its say (a stale zset reads as empty).
+func luaZsetTop(w *writer, a *Algorithm, v *View, used usage) {
+	if v != nil {
+		return
+	}
+	for i, s := range a.States {
+		if !luaZsetTopped(s) || !writtenStates(a.Body)[s] {
+			continue
+		}
+		list := luaName(s.Name)
+		w.line("-- the newest entry of %s, which an add continues", keyTemplate(s))
+		w.line("local %s__top = nil", list)
+		w.line("if %s__card > 0 then", list)
+		w.line("  local bad__what, bad__v")
+		w.line("  %s__top, bad__what, bad__v = %s__at(%s__card - 1)", list, list, list)
+		luaCorruptCheck(w, list+"__top", i+1, "  ")
+		w.line("end")
+	}
+}
+
+// luaCorruptCheck returns BADSTATE when the entry read into name is nil.
+func luaCorruptCheck(w *writer, name string, key int, ind string) {
+	w.line("%sif %s == nil then", ind, name)
+	w.line("%s  return corrupt(KEYS[%d], bad__what, bad__v)", ind, key)
+	w.line("%send", ind)
+}
+
+// luaZsetAgg computes one aggregate over a zset into name, by index.
+func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
+	s := ag.It.State
+	list, it, key := luaName(s.Name), luaName(ag.It.Name), stateIndex(a, s)+1
+	plan, _ := planIndex(ag)
+	b := plan.bounds
+	lo, hi := "0", list+"__card"
+	if b.min != nil {
+		bound := "'(' .. num(" + luaExact.print(b.min) + ")" // those below min
+		if b.minOpen {
+			bound = "num(" + luaExact.print(b.min) + ")" // those at or below min
+		}
+		lo = list + "__below(" + bound + ")"
+	}
+	if b.max != nil {
+		bound := "num(" + luaExact.print(b.max) + ")"
+		if b.maxOpen {
+			bound = "'(' .. num(" + luaExact.print(b.max) + ")"
+		}
+		hi = list + "__below(" + bound + ")"
+	}
+	in := ind + "  "
+	// call reads into local the result of a helper that fails with nil.
+	call := func(local, fn string, args ...string) {
+		w.line("%slocal %s, bad__what, bad__v = %s__%s(%s)", in, local, list, fn, strings.Join(args, ", "))
+		luaCorruptCheck(w, local, key, in)
+	}
+	w.line("%sdo -- the entries in range are those at ranks [lo, hi)", ind)
+	w.line("%slocal lo__, hi__ = %s, %s", in, lo, hi)
+	switch {
+	case plan.kind == byCount && ag.Fn == "sum":
+		w.line("%s%s = math.min(math.max(0, hi__ - lo__) * %d, %d)", in, name, plan.k, ag.Cap)
+	case plan.kind == byLast:
+		w.line("%sif hi__ > lo__ then", in)
+		in += "  "
+		call(it, "at", "hi__ - 1")
+		w.line("%s%s = %s", in, name, luaExact.print(ag.V))
+		w.line("%send", ind+"  ")
+	case plan.kind == byCount: // reach: the entry at which the count reaches need
+		w.line("%slocal r__ = lo__ + math.max(0, cdiv(math.max(0, %s), %d) - 1)", in, luaExact.print(ag.N), plan.k)
+		w.line("%sif r__ < hi__ then", in)
+		in += "  "
+		call(it, "at", "r__")
+		w.line("%s%s = %s", in, name, luaExact.print(ag.R))
+		w.line("%send", ind+"  ")
+	case ag.Fn == "sum":
+		call("sum__", "sum", "lo__", "hi__")
+		w.line("%s%s = math.min(sum__, %d)", in, name, ag.Cap)
+	default:
+		call(it, "reach", "lo__", "hi__", luaExact.print(ag.N), fmt.Sprint(ag.Cap))
+		w.line("%sif %s then", in, it)
+		w.line("%s  %s = %s", in, name, luaExact.print(ag.R))
+		w.line("%send", in)
+	}
+	w.line("%send", ind)
+}
+
+// luaRunHelpers emits the helpers of a zset that keeps a running sum: the
+// sum over the entries at ranks [lo, hi), the difference of two running
+// sums, and the first of them at which that sum reaches a value, by
+// binary search.
+func luaRunHelpers(w *writer, s *State) {
+	list := luaName(s.Name)
+	run, of := luaName(s.Running.Name), luaName(s.RunOf.Name)
+	w.line("-- the sum of %s over the entries at ranks [lo, hi), and the running", s.RunOf.Name)
+	w.line("-- sum before lo; nil, what is wrong and the value if an entry is not one")
+	w.line("local function %s__sum(lo, hi)", list)
+	w.line("  if hi <= lo then")
+	w.line("    return 0, 0")
+	w.line("  end")
+	w.line("  local first, what, v = %s__at(lo)", list)
+	w.line("  if first == nil then")
+	w.line("    return nil, what, v")
+	w.line("  end")
+	w.line("  local top = first")
+	w.line("  if hi - 1 > lo then")
+	w.line("    top, what, v = %s__at(hi - 1)", list)
+	w.line("    if top == nil then")
+	w.line("      return nil, what, v")
+	w.line("    end")
+	w.line("  end")
+	w.line("  local base = first.%s - first.%s", run, of)
+	w.line("  return (top.%s - base) %% %d, base", run, s.Mod)
+	w.line("end")
+	w.line("-- the first entry at ranks [lo, hi) at which the sum of %s from lo", s.RunOf.Name)
+	w.line("-- (at most cap) reaches need, false if none; nil, what, value as above")
+	w.line("local function %s__reach(lo, hi, need, cap)", list)
+	w.line("  local total, base, v = %s__sum(lo, hi)", list)
+	w.line("  if total == nil then")
+	w.line("    return nil, base, v")
+	w.line("  end")
+	w.line("  if hi <= lo or math.min(total, cap) < need then")
+	w.line("    return false")
+	w.line("  end")
+	w.line("  local found, what")
+	w.line("  found, what, v = %s__at(hi - 1)", list)
+	w.line("  local a, b = lo, hi - 1 -- found is the entry at b, which reaches need")
+	w.line("  while found ~= nil and a < b do")
+	w.line("    local m = math.floor((a + b) / 2)")
+	w.line("    local x")
+	w.line("    x, what, v = %s__at(m)", list)
+	w.line("    if x == nil then")
+	w.line("      return nil, what, v")
+	w.line("    end")
+	w.line("    if math.min((x.%s - base) %% %d, cap) >= need then", run, s.Mod)
+	w.line("      found, b = x, m")
+	w.line("    else")
+	w.line("      a = m + 1")
+	w.line("    end")
+	w.line("  end")
+	w.line("  return found, what, v")
+	w.line("end")
+}
+
+// luaZsetAdd adds an entry to a zset: at its end when its adds continue
+// the newest entry (merged into it when the score is the same and the
+// zset merges), then trims the oldest entries past MaxEntries.
+func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
+	st := s.State
+	list, key := luaName(st.Name), fmt.Sprintf("KEYS[%d]", stateIndex(a, st)+1)
+	x := list + "__x"
+	var vals []string
+	for i, f := range st.Entry {
+		if f != st.Running {
+			vals = append(vals, luaName(f.Name)+" = "+d.print(s.Values[i]))
+		}
+	}
+	w.line("%sdo", ind)
+	in := ind + "  "
+	w.line("%slocal %s = {%s}", in, x, strings.Join(vals, ", "))
+	if luaZsetTopped(st) {
+		top, score := list+"__top", luaName(st.Entry[0].Name)
+		w.line("%s-- the set grows at its end: its newest entry is never older than another", in)
+		w.line("%sif %s ~= nil and %s.%s < %s.%s then", in, top, x, score, top, score)
+		w.line("%s  %s.%s = %s.%s", in, x, score, top, score)
+		w.line("%send", in)
+		prev := "0"
+		if st.Merge != nil {
+			m := luaName(st.Merge.Name)
+			w.line("%sif %s ~= nil and %s.%s == %s.%s then -- merge into it", in, top, top, score, x, score)
+			w.line("%s  redis.call('ZREM', %s, %s.member__)", in, key, top)
+			w.line("%s  %s.%s = %s.%s + %s.%s", in, x, m, x, m, top, m)
+			if st.Running != nil {
+				w.line("%s  %s.%s = (%s.%s + %s.%s - %s.%s) %% %d", in, x, luaName(st.Running.Name), top, luaName(st.Running.Name), x, m, top, m, st.Mod)
+				w.line("%selseif %s ~= nil then", in, top)
+			}
+		} else if st.Running != nil {
+			w.line("%sif %s ~= nil then", in, top)
+		}
+		if st.Running != nil {
+			prev = top + "." + luaName(st.Running.Name)
+			w.line("%s  %s.%s = (%s + %s.%s) %% %d", in, x, luaName(st.Running.Name), prev, x, luaName(st.RunOf.Name), st.Mod)
+			w.line("%selse", in)
+			w.line("%s  %s.%s = %s.%s %% %d", in, x, luaName(st.Running.Name), x, luaName(st.RunOf.Name), st.Mod)
+		}
+		if st.Running != nil || st.Merge != nil {
+			w.line("%send", in)
+		}
+	}
+	var parts []string
+	for i, f := range st.Entry {
+		v := x + "." + luaName(f.Name)
+		switch {
+		case i == 1 && st.PadWidth > 0:
+			parts = append(parts, fmt.Sprintf("string.format('%%0%dd', %s)", st.PadWidth, v))
+		default:
+			parts = append(parts, "num("+v+")")
+		}
+	}
+	w.line("%s%s.member__ = %s", in, x, strings.Join(parts, " .. ':' .. "))
+	w.line("%sredis.call('ZADD', %s, num(%s.%s), %s.member__)", in, key, x, luaName(st.Entry[0].Name), x)
+	w.line("%sredis.call('ZREMRANGEBYRANK', %s, 0, num(-(%s) - 1)) -- keep the newest %s", in, key, d.print(st.MaxEntries), Format(st.MaxEntries))
+	if luaZsetTopped(st) {
+		w.line("%s%s__top = %s", in, list, x)
+	}
+	w.line("%send", ind)
+}
