@@ -17,6 +17,9 @@ import (
 // the TTLs scripts set are recorded so that the runner can check them.
 type store struct {
 	keys map[string]*value
+	// work counts the commands run and the elements of the arrays they
+	// returned, so that a test can bound what a script reads.
+	work struct{ commands, returned int64 }
 }
 
 type value struct {
@@ -24,8 +27,10 @@ type value struct {
 	str  string
 	hash map[string]string
 	zset map[string]float64 // member → score; never NaN, never -0
-	list []string
-	ttl  int64 // ms; -1: none
+	// order caches sorted(); every change to zset clears it.
+	order []scored
+	list  []string
+	ttl   int64 // ms; -1: none
 }
 
 // The error texts are Redis's own.
@@ -90,7 +95,12 @@ func (s *store) do(cmd string, args []string) (reply, error) {
 	if !ok {
 		return nil, errors.New("ERR unknown command '" + cmd + "'")
 	}
-	return f(s, args)
+	r, err := f(s, args)
+	s.work.commands++
+	if a, ok := r.([]any); ok {
+		s.work.returned += int64(len(a))
+	}
+	return r, err
 }
 
 // of returns the value at key if it has the wanted kind, nil if absent.
@@ -473,6 +483,9 @@ type scored struct {
 
 // sorted lists a sorted set's members by score, then by member bytes.
 func (v *value) sorted() []scored {
+	if v.order != nil {
+		return v.order
+	}
 	out := make([]scored, 0, len(v.zset))
 	for m, sc := range v.zset {
 		out = append(out, scored{m, sc})
@@ -483,6 +496,7 @@ func (v *value) sorted() []scored {
 		}
 		return out[i].member < out[j].member
 	})
+	v.order = out
 	return out
 }
 
@@ -574,6 +588,7 @@ func (s *store) zadd(a []string) (reply, error) {
 			added++
 		}
 		v.zset[m] = f
+		v.order = nil
 	}
 	return added, nil
 }
@@ -718,6 +733,7 @@ func (s *store) zremrangebyscore(a []string) (reply, error) {
 	for m, sc := range v.zset {
 		if r.has(sc) {
 			delete(v.zset, m)
+			v.order = nil
 			n++
 		}
 	}
@@ -749,6 +765,7 @@ func (s *store) zremrangebyrank(a []string) (reply, error) {
 	}
 	for _, m := range ms[from : to+1] {
 		delete(v.zset, m.member)
+		v.order = nil
 	}
 	if len(v.zset) == 0 {
 		delete(s.keys, a[0])
@@ -769,6 +786,7 @@ func (s *store) zrem(a []string) (reply, error) {
 	for _, m := range a[1:] {
 		if _, ok := v.zset[m]; ok {
 			delete(v.zset, m)
+			v.order = nil
 			n++
 		}
 	}

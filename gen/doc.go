@@ -30,10 +30,14 @@
 //	                                       type is hash, zset or list
 //	  fields: name, min, max, default, doc  the fixed fields of a hash;
 //	                                       expressions over parameters
-//	  max_entries: EXPR                    with entry: the most entries read
+//	  max_entries: EXPR                    with entry: the most entries kept
 //	  entry:  name, min, max, doc          the fields of each entry of a
 //	                                       collection; type: string for the
-//	                                       last field of a list entry
+//	                                       last field of a list entry;
+//	                                       running: FIELD (no domain) for a
+//	                                       zset's running sum of FIELD
+//	  merge: FIELD                         a zset whose entries of one score
+//	                                       merge, adding up FIELD
 //	clock:   STATE.FIELD                   the field holding the time of the
 //	                                       last admission; required when the
 //	                                       logic writes
@@ -43,31 +47,45 @@
 // # State
 //
 // A state is one Redis key. A hash holds fixed integer fields, read with
-// HMGET, and may also hold entries: then its entry has exactly two integer
-// fields, the entry's name (the Redis field name, an integer) and its
-// value, and the whole hash is read with one HGETALL, the fixed fields by
-// name and every other field as an entry, ordered by name.
+// HMGET. Entries live in a zset or a list: a hash holds no entries, since
+// reading or dropping them would read them all.
 //
 // A zset holds entries in a sorted set: the member is every entry field
-// in decimal, joined by ":", and the score is the first field; it is read
-// with ZRANGE, in score order (then member order). ZADD of a member
-// already present adds no entry, so where two entries could be equal,
-// give the entry a field that tells them apart, such as a sequence number.
+// in decimal, joined by ":", and the score is the first field; entries of
+// one score sort by their second field, which is written zero-padded to
+// the digits of its largest value (unless entries merge: then scores are
+// unique). ZADD of a member already present adds no entry, so where two
+// entries could be equal, give the entry a field that tells them apart,
+// such as a sequence number. A zset is never read whole: its aggregates
+// are computed by index (below), so a decision's work grows with the
+// logarithm of the entries it holds, whatever they are.
+//
+// A zset entry may declare a running sum, running: FIELD: the generator
+// writes into it, at each add, the sum of FIELD over the entries up to and
+// including the new one, modulo the constant RUN_MOD (at most 2^52); the
+// sum of FIELD over any span of entries is then the difference of two of
+// them. FIELD's domain must not depend on the parameters (a clamp would
+// make the sums drift), and max_entries times FIELD's largest value must
+// be below RUN_MOD, for every parameter value, so that the differences
+// are exact. A zset with a running sum or a merge grows at its end: an
+// add whose score is below the newest entry's takes the newest's score
+// (this happens only when parameters change between calls), and with
+// merge: FIELD an add whose score is the newest's adds its FIELD to that
+// entry instead (ZREM, then ZADD of the merged member).
 //
 // A list holds entries in arrival order, each its fields joined by ":",
-// and is read with LRANGE. Its last field may be a string (the rest are
-// integers); the string may itself contain ":", since an entry is split
-// at its first colons only.
+// and is read whole with LRANGE, by views only. Its last field may be a
+// string (the rest are integers); the string may itself contain ":", since
+// an entry is split at its first colons only.
 //
-// The state of a collection (a zset, a list, a hash with entries) needs
-// max_entries, an expression over parameters and constants that must be
-// non-negative. The script reads every entry, then keeps the last
-// max_entries in order, so that every loop over them is bounded by the
-// parameters. Each integer field read is clamped into its declared
-// domain, as fixed fields are; an entry that does not split into its
-// fields, or a field that is not an integer, is BADSTATE. goimpl keeps
-// the entries it wrote in memory, in the same order, reads the last
-// max_entries of them the same way, and clamps each field it reads.
+// A collection needs max_entries, an expression over parameters and
+// constants that must be non-negative: an add to a zset then removes the
+// oldest entries past max_entries (ZREMRANGEBYRANK), and a view reading a
+// list keeps its last max_entries. Each integer field read is clamped
+// into its declared domain, as fixed fields are; an entry that does not
+// split into its fields, or a field that is not an integer, is BADSTATE.
+// goimpl keeps the entries it wrote in memory, in the same order, and
+// computes the same aggregates by binary search over them.
 //
 // # Clock, types, arguments: what every script checks
 //
@@ -118,20 +136,19 @@
 // TTL (PEXPIRE), in ms from now. Only store, add, drop and clear
 // write; reads happen once, before the logic.
 //
-// add sets every field of one entry, then the TTL of the key: in a zset
-// ZADD key first-field member, in a list RPUSH key member, in a hash
-// HINCRBY key name value (the value is added to the entry of that name,
-// which starts at 0), each followed by PEXPIRE. Like store, add needs a
+// add sets every field of one entry (but a running sum, which the
+// generator computes), then the TTL of the key: in a zset ZADD key
+// first-field member (see State), in a list RPUSH key member, each
+// followed by PEXPIRE. Like store, add needs a
 // ttl: an add or a store without one does not parse, and one whose ttl may
 // be below 1 ms is rejected (PEXPIRE 0 deletes the key).
 //
-// drop C upto X removes the entries whose first field is at most X: in a
-// zset ZREMRANGEBYSCORE key -inf X; in a hash HDEL of the entries read
-// when the call began whose name is at most X (none, no HDEL). A drop must
-// come before any add to the same collection, so that it removes only
-// entries read when the call began. A list keeps arrival order, not order
-// by a field: it cannot drop, only clear. clear C deletes the key with
-// DEL; a hash that also holds fixed fields cannot be cleared.
+// drop C upto X removes the entries of a zset whose first field is at
+// most X: ZREMRANGEBYSCORE key -inf X, whose work is the entries it
+// removes. A drop must come before any add to the same collection, so
+// that it removes only entries read when the call began. A list keeps
+// arrival order, not order by a field: it cannot drop, only clear. clear C
+// deletes the key with DEL.
 //
 // Names with __ are kept for the generated code's own locals (the
 // aggregates' results, the raw replies): no let may take one.
@@ -139,8 +156,8 @@
 // # Aggregates
 //
 // An aggregate reads a collection's entries as they were when the call
-// began: the last max_entries, in order (a zset by score, a hash by entry
-// name, a list by arrival). It binds a new name to each entry in turn,
+// began, in order (a zset by score, then by its second field; a list by
+// arrival, the last max_entries of it). It binds a new name to each entry in turn,
 // whose fields are read as e.FIELD, and keeps the entries for which the
 // optional where condition holds:
 //
@@ -160,15 +177,19 @@
 // if C then A else B only when that branch is taken, since its value is
 // not used otherwise.
 //
-// In Lua an aggregate over a zset reads only what it needs: the score
-// bounds of its where clause (comparisons of the entry's first field with
-// values that do not depend on the entry, joined by &&) become a
-// ZRANGEBYSCORE range; last with no other condition reads one entry
-// (ZREVRANGEBYSCORE ... LIMIT 0 1), and reach of values of at least 1 at
-// most max(1, N) entries. So a sliding log reads the few entries a
-// decision looks at, not the whole set. When the zset holds more than
-// max_entries entries (its parameters were lowered), the script reads them
-// all and keeps the last max_entries, as every other target does.
+// An aggregate over a zset is computed by index (index.go), never by a
+// loop over its entries, and the parser refuses one that cannot be. Its
+// where clause must compare the entry's score (its first field) with
+// values that do not depend on the entry, joined by &&: two ZCOUNTs give
+// the ranks [lo, hi) of the entries in range. Then sum of a literal k is
+// k times hi - lo; last reads the entry at hi - 1 (ZRANGE key r r); sum of
+// the field a running sum adds is the difference of the running sums at
+// hi - 1 and before lo; reach of a literal reads the entry at the rank the
+// count reaches N, and reach of that field finds its entry by a galloping
+// search over the running sums (ranks lo, lo+1, lo+3, ..., then a binary
+// search), O(log k) reads for an entry k ranks in. A decision over a zset
+// of n entries thus runs O(log² n) Redis work, plus the entries a drop
+// removes. An aggregate over a list is a loop, allowed in views only.
 //
 // # Inputs, optional parameters and reply defaults
 //
@@ -197,7 +218,7 @@
 // may read now, the parameters, state fields and aggregates, but not cost
 // or the string inputs. The view is its own script, lua/<algorithm>_<view>.lua,
 // taking the algorithm's KEYS and ARGV now_ms then the parameters, and
-// returning the entries of C as read (the last max_entries, in order),
+// returning the entries of C as read (of a list, the last max_entries), in order,
 // each an array of its fields, or an empty array when COND is false; it
 // writes nothing. In Go, a view is a typed method named after it (the
 // view entries is Entries(key, nowMs)), returning the collection's
@@ -220,8 +241,11 @@
 //
 // An entry field is bounded by its domain. A sum adds at most max_entries
 // values, so it lies in [0, max_entries * the largest V], and V's lower
-// bound must be provably non-negative; the product is checked like any
-// other bound, statically or at run time. reach keeps the same running
+// bound must be provably non-negative; over a list, the product is checked
+// like any other bound, statically or at run time. A zset may hold more
+// entries than today's parameters allow (they may have been lowered), so
+// its sums are bounded for every parameter value (Agg.Cap), and the
+// generated code clamps them to that bound. reach keeps the same running
 // sum, under the same rule; its value is bounded by R and D, and last's
 // by V and D.
 //

@@ -100,10 +100,6 @@ const (
 	Meta = "user:12345"
 	// batch is the number of calls per pipeline.
 	batch = 1000
-	// seedAbove is the limit above which an algorithm with a seeder gets
-	// its first L-1 requests written directly rather than through its
-	// script.
-	seedAbove = 1000
 	// The time per decision is the median of sweeps rounds of about
 	// roundTime, each of at most maxChunk calls.
 	sweeps    = 9
@@ -215,22 +211,6 @@ func load(s lua.Script, v map[string]int64) (n, span int64) {
 
 func at(i, n, span int64) int64 { return now0 + i*span/n }
 
-// A seeder writes the state a script would have written after admitting
-// requests 0..n-2 of the load, for the algorithms too slow to fill through
-// their script at large limits: bucket_window reads all its buckets (60
-// per decision, over L or 7L decisions).
-type seeder func(ctx context.Context, rdb *redis.Client, s lua.Script, key string, v map[string]int64, n, span int64) error
-
-var seeders = map[string]seeder{
-	"bucket_window": seedBucketWindow,
-}
-
-// seedBucketWindow writes the hash of bucket_window.lua after the first
-// n-1 requests of the load (see writeBucketWindow).
-func seedBucketWindow(ctx context.Context, rdb *redis.Client, s lua.Script, key string, v map[string]int64, n, span int64) error {
-	return writeBucketWindow(ctx, rdb, s, key, phase{v: v, n: n, from: now0, span: span}.requests(n-1))
-}
-
 type measurer struct {
 	ctx    context.Context
 	rdb    *redis.Client
@@ -317,10 +297,9 @@ func run(url string, w io.Writer) error {
 		"spread evenly over the 60 s window (bucket_window: over its buckets of 1 s), at one instant for token_bucket, gcra and leaky_bucket; "+
 		"the tiered bucket_window (L per 1 s, 5L per 10 s, 7L per 15 s) by 7L requests over its 15 buckets. "+
 		"Measured: the L-th admission, the memory of the full key, denied requests at the full key. "+
-		"meta_window's requests carry the 10-byte meta %q. Requests are pipelined in batches of %d (in production each decision is one EVALSHA: one round trip); "+
-		"above L = %d, bucket_window's first L-1 requests are written directly, as its script would. "+
+		"meta_window's requests carry the 10-byte meta %q. Requests are pipelined in batches of %d (in production each decision is one EVALSHA: one round trip). "+
 		"Time: Redis-side CPU time of a denied decision at the full key (EVALSHA usec_per_call in INFO commandstats, median of %d rounds spread over the run, Lua's garbage collected before each).\n\n",
-		version, Meta, batch, seedAbove, sweeps)
+		version, Meta, batch, sweeps)
 	fmt.Fprintln(w, "| algorithm | limit L | keys measured | bytes per key (MEMORY USAGE) | keys per limiter key | commands per admitted decision | commands per denied decision | time per decision (µs, Redis-side CPU) | round trips |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range rows {
@@ -384,17 +363,9 @@ func args(s lua.Script, ps []any) func(call) []any {
 	}
 }
 
-// fill gives each key the first n-1 admitted requests of the load: through
-// the script, pipelined, or written directly by seed if not nil.
-func (m *measurer) fill(s lua.Script, v map[string]int64, keys []string, n, span int64, seed seeder) error {
-	if seed != nil {
-		for _, k := range keys {
-			if err := seed(m.ctx, m.rdb, s, k, v, n, span); err != nil {
-				return fmt.Errorf("seeding: %v", err)
-			}
-		}
-		return nil
-	}
+// fill gives each key the first n-1 admitted requests of the load,
+// through the script, pipelined.
+func (m *measurer) fill(s lua.Script, v map[string]int64, keys []string, n, span int64) error {
 	ps, err := params(s, v)
 	if err != nil {
 		return err
@@ -443,11 +414,7 @@ func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
 		keys[k] = base + strconv.Itoa(k)
 	}
 
-	var seed seeder
-	if L > seedAbove {
-		seed = seeders[s.Name]
-	}
-	if err := m.fill(s, v, keys, n, span, seed); err != nil {
+	if err := m.fill(s, v, keys, n, span); err != nil {
 		return nil, nil, err
 	}
 	last := at(n-1, n, span)

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/limitspec/limitspec/lua"
-	"github.com/redis/go-redis/v9"
 )
 
 // WorstEntries is the number of entries of the worst cases whose state
@@ -20,9 +16,6 @@ var WorstEntries int64 = 100000
 const (
 	// hour is the window of the worst cases, in ms.
 	hour = 3600000
-	// checkRequests is the number of requests per phase with which a
-	// writer is checked against the script before it fills a key.
-	checkRequests = 100
 	// A fill through the script is given up after fillBudget, in
 	// pipelines of about pipelineTime each.
 	fillBudget   = 2 * time.Minute
@@ -128,108 +121,10 @@ func worstCases(N int64) []scenario {
 		{label: fmt.Sprintf("e. %d entries at one instant, a caller whose clock is 1 s behind", N), fill: instant, v: slv(N), cost: 1, after: -1000, entries: N},
 		{label: fmt.Sprintf("e. %s, the admission once every entry has left the window (it removes them)", full), fill: spread, v: slv(N), cost: 1, after: hour, allowed: true, entries: N},
 		{label: "e. b's key, then bucket_ms raised to 60000 (60 buckets)", fill: bwMax, v: bwv(3600, 60000), cost: 1, entries: 3600},
-		{label: "e. 3600 buckets of 1 ms, then bucket_ms raised to 1000 and 3596 buckets of 1 s, a peek", fill: bwFine, v: bwv(7200, 1000), allowed: true, entries: 3600 + 3596},
+		{label: "e. 3600 buckets of 1 ms, then bucket_ms raised to 1000 and 3596 buckets of 1 s (the set keeps the newest 3600), a peek", fill: bwFine, v: bwv(7200, 1000), allowed: true, entries: 3600},
 		{label: "e. b's key, the admission once every bucket has left the window (it deletes them)", fill: bwMax, v: bwv(3600, 1000), cost: 1, after: hour, allowed: true, entries: 3600},
 		{label: fmt.Sprintf("e. %s, the admission that opens the next window (it deletes the entries)", full), fill: meta, v: slv(N), cost: 1, after: hour, allowed: true, entries: N},
 	}
-}
-
-// A writer writes the state a script would have written after admitting
-// the requests, for the fills too slow through the script: a sliding_log
-// at one instant reads every entry of that instant at each admission, a
-// bucket_window every bucket.
-type writer func(ctx context.Context, rdb *redis.Client, s lua.Script, key string, reqs []request) error
-
-var writers = map[string]writer{
-	"bucket_window": writeBucketWindow,
-	"sliding_log":   writeSlidingLog,
-}
-
-// widest is bucket_window's widest tier.
-func widest(v map[string]int64) int64 {
-	return max(v["window_ms"], v["window_ms_2"], v["window_ms_3"])
-}
-
-// writeBucketWindow writes the hash of bucket_window.lua: ts, then the
-// count of each bucket, in the order the script creates them; at each
-// request, the buckets that have left the widest tier are deleted.
-func writeBucketWindow(ctx context.Context, rdb *redis.Client, s lua.Script, key string, reqs []request) error {
-	if len(reqs) == 0 {
-		return nil
-	}
-	var ts int64
-	var starts []int64
-	counts := map[int64]int64{}
-	for _, r := range reqs {
-		ts = max(ts, r.t)
-		b := ts - ts%r.v["bucket_ms"]
-		starts = slices.DeleteFunc(starts, func(start int64) bool {
-			gone := start <= b-widest(r.v)
-			if gone {
-				delete(counts, start)
-			}
-			return gone
-		})
-		if counts[b] == 0 {
-			starts = append(starts, b)
-		}
-		counts[b]++
-	}
-	fields := []any{"ts", ts}
-	for _, b := range starts {
-		fields = append(fields, b, counts[b])
-	}
-	v := reqs[len(reqs)-1].v
-	name := s.KeyNames(key)[0]
-	pipe := rdb.Pipeline()
-	pipe.HSet(ctx, name, fields...)
-	pipe.PExpire(ctx, name, time.Duration(max(0, widest(v)-ts%v["bucket_ms"])+60000)*time.Millisecond)
-	_, err := pipe.Exec(ctx)
-	return err
-}
-
-// writeSlidingLog writes the zset and the tally of sliding_log.lua: one
-// member ts:seq:cost per admission scored by its time (seq counts the
-// earlier admissions at that time), without those that have left the
-// window at a later admission; their total cost and the time of the last
-// admission.
-func writeSlidingLog(ctx context.Context, rdb *redis.Client, s lua.Script, key string, reqs []request) error {
-	if len(reqs) == 0 {
-		return nil
-	}
-	type entry struct{ ts, seq int64 }
-	var log []entry
-	first := 0
-	for _, r := range reqs {
-		ts := r.t
-		if len(log) > first {
-			ts = max(ts, log[len(log)-1].ts)
-		}
-		for first < len(log) && log[first].ts <= ts-r.v["window_ms"] {
-			first++
-		}
-		e := entry{ts: ts}
-		if len(log) > first && log[len(log)-1].ts == ts {
-			e.seq = log[len(log)-1].seq + 1
-		}
-		log = append(log, e)
-	}
-	log = log[first:]
-	names := s.KeyNames(key)
-	ttl := time.Duration(reqs[len(reqs)-1].v["window_ms"]+60000) * time.Millisecond
-	pipe := rdb.Pipeline()
-	for from := 0; from < len(log); from += batch {
-		var zs []redis.Z
-		for _, e := range log[from:min(from+batch, len(log))] {
-			zs = append(zs, redis.Z{Score: float64(e.ts), Member: fmt.Sprintf("%d:%d:1", e.ts, e.seq)})
-		}
-		pipe.ZAdd(ctx, names[0], zs...)
-	}
-	pipe.PExpire(ctx, names[0], ttl)
-	pipe.HSet(ctx, names[1], "total", len(log), "ts", log[len(log)-1].ts)
-	pipe.PExpire(ctx, names[1], ttl)
-	_, err := pipe.Exec(ctx)
-	return err
 }
 
 // runScript admits the requests through the script, pipelined, and
@@ -293,53 +188,6 @@ func sameValues(a, b map[string]int64) bool {
 	return true
 }
 
-// writerAgrees tells whether a writer writes what the script writes for
-// the first k requests of each phase of a fill, on two keys of its own
-// that it then deletes.
-func (m *measurer) writerAgrees(f *fill, w writer, k int64) (bool, error) {
-	s := f.script
-	scripted, written := m.prefix+"check:script:"+s.Name, m.prefix+"check:write:"+s.Name
-	defer m.rdb.Del(m.ctx, append(s.KeyNames(scripted), s.KeyNames(written)...)...)
-	reqs := f.requests(k)
-	if err := m.runScript(s, scripted, reqs); err != nil {
-		return false, err
-	}
-	if err := w(m.ctx, m.rdb, s, written, reqs); err != nil {
-		return false, err
-	}
-	a, b := s.KeyNames(scripted), s.KeyNames(written)
-	for i := range a {
-		da, err := dump(m.ctx, m.rdb, a[i])
-		if err != nil {
-			return false, err
-		}
-		db, err := dump(m.ctx, m.rdb, b[i])
-		if err != nil {
-			return false, err
-		}
-		if !slices.Equal(da, db) {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// fillKey sets up a fill on key: written directly when its script has a
-// writer that agrees with the script on a few requests per phase, else
-// through the script. It returns how.
-func (m *measurer) fillKey(f *fill, key string) (string, error) {
-	if w := writers[f.script.Name]; w != nil {
-		ok, err := m.writerAgrees(f, w, checkRequests)
-		if err != nil {
-			return "", fmt.Errorf("checking the writer: %v", err)
-		}
-		if ok {
-			return "written directly", w(m.ctx, m.rdb, f.script, key, f.requests(every))
-		}
-	}
-	return "script, pipelined", m.runScript(f.script, key, f.requests(every))
-}
-
 // every, as the number of requests to take of a phase, takes them all.
 const every = int64(1) << 62
 
@@ -347,7 +195,6 @@ const every = int64(1) << 62
 // not nil, why it was not measured (and timer is nil).
 type worstRow struct {
 	sc       scenario
-	filledBy string
 	entries  int64
 	commands string
 	timer    *timer
@@ -359,8 +206,8 @@ type worstRow struct {
 // sweeps. A row that could not be measured says why.
 func (m *measurer) measureWorst(scs []scenario) []*worstRow {
 	type filled struct {
-		key, how string
-		err      error
+		key string
+		err error
 	}
 	keys := map[*fill]filled{}
 	var out []*worstRow
@@ -368,13 +215,13 @@ func (m *measurer) measureWorst(scs []scenario) []*worstRow {
 		fk, ok := keys[sc.fill]
 		if !ok {
 			fk.key = fmt.Sprintf("%sworst:%d", m.prefix, i)
-			fk.how, fk.err = m.fillKey(sc.fill, fk.key)
+			fk.err = m.runScript(sc.fill.script, fk.key, sc.fill.requests(every))
 			if fk.err == nil {
 				fk.err = m.keep(sc.script(), fk.key)
 			}
 			keys[sc.fill] = fk
 		}
-		r := &worstRow{sc: sc, filledBy: fk.how, err: fk.err}
+		r := &worstRow{sc: sc, err: fk.err}
 		if r.err == nil {
 			r.err = m.worstRow(r, fk.key)
 		}
@@ -430,8 +277,7 @@ func (m *measurer) worstRow(r *worstRow, key string) error {
 }
 
 // countEntries counts the entries a key's state holds: the members of its
-// zsets, the elements of its lists and the fields of its hashes named by
-// an integer (one per entry, as bucket_window's buckets).
+// zsets and the elements of its lists.
 func (m *measurer) countEntries(s lua.Script, key string) (int64, error) {
 	var n int64
 	for _, name := range s.KeyNames(key) {
@@ -452,16 +298,6 @@ func (m *measurer) countEntries(s lua.Script, key string) (int64, error) {
 				return 0, err
 			}
 			n += c
-		case "hash":
-			fields, err := m.rdb.HKeys(m.ctx, name).Result()
-			if err != nil {
-				return 0, err
-			}
-			for _, f := range fields {
-				if _, err := strconv.ParseInt(f, 10, 64); err == nil {
-					n++
-				}
-			}
 		}
 	}
 	return n, nil
@@ -521,20 +357,19 @@ func printWorst(w io.Writer, worst []*worstRow, rows []*row) {
 	if len(worst) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nWorst cases: the decisions whose work grows with the entries a key holds. Each key is filled as its row says "+
-		"(through its script, pipelined, or written directly as its script would write it, once a few requests per phase have given the same state both ways), "+
+	fmt.Fprintf(w, "\nWorst cases: the decisions that once read every entry a key holds, on keys holding many. Each key is filled through its script, pipelined, "+
 		"then one decision is repeated on it; a decision that writes runs each time on a fresh copy of the key (COPY, not timed). "+
-		"Stored entries: zset members, list elements and hash fields per bucket, before the decision. Time: as above (EVALSHA usec_per_call, median of %d rounds, Lua's garbage collected before each). "+
+		"Stored entries: zset members and list elements, before the decision. Time: as above (EVALSHA usec_per_call, median of %d rounds, Lua's garbage collected before each). "+
 		"Typical: the denied decision of the first table, same algorithm, at the largest L not above the stored entries.\n\n", sweeps)
-	fmt.Fprintln(w, "| worst case | algorithm | filled | stored entries | the decision | commands per decision | time per decision (µs, Redis-side CPU) | typical (µs) |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| worst case | algorithm | stored entries | the decision | commands per decision | time per decision (µs, Redis-side CPU) | typical (µs) |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range worst {
 		s := r.sc.script()
 		cell := "not measured: " + strings.ReplaceAll(fmt.Sprint(r.err), "|", "/")
 		if r.err == nil {
 			cell = micros(median(r.timer.usec))
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", r.sc.label, s.Name, r.filledBy, r.entries,
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s |\n", r.sc.label, s.Name, r.entries,
 			r.sc.decision(), r.commands, cell, typical(rows, s.Algorithm, r.entries))
 	}
 }
@@ -552,42 +387,4 @@ func notMeasured(worst []*worstRow) error {
 		return nil
 	}
 	return fmt.Errorf("%d of %d worst cases not measured (see the table)", n, len(worst))
-}
-
-// dump reads a key's content whatever its type: its type, then a zset's
-// members with their scores in order, a hash's fields sorted, a list's
-// elements.
-func dump(ctx context.Context, rdb *redis.Client, key string) ([]string, error) {
-	typ, err := rdb.Type(ctx, key).Result()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	switch typ {
-	case "zset":
-		zs, err := rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
-		if err != nil {
-			return nil, err
-		}
-		for _, z := range zs {
-			out = append(out, fmt.Sprintf("%v=%v", z.Member, z.Score))
-		}
-	case "hash":
-		h, err := rdb.HGetAll(ctx, key).Result()
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range h {
-			out = append(out, k+"="+v)
-		}
-		slices.Sort(out)
-	case "list":
-		if out, err = rdb.LRange(ctx, key, 0, -1).Result(); err != nil {
-			return nil, err
-		}
-	case "none":
-	default:
-		return nil, fmt.Errorf("%s: type %s", key, typ)
-	}
-	return append([]string{typ}, out...), nil
 }

@@ -240,8 +240,9 @@ local function log__below(bound)
   end
   return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
 end
--- the sum of cost over the entries at ranks [lo, hi), and the running
--- sum before lo; nil, what is wrong and the value if an entry is not one
+-- the sum of cost over the entries at ranks [lo, hi), the running sum
+-- before lo, and the entries at lo and hi - 1; nil, what is wrong and
+-- the value if an entry is not one
 local function log__sum(lo, hi)
   if hi <= lo then
     return 0, 0
@@ -258,35 +259,49 @@ local function log__sum(lo, hi)
     end
   end
   local base = first.run - first.cost
-  return (top.run - base) % 1000000, base
+  return (top.run - base) % 1000000, base, first, top
 end
 -- the first entry at ranks [lo, hi) at which the sum of cost from lo
 -- (at most cap) reaches need, false if none; nil, what, value as above
 local function log__reach(lo, hi, need, cap)
-  local total, base, v = log__sum(lo, hi)
+  local total, base, first, top = log__sum(lo, hi)
   if total == nil then
-    return nil, base, v
+    return nil, base, first
   end
   if hi <= lo or math.min(total, cap) < need then
     return false
   end
-  local found, what
-  found, what, v = log__at(hi - 1)
-  local a, b = lo, hi - 1 -- found is the entry at b, which reaches need
-  while found ~= nil and a < b do
-    local m = math.floor((a + b) / 2)
-    local x
-    x, what, v = log__at(m)
+  if math.min((first.run - base) % 1000000, cap) >= need then
+    return first
+  end
+  -- the entry sought is at a rank in [a, b]; found is the entry at b
+  local a, b, found = lo + 1, hi - 1, top
+  local function probe(r)
+    local x, what, v = log__at(r)
     if x == nil then
       return nil, what, v
     end
     if math.min((x.run - base) % 1000000, cap) >= need then
-      found, b = x, m
+      b, found = r, x
     else
-      a = m + 1
+      a = r + 1
     end
+    return true
   end
-  return found, what, v
+  local step, galloping = 2, true
+  while a < b do
+    local r = math.floor((a + b) / 2)
+    if galloping then
+      r = math.min(lo + step - 1, b - 1)
+      step = step * 2
+    end
+    local ok, what, v = probe(r)
+    if ok == nil then
+      return nil, what, v
+    end
+    galloping = galloping and b ~= r
+  end
+  return found
 end
 local function hits__parse(raw)
   local out = {}

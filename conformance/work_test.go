@@ -1,0 +1,114 @@
+package conformance
+
+import (
+	"encoding/json"
+	"math/bits"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// workPhase is n admitted requests of cost 1 under params, request i at
+// from + i*span/n.
+type workPhase struct {
+	params      map[string]json.Number
+	n, from, sp int64
+}
+
+// TestWorkPerDecision fills keys with thousands of entries, then bounds
+// what one decision of the script does: the commands it runs and the
+// entries (array elements) they return grow with the logarithm of the
+// entries the key holds, whatever the cost, the caller's clock or the
+// parameters since the fill (a limit lowered, bucket_ms changed). Entries
+// that leave the window are removed without being read. Where the
+// parameters stay, a sliding_log decision must also be the oracle's.
+func TestWorkPerDecision(t *testing.T) {
+	const n, t0, hour = 2000, 1700000000000, 3600000
+	num := func(v int64) json.Number { return json.Number(strconv.FormatInt(v, 10)) }
+	sl := func(limit int64) map[string]json.Number {
+		return map[string]json.Number{"limit": num(limit), "window_ms": num(hour)}
+	}
+	bw := func(limit, window, bucket int64) map[string]json.Number {
+		return map[string]json.Number{"limit": num(limit), "window_ms": num(window), "bucket_ms": num(bucket)}
+	}
+	spread := []workPhase{{sl(n), n, t0, hour}}
+	instant := []workPhase{{sl(n), n, t0, 0}}
+	buckets := []workPhase{{bw(3600, hour, 1000), 3600, t0, hour}}
+	fine := []workPhase{{bw(3600, 3600, 1), 3600, t0, 3600}, {bw(7200, hour, 1000), 3596, t0 + 4000, 3596000}}
+	tests := []struct {
+		name    string
+		alg     string
+		fill    []workPhase
+		params  map[string]json.Number // nil: the fill's last
+		after   int64                  // the decision's time after the fill's last request
+		cost    int64
+		allowed bool
+	}{
+		{"sliding_log full, the limit lowered by one", "sliding_log", spread, sl(n - 1), 1, 1, false},
+		{"sliding_log full, the limit lowered to 10", "sliding_log", spread, sl(10), 1, 1, false},
+		{"sliding_log full, a peek under a lowered limit", "sliding_log", spread, sl(n - 1), 1, 0, false},
+		{"sliding_log full, a request of cost n", "sliding_log", spread, nil, 1, n, false},
+		{"sliding_log full, a request of cost n/2", "sliding_log", spread, nil, 1, n / 2, false},
+		{"sliding_log, a peek once every entry has left", "sliding_log", spread, nil, hour, 0, true},
+		{"sliding_log, the admission that removes every entry", "sliding_log", spread, nil, hour, 1, true},
+		{"sliding_log at one instant, a caller 1 s behind", "sliding_log", instant, nil, -1000, 1, false},
+		{"bucket_window at 3600 buckets", "bucket_window", buckets, nil, 1, 1, false},
+		{"bucket_window at 3600 buckets, bucket_ms raised to 60000", "bucket_window", buckets, bw(3600, hour, 60000), 1, 1, false},
+		{"bucket_window, bucket_ms raised from 1 to 1000, a peek", "bucket_window", fine, nil, 1, 0, true},
+		{"bucket_window, the admission once every bucket has left", "bucket_window", buckets, nil, hour, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lt, err := NewLuaTarget()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lt.Close()
+			o := &oracleTarget{}
+			targets := []Target{lt}
+			if tt.params == nil && tt.alg == "sliding_log" {
+				// The oracle takes one set of parameters, and its
+				// bucket_window is too slow for thousands of buckets.
+				targets = append(targets, o)
+			}
+			var last int64
+			for _, tg := range targets {
+				tg.Begin(tt.alg, tt.fill[0].params)
+				for _, p := range tt.fill {
+					if x, ok := tg.(*LuaTarget); ok {
+						x.c = prepare(tt.alg, p.params) // the same keys, new parameters
+					}
+					for i := int64(0); i < p.n; i++ {
+						last = p.from + i*p.sp/p.n
+						if r := tg.Decide("k", last, "1", ""); !r.Allowed {
+							t.Fatalf("%s: fill request %d at %d denied: %+v", tg.Name(), i, last, r)
+						}
+					}
+				}
+			}
+			if tt.params != nil {
+				lt.c = prepare(tt.alg, tt.params)
+			}
+			before := lt.store.work
+			got := lt.Decide("k", last+tt.after, num(tt.cost), "")
+			work := lt.store.work
+			commands, returned := work.commands-before.commands, work.returned-before.returned
+			if got.Error != "" || got.Allowed != tt.allowed {
+				t.Fatalf("decision %+v, want allowed = %v", got, tt.allowed)
+			}
+			if len(targets) > 1 {
+				want := o.Decide("k", last+tt.after, num(tt.cost), "")
+				if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
+					t.Errorf("the oracle decides otherwise (-oracle +script):\n%s", diff)
+				}
+			}
+			// log2 of the entries a key may hold (n, or 3600 buckets), up.
+			lg := int64(bits.Len64(uint64(max(n, 3600))))
+			if commands > 3*lg+24 || returned > 2*lg+16 {
+				t.Errorf("one decision ran %d commands returning %d entries; want at most %d and %d (log2 n = %d)", commands, returned, 3*lg+24, 2*lg+16, lg)
+			}
+			t.Logf("%d commands, %d entries returned", commands, returned)
+		})
+	}
+}
