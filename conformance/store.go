@@ -68,9 +68,7 @@ var commands = map[string]func(s *store, args []string) (reply, error){
 	"HGET":    (*store).hget,
 	"HMGET":   (*store).hmget,
 	"HSET":    (*store).hset,
-	"HDEL":    (*store).hdel,
 	"HGETALL": (*store).hgetall,
-	"HINCRBY": (*store).hincrby,
 
 	"ZADD":             (*store).zadd,
 	"ZRANGE":           (*store).zrange,
@@ -280,27 +278,6 @@ func (s *store) hset(a []string) (reply, error) {
 		v.hash[a[i]] = a[i+1]
 	}
 	return added, nil
-}
-
-func (s *store) hdel(a []string) (reply, error) {
-	if len(a) < 2 {
-		return nil, errArity("HDEL")
-	}
-	v, err := s.of(a[0], "hash")
-	if v == nil || err != nil {
-		return int64(0), err
-	}
-	n := int64(0)
-	for _, f := range a[1:] {
-		if _, ok := v.hash[f]; ok {
-			delete(v.hash, f)
-			n++
-		}
-	}
-	if len(v.hash) == 0 { // Redis removes an emptied hash
-		delete(s.keys, a[0])
-	}
-	return n, nil
 }
 
 func (s *store) hgetall(a []string) (reply, error) {
@@ -522,37 +499,6 @@ func span(start, stop int64, n int) (from, to int, ok bool) {
 	return int(start), int(stop), true
 }
 
-func (s *store) hincrby(a []string) (reply, error) {
-	if len(a) != 3 {
-		return nil, errArity("HINCRBY")
-	}
-	incr, ok := parseInt(a[2])
-	if !ok {
-		return nil, errors.New(errNotInt)
-	}
-	v, err := s.of(a[0], "hash")
-	if err != nil {
-		return nil, err
-	}
-	old := int64(0)
-	if v != nil {
-		if x, present := v.hash[a[1]]; present {
-			if old, ok = parseInt(x); !ok {
-				return nil, errors.New("ERR hash value is not an integer")
-			}
-		}
-	}
-	if incr < 0 && old < 0 && incr < math.MinInt64-old || incr > 0 && old > 0 && incr > math.MaxInt64-old {
-		return nil, errors.New("ERR increment or decrement would overflow")
-	}
-	if v == nil {
-		v = &value{kind: "hash", hash: map[string]string{}, ttl: -1}
-		s.keys[a[0]] = v
-	}
-	v.hash[a[1]] = strconv.FormatInt(old+incr, 10)
-	return old + incr, nil
-}
-
 // zadd supports ZADD key score member [score member ...], without flags.
 func (s *store) zadd(a []string) (reply, error) {
 	if len(a) < 3 {
@@ -737,10 +683,16 @@ func (s *store) zremrangebyscore(a []string) (reply, error) {
 			n++
 		}
 	}
-	if len(v.zset) == 0 { // Redis removes an emptied sorted set
-		delete(s.keys, a[0])
-	}
+	s.dropIfEmpty(a[0], v)
 	return n, nil
+}
+
+// dropIfEmpty removes a sorted set whose last member was removed, as
+// Redis does.
+func (s *store) dropIfEmpty(key string, v *value) {
+	if len(v.zset) == 0 {
+		delete(s.keys, key)
+	}
 }
 
 // zremrangebyrank supports ZREMRANGEBYRANK key start stop, ranks as
@@ -767,9 +719,7 @@ func (s *store) zremrangebyrank(a []string) (reply, error) {
 		delete(v.zset, m.member)
 		v.order = nil
 	}
-	if len(v.zset) == 0 {
-		delete(s.keys, a[0])
-	}
+	s.dropIfEmpty(a[0], v)
 	return int64(to - from + 1), nil
 }
 
@@ -790,9 +740,7 @@ func (s *store) zrem(a []string) (reply, error) {
 			n++
 		}
 	}
-	if len(v.zset) == 0 {
-		delete(s.keys, a[0])
-	}
+	s.dropIfEmpty(a[0], v)
 	return n, nil
 }
 

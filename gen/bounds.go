@@ -91,7 +91,7 @@ func (an *analyzer) run() {
 			}
 			s.PadWidth = len(hi.String())
 		}
-		if s.Running != nil && !paramFree(s.RunOf.Min) || s.Running != nil && !paramFree(s.RunOf.Max) {
+		if s.Running != nil && !(paramFree(s.RunOf.Min) && paramFree(s.RunOf.Max)) {
 			// A domain over parameters would clamp stored values when the
 			// parameters change, and the sums built from them would drift.
 			an.errf("%s.%s is summed by %s.%s: its domain must not depend on the parameters", s.Name, s.RunOf.Name, s.Name, s.Running.Name)

@@ -14,7 +14,7 @@ var goReserved = words(`break case chan const continue default defer else
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
 	field pick ceilDiv satAdd satSub satMul satDiv satCeilDiv badInput checkParam
-	paramOr joinInts insertAt searchEntries Result Limiter Record Now processNow`)
+	paramOr joinEntry runDiff insertAt searchEntries Result Limiter Record Now processNow`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
 func goName(n string) string {

@@ -1,6 +1,9 @@
 package gen
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // goZsetAgg computes an aggregate over a zset's entries src, already cut
 // to its score range, as the Lua script does (see index.go): from their
@@ -23,7 +26,11 @@ func goZsetAgg(w *writer, ag *Agg, name, src string) {
 		bind(name+"__n-1", ag.V)
 		w.line("%s = %s", name, goExact.print(ag.V))
 	case plan.kind == byCount && ag.Fn == "sum":
-		w.line("%s = min(%s__n*%d, %d)", name, name, plan.k, ag.Cap)
+		count := name + "__n"
+		if plan.k != 1 {
+			count += fmt.Sprintf("*%d", plan.k)
+		}
+		w.line("%s = min(%s, %d)", name, count, ag.Cap)
 	case plan.kind == byCount:
 		w.line("if %s__r := max(0, ceilDiv(max(0, %s), %d)-1); %s__r < %s__n {", name, goExact.print(ag.N), plan.k, name, name)
 		bind(name+"__r", ag.R)
@@ -56,7 +63,7 @@ func goZsetAdd(w *writer, s *Add, d dialect, list, lit string) {
 	score := goExported(st.Entry[0].Name)
 	w.line("{")
 	w.line("x := %s", lit)
-	if !luaZsetTopped(st) {
+	if !st.GrowsAtEnd() {
 		w.line("i := len(%s)", list)
 		w.line("for i > 0 && (x.%s < %s[i-1].%s || x.%s == %s[i-1].%s && x.member() < %s[i-1].member()) {", score, list, score, score, list, score, list)
 		w.line("i--")

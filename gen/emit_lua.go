@@ -389,7 +389,7 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 
 // luaTypeChecks checks, before any write, the type of every key the
 // decision may write but has not read: a key read at the start was
-// checked by its read (Redis refuses HMGET, HGETALL, ZCARD or LRANGE on a
+// checked by its read (Redis refuses HMGET, ZCARD or LRANGE on a
 // key of another type), so that a refused call writes nothing whichever
 // key is at fault.
 func luaTypeChecks(w *writer, a *Algorithm, used usage) {
@@ -563,7 +563,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 	d.agg = func(_ dialect, e *Agg) string { return names[e] }
 	// ttls holds, per key, the TTL this block has already set, so that an
 	// add after a store of the same key with the same TTL runs no second
-	// PEXPIRE (HSET and HINCRBY keep a key's TTL).
+	// PEXPIRE (HSET and ZADD keep a key's TTL).
 	ttls := map[*State]string{}
 	pexpire := func(st *State, ttl string) {
 		if ttls[st] == ttl {
@@ -613,7 +613,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			delete(ttls, s.State) // a drop may empty, and so delete, the key
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
 			w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, key, d.print(s.Upto))
-			if luaZsetTopped(s.State) {
+			if s.State.GrowsAtEnd() {
 				top := luaName(s.State.Name) + "__top"
 				w.line("%sif %s ~= nil and %s.%s <= %s then", ind, top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))
 				w.line("%s  %s = nil -- every entry is gone: the next add starts afresh", ind, top)
@@ -623,7 +623,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			wiped = luaWipe(w, ind, wiped)
 			delete(ttls, s.State)
 			w.line("%sredis.call('DEL', KEYS[%d])", ind, stateIndex(a, s.State)+1)
-			if luaZsetTopped(s.State) {
+			if s.State.GrowsAtEnd() {
 				w.line("%s%s__top = nil", ind, luaName(s.State.Name))
 			}
 		case *Show:

@@ -14,10 +14,6 @@ func luaZsetUsed(a *Algorithm, v *View, used usage, s *State) bool {
 	return s.Kind == ZSet && (used.entries[s] || v == nil && writtenStates(a.Body)[s])
 }
 
-// luaZsetTopped reports whether adds to s continue its newest entry: its
-// running sum, its merge, and its order.
-func luaZsetTopped(s *State) bool { return s.Running != nil || s.Merge != nil }
-
 // luaZsetRead emits the reading helpers of the zset s, at KEYS[key]: its
 // size (whose ZCARD also checks its type), the entry at a rank, and the
 // number of entries scored below a bound.
@@ -53,7 +49,7 @@ func luaZsetTop(w *writer, a *Algorithm, v *View, used usage) {
 		return
 	}
 	for i, s := range a.States {
-		if !luaZsetTopped(s) || !writtenStates(a.Body)[s] {
+		if !s.GrowsAtEnd() || !writtenStates(a.Body)[s] {
 			continue
 		}
 		list := luaName(s.Name)
@@ -105,7 +101,11 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 	w.line("%slocal lo__, hi__ = %s, %s", in, lo, hi)
 	switch {
 	case plan.kind == byCount && ag.Fn == "sum":
-		w.line("%s%s = math.min(math.max(0, hi__ - lo__) * %d, %d)", in, name, plan.k, ag.Cap)
+		count := "math.max(0, hi__ - lo__)"
+		if plan.k != 1 {
+			count += fmt.Sprintf(" * %d", plan.k)
+		}
+		w.line("%s%s = math.min(%s, %d)", in, name, count, ag.Cap)
 	case plan.kind == byLast:
 		w.line("%sif hi__ > lo__ then", in)
 		in += "  "
@@ -221,34 +221,29 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 	w.line("%sdo", ind)
 	in := ind + "  "
 	w.line("%slocal %s = {%s}", in, x, strings.Join(vals, ", "))
-	if luaZsetTopped(st) {
+	if st.GrowsAtEnd() {
+		// As goZsetAdd: at the newest entry's score at least, its running
+		// sum continued, merged into it at the same score.
 		top, score := list+"__top", luaName(st.Entry[0].Name)
-		w.line("%s-- the set grows at its end: its newest entry is never older than another", in)
-		w.line("%sif %s ~= nil and %s.%s < %s.%s then", in, top, x, score, top, score)
-		w.line("%s  %s.%s = %s.%s", in, x, score, top, score)
-		w.line("%send", in)
-		prev := "0"
+		w.line("%sif %s ~= nil then", in, top)
+		w.line("%s  %s.%s = math.max(%s.%s, %s.%s) -- the set grows at its end", in, x, score, x, score, top, score)
+		if st.Running != nil {
+			run, of := luaName(st.Running.Name), luaName(st.RunOf.Name)
+			w.line("%s  %s.%s = (%s.%s + %s.%s) %% %d", in, x, run, top, run, x, of, st.Mod)
+		}
 		if st.Merge != nil {
 			m := luaName(st.Merge.Name)
-			w.line("%sif %s ~= nil and %s.%s == %s.%s then -- merge into it", in, top, top, score, x, score)
-			w.line("%s  redis.call('ZREM', %s, %s.member__)", in, key, top)
-			w.line("%s  %s.%s = %s.%s + %s.%s", in, x, m, x, m, top, m)
-			if st.Running != nil {
-				w.line("%s  %s.%s = (%s.%s + %s.%s - %s.%s) %% %d", in, x, luaName(st.Running.Name), top, luaName(st.Running.Name), x, m, top, m, st.Mod)
-				w.line("%selseif %s ~= nil then", in, top)
-			}
-		} else if st.Running != nil {
-			w.line("%sif %s ~= nil then", in, top)
+			w.line("%s  if %s.%s == %s.%s then -- merge into it", in, top, score, x, score)
+			w.line("%s    redis.call('ZREM', %s, %s.member__)", in, key, top)
+			w.line("%s    %s.%s = %s.%s + %s.%s", in, x, m, x, m, top, m)
+			w.line("%s  end", in)
 		}
 		if st.Running != nil {
-			prev = top + "." + luaName(st.Running.Name)
-			w.line("%s  %s.%s = (%s + %s.%s) %% %d", in, x, luaName(st.Running.Name), prev, x, luaName(st.RunOf.Name), st.Mod)
+			run, of := luaName(st.Running.Name), luaName(st.RunOf.Name)
 			w.line("%selse", in)
-			w.line("%s  %s.%s = %s.%s %% %d", in, x, luaName(st.Running.Name), x, luaName(st.RunOf.Name), st.Mod)
+			w.line("%s  %s.%s = %s.%s %% %d", in, x, run, x, of, st.Mod)
 		}
-		if st.Running != nil || st.Merge != nil {
-			w.line("%send", in)
-		}
+		w.line("%send", in)
 	}
 	var parts []string
 	for i, f := range st.Entry {
@@ -263,7 +258,7 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 	w.line("%s%s.member__ = %s", in, x, strings.Join(parts, " .. ':' .. "))
 	w.line("%sredis.call('ZADD', %s, num(%s.%s), %s.member__)", in, key, x, luaName(st.Entry[0].Name), x)
 	w.line("%sredis.call('ZREMRANGEBYRANK', %s, 0, num(-(%s) - 1)) -- keep the newest %s", in, key, d.print(st.MaxEntries), Format(st.MaxEntries))
-	if luaZsetTopped(st) {
+	if st.GrowsAtEnd() {
 		w.line("%s%s__top = %s", in, list, x)
 	}
 	w.line("%send", ind)

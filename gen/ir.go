@@ -187,6 +187,10 @@ type State struct {
 	Pos      Pos
 }
 
+// GrowsAtEnd reports whether adds to a zset continue its newest entry
+// (its running sum, its merge): such a zset only grows at its end.
+func (s *State) GrowsAtEnd() bool { return s.Running != nil || s.Merge != nil }
+
 // Collection reports whether the state holds entries.
 func (s *State) Collection() bool { return s.Entry != nil }
 

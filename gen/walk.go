@@ -36,11 +36,6 @@ func usedNames(body []Stmt) usage {
 	walkStmts(body, visit)
 	walkStmtsOnly(body, func(s Stmt) {
 		switch s := s.(type) {
-		case *Drop:
-			if s.State.Kind == Hash {
-				u.entries[s.State] = true // a hash drops the fields it read
-				visit(s.State.MaxEntries)
-			}
 		case *Show:
 			u.entries[s.State] = true
 			visit(s.State.MaxEntries)
@@ -280,16 +275,4 @@ func zsetBounds(ag *Agg) scoreBounds {
 		}
 	}
 	return b
-}
-
-// atLeastOne reports whether every value of e is statically at least 1.
-func atLeastOne(e Expr) bool {
-	switch e := e.(type) {
-	case *Lit:
-		return e.V >= 1
-	case *EntryRef:
-		l, ok := e.F.Min.(*Lit)
-		return ok && l.V >= 1
-	}
-	return false
 }

@@ -181,7 +181,7 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	seq__src = seq__src[searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
 	seq__src = seq__src[:searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts > eff })]
 	if seq__n := int64(len(seq__src)); seq__n > 0 {
-		seq = min(seq__n*1, 100000)
+		seq = min(seq__n, 100000)
 	}
 	if ok && c > 0 {
 		{

@@ -555,16 +555,13 @@ if ok and c > 0 then
   redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
   do
     local win__x = {start = bucket, count = c}
-    -- the set grows at its end: its newest entry is never older than another
-    if win__top ~= nil and win__x.start < win__top.start then
-      win__x.start = win__top.start
-    end
-    if win__top ~= nil and win__top.start == win__x.start then -- merge into it
-      redis.call('ZREM', KEYS[1], win__top.member__)
-      win__x.count = win__x.count + win__top.count
-      win__x.run = (win__top.run + win__x.count - win__top.count) % 4503599627370496
-    elseif win__top ~= nil then
+    if win__top ~= nil then
+      win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
       win__x.run = (win__top.run + win__x.count) % 4503599627370496
+      if win__top.start == win__x.start then -- merge into it
+        redis.call('ZREM', KEYS[1], win__top.member__)
+        win__x.count = win__x.count + win__top.count
+      end
     else
       win__x.run = win__x.count % 4503599627370496
     end

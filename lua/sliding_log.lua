@@ -378,7 +378,7 @@ local last_in = pick(ok and c > 0, eff, agg__3)
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-  seq = math.min(math.max(0, hi__ - lo__) * 1, 100000)
+  seq = math.min(math.max(0, hi__ - lo__), 100000)
 end
 if ok and c > 0 then
   wipe()
@@ -388,11 +388,8 @@ if ok and c > 0 then
   end
   do
     local log__x = {ts = eff, seq = seq, cost = c}
-    -- the set grows at its end: its newest entry is never older than another
-    if log__top ~= nil and log__x.ts < log__top.ts then
-      log__x.ts = log__top.ts
-    end
     if log__top ~= nil then
+      log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 4503599627370496
     else
       log__x.run = log__x.cost % 4503599627370496

@@ -216,7 +216,7 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start >= bucket }):]
 	agg__4__src = agg__4__src[:searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > bucket })]
 	if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
-		agg__4 = min(agg__4__n*1, 100)
+		agg__4 = min(agg__4__n, 100)
 	}
 	busy := agg__4 > 0
 	if ok && c > 0 {

@@ -425,7 +425,7 @@ local bucket = now - now % bucket_ms
 local agg__4 = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
-  agg__4 = math.min(math.max(0, hi__ - lo__) * 1, 100)
+  agg__4 = math.min(math.max(0, hi__ - lo__), 100)
 end
 local busy = agg__4 > 0
 if ok and c > 0 then
@@ -436,11 +436,8 @@ if ok and c > 0 then
   end
   do
     local log__x = {ts = math.max(now, newest), cost = c}
-    -- the set grows at its end: its newest entry is never older than another
-    if log__top ~= nil and log__x.ts < log__top.ts then
-      log__x.ts = log__top.ts
-    end
     if log__top ~= nil then
+      log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 1000000
     else
       log__x.run = log__x.cost % 1000000
@@ -459,13 +456,12 @@ if ok and c > 0 then
   redis.call('PEXPIRE', KEYS[4], num(window_ms + 1000))
   do
     local hits__x = {start = bucket, n = c}
-    -- the set grows at its end: its newest entry is never older than another
-    if hits__top ~= nil and hits__x.start < hits__top.start then
-      hits__x.start = hits__top.start
-    end
-    if hits__top ~= nil and hits__top.start == hits__x.start then -- merge into it
-      redis.call('ZREM', KEYS[3], hits__top.member__)
-      hits__x.n = hits__x.n + hits__top.n
+    if hits__top ~= nil then
+      hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
+      if hits__top.start == hits__x.start then -- merge into it
+        redis.call('ZREM', KEYS[3], hits__top.member__)
+        hits__x.n = hits__x.n + hits__top.n
+      end
     end
     hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
     redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
