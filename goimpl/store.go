@@ -30,6 +30,16 @@ const sampleSize = 32
 // sweepInterval is the time between two rounds of the sweeper.
 const sweepInterval = time.Second
 
+// sweepBurst is about the longest the sweeper works before it sleeps for
+// sweepRest, so that it takes at most a tenth of a CPU. A sweeper busy for
+// a whole round would keep a thread running beside the callers', and on a
+// machine with few CPUs the OS would now and then run it on a caller's
+// CPU, holding the caller for a time slice: milliseconds.
+const sweepBurst = 100 * time.Microsecond
+
+// sweepRest is how long the sweeper sleeps after each burst.
+const sweepRest = time.Millisecond
+
 // stateOf is the per-key state of one algorithm.
 type stateOf interface {
 	// expires is when the last of the state's keys expires, on the
@@ -49,11 +59,12 @@ type stateOf interface {
 //
 // The sweeper, a goroutine started with the first key, starts a pass where
 // a sample of keys has expired and moves its entries, a batch at a time,
-// letting go of the lock as soon as a call waits for it, and yielding its
-// CPU after each batch. Calls start a pass when a shard has doubled since
-// the last, and move a few of its entries each; they help with the
-// sweeper's passes only when the shard doubles during one or the sweeper
-// has been stopped.
+// letting go of the lock as soon as a call waits for it, yielding its CPU
+// after each batch, and resting after each burst of batches (see
+// sweepBurst). Calls start a pass when a shard has doubled since the
+// last, and move a few of its entries each; they help with the sweeper's
+// passes only when the shard doubles during one or the sweeper has been
+// stopped.
 type store[S any] struct {
 	seed   maphash.Seed
 	sw     *sweeper
@@ -66,7 +77,7 @@ type shard[S any] struct {
 	wanted  atomic.Int32  // calls waiting for mu; the sweeper lets go for them
 	cur     generation[S] // where new keys go
 	old     generation[S] // walked into cur by a pass; m is nil between passes
-	cursor  int           // the position in old.keys the pass has reached
+	cursor  int           // the position in old the pass has reached
 	kept    int           // entries the pass under way has kept
 	helped  bool          // whether calls move entries of the pass under way
 	sweepAt int           // len(cur.m) at which calls start or help a pass
@@ -76,60 +87,66 @@ type shard[S any] struct {
 	sw      *sweeper
 }
 
+// entry is a key and its state, where a generation keeps them. An entry
+// that get or put returns stays where it is until the shard is unlocked.
 type entry[S any] struct {
 	state S
+	key   string
+	held  bool // false once a pass has moved the entry on or dropped it
 }
 
-// generation maps keys to their entries, and lists the keys in the order
-// they came, so that a pass walks them by position.
-type generation[S any] struct {
-	m    map[string]*entry[S]
-	keys keyList
-}
-
-// add adds key, which m does not hold, with its entry.
-func (g *generation[S]) add(key string, e *entry[S]) {
-	g.m[key] = e
-	g.keys.add(key)
-}
-
-// chunkSize is the number of keys in each chunk of a keyList.
+// chunkSize is the number of entries in each chunk of a generation.
 const chunkSize = 256
 
-// keyList lists keys in chunks of chunkSize, so that adding one never
-// copies the others.
-type keyList struct {
-	chunks []*[chunkSize]string
-	n      int
+// generation holds entries in chunks, in the order their keys came, so
+// that adding one never moves the others and a pass walks them by
+// position; m maps each key to its entry. Entries are values in their
+// chunk rather than objects of their own, so that a new key allocates
+// nothing but, now and then, a chunk or map growth, and the garbage
+// collector has a few large objects to scan rather than one per key.
+type generation[S any] struct {
+	m      map[string]*entry[S]
+	chunks []*[chunkSize]entry[S]
+	n      int // entries added
 }
 
-func (l *keyList) add(key string) {
-	if l.n%chunkSize == 0 {
-		l.chunks = append(l.chunks, new([chunkSize]string))
+func newGeneration[S any]() generation[S] {
+	return generation[S]{m: map[string]*entry[S]{}}
+}
+
+// at returns the entry at position i.
+func (g *generation[S]) at(i int) *entry[S] {
+	return &g.chunks[i/chunkSize][i%chunkSize]
+}
+
+// add adds key, which m does not hold, with st, and returns its entry.
+func (g *generation[S]) add(key string, st S) *entry[S] {
+	if g.n%chunkSize == 0 {
+		g.chunks = append(g.chunks, new([chunkSize]entry[S]))
 	}
-	l.chunks[l.n/chunkSize][l.n%chunkSize] = key
-	l.n++
+	e := g.at(g.n)
+	e.key, e.state, e.held = key, st, true
+	g.m[key] = e
+	g.n++
+	return e
 }
 
-func (l *keyList) at(i int) string { return l.chunks[i/chunkSize][i%chunkSize] }
-
-// take returns the key at i and lets go of it, and of its chunk once i is
-// the chunk's last; the keys are taken in order.
-func (l *keyList) take(i int) string {
-	c := l.chunks[i/chunkSize]
-	key := c[i%chunkSize]
-	c[i%chunkSize] = ""
+// clear empties the entry at i, which m still maps its key to, and lets
+// go of its chunk once i is the chunk's last; a pass clears the entries
+// in order.
+func (g *generation[S]) clear(i int) {
+	c := g.chunks[i/chunkSize]
+	c[i%chunkSize] = entry[S]{}
 	if i%chunkSize == chunkSize-1 {
-		l.chunks[i/chunkSize] = nil
+		g.chunks[i/chunkSize] = nil
 	}
-	return key
 }
 
 func newStore[S any]() *store[S] {
 	s := &store[S]{seed: maphash.MakeSeed(), sw: newSweeper()}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.cur.m = map[string]*entry[S]{}
+		sh.cur = newGeneration[S]()
 		sh.sweepAt = minSweep
 		sh.now, sh.seenNow = -1, -1
 		sh.sw = s.sw
@@ -180,7 +197,10 @@ func (sh *shard[S]) get(key string, nowMs int64) *entry[S] {
 	if e := sh.cur.m[key]; e != nil {
 		return e
 	}
-	return sh.old.m[key]
+	if e := sh.old.m[key]; e != nil && e.held {
+		return e
+	}
+	return nil
 }
 
 // put stores st for key: in e, the key's entry from get, or in a new
@@ -190,8 +210,7 @@ func (sh *shard[S]) put(key string, e *entry[S], st S) *entry[S] {
 		e.state = st
 		return e
 	}
-	e = &entry[S]{state: st}
-	sh.cur.add(key, e)
+	e = sh.cur.add(key, st)
 	sh.sw.start()
 	return e
 }
@@ -199,46 +218,45 @@ func (sh *shard[S]) put(key string, e *entry[S], st S) *entry[S] {
 // begin starts a pass: the keys become the old generation, new keys go
 // to a fresh one.
 func (sh *shard[S]) begin() {
-	sh.old, sh.cur = sh.cur, generation[S]{m: map[string]*entry[S]{}}
+	sh.old, sh.cur = sh.cur, newGeneration[S]()
 	sh.cursor, sh.kept, sh.helped = 0, 0, false
 }
 
 // migrate moves up to n entries from the old generation to the current
 // one, dropping those expired by nowMs, and ends the pass when it has
-// walked them all. With yield, it stops after the first entry once a call
-// waits for the lock.
+// walked them all. An expired entry costs no lookup: it is left in old.m,
+// behind the cursor, until old is dropped. With yield, it stops after the
+// first entry once a call waits for the lock.
 func (sh *shard[S]) migrate(n int, nowMs int64, yield bool) {
-	for i := 0; i < n && sh.cursor < sh.old.keys.n; i++ {
+	for i := 0; i < n && sh.cursor < sh.old.n; i++ {
 		if yield && i > 0 && sh.wanted.Load() > 0 {
 			break
 		}
-		k := sh.old.keys.take(sh.cursor)
-		sh.cursor++
-		e := sh.old.m[k]
-		delete(sh.old.m, k)
-		if expiry(&e.state) > nowMs {
-			sh.cur.add(k, e)
+		if e := sh.old.at(sh.cursor); expiry(&e.state) > nowMs {
+			sh.cur.add(e.key, e.state)
 			sh.kept++
 		}
+		sh.old.clear(sh.cursor)
+		sh.cursor++
 	}
-	if sh.cursor == sh.old.keys.n {
+	if sh.cursor == sh.old.n {
 		// The next pass comes when the keys that arrived during this
 		// one and as many again as it kept have been added.
-		sh.old, sh.sweepAt = generation[S]{}, max(len(sh.cur.m)+sh.kept, minSweep)
+		sh.old, sh.cursor = generation[S]{}, 0
+		sh.sweepAt = max(len(sh.cur.m)+sh.kept, minSweep)
 	}
 }
 
 // due reports whether a pass would reclaim enough of the keys expired by
 // nowMs to be worth its copying: a quarter of a random sample of them.
 func (sh *shard[S]) due(nowMs int64) bool {
-	n := sh.cur.keys.n
+	n := sh.cur.n
 	if n == 0 {
 		return false
 	}
 	expired := 0
 	for range sampleSize {
-		e := sh.cur.m[sh.cur.keys.at(rand.IntN(n))]
-		if expiry(&e.state) <= nowMs {
+		if expiry(&sh.cur.at(rand.IntN(n)).state) <= nowMs {
 			expired++
 		}
 	}
@@ -290,9 +308,10 @@ func expiry[S any](st *S) int64 {
 func (s *store[S]) len() int {
 	n := 0
 	for i := range s.shards {
-		s.shards[i].mu.Lock()
-		n += len(s.shards[i].cur.m) + len(s.shards[i].old.m)
-		s.shards[i].mu.Unlock()
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += sh.cur.n + sh.old.n - sh.cursor
+		sh.mu.Unlock()
 	}
 	return n
 }
@@ -384,11 +403,12 @@ func sweepLoop[S any](wp weak.Pointer[store[S]], w *sweeper) {
 // sweepRound runs one round over the store wp points to: it starts the
 // passes that are due and runs every pass under way to its end, a batch
 // of one shard after a batch of the next, so that a call waiting for a
-// shard's lock gets it before the sweeper comes back to that shard. It
-// holds the store only during a batch, and returns false when the store
-// has been collected or the sweeper stopped.
+// shard's lock gets it before the sweeper comes back to that shard, and
+// resting after each burst. It holds the store only during a batch, and
+// returns false when the store has been collected or the sweeper stopped.
 func sweepRound[S any](wp weak.Pointer[store[S]], stop <-chan struct{}) bool {
 	var done [shardCount]bool
+	burst := time.Now()
 	for first, busy := true, true; busy; first = false {
 		busy = false
 		for i := range done {
@@ -406,9 +426,22 @@ func sweepRound[S any](wp weak.Pointer[store[S]], stop <-chan struct{}) bool {
 			}
 			done[i] = s.shards[i].sweepStep(s.sw.clock, first)
 			busy = busy || !done[i]
-			// Goroutines waiting for a CPU run before the next batch.
+			// Goroutines waiting for a CPU run before the next batch,
+			// and threads after a burst.
 			runtime.Gosched()
+			burst = rest(burst)
 		}
 	}
 	return true
+}
+
+// rest sleeps for sweepRest once sweepBurst has passed since burst, the
+// start of the burst under way, and returns the start of the next. It
+// reads the process clock, not the sweeper's, which tests may hold still.
+func rest(burst time.Time) time.Time {
+	if time.Since(burst) < sweepBurst {
+		return burst
+	}
+	time.Sleep(sweepRest)
+	return time.Now()
 }

@@ -3,6 +3,7 @@ package goimpl
 import (
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"testing"
@@ -13,10 +14,15 @@ import (
 // them all expire (a day passes on the caller's clock), then decides b.N
 // requests for 200000 new keys in turn, timing every Allow. It reports the
 // heap the filled limiter holds per key; the p99.9, p99.99 and largest
-// Allow latency after expiry, and how many calls took over a millisecond;
-// and the keys and heap the limiter still holds at the end. One op is one
-// decision; run it with a count that keeps it deciding for a few seconds,
-// while the expired keys are reclaimed:
+// Allow latency after expiry, how many calls took over a millisecond, and
+// how many garbage collections ran during the calls; and the keys and heap
+// the limiter still holds at the end. For comparison it then times, for as
+// long again and with the same heap held, a loop that does nothing but
+// read the clock, and reports its longest step and its steps over a
+// millisecond: the pauses that the machine (the OS, other threads, a
+// hypervisor) imposes on any code, which no Allow can stay under. One op
+// is one decision; run it with a count that keeps it deciding for a few
+// seconds, while the expired keys are reclaimed:
 //
 //	go test -run '^$' -bench ExpiredKeys -benchtime 8000000x ./goimpl
 func BenchmarkExpiredKeys(b *testing.B) {
@@ -46,7 +52,9 @@ func benchExpiredKeys(b *testing.B, n int) {
 	}
 	perKey := float64(heapAlloc()-base) / float64(n)
 	later := int64(t0 + 24*3600*1000)
+	gcs := gcCycles()
 	b.ResetTimer()
+	began := time.Now()
 	for i := range b.N {
 		start := time.Now()
 		_, err := l.Allow(keys[i%len(keys)], later+int64(i/100), 1)
@@ -56,18 +64,46 @@ func benchExpiredKeys(b *testing.B, n int) {
 		}
 	}
 	b.StopTimer()
+	gcs = gcCycles() - gcs
+	idleMax, idleSlow := clockSteps(time.Since(began))
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)*999/1000].Nanoseconds()), "p99.9-ns")
 	b.ReportMetric(float64(lat[len(lat)*9999/10000].Nanoseconds()), "p99.99-ns")
 	b.ReportMetric(float64(lat[len(lat)-1].Nanoseconds()), "max-ns")
 	slow, _ := slices.BinarySearch(lat, time.Millisecond+1)
 	b.ReportMetric(float64(len(lat)-slow), "calls>1ms")
+	b.ReportMetric(float64(gcs), "gc-cycles")
+	b.ReportMetric(float64(idleMax.Nanoseconds()), "idle-max-ns")
+	b.ReportMetric(float64(idleSlow), "idle-steps>1ms")
 	b.ReportMetric(perKey, "heap-B/key")
 	b.ReportMetric(float64(l.states.len()), "keys-held")
 	b.ReportMetric(float64(int64(heapAlloc())-int64(base))/(1<<20), "end-heap-MB")
 	runtime.KeepAlive(l)
 	runtime.KeepAlive(keys)
 	runtime.KeepAlive(lat)
+}
+
+// clockSteps reads the clock back to back for d and returns the longest
+// step between two readings and how many steps took over a millisecond.
+func clockSteps(d time.Duration) (longest time.Duration, slow int) {
+	start := time.Now()
+	for prev := start; prev.Sub(start) < d; {
+		now := time.Now()
+		step := now.Sub(prev)
+		longest = max(longest, step)
+		if step > time.Millisecond {
+			slow++
+		}
+		prev = now
+	}
+	return longest, slow
+}
+
+// gcCycles returns the number of garbage collections completed so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // heapAlloc returns the bytes of live heap after a full collection.

@@ -82,15 +82,19 @@ func (s *store[S]) beginAll() {
 // liveKeys returns the keys whose state has not expired by nowMs.
 func (s *store[S]) liveKeys(nowMs int64) []string {
 	var keys []string
+	live := func(e *entry[S]) {
+		if expiry(&e.state) > nowMs {
+			keys = append(keys, e.key)
+		}
+	}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		for _, m := range []map[string]*entry[S]{sh.cur.m, sh.old.m} {
-			for k, e := range m {
-				if expiry(&e.state) > nowMs {
-					keys = append(keys, k)
-				}
-			}
+		for j := range sh.cur.n {
+			live(sh.cur.at(j))
+		}
+		for j := sh.cursor; j < sh.old.n; j++ { // those before are gone
+			live(sh.old.at(j))
 		}
 		sh.mu.Unlock()
 	}
@@ -258,9 +262,9 @@ func TestDue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var sh shard[expiresAt]
-		sh.cur.m = map[string]*entry[expiresAt]{}
+		sh.cur = newGeneration[expiresAt]()
 		for i, x := range tt.exps {
-			sh.cur.add(strconv.Itoa(i), &entry[expiresAt]{expiresAt{x}})
+			sh.cur.add(strconv.Itoa(i), expiresAt{x})
 		}
 		if got := sh.due(t0); got != tt.want {
 			t.Errorf("%s: due = %v, want %v", tt.name, got, tt.want)
