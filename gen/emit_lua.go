@@ -214,6 +214,21 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	w.line("")
 	luaArgCount(&w, sp, a, v)
 	w.line("")
+	luaParams(&w, a, firstParam)
+	w.line("")
+	luaKeys(&w, a)
+	w.line("")
+	luaInputs(&w, ints, strs)
+	w.line("")
+	luaDecision(&w, sp, a, v, "")
+	// No newline at the end: the shell's "$(cat lua/x.lua)" drops it, and
+	// SCRIPT LOAD of that text must give the manifest's SHA1.
+	return bytes.TrimRight(w.bytes(), "\n")
+}
+
+// luaParams parses and checks the parameters, from ARGV[firstParam] on,
+// then their joint bounds and the bound analysis's checks.
+func luaParams(w *writer, a *Algorithm, firstParam int) {
 	w.line("-- parameters")
 	for i, p := range a.Params {
 		arg := fmt.Sprintf("ARGV[%d]", i+firstParam)
@@ -243,7 +258,11 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 		w.line("  return bad(%s)", luaStr(c.Msg))
 		w.line("end")
 	}
-	w.line("")
+}
+
+// luaKeys checks KEYS: as many as the states, all with one hash tag, the
+// key, which must not be empty nor begin with '}'.
+func luaKeys(w *writer, a *Algorithm) {
 	w.line("-- keys: all share the hash tag {key}")
 	w.line("if #KEYS ~= %d then", len(a.States))
 	w.line("  return bad(%s)", luaStr(fmt.Sprintf("expected %d keys: %s", len(a.States), keyTemplates(a))))
@@ -264,7 +283,11 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 		w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s with the key of KEYS[1]", i+2, keyTemplate(s))))
 		w.line("end")
 	}
-	w.line("")
+}
+
+// luaInputs parses and checks the per-call inputs: now_ms (the server's
+// TIME when empty), cost, and the string inputs.
+func luaInputs(w *writer, ints []*Input, strs []*StrInput) {
 	w.line("-- per-call inputs")
 	for i, in := range ints {
 		arg := fmt.Sprintf("ARGV[%d]", i+1)
@@ -291,15 +314,24 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 		w.line("  return bad(%s .. #%s)", luaStr(msgStrPrefix(in)), n)
 		w.line("end")
 	}
-	w.line("")
+}
+
+// luaDecision reads the state and emits the decision (or the view v),
+// indented by ind.
+func luaDecision(w *writer, sp *Spec, a *Algorithm, v *View, ind string) {
+	body := a.Body
+	if v != nil {
+		body = v.Body
+	}
+	used := usedNames(body)
 	w.line("-- state")
 	for i, s := range a.States {
-		luaRead(&w, s, i+1, readsFields(a, v, used, s), used.entries[s] || luaZsetUsed(a, v, used, s))
+		luaRead(w, s, i+1, readsFields(a, v, used, s), used.entries[s] || luaZsetUsed(a, v, used, s))
 	}
-	luaStale(&w, sp, a, v, used)
-	luaZsetTop(&w, a, v, used)
+	luaStale(w, sp, a, v, used)
+	luaZsetTop(w, a, v, used)
 	if v == nil {
-		luaTypeChecks(&w, a, used)
+		luaTypeChecks(w, a, used)
 	}
 	w.line("")
 	if v == nil {
@@ -307,10 +339,7 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	} else {
 		w.line("-- view")
 	}
-	luaBlock(&w, sp, a, body, "")
-	// No newline at the end: the shell's "$(cat lua/x.lua)" drops it, and
-	// SCRIPT LOAD of that text must give the manifest's SHA1.
-	return bytes.TrimRight(w.bytes(), "\n")
+	luaBlock(w, sp, a, body, ind)
 }
 
 // luaArgCount refuses a call with too few or too many arguments, naming
@@ -565,7 +594,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 	// add after a store of the same key with the same TTL runs no second
 	// PEXPIRE (HSET and ZADD keep a key's TTL).
 	ttls := map[*State]string{}
-	pexpire := func(st *State, ttl string) {
+	pexpire := func(ind string, st *State, ttl string) {
 		if ttls[st] == ttl {
 			return
 		}
@@ -574,6 +603,12 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 	}
 	for _, s := range body {
 		luaAggregates(w, a, s, ind, names)
+		ind := ind
+		guard := w.commitOnly && isWrite(s)
+		if guard {
+			w.line("%sif commit then", ind)
+			ind += "  "
+		}
 		switch s := s.(type) {
 		case *Let:
 			if ag, ok := s.X.(*Agg); ok && names[ag] == luaName(s.Name) {
@@ -598,7 +633,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 				args = append(args, luaStr(f.Name), "num("+d.print(s.Values[i])+")")
 			}
 			w.line("%sredis.call('HSET', %s, %s)", ind, key, strings.Join(args, ", "))
-			pexpire(s.State, d.print(s.TTL))
+			pexpire(ind, s.State, d.print(s.TTL))
 		case *Add:
 			wiped = luaWipe(w, ind, wiped)
 			if s.State.Kind == ZSet {
@@ -607,7 +642,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			} else {
 				luaListAdd(w, a, s, d, ind)
 			}
-			pexpire(s.State, d.print(s.TTL))
+			pexpire(ind, s.State, d.print(s.TTL))
 		case *Drop:
 			wiped = luaWipe(w, ind, wiped)
 			delete(ttls, s.State) // a drop may empty, and so delete, the key
@@ -655,8 +690,20 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			}
 			w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
 		}
+		if guard {
+			w.line("%send", ind[2:])
+		}
 	}
 	return wiped
+}
+
+// isWrite reports whether s writes to Redis.
+func isWrite(s Stmt) bool {
+	switch s.(type) {
+	case *Store, *Add, *Drop, *Clear:
+		return true
+	}
+	return false
 }
 
 // luaListAdd appends an entry to a list.
@@ -810,7 +857,12 @@ func luaStr(s string) string {
 }
 
 // writer accumulates generated text.
-type writer struct{ b strings.Builder }
+type writer struct {
+	b strings.Builder
+	// commitOnly puts every write under "if commit then": the decision of
+	// a policy's limit, which writes only once every limit has admitted.
+	commitOnly bool
+}
 
 func (w *writer) line(format string, args ...any) {
 	fmt.Fprintf(&w.b, format, args...)

@@ -27,6 +27,12 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 		}
 		files["goimpl/"+a.Name+"_gen.go"] = src
 	}
+	if len(sp.Policies) > 0 && replyNames(sp) != policyReply {
+		return nil, fmt.Errorf("policies combine the reply fields %s; the spec's are %s", policyReply, replyNames(sp))
+	}
+	for _, p := range sp.Policies {
+		files["lua/"+p.Name+".lua"] = emitLuaPolicy(sp, p)
+	}
 	res, err := emitGoResult(sp)
 	if err != nil {
 		return nil, err
@@ -56,6 +62,10 @@ func IsGenerated(path string, content []byte) bool {
 	return false
 }
 
+// policyReply is the reply a policy's script combines its limits' by
+// (luaPolicyDecide, goimpl's Policy): the fields by place.
+const policyReply = "allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, tier"
+
 func sha1Hex(b []byte) string {
 	h := sha1.Sum(b)
 	return hex.EncodeToString(h[:])
@@ -72,6 +82,38 @@ type manifest struct {
 	Reply     []manifestReply   `json:"reply"`
 	Errors    map[string]string `json:"errors"`
 	Scripts   []manifestScript  `json:"scripts"`
+	Policies  []manifestPolicy  `json:"policies"`
+}
+
+// manifestPolicy describes a policy's script (docs/semantics.md,
+// "Policies").
+type manifestPolicy struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	SHA1 string `json:"sha1"`
+	Doc  string `json:"doc"`
+	// ClusterSafe is false when the keys of one call may lie in several
+	// Redis Cluster slots: the limits count several identities.
+	ClusterSafe bool `json:"cluster_safe"`
+	// Identities are the names whose values a call passes, in the order
+	// their keys first appear in KEYS.
+	Identities []string        `json:"identities"`
+	Limits     []manifestLimit `json:"limits"`
+	Keys       []string        `json:"keys"`
+	Argv       []manifestArg   `json:"argv"`
+	// Reply names the integers of the reply: the policy's result, the
+	// binding limit's index, then each limit's result.
+	Reply []string `json:"reply"`
+}
+
+type manifestLimit struct {
+	Name      string           `json:"name"`
+	Algorithm string           `json:"algorithm"`
+	Identity  string           `json:"identity,omitempty"`
+	Constant  string           `json:"constant,omitempty"`
+	Params    map[string]int64 `json:"params"`   // the fixed ones
+	PerCall   []string         `json:"per_call"` // ARGV names of the others
+	Keys      []string         `json:"keys"`
 }
 
 type manifestArg struct {
@@ -143,6 +185,10 @@ func emitManifest(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 			m.Scripts = append(m.Scripts, manifestOf(sp, a, v, files))
 		}
 	}
+	m.Policies = []manifestPolicy{}
+	for _, p := range sp.Policies {
+		m.Policies = append(m.Policies, manifestPolicyOf(sp, p, files))
+	}
 	out, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
@@ -195,6 +241,45 @@ func manifestOf(sp *Spec, a *Algorithm, v *View, files map[string][]byte) manife
 		s.Requires = append(s.Requires, Format(r.Cond))
 	}
 	return s
+}
+
+// manifestPolicyOf describes the script of a policy.
+func manifestPolicyOf(sp *Spec, p *Policy, files map[string][]byte) manifestPolicy {
+	file := p.Name + ".lua"
+	m := manifestPolicy{Name: p.Name, File: file, SHA1: sha1Hex(files["lua/"+file]), Doc: p.Doc,
+		ClusterSafe: p.ClusterSafe(), Identities: append([]string{}, p.Identities...)}
+	for _, in := range sp.Inputs {
+		m.Argv = append(m.Argv, manifestArg{Name: in.Arg, Min: in.Min, Max: in.Max, Doc: inputDoc(in)})
+	}
+	for _, l := range p.Limits {
+		ml := manifestLimit{Name: l.Name, Algorithm: l.Alg.Name, Identity: l.Identity, Constant: l.Constant, Params: l.Fixed, PerCall: []string{}}
+		for _, prm := range l.PerCall() {
+			ml.PerCall = append(ml.PerCall, ArgName(l, prm))
+			m.Argv = append(m.Argv, manifestArg{Name: ArgName(l, prm), Min: prm.Min, Max: prm.Max, Doc: prm.Doc})
+		}
+		for _, s := range l.Alg.States {
+			ml.Keys = append(ml.Keys, policyKeyTemplate(p, l, s))
+		}
+		m.Keys = append(m.Keys, ml.Keys...)
+		m.Limits = append(m.Limits, ml)
+	}
+	m.Reply = policyReplyNames(sp, p)
+	return m
+}
+
+// policyReplyNames names the integers of a policy's reply.
+func policyReplyNames(sp *Spec, p *Policy) []string {
+	var out []string
+	for _, f := range sp.Reply {
+		out = append(out, f.Name)
+	}
+	out = append(out, "index")
+	for _, l := range p.Limits {
+		for _, f := range sp.Reply {
+			out = append(out, l.Name+"."+f.Name)
+		}
+	}
+	return out
 }
 
 // inputDoc describes a per-call integer input for the manifest and the
@@ -266,5 +351,38 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 			name, a.Name, view, goName(name), sha1Hex(files["lua/"+name+".lua"]), strings.Join(keys, ", "), strings.Join(strs, ", "), strings.Join(params, ", "), strings.Join(defaults, ", "), strings.Join(returns, ", "))
 	}
 	w.line("}")
+	emitLuaEmbedPolicies(&w, sp, files)
 	return format.Source(w.bytes())
+}
+
+// emitLuaEmbedPolicies lists the policies' scripts in package lua.
+func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
+	w.line("")
+	for _, p := range sp.Policies {
+		w.line("//go:embed %s.lua", p.Name)
+		w.line("var %sSource string", goName(p.Name))
+		w.line("")
+	}
+	w.line("// Policies lists every generated policy script, in the spec's order.")
+	w.line("var Policies = []Policy{")
+	for _, p := range sp.Policies {
+		var ids, params, limits []string
+		for _, id := range p.Identities {
+			ids = append(ids, fmt.Sprintf("%q", id))
+		}
+		for _, l := range p.Limits {
+			var keys []string
+			for _, s := range l.Alg.States {
+				keys = append(keys, fmt.Sprintf("%q", p.KeyInfix(l)+s.Suffix))
+			}
+			for _, prm := range l.PerCall() {
+				params = append(params, fmt.Sprintf("%q", ArgName(l, prm)))
+			}
+			limits = append(limits, fmt.Sprintf("{Name: %q, Algorithm: %q, Identity: %q, Constant: %q, Keys: []string{%s}}",
+				l.Name, l.Alg.Name, l.Identity, l.Constant, strings.Join(keys, ", ")))
+		}
+		w.line("{Name: %q, Source: %sSource, SHA1: %q, ClusterSafe: %v, Identities: []string{%s}, Params: []string{%s}, Limits: []PolicyLimit{%s}},",
+			p.Name, goName(p.Name), sha1Hex(files["lua/"+p.Name+".lua"]), p.ClusterSafe(), strings.Join(ids, ", "), strings.Join(params, ", "), strings.Join(limits, ", "))
+	}
+	w.line("}")
 }

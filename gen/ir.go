@@ -44,6 +44,8 @@ type Spec struct {
 	RunMod     int64
 	Reply      []*ReplyField
 	Algorithms []*Algorithm
+	// Policies are the policies of spec/policies.yaml, over Algorithms.
+	Policies []*Policy
 }
 
 // Const is a named integer constant usable in every algorithm.

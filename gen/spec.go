@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -92,6 +93,19 @@ func LoadFile(path string) (*Spec, error) {
 		return nil, err
 	}
 	return Load(path, src)
+}
+
+// LoadDir loads the spec of a directory: algorithms.yaml, and the
+// policies of policies.yaml beside it when there is one.
+func LoadDir(dir string) (*Spec, error) {
+	sp, err := LoadFile(filepath.Join(dir, "algorithms.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if err := LoadPoliciesFile(sp, filepath.Join(dir, "policies.yaml")); err != nil {
+		return nil, err
+	}
+	return sp, nil
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

@@ -67,3 +67,70 @@ func LookupView(algorithm, view string) (Script, bool) {
 	}
 	return Script{}, false
 }
+
+// Policy is one generated policy script: several limits decided in one
+// call, all or nothing (docs/semantics.md, "Policies"). Its calling
+// convention:
+//
+//	KEYS = every limit's keys, in order (KeyNames)
+//	ARGV = now_ms, cost, then Params
+//	reply = the policy's result (7 integers, as an algorithm's), the
+//	        binding limit's index from 1, then each limit's 7 integers
+type Policy struct {
+	Name   string
+	Source string
+	SHA1   string
+	// ClusterSafe is false when the keys of one call may lie in several
+	// Redis Cluster slots (the limits count several identities): such a
+	// policy cannot run atomically on a cluster.
+	ClusterSafe bool
+	// Identities name the values a call passes, in order of first use.
+	Identities []string
+	// Params are the ARGV names of the per-call parameters
+	// ("limit.param"), in ARGV order after now_ms and cost.
+	Params []string
+	Limits []PolicyLimit
+}
+
+// PolicyLimit is one limit of a policy.
+type PolicyLimit struct {
+	Name      string
+	Algorithm string
+	// Identity names the identity the limit counts; "" when Constant is
+	// the value it counts for every caller.
+	Identity string
+	Constant string
+	// Keys are the suffixes of the limit's KEYS entries; the full key is
+	// "{" + the identity's value (or Constant) + "}" + suffix.
+	Keys []string
+}
+
+// KeyNames returns the KEYS of a call for the given identity values,
+// or false when one of p's identities has no value in ids.
+func (p Policy) KeyNames(ids map[string]string) ([]string, bool) {
+	var out []string
+	for _, l := range p.Limits {
+		tag := l.Constant
+		if l.Identity != "" {
+			v, ok := ids[l.Identity]
+			if !ok {
+				return nil, false
+			}
+			tag = v
+		}
+		for _, suffix := range l.Keys {
+			out = append(out, "{"+tag+"}"+suffix)
+		}
+	}
+	return out, true
+}
+
+// LookupPolicy returns the named policy's script.
+func LookupPolicy(name string) (Policy, bool) {
+	for _, p := range Policies {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Policy{}, false
+}

@@ -43,3 +43,19 @@ var Scripts = []Script{
 	{Name: "sliding_window", Algorithm: "sliding_window", View: "", Source: slidingWindowSource, SHA1: "b338ad617841b9605bfe2bc32879ffd032e8713d", Keys: []string{":sw"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
 	{Name: "token_bucket", Algorithm: "token_bucket", View: "", Source: tokenBucketSource, SHA1: "df6b1c550111b16c90a0988d6da413f7a6ac0eee", Keys: []string{":tb"}, Strings: []string{}, Params: []string{"capacity", "refill_tokens", "refill_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
 }
+
+//go:embed ip_user.lua
+var ipUserSource string
+
+//go:embed burst_quota.lua
+var burstQuotaSource string
+
+//go:embed user_global.lua
+var userGlobalSource string
+
+// Policies lists every generated policy script, in the spec's order.
+var Policies = []Policy{
+	{Name: "ip_user", Source: ipUserSource, SHA1: "93e2f4dd6511e5b61c44a165c96955d0e1530272", ClusterSafe: false, Identities: []string{"ip", "user"}, Params: []string{}, Limits: []PolicyLimit{{Name: "ip_second", Algorithm: "fixed_window", Identity: "ip", Constant: "", Keys: []string{":ip_user:ip_second:fw"}}, {Name: "ip_minute", Algorithm: "fixed_window", Identity: "ip", Constant: "", Keys: []string{":ip_user:ip_minute:fw"}}, {Name: "ip_hour", Algorithm: "fixed_window", Identity: "ip", Constant: "", Keys: []string{":ip_user:ip_hour:fw"}}, {Name: "user_second", Algorithm: "fixed_window", Identity: "user", Constant: "", Keys: []string{":ip_user:user_second:fw"}}, {Name: "user_minute", Algorithm: "fixed_window", Identity: "user", Constant: "", Keys: []string{":ip_user:user_minute:fw"}}, {Name: "user_hour", Algorithm: "fixed_window", Identity: "user", Constant: "", Keys: []string{":ip_user:user_hour:fw"}}}},
+	{Name: "burst_quota", Source: burstQuotaSource, SHA1: "a8128a0e6b34c134fc5f57e73609c951953e0273", ClusterSafe: true, Identities: []string{"user"}, Params: []string{"daily.limit"}, Limits: []PolicyLimit{{Name: "burst", Algorithm: "gcra", Identity: "user", Constant: "", Keys: []string{":burst_quota:burst:gcra"}}, {Name: "daily", Algorithm: "sliding_log", Identity: "user", Constant: "", Keys: []string{":burst_quota:daily:sl", ":burst_quota:daily:sl:sum"}}}},
+	{Name: "user_global", Source: userGlobalSource, SHA1: "8e71e3b3472595905833d7b4210dcfbe475fd688", ClusterSafe: false, Identities: []string{"user"}, Params: []string{"global.limit"}, Limits: []PolicyLimit{{Name: "user", Algorithm: "token_bucket", Identity: "user", Constant: "", Keys: []string{":user_global:user:tb"}}, {Name: "global", Algorithm: "fixed_window", Identity: "", Constant: "global", Keys: []string{":user_global:global:fw"}}}},
+}

@@ -1,4 +1,4 @@
-// Command gen compiles spec/algorithms.yaml into the Lua scripts of package
+// Command gen compiles spec/algorithms.yaml and spec/policies.yaml into the Lua scripts of package
 // lua and the Go limiters of package goimpl. It is the go:generate entry of
 // the repository:
 //
@@ -51,7 +51,7 @@ func main() {
 // run generates into root and returns the files written (or, with check,
 // the files that would be).
 func run(root string, check bool) ([]string, error) {
-	sp, err := gen.LoadFile(filepath.Join(root, "spec", "algorithms.yaml"))
+	sp, err := gen.LoadDir(filepath.Join(root, "spec"))
 	if err != nil {
 		return nil, err
 	}

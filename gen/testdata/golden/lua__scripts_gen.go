@@ -19,3 +19,6 @@ var Scripts = []Script{
 	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "92d24230769780ae2bdb70d28af4dbdc61699635", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms"}},
 	{Name: "trail_recent", Algorithm: "trail", View: "recent", Source: trailRecentSource, SHA1: "df9563f4a852a53f54ede0fad71a227809f1c61c", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"ts", "text"}},
 }
+
+// Policies lists every generated policy script, in the spec's order.
+var Policies = []Policy{}
