@@ -259,7 +259,7 @@ func luaPolicyHeader(w *writer, sp *Spec, p *Policy) {
 	}
 	w.line("--")
 	w.line("-- Reply: an array of %d integers: the policy's result, as an algorithm's", 8+7*len(p.Limits))
-	w.line("-- (the binding limit's, with delay_ms the largest of all); the binding")
+	w.line("-- (the binding limit's; if admitted, delay_ms the largest of all); the binding")
 	w.line("-- limit's index from 1; then each limit's own %d fields in order.", len(sp.Reply))
 	w.line("--")
 	w.line("-- Errors (nothing is written): BADINPUT <policy>[.<limit>: <algorithm>]:")
@@ -345,9 +345,11 @@ for i, r in ipairs(res) do
     b = i
   end
 end
-local delay = 0
+local delay = 0 -- admitted, the longest wait of any shaper; denied, none
 for _, r in ipairs(res) do
-  delay = math.max(delay, r[6])
+  if all then
+    delay = math.max(delay, r[6])
+  end
 end
 local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
 for _, r in ipairs(res) do

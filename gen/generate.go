@@ -38,6 +38,11 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 		return nil, err
 	}
 	files["goimpl/result_gen.go"] = res
+	pol, err := emitGoPolicies(sp)
+	if err != nil {
+		return nil, err
+	}
+	files["goimpl/policies_gen.go"] = pol
 	man, err := emitManifest(sp, algs, files)
 	if err != nil {
 		return nil, err

@@ -184,10 +184,17 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	if cost < 0 || cost > 9007199254740991 {
 		return Result{}, badInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", cost)
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, cost int64, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st bucketWindowState
 	if e != nil {
@@ -372,39 +379,57 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	room := min(room1, min(room2, room3))
 	tier := int64(pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > p.Limit, 1, pick(on2 && c > p.Limit2, 2, 3)), pick(at1 == retryAt, 1, pick(at2 == retryAt, 2, 3)))))
 	if ok && c > 0 {
-		{
-			n := 0
-			for n < len(st.winEntries) && st.winEntries[n].Start <= bucket-widest {
-				n++
-			}
-			st.winEntries = st.winEntries[n:]
-		}
-		e = sh.put(key, e, st)
-		st.latestTs = eff
-		st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-		e = sh.put(key, e, st)
-		{
-			x := bucketWindowWinEntry{Start: bucket, Count: c}
-			if n := len(st.winEntries); n > 0 {
-				top := st.winEntries[n-1]
-				x.Start = max(x.Start, top.Start) // the set grows at its end
-				x.Run = (top.Run + x.Count) % 4503599627370496
-				if x.Start == top.Start { // merge into it
-					x.Count += top.Count
-					st.winEntries = st.winEntries[:n-1]
+		if commit {
+			{
+				n := 0
+				for n < len(st.winEntries) && st.winEntries[n].Start <= bucket-widest {
+					n++
 				}
-			} else {
-				x.Run = x.Count % 4503599627370496
+				st.winEntries = st.winEntries[n:]
 			}
-			st.winEntries = append(st.winEntries, x)
-			if n := int64(3600); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
-				st.winEntries = st.winEntries[int64(len(st.winEntries))-n:]
-			}
+			e = sh.put(key, e, st)
 		}
-		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-		sh.put(key, e, st)
+		if commit {
+			st.latestTs = eff
+			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			{
+				x := bucketWindowWinEntry{Start: bucket, Count: c}
+				if n := len(st.winEntries); n > 0 {
+					top := st.winEntries[n-1]
+					x.Start = max(x.Start, top.Start) // the set grows at its end
+					x.Run = (top.Run + x.Count) % 4503599627370496
+					if x.Start == top.Start { // merge into it
+						x.Count += top.Count
+						st.winEntries = st.winEntries[:n-1]
+					}
+				} else {
+					x.Run = x.Count % 4503599627370496
+				}
+				st.winEntries = append(st.winEntries, x)
+				if n := int64(3600); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
+					st.winEntries = st.winEntries[int64(len(st.winEntries))-n:]
+				}
+			}
+			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: pick(ok || c > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *BucketWindow) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *BucketWindow) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *BucketWindow) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+	return r
 }
 
 var _ SweepStopper = (*BucketWindow)(nil)

@@ -88,10 +88,17 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	if cost < 0 || cost > 9007199254740991 {
 		return Result{}, badInput("%s%d", "fixed_window: cost must be an integer in [0, 9007199254740991], got ", cost)
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *FixedWindow) decide(sh *shard[fixedWindowState], key string, nowMs, cost int64, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st fixedWindowState
 	if e != nil {
@@ -115,12 +122,26 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	after := pick(ok, used+c, used)
 	untilEnd := lag + p.WindowMs - into
 	if ok && c > 0 {
-		st.winTs = eff
-		st.winN = after
-		st.winExp = nowMs + untilEnd + 60000
-		sh.put(key, e, st)
+		if commit {
+			st.winTs = eff
+			st.winN = after
+			st.winExp = nowMs + untilEnd + 60000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *FixedWindow) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *FixedWindow) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *FixedWindow) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+	return r
 }
 
 var _ SweepStopper = (*FixedWindow)(nil)

@@ -108,10 +108,17 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	if cost < 0 || cost > 9007199254740991 {
 		return Result{}, badInput("%s%d", "gcra: cost must be an integer in [0, 9007199254740991], got ", cost)
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *GCRA) decide(sh *shard[gcraState], key string, nowMs, cost int64, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st gcraState
 	if e != nil {
@@ -137,12 +144,26 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	final := pick(ok, newTat, tat)
 	reset := lag + ceilDiv(final, p.Rate)
 	if ok && c > 0 {
-		st.cellTs = nowMs + lag
-		st.cellTat = final
-		st.cellExp = nowMs + reset + 60000
-		sh.put(key, e, st)
+		if commit {
+			st.cellTs = nowMs + lag
+			st.cellTat = final
+			st.cellExp = nowMs + reset + 60000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *GCRA) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *GCRA) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *GCRA) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+	return r
 }
 
 var _ SweepStopper = (*GCRA)(nil)

@@ -107,10 +107,17 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	if cost < 0 || cost > 9007199254740991 {
 		return Result{}, badInput("%s%d", "leaky_bucket: cost must be an integer in [0, 9007199254740991], got ", cost)
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *LeakyBucket) decide(sh *shard[leakyBucketState], key string, nowMs, cost int64, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st leakyBucketState
 	if e != nil {
@@ -136,12 +143,26 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	final := pick(ok, withThis, ahead)
 	reset := lag + ceilDiv(final, p.Rate)
 	if ok && c > 0 {
-		st.queueTs = nowMs + lag
-		st.queueWork = final
-		st.queueExp = nowMs + reset + 60000
-		sh.put(key, e, st)
+		if commit {
+			st.queueTs = nowMs + lag
+			st.queueWork = final
+			st.queueExp = nowMs + reset + 60000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, withThis-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *LeakyBucket) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *LeakyBucket) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *LeakyBucket) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+	return r
 }
 
 var _ SweepStopper = (*LeakyBucket)(nil)

@@ -122,10 +122,17 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	if len(meta) > 256 {
 		return Result{}, badInput("%s%d", "meta_window: meta must be at most 256 bytes, got ", len(meta))
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, meta, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *MetaWindow) decide(sh *shard[metaWindowState], key string, nowMs, cost int64, meta string, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st metaWindowState
 	if e != nil {
@@ -157,19 +164,37 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	after := pick(ok, used+c, used)
 	if ok && c > 0 {
 		if !open {
-			st.logEntries = nil
+			if commit {
+				st.logEntries = nil
+				e = sh.put(key, e, st)
+			}
+		}
+		if commit {
+			st.winTs = eff
+			st.winStart = start
+			st.winUsed = after
+			st.winExp = nowMs + ends + 60000
 			e = sh.put(key, e, st)
 		}
-		st.winTs = eff
-		st.winStart = start
-		st.winUsed = after
-		st.winExp = nowMs + ends + 60000
-		e = sh.put(key, e, st)
-		st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: c, Meta: meta})
-		st.logExp = nowMs + ends + 60000
-		sh.put(key, e, st)
+		if commit {
+			st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: c, Meta: meta})
+			st.logExp = nowMs + ends + 60000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *MetaWindow) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *MetaWindow) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *MetaWindow) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, "", commit)
+	return r
 }
 
 var _ SweepStopper = (*MetaWindow)(nil)

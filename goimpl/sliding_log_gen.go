@@ -113,10 +113,17 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	if cost < 0 || cost > 9007199254740991 {
 		return Result{}, badInput("%s%d", "sliding_log: cost must be an integer in [0, 9007199254740991], got ", cost)
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost int64, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st slidingLogState
 	if e != nil {
@@ -184,36 +191,54 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 		seq = min(seq__n, 100000)
 	}
 	if ok && c > 0 {
-		{
-			n := 0
-			for n < len(st.logEntries) && st.logEntries[n].Ts <= from {
-				n++
+		if commit {
+			{
+				n := 0
+				for n < len(st.logEntries) && st.logEntries[n].Ts <= from {
+					n++
+				}
+				st.logEntries = st.logEntries[n:]
 			}
-			st.logEntries = st.logEntries[n:]
+			e = sh.put(key, e, st)
 		}
-		e = sh.put(key, e, st)
-		{
-			x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: c}
-			if n := len(st.logEntries); n > 0 {
-				top := st.logEntries[n-1]
-				x.Ts = max(x.Ts, top.Ts) // the set grows at its end
-				x.Run = (top.Run + x.Cost) % 4503599627370496
-			} else {
-				x.Run = x.Cost % 4503599627370496
+		if commit {
+			{
+				x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: c}
+				if n := len(st.logEntries); n > 0 {
+					top := st.logEntries[n-1]
+					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
+					x.Run = (top.Run + x.Cost) % 4503599627370496
+				} else {
+					x.Run = x.Cost % 4503599627370496
+				}
+				st.logEntries = append(st.logEntries, x)
+				if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
+					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
+				}
 			}
-			st.logEntries = append(st.logEntries, x)
-			if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
-				st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
-			}
+			st.logExp = nowMs + lag + p.WindowMs + 60000
+			e = sh.put(key, e, st)
 		}
-		st.logExp = nowMs + lag + p.WindowMs + 60000
-		e = sh.put(key, e, st)
-		st.tallyTotal = after
-		st.tallyTs = eff
-		st.tallyExp = nowMs + lag + p.WindowMs + 60000
-		sh.put(key, e, st)
+		if commit {
+			st.tallyTotal = after
+			st.tallyTs = eff
+			st.tallyExp = nowMs + lag + p.WindowMs + 60000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *SlidingLog) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *SlidingLog) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *SlidingLog) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+	return r
 }
 
 var _ SweepStopper = (*SlidingLog)(nil)

@@ -112,10 +112,17 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	if cost < 0 || cost > 9007199254740991 {
 		return Result{}, badInput("%s%d", "sliding_window: cost must be an integer in [0, 9007199254740991], got ", cost)
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *SlidingWindow) decide(sh *shard[slidingWindowState], key string, nowMs, cost int64, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st slidingWindowState
 	if e != nil {
@@ -151,13 +158,27 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	wait := pick(inThis, ceilDiv(short, max(1, prev)), toNext+ceilDiv(shortNext, max(1, cur)))
 	reset := pick(after > 0, p.WindowMs+toNext, pick(prev > 0, toNext, 0))
 	if ok && c > 0 {
-		st.winTs = eff
-		st.winCur = after
-		st.winPrev = prev
-		st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
-		sh.put(key, e, st)
+		if commit {
+			st.winTs = eff
+			st.winCur = after
+			st.winPrev = prev
+			st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *SlidingWindow) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *SlidingWindow) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *SlidingWindow) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+	return r
 }
 
 var _ SweepStopper = (*SlidingWindow)(nil)

@@ -106,10 +106,17 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	if cost < 0 || cost > 9007199254740991 {
 		return Result{}, badInput("%s%d", "token_bucket: cost must be an integer in [0, 9007199254740991], got ", cost)
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *TokenBucket) decide(sh *shard[tokenBucketState], key string, nowMs, cost int64, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st tokenBucketState
 	if e != nil {
@@ -136,12 +143,26 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	after := pick(ok, max(0, level-need), level)
 	reset := lag + ceilDiv(full-after, p.RefillTokens)
 	if ok && c > 0 {
-		st.bucketTs = nowMs + lag
-		st.bucketLevel = after
-		st.bucketExp = nowMs + reset + 60000
-		sh.put(key, e, st)
+		if commit {
+			st.bucketTs = nowMs + lag
+			st.bucketLevel = after
+			st.bucketExp = nowMs + reset + 60000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *TokenBucket) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *TokenBucket) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *TokenBucket) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+	return r
 }
 
 var _ SweepStopper = (*TokenBucket)(nil)

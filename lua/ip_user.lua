@@ -31,7 +31,7 @@
 -- parameters:
 --
 -- Reply: an array of 50 integers: the policy's result, as an algorithm's
--- (the binding limit's, with delay_ms the largest of all); the binding
+-- (the binding limit's; if admitted, delay_ms the largest of all); the binding
 -- limit's index from 1; then each limit's own 7 fields in order.
 --
 -- Errors (nothing is written): BADINPUT <policy>[.<limit>: <algorithm>]:
@@ -727,9 +727,11 @@ for i, r in ipairs(res) do
     b = i
   end
 end
-local delay = 0
+local delay = 0 -- admitted, the longest wait of any shaper; denied, none
 for _, r in ipairs(res) do
-  delay = math.max(delay, r[6])
+  if all then
+    delay = math.max(delay, r[6])
+  end
 end
 local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
 for _, r in ipairs(res) do

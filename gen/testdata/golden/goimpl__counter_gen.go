@@ -84,10 +84,17 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 	if cost < 0 || cost > 9007199254740991 {
 		return Result{}, badInput("%s%d", "counter: cost must be an integer in [0, 9007199254740991], got ", cost)
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *Counter) decide(sh *shard[counterState], key string, nowMs, cost int64, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st counterState
 	if e != nil {
@@ -107,20 +114,36 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit && c != (-1)
 	if ok {
-		st.ctrTs = max(nowMs, ctrTs)
-		st.ctrN = used + c
-		st.ctrExp = nowMs + p.GapMs + 1000
-		sh.put(key, e, st)
+		if commit {
+			st.ctrTs = max(nowMs, ctrTs)
+			st.ctrN = used + c
+			st.ctrExp = nowMs + p.GapMs + 1000
+			sh.put(key, e, st)
+		}
 	} else {
 		odd := ceilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
 		if odd {
-			st.ctrTs = ctrTs
-			st.ctrN = used
-			st.ctrExp = nowMs + 1000
-			sh.put(key, e, st)
+			if commit {
+				st.ctrTs = ctrTs
+				st.ctrN = used
+				st.ctrExp = nowMs + 1000
+				sh.put(key, e, st)
+			}
 		}
 	}
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *Counter) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *Counter) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *Counter) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+	return r
 }
 
 var _ SweepStopper = (*Counter)(nil)

@@ -150,10 +150,17 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	if len(note) > 16 {
 		return Result{}, badInput("%s%d", "trail: note must be at most 16 bytes, got ", len(note))
 	}
-	p := &l.p
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, note, true)
+}
+
+// decide decides for key, whose shard sh the caller holds locked; it
+// stores the key's new state only with commit, so that a policy can decide
+// every limit before any consumes.
+func (l *Trail) decide(sh *shard[trailState], key string, nowMs, cost int64, note string, commit bool) (Result, error) {
+	p := &l.p
 	e := sh.get(key, nowMs)
 	var st trailState
 	if e != nil {
@@ -220,67 +227,93 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	}
 	busy := agg__4 > 0
 	if ok && c > 0 {
-		{
-			n := 0
-			for n < len(st.logEntries) && st.logEntries[n].Ts <= from {
-				n++
-			}
-			st.logEntries = st.logEntries[n:]
-		}
-		e = sh.put(key, e, st)
-		{
-			x := trailLogEntry{Ts: max(nowMs, newest), Cost: c}
-			if n := len(st.logEntries); n > 0 {
-				top := st.logEntries[n-1]
-				x.Ts = max(x.Ts, top.Ts) // the set grows at its end
-				x.Run = (top.Run + x.Cost) % 1000000
-			} else {
-				x.Run = x.Cost % 1000000
-			}
-			st.logEntries = append(st.logEntries, x)
-			if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
-				st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
-			}
-		}
-		st.logExp = nowMs + p.WindowMs + 1000
-		e = sh.put(key, e, st)
-		{
-			n := 0
-			for n < len(st.hitsEntries) && st.hitsEntries[n].Start <= from {
-				n++
-			}
-			st.hitsEntries = st.hitsEntries[n:]
-		}
-		e = sh.put(key, e, st)
-		st.seenTs = nowMs
-		st.seenExp = nowMs + p.WindowMs + 1000
-		e = sh.put(key, e, st)
-		{
-			x := trailHitsEntry{Start: bucket, N: c}
-			if n := len(st.hitsEntries); n > 0 {
-				top := st.hitsEntries[n-1]
-				x.Start = max(x.Start, top.Start) // the set grows at its end
-				if x.Start == top.Start {         // merge into it
-					x.N += top.N
-					st.hitsEntries = st.hitsEntries[:n-1]
+		if commit {
+			{
+				n := 0
+				for n < len(st.logEntries) && st.logEntries[n].Ts <= from {
+					n++
 				}
+				st.logEntries = st.logEntries[n:]
 			}
-			st.hitsEntries = append(st.hitsEntries, x)
-			if n := int64(100); int64(len(st.hitsEntries)) > n { // keep the newest 100
-				st.hitsEntries = st.hitsEntries[int64(len(st.hitsEntries))-n:]
-			}
-		}
-		st.hitsExp = nowMs + p.WindowMs + 1000
-		e = sh.put(key, e, st)
-		if newest <= from {
-			st.notesEntries = nil
 			e = sh.put(key, e, st)
 		}
-		st.notesEntries = append(st.notesEntries, TrailNotesEntry{Ts: nowMs, Text: note})
-		st.notesExp = nowMs + p.WindowMs + 1000
-		sh.put(key, e, st)
+		if commit {
+			{
+				x := trailLogEntry{Ts: max(nowMs, newest), Cost: c}
+				if n := len(st.logEntries); n > 0 {
+					top := st.logEntries[n-1]
+					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
+					x.Run = (top.Run + x.Cost) % 1000000
+				} else {
+					x.Run = x.Cost % 1000000
+				}
+				st.logEntries = append(st.logEntries, x)
+				if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
+					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
+				}
+			}
+			st.logExp = nowMs + p.WindowMs + 1000
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			{
+				n := 0
+				for n < len(st.hitsEntries) && st.hitsEntries[n].Start <= from {
+					n++
+				}
+				st.hitsEntries = st.hitsEntries[n:]
+			}
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			st.seenTs = nowMs
+			st.seenExp = nowMs + p.WindowMs + 1000
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			{
+				x := trailHitsEntry{Start: bucket, N: c}
+				if n := len(st.hitsEntries); n > 0 {
+					top := st.hitsEntries[n-1]
+					x.Start = max(x.Start, top.Start) // the set grows at its end
+					if x.Start == top.Start {         // merge into it
+						x.N += top.N
+						st.hitsEntries = st.hitsEntries[:n-1]
+					}
+				}
+				st.hitsEntries = append(st.hitsEntries, x)
+				if n := int64(100); int64(len(st.hitsEntries)) > n { // keep the newest 100
+					st.hitsEntries = st.hitsEntries[int64(len(st.hitsEntries))-n:]
+				}
+			}
+			st.hitsExp = nowMs + p.WindowMs + 1000
+			e = sh.put(key, e, st)
+		}
+		if newest <= from {
+			if commit {
+				st.notesEntries = nil
+				e = sh.put(key, e, st)
+			}
+		}
+		if commit {
+			st.notesEntries = append(st.notesEntries, TrailNotesEntry{Ts: nowMs, Text: note})
+			st.notesExp = nowMs + p.WindowMs + 1000
+			sh.put(key, e, st)
+		}
 	}
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
+}
+
+// lockKey and unlockKey lock and unlock the shard of key; see policyMember.
+func (l *Trail) lockKey(key string) { l.states.shard(key).lock() }
+
+func (l *Trail) unlockKey(key string) { l.states.shard(key).unlock() }
+
+// decideLocked is decide for a policy, which holds key's shard locked and
+// passes no string input; see policyMember.
+func (l *Trail) decideLocked(key string, nowMs, cost int64, commit bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, "", commit)
+	return r
 }
 
 var _ SweepStopper = (*Trail)(nil)

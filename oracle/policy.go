@@ -1,0 +1,244 @@
+package oracle
+
+import (
+	"sort"
+	"strings"
+)
+
+// The policies of docs/semantics.md, "Policies": several limits decide one
+// request all or nothing. Each limit is a model of its own, built by New, so
+// its parameter checks, its state and its clock rule are its algorithm's.
+
+// PolicyLimit is one limit of a policy.
+type PolicyLimit struct {
+	Name      string // e.g. "ip_second"
+	Algorithm string // an algorithm name accepted by New
+	// Identity is the identity name whose value the caller passes (e.g.
+	// "ip"); "" when Constant is set.
+	Identity string
+	// Constant is a constant identity value (e.g. "global"); "" when
+	// Identity is set.
+	Constant string
+	// Params holds every parameter of the algorithm, fixed and per-call
+	// alike.
+	Params map[string]int64
+}
+
+// PolicyResult is a policy's decision.
+type PolicyResult struct {
+	// Result is the policy's result: the binding limit's, with DelayMs
+	// the largest of all limits'.
+	Result
+	// Index is the 1-based index of the binding limit.
+	Index int
+	// Limits holds every limit's own result, in order.
+	Limits []Result
+}
+
+// Policy is the model of one policy. Each limit keeps its own state,
+// shared with no other limit, under the value of the identity it counts
+// (or its constant).
+type Policy struct {
+	name   string
+	limits []policyLimit
+	ids    []string // the identity names, in order of first use
+}
+
+// policyLimit is one limit and the model holding its state.
+type policyLimit struct {
+	name, identity, constant string
+	m                        *model
+}
+
+// key is the limit's state key for the request's identity values.
+func (l policyLimit) key(ids map[string]string) string {
+	if l.constant != "" {
+		return l.constant
+	}
+	return ids[l.identity]
+}
+
+// NewPolicy returns the model of a policy named name; an error matching
+// ErrBadInput when a limit's algorithm or parameters are refused (its
+// message names the policy and the limit), or when limits is empty, or a
+// limit has both or neither of Identity and Constant, or a Constant that
+// is refused as a key.
+func NewPolicy(name string, limits []PolicyLimit) (*Policy, error) {
+	if len(limits) == 0 {
+		return nil, bad("%s: a policy needs at least one limit", name)
+	}
+	p := &Policy{name: name}
+	seen := map[string]bool{}
+	for _, l := range limits {
+		m, err := newLimit(name, l)
+		if err != nil {
+			return nil, err
+		}
+		p.limits = append(p.limits, policyLimit{name: l.Name, identity: l.Identity, constant: l.Constant, m: m})
+		if l.Identity != "" && !seen[l.Identity] {
+			seen[l.Identity] = true
+			p.ids = append(p.ids, l.Identity)
+		}
+	}
+	return p, nil
+}
+
+// newLimit checks one limit of policy and returns the model of its state.
+func newLimit(policy string, l PolicyLimit) (*model, error) {
+	where := policy + "." + l.Name
+	m, err := New(l.Algorithm, l.Params)
+	if err != nil {
+		return nil, named(where, err)
+	}
+	if (l.Identity == "") == (l.Constant == "") {
+		return nil, bad("%s: exactly one of identity and constant must be set: %q, %q", where, l.Identity, l.Constant)
+	}
+	if l.Constant != "" {
+		if err := checkKeyNow(l.Constant, 0); err != nil {
+			return nil, named(where+": constant", err)
+		}
+	}
+	switch m := m.(type) {
+	case *model:
+		return m, nil
+	case entryModel:
+		return m.model, nil
+	}
+	panic("oracle: New returned an unknown model")
+}
+
+// named is err, a refusal, with its message prefixed by where.
+func named(where string, err error) error {
+	return bad("%s: %s", where, strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": "))
+}
+
+// Identities returns the identity names the policy's limits count, in
+// order of first use.
+func (p *Policy) Identities() []string {
+	return append([]string(nil), p.ids...)
+}
+
+// Decide decides a request of cost at nowMs for the given identity values
+// (name -> value). Missing or unknown identity names, an identity value
+// refused as a key (empty, or beginning with '}'), now or cost out of
+// their domains: an error matching ErrBadInput, nothing changed.
+//
+// Every limit decides the request on its own state, writing nothing; the
+// policy admits it iff all limits do, and then every limit commits its
+// decision as its algorithm alone would. When the policy denies, nothing
+// is written, and a limit that would have admitted reports a peek (cost 0)
+// at nowMs instead.
+func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
+	if err := p.check(ids, nowMs, cost); err != nil {
+		return PolicyResult{}, err
+	}
+	out := PolicyResult{Limits: make([]Result, len(p.limits))}
+	allowed := true
+	for i, l := range p.limits {
+		out.Limits[i] = l.m.try(l.key(ids), nowMs, cost)
+		allowed = allowed && out.Limits[i].Allowed
+	}
+	for i, l := range p.limits {
+		switch {
+		case allowed:
+			// Nothing has changed since the try: Decide decides alike and
+			// writes what the algorithm alone would.
+			if r, err := l.m.Decide(l.key(ids), nowMs, cost, ""); err != nil || r != out.Limits[i] {
+				panic("oracle: a limit's commit differs from its try")
+			}
+		case out.Limits[i].Allowed:
+			out.Limits[i] = l.m.try(l.key(ids), nowMs, 0)
+		}
+	}
+	out.Index = binding(out.Limits, allowed)
+	out.Result = out.Limits[out.Index-1]
+	// An admitted request waits for every shaper; a denied one waits for
+	// none (the contract's delay_ms is 0 when denied).
+	for _, r := range out.Limits {
+		if allowed {
+			out.DelayMs = max(out.DelayMs, r.DelayMs)
+		}
+	}
+	return out, nil
+}
+
+// check refuses a request's input in the order of docs/semantics.md: the
+// identity names (the arguments), their values as keys, now, cost.
+func (p *Policy) check(ids map[string]string, now, cost int64) error {
+	for _, id := range p.ids {
+		if _, ok := ids[id]; !ok {
+			return bad("%s: missing identity %s", p.name, id)
+		}
+	}
+	if len(ids) > len(p.ids) {
+		var unknown []string
+		for id := range ids {
+			if !p.counts(id) {
+				unknown = append(unknown, id)
+			}
+		}
+		sort.Strings(unknown)
+		return bad("%s: unknown identity %s", p.name, unknown[0])
+	}
+	for _, id := range p.ids {
+		if err := checkKeyNow(ids[id], 0); err != nil { // the key alone: now 0 is in range
+			return named(p.name+": identity "+id, err)
+		}
+	}
+	if now < 0 || now > nowMax {
+		return bad("%s: now_ms out of range: %d", p.name, now)
+	}
+	if cost < 0 || cost > costMax {
+		return bad("%s: cost out of range: %d", p.name, cost)
+	}
+	return nil
+}
+
+// counts reports whether one of the policy's limits counts identity id.
+func (p *Policy) counts(id string) bool {
+	for _, x := range p.ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// try is the result of a valid request for key at now, as Decide would
+// return it, writing nothing. meta is "" (meta_window in a policy records
+// none); the deciders never modify the state they are given.
+func (m *model) try(key string, now, cost int64) Result {
+	r, _ := m.d.decide(m.trusted(key, now), now, cost, "")
+	return r
+}
+
+// binding is the 1-based index of the binding limit of the limits'
+// results. When the policy denies: among the limits that deny, the longest
+// retry_after_ms, -1 (never) longer than any wait. When it admits: the
+// smallest remaining/limit, compared exactly. Ties go to the first.
+func binding(rs []Result, allowed bool) int {
+	best := -1
+	for i, r := range rs {
+		if !allowed && r.Allowed {
+			continue
+		}
+		if best < 0 || binds(r, rs[best], allowed) {
+			best = i
+		}
+	}
+	return best + 1
+}
+
+// binds reports whether r binds strictly before b.
+func binds(r, b Result, allowed bool) bool {
+	if allowed {
+		return ratFrac(r.Remaining, r.Limit).Cmp(ratFrac(b.Remaining, b.Limit)) < 0
+	}
+	switch {
+	case b.RetryAfterMs == -1:
+		return false
+	case r.RetryAfterMs == -1:
+		return true
+	}
+	return r.RetryAfterMs > b.RetryAfterMs
+}
