@@ -350,16 +350,21 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 		w.line("return Result{}, badInput(\"%%s%%d\", %q, len(%s))", a.Name+": "+msgStrPrefix(in), n)
 		w.line("}")
 	}
-	var strArgs, strParams, empties string
+	var strParams, empties string
 	for _, in := range a.Strings {
-		strArgs += ", " + goName(in.Name)
 		strParams += ", " + goName(in.Name) + " string"
 		empties += `, ""`
 	}
+	// The body of decide again, with commit constant: a call fewer on the
+	// path of every decision.
 	w.line("sh := l.states.shard(key)")
 	w.line("sh.lock()")
 	w.line("defer sh.unlock()")
-	w.line("return l.decide(sh, key, nowMs, cost%s, true)", strArgs)
+	w.line("const commit = true")
+	goReads(w, sp, a, a.Body, true)
+	w.commitOnly = true
+	goBlock(w, sp, a, a.Body, map[*Agg]string{}, false)
+	w.commitOnly = false
 	w.line("}")
 	w.line("")
 	w.line("// decide decides for key, whose shard sh the caller holds locked; it")

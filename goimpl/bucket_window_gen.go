@@ -187,7 +187,231 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st bucketWindowState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.latestExp > nowMs, st.latestTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = bucketWindowState{}
+	}
+	// {<key>}:bw: one entry per recent bucket that admitted something
+	winLive := st.winExp > nowMs
+	if !winLive {
+		st.winEntries = nil
+	}
+	win := st.winEntries
+	// {<key>}:bw:ts: the last admission
+	latestLive := st.latestExp > nowMs
+	latestTs := field(latestLive, st.latestTs, 0, 0, 35184372088832)
+	lag := max(0, latestTs-nowMs)
+	eff := nowMs + lag
+	bucket := eff - eff%p.BucketMs
+	on2 := p.Limit2 > 0
+	on3 := p.Limit3 > 0
+	lim := min(p.Limit, min(pick(on2, p.Limit2, p.Limit), pick(on3, p.Limit3, p.Limit)))
+	widest := max(p.WindowMs, max(p.WindowMs2, p.WindowMs3))
+	c := min(cost, max(p.Limit, max(p.Limit2, p.Limit3))+1)
+	from1 := bucket - p.WindowMs
+	from2 := bucket - p.WindowMs2
+	from3 := bucket - p.WindowMs3
+	used1 := int64(0)
+	used1__src := win
+	used1__src = used1__src[searchEntries(len(used1__src), func(i int) bool { return used1__src[i].Start > from1 }):]
+	if used1__n := int64(len(used1__src)); used1__n > 0 {
+		used1__base := used1__src[0].Run - used1__src[0].Count
+		used1__upto := func(i int64) int64 {
+			return min(runDiff(used1__src[i].Run, used1__base, 4503599627370496), 3600000000000000)
+		}
+		used1 = used1__upto(used1__n - 1)
+	}
+	agg__2 := int64(0)
+	if on2 { // else the value is not used
+		agg__2__src := win
+		agg__2__src = agg__2__src[searchEntries(len(agg__2__src), func(i int) bool { return agg__2__src[i].Start > from2 }):]
+		if agg__2__n := int64(len(agg__2__src)); agg__2__n > 0 {
+			agg__2__base := agg__2__src[0].Run - agg__2__src[0].Count
+			agg__2__upto := func(i int64) int64 {
+				return min(runDiff(agg__2__src[i].Run, agg__2__base, 4503599627370496), 3600000000000000)
+			}
+			agg__2 = agg__2__upto(agg__2__n - 1)
+		}
+	}
+	used2 := pick(on2, agg__2, 0)
+	agg__3 := int64(0)
+	if on3 { // else the value is not used
+		agg__3__src := win
+		agg__3__src = agg__3__src[searchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Start > from3 }):]
+		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
+			agg__3__base := agg__3__src[0].Run - agg__3__src[0].Count
+			agg__3__upto := func(i int64) int64 {
+				return min(runDiff(agg__3__src[i].Run, agg__3__base, 4503599627370496), 3600000000000000)
+			}
+			agg__3 = agg__3__upto(agg__3__n - 1)
+		}
+	}
+	used3 := pick(on3, agg__3, 0)
+	ok1 := used1+c <= p.Limit
+	ok2 := !on2 || used2+c <= p.Limit2
+	ok3 := !on3 || used3+c <= p.Limit3
+	ok := ok1 && ok2 && ok3
+	took := pick(ok, c, 0)
+	agg__4 := int64(0)
+	if !ok1 { // else the value is not used
+		agg__4__src := win
+		agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > from1 }):]
+		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
+			agg__4__base := agg__4__src[0].Run - agg__4__src[0].Count
+			agg__4__upto := func(i int64) int64 {
+				return min(runDiff(agg__4__src[i].Run, agg__4__base, 4503599627370496), 3600000000000000)
+			}
+			if agg__4__need := used1 + c - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
+				agg__4__i := int64(searchEntries(int(agg__4__n), func(i int) bool { return agg__4__upto(int64(i)) >= agg__4__need }))
+				e_ := agg__4__src[agg__4__i]
+				agg__4 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
+			}
+		}
+	}
+	at1 := pick(ok1, 0, agg__4)
+	agg__5 := int64(0)
+	if !ok2 { // else the value is not used
+		agg__5__src := win
+		agg__5__src = agg__5__src[searchEntries(len(agg__5__src), func(i int) bool { return agg__5__src[i].Start > from2 }):]
+		if agg__5__n := int64(len(agg__5__src)); agg__5__n > 0 {
+			agg__5__base := agg__5__src[0].Run - agg__5__src[0].Count
+			agg__5__upto := func(i int64) int64 {
+				return min(runDiff(agg__5__src[i].Run, agg__5__base, 4503599627370496), 3600000000000000)
+			}
+			if agg__5__need := used2 + c - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
+				agg__5__i := int64(searchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
+				e_ := agg__5__src[agg__5__i]
+				agg__5 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
+			}
+		}
+	}
+	at2 := pick(ok2, 0, agg__5)
+	agg__6 := int64(0)
+	if !ok3 { // else the value is not used
+		agg__6__src := win
+		agg__6__src = agg__6__src[searchEntries(len(agg__6__src), func(i int) bool { return agg__6__src[i].Start > from3 }):]
+		if agg__6__n := int64(len(agg__6__src)); agg__6__n > 0 {
+			agg__6__base := agg__6__src[0].Run - agg__6__src[0].Count
+			agg__6__upto := func(i int64) int64 {
+				return min(runDiff(agg__6__src[i].Run, agg__6__base, 4503599627370496), 3600000000000000)
+			}
+			if agg__6__need := used3 + c - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
+				agg__6__i := int64(searchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
+				e_ := agg__6__src[agg__6__i]
+				agg__6 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
+			}
+		}
+	}
+	at3 := pick(ok3, 0, agg__6)
+	retryAt := max(at1, max(at2, at3))
+	x1 := max(0, used1+took-(p.Limit-lim))
+	x2 := pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
+	x3 := pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
+	agg__7 := bucket + p.WindowMs
+	if !(x1 == 0) { // else the value is not used
+		agg__7__src := win
+		agg__7__src = agg__7__src[searchEntries(len(agg__7__src), func(i int) bool { return agg__7__src[i].Start > from1 }):]
+		if agg__7__n := int64(len(agg__7__src)); agg__7__n > 0 {
+			agg__7__base := agg__7__src[0].Run - agg__7__src[0].Count
+			agg__7__upto := func(i int64) int64 {
+				return min(runDiff(agg__7__src[i].Run, agg__7__base, 4503599627370496), 3600000000000000)
+			}
+			if agg__7__need := x1; agg__7__upto(agg__7__n-1) >= agg__7__need {
+				agg__7__i := int64(searchEntries(int(agg__7__n), func(i int) bool { return agg__7__upto(int64(i)) >= agg__7__need }))
+				e_ := agg__7__src[agg__7__i]
+				agg__7 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
+			}
+		}
+	}
+	r1 := pick(x1 == 0, 0, agg__7)
+	agg__8 := bucket + p.WindowMs2
+	if !(x2 == 0) { // else the value is not used
+		agg__8__src := win
+		agg__8__src = agg__8__src[searchEntries(len(agg__8__src), func(i int) bool { return agg__8__src[i].Start > from2 }):]
+		if agg__8__n := int64(len(agg__8__src)); agg__8__n > 0 {
+			agg__8__base := agg__8__src[0].Run - agg__8__src[0].Count
+			agg__8__upto := func(i int64) int64 {
+				return min(runDiff(agg__8__src[i].Run, agg__8__base, 4503599627370496), 3600000000000000)
+			}
+			if agg__8__need := x2; agg__8__upto(agg__8__n-1) >= agg__8__need {
+				agg__8__i := int64(searchEntries(int(agg__8__n), func(i int) bool { return agg__8__upto(int64(i)) >= agg__8__need }))
+				e_ := agg__8__src[agg__8__i]
+				agg__8 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
+			}
+		}
+	}
+	r2 := pick(x2 == 0, 0, agg__8)
+	agg__9 := bucket + p.WindowMs3
+	if !(x3 == 0) { // else the value is not used
+		agg__9__src := win
+		agg__9__src = agg__9__src[searchEntries(len(agg__9__src), func(i int) bool { return agg__9__src[i].Start > from3 }):]
+		if agg__9__n := int64(len(agg__9__src)); agg__9__n > 0 {
+			agg__9__base := agg__9__src[0].Run - agg__9__src[0].Count
+			agg__9__upto := func(i int64) int64 {
+				return min(runDiff(agg__9__src[i].Run, agg__9__base, 4503599627370496), 3600000000000000)
+			}
+			if agg__9__need := x3; agg__9__upto(agg__9__n-1) >= agg__9__need {
+				agg__9__i := int64(searchEntries(int(agg__9__n), func(i int) bool { return agg__9__upto(int64(i)) >= agg__9__need }))
+				e_ := agg__9__src[agg__9__i]
+				agg__9 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
+			}
+		}
+	}
+	r3 := pick(x3 == 0, 0, agg__9)
+	resetAt := max(r1, max(r2, r3))
+	room1 := max(0, p.Limit-(used1+took))
+	room2 := pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
+	room3 := pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
+	room := min(room1, min(room2, room3))
+	tier := int64(pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > p.Limit, 1, pick(on2 && c > p.Limit2, 2, 3)), pick(at1 == retryAt, 1, pick(at2 == retryAt, 2, 3)))))
+	if ok && c > 0 {
+		if commit {
+			{
+				n := 0
+				for n < len(st.winEntries) && st.winEntries[n].Start <= bucket-widest {
+					n++
+				}
+				st.winEntries = st.winEntries[n:]
+			}
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			st.latestTs = eff
+			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			{
+				x := bucketWindowWinEntry{Start: bucket, Count: c}
+				if n := len(st.winEntries); n > 0 {
+					top := st.winEntries[n-1]
+					x.Start = max(x.Start, top.Start) // the set grows at its end
+					x.Run = (top.Run + x.Count) % 4503599627370496
+					if x.Start == top.Start { // merge into it
+						x.Count += top.Count
+						st.winEntries = st.winEntries[:n-1]
+					}
+				} else {
+					x.Run = x.Count % 4503599627370496
+				}
+				st.winEntries = append(st.winEntries, x)
+				if n := int64(3600); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
+					st.winEntries = st.winEntries[int64(len(st.winEntries))-n:]
+				}
+			}
+			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: pick(ok || c > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

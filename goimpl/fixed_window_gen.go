@@ -91,7 +91,39 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st fixedWindowState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = fixedWindowState{}
+	}
+	// {<key>}:fw: the current window's count
+	winLive := st.winExp > nowMs
+	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
+	winN := field(winLive, st.winN, 0, 0, p.Limit)
+	lag := max(0, winTs-nowMs)
+	eff := nowMs + lag
+	into := eff % p.WindowMs
+	used := pick(winTs >= eff-into, winN, 0)
+	c := min(cost, p.Limit+1)
+	ok := used+c <= p.Limit
+	after := pick(ok, used+c, used)
+	untilEnd := lag + p.WindowMs - into
+	if ok && c > 0 {
+		if commit {
+			st.winTs = eff
+			st.winN = after
+			st.winExp = nowMs + untilEnd + 60000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

@@ -111,7 +111,41 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st gcraState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.cellExp > nowMs, st.cellTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = gcraState{}
+	}
+	// {<key>}:gcra: the theoretical arrival time relative to the last admission
+	cellLive := st.cellExp > nowMs
+	cellTs := field(cellLive, st.cellTs, 0, 0, 35184372088832)
+	cellTat := field(cellLive, st.cellTat, 0, 0, p.Burst*p.PeriodMs)
+	tau := p.Burst * p.PeriodMs
+	lag := max(0, cellTs-nowMs)
+	elapsed := max(0, nowMs-cellTs)
+	drained := min(elapsed, ceilDiv(cellTat, p.Rate)) * p.Rate
+	tat := max(0, cellTat-drained)
+	c := min(cost, p.Burst+1)
+	newTat := tat + c*p.PeriodMs
+	ok := newTat <= tau
+	final := pick(ok, newTat, tat)
+	reset := lag + ceilDiv(final, p.Rate)
+	if ok && c > 0 {
+		if commit {
+			st.cellTs = nowMs + lag
+			st.cellTat = final
+			st.cellExp = nowMs + reset + 60000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

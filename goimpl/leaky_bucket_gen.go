@@ -110,7 +110,41 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st leakyBucketState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.queueExp > nowMs, st.queueTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = leakyBucketState{}
+	}
+	// {<key>}:lb: the queued work at the last admission
+	queueLive := st.queueExp > nowMs
+	queueTs := field(queueLive, st.queueTs, 0, 0, 35184372088832)
+	queueWork := field(queueLive, st.queueWork, 0, 0, p.Capacity*p.PeriodMs)
+	full := p.Capacity * p.PeriodMs
+	lag := max(0, queueTs-nowMs)
+	elapsed := max(0, nowMs-queueTs)
+	drained := min(elapsed, ceilDiv(queueWork, p.Rate)) * p.Rate
+	ahead := max(0, queueWork-drained)
+	c := min(cost, p.Capacity+1)
+	withThis := ahead + c*p.PeriodMs
+	ok := withThis <= full
+	final := pick(ok, withThis, ahead)
+	reset := lag + ceilDiv(final, p.Rate)
+	if ok && c > 0 {
+		if commit {
+			st.queueTs = nowMs + lag
+			st.queueWork = final
+			st.queueExp = nowMs + reset + 60000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, withThis-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

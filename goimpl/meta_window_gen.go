@@ -125,7 +125,58 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, meta, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st metaWindowState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = metaWindowState{}
+	}
+	// {<key>}:mw: the current window
+	winLive := st.winExp > nowMs
+	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
+	winStart := field(winLive, st.winStart, 0, 0, 35184372088832)
+	winUsed := field(winLive, st.winUsed, 0, 0, p.Limit)
+	// {<key>}:mw:log: the window's admitted requests, oldest first
+	logLive := st.logExp > nowMs
+	if !logLive {
+		st.logEntries = nil
+	}
+	lag := max(0, winTs-nowMs)
+	eff := nowMs + lag
+	open := winUsed > 0 && eff < winStart+p.WindowMs
+	used := pick(open, winUsed, 0)
+	start := pick(open, winStart, eff)
+	ends := lag + max(0, start+p.WindowMs-eff)
+	c := min(cost, p.Limit+1)
+	ok := used+c <= p.Limit
+	after := pick(ok, used+c, used)
+	if ok && c > 0 {
+		if !open {
+			if commit {
+				st.logEntries = nil
+				e = sh.put(key, e, st)
+			}
+		}
+		if commit {
+			st.winTs = eff
+			st.winStart = start
+			st.winUsed = after
+			st.winExp = nowMs + ends + 60000
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: c, Meta: meta})
+			st.logExp = nowMs + ends + 60000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

@@ -116,7 +116,111 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st slidingLogState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.tallyExp > nowMs, st.tallyTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = slidingLogState{}
+	}
+	// {<key>}:sl: one entry per admitted request
+	logLive := st.logExp > nowMs
+	if !logLive {
+		st.logEntries = nil
+	}
+	log := st.logEntries
+	// {<key>}:sl:sum: the total cost of the log's entries
+	tallyLive := st.tallyExp > nowMs
+	tallyTotal := field(tallyLive, st.tallyTotal, 0, 0, 10000000000)
+	tallyTs := field(tallyLive, st.tallyTs, 0, 0, 35184372088832)
+	lag := max(0, tallyTs-nowMs)
+	eff := nowMs + lag
+	from := eff - p.WindowMs
+	gone := int64(0)
+	gone__src := log
+	gone__src = gone__src[:searchEntries(len(gone__src), func(i int) bool { return gone__src[i].Ts > from })]
+	if gone__n := int64(len(gone__src)); gone__n > 0 {
+		gone__base := gone__src[0].Run - gone__src[0].Cost
+		gone__upto := func(i int64) int64 { return min(runDiff(gone__src[i].Run, gone__base, 4503599627370496), 10000000000) }
+		gone = gone__upto(gone__n - 1)
+	}
+	used := max(0, tallyTotal-gone)
+	c := min(cost, p.Limit+1)
+	ok := used+c <= p.Limit
+	after := pick(ok, used+c, used)
+	freeAt := eff + p.WindowMs
+	freeAt__src := log
+	freeAt__src = freeAt__src[searchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
+	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
+		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
+		freeAt__upto := func(i int64) int64 {
+			return min(runDiff(freeAt__src[i].Run, freeAt__base, 4503599627370496), 10000000000)
+		}
+		if freeAt__need := used + c - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
+			freeAt__i := int64(searchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
+			e_ := freeAt__src[freeAt__i]
+			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
+		}
+	}
+	agg__3 := eff
+	if !(ok && c > 0) { // else the value is not used
+		agg__3__src := log
+		agg__3__src = agg__3__src[searchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Ts > from }):]
+		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
+			e_ := agg__3__src[agg__3__n-1]
+			agg__3 = min(max(e_.Ts, 0), 35184372088832)
+		}
+	}
+	lastIn := pick(ok && c > 0, eff, agg__3)
+	seq := int64(0)
+	seq__src := log
+	seq__src = seq__src[searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
+	seq__src = seq__src[:searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts > eff })]
+	if seq__n := int64(len(seq__src)); seq__n > 0 {
+		seq = min(seq__n, 100000)
+	}
+	if ok && c > 0 {
+		if commit {
+			{
+				n := 0
+				for n < len(st.logEntries) && st.logEntries[n].Ts <= from {
+					n++
+				}
+				st.logEntries = st.logEntries[n:]
+			}
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			{
+				x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: c}
+				if n := len(st.logEntries); n > 0 {
+					top := st.logEntries[n-1]
+					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
+					x.Run = (top.Run + x.Cost) % 4503599627370496
+				} else {
+					x.Run = x.Cost % 4503599627370496
+				}
+				st.logEntries = append(st.logEntries, x)
+				if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
+					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
+				}
+			}
+			st.logExp = nowMs + lag + p.WindowMs + 60000
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			st.tallyTotal = after
+			st.tallyTs = eff
+			st.tallyExp = nowMs + lag + p.WindowMs + 60000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

@@ -115,7 +115,52 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st slidingWindowState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = slidingWindowState{}
+	}
+	// {<key>}:sw: the counts of the last admission's window and the one before
+	winLive := st.winExp > nowMs
+	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
+	winCur := field(winLive, st.winCur, 0, 0, p.Limit)
+	winPrev := field(winLive, st.winPrev, 0, 0, p.Limit)
+	lag := max(0, winTs-nowMs)
+	eff := nowMs + lag
+	e_ := eff % p.WindowMs
+	start := eff - e_
+	toNext := p.WindowMs - e_
+	same := winTs >= start
+	next := !same && winTs >= start-p.WindowMs
+	prev := pick(same, winPrev, pick(next, winCur, 0))
+	cur := pick(same, winCur, 0)
+	weighted := prev * (p.WindowMs - e_)
+	c := min(cost, p.Limit+1)
+	ok := weighted+(cur+c)*p.WindowMs <= p.Limit*p.WindowMs
+	after := pick(ok, cur+c, cur)
+	room := max(0, p.Limit*p.WindowMs-weighted)/p.WindowMs - after
+	short := max(0, weighted+(cur+c)*p.WindowMs-p.Limit*p.WindowMs)
+	inThis := prev > 0 && e_+ceilDiv(short, max(1, prev)) < p.WindowMs
+	shortNext := max(0, cur+c-p.Limit) * p.WindowMs
+	wait := pick(inThis, ceilDiv(short, max(1, prev)), toNext+ceilDiv(shortNext, max(1, cur)))
+	reset := pick(after > 0, p.WindowMs+toNext, pick(prev > 0, toNext, 0))
+	if ok && c > 0 {
+		if commit {
+			st.winTs = eff
+			st.winCur = after
+			st.winPrev = prev
+			st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

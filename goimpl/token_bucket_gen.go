@@ -109,7 +109,42 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st tokenBucketState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.bucketExp > nowMs, st.bucketTs, 0, 0, 35184372088832) > nowMs+60000 {
+		st = tokenBucketState{}
+	}
+	// {<key>}:tb: the bucket level at the last admission
+	bucketLive := st.bucketExp > nowMs
+	bucketTs := field(bucketLive, st.bucketTs, 0, 0, 35184372088832)
+	bucketLevel := field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0, p.Capacity*p.RefillMs)
+	full := p.Capacity * p.RefillMs
+	lag := max(0, bucketTs-nowMs)
+	elapsed := max(0, nowMs-bucketTs)
+	toFull := ceilDiv(full-bucketLevel, p.RefillTokens)
+	gained := min(elapsed, toFull) * p.RefillTokens
+	level := min(full, bucketLevel+gained)
+	c := min(cost, p.Capacity+1)
+	need := c * p.RefillMs
+	ok := need <= level
+	after := pick(ok, max(0, level-need), level)
+	reset := lag + ceilDiv(full-after, p.RefillTokens)
+	if ok && c > 0 {
+		if commit {
+			st.bucketTs = nowMs + lag
+			st.bucketLevel = after
+			st.bucketExp = nowMs + reset + 60000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

@@ -87,7 +87,45 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st counterState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.ctrExp > nowMs, st.ctrTs, 0, 0, 35184372088832) > nowMs+5000 {
+		st = counterState{}
+	}
+	// {<key>}:ctr: the count
+	ctrLive := st.ctrExp > nowMs
+	ctrTs := field(ctrLive, st.ctrTs, 0, 0, 35184372088832)
+	ctrN := field(ctrLive, st.ctrN, 0, 0, p.Limit)
+	idle := nowMs-ctrTs >= p.GapMs
+	used := pick(idle || !(ctrN > 0), 0, ctrN)
+	c := min(cost, p.Limit+1)
+	ok := used+c <= p.Limit && c != (-1)
+	if ok {
+		if commit {
+			st.ctrTs = max(nowMs, ctrTs)
+			st.ctrN = used + c
+			st.ctrExp = nowMs + p.GapMs + 1000
+			sh.put(key, e, st)
+		}
+	} else {
+		odd := ceilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
+		if odd {
+			if commit {
+				st.ctrTs = ctrTs
+				st.ctrN = used
+				st.ctrExp = nowMs + 1000
+				sh.put(key, e, st)
+			}
+		}
+	}
+	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it

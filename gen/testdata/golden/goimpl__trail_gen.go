@@ -153,7 +153,149 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	return l.decide(sh, key, nowMs, cost, note, true)
+	const commit = true
+	p := &l.p
+	e := sh.get(key, nowMs)
+	var st trailState
+	if e != nil {
+		st = e.state
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if field(st.seenExp > nowMs, st.seenTs, 0, 0, 35184372088832) > nowMs+5000 {
+		st = trailState{}
+	}
+	// {<key>}:log: one entry per admission
+	logLive := st.logExp > nowMs
+	if !logLive {
+		st.logEntries = nil
+	}
+	log := st.logEntries
+	// {<key>}:notes: the notes, oldest first
+	notesLive := st.notesExp > nowMs
+	if !notesLive {
+		st.notesEntries = nil
+	}
+	// {<key>}:hits: cost per bucket
+	hitsLive := st.hitsExp > nowMs
+	if !hitsLive {
+		st.hitsEntries = nil
+	}
+	hits := st.hitsEntries
+	from := nowMs - p.WindowMs
+	used := int64(0)
+	used__src := log
+	used__src = used__src[searchEntries(len(used__src), func(i int) bool { return used__src[i].Ts > from }):]
+	if used__n := int64(len(used__src)); used__n > 0 {
+		used__base := used__src[0].Run - used__src[0].Cost
+		used__upto := func(i int64) int64 { return min(runDiff(used__src[i].Run, used__base, 1000000), 10000) }
+		used = used__upto(used__n - 1)
+	}
+	newest := int64(0)
+	newest__src := log
+	if newest__n := int64(len(newest__src)); newest__n > 0 {
+		e_ := newest__src[newest__n-1]
+		newest = min(max(e_.Ts, 0), 35184372088832)
+	}
+	c := min(cost, p.Limit+1)
+	ok := used+c <= p.Limit
+	freeAt := nowMs
+	freeAt__src := log
+	freeAt__src = freeAt__src[searchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
+	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
+		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
+		freeAt__upto := func(i int64) int64 { return min(runDiff(freeAt__src[i].Run, freeAt__base, 1000000), 10000) }
+		if freeAt__need := used + c - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
+			freeAt__i := int64(searchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
+			e_ := freeAt__src[freeAt__i]
+			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
+		}
+	}
+	bucket := nowMs - nowMs%p.BucketMs
+	agg__4 := int64(0)
+	agg__4__src := hits
+	agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start >= bucket }):]
+	agg__4__src = agg__4__src[:searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > bucket })]
+	if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
+		agg__4 = min(agg__4__n, 100)
+	}
+	busy := agg__4 > 0
+	if ok && c > 0 {
+		if commit {
+			{
+				n := 0
+				for n < len(st.logEntries) && st.logEntries[n].Ts <= from {
+					n++
+				}
+				st.logEntries = st.logEntries[n:]
+			}
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			{
+				x := trailLogEntry{Ts: max(nowMs, newest), Cost: c}
+				if n := len(st.logEntries); n > 0 {
+					top := st.logEntries[n-1]
+					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
+					x.Run = (top.Run + x.Cost) % 1000000
+				} else {
+					x.Run = x.Cost % 1000000
+				}
+				st.logEntries = append(st.logEntries, x)
+				if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
+					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
+				}
+			}
+			st.logExp = nowMs + p.WindowMs + 1000
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			{
+				n := 0
+				for n < len(st.hitsEntries) && st.hitsEntries[n].Start <= from {
+					n++
+				}
+				st.hitsEntries = st.hitsEntries[n:]
+			}
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			st.seenTs = nowMs
+			st.seenExp = nowMs + p.WindowMs + 1000
+			e = sh.put(key, e, st)
+		}
+		if commit {
+			{
+				x := trailHitsEntry{Start: bucket, N: c}
+				if n := len(st.hitsEntries); n > 0 {
+					top := st.hitsEntries[n-1]
+					x.Start = max(x.Start, top.Start) // the set grows at its end
+					if x.Start == top.Start {         // merge into it
+						x.N += top.N
+						st.hitsEntries = st.hitsEntries[:n-1]
+					}
+				}
+				st.hitsEntries = append(st.hitsEntries, x)
+				if n := int64(100); int64(len(st.hitsEntries)) > n { // keep the newest 100
+					st.hitsEntries = st.hitsEntries[int64(len(st.hitsEntries))-n:]
+				}
+			}
+			st.hitsExp = nowMs + p.WindowMs + 1000
+			e = sh.put(key, e, st)
+		}
+		if newest <= from {
+			if commit {
+				st.notesEntries = nil
+				e = sh.put(key, e, st)
+			}
+		}
+		if commit {
+			st.notesEntries = append(st.notesEntries, TrailNotesEntry{Ts: nowMs, Text: note})
+			st.notesExp = nowMs + p.WindowMs + 1000
+			sh.put(key, e, st)
+		}
+	}
+	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it
