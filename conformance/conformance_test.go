@@ -3,11 +3,15 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"github.com/google/go-cmp/cmp"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/lua"
 )
 
 // embedded returns the three embedded targets.
@@ -65,6 +69,11 @@ func TestVectors(t *testing.T) {
 	}
 }
 
+// req is the request of an algorithm's step with no string input.
+func req(key string, nowMs int64, cost json.Number) Request {
+	return Request{Key: key, NowMs: nowMs, Cost: cost}
+}
+
 // lying is a target that answers like another but adds one to remaining
 // from a given step on: the runner must catch it.
 type lying struct {
@@ -74,8 +83,8 @@ type lying struct {
 
 func (l *lying) Name() string { return "lying" }
 
-func (l *lying) Decide(key string, now int64, cost json.Number, meta string) Outcome {
-	o := l.Target.Decide(key, now, cost, meta)
+func (l *lying) Decide(r Request) Outcome {
+	o := l.Target.Decide(r)
 	l.n++
 	if l.n > l.from && o.Error == "" {
 		o.Remaining++
@@ -122,8 +131,8 @@ func TestRunnerChecksExpectations(t *testing.T) {
 // scribbler writes to the store on a refused step: the runner must see it.
 type scribbler struct{ *LuaTarget }
 
-func (s scribbler) Decide(key string, now int64, cost json.Number, meta string) Outcome {
-	o := s.LuaTarget.Decide(key, now, cost, meta)
+func (s scribbler) Decide(r Request) Outcome {
+	o := s.LuaTarget.Decide(r)
 	if o.Error != "" {
 		for _, v := range s.store.keys {
 			if v.kind == "hash" {
@@ -165,8 +174,22 @@ func TestVectorsOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cluster.Close()
-	steps := 0
+	steps, policySteps, skipped := 0, 0, 0
 	for _, r := range Run(vectors, []Target{NewGoTarget(), cluster}) {
+		p, isPolicy := lua.LookupPolicy(strings.SplitN(r.Vector, "/", 2)[0])
+		unsafe := isPolicy && !p.ClusterSafe
+		switch {
+		case r.Target != "cluster":
+		case unsafe && r.Skipped == "":
+			t.Errorf("%s: a policy over several hash tags ran on the cluster", r.Vector)
+		case !unsafe && r.Skipped != "":
+			t.Errorf("%s: skipped on the cluster: %s", r.Vector, r.Skipped)
+		case unsafe:
+			skipped++
+			continue
+		case isPolicy:
+			policySteps += r.Steps
+		}
 		if r.Target == "cluster" {
 			steps += r.Steps
 		}
@@ -174,10 +197,38 @@ func TestVectorsOnCluster(t *testing.T) {
 			t.Errorf("%s [%s] (%s): %s", r.Vector, r.Target, r.File, r.Failed)
 		}
 	}
-	if steps == 0 {
-		t.Fatal("the cluster ran no step")
+	if steps == 0 || policySteps == 0 || skipped == 0 {
+		t.Fatalf("the cluster ran %d steps, %d of policies, and skipped %d vectors of policies not for a cluster; want all three > 0", steps, policySteps, skipped)
 	}
-	t.Logf("%d vectors, %d steps on the cluster", len(vectors), steps)
+	t.Logf("%d vectors, %d steps on the cluster (%d of cluster-safe policies); %d vectors of other policies refused", len(vectors), steps, policySteps, skipped)
+}
+
+// TestClusterRefusesPolicyOverSeveralTags: on a cluster, a client of ours
+// refuses a policy whose identities may lie in different slots, saying why
+// and what to do, where Redis itself would answer CROSSSLOT.
+func TestClusterRefusesPolicyOverSeveralTags(t *testing.T) {
+	addrs := redistest.StartCluster(t, 3)
+	cluster, err := NewRedisClusterTarget(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	err = cluster.Begin("ip_user", nil)
+	if !errors.Is(err, ErrNotApplicable) || !strings.Contains(err.Error(), "several identities") || !strings.Contains(err.Error(), "split it") {
+		t.Fatalf("Begin(ip_user) on a cluster: %v; want a refusal that says why and what to do", err)
+	}
+	if err := cluster.Begin("burst_quota", map[string]json.Number{"daily.limit": "3"}); err != nil {
+		t.Fatalf("Begin(burst_quota), one identity: %v", err)
+	}
+	// What the refusal spares the caller: the script itself, sent anyway.
+	p, _ := lua.LookupPolicy("ip_user")
+	keys, _ := p.KeyNames("", map[string]string{"ip": "10.0.0.1", "user": "alice"})
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer rdb.Close()
+	err = rdb.Eval(context.Background(), p.Source, keys, "1700000000000", "1").Err()
+	if err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Fatalf("ip_user's script on a cluster: %v, want CROSSSLOT", err)
+	}
 }
 
 // TestMalformedEntriesAreBadState plants entries no script could have
@@ -238,7 +289,7 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 			if tt.view != "" {
 				o = tg.View(tt.view, "k", 1700000000100)
 			} else {
-				o = tg.Decide("k", 1700000000100, "1", "")
+				o = tg.Decide(req("k", 1700000000100, "1"))
 			}
 			if o.Error != "BADSTATE" {
 				t.Errorf("%s %s after %v: %+v, want BADSTATE", tg.Name(), tt.alg, tt.plant, o)
@@ -269,7 +320,7 @@ func TestLoweredLimitCountsEveryEntry(t *testing.T) {
 	for _, tg := range []Target{luaT, mini} {
 		tg.Begin("sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"})
 		for i := int64(0); i < 5; i++ {
-			if o := tg.Decide("k", t0+i, "1", ""); !o.Allowed {
+			if o := tg.Decide(req("k", t0+i, "1")); !o.Allowed {
 				t.Fatalf("%s: request %d denied under limit 5: %+v", tg.Name(), i, o)
 			}
 		}
@@ -284,7 +335,7 @@ func TestLoweredLimitCountsEveryEntry(t *testing.T) {
 		// window: used = 5, and 5 + 1 > 2: denied. Admitting 1 needs
 		// 5 + 1 - 2 = 4 of them gone, the 4th (t0+3) leaves at t0+1003:
 		// retry after 998 ms; reset when t0+4 leaves, after 999 ms.
-		o := tg.Decide("k", t0+5, "1", "")
+		o := tg.Decide(req("k", t0+5, "1"))
 		want := Outcome{Allowed: false, Limit: 2, Remaining: 0, RetryAfterMs: 998, ResetAfterMs: 999}
 		if diff := cmp.Diff(want, o, ignoreMessage); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tg.Name(), diff)

@@ -17,37 +17,75 @@ import (
 // oracleTarget adapts the reference oracle to the Target interface.
 type oracleTarget struct {
 	m   oracle.Model
+	pol *oracle.Policy
 	err error
 }
 
 func (o *oracleTarget) Name() string { return "oracle" }
 
-func (o *oracleTarget) Begin(algorithm string, params map[string]json.Number) error {
+func (o *oracleTarget) Begin(name string, params map[string]json.Number) error {
 	ints := map[string]int64{}
 	for k, v := range params {
 		n, err := v.Int64()
 		if err != nil {
-			o.m, o.err = nil, fmt.Errorf("%w: parameter %s", oracle.ErrBadInput, k)
+			o.m, o.pol, o.err = nil, nil, fmt.Errorf("%w: parameter %s", oracle.ErrBadInput, k)
 			return nil
 		}
 		ints[k] = n
 	}
-	o.m, o.err = oracle.New(algorithm, ints)
+	o.m, o.pol, o.err = nil, nil, nil
+	if p, ok := lua.LookupPolicy(name); ok {
+		o.pol, o.err = oraclePolicy(p, ints)
+		return nil
+	}
+	o.m, o.err = oracle.New(name, ints)
 	return nil
 }
 
-func (o *oracleTarget) Decide(key string, now int64, cost json.Number, meta string) Outcome {
+// oraclePolicy builds the oracle's model of a policy from its definition
+// in the manifest (package lua) and its per-call parameters.
+func oraclePolicy(p lua.Policy, params map[string]int64) (*oracle.Policy, error) {
+	for k := range params {
+		if !contains(p.Params, k) {
+			return nil, fmt.Errorf("%w: unknown parameter %s", oracle.ErrBadInput, k)
+		}
+	}
+	var limits []oracle.PolicyLimit
+	for _, l := range p.Limits {
+		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
+			Identity: l.Identity, Constant: l.Constant, Params: l.ParamsWith(params)})
+	}
+	return oracle.NewPolicy(p.Name, limits)
+}
+
+func (o *oracleTarget) Decide(r Request) Outcome {
 	if o.err != nil {
 		return oracleError(o.err)
 	}
-	c, err := cost.Int64()
+	c, err := r.Cost.Int64()
 	if err != nil {
 		return failure("BADINPUT", "cost")
 	}
-	r, err := o.m.Decide(key, now, c, meta)
+	if o.pol != nil {
+		pr, err := o.pol.Decide(r.IDs, r.NowMs, c)
+		if err != nil {
+			return oracleError(err)
+		}
+		out := oracleOutcome(pr.Result)
+		out.Index = int64(pr.Index)
+		for _, l := range pr.Limits {
+			out.Limits = append(out.Limits, oracleOutcome(l))
+		}
+		return out
+	}
+	res, err := o.m.Decide(r.Key, r.NowMs, c, r.Inputs["meta"])
 	if err != nil {
 		return oracleError(err)
 	}
+	return oracleOutcome(res)
+}
+
+func oracleOutcome(r oracle.Result) Outcome {
 	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
 		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}
 }

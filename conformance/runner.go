@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/limitspec/limitspec/lua"
 
 	"github.com/limitspec/limitspec/oracle"
 
@@ -17,10 +20,13 @@ type VectorResult struct {
 	Target string
 	Steps  int    // steps the target ran
 	Failed string // the first failure, with its diff; "" when passed
+	// Skipped says why the target could not run the vector at all (see
+	// ErrNotApplicable); such a vector neither passes nor fails.
+	Skipped string
 }
 
 // Passed reports whether the target ran the vector without failure.
-func (r VectorResult) Passed() bool { return r.Failed == "" }
+func (r VectorResult) Passed() bool { return r.Failed == "" && r.Skipped == "" }
 
 // Run replays every vector on every target in lockstep and returns one
 // result per vector and target.
@@ -43,13 +49,19 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 	res := make([]VectorResult, len(targets))
 	for i, t := range targets {
 		res[i] = VectorResult{Vector: v.Name, File: v.File, Target: t.Name()}
-		if err := t.Begin(v.Algorithm, v.Params); err != nil {
+		switch err := t.Begin(v.Subject(), v.Params); {
+		case errors.Is(err, ErrNotApplicable):
+			res[i].Skipped = err.Error()
+		case err != nil:
 			res[i].Failed = "begin: " + err.Error()
 		}
 	}
 	maxTTL := maxTTLOf(v)
 	for si, s := range v.Steps {
 		where := fmt.Sprintf("step %d (t_ms %d, key %q, cost %s)", si, s.T, s.Key, s.CostArg())
+		if v.Policy != "" {
+			where = fmt.Sprintf("step %d (t_ms %d, ids %v, cost %s)", si, s.T, s.IDs, s.CostArg())
+		}
 		if s.View != "" {
 			where = fmt.Sprintf("step %d (t_ms %d, key %q, view %s)", si, s.T, s.Key, s.View)
 		}
@@ -66,7 +78,7 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 			var before []KeyTTL
 			if hasKeys {
 				if s.WrongType.Any() {
-					if err := ks.PlantWrongType(s.Key, s.WrongType); err != nil {
+					if err := ks.PlantWrongType(s.Request(), s.WrongType); err != nil {
 						res[i].Failed = where + ": planting a wrong type: " + err.Error()
 						continue
 					}
@@ -81,7 +93,7 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 			if s.View != "" {
 				o = t.View(s.View, s.Key, s.T)
 			} else {
-				o = t.Decide(s.Key, s.T, s.CostArg(), s.MetaArg())
+				o = t.Decide(s.Request())
 			}
 			outs[i] = &o
 			res[i].Steps++
@@ -116,7 +128,7 @@ func checkExpect(e Expect, o Outcome) string {
 		}
 		return ""
 	}
-	if e == (Expect{}) {
+	if e.none() {
 		return "" // nothing expected, nothing checked; other targets still are
 	}
 	if e.Entries != nil {
@@ -146,10 +158,26 @@ func checkExpect(e Expect, o Outcome) string {
 	check("reset_after_ms", e.ResetAfterMs, o.ResetAfterMs)
 	check("delay_ms", e.DelayMs, o.DelayMs)
 	check("tier", e.Tier, o.Tier)
+	check("index", e.Index, o.Index)
 	if diff := cmp.Diff(want, got); diff != "" {
 		return "differs from the vector (-want +got):\n" + diff
 	}
+	if e.Limits != nil && len(e.Limits) != len(o.Limits) {
+		return fmt.Sprintf("%d limits, the vector expects %d", len(o.Limits), len(e.Limits))
+	}
+	for i, le := range e.Limits {
+		if msg := checkExpect(le, o.Limits[i]); msg != "" {
+			return fmt.Sprintf("limit %d: %s", i+1, msg)
+		}
+	}
 	return ""
+}
+
+// none reports whether e expects nothing.
+func (e Expect) none() bool {
+	return e.Allowed == nil && e.Limit == nil && e.Remaining == nil && e.RetryAfterMs == nil &&
+		e.ResetAfterMs == nil && e.DelayMs == nil && e.Tier == nil && e.Entries == nil &&
+		e.Index == nil && e.Limits == nil && e.Error == nil
 }
 
 // maxTTLOf is the longest TTL a key of the vector's limiter may carry
@@ -164,10 +192,29 @@ func maxTTLOf(v Vector) int64 {
 		}
 		params[k] = x
 	}
-	if _, err := oracle.New(v.Algorithm, params); err != nil {
+	if v.Policy == "" {
+		return algorithmMaxTTL(v.Algorithm, params)
+	}
+	p, ok := lua.LookupPolicy(v.Policy)
+	if !ok {
 		return 0
 	}
-	ms, _ := oracle.MaxTTL(v.Algorithm, params)
+	longest := int64(0)
+	for _, l := range p.Limits {
+		ms := algorithmMaxTTL(l.Algorithm, l.ParamsWith(params))
+		if ms == 0 {
+			return 0
+		}
+		longest = max(longest, ms)
+	}
+	return longest
+}
+
+func algorithmMaxTTL(algorithm string, params map[string]int64) int64 {
+	if _, err := oracle.New(algorithm, params); err != nil {
+		return 0
+	}
+	ms, _ := oracle.MaxTTL(algorithm, params)
 	return ms
 }
 

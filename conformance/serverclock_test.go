@@ -12,22 +12,50 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// clockVectors picks, per algorithm, the parameters of its first vector
-// that goimpl accepts.
-func clockVectors(t *testing.T) map[string]map[string]json.Number {
+// clockSubject is an algorithm or policy with parameters goimpl accepts,
+// and the request of its first step: its key, or its identities.
+type clockSubject struct {
+	params map[string]json.Number
+	r      Request
+}
+
+// clockVectors picks, per algorithm and per policy, its first vector that
+// goimpl accepts.
+func clockVectors(t *testing.T) map[string]clockSubject {
 	t.Helper()
 	vectors, err := Load("../vectors")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]map[string]json.Number{}
+	out := map[string]clockSubject{}
 	for _, v := range vectors {
-		if _, done := out[v.Algorithm]; done || NewGoTarget().Begin(v.Algorithm, v.Params) != nil {
+		g := NewGoTarget()
+		if _, done := out[v.Subject()]; done || g.Begin(v.Subject(), v.Params) != nil {
 			continue
 		}
-		out[v.Algorithm] = v.Params
+		r := v.Steps[0].Request()
+		if o := g.Decide(r); o.Error != "" {
+			continue
+		}
+		out[v.Subject()] = clockSubject{v.Params, Request{Key: r.Key, IDs: r.IDs}}
 	}
 	return out
+}
+
+// at is r at nowMs with cost.
+func at(r Request, nowMs int64, cost json.Number) Request {
+	r.NowMs, r.Cost = nowMs, cost
+	return r
+}
+
+// renamed is r with the key, or each identity value, suffixed.
+func renamed(r Request, suffix string) Request {
+	ids := map[string]string{}
+	for k, v := range r.IDs {
+		ids[k] = v + suffix
+	}
+	r.Key, r.IDs = r.Key+suffix, ids
+	return r
 }
 
 // serverClockSteps are the costs of the requests each algorithm gets, one
@@ -36,10 +64,11 @@ var serverClockSteps = []string{"1", "1", "0", "1", "1000000", "1"}
 
 // decideAtServerTime runs one step of t's script with an empty now_ms,
 // so that the script reads the server's TIME.
-func decideAtServerTime(t *RedisTarget, key string, cost json.Number) Outcome {
-	keys, argv := t.c.args(t.prefix, key, 0, cost, "")
+func decideAtServerTime(t *RedisTarget, r Request) Outcome {
+	keys, argv, _ := t.c.args(t.prefix, r)
 	argv[0] = ""
-	return decisionOutcome(t.eval(t.c.script.Name, keys, argv))
+	res, err := t.eval(t.scriptName(), keys, argv)
+	return decisionOutcome(t.c, res, err)
 }
 
 // TestServerClockOnMiniredis: with now_ms empty, every script decides as
@@ -51,20 +80,20 @@ func TestServerClockOnMiniredis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mini.Close()
-	for alg, params := range clockVectors(t) {
+	for alg, sub := range clockVectors(t) {
 		ref := NewGoTarget()
-		if err := mini.Begin(alg, params); err != nil {
+		if err := mini.Begin(alg, sub.params); err != nil {
 			t.Fatal(err)
 		}
-		if err := ref.Begin(alg, params); err != nil {
+		if err := ref.Begin(alg, sub.params); err != nil {
 			t.Fatal(err)
 		}
 		now := int64(1700000000000)
 		for i, cost := range serverClockSteps {
 			now += int64(i) * 7
 			mini.mini.SetTime(time.UnixMilli(now).Add(123 * time.Microsecond))
-			got := decideAtServerTime(mini, "k", json.Number(cost))
-			want := ref.Decide("k", now, json.Number(cost), "")
+			got := decideAtServerTime(mini, at(sub.r, 0, json.Number(cost)))
+			want := ref.Decide(at(sub.r, now, json.Number(cost)))
 			if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
 				t.Errorf("%s step %d at server time %d (-explicit +server clock):\n%s", alg, i, now, diff)
 			}
@@ -84,16 +113,16 @@ func TestServerClockOnRedis(t *testing.T) {
 	}
 	defer real.Close()
 	ctx := context.Background()
-	for alg, params := range clockVectors(t) {
-		if err := real.Begin(alg, params); err != nil {
+	for alg, sub := range clockVectors(t) {
+		if err := real.Begin(alg, sub.params); err != nil {
 			t.Fatal(err)
 		}
-		if err := real.scripts[real.c.script.Name].Load(ctx, real.rdb).Err(); err != nil {
+		if err := real.scripts[real.scriptName()].Load(ctx, real.rdb).Err(); err != nil {
 			t.Fatal(err)
 		}
 		checked := false
 		for attempt := 0; attempt < 20 && !checked; attempt++ {
-			checked = serverClockSequence(t, real, alg, params, "k"+strconv.Itoa(attempt))
+			checked = serverClockSequence(t, real, alg, sub.params, renamed(sub.r, strconv.Itoa(attempt)))
 		}
 		if !checked {
 			t.Errorf("%s: every attempt straddled a ms boundary", alg)
@@ -104,14 +133,14 @@ func TestServerClockOnRedis(t *testing.T) {
 // serverClockSequence runs serverClockSteps on key, comparing each with
 // goimpl at the server's ms; it returns false, having compared only the
 // steps before, when a step's TIMEs disagree.
-func serverClockSequence(t *testing.T, real *RedisTarget, alg string, params map[string]json.Number, key string) bool {
+func serverClockSequence(t *testing.T, real *RedisTarget, alg string, params map[string]json.Number, r Request) bool {
 	ctx := context.Background()
 	ref := NewGoTarget()
 	if err := ref.Begin(alg, params); err != nil {
 		t.Fatal(err)
 	}
 	for i, cost := range serverClockSteps {
-		keys, argv := real.c.args(real.prefix, key, 0, json.Number(cost), "")
+		keys, argv, _ := real.c.args(real.prefix, at(r, 0, json.Number(cost)))
 		argv[0] = ""
 		args := make([]any, len(argv))
 		for j, a := range argv {
@@ -121,7 +150,7 @@ func serverClockSequence(t *testing.T, real *RedisTarget, alg string, params map
 		var eval *redis.Cmd
 		_, err := real.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			before = p.Time(ctx)
-			eval = p.EvalSha(ctx, real.scripts[real.c.script.Name].Hash(), keys, args...)
+			eval = p.EvalSha(ctx, real.scripts[real.scriptName()].Hash(), keys, args...)
 			after = p.Time(ctx)
 			return nil
 		})
@@ -132,8 +161,9 @@ func serverClockSequence(t *testing.T, real *RedisTarget, alg string, params map
 		if ms != after.Val().UnixMilli() {
 			return false
 		}
-		got := decisionOutcome(eval.Result())
-		want := ref.Decide(key, ms, json.Number(cost), "")
+		res, err := eval.Result()
+		got := decisionOutcome(real.c, res, err)
+		want := ref.Decide(at(r, ms, json.Number(cost)))
 		if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
 			t.Errorf("%s step %d at server time %d (-explicit +server clock):\n%s", alg, i, ms, diff)
 		}

@@ -24,8 +24,23 @@ type Outcome struct {
 	// Entries are a view's entries, each field in decimal or as the
 	// string it is; nil for a decision, empty for a view that found none.
 	Entries [][]string
+	// Index and Limits are a policy's: the binding limit's index from 1,
+	// and every limit's own outcome.
+	Index   int64
+	Limits  []Outcome
 	Error   string // the class; "" when the step was decided
 	Message string // the whole error text; not compared across targets
+}
+
+// Request is the input of one decision: an algorithm's key or a policy's
+// identity values, the time, the cost, and the string inputs by name
+// (meta_window's meta).
+type Request struct {
+	Key    string
+	IDs    map[string]string
+	NowMs  int64
+	Cost   json.Number
+	Inputs map[string]string
 }
 
 func failure(class, msg string) Outcome { return Outcome{Error: class, Message: msg} }
@@ -39,11 +54,13 @@ func errorOutcome(msg string) Outcome {
 // Target is one implementation under test.
 type Target interface {
 	Name() string
-	// Begin starts a vector: a fresh key space and the limiter's parameters.
-	Begin(algorithm string, params map[string]json.Number) error
-	// Decide runs one step; meta is the per-call string of the algorithms
-	// that take one ("" when the step gives none), ignored by the others.
-	Decide(key string, nowMs int64, cost json.Number, meta string) Outcome
+	// Begin starts a vector: a fresh key space, the algorithm or policy
+	// by name, and its parameters. An error wrapping ErrNotApplicable
+	// says the target cannot run it (a policy over several hash tags on
+	// a cluster); the runner then skips the vector on that target.
+	Begin(name string, params map[string]json.Number) error
+	// Decide runs one step.
+	Decide(r Request) Outcome
 	// View runs a read-only view of the algorithm's state.
 	View(view, key string, nowMs int64) Outcome
 	Close() error
@@ -55,8 +72,8 @@ type Keyspace interface {
 	// their TTL in ms (-1: none).
 	Keys() ([]KeyTTL, error)
 	// PlantWrongType stores a value of another type at the state keys of
-	// the limiter key that w names.
-	PlantWrongType(key string, w WrongType) error
+	// r's call that w names.
+	PlantWrongType(r Request, w WrongType) error
 }
 
 // KeyTTL is a key, its remaining TTL in ms (-1: no TTL), and its content
@@ -71,19 +88,58 @@ type KeyTTL struct {
 // the ARGV tail of parameters, or the refusal every step gets.
 type call struct {
 	script  lua.Script
+	policy  *lua.Policy // the policy's script, instead of script
 	params  []string
 	refused *Outcome
-	alg     string
+	alg     string // the algorithm's or the policy's name
 	given   map[string]json.Number
 }
+
+// scriptName is the name of the decision script: the policy's, or the
+// algorithm's (or view's).
+func (c call) scriptName() string {
+	if c.policy != nil {
+		return c.policy.Name
+	}
+	return c.script.Name
+}
+
+// ErrNotApplicable is wrapped by Begin's error when a target cannot run a
+// vector at all.
+var ErrNotApplicable = errors.New("not applicable on this target")
 
 // prepare maps a vector's parameters onto a script's ARGV, as a client
 // library would: an unknown parameter is refused before calling, an
 // optional parameter left out before a given one is passed as its
 // default, and ARGV stops at the first missing required parameter, which
 // the script refuses (its argument count lists what it takes).
-func prepare(algorithm string, params map[string]json.Number) call {
-	return prepareView(algorithm, "", params)
+func prepare(name string, params map[string]json.Number) call {
+	if p, ok := lua.LookupPolicy(name); ok {
+		return preparePolicy(p, params)
+	}
+	return prepareView(name, "", params)
+}
+
+// preparePolicy maps a vector's parameters onto a policy's ARGV: its
+// per-call parameters, named limit.param, in order, up to the first
+// missing one (which the script's argument count refuses).
+func preparePolicy(p lua.Policy, params map[string]json.Number) call {
+	c := call{policy: &p, alg: p.Name, given: params}
+	for k := range params {
+		if !contains(p.Params, k) {
+			o := failure("BADINPUT", fmt.Sprintf("%s: unknown parameter %q", p.Name, k))
+			c.refused = &o
+			return c
+		}
+	}
+	for _, name := range p.Params {
+		v, ok := params[name]
+		if !ok {
+			break
+		}
+		c.params = append(c.params, v.String())
+	}
+	return c
 }
 
 // prepareView prepares the script of a view ("" for the decision).
@@ -124,10 +180,13 @@ func prepareView(algorithm, view string, params map[string]json.Number) call {
 	return c
 }
 
-// wrongTypeKeys are the state keys of key (with prefix inside the hash
-// tag) that w names.
-func (c call) wrongTypeKeys(prefix, key string, w WrongType) []string {
-	all := c.script.KeyNames(prefix + key)
+// wrongTypeKeys are the state keys of r's call (with prefix inside the
+// hash tag) that w names.
+func (c call) wrongTypeKeys(prefix string, r Request, w WrongType) []string {
+	all, refused := c.keys(prefix, r)
+	if refused != nil {
+		return nil
+	}
 	if w.All {
 		return all
 	}
@@ -143,22 +202,45 @@ func (c call) wrongTypeKeys(prefix, key string, w WrongType) []string {
 // view prepares a view of the same algorithm and parameters.
 func (c call) view(view string) call { return prepareView(c.alg, view, c.given) }
 
-// args returns KEYS and ARGV for a step, with prefix inside the hash tag.
-func (c call) args(prefix, key string, nowMs int64, cost json.Number, meta string) (keys []string, argv []string) {
-	keys = c.script.KeyNames(prefix + key)
-	argv = append([]string{strconv.FormatInt(nowMs, 10), cost.String()}, stringArgs(c.script.Strings, meta)...)
-	return keys, append(argv, c.params...)
+// args returns KEYS and ARGV for a step, with prefix inside the hash tag,
+// or the refusal a client gives a policy's identities that cannot make
+// its keys.
+func (c call) args(prefix string, r Request) (keys, argv []string, refused *Outcome) {
+	if keys, refused = c.keys(prefix, r); refused != nil {
+		return nil, nil, refused
+	}
+	argv = []string{strconv.FormatInt(r.NowMs, 10), r.Cost.String()}
+	if c.policy == nil {
+		argv = append(argv, stringArgs(c.script.Strings, r.Inputs)...)
+	}
+	return keys, append(argv, c.params...), nil
 }
 
-// stringArgs are the values of the string inputs named for one step: the
-// vector's meta for an input named meta, the only string a step carries,
-// and "" for any other.
-func stringArgs(names []string, meta string) []string {
+// keys returns the KEYS of r's call, with prefix inside every hash tag.
+func (c call) keys(prefix string, r Request) ([]string, *Outcome) {
+	if c.policy == nil {
+		return c.script.KeyNames(prefix + r.Key), nil
+	}
+	for name := range r.IDs {
+		if !contains(c.policy.Identities, name) {
+			o := failure("BADINPUT", fmt.Sprintf("%s: unknown identity %q", c.alg, name))
+			return nil, &o
+		}
+	}
+	keys, ok := c.policy.KeyNames(prefix, r.IDs)
+	if !ok {
+		o := failure("BADINPUT", c.alg+": an identity is missing")
+		return nil, &o
+	}
+	return keys, nil
+}
+
+// stringArgs are the values of the string inputs a script takes, by name
+// from a step's inputs, "" for those it leaves out.
+func stringArgs(names []string, inputs map[string]string) []string {
 	out := make([]string, len(names))
 	for i, name := range names {
-		if name == "meta" {
-			out[i] = meta
-		}
+		out[i] = inputs[name]
 	}
 	return out
 }
@@ -169,23 +251,58 @@ func (c call) viewArgs(prefix, key string, nowMs int64) (keys []string, argv []s
 	return keys, append([]string{strconv.FormatInt(nowMs, 10)}, c.params...)
 }
 
-// refuseKey is what a client does with a key the scripts refuse when it
-// adds a prefix inside the hash tag: the script could no longer see that
-// the key was empty, or began with "}".
-func refuseKey(algorithm, key, prefix string) *Outcome {
+// refuseKey is what a client does with a key (or a policy's identity
+// value) the scripts refuse when it adds a prefix inside the hash tag: the
+// script could no longer see that the key was empty, or began with "}".
+func (c call) refuseKey(prefix string, r Request) *Outcome {
 	if prefix == "" {
 		return nil
 	}
-	var o Outcome
-	switch {
-	case key == "":
-		o = failure("BADINPUT", algorithm+": key must not be empty")
-	case key[0] == '}':
-		o = failure("BADINPUT", algorithm+": key must not begin with '}'")
-	default:
-		return nil
+	keys := []string{r.Key}
+	if c.policy != nil {
+		keys = keys[:0]
+		for _, v := range r.IDs {
+			keys = append(keys, v)
+		}
 	}
-	return &o
+	for _, key := range keys {
+		var o Outcome
+		switch {
+		case key == "":
+			o = failure("BADINPUT", c.alg+": key must not be empty")
+		case key[0] == '}':
+			o = failure("BADINPUT", c.alg+": key must not begin with '}'")
+		default:
+			continue
+		}
+		return &o
+	}
+	return nil
+}
+
+// outcome turns a decision script's reply into an Outcome: an algorithm's
+// seven integers, or a policy's.
+func (c call) outcome(reply []int64) Outcome {
+	if c.policy == nil {
+		return replyOutcome(reply)
+	}
+	n := len(c.policy.Limits)
+	if len(reply) != 8+7*n {
+		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want %d", len(reply), 8+7*n))
+	}
+	o := replyOutcome(reply[:7])
+	if o.Error != "" {
+		return o
+	}
+	o.Index = reply[7]
+	for i := range n {
+		l := replyOutcome(reply[8+7*i : 15+7*i])
+		if l.Error != "" {
+			return l
+		}
+		o.Limits = append(o.Limits, l)
+	}
+	return o
 }
 
 // replyOutcome turns a script's reply, seven integers, into an Outcome.

@@ -11,6 +11,7 @@ import (
 // GoTarget runs the generated Go limiters of package goimpl.
 type GoTarget struct {
 	lim     goimpl.Limiter
+	pol     *goimpl.Policy
 	refused *Outcome
 }
 
@@ -19,19 +20,22 @@ func NewGoTarget() *GoTarget { return &GoTarget{} }
 
 func (t *GoTarget) Name() string { return "goimpl" }
 
-func (t *GoTarget) Begin(algorithm string, params map[string]json.Number) error {
-	t.lim, t.refused = nil, nil
+func (t *GoTarget) Begin(name string, params map[string]json.Number) error {
+	t.lim, t.pol, t.refused = nil, nil, nil
 	ints := map[string]int64{}
 	for k, v := range params {
 		n, err := v.Int64()
 		if err != nil {
-			o := failure("BADINPUT", fmt.Sprintf("%s: parameter %s must be an integer, got %s", algorithm, k, v))
+			o := failure("BADINPUT", fmt.Sprintf("%s: parameter %s must be an integer, got %s", name, k, v))
 			t.refused = &o
 			return nil
 		}
 		ints[k] = n
 	}
-	lim, err := goimpl.New(algorithm, ints)
+	if contains(goimpl.Policies(), name) {
+		return t.beginPolicy(name, ints)
+	}
+	lim, err := goimpl.New(name, ints)
 	if s, ok := lim.(goimpl.SweepStopper); ok {
 		// Vectors replay times of their own, not the wall clock's: a
 		// sweeper would reclaim keys on a clock the vector does not keep.
@@ -46,26 +50,55 @@ func (t *GoTarget) Begin(algorithm string, params map[string]json.Number) error 
 	return nil
 }
 
-func (t *GoTarget) Decide(key string, nowMs int64, cost json.Number, meta string) Outcome {
+// beginPolicy starts a vector of a policy.
+func (t *GoTarget) beginPolicy(name string, params map[string]int64) error {
+	p, err := goimpl.NewPolicy(name, params)
+	if err != nil {
+		o := goOutcome(err)
+		t.refused = &o
+		return nil
+	}
+	p.StopSweeper() // as for a limiter, below
+	t.pol = p
+	return nil
+}
+
+func (t *GoTarget) Decide(r Request) Outcome {
 	if t.refused != nil {
 		return *t.refused
 	}
-	if t.lim == nil {
+	if t.lim == nil && t.pol == nil {
 		return failure("HARNESS", errNoVector.Error())
 	}
-	c, err := cost.Int64()
+	c, err := r.Cost.Int64()
 	if err != nil {
-		return failure("BADINPUT", fmt.Sprintf("cost must be an integer, got %s", cost))
+		return failure("BADINPUT", fmt.Sprintf("cost must be an integer, got %s", r.Cost))
 	}
-	var r goimpl.Result
+	if t.pol != nil {
+		pr, err := t.pol.Allow(r.IDs, r.NowMs, c)
+		if err != nil {
+			return goOutcome(err)
+		}
+		o := resultOutcome(pr.Result)
+		o.Index = int64(pr.Index)
+		for _, l := range pr.Limits {
+			o.Limits = append(o.Limits, resultOutcome(l))
+		}
+		return o
+	}
+	var res goimpl.Result
 	if il, ok := t.lim.(goimpl.InputLimiter); ok {
-		r, err = il.AllowInputs(key, nowMs, c, stringArgs(il.Inputs(), meta)...)
+		res, err = il.AllowInputs(r.Key, r.NowMs, c, stringArgs(il.Inputs(), r.Inputs)...)
 	} else {
-		r, err = t.lim.Allow(key, nowMs, c)
+		res, err = t.lim.Allow(r.Key, r.NowMs, c)
 	}
 	if err != nil {
 		return goOutcome(err)
 	}
+	return resultOutcome(res)
+}
+
+func resultOutcome(r goimpl.Result) Outcome {
 	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
 		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}
 }

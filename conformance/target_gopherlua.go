@@ -24,16 +24,23 @@ type LuaTarget struct {
 // NewLuaTarget compiles every generated script once.
 func NewLuaTarget() (*LuaTarget, error) {
 	t := &LuaTarget{L: glua.NewState(), protos: map[string]*glua.FunctionProto{}, store: newStore()}
+	sources := map[string]string{}
 	for _, s := range lua.Scripts {
-		chunk, err := parse.Parse(strings.NewReader(s.Source), s.Name+".lua")
+		sources[s.Name] = s.Source
+	}
+	for _, p := range lua.Policies {
+		sources[p.Name] = p.Source
+	}
+	for name, src := range sources {
+		chunk, err := parse.Parse(strings.NewReader(src), name+".lua")
 		if err != nil {
-			return nil, fmt.Errorf("%s.lua: %v", s.Name, err)
+			return nil, fmt.Errorf("%s.lua: %v", name, err)
 		}
-		proto, err := glua.Compile(chunk, s.Name+".lua")
+		proto, err := glua.Compile(chunk, name+".lua")
 		if err != nil {
-			return nil, fmt.Errorf("%s.lua: %v", s.Name, err)
+			return nil, fmt.Errorf("%s.lua: %v", name, err)
 		}
-		t.protos[s.Name] = proto
+		t.protos[name] = proto
 	}
 	redis := t.L.NewTable()
 	t.L.SetField(redis, "call", t.L.NewFunction(func(L *glua.LState) int { return t.redisCall(L, false) }))
@@ -54,18 +61,21 @@ func NewLuaTarget() (*LuaTarget, error) {
 
 func (t *LuaTarget) Name() string { return "gopherlua" }
 
-func (t *LuaTarget) Begin(algorithm string, params map[string]json.Number) error {
+func (t *LuaTarget) Begin(name string, params map[string]json.Number) error {
 	t.store = newStore()
-	t.c = prepare(algorithm, params)
+	t.c = prepare(name, params)
 	return nil
 }
 
-func (t *LuaTarget) Decide(key string, nowMs int64, cost json.Number, meta string) Outcome {
+func (t *LuaTarget) Decide(r Request) Outcome {
 	if t.c.refused != nil {
 		return *t.c.refused
 	}
-	keys, argv := t.c.args("", key, nowMs, cost, meta)
-	return t.run(t.c.script.Name, keys, argv, false)
+	keys, argv, refused := t.c.args("", r)
+	if refused != nil {
+		return *refused
+	}
+	return t.run(t.c.scriptName(), keys, argv, false)
 }
 
 func (t *LuaTarget) View(view, key string, nowMs int64) Outcome {
@@ -98,7 +108,7 @@ func (t *LuaTarget) run(script string, keys, argv []string, view bool) Outcome {
 	if view {
 		return luaEntries(ret)
 	}
-	return luaReply(ret)
+	return luaReply(ret, t.c)
 }
 
 // luaEntries converts a view's return value, an array of arrays of numbers
@@ -134,8 +144,9 @@ func luaEntries(v glua.LValue) Outcome {
 	return entriesOutcome(out)
 }
 
-// luaReply converts a script's return value as Redis does, into an Outcome.
-func luaReply(v glua.LValue) Outcome {
+// luaReply converts the return value of c's script as Redis does, into an
+// Outcome.
+func luaReply(v glua.LValue, c call) Outcome {
 	tbl, ok := v.(*glua.LTable)
 	if !ok {
 		return failure("BADREPLY", fmt.Sprintf("reply is a %s, want an array", v.Type()))
@@ -151,7 +162,7 @@ func luaReply(v glua.LValue) Outcome {
 		}
 		ints = append(ints, int64(n)) // Redis truncates numbers to integers
 	}
-	return replyOutcome(ints)
+	return c.outcome(ints)
 }
 
 // redisCall is redis.call (raising errors) and redis.pcall (returning them).
@@ -230,11 +241,11 @@ func (t *LuaTarget) Keys() ([]KeyTTL, error) {
 	return out, nil
 }
 
-func (t *LuaTarget) PlantWrongType(key string, w WrongType) error {
+func (t *LuaTarget) PlantWrongType(r Request, w WrongType) error {
 	if t.c.refused != nil {
 		return nil
 	}
-	for _, k := range t.c.wrongTypeKeys("", key, w) {
+	for _, k := range t.c.wrongTypeKeys("", r, w) {
 		if _, err := t.store.do("SET", []string{k, "x", "PX", "60000"}); err != nil {
 			return err
 		}

@@ -81,12 +81,20 @@ func newRedisTarget(name string, rdb redis.UniversalClient, m *miniredis.Minired
 	for _, s := range lua.Scripts {
 		t.scripts[s.Name] = redis.NewScript(s.Source)
 	}
+	for _, p := range lua.Policies {
+		t.scripts[p.Name] = redis.NewScript(p.Source)
+	}
 	return t
 }
 
 func (t *RedisTarget) Name() string { return t.name }
 
-func (t *RedisTarget) Begin(algorithm string, params map[string]json.Number) error {
+func (t *RedisTarget) Begin(name string, params map[string]json.Number) error {
+	if p, ok := lua.LookupPolicy(name); ok && !p.ClusterSafe {
+		if _, cluster := t.rdb.(*redis.ClusterClient); cluster {
+			return fmt.Errorf("%w: %s", ErrNotApplicable, policyOnCluster(p))
+		}
+	}
 	if t.mini != nil {
 		t.mini.FlushAll()
 	} else if err := t.cleanup(); err != nil {
@@ -96,25 +104,39 @@ func (t *RedisTarget) Begin(algorithm string, params map[string]json.Number) err
 	if t.mini == nil {
 		t.prefix = fmt.Sprintf("%s%d:", t.run, t.n)
 	}
-	t.c = prepare(algorithm, params)
+	t.c = prepare(name, params)
 	return nil
 }
 
-func (t *RedisTarget) Decide(key string, nowMs int64, cost json.Number, meta string) Outcome {
+// policyOnCluster is the refusal of a policy whose keys may lie in
+// several slots of a Redis Cluster.
+func policyOnCluster(p lua.Policy) string {
+	return fmt.Sprintf("policy %s counts several identities (%v), whose keys Redis Cluster may place in different slots: "+
+		"no script can decide it atomically there; split it into one policy per identity, or count every limit by one identity "+
+		"(docs/semantics.md, \"Policies\")", p.Name, p.Identities)
+}
+
+func (t *RedisTarget) Decide(r Request) Outcome {
 	if t.c.refused != nil {
 		return *t.c.refused
 	}
-	if o := refuseKey(t.c.alg, key, t.prefix); o != nil {
+	if o := t.c.refuseKey(t.prefix, r); o != nil {
 		return *o
 	}
-	keys, argv := t.c.args(t.prefix, key, nowMs, cost, meta)
-	res, err := t.eval(t.c.script.Name, keys, argv)
-	return decisionOutcome(res, err)
+	keys, argv, refused := t.c.args(t.prefix, r)
+	if refused != nil {
+		return *refused
+	}
+	res, err := t.eval(t.scriptName(), keys, argv)
+	return decisionOutcome(t.c, res, err)
 }
 
-// decisionOutcome turns a decision script's reply, or its error, into an
-// Outcome.
-func decisionOutcome(res any, err error) Outcome {
+// scriptName is the name of the current vector's decision script.
+func (t *RedisTarget) scriptName() string { return t.c.scriptName() }
+
+// decisionOutcome turns the reply of c's decision script, or its error,
+// into an Outcome.
+func decisionOutcome(c call, res any, err error) Outcome {
 	if err != nil {
 		return errorOutcome(unwrapScriptError(err.Error()))
 	}
@@ -130,7 +152,7 @@ func decisionOutcome(res any, err error) Outcome {
 		}
 		ints[i] = n
 	}
-	return replyOutcome(ints)
+	return c.outcome(ints)
 }
 
 func (t *RedisTarget) View(view, key string, nowMs int64) Outcome {
@@ -138,7 +160,7 @@ func (t *RedisTarget) View(view, key string, nowMs int64) Outcome {
 	if c.refused != nil {
 		return *c.refused
 	}
-	if o := refuseKey(c.alg, key, t.prefix); o != nil {
+	if o := c.refuseKey(t.prefix, Request{Key: key}); o != nil {
 		return *o
 	}
 	keys, argv := c.viewArgs(t.prefix, key, nowMs)
@@ -266,11 +288,11 @@ func (t *RedisTarget) content(ctx context.Context, key string) (string, error) {
 	return typ, nil
 }
 
-func (t *RedisTarget) PlantWrongType(key string, w WrongType) error {
+func (t *RedisTarget) PlantWrongType(r Request, w WrongType) error {
 	if t.c.refused != nil {
 		return nil
 	}
-	for _, k := range t.c.wrongTypeKeys(t.prefix, key, w) {
+	for _, k := range t.c.wrongTypeKeys(t.prefix, r, w) {
 		if err := t.rdb.Set(context.Background(), k, "x", time.Minute).Err(); err != nil {
 			return err
 		}

@@ -13,8 +13,12 @@ import (
 
 // Vector is one replayable scenario, in the contract's JSON format.
 type Vector struct {
-	Name      string                 `json:"name"`
-	Algorithm string                 `json:"algorithm"`
+	Name      string `json:"name"`
+	Algorithm string `json:"algorithm,omitempty"`
+	// Policy (a project extension) names a policy of spec/policies.yaml
+	// instead of an algorithm; Params are then its per-call parameters,
+	// named limit.param, and each step gives IDs instead of Key.
+	Policy    string                 `json:"policy,omitempty"`
 	Comment   string                 `json:"comment,omitempty"`
 	Params    map[string]json.Number `json:"params"`
 	Steps     []Step                 `json:"steps"`
@@ -25,9 +29,12 @@ type Vector struct {
 // Step is one request of a vector.
 type Step struct {
 	T    int64        `json:"t_ms"`
-	Key  string       `json:"key"`
+	Key  string       `json:"key,omitempty"`
 	Cost *json.Number `json:"cost,omitempty"` // 1 when absent
 	Meta *string      `json:"meta,omitempty"`
+	// IDs (a project extension) are a policy step's identity values, by
+	// identity name.
+	IDs map[string]string `json:"ids,omitempty"`
 	// View (a project extension) names a read-only view to run instead of
 	// a decision, such as meta_window's "entries"; its expectation is
 	// Entries. Cost and meta do not apply.
@@ -74,12 +81,22 @@ func (w WrongType) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w.Keys)
 }
 
-// MetaArg is the step's meta, "" when absent.
-func (s Step) MetaArg() string {
-	if s.Meta == nil {
-		return ""
+// Request is the step's decision input; the contract's meta is the string
+// input named meta.
+func (s Step) Request() Request {
+	r := Request{Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg()}
+	if s.Meta != nil {
+		r.Inputs = map[string]string{"meta": *s.Meta}
 	}
-	return *s.Meta
+	return r
+}
+
+// Subject is what the vector runs: its policy, else its algorithm.
+func (v Vector) Subject() string {
+	if v.Policy != "" {
+		return v.Policy
+	}
+	return v.Algorithm
 }
 
 // CostArg is the step's cost as given, "1" when absent.
@@ -103,7 +120,11 @@ type Expect struct {
 	// numbers and strings.
 	Tier    *int64   `json:"tier,omitempty"`
 	Entries *[][]any `json:"entries,omitempty"`
-	Error   *bool    `json:"error,omitempty"`
+	// Index and Limits (project extensions) are a policy's: the binding
+	// limit's index from 1, and what each limit's own result must be.
+	Index  *int64   `json:"index,omitempty"`
+	Limits []Expect `json:"limits,omitempty"`
+	Error  *bool    `json:"error,omitempty"`
 }
 
 // entryStrings renders expected entries as Outcome.Entries does.
@@ -179,8 +200,8 @@ func LoadFile(path string) (Vector, error) {
 	switch {
 	case v.Name == "":
 		return v, fmt.Errorf("%s: no name", path)
-	case v.Algorithm == "":
-		return v, fmt.Errorf("%s: no algorithm", path)
+	case (v.Algorithm == "") == (v.Policy == ""):
+		return v, fmt.Errorf("%s: give an algorithm or a policy", path)
 	case len(v.Steps) == 0:
 		return v, fmt.Errorf("%s: no steps", path)
 	}

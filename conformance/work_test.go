@@ -81,7 +81,7 @@ func TestWorkPerDecision(t *testing.T) {
 					}
 					for i := int64(0); i < p.n; i++ {
 						last = p.from + i*p.sp/p.n
-						if r := tg.Decide("k", last, "1", ""); !r.Allowed {
+						if r := tg.Decide(req("k", last, "1")); !r.Allowed {
 							t.Fatalf("%s: fill request %d at %d denied: %+v", tg.Name(), i, last, r)
 						}
 					}
@@ -91,14 +91,14 @@ func TestWorkPerDecision(t *testing.T) {
 				lt.c = prepare(tt.alg, tt.params)
 			}
 			before := lt.store.work
-			got := lt.Decide("k", last+tt.after, num(tt.cost), "")
+			got := lt.Decide(req("k", last+tt.after, num(tt.cost)))
 			work := lt.store.work
 			commands, returned := work.commands-before.commands, work.returned-before.returned
 			if got.Error != "" || got.Allowed != tt.allowed {
 				t.Fatalf("decision %+v, want allowed = %v", got, tt.allowed)
 			}
 			if len(targets) > 1 {
-				want := o.Decide("k", last+tt.after, num(tt.cost), "")
+				want := o.Decide(req("k", last+tt.after, num(tt.cost)))
 				if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
 					t.Errorf("the oracle decides otherwise (-oracle +script):\n%s", diff)
 				}

@@ -181,27 +181,29 @@ func luaPolicyKeys(w *writer, p *Policy) {
 		for _, s := range l.Alg.States {
 			key++
 			tmpl, tail := policyKeyTemplate(p, l, s), "}"+p.KeyInfix(l)+s.Suffix
-			id := "id_" + l.Identity
-			switch first, ok := seen[l.Identity]; {
-			case l.Constant != "":
-				w.line("if KEYS[%d] ~= %s then", key, luaStr(tmpl))
-				w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s", key, tmpl)))
-				w.line("end")
+			// A constant is checked as an identity of its own, by form: a
+			// client may prefix it, as any key, inside the hash tag.
+			name, what := l.Identity, l.Identity
+			if l.Constant != "" {
+				name, what = "constant_"+l.Name, "constant "+l.Constant
+			}
+			id := "id_" + name
+			switch first, ok := seen[name]; {
 			case !ok:
-				seen[l.Identity] = key
+				seen[name] = key
 				w.line("local %s = tag_of(KEYS[%d], %s)", id, key, luaStr(tail))
 				w.line("if %s == nil then", id)
 				w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s", key, tmpl)))
 				w.line("end")
 				w.line("if %s == '' then", id)
-				w.line("  return bad(%s)", luaStr(msgIdentityEmpty(l.Identity)))
+				w.line("  return bad(%s)", luaStr(msgIdentityEmpty(what)))
 				w.line("end")
 				w.line("if string.sub(%s, 1, 1) == '}' then", id)
-				w.line("  return bad(%s)", luaStr(msgIdentityBrace(l.Identity)))
+				w.line("  return bad(%s)", luaStr(msgIdentityBrace(what)))
 				w.line("end")
 			default:
 				w.line("if KEYS[%d] ~= '{' .. %s .. %s then", key, id, luaStr(tail))
-				w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s with the %s of KEYS[%d]", key, tmpl, l.Identity, first)))
+				w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s with the %s of KEYS[%d]", key, tmpl, what, first)))
 				w.line("end")
 			}
 		}
@@ -287,17 +289,15 @@ end
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  while true do
-    local qa, qc = fdiv(a, b), fdiv(c, d)
-    if qa ~= qc then
-      return qa < qc
-    end
-    a, c = a - qa * b, c - qc * d
-    if a == 0 or c == 0 then
-      return a == 0 and c ~= 0
-    end
-    a, b, c, d = d, c, b, a -- a/b < c/d when d/c < b/a
+  local qa, qc = fdiv(a, b), fdiv(c, d)
+  if qa ~= qc then
+    return qa < qc
   end
+  local ra, rc = a - qa * b, c - qc * d
+  if ra == 0 or rc == 0 then
+    return ra == 0 and rc ~= 0
+  end
+  return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
 end
 
 -- whether the wait a is longer than b, where -1 is never

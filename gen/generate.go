@@ -380,11 +380,17 @@ func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
 			for _, s := range l.Alg.States {
 				keys = append(keys, fmt.Sprintf("%q", p.KeyInfix(l)+s.Suffix))
 			}
-			for _, prm := range l.PerCall() {
-				params = append(params, fmt.Sprintf("%q", ArgName(l, prm)))
+			var fixed, perCall []string
+			for _, prm := range l.Alg.Params {
+				if v, ok := l.Fixed[prm.Name]; ok {
+					fixed = append(fixed, fmt.Sprintf("%q: %d", prm.Name, v))
+				} else {
+					perCall = append(perCall, fmt.Sprintf("%q", prm.Name))
+					params = append(params, fmt.Sprintf("%q", ArgName(l, prm)))
+				}
 			}
-			limits = append(limits, fmt.Sprintf("{Name: %q, Algorithm: %q, Identity: %q, Constant: %q, Keys: []string{%s}}",
-				l.Name, l.Alg.Name, l.Identity, l.Constant, strings.Join(keys, ", ")))
+			limits = append(limits, fmt.Sprintf("{Name: %q, Algorithm: %q, Identity: %q, Constant: %q, Params: map[string]int64{%s}, PerCall: []string{%s}, Keys: []string{%s}}",
+				l.Name, l.Alg.Name, l.Identity, l.Constant, strings.Join(fixed, ", "), strings.Join(perCall, ", "), strings.Join(keys, ", ")))
 		}
 		w.line("{Name: %q, Source: %sSource, SHA1: %q, ClusterSafe: %v, Identities: []string{%s}, Params: []string{%s}, Limits: []PolicyLimit{%s}},",
 			p.Name, goName(p.Name), sha1Hex(files["lua/"+p.Name+".lua"]), p.ClusterSafe(), strings.Join(ids, ", "), strings.Join(params, ", "), strings.Join(limits, ", "))

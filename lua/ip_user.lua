@@ -98,17 +98,15 @@ end
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  while true do
-    local qa, qc = fdiv(a, b), fdiv(c, d)
-    if qa ~= qc then
-      return qa < qc
-    end
-    a, c = a - qa * b, c - qc * d
-    if a == 0 or c == 0 then
-      return a == 0 and c ~= 0
-    end
-    a, b, c, d = d, c, b, a -- a/b < c/d when d/c < b/a
+  local qa, qc = fdiv(a, b), fdiv(c, d)
+  if qa ~= qc then
+    return qa < qc
   end
+  local ra, rc = a - qa * b, c - qc * d
+  if ra == 0 or rc == 0 then
+    return ra == 0 and rc ~= 0
+  end
+  return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
 end
 
 -- whether the wait a is longer than b, where -1 is never

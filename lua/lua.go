@@ -72,7 +72,9 @@ func LookupView(algorithm, view string) (Script, bool) {
 // call, all or nothing (docs/semantics.md, "Policies"). Its calling
 // convention:
 //
-//	KEYS = every limit's keys, in order (KeyNames)
+//	KEYS = every limit's keys, in order (KeyNames); a constant identity's
+//	       keys may carry a prefix inside the hash tag, as any key
+//	       (a key namespace), so the script checks their form only
 //	ARGV = now_ms, cost, then Params
 //	reply = the policy's result (7 integers, as an algorithm's), the
 //	        binding limit's index from 1, then each limit's 7 integers
@@ -100,14 +102,19 @@ type PolicyLimit struct {
 	// the value it counts for every caller.
 	Identity string
 	Constant string
+	// Params are the parameters the spec fixes; PerCall names the others,
+	// passed in ARGV as Name + "." + param.
+	Params  map[string]int64
+	PerCall []string
 	// Keys are the suffixes of the limit's KEYS entries; the full key is
 	// "{" + the identity's value (or Constant) + "}" + suffix.
 	Keys []string
 }
 
 // KeyNames returns the KEYS of a call for the given identity values,
-// or false when one of p's identities has no value in ids.
-func (p Policy) KeyNames(ids map[string]string) ([]string, bool) {
+// with prefix in front of each value and constant inside the hash tag (""
+// for none), or false when one of p's identities has no value in ids.
+func (p Policy) KeyNames(prefix string, ids map[string]string) ([]string, bool) {
 	var out []string
 	for _, l := range p.Limits {
 		tag := l.Constant
@@ -119,10 +126,26 @@ func (p Policy) KeyNames(ids map[string]string) ([]string, bool) {
 			tag = v
 		}
 		for _, suffix := range l.Keys {
-			out = append(out, "{"+tag+"}"+suffix)
+			out = append(out, "{"+prefix+tag+"}"+suffix)
 		}
 	}
 	return out, true
+}
+
+// ParamsWith returns every parameter of the limit: those the spec fixes,
+// and those of params (a policy's per-call parameters, named limit.param)
+// that are the limit's.
+func (l PolicyLimit) ParamsWith(params map[string]int64) map[string]int64 {
+	all := map[string]int64{}
+	for k, v := range l.Params {
+		all[k] = v
+	}
+	for _, name := range l.PerCall {
+		if v, ok := params[l.Name+"."+name]; ok {
+			all[name] = v
+		}
+	}
+	return all
 }
 
 // LookupPolicy returns the named policy's script.

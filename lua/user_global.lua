@@ -90,17 +90,15 @@ end
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  while true do
-    local qa, qc = fdiv(a, b), fdiv(c, d)
-    if qa ~= qc then
-      return qa < qc
-    end
-    a, c = a - qa * b, c - qc * d
-    if a == 0 or c == 0 then
-      return a == 0 and c ~= 0
-    end
-    a, b, c, d = d, c, b, a -- a/b < c/d when d/c < b/a
+  local qa, qc = fdiv(a, b), fdiv(c, d)
+  if qa ~= qc then
+    return qa < qc
   end
+  local ra, rc = a - qa * b, c - qc * d
+  if ra == 0 or rc == 0 then
+    return ra == 0 and rc ~= 0
+  end
+  return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
 end
 
 -- whether the wait a is longer than b, where -1 is never
@@ -328,8 +326,15 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{global}:user_global:global:fw' then
+local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw')
+if id_constant_global == nil then
   return bad('KEYS[2] must be {global}:user_global:global:fw')
+end
+if id_constant_global == '' then
+  return bad('identity constant global must not be empty')
+end
+if string.sub(id_constant_global, 1, 1) == '}' then
+  return bad('identity constant global must not begin with \'}\' (its hash tag would be empty)')
 end
 
 -- per-call inputs

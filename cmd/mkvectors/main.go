@@ -2,7 +2,8 @@
 //
 //	go run ./cmd/mkvectors [-out vectors]
 //
-// Each algorithm gets edge scenarios (window boundaries, several requests
+// Each algorithm, and each policy of spec/policies.yaml, gets edge
+// scenarios; an algorithm's are (window boundaries, several requests
 // in one ms, peeks, costs above the limit, long idle gaps, interleaved
 // keys, a clock stepping backwards, emission intervals that are not a whole
 // ms), refused input, and long random traces; meta_window's also read the
@@ -524,28 +525,46 @@ func generate() (map[string][]byte, error) {
 			}
 		}
 	}
+	pvs, err := policyVectors()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range pvs {
+		head := v
+		head.Steps = nil
+		b, err := marshalParts(v.Name, head, v.Steps)
+		if err != nil {
+			return nil, err
+		}
+		files[filepath.Join(v.Policy, "gen-"+strings.TrimPrefix(v.Name, v.Policy+"/")+".json")] = b
+	}
 	return files, nil
 }
 
 // marshal writes a vector with one step per line, for readable diffs.
 func marshal(v vector) ([]byte, error) {
-	var b bytes.Buffer
 	head := v
 	head.Steps = nil
+	return marshalParts(v.Name, head, v.Steps)
+}
+
+// marshalParts writes a vector's head (its steps nil) and its steps.
+func marshalParts[S any](name string, head any, steps []S) ([]byte, error) {
+	var b bytes.Buffer
 	h, err := json.Marshal(head)
 	if err != nil {
 		return nil, err
 	}
 	b.Write(bytes.TrimSuffix(h, []byte(`,"steps":null}`)))
 	b.WriteString(",\n\"steps\": [\n")
-	for i, s := range v.Steps {
+	for i, s := range steps {
 		sb, err := json.Marshal(s)
 		if err != nil {
 			return nil, err
 		}
 		b.WriteString("  ")
 		b.Write(sb)
-		if i < len(v.Steps)-1 {
+		if i < len(steps)-1 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\n')
@@ -553,7 +572,7 @@ func marshal(v vector) ([]byte, error) {
 	b.WriteString("]}\n")
 	var check any
 	if err := json.Unmarshal(b.Bytes(), &check); err != nil {
-		return nil, fmt.Errorf("%s: %v", v.Name, err)
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	return b.Bytes(), nil
 }

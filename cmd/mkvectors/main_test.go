@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/limitspec/limitspec/lua"
 	"github.com/limitspec/limitspec/oracle"
 )
 
@@ -62,6 +64,10 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
 			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		if v.Algorithm == "" {
+			steps += checkPolicyVector(t, path, b)
 			continue
 		}
 		params := map[string]int64{}
@@ -179,4 +185,71 @@ func checkView(t *testing.T, where string, m oracle.Model, mErr error, view, key
 	if !bytes.Equal(g, w) {
 		t.Errorf("%s: entries %s by the oracle, %s in the vector", where, g, w)
 	}
+}
+
+// checkPolicyVector replays a policy's vector through the oracle's model
+// of the policy, built from its definition in package lua, and checks
+// every expectation; it returns the steps checked.
+func checkPolicyVector(t *testing.T, path string, b []byte) int {
+	t.Helper()
+	var v struct {
+		Name   string
+		Policy string
+		Params map[string]int64
+		Steps  []struct {
+			T         int64 `json:"t_ms"`
+			IDs       map[string]string
+			Cost      *json.Number
+			WrongType json.RawMessage `json:"wrong_type"`
+			Expect    map[string]any
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Errorf("%s: %v", path, err)
+		return 0
+	}
+	p, ok := lua.LookupPolicy(v.Policy)
+	if !ok {
+		t.Errorf("%s: no policy %q", path, v.Policy)
+		return 0
+	}
+	var limits []oracle.PolicyLimit
+	for _, l := range p.Limits {
+		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm, Identity: l.Identity,
+			Constant: l.Constant, Params: l.ParamsWith(v.Params)})
+	}
+	m, mErr := oracle.NewPolicy(v.Policy, limits)
+	for i, s := range v.Steps {
+		where := v.Name + " step " + strconv.Itoa(i)
+		wantErr := s.Expect["error"] == true
+		cost, costErr := int64(1), error(nil)
+		if s.Cost != nil {
+			cost, costErr = s.Cost.Int64()
+		}
+		if len(s.WrongType) > 0 || mErr != nil || costErr != nil {
+			if !wantErr {
+				t.Errorf("%s: refused or wrong-type step, but the vector expects %v", where, s.Expect)
+			}
+			continue
+		}
+		r, err := m.Decide(s.IDs, s.T, cost)
+		if (err != nil) != wantErr {
+			t.Errorf("%s: oracle error %v, vector expects %v", where, err, s.Expect)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		got, _ := json.Marshal(policyExpect(r))
+		var g, w any
+		json.Unmarshal(got, &g)
+		want, _ := json.Marshal(s.Expect)
+		json.Unmarshal(want, &w)
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("%s: the oracle differs from the vector (-vector +oracle):\n%s", where, diff)
+		}
+	}
+	return len(v.Steps)
 }

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"sort"
+
+	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec/oracle"
+)
+
+// policyVector is a vector of a policy: its per-call parameters, named
+// limit.param, and steps that give identities instead of a key.
+type policyVector struct {
+	Name    string                     `json:"name"`
+	Policy  string                     `json:"policy"`
+	Comment string                     `json:"comment,omitempty"`
+	Params  map[string]json.RawMessage `json:"params"`
+	Steps   []policyStep               `json:"steps"`
+}
+
+type policyStep struct {
+	T         int64             `json:"t_ms"`
+	IDs       map[string]string `json:"ids"`
+	Cost      json.RawMessage   `json:"cost,omitempty"`
+	WrongType any               `json:"wrong_type,omitempty"`
+	Expect    map[string]any    `json:"expect"`
+}
+
+// pcall is one request of a policy scenario.
+type pcall struct {
+	dt        int64
+	ids       map[string]string
+	cost      int64
+	rawCost   string
+	wrongKeys []int // plant a value of another type at these KEYS first
+}
+
+// policyParams are the per-call parameters each policy's vectors use.
+var policyParams = map[string]map[string]int64{
+	"ip_user":     {},
+	"burst_quota": {"daily.limit": 6},
+	"user_global": {"global.limit": 5},
+}
+
+// buildPolicy replays calls through the oracle's model of the policy,
+// made from its definition in package lua.
+func buildPolicy(name, policy, comment string, params map[string]int64, calls []pcall) (policyVector, error) {
+	p, ok := lua.LookupPolicy(policy)
+	if !ok {
+		return policyVector{}, fmt.Errorf("no policy %s", policy)
+	}
+	v := policyVector{Name: policy + "/" + name, Policy: policy, Comment: comment, Params: intParams(params)}
+	var limits []oracle.PolicyLimit
+	for _, l := range p.Limits {
+		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
+			Identity: l.Identity, Constant: l.Constant, Params: l.ParamsWith(params)})
+	}
+	m, mErr := oracle.NewPolicy(policy, limits)
+	for k := range params {
+		if !contains(p.Params, k) {
+			mErr = fmt.Errorf("unknown parameter %s", k)
+		}
+	}
+	t := int64(t0)
+	for _, c := range calls {
+		t += c.dt
+		s := policyStep{T: t, IDs: c.ids, Cost: rawInt(c.cost)}
+		if c.rawCost != "" {
+			s.Cost = json.RawMessage(c.rawCost)
+		}
+		if len(c.wrongKeys) > 0 {
+			s.WrongType = c.wrongKeys
+		}
+		var n int64
+		costOK := json.Unmarshal(s.Cost, &n) == nil
+		s.Expect = map[string]any{"error": true}
+		if mErr == nil && costOK && s.WrongType == nil {
+			if r, err := m.Decide(c.ids, t, n); err == nil {
+				s.Expect = policyExpect(r)
+			}
+		}
+		v.Steps = append(v.Steps, s)
+	}
+	return v, nil
+}
+
+func policyExpect(r oracle.PolicyResult) map[string]any {
+	e := resultExpect(r.Result)
+	e["index"] = r.Index
+	var limits []map[string]any
+	for _, l := range r.Limits {
+		limits = append(limits, resultExpect(l))
+	}
+	e["limits"] = limits
+	return e
+}
+
+func resultExpect(r oracle.Result) map[string]any {
+	return map[string]any{
+		"allowed": r.Allowed, "limit": r.Limit, "remaining": r.Remaining,
+		"retry_after_ms": r.RetryAfterMs, "reset_after_ms": r.ResetAfterMs, "delay_ms": r.DelayMs,
+	}
+}
+
+func ids(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func repeat(n int, c pcall) []pcall {
+	out := make([]pcall, n)
+	for i := range out {
+		out[i] = c
+	}
+	return out
+}
+
+// policyScenarios are the scenarios of each policy.
+func policyScenarios(policy string) map[string]struct {
+	comment string
+	calls   []pcall
+} {
+	type sc = struct {
+		comment string
+		calls   []pcall
+	}
+	out := map[string]sc{}
+	switch policy {
+	case "ip_user":
+		a := ids("ip", "10.0.0.1", "user", "alice")
+		out["seed-one-call"] = sc{"the twelve round trips of INCR and EXPIRE over three windows and two identities, as one atomic call: 10 requests in one second are admitted, the 11th is denied by the per-second limits (ip_second binds: it ties with user_second and is listed first), and the minute and hour limits consume nothing for it",
+			append(repeat(11, pcall{ids: a, cost: 1}), pcall{dt: 1000, ids: a, cost: 0})}
+		var hour []pcall
+		for i := 0; i < 240; i++ {
+			hour = append(hour, pcall{dt: 500, ids: a, cost: 1})
+		}
+		hour = append(hour, pcall{dt: 500, ids: a, cost: 1}, pcall{dt: 1, ids: a, cost: 0}, pcall{dt: 1, ids: ids("ip", "10.0.0.1", "user", "bob"), cost: 1}, pcall{dt: 1, ids: ids("ip", "10.0.0.2", "user", "alice"), cost: 1})
+		out["hour-denies-all-or-nothing"] = sc{"240 requests, two a second: the hour's allowance is spent; the next request is denied by ip_hour and user_hour, and consumes none of the second's or minute's allowance (the peek after it shows them untouched); bob from the same IP and alice from another IP are denied by the hour of the identity they share",
+			hour}
+		out["identities-apart"] = sc{"the per-IP and per-user limits count apart: alice from three IPs fills her second, bob from her IP is still admitted until the IP's second is full",
+			append(append(repeat(4, pcall{ids: a, cost: 2}), pcall{ids: ids("ip", "10.0.0.2", "user", "alice"), cost: 2}, pcall{ids: ids("ip", "10.0.0.3", "user", "alice"), cost: 1}),
+				pcall{ids: ids("ip", "10.0.0.1", "user", "bob"), cost: 2}, pcall{ids: ids("ip", "10.0.0.1", "user", "bob"), cost: 1})}
+	case "burst_quota":
+		u := ids("user", "alice")
+		calls := repeat(6, pcall{ids: u, cost: 1})
+		calls = append(calls, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 86400000, ids: u, cost: 1})
+		out["burst-then-quota"] = sc{"gcra admits 5 at once, so the 6th request in one ms is denied by the burst limit and logs nothing in the daily quota; one more 100 ms later fills the quota of 6, after which the quota binds and gcra consumes nothing; a day later the quota's entries have left",
+			calls}
+		out["cost-above-quota"] = sc{"a cost above the quota is denied with retry -1 by the quota while gcra would admit it; a cost above the burst is denied by both, -1 by each: the first listed binds",
+			[]pcall{{ids: u, cost: 7}, {ids: u, cost: 6}, {dt: 5000, ids: u, cost: 4}}}
+	case "user_global":
+		var calls []pcall
+		for i, name := range []string{"alice", "bob", "carol", "alice", "dave", "erin", "alice"} {
+			calls = append(calls, pcall{dt: int64(i % 2), ids: ids("user", name), cost: 1})
+		}
+		calls = append(calls, pcall{dt: 60000, ids: ids("user", "erin"), cost: 1})
+		out["global-shared"] = sc{"the global limit of 5 a minute is shared by every user: the 6th request of the minute, by any user, is denied by it, and the denied users' buckets consume nothing; the next minute admits again",
+			calls}
+	}
+	return out
+}
+
+// policyBadInput are the refusals of a policy: cost, time and identity
+// values out of their domains, missing and refused per-call parameters,
+// and a key of each limit holding another Redis type.
+func policyBadInput(policy string, params map[string]int64) []policyVector {
+	p, _ := lua.LookupPolicy(policy)
+	good := map[string]string{}
+	for _, id := range p.Identities {
+		good[id] = "k"
+	}
+	with := func(id, v string) map[string]string {
+		m := map[string]string{}
+		for k, x := range good {
+			m[k] = x
+		}
+		m[id] = v
+		return m
+	}
+	var out []policyVector
+	add := func(name, comment string, params map[string]int64, calls []pcall) {
+		v, _ := buildPolicy(name, policy, comment, params, calls)
+		out = append(out, v)
+	}
+	add("bad-cost", "costs -1 and 2^53 are refused and write nothing: the next request sees fresh keys", params,
+		[]pcall{{ids: good, rawCost: "-1"}, {ids: good, rawCost: "9007199254740992"}, {ids: good, cost: 1}})
+	add("bad-time", "now_ms outside [0, 2^45] is refused", params,
+		[]pcall{{dt: -t0 - 1, ids: good, cost: 1}, {dt: 1<<45 + 2, ids: good, cost: 1}, {dt: -(1<<45 + 1) + t0 + 1, ids: good, cost: 1}})
+	for _, id := range p.Identities {
+		add("bad-identity-"+id, "identity "+id+" empty, or beginning with '}', is refused and writes nothing", params,
+			[]pcall{{ids: with(id, ""), cost: 1}, {ids: with(id, "}x"), cost: 1}, {ids: good, cost: 1}})
+	}
+	for k := range params {
+		missing := map[string]int64{}
+		for k2, v := range params {
+			if k2 != k {
+				missing[k2] = v
+			}
+		}
+		add("bad-missing-"+k, "per-call parameter "+k+" missing", missing, []pcall{{ids: good, cost: 1}})
+		zero := map[string]int64{k: 0}
+		for k2, v := range params {
+			if k2 != k {
+				zero[k2] = v
+			}
+		}
+		add("bad-below-"+k, "per-call parameter "+k+" 0, below its domain: the whole call is refused", zero, []pcall{{ids: good, cost: 1}})
+	}
+	// One vector per key, since a constant identity's keys are shared by
+	// every call.
+	key := 0
+	for _, l := range p.Limits {
+		for range l.Keys {
+			key++
+			add(fmt.Sprintf("bad-wrong-type-key-%d", key), fmt.Sprintf("KEYS[%d] (of limit %s) holding another Redis type, after an admission: an error, and nothing written to any key of any limit (Redis-like targets only)", key, l.Name),
+				params, []pcall{{ids: good, cost: 1}, {dt: 1, ids: good, cost: 1, wrongKeys: []int{key}}})
+		}
+	}
+	return out
+}
+
+// randomPolicy returns a random trace over a few values of each identity.
+func randomPolicy(policy string, seed int64, n int) []pcall {
+	p, _ := lua.LookupPolicy(policy)
+	rng := rand.New(rand.NewSource(seed))
+	var out []pcall
+	for range n {
+		m := map[string]string{}
+		for _, id := range p.Identities {
+			m[id] = fmt.Sprint(id, rng.Intn(3))
+		}
+		dt := []int64{0, 1, 37, 500, 1000, 30000, 3600000}[rng.Intn(7)]
+		if rng.Intn(20) == 0 {
+			dt = -rng.Int63n(2000)
+		}
+		out = append(out, pcall{dt: dt, ids: m, cost: []int64{0, 1, 1, 1, 2, 5}[rng.Intn(6)]})
+	}
+	return out
+}
+
+// policyVectors returns every generated policy vector.
+func policyVectors() ([]policyVector, error) {
+	var out []policyVector
+	for _, p := range lua.Policies {
+		params := policyParams[p.Name]
+		sc := policyScenarios(p.Name)
+		names := make([]string, 0, len(sc))
+		for n := range sc {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			v, err := buildPolicy(n, p.Name, sc[n].comment, params, sc[n].calls)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		v, err := buildPolicy("random", p.Name, "a long random trace over three values of each identity, expectations from the oracle", params, randomPolicy(p.Name, int64(len(p.Name)), 300))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		out = append(out, policyBadInput(p.Name, params)...)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
