@@ -18,10 +18,10 @@ type Vector struct {
 	// Policy (a project extension) names a policy of spec/policies.yaml
 	// instead of an algorithm; Params are then its per-call parameters,
 	// named limit.param, and each step gives IDs instead of Key.
-	Policy    string                 `json:"policy,omitempty"`
-	Comment   string                 `json:"comment,omitempty"`
-	Params    map[string]json.Number `json:"params"`
-	Steps     []Step                 `json:"steps"`
+	Policy  string                 `json:"policy,omitempty"`
+	Comment string                 `json:"comment,omitempty"`
+	Params  map[string]json.Number `json:"params"`
+	Steps   []Step                 `json:"steps"`
 	// File is where the vector was read from.
 	File string `json:"-"`
 }
