@@ -262,9 +262,10 @@ func sameKeys(a, b []KeyTTL) bool {
 // Summary counts passed and failed vector×target pairs.
 func Summary(results []VectorResult) (passed, failed int) {
 	for _, r := range results {
-		if r.Passed() {
+		switch {
+		case r.Passed():
 			passed++
-		} else {
+		case r.Skipped == "":
 			failed++
 		}
 	}

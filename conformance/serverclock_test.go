@@ -114,14 +114,16 @@ func TestServerClockOnRedis(t *testing.T) {
 	defer real.Close()
 	ctx := context.Background()
 	for alg, sub := range clockVectors(t) {
-		if err := real.Begin(alg, sub.params); err != nil {
-			t.Fatal(err)
-		}
-		if err := real.scripts[real.scriptName()].Load(ctx, real.rdb).Err(); err != nil {
-			t.Fatal(err)
-		}
 		checked := false
 		for attempt := 0; attempt < 20 && !checked; attempt++ {
+			// A fresh key space each attempt: a policy's constant
+			// identity keeps its keys whatever the request's names.
+			if err := real.Begin(alg, sub.params); err != nil {
+				t.Fatal(err)
+			}
+			if err := real.scripts[real.scriptName()].Load(ctx, real.rdb).Err(); err != nil {
+				t.Fatal(err)
+			}
 			checked = serverClockSequence(t, real, alg, sub.params, renamed(sub.r, strconv.Itoa(attempt)))
 		}
 		if !checked {

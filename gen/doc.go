@@ -11,6 +11,23 @@
 // goimpl/result_gen.go. Emitters are generic over the IR: nothing in this
 // package names an algorithm.
 //
+// # Policies
+//
+// LoadPolicies (LoadDir reads spec/policies.yaml beside the algorithms)
+// adds policies: each a list of limits, an algorithm with its parameters
+// (fixed, or "call" for a per-call ARGV "limit.param") and the identity
+// it counts (a name or a constant). A policy's script (lua/<policy>.lua)
+// holds every limit's decision as a Lua function of its own KEYS and ARGV,
+// emitted by the same code as the algorithm's script, with each write
+// deferred: the function returns its reply and the writes that apply it,
+// and the script runs the writes only once every limit has admitted. In
+// Go every generated limiter gets decide (the decision under a caller's
+// lock, storing only with commit) and goimpl's hand-written Policy runs
+// the limits through it; goimpl/policies_gen.go lists the policies. The
+// manifest lists each policy's limits, keys, ARGV and whether it is
+// cluster safe (every limit counts one identity). Nothing here names a
+// policy either.
+//
 // # The spec
 //
 // constants: NAME: integer. NOW_MAX and COST_MAX bound the per-call inputs

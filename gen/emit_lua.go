@@ -606,7 +606,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 		ind := ind
 		guard := w.commitOnly && isWrite(s)
 		if guard {
-			w.line("%sif commit then", ind)
+			w.line("%swrites[#writes + 1] = function()", ind)
 			ind += "  "
 		}
 		switch s := s.(type) {
@@ -688,7 +688,11 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 					vals = append(vals, d.print(v))
 				}
 			}
-			w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
+			if w.commitOnly {
+				w.line("%sreturn {%s}, writes", ind, strings.Join(vals, ", "))
+			} else {
+				w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
+			}
 		}
 		if guard {
 			w.line("%send", ind[2:])
@@ -859,8 +863,10 @@ func luaStr(s string) string {
 // writer accumulates generated text.
 type writer struct {
 	b strings.Builder
-	// commitOnly puts every write under "if commit then": the decision of
-	// a policy's limit, which writes only once every limit has admitted.
+	// commitOnly defers every write: the decision of a policy's limit,
+	// which writes only once every limit has admitted. In Lua each write
+	// becomes a function appended to writes, returned with the reply; in
+	// Go it runs under "if commit".
 	commitOnly bool
 }
 

@@ -177,7 +177,7 @@ local function limit_burst(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -231,13 +231,13 @@ local function limit_burst(KEYS, ARGV, mode)
   local final = pick(ok, new_tat, tat)
   local reset = lag + cdiv(final, rate)
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
       redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, new_tat - tau), rate)), reset, 0, 0}
+  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, new_tat - tau), rate)), reset, 0, 0}, writes
 end
 
 -- limit daily: sliding_log counting user
@@ -261,7 +261,7 @@ local function limit_daily(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -469,14 +469,14 @@ local function limit_daily(KEYS, ARGV, mode)
     seq = math.min(math.max(0, hi__ - lo__), 100000)
   end
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
     end
-    if commit then
+    writes[#writes + 1] = function()
       do
         local log__x = {ts = eff, seq = seq, cost = c}
         if log__top ~= nil then
@@ -492,12 +492,12 @@ local function limit_daily(KEYS, ARGV, mode)
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
     end
-    if commit then
+    writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
       redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}
+  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}, writes
 end
 
 -- arguments
@@ -558,26 +558,28 @@ for _, l in ipairs(LIMITS) do
 end
 
 -- every limit decides, writing nothing
-local res, all = {}, true
+local res, writes, all = {}, {}, true
 for i, l in ipairs(LIMITS) do
-  local r = l[1](l[2], l[3], 'dry')
+  local r, w = l[1](l[2], l[3], 'decide')
   if r.err then
     return r
   end
-  res[i] = r
+  res[i], writes[i] = r, w
   all = all and r[1] == 1
 end
 if all then
   -- every limit admits: each applies its decision
-  for _, l in ipairs(LIMITS) do
-    l[1](l[2], l[3], 'commit')
+  for _, w in ipairs(writes) do
+    for _, write in ipairs(w) do
+      write()
+    end
   end
 else
   -- nothing is written: a limit that would admit reports a peek
   for i, l in ipairs(LIMITS) do
     if res[i][1] == 1 then
       l[3][2] = '0'
-      res[i] = l[1](l[2], l[3], 'dry')
+      res[i] = l[1](l[2], l[3], 'decide')
     end
   end
 end

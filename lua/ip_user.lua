@@ -140,7 +140,7 @@ local function limit_ip_second(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -192,13 +192,13 @@ local function limit_ip_second(KEYS, ARGV, mode)
   local after = pick(ok, used + c, used)
   local until_end = lag + window_ms - into
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- limit ip_minute: fixed_window counting ip
@@ -222,7 +222,7 @@ local function limit_ip_minute(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -274,13 +274,13 @@ local function limit_ip_minute(KEYS, ARGV, mode)
   local after = pick(ok, used + c, used)
   local until_end = lag + window_ms - into
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- limit ip_hour: fixed_window counting ip
@@ -304,7 +304,7 @@ local function limit_ip_hour(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -356,13 +356,13 @@ local function limit_ip_hour(KEYS, ARGV, mode)
   local after = pick(ok, used + c, used)
   local until_end = lag + window_ms - into
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- limit user_second: fixed_window counting user
@@ -386,7 +386,7 @@ local function limit_user_second(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -438,13 +438,13 @@ local function limit_user_second(KEYS, ARGV, mode)
   local after = pick(ok, used + c, used)
   local until_end = lag + window_ms - into
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- limit user_minute: fixed_window counting user
@@ -468,7 +468,7 @@ local function limit_user_minute(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -520,13 +520,13 @@ local function limit_user_minute(KEYS, ARGV, mode)
   local after = pick(ok, used + c, used)
   local until_end = lag + window_ms - into
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- limit user_hour: fixed_window counting user
@@ -550,7 +550,7 @@ local function limit_user_hour(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -602,13 +602,13 @@ local function limit_user_hour(KEYS, ARGV, mode)
   local after = pick(ok, used + c, used)
   local until_end = lag + window_ms - into
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- arguments
@@ -689,26 +689,28 @@ for _, l in ipairs(LIMITS) do
 end
 
 -- every limit decides, writing nothing
-local res, all = {}, true
+local res, writes, all = {}, {}, true
 for i, l in ipairs(LIMITS) do
-  local r = l[1](l[2], l[3], 'dry')
+  local r, w = l[1](l[2], l[3], 'decide')
   if r.err then
     return r
   end
-  res[i] = r
+  res[i], writes[i] = r, w
   all = all and r[1] == 1
 end
 if all then
   -- every limit admits: each applies its decision
-  for _, l in ipairs(LIMITS) do
-    l[1](l[2], l[3], 'commit')
+  for _, w in ipairs(writes) do
+    for _, write in ipairs(w) do
+      write()
+    end
   end
 else
   -- nothing is written: a limit that would admit reports a peek
   for i, l in ipairs(LIMITS) do
     if res[i][1] == 1 then
       l[3][2] = '0'
-      res[i] = l[1](l[2], l[3], 'dry')
+      res[i] = l[1](l[2], l[3], 'decide')
     end
   end
 end

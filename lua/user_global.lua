@@ -149,7 +149,7 @@ local function limit_user(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -204,13 +204,13 @@ local function limit_user(KEYS, ARGV, mode)
   local after = pick(ok, math.max(0, level - need), level)
   local reset = lag + cdiv(full - after, refill_tokens)
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
       redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(after, refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - level), refill_tokens)), reset, 0, 0}
+  return {pick(ok, 1, 0), capacity, fdiv(after, refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - level), refill_tokens)), reset, 0, 0}, writes
 end
 
 -- limit global: fixed_window counting every caller as "global"
@@ -234,7 +234,7 @@ local function limit_global(KEYS, ARGV, mode)
   if mode == 'check' then
     return nil
   end
-  local commit = mode == 'commit'
+  local writes = {}
   -- per-call inputs
   local now
   if ARGV[1] == '' then -- the Redis server's clock
@@ -286,13 +286,13 @@ local function limit_global(KEYS, ARGV, mode)
   local after = pick(ok, used + c, used)
   local until_end = lag + window_ms - into
   if ok and c > 0 then
-    if commit then
+    writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- arguments
@@ -357,26 +357,28 @@ for _, l in ipairs(LIMITS) do
 end
 
 -- every limit decides, writing nothing
-local res, all = {}, true
+local res, writes, all = {}, {}, true
 for i, l in ipairs(LIMITS) do
-  local r = l[1](l[2], l[3], 'dry')
+  local r, w = l[1](l[2], l[3], 'decide')
   if r.err then
     return r
   end
-  res[i] = r
+  res[i], writes[i] = r, w
   all = all and r[1] == 1
 end
 if all then
   -- every limit admits: each applies its decision
-  for _, l in ipairs(LIMITS) do
-    l[1](l[2], l[3], 'commit')
+  for _, w in ipairs(writes) do
+    for _, write in ipairs(w) do
+      write()
+    end
   end
 else
   -- nothing is written: a limit that would admit reports a peek
   for i, l in ipairs(LIMITS) do
     if res[i][1] == 1 then
       l[3][2] = '0'
-      res[i] = l[1](l[2], l[3], 'dry')
+      res[i] = l[1](l[2], l[3], 'decide')
     end
   end
 end

@@ -41,6 +41,9 @@
 // that a slow spell of the machine touches few of a row's rounds. It
 // writes only under its own random key prefix and deletes what it wrote.
 //
+// A last table (measurePolicy) compares the seed's six limits decided as
+// one policy with the same six called one by one and pipelined.
+//
 // A third table gives the worst cases (worstCases): the decisions whose
 // work grows with the entries a key holds, each on a key set up for it
 // (sliding_log and meta_window full at limit WorstEntries, with a limit
@@ -314,6 +317,11 @@ func run(url string, w io.Writer) error {
 		}
 	}
 	printWorst(w, worst, rows)
+	ways, err := m.measurePolicy()
+	if err != nil {
+		return fmt.Errorf("policy %s: %v", policyName, err)
+	}
+	printPolicy(w, ways)
 	return notMeasured(worst)
 }
 

@@ -220,6 +220,33 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("%d view rows, want %d", len(tables["view"]), views)
 	}
 	checkWorst(t, tables["worst case"])
+	checkPolicy(t, tables["way"])
+}
+
+// checkPolicy checks the policy table: the policy in one round trip and
+// atomic, the six calls in six round trips or pipelined, every figure
+// measured, and the six limits' state about as large either way.
+func checkPolicy(t *testing.T, rows [][]string) {
+	t.Helper()
+	if len(rows) != 3 {
+		t.Fatalf("%d rows in the policy table, want 3", len(rows))
+	}
+	for i, want := range []struct{ trips, atomic string }{{"1", "yes"}, {"6", "no"}, {"1", "no"}} {
+		c := rows[i]
+		if c[1] != want.trips || !strings.HasPrefix(c[2], want.atomic) {
+			t.Errorf("row %q: %s round trips, atomic %q; want %s, %s", c[0], c[1], c[2], want.trips, want.atomic)
+		}
+		for _, cell := range c[3:6] {
+			if v, err := strconv.ParseFloat(cell, 64); err != nil || v <= 0 {
+				t.Errorf("row %q: figure %q", c[0], cell)
+			}
+		}
+	}
+	policy, _ := strconv.ParseFloat(rows[0][5], 64)
+	six, _ := strconv.ParseFloat(rows[1][5], 64)
+	if policy > 1.5*six || six > 1.5*policy {
+		t.Errorf("the policy's keys take %v bytes, the six calls' %v: the same six hashes should", policy, six)
+	}
 }
 
 // checkWorst checks the worst-case table: a row per scenario, in order,

@@ -96,4 +96,17 @@ func TestCluster(t *testing.T) {
 	if code != 0 || !strings.Contains(out.String(), "PASS gcra/redis-cell-readme [cluster] 20 steps") {
 		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
+	// A policy over one identity runs on the cluster; one over several is
+	// skipped with the reason, and is no failure.
+	out.Reset()
+	code = run([]string{"-vectors", "../../vectors/burst_quota", "-cluster", addrs}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "PASS burst_quota/burst-then-quota [cluster]") {
+		t.Errorf("burst_quota: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	code = run([]string{"-vectors", "../../vectors/ip_user", "-cluster", addrs}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "SKIP ip_user/seed-one-call [cluster]") ||
+		!strings.Contains(out.String(), "several identities") || !strings.Contains(out.String(), "skipped") {
+		t.Errorf("ip_user: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
 }
