@@ -85,6 +85,22 @@ func (o *oracleTarget) Decide(r Request) Outcome {
 	return oracleOutcome(res)
 }
 
+func (o *oracleTarget) Reset(r Request) Outcome {
+	var err error
+	switch {
+	case o.err != nil:
+		return oracleError(o.err)
+	case o.pol != nil:
+		err = o.pol.Reset(r.IDs)
+	default:
+		err = o.m.(oracle.Resetter).Reset(r.Key)
+	}
+	if err != nil {
+		return oracleError(err)
+	}
+	return Outcome{}
+}
+
 func oracleOutcome(r oracle.Result) Outcome {
 	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
 		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}

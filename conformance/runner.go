@@ -90,9 +90,12 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 				}
 			}
 			var o Outcome
-			if s.View != "" {
+			switch {
+			case s.View != "":
 				o = t.View(s.View, s.Key, s.T)
-			} else {
+			case s.Reset:
+				o = t.Reset(s.Request())
+			default:
 				o = t.Decide(s.Request())
 			}
 			outs[i] = &o

@@ -61,6 +61,9 @@ type Target interface {
 	Begin(name string, params map[string]json.Number) error
 	// Decide runs one step.
 	Decide(r Request) Outcome
+	// Reset deletes the state of r's key (a policy's: of every limit for
+	// r's identities); its outcome is empty, or an error.
+	Reset(r Request) Outcome
 	// View runs a read-only view of the algorithm's state.
 	View(view, key string, nowMs int64) Outcome
 	Close() error
@@ -93,6 +96,21 @@ type call struct {
 	refused *Outcome
 	alg     string // the algorithm's or the policy's name
 	given   map[string]json.Number
+}
+
+// resetName is the name of the reset script.
+func (c call) resetName() string { return c.alg + "_reset" }
+
+// resetOutcome is a reset script's outcome: empty when it replied with
+// the number of keys deleted.
+func resetOutcome(res any, err error) Outcome {
+	if err != nil {
+		return errorOutcome(unwrapScriptError(err.Error()))
+	}
+	if _, ok := res.(int64); !ok {
+		return failure("BADREPLY", fmt.Sprintf("reset reply %v is not an integer", res))
+	}
+	return Outcome{}
 }
 
 // scriptName is the name of the decision script: the policy's, or the

@@ -98,6 +98,24 @@ func (t *GoTarget) Decide(r Request) Outcome {
 	return resultOutcome(res)
 }
 
+func (t *GoTarget) Reset(r Request) Outcome {
+	var err error
+	switch {
+	case t.refused != nil:
+		return *t.refused
+	case t.pol != nil:
+		err = t.pol.Reset(r.IDs)
+	case t.lim != nil:
+		err = t.lim.(goimpl.Resetter).Reset(r.Key)
+	default:
+		return failure("HARNESS", errNoVector.Error())
+	}
+	if err != nil {
+		return goOutcome(err)
+	}
+	return Outcome{}
+}
+
 func resultOutcome(r goimpl.Result) Outcome {
 	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
 		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}

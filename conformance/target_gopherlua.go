@@ -27,9 +27,13 @@ func NewLuaTarget() (*LuaTarget, error) {
 	sources := map[string]string{}
 	for _, s := range lua.Scripts {
 		sources[s.Name] = s.Source
+		if s.ResetSource != "" {
+			sources[s.Name+"_reset"] = s.ResetSource
+		}
 	}
 	for _, p := range lua.Policies {
 		sources[p.Name] = p.Source
+		sources[p.Name+"_reset"] = p.ResetSource
 	}
 	for name, src := range sources {
 		chunk, err := parse.Parse(strings.NewReader(src), name+".lua")
@@ -87,28 +91,62 @@ func (t *LuaTarget) View(view, key string, nowMs int64) Outcome {
 	return t.run(c.script.Name, keys, argv, true)
 }
 
+func (t *LuaTarget) Reset(r Request) Outcome {
+	if t.c.refused != nil {
+		return *t.c.refused
+	}
+	keys, refused := t.c.keys("", r)
+	if refused != nil {
+		return *refused
+	}
+	ret, o := t.call(t.c.resetName(), keys, nil)
+	if o != nil {
+		return *o
+	}
+	if tbl, ok := ret.(*glua.LTable); ok {
+		if msg, ok := tbl.RawGetString("err").(glua.LString); ok {
+			return errorOutcome(string(msg))
+		}
+	}
+	if _, ok := ret.(glua.LNumber); !ok {
+		return failure("BADREPLY", fmt.Sprintf("reset reply is a %s, want a number", ret.Type()))
+	}
+	return Outcome{}
+}
+
 // run runs one compiled script with KEYS and ARGV.
 func (t *LuaTarget) run(script string, keys, argv []string, view bool) Outcome {
+	ret, o := t.call(script, keys, argv)
+	if o != nil {
+		return *o
+	}
+	if view {
+		return luaEntries(ret)
+	}
+	return luaReply(ret, t.c)
+}
+
+// call runs one compiled script and returns its value, or the outcome of
+// the error it raised.
+func (t *LuaTarget) call(script string, keys, argv []string) (glua.LValue, *Outcome) {
 	L := t.L
 	L.SetGlobal("KEYS", stringTable(L, keys))
 	L.SetGlobal("ARGV", stringTable(L, argv))
 	L.Push(L.NewFunctionFromProto(t.protos[script]))
 	if err := L.PCall(0, 1, nil); err != nil {
+		o := errorOutcome("ERR " + err.Error())
 		if ae, ok := err.(*glua.ApiError); ok {
 			if tbl, ok := ae.Object.(*glua.LTable); ok {
 				if msg, ok := tbl.RawGetString("err").(glua.LString); ok {
-					return errorOutcome(string(msg))
+					o = errorOutcome(string(msg))
 				}
 			}
 		}
-		return errorOutcome("ERR " + err.Error())
+		return nil, &o
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
-	if view {
-		return luaEntries(ret)
-	}
-	return luaReply(ret, t.c)
+	return ret, nil
 }
 
 // luaEntries converts a view's return value, an array of arrays of numbers

@@ -80,9 +80,13 @@ func newRedisTarget(name string, rdb redis.UniversalClient, m *miniredis.Minired
 	}
 	for _, s := range lua.Scripts {
 		t.scripts[s.Name] = redis.NewScript(s.Source)
+		if s.ResetSource != "" {
+			t.scripts[s.Name+"_reset"] = redis.NewScript(s.ResetSource)
+		}
 	}
 	for _, p := range lua.Policies {
 		t.scripts[p.Name] = redis.NewScript(p.Source)
+		t.scripts[p.Name+"_reset"] = redis.NewScript(p.ResetSource)
 	}
 	return t
 }
@@ -129,6 +133,20 @@ func (t *RedisTarget) Decide(r Request) Outcome {
 	}
 	res, err := t.eval(t.scriptName(), keys, argv)
 	return decisionOutcome(t.c, res, err)
+}
+
+func (t *RedisTarget) Reset(r Request) Outcome {
+	if t.c.refused != nil {
+		return *t.c.refused
+	}
+	if o := t.c.refuseKey(t.prefix, r); o != nil {
+		return *o
+	}
+	keys, refused := t.c.keys(t.prefix, r)
+	if refused != nil {
+		return *refused
+	}
+	return resetOutcome(t.eval(t.c.resetName(), keys, nil))
 }
 
 // scriptName is the name of the current vector's decision script.

@@ -35,6 +35,10 @@ type Step struct {
 	// IDs (a project extension) are a policy step's identity values, by
 	// identity name.
 	IDs map[string]string `json:"ids,omitempty"`
+	// Reset (a project extension) deletes the state of the step's key (a
+	// policy's: of every limit for its ids) instead of deciding; its
+	// expectation is {} or an error. Cost does not apply.
+	Reset bool `json:"reset,omitempty"`
 	// View (a project extension) names a read-only view to run instead of
 	// a decision, such as meta_window's "entries"; its expectation is
 	// Entries. Cost and meta do not apply.

@@ -7,7 +7,7 @@
 // logic and views, resolves names and types, and runs Analyze; the result
 // is a Spec, the IR every emitter reads. Generate turns a Spec into files,
 // by path, without I/O: lua/<name>.lua, lua/<name>_<view>.lua for each
-// view, lua/manifest.json, lua/scripts_gen.go, goimpl/<name>_gen.go and
+// view, lua/<name>_reset.lua (deletes a key's state), lua/manifest.json, lua/scripts_gen.go, goimpl/<name>_gen.go and
 // goimpl/result_gen.go. Emitters are generic over the IR: nothing in this
 // package names an algorithm.
 //

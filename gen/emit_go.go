@@ -377,6 +377,18 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 	w.commitOnly = false
 	w.line("}")
 	w.line("")
+	w.line("var _ Resetter = (*%s)(nil)", typ)
+	w.line("")
+	w.line("// Reset deletes key's state, as the reset script does; see Resetter.")
+	w.line("func (l *%s) Reset(key string) error {", typ)
+	goKeyChecks(w, a, "")
+	w.line("l.states.reset(key)")
+	w.line("return nil")
+	w.line("}")
+	w.line("")
+	w.line("// resetKey deletes key's state for a policy; see policyMember.")
+	w.line("func (l *%s) resetKey(key string) { l.states.reset(key) }", typ)
+	w.line("")
 	w.line("// lockKey and unlockKey lock and unlock the shard of key; see policyMember.")
 	w.line("func (l *%s) lockKey(key string) { l.states.shard(key).lock() }", typ)
 	w.line("")
@@ -395,17 +407,23 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 // scripts refuse; then it reads the process clock for Now. zero is the
 // method's zero result.
 func goPreamble(w *writer, a *Algorithm, zero string) {
-	w.line("if l == nil || l.states == nil {")
-	w.line("return %s, badInput(%q)", zero, fmt.Sprintf("%s: a zero %s has no parameters: make it with New%s or New", a.Name, goType(a), goType(a)))
-	w.line("}")
-	w.line("if key == \"\" {")
-	w.line("return %s, badInput(%q)", zero, a.Name+": "+msgKeyEmpty)
-	w.line("}")
-	w.line("if key[0] == '}' {")
-	w.line("return %s, badInput(%q)", zero, a.Name+": "+msgKeyBrace)
-	w.line("}")
+	goKeyChecks(w, a, zero+", ")
 	w.line("if nowMs == Now {")
 	w.line("nowMs = processNow()")
+	w.line("}")
+}
+
+// goKeyChecks refuses a limiter not made by its constructor, and a key
+// the scripts refuse; zero is what the method returns before its error.
+func goKeyChecks(w *writer, a *Algorithm, zero string) {
+	w.line("if l == nil || l.states == nil {")
+	w.line("return %sbadInput(%q)", zero, fmt.Sprintf("%s: a zero %s has no parameters: make it with New%s or New", a.Name, goType(a), goType(a)))
+	w.line("}")
+	w.line("if key == \"\" {")
+	w.line("return %sbadInput(%q)", zero, a.Name+": "+msgKeyEmpty)
+	w.line("}")
+	w.line("if key[0] == '}' {")
+	w.line("return %sbadInput(%q)", zero, a.Name+": "+msgKeyBrace)
 	w.line("}")
 }
 

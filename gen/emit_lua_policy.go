@@ -37,6 +37,7 @@ func emitLuaPolicy(sp *Spec, p *Policy) []byte {
 			break
 		}
 	}
+	w.raw(luaPolicyTagOf)
 	w.raw(luaPolicyPrelude)
 	w.line("")
 	w.line("local ALG = %s", luaStr(p.Name+": "))
@@ -276,8 +277,8 @@ func replyNames(sp *Spec) string {
 	return strings.Join(names, ", ")
 }
 
-// luaPolicyPrelude holds the helpers of every policy script.
-const luaPolicyPrelude = `
+// luaPolicyTagOf reads an identity's value from a key.
+const luaPolicyTagOf = `
 -- the hash tag of key when it is '{' .. tag .. tail, else nil
 local function tag_of(key, tail)
   if type(key) ~= 'string' or #key <= #tail or string.sub(key, 1, 1) ~= '{' or string.sub(key, -#tail) ~= tail then
@@ -285,7 +286,10 @@ local function tag_of(key, tail)
   end
   return string.sub(key, 2, -#tail - 1)
 end
+`
 
+// luaPolicyPrelude holds the other helpers of every policy script.
+const luaPolicyPrelude = `
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)

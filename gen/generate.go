@@ -18,6 +18,7 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 	sort.Slice(algs, func(i, j int) bool { return algs[i].Name < algs[j].Name })
 	for _, a := range algs {
 		files["lua/"+a.Name+".lua"] = emitLua(sp, a, nil)
+		files["lua/"+luaResetName(a.Name)+".lua"] = emitLuaReset(a)
 		for _, v := range a.Views {
 			files["lua/"+luaScriptName(a, v)+".lua"] = emitLua(sp, a, v)
 		}
@@ -32,6 +33,7 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 	}
 	for _, p := range sp.Policies {
 		files["lua/"+p.Name+".lua"] = emitLuaPolicy(sp, p)
+		files["lua/"+luaResetName(p.Name)+".lua"] = emitLuaPolicyReset(p)
 	}
 	res, err := emitGoResult(sp)
 	if err != nil {
@@ -109,6 +111,8 @@ type manifestPolicy struct {
 	// Reply names the integers of the reply: the policy's result, the
 	// binding limit's index, then each limit's result.
 	Reply []string `json:"reply"`
+	// Reset deletes every limit's keys for the identities of a call.
+	Reset *manifestReset `json:"reset"`
 }
 
 type manifestLimit struct {
@@ -166,6 +170,19 @@ type manifestScript struct {
 	Requires  []string      `json:"requires"`
 	// Returns names the fields of each entry a view returns.
 	Returns []string `json:"returns,omitempty"`
+	// Reset is the decision's reset script: the same KEYS, no ARGV.
+	Reset *manifestReset `json:"reset,omitempty"`
+}
+
+// manifestReset is a reset script: it deletes the keys a call names.
+type manifestReset struct {
+	File string `json:"file"`
+	SHA1 string `json:"sha1"`
+}
+
+func resetOf(name string, files map[string][]byte) *manifestReset {
+	file := luaResetName(name) + ".lua"
+	return &manifestReset{File: file, SHA1: sha1Hex(files["lua/"+file])}
 }
 
 func emitManifest(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte, error) {
@@ -206,6 +223,9 @@ func manifestOf(sp *Spec, a *Algorithm, v *View, files map[string][]byte) manife
 	name := luaScriptName(a, v)
 	file := name + ".lua"
 	s := manifestScript{Name: name, Algorithm: a.Name, File: file, SHA1: sha1Hex(files["lua/"+file]), Doc: a.Doc, Requires: []string{}}
+	if v == nil {
+		s.Reset = resetOf(a.Name, files)
+	}
 	if v != nil {
 		s.View, s.Doc = v.Name, v.Doc
 		for _, f := range showState(v).Entry {
@@ -269,6 +289,7 @@ func manifestPolicyOf(sp *Spec, p *Policy, files map[string][]byte) manifestPoli
 		m.Limits = append(m.Limits, ml)
 	}
 	m.Reply = policyReplyNames(sp, p)
+	m.Reset = resetOf(p.Name, files)
 	return m
 }
 
@@ -320,6 +341,11 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 		w.line("//go:embed %s.lua", name)
 		w.line("var %sSource string", goName(name))
 		w.line("")
+		if s.v == nil {
+			w.line("//go:embed %s.lua", luaResetName(name))
+			w.line("var %sSource string", goName(luaResetName(name)))
+			w.line("")
+		}
 	}
 	var reply []string
 	for _, f := range sp.Reply {
@@ -352,8 +378,13 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 				returns = append(returns, fmt.Sprintf("%q", f.Name))
 			}
 		}
-		w.line("{Name: %q, Algorithm: %q, View: %q, Source: %sSource, SHA1: %q, Keys: []string{%s}, Strings: []string{%s}, Params: []string{%s}, Defaults: map[string]string{%s}, Reply: []string{%s}},",
-			name, a.Name, view, goName(name), sha1Hex(files["lua/"+name+".lua"]), strings.Join(keys, ", "), strings.Join(strs, ", "), strings.Join(params, ", "), strings.Join(defaults, ", "), strings.Join(returns, ", "))
+		reset := ""
+		if sc.v == nil {
+			rn := luaResetName(name)
+			reset = fmt.Sprintf(" ResetSource: %sSource, ResetSHA1: %q,", goName(rn), sha1Hex(files["lua/"+rn+".lua"]))
+		}
+		w.line("{Name: %q, Algorithm: %q, View: %q, Source: %sSource, SHA1: %q,%s Keys: []string{%s}, Strings: []string{%s}, Params: []string{%s}, Defaults: map[string]string{%s}, Reply: []string{%s}},",
+			name, a.Name, view, goName(name), sha1Hex(files["lua/"+name+".lua"]), reset, strings.Join(keys, ", "), strings.Join(strs, ", "), strings.Join(params, ", "), strings.Join(defaults, ", "), strings.Join(returns, ", "))
 	}
 	w.line("}")
 	emitLuaEmbedPolicies(&w, sp, files)
@@ -366,6 +397,9 @@ func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
 	for _, p := range sp.Policies {
 		w.line("//go:embed %s.lua", p.Name)
 		w.line("var %sSource string", goName(p.Name))
+		w.line("")
+		w.line("//go:embed %s.lua", luaResetName(p.Name))
+		w.line("var %sSource string", goName(luaResetName(p.Name)))
 		w.line("")
 	}
 	w.line("// Policies lists every generated policy script, in the spec's order.")
@@ -392,8 +426,9 @@ func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
 			limits = append(limits, fmt.Sprintf("{Name: %q, Algorithm: %q, Identity: %q, Constant: %q, Params: map[string]int64{%s}, PerCall: []string{%s}, Keys: []string{%s}}",
 				l.Name, l.Alg.Name, l.Identity, l.Constant, strings.Join(fixed, ", "), strings.Join(perCall, ", "), strings.Join(keys, ", ")))
 		}
-		w.line("{Name: %q, Source: %sSource, SHA1: %q, ClusterSafe: %v, Identities: []string{%s}, Params: []string{%s}, Limits: []PolicyLimit{%s}},",
-			p.Name, goName(p.Name), sha1Hex(files["lua/"+p.Name+".lua"]), p.ClusterSafe(), strings.Join(ids, ", "), strings.Join(params, ", "), strings.Join(limits, ", "))
+		rn := luaResetName(p.Name)
+		w.line("{Name: %q, Source: %sSource, SHA1: %q, ResetSource: %sSource, ResetSHA1: %q, ClusterSafe: %v, Identities: []string{%s}, Params: []string{%s}, Limits: []PolicyLimit{%s}},",
+			p.Name, goName(p.Name), sha1Hex(files["lua/"+p.Name+".lua"]), goName(rn), sha1Hex(files["lua/"+rn+".lua"]), p.ClusterSafe(), strings.Join(ids, ", "), strings.Join(params, ", "), strings.Join(limits, ", "))
 	}
 	w.line("}")
 }

@@ -71,6 +71,14 @@ type InputLimiter interface {
 	AllowInputs(key string, nowMs, cost int64, inputs ...string) (Result, error)
 }
 
+// Resetter is implemented by every limiter of this package and by Policy:
+// Reset deletes a key's state (a Policy's: every limit's, for the given
+// identities), as the reset scripts do, so that the next request is
+// decided as on a fresh key. It refuses a key the scripts refuse.
+type Resetter interface {
+	Reset(key string) error
+}
+
 // Viewer is implemented by the limiters with read-only views of a key's
 // state, such as meta_window's entries.
 type Viewer interface {

@@ -644,6 +644,26 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 	return Result{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: pick(ok || c > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}, nil
 }
 
+var _ Resetter = (*BucketWindow)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *BucketWindow) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("bucket_window: a zero BucketWindow has no parameters: make it with NewBucketWindow or New")
+	}
+	if key == "" {
+		return badInput("bucket_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *BucketWindow) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *BucketWindow) lockKey(key string) { l.states.shard(key).lock() }
 

@@ -164,6 +164,26 @@ func (l *FixedWindow) decide(sh *shard[fixedWindowState], key string, nowMs, cos
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
 }
 
+var _ Resetter = (*FixedWindow)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *FixedWindow) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("fixed_window: a zero FixedWindow has no parameters: make it with NewFixedWindow or New")
+	}
+	if key == "" {
+		return badInput("fixed_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("fixed_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *FixedWindow) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *FixedWindow) lockKey(key string) { l.states.shard(key).lock() }
 

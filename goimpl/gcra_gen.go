@@ -188,6 +188,26 @@ func (l *GCRA) decide(sh *shard[gcraState], key string, nowMs, cost int64, commi
 	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }
 
+var _ Resetter = (*GCRA)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *GCRA) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("gcra: a zero GCRA has no parameters: make it with NewGCRA or New")
+	}
+	if key == "" {
+		return badInput("gcra: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("gcra: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *GCRA) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *GCRA) lockKey(key string) { l.states.shard(key).lock() }
 

@@ -187,6 +187,26 @@ func (l *LeakyBucket) decide(sh *shard[leakyBucketState], key string, nowMs, cos
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, withThis-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
 }
 
+var _ Resetter = (*LeakyBucket)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *LeakyBucket) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("leaky_bucket: a zero LeakyBucket has no parameters: make it with NewLeakyBucket or New")
+	}
+	if key == "" {
+		return badInput("leaky_bucket: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("leaky_bucket: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *LeakyBucket) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *LeakyBucket) lockKey(key string) { l.states.shard(key).lock() }
 

@@ -236,6 +236,26 @@ func (l *MetaWindow) decide(sh *shard[metaWindowState], key string, nowMs, cost 
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
 }
 
+var _ Resetter = (*MetaWindow)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *MetaWindow) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("meta_window: a zero MetaWindow has no parameters: make it with NewMetaWindow or New")
+	}
+	if key == "" {
+		return badInput("meta_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *MetaWindow) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *MetaWindow) lockKey(key string) { l.states.shard(key).lock() }
 

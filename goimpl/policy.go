@@ -37,6 +37,7 @@ type policyMember interface {
 	lockKey(key string)
 	unlockKey(key string)
 	decideLocked(key string, nowMs, cost int64, commit bool) Result
+	resetKey(key string)
 }
 
 // policyDef is a policy of spec/policies.yaml; the generated
@@ -166,6 +167,22 @@ func (p *Policy) Allow(ids map[string]string, nowMs, cost int64) (PolicyResult, 
 		}
 	}()
 	return p.decide(keys, nowMs, cost), nil
+}
+
+// Reset deletes every limit's state for the identity values ids, as the
+// policy's reset script does; it refuses ids as Allow does.
+func (p *Policy) Reset(ids map[string]string) error {
+	if p == nil || p.limits == nil {
+		return badInput("a zero Policy has no limits: make it with NewPolicy")
+	}
+	keys, err := p.keys(ids)
+	if err != nil {
+		return err
+	}
+	for i, l := range p.limits {
+		l.m.resetKey(keys[i])
+	}
+	return nil
 }
 
 // decide decides every limit writing nothing, then applies every

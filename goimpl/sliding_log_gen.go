@@ -333,6 +333,26 @@ func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost 
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil
 }
 
+var _ Resetter = (*SlidingLog)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *SlidingLog) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("sliding_log: a zero SlidingLog has no parameters: make it with NewSlidingLog or New")
+	}
+	if key == "" {
+		return badInput("sliding_log: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("sliding_log: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *SlidingLog) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *SlidingLog) lockKey(key string) { l.states.shard(key).lock() }
 

@@ -214,6 +214,26 @@ func (l *SlidingWindow) decide(sh *shard[slidingWindowState], key string, nowMs,
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
 }
 
+var _ Resetter = (*SlidingWindow)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *SlidingWindow) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("sliding_window: a zero SlidingWindow has no parameters: make it with NewSlidingWindow or New")
+	}
+	if key == "" {
+		return badInput("sliding_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("sliding_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *SlidingWindow) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *SlidingWindow) lockKey(key string) { l.states.shard(key).lock() }
 

@@ -194,6 +194,11 @@ func (sh *shard[S]) get(key string, nowMs int64) *entry[S] {
 	if sh.old.m != nil && (sh.helped || sh.sw.stopped.Load()) {
 		sh.migrate(callBatch, nowMs, false)
 	}
+	return sh.find(key)
+}
+
+// find returns key's entry, nil when it has none.
+func (sh *shard[S]) find(key string) *entry[S] {
 	if e := sh.cur.m[key]; e != nil {
 		return e
 	}
@@ -201,6 +206,18 @@ func (sh *shard[S]) get(key string, nowMs int64) *entry[S] {
 		return e
 	}
 	return nil
+}
+
+// reset forgets key's state: its entry, if any, holds the zero state,
+// which reads as absent (expired at 0) and is reclaimed as expired.
+func (s *store[S]) reset(key string) {
+	sh := s.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	if e := sh.find(key); e != nil {
+		var zero S
+		e.state = zero
+	}
 }
 
 // put stores st for key: in e, the key's entry from get, or in a new

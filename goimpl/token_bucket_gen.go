@@ -188,6 +188,26 @@ func (l *TokenBucket) decide(sh *shard[tokenBucketState], key string, nowMs, cos
 	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }
 
+var _ Resetter = (*TokenBucket)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *TokenBucket) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("token_bucket: a zero TokenBucket has no parameters: make it with NewTokenBucket or New")
+	}
+	if key == "" {
+		return badInput("token_bucket: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("token_bucket: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *TokenBucket) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *TokenBucket) lockKey(key string) { l.states.shard(key).lock() }
 

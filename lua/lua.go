@@ -30,6 +30,10 @@ type Script struct {
 	Source string
 	// SHA1 is the hex SHA1 of Source, as EVALSHA expects.
 	SHA1 string
+	// ResetSource and ResetSHA1 are the decision's reset script (empty
+	// for a view): the same KEYS, no ARGV; it deletes them and replies
+	// with the number deleted.
+	ResetSource, ResetSHA1 string
 	// Keys are the suffixes of the KEYS entries, in order; the full key is
 	// "{" + key + "}" + suffix.
 	Keys []string
@@ -82,6 +86,9 @@ type Policy struct {
 	Name   string
 	Source string
 	SHA1   string
+	// ResetSource and ResetSHA1 are the policy's reset script: the same
+	// KEYS, no ARGV; it deletes them and replies with the number deleted.
+	ResetSource, ResetSHA1 string
 	// ClusterSafe is false when the keys of one call may lie in several
 	// Redis Cluster slots (the limits count several identities): such a
 	// policy cannot run atomically on a cluster.

@@ -349,6 +349,23 @@ func (m *model) Decide(key string, now, cost int64, meta string) (Result, error)
 	return r, nil
 }
 
+// Resetter is implemented by every Model: Reset deletes a key's state, so
+// that the next request is decided as on a fresh key.
+type Resetter interface {
+	Reset(key string) error
+}
+
+// Reset deletes the key's state; an empty key, or one beginning with '}',
+// is refused.
+func (m *model) Reset(key string) error {
+	if err := checkKeyNow(key, 0); err != nil {
+		return err
+	}
+	delete(m.states, key)
+	delete(m.clocks, key)
+	return nil
+}
+
 // entryModel is a model whose decider records entries (meta_window).
 type entryModel struct{ *model }
 

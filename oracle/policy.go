@@ -164,6 +164,19 @@ func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult,
 
 // check refuses a request's input in the order of docs/semantics.md: the
 // identity names (the arguments), their values as keys, now, cost.
+// Reset deletes the state of every limit of the policy for the identity
+// values ids (a limit with a constant identity included: it is every
+// caller's); ids are refused as Decide refuses them.
+func (p *Policy) Reset(ids map[string]string) error {
+	if err := p.check(ids, 0, 0); err != nil {
+		return err
+	}
+	for _, l := range p.limits {
+		l.m.Reset(l.key(ids))
+	}
+	return nil
+}
+
 func (p *Policy) check(ids map[string]string, now, cost int64) error {
 	for _, id := range p.ids {
 		if _, ok := ids[id]; !ok {

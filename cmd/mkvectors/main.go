@@ -72,6 +72,7 @@ type step struct {
 	Cost      json.RawMessage `json:"cost,omitempty"`
 	Meta      *string         `json:"meta,omitempty"`
 	View      string          `json:"view,omitempty"`
+	Reset     bool            `json:"reset,omitempty"`
 	WrongType any             `json:"wrong_type,omitempty"` // true, or the 1-based places of the keys
 	Expect    map[string]any  `json:"expect"`
 }
@@ -87,6 +88,7 @@ type call struct {
 	wrongKeys []int   // only at these keys (1-based places in KEYS)
 	meta      *string // nil: the default meta, where the algorithm takes one
 	view      bool    // read the key's entries back instead
+	reset     bool    // delete the key's state instead
 }
 
 func at(t int64) *int64 { return &t }
@@ -144,6 +146,10 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 		}
 		if c.view {
 			v.Steps = append(v.Steps, viewStep(m, mErr, t, c.key))
+			continue
+		}
+		if c.reset {
+			v.Steps = append(v.Steps, resetStep(m, mErr, t, c.key))
 			continue
 		}
 		requests++
@@ -205,6 +211,15 @@ func viewStep(m oracle.Model, mErr error, t int64, key string) step {
 		list = append(list, []any{e.TMs, e.Cost, e.Meta})
 	}
 	s.Expect = map[string]any{"entries": list}
+	return s
+}
+
+// resetStep deletes a key's state: {"error": false}, or an error.
+func resetStep(m oracle.Model, mErr error, t int64, key string) step {
+	s := step{T: t, Key: key, Reset: true, Expect: map[string]any{"error": true}}
+	if mErr == nil && m.(oracle.Resetter).Reset(key) == nil {
+		s.Expect = map[string]any{"error": false}
+	}
 	return s
 }
 
@@ -288,6 +303,9 @@ func scenarios(alg string, p map[string]int64) map[string]struct {
 		inter = append(inter, call{dt: i % 3 * 7, key: []string{"alice", "bob"}[i%2], cost: 1})
 	}
 	out["interleaved-keys"] = sc{"two keys interleaved: each has its own state", inter}
+	reset := append(append(burst("k", L), call{key: "k", reset: true}, call{key: "k", cost: L}, call{dt: 1, key: "fresh", reset: true}), burst("other", L)...)
+	reset = append(reset, call{key: "other", reset: true}, call{key: "", reset: true}, call{key: "}x", reset: true}, call{key: "other", cost: 0})
+	out["reset"] = sc{"a full key reset: the limit is admitted at once, as on a fresh key; resetting a key that has no state deletes nothing; an empty key or one beginning with '}' is refused and deletes nothing", reset}
 	back := append(burst("k", L-1), call{dt: 500, key: "k", cost: 1}, call{dt: -400, key: "k", cost: 1}, call{dt: -5000, key: "k", cost: 0}, call{dt: 3000, key: "k", cost: 1}, call{dt: -70000, key: "k", cost: 1}, call{dt: 140000, key: "k", cost: 1})
 	out["clock-backwards"] = sc{"requests earlier than the key's last admission by at most MAX_SKEW_MS (60 s) are decided at that admission's time, durations still counting from the caller's clock; 70 s behind, the key is decided as if it had no state", back}
 	skew := append(burst("k", L), call{dt: -oracle.MaxSkewMs, key: "k", cost: 1}, call{dt: -1, key: "k", cost: 1}, call{dt: oracle.MaxSkewMs + 1, key: "k", cost: 0})

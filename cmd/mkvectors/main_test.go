@@ -52,6 +52,7 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 				Cost      *json.Number
 				Meta      *string
 				View      string
+				Reset     bool
 				WrongType json.RawMessage `json:"wrong_type"` // true, or the places of the keys
 				Expect    map[string]any
 			}
@@ -88,6 +89,14 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 			wantErr := s.Expect["error"] == true
 			if s.View != "" {
 				checkView(t, where(), m, mErr, s.View, s.Key, s.T, s.Expect)
+				continue
+			}
+			if s.Reset {
+				err := mErr
+				if err == nil {
+					err = m.(oracle.Resetter).Reset(s.Key)
+				}
+				checkReset(t, where(), err, s.Expect)
 				continue
 			}
 			cost, costErr := int64(1), error(nil)
@@ -200,6 +209,7 @@ func checkPolicyVector(t *testing.T, path string, b []byte) int {
 			T         int64 `json:"t_ms"`
 			IDs       map[string]string
 			Cost      *json.Number
+			Reset     bool
 			WrongType json.RawMessage `json:"wrong_type"`
 			Expect    map[string]any
 		}
@@ -224,6 +234,14 @@ func checkPolicyVector(t *testing.T, path string, b []byte) int {
 	for i, s := range v.Steps {
 		where := v.Name + " step " + strconv.Itoa(i)
 		wantErr := s.Expect["error"] == true
+		if s.Reset {
+			err := mErr
+			if err == nil {
+				err = m.Reset(s.IDs)
+			}
+			checkReset(t, where, err, s.Expect)
+			continue
+		}
 		cost, costErr := int64(1), error(nil)
 		if s.Cost != nil {
 			cost, costErr = s.Cost.Int64()
@@ -252,4 +270,13 @@ func checkPolicyVector(t *testing.T, path string, b []byte) int {
 		}
 	}
 	return len(v.Steps)
+}
+
+// checkReset checks a reset step: {"error": false} when the oracle
+// deleted the state, {"error": true} when it refused.
+func checkReset(t *testing.T, where string, err error, expect map[string]any) {
+	t.Helper()
+	if len(expect) != 1 || expect["error"] != (err != nil) {
+		t.Errorf("%s: reset by the oracle: %v; the vector expects %v", where, err, expect)
+	}
 }

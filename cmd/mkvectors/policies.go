@@ -24,6 +24,7 @@ type policyStep struct {
 	T         int64             `json:"t_ms"`
 	IDs       map[string]string `json:"ids"`
 	Cost      json.RawMessage   `json:"cost,omitempty"`
+	Reset     bool              `json:"reset,omitempty"`
 	WrongType any               `json:"wrong_type,omitempty"`
 	Expect    map[string]any    `json:"expect"`
 }
@@ -35,6 +36,7 @@ type pcall struct {
 	cost      int64
 	rawCost   string
 	wrongKeys []int // plant a value of another type at these KEYS first
+	reset     bool  // delete every limit's state for ids instead
 }
 
 // policyParams are the per-call parameters each policy's vectors use.
@@ -66,6 +68,14 @@ func buildPolicy(name, policy, comment string, params map[string]int64, calls []
 	t := int64(t0)
 	for _, c := range calls {
 		t += c.dt
+		if c.reset {
+			s := policyStep{T: t, IDs: c.ids, Reset: true, Expect: map[string]any{"error": true}}
+			if mErr == nil && m.Reset(c.ids) == nil {
+				s.Expect = map[string]any{"error": false}
+			}
+			v.Steps = append(v.Steps, s)
+			continue
+		}
 		s := policyStep{T: t, IDs: c.ids, Cost: rawInt(c.cost)}
 		if c.rawCost != "" {
 			s.Cost = json.RawMessage(c.rawCost)
@@ -149,6 +159,8 @@ func policyScenarios(policy string) map[string]struct {
 		u := ids("user", "alice")
 		calls := repeat(6, pcall{ids: u, cost: 1})
 		calls = append(calls, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 86400000, ids: u, cost: 1})
+		out["reset"] = sc{"a user past both limits is reset: every limit's state for that user is deleted, and the next requests are decided as on fresh keys; an empty identity is refused and deletes nothing",
+			append(append(repeat(7, pcall{ids: u, cost: 1}), pcall{ids: u, reset: true}, pcall{ids: ids("user", ""), reset: true}), repeat(6, pcall{ids: u, cost: 1})...)}
 		out["burst-then-quota"] = sc{"gcra admits 5 at once, so the 6th request in one ms is denied by the burst limit and logs nothing in the daily quota; one more 100 ms later fills the quota of 6, after which the quota binds and gcra consumes nothing; a day later the quota's entries have left",
 			calls}
 		out["cost-above-quota"] = sc{"a cost above the quota is denied with retry -1 by the quota while gcra would admit it; a cost above the burst is denied by both, -1 by each: the first listed binds",

@@ -172,6 +172,26 @@ func (l *Counter) decide(sh *shard[counterState], key string, nowMs, cost int64,
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil
 }
 
+var _ Resetter = (*Counter)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *Counter) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("counter: a zero Counter has no parameters: make it with NewCounter or New")
+	}
+	if key == "" {
+		return badInput("counter: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("counter: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *Counter) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *Counter) lockKey(key string) { l.states.shard(key).lock() }
 

@@ -446,6 +446,26 @@ func (l *Trail) decide(sh *shard[trailState], key string, nowMs, cost int64, not
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
 }
 
+var _ Resetter = (*Trail)(nil)
+
+// Reset deletes key's state, as the reset script does; see Resetter.
+func (l *Trail) Reset(key string) error {
+	if l == nil || l.states == nil {
+		return badInput("trail: a zero Trail has no parameters: make it with NewTrail or New")
+	}
+	if key == "" {
+		return badInput("trail: key must not be empty")
+	}
+	if key[0] == '}' {
+		return badInput("trail: key must not begin with '}' (its hash tag would be empty)")
+	}
+	l.states.reset(key)
+	return nil
+}
+
+// resetKey deletes key's state for a policy; see policyMember.
+func (l *Trail) resetKey(key string) { l.states.reset(key) }
+
 // lockKey and unlockKey lock and unlock the shard of key; see policyMember.
 func (l *Trail) lockKey(key string) { l.states.shard(key).lock() }
 

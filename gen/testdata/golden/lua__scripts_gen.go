@@ -7,16 +7,22 @@ import _ "embed"
 //go:embed counter.lua
 var counterSource string
 
+//go:embed counter_reset.lua
+var counterResetSource string
+
 //go:embed trail.lua
 var trailSource string
+
+//go:embed trail_reset.lua
+var trailResetSource string
 
 //go:embed trail_recent.lua
 var trailRecentSource string
 
 // Scripts lists every generated script, sorted by name.
 var Scripts = []Script{
-	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "8dd3ee134bc5b974a28f74ede2a5db9297bf65d3", Keys: []string{":ctr"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms"}},
-	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "92d24230769780ae2bdb70d28af4dbdc61699635", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms"}},
+	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "8dd3ee134bc5b974a28f74ede2a5db9297bf65d3", ResetSource: counterResetSource, ResetSHA1: "f5795b491dc1121876f5b3cd8c946491fd16ba76", Keys: []string{":ctr"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms"}},
+	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "92d24230769780ae2bdb70d28af4dbdc61699635", ResetSource: trailResetSource, ResetSHA1: "d17f2ffe6fd3b07605b5d8160981a8641be0f874", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms"}},
 	{Name: "trail_recent", Algorithm: "trail", View: "recent", Source: trailRecentSource, SHA1: "df9563f4a852a53f54ede0fad71a227809f1c61c", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"ts", "text"}},
 }
 
