@@ -34,28 +34,12 @@ func (o *oracleTarget) Begin(name string, params map[string]json.Number) error {
 		ints[k] = n
 	}
 	o.m, o.pol, o.err = nil, nil, nil
-	if p, ok := lua.LookupPolicy(name); ok {
-		o.pol, o.err = oraclePolicy(p, ints)
+	if _, ok := lua.LookupPolicy(name); ok {
+		o.pol, o.err = OraclePolicy(name, ints)
 		return nil
 	}
 	o.m, o.err = oracle.New(name, ints)
 	return nil
-}
-
-// oraclePolicy builds the oracle's model of a policy from its definition
-// in the manifest (package lua) and its per-call parameters.
-func oraclePolicy(p lua.Policy, params map[string]int64) (*oracle.Policy, error) {
-	for k := range params {
-		if !contains(p.Params, k) {
-			return nil, fmt.Errorf("%w: unknown parameter %s", oracle.ErrBadInput, k)
-		}
-	}
-	var limits []oracle.PolicyLimit
-	for _, l := range p.Limits {
-		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
-			Identity: l.Identity, Constant: l.Constant, Params: l.ParamsWith(params)})
-	}
-	return oracle.NewPolicy(p.Name, limits)
 }
 
 func (o *oracleTarget) Decide(r Request) Outcome {

@@ -92,25 +92,22 @@ func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[s
 // must, and applies it to them.
 func conjunction(p lua.Policy, alone []Target, ids map[string]string, now int64, cost json.Number) Outcome {
 	c, _ := cost.Int64()
+	keys := make([]string, len(alone))
 	peeks := make([]Outcome, len(alone))
 	all := true
 	for i, l := range p.Limits {
-		key := l.Constant
+		keys[i] = l.Constant
 		if l.Identity != "" {
-			key = ids[l.Identity]
+			keys[i] = ids[l.Identity]
 		}
-		peeks[i] = alone[i].Decide(Request{Key: key, NowMs: now, Cost: "0"})
+		peeks[i] = alone[i].Decide(Request{Key: keys[i], NowMs: now, Cost: "0"})
 		all = all && c <= peeks[i].Remaining
 	}
 	var out Outcome
-	for i, l := range p.Limits {
-		key := l.Constant
-		if l.Identity != "" {
-			key = ids[l.Identity]
-		}
+	for i := range p.Limits {
 		r := peeks[i]
 		if all || c > peeks[i].Remaining {
-			r = alone[i].Decide(Request{Key: key, NowMs: now, Cost: cost})
+			r = alone[i].Decide(Request{Key: keys[i], NowMs: now, Cost: cost})
 		}
 		out.Limits = append(out.Limits, r)
 	}

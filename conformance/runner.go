@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/limitspec/limitspec/lua"
@@ -211,6 +212,28 @@ func maxTTLOf(v Vector) int64 {
 		longest = max(longest, ms)
 	}
 	return longest
+}
+
+// OraclePolicy is the oracle's model of the named policy, built from its
+// definition in the manifest (package lua) and its per-call parameters,
+// named limit.param; an unknown policy or parameter matches
+// oracle.ErrBadInput.
+func OraclePolicy(name string, params map[string]int64) (*oracle.Policy, error) {
+	p, ok := lua.LookupPolicy(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown policy %q", oracle.ErrBadInput, name)
+	}
+	for k := range params {
+		if !slices.Contains(p.Params, k) {
+			return nil, fmt.Errorf("%w: %s: unknown parameter %s", oracle.ErrBadInput, name, k)
+		}
+	}
+	var limits []oracle.PolicyLimit
+	for _, l := range p.Limits {
+		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
+			Identity: l.Identity, Constant: l.Constant, Params: l.ParamsWith(params)})
+	}
+	return oracle.NewPolicy(p.Name, limits)
 }
 
 func algorithmMaxTTL(algorithm string, params map[string]int64) int64 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,7 +100,7 @@ type call struct {
 }
 
 // resetName is the name of the reset script.
-func (c call) resetName() string { return c.alg + "_reset" }
+func (c call) resetName() string { return lua.ResetName(c.alg) }
 
 // resetOutcome is a reset script's outcome: empty when it replied with
 // the number of keys deleted.
@@ -144,7 +145,7 @@ func prepare(name string, params map[string]json.Number) call {
 func preparePolicy(p lua.Policy, params map[string]json.Number) call {
 	c := call{policy: &p, alg: p.Name, given: params}
 	for k := range params {
-		if !contains(p.Params, k) {
+		if !slices.Contains(p.Params, k) {
 			o := failure("BADINPUT", fmt.Sprintf("%s: unknown parameter %q", p.Name, k))
 			c.refused = &o
 			return c
@@ -172,7 +173,7 @@ func prepareView(algorithm, view string, params map[string]json.Number) call {
 	}
 	c := call{script: s, alg: algorithm, given: params}
 	for k := range params {
-		if !contains(s.Params, k) {
+		if !slices.Contains(s.Params, k) {
 			o := failure("BADINPUT", fmt.Sprintf("%s: unknown parameter %q", algorithm, k))
 			c.refused = &o
 			return c
@@ -240,7 +241,7 @@ func (c call) keys(prefix string, r Request) ([]string, *Outcome) {
 		return c.script.KeyNames(prefix + r.Key), nil
 	}
 	for name := range r.IDs {
-		if !contains(c.policy.Identities, name) {
+		if !slices.Contains(c.policy.Identities, name) {
 			o := failure("BADINPUT", fmt.Sprintf("%s: unknown identity %q", c.alg, name))
 			return nil, &o
 		}
@@ -341,15 +342,6 @@ func entriesOutcome(entries [][]string) Outcome {
 		entries = [][]string{}
 	}
 	return Outcome{Entries: entries}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var errNoVector = errors.New("Begin was not called")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/limitspec/limitspec/goimpl"
 )
@@ -32,7 +33,7 @@ func (t *GoTarget) Begin(name string, params map[string]json.Number) error {
 		}
 		ints[k] = n
 	}
-	if contains(goimpl.Policies(), name) {
+	if slices.Contains(goimpl.Policies(), name) {
 		return t.beginPolicy(name, ints)
 	}
 	lim, err := goimpl.New(name, ints)

@@ -28,12 +28,12 @@ func NewLuaTarget() (*LuaTarget, error) {
 	for _, s := range lua.Scripts {
 		sources[s.Name] = s.Source
 		if s.ResetSource != "" {
-			sources[s.Name+"_reset"] = s.ResetSource
+			sources[lua.ResetName(s.Name)] = s.ResetSource
 		}
 	}
 	for _, p := range lua.Policies {
 		sources[p.Name] = p.Source
-		sources[p.Name+"_reset"] = p.ResetSource
+		sources[lua.ResetName(p.Name)] = p.ResetSource
 	}
 	for name, src := range sources {
 		chunk, err := parse.Parse(strings.NewReader(src), name+".lua")

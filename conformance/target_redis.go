@@ -81,12 +81,12 @@ func newRedisTarget(name string, rdb redis.UniversalClient, m *miniredis.Minired
 	for _, s := range lua.Scripts {
 		t.scripts[s.Name] = redis.NewScript(s.Source)
 		if s.ResetSource != "" {
-			t.scripts[s.Name+"_reset"] = redis.NewScript(s.ResetSource)
+			t.scripts[lua.ResetName(s.Name)] = redis.NewScript(s.ResetSource)
 		}
 	}
 	for _, p := range lua.Policies {
 		t.scripts[p.Name] = redis.NewScript(p.Source)
-		t.scripts[p.Name+"_reset"] = redis.NewScript(p.ResetSource)
+		t.scripts[lua.ResetName(p.Name)] = redis.NewScript(p.ResetSource)
 	}
 	return t
 }

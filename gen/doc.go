@@ -17,9 +17,10 @@
 // adds policies: each a list of limits, an algorithm with its parameters
 // (fixed, or "call" for a per-call ARGV "limit.param") and the identity
 // it counts (a name or a constant). A policy's script (lua/<policy>.lua)
-// holds every limit's decision as a Lua function of its own KEYS and ARGV,
-// emitted by the same code as the algorithm's script, with each write
-// deferred: the function returns its reply and the writes that apply it,
+// holds one Lua function per algorithm it uses, called for each limit with
+// that limit's KEYS, ARGV and error prefix, and emitted by the same code as
+// the algorithm's script with each write deferred: the function returns
+// its reply and the writes that apply it,
 // and the script runs the writes only once every limit has admitted. In
 // Go every generated limiter gets decide (the decision under a caller's
 // lock, storing only with commit) and goimpl's hand-written Policy runs

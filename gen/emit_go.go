@@ -799,11 +799,15 @@ func emitGoPolicies(sp *Spec) ([]byte, error) {
 	w.line("package goimpl")
 	w.line("")
 	w.line("// The domains of now_ms and cost, which a Policy checks as every")
-	w.line("// algorithm does.")
+	w.line("// algorithm does, and the refusals of a Policy, in the scripts' words")
+	w.line("// (each Refused is followed by the value given).")
 	w.line("const (")
 	for _, in := range sp.Inputs {
 		w.line("%sMax = %d", in.Name, in.Max)
+		w.line("%sRefused = %q", in.Name, msgInputPrefix(in))
 	}
+	w.line("identityEmpty = %q", msgIdentityEmpty("%s"))
+	w.line("identityBrace = %q", msgIdentityBrace("%s"))
 	w.line(")")
 	w.line("")
 	w.line("func init() {")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -158,7 +159,7 @@ func (l *loader) policy(yp yamlPolicy, index int, pos Pos) *Policy {
 	}
 	names := map[string]bool{}
 	for j, yl := range yp.Limits {
-		lim := l.limit(p, yl, l.policyItemPos(index, j, pos))
+		lim := l.limit(p, yl, l.nodePos(pos, "policies", index, "limits", j))
 		if lim == nil {
 			continue
 		}
@@ -167,43 +168,11 @@ func (l *loader) policy(yp yamlPolicy, index int, pos Pos) *Policy {
 		}
 		names[lim.Name] = true
 		p.Limits = append(p.Limits, lim)
-		if lim.Identity != "" && !contains(p.Identities, lim.Identity) {
+		if lim.Identity != "" && !slices.Contains(p.Identities, lim.Identity) {
 			p.Identities = append(p.Identities, lim.Identity)
 		}
 	}
 	return p
-}
-
-func (l *loader) policyItemPos(index, j int, def Pos) Pos {
-	n := l.root
-	if len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	for _, key := range []any{"policies", index, "limits", j} {
-		n = yamlStep(n, key)
-	}
-	if n == nil {
-		return def
-	}
-	return Pos{l.file, n.Line}
-}
-
-// yamlStep is the value of a mapping's key (a string) or a sequence's
-// item (an int), nil when there is none.
-func yamlStep(n *yaml.Node, key any) *yaml.Node {
-	switch k := key.(type) {
-	case string:
-		for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				return n.Content[i+1]
-			}
-		}
-	case int:
-		if n != nil && n.Kind == yaml.SequenceNode && k < len(n.Content) {
-			return n.Content[k]
-		}
-	}
-	return nil
 }
 
 func (l *loader) limit(p *Policy, yl yamlLimit, pos Pos) *Limit {
@@ -267,13 +236,4 @@ func (l *loader) fixParam(lim *Limit, what, name, v string) {
 		return
 	}
 	lim.Fixed[name] = n
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -33,8 +33,12 @@ func TestPolicyRejects(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
-			if !strings.Contains(err.Error(), "p.yaml:") {
-				t.Errorf("error %v does not name the line", err)
+			line := "p.yaml:5:" // the limit's line
+			if strings.Contains(tt.name, "twice") {
+				line = "p.yaml:6:" // the second limit's
+			}
+			if !strings.Contains(err.Error(), line) {
+				t.Errorf("error %v does not name %s", err, line)
 			}
 		})
 	}
@@ -65,6 +69,10 @@ func TestClusterSafe(t *testing.T) {
 		if got, ok := want[p.Name]; ok && got != p.ClusterSafe() {
 			t.Errorf("%s: ClusterSafe = %v, want %v", p.Name, p.ClusterSafe(), got)
 		}
+		delete(want, p.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("the spec no longer has the policies %v this test checks", want)
 	}
 }
 

@@ -183,28 +183,42 @@ type loader struct {
 // itemPos is the position of item j of an algorithm's list (its params,
 // state, ...), or def when the spec has no such item.
 func (l *loader) itemPos(alg int, list string, j int, def Pos) Pos {
+	return l.nodePos(def, "algorithms", alg, list, j)
+}
+
+// nodePos is the position of the node the path of keys (strings) and
+// sequence items (ints) leads to from the document's root, or def when
+// there is none.
+func (l *loader) nodePos(def Pos, path ...any) Pos {
 	n := l.root
 	if len(n.Content) > 0 {
 		n = n.Content[0]
 	}
-	step := func(n *yaml.Node, key string) *yaml.Node {
+	for _, key := range path {
+		n = yamlStep(n, key)
+	}
+	if n == nil {
+		return def
+	}
+	return Pos{l.file, n.Line}
+}
+
+// yamlStep is the value of a mapping's key (a string) or a sequence's
+// item (an int), nil when there is none.
+func yamlStep(n *yaml.Node, key any) *yaml.Node {
+	switch k := key.(type) {
+	case string:
 		for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
+			if n.Content[i].Value == k {
 				return n.Content[i+1]
 			}
 		}
-		return nil
-	}
-	index := func(n *yaml.Node, i int) *yaml.Node {
-		if n == nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
-			return nil
+	case int:
+		if n != nil && n.Kind == yaml.SequenceNode && k < len(n.Content) {
+			return n.Content[k]
 		}
-		return n.Content[i]
 	}
-	if x := index(step(index(step(n, "algorithms"), alg), list), j); x != nil {
-		return Pos{l.file, x.Line}
-	}
-	return def
+	return nil
 }
 
 func (l *loader) errf(pos Pos, format string, args ...any) {

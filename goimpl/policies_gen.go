@@ -3,10 +3,15 @@
 package goimpl
 
 // The domains of now_ms and cost, which a Policy checks as every
-// algorithm does.
+// algorithm does, and the refusals of a Policy, in the scripts' words
+// (each Refused is followed by the value given).
 const (
-	nowMax  = 35184372088832
-	costMax = 9007199254740991
+	nowMax        = 35184372088832
+	nowRefused    = "now_ms must be an integer in [0, 35184372088832], got "
+	costMax       = 9007199254740991
+	costRefused   = "cost must be an integer in [0, 9007199254740991], got "
+	identityEmpty = "identity %s must not be empty"
+	identityBrace = "identity %s must not begin with '}' (its hash tag would be empty)"
 )
 
 func init() {

@@ -2,6 +2,7 @@ package goimpl
 
 import (
 	"errors"
+	"slices"
 	"sort"
 )
 
@@ -88,7 +89,7 @@ func NewPolicy(name string, params map[string]int64) (*Policy, error) {
 			return nil, err
 		}
 		p.limits = append(p.limits, policyLimit{name: ld.name, identity: ld.identity, constant: ld.constant, m: l.(policyMember)})
-		if ld.identity != "" && !contains(p.identities, ld.identity) {
+		if ld.identity != "" && !slices.Contains(p.identities, ld.identity) {
 			p.identities = append(p.identities, ld.identity)
 		}
 	}
@@ -103,7 +104,7 @@ func knownPolicyParams(def policyDef, params map[string]int64) error {
 		}
 	}
 	for k := range params {
-		if !contains(names, k) {
+		if !slices.Contains(names, k) {
 			return badInput("%s: unknown parameter %q (parameters: %v)", def.name, k, names)
 		}
 	}
@@ -151,10 +152,10 @@ func (p *Policy) Allow(ids map[string]string, nowMs, cost int64) (PolicyResult, 
 		nowMs = processNow()
 	}
 	if nowMs < 0 || nowMs > nowMax {
-		return PolicyResult{}, badInput("%s: now_ms must be an integer in [0, %d], got %d", p.name, int64(nowMax), nowMs)
+		return PolicyResult{}, badInput("%s: %s%d", p.name, nowRefused, nowMs)
 	}
 	if cost < 0 || cost > costMax {
-		return PolicyResult{}, badInput("%s: cost must be an integer in [0, %d], got %d", p.name, int64(costMax), cost)
+		return PolicyResult{}, badInput("%s: %s%d", p.name, costRefused, cost)
 	}
 	// Every call locks the limits' shards in the limits' order, so that
 	// two calls never wait for each other in a cycle.
@@ -253,7 +254,7 @@ func longer(a, b int64) bool { return a != b && (a == -1 || (b != -1 && a > b)) 
 // keys returns each limit's key: its identity's value, or its constant.
 func (p *Policy) keys(ids map[string]string) ([]string, error) {
 	for name := range ids {
-		if !contains(p.identities, name) {
+		if !slices.Contains(p.identities, name) {
 			return nil, badInput("%s: unknown identity %q (identities: %v)", p.name, name, p.identities)
 		}
 	}
@@ -268,22 +269,13 @@ func (p *Policy) keys(ids map[string]string) ([]string, error) {
 		case !ok:
 			return nil, badInput("%s: missing identity %s", p.name, l.identity)
 		case v == "":
-			return nil, badInput("%s: identity %s must not be empty", p.name, l.identity)
+			return nil, badInput("%s: "+identityEmpty, p.name, l.identity)
 		case v[0] == '}':
-			return nil, badInput("%s: identity %s must not begin with '}' (its hash tag would be empty)", p.name, l.identity)
+			return nil, badInput("%s: "+identityBrace, p.name, l.identity)
 		}
 		keys[i] = v
 	}
 	return keys, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // policyDefs are the policies of spec/policies.yaml by name; the

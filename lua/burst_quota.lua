@@ -139,9 +139,8 @@ local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
--- limit burst: gcra counting user
-local function limit_burst(KEYS, ARGV, mode)
-  local ALG = 'burst_quota.burst: gcra: '
+-- a limit of gcra; ALG names the policy, the limit and gcra in errors
+local function decide_gcra(KEYS, ARGV, mode, ALG)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
@@ -240,9 +239,8 @@ local function limit_burst(KEYS, ARGV, mode)
   return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, new_tat - tau), rate)), reset, 0, 0}, writes
 end
 
--- limit daily: sliding_log counting user
-local function limit_daily(KEYS, ARGV, mode)
-  local ALG = 'burst_quota.daily: sliding_log: '
+-- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
+local function decide_sliding_log(KEYS, ARGV, mode, ALG)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
@@ -505,13 +503,13 @@ if #ARGV ~= 3 then
   return bad('expected 3 arguments (now_ms cost daily.limit), got ' .. #ARGV)
 end
 
--- each limit: its function, KEYS and ARGV
+-- each limit: its function, KEYS, ARGV and error prefix
 local LIMITS = {
-  {limit_burst, {KEYS[1]}, {'', '', '5', '10', '1000'}},
-  {limit_daily, {KEYS[2], KEYS[3]}, {'', '', ARGV[3], '86400000'}},
+  {decide_gcra, {KEYS[1]}, {'', '', '5', '10', '1000'}, 'burst_quota.burst: gcra: '},
+  {decide_sliding_log, {KEYS[2], KEYS[3]}, {'', '', ARGV[3], '86400000'}, 'burst_quota.daily: sliding_log: '},
 }
 for _, l in ipairs(LIMITS) do
-  local e = l[1](l[2], l[3], 'check')
+  local e = l[1](l[2], l[3], 'check', l[4])
   if e then
     return e
   end
@@ -560,7 +558,7 @@ end
 -- every limit decides, writing nothing
 local res, writes, all = {}, {}, true
 for i, l in ipairs(LIMITS) do
-  local r, w = l[1](l[2], l[3], 'decide')
+  local r, w = l[1](l[2], l[3], 'decide', l[4])
   if r.err then
     return r
   end
@@ -579,7 +577,7 @@ else
   for i, l in ipairs(LIMITS) do
     if res[i][1] == 1 then
       l[3][2] = '0'
-      res[i] = l[1](l[2], l[3], 'decide')
+      res[i] = l[1](l[2], l[3], 'decide', l[4])
     end
   end
 end

@@ -155,6 +155,10 @@ func (l PolicyLimit) ParamsWith(params map[string]int64) map[string]int64 {
 	return all
 }
 
+// ResetName is the name of the reset script of an algorithm or policy:
+// the file lua/<ResetName>.lua.
+func ResetName(name string) string { return name + "_reset" }
+
 // LookupPolicy returns the named policy's script.
 func LookupPolicy(name string) (Policy, bool) {
 	for _, p := range Policies {

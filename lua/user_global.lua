@@ -111,9 +111,8 @@ local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
--- limit user: token_bucket counting user
-local function limit_user(KEYS, ARGV, mode)
-  local ALG = 'user_global.user: token_bucket: '
+-- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
+local function decide_token_bucket(KEYS, ARGV, mode, ALG)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
@@ -213,9 +212,8 @@ local function limit_user(KEYS, ARGV, mode)
   return {pick(ok, 1, 0), capacity, fdiv(after, refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - level), refill_tokens)), reset, 0, 0}, writes
 end
 
--- limit global: fixed_window counting every caller as "global"
-local function limit_global(KEYS, ARGV, mode)
-  local ALG = 'user_global.global: fixed_window: '
+-- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
+local function decide_fixed_window(KEYS, ARGV, mode, ALG)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
@@ -300,13 +298,13 @@ if #ARGV ~= 3 then
   return bad('expected 3 arguments (now_ms cost global.limit), got ' .. #ARGV)
 end
 
--- each limit: its function, KEYS and ARGV
+-- each limit: its function, KEYS, ARGV and error prefix
 local LIMITS = {
-  {limit_user, {KEYS[1]}, {'', '', '20', '1', '100'}},
-  {limit_global, {KEYS[2]}, {'', '', ARGV[3], '60000'}},
+  {decide_token_bucket, {KEYS[1]}, {'', '', '20', '1', '100'}, 'user_global.user: token_bucket: '},
+  {decide_fixed_window, {KEYS[2]}, {'', '', ARGV[3], '60000'}, 'user_global.global: fixed_window: '},
 }
 for _, l in ipairs(LIMITS) do
-  local e = l[1](l[2], l[3], 'check')
+  local e = l[1](l[2], l[3], 'check', l[4])
   if e then
     return e
   end
@@ -359,7 +357,7 @@ end
 -- every limit decides, writing nothing
 local res, writes, all = {}, {}, true
 for i, l in ipairs(LIMITS) do
-  local r, w = l[1](l[2], l[3], 'decide')
+  local r, w = l[1](l[2], l[3], 'decide', l[4])
   if r.err then
     return r
   end
@@ -378,7 +376,7 @@ else
   for i, l in ipairs(LIMITS) do
     if res[i][1] == 1 then
       l[3][2] = '0'
-      res[i] = l[1](l[2], l[3], 'decide')
+      res[i] = l[1](l[2], l[3], 'decide', l[4])
     end
   end
 end

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -186,7 +187,7 @@ func (p *Policy) check(ids map[string]string, now, cost int64) error {
 	if len(ids) > len(p.ids) {
 		var unknown []string
 		for id := range ids {
-			if !p.counts(id) {
+			if !slices.Contains(p.ids, id) {
 				unknown = append(unknown, id)
 			}
 		}
@@ -205,16 +206,6 @@ func (p *Policy) check(ids map[string]string, now, cost int64) error {
 		return bad("%s: cost out of range: %d", p.name, cost)
 	}
 	return nil
-}
-
-// counts reports whether one of the policy's limits counts identity id.
-func (p *Policy) counts(id string) bool {
-	for _, x := range p.ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // try is the result of a valid request for key at now, as Decide would

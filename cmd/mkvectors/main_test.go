@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/lua"
 	"github.com/limitspec/limitspec/oracle"
 )
@@ -220,17 +221,11 @@ func checkPolicyVector(t *testing.T, path string, b []byte) int {
 		t.Errorf("%s: %v", path, err)
 		return 0
 	}
-	p, ok := lua.LookupPolicy(v.Policy)
-	if !ok {
+	if _, ok := lua.LookupPolicy(v.Policy); !ok {
 		t.Errorf("%s: no policy %q", path, v.Policy)
 		return 0
 	}
-	var limits []oracle.PolicyLimit
-	for _, l := range p.Limits {
-		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm, Identity: l.Identity,
-			Constant: l.Constant, Params: l.ParamsWith(v.Params)})
-	}
-	m, mErr := oracle.NewPolicy(v.Policy, limits)
+	m, mErr := conformance.OraclePolicy(v.Policy, v.Params)
 	for i, s := range v.Steps {
 		where := v.Name + " step " + strconv.Itoa(i)
 		wantErr := s.Expect["error"] == true

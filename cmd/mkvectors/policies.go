@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"sort"
 
+	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/lua"
 	"github.com/limitspec/limitspec/oracle"
 )
@@ -49,22 +50,11 @@ var policyParams = map[string]map[string]int64{
 // buildPolicy replays calls through the oracle's model of the policy,
 // made from its definition in package lua.
 func buildPolicy(name, policy, comment string, params map[string]int64, calls []pcall) (policyVector, error) {
-	p, ok := lua.LookupPolicy(policy)
-	if !ok {
+	if _, ok := lua.LookupPolicy(policy); !ok {
 		return policyVector{}, fmt.Errorf("no policy %s", policy)
 	}
 	v := policyVector{Name: policy + "/" + name, Policy: policy, Comment: comment, Params: intParams(params)}
-	var limits []oracle.PolicyLimit
-	for _, l := range p.Limits {
-		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
-			Identity: l.Identity, Constant: l.Constant, Params: l.ParamsWith(params)})
-	}
-	m, mErr := oracle.NewPolicy(policy, limits)
-	for k := range params {
-		if !contains(p.Params, k) {
-			mErr = fmt.Errorf("unknown parameter %s", k)
-		}
-	}
+	m, mErr := conformance.OraclePolicy(policy, params)
 	t := int64(t0)
 	for _, c := range calls {
 		t += c.dt
@@ -281,13 +271,4 @@ func policyVectors() ([]policyVector, error) {
 		out = append(out, policyBadInput(p.Name, params)...)
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
