@@ -18,7 +18,9 @@ import (
 // (cost <= the remaining of a peek, by the contract's definition of
 // remaining), every limit then consuming as alone; denied, a limit that
 // denies reports what it reports alone (a denial writes nothing, so it
-// can be asked), and one that would admit reports its peek.
+// can be asked), and one that would admit reports its peek. A forced
+// step is each limit forced alone: every limit charged, admitted when
+// every one would have admitted.
 func TestPolicyIsConjunction(t *testing.T) {
 	kinds := map[string]func() Target{
 		"goimpl": func() Target { return NewGoTarget() },
@@ -30,7 +32,7 @@ func TestPolicyIsConjunction(t *testing.T) {
 			return tg
 		},
 	}
-	params := map[string]map[string]int64{"burst_quota": {"daily.limit": 4}, "user_global": {"global.limit": 7}}
+	params := map[string]map[string]int64{"burst_quota": {"daily.limit": 40}, "user_global": {"global.limit": 7}}
 	for kind, mk := range kinds {
 		for _, p := range lua.Policies {
 			t.Run(kind+"/"+p.Name, func(t *testing.T) {
@@ -74,10 +76,16 @@ func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[s
 			ids[id] = fmt.Sprint(id, rng.Intn(2))
 		}
 		cost := json.Number(strconv.Itoa([]int{0, 1, 1, 1, 2, 3}[rng.Intn(6)]))
-		got := pol.Decide(Request{IDs: ids, NowMs: now, Cost: cost})
-		want := conjunction(p, alone, ids, now, cost)
+		force := rng.Intn(6) == 0
+		got := pol.Decide(Request{IDs: ids, NowMs: now, Cost: cost, Force: force})
+		var want Outcome
+		if force {
+			want = forcedConjunction(p, alone, ids, now, cost)
+		} else {
+			want = conjunction(p, alone, ids, now, cost)
+		}
 		if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
-			t.Fatalf("step %d (t %d, ids %v, cost %s): the policy differs from its limits alone (-alone +policy):\n%s", step, now, ids, cost, diff)
+			t.Fatalf("step %d (t %d, ids %v, cost %s, forced %v): the policy differs from its limits alone (-alone +policy):\n%s", step, now, ids, cost, force, diff)
 		}
 		if got.Allowed {
 			admitted++
@@ -103,14 +111,38 @@ func conjunction(p lua.Policy, alone []Target, ids map[string]string, now int64,
 		peeks[i] = alone[i].Decide(Request{Key: keys[i], NowMs: now, Cost: "0"})
 		all = all && c <= peeks[i].Remaining
 	}
-	var out Outcome
+	var limits []Outcome
 	for i := range p.Limits {
 		r := peeks[i]
 		if all || c > peeks[i].Remaining {
 			r = alone[i].Decide(Request{Key: keys[i], NowMs: now, Cost: cost})
 		}
-		out.Limits = append(out.Limits, r)
+		limits = append(limits, r)
 	}
+	return policyOutcome(limits, all, all)
+}
+
+// forcedConjunction forces a request on every limit run alone, as a
+// policy's forced call must.
+func forcedConjunction(p lua.Policy, alone []Target, ids map[string]string, now int64, cost json.Number) Outcome {
+	var limits []Outcome
+	all := true
+	for i, l := range p.Limits {
+		key := l.Constant
+		if l.Identity != "" {
+			key = ids[l.Identity]
+		}
+		r := alone[i].Decide(Request{Key: key, NowMs: now, Cost: cost, Force: true})
+		limits = append(limits, r)
+		all = all && r.Allowed
+	}
+	return policyOutcome(limits, all, true)
+}
+
+// policyOutcome is a policy's outcome from its limits': the binding
+// limit's, with the largest delay of all limits when delays count.
+func policyOutcome(limits []Outcome, all, delays bool) Outcome {
+	out := Outcome{Limits: limits}
 	b := 0
 	for i, r := range out.Limits {
 		switch {
@@ -123,7 +155,7 @@ func conjunction(p lua.Policy, alone []Target, ids map[string]string, now int64,
 	res := out.Limits[b]
 	res.Index, res.Limits, res.DelayMs = int64(b+1), out.Limits, 0
 	for _, r := range out.Limits {
-		if all {
+		if delays {
 			res.DelayMs = max(res.DelayMs, r.DelayMs)
 		}
 	}

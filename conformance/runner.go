@@ -66,6 +66,9 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 		if s.View != "" {
 			where = fmt.Sprintf("step %d (t_ms %d, key %q, view %s)", si, s.T, s.Key, s.View)
 		}
+		if s.Force {
+			where += ", forced"
+		}
 		outs := make([]*Outcome, len(targets))
 		base := -1
 		for i, t := range targets {

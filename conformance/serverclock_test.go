@@ -67,7 +67,7 @@ var serverClockSteps = []string{"1", "1", "0", "1", "1000000", "1"}
 func decideAtServerTime(t *RedisTarget, r Request) Outcome {
 	keys, argv, _ := t.c.args(t.prefix, r)
 	argv[0] = ""
-	res, err := t.eval(t.scriptName(), keys, argv)
+	res, err := t.eval(t.c.scriptName(false), keys, argv)
 	return decisionOutcome(t.c, res, err)
 }
 
@@ -121,7 +121,7 @@ func TestServerClockOnRedis(t *testing.T) {
 			if err := real.Begin(alg, sub.params); err != nil {
 				t.Fatal(err)
 			}
-			if err := real.scripts[real.scriptName()].Load(ctx, real.rdb).Err(); err != nil {
+			if err := real.scripts[real.c.scriptName(false)].Load(ctx, real.rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
 			checked = serverClockSequence(t, real, alg, sub.params, renamed(sub.r, strconv.Itoa(attempt)))
@@ -152,7 +152,7 @@ func serverClockSequence(t *testing.T, real *RedisTarget, alg string, params map
 		var eval *redis.Cmd
 		_, err := real.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			before = p.Time(ctx)
-			eval = p.EvalSha(ctx, real.scripts[real.scriptName()].Hash(), keys, args...)
+			eval = p.EvalSha(ctx, real.scripts[real.c.scriptName(false)].Hash(), keys, args...)
 			after = p.Time(ctx)
 			return nil
 		})

@@ -34,14 +34,16 @@ type Outcome struct {
 }
 
 // Request is the input of one decision: an algorithm's key or a policy's
-// identity values, the time, the cost, and the string inputs by name
-// (meta_window's meta).
+// identity values, the time, the cost, the string inputs by name
+// (meta_window's meta), and whether the call is forced.
 type Request struct {
 	Key    string
 	IDs    map[string]string
 	NowMs  int64
 	Cost   json.Number
 	Inputs map[string]string
+	// Force asks for the forced call (docs/semantics.md, "Force").
+	Force bool
 }
 
 func failure(class, msg string) Outcome { return Outcome{Error: class, Message: msg} }
@@ -99,6 +101,26 @@ type call struct {
 	given   map[string]json.Number
 }
 
+// scriptSources maps the name of every generated script to its source:
+// each algorithm's decision, view, reset and forced call, and each
+// policy's decision, reset and forced call.
+func scriptSources() map[string]string {
+	out := map[string]string{}
+	for _, s := range lua.Scripts {
+		out[s.Name] = s.Source
+		if s.View == "" {
+			out[lua.ResetName(s.Name)] = s.ResetSource
+			out[lua.ForceName(s.Name)] = s.ForceSource
+		}
+	}
+	for _, p := range lua.Policies {
+		out[p.Name] = p.Source
+		out[lua.ResetName(p.Name)] = p.ResetSource
+		out[lua.ForceName(p.Name)] = p.ForceSource
+	}
+	return out
+}
+
 // resetName is the name of the reset script.
 func (c call) resetName() string { return lua.ResetName(c.alg) }
 
@@ -115,12 +137,16 @@ func resetOutcome(res any, err error) Outcome {
 }
 
 // scriptName is the name of the decision script: the policy's, or the
-// algorithm's (or view's).
-func (c call) scriptName() string {
+// algorithm's (or view's); with force, of its forced call.
+func (c call) scriptName(force bool) string {
+	name := c.script.Name
 	if c.policy != nil {
-		return c.policy.Name
+		name = c.policy.Name
 	}
-	return c.script.Name
+	if force {
+		return lua.ForceName(name)
+	}
+	return name
 }
 
 // ErrNotApplicable is wrapped by Begin's error when a target cannot run a

@@ -76,7 +76,11 @@ func (t *GoTarget) Decide(r Request) Outcome {
 		return failure("BADINPUT", fmt.Sprintf("cost must be an integer, got %s", r.Cost))
 	}
 	if t.pol != nil {
-		pr, err := t.pol.Allow(r.IDs, r.NowMs, c)
+		call := t.pol.Allow
+		if r.Force {
+			call = t.pol.Force
+		}
+		pr, err := call(r.IDs, r.NowMs, c)
 		if err != nil {
 			return goOutcome(err)
 		}
@@ -88,9 +92,14 @@ func (t *GoTarget) Decide(r Request) Outcome {
 		return o
 	}
 	var res goimpl.Result
-	if il, ok := t.lim.(goimpl.InputLimiter); ok {
+	switch il, ok := t.lim.(goimpl.InputLimiter); {
+	case ok && r.Force:
+		res, err = il.ForceInputs(r.Key, r.NowMs, c, stringArgs(il.Inputs(), r.Inputs)...)
+	case ok:
 		res, err = il.AllowInputs(r.Key, r.NowMs, c, stringArgs(il.Inputs(), r.Inputs)...)
-	} else {
+	case r.Force:
+		res, err = t.lim.(goimpl.Forcer).Force(r.Key, r.NowMs, c)
+	default:
 		res, err = t.lim.Allow(r.Key, r.NowMs, c)
 	}
 	if err != nil {

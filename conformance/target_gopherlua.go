@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/limitspec/limitspec/lua"
 	glua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 )
@@ -24,18 +23,7 @@ type LuaTarget struct {
 // NewLuaTarget compiles every generated script once.
 func NewLuaTarget() (*LuaTarget, error) {
 	t := &LuaTarget{L: glua.NewState(), protos: map[string]*glua.FunctionProto{}, store: newStore()}
-	sources := map[string]string{}
-	for _, s := range lua.Scripts {
-		sources[s.Name] = s.Source
-		if s.ResetSource != "" {
-			sources[lua.ResetName(s.Name)] = s.ResetSource
-		}
-	}
-	for _, p := range lua.Policies {
-		sources[p.Name] = p.Source
-		sources[lua.ResetName(p.Name)] = p.ResetSource
-	}
-	for name, src := range sources {
+	for name, src := range scriptSources() {
 		chunk, err := parse.Parse(strings.NewReader(src), name+".lua")
 		if err != nil {
 			return nil, fmt.Errorf("%s.lua: %v", name, err)
@@ -79,7 +67,7 @@ func (t *LuaTarget) Decide(r Request) Outcome {
 	if refused != nil {
 		return *refused
 	}
-	return t.run(t.c.scriptName(), keys, argv, false)
+	return t.run(t.c.scriptName(r.Force), keys, argv, false)
 }
 
 func (t *LuaTarget) View(view, key string, nowMs int64) Outcome {

@@ -78,15 +78,8 @@ func newRedisTarget(name string, rdb redis.UniversalClient, m *miniredis.Minired
 		rand.Read(b)
 		t.run = "limitspec-verify:" + hex.EncodeToString(b) + ":"
 	}
-	for _, s := range lua.Scripts {
-		t.scripts[s.Name] = redis.NewScript(s.Source)
-		if s.ResetSource != "" {
-			t.scripts[lua.ResetName(s.Name)] = redis.NewScript(s.ResetSource)
-		}
-	}
-	for _, p := range lua.Policies {
-		t.scripts[p.Name] = redis.NewScript(p.Source)
-		t.scripts[lua.ResetName(p.Name)] = redis.NewScript(p.ResetSource)
+	for name, src := range scriptSources() {
+		t.scripts[name] = redis.NewScript(src)
 	}
 	return t
 }
@@ -131,7 +124,7 @@ func (t *RedisTarget) Decide(r Request) Outcome {
 	if refused != nil {
 		return *refused
 	}
-	res, err := t.eval(t.scriptName(), keys, argv)
+	res, err := t.eval(t.c.scriptName(r.Force), keys, argv)
 	return decisionOutcome(t.c, res, err)
 }
 
@@ -148,9 +141,6 @@ func (t *RedisTarget) Reset(r Request) Outcome {
 	}
 	return resetOutcome(t.eval(t.c.resetName(), keys, nil))
 }
-
-// scriptName is the name of the current vector's decision script.
-func (t *RedisTarget) scriptName() string { return t.c.scriptName() }
 
 // decisionOutcome turns the reply of c's decision script, or its error,
 // into an Outcome.

@@ -39,6 +39,10 @@ type Step struct {
 	// policy's: of every limit for its ids) instead of deciding; its
 	// expectation is {} or an error. Cost does not apply.
 	Reset bool `json:"reset,omitempty"`
+	// Force (a project extension) makes the step a forced call: decided as
+	// usual, but consuming the cost even when denied (docs/semantics.md,
+	// "Force").
+	Force bool `json:"force,omitempty"`
 	// View (a project extension) names a read-only view to run instead of
 	// a decision, such as meta_window's "entries"; its expectation is
 	// Entries. Cost and meta do not apply.
@@ -88,7 +92,7 @@ func (w WrongType) MarshalJSON() ([]byte, error) {
 // Request is the step's decision input; the contract's meta is the string
 // input named meta.
 func (s Step) Request() Request {
-	r := Request{Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg()}
+	r := Request{Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force}
 	if s.Meta != nil {
 		r.Inputs = map[string]string{"meta": *s.Meta}
 	}

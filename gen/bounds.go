@@ -529,11 +529,23 @@ func (an *analyzer) mul(a, b Expr) Expr {
 	if f := fold("*", a, b, func(x, y *big.Int) *big.Int { return x.Mul(x, y) }); f != nil {
 		return f
 	}
-	// (x + k) * y = x * y + k * y for a literal k, so that a requirement
-	// on x * y still applies.
-	if s, ok := a.(*Binary); ok && s.Op == "+" {
-		if _, ok := lit(s.Y); ok {
+	// Products are distributed over sums, differences and maxima ((x + z)
+	// * y = x * y + z * y, max(x, z) * y = max(x * y, z * y): bounds are
+	// never negative here) and literals move out ((k * x) * y = k * (x * y)),
+	// so that a requirement on x * y still applies.
+	switch s := a.(type) {
+	case *Binary:
+		switch _, k := lit(s.X); {
+		case s.Op == "+":
 			return an.add(an.mul(s.X, b), an.mul(s.Y, b))
+		case s.Op == "-":
+			return an.sub(an.mul(s.X, b), an.mul(s.Y, b))
+		case s.Op == "*" && k:
+			return an.mul(s.X, an.mul(s.Y, b))
+		}
+	case *Call:
+		if s.Fn == "max" {
+			return an.max(an.mul(s.Args[0], b), an.mul(s.Args[1], b))
 		}
 	}
 	return &Binary{Op: "*", X: a, Y: b}

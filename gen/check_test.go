@@ -66,6 +66,9 @@ func TestRejects(t *testing.T) {
 		{"reply in a view", "          show notes if fresh", "          reply { allowed = fresh, remaining = 0 }", "small.yaml:123: view recent: only let and show are allowed in a view"},
 		{"optional parameter default outside its domain", "max: 1000, default: 10, doc", "max: 1000, default: 0, doc", "trail: parameter bucket_ms: default 0 is outside [1, 1000]"},
 		{"unknown state type", "        type: zset", "        type: set", `trail: state log: type "set" is not supported (supported: hash, zset, list)`},
+		{"force in a view", "          show notes if fresh", "          show notes if fresh && !force", "small.yaml:123: force cannot be used here: only in an algorithm's logic"},
+		{"force in a domain", "{name: n, min: 0, max: limit, default: 0, doc: \"count\"}", "{name: n, min: 0, max: if force then limit else 1, default: 0, doc: \"count\"}", "force cannot be used here"},
+		{"force is a boolean", "let c = min(cost, limit + 1)", "let c = min(cost, force)", "small.yaml:36: expected an int expression, found bool"},
 		{"zset with fields", "        doc: one entry per admission\n        max_entries: limit\n        entry:", "        doc: one entry per admission\n        fields:", "trail: state log: a zset has entries, not fields"},
 	}
 	for _, tt := range tests {

@@ -76,6 +76,8 @@ func goLeaf(e Expr) string {
 		return fmt.Sprint(e.V)
 	case *BoolLit:
 		return fmt.Sprint(e.V)
+	case *ForceRef:
+		return "force"
 	case *ParamRef:
 		return "p." + goExported(e.P.Name)
 	case *InputRef:
@@ -337,45 +339,37 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 		w.line("// Allow decides a request of cost for key at nowMs; see Limiter.")
 		w.line("func (l *%s) Allow(key string, nowMs, cost int64) (Result, error) {", typ)
 	}
-	goPreamble(w, a, "Result{}")
-	for _, in := range sp.Inputs {
-		v := goLeaf(&InputRef{In: in})
-		w.line("if %s < %d || %s > %d {", v, in.Min, v, in.Max)
-		w.line("return Result{}, badInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
-		w.line("}")
-	}
-	for _, in := range a.Strings {
-		n := goName(in.Name)
-		w.line("if len(%s) > %d {", n, in.MaxLen)
-		w.line("return Result{}, badInput(\"%%s%%d\", %q, len(%s))", a.Name+": "+msgStrPrefix(in), n)
-		w.line("}")
-	}
-	var strParams, empties string
+	goInputChecks(w, sp, a)
+	var strParams, strArgs, empties string
 	for _, in := range a.Strings {
 		strParams += ", " + goName(in.Name) + " string"
+		strArgs += ", " + goName(in.Name)
 		empties += `, ""`
 	}
-	// The body of decide again, with commit constant: a call fewer on the
-	// path of every decision.
+	// The body of decide again, with commit and force constant: a call
+	// fewer on the path of every decision.
 	w.line("sh := l.states.shard(key)")
 	w.line("sh.lock()")
 	w.line("defer sh.unlock()")
-	w.line("const commit = true")
+	w.line("const commit, force = true, false")
 	goReads(w, sp, a, a.Body, true)
 	w.commitOnly = true
 	goBlock(w, sp, a, a.Body, map[*Agg]string{}, false)
 	w.commitOnly = false
 	w.line("}")
 	w.line("")
+	goForce(w, sp, a, strParams, strArgs)
 	w.line("// decide decides for key, whose shard sh the caller holds locked; it")
 	w.line("// stores the key's new state only with commit, so that a policy can decide")
-	w.line("// every limit before any consumes.")
-	w.line("func (l *%s) decide(sh *shard[%s], key string, nowMs, cost int64%s, commit bool) (Result, error) {", typ, goStateType(a), strParams)
+	w.line("// every limit before any consumes. With force, a denial consumes too.")
+	w.line("func (l *%s) decide(sh *shard[%s], key string, nowMs, cost int64%s, commit, force bool) (Result, error) {", typ, goStateType(a), strParams)
 	goReads(w, sp, a, a.Body, true)
 	w.commitOnly = true
 	goBlock(w, sp, a, a.Body, map[*Agg]string{}, false)
 	w.commitOnly = false
 	w.line("}")
+	w.line("")
+	w.line("var _ Forcer = (*%s)(nil)", typ)
 	w.line("")
 	w.line("var _ Resetter = (*%s)(nil)", typ)
 	w.line("")
@@ -396,9 +390,69 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 	w.line("")
 	w.line("// decideLocked is decide for a policy, which holds key's shard locked and")
 	w.line("// passes no string input; see policyMember.")
-	w.line("func (l *%s) decideLocked(key string, nowMs, cost int64, commit bool) Result {", typ)
-	w.line("r, _ := l.decide(l.states.shard(key), key, nowMs, cost%s, commit)", empties)
+	w.line("func (l *%s) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {", typ)
+	w.line("r, _ := l.decide(l.states.shard(key), key, nowMs, cost%s, commit, force)", empties)
 	w.line("return r")
+	w.line("}")
+	w.line("")
+}
+
+// goInputChecks refuses what the script refuses before it reads any
+// state: a limiter not made by its constructor, the key, now_ms (reading
+// the process clock for Now), cost and the string inputs.
+func goInputChecks(w *writer, sp *Spec, a *Algorithm) {
+	goPreamble(w, a, "Result{}")
+	for _, in := range sp.Inputs {
+		v := goLeaf(&InputRef{In: in})
+		w.line("if %s < %d || %s > %d {", v, in.Min, v, in.Max)
+		w.line("return Result{}, badInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
+		w.line("}")
+	}
+	for _, in := range a.Strings {
+		n := goName(in.Name)
+		w.line("if len(%s) > %d {", n, in.MaxLen)
+		w.line("return Result{}, badInput(\"%%s%%d\", %q, len(%s))", a.Name+": "+msgStrPrefix(in), n)
+		w.line("}")
+	}
+}
+
+// goForce emits the forced call: Force, and for an algorithm with string
+// inputs ForceInputs and Force<Inputs> beside them.
+func goForce(w *writer, sp *Spec, a *Algorithm, strParams, strArgs string) {
+	typ := goType(a)
+	method := "Force"
+	if len(a.Strings) > 0 {
+		method = "Force" + strings.TrimPrefix(goMethod(a), "Allow")
+		var zero, ins []string
+		for i := range a.Strings {
+			zero = append(zero, `""`)
+			ins = append(ins, fmt.Sprintf("in[%d]", i))
+		}
+		w.line("// Force is %s with empty string inputs; see Forcer.", method)
+		w.line("func (l *%s) Force(key string, nowMs, cost int64) (Result, error) {", typ)
+		w.line("return l.%s(key, nowMs, cost, %s)", method, strings.Join(zero, ", "))
+		w.line("}")
+		w.line("")
+		w.line("// ForceInputs is %s with the string inputs in the order of Inputs;", method)
+		w.line("// missing ones are empty.")
+		w.line("func (l *%s) ForceInputs(key string, nowMs, cost int64, inputs ...string) (Result, error) {", typ)
+		w.line("var in [%d]string", len(a.Strings))
+		w.line("copy(in[:], inputs)")
+		w.line("return l.%s(key, nowMs, cost, %s)", method, strings.Join(ins, ", "))
+		w.line("}")
+		w.line("")
+		w.line("// %s decides as %s, but consumes the cost even when it denies;", method, goMethod(a))
+		w.line("// see Forcer.")
+	} else {
+		w.line("// Force decides as Allow, but consumes the cost even when it denies;")
+		w.line("// see Forcer.")
+	}
+	w.line("func (l *%s) %s(key string, nowMs, cost int64%s) (Result, error) {", typ, method, strParams)
+	goInputChecks(w, sp, a)
+	w.line("sh := l.states.shard(key)")
+	w.line("sh.lock()")
+	w.line("defer sh.unlock()")
+	w.line("return l.decide(sh, key, nowMs, cost%s, true, true)", strArgs)
 	w.line("}")
 	w.line("")
 }

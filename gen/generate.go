@@ -18,6 +18,7 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 	sort.Slice(algs, func(i, j int) bool { return algs[i].Name < algs[j].Name })
 	for _, a := range algs {
 		files["lua/"+a.Name+".lua"] = emitLua(sp, a, nil)
+		files["lua/"+luaForceName(a.Name)+".lua"] = emitLuaScript(sp, a, nil, true)
 		files["lua/"+luaResetName(a.Name)+".lua"] = emitLuaReset(a)
 		for _, v := range a.Views {
 			files["lua/"+luaScriptName(a, v)+".lua"] = emitLua(sp, a, v)
@@ -32,7 +33,8 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 		return nil, fmt.Errorf("policies combine the reply fields %s; the spec's are %s", policyReply, replyNames(sp))
 	}
 	for _, p := range sp.Policies {
-		files["lua/"+p.Name+".lua"] = emitLuaPolicy(sp, p)
+		files["lua/"+p.Name+".lua"] = emitLuaPolicy(sp, p, false)
+		files["lua/"+luaForceName(p.Name)+".lua"] = emitLuaPolicy(sp, p, true)
 		files["lua/"+luaResetName(p.Name)+".lua"] = emitLuaPolicyReset(p)
 	}
 	res, err := emitGoResult(sp)
@@ -112,7 +114,10 @@ type manifestPolicy struct {
 	// binding limit's index, then each limit's result.
 	Reply []string `json:"reply"`
 	// Reset deletes every limit's keys for the identities of a call.
-	Reset *manifestReset `json:"reset"`
+	Reset *manifestFile `json:"reset"`
+	// Force is the forced call: the same KEYS and ARGV; every limit
+	// consumes the cost even when the policy denies.
+	Force *manifestFile `json:"force"`
 }
 
 type manifestLimit struct {
@@ -171,18 +176,22 @@ type manifestScript struct {
 	// Returns names the fields of each entry a view returns.
 	Returns []string `json:"returns,omitempty"`
 	// Reset is the decision's reset script: the same KEYS, no ARGV.
-	Reset *manifestReset `json:"reset,omitempty"`
+	Reset *manifestFile `json:"reset,omitempty"`
+	// Force is the decision's forced call: the same KEYS and ARGV; it
+	// consumes the cost even when it denies.
+	Force *manifestFile `json:"force,omitempty"`
 }
 
-// manifestReset is a reset script: it deletes the keys a call names.
-type manifestReset struct {
+// manifestFile names a script that goes with a decision (its reset, its
+// forced call) and its SHA1.
+type manifestFile struct {
 	File string `json:"file"`
 	SHA1 string `json:"sha1"`
 }
 
-func resetOf(name string, files map[string][]byte) *manifestReset {
-	file := luaResetName(name) + ".lua"
-	return &manifestReset{File: file, SHA1: sha1Hex(files["lua/"+file])}
+func fileOf(name string, files map[string][]byte) *manifestFile {
+	file := name + ".lua"
+	return &manifestFile{File: file, SHA1: sha1Hex(files["lua/"+file])}
 }
 
 func emitManifest(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte, error) {
@@ -224,7 +233,8 @@ func manifestOf(sp *Spec, a *Algorithm, v *View, files map[string][]byte) manife
 	file := name + ".lua"
 	s := manifestScript{Name: name, Algorithm: a.Name, File: file, SHA1: sha1Hex(files["lua/"+file]), Doc: a.Doc, Requires: []string{}}
 	if v == nil {
-		s.Reset = resetOf(a.Name, files)
+		s.Reset = fileOf(luaResetName(a.Name), files)
+		s.Force = fileOf(luaForceName(a.Name), files)
 	}
 	if v != nil {
 		s.View, s.Doc = v.Name, v.Doc
@@ -289,7 +299,8 @@ func manifestPolicyOf(sp *Spec, p *Policy, files map[string][]byte) manifestPoli
 		m.Limits = append(m.Limits, ml)
 	}
 	m.Reply = policyReplyNames(sp, p)
-	m.Reset = resetOf(p.Name, files)
+	m.Reset = fileOf(luaResetName(p.Name), files)
+	m.Force = fileOf(luaForceName(p.Name), files)
 	return m
 }
 
@@ -342,9 +353,11 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 		w.line("var %sSource string", goName(name))
 		w.line("")
 		if s.v == nil {
-			w.line("//go:embed %s.lua", luaResetName(name))
-			w.line("var %sSource string", goName(luaResetName(name)))
-			w.line("")
+			for _, n := range []string{luaResetName(name), luaForceName(name)} {
+				w.line("//go:embed %s.lua", n)
+				w.line("var %sSource string", goName(n))
+				w.line("")
+			}
 		}
 	}
 	var reply []string
@@ -380,8 +393,9 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 		}
 		reset := ""
 		if sc.v == nil {
-			rn := luaResetName(name)
-			reset = fmt.Sprintf(" ResetSource: %sSource, ResetSHA1: %q,", goName(rn), sha1Hex(files["lua/"+rn+".lua"]))
+			rn, fn := luaResetName(name), luaForceName(name)
+			reset = fmt.Sprintf(" ResetSource: %sSource, ResetSHA1: %q, ForceSource: %sSource, ForceSHA1: %q,",
+				goName(rn), sha1Hex(files["lua/"+rn+".lua"]), goName(fn), sha1Hex(files["lua/"+fn+".lua"]))
 		}
 		w.line("{Name: %q, Algorithm: %q, View: %q, Source: %sSource, SHA1: %q,%s Keys: []string{%s}, Strings: []string{%s}, Params: []string{%s}, Defaults: map[string]string{%s}, Reply: []string{%s}},",
 			name, a.Name, view, goName(name), sha1Hex(files["lua/"+name+".lua"]), reset, strings.Join(keys, ", "), strings.Join(strs, ", "), strings.Join(params, ", "), strings.Join(defaults, ", "), strings.Join(returns, ", "))
@@ -398,9 +412,11 @@ func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
 		w.line("//go:embed %s.lua", p.Name)
 		w.line("var %sSource string", goName(p.Name))
 		w.line("")
-		w.line("//go:embed %s.lua", luaResetName(p.Name))
-		w.line("var %sSource string", goName(luaResetName(p.Name)))
-		w.line("")
+		for _, n := range []string{luaResetName(p.Name), luaForceName(p.Name)} {
+			w.line("//go:embed %s.lua", n)
+			w.line("var %sSource string", goName(n))
+			w.line("")
+		}
 	}
 	w.line("// Policies lists every generated policy script, in the spec's order.")
 	w.line("var Policies = []Policy{")
@@ -426,9 +442,9 @@ func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
 			limits = append(limits, fmt.Sprintf("{Name: %q, Algorithm: %q, Identity: %q, Constant: %q, Params: map[string]int64{%s}, PerCall: []string{%s}, Keys: []string{%s}}",
 				l.Name, l.Alg.Name, l.Identity, l.Constant, strings.Join(fixed, ", "), strings.Join(perCall, ", "), strings.Join(keys, ", ")))
 		}
-		rn := luaResetName(p.Name)
-		w.line("{Name: %q, Source: %sSource, SHA1: %q, ResetSource: %sSource, ResetSHA1: %q, ClusterSafe: %v, Identities: []string{%s}, Params: []string{%s}, Limits: []PolicyLimit{%s}},",
-			p.Name, goName(p.Name), sha1Hex(files["lua/"+p.Name+".lua"]), goName(rn), sha1Hex(files["lua/"+rn+".lua"]), p.ClusterSafe(), strings.Join(ids, ", "), strings.Join(params, ", "), strings.Join(limits, ", "))
+		rn, fn := luaResetName(p.Name), luaForceName(p.Name)
+		w.line("{Name: %q, Source: %sSource, SHA1: %q, ResetSource: %sSource, ResetSHA1: %q, ForceSource: %sSource, ForceSHA1: %q, ClusterSafe: %v, Identities: []string{%s}, Params: []string{%s}, Limits: []PolicyLimit{%s}},",
+			p.Name, goName(p.Name), sha1Hex(files["lua/"+p.Name+".lua"]), goName(rn), sha1Hex(files["lua/"+rn+".lua"]), goName(fn), sha1Hex(files["lua/"+fn+".lua"]), p.ClusterSafe(), strings.Join(ids, ", "), strings.Join(params, ", "), strings.Join(limits, ", "))
 	}
 	w.line("}")
 }

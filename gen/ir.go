@@ -309,6 +309,10 @@ type FieldRef struct{ F *Field }
 // VarRef reads a let-bound name.
 type VarRef struct{ L *Let }
 
+// ForceRef is true in a forced call (docs/semantics.md, "Force"): the
+// logic consumes the cost even when it denies, up to its declared bound.
+type ForceRef struct{}
+
 // StrRef reads a per-call string input.
 type StrRef struct{ In *StrInput }
 
@@ -377,6 +381,7 @@ func (a *Agg) Type() Type {
 	return a.D.Type()
 }
 func (*BoolLit) Type() Type  { return Bool }
+func (*ForceRef) Type() Type { return Bool }
 func (*ParamRef) Type() Type { return Int }
 func (*InputRef) Type() Type { return Int }
 func (*FieldRef) Type() Type { return Int }

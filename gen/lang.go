@@ -72,7 +72,7 @@ func isIdentStart(r rune) bool { return r == '_' || unicode.IsLetter(r) }
 var keywords = map[string]bool{
 	"let": true, "if": true, "then": true, "else": true, "store": true,
 	"ttl": true, "reply": true, "true": true, "false": true,
-	"now": true, "cost": true, "min": true, "max": true, "ceildiv": true,
+	"now": true, "cost": true, "force": true, "min": true, "max": true, "ceildiv": true,
 	"in": true, "where": true, "sum": true, "last": true, "reach": true,
 	"add": true, "drop": true, "upto": true, "clear": true, "show": true,
 }
@@ -536,6 +536,11 @@ func (p *parser) primary() Expr {
 		b := p.typed(Int)
 		p.expect(")")
 		return &Call{Fn: t.text, Args: []Expr{a, b}}
+	case t.text == "force":
+		if !p.sc.inputs || p.sc.view != nil {
+			p.fail(t, "force cannot be used here: only in an algorithm's logic")
+		}
+		return &ForceRef{}
 	case t.text == "now" || t.text == "cost":
 		if !p.sc.inputs {
 			p.fail(t, "%s cannot be used here: only parameters and constants", t.text)

@@ -31,6 +31,8 @@ var specDialect = dialect{
 			return fmt.Sprint(e.V)
 		case *BoolLit:
 			return fmt.Sprint(e.V)
+		case *ForceRef:
+			return "force"
 		case *ParamRef:
 			return e.P.Name
 		case *InputRef:

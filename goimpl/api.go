@@ -69,6 +69,18 @@ type InputLimiter interface {
 	// AllowInputs decides as Allow, with the string inputs in the order of
 	// Inputs; missing ones are empty.
 	AllowInputs(key string, nowMs, cost int64, inputs ...string) (Result, error)
+	// ForceInputs is Force with the string inputs, as AllowInputs.
+	ForceInputs(key string, nowMs, cost int64, inputs ...string) (Result, error)
+}
+
+// Forcer is implemented by every limiter of this package and by Policy
+// (with identities for the key): Force decides as Allow and reports that
+// decision, but consumes the cost even when it denies, for a request that
+// has been served already. The state may go past the limit, by at most
+// one limit; later requests wait until it has been paid back. The other
+// fields describe the state after the charge (docs/semantics.md, "Force").
+type Forcer interface {
+	Force(key string, nowMs, cost int64) (Result, error)
 }
 
 // Resetter is implemented by every limiter of this package and by Policy:

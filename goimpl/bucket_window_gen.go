@@ -4,17 +4,17 @@ package goimpl
 
 // BucketWindowParams are the parameters of BucketWindow.
 type BucketWindowParams struct {
-	// Limit: cost admitted per window_ms (tier 1), in [1, 1000000000000].
+	// Limit: cost admitted per window_ms (tier 1), in [1, 500000000000].
 	Limit int64
 	// WindowMs: tier 1's window in ms, a multiple of bucket_ms, in [1, 100000000000].
 	WindowMs int64
 	// BucketMs: bucket length in ms, in [1, 100000000000].
 	BucketMs int64
-	// Limit2: cost admitted per window_ms_2 (tier 2; 0: no tier 2), in [0, 1000000000000]; optional, 0 when left out of New's map.
+	// Limit2: cost admitted per window_ms_2 (tier 2; 0: no tier 2), in [0, 500000000000]; optional, 0 when left out of New's map.
 	Limit2 int64
 	// WindowMs2: tier 2's window in ms, a multiple of bucket_ms (0: no tier 2), in [0, 100000000000]; optional, 0 when left out of New's map.
 	WindowMs2 int64
-	// Limit3: cost admitted per window_ms_3 (tier 3; 0: no tier 3), in [0, 1000000000000]; optional, 0 when left out of New's map.
+	// Limit3: cost admitted per window_ms_3 (tier 3; 0: no tier 3), in [0, 500000000000]; optional, 0 when left out of New's map.
 	Limit3 int64
 	// WindowMs3: tier 3's window in ms, a multiple of bucket_ms (0: no tier 3), in [0, 100000000000]; optional, 0 when left out of New's map.
 	WindowMs3 int64
@@ -67,7 +67,7 @@ func (s *bucketWindowState) expires() int64 { return max(s.winExp, s.latestExp) 
 type bucketWindowWinEntry struct {
 	// Start: the score: the bucket's start in ms.
 	Start int64
-	// Count: the cost admitted in the bucket.
+	// Count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls).
 	Count int64
 	// Run: the sum of the counts of the buckets up to this one, modulo RUN_MOD.
 	Run int64
@@ -80,7 +80,7 @@ func (x *bucketWindowWinEntry) member() string { return joinEntry(0, x.Start, x.
 // NewBucketWindow returns a BucketWindow limiter, or an error matching ErrBadInput
 // when a parameter is outside its domain.
 func NewBucketWindow(p BucketWindowParams) (*BucketWindow, error) {
-	if err := checkParam(p.Limit, 1, 1000000000000, "bucket_window: parameter limit must be an integer in [1, 1000000000000], got "); err != nil {
+	if err := checkParam(p.Limit, 1, 500000000000, "bucket_window: parameter limit must be an integer in [1, 500000000000], got "); err != nil {
 		return nil, err
 	}
 	if err := checkParam(p.WindowMs, 1, 100000000000, "bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
@@ -89,13 +89,13 @@ func NewBucketWindow(p BucketWindowParams) (*BucketWindow, error) {
 	if err := checkParam(p.BucketMs, 1, 100000000000, "bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); err != nil {
 		return nil, err
 	}
-	if err := checkParam(p.Limit2, 0, 1000000000000, "bucket_window: parameter limit_2 must be an integer in [0, 1000000000000], got "); err != nil {
+	if err := checkParam(p.Limit2, 0, 500000000000, "bucket_window: parameter limit_2 must be an integer in [0, 500000000000], got "); err != nil {
 		return nil, err
 	}
 	if err := checkParam(p.WindowMs2, 0, 100000000000, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
 		return nil, err
 	}
-	if err := checkParam(p.Limit3, 0, 1000000000000, "bucket_window: parameter limit_3 must be an integer in [0, 1000000000000], got "); err != nil {
+	if err := checkParam(p.Limit3, 0, 500000000000, "bucket_window: parameter limit_3 must be an integer in [0, 500000000000], got "); err != nil {
 		return nil, err
 	}
 	if err := checkParam(p.WindowMs3, 0, 100000000000, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
@@ -135,7 +135,7 @@ func init() {
 		}
 		var p BucketWindowParams
 		var err error
-		if p.Limit, err = param(m, "limit", 1, 1000000000000, "bucket_window: missing parameter limit", "bucket_window: parameter limit must be an integer in [1, 1000000000000], got "); err != nil {
+		if p.Limit, err = param(m, "limit", 1, 500000000000, "bucket_window: missing parameter limit", "bucket_window: parameter limit must be an integer in [1, 500000000000], got "); err != nil {
 			return nil, err
 		}
 		if p.WindowMs, err = param(m, "window_ms", 1, 100000000000, "bucket_window: missing parameter window_ms", "bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
@@ -144,13 +144,13 @@ func init() {
 		if p.BucketMs, err = param(m, "bucket_ms", 1, 100000000000, "bucket_window: missing parameter bucket_ms", "bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); err != nil {
 			return nil, err
 		}
-		if p.Limit2, err = paramOr(m, "limit_2", 0, 0, 1000000000000, "bucket_window: parameter limit_2 must be an integer in [0, 1000000000000], got "); err != nil {
+		if p.Limit2, err = paramOr(m, "limit_2", 0, 0, 500000000000, "bucket_window: parameter limit_2 must be an integer in [0, 500000000000], got "); err != nil {
 			return nil, err
 		}
 		if p.WindowMs2, err = paramOr(m, "window_ms_2", 0, 0, 100000000000, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
 			return nil, err
 		}
-		if p.Limit3, err = paramOr(m, "limit_3", 0, 0, 1000000000000, "bucket_window: parameter limit_3 must be an integer in [0, 1000000000000], got "); err != nil {
+		if p.Limit3, err = paramOr(m, "limit_3", 0, 0, 500000000000, "bucket_window: parameter limit_3 must be an integer in [0, 500000000000], got "); err != nil {
 			return nil, err
 		}
 		if p.WindowMs3, err = paramOr(m, "window_ms_3", 0, 0, 100000000000, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
@@ -187,7 +187,7 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st bucketWindowState
@@ -259,9 +259,12 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	ok2 := !on2 || used2+c <= p.Limit2
 	ok3 := !on3 || used3+c <= p.Limit3
 	ok := ok1 && ok2 && ok3
-	took := pick(ok, c, 0)
-	agg__4 := int64(0)
-	if !ok1 { // else the value is not used
+	free1 := max(0, 2*p.Limit-used1)
+	free2 := pick(on2, max(0, 2*p.Limit2-used2), free1)
+	free3 := pick(on3, max(0, 2*p.Limit3-used3), free1)
+	took := pick(ok, c, pick(force, min(cost, min(free1, min(free2, free3))), 0))
+	agg__4 := bucket + p.WindowMs
+	if !(ok || used1+took+c <= p.Limit) { // else the value is not used
 		agg__4__src := win
 		agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > from1 }):]
 		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
@@ -269,16 +272,16 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			agg__4__upto := func(i int64) int64 {
 				return min(runDiff(agg__4__src[i].Run, agg__4__base, 4503599627370496), 3600000000000000)
 			}
-			if agg__4__need := used1 + c - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
+			if agg__4__need := used1 + took + c - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
 				agg__4__i := int64(searchEntries(int(agg__4__n), func(i int) bool { return agg__4__upto(int64(i)) >= agg__4__need }))
 				e_ := agg__4__src[agg__4__i]
 				agg__4 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
 			}
 		}
 	}
-	at1 := pick(ok1, 0, agg__4)
-	agg__5 := int64(0)
-	if !ok2 { // else the value is not used
+	at1 := pick(ok || used1+took+c <= p.Limit, 0, agg__4)
+	agg__5 := bucket + p.WindowMs2
+	if !(ok || !on2 || used2+took+c <= p.Limit2) { // else the value is not used
 		agg__5__src := win
 		agg__5__src = agg__5__src[searchEntries(len(agg__5__src), func(i int) bool { return agg__5__src[i].Start > from2 }):]
 		if agg__5__n := int64(len(agg__5__src)); agg__5__n > 0 {
@@ -286,16 +289,16 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			agg__5__upto := func(i int64) int64 {
 				return min(runDiff(agg__5__src[i].Run, agg__5__base, 4503599627370496), 3600000000000000)
 			}
-			if agg__5__need := used2 + c - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
+			if agg__5__need := used2 + took + c - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
 				agg__5__i := int64(searchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
 				e_ := agg__5__src[agg__5__i]
 				agg__5 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
 			}
 		}
 	}
-	at2 := pick(ok2, 0, agg__5)
-	agg__6 := int64(0)
-	if !ok3 { // else the value is not used
+	at2 := pick(ok || !on2 || used2+took+c <= p.Limit2, 0, agg__5)
+	agg__6 := bucket + p.WindowMs3
+	if !(ok || !on3 || used3+took+c <= p.Limit3) { // else the value is not used
 		agg__6__src := win
 		agg__6__src = agg__6__src[searchEntries(len(agg__6__src), func(i int) bool { return agg__6__src[i].Start > from3 }):]
 		if agg__6__n := int64(len(agg__6__src)); agg__6__n > 0 {
@@ -303,14 +306,14 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			agg__6__upto := func(i int64) int64 {
 				return min(runDiff(agg__6__src[i].Run, agg__6__base, 4503599627370496), 3600000000000000)
 			}
-			if agg__6__need := used3 + c - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
+			if agg__6__need := used3 + took + c - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
 				agg__6__i := int64(searchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
 				e_ := agg__6__src[agg__6__i]
 				agg__6 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
 			}
 		}
 	}
-	at3 := pick(ok3, 0, agg__6)
+	at3 := pick(ok || !on3 || used3+took+c <= p.Limit3, 0, agg__6)
 	retryAt := max(at1, max(at2, at3))
 	x1 := max(0, used1+took-(p.Limit-lim))
 	x2 := pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
@@ -372,7 +375,7 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	room3 := pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
 	room := min(room1, min(room2, room3))
 	tier := int64(pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > p.Limit, 1, pick(on2 && c > p.Limit2, 2, 3)), pick(at1 == retryAt, 1, pick(at2 == retryAt, 2, 3)))))
-	if ok && c > 0 {
+	if took > 0 {
 		if commit {
 			{
 				n := 0
@@ -390,7 +393,7 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 		}
 		if commit {
 			{
-				x := bucketWindowWinEntry{Start: bucket, Count: c}
+				x := bucketWindowWinEntry{Start: bucket, Count: took}
 				if n := len(st.winEntries); n > 0 {
 					top := st.winEntries[n-1]
 					x.Start = max(x.Start, top.Start) // the set grows at its end
@@ -414,10 +417,37 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	return Result{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: pick(ok || c > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}, nil
 }
 
+// Force decides as Allow, but consumes the cost even when it denies;
+// see Forcer.
+func (l *BucketWindow) Force(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("bucket_window: a zero BucketWindow has no parameters: make it with NewBucketWindow or New")
+	}
+	if key == "" {
+		return Result{}, badInput("bucket_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true, true)
+}
+
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, cost int64, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, cost int64, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st bucketWindowState
@@ -489,9 +519,12 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 	ok2 := !on2 || used2+c <= p.Limit2
 	ok3 := !on3 || used3+c <= p.Limit3
 	ok := ok1 && ok2 && ok3
-	took := pick(ok, c, 0)
-	agg__4 := int64(0)
-	if !ok1 { // else the value is not used
+	free1 := max(0, 2*p.Limit-used1)
+	free2 := pick(on2, max(0, 2*p.Limit2-used2), free1)
+	free3 := pick(on3, max(0, 2*p.Limit3-used3), free1)
+	took := pick(ok, c, pick(force, min(cost, min(free1, min(free2, free3))), 0))
+	agg__4 := bucket + p.WindowMs
+	if !(ok || used1+took+c <= p.Limit) { // else the value is not used
 		agg__4__src := win
 		agg__4__src = agg__4__src[searchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > from1 }):]
 		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
@@ -499,16 +532,16 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 			agg__4__upto := func(i int64) int64 {
 				return min(runDiff(agg__4__src[i].Run, agg__4__base, 4503599627370496), 3600000000000000)
 			}
-			if agg__4__need := used1 + c - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
+			if agg__4__need := used1 + took + c - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
 				agg__4__i := int64(searchEntries(int(agg__4__n), func(i int) bool { return agg__4__upto(int64(i)) >= agg__4__need }))
 				e_ := agg__4__src[agg__4__i]
 				agg__4 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
 			}
 		}
 	}
-	at1 := pick(ok1, 0, agg__4)
-	agg__5 := int64(0)
-	if !ok2 { // else the value is not used
+	at1 := pick(ok || used1+took+c <= p.Limit, 0, agg__4)
+	agg__5 := bucket + p.WindowMs2
+	if !(ok || !on2 || used2+took+c <= p.Limit2) { // else the value is not used
 		agg__5__src := win
 		agg__5__src = agg__5__src[searchEntries(len(agg__5__src), func(i int) bool { return agg__5__src[i].Start > from2 }):]
 		if agg__5__n := int64(len(agg__5__src)); agg__5__n > 0 {
@@ -516,16 +549,16 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 			agg__5__upto := func(i int64) int64 {
 				return min(runDiff(agg__5__src[i].Run, agg__5__base, 4503599627370496), 3600000000000000)
 			}
-			if agg__5__need := used2 + c - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
+			if agg__5__need := used2 + took + c - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
 				agg__5__i := int64(searchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
 				e_ := agg__5__src[agg__5__i]
 				agg__5 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
 			}
 		}
 	}
-	at2 := pick(ok2, 0, agg__5)
-	agg__6 := int64(0)
-	if !ok3 { // else the value is not used
+	at2 := pick(ok || !on2 || used2+took+c <= p.Limit2, 0, agg__5)
+	agg__6 := bucket + p.WindowMs3
+	if !(ok || !on3 || used3+took+c <= p.Limit3) { // else the value is not used
 		agg__6__src := win
 		agg__6__src = agg__6__src[searchEntries(len(agg__6__src), func(i int) bool { return agg__6__src[i].Start > from3 }):]
 		if agg__6__n := int64(len(agg__6__src)); agg__6__n > 0 {
@@ -533,14 +566,14 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 			agg__6__upto := func(i int64) int64 {
 				return min(runDiff(agg__6__src[i].Run, agg__6__base, 4503599627370496), 3600000000000000)
 			}
-			if agg__6__need := used3 + c - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
+			if agg__6__need := used3 + took + c - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
 				agg__6__i := int64(searchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
 				e_ := agg__6__src[agg__6__i]
 				agg__6 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
 			}
 		}
 	}
-	at3 := pick(ok3, 0, agg__6)
+	at3 := pick(ok || !on3 || used3+took+c <= p.Limit3, 0, agg__6)
 	retryAt := max(at1, max(at2, at3))
 	x1 := max(0, used1+took-(p.Limit-lim))
 	x2 := pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
@@ -602,7 +635,7 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 	room3 := pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
 	room := min(room1, min(room2, room3))
 	tier := int64(pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > p.Limit, 1, pick(on2 && c > p.Limit2, 2, 3)), pick(at1 == retryAt, 1, pick(at2 == retryAt, 2, 3)))))
-	if ok && c > 0 {
+	if took > 0 {
 		if commit {
 			{
 				n := 0
@@ -620,7 +653,7 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 		}
 		if commit {
 			{
-				x := bucketWindowWinEntry{Start: bucket, Count: c}
+				x := bucketWindowWinEntry{Start: bucket, Count: took}
 				if n := len(st.winEntries); n > 0 {
 					top := st.winEntries[n-1]
 					x.Start = max(x.Start, top.Start) // the set grows at its end
@@ -643,6 +676,8 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 	}
 	return Result{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: pick(ok || c > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}, nil
 }
+
+var _ Forcer = (*BucketWindow)(nil)
 
 var _ Resetter = (*BucketWindow)(nil)
 
@@ -671,8 +706,8 @@ func (l *BucketWindow) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *BucketWindow) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+func (l *BucketWindow) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit, force)
 	return r
 }
 

@@ -10,7 +10,8 @@ import (
 // as token_bucket with capacity B, refill R per P, and admits exactly as
 // leaky_bucket with capacity B, whose other fields agree too but for its
 // delay. The three are written differently in the spec (a token level, a
-// TAT, a queue), so this checks the generated code of all three.
+// TAT, a queue), so this checks the generated code of all three, forced
+// calls (which put a key in debt) included.
 func TestGCRAEquivalences(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	for trial := 0; trial < 300; trial++ {
@@ -32,13 +33,22 @@ func TestGCRAEquivalences(t *testing.T) {
 				now += rng.Int63n(p/r + 2)
 			}
 			key, cost := []string{"x", "y"}[rng.Intn(2)], rng.Int63n(b+2)
-			x, _ := g.Allow(key, now, cost)
-			y, _ := tb.Allow(key, now, cost)
-			z, _ := lb.Allow(key, now, cost)
+			call := func(l Limiter) Result {
+				r, _ := l.Allow(key, now, cost)
+				return r
+			}
+			forced := rng.Intn(5) == 0 // a forced call puts the key in debt, alike in all three
+			if forced {
+				call = func(l Limiter) Result {
+					r, _ := l.(Forcer).Force(key, now, cost*3)
+					return r
+				}
+			}
+			x, y, z := call(g), call(tb), call(lb)
 			z.DelayMs = 0
 			if x != y || x != z {
-				t.Fatalf("B=%d R=%d P=%d step %d (t %d, %s, cost %d):\n gcra         %+v\n token_bucket %+v\n leaky_bucket %+v (delay aside)",
-					b, r, p, i, now, key, cost, x, y, z)
+				t.Fatalf("B=%d R=%d P=%d step %d (t %d, %s, cost %d, forced %v):\n gcra         %+v\n token_bucket %+v\n leaky_bucket %+v (delay aside)",
+					b, r, p, i, now, key, cost, forced, x, y, z)
 			}
 		}
 	}

@@ -91,7 +91,7 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st fixedWindowState
@@ -106,16 +106,17 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	// {<key>}:fw: the current window's count
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
-	winN := field(winLive, st.winN, 0, 0, p.Limit)
+	winN := field(winLive, st.winN, 0, 0, 2*p.Limit)
 	lag := max(0, winTs-nowMs)
 	eff := nowMs + lag
 	into := eff % p.WindowMs
 	used := pick(winTs >= eff-into, winN, 0)
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
-	after := pick(ok, used+c, used)
+	took := pick(ok, c, pick(force, min(cost, max(0, 2*p.Limit-used)), 0))
+	after := used + took
 	untilEnd := lag + p.WindowMs - into
-	if ok && c > 0 {
+	if took > 0 {
 		if commit {
 			st.winTs = eff
 			st.winN = after
@@ -123,13 +124,40 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
+}
+
+// Force decides as Allow, but consumes the cost even when it denies;
+// see Forcer.
+func (l *FixedWindow) Force(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("fixed_window: a zero FixedWindow has no parameters: make it with NewFixedWindow or New")
+	}
+	if key == "" {
+		return Result{}, badInput("fixed_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("fixed_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "fixed_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "fixed_window: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true, true)
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *FixedWindow) decide(sh *shard[fixedWindowState], key string, nowMs, cost int64, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *FixedWindow) decide(sh *shard[fixedWindowState], key string, nowMs, cost int64, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st fixedWindowState
@@ -144,16 +172,17 @@ func (l *FixedWindow) decide(sh *shard[fixedWindowState], key string, nowMs, cos
 	// {<key>}:fw: the current window's count
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
-	winN := field(winLive, st.winN, 0, 0, p.Limit)
+	winN := field(winLive, st.winN, 0, 0, 2*p.Limit)
 	lag := max(0, winTs-nowMs)
 	eff := nowMs + lag
 	into := eff % p.WindowMs
 	used := pick(winTs >= eff-into, winN, 0)
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
-	after := pick(ok, used+c, used)
+	took := pick(ok, c, pick(force, min(cost, max(0, 2*p.Limit-used)), 0))
+	after := used + took
 	untilEnd := lag + p.WindowMs - into
-	if ok && c > 0 {
+	if took > 0 {
 		if commit {
 			st.winTs = eff
 			st.winN = after
@@ -161,8 +190,10 @@ func (l *FixedWindow) decide(sh *shard[fixedWindowState], key string, nowMs, cos
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, untilEnd), ResetAfterMs: pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}, nil
 }
+
+var _ Forcer = (*FixedWindow)(nil)
 
 var _ Resetter = (*FixedWindow)(nil)
 
@@ -191,8 +222,8 @@ func (l *FixedWindow) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *FixedWindow) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+func (l *FixedWindow) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit, force)
 	return r
 }
 

@@ -55,10 +55,10 @@ func NewGCRA(p GCRAParams) (*GCRA, error) {
 		return nil, badInput("gcra: the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).
-	if !(satMul(satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate), p.Rate) <= 9007199254740991) {
+	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
 		return nil, badInput("gcra: parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1")
 	}
-	if !(satSub(0, satMul(satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate), p.Rate)) >= (-9007199254740991)) {
+	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate)) >= (-9007199254740991)) {
 		return nil, badInput("gcra: parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1")
 	}
 	return &GCRA{p: p, states: newStore[gcraState]()}, nil
@@ -111,7 +111,7 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st gcraState
@@ -126,7 +126,7 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	// {<key>}:gcra: the theoretical arrival time relative to the last admission
 	cellLive := st.cellExp > nowMs
 	cellTs := field(cellLive, st.cellTs, 0, 0, 35184372088832)
-	cellTat := field(cellLive, st.cellTat, 0, 0, p.Burst*p.PeriodMs)
+	cellTat := field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))
 	tau := p.Burst * p.PeriodMs
 	lag := max(0, cellTs-nowMs)
 	elapsed := max(0, nowMs-cellTs)
@@ -135,9 +135,9 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	c := min(cost, p.Burst+1)
 	newTat := tat + c*p.PeriodMs
 	ok := newTat <= tau
-	final := pick(ok, newTat, tat)
+	final := pick(ok, newTat, pick(force, min(2*tau, tat+min(cost, 2*p.Burst)*p.PeriodMs), tat))
 	reset := lag + ceilDiv(final, p.Rate)
-	if ok && c > 0 {
+	if final > tat {
 		if commit {
 			st.cellTs = nowMs + lag
 			st.cellTat = final
@@ -145,13 +145,40 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, final+c*p.PeriodMs-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
+}
+
+// Force decides as Allow, but consumes the cost even when it denies;
+// see Forcer.
+func (l *GCRA) Force(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("gcra: a zero GCRA has no parameters: make it with NewGCRA or New")
+	}
+	if key == "" {
+		return Result{}, badInput("gcra: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("gcra: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "gcra: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "gcra: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true, true)
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *GCRA) decide(sh *shard[gcraState], key string, nowMs, cost int64, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *GCRA) decide(sh *shard[gcraState], key string, nowMs, cost int64, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st gcraState
@@ -166,7 +193,7 @@ func (l *GCRA) decide(sh *shard[gcraState], key string, nowMs, cost int64, commi
 	// {<key>}:gcra: the theoretical arrival time relative to the last admission
 	cellLive := st.cellExp > nowMs
 	cellTs := field(cellLive, st.cellTs, 0, 0, 35184372088832)
-	cellTat := field(cellLive, st.cellTat, 0, 0, p.Burst*p.PeriodMs)
+	cellTat := field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))
 	tau := p.Burst * p.PeriodMs
 	lag := max(0, cellTs-nowMs)
 	elapsed := max(0, nowMs-cellTs)
@@ -175,9 +202,9 @@ func (l *GCRA) decide(sh *shard[gcraState], key string, nowMs, cost int64, commi
 	c := min(cost, p.Burst+1)
 	newTat := tat + c*p.PeriodMs
 	ok := newTat <= tau
-	final := pick(ok, newTat, tat)
+	final := pick(ok, newTat, pick(force, min(2*tau, tat+min(cost, 2*p.Burst)*p.PeriodMs), tat))
 	reset := lag + ceilDiv(final, p.Rate)
-	if ok && c > 0 {
+	if final > tat {
 		if commit {
 			st.cellTs = nowMs + lag
 			st.cellTat = final
@@ -185,8 +212,10 @@ func (l *GCRA) decide(sh *shard[gcraState], key string, nowMs, cost int64, commi
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, newTat-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Burst, -1, lag+ceilDiv(max(0, final+c*p.PeriodMs-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }
+
+var _ Forcer = (*GCRA)(nil)
 
 var _ Resetter = (*GCRA)(nil)
 
@@ -215,8 +244,8 @@ func (l *GCRA) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *GCRA) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+func (l *GCRA) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit, force)
 	return r
 }
 

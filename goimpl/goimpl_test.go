@@ -146,7 +146,7 @@ func TestNewAcceptsWholeDomain(t *testing.T) {
 			}},
 		{"sliding_log", []param{{"limit", 1, 1e5}, {"window_ms", 1, 1e11}}, func(map[string]int64) bool { return true }},
 		{"meta_window", []param{{"limit", 1, 1e5}, {"window_ms", 1, 1e11}}, func(map[string]int64) bool { return true }},
-		{"bucket_window", []param{{"limit", 1, 1e12}, {"window_ms", 1, 1e11}, {"bucket_ms", 1, 1e11}},
+		{"bucket_window", []param{{"limit", 1, 5e11}, {"window_ms", 1, 1e11}, {"bucket_ms", 1, 1e11}},
 			func(p map[string]int64) bool {
 				return p["window_ms"]%p["bucket_ms"] == 0 && p["window_ms"]/p["bucket_ms"] <= 3600
 			}},
@@ -419,10 +419,10 @@ func TestBucketWindowTiersAcceptWholeDomain(t *testing.T) {
 		return window%bucket == 0 && window/bucket <= 3600
 	}
 	for _, bucket := range []int64{1, 7, 1000, 1e11} {
-		for _, limit := range []int64{1, 1e12} {
-			for _, l2 := range []int64{0, 1, 1e12} {
+		for _, limit := range []int64{1, 5e11} {
+			for _, l2 := range []int64{0, 1, 5e11} {
 				for _, w2 := range []int64{0, bucket, 3600 * bucket, 3601 * bucket, bucket + 1, 1e11} {
-					for _, l3 := range []int64{0, 1e12} {
+					for _, l3 := range []int64{0, 5e11} {
 						for _, w3 := range []int64{0, 1e11, 2 * bucket} {
 							p := map[string]int64{"limit": limit, "window_ms": bucket, "bucket_ms": bucket,
 								"limit_2": l2, "window_ms_2": w2, "limit_3": l3, "window_ms_3": w3}

@@ -54,10 +54,10 @@ func NewLeakyBucket(p LeakyBucketParams) (*LeakyBucket, error) {
 		return nil, badInput("leaky_bucket: the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).
-	if !(satMul(satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate), p.Rate) <= 9007199254740991) {
+	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
 		return nil, badInput("leaky_bucket: parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1")
 	}
-	if !(satSub(0, satMul(satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate), p.Rate)) >= (-9007199254740991)) {
+	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate)) >= (-9007199254740991)) {
 		return nil, badInput("leaky_bucket: parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1")
 	}
 	return &LeakyBucket{p: p, states: newStore[leakyBucketState]()}, nil
@@ -110,7 +110,7 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st leakyBucketState
@@ -125,7 +125,7 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	// {<key>}:lb: the queued work at the last admission
 	queueLive := st.queueExp > nowMs
 	queueTs := field(queueLive, st.queueTs, 0, 0, 35184372088832)
-	queueWork := field(queueLive, st.queueWork, 0, 0, p.Capacity*p.PeriodMs)
+	queueWork := field(queueLive, st.queueWork, 0, 0, 2*(p.Capacity*p.PeriodMs))
 	full := p.Capacity * p.PeriodMs
 	lag := max(0, queueTs-nowMs)
 	elapsed := max(0, nowMs-queueTs)
@@ -134,9 +134,9 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	c := min(cost, p.Capacity+1)
 	withThis := ahead + c*p.PeriodMs
 	ok := withThis <= full
-	final := pick(ok, withThis, ahead)
+	final := pick(ok, withThis, pick(force, min(2*full, ahead+min(cost, 2*p.Capacity)*p.PeriodMs), ahead))
 	reset := lag + ceilDiv(final, p.Rate)
-	if ok && c > 0 {
+	if final > ahead {
 		if commit {
 			st.queueTs = nowMs + lag
 			st.queueWork = final
@@ -144,13 +144,40 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, withThis-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, final+c*p.PeriodMs-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok || force && c > 0, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
+}
+
+// Force decides as Allow, but consumes the cost even when it denies;
+// see Forcer.
+func (l *LeakyBucket) Force(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("leaky_bucket: a zero LeakyBucket has no parameters: make it with NewLeakyBucket or New")
+	}
+	if key == "" {
+		return Result{}, badInput("leaky_bucket: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("leaky_bucket: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "leaky_bucket: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "leaky_bucket: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true, true)
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *LeakyBucket) decide(sh *shard[leakyBucketState], key string, nowMs, cost int64, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *LeakyBucket) decide(sh *shard[leakyBucketState], key string, nowMs, cost int64, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st leakyBucketState
@@ -165,7 +192,7 @@ func (l *LeakyBucket) decide(sh *shard[leakyBucketState], key string, nowMs, cos
 	// {<key>}:lb: the queued work at the last admission
 	queueLive := st.queueExp > nowMs
 	queueTs := field(queueLive, st.queueTs, 0, 0, 35184372088832)
-	queueWork := field(queueLive, st.queueWork, 0, 0, p.Capacity*p.PeriodMs)
+	queueWork := field(queueLive, st.queueWork, 0, 0, 2*(p.Capacity*p.PeriodMs))
 	full := p.Capacity * p.PeriodMs
 	lag := max(0, queueTs-nowMs)
 	elapsed := max(0, nowMs-queueTs)
@@ -174,9 +201,9 @@ func (l *LeakyBucket) decide(sh *shard[leakyBucketState], key string, nowMs, cos
 	c := min(cost, p.Capacity+1)
 	withThis := ahead + c*p.PeriodMs
 	ok := withThis <= full
-	final := pick(ok, withThis, ahead)
+	final := pick(ok, withThis, pick(force, min(2*full, ahead+min(cost, 2*p.Capacity)*p.PeriodMs), ahead))
 	reset := lag + ceilDiv(final, p.Rate)
-	if ok && c > 0 {
+	if final > ahead {
 		if commit {
 			st.queueTs = nowMs + lag
 			st.queueWork = final
@@ -184,8 +211,10 @@ func (l *LeakyBucket) decide(sh *shard[leakyBucketState], key string, nowMs, cos
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, withThis-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, final+c*p.PeriodMs-full), p.Rate)), ResetAfterMs: reset, DelayMs: pick(ok || force && c > 0, lag+ceilDiv(ahead, p.Rate), 0), Tier: 0}, nil
 }
+
+var _ Forcer = (*LeakyBucket)(nil)
 
 var _ Resetter = (*LeakyBucket)(nil)
 
@@ -214,8 +243,8 @@ func (l *LeakyBucket) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *LeakyBucket) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+func (l *LeakyBucket) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit, force)
 	return r
 }
 

@@ -43,7 +43,7 @@ func (s *metaWindowState) expires() int64 { return max(s.winExp, s.logExp) }
 type MetaWindowLogEntry struct {
 	// TMs: when the request was admitted.
 	TMs int64
-	// Cost: its cost.
+	// Cost: its cost (past limit only by a forced call).
 	Cost int64
 	// Meta: its meta.
 	Meta string
@@ -125,7 +125,7 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st metaWindowState
@@ -141,7 +141,7 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winStart := field(winLive, st.winStart, 0, 0, 35184372088832)
-	winUsed := field(winLive, st.winUsed, 0, 0, p.Limit)
+	winUsed := field(winLive, st.winUsed, 0, 0, 2*p.Limit)
 	// {<key>}:mw:log: the window's admitted requests, oldest first
 	logLive := st.logExp > nowMs
 	if !logLive {
@@ -155,8 +155,9 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	ends := lag + max(0, start+p.WindowMs-eff)
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
-	after := pick(ok, used+c, used)
-	if ok && c > 0 {
+	took := pick(ok, c, pick(force, min(cost, max(0, 2*p.Limit-used)), 0))
+	after := used + took
+	if took > 0 {
 		if !open {
 			if commit {
 				st.logEntries = nil
@@ -171,18 +172,61 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 			e = sh.put(key, e, st)
 		}
 		if commit {
-			st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: c, Meta: meta})
+			st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: took, Meta: meta})
 			st.logExp = nowMs + ends + 60000
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
+}
+
+// Force is ForceMeta with empty string inputs; see Forcer.
+func (l *MetaWindow) Force(key string, nowMs, cost int64) (Result, error) {
+	return l.ForceMeta(key, nowMs, cost, "")
+}
+
+// ForceInputs is ForceMeta with the string inputs in the order of Inputs;
+// missing ones are empty.
+func (l *MetaWindow) ForceInputs(key string, nowMs, cost int64, inputs ...string) (Result, error) {
+	var in [1]string
+	copy(in[:], inputs)
+	return l.ForceMeta(key, nowMs, cost, in[0])
+}
+
+// ForceMeta decides as AllowMeta, but consumes the cost even when it denies;
+// see Forcer.
+func (l *MetaWindow) ForceMeta(key string, nowMs, cost int64, meta string) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("meta_window: a zero MetaWindow has no parameters: make it with NewMetaWindow or New")
+	}
+	if key == "" {
+		return Result{}, badInput("meta_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "meta_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "meta_window: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	if len(meta) > 256 {
+		return Result{}, badInput("%s%d", "meta_window: meta must be at most 256 bytes, got ", len(meta))
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, meta, true, true)
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *MetaWindow) decide(sh *shard[metaWindowState], key string, nowMs, cost int64, meta string, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *MetaWindow) decide(sh *shard[metaWindowState], key string, nowMs, cost int64, meta string, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st metaWindowState
@@ -198,7 +242,7 @@ func (l *MetaWindow) decide(sh *shard[metaWindowState], key string, nowMs, cost 
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winStart := field(winLive, st.winStart, 0, 0, 35184372088832)
-	winUsed := field(winLive, st.winUsed, 0, 0, p.Limit)
+	winUsed := field(winLive, st.winUsed, 0, 0, 2*p.Limit)
 	// {<key>}:mw:log: the window's admitted requests, oldest first
 	logLive := st.logExp > nowMs
 	if !logLive {
@@ -212,8 +256,9 @@ func (l *MetaWindow) decide(sh *shard[metaWindowState], key string, nowMs, cost 
 	ends := lag + max(0, start+p.WindowMs-eff)
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
-	after := pick(ok, used+c, used)
-	if ok && c > 0 {
+	took := pick(ok, c, pick(force, min(cost, max(0, 2*p.Limit-used)), 0))
+	after := used + took
+	if took > 0 {
 		if !open {
 			if commit {
 				st.logEntries = nil
@@ -228,13 +273,15 @@ func (l *MetaWindow) decide(sh *shard[metaWindowState], key string, nowMs, cost 
 			e = sh.put(key, e, st)
 		}
 		if commit {
-			st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: c, Meta: meta})
+			st.logEntries = append(st.logEntries, MetaWindowLogEntry{TMs: eff, Cost: took, Meta: meta})
 			st.logExp = nowMs + ends + 60000
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - after, RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, ends), ResetAfterMs: pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}, nil
 }
+
+var _ Forcer = (*MetaWindow)(nil)
 
 var _ Resetter = (*MetaWindow)(nil)
 
@@ -263,8 +310,8 @@ func (l *MetaWindow) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *MetaWindow) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, "", commit)
+func (l *MetaWindow) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, "", commit, force)
 	return r
 }
 
@@ -318,14 +365,14 @@ func (l *MetaWindow) Entries(key string, nowMs int64) ([]MetaWindowLogEntry, err
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winStart := field(winLive, st.winStart, 0, 0, 35184372088832)
-	winUsed := field(winLive, st.winUsed, 0, 0, p.Limit)
+	winUsed := field(winLive, st.winUsed, 0, 0, 2*p.Limit)
 	// {<key>}:mw:log: the window's admitted requests, oldest first
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
 	}
 	log := st.logEntries
-	if n := p.Limit; int64(len(log)) > n {
+	if n := 2 * p.Limit; int64(len(log)) > n {
 		log = log[int64(len(log))-n:]
 	}
 	eff := max(nowMs, winTs)

@@ -33,11 +33,12 @@ type policyLimit struct {
 }
 
 // policyMember is what every generated limiter offers a Policy: deciding
-// a key under a lock the policy holds, writing only with commit.
+// a key under a lock the policy holds, writing only with commit (and,
+// with force, even when it denies).
 type policyMember interface {
 	lockKey(key string)
 	unlockKey(key string)
-	decideLocked(key string, nowMs, cost int64, commit bool) Result
+	decideLocked(key string, nowMs, cost int64, commit, force bool) Result
 	resetKey(key string)
 }
 
@@ -141,6 +142,18 @@ func (p *Policy) StopSweeper() {
 // values ids (name → value, one for each of Identities). Refused input is
 // an error matching ErrBadInput, and changes nothing.
 func (p *Policy) Allow(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
+	return p.call(ids, nowMs, cost, false)
+}
+
+// Force decides as Allow, but every limit consumes the cost even when the
+// policy denies, as the policy's forced script does (docs/semantics.md,
+// "Force"): Allowed says whether the request would have been admitted.
+func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
+	return p.call(ids, nowMs, cost, true)
+}
+
+// call checks the input, locks every limit's key and decides.
+func (p *Policy) call(ids map[string]string, nowMs, cost int64, force bool) (PolicyResult, error) {
 	if p == nil || p.limits == nil {
 		return PolicyResult{}, badInput("a zero Policy has no limits: make it with NewPolicy")
 	}
@@ -167,6 +180,9 @@ func (p *Policy) Allow(ids map[string]string, nowMs, cost int64) (PolicyResult, 
 			p.limits[i].m.unlockKey(keys[i])
 		}
 	}()
+	if force {
+		return p.force(keys, nowMs, cost), nil
+	}
 	return p.decide(keys, nowMs, cost), nil
 }
 
@@ -193,21 +209,40 @@ func (p *Policy) decide(keys []string, nowMs, cost int64) PolicyResult {
 	res := make([]Result, len(p.limits))
 	all := true
 	for i, l := range p.limits {
-		res[i] = l.m.decideLocked(keys[i], nowMs, cost, false)
+		res[i] = l.m.decideLocked(keys[i], nowMs, cost, false, false)
 		all = all && res[i].Allowed
 	}
 	for i, l := range p.limits {
 		switch {
 		case all:
-			l.m.decideLocked(keys[i], nowMs, cost, true)
+			l.m.decideLocked(keys[i], nowMs, cost, true, false)
 		case res[i].Allowed:
-			res[i] = l.m.decideLocked(keys[i], nowMs, 0, false)
+			res[i] = l.m.decideLocked(keys[i], nowMs, 0, false, false)
 		}
 	}
+	return result(res, all, all) // a denial waits for nothing
+}
+
+// force charges every limit, each deciding as its forced call does;
+// limits never share state, so each may decide and write in turn.
+func (p *Policy) force(keys []string, nowMs, cost int64) PolicyResult {
+	res := make([]Result, len(p.limits))
+	all := true
+	for i, l := range p.limits {
+		res[i] = l.m.decideLocked(keys[i], nowMs, cost, true, true)
+		all = all && res[i].Allowed
+	}
+	return result(res, all, true)
+}
+
+// result is the policy's result from every limit's: the binding limit's,
+// with DelayMs the largest of all limits' when delays counts.
+func result(res []Result, all, delays bool) PolicyResult {
 	b := binding(res, all)
 	out := PolicyResult{Result: res[b], Index: b + 1, Limits: res}
+	out.DelayMs = 0
 	for _, r := range res {
-		if all { // a denial waits for nothing
+		if delays {
 			out.DelayMs = max(out.DelayMs, r.DelayMs)
 		}
 	}

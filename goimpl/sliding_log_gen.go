@@ -50,7 +50,7 @@ type slidingLogLogEntry struct {
 	Ts int64
 	// Seq: how many admissions before it share its ts, so that members are unique and sort as they came.
 	Seq int64
-	// Cost: the cost admitted.
+	// Cost: the cost admitted (past limit only by a forced call).
 	Cost int64
 	// Run: the sum of the costs of the entries up to this one, modulo RUN_MOD.
 	Run int64
@@ -116,7 +116,7 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st slidingLogState
@@ -146,29 +146,30 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	gone__src = gone__src[:searchEntries(len(gone__src), func(i int) bool { return gone__src[i].Ts > from })]
 	if gone__n := int64(len(gone__src)); gone__n > 0 {
 		gone__base := gone__src[0].Run - gone__src[0].Cost
-		gone__upto := func(i int64) int64 { return min(runDiff(gone__src[i].Run, gone__base, 4503599627370496), 10000000000) }
+		gone__upto := func(i int64) int64 { return min(runDiff(gone__src[i].Run, gone__base, 4503599627370496), 40000000000) }
 		gone = gone__upto(gone__n - 1)
 	}
 	used := max(0, tallyTotal-gone)
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
-	after := pick(ok, used+c, used)
+	took := pick(ok, c, pick(force, min(cost, max(0, 2*p.Limit-used)), 0))
+	after := used + took
 	freeAt := eff + p.WindowMs
 	freeAt__src := log
 	freeAt__src = freeAt__src[searchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
 	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
 		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
 		freeAt__upto := func(i int64) int64 {
-			return min(runDiff(freeAt__src[i].Run, freeAt__base, 4503599627370496), 10000000000)
+			return min(runDiff(freeAt__src[i].Run, freeAt__base, 4503599627370496), 40000000000)
 		}
-		if freeAt__need := used + c - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
+		if freeAt__need := after + c - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
 			freeAt__i := int64(searchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
 			e_ := freeAt__src[freeAt__i]
 			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
 		}
 	}
 	agg__3 := eff
-	if !(ok && c > 0) { // else the value is not used
+	if !(took > 0) { // else the value is not used
 		agg__3__src := log
 		agg__3__src = agg__3__src[searchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Ts > from }):]
 		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
@@ -176,15 +177,15 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 			agg__3 = min(max(e_.Ts, 0), 35184372088832)
 		}
 	}
-	lastIn := pick(ok && c > 0, eff, agg__3)
+	lastIn := pick(took > 0, eff, agg__3)
 	seq := int64(0)
 	seq__src := log
 	seq__src = seq__src[searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
 	seq__src = seq__src[:searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts > eff })]
 	if seq__n := int64(len(seq__src)); seq__n > 0 {
-		seq = min(seq__n, 100000)
+		seq = min(seq__n, 200000)
 	}
-	if ok && c > 0 {
+	if took > 0 {
 		if commit {
 			{
 				n := 0
@@ -197,7 +198,7 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 		}
 		if commit {
 			{
-				x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: c}
+				x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: took}
 				if n := len(st.logEntries); n > 0 {
 					top := st.logEntries[n-1]
 					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
@@ -206,7 +207,7 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 					x.Run = x.Cost % 4503599627370496
 				}
 				st.logEntries = append(st.logEntries, x)
-				if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
+				if n := 2 * p.Limit; int64(len(st.logEntries)) > n { // keep the newest 2 * limit
 					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
 				}
 			}
@@ -223,10 +224,37 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil
 }
 
+// Force decides as Allow, but consumes the cost even when it denies;
+// see Forcer.
+func (l *SlidingLog) Force(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("sliding_log: a zero SlidingLog has no parameters: make it with NewSlidingLog or New")
+	}
+	if key == "" {
+		return Result{}, badInput("sliding_log: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("sliding_log: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "sliding_log: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "sliding_log: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true, true)
+}
+
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost int64, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost int64, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st slidingLogState
@@ -256,29 +284,30 @@ func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost 
 	gone__src = gone__src[:searchEntries(len(gone__src), func(i int) bool { return gone__src[i].Ts > from })]
 	if gone__n := int64(len(gone__src)); gone__n > 0 {
 		gone__base := gone__src[0].Run - gone__src[0].Cost
-		gone__upto := func(i int64) int64 { return min(runDiff(gone__src[i].Run, gone__base, 4503599627370496), 10000000000) }
+		gone__upto := func(i int64) int64 { return min(runDiff(gone__src[i].Run, gone__base, 4503599627370496), 40000000000) }
 		gone = gone__upto(gone__n - 1)
 	}
 	used := max(0, tallyTotal-gone)
 	c := min(cost, p.Limit+1)
 	ok := used+c <= p.Limit
-	after := pick(ok, used+c, used)
+	took := pick(ok, c, pick(force, min(cost, max(0, 2*p.Limit-used)), 0))
+	after := used + took
 	freeAt := eff + p.WindowMs
 	freeAt__src := log
 	freeAt__src = freeAt__src[searchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
 	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
 		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
 		freeAt__upto := func(i int64) int64 {
-			return min(runDiff(freeAt__src[i].Run, freeAt__base, 4503599627370496), 10000000000)
+			return min(runDiff(freeAt__src[i].Run, freeAt__base, 4503599627370496), 40000000000)
 		}
-		if freeAt__need := used + c - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
+		if freeAt__need := after + c - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
 			freeAt__i := int64(searchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
 			e_ := freeAt__src[freeAt__i]
 			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
 		}
 	}
 	agg__3 := eff
-	if !(ok && c > 0) { // else the value is not used
+	if !(took > 0) { // else the value is not used
 		agg__3__src := log
 		agg__3__src = agg__3__src[searchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Ts > from }):]
 		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
@@ -286,15 +315,15 @@ func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost 
 			agg__3 = min(max(e_.Ts, 0), 35184372088832)
 		}
 	}
-	lastIn := pick(ok && c > 0, eff, agg__3)
+	lastIn := pick(took > 0, eff, agg__3)
 	seq := int64(0)
 	seq__src := log
 	seq__src = seq__src[searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
 	seq__src = seq__src[:searchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts > eff })]
 	if seq__n := int64(len(seq__src)); seq__n > 0 {
-		seq = min(seq__n, 100000)
+		seq = min(seq__n, 200000)
 	}
-	if ok && c > 0 {
+	if took > 0 {
 		if commit {
 			{
 				n := 0
@@ -307,7 +336,7 @@ func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost 
 		}
 		if commit {
 			{
-				x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: c}
+				x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: took}
 				if n := len(st.logEntries); n > 0 {
 					top := st.logEntries[n-1]
 					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
@@ -316,7 +345,7 @@ func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost 
 					x.Run = x.Cost % 4503599627370496
 				}
 				st.logEntries = append(st.logEntries, x)
-				if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
+				if n := 2 * p.Limit; int64(len(st.logEntries)) > n { // keep the newest 2 * limit
 					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
 				}
 			}
@@ -332,6 +361,8 @@ func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost 
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: pick(ok || c > p.Limit, -1, freeAt-nowMs), ResetAfterMs: pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}, nil
 }
+
+var _ Forcer = (*SlidingLog)(nil)
 
 var _ Resetter = (*SlidingLog)(nil)
 
@@ -360,8 +391,8 @@ func (l *SlidingLog) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *SlidingLog) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+func (l *SlidingLog) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit, force)
 	return r
 }
 

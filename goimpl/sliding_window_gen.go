@@ -49,25 +49,6 @@ func NewSlidingWindow(p SlidingWindowParams) (*SlidingWindow, error) {
 	if !(satMul(p.Limit, p.WindowMs) <= 1000000000000000) {
 		return nil, badInput("sliding_window: limit times window_ms must not exceed 10^15")
 	}
-	// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).
-	if !(satMul(satAdd(p.Limit, satAdd(p.Limit, 1)), p.WindowMs) <= 9007199254740991) {
-		return nil, badInput("sliding_window: parameters too large for exact arithmetic: (cur + c) * window_ms could pass 2^53-1")
-	}
-	if !(satAdd(satMul(p.Limit, p.WindowMs), satMul(satAdd(p.Limit, satAdd(p.Limit, 1)), p.WindowMs)) <= 9007199254740991) {
-		return nil, badInput("sliding_window: parameters too large for exact arithmetic: weighted + (cur + c) * window_ms could pass 2^53-1")
-	}
-	if !(satAdd(satMul(satAdd(p.Limit, satAdd(p.Limit, 1)), p.WindowMs), p.Limit) <= 9007199254740991) {
-		return nil, badInput("sliding_window: parameters too large for exact arithmetic: short + max(1, prev) could pass 2^53-1")
-	}
-	if !(satAdd(satSub(p.WindowMs, 1), satMul(satAdd(p.Limit, satAdd(p.Limit, 1)), p.WindowMs)) <= 9007199254740991) {
-		return nil, badInput("sliding_window: parameters too large for exact arithmetic: e + ceildiv(short, max(1, prev)) could pass 2^53-1")
-	}
-	if !(max(satMul(satAdd(p.Limit, satAdd(p.Limit, 1)), p.WindowMs), satAdd(p.WindowMs, satAdd(satMul(p.Limit, p.WindowMs), p.WindowMs))) <= 9007199254740991) {
-		return nil, badInput("sliding_window: parameters too large for exact arithmetic: if in_this then ceildiv(short, max(1, prev)) else to_next + ceildiv(short_next, max(1, cur)) could pass 2^53-1")
-	}
-	if !(satAdd(35184372088832, max(satMul(satAdd(p.Limit, satAdd(p.Limit, 1)), p.WindowMs), satAdd(p.WindowMs, satAdd(satMul(p.Limit, p.WindowMs), p.WindowMs)))) <= 9007199254740991) {
-		return nil, badInput("sliding_window: parameters too large for exact arithmetic: lag + wait could pass 2^53-1")
-	}
 	return &SlidingWindow{p: p, states: newStore[slidingWindowState]()}, nil
 }
 
@@ -115,7 +96,7 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st slidingWindowState
@@ -130,8 +111,8 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	// {<key>}:sw: the counts of the last admission's window and the one before
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
-	winCur := field(winLive, st.winCur, 0, 0, p.Limit)
-	winPrev := field(winLive, st.winPrev, 0, 0, p.Limit)
+	winCur := field(winLive, st.winCur, 0, 0, 2*p.Limit)
+	winPrev := field(winLive, st.winPrev, 0, 0, 2*p.Limit)
 	lag := max(0, winTs-nowMs)
 	eff := nowMs + lag
 	e_ := eff % p.WindowMs
@@ -144,14 +125,14 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	weighted := prev * (p.WindowMs - e_)
 	c := min(cost, p.Limit+1)
 	ok := weighted+(cur+c)*p.WindowMs <= p.Limit*p.WindowMs
-	after := pick(ok, cur+c, cur)
+	after := pick(ok, cur+c, pick(force, cur+min(cost, max(0, 2*p.Limit-cur)), cur))
 	room := max(0, p.Limit*p.WindowMs-weighted)/p.WindowMs - after
-	short := max(0, weighted+(cur+c)*p.WindowMs-p.Limit*p.WindowMs)
+	short := max(0, weighted+(after+c)*p.WindowMs-p.Limit*p.WindowMs)
 	inThis := prev > 0 && e_+ceilDiv(short, max(1, prev)) < p.WindowMs
-	shortNext := max(0, cur+c-p.Limit) * p.WindowMs
-	wait := pick(inThis, ceilDiv(short, max(1, prev)), toNext+ceilDiv(shortNext, max(1, cur)))
+	shortNext := max(0, after+c-p.Limit) * p.WindowMs
+	wait := pick(inThis, ceilDiv(short, max(1, prev)), toNext+ceilDiv(shortNext, max(1, after)))
 	reset := pick(after > 0, p.WindowMs+toNext, pick(prev > 0, toNext, 0))
-	if ok && c > 0 {
+	if after > cur {
 		if commit {
 			st.winTs = eff
 			st.winCur = after
@@ -163,10 +144,37 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
 }
 
+// Force decides as Allow, but consumes the cost even when it denies;
+// see Forcer.
+func (l *SlidingWindow) Force(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("sliding_window: a zero SlidingWindow has no parameters: make it with NewSlidingWindow or New")
+	}
+	if key == "" {
+		return Result{}, badInput("sliding_window: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("sliding_window: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "sliding_window: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "sliding_window: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true, true)
+}
+
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *SlidingWindow) decide(sh *shard[slidingWindowState], key string, nowMs, cost int64, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *SlidingWindow) decide(sh *shard[slidingWindowState], key string, nowMs, cost int64, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st slidingWindowState
@@ -181,8 +189,8 @@ func (l *SlidingWindow) decide(sh *shard[slidingWindowState], key string, nowMs,
 	// {<key>}:sw: the counts of the last admission's window and the one before
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
-	winCur := field(winLive, st.winCur, 0, 0, p.Limit)
-	winPrev := field(winLive, st.winPrev, 0, 0, p.Limit)
+	winCur := field(winLive, st.winCur, 0, 0, 2*p.Limit)
+	winPrev := field(winLive, st.winPrev, 0, 0, 2*p.Limit)
 	lag := max(0, winTs-nowMs)
 	eff := nowMs + lag
 	e_ := eff % p.WindowMs
@@ -195,14 +203,14 @@ func (l *SlidingWindow) decide(sh *shard[slidingWindowState], key string, nowMs,
 	weighted := prev * (p.WindowMs - e_)
 	c := min(cost, p.Limit+1)
 	ok := weighted+(cur+c)*p.WindowMs <= p.Limit*p.WindowMs
-	after := pick(ok, cur+c, cur)
+	after := pick(ok, cur+c, pick(force, cur+min(cost, max(0, 2*p.Limit-cur)), cur))
 	room := max(0, p.Limit*p.WindowMs-weighted)/p.WindowMs - after
-	short := max(0, weighted+(cur+c)*p.WindowMs-p.Limit*p.WindowMs)
+	short := max(0, weighted+(after+c)*p.WindowMs-p.Limit*p.WindowMs)
 	inThis := prev > 0 && e_+ceilDiv(short, max(1, prev)) < p.WindowMs
-	shortNext := max(0, cur+c-p.Limit) * p.WindowMs
-	wait := pick(inThis, ceilDiv(short, max(1, prev)), toNext+ceilDiv(shortNext, max(1, cur)))
+	shortNext := max(0, after+c-p.Limit) * p.WindowMs
+	wait := pick(inThis, ceilDiv(short, max(1, prev)), toNext+ceilDiv(shortNext, max(1, after)))
 	reset := pick(after > 0, p.WindowMs+toNext, pick(prev > 0, toNext, 0))
-	if ok && c > 0 {
+	if after > cur {
 		if commit {
 			st.winTs = eff
 			st.winCur = after
@@ -213,6 +221,8 @@ func (l *SlidingWindow) decide(sh *shard[slidingWindowState], key string, nowMs,
 	}
 	return Result{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: pick(ok || c > p.Limit, -1, lag+wait), ResetAfterMs: pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}, nil
 }
+
+var _ Forcer = (*SlidingWindow)(nil)
 
 var _ Resetter = (*SlidingWindow)(nil)
 
@@ -241,8 +251,8 @@ func (l *SlidingWindow) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *SlidingWindow) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+func (l *SlidingWindow) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit, force)
 	return r
 }
 

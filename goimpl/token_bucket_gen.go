@@ -53,10 +53,10 @@ func NewTokenBucket(p TokenBucketParams) (*TokenBucket, error) {
 		return nil, badInput("token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).
-	if !(satMul(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens), p.RefillTokens) <= 9007199254740991) {
+	if !(satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)), p.RefillTokens) <= 9007199254740991) {
 		return nil, badInput("token_bucket: parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1")
 	}
-	if !(satAdd(satMul(p.Capacity, p.RefillMs), satMul(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens), p.RefillTokens)) <= 9007199254740991) {
+	if !(satAdd(satMul(p.Capacity, p.RefillMs), satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)), p.RefillTokens)) <= 9007199254740991) {
 		return nil, badInput("token_bucket: parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1")
 	}
 	return &TokenBucket{p: p, states: newStore[tokenBucketState]()}, nil
@@ -109,7 +109,7 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st tokenBucketState
@@ -124,7 +124,7 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	// {<key>}:tb: the bucket level at the last admission
 	bucketLive := st.bucketExp > nowMs
 	bucketTs := field(bucketLive, st.bucketTs, 0, 0, 35184372088832)
-	bucketLevel := field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0, p.Capacity*p.RefillMs)
+	bucketLevel := field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0-p.Capacity*p.RefillMs, p.Capacity*p.RefillMs)
 	full := p.Capacity * p.RefillMs
 	lag := max(0, bucketTs-nowMs)
 	elapsed := max(0, nowMs-bucketTs)
@@ -134,9 +134,9 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	c := min(cost, p.Capacity+1)
 	need := c * p.RefillMs
 	ok := need <= level
-	after := pick(ok, max(0, level-need), level)
+	after := pick(ok, level-need, pick(force, max(0-full, level-min(cost, 2*p.Capacity)*p.RefillMs), level))
 	reset := lag + ceilDiv(full-after, p.RefillTokens)
-	if ok && c > 0 {
+	if after < level {
 		if commit {
 			st.bucketTs = nowMs + lag
 			st.bucketLevel = after
@@ -144,13 +144,40 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-after), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
+}
+
+// Force decides as Allow, but consumes the cost even when it denies;
+// see Forcer.
+func (l *TokenBucket) Force(key string, nowMs, cost int64) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("token_bucket: a zero TokenBucket has no parameters: make it with NewTokenBucket or New")
+	}
+	if key == "" {
+		return Result{}, badInput("token_bucket: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("token_bucket: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "token_bucket: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "token_bucket: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, true, true)
 }
 
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *TokenBucket) decide(sh *shard[tokenBucketState], key string, nowMs, cost int64, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *TokenBucket) decide(sh *shard[tokenBucketState], key string, nowMs, cost int64, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st tokenBucketState
@@ -165,7 +192,7 @@ func (l *TokenBucket) decide(sh *shard[tokenBucketState], key string, nowMs, cos
 	// {<key>}:tb: the bucket level at the last admission
 	bucketLive := st.bucketExp > nowMs
 	bucketTs := field(bucketLive, st.bucketTs, 0, 0, 35184372088832)
-	bucketLevel := field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0, p.Capacity*p.RefillMs)
+	bucketLevel := field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0-p.Capacity*p.RefillMs, p.Capacity*p.RefillMs)
 	full := p.Capacity * p.RefillMs
 	lag := max(0, bucketTs-nowMs)
 	elapsed := max(0, nowMs-bucketTs)
@@ -175,9 +202,9 @@ func (l *TokenBucket) decide(sh *shard[tokenBucketState], key string, nowMs, cos
 	c := min(cost, p.Capacity+1)
 	need := c * p.RefillMs
 	ok := need <= level
-	after := pick(ok, max(0, level-need), level)
+	after := pick(ok, level-need, pick(force, max(0-full, level-min(cost, 2*p.Capacity)*p.RefillMs), level))
 	reset := lag + ceilDiv(full-after, p.RefillTokens)
-	if ok && c > 0 {
+	if after < level {
 		if commit {
 			st.bucketTs = nowMs + lag
 			st.bucketLevel = after
@@ -185,8 +212,10 @@ func (l *TokenBucket) decide(sh *shard[tokenBucketState], key string, nowMs, cos
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Limit: p.Capacity, Remaining: after / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-level), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
+	return Result{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs, RetryAfterMs: pick(ok || c > p.Capacity, -1, lag+ceilDiv(max(0, need-after), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}, nil
 }
+
+var _ Forcer = (*TokenBucket)(nil)
 
 var _ Resetter = (*TokenBucket)(nil)
 
@@ -215,8 +244,8 @@ func (l *TokenBucket) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *TokenBucket) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit)
+func (l *TokenBucket) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, commit, force)
 	return r
 }
 

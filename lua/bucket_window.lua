@@ -33,7 +33,7 @@
 --   KEYS[1]  {<key>}:bw  zset: one entry per recent bucket that admitted something
 --              at most BUCKETS_MAX entries, each a member start:count:run scored by start:
 --                start: the score: the bucket's start in ms (in [0, NOW_MAX])
---                count: the cost admitted in the bucket (in [1, 1000000000000])
+--                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
 --   KEYS[2]  {<key>}:bw:ts  hash: the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
@@ -41,12 +41,12 @@
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
 --   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
---   ARGV[3]  limit in [1, 1000000000000]: cost admitted per window_ms (tier 1)
+--   ARGV[3]  limit in [1, 500000000000]: cost admitted per window_ms (tier 1)
 --   ARGV[4]  window_ms in [1, 100000000000]: tier 1's window in ms, a multiple of bucket_ms
 --   ARGV[5]  bucket_ms in [1, 100000000000]: bucket length in ms
---   ARGV[6]  limit_2 in [0, 1000000000000] (optional, default 0): cost admitted per window_ms_2 (tier 2; 0: no tier 2)
+--   ARGV[6]  limit_2 in [0, 500000000000] (optional, default 0): cost admitted per window_ms_2 (tier 2; 0: no tier 2)
 --   ARGV[7]  window_ms_2 in [0, 100000000000] (optional, default 0): tier 2's window in ms, a multiple of bucket_ms (0: no tier 2)
---   ARGV[8]  limit_3 in [0, 1000000000000] (optional, default 0): cost admitted per window_ms_3 (tier 3; 0: no tier 3)
+--   ARGV[8]  limit_3 in [0, 500000000000] (optional, default 0): cost admitted per window_ms_3 (tier 3; 0: no tier 3)
 --   ARGV[9]  window_ms_3 in [0, 100000000000] (optional, default 0): tier 3's window in ms, a multiple of bucket_ms (0: no tier 3)
 --   and window_ms % bucket_ms == 0
 --   and window_ms / bucket_ms <= BUCKETS_MAX
@@ -168,8 +168,8 @@ end
 
 -- parameters
 local limit = int(ARGV[3])
-if limit == nil or limit < 1 or limit > 1000000000000 then
-  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+if limit == nil or limit < 1 or limit > 500000000000 then
+  return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[3]))
 end
 local window_ms = int(ARGV[4])
 if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
@@ -183,8 +183,8 @@ local limit_2 = 0
 if ARGV[6] ~= nil then
   limit_2 = int(ARGV[6])
 end
-if limit_2 == nil or limit_2 < 0 or limit_2 > 1000000000000 then
-  return bad('parameter limit_2 must be an integer in [0, 1000000000000], got ' .. clip(ARGV[6]))
+if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+  return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[6]))
 end
 local window_ms_2 = 0
 if ARGV[7] ~= nil then
@@ -197,8 +197,8 @@ local limit_3 = 0
 if ARGV[8] ~= nil then
   limit_3 = int(ARGV[8])
 end
-if limit_3 == nil or limit_3 < 0 or limit_3 > 1000000000000 then
-  return bad('parameter limit_3 must be an integer in [0, 1000000000000], got ' .. clip(ARGV[8]))
+if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+  return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[8]))
 end
 local window_ms_3 = 0
 if ARGV[9] ~= nil then
@@ -265,6 +265,8 @@ local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > 9007199254740991 then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
+
+local force = false -- the decision (the forced call is its own script)
 
 -- state
 local function win__parse(raw)
@@ -450,12 +452,15 @@ local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
-local took = pick(ok, c, 0)
-local agg__4 = 0
-if not ok1 then -- else the value is not used
+local free1 = math.max(0, 2 * limit - used1)
+local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
+local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
+local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+local agg__4 = bucket + window_ms
+if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(num(from1)), win__card
-    local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + c - limit, 3600000000000000)
+    local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
     if e == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
@@ -464,12 +469,12 @@ if not ok1 then -- else the value is not used
     end
   end
 end
-local at1 = pick(ok1, 0, agg__4)
-local agg__5 = 0
-if not ok2 then -- else the value is not used
+local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+local agg__5 = bucket + window_ms_2
+if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(num(from2)), win__card
-    local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + c - limit_2, 3600000000000000)
+    local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
     if e == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
@@ -478,12 +483,12 @@ if not ok2 then -- else the value is not used
     end
   end
 end
-local at2 = pick(ok2, 0, agg__5)
-local agg__6 = 0
-if not ok3 then -- else the value is not used
+local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+local agg__6 = bucket + window_ms_3
+if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(num(from3)), win__card
-    local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + c - limit_3, 3600000000000000)
+    local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
     if e == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
@@ -492,7 +497,7 @@ if not ok3 then -- else the value is not used
     end
   end
 end
-local at3 = pick(ok3, 0, agg__6)
+local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
 local retry_at = math.max(at1, math.max(at2, at3))
 local x1 = math.max(0, used1 + took - (limit - lim))
 local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
@@ -545,7 +550,7 @@ local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
 local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
 local room = math.min(room1, math.min(room2, room3))
 local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
-if ok and c > 0 then
+if took > 0 then
   wipe()
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
   if win__top ~= nil and win__top.start <= bucket - widest then
@@ -554,7 +559,7 @@ if ok and c > 0 then
   redis.call('HSET', KEYS[2], 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
   do
-    local win__x = {start = bucket, count = c}
+    local win__x = {start = bucket, count = took}
     if win__top ~= nil then
       win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
       win__x.run = (win__top.run + win__x.count) % 4503599627370496

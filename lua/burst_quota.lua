@@ -138,6 +138,8 @@ local ALG = 'burst_quota: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
+local force = false -- the decision (the forced call is its own script)
+
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
 local function decide_gcra(KEYS, ARGV, mode, ALG)
@@ -167,10 +169,10 @@ local function decide_gcra(KEYS, ARGV, mode, ALG)
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
-  if not (cdiv(burst * period_ms, rate) * rate <= 9007199254740991) then
+  if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - cdiv(burst * period_ms, rate) * rate >= (-9007199254740991)) then
+  if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   if mode == 'check' then
@@ -198,7 +200,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG)
   if cell_ts == nil then
     return corrupt(KEYS[1], 'ts', cell__raw[1])
   end
-  local cell_tat = field(cell__raw[2], 0, 0, burst * period_ms)
+  local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
   if cell_tat == nil then
     return corrupt(KEYS[1], 'tat', cell__raw[2])
   end
@@ -227,16 +229,16 @@ local function decide_gcra(KEYS, ARGV, mode, ALG)
   local c = math.min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
-  local final = pick(ok, new_tat, tat)
+  local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
   local reset = lag + cdiv(final, rate)
-  if ok and c > 0 then
+  if final > tat then
     writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
       redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, new_tat - tau), rate)), reset, 0, 0}, writes
+  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}, writes
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -287,11 +289,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
       if x_ts == nil then
         return nil, 'entry ts', parts[1]
       end
-      local x_seq = field(parts[2], nil, 0, 100000)
+      local x_seq = field(parts[2], nil, 0, 200000)
       if x_seq == nil then
         return nil, 'entry seq', parts[2]
       end
-      local x_cost = field(parts[3], nil, 1, 100000)
+      local x_cost = field(parts[3], nil, 1, 200000)
       if x_cost == nil then
         return nil, 'entry cost', parts[3]
       end
@@ -430,16 +432,17 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    gone = math.min(sum__, 10000000000)
+    gone = math.min(sum__, 40000000000)
   end
   local used = math.max(0, tally_total - gone)
   local c = math.min(cost, limit + 1)
   local ok = used + c <= limit
-  local after = pick(ok, used + c, used)
+  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local after = used + took
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(num(from)), log__card
-    local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000000000)
+    local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
     if e == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
@@ -448,7 +451,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
     end
   end
   local agg__3 = eff
-  if not (ok and c > 0) then -- else the value is not used
+  if not (took > 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = log__below(num(from)), log__card
       if hi__ > lo__ then
@@ -460,13 +463,13 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
       end
     end
   end
-  local last_in = pick(ok and c > 0, eff, agg__3)
+  local last_in = pick(took > 0, eff, agg__3)
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = math.min(math.max(0, hi__ - lo__), 100000)
+    seq = math.min(math.max(0, hi__ - lo__), 200000)
   end
-  if ok and c > 0 then
+  if took > 0 then
     writes[#writes + 1] = function()
       wipe()
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
@@ -476,7 +479,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
     end
     writes[#writes + 1] = function()
       do
-        local log__x = {ts = eff, seq = seq, cost = c}
+        local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
           log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
@@ -485,7 +488,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
         end
         log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
         redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
@@ -565,8 +568,8 @@ for i, l in ipairs(LIMITS) do
   res[i], writes[i] = r, w
   all = all and r[1] == 1
 end
-if all then
-  -- every limit admits: each applies its decision
+if all or force then
+  -- every limit admits (or the call is forced): each applies its decision
   for _, w in ipairs(writes) do
     for _, write in ipairs(w) do
       write()
@@ -594,9 +597,9 @@ for i, r in ipairs(res) do
     b = i
   end
 end
-local delay = 0 -- admitted, the longest wait of any shaper; denied, none
+local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
 for _, r in ipairs(res) do
-  if all then
+  if all or force then
     delay = math.max(delay, r[6])
   end
 end

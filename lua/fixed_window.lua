@@ -15,7 +15,7 @@
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:fw  hash: the current window's count
 --              ts: time of the last admission (in [0, NOW_MAX])
---              n: cost admitted in the window of ts (in [0, limit])
+--              n: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -146,13 +146,15 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
 local win_ts = field(win__raw[1], 0, 0, 35184372088832)
 if win_ts == nil then
   return corrupt(KEYS[1], 'ts', win__raw[1])
 end
-local win_n = field(win__raw[2], 0, 0, limit)
+local win_n = field(win__raw[2], 0, 0, 2 * limit)
 if win_n == nil then
   return corrupt(KEYS[1], 'n', win__raw[2])
 end
@@ -179,11 +181,12 @@ local into = eff % window_ms
 local used = pick(win_ts >= eff - into, win_n, 0)
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
-local after = pick(ok, used + c, used)
+local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local after = used + took
 local until_end = lag + window_ms - into
-if ok and c > 0 then
+if took > 0 then
   wipe()
   redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
   redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
 end
-return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}

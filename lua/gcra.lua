@@ -14,7 +14,7 @@
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:gcra  hash: the theoretical arrival time relative to the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
---              tat: TAT minus ts, times rate (in [0, burst * period_ms])
+--              tat: TAT minus ts, times rate (past burst * period_ms only after forced calls) (in [0, 2 * (burst * period_ms)])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -127,10 +127,10 @@ if not (cdiv(burst * period_ms, rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
-if not (cdiv(burst * period_ms, rate) * rate <= 9007199254740991) then
+if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - cdiv(burst * period_ms, rate) * rate >= (-9007199254740991)) then
+if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -165,13 +165,15 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
 local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
 if cell_ts == nil then
   return corrupt(KEYS[1], 'ts', cell__raw[1])
 end
-local cell_tat = field(cell__raw[2], 0, 0, burst * period_ms)
+local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
 if cell_tat == nil then
   return corrupt(KEYS[1], 'tat', cell__raw[2])
 end
@@ -200,11 +202,11 @@ local tat = math.max(0, cell_tat - drained)
 local c = math.min(cost, burst + 1)
 local new_tat = tat + c * period_ms
 local ok = new_tat <= tau
-local final = pick(ok, new_tat, tat)
+local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
 local reset = lag + cdiv(final, rate)
-if ok and c > 0 then
+if final > tat then
   wipe()
   redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
   redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
 end
-return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, new_tat - tau), rate)), reset, 0, 0}
+return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}

@@ -118,6 +118,8 @@ local ALG = 'ip_user: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
+local force = false -- the decision (the forced call is its own script)
+
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
 local function decide_fixed_window(KEYS, ARGV, mode, ALG)
@@ -161,7 +163,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG)
   if win_ts == nil then
     return corrupt(KEYS[1], 'ts', win__raw[1])
   end
-  local win_n = field(win__raw[2], 0, 0, limit)
+  local win_n = field(win__raw[2], 0, 0, 2 * limit)
   if win_n == nil then
     return corrupt(KEYS[1], 'n', win__raw[2])
   end
@@ -188,16 +190,17 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG)
   local used = pick(win_ts >= eff - into, win_n, 0)
   local c = math.min(cost, limit + 1)
   local ok = used + c <= limit
-  local after = pick(ok, used + c, used)
+  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local after = used + took
   local until_end = lag + window_ms - into
-  if ok and c > 0 then
+  if took > 0 then
     writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
+  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- arguments
@@ -287,8 +290,8 @@ for i, l in ipairs(LIMITS) do
   res[i], writes[i] = r, w
   all = all and r[1] == 1
 end
-if all then
-  -- every limit admits: each applies its decision
+if all or force then
+  -- every limit admits (or the call is forced): each applies its decision
   for _, w in ipairs(writes) do
     for _, write in ipairs(w) do
       write()
@@ -316,9 +319,9 @@ for i, r in ipairs(res) do
     b = i
   end
 end
-local delay = 0 -- admitted, the longest wait of any shaper; denied, none
+local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
 for _, r in ipairs(res) do
-  if all then
+  if all or force then
     delay = math.max(delay, r[6])
   end
 end

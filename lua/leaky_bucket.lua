@@ -13,7 +13,7 @@
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:lb  hash: the queued work at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
---              work: queued work at ts, in units of 1/rate ms (in [0, capacity * period_ms])
+--              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after forced calls) (in [0, 2 * (capacity * period_ms)])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -126,10 +126,10 @@ if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
-if not (cdiv(capacity * period_ms, rate) * rate <= 9007199254740991) then
+if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - cdiv(capacity * period_ms, rate) * rate >= (-9007199254740991)) then
+if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -164,13 +164,15 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
 local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
 if queue_ts == nil then
   return corrupt(KEYS[1], 'ts', queue__raw[1])
 end
-local queue_work = field(queue__raw[2], 0, 0, capacity * period_ms)
+local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
 if queue_work == nil then
   return corrupt(KEYS[1], 'work', queue__raw[2])
 end
@@ -199,11 +201,11 @@ local ahead = math.max(0, queue_work - drained)
 local c = math.min(cost, capacity + 1)
 local with_this = ahead + c * period_ms
 local ok = with_this <= full
-local final = pick(ok, with_this, ahead)
+local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
 local reset = lag + cdiv(final, rate)
-if ok and c > 0 then
+if final > ahead then
   wipe()
   redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
   redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
 end
-return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, with_this - full), rate)), reset, pick(ok, lag + cdiv(ahead, rate), 0), 0}
+return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}

@@ -34,6 +34,10 @@ type Script struct {
 	// for a view): the same KEYS, no ARGV; it deletes them and replies
 	// with the number deleted.
 	ResetSource, ResetSHA1 string
+	// ForceSource and ForceSHA1 are the decision's forced call (empty for
+	// a view): the same KEYS, ARGV and reply; it consumes the cost even
+	// when it denies (docs/semantics.md, "Force").
+	ForceSource, ForceSHA1 string
 	// Keys are the suffixes of the KEYS entries, in order; the full key is
 	// "{" + key + "}" + suffix.
 	Keys []string
@@ -89,6 +93,10 @@ type Policy struct {
 	// ResetSource and ResetSHA1 are the policy's reset script: the same
 	// KEYS, no ARGV; it deletes them and replies with the number deleted.
 	ResetSource, ResetSHA1 string
+	// ForceSource and ForceSHA1 are the policy's forced call: the same
+	// KEYS, ARGV and reply; every limit consumes the cost even when the
+	// policy denies (docs/semantics.md, "Force").
+	ForceSource, ForceSHA1 string
 	// ClusterSafe is false when the keys of one call may lie in several
 	// Redis Cluster slots (the limits count several identities): such a
 	// policy cannot run atomically on a cluster.
@@ -158,6 +166,10 @@ func (l PolicyLimit) ParamsWith(params map[string]int64) map[string]int64 {
 // ResetName is the name of the reset script of an algorithm or policy:
 // the file lua/<ResetName>.lua.
 func ResetName(name string) string { return name + "_reset" }
+
+// ForceName is the name of the forced call of an algorithm or policy: the
+// file lua/<ForceName>.lua.
+func ForceName(name string) string { return name + "_force" }
 
 // LookupPolicy returns the named policy's script.
 func LookupPolicy(name string) (Policy, bool) {

@@ -17,11 +17,11 @@
 --   KEYS[1]  {<key>}:mw  hash: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
---              used: cost admitted since it opened (in [0, limit])
+--              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
 --   KEYS[2]  {<key>}:mw:log  list: the window's admitted requests, oldest first
---              at most limit entries, in arrival order, each t_ms:cost:meta:
+--              at most 2 * limit entries, in arrival order, each t_ms:cost:meta:
 --                t_ms: when the request was admitted (in [0, NOW_MAX])
---                cost: its cost (in [1, limit])
+--                cost: its cost (past limit only by a forced call) (in [1, 2 * limit])
 --                meta: its meta (a string)
 --
 -- ARGV (decimal integers, but for strings):
@@ -161,6 +161,8 @@ if #meta > 256 then
   return bad('meta must be at most 256 bytes, got ' .. #meta)
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
 local win_ts = field(win__raw[1], 0, 0, 35184372088832)
@@ -171,7 +173,7 @@ local win_start = field(win__raw[2], 0, 0, 35184372088832)
 if win_start == nil then
   return corrupt(KEYS[1], 'start', win__raw[2])
 end
-local win_used = field(win__raw[3], 0, 0, limit)
+local win_used = field(win__raw[3], 0, 0, 2 * limit)
 if win_used == nil then
   return corrupt(KEYS[1], 'used', win__raw[3])
 end
@@ -207,8 +209,9 @@ local start = pick(open, win_start, eff)
 local ends = lag + math.max(0, start + window_ms - eff)
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
-local after = pick(ok, used + c, used)
-if ok and c > 0 then
+local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local after = used + took
+if took > 0 then
   if not open then
     wipe()
     redis.call('DEL', KEYS[2])
@@ -216,7 +219,7 @@ if ok and c > 0 then
   wipe()
   redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
   redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
-  redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(c) .. ':' .. meta)
+  redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
   redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
 end
-return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}
+return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}

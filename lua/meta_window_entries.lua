@@ -11,11 +11,11 @@
 --   KEYS[1]  {<key>}:mw  hash: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
---              used: cost admitted since it opened (in [0, limit])
+--              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
 --   KEYS[2]  {<key>}:mw:log  list: the window's admitted requests, oldest first
---              at most limit entries, in arrival order, each t_ms:cost:meta:
+--              at most 2 * limit entries, in arrival order, each t_ms:cost:meta:
 --                t_ms: when the request was admitted (in [0, NOW_MAX])
---                cost: its cost (in [1, limit])
+--                cost: its cost (past limit only by a forced call) (in [1, 2 * limit])
 --                meta: its meta (a string)
 --
 -- ARGV (decimal integers, but for strings):
@@ -176,7 +176,7 @@ local win_start = field(win__raw[2], 0, 0, 35184372088832)
 if win_start == nil then
   return corrupt(KEYS[1], 'start', win__raw[2])
 end
-local win_used = field(win__raw[3], 0, 0, limit)
+local win_used = field(win__raw[3], 0, 0, 2 * limit)
 if win_used == nil then
   return corrupt(KEYS[1], 'used', win__raw[3])
 end
@@ -191,7 +191,7 @@ local function log__parse(raw)
     if x_t_ms == nil then
       return nil, 'entry t_ms', parts[1]
     end
-    local x_cost = field(parts[2], nil, 1, limit)
+    local x_cost = field(parts[2], nil, 1, 2 * limit)
     if x_cost == nil then
       return nil, 'entry cost', parts[2]
     end
@@ -203,7 +203,7 @@ local log, bad__what, bad__v = log__parse(redis.call('LRANGE', KEYS[2], 0, -1))
 if log == nil then
   return corrupt(KEYS[2], bad__what, bad__v)
 end
-log = keep_last(log, limit)
+log = keep_last(log, 2 * limit)
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent

@@ -10,11 +10,17 @@ var bucketWindowSource string
 //go:embed bucket_window_reset.lua
 var bucketWindowResetSource string
 
+//go:embed bucket_window_force.lua
+var bucketWindowForceSource string
+
 //go:embed fixed_window.lua
 var fixedWindowSource string
 
 //go:embed fixed_window_reset.lua
 var fixedWindowResetSource string
+
+//go:embed fixed_window_force.lua
+var fixedWindowForceSource string
 
 //go:embed gcra.lua
 var gcraSource string
@@ -22,17 +28,26 @@ var gcraSource string
 //go:embed gcra_reset.lua
 var gcraResetSource string
 
+//go:embed gcra_force.lua
+var gcraForceSource string
+
 //go:embed leaky_bucket.lua
 var leakyBucketSource string
 
 //go:embed leaky_bucket_reset.lua
 var leakyBucketResetSource string
 
+//go:embed leaky_bucket_force.lua
+var leakyBucketForceSource string
+
 //go:embed meta_window.lua
 var metaWindowSource string
 
 //go:embed meta_window_reset.lua
 var metaWindowResetSource string
+
+//go:embed meta_window_force.lua
+var metaWindowForceSource string
 
 //go:embed meta_window_entries.lua
 var metaWindowEntriesSource string
@@ -43,11 +58,17 @@ var slidingLogSource string
 //go:embed sliding_log_reset.lua
 var slidingLogResetSource string
 
+//go:embed sliding_log_force.lua
+var slidingLogForceSource string
+
 //go:embed sliding_window.lua
 var slidingWindowSource string
 
 //go:embed sliding_window_reset.lua
 var slidingWindowResetSource string
+
+//go:embed sliding_window_force.lua
+var slidingWindowForceSource string
 
 //go:embed token_bucket.lua
 var tokenBucketSource string
@@ -55,17 +76,20 @@ var tokenBucketSource string
 //go:embed token_bucket_reset.lua
 var tokenBucketResetSource string
 
+//go:embed token_bucket_force.lua
+var tokenBucketForceSource string
+
 // Scripts lists every generated script, sorted by name.
 var Scripts = []Script{
-	{Name: "bucket_window", Algorithm: "bucket_window", View: "", Source: bucketWindowSource, SHA1: "32ce13a357f93952c3a95bb2a5b96462a5c7ee7d", ResetSource: bucketWindowResetSource, ResetSHA1: "191e373ca4476431266fa1109f19b11d177f1a0d", Keys: []string{":bw", ":bw:ts"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms", "limit_2", "window_ms_2", "limit_3", "window_ms_3"}, Defaults: map[string]string{"limit_2": "0", "window_ms_2": "0", "limit_3": "0", "window_ms_3": "0"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
-	{Name: "fixed_window", Algorithm: "fixed_window", View: "", Source: fixedWindowSource, SHA1: "39a9ccc2703004dbe1ac2e8849c1dc5af2cb9305", ResetSource: fixedWindowResetSource, ResetSHA1: "6ee47a97edfd9ba6930d39ef2ac796a357a1c472", Keys: []string{":fw"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
-	{Name: "gcra", Algorithm: "gcra", View: "", Source: gcraSource, SHA1: "29d744b144cbb332d92573ab8a1b05d26f2eb0b5", ResetSource: gcraResetSource, ResetSHA1: "0609094c7bc84b6602dcf9ae4180805758829f2e", Keys: []string{":gcra"}, Strings: []string{}, Params: []string{"burst", "rate", "period_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
-	{Name: "leaky_bucket", Algorithm: "leaky_bucket", View: "", Source: leakyBucketSource, SHA1: "d08efa001b0141f56d7d380a106681b981dee2c4", ResetSource: leakyBucketResetSource, ResetSHA1: "9bfda682c23554526b3051139089c151113f92ee", Keys: []string{":lb"}, Strings: []string{}, Params: []string{"capacity", "rate", "period_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
-	{Name: "meta_window", Algorithm: "meta_window", View: "", Source: metaWindowSource, SHA1: "c3e74cb1e04ce79925479f6b327d0f37b423c456", ResetSource: metaWindowResetSource, ResetSHA1: "0a2cdc7a17c5446d7aef6b175373bcbda2d545db", Keys: []string{":mw", ":mw:log"}, Strings: []string{"meta"}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
-	{Name: "meta_window_entries", Algorithm: "meta_window", View: "entries", Source: metaWindowEntriesSource, SHA1: "9eb119aa8afe27d7e8f5a7e3e422d9b2095734eb", Keys: []string{":mw", ":mw:log"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"t_ms", "cost", "meta"}},
-	{Name: "sliding_log", Algorithm: "sliding_log", View: "", Source: slidingLogSource, SHA1: "4a831985692f293295607c6caa094980386fa597", ResetSource: slidingLogResetSource, ResetSHA1: "9903073af5400f3b6b86d06f7a19ea65ccc89629", Keys: []string{":sl", ":sl:sum"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
-	{Name: "sliding_window", Algorithm: "sliding_window", View: "", Source: slidingWindowSource, SHA1: "b338ad617841b9605bfe2bc32879ffd032e8713d", ResetSource: slidingWindowResetSource, ResetSHA1: "05a247c6748e7358906b534818a11c01ce7ed733", Keys: []string{":sw"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
-	{Name: "token_bucket", Algorithm: "token_bucket", View: "", Source: tokenBucketSource, SHA1: "df6b1c550111b16c90a0988d6da413f7a6ac0eee", ResetSource: tokenBucketResetSource, ResetSHA1: "3f3fa3da6ed6b5de0707a3c75ba331a3d9d4f7b3", Keys: []string{":tb"}, Strings: []string{}, Params: []string{"capacity", "refill_tokens", "refill_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "bucket_window", Algorithm: "bucket_window", View: "", Source: bucketWindowSource, SHA1: "0594218ab02f552115c4edf65294cd010630461a", ResetSource: bucketWindowResetSource, ResetSHA1: "191e373ca4476431266fa1109f19b11d177f1a0d", ForceSource: bucketWindowForceSource, ForceSHA1: "7db067fb2cb9d71da601d8990aab82502aad6a3c", Keys: []string{":bw", ":bw:ts"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms", "limit_2", "window_ms_2", "limit_3", "window_ms_3"}, Defaults: map[string]string{"limit_2": "0", "window_ms_2": "0", "limit_3": "0", "window_ms_3": "0"}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "fixed_window", Algorithm: "fixed_window", View: "", Source: fixedWindowSource, SHA1: "b50317ee1531fd46004ecd988423459b64045311", ResetSource: fixedWindowResetSource, ResetSHA1: "6ee47a97edfd9ba6930d39ef2ac796a357a1c472", ForceSource: fixedWindowForceSource, ForceSHA1: "f0411208bad3f4e8fa3d6bc06a3fcb0a8ab71f29", Keys: []string{":fw"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "gcra", Algorithm: "gcra", View: "", Source: gcraSource, SHA1: "4f6d14e7aed1c577b8631174720d7335226bffa9", ResetSource: gcraResetSource, ResetSHA1: "0609094c7bc84b6602dcf9ae4180805758829f2e", ForceSource: gcraForceSource, ForceSHA1: "c551a147e2835ea1c237d0813a081fb14762347e", Keys: []string{":gcra"}, Strings: []string{}, Params: []string{"burst", "rate", "period_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "leaky_bucket", Algorithm: "leaky_bucket", View: "", Source: leakyBucketSource, SHA1: "e6c611f94be0c209a091783b9ad00874323b2307", ResetSource: leakyBucketResetSource, ResetSHA1: "9bfda682c23554526b3051139089c151113f92ee", ForceSource: leakyBucketForceSource, ForceSHA1: "88ec580b26ab1659292faf289f706799c864e5aa", Keys: []string{":lb"}, Strings: []string{}, Params: []string{"capacity", "rate", "period_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "meta_window", Algorithm: "meta_window", View: "", Source: metaWindowSource, SHA1: "44e915ec09c4d36e44d65c1c94b044dcae1e38ba", ResetSource: metaWindowResetSource, ResetSHA1: "0a2cdc7a17c5446d7aef6b175373bcbda2d545db", ForceSource: metaWindowForceSource, ForceSHA1: "6302d7d93a74bad1ef1e7ad797914dd67312f762", Keys: []string{":mw", ":mw:log"}, Strings: []string{"meta"}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "meta_window_entries", Algorithm: "meta_window", View: "entries", Source: metaWindowEntriesSource, SHA1: "c0fa35596da0dcfa4b89afef4687c6ca2b35ad8d", Keys: []string{":mw", ":mw:log"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"t_ms", "cost", "meta"}},
+	{Name: "sliding_log", Algorithm: "sliding_log", View: "", Source: slidingLogSource, SHA1: "06141552c35adf155caef059073cc0950764000e", ResetSource: slidingLogResetSource, ResetSHA1: "9903073af5400f3b6b86d06f7a19ea65ccc89629", ForceSource: slidingLogForceSource, ForceSHA1: "ac1a417bf470613230b89da042f4a1241c62bb4c", Keys: []string{":sl", ":sl:sum"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "sliding_window", Algorithm: "sliding_window", View: "", Source: slidingWindowSource, SHA1: "87fdc1bbdbb7db5bb202a2f8c32ae3df7a930334", ResetSource: slidingWindowResetSource, ResetSHA1: "05a247c6748e7358906b534818a11c01ce7ed733", ForceSource: slidingWindowForceSource, ForceSHA1: "ee1047896efe89cad4a31e4dc7a304d0c89e4f7f", Keys: []string{":sw"}, Strings: []string{}, Params: []string{"limit", "window_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
+	{Name: "token_bucket", Algorithm: "token_bucket", View: "", Source: tokenBucketSource, SHA1: "4281f8b63428b7665bb3ed730660d0f5b1894683", ResetSource: tokenBucketResetSource, ResetSHA1: "3f3fa3da6ed6b5de0707a3c75ba331a3d9d4f7b3", ForceSource: tokenBucketForceSource, ForceSHA1: "766892888d8fad4ff8e46fdac44ed43a65f3d5d2", Keys: []string{":tb"}, Strings: []string{}, Params: []string{"capacity", "refill_tokens", "refill_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}},
 }
 
 //go:embed ip_user.lua
@@ -74,11 +98,17 @@ var ipUserSource string
 //go:embed ip_user_reset.lua
 var ipUserResetSource string
 
+//go:embed ip_user_force.lua
+var ipUserForceSource string
+
 //go:embed burst_quota.lua
 var burstQuotaSource string
 
 //go:embed burst_quota_reset.lua
 var burstQuotaResetSource string
+
+//go:embed burst_quota_force.lua
+var burstQuotaForceSource string
 
 //go:embed user_global.lua
 var userGlobalSource string
@@ -86,9 +116,12 @@ var userGlobalSource string
 //go:embed user_global_reset.lua
 var userGlobalResetSource string
 
+//go:embed user_global_force.lua
+var userGlobalForceSource string
+
 // Policies lists every generated policy script, in the spec's order.
 var Policies = []Policy{
-	{Name: "ip_user", Source: ipUserSource, SHA1: "2934dad1ea5a4d35dc4497fe611aa147c57986c2", ResetSource: ipUserResetSource, ResetSHA1: "613e5431e504a84fa69975a6f36b010f876786b2", ClusterSafe: false, Identities: []string{"ip", "user"}, Params: []string{}, Limits: []PolicyLimit{{Name: "ip_second", Algorithm: "fixed_window", Identity: "ip", Constant: "", Params: map[string]int64{"limit": 10, "window_ms": 1000}, PerCall: []string{}, Keys: []string{":ip_user:ip_second:fw"}}, {Name: "ip_minute", Algorithm: "fixed_window", Identity: "ip", Constant: "", Params: map[string]int64{"limit": 120, "window_ms": 60000}, PerCall: []string{}, Keys: []string{":ip_user:ip_minute:fw"}}, {Name: "ip_hour", Algorithm: "fixed_window", Identity: "ip", Constant: "", Params: map[string]int64{"limit": 240, "window_ms": 3600000}, PerCall: []string{}, Keys: []string{":ip_user:ip_hour:fw"}}, {Name: "user_second", Algorithm: "fixed_window", Identity: "user", Constant: "", Params: map[string]int64{"limit": 10, "window_ms": 1000}, PerCall: []string{}, Keys: []string{":ip_user:user_second:fw"}}, {Name: "user_minute", Algorithm: "fixed_window", Identity: "user", Constant: "", Params: map[string]int64{"limit": 120, "window_ms": 60000}, PerCall: []string{}, Keys: []string{":ip_user:user_minute:fw"}}, {Name: "user_hour", Algorithm: "fixed_window", Identity: "user", Constant: "", Params: map[string]int64{"limit": 240, "window_ms": 3600000}, PerCall: []string{}, Keys: []string{":ip_user:user_hour:fw"}}}},
-	{Name: "burst_quota", Source: burstQuotaSource, SHA1: "57321318bc51cbd4c71ad1250ee5fdfec70af9f5", ResetSource: burstQuotaResetSource, ResetSHA1: "07a936fa020aa9af396205f8cb29e194817387ac", ClusterSafe: true, Identities: []string{"user"}, Params: []string{"daily.limit"}, Limits: []PolicyLimit{{Name: "burst", Algorithm: "gcra", Identity: "user", Constant: "", Params: map[string]int64{"burst": 5, "rate": 10, "period_ms": 1000}, PerCall: []string{}, Keys: []string{":burst_quota:burst:gcra"}}, {Name: "daily", Algorithm: "sliding_log", Identity: "user", Constant: "", Params: map[string]int64{"window_ms": 86400000}, PerCall: []string{"limit"}, Keys: []string{":burst_quota:daily:sl", ":burst_quota:daily:sl:sum"}}}},
-	{Name: "user_global", Source: userGlobalSource, SHA1: "ae820ae136142eeebab248ef49dd0f3bd44df0ad", ResetSource: userGlobalResetSource, ResetSHA1: "eb87a259b6f95f550a25fee3a1264d6b5438baa6", ClusterSafe: false, Identities: []string{"user"}, Params: []string{"global.limit"}, Limits: []PolicyLimit{{Name: "user", Algorithm: "token_bucket", Identity: "user", Constant: "", Params: map[string]int64{"capacity": 20, "refill_tokens": 1, "refill_ms": 100}, PerCall: []string{}, Keys: []string{":user_global:user:tb"}}, {Name: "global", Algorithm: "fixed_window", Identity: "", Constant: "global", Params: map[string]int64{"window_ms": 60000}, PerCall: []string{"limit"}, Keys: []string{":user_global:global:fw"}}}},
+	{Name: "ip_user", Source: ipUserSource, SHA1: "5eb512372550e4432a3110954057a702585fc9ed", ResetSource: ipUserResetSource, ResetSHA1: "613e5431e504a84fa69975a6f36b010f876786b2", ForceSource: ipUserForceSource, ForceSHA1: "333e1aa2b2c10325c6f09cb54e58b51fac48e5be", ClusterSafe: false, Identities: []string{"ip", "user"}, Params: []string{}, Limits: []PolicyLimit{{Name: "ip_second", Algorithm: "fixed_window", Identity: "ip", Constant: "", Params: map[string]int64{"limit": 10, "window_ms": 1000}, PerCall: []string{}, Keys: []string{":ip_user:ip_second:fw"}}, {Name: "ip_minute", Algorithm: "fixed_window", Identity: "ip", Constant: "", Params: map[string]int64{"limit": 120, "window_ms": 60000}, PerCall: []string{}, Keys: []string{":ip_user:ip_minute:fw"}}, {Name: "ip_hour", Algorithm: "fixed_window", Identity: "ip", Constant: "", Params: map[string]int64{"limit": 240, "window_ms": 3600000}, PerCall: []string{}, Keys: []string{":ip_user:ip_hour:fw"}}, {Name: "user_second", Algorithm: "fixed_window", Identity: "user", Constant: "", Params: map[string]int64{"limit": 10, "window_ms": 1000}, PerCall: []string{}, Keys: []string{":ip_user:user_second:fw"}}, {Name: "user_minute", Algorithm: "fixed_window", Identity: "user", Constant: "", Params: map[string]int64{"limit": 120, "window_ms": 60000}, PerCall: []string{}, Keys: []string{":ip_user:user_minute:fw"}}, {Name: "user_hour", Algorithm: "fixed_window", Identity: "user", Constant: "", Params: map[string]int64{"limit": 240, "window_ms": 3600000}, PerCall: []string{}, Keys: []string{":ip_user:user_hour:fw"}}}},
+	{Name: "burst_quota", Source: burstQuotaSource, SHA1: "73fbd85a6e2c7e66e1e82f64805a32322b26fc7a", ResetSource: burstQuotaResetSource, ResetSHA1: "07a936fa020aa9af396205f8cb29e194817387ac", ForceSource: burstQuotaForceSource, ForceSHA1: "7510ec0e19e3a08bfd12f65c169202aa4e089ed4", ClusterSafe: true, Identities: []string{"user"}, Params: []string{"daily.limit"}, Limits: []PolicyLimit{{Name: "burst", Algorithm: "gcra", Identity: "user", Constant: "", Params: map[string]int64{"burst": 5, "rate": 10, "period_ms": 1000}, PerCall: []string{}, Keys: []string{":burst_quota:burst:gcra"}}, {Name: "daily", Algorithm: "sliding_log", Identity: "user", Constant: "", Params: map[string]int64{"window_ms": 86400000}, PerCall: []string{"limit"}, Keys: []string{":burst_quota:daily:sl", ":burst_quota:daily:sl:sum"}}}},
+	{Name: "user_global", Source: userGlobalSource, SHA1: "1ce326388552e132bc1e610e07d8b4a29ddbd7d8", ResetSource: userGlobalResetSource, ResetSHA1: "eb87a259b6f95f550a25fee3a1264d6b5438baa6", ForceSource: userGlobalForceSource, ForceSHA1: "0a94d6c390876ab57e924f2ca8be12f2090cdd44", ClusterSafe: false, Identities: []string{"user"}, Params: []string{"global.limit"}, Limits: []PolicyLimit{{Name: "user", Algorithm: "token_bucket", Identity: "user", Constant: "", Params: map[string]int64{"capacity": 20, "refill_tokens": 1, "refill_ms": 100}, PerCall: []string{}, Keys: []string{":user_global:user:tb"}}, {Name: "global", Algorithm: "fixed_window", Identity: "", Constant: "global", Params: map[string]int64{"window_ms": 60000}, PerCall: []string{"limit"}, Keys: []string{":user_global:global:fw"}}}},
 }

@@ -21,10 +21,10 @@
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:sl  zset: one entry per admitted request
---              at most limit entries, each a member ts:seq:cost:run scored by ts:
+--              at most 2 * limit entries, each a member ts:seq:cost:run scored by ts:
 --                ts: the score: when the request was admitted (in [0, NOW_MAX])
---                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 100000])
---                cost: the cost admitted (in [1, 100000])
+--                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 200000])
+--                cost: the cost admitted (past limit only by a forced call) (in [1, 200000])
 --                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
 --   KEYS[2]  {<key>}:sl:sum  hash: the total cost of the log's entries
 --              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
@@ -189,6 +189,8 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local function log__parse(raw)
   local out = {}
@@ -201,11 +203,11 @@ local function log__parse(raw)
     if x_ts == nil then
       return nil, 'entry ts', parts[1]
     end
-    local x_seq = field(parts[2], nil, 0, 100000)
+    local x_seq = field(parts[2], nil, 0, 200000)
     if x_seq == nil then
       return nil, 'entry seq', parts[2]
     end
-    local x_cost = field(parts[3], nil, 1, 100000)
+    local x_cost = field(parts[3], nil, 1, 200000)
     if x_cost == nil then
       return nil, 'entry cost', parts[3]
     end
@@ -344,16 +346,17 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  gone = math.min(sum__, 10000000000)
+  gone = math.min(sum__, 40000000000)
 end
 local used = math.max(0, tally_total - gone)
 local c = math.min(cost, limit + 1)
 local ok = used + c <= limit
-local after = pick(ok, used + c, used)
+local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local after = used + took
 local free_at = eff + window_ms
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
-  local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000000000)
+  local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
   if e == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
@@ -362,7 +365,7 @@ do -- the entries in range are those at ranks [lo, hi)
   end
 end
 local agg__3 = eff
-if not (ok and c > 0) then -- else the value is not used
+if not (took > 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(num(from)), log__card
     if hi__ > lo__ then
@@ -374,20 +377,20 @@ if not (ok and c > 0) then -- else the value is not used
     end
   end
 end
-local last_in = pick(ok and c > 0, eff, agg__3)
+local last_in = pick(took > 0, eff, agg__3)
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-  seq = math.min(math.max(0, hi__ - lo__), 100000)
+  seq = math.min(math.max(0, hi__ - lo__), 200000)
 end
-if ok and c > 0 then
+if took > 0 then
   wipe()
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
   do
-    local log__x = {ts = eff, seq = seq, cost = c}
+    local log__x = {ts = eff, seq = seq, cost = took}
     if log__top ~= nil then
       log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 4503599627370496
@@ -396,7 +399,7 @@ if ok and c > 0 then
     end
     log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
     redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
     log__top = log__x
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))

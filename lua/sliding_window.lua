@@ -16,8 +16,8 @@
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:sw  hash: the counts of the last admission's window and the one before
 --              ts: time of the last admission (in [0, NOW_MAX])
---              cur: cost admitted in the window of ts (in [0, limit])
---              prev: cost admitted in the window before (in [0, limit])
+--              cur: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
+--              prev: cost admitted in the window before (in [0, 2 * limit])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -120,25 +120,6 @@ end
 if not (limit * window_ms <= 1000000000000000) then
   return bad('limit times window_ms must not exceed 10^15')
 end
--- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
-if not ((limit + (limit + 1)) * window_ms <= 9007199254740991) then
-  return bad('parameters too large for exact arithmetic: (cur + c) * window_ms could pass 2^53-1')
-end
-if not (limit * window_ms + (limit + (limit + 1)) * window_ms <= 9007199254740991) then
-  return bad('parameters too large for exact arithmetic: weighted + (cur + c) * window_ms could pass 2^53-1')
-end
-if not ((limit + (limit + 1)) * window_ms + limit <= 9007199254740991) then
-  return bad('parameters too large for exact arithmetic: short + max(1, prev) could pass 2^53-1')
-end
-if not (window_ms - 1 + (limit + (limit + 1)) * window_ms <= 9007199254740991) then
-  return bad('parameters too large for exact arithmetic: e + ceildiv(short, max(1, prev)) could pass 2^53-1')
-end
-if not (math.max((limit + (limit + 1)) * window_ms, window_ms + (limit * window_ms + window_ms)) <= 9007199254740991) then
-  return bad('parameters too large for exact arithmetic: if in_this then ceildiv(short, max(1, prev)) else to_next + ceildiv(short_next, max(1, cur)) could pass 2^53-1')
-end
-if not (35184372088832 + math.max((limit + (limit + 1)) * window_ms, window_ms + (limit * window_ms + window_ms)) <= 9007199254740991) then
-  return bad('parameters too large for exact arithmetic: lag + wait could pass 2^53-1')
-end
 
 -- keys: all share the hash tag {key}
 if #KEYS ~= 1 then
@@ -171,17 +152,19 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
 local win_ts = field(win__raw[1], 0, 0, 35184372088832)
 if win_ts == nil then
   return corrupt(KEYS[1], 'ts', win__raw[1])
 end
-local win_cur = field(win__raw[2], 0, 0, limit)
+local win_cur = field(win__raw[2], 0, 0, 2 * limit)
 if win_cur == nil then
   return corrupt(KEYS[1], 'cur', win__raw[2])
 end
-local win_prev = field(win__raw[3], 0, 0, limit)
+local win_prev = field(win__raw[3], 0, 0, 2 * limit)
 if win_prev == nil then
   return corrupt(KEYS[1], 'prev', win__raw[3])
 end
@@ -215,14 +198,14 @@ local cur = pick(same, win_cur, 0)
 local weighted = prev * (window_ms - e)
 local c = math.min(cost, limit + 1)
 local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-local after = pick(ok, cur + c, cur)
+local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
 local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-local short = math.max(0, weighted + (cur + c) * window_ms - limit * window_ms)
+local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
 local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-local short_next = math.max(0, cur + c - limit) * window_ms
-local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, cur)))
+local short_next = math.max(0, after + c - limit) * window_ms
+local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
 local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
-if ok and c > 0 then
+if after > cur then
   wipe()
   redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))

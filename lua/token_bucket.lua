@@ -12,7 +12,7 @@
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:tb  hash: the bucket level at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
---              level: tokens times refill_ms at ts (in [0, capacity * refill_ms])
+--              level: tokens times refill_ms at ts (below 0 only after forced calls) (in [0 - capacity * refill_ms, capacity * refill_ms])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -125,10 +125,10 @@ if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
-if not (cdiv(capacity * refill_ms, refill_tokens) * refill_tokens <= 9007199254740991) then
+if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + cdiv(capacity * refill_ms, refill_tokens) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -163,13 +163,15 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
 local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
 if bucket_ts == nil then
   return corrupt(KEYS[1], 'ts', bucket__raw[1])
 end
-local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0, capacity * refill_ms)
+local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
 if bucket_level == nil then
   return corrupt(KEYS[1], 'level', bucket__raw[2])
 end
@@ -199,11 +201,11 @@ local level = math.min(full, bucket_level + gained)
 local c = math.min(cost, capacity + 1)
 local need = c * refill_ms
 local ok = need <= level
-local after = pick(ok, math.max(0, level - need), level)
+local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
 local reset = lag + cdiv(full - after, refill_tokens)
-if ok and c > 0 then
+if after < level then
   wipe()
   redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
   redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
 end
-return {pick(ok, 1, 0), capacity, fdiv(after, refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - level), refill_tokens)), reset, 0, 0}
+return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}

@@ -110,6 +110,8 @@ local ALG = 'user_global: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
+local force = false -- the decision (the forced call is its own script)
+
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
 local function decide_token_bucket(KEYS, ARGV, mode, ALG)
@@ -139,10 +141,10 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
-  if not (cdiv(capacity * refill_ms, refill_tokens) * refill_tokens <= 9007199254740991) then
+  if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + cdiv(capacity * refill_ms, refill_tokens) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   if mode == 'check' then
@@ -170,7 +172,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG)
   if bucket_ts == nil then
     return corrupt(KEYS[1], 'ts', bucket__raw[1])
   end
-  local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0, capacity * refill_ms)
+  local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
   if bucket_level == nil then
     return corrupt(KEYS[1], 'level', bucket__raw[2])
   end
@@ -200,16 +202,16 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG)
   local c = math.min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
-  local after = pick(ok, math.max(0, level - need), level)
+  local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
   local reset = lag + cdiv(full - after, refill_tokens)
-  if ok and c > 0 then
+  if after < level then
     writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
       redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(after, refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - level), refill_tokens)), reset, 0, 0}, writes
+  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -254,7 +256,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG)
   if win_ts == nil then
     return corrupt(KEYS[1], 'ts', win__raw[1])
   end
-  local win_n = field(win__raw[2], 0, 0, limit)
+  local win_n = field(win__raw[2], 0, 0, 2 * limit)
   if win_n == nil then
     return corrupt(KEYS[1], 'n', win__raw[2])
   end
@@ -281,16 +283,17 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG)
   local used = pick(win_ts >= eff - into, win_n, 0)
   local c = math.min(cost, limit + 1)
   local ok = used + c <= limit
-  local after = pick(ok, used + c, used)
+  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local after = used + took
   local until_end = lag + window_ms - into
-  if ok and c > 0 then
+  if took > 0 then
     writes[#writes + 1] = function()
       wipe()
       redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
       redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - after, pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
+  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
 end
 
 -- arguments
@@ -364,8 +367,8 @@ for i, l in ipairs(LIMITS) do
   res[i], writes[i] = r, w
   all = all and r[1] == 1
 end
-if all then
-  -- every limit admits: each applies its decision
+if all or force then
+  -- every limit admits (or the call is forced): each applies its decision
   for _, w in ipairs(writes) do
     for _, write in ipairs(w) do
       write()
@@ -393,9 +396,9 @@ for i, r in ipairs(res) do
     b = i
   end
 end
-local delay = 0 -- admitted, the longest wait of any shaper; denied, none
+local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
 for _, r in ipairs(res) do
-  if all then
+  if all or force then
     delay = math.max(delay, r[6])
   end
 end

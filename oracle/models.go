@@ -3,10 +3,16 @@ package oracle
 import "math/big"
 
 // Each model below decides one valid request from the key's state (nil if
-// the key has none) and returns the result and the state to keep if the
-// request is admitted with cost > 0. A request is decided at
+// the key has none) and returns the result and the state to keep, nil when
+// the request writes nothing (see decider). A request is decided at
 // eff = max(now, time of the key's last admission), and durations count
 // from the caller's now.
+//
+// A forced request (force) that is denied is charged anyway, up to the
+// bound of docs/semantics.md, "Force": the state then holds at most twice
+// the limit's worth, and the result describes the state after the charge.
+// So the state may be past the limit: remaining is at least 0, and every
+// wait is found from the state after the charge.
 
 // fixedWindow: at most limit in each window floor(t / window).
 type fixedWindow struct{ limit, window int64 }
@@ -16,7 +22,7 @@ type fixedWindowState struct {
 	used int64 // cost admitted in the window of last
 }
 
-func (m fixedWindow) decide(st any, now, cost int64, _ string) (Result, any) {
+func (m fixedWindow) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
 	eff, used := now, int64(0)
 	if s, ok := st.(fixedWindowState); ok {
 		eff = max(now, s.last)
@@ -26,16 +32,17 @@ func (m fixedWindow) decide(st any, now, cost int64, _ string) (Result, any) {
 	}
 	end := (eff/m.window + 1) * m.window // the first ms of the next window
 	allowed := used+cost <= m.limit
-	after := used
-	if allowed {
-		after += cost
-	}
-	r := Result{Allowed: allowed, Limit: m.limit, Remaining: m.limit - after, RetryAfterMs: -1}
+	add := charged(allowed, force, cost, 2*m.limit-used)
+	after := used + add
+	r := Result{Allowed: allowed, Limit: m.limit, Remaining: max(0, m.limit-after), RetryAfterMs: -1}
 	if !allowed && cost <= m.limit {
 		r.RetryAfterMs = end - now // the next window starts empty
 	}
 	if after > 0 {
 		r.ResetAfterMs = end - now
+	}
+	if add == 0 {
+		return r, nil
 	}
 	return r, fixedWindowState{last: eff, used: after}
 }
@@ -68,23 +75,32 @@ func (m tokenBucket) msUntil(tokens *big.Rat) int64 {
 	return ceilRat(new(big.Rat).Quo(tokens, ratFrac(m.tokens, m.per)))
 }
 
-func (m tokenBucket) decide(st any, now, cost int64, _ string) (Result, any) {
+func (m tokenBucket) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
 	eff, level := m.levelAt(st, now)
 	lag := eff - now
 	allowed := level.Cmp(rat(cost)) >= 0
 	after := new(big.Rat).Set(level)
-	if allowed {
+	switch {
+	case allowed:
 		after.Sub(after, rat(cost))
+	case force: // down to one capacity in debt at most
+		after.Sub(after, rat(cost))
+		if floor := rat(-m.capacity); after.Cmp(floor) < 0 {
+			after = floor
+		}
 	}
 	r := Result{
 		Allowed:      allowed,
 		Limit:        m.capacity,
-		Remaining:    floorRat(after),
+		Remaining:    max(0, floorRat(after)),
 		RetryAfterMs: -1,
 		ResetAfterMs: lag + m.msUntil(new(big.Rat).Sub(rat(m.capacity), after)),
 	}
 	if !allowed && cost <= m.capacity {
-		r.RetryAfterMs = lag + m.msUntil(new(big.Rat).Sub(rat(cost), level))
+		r.RetryAfterMs = lag + m.msUntil(new(big.Rat).Sub(rat(cost), after))
+	}
+	if after.Cmp(level) == 0 {
+		return r, nil
 	}
 	return r, bucketState{last: eff, level: after}
 }
@@ -99,7 +115,7 @@ type gcraState struct {
 	tat  *big.Rat // theoretical arrival time, in ms
 }
 
-func (m gcra) decide(st any, now, cost int64, _ string) (Result, any) {
+func (m gcra) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
 	T := ratFrac(m.period, m.rate)
 	tau := new(big.Rat).Mul(rat(m.burst), T)
 	eff := now
@@ -118,8 +134,14 @@ func (m gcra) decide(st any, now, cost int64, _ string) (Result, any) {
 	allowAt := new(big.Rat).Sub(newTAT, tau)
 	allowed := allowAt.Cmp(rat(eff)) <= 0
 	final := tat
-	if allowed {
+	switch {
+	case allowed:
 		final = newTAT
+	case force: // at most 2·tau ahead of eff: one burst in debt
+		final = newTAT
+		if most := new(big.Rat).Add(rat(eff), new(big.Rat).Mul(rat(2), tau)); final.Cmp(most) > 0 {
+			final = most
+		}
 	}
 	// Remaining: how many more cells fit at eff: floor((tau - (final - eff)) / T).
 	ahead := new(big.Rat).Sub(final, rat(eff))
@@ -132,19 +154,26 @@ func (m gcra) decide(st any, now, cost int64, _ string) (Result, any) {
 		ResetAfterMs: lag + ceilRat(ahead), // until TAT: the bucket is empty again
 	}
 	if !allowed && cost <= m.burst {
-		r.RetryAfterMs = lag + ceilRat(new(big.Rat).Sub(allowAt, rat(eff)))
+		// From the state after the charge: the same request conforms once
+		// final + cost·T - tau is not after the time.
+		again := new(big.Rat).Sub(new(big.Rat).Add(final, new(big.Rat).Mul(rat(cost), T)), tau)
+		r.RetryAfterMs = lag + ceilRat(new(big.Rat).Sub(again, rat(eff)))
+	}
+	if final.Cmp(tat) == 0 {
+		return r, nil
 	}
 	return r, gcraState{last: eff, tat: final}
 }
 
 // leakyBucket: a queue drained at one unit per T = period/rate; it admits
 // as gcra with burst = capacity, and an admitted request waits until the
-// work queued ahead of it has drained.
+// work queued ahead of it has drained. So does a forced one (cost > 0)
+// that is denied: its work is queued too.
 type leakyBucket struct{ capacity, rate, period int64 }
 
-func (m leakyBucket) decide(st any, now, cost int64, _ string) (Result, any) {
-	r, next := gcra{burst: m.capacity, rate: m.rate, period: m.period}.decide(st, now, cost, "")
-	if r.Allowed {
+func (m leakyBucket) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+	r, next := gcra{burst: m.capacity, rate: m.rate, period: m.period}.decide(st, now, cost, "", force)
+	if r.Allowed || (force && cost > 0) {
 		// The queue ahead: the TAT before this request, past eff.
 		eff, ahead := now, new(big.Rat)
 		if s, ok := st.(gcraState); ok {
@@ -192,7 +221,14 @@ func (m slidingWindow) firstTime(from int64, ok func(t int64) bool) int64 {
 	return lo
 }
 
-func (m slidingWindow) decide(st any, now, cost int64, _ string) (Result, any) {
+// fits reports whether a request of cost c is allowed at t on state s.
+// A cost above the limit never is (checked first: c·W could overflow).
+func (m slidingWindow) fits(s slidingState, t, c int64) bool {
+	_, _, load := m.load(s, t)
+	return c <= m.limit && load+c*m.window <= m.limit*m.window
+}
+
+func (m slidingWindow) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
 	s, ok := st.(slidingState)
 	eff := now
 	if ok {
@@ -200,30 +236,31 @@ func (m slidingWindow) decide(st any, now, cost int64, _ string) (Result, any) {
 	} else {
 		s = slidingState{counts: map[int64]int64{}}
 	}
-	allowedAt := func(t int64, c int64) bool {
-		_, _, load := m.load(s, t)
-		return load+c*m.window <= m.limit*m.window
-	}
-	allowed := allowedAt(eff, cost)
+	allowed := m.fits(s, eff, cost)
 	next := slidingState{last: eff, counts: map[int64]int64{}}
 	for w, c := range s.counts {
 		if w >= eff/m.window-1 {
 			next.counts[w] = c
 		}
 	}
-	if allowed {
-		next.counts[eff/m.window] += cost
+	// The current window's count holds at most 2·limit.
+	add := charged(allowed, force, cost, 2*m.limit-next.counts[eff/m.window])
+	if add > 0 {
+		next.counts[eff/m.window] += add
 	}
 	_, _, load := m.load(next, eff)
 	r := Result{Allowed: allowed, Limit: m.limit, RetryAfterMs: -1,
 		Remaining: max(0, (m.limit*m.window-load)/m.window)}
 	if !allowed && cost <= m.limit {
-		r.RetryAfterMs = m.firstTime(eff, func(t int64) bool { return allowedAt(t, cost) }) - now
+		r.RetryAfterMs = m.firstTime(eff, func(t int64) bool { return m.fits(next, t, cost) }) - now
 	}
 	// Every time before eff is decided at eff: if nothing weighs at eff,
 	// remaining is the limit already now.
 	if resetAt := m.firstTime(eff, func(t int64) bool { _, _, l := m.load(next, t); return l == 0 }); resetAt > eff {
 		r.ResetAfterMs = resetAt - now
+	}
+	if add == 0 {
+		return r, nil
 	}
 	return r, next
 }

@@ -38,6 +38,12 @@ func bad(format string, args ...any) error {
 // caller's string recorded by meta_window; every other algorithm ignores it.
 type Model interface {
 	Decide(key string, nowMs, cost int64, meta string) (Result, error)
+	// Force decides as Decide and reports that decision, but charges the
+	// cost even when the decision denies, up to the bound of
+	// docs/semantics.md, "Force": the state then holds at most twice the
+	// limit's worth, and the result describes the state after the charge.
+	// Its input is checked as Decide's, with the same messages.
+	Force(key string, nowMs, cost int64, meta string) (Result, error)
 }
 
 // Entry is one admitted request recorded by meta_window.
@@ -92,17 +98,36 @@ type algorithm struct {
 // window_ms.
 func windowMs(p map[string]int64) int64 { return p["window_ms"] }
 
-// drainMs is the horizon of a bucket of count units leaving at tokens
-// per per ms: the time to go from empty to full.
-func drainMs(count, per, tokens string) func(p map[string]int64) int64 {
+// debtMs is the horizon of a bucket of count units refilled (or drained)
+// at tokens per per ms: twice the time to go from empty to full, since a
+// forced call can leave it one count in debt. It is the longest
+// reset_after_ms a caller on time can be told, ceil(2·count·per/tokens).
+func debtMs(count, per, tokens string) func(p map[string]int64) int64 {
 	return func(p map[string]int64) int64 {
-		return ceilRat(new(big.Rat).Mul(rat(p[count]), ratFrac(p[per], p[tokens])))
+		return ceilRat(new(big.Rat).Mul(rat(2*p[count]), ratFrac(p[per], p[tokens])))
 	}
 }
 
-// decider decides one valid request for one key's state.
+// decider decides one valid request for one key's state (nil if none).
+// It returns the result and the state to keep, or nil when the request
+// writes nothing: it writes when it is admitted with cost > 0, or when it
+// is forced (force) and charges more than 0 although denied. A decider
+// never modifies the state it is given.
 type decider interface {
-	decide(st any, now, cost int64, meta string) (Result, any)
+	decide(st any, now, cost int64, meta string, force bool) (Result, any)
+}
+
+// charged is the cost a request applies to its key's state: all of it
+// when admitted; when denied, nothing, or, when forced, as much as room
+// allows (how far the state is from holding twice the limit's worth).
+func charged(allowed, force bool, cost, room int64) int64 {
+	switch {
+	case allowed:
+		return cost
+	case force:
+		return max(0, min(cost, room))
+	}
+	return 0
 }
 
 func noJoint(map[string]int64) error { return nil }
@@ -127,12 +152,12 @@ var algorithms = map[string]algorithm{
 	"bucket_window": {
 		horizon: func(p map[string]int64) int64 { return max(p["window_ms"], p["window_ms_2"], p["window_ms_3"]) },
 		params: []paramSpec{
-			{name: "limit", lo: 1, hi: 1e12},
+			{name: "limit", lo: 1, hi: 5e11},
 			{name: "window_ms", lo: 1, hi: 1e11},
 			{name: "bucket_ms", lo: 1, hi: 1e11},
-			{name: "limit_2", lo: 0, hi: 1e12, optional: true},
+			{name: "limit_2", lo: 0, hi: 5e11, optional: true},
 			{name: "window_ms_2", lo: 0, hi: 1e11, optional: true},
-			{name: "limit_3", lo: 0, hi: 1e12, optional: true},
+			{name: "limit_3", lo: 0, hi: 5e11, optional: true},
 			{name: "window_ms_3", lo: 0, hi: 1e11, optional: true},
 		},
 		joint: bucketWindowJoint,
@@ -148,7 +173,7 @@ var algorithms = map[string]algorithm{
 		meta: true,
 	},
 	"token_bucket": {
-		horizon: drainMs("capacity", "refill_ms", "refill_tokens"),
+		horizon: debtMs("capacity", "refill_ms", "refill_tokens"),
 		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "refill_tokens", lo: 1, hi: 1e12}, {name: "refill_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["capacity"], p["refill_ms"], 1e15, "capacity times refill_ms"); err != nil {
@@ -161,7 +186,7 @@ var algorithms = map[string]algorithm{
 		},
 	},
 	"leaky_bucket": {
-		horizon: drainMs("capacity", "period_ms", "rate"),
+		horizon: debtMs("capacity", "period_ms", "rate"),
 		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["capacity"], p["period_ms"], 1e15, "capacity times period_ms"); err != nil {
@@ -184,7 +209,7 @@ var algorithms = map[string]algorithm{
 		},
 	},
 	"gcra": {
-		horizon: drainMs("burst", "period_ms", "rate"),
+		horizon: debtMs("burst", "period_ms", "rate"),
 		params:  []paramSpec{{name: "burst", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["burst"], p["period_ms"], 1e15, "burst times period_ms"); err != nil {
@@ -326,19 +351,28 @@ func checkKeyNow(key string, now int64) error {
 	return nil
 }
 
+// Decide decides a request of cost at now for key, and keeps the state
+// an admission with cost > 0 leaves.
 func (m *model) Decide(key string, now, cost int64, meta string) (Result, error) {
-	if err := checkKeyNow(key, now); err != nil {
+	return m.call(key, now, cost, meta, false)
+}
+
+// Force decides a request as Decide does, but charges it even when the
+// decision denies (docs/semantics.md, "Force").
+func (m *model) Force(key string, now, cost int64, meta string) (Result, error) {
+	return m.call(key, now, cost, meta, true)
+}
+
+// call checks a request, decides it (forced or not) and keeps the state it
+// writes, if any. Whatever is written sets the key's clock as an
+// admission does; a state untrusted under MaxSkewMs is replaced whole.
+func (m *model) call(key string, now, cost int64, meta string, force bool) (Result, error) {
+	if err := m.check(key, now, cost, meta); err != nil {
 		return Result{}, err
 	}
-	if cost < 0 || cost > costMax {
-		return Result{}, bad("cost out of range: %d", cost)
-	}
-	if m.meta && len(meta) > metaMax {
-		return Result{}, bad("meta longer than %d bytes: %d", metaMax, len(meta))
-	}
 	st := m.trusted(key, now)
-	r, next := m.d.decide(st, now, cost, meta)
-	if r.Allowed && cost > 0 {
+	r, next := m.d.decide(st, now, cost, meta, force)
+	if next != nil {
 		m.states[key] = next
 		if st == nil {
 			m.clocks[key] = now
@@ -347,6 +381,21 @@ func (m *model) Decide(key string, now, cost int64, meta string) (Result, error)
 		}
 	}
 	return r, nil
+}
+
+// check refuses a request's input in the order of docs/semantics.md: the
+// key, now, cost, meta.
+func (m *model) check(key string, now, cost int64, meta string) error {
+	if err := checkKeyNow(key, now); err != nil {
+		return err
+	}
+	if cost < 0 || cost > costMax {
+		return bad("cost out of range: %d", cost)
+	}
+	if m.meta && len(meta) > metaMax {
+		return bad("meta longer than %d bytes: %d", metaMax, len(meta))
+	}
+	return nil
 }
 
 // Resetter is implemented by every Model: Reset deletes a key's state, so

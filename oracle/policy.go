@@ -163,8 +163,37 @@ func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult,
 	return out, nil
 }
 
-// check refuses a request's input in the order of docs/semantics.md: the
-// identity names (the arguments), their values as keys, now, cost.
+// Force forces a request of cost at nowMs on every limit for the given
+// identity values (docs/semantics.md, "Force"): each limit decides it on
+// its own state and charges it even when it denies, whatever the others
+// decide. Its input is refused as Decide's, nothing changed.
+//
+// The policy's Allowed is true iff every limit admitted; each limit's
+// result is its forced result; the binding limit is chosen from those as
+// for Decide; DelayMs is the largest of all limits', allowed or not
+// (every shaper has queued the work).
+func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
+	if err := p.check(ids, nowMs, cost); err != nil {
+		return PolicyResult{}, err
+	}
+	out := PolicyResult{Limits: make([]Result, len(p.limits))}
+	allowed := true
+	for i, l := range p.limits {
+		r, err := l.m.Force(l.key(ids), nowMs, cost, "")
+		if err != nil {
+			panic("oracle: a limit refused a forced request the policy accepted: " + err.Error())
+		}
+		out.Limits[i] = r
+		allowed = allowed && r.Allowed
+	}
+	out.Index = binding(out.Limits, allowed)
+	out.Result = out.Limits[out.Index-1]
+	for _, r := range out.Limits {
+		out.DelayMs = max(out.DelayMs, r.DelayMs)
+	}
+	return out, nil
+}
+
 // Reset deletes the state of every limit of the policy for the identity
 // values ids (a limit with a constant identity included: it is every
 // caller's); ids are refused as Decide refuses them.
@@ -178,6 +207,8 @@ func (p *Policy) Reset(ids map[string]string) error {
 	return nil
 }
 
+// check refuses a request's input in the order of docs/semantics.md: the
+// identity names (the arguments), their values as keys, now, cost.
 func (p *Policy) check(ids map[string]string, now, cost int64) error {
 	for _, id := range p.ids {
 		if _, ok := ids[id]; !ok {
@@ -212,7 +243,7 @@ func (p *Policy) check(ids map[string]string, now, cost int64) error {
 // return it, writing nothing. meta is "" (meta_window in a policy records
 // none); the deciders never modify the state they are given.
 func (m *model) try(key string, now, cost int64) Result {
-	r, _ := m.d.decide(m.trusted(key, now), now, cost, "")
+	r, _ := m.d.decide(m.trusted(key, now), now, cost, "", false)
 	return r
 }
 

@@ -4,7 +4,8 @@ import "sort"
 
 // The window models added beside those of models.go, under the same rules:
 // decide gets the key's state (nil if none) and returns the result and the
-// state to keep if the request is admitted with cost > 0.
+// state to keep, nil when the request writes nothing; a forced request
+// that is denied is charged up to twice the limit's worth.
 
 // slidingLog: every admitted request is kept with its time t; at time τ
 // the requests with t > τ - window count.
@@ -43,30 +44,36 @@ func (m slidingLog) firstTime(entries []logEntry, eff int64, ok func(used int64)
 	panic("oracle: sliding_log condition never holds")
 }
 
-func (m slidingLog) decide(st any, now, cost int64, _ string) (Result, any) {
+func (m slidingLog) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
 	s, ok := st.(logState)
 	eff := now
 	if ok {
 		eff = max(now, s.last)
 	}
-	allowed := m.used(s.entries, eff)+cost <= m.limit
+	used := m.used(s.entries, eff)
+	allowed := used+cost <= m.limit
 	next := logState{last: eff}
 	for _, e := range s.entries {
 		if e.t > eff-m.window { // an entry that has left never counts again
 			next.entries = append(next.entries, e)
 		}
 	}
-	if allowed && cost > 0 {
-		next.entries = append(next.entries, logEntry{t: eff, cost: cost})
+	// Recorded with the cost charged: the window sums to 2·limit at most.
+	add := charged(allowed, force, cost, 2*m.limit-used)
+	if add > 0 {
+		next.entries = append(next.entries, logEntry{t: eff, cost: add})
 	}
 	after := m.used(next.entries, eff)
 	r := Result{Allowed: allowed, Limit: m.limit, Remaining: max(0, m.limit-after), RetryAfterMs: -1}
 	if !allowed && cost <= m.limit {
-		r.RetryAfterMs = m.firstTime(s.entries, eff, func(u int64) bool { return u+cost <= m.limit }) - now
+		r.RetryAfterMs = m.firstTime(next.entries, eff, func(u int64) bool { return u+cost <= m.limit }) - now
 	}
 	if after > 0 {
 		// Nothing counts any more once the newest entry has left.
 		r.ResetAfterMs = next.entries[len(next.entries)-1].t + m.window - now
+	}
+	if add == 0 {
+		return r, nil
 	}
 	return r, next
 }
@@ -162,7 +169,7 @@ func (m bucketWindow) firstTime(counts map[int64]int64, tr tier, eff int64, ok f
 	panic("oracle: bucket_window condition never holds")
 }
 
-func (m bucketWindow) decide(st any, now, cost int64, _ string) (Result, any) {
+func (m bucketWindow) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
 	s, ok := st.(bucketWindowState)
 	eff := now
 	if ok {
@@ -171,10 +178,15 @@ func (m bucketWindow) decide(st any, now, cost int64, _ string) (Result, any) {
 	allowed := true
 	L := m.tiers[0].limit
 	longest := int64(0)
+	bound := int64(-1) // the most any tier can take before 2·limit_i
 	for _, tr := range m.tiers {
-		allowed = allowed && m.used(s.counts, tr, eff)+cost <= tr.limit
+		u := m.used(s.counts, tr, eff)
+		allowed = allowed && u+cost <= tr.limit
 		L = min(L, tr.limit)
 		longest = max(longest, tr.window)
+		if bound < 0 || 2*tr.limit-u < bound {
+			bound = 2*tr.limit - u
+		}
 	}
 	next := bucketWindowState{last: eff, counts: map[int64]int64{}}
 	for b, c := range s.counts {
@@ -182,8 +194,9 @@ func (m bucketWindow) decide(st any, now, cost int64, _ string) (Result, any) {
 			next.counts[b] = c
 		}
 	}
-	if allowed && cost > 0 {
-		next.counts[m.start(eff)] += cost
+	add := charged(allowed, force, cost, bound)
+	if add > 0 {
+		next.counts[m.start(eff)] += add
 	}
 
 	r := Result{Allowed: allowed, Limit: L, RetryAfterMs: -1}
@@ -209,12 +222,13 @@ func (m bucketWindow) decide(st any, now, cost int64, _ string) (Result, any) {
 			}
 		}
 	default:
-		// Every over-full tier must drain; the slowest one binds.
+		// Every tier too full for the request after the charge must
+		// drain; the slowest one binds.
 		for _, tr := range m.tiers {
-			if m.used(s.counts, tr, eff)+cost <= tr.limit {
+			if m.used(next.counts, tr, eff)+cost <= tr.limit {
 				continue
 			}
-			at := m.firstTime(s.counts, tr, eff, func(u int64) bool { return u+cost <= tr.limit })
+			at := m.firstTime(next.counts, tr, eff, func(u int64) bool { return u+cost <= tr.limit })
 			if at-now > r.RetryAfterMs {
 				r.RetryAfterMs = at - now
 				r.Tier = tr.n
@@ -229,6 +243,9 @@ func (m bucketWindow) decide(st any, now, cost int64, _ string) (Result, any) {
 			continue
 		}
 		r.ResetAfterMs = max(r.ResetAfterMs, m.firstTime(next.counts, tr, eff, full)-now)
+	}
+	if add == 0 {
+		return r, nil
 	}
 	return r, next
 }
@@ -249,7 +266,7 @@ func (m metaWindow) open(s metaState, eff int64) bool {
 	return s.used > 0 && eff < s.start+m.window
 }
 
-func (m metaWindow) decide(st any, now, cost int64, meta string) (Result, any) {
+func (m metaWindow) decide(st any, now, cost int64, meta string, force bool) (Result, any) {
 	s, ok := st.(metaState)
 	eff := now
 	if ok {
@@ -262,21 +279,27 @@ func (m metaWindow) decide(st any, now, cost int64, meta string) (Result, any) {
 	}
 	allowed := used+cost <= m.limit
 	next := metaState{start: s.start, used: used, last: eff, entries: s.entries}
-	if allowed && cost > 0 {
-		e := Entry{TMs: eff, Cost: cost, Meta: meta}
+	// A forced denial is recorded with the cost charged, so that the
+	// entries always sum to used.
+	add := charged(allowed, force, cost, 2*m.limit-used)
+	if add > 0 {
+		e := Entry{TMs: eff, Cost: add, Meta: meta}
 		if open {
-			next.used += cost
+			next.used += add
 			next.entries = append(append([]Entry(nil), s.entries...), e)
 		} else {
-			next = metaState{start: eff, used: cost, last: eff, entries: []Entry{e}}
+			next = metaState{start: eff, used: add, last: eff, entries: []Entry{e}}
 		}
 	}
-	r := Result{Allowed: allowed, Limit: m.limit, Remaining: m.limit - next.used, RetryAfterMs: -1}
+	r := Result{Allowed: allowed, Limit: m.limit, Remaining: max(0, m.limit-next.used), RetryAfterMs: -1}
 	if !allowed && cost <= m.limit {
-		r.RetryAfterMs = s.start + m.window - now // the window is open: it closes then
+		r.RetryAfterMs = next.start + m.window - now // the window is open: it closes then
 	}
 	if next.used > 0 {
 		r.ResetAfterMs = next.start + m.window - now
+	}
+	if add == 0 {
+		return r, nil
 	}
 	return r, next
 }

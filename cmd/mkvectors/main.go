@@ -73,6 +73,7 @@ type step struct {
 	Meta      *string         `json:"meta,omitempty"`
 	View      string          `json:"view,omitempty"`
 	Reset     bool            `json:"reset,omitempty"`
+	Force     bool            `json:"force,omitempty"`
 	WrongType any             `json:"wrong_type,omitempty"` // true, or the 1-based places of the keys
 	Expect    map[string]any  `json:"expect"`
 }
@@ -89,6 +90,7 @@ type call struct {
 	meta      *string // nil: the default meta, where the algorithm takes one
 	view      bool    // read the key's entries back instead
 	reset     bool    // delete the key's state instead
+	force     bool    // the forced call: consumes the cost even when denied
 }
 
 func at(t int64) *int64 { return &t }
@@ -153,7 +155,7 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 			continue
 		}
 		requests++
-		s := step{T: t, Key: c.key, Cost: rawInt(c.cost), Meta: c.meta}
+		s := step{T: t, Key: c.key, Cost: rawInt(c.cost), Meta: c.meta, Force: c.force}
 		switch {
 		case len(c.wrongKeys) > 0:
 			s.WrongType = c.wrongKeys
@@ -176,7 +178,11 @@ func build(name, alg, comment string, params map[string]json.RawMessage, calls [
 		case mErr != nil || !costOK || s.WrongType != nil:
 			s.Expect = map[string]any{"error": true}
 		default:
-			r, err := m.Decide(c.key, t, n, meta)
+			decide := m.Decide
+			if c.force {
+				decide = m.Force
+			}
+			r, err := decide(c.key, t, n, meta)
 			if err != nil {
 				s.Expect = map[string]any{"error": true}
 				break
@@ -306,6 +312,14 @@ func scenarios(alg string, p map[string]int64) map[string]struct {
 	reset := append(append(burst("k", L), call{key: "k", reset: true}, call{key: "k", cost: L}, call{dt: 1, key: "fresh", reset: true}), burst("other", L)...)
 	reset = append(reset, call{key: "other", reset: true}, call{key: "", reset: true}, call{key: "}x", reset: true}, call{key: "other", cost: 0})
 	out["reset"] = sc{"a full key reset: the limit is admitted at once, as on a fresh key; resetting a key that has no state deletes nothing; an empty key or one beginning with '}' is refused and deletes nothing", reset}
+	force := append(burst("k", L), call{key: "k", cost: 1, force: true}, call{key: "k", cost: 0}, call{dt: 1, key: "k", cost: L, force: true},
+		call{key: "k", cost: 1, force: true}, call{dt: 1, key: "k", cost: 1}, call{dt: 1, key: "k", cost: 0, force: true})
+	for _, dt := range []int64{500, 1000, 60000, 3600000} {
+		force = append(force, call{dt: dt, key: "k", cost: 1})
+	}
+	force = append(force, call{key: "huge", cost: 1 << 40, force: true}, call{dt: 1, key: "huge", cost: 1}, call{key: "ok", cost: 1, force: true},
+		call{key: "peek", cost: 0, force: true}, call{key: "peek", cost: L})
+	out["force"] = sc{"forced calls: on a full key, cost 1 is charged though denied; cost limit is charged up to twice the limit; one more charges nothing; a normal request then waits until the debt is paid back (probed after 500 ms, 1 s, a minute, an hour); a forced cost 2^40 on a fresh key is charged up to twice the limit; a forced call that would be admitted is an admission; a forced peek writes nothing", force}
 	back := append(burst("k", L-1), call{dt: 500, key: "k", cost: 1}, call{dt: -400, key: "k", cost: 1}, call{dt: -5000, key: "k", cost: 0}, call{dt: 3000, key: "k", cost: 1}, call{dt: -70000, key: "k", cost: 1}, call{dt: 140000, key: "k", cost: 1})
 	out["clock-backwards"] = sc{"requests earlier than the key's last admission by at most MAX_SKEW_MS (60 s) are decided at that admission's time, durations still counting from the caller's clock; 70 s behind, the key is decided as if it had no state", back}
 	skew := append(burst("k", L), call{dt: -oracle.MaxSkewMs, key: "k", cost: 1}, call{dt: -1, key: "k", cost: 1}, call{dt: oracle.MaxSkewMs + 1, key: "k", cost: 0})
@@ -485,6 +499,7 @@ func random(alg string, p map[string]int64, seed int64, n int) []call {
 		if rng.Intn(25) == 0 {
 			c.cost = L + 1 + rng.Int63n(3)
 		}
+		c.force = rng.Intn(10) == 0
 		calls = append(calls, c)
 	}
 	return calls

@@ -54,6 +54,7 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 				Meta      *string
 				View      string
 				Reset     bool
+				Force     bool
 				WrongType json.RawMessage `json:"wrong_type"` // true, or the places of the keys
 				Expect    map[string]any
 			}
@@ -120,7 +121,11 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 			if s.Meta != nil {
 				meta = *s.Meta
 			}
-			r, err := m.Decide(s.Key, s.T, cost, meta)
+			decide := m.Decide
+			if s.Force {
+				decide = m.Force
+			}
+			r, err := decide(s.Key, s.T, cost, meta)
 			if (err != nil) != wantErr {
 				t.Errorf("%s: oracle error %v, vector expects %v", where(), err, s.Expect)
 				continue
@@ -211,6 +216,7 @@ func checkPolicyVector(t *testing.T, path string, b []byte) int {
 			IDs       map[string]string
 			Cost      *json.Number
 			Reset     bool
+			Force     bool
 			WrongType json.RawMessage `json:"wrong_type"`
 			Expect    map[string]any
 		}
@@ -247,7 +253,11 @@ func checkPolicyVector(t *testing.T, path string, b []byte) int {
 			}
 			continue
 		}
-		r, err := m.Decide(s.IDs, s.T, cost)
+		decide := m.Decide
+		if s.Force {
+			decide = m.Force
+		}
+		r, err := decide(s.IDs, s.T, cost)
 		if (err != nil) != wantErr {
 			t.Errorf("%s: oracle error %v, vector expects %v", where, err, s.Expect)
 			continue

@@ -26,6 +26,7 @@ type policyStep struct {
 	IDs       map[string]string `json:"ids"`
 	Cost      json.RawMessage   `json:"cost,omitempty"`
 	Reset     bool              `json:"reset,omitempty"`
+	Force     bool              `json:"force,omitempty"`
 	WrongType any               `json:"wrong_type,omitempty"`
 	Expect    map[string]any    `json:"expect"`
 }
@@ -38,6 +39,7 @@ type pcall struct {
 	rawCost   string
 	wrongKeys []int // plant a value of another type at these KEYS first
 	reset     bool  // delete every limit's state for ids instead
+	force     bool  // the forced call: every limit consumes, even when denied
 }
 
 // policyParams are the per-call parameters each policy's vectors use.
@@ -66,7 +68,7 @@ func buildPolicy(name, policy, comment string, params map[string]int64, calls []
 			v.Steps = append(v.Steps, s)
 			continue
 		}
-		s := policyStep{T: t, IDs: c.ids, Cost: rawInt(c.cost)}
+		s := policyStep{T: t, IDs: c.ids, Cost: rawInt(c.cost), Force: c.force}
 		if c.rawCost != "" {
 			s.Cost = json.RawMessage(c.rawCost)
 		}
@@ -77,7 +79,11 @@ func buildPolicy(name, policy, comment string, params map[string]int64, calls []
 		costOK := json.Unmarshal(s.Cost, &n) == nil
 		s.Expect = map[string]any{"error": true}
 		if mErr == nil && costOK && s.WrongType == nil {
-			if r, err := m.Decide(c.ids, t, n); err == nil {
+			decide := m.Decide
+			if c.force {
+				decide = m.Force
+			}
+			if r, err := decide(c.ids, t, n); err == nil {
 				s.Expect = policyExpect(r)
 			}
 		}
@@ -240,9 +246,24 @@ func randomPolicy(policy string, seed int64, n int) []pcall {
 		if rng.Intn(20) == 0 {
 			dt = -rng.Int63n(2000)
 		}
-		out = append(out, pcall{dt: dt, ids: m, cost: []int64{0, 1, 1, 1, 2, 5}[rng.Intn(6)]})
+		out = append(out, pcall{dt: dt, ids: m, cost: []int64{0, 1, 1, 1, 2, 5}[rng.Intn(6)], force: rng.Intn(10) == 0})
 	}
 	return out
+}
+
+// policyForce is the forced-call scenario of any policy: the same
+// identities throughout.
+func policyForce(p lua.Policy) []pcall {
+	m := map[string]string{}
+	for _, id := range p.Identities {
+		m[id] = "k"
+	}
+	calls := repeat(15, pcall{ids: m, cost: 1})
+	calls = append(calls, pcall{ids: m, cost: 1, force: true}, pcall{ids: m, cost: 0}, pcall{ids: m, cost: 3, force: true})
+	for _, dt := range []int64{1, 1000, 60000, 3600000, 86400000} {
+		calls = append(calls, pcall{dt: dt, ids: m, cost: 1})
+	}
+	return calls
 }
 
 // policyVectors returns every generated policy vector.
@@ -263,7 +284,12 @@ func policyVectors() ([]policyVector, error) {
 			}
 			out = append(out, v)
 		}
-		v, err := buildPolicy("random", p.Name, "a long random trace over three values of each identity, expectations from the oracle", params, randomPolicy(p.Name, int64(len(p.Name)), 300))
+		v, err := buildPolicy("force", p.Name, "forced calls: 15 requests in one ms, some denied; a forced request is charged to every limit, the one that denies included; a peek; a forced cost 3; then normal requests 1 ms, 1 s, a minute, an hour and a day later wait until the debt is paid back", params, policyForce(p))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		v, err = buildPolicy("random", p.Name, "a long random trace over three values of each identity, expectations from the oracle", params, randomPolicy(p.Name, int64(len(p.Name)), 300))
 		if err != nil {
 			return nil, err
 		}

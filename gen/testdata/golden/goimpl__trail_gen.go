@@ -153,7 +153,7 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	sh := l.states.shard(key)
 	sh.lock()
 	defer sh.unlock()
-	const commit = true
+	const commit, force = true, false
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st trailState
@@ -298,10 +298,53 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
 }
 
+// Force is ForceNote with empty string inputs; see Forcer.
+func (l *Trail) Force(key string, nowMs, cost int64) (Result, error) {
+	return l.ForceNote(key, nowMs, cost, "")
+}
+
+// ForceInputs is ForceNote with the string inputs in the order of Inputs;
+// missing ones are empty.
+func (l *Trail) ForceInputs(key string, nowMs, cost int64, inputs ...string) (Result, error) {
+	var in [1]string
+	copy(in[:], inputs)
+	return l.ForceNote(key, nowMs, cost, in[0])
+}
+
+// ForceNote decides as AllowNote, but consumes the cost even when it denies;
+// see Forcer.
+func (l *Trail) ForceNote(key string, nowMs, cost int64, note string) (Result, error) {
+	if l == nil || l.states == nil {
+		return Result{}, badInput("trail: a zero Trail has no parameters: make it with NewTrail or New")
+	}
+	if key == "" {
+		return Result{}, badInput("trail: key must not be empty")
+	}
+	if key[0] == '}' {
+		return Result{}, badInput("trail: key must not begin with '}' (its hash tag would be empty)")
+	}
+	if nowMs == Now {
+		nowMs = processNow()
+	}
+	if nowMs < 0 || nowMs > 35184372088832 {
+		return Result{}, badInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", nowMs)
+	}
+	if cost < 0 || cost > 9007199254740991 {
+		return Result{}, badInput("%s%d", "trail: cost must be an integer in [0, 9007199254740991], got ", cost)
+	}
+	if len(note) > 16 {
+		return Result{}, badInput("%s%d", "trail: note must be at most 16 bytes, got ", len(note))
+	}
+	sh := l.states.shard(key)
+	sh.lock()
+	defer sh.unlock()
+	return l.decide(sh, key, nowMs, cost, note, true, true)
+}
+
 // decide decides for key, whose shard sh the caller holds locked; it
 // stores the key's new state only with commit, so that a policy can decide
-// every limit before any consumes.
-func (l *Trail) decide(sh *shard[trailState], key string, nowMs, cost int64, note string, commit bool) (Result, error) {
+// every limit before any consumes. With force, a denial consumes too.
+func (l *Trail) decide(sh *shard[trailState], key string, nowMs, cost int64, note string, commit, force bool) (Result, error) {
 	p := &l.p
 	e := sh.get(key, nowMs)
 	var st trailState
@@ -445,6 +488,8 @@ func (l *Trail) decide(sh *shard[trailState], key string, nowMs, cost int64, not
 	}
 	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
 }
+
+var _ Forcer = (*Trail)(nil)
 
 var _ Resetter = (*Trail)(nil)
 
@@ -473,8 +518,8 @@ func (l *Trail) unlockKey(key string) { l.states.shard(key).unlock() }
 
 // decideLocked is decide for a policy, which holds key's shard locked and
 // passes no string input; see policyMember.
-func (l *Trail) decideLocked(key string, nowMs, cost int64, commit bool) Result {
-	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, "", commit)
+func (l *Trail) decideLocked(key string, nowMs, cost int64, commit, force bool) Result {
+	r, _ := l.decide(l.states.shard(key), key, nowMs, cost, "", commit, force)
 	return r
 }
 

@@ -139,6 +139,8 @@ if cost == nil or cost < 0 or cost > 9007199254740991 then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local ctr__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
 local ctr_ts = field(ctr__raw[1], 0, 0, 35184372088832)

@@ -10,19 +10,25 @@ var counterSource string
 //go:embed counter_reset.lua
 var counterResetSource string
 
+//go:embed counter_force.lua
+var counterForceSource string
+
 //go:embed trail.lua
 var trailSource string
 
 //go:embed trail_reset.lua
 var trailResetSource string
 
+//go:embed trail_force.lua
+var trailForceSource string
+
 //go:embed trail_recent.lua
 var trailRecentSource string
 
 // Scripts lists every generated script, sorted by name.
 var Scripts = []Script{
-	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "8dd3ee134bc5b974a28f74ede2a5db9297bf65d3", ResetSource: counterResetSource, ResetSHA1: "f5795b491dc1121876f5b3cd8c946491fd16ba76", Keys: []string{":ctr"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms"}},
-	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "92d24230769780ae2bdb70d28af4dbdc61699635", ResetSource: trailResetSource, ResetSHA1: "d17f2ffe6fd3b07605b5d8160981a8641be0f874", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms"}},
+	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "e0c924322d40e6f6054a9958b83051c9ef505596", ResetSource: counterResetSource, ResetSHA1: "f5795b491dc1121876f5b3cd8c946491fd16ba76", ForceSource: counterForceSource, ForceSHA1: "33b371ca9a5e56f8afa0a8b73bbd8e550c09e19d", Keys: []string{":ctr"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms"}},
+	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "32088c9fa57afcdf97c45d41586117ab15e898f7", ResetSource: trailResetSource, ResetSHA1: "d17f2ffe6fd3b07605b5d8160981a8641be0f874", ForceSource: trailForceSource, ForceSHA1: "a281284f953f402277cb96f42eab754ea2dcafad", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms"}},
 	{Name: "trail_recent", Algorithm: "trail", View: "recent", Source: trailRecentSource, SHA1: "df9563f4a852a53f54ede0fad71a227809f1c61c", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"ts", "text"}},
 }
 

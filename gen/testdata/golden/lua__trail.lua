@@ -198,6 +198,8 @@ if #note > 16 then
   return bad('note must be at most 16 bytes, got ' .. #note)
 end
 
+local force = false -- the decision (the forced call is its own script)
+
 -- state
 local function log__parse(raw)
   local out = {}
