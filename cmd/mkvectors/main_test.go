@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -283,5 +286,122 @@ func checkReset(t *testing.T, where string, err error, expect map[string]any) {
 	t.Helper()
 	if len(expect) != 1 || expect["error"] != (err != nil) {
 		t.Errorf("%s: reset by the oracle: %v; the vector expects %v", where, err, expect)
+	}
+}
+
+// TestCodeNamesNoAlgorithmOrPolicy checks that the non-test Go files name
+// no algorithm and no policy of package lua, and no parameter: those live
+// in scenarios.yaml. A parameter named like a word (limit, rate) is
+// checked in string literals only, and not when it is also a reply field
+// (the expectations name "limit").
+func TestCodeNamesNoAlgorithmOrPolicy(t *testing.T) {
+	var names []string
+	params := map[string]bool{}
+	for _, s := range lua.Scripts {
+		names = append(names, s.Algorithm)
+		for _, p := range s.Params {
+			params[p] = true
+		}
+	}
+	for _, p := range lua.Policies {
+		names = append(names, p.Name)
+		for _, q := range p.Params {
+			params[q] = true
+		}
+	}
+	for _, s := range lua.Scripts {
+		for _, r := range s.Reply {
+			delete(params, r)
+		}
+	}
+	for p := range params {
+		if strings.ContainsAny(p, "_.") {
+			names = append(names, p)
+		}
+	}
+	files, _ := filepath.Glob("*.go")
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if bytes.Contains(src, []byte(n)) {
+				t.Errorf("%s names %s: move it to scenarios.yaml", file, n)
+			}
+		}
+		for _, lit := range stringLiterals(t, file, src) {
+			if params[lit] {
+				t.Errorf("%s names the parameter %q: move it to scenarios.yaml", file, lit)
+			}
+		}
+	}
+}
+
+// stringLiterals returns the values of a Go file's string literals.
+func stringLiterals(t *testing.T, file string, src []byte) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), file, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			out = append(out, v)
+		}
+		return true
+	})
+	return out
+}
+
+// TestDataCoversEveryAlgorithmAndPolicy checks that scenarios.yaml gives
+// parameter sets to every algorithm of package lua and of the oracle, and
+// data to every policy.
+func TestDataCoversEveryAlgorithmAndPolicy(t *testing.T) {
+	d, err := loadData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scripts []string
+	for _, s := range lua.Scripts {
+		if s.View == "" {
+			scripts = append(scripts, s.Algorithm)
+		}
+	}
+	if diff := cmp.Diff(scripts, sortedKeys(d.Algorithms)); diff != "" {
+		t.Errorf("algorithms of package lua (-) and of scenarios.yaml (+):\n%s", diff)
+	}
+	if diff := cmp.Diff(oracle.Algorithms(), sortedKeys(d.Algorithms)); diff != "" {
+		t.Errorf("algorithms of the oracle (-) and of scenarios.yaml (+):\n%s", diff)
+	}
+	for _, p := range lua.Policies {
+		if _, ok := d.Policies[p.Name]; !ok {
+			t.Errorf("policy %s: no data in scenarios.yaml", p.Name)
+		}
+	}
+}
+
+// TestExpr checks the integer expressions of scenarios.yaml.
+func TestExpr(t *testing.T) {
+	sym := map[string]int64{"T0": t0, "B": 7, "L": 3}
+	for e, want := range map[expr]int64{
+		"": 0, "-5": -5, "100000000000 - 86400001": 99913599999, "B - 1 - T0 % B": 7 - 1 - t0%7,
+		"(L + 1) * 2": 8, "L - 2 * 3": -3, "L / 2": 1,
+	} {
+		if got, err := e.eval(sym); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", e, got, err, want)
+		}
+	}
+	for _, e := range []expr{"W / 2", "1.5", "1 / 0", "L % 0", "L << 2", `"x"`, "L +"} {
+		if got, err := e.eval(sym); err == nil {
+			t.Errorf("%q: %d, want an error", e, got)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"sort"
 
 	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/lua"
@@ -40,13 +39,6 @@ type pcall struct {
 	wrongKeys []int // plant a value of another type at these KEYS first
 	reset     bool  // delete every limit's state for ids instead
 	force     bool  // the forced call: every limit consumes, even when denied
-}
-
-// policyParams are the per-call parameters each policy's vectors use.
-var policyParams = map[string]map[string]int64{
-	"ip_user":     {},
-	"burst_quota": {"daily.limit": 6},
-	"user_global": {"global.limit": 5},
 }
 
 // buildPolicy replays calls through the oracle's model of the policy,
@@ -110,14 +102,6 @@ func resultExpect(r oracle.Result) map[string]any {
 	}
 }
 
-func ids(kv ...string) map[string]string {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return m
-}
-
 func repeat(n int, c pcall) []pcall {
 	out := make([]pcall, n)
 	for i := range out {
@@ -126,51 +110,27 @@ func repeat(n int, c pcall) []pcall {
 	return out
 }
 
-// policyScenarios are the scenarios of each policy.
-func policyScenarios(policy string) map[string]struct {
+// policyScenario is a named list of a policy's calls and the vector's
+// comment.
+type policyScenario struct {
 	comment string
 	calls   []pcall
-} {
-	type sc = struct {
-		comment string
-		calls   []pcall
-	}
-	out := map[string]sc{}
-	switch policy {
-	case "ip_user":
-		a := ids("ip", "10.0.0.1", "user", "alice")
-		out["seed-one-call"] = sc{"the twelve round trips of INCR and EXPIRE over three windows and two identities, as one atomic call: 10 requests in one second are admitted, the 11th is denied by the per-second limits (ip_second binds: it ties with user_second and is listed first), and the minute and hour limits consume nothing for it",
-			append(repeat(11, pcall{ids: a, cost: 1}), pcall{dt: 1000, ids: a, cost: 0})}
-		var hour []pcall
-		for i := 0; i < 240; i++ {
-			hour = append(hour, pcall{dt: 500, ids: a, cost: 1})
+}
+
+// policyScenarios are a policy's scenarios from scenarios.yaml.
+func policyScenarios(policy string, d policyData) (map[string]policyScenario, error) {
+	out := map[string]policyScenario{}
+	for name, s := range d.Scenarios {
+		if s.Builder != "" {
+			return nil, fmt.Errorf("%s: scenario %s: a policy's scenario has no builder", policy, name)
 		}
-		hour = append(hour, pcall{dt: 500, ids: a, cost: 1}, pcall{dt: 1, ids: a, cost: 0}, pcall{dt: 1, ids: ids("ip", "10.0.0.1", "user", "bob"), cost: 1}, pcall{dt: 1, ids: ids("ip", "10.0.0.2", "user", "alice"), cost: 1})
-		out["hour-denies-all-or-nothing"] = sc{"240 requests, two a second: the hour's allowance is spent; the next request is denied by ip_hour and user_hour, and consumes none of the second's or minute's allowance (the peek after it shows them untouched); bob from the same IP and alice from another IP are denied by the hour of the identity they share",
-			hour}
-		out["identities-apart"] = sc{"the per-IP and per-user limits count apart: alice from three IPs fills her second, bob from her IP is still admitted until the IP's second is full",
-			append(append(repeat(4, pcall{ids: a, cost: 2}), pcall{ids: ids("ip", "10.0.0.2", "user", "alice"), cost: 2}, pcall{ids: ids("ip", "10.0.0.3", "user", "alice"), cost: 1}),
-				pcall{ids: ids("ip", "10.0.0.1", "user", "bob"), cost: 2}, pcall{ids: ids("ip", "10.0.0.1", "user", "bob"), cost: 1})}
-	case "burst_quota":
-		u := ids("user", "alice")
-		calls := repeat(6, pcall{ids: u, cost: 1})
-		calls = append(calls, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 100, ids: u, cost: 1}, pcall{dt: 86400000, ids: u, cost: 1})
-		out["reset"] = sc{"a user past both limits is reset: every limit's state for that user is deleted, and the next requests are decided as on fresh keys; an empty identity is refused and deletes nothing",
-			append(append(repeat(7, pcall{ids: u, cost: 1}), pcall{ids: u, reset: true}, pcall{ids: ids("user", ""), reset: true}), repeat(6, pcall{ids: u, cost: 1})...)}
-		out["burst-then-quota"] = sc{"gcra admits 5 at once, so the 6th request in one ms is denied by the burst limit and logs nothing in the daily quota; one more 100 ms later fills the quota of 6, after which the quota binds and gcra consumes nothing; a day later the quota's entries have left",
-			calls}
-		out["cost-above-quota"] = sc{"a cost above the quota is denied with retry -1 by the quota while gcra would admit it; a cost above the burst is denied by both, -1 by each: the first listed binds",
-			[]pcall{{ids: u, cost: 7}, {ids: u, cost: 6}, {dt: 5000, ids: u, cost: 4}}}
-	case "user_global":
-		var calls []pcall
-		for i, name := range []string{"alice", "bob", "carol", "alice", "dave", "erin", "alice"} {
-			calls = append(calls, pcall{dt: int64(i % 2), ids: ids("user", name), cost: 1})
+		calls, err := expand(s.Calls, map[string]int64{"T0": t0}, policyCall)
+		if err != nil {
+			return nil, fmt.Errorf("%s: scenario %s: %v", policy, name, err)
 		}
-		calls = append(calls, pcall{dt: 60000, ids: ids("user", "erin"), cost: 1})
-		out["global-shared"] = sc{"the global limit of 5 a minute is shared by every user: the 6th request of the minute, by any user, is denied by it, and the denied users' buckets consume nothing; the next minute admits again",
-			calls}
+		out[name] = policyScenario{s.Comment, calls}
 	}
-	return out
+	return out, nil
 }
 
 // policyBadInput are the refusals of a policy: cost, time and identity
@@ -266,18 +226,17 @@ func policyForce(p lua.Policy) []pcall {
 	return calls
 }
 
-// policyVectors returns every generated policy vector.
-func policyVectors() ([]policyVector, error) {
+// policyVectors returns every generated policy vector, with the data of
+// each policy.
+func policyVectors(data map[string]policyData) ([]policyVector, error) {
 	var out []policyVector
 	for _, p := range lua.Policies {
-		params := policyParams[p.Name]
-		sc := policyScenarios(p.Name)
-		names := make([]string, 0, len(sc))
-		for n := range sc {
-			names = append(names, n)
+		params := data[p.Name].Params
+		sc, err := policyScenarios(p.Name, data[p.Name])
+		if err != nil {
+			return nil, err
 		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range sortedKeys(sc) {
 			v, err := buildPolicy(n, p.Name, sc[n].comment, params, sc[n].calls)
 			if err != nil {
 				return nil, err
