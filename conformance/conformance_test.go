@@ -44,12 +44,21 @@ func TestVectors(t *testing.T) {
 	if len(vectors) == 0 {
 		t.Fatal("no vectors")
 	}
-	real, err := NewRedisTarget(redistest.Start(t))
+	addr := redistest.Start(t)
+	real, err := NewRedisTarget(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := append(embedded(t), real)
 	defer real.Close()
+	functions, err := NewRedisTarget(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer functions.Close()
+	if err := functions.UseFunctions(); err != nil {
+		t.Fatal(err)
+	}
+	targets := append(embedded(t), real, functions)
 	steps := map[string]int{}
 	for _, r := range Run(vectors, targets) {
 		steps[r.Target] += r.Steps
@@ -63,9 +72,21 @@ func TestVectors(t *testing.T) {
 			t.Errorf("target %s ran no step", tg.Name())
 		}
 	}
-	// Everything written under the run's prefix is gone after Close.
-	if err := real.Close(); err != nil {
+	// Everything written under the run's prefix, and the library, are
+	// gone after Close.
+	for _, tg := range []*RedisTarget{real, functions} {
+		if err := tg.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt, err := redis.ParseURL(addr)
+	if err != nil {
 		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	if v, err := rdb.FCall(context.Background(), lua.VersionFunction, nil).Result(); err == nil {
+		t.Errorf("the library (version %v) is still loaded after Close", v)
 	}
 }
 
@@ -169,38 +190,49 @@ func TestVectorsOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster, err := NewRedisClusterTarget(redistest.StartCluster(t, 3))
+	addrs := redistest.StartCluster(t, 3)
+	cluster, err := NewRedisClusterTarget(addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cluster.Close()
-	steps, policySteps, skipped := 0, 0, 0
-	for _, r := range Run(vectors, []Target{NewGoTarget(), cluster}) {
+	functions, err := NewRedisClusterTarget(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer functions.Close()
+	if err := functions.UseFunctions(); err != nil {
+		t.Fatal(err)
+	}
+	// Per cluster target: steps, steps of policies, vectors refused.
+	steps, policySteps, skipped := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, r := range Run(vectors, []Target{NewGoTarget(), cluster, functions}) {
+		if r.Failed != "" {
+			t.Errorf("%s [%s] (%s): %s", r.Vector, r.Target, r.File, r.Failed)
+		}
+		if r.Target == "goimpl" {
+			continue
+		}
 		p, isPolicy := lua.LookupPolicy(strings.SplitN(r.Vector, "/", 2)[0])
 		unsafe := isPolicy && !p.ClusterSafe
 		switch {
-		case r.Target != "cluster":
 		case unsafe && r.Skipped == "":
-			t.Errorf("%s: a policy over several hash tags ran on the cluster", r.Vector)
+			t.Errorf("%s [%s]: a policy over several hash tags ran on the cluster", r.Vector, r.Target)
 		case !unsafe && r.Skipped != "":
-			t.Errorf("%s: skipped on the cluster: %s", r.Vector, r.Skipped)
+			t.Errorf("%s [%s]: skipped on the cluster: %s", r.Vector, r.Target, r.Skipped)
 		case unsafe:
-			skipped++
-			continue
+			skipped[r.Target]++
 		case isPolicy:
-			policySteps += r.Steps
+			policySteps[r.Target] += r.Steps
 		}
-		if r.Target == "cluster" {
-			steps += r.Steps
-		}
-		if !r.Passed() {
-			t.Errorf("%s [%s] (%s): %s", r.Vector, r.Target, r.File, r.Failed)
-		}
+		steps[r.Target] += r.Steps
 	}
-	if steps == 0 || policySteps == 0 || skipped == 0 {
-		t.Fatalf("the cluster ran %d steps, %d of policies, and skipped %d vectors of policies not for a cluster; want all three > 0", steps, policySteps, skipped)
+	for _, tg := range []string{cluster.Name(), functions.Name()} {
+		if steps[tg] == 0 || policySteps[tg] == 0 || skipped[tg] == 0 {
+			t.Fatalf("%s ran %d steps, %d of policies, and skipped %d vectors of policies not for a cluster; want all three > 0", tg, steps[tg], policySteps[tg], skipped[tg])
+		}
+		t.Logf("%s: %d vectors, %d steps (%d of cluster-safe policies); %d vectors of other policies refused", tg, len(vectors), steps[tg], policySteps[tg], skipped[tg])
 	}
-	t.Logf("%d vectors, %d steps on the cluster (%d of cluster-safe policies); %d vectors of other policies refused", len(vectors), steps, policySteps, skipped)
 }
 
 // TestClusterRefusesPolicyOverSeveralTags: on a cluster, a client of ours

@@ -29,6 +29,10 @@ type RedisTarget struct {
 	prefix  string               // the current vector's prefix
 	c       call
 	scripts map[string]*redis.Script
+	// functions: scripts run as the library's functions (UseFunctions),
+	// which it loaded on loadedOn.
+	functions bool
+	loadedOn  []*redis.Client
 }
 
 // NewMiniredisTarget starts an in-process miniredis.
@@ -195,7 +199,8 @@ func (t *RedisTarget) View(view, key string, nowMs int64) Outcome {
 	return entriesOutcome(out)
 }
 
-// eval runs a script by name with EVALSHA, falling back to EVAL.
+// eval runs a script by name with EVALSHA, falling back to EVAL, or as
+// the library's function with FCALL.
 func (t *RedisTarget) eval(script string, keys, argv []string) (any, error) {
 	args := make([]any, len(argv))
 	for i, a := range argv {
@@ -203,6 +208,9 @@ func (t *RedisTarget) eval(script string, keys, argv []string) (any, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if t.functions {
+		return t.rdb.FCall(ctx, lua.FunctionName(script), keys, args...).Result()
+	}
 	return t.scripts[script].Run(ctx, t.rdb, keys, args...).Result()
 }
 
@@ -329,6 +337,9 @@ func (t *RedisTarget) Close() error {
 	var err error
 	if t.mini == nil {
 		err = t.cleanup()
+	}
+	if uerr := t.unloadLibrary(); err == nil {
+		err = uerr
 	}
 	if cerr := t.rdb.Close(); err == nil {
 		err = cerr

@@ -47,6 +47,7 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 		return nil, err
 	}
 	files["goimpl/policies_gen.go"] = pol
+	files["lua/"+libraryFile] = emitLuaLibrary(sp, files)
 	man, err := emitManifest(sp, algs, files)
 	if err != nil {
 		return nil, err
@@ -92,6 +93,19 @@ type manifest struct {
 	Errors    map[string]string `json:"errors"`
 	Scripts   []manifestScript  `json:"scripts"`
 	Policies  []manifestPolicy  `json:"policies"`
+	Library   manifestLibrary   `json:"library"`
+}
+
+// manifestLibrary describes the Redis Functions library of every script.
+type manifestLibrary struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Version is what the function <name>_version replies: a digest of
+	// the scripts, to tell whether a loaded library is this one.
+	Version string `json:"version"`
+	// Functions are the functions, <name>_<script>, with the script's
+	// KEYS, ARGV and reply.
+	Functions []string `json:"functions"`
 }
 
 // manifestPolicy describes a policy's script (docs/semantics.md,
@@ -219,6 +233,10 @@ func emitManifest(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 	m.Policies = []manifestPolicy{}
 	for _, p := range sp.Policies {
 		m.Policies = append(m.Policies, manifestPolicyOf(sp, p, files))
+	}
+	m.Library = manifestLibrary{Name: LibraryName, File: libraryFile, Version: libraryVersion(files)}
+	for _, n := range libraryScripts(files) {
+		m.Library.Functions = append(m.Library.Functions, LibraryName+"_"+n)
 	}
 	out, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -402,6 +420,15 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 	}
 	w.line("}")
 	emitLuaEmbedPolicies(&w, sp, files)
+	w.line("")
+	w.line("// LibrarySource is the Redis Functions library of every script")
+	w.line("// (FUNCTION LOAD); see FunctionName.")
+	w.line("//")
+	w.line("//go:embed %s", libraryFile)
+	w.line("var LibrarySource string")
+	w.line("")
+	w.line("// LibraryVersion is what the library's function %s_version replies.", LibraryName)
+	w.line("const LibraryVersion = %q", libraryVersion(files))
 	return format.Source(w.bytes())
 }
 

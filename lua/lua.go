@@ -180,3 +180,16 @@ func LookupPolicy(name string) (Policy, bool) {
 	}
 	return Policy{}, false
 }
+
+// LibraryName is the name of the Redis Functions library, LibrarySource,
+// that holds every script.
+const LibraryName = "limitspec"
+
+// FunctionName is the library's function that runs the named script (an
+// algorithm, view, policy, reset or forced call) with the same KEYS, ARGV
+// and reply: FCALL FunctionName(name) numkeys KEYS... ARGV...
+func FunctionName(script string) string { return LibraryName + "_" + script }
+
+// VersionFunction is the library's function that replies with its
+// version, LibraryVersion when the loaded library is this one.
+const VersionFunction = LibraryName + "_version"

@@ -125,3 +125,12 @@ var Policies = []Policy{
 	{Name: "burst_quota", Source: burstQuotaSource, SHA1: "73fbd85a6e2c7e66e1e82f64805a32322b26fc7a", ResetSource: burstQuotaResetSource, ResetSHA1: "07a936fa020aa9af396205f8cb29e194817387ac", ForceSource: burstQuotaForceSource, ForceSHA1: "7510ec0e19e3a08bfd12f65c169202aa4e089ed4", ClusterSafe: true, Identities: []string{"user"}, Params: []string{"daily.limit"}, Limits: []PolicyLimit{{Name: "burst", Algorithm: "gcra", Identity: "user", Constant: "", Params: map[string]int64{"burst": 5, "rate": 10, "period_ms": 1000}, PerCall: []string{}, Keys: []string{":burst_quota:burst:gcra"}}, {Name: "daily", Algorithm: "sliding_log", Identity: "user", Constant: "", Params: map[string]int64{"window_ms": 86400000}, PerCall: []string{"limit"}, Keys: []string{":burst_quota:daily:sl", ":burst_quota:daily:sl:sum"}}}},
 	{Name: "user_global", Source: userGlobalSource, SHA1: "1ce326388552e132bc1e610e07d8b4a29ddbd7d8", ResetSource: userGlobalResetSource, ResetSHA1: "eb87a259b6f95f550a25fee3a1264d6b5438baa6", ForceSource: userGlobalForceSource, ForceSHA1: "0a94d6c390876ab57e924f2ca8be12f2090cdd44", ClusterSafe: false, Identities: []string{"user"}, Params: []string{"global.limit"}, Limits: []PolicyLimit{{Name: "user", Algorithm: "token_bucket", Identity: "user", Constant: "", Params: map[string]int64{"capacity": 20, "refill_tokens": 1, "refill_ms": 100}, PerCall: []string{}, Keys: []string{":user_global:user:tb"}}, {Name: "global", Algorithm: "fixed_window", Identity: "", Constant: "global", Params: map[string]int64{"window_ms": 60000}, PerCall: []string{"limit"}, Keys: []string{":user_global:global:fw"}}}},
 }
+
+// LibrarySource is the Redis Functions library of every script
+// (FUNCTION LOAD); see FunctionName.
+//
+//go:embed library.lua
+var LibrarySource string
+
+// LibraryVersion is what the library's function limitspec_version replies.
+const LibraryVersion = "ada80df894faf2392d02ffa1ca9364d583b44a85"

@@ -16,7 +16,7 @@ import (
 	"github.com/limitspec/limitspec/conformance"
 )
 
-const usage = `usage: go run ./cmd/verify [-vectors DIR] [-redis URL] [-cluster ADDRS] [-v]
+const usage = `usage: go run ./cmd/verify [-vectors DIR] [-redis URL] [-cluster ADDRS] [-functions] [-v]
 
 Replays every vector (*.json, searched recursively) in DIR against every
 target and checks each step against the vector's expectations and against
@@ -27,6 +27,9 @@ the other targets:
   miniredis  the generated Lua in miniredis, through go-redis
   redis      the generated Lua on a real Redis (only with -redis or REDIS_URL)
   cluster    the generated Lua on a Redis Cluster (only with -cluster)
+  redis-functions, cluster-functions
+             the same through the Redis Functions library, lua/library.lua
+             (FCALL limitspec_<script>; only with -functions)
 
 A vector is a JSON object {"name", "algorithm", "params", "steps"}; each
 step is {"t_ms", "key", "cost" (default 1), "expect"}, where expect holds any
@@ -39,7 +42,9 @@ is not run (SKIP, with the reason).
 On a real Redis or Cluster, verify writes only keys whose hash tag starts with a
 random prefix of its own ("{limitspec-verify:<random>:..."), checks that
 every key it wrote has a TTL, and deletes them all when done; it never
-flushes a database.
+flushes a database. With -functions it loads the library on each
+master that lacks it and deletes it from those when done; a master that
+holds another version of it is an error, never replaced.
 
 It prints a line per vector and target, the first divergence of each
 failure, and a last line "N passed, M failed[, K skipped]" (vector x target
@@ -59,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("vectors", "vectors", "directory of vectors")
 	url := fs.String("redis", os.Getenv("REDIS_URL"), "URL of a real Redis to verify too, e.g. redis://127.0.0.1:6379/0 (default $REDIS_URL)")
 	cluster := fs.String("cluster", "", "comma-separated host:port of Redis Cluster nodes to verify too")
+	functions := fs.Bool("functions", false, "run the vectors on -redis and -cluster through the Redis Functions library (FCALL) too, loading lua/library.lua where it is missing and deleting it after; Redis 7 and later")
 	verbose := fs.Bool("v", false, "print the comment of each failing vector")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -79,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verify: no vectors (*.json) under %s\n", *dir)
 		return 1
 	}
-	targets, err := targets(*url, *cluster)
+	targets, err := targets(*url, *cluster, *functions)
 	if err != nil {
 		fmt.Fprintln(stderr, "verify:", err)
 		return 1
@@ -125,36 +131,52 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // targets opens the embedded targets, the real Redis when url is set and
-// the cluster when cluster is set.
-func targets(url, cluster string) ([]conformance.Target, error) {
+// the cluster when cluster is set; with functions, each real endpoint
+// twice: through EVALSHA and through the Functions library.
+func targets(url, cluster string, functions bool) (ts []conformance.Target, err error) {
+	defer func() {
+		if err != nil {
+			for _, t := range ts {
+				t.Close()
+			}
+			ts = nil
+		}
+	}()
 	luaT, err := conformance.NewLuaTarget()
 	if err != nil {
 		return nil, err
 	}
+	ts = append(ts, conformance.NewGoTarget(), luaT)
 	mini, err := conformance.NewMiniredisTarget()
 	if err != nil {
-		return nil, err
+		return ts, err
 	}
-	ts := []conformance.Target{conformance.NewGoTarget(), luaT, mini}
+	ts = append(ts, mini)
+	var open []func() (*conformance.RedisTarget, error)
 	if url != "" {
-		real, err := conformance.NewRedisTarget(url)
-		if err != nil {
-			for _, t := range ts {
-				t.Close()
-			}
-			return nil, err
-		}
-		ts = append(ts, real)
+		open = append(open, func() (*conformance.RedisTarget, error) { return conformance.NewRedisTarget(url) })
 	}
 	if cluster != "" {
-		c, err := conformance.NewRedisClusterTarget(strings.Split(cluster, ","))
-		if err != nil {
-			for _, t := range ts {
-				t.Close()
+		addrs := strings.Split(cluster, ",")
+		open = append(open, func() (*conformance.RedisTarget, error) { return conformance.NewRedisClusterTarget(addrs) })
+	}
+	modes := []bool{false} // through EVALSHA, then through FCALL
+	if functions {
+		modes = append(modes, true)
+	}
+	for _, o := range open {
+		for _, fn := range modes {
+			t, err := o()
+			if err != nil {
+				return ts, err
 			}
-			return nil, err
+			ts = append(ts, t)
+			if fn {
+				if err := t.UseFunctions(); err != nil {
+					return ts, err
+				}
+			}
 		}
-		ts = append(ts, c)
 	}
 	return ts, nil
 }

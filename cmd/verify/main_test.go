@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/lua"
 )
 
 // TestForeignVectors runs a directory of vectors written in the contract's
@@ -108,5 +112,43 @@ func TestCluster(t *testing.T) {
 	if code != 0 || !strings.Contains(out.String(), "SKIP ip_user/seed-one-call [cluster]") ||
 		!strings.Contains(out.String(), "several identities") || !strings.Contains(out.String(), "skipped") {
 		t.Errorf("ip_user: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// TestFunctions runs vectors through the Functions library as well as
+// through EVALSHA, then leaves the server as it found it: the library it
+// loaded is deleted. A server holding another version of the library is
+// refused, and its library left alone.
+func TestFunctions(t *testing.T) {
+	url := redistest.Start(t)
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ctx := context.Background()
+	var out, errOut bytes.Buffer
+	code := run([]string{"-vectors", "../../vectors/gcra", "-redis", url, "-functions"}, &out, &errOut)
+	for _, want := range []string{"PASS gcra/redis-cell-readme [redis] 20 steps", "PASS gcra/redis-cell-readme [redis-functions] 20 steps", "PASS gcra/force-p1 [redis-functions]"} {
+		if code != 0 || !strings.Contains(out.String(), want) {
+			t.Errorf("exit %d, want %q in\n%s%s", code, want, out.String(), errOut.String())
+		}
+	}
+	if v, err := rdb.FCall(ctx, lua.VersionFunction, nil).Result(); err == nil {
+		t.Errorf("the library (version %v) is still loaded after the run", v)
+	}
+	other := "#!lua name=" + lua.LibraryName + "\nredis.register_function('" + lua.VersionFunction + "', function() return 'other' end)"
+	if err := rdb.FunctionLoad(ctx, other).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	code = run([]string{"-vectors", "../../vectors/gcra", "-redis", url, "-functions"}, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "library version other, not this build's "+lua.LibraryVersion) {
+		t.Errorf("another version loaded: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	if v, err := rdb.FCall(ctx, lua.VersionFunction, nil).Text(); err != nil || v != "other" {
+		t.Errorf("the other library was touched: %q, %v", v, err)
 	}
 }

@@ -34,3 +34,12 @@ var Scripts = []Script{
 
 // Policies lists every generated policy script, in the spec's order.
 var Policies = []Policy{}
+
+// LibrarySource is the Redis Functions library of every script
+// (FUNCTION LOAD); see FunctionName.
+//
+//go:embed library.lua
+var LibrarySource string
+
+// LibraryVersion is what the library's function limitspec_version replies.
+const LibraryVersion = "45050bbd427ac0ec960a8b006a7f25ae1ad0871e"
