@@ -36,9 +36,9 @@ func TestPolicyIsConjunction(t *testing.T) {
 	for kind, mk := range kinds {
 		for _, p := range lua.Policies {
 			t.Run(kind+"/"+p.Name, func(t *testing.T) {
-				admitted, denied := conjunctionTrace(t, mk, p, params[p.Name], 400)
-				if admitted < 20 || denied < 20 {
-					t.Errorf("%d admitted and %d denied steps: the trace does not exercise both", admitted, denied)
+				admitted, denied, forced := conjunctionTrace(t, mk, p, params[p.Name], 400)
+				if admitted < 20 || denied < 20 || forced < 20 {
+					t.Errorf("%d admitted, %d denied and %d forced steps: the trace does not exercise all three", admitted, denied, forced)
 				}
 			})
 		}
@@ -46,8 +46,8 @@ func TestPolicyIsConjunction(t *testing.T) {
 }
 
 // conjunctionTrace runs one random trace and returns the steps the
-// policy admitted and denied.
-func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[string]int64, n int) (admitted, denied int) {
+// policy admitted and denied, and the forced ones.
+func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[string]int64, n int) (admitted, denied, forced int) {
 	pol := mk()
 	raw := map[string]json.Number{}
 	for k, v := range params {
@@ -80,6 +80,7 @@ func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[s
 		got := pol.Decide(Request{IDs: ids, NowMs: now, Cost: cost, Force: force})
 		var want Outcome
 		if force {
+			forced++
 			want = forcedConjunction(p, alone, ids, now, cost)
 		} else {
 			want = conjunction(p, alone, ids, now, cost)
@@ -93,7 +94,7 @@ func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[s
 			denied++
 		}
 	}
-	return admitted, denied
+	return admitted, denied, forced
 }
 
 // conjunction decides a request by the limits run alone, as the policy
@@ -104,10 +105,7 @@ func conjunction(p lua.Policy, alone []Target, ids map[string]string, now int64,
 	peeks := make([]Outcome, len(alone))
 	all := true
 	for i, l := range p.Limits {
-		keys[i] = l.Constant
-		if l.Identity != "" {
-			keys[i] = ids[l.Identity]
-		}
+		keys[i], _ = l.Counts(ids)
 		peeks[i] = alone[i].Decide(Request{Key: keys[i], NowMs: now, Cost: "0"})
 		all = all && c <= peeks[i].Remaining
 	}
@@ -128,10 +126,7 @@ func forcedConjunction(p lua.Policy, alone []Target, ids map[string]string, now 
 	var limits []Outcome
 	all := true
 	for i, l := range p.Limits {
-		key := l.Constant
-		if l.Identity != "" {
-			key = ids[l.Identity]
-		}
+		key, _ := l.Counts(ids)
 		r := alone[i].Decide(Request{Key: key, NowMs: now, Cost: cost, Force: true})
 		limits = append(limits, r)
 		all = all && r.Allowed
@@ -154,8 +149,8 @@ func policyOutcome(limits []Outcome, all, delays bool) Outcome {
 	}
 	res := out.Limits[b]
 	res.Index, res.Limits, res.DelayMs = int64(b+1), out.Limits, 0
-	for _, r := range out.Limits {
-		if delays {
+	if delays {
+		for _, r := range out.Limits {
 			res.DelayMs = max(res.DelayMs, r.DelayMs)
 		}
 	}

@@ -7,7 +7,10 @@
 // logic and views, resolves names and types, and runs Analyze; the result
 // is a Spec, the IR every emitter reads. Generate turns a Spec into files,
 // by path, without I/O: lua/<name>.lua, lua/<name>_<view>.lua for each
-// view, lua/<name>_reset.lua (deletes a key's state), lua/manifest.json, lua/scripts_gen.go, goimpl/<name>_gen.go and
+// view, lua/<name>_reset.lua (deletes a key's state), lua/<name>_force.lua
+// (the decision with force true: it charges a denied request too),
+// lua/library.lua (every script as a Redis Functions library),
+// lua/manifest.json, lua/scripts_gen.go, goimpl/<name>_gen.go and
 // goimpl/result_gen.go. Emitters are generic over the IR: nothing in this
 // package names an algorithm.
 //
@@ -143,7 +146,9 @@
 //	reply { FIELD = EXPR, ... }          last statement, outside any if
 //
 // Expressions are int or bool: integer literals, constants, parameters,
-// now, cost, STATE.FIELD (the value stored when the call began, clamped
+// now, cost, force (true in the forced call, which must consume the cost
+// even when the logic denies; the fields' domains bound how far past the
+// limit that may go), STATE.FIELD (the value stored when the call began, clamped
 // into the field's domain; the default when the key is absent), unary - and
 // !, + - * / % (floor division and modulo), comparisons (not chained),
 // && ||, min(a, b), max(a, b), ceildiv(a, b), if C then A else B, and the

@@ -369,6 +369,13 @@ func goAllow(w *writer, sp *Spec, a *Algorithm) {
 	w.commitOnly = false
 	w.line("}")
 	w.line("")
+	goReset(w, a, empties)
+}
+
+// goReset emits Reset, and the methods a Policy calls on each of its
+// limits (see goimpl's policyMember); empties pass no string input.
+func goReset(w *writer, a *Algorithm, empties string) {
+	typ := goType(a)
 	w.line("var _ Forcer = (*%s)(nil)", typ)
 	w.line("")
 	w.line("var _ Resetter = (*%s)(nil)", typ)

@@ -190,7 +190,14 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte { return emitLuaScript(sp, 
 
 // luaForceName is the name of the forced call of an algorithm or policy:
 // the script lua/<luaForceName>.lua.
-func luaForceName(name string) string { return name + "_force" }
+func luaForceName(name string) string { return name + forceSuffix }
+
+// The suffixes of the scripts that go with a decision, its forced call
+// and its reset: lua/<name><suffix>.lua.
+const (
+	forceSuffix = "_force"
+	resetSuffix = "_reset"
+)
 
 // emitLuaScript returns the script of one algorithm (v nil), forced or
 // not, or of one view.
@@ -767,22 +774,7 @@ func stateIndex(a *Algorithm, s *State) int {
 
 // luaHeader documents the script's interface for callers in any language.
 func luaHeader(w *writer, sp *Spec, a *Algorithm, v *View, force bool) {
-	if force {
-		w.line("-- %s: the forced call of %s", luaForceName(a.Name), a.Name)
-		luaForceDoc(w, a.Name)
-	} else if v == nil {
-		w.line("-- %s", a.Name)
-		w.line("--")
-		for _, l := range strings.Split(a.Doc, "\n") {
-			w.line("--   %s", l)
-		}
-	} else {
-		w.line("-- %s: the view %s of %s", luaScriptName(a, v), v.Name, a.Name)
-		w.line("--")
-		for _, l := range strings.Split(v.Doc, "\n") {
-			w.line("--   %s", l)
-		}
-	}
+	luaTitle(w, a, v, force)
 	w.line("--")
 	w.line("-- KEYS (every key starts with the hash tag {key}, so one call stays in one")
 	w.line("-- Redis Cluster slot; key is the limited identity and must not be empty):")
@@ -850,6 +842,25 @@ func luaHeader(w *writer, sp *Spec, a *Algorithm, v *View, force bool) {
 		w.line("-- up to MAX_SKEW_MS (%d ms) behind it is decided at that time; further", sp.MaxSkew)
 		w.line("-- behind, the state is not trusted: the request is decided as on a fresh")
 		w.line("-- key, and an admission replaces the state (docs/semantics.md).")
+	}
+}
+
+// luaTitle names a script and says what it does: the algorithm's doc,
+// the view's, or what a forced call does.
+func luaTitle(w *writer, a *Algorithm, v *View, force bool) {
+	title, doc := a.Name, a.Doc
+	switch {
+	case force:
+		w.line("-- %s: the forced call of %s", luaForceName(a.Name), a.Name)
+		luaForceDoc(w, a.Name)
+		return
+	case v != nil:
+		title, doc = fmt.Sprintf("%s: the view %s of %s", luaScriptName(a, v), v.Name, a.Name), v.Doc
+	}
+	w.line("-- %s", title)
+	w.line("--")
+	for _, l := range strings.Split(doc, "\n") {
+		w.line("--   %s", l)
 	}
 }
 

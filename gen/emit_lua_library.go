@@ -6,9 +6,13 @@ import (
 )
 
 // LibraryName is the name of the Redis Functions library that holds every
-// script (FUNCTION LOAD); each script is the function
-// LibraryName + "_" + its name (FCALL limitspec_gcra ...).
+// script (FUNCTION LOAD); each script is the function libraryFunction(its
+// name) (FCALL limitspec_gcra ...).
 const LibraryName = "limitspec"
+
+// libraryFunction is the library's function that runs a script, or, for
+// "version", the one that replies with the library's version.
+func libraryFunction(script string) string { return LibraryName + "_" + script }
 
 // libraryFile is the library's file under lua/.
 const libraryFile = "library.lua"
@@ -45,13 +49,13 @@ func emitLuaLibrary(sp *Spec, files map[string][]byte) []byte {
 			flags = ", flags = {'no-writes'}"
 		}
 		w.line("")
-		w.line("redis.register_function{function_name = %s%s, callback = function(KEYS, ARGV)", luaStr(LibraryName+"_"+n), flags)
+		w.line("redis.register_function{function_name = %s%s, callback = function(KEYS, ARGV)", luaStr(libraryFunction(n)), flags)
 		w.raw(string(files["lua/"+n+".lua"]))
 		w.line("")
 		w.line("end}")
 	}
 	w.line("")
-	w.line("redis.register_function{function_name = %s, flags = {'no-writes'}, callback = function()", luaStr(LibraryName+"_version"))
+	w.line("redis.register_function{function_name = %s, flags = {'no-writes'}, callback = function()", luaStr(libraryFunction("version")))
 	w.line("  return %s", luaStr(libraryVersion(files)))
 	w.line("end}")
 	return []byte(strings.TrimRight(w.b.String(), "\n"))

@@ -229,9 +229,14 @@ func luaPolicyHeader(w *writer, sp *Spec, p *Policy, force bool) {
 		}
 	}
 	w.line("--")
-	w.line("-- Limits, decided all or nothing: the request is admitted when every")
-	w.line("-- limit admits it, and only then does any limit consume (docs/semantics.md,")
-	w.line("-- \"Policies\"):")
+	if force {
+		w.line("-- Limits, each charged the request: allowed says whether every limit")
+		w.line("-- would have admitted it (docs/semantics.md, \"Force\"):")
+	} else {
+		w.line("-- Limits, decided all or nothing: the request is admitted when every")
+		w.line("-- limit admits it, and only then does any limit consume (docs/semantics.md,")
+		w.line("-- \"Policies\"):")
+	}
 	for i, l := range p.Limits {
 		var fixed []string
 		for _, prm := range l.Alg.Params {
@@ -271,8 +276,12 @@ func luaPolicyHeader(w *writer, sp *Spec, p *Policy, force bool) {
 		}
 	}
 	w.line("--")
+	delay := "if admitted, delay_ms the largest of all"
+	if force {
+		delay = "delay_ms the largest of all"
+	}
 	w.line("-- Reply: an array of %d integers: the policy's result, as an algorithm's", 8+7*len(p.Limits))
-	w.line("-- (the binding limit's; if admitted, delay_ms the largest of all); the binding")
+	w.line("-- (the binding limit's; %s); the binding", delay)
 	w.line("-- limit's index from 1; then each limit's own %d fields in order.", len(sp.Reply))
 	w.line("--")
 	w.line("-- Errors (nothing is written): BADINPUT <policy>[.<limit>: <algorithm>]:")
@@ -362,8 +371,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end

@@ -11,7 +11,7 @@ import (
 // ARGV, and reply with the number of keys deleted.
 
 // luaResetName is the name of the reset script of an algorithm or policy.
-func luaResetName(name string) string { return name + "_reset" }
+func luaResetName(name string) string { return name + resetSuffix }
 
 // emitLuaReset returns the reset script of algorithm a.
 func emitLuaReset(a *Algorithm) []byte {

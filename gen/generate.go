@@ -236,7 +236,7 @@ func emitManifest(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 	}
 	m.Library = manifestLibrary{Name: LibraryName, File: libraryFile, Version: libraryVersion(files)}
 	for _, n := range libraryScripts(files) {
-		m.Library.Functions = append(m.Library.Functions, LibraryName+"_"+n)
+		m.Library.Functions = append(m.Library.Functions, libraryFunction(n))
 	}
 	out, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -361,65 +361,70 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 	var scripts []script
 	for _, a := range algs {
 		scripts = append(scripts, script{a, nil})
+		embedSource(&w, a.Name, luaResetName(a.Name), luaForceName(a.Name))
 		for _, v := range a.Views {
 			scripts = append(scripts, script{a, v})
+			embedSource(&w, luaScriptName(a, v))
 		}
-	}
-	for _, s := range scripts {
-		name := luaScriptName(s.a, s.v)
-		w.line("//go:embed %s.lua", name)
-		w.line("var %sSource string", goName(name))
-		w.line("")
-		if s.v == nil {
-			for _, n := range []string{luaResetName(name), luaForceName(name)} {
-				w.line("//go:embed %s.lua", n)
-				w.line("var %sSource string", goName(n))
-				w.line("")
-			}
-		}
-	}
-	var reply []string
-	for _, f := range sp.Reply {
-		reply = append(reply, fmt.Sprintf("%q", f.Name))
 	}
 	w.line("// Scripts lists every generated script, sorted by name.")
 	w.line("var Scripts = []Script{")
 	for _, sc := range scripts {
-		a, name := sc.a, luaScriptName(sc.a, sc.v)
-		var keys, params, strs, defaults []string
-		for _, s := range a.States {
-			keys = append(keys, fmt.Sprintf("%q", s.Suffix))
-		}
-		for _, p := range a.Params {
-			params = append(params, fmt.Sprintf("%q", p.Name))
-			if p.Default != nil {
-				defaults = append(defaults, fmt.Sprintf("%q: \"%d\"", p.Name, *p.Default))
-			}
-		}
-		_, ss, _ := luaArgs(sp, a, sc.v)
-		for _, in := range ss {
-			strs = append(strs, fmt.Sprintf("%q", in.Name))
-		}
-		returns := reply
-		view := ""
-		if sc.v != nil {
-			view = sc.v.Name
-			returns = nil
-			for _, f := range showState(sc.v).Entry {
-				returns = append(returns, fmt.Sprintf("%q", f.Name))
-			}
-		}
-		reset := ""
-		if sc.v == nil {
-			rn, fn := luaResetName(name), luaForceName(name)
-			reset = fmt.Sprintf(" ResetSource: %sSource, ResetSHA1: %q, ForceSource: %sSource, ForceSHA1: %q,",
-				goName(rn), sha1Hex(files["lua/"+rn+".lua"]), goName(fn), sha1Hex(files["lua/"+fn+".lua"]))
-		}
-		w.line("{Name: %q, Algorithm: %q, View: %q, Source: %sSource, SHA1: %q,%s Keys: []string{%s}, Strings: []string{%s}, Params: []string{%s}, Defaults: map[string]string{%s}, Reply: []string{%s}},",
-			name, a.Name, view, goName(name), sha1Hex(files["lua/"+name+".lua"]), reset, strings.Join(keys, ", "), strings.Join(strs, ", "), strings.Join(params, ", "), strings.Join(defaults, ", "), strings.Join(returns, ", "))
+		w.line("%s,", scriptLiteral(sp, sc.a, sc.v, files))
 	}
 	w.line("}")
 	emitLuaEmbedPolicies(&w, sp, files)
+	emitLuaEmbedLibrary(&w, files)
+	return format.Source(w.bytes())
+}
+
+// embedSource embeds the named scripts, each as <name>Source.
+func embedSource(w *writer, names ...string) {
+	for _, n := range names {
+		w.line("//go:embed %s.lua", n)
+		w.line("var %sSource string", goName(n))
+		w.line("")
+	}
+}
+
+// scriptLiteral is the lua.Script of an algorithm's decision (v nil) or
+// of one of its views.
+func scriptLiteral(sp *Spec, a *Algorithm, v *View, files map[string][]byte) string {
+	name := luaScriptName(a, v)
+	var keys, params, strs, defaults, returns []string
+	for _, s := range a.States {
+		keys = append(keys, fmt.Sprintf("%q", s.Suffix))
+	}
+	for _, p := range a.Params {
+		params = append(params, fmt.Sprintf("%q", p.Name))
+		if p.Default != nil {
+			defaults = append(defaults, fmt.Sprintf("%q: \"%d\"", p.Name, *p.Default))
+		}
+	}
+	_, ss, _ := luaArgs(sp, a, v)
+	for _, in := range ss {
+		strs = append(strs, fmt.Sprintf("%q", in.Name))
+	}
+	view, companions := "", ""
+	if v == nil {
+		for _, f := range sp.Reply {
+			returns = append(returns, fmt.Sprintf("%q", f.Name))
+		}
+		rn, fn := luaResetName(name), luaForceName(name)
+		companions = fmt.Sprintf(" ResetSource: %sSource, ResetSHA1: %q, ForceSource: %sSource, ForceSHA1: %q,",
+			goName(rn), sha1Hex(files["lua/"+rn+".lua"]), goName(fn), sha1Hex(files["lua/"+fn+".lua"]))
+	} else {
+		view = v.Name
+		for _, f := range showState(v).Entry {
+			returns = append(returns, fmt.Sprintf("%q", f.Name))
+		}
+	}
+	return fmt.Sprintf("{Name: %q, Algorithm: %q, View: %q, Source: %sSource, SHA1: %q,%s Keys: []string{%s}, Strings: []string{%s}, Params: []string{%s}, Defaults: map[string]string{%s}, Reply: []string{%s}}",
+		name, a.Name, view, goName(name), sha1Hex(files["lua/"+name+".lua"]), companions, strings.Join(keys, ", "), strings.Join(strs, ", "), strings.Join(params, ", "), strings.Join(defaults, ", "), strings.Join(returns, ", "))
+}
+
+// emitLuaEmbedLibrary embeds the Functions library and names its parts.
+func emitLuaEmbedLibrary(w *writer, files map[string][]byte) {
 	w.line("")
 	w.line("// LibrarySource is the Redis Functions library of every script")
 	w.line("// (FUNCTION LOAD); see FunctionName.")
@@ -427,23 +432,29 @@ func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte,
 	w.line("//go:embed %s", libraryFile)
 	w.line("var LibrarySource string")
 	w.line("")
-	w.line("// LibraryVersion is what the library's function %s_version replies.", LibraryName)
+	w.line("// LibraryVersion is what the library's VersionFunction replies.")
 	w.line("const LibraryVersion = %q", libraryVersion(files))
-	return format.Source(w.bytes())
+	w.line("")
+	w.line("// LibraryName is the name of the Redis Functions library, LibrarySource;")
+	w.line("// VersionFunction replies with its version.")
+	w.line("const (")
+	w.line("LibraryName = %q", LibraryName)
+	w.line("VersionFunction = %q", libraryFunction("version"))
+	w.line("functionPrefix = %q", libraryFunction(""))
+	w.line(")")
+	w.line("")
+	w.line("// The suffixes of the scripts that go with a decision: lua/<name><suffix>.lua.")
+	w.line("const (")
+	w.line("forceSuffix = %q", forceSuffix)
+	w.line("resetSuffix = %q", resetSuffix)
+	w.line(")")
 }
 
 // emitLuaEmbedPolicies lists the policies' scripts in package lua.
 func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
 	w.line("")
 	for _, p := range sp.Policies {
-		w.line("//go:embed %s.lua", p.Name)
-		w.line("var %sSource string", goName(p.Name))
-		w.line("")
-		for _, n := range []string{luaResetName(p.Name), luaForceName(p.Name)} {
-			w.line("//go:embed %s.lua", n)
-			w.line("var %sSource string", goName(n))
-			w.line("")
-		}
+		embedSource(w, p.Name, luaResetName(p.Name), luaForceName(p.Name))
 	}
 	w.line("// Policies lists every generated policy script, in the spec's order.")
 	w.line("var Policies = []Policy{")

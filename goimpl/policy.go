@@ -180,10 +180,7 @@ func (p *Policy) call(ids map[string]string, nowMs, cost int64, force bool) (Pol
 			p.limits[i].m.unlockKey(keys[i])
 		}
 	}()
-	if force {
-		return p.force(keys, nowMs, cost), nil
-	}
-	return p.decide(keys, nowMs, cost), nil
+	return p.decide(keys, nowMs, cost, force), nil
 }
 
 // Reset deletes every limit's state for the identity values ids, as the
@@ -202,47 +199,32 @@ func (p *Policy) Reset(ids map[string]string) error {
 	return nil
 }
 
-// decide decides every limit writing nothing, then applies every
+// decide decides every limit, writing nothing, then applies every
 // decision when all admit; a limit that would admit a denied request
-// reports a peek.
-func (p *Policy) decide(keys []string, nowMs, cost int64) PolicyResult {
+// reports a peek. With force, every limit writes as its forced call does,
+// whatever the others decide: limits never share state, so each may
+// decide and write in turn.
+func (p *Policy) decide(keys []string, nowMs, cost int64, force bool) PolicyResult {
 	res := make([]Result, len(p.limits))
 	all := true
 	for i, l := range p.limits {
-		res[i] = l.m.decideLocked(keys[i], nowMs, cost, false, false)
+		res[i] = l.m.decideLocked(keys[i], nowMs, cost, force, force)
 		all = all && res[i].Allowed
 	}
 	for i, l := range p.limits {
 		switch {
+		case force: // each limit has written already
 		case all:
 			l.m.decideLocked(keys[i], nowMs, cost, true, false)
 		case res[i].Allowed:
 			res[i] = l.m.decideLocked(keys[i], nowMs, 0, false, false)
 		}
 	}
-	return result(res, all, all) // a denial waits for nothing
-}
-
-// force charges every limit, each deciding as its forced call does;
-// limits never share state, so each may decide and write in turn.
-func (p *Policy) force(keys []string, nowMs, cost int64) PolicyResult {
-	res := make([]Result, len(p.limits))
-	all := true
-	for i, l := range p.limits {
-		res[i] = l.m.decideLocked(keys[i], nowMs, cost, true, true)
-		all = all && res[i].Allowed
-	}
-	return result(res, all, true)
-}
-
-// result is the policy's result from every limit's: the binding limit's,
-// with DelayMs the largest of all limits' when delays counts.
-func result(res []Result, all, delays bool) PolicyResult {
 	b := binding(res, all)
 	out := PolicyResult{Result: res[b], Index: b + 1, Limits: res}
-	out.DelayMs = 0
-	for _, r := range res {
-		if delays {
+	out.DelayMs = 0 // denied: a denial waits for nothing
+	if all || force {
+		for _, r := range res {
 			out.DelayMs = max(out.DelayMs, r.DelayMs)
 		}
 	}

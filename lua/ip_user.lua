@@ -320,8 +320,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end

@@ -9,9 +9,8 @@
 --   charge (docs/semantics.md, "Force").
 --   Every limit is charged, whatever the others decide.
 --
--- Limits, decided all or nothing: the request is admitted when every
--- limit admits it, and only then does any limit consume (docs/semantics.md,
--- "Policies"):
+-- Limits, each charged the request: allowed says whether every limit
+-- would have admitted it (docs/semantics.md, "Force"):
 --   1. ip_second: fixed_window(limit=10, window_ms=1000) per ip
 --   2. ip_minute: fixed_window(limit=120, window_ms=60000) per ip
 --   3. ip_hour: fixed_window(limit=240, window_ms=3600000) per ip
@@ -33,7 +32,7 @@
 -- parameters:
 --
 -- Reply: an array of 50 integers: the policy's result, as an algorithm's
--- (the binding limit's; if admitted, delay_ms the largest of all); the binding
+-- (the binding limit's; delay_ms the largest of all); the binding
 -- limit's index from 1; then each limit's own 7 fields in order.
 --
 -- Errors (nothing is written): BADINPUT <policy>[.<limit>: <algorithm>]:
@@ -322,8 +321,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end

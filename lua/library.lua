@@ -1796,8 +1796,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end
@@ -1822,9 +1822,8 @@ redis.register_function{function_name = 'limitspec_burst_quota_force', callback 
 --   charge (docs/semantics.md, "Force").
 --   Every limit is charged, whatever the others decide.
 --
--- Limits, decided all or nothing: the request is admitted when every
--- limit admits it, and only then does any limit consume (docs/semantics.md,
--- "Policies"):
+-- Limits, each charged the request: allowed says whether every limit
+-- would have admitted it (docs/semantics.md, "Force"):
 --   1. burst: gcra(burst=5, rate=10, period_ms=1000) per user
 --   2. daily: sliding_log(limit=ARGV daily.limit, window_ms=86400000) per user
 --
@@ -1839,7 +1838,7 @@ redis.register_function{function_name = 'limitspec_burst_quota_force', callback 
 --   daily.limit in [1, 100000]: cost admitted per sliding window
 --
 -- Reply: an array of 22 integers: the policy's result, as an algorithm's
--- (the binding limit's; if admitted, delay_ms the largest of all); the binding
+-- (the binding limit's; delay_ms the largest of all); the binding
 -- limit's index from 1; then each limit's own 7 fields in order.
 --
 -- Errors (nothing is written): BADINPUT <policy>[.<limit>: <algorithm>]:
@@ -2413,8 +2412,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end
@@ -3693,8 +3692,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end
@@ -3719,9 +3718,8 @@ redis.register_function{function_name = 'limitspec_ip_user_force', callback = fu
 --   charge (docs/semantics.md, "Force").
 --   Every limit is charged, whatever the others decide.
 --
--- Limits, decided all or nothing: the request is admitted when every
--- limit admits it, and only then does any limit consume (docs/semantics.md,
--- "Policies"):
+-- Limits, each charged the request: allowed says whether every limit
+-- would have admitted it (docs/semantics.md, "Force"):
 --   1. ip_second: fixed_window(limit=10, window_ms=1000) per ip
 --   2. ip_minute: fixed_window(limit=120, window_ms=60000) per ip
 --   3. ip_hour: fixed_window(limit=240, window_ms=3600000) per ip
@@ -3743,7 +3741,7 @@ redis.register_function{function_name = 'limitspec_ip_user_force', callback = fu
 -- parameters:
 --
 -- Reply: an array of 50 integers: the policy's result, as an algorithm's
--- (the binding limit's; if admitted, delay_ms the largest of all); the binding
+-- (the binding limit's; delay_ms the largest of all); the binding
 -- limit's index from 1; then each limit's own 7 fields in order.
 --
 -- Errors (nothing is written): BADINPUT <policy>[.<limit>: <algorithm>]:
@@ -4032,8 +4030,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end
@@ -7491,8 +7489,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end
@@ -7517,9 +7515,8 @@ redis.register_function{function_name = 'limitspec_user_global_force', callback 
 --   charge (docs/semantics.md, "Force").
 --   Every limit is charged, whatever the others decide.
 --
--- Limits, decided all or nothing: the request is admitted when every
--- limit admits it, and only then does any limit consume (docs/semantics.md,
--- "Policies"):
+-- Limits, each charged the request: allowed says whether every limit
+-- would have admitted it (docs/semantics.md, "Force"):
 --   1. user: token_bucket(capacity=20, refill_tokens=1, refill_ms=100) per user
 --   2. global: fixed_window(limit=ARGV global.limit, window_ms=60000) per constant global
 --
@@ -7534,7 +7531,7 @@ redis.register_function{function_name = 'limitspec_user_global_force', callback 
 --   global.limit in [1, 1000000000000]: cost admitted per window
 --
 -- Reply: an array of 22 integers: the policy's result, as an algorithm's
--- (the binding limit's; if admitted, delay_ms the largest of all); the binding
+-- (the binding limit's; delay_ms the largest of all); the binding
 -- limit's index from 1; then each limit's own 7 fields in order.
 --
 -- Errors (nothing is written): BADINPUT <policy>[.<limit>: <algorithm>]:
@@ -7908,8 +7905,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end
@@ -7980,5 +7977,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'ada80df894faf2392d02ffa1ca9364d583b44a85'
+  return 'bd2de87f3721d05c4d8f484366a21c06510aabf2'
 end}

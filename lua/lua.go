@@ -132,19 +132,25 @@ type PolicyLimit struct {
 func (p Policy) KeyNames(prefix string, ids map[string]string) ([]string, bool) {
 	var out []string
 	for _, l := range p.Limits {
-		tag := l.Constant
-		if l.Identity != "" {
-			v, ok := ids[l.Identity]
-			if !ok {
-				return nil, false
-			}
-			tag = v
+		tag, ok := l.Counts(ids)
+		if !ok {
+			return nil, false
 		}
 		for _, suffix := range l.Keys {
 			out = append(out, "{"+prefix+tag+"}"+suffix)
 		}
 	}
 	return out, true
+}
+
+// Counts returns the value the limit counts for the identity values ids:
+// its identity's value, or its Constant; false when ids lacks it.
+func (l PolicyLimit) Counts(ids map[string]string) (string, bool) {
+	if l.Identity == "" {
+		return l.Constant, true
+	}
+	v, ok := ids[l.Identity]
+	return v, ok
 }
 
 // ParamsWith returns every parameter of the limit: those the spec fixes,
@@ -165,11 +171,11 @@ func (l PolicyLimit) ParamsWith(params map[string]int64) map[string]int64 {
 
 // ResetName is the name of the reset script of an algorithm or policy:
 // the file lua/<ResetName>.lua.
-func ResetName(name string) string { return name + "_reset" }
+func ResetName(name string) string { return name + resetSuffix }
 
 // ForceName is the name of the forced call of an algorithm or policy: the
 // file lua/<ForceName>.lua.
-func ForceName(name string) string { return name + "_force" }
+func ForceName(name string) string { return name + forceSuffix }
 
 // LookupPolicy returns the named policy's script.
 func LookupPolicy(name string) (Policy, bool) {
@@ -181,15 +187,7 @@ func LookupPolicy(name string) (Policy, bool) {
 	return Policy{}, false
 }
 
-// LibraryName is the name of the Redis Functions library, LibrarySource,
-// that holds every script.
-const LibraryName = "limitspec"
-
 // FunctionName is the library's function that runs the named script (an
 // algorithm, view, policy, reset or forced call) with the same KEYS, ARGV
 // and reply: FCALL FunctionName(name) numkeys KEYS... ARGV...
-func FunctionName(script string) string { return LibraryName + "_" + script }
-
-// VersionFunction is the library's function that replies with its
-// version, LibraryVersion when the loaded library is this one.
-const VersionFunction = LibraryName + "_version"
+func FunctionName(script string) string { return functionPrefix + script }

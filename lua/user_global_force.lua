@@ -9,9 +9,8 @@
 --   charge (docs/semantics.md, "Force").
 --   Every limit is charged, whatever the others decide.
 --
--- Limits, decided all or nothing: the request is admitted when every
--- limit admits it, and only then does any limit consume (docs/semantics.md,
--- "Policies"):
+-- Limits, each charged the request: allowed says whether every limit
+-- would have admitted it (docs/semantics.md, "Force"):
 --   1. user: token_bucket(capacity=20, refill_tokens=1, refill_ms=100) per user
 --   2. global: fixed_window(limit=ARGV global.limit, window_ms=60000) per constant global
 --
@@ -26,7 +25,7 @@
 --   global.limit in [1, 1000000000000]: cost admitted per window
 --
 -- Reply: an array of 22 integers: the policy's result, as an algorithm's
--- (the binding limit's; if admitted, delay_ms the largest of all); the binding
+-- (the binding limit's; delay_ms the largest of all); the binding
 -- limit's index from 1; then each limit's own 7 fields in order.
 --
 -- Errors (nothing is written): BADINPUT <policy>[.<limit>: <algorithm>]:
@@ -400,8 +399,8 @@ for i, r in ipairs(res) do
   end
 end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-for _, r in ipairs(res) do
-  if all or force then
+if all or force then
+  for _, r in ipairs(res) do
     delay = math.max(delay, r[6])
   end
 end

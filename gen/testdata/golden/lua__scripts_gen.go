@@ -41,5 +41,19 @@ var Policies = []Policy{}
 //go:embed library.lua
 var LibrarySource string
 
-// LibraryVersion is what the library's function limitspec_version replies.
+// LibraryVersion is what the library's VersionFunction replies.
 const LibraryVersion = "45050bbd427ac0ec960a8b006a7f25ae1ad0871e"
+
+// LibraryName is the name of the Redis Functions library, LibrarySource;
+// VersionFunction replies with its version.
+const (
+	LibraryName     = "limitspec"
+	VersionFunction = "limitspec_version"
+	functionPrefix  = "limitspec_"
+)
+
+// The suffixes of the scripts that go with a decision: lua/<name><suffix>.lua.
+const (
+	forceSuffix = "_force"
+	resetSuffix = "_reset"
+)
