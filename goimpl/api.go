@@ -108,6 +108,42 @@ type Record []any
 // decide at the Redis server's clock. Explicit times keep tests exact.
 const Now int64 = math.MinInt64
 
+// Never is the wait RetryAfter reports for a request that can never be
+// admitted (RetryAfterMs -1 on a denial: a cost above the limit); as a
+// wait it is about 292 years.
+const Never = time.Duration(math.MaxInt64)
+
+// RetryAfter is RetryAfterMs as a Duration: 0 when the request was
+// allowed, Never when it never will be.
+func (r Result) RetryAfter() time.Duration {
+	switch {
+	case r.Allowed:
+		return 0
+	case r.RetryAfterMs < 0:
+		return Never
+	}
+	return millis(r.RetryAfterMs)
+}
+
+// ResetAfter is ResetAfterMs as a Duration: the wait until Remaining
+// equals Limit again.
+func (r Result) ResetAfter() time.Duration {
+	return millis(r.ResetAfterMs)
+}
+
+// Delay is DelayMs as a Duration: how long to hold an allowed request
+// before acting on it (shapers only).
+func (r Result) Delay() time.Duration { return millis(r.DelayMs) }
+
+// millis converts ms to a Duration; waits longer than a Duration holds
+// (about 292 years) are Never.
+func millis(ms int64) time.Duration {
+	if ms > int64(Never/time.Millisecond) {
+		return Never
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 // processNow is the process clock in ms since the epoch.
 func processNow() int64 { return time.Now().UnixMilli() }
 

@@ -129,6 +129,16 @@ func (p *Policy) Name() string { return p.name }
 // first use.
 func (p *Policy) Identities() []string { return append([]string(nil), p.identities...) }
 
+// LimitNames names the policy's limits, in the order of
+// PolicyResult.Limits.
+func (p *Policy) LimitNames() []string {
+	names := make([]string, len(p.limits))
+	for i, l := range p.limits {
+		names[i] = l.name
+	}
+	return names
+}
+
 // StopSweeper stops the sweepers of every limit; see SweepStopper.
 func (p *Policy) StopSweeper() {
 	for _, l := range p.limits {
