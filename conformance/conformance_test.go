@@ -58,7 +58,12 @@ func TestVectors(t *testing.T) {
 	if err := functions.UseFunctions(); err != nil {
 		t.Fatal(err)
 	}
-	targets := append(embedded(t), real, functions)
+	client, err := NewRedisTarget(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	targets := append(embedded(t), real, functions, NewClientTarget(client))
 	steps := map[string]int{}
 	for _, r := range Run(vectors, targets) {
 		steps[r.Target] += r.Steps
@@ -74,7 +79,7 @@ func TestVectors(t *testing.T) {
 	}
 	// Everything written under the run's prefix, and the library, are
 	// gone after Close.
-	for _, tg := range []*RedisTarget{real, functions} {
+	for _, tg := range []*RedisTarget{real, functions, client} {
 		if err := tg.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -204,9 +209,15 @@ func TestVectorsOnCluster(t *testing.T) {
 	if err := functions.UseFunctions(); err != nil {
 		t.Fatal(err)
 	}
+	rt, err := NewRedisClusterTarget(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	client := NewClientTarget(rt)
 	// Per cluster target: steps, steps of policies, vectors refused.
 	steps, policySteps, skipped := map[string]int{}, map[string]int{}, map[string]int{}
-	for _, r := range Run(vectors, []Target{NewGoTarget(), cluster, functions}) {
+	for _, r := range Run(vectors, []Target{NewGoTarget(), cluster, functions, client}) {
 		if r.Failed != "" {
 			t.Errorf("%s [%s] (%s): %s", r.Vector, r.Target, r.File, r.Failed)
 		}
@@ -227,7 +238,7 @@ func TestVectorsOnCluster(t *testing.T) {
 		}
 		steps[r.Target] += r.Steps
 	}
-	for _, tg := range []string{cluster.Name(), functions.Name()} {
+	for _, tg := range []string{cluster.Name(), functions.Name(), client.Name()} {
 		if steps[tg] == 0 || policySteps[tg] == 0 || skipped[tg] == 0 {
 			t.Fatalf("%s ran %d steps, %d of policies, and skipped %d vectors of policies not for a cluster; want all three > 0", tg, steps[tg], policySteps[tg], skipped[tg])
 		}

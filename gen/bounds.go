@@ -116,6 +116,31 @@ func (an *analyzer) run() {
 	for _, v := range a.Views {
 		an.block(v.Body)
 	}
+	an.window()
+}
+
+// window bounds the algorithm's window (Algorithm.Window): it must be at
+// least 0 and, for every parameter value the spec accepts, at most
+// 2^53-1. A window is only read off the parameters, so it may not add a
+// runtime check of its own: a bound the domains, the requirements and the
+// checks of the logic cannot prove refuses the spec. Every intermediate
+// value is then within ±(2^53-1) too, so goimpl's saturating rendering of
+// it never saturates.
+func (an *analyzer) window() {
+	w := an.alg.Window
+	if w == nil {
+		return
+	}
+	an.pos = an.alg.WindowPos
+	checks := len(an.alg.Checks)
+	b := an.value(w)
+	if len(an.alg.Checks) > checks {
+		an.alg.Checks = an.alg.Checks[:checks]
+		an.errf("the window %s may pass 2^53-1 for parameters the spec accepts: bound it with a require", Format(w))
+	}
+	if lo, _ := an.static(b.lo); lo.Sign() < 0 {
+		an.errf("the window %s may be negative (as low as %s)", Format(w), lo)
+	}
 }
 
 func (an *analyzer) block(body []Stmt) {

@@ -62,6 +62,7 @@
 //	clock:   STATE.FIELD                   the field holding the time of the
 //	                                       last admission; required when the
 //	                                       logic writes
+//	window:  EXPR                          optional: the window in ms (below)
 //	logic:   the decision, in the language below
 //	views:   name, doc, logic              read-only scripts over the state
 //
@@ -247,6 +248,26 @@
 // view entries is Entries(key, nowMs)), returning the collection's
 // exported entry type, and View(name, key, nowMs) runs any view by name, implementing
 // goimpl.Viewer.
+//
+// # Windows
+//
+// window: EXPR states an algorithm's window in ms: the time over which its
+// limit (the reply field limit, the largest cost admitted at once) is
+// counted, that is the time a fully used limit takes to be whole again;
+// an HTTP RateLimit-Policy announces it as w. EXPR is an integer
+// expression over parameters and constants only, parsed as a require's,
+// so an unknown name, now, cost, a state field or a comparison is refused
+// with its position. The analysis (bounds.go) must prove it at least 0 and,
+// from the domains, the requirements and the runtime checks the logic
+// needs already, at most 2^53-1 for every accepted parameter value: a
+// window adds no runtime check of its own, so a spec whose window could
+// pass is refused (a require bounds it). The IR keeps it in
+// Algorithm.Window (nil when none). Every generated Go limiter gets
+// WindowMs (goimpl.Windowed), printed by the saturating printer the
+// requirements use, 0 when the algorithm declares none; goimpl.Policy's
+// LimitWindowsMs lists its limits'. The manifest gives each decision
+// script's window as expression text. The scripts do not compute it: it
+// depends on the parameters alone.
 //
 // # Exactness
 //

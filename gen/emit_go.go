@@ -257,6 +257,7 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 	w.line("")
 	goAllow(&w, sp, a)
 	goStopSweeper(&w, a)
+	goWindow(&w, a)
 	for _, v := range a.Views {
 		goView(&w, sp, a, v)
 	}
@@ -499,6 +500,43 @@ func goStopSweeper(w *writer, a *Algorithm) {
 	w.line("if l != nil {")
 	w.line("l.states.stopSweeper()")
 	w.line("}")
+	w.line("}")
+	w.line("")
+}
+
+// goWindow emits WindowMs, which every limiter has (see goimpl.Windowed):
+// the algorithm's window (Algorithm.Window) computed from l's parameters,
+// printed as the requirements are, by goSaturating. The analysis proved
+// it within [0, 2^53-1] for every accepted parameter value, so nothing
+// saturates; a zero limiter, whose parameters are all 0 (a divisor
+// among them), has no window.
+func goWindow(w *writer, a *Algorithm) {
+	typ := goType(a)
+	w.line("var _ Windowed = (*%s)(nil)", typ)
+	w.line("")
+	if a.Window == nil {
+		w.line("// WindowMs is the window of l's limit in ms (see Windowed): 0, since")
+		w.line("// %s declares no window in spec/algorithms.yaml.", a.Name)
+		w.line("func (l *%s) WindowMs() int64 { return 0 }", typ)
+		w.line("")
+		return
+	}
+	w.line("// WindowMs is the window of l's limit in ms: the time over which Limit")
+	w.line("// is counted, a fully used limit's time to be whole again (see")
+	w.line("// Windowed). It is %s's window in spec/algorithms.yaml,", a.Name)
+	w.line("//")
+	w.line("//\t%s", Format(a.Window))
+	w.line("//")
+	w.line("// over l's parameters: 0 when it declares none for them, and for a")
+	w.line("// limiter not made by its constructor.")
+	w.line("func (l *%s) WindowMs() int64 {", typ)
+	w.line("if l == nil || l.states == nil {")
+	w.line("return 0")
+	w.line("}")
+	if !paramFree(a.Window) {
+		w.line("p := l.p")
+	}
+	w.line("return %s", goSaturating.print(a.Window))
 	w.line("}")
 	w.line("")
 }

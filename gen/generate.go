@@ -47,6 +47,11 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 		return nil, err
 	}
 	files["goimpl/policies_gen.go"] = pol
+	rimpl, err := emitRedisimpl(sp, algs)
+	if err != nil {
+		return nil, err
+	}
+	files["redisimpl/limiters_gen.go"] = rimpl
 	files["lua/"+libraryFile] = emitLuaLibrary(sp, files)
 	man, err := emitManifest(sp, algs, files)
 	if err != nil {
@@ -66,7 +71,8 @@ func Generate(sp *Spec) (map[string][]byte, error) {
 func IsGenerated(path string, content []byte) bool {
 	switch {
 	case strings.HasPrefix(path, "lua/") && strings.HasSuffix(path, ".lua"),
-		strings.HasPrefix(path, "goimpl/") && strings.HasSuffix(path, "_gen.go"):
+		strings.HasPrefix(path, "goimpl/") && strings.HasSuffix(path, "_gen.go"),
+		strings.HasPrefix(path, "redisimpl/") && strings.HasSuffix(path, "_gen.go"):
 		return strings.Contains(string(content[:min(len(content), 200)]), "DO NOT EDIT")
 	}
 	return false
@@ -187,6 +193,9 @@ type manifestScript struct {
 	Keys      []manifestKey `json:"keys"`
 	Argv      []manifestArg `json:"argv"`
 	Requires  []string      `json:"requires"`
+	// Window is the decision's window in ms, an expression over the
+	// parameters (Algorithm.Window); "" for a view or when none.
+	Window string `json:"window,omitempty"`
 	// Returns names the fields of each entry a view returns.
 	Returns []string `json:"returns,omitempty"`
 	// Reset is the decision's reset script: the same KEYS, no ARGV.
@@ -253,6 +262,9 @@ func manifestOf(sp *Spec, a *Algorithm, v *View, files map[string][]byte) manife
 	if v == nil {
 		s.Reset = fileOf(luaResetName(a.Name), files)
 		s.Force = fileOf(luaForceName(a.Name), files)
+		if a.Window != nil {
+			s.Window = Format(a.Window)
+		}
 	}
 	if v != nil {
 		s.View, s.Doc = v.Name, v.Doc

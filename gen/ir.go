@@ -87,6 +87,16 @@ type Algorithm struct {
 	Body    []Stmt
 	// Views are the read-only scripts over the algorithm's state.
 	Views []*View
+	// Window is the algorithm's window in ms: the time over which its
+	// limit (the reply's limit, the largest cost admitted at once) is
+	// counted, the time a fully used limit takes to be whole again, as
+	// an HTTP RateLimit-Policy's w announces it. An integer expression
+	// over parameters and constants, which the analysis proves to lie in
+	// [0, 2^53-1] for every accepted parameter value; nil when the
+	// algorithm declares none (goimpl's WindowMs is then 0).
+	Window Expr
+	// WindowPos is the position of the window in the spec.
+	WindowPos Pos
 	// Clock is the state field holding the time of the last write. A
 	// state whose clock is more than Spec.MaxSkew ahead of now_ms is not
 	// trusted: it reads as absent, and the first write of that call

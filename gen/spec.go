@@ -37,6 +37,7 @@ type yamlAlgo struct {
 	Logic   yaml.Node     `yaml:"logic"`
 	Views   []yamlView    `yaml:"views"`
 	Clock   string        `yaml:"clock"`
+	Window  yaml.Node     `yaml:"window"`
 }
 
 type yamlParam struct {
@@ -438,6 +439,7 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 		}
 		a.Requires = append(a.Requires, &Require{Cond: e, Doc: strings.TrimSpace(yr.Doc), Pos: l.pos(&yr.Expr)})
 	}
+	l.window(a, &ya.Window)
 	if len(l.errs) > 0 {
 		return a
 	}
@@ -480,6 +482,28 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 		a.Views = append(a.Views, v)
 	}
 	return a
+}
+
+// window reads an algorithm's optional window, an integer expression in
+// ms over its parameters and constants (see Algorithm.Window); the
+// analysis bounds it.
+func (l *loader) window(a *Algorithm, n *yaml.Node) {
+	if n.Kind == 0 {
+		return
+	}
+	if n.Kind != yaml.ScalarNode {
+		l.errf(l.pos(n), "%s: window must be an expression, such as window_ms", a.Name)
+		return
+	}
+	e := l.paramExpr(a, n, "window")
+	if e == nil {
+		return
+	}
+	if e.Type() != Int {
+		l.errf(l.pos(n), "%s: window must be an integer expression (ms) over the parameters, not a %s", a.Name, e.Type())
+		return
+	}
+	a.Window, a.WindowPos = e, l.pos(n)
 }
 
 // entries reads the entry fields of a collection, its running sum and the

@@ -91,6 +91,20 @@ type Resetter interface {
 	Reset(key string) error
 }
 
+// Windowed is implemented by every limiter of this package: WindowMs is
+// the limiter's window in ms, the time over which its limit (Result.Limit,
+// the largest cost admitted at once) is counted, that is the time a fully
+// used limit takes to be whole again: the w, in seconds, of an HTTP
+// RateLimit-Policy "name";q=<limit>;w=<window>. Each algorithm states it
+// in spec/algorithms.yaml (window) over its parameters: window_ms for the
+// windows and the log, the time to refill or drain a full bucket for
+// token_bucket, gcra and leaky_bucket. It is 0 when the algorithm declares
+// no single window: bucket_window with more than one tier, whose limit is
+// the binding tier's.
+type Windowed interface {
+	WindowMs() int64
+}
+
 // Viewer is implemented by the limiters with read-only views of a key's
 // state, such as meta_window's entries.
 type Viewer interface {

@@ -47,6 +47,11 @@ type BucketWindowParams struct {
 // entries. A hash beside it holds the time of the last admission. A
 // request is counted in the newest bucket when that starts after its
 // own (only after bucket_ms was changed between calls).
+// Window: window_ms with one tier (a bucket's cost leaves the window
+// window_ms after the bucket starts, so a fully used limit is whole
+// again at most window_ms later). With several tiers, 0: no single
+// window, since limit is then the binding tier's, which changes with
+// the requests; each tier's own window is its window_ms_i.
 type BucketWindow struct {
 	p      BucketWindowParams
 	states *store[bucketWindowState]
@@ -718,4 +723,22 @@ func (l *BucketWindow) StopSweeper() {
 	if l != nil {
 		l.states.stopSweeper()
 	}
+}
+
+var _ Windowed = (*BucketWindow)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is bucket_window's window in spec/algorithms.yaml,
+//
+//	if limit_2 == 0 && limit_3 == 0 then window_ms else 0
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *BucketWindow) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return pick(p.Limit2 == 0 && p.Limit3 == 0, p.WindowMs, 0)
 }

@@ -235,3 +235,21 @@ func (l *FixedWindow) StopSweeper() {
 		l.states.stopSweeper()
 	}
 }
+
+var _ Windowed = (*FixedWindow)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is fixed_window's window in spec/algorithms.yaml,
+//
+//	window_ms
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *FixedWindow) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return p.WindowMs
+}

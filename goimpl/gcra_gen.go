@@ -257,3 +257,21 @@ func (l *GCRA) StopSweeper() {
 		l.states.stopSweeper()
 	}
 }
+
+var _ Windowed = (*GCRA)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is gcra's window in spec/algorithms.yaml,
+//
+//	ceildiv(burst * period_ms, rate)
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *GCRA) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate)
+}

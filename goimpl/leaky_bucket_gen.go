@@ -256,3 +256,21 @@ func (l *LeakyBucket) StopSweeper() {
 		l.states.stopSweeper()
 	}
 }
+
+var _ Windowed = (*LeakyBucket)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is leaky_bucket's window in spec/algorithms.yaml,
+//
+//	ceildiv(capacity * period_ms, rate)
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *LeakyBucket) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate)
+}

@@ -324,6 +324,24 @@ func (l *MetaWindow) StopSweeper() {
 	}
 }
 
+var _ Windowed = (*MetaWindow)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is meta_window's window in spec/algorithms.yaml,
+//
+//	window_ms
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *MetaWindow) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return p.WindowMs
+}
+
 var _ Viewer = (*MetaWindow)(nil)
 
 // Entries is the view entries: it reads, and writes nothing.

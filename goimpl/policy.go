@@ -36,6 +36,7 @@ type policyLimit struct {
 // a key under a lock the policy holds, writing only with commit (and,
 // with force, even when it denies).
 type policyMember interface {
+	Windowed
 	lockKey(key string)
 	unlockKey(key string)
 	decideLocked(key string, nowMs, cost int64, commit, force bool) Result
@@ -137,6 +138,18 @@ func (p *Policy) LimitNames() []string {
 		names[i] = l.name
 	}
 	return names
+}
+
+// LimitWindowsMs gives each limit's window in ms, its limiter's WindowMs
+// (see Windowed; 0 for a limit that declares none), in the order of
+// LimitNames: with each limit's Result.Limit, the w of its
+// RateLimit-Policy.
+func (p *Policy) LimitWindowsMs() []int64 {
+	ws := make([]int64, len(p.limits))
+	for i, l := range p.limits {
+		ws[i] = l.m.WindowMs()
+	}
+	return ws
 }
 
 // StopSweeper stops the sweepers of every limit; see SweepStopper.

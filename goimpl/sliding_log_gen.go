@@ -404,3 +404,21 @@ func (l *SlidingLog) StopSweeper() {
 		l.states.stopSweeper()
 	}
 }
+
+var _ Windowed = (*SlidingLog)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is sliding_log's window in spec/algorithms.yaml,
+//
+//	window_ms
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *SlidingLog) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return p.WindowMs
+}

@@ -18,7 +18,12 @@ type SlidingWindowParams struct {
 // window_ms <= limit * window_ms, with e = now mod window_ms: the weight
 // is kept as an exact integer product, never a float. An estimate: it
 // assumes the previous window's requests were spread evenly; no
-// boundary burst beyond it.
+// boundary burst beyond it. Its window is window_ms, over which the
+// estimate counts: a limit spent evenly over one window, as the
+// estimate assumes, is whole again window_ms after that window ends;
+// one spent at once counts in full until the next window begins, so
+// it is whole again more than window_ms and at most 2 * window_ms
+// later (reset_after_ms says when).
 // State: one hash with the time of the last admission and the counts
 // of its window and the one before.
 type SlidingWindow struct {
@@ -263,4 +268,22 @@ func (l *SlidingWindow) StopSweeper() {
 	if l != nil {
 		l.states.stopSweeper()
 	}
+}
+
+var _ Windowed = (*SlidingWindow)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is sliding_window's window in spec/algorithms.yaml,
+//
+//	window_ms
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *SlidingWindow) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return p.WindowMs
 }

@@ -257,3 +257,21 @@ func (l *TokenBucket) StopSweeper() {
 		l.states.stopSweeper()
 	}
 }
+
+var _ Windowed = (*TokenBucket)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is token_bucket's window in spec/algorithms.yaml,
+//
+//	ceildiv(capacity * refill_ms, refill_tokens)
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *TokenBucket) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens)
+}

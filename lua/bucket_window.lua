@@ -27,6 +27,11 @@
 --   entries. A hash beside it holds the time of the last admission. A
 --   request is counted in the newest bucket when that starts after its
 --   own (only after bucket_ms was changed between calls).
+--   Window: window_ms with one tier (a bucket's cost leaves the window
+--   window_ms after the bucket starts, so a fully used limit is whole
+--   again at most window_ms later). With several tiers, 0: no single
+--   window, since limit is then the binding tier's, which changes with
+--   the requests; each tier's own window is its window_ms_i.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):

@@ -38,6 +38,11 @@ redis.register_function{function_name = 'limitspec_bucket_window', callback = fu
 --   entries. A hash beside it holds the time of the last admission. A
 --   request is counted in the newest bucket when that starts after its
 --   own (only after bucket_ms was changed between calls).
+--   Window: window_ms with one tier (a bucket's cost leaves the window
+--   window_ms after the bucket starts, so a fully used limit is whole
+--   again at most window_ms later). With several tiers, 0: no single
+--   window, since limit is then the binding tier's, which changes with
+--   the requests; each tier's own window is its window_ms_i.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
@@ -6170,7 +6175,12 @@ redis.register_function{function_name = 'limitspec_sliding_window', callback = f
 --   window_ms <= limit * window_ms, with e = now mod window_ms: the weight
 --   is kept as an exact integer product, never a float. An estimate: it
 --   assumes the previous window's requests were spread evenly; no
---   boundary burst beyond it.
+--   boundary burst beyond it. Its window is window_ms, over which the
+--   estimate counts: a limit spent evenly over one window, as the
+--   estimate assumes, is whole again window_ms after that window ends;
+--   one spent at once counts in full until the next window begins, so
+--   it is whole again more than window_ms and at most 2 * window_ms
+--   later (reset_after_ms says when).
 --   State: one hash with the time of the last admission and the counts
 --   of its window and the one before.
 --
@@ -7977,5 +7987,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'bd2de87f3721d05c4d8f484366a21c06510aabf2'
+  return '40b945979d99eb0583a2c5790277fad78c1ddc8e'
 end}

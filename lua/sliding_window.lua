@@ -8,7 +8,12 @@
 --   window_ms <= limit * window_ms, with e = now mod window_ms: the weight
 --   is kept as an exact integer product, never a float. An estimate: it
 --   assumes the previous window's requests were spread evenly; no
---   boundary burst beyond it.
+--   boundary burst beyond it. Its window is window_ms, over which the
+--   estimate counts: a limit spent evenly over one window, as the
+--   estimate assumes, is whole again window_ms after that window ends;
+--   one spent at once counts in full until the next window begins, so
+--   it is whole again more than window_ms and at most 2 * window_ms
+--   later (reset_after_ms says when).
 --   State: one hash with the time of the last admission and the counts
 --   of its window and the one before.
 --

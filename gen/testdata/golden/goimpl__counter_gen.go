@@ -125,7 +125,7 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 			}
 		}
 	}
-	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil
+	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0, RetryAfterMs: 0, ResetAfterMs: 0, DelayMs: 0}, nil
 }
 
 // Force decides as Allow, but consumes the cost even when it denies;
@@ -196,7 +196,7 @@ func (l *Counter) decide(sh *shard[counterState], key string, nowMs, cost int64,
 			}
 		}
 	}
-	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0}, nil
+	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: 0, RetryAfterMs: 0, ResetAfterMs: 0, DelayMs: 0}, nil
 }
 
 var _ Forcer = (*Counter)(nil)
@@ -240,4 +240,22 @@ func (l *Counter) StopSweeper() {
 	if l != nil {
 		l.states.stopSweeper()
 	}
+}
+
+var _ Windowed = (*Counter)(nil)
+
+// WindowMs is the window of l's limit in ms: the time over which Limit
+// is counted, a fully used limit's time to be whole again (see
+// Windowed). It is counter's window in spec/algorithms.yaml,
+//
+//	gap_ms
+//
+// over l's parameters: 0 when it declares none for them, and for a
+// limiter not made by its constructor.
+func (l *Counter) WindowMs() int64 {
+	if l == nil || l.states == nil {
+		return 0
+	}
+	p := l.p
+	return p.GapMs
 }

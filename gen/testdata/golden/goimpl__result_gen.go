@@ -10,4 +10,10 @@ type Result struct {
 	Remaining int64
 	// WaitMs: the wait until admitted (trail only; 0 elsewhere).
 	WaitMs int64
+	// RetryAfterMs: 0 (read by goimpl's Result methods, as the next two).
+	RetryAfterMs int64
+	// ResetAfterMs: 0.
+	ResetAfterMs int64
+	// DelayMs: 0.
+	DelayMs int64
 }

@@ -295,7 +295,7 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
+	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs)), RetryAfterMs: 0, ResetAfterMs: 0, DelayMs: 0}, nil
 }
 
 // Force is ForceNote with empty string inputs; see Forcer.
@@ -486,7 +486,7 @@ func (l *Trail) decide(sh *shard[trailState], key string, nowMs, cost int64, not
 			sh.put(key, e, st)
 		}
 	}
-	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs))}, nil
+	return Result{Allowed: ok, Remaining: p.Limit - pick(ok, used+c, used), WaitMs: pick(ok || busy, 0, max(0, freeAt-nowMs)), RetryAfterMs: 0, ResetAfterMs: 0, DelayMs: 0}, nil
 }
 
 var _ Forcer = (*Trail)(nil)
@@ -531,6 +531,12 @@ func (l *Trail) StopSweeper() {
 		l.states.stopSweeper()
 	}
 }
+
+var _ Windowed = (*Trail)(nil)
+
+// WindowMs is the window of l's limit in ms (see Windowed): 0, since
+// trail declares no window in spec/algorithms.yaml.
+func (l *Trail) WindowMs() int64 { return 0 }
 
 var _ Viewer = (*Trail)(nil)
 

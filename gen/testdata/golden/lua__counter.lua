@@ -17,10 +17,13 @@
 --   ARGV[4]  gap_ms in [1, 1000000000]: idle time that resets
 --   and limit * gap_ms <= 100000000000
 --
--- Reply: an array of 3 integers:
+-- Reply: an array of 6 integers:
 --   [1] allowed (1 or 0): admitted
 --   [2] remaining: what is left
 --   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
+--   [4] retry_after_ms: 0 (read by goimpl's Result methods, as the next two)
+--   [5] reset_after_ms: 0
+--   [6] delay_ms: 0
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input (a
 -- wrong number of arguments, a key beginning with '}' among them);
@@ -184,4 +187,4 @@ else
     redis.call('PEXPIRE', KEYS[1], num(1000))
   end
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used), 0}
+return {pick(ok, 1, 0), limit - pick(ok, used + c, used), 0, 0, 0, 0}

@@ -28,10 +28,13 @@ redis.register_function{function_name = 'limitspec_counter', callback = function
 --   ARGV[4]  gap_ms in [1, 1000000000]: idle time that resets
 --   and limit * gap_ms <= 100000000000
 --
--- Reply: an array of 3 integers:
+-- Reply: an array of 6 integers:
 --   [1] allowed (1 or 0): admitted
 --   [2] remaining: what is left
 --   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
+--   [4] retry_after_ms: 0 (read by goimpl's Result methods, as the next two)
+--   [5] reset_after_ms: 0
+--   [6] delay_ms: 0
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input (a
 -- wrong number of arguments, a key beginning with '}' among them);
@@ -195,7 +198,7 @@ else
     redis.call('PEXPIRE', KEYS[1], num(1000))
   end
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used), 0}
+return {pick(ok, 1, 0), limit - pick(ok, used + c, used), 0, 0, 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_counter_force', callback = function(KEYS, ARGV)
@@ -222,10 +225,13 @@ redis.register_function{function_name = 'limitspec_counter_force', callback = fu
 --   ARGV[4]  gap_ms in [1, 1000000000]: idle time that resets
 --   and limit * gap_ms <= 100000000000
 --
--- Reply: an array of 3 integers:
+-- Reply: an array of 6 integers:
 --   [1] allowed (1 or 0): admitted
 --   [2] remaining: what is left
 --   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
+--   [4] retry_after_ms: 0 (read by goimpl's Result methods, as the next two)
+--   [5] reset_after_ms: 0
+--   [6] delay_ms: 0
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input (a
 -- wrong number of arguments, a key beginning with '}' among them);
@@ -389,7 +395,7 @@ else
     redis.call('PEXPIRE', KEYS[1], num(1000))
   end
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used), 0}
+return {pick(ok, 1, 0), limit - pick(ok, used + c, used), 0, 0, 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_counter_reset', callback = function(KEYS, ARGV)
@@ -464,10 +470,13 @@ redis.register_function{function_name = 'limitspec_trail', callback = function(K
 --   ARGV[5]  window_ms in [1, 1000000]: window length
 --   ARGV[6]  bucket_ms in [1, 1000] (optional, default 10): bucket length
 --
--- Reply: an array of 3 integers:
+-- Reply: an array of 6 integers:
 --   [1] allowed (1 or 0): admitted
 --   [2] remaining: what is left
 --   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
+--   [4] retry_after_ms: 0 (read by goimpl's Result methods, as the next two)
+--   [5] reset_after_ms: 0
+--   [6] delay_ms: 0
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input (a
 -- wrong number of arguments, a key beginning with '}' among them);
@@ -909,7 +918,7 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used), pick(ok or busy, 0, math.max(0, free_at - now))}
+return {pick(ok, 1, 0), limit - pick(ok, used + c, used), pick(ok or busy, 0, math.max(0, free_at - now)), 0, 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_trail_force', callback = function(KEYS, ARGV)
@@ -949,10 +958,13 @@ redis.register_function{function_name = 'limitspec_trail_force', callback = func
 --   ARGV[5]  window_ms in [1, 1000000]: window length
 --   ARGV[6]  bucket_ms in [1, 1000] (optional, default 10): bucket length
 --
--- Reply: an array of 3 integers:
+-- Reply: an array of 6 integers:
 --   [1] allowed (1 or 0): admitted
 --   [2] remaining: what is left
 --   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
+--   [4] retry_after_ms: 0 (read by goimpl's Result methods, as the next two)
+--   [5] reset_after_ms: 0
+--   [6] delay_ms: 0
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input (a
 -- wrong number of arguments, a key beginning with '}' among them);
@@ -1394,7 +1406,7 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used), pick(ok or busy, 0, math.max(0, free_at - now))}
+return {pick(ok, 1, 0), limit - pick(ok, used + c, used), pick(ok or busy, 0, math.max(0, free_at - now)), 0, 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_trail_recent', flags = {'no-writes'}, callback = function(KEYS, ARGV)
@@ -1685,5 +1697,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '45050bbd427ac0ec960a8b006a7f25ae1ad0871e'
+  return 'f0ec6a3783e4aa3aa9a093b7b325ee3282896dfe'
 end}

@@ -27,8 +27,8 @@ var trailRecentSource string
 
 // Scripts lists every generated script, sorted by name.
 var Scripts = []Script{
-	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "e0c924322d40e6f6054a9958b83051c9ef505596", ResetSource: counterResetSource, ResetSHA1: "f5795b491dc1121876f5b3cd8c946491fd16ba76", ForceSource: counterForceSource, ForceSHA1: "33b371ca9a5e56f8afa0a8b73bbd8e550c09e19d", Keys: []string{":ctr"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms"}},
-	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "32088c9fa57afcdf97c45d41586117ab15e898f7", ResetSource: trailResetSource, ResetSHA1: "d17f2ffe6fd3b07605b5d8160981a8641be0f874", ForceSource: trailForceSource, ForceSHA1: "a281284f953f402277cb96f42eab754ea2dcafad", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms"}},
+	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "e291ea861f933e507130ef962130f2ddcd01e2e9", ResetSource: counterResetSource, ResetSHA1: "f5795b491dc1121876f5b3cd8c946491fd16ba76", ForceSource: counterForceSource, ForceSHA1: "4537020d1d62602a1faae6e229e98956f9486a6a", Keys: []string{":ctr"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms", "retry_after_ms", "reset_after_ms", "delay_ms"}},
+	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "e496fa886e51b6c4a88298037f8314dc54a7c7ba", ResetSource: trailResetSource, ResetSHA1: "d17f2ffe6fd3b07605b5d8160981a8641be0f874", ForceSource: trailForceSource, ForceSHA1: "5afc6252dc50bd24ecc11e0005e6af6b2eab0160", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms", "retry_after_ms", "reset_after_ms", "delay_ms"}},
 	{Name: "trail_recent", Algorithm: "trail", View: "recent", Source: trailRecentSource, SHA1: "df9563f4a852a53f54ede0fad71a227809f1c61c", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"ts", "text"}},
 }
 
@@ -42,7 +42,7 @@ var Policies = []Policy{}
 var LibrarySource string
 
 // LibraryVersion is what the library's VersionFunction replies.
-const LibraryVersion = "45050bbd427ac0ec960a8b006a7f25ae1ad0871e"
+const LibraryVersion = "f0ec6a3783e4aa3aa9a093b7b325ee3282896dfe"
 
 // LibraryName is the name of the Redis Functions library, LibrarySource;
 // VersionFunction replies with its version.

@@ -34,10 +34,13 @@
 --   ARGV[5]  window_ms in [1, 1000000]: window length
 --   ARGV[6]  bucket_ms in [1, 1000] (optional, default 10): bucket length
 --
--- Reply: an array of 3 integers:
+-- Reply: an array of 6 integers:
 --   [1] allowed (1 or 0): admitted
 --   [2] remaining: what is left
 --   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
+--   [4] retry_after_ms: 0 (read by goimpl's Result methods, as the next two)
+--   [5] reset_after_ms: 0
+--   [6] delay_ms: 0
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input (a
 -- wrong number of arguments, a key beginning with '}' among them);
@@ -479,4 +482,4 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used), pick(ok or busy, 0, math.max(0, free_at - now))}
+return {pick(ok, 1, 0), limit - pick(ok, used + c, used), pick(ok or busy, 0, math.max(0, free_at - now)), 0, 0, 0}
