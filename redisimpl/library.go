@@ -61,7 +61,8 @@ func loadOn(ctx context.Context, c *redis.Client) (did bool, err error) {
 		case err == nil && v == lua.LibraryVersion:
 			return false, nil
 		case err == nil:
-			return false, fmt.Errorf("%s: %w: version %s, this build's is %s", c.Options().Addr, ErrOtherLibrary, v, lua.LibraryVersion)
+			return false, fmt.Errorf("%s: %w: version %s, this build's is %s; replace it (FUNCTION LOAD REPLACE with lua/library.lua) once no older client uses it",
+				c.Options().Addr, ErrOtherLibrary, v, lua.LibraryVersion)
 		case !isMissingFunction(err):
 			return false, fmt.Errorf("%s: %w", c.Options().Addr, err)
 		}

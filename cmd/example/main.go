@@ -1,0 +1,163 @@
+// Command example is a small HTTP service behind package httplimit: GET
+// /hello answers JSON, limited per client IP by a GCRA limiter (by
+// default 5 requests at once, then 1 a second), in process, or, with
+// -redis, on Redis with a local fallback while Redis is unavailable.
+//
+//	go run ./cmd/example [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379]
+//	                     [-burst 5] [-rate 1] [-period 1s] [-trusted 10.0.0.0/8,...]
+//
+// It prints the curl command to try, and serves until interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/httplimit"
+	"github.com/limitspec/limitspec/redisimpl"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "example:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what the flags say.
+type config struct {
+	addr, redisURL, trusted string
+	burst, rate             int64
+	period                  time.Duration
+}
+
+// parseFlags reads the flags of args; -h prints the usage to out.
+func parseFlags(args []string, out io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("example", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&c.redisURL, "redis", "", "limit on this Redis (redis://host:port), falling back to a local limiter while it is unavailable; empty: in process only")
+	fs.StringVar(&c.trusted, "trusted", "", "comma-separated trusted proxies (CIDRs or IPs): the client IP is then read from X-Forwarded-For behind them")
+	fs.Int64Var(&c.burst, "burst", 5, "requests admitted at once per client IP")
+	fs.Int64Var(&c.rate, "rate", 1, "requests admitted per -period once the burst is spent")
+	fs.DurationVar(&c.period, "period", time.Second, "period of -rate, a whole number of ms")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.period <= 0 || c.period%time.Millisecond != 0 {
+		return c, fmt.Errorf("-period %v: want a positive whole number of ms", c.period)
+	}
+	return c, nil
+}
+
+// run parses args, starts the service, prints the address and the curl
+// command to stdout, and serves until ctx ends.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	c, err := parseFlags(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	lim, where, closeLimiter, err := limiter(c)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	h, err := handler(lim, c.trusted)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(stdout, "listening on http://%s: per client IP, %d at once, then %d per %v (gcra, %s)\n",
+		ln.Addr(), c.burst, c.rate, c.period, where)
+	fmt.Fprintf(stdout, "try: for i in $(seq %d); do curl -si http://%s/hello | grep -iE '^(HTTP|ratelimit|retry-after)'; done\n",
+		c.burst+1, ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+// limiter is the GCRA limiter of c: in process, or on c.redisURL with a
+// fallback to its local twin. where says which; closeFn releases it.
+func limiter(c config) (l limitspec.Limiter, where string, closeFn func(), err error) {
+	p := goimpl.GCRAParams{Burst: c.burst, Rate: c.rate, PeriodMs: c.period.Milliseconds()}
+	if c.redisURL == "" {
+		g, err := goimpl.NewGCRA(p)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return limitspec.Local("gcra", g), "in process", func() {}, nil
+	}
+	opt, err := redis.ParseURL(c.redisURL)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	opt.ContextTimeoutEnabled = true // so that fallback's deadline bounds each call
+	rdb := redis.NewClient(opt)
+	rl, err := redisimpl.NewGCRA(rdb, p)
+	if err == nil {
+		l, err = fallback.New(rl, rl.Local(), fallback.Options{})
+	}
+	if err != nil {
+		rdb.Close()
+		return nil, "", nil, err
+	}
+	return l, "on Redis " + opt.Addr + ", in process while it is unavailable", func() { rdb.Close() }, nil
+}
+
+// handler serves GET /hello behind the limiter, the client IP read from
+// the connection or, behind the trusted proxies, from X-Forwarded-For.
+func handler(lim limitspec.Limiter, trusted string) (http.Handler, error) {
+	opts := httplimit.Options{QuotaName: func(string) string { return "per-ip" }}
+	if trusted != "" {
+		proxies, err := httplimit.ParsePrefixes(strings.Split(trusted, ",")...)
+		if err != nil {
+			return nil, err
+		}
+		opts.Key = httplimit.XForwardedFor(proxies...)
+	}
+	m, err := httplimit.New(lim, opts)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"message":"hello"}`)
+	})
+	return m.Handler(mux), nil
+}
