@@ -41,7 +41,7 @@ func NewMiniredisTarget() (*RedisTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newRedisTarget("miniredis", redis.NewClient(&redis.Options{Addr: m.Addr()}), m), nil
+	return newRedisTarget("miniredis", redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true}), m), nil
 }
 
 // NewRedisTarget connects to a real Redis by URL (redis://host:port/db).
@@ -51,6 +51,7 @@ func NewRedisTarget(url string) (*RedisTarget, error) {
 		return nil, fmt.Errorf("redis URL %q: %v", url, err)
 	}
 	opt.MaxRetries = 1
+	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -65,7 +66,7 @@ func NewRedisTarget(url string) (*RedisTarget, error) {
 // nodes (host:port). Every call's keys share one hash tag, so each script
 // runs on one node; a vector's keys spread over the cluster.
 func NewRedisClusterTarget(addrs []string) (*RedisTarget, error) {
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: 1})
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: 1, ContextTimeoutEnabled: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {

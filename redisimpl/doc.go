@@ -14,7 +14,9 @@
 // slots or shards, so its constructor refuses a Cluster or a Ring.
 //
 // Every call takes a context: its deadline bounds the whole call, reloads
-// included. Errors match one of
+// included. For that the client must be made with ContextTimeoutEnabled
+// (go-redis otherwise waits for its ReadTimeout on a silent server); the
+// constructors refuse a client without it. Errors match one of
 //
 //   - limitspec.ErrBadInput: the key, identities, time or cost are
 //     refused, with the message goimpl gives; nothing was written;

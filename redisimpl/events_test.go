@@ -87,7 +87,7 @@ func errorCount(t *testing.T, rdb *redis.Client, code string) int {
 // oracle's.
 func TestNoScriptAfterFlush(t *testing.T) {
 	srv := redistest.StartServer(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	lim, err := redisimpl.NewGCRA(rdb, gcraParams)
@@ -114,7 +114,7 @@ func TestNoScriptAfterFlush(t *testing.T) {
 // script cache; decisions go on as the oracle's.
 func TestNoScriptAfterRestart(t *testing.T) {
 	srv := redistest.StartServer(t, "--appendonly", "yes", "--appendfsync", "always")
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	lim, err := redisimpl.NewGCRA(rdb, gcraParams)
@@ -155,7 +155,7 @@ func replicaPair(t *testing.T) (master, replica *redistest.Server) {
 // switchable is a client whose connections go to the address in addr,
 // as a Sentinel client's go to the current master.
 func switchable(addr *atomic.Value) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr.Load().(string),
+	return redis.NewClient(&redis.Options{Addr: addr.Load().(string), ContextTimeoutEnabled: true,
 		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, addr.Load().(string))

@@ -70,8 +70,8 @@ func New(rdb redis.UniversalClient, algorithm string, params map[string]int64, o
 // newAlgorithm returns the limiter of s's algorithm with parameter values
 // in s.Params's order, checked already by twin's constructor.
 func newAlgorithm(rdb redis.UniversalClient, s lua.Script, twin goimpl.Limiter, values []int64, opts []Option) (*Limiter, error) {
-	if rdb == nil {
-		return nil, &goimpl.InputError{Msg: s.Algorithm + ": no Redis client"}
+	if err := checkClient(s.Algorithm, rdb); err != nil {
+		return nil, err
 	}
 	l := &Limiter{rdb: rdb, name: s.Algorithm, o: makeOptions(opts), inputs: s.Strings,
 		decide: script{s.Name, s.Source, s.SHA1},
@@ -111,8 +111,8 @@ func NewPolicy(rdb redis.UniversalClient, name string, params map[string]int64, 
 		return nil, err
 	}
 	p, _ := lua.LookupPolicy(name)
-	if rdb == nil {
-		return nil, &goimpl.InputError{Msg: name + ": no Redis client"}
+	if err := checkClient(name, rdb); err != nil {
+		return nil, err
 	}
 	if err := refuseSpread(rdb, p); err != nil {
 		return nil, err
@@ -150,6 +150,30 @@ func policyKeys(p lua.Policy, prefix string, ids map[string]string) ([]string, b
 		}
 	}
 	return p.KeyNames(prefix, ids)
+}
+
+// checkClient refuses a missing client, and one that would let a call
+// outlive its context: go-redis bounds socket reads and writes by the
+// context's deadline only with ContextTimeoutEnabled, and otherwise by
+// its ReadTimeout (3 s by default), so that a silent server would hold a
+// call past its deadline.
+func checkClient(name string, rdb redis.UniversalClient) error {
+	enabled := true
+	switch c := rdb.(type) {
+	case nil:
+		return &goimpl.InputError{Msg: name + ": no Redis client"}
+	case *redis.Client:
+		enabled = c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		enabled = c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		enabled = c.Options().ContextTimeoutEnabled
+	}
+	if !enabled {
+		return &goimpl.InputError{Msg: name + ": the Redis client must have ContextTimeoutEnabled: true, so that a call's context deadline bounds it " +
+			"(without it go-redis waits for its ReadTimeout, 3 s by default, on a server that does not answer)"}
+	}
+	return nil
 }
 
 // refuseSpread refuses a policy over several identities on a client that

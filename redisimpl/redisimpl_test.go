@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 func client(t *testing.T) *redis.Client {
 	srv := redistest.StartServer(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
 	return rdb
 }
@@ -73,7 +74,7 @@ func TestRefusalsMatchGoimpl(t *testing.T) {
 // to Redis, as goimpl refuses them; a policy over several identities is
 // refused on a Cluster.
 func TestConstructorsCheckAsGoimpl(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialed
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true}) // never dialed
 	defer rdb.Close()
 	_, err := redisimpl.New(rdb, "fixed_window", map[string]int64{"limit": 0, "window_ms": 1000})
 	_, want := goimpl.New("fixed_window", map[string]int64{"limit": 0, "window_ms": 1000})
@@ -85,7 +86,7 @@ func TestConstructorsCheckAsGoimpl(t *testing.T) {
 	if !errors.Is(err, limitspec.ErrBadInput) || err.Error() != want.Error() {
 		t.Errorf("daily limit 0: %v; want %v", err, want)
 	}
-	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true})
 	defer cluster.Close()
 	if _, err := redisimpl.NewIPUser(cluster); !errors.Is(err, limitspec.ErrBadInput) {
 		t.Errorf("ip_user on a cluster: %v; want ErrBadInput", err)
@@ -197,5 +198,18 @@ func TestClocks(t *testing.T) {
 	}
 	if rdb.TTL(ctx, "{server}:fw").Val() <= 0 {
 		t.Error("the server-clock key has no TTL")
+	}
+}
+
+// TestClientWithoutContextTimeouts: a client that would let a silent
+// server hold a call past its context's deadline is refused.
+func TestClientWithoutContextTimeouts(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	if _, err := redisimpl.NewGCRA(rdb, gcraParams); !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), "ContextTimeoutEnabled") {
+		t.Errorf("a client without ContextTimeoutEnabled: %v; want ErrBadInput naming it", err)
+	}
+	if _, err := redisimpl.NewGCRA(nil, gcraParams); !errors.Is(err, limitspec.ErrBadInput) {
+		t.Errorf("no client: %v; want ErrBadInput", err)
 	}
 }
