@@ -1,0 +1,146 @@
+package fallback
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// State is the circuit breaker's state.
+type State uint8
+
+const (
+	// Closed: every call goes to the primary.
+	Closed State = iota
+	// Open: no call goes to the primary until OpenFor has passed.
+	Open
+	// HalfOpen: one call, the probe, is with the primary; the others are
+	// decided without it.
+	HalfOpen
+)
+
+var stateNames = [...]string{"closed", "open", "half-open"}
+
+// String is the state's name: closed, open or half-open.
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// breaker is the circuit breaker. Its state and the time at which an open
+// breaker lets a probe through are one atomic word, so that every change
+// is one compare-and-swap and no call takes a lock.
+type breaker struct {
+	// word is at<<2 | state: at is the time of the next probe (Open) or of
+	// the probe being made (HalfOpen), as the duration since base; 0 when
+	// Closed.
+	word      atomic.Int64
+	failures  atomic.Int64 // consecutive primary failures while closed
+	opens     atomic.Uint64
+	threshold int64
+	openFor   time.Duration
+	base      time.Time
+	onChange  func(from, to State)
+}
+
+// maxAt bounds the times the word holds (about 36 years from base either
+// way), so that at<<2 cannot overflow whatever a test's clock says.
+const maxAt = time.Duration(1 << 60)
+
+func pack(at time.Duration, s State) int64 {
+	return int64(max(-maxAt, min(at, maxAt)))<<2 | int64(s)
+}
+
+func unpack(w int64) (at time.Duration, s State) {
+	return time.Duration(w >> 2), State(w & 3)
+}
+
+// since is now as a duration since base, within the word's bounds.
+func (b *breaker) since(now time.Time) time.Duration {
+	return max(-maxAt, min(now.Sub(b.base), maxAt))
+}
+
+// state is the breaker's current state.
+func (b *breaker) state() State {
+	_, s := unpack(b.word.Load())
+	return s
+}
+
+// acquire says whether a call at now goes to the primary (call), and
+// whether it is the half-open probe, which must then be ended by
+// succeed, failed or release with probe true.
+func (b *breaker) acquire(now time.Time) (call, probe bool) {
+	w := b.word.Load()
+	at, s := unpack(w)
+	switch s {
+	case Closed:
+		return true, false
+	case Open:
+		if b.since(now) >= at && b.word.CompareAndSwap(w, pack(at, HalfOpen)) {
+			b.changed(Open, HalfOpen)
+			return true, true
+		}
+	}
+	return false, false
+}
+
+// succeed records a primary call that answered.
+func (b *breaker) succeed(probe bool) {
+	if b.failures.Load() != 0 {
+		b.failures.Store(0)
+	}
+	if probe {
+		b.word.Store(pack(0, Closed))
+		b.changed(HalfOpen, Closed)
+	}
+}
+
+// failed records a primary call that failed at now.
+func (b *breaker) failed(probe bool, now time.Time) {
+	next := pack(b.since(now)+b.openFor, Open)
+	if probe {
+		b.word.Store(next)
+		b.opens.Add(1)
+		b.changed(HalfOpen, Open)
+		return
+	}
+	if b.failures.Add(1) < b.threshold {
+		return
+	}
+	w := b.word.Load()
+	if _, s := unpack(w); s == Closed && b.word.CompareAndSwap(w, next) {
+		b.opens.Add(1)
+		b.changed(Closed, Open)
+	}
+}
+
+// release ends a primary call that neither succeeded nor failed (bad
+// input, the caller's ctx done): a probe's breaker goes back to open with
+// its probe time, already past, so that the next call probes.
+func (b *breaker) release(probe bool) {
+	if !probe {
+		return
+	}
+	at, _ := unpack(b.word.Load())
+	b.word.Store(pack(at, Open))
+	b.changed(HalfOpen, Open)
+}
+
+// retryAfterMs is the time from now until a call may go to the primary
+// again, in ms rounded up, at least 1.
+func (b *breaker) retryAfterMs(now time.Time) int64 {
+	at, s := unpack(b.word.Load())
+	if s != Open {
+		return 1
+	}
+	d := at - b.since(now)
+	return max(1, int64((d+time.Millisecond-1)/time.Millisecond))
+}
+
+func (b *breaker) changed(from, to State) {
+	if b.onChange != nil {
+		b.onChange(from, to)
+	}
+}

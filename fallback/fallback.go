@@ -1,0 +1,382 @@
+// Package fallback decides with a primary limiter, in production a Redis
+// limiter of package redisimpl, and, while the primary fails, without it:
+// with a local limiter of the same algorithm or policy (a goimpl limiter
+// through limitspec.Local or limitspec.LocalPolicy), by admitting, or by
+// denying. A circuit breaker stops calling a primary that keeps failing
+// and probes it again later.
+//
+//	rl, _ := redisimpl.NewGCRA(rdb, goimpl.GCRAParams{Burst: 20, Rate: 10, PeriodMs: 1000})
+//	lim, err := fallback.New(rl, rl.Local(), fallback.Options{Processes: 4})
+//	...
+//	res, err := lim.Limit(ctx, limitspec.Request{Key: user, Cost: 1})
+//	// res.Side says who decided: limitspec.Primary or limitspec.Fallback.
+//
+// # Deciding
+//
+// While the breaker is closed, Limit calls the primary with a deadline of
+// Options.Timeout (50 ms by default), within the caller's ctx, whose own
+// deadline still bounds the whole call. The primary must return once its
+// ctx is done, as the limitspec.Limiter contract says: a redisimpl limiter
+// does, its go-redis client having ContextTimeoutEnabled (redisimpl
+// refuses a client without it, with which go-redis would wait for its
+// ReadTimeout, 5 s by default, whatever the ctx says).
+//
+// The default Timeout, 50 ms, is far above what a healthy Redis takes (one
+// round trip, and 7 to 100 µs of Redis CPU per decision: README.md), and
+// small enough that a request whose Redis hangs still gets a decision well
+// within the deadlines HTTP callers usually set, 50 ms later and only until
+// the breaker opens. Set it below the shortest deadline your callers give:
+// a call whose ctx ends first returns the ctx's error, not a decision.
+//
+// # Which errors fall back
+//
+// Every primary error falls back, except two:
+//
+//   - an error matching limitspec.ErrBadInput is returned as it is: the
+//     request itself is wrong, and the local limiter would refuse it too;
+//   - when the caller's ctx is done (canceled, or past its deadline), Limit
+//     returns ctx.Err(): the caller has stopped waiting, and the primary is
+//     not to blame.
+//
+// Neither counts as a primary failure. Every other error (Redis
+// unreachable, too slow for Timeout, loading, read-only, a bad state) is
+// one: it is counted in Stats.PrimaryErrors and by the breaker, and the
+// request is decided as Options.Mode says. In Local mode, an error of the
+// local limiter is returned as it is.
+//
+// # Modes and results
+//
+// Every Result has Side set: limitspec.Primary when the primary decided,
+// else as the mode says:
+//
+//   - Local (the default): the local limiter decides, Side
+//     limitspec.Fallback, its Result and Limits as the local limiter
+//     reports them (with the share below).
+//   - FailOpen: Allowed is true, RetryAfterMs is −1 (as for every allowed
+//     request), Side limitspec.FailOpen, Limits nil, every other field 0.
+//   - FailClosed: Allowed is false, RetryAfterMs is the time until the
+//     breaker lets a probe through, in ms, at least 1 (1 while the breaker
+//     is closed or half-open: the next call tries the primary), Side
+//     limitspec.FailClosed, Limits nil, every other field 0.
+//
+// # The share of each process
+//
+// Options.Processes is the number of processes that share the primary's
+// limit, each with its own local limiter. While the primary is down, each
+// process admits 1/Processes of the limit, exactly, in integers: the local
+// limiter is called with the cost times Processes, so that a fixed_window
+// limit of 10 shared by 3 processes admits 3 requests of cost 1 in each of
+// them (9 ≤ 10, 12 > 10). The Result and each of its Limits report Limit
+// and Remaining divided by Processes, rounded down: the largest costs the
+// process itself can still admit. A cost whose product with Processes
+// would pass 2^53−1 is refused with an error matching
+// limitspec.ErrBadInput.
+//
+// # The breaker
+//
+// The breaker is closed at first: every call goes to the primary. After
+// Options.Failures consecutive primary failures (5 by default) it opens:
+// no call goes to the primary, each is decided as the mode says. After
+// Options.OpenFor (1 s by default) it is half-open: one call at a time goes
+// to the primary, as a probe, while the others are decided without it. A
+// probe that succeeds closes the breaker; one that fails opens it again for
+// OpenFor. A probe that ends without a verdict (bad input, the caller's
+// ctx done) leaves it open, with the next call probing at once.
+//
+// # Counters and metrics
+//
+// Stats reads the counters at any time; they are atomic, and the calls
+// that update them take no lock. They plug into Prometheus or
+// OpenTelemetry without this package importing either: a
+// prometheus.CounterFunc per side,
+//
+//	for _, side := range []limitspec.Side{limitspec.Primary, limitspec.Fallback, limitspec.FailOpen, limitspec.FailClosed} {
+//		prometheus.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+//			Name:        "ratelimit_decisions_total",
+//			Help:        "Rate-limit decisions by the side that made them.",
+//			ConstLabels: prometheus.Labels{"side": side.String()},
+//		}, func() float64 { return float64(lim.Stats().Decisions(side)) }))
+//	}
+//
+// and likewise CounterFuncs for PrimaryErrors, Errors and Opens and a
+// GaugeFunc for State (0 closed, 1 open, 2 half-open); in OpenTelemetry,
+// observable counters and an observable gauge whose callbacks read Stats.
+// Options.OnStateChange is called on every change of the breaker's state,
+// for a log line or an event.
+//
+// # Reset
+//
+// Reset resets the key in both limiters, each that implements
+// limitspec.Resetter, whatever the breaker's state.
+package fallback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/goimpl"
+)
+
+// Mode says how a request is decided while the primary fails.
+type Mode uint8
+
+const (
+	// Local: the local limiter decides (Side limitspec.Fallback).
+	Local Mode = iota
+	// FailOpen: the request is admitted (Side limitspec.FailOpen).
+	FailOpen
+	// FailClosed: the request is denied (Side limitspec.FailClosed).
+	FailClosed
+)
+
+var modeNames = [...]string{"local", "fail-open", "fail-closed"}
+
+// String is the mode's name: local, fail-open or fail-closed.
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// The values Options' zero fields stand for.
+const (
+	// DefaultTimeout is the deadline of each primary call; the package
+	// documentation ("Deciding") says why 50 ms.
+	DefaultTimeout = 50 * time.Millisecond
+	// DefaultFailures is the number of consecutive primary failures that
+	// open the breaker.
+	DefaultFailures = 5
+	// DefaultOpenFor is how long the breaker stays open before a probe.
+	DefaultOpenFor = time.Second
+)
+
+// maxExact is 2^53−1, the largest cost the limiters take.
+const maxExact = 1<<53 - 1
+
+// Options configure a Limiter. The zero value is valid: Local mode, one
+// process, the default Timeout, Failures and OpenFor.
+type Options struct {
+	// Mode says how requests are decided while the primary fails.
+	Mode Mode
+	// Processes is the number of processes sharing the primary's limit,
+	// each deciding 1/Processes of it locally while the primary fails
+	// (Local mode only; see the package documentation); 0 means 1.
+	Processes int
+	// Timeout is the deadline of each primary call; 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// Failures is the number of consecutive primary failures that open
+	// the breaker; 0 means DefaultFailures.
+	Failures int
+	// OpenFor is how long the breaker stays open before it lets a probe
+	// through; 0 means DefaultOpenFor.
+	OpenFor time.Duration
+	// Now is the breaker's clock; nil means time.Now. Tests set it.
+	Now func() time.Time
+	// OnStateChange, if not nil, is called on every change of the
+	// breaker's state, by the goroutine whose call made it, right after
+	// it, holding no lock; it must be quick, as that call waits for it.
+	// Changes made at nearly the same time by different goroutines may
+	// be reported in another order: read Stats for the current state.
+	OnStateChange func(from, to State)
+}
+
+// Limiter decides with a primary limiter and, while it fails, as its
+// Options say. It implements limitspec.Limiter and limitspec.Resetter and
+// is safe for concurrent use. Make one with New.
+type Limiter struct {
+	primary, local limitspec.Limiter
+	mode           Mode
+	processes      int64
+	maxCost        int64 // the largest cost whose product with processes is exact
+	timeout        time.Duration
+	now            func() time.Time
+	br             breaker
+	c              counters
+}
+
+// New returns a Limiter deciding with primary, and with local while the
+// primary fails (local may be nil in the FailOpen and FailClosed modes).
+// It refuses a nil limiter it needs, an unknown mode and a negative
+// option with an error matching limitspec.ErrBadInput.
+func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
+	if err := check(primary, local, opts); err != nil {
+		return nil, err
+	}
+	l := &Limiter{primary: primary, local: local, mode: opts.Mode,
+		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now}
+	l.maxCost = maxExact / l.processes
+	if l.timeout == 0 {
+		l.timeout = DefaultTimeout
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	l.br = breaker{threshold: DefaultFailures, openFor: DefaultOpenFor, base: l.now(), onChange: opts.OnStateChange}
+	if opts.Failures != 0 {
+		l.br.threshold = int64(opts.Failures)
+	}
+	if opts.OpenFor != 0 {
+		l.br.openFor = opts.OpenFor
+	}
+	return l, nil
+}
+
+// check refuses what New cannot work with.
+func check(primary, local limitspec.Limiter, opts Options) error {
+	switch {
+	case primary == nil:
+		return badInput("fallback: the primary limiter is nil")
+	case opts.Mode > FailClosed:
+		return badInput("fallback: unknown mode %d", opts.Mode)
+	case opts.Mode == Local && local == nil:
+		return badInput("fallback: the local limiter is nil in Local mode")
+	case opts.Processes < 0:
+		return badInput("fallback: Processes must be ≥ 0, got %d", opts.Processes)
+	case opts.Timeout < 0:
+		return badInput("fallback: Timeout must be ≥ 0, got %v", opts.Timeout)
+	case opts.Failures < 0:
+		return badInput("fallback: Failures must be ≥ 0, got %d", opts.Failures)
+	case opts.OpenFor < 0:
+		return badInput("fallback: OpenFor must be ≥ 0, got %v", opts.OpenFor)
+	}
+	return nil
+}
+
+func badInput(format string, args ...any) error {
+	return &goimpl.InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Limit decides req: with the primary while it answers, else as the
+// mode says (see the package documentation). Its errors are the
+// primary's bad-input errors, the caller's ctx's error and, in Local
+// mode, the local limiter's errors.
+func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return l.fail(err)
+	}
+	if call, probe := l.br.acquire(l.now()); call {
+		if res, done, err := l.tryPrimary(ctx, req, probe); done {
+			return res, err
+		}
+	}
+	return l.without(ctx, req)
+}
+
+// tryPrimary calls the primary; done is false when the primary failed
+// and the request is to be decided without it.
+func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe bool) (res limitspec.Result, done bool, err error) {
+	pctx, cancel := context.WithTimeout(ctx, l.timeout)
+	res, err = l.primary.Limit(pctx, req)
+	cancel()
+	switch {
+	case err == nil:
+		l.br.succeed(probe)
+		return l.decided(res, limitspec.Primary), true, nil
+	case errors.Is(err, limitspec.ErrBadInput):
+		l.br.release(probe)
+		res, err = l.fail(err)
+		return res, true, err
+	case ctx.Err() != nil:
+		l.br.release(probe)
+		res, err = l.fail(ctx.Err())
+		return res, true, err
+	}
+	l.c.primaryErrors.Add(1)
+	l.br.failed(probe, l.now())
+	return limitspec.Result{}, false, nil
+}
+
+// without decides req without the primary, as the mode says.
+func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	var res limitspec.Result
+	switch l.mode {
+	case FailOpen:
+		res.Allowed, res.RetryAfterMs = true, -1
+		return l.decided(res, limitspec.FailOpen), nil
+	case FailClosed:
+		res.RetryAfterMs = l.br.retryAfterMs(l.now())
+		return l.decided(res, limitspec.FailClosed), nil
+	}
+	if req.Cost > l.maxCost {
+		return l.fail(badInput("fallback: cost %d times %d processes passes 2^53-1", req.Cost, l.processes))
+	}
+	if req.Cost > 0 {
+		req.Cost *= l.processes
+	}
+	res, err := l.local.Limit(ctx, req)
+	if err != nil {
+		return l.fail(err)
+	}
+	if l.processes > 1 {
+		share(&res, l.processes)
+	}
+	return l.decided(res, limitspec.Fallback), nil
+}
+
+// share reports res as one of n processes' share of it: Limit and
+// Remaining divided by n, rounded down.
+func share(res *limitspec.Result, n int64) {
+	res.Limit, res.Remaining = floorDiv(res.Limit, n), floorDiv(res.Remaining, n)
+	for i := range res.Limits {
+		q := &res.Limits[i]
+		q.Limit, q.Remaining = floorDiv(q.Limit, n), floorDiv(q.Remaining, n)
+	}
+}
+
+// floorDiv is a / b rounded down, for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// decided counts res as decided by side and returns it with Side set.
+func (l *Limiter) decided(res limitspec.Result, side limitspec.Side) limitspec.Result {
+	res.Side = side
+	l.c.decisions[side].Add(1)
+	return res
+}
+
+// fail counts a call that returns err.
+func (l *Limiter) fail(err error) (limitspec.Result, error) {
+	l.c.errors.Add(1)
+	return limitspec.Result{}, err
+}
+
+// Reset deletes req's state in both limiters, each that implements
+// limitspec.Resetter, whatever the breaker's state; the primary's reset
+// has the deadline Timeout. The error joins both limiters' errors; it
+// matches limitspec.ErrBadInput when neither can reset.
+func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
+	var errs []error
+	found := false
+	if r, ok := l.primary.(limitspec.Resetter); ok {
+		found = true
+		pctx, cancel := context.WithTimeout(ctx, l.timeout)
+		errs = append(errs, r.Reset(pctx, req))
+		cancel()
+	}
+	if r, ok := l.local.(limitspec.Resetter); ok {
+		found = true
+		errs = append(errs, r.Reset(ctx, req))
+	}
+	if !found {
+		return badInput("fallback: neither limiter has a reset")
+	}
+	return errors.Join(errs...)
+}
+
+// counters are the Limiter's counts, read by Stats.
+type counters struct {
+	decisions     [4]atomic.Uint64 // by limitspec.Side
+	primaryErrors atomic.Uint64
+	errors        atomic.Uint64
+}

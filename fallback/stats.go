@@ -1,0 +1,53 @@
+package fallback
+
+import "github.com/limitspec/limitspec"
+
+// Stats are a Limiter's counters since New, for metrics: every count
+// only grows (a Prometheus counter), State is a gauge. Each field is read
+// atomically, but not all at one instant: a call may be counted in one
+// field and not yet in another.
+type Stats struct {
+	// Primary, Fallback, FailOpen and FailClosed count the decisions
+	// returned, by their Side.
+	Primary, Fallback, FailOpen, FailClosed uint64
+	// PrimaryErrors counts the primary's failures: its errors other than
+	// bad input, on calls whose ctx was not done.
+	PrimaryErrors uint64
+	// Errors counts the calls of Limit that returned an error.
+	Errors uint64
+	// Opens counts the times the breaker opened: after Failures
+	// consecutive failures, or after a failed probe.
+	Opens uint64
+	// State is the breaker's state.
+	State State
+}
+
+// Decisions is the count of decisions made by side.
+func (s Stats) Decisions(side limitspec.Side) uint64 {
+	switch side {
+	case limitspec.Primary:
+		return s.Primary
+	case limitspec.Fallback:
+		return s.Fallback
+	case limitspec.FailOpen:
+		return s.FailOpen
+	case limitspec.FailClosed:
+		return s.FailClosed
+	}
+	return 0
+}
+
+// Stats returns the counters. It takes no lock: call it as often as a
+// metrics exporter needs.
+func (l *Limiter) Stats() Stats {
+	return Stats{
+		Primary:       l.c.decisions[limitspec.Primary].Load(),
+		Fallback:      l.c.decisions[limitspec.Fallback].Load(),
+		FailOpen:      l.c.decisions[limitspec.FailOpen].Load(),
+		FailClosed:    l.c.decisions[limitspec.FailClosed].Load(),
+		PrimaryErrors: l.c.primaryErrors.Load(),
+		Errors:        l.c.errors.Load(),
+		Opens:         l.br.opens.Load(),
+		State:         l.br.state(),
+	}
+}
