@@ -17,6 +17,7 @@ verify:
 test:
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -run 'Concurrent' ./goimpl/
+	$(GO) test -count=1 -race ./fallback/ ./httplimit/
 
 # Speed and memory of every benchmark.
 bench:

@@ -72,7 +72,7 @@ func run(root string, check bool) ([]string, error) {
 			}
 		}
 	}
-	for _, dir := range []string{"lua", "goimpl"} {
+	for _, dir := range []string{"lua", "goimpl", "redisimpl"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err

@@ -12,7 +12,7 @@ import (
 // and rewritten, and that a generated file no algorithm produces is removed.
 func TestRunWritesOnlyWhatChanged(t *testing.T) {
 	root := t.TempDir()
-	for _, d := range []string{"spec", "lua", "goimpl"} {
+	for _, d := range []string{"spec", "lua", "goimpl", "redisimpl"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
