@@ -155,7 +155,7 @@ func policyKeys(p lua.Policy, prefix string, ids map[string]string) ([]string, b
 // checkClient refuses a missing client, and one that would let a call
 // outlive its context: go-redis bounds socket reads and writes by the
 // context's deadline only with ContextTimeoutEnabled, and otherwise by
-// its ReadTimeout (3 s by default), so that a silent server would hold a
+// its ReadTimeout (5 s by default), so that a silent server would hold a
 // call past its deadline.
 func checkClient(name string, rdb redis.UniversalClient) error {
 	enabled := true
@@ -171,7 +171,7 @@ func checkClient(name string, rdb redis.UniversalClient) error {
 	}
 	if !enabled {
 		return &goimpl.InputError{Msg: name + ": the Redis client must have ContextTimeoutEnabled: true, so that a call's context deadline bounds it " +
-			"(without it go-redis waits for its ReadTimeout, 3 s by default, on a server that does not answer)"}
+			"(without it go-redis waits for its ReadTimeout, 5 s by default, on a server that does not answer)"}
 	}
 	return nil
 }
