@@ -10,9 +10,11 @@
 // view, lua/<name>_reset.lua (deletes a key's state), lua/<name>_force.lua
 // (the decision with force true: it charges a denied request too),
 // lua/library.lua (every script as a Redis Functions library),
-// lua/manifest.json, lua/scripts_gen.go, goimpl/<name>_gen.go and
-// goimpl/result_gen.go. Emitters are generic over the IR: nothing in this
-// package names an algorithm.
+// lua/manifest.json, lua/scripts_gen.go, goimpl/<name>_gen.go,
+// goimpl/result_gen.go and redisimpl/limiters_gen.go (each algorithm's and
+// policy's typed Redis constructor, and the decoding of a reply).
+// Emitters are generic over the IR: nothing in this package names an
+// algorithm.
 //
 // # Policies
 //
