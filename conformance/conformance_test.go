@@ -63,7 +63,15 @@ func TestVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	targets := append(embedded(t), real, functions, NewClientTarget(client))
+	clientFunctions, err := NewRedisTarget(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clientFunctions.Close()
+	if err := clientFunctions.UseFunctions(); err != nil {
+		t.Fatal(err)
+	}
+	targets := append(embedded(t), real, functions, NewClientTarget(client), NewClientTarget(clientFunctions))
 	steps := map[string]int{}
 	for _, r := range Run(vectors, targets) {
 		steps[r.Target] += r.Steps
@@ -79,7 +87,7 @@ func TestVectors(t *testing.T) {
 	}
 	// Everything written under the run's prefix, and the library, are
 	// gone after Close.
-	for _, tg := range []*RedisTarget{real, functions, client} {
+	for _, tg := range []*RedisTarget{real, functions, client, clientFunctions} {
 		if err := tg.Close(); err != nil {
 			t.Fatal(err)
 		}
