@@ -7,23 +7,12 @@ import (
 	"github.com/limitspec/limitspec/goimpl"
 )
 
-// windowed is implemented by goimpl's limiters: the window of the spec's
-// `window` expression, in ms (0: none).
-type windowed interface{ WindowMs() int64 }
-
-// policyWindows is implemented by goimpl.Policy: each limit's window.
-type policyWindows interface{ LimitWindowsMs() []int64 }
-
 // Local makes a goimpl limiter a Limiter, deciding in process memory;
 // name names its quota in Result.Limits (the algorithm's name, for
 // example). A zero Request.Now decides at the process clock. Inputs
 // reach the limiters that take them (goimpl.InputLimiter).
 func Local(name string, l goimpl.Limiter) Limiter {
-	var window time.Duration
-	if w, ok := l.(windowed); ok {
-		window = time.Duration(w.WindowMs()) * time.Millisecond
-	}
-	return &local{name: name, l: l, window: window}
+	return &local{name: name, l: l, window: Window(l)}
 }
 
 type local struct {
@@ -60,7 +49,7 @@ func (a *local) Limit(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Result: r, Limits: []Quota{{Name: a.name, Window: a.window, Result: r}}}, nil
+	return NewResult([]string{a.name}, []time.Duration{a.window}, r, 0, []goimpl.Result{r}), nil
 }
 
 // Reset deletes the state of req.Key.
@@ -76,13 +65,7 @@ func (a *local) Reset(ctx context.Context, req Request) error {
 // memory; Request.IDs are its identity values. A zero Request.Now
 // decides at the process clock.
 func LocalPolicy(p *goimpl.Policy) Limiter {
-	lp := &localPolicy{p: p, names: p.LimitNames(), windows: make([]time.Duration, len(p.LimitNames()))}
-	if w, ok := any(p).(policyWindows); ok {
-		for i, ms := range w.LimitWindowsMs() {
-			lp.windows[i] = time.Duration(ms) * time.Millisecond
-		}
-	}
-	return lp
+	return &localPolicy{p: p, names: p.LimitNames(), windows: PolicyWindows(p)}
 }
 
 type localPolicy struct {
@@ -103,18 +86,39 @@ func (a *localPolicy) Limit(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return PolicyResult(a.names, a.windows, r.Result, r.Index, r.Limits), nil
+	return NewResult(a.names, a.windows, r.Result, r.Index, r.Limits), nil
 }
 
 // Reset deletes every limit's state for req.IDs.
 func (a *localPolicy) Reset(ctx context.Context, req Request) error { return a.p.Reset(req.IDs) }
 
-// PolicyResult assembles a policy's Result from the binding result, its
-// index from 1 and each limit's result, named and windowed in order.
-func PolicyResult(names []string, windows []time.Duration, binding goimpl.Result, index int, limits []goimpl.Result) Result {
-	out := Result{Result: binding, Index: index, Limits: make([]Quota, len(limits))}
+// NewResult assembles a Result from the decision (a policy's: its
+// binding limit's), the binding limit's index from 1 (0 for an
+// algorithm) and the result of each limit (an algorithm's one), named
+// and windowed in order.
+func NewResult(names []string, windows []time.Duration, decision goimpl.Result, index int, limits []goimpl.Result) Result {
+	out := Result{Result: decision, Index: index, Limits: make([]Quota, len(limits))}
 	for i, r := range limits {
 		out.Limits[i] = Quota{Name: names[i], Window: windows[i], Result: r}
+	}
+	return out
+}
+
+// Window is the window a goimpl limiter states (goimpl.Windowed), 0 when
+// it has none.
+func Window(l goimpl.Limiter) time.Duration {
+	if w, ok := l.(goimpl.Windowed); ok {
+		return time.Duration(w.WindowMs()) * time.Millisecond
+	}
+	return 0
+}
+
+// PolicyWindows are the windows of a goimpl policy's limits, in order.
+func PolicyWindows(p *goimpl.Policy) []time.Duration {
+	ms := p.LimitWindowsMs()
+	out := make([]time.Duration, len(ms))
+	for i, w := range ms {
+		out[i] = time.Duration(w) * time.Millisecond
 	}
 	return out
 }

@@ -48,6 +48,32 @@ type Request struct {
 
 func failure(class, msg string) Outcome { return Outcome{Error: class, Message: msg} }
 
+// intParams are a vector's parameters as integers, for the targets whose
+// constructors take int64s, or the refusal of one that is not an integer.
+func intParams(name string, params map[string]json.Number) (map[string]int64, *Outcome) {
+	ints := map[string]int64{}
+	for k, v := range params {
+		n, err := v.Int64()
+		if err != nil {
+			o := failure("BADINPUT", fmt.Sprintf("%s: parameter %s must be an integer, got %s", name, k, v))
+			return nil, &o
+		}
+		ints[k] = n
+	}
+	return ints, nil
+}
+
+// intCost is a step's cost as an integer, or the refusal of one that is
+// not.
+func intCost(r Request) (int64, *Outcome) {
+	c, err := r.Cost.Int64()
+	if err != nil {
+		o := failure("BADINPUT", fmt.Sprintf("cost must be an integer, got %s", r.Cost))
+		return 0, &o
+	}
+	return c, nil
+}
+
 // errorOutcome classifies an error text by its first word.
 func errorOutcome(msg string) Outcome {
 	class, _, _ := strings.Cut(msg, " ")
@@ -128,7 +154,7 @@ func (c call) resetName() string { return lua.ResetName(c.alg) }
 // the number of keys deleted.
 func resetOutcome(res any, err error) Outcome {
 	if err != nil {
-		return errorOutcome(unwrapScriptError(err.Error()))
+		return errorOutcome(lua.ErrorReply(err.Error()))
 	}
 	if _, ok := res.(int64); !ok {
 		return failure("BADREPLY", fmt.Sprintf("reset reply %v is not an integer", res))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -47,15 +46,10 @@ func (t *ClientTarget) Begin(name string, params map[string]json.Number) error {
 		return err
 	}
 	t.lim, t.refused = nil, nil
-	ints := map[string]int64{}
-	for k, v := range params {
-		n, err := v.Int64()
-		if err != nil {
-			o := failure("BADINPUT", fmt.Sprintf("%s: parameter %s must be an integer, got %s", name, k, v))
-			t.refused = &o
-			return nil
-		}
-		ints[k] = n
+	ints, refused := intParams(name, params)
+	if refused != nil {
+		t.refused = refused
+		return nil
 	}
 	opts := []redisimpl.Option{redisimpl.WithPrefix(t.prefix)}
 	if t.functions {
@@ -78,9 +72,9 @@ func (t *ClientTarget) Decide(r Request) Outcome {
 	if t.refused != nil {
 		return *t.refused
 	}
-	c, err := r.Cost.Int64()
-	if err != nil {
-		return failure("BADINPUT", fmt.Sprintf("cost must be an integer, got %s", r.Cost))
+	c, refused := intCost(r)
+	if refused != nil {
+		return *refused
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -120,7 +114,7 @@ func clientOutcome(err error) Outcome {
 	case errors.Is(err, goimpl.ErrBadInput):
 		return failure("BADINPUT", err.Error())
 	case errors.Is(err, limitspec.ErrBadState) && errors.As(err, &rerr):
-		return errorOutcome(unwrapScriptError(rerr.Error()))
+		return errorOutcome(lua.ErrorReply(rerr.Error()))
 	}
 	return failure("CLIENT", err.Error())
 }

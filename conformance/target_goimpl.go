@@ -23,15 +23,10 @@ func (t *GoTarget) Name() string { return "goimpl" }
 
 func (t *GoTarget) Begin(name string, params map[string]json.Number) error {
 	t.lim, t.pol, t.refused = nil, nil, nil
-	ints := map[string]int64{}
-	for k, v := range params {
-		n, err := v.Int64()
-		if err != nil {
-			o := failure("BADINPUT", fmt.Sprintf("%s: parameter %s must be an integer, got %s", name, k, v))
-			t.refused = &o
-			return nil
-		}
-		ints[k] = n
+	ints, refused := intParams(name, params)
+	if refused != nil {
+		t.refused = refused
+		return nil
 	}
 	if slices.Contains(goimpl.Policies(), name) {
 		return t.beginPolicy(name, ints)
@@ -71,9 +66,9 @@ func (t *GoTarget) Decide(r Request) Outcome {
 	if t.lim == nil && t.pol == nil {
 		return failure("HARNESS", errNoVector.Error())
 	}
-	c, err := r.Cost.Int64()
-	if err != nil {
-		return failure("BADINPUT", fmt.Sprintf("cost must be an integer, got %s", r.Cost))
+	c, refused := intCost(r)
+	if refused != nil {
+		return *refused
 	}
 	if t.pol != nil {
 		call := t.pol.Allow
@@ -92,6 +87,7 @@ func (t *GoTarget) Decide(r Request) Outcome {
 		return o
 	}
 	var res goimpl.Result
+	var err error
 	switch il, ok := t.lim.(goimpl.InputLimiter); {
 	case ok && r.Force:
 		res, err = il.ForceInputs(r.Key, r.NowMs, c, stringArgs(il.Inputs(), r.Inputs)...)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"sync"
 	"time"
@@ -94,7 +93,7 @@ func (t *RedisTarget) Name() string { return t.name }
 func (t *RedisTarget) Begin(name string, params map[string]json.Number) error {
 	if p, ok := lua.LookupPolicy(name); ok && !p.ClusterSafe {
 		if _, cluster := t.rdb.(*redis.ClusterClient); cluster {
-			return fmt.Errorf("%w: %s", ErrNotApplicable, policyOnCluster(p))
+			return fmt.Errorf("%w: %s", ErrNotApplicable, p.ClusterRefusal())
 		}
 	}
 	if t.mini != nil {
@@ -108,14 +107,6 @@ func (t *RedisTarget) Begin(name string, params map[string]json.Number) error {
 	}
 	t.c = prepare(name, params)
 	return nil
-}
-
-// policyOnCluster is the refusal of a policy whose keys may lie in
-// several slots of a Redis Cluster.
-func policyOnCluster(p lua.Policy) string {
-	return fmt.Sprintf("policy %s counts several identities (%v), whose keys Redis Cluster may place in different slots: "+
-		"no script can decide it atomically there; split it into one policy per identity, or count every limit by one identity "+
-		"(docs/semantics.md, \"Policies\")", p.Name, p.Identities)
 }
 
 func (t *RedisTarget) Decide(r Request) Outcome {
@@ -151,7 +142,7 @@ func (t *RedisTarget) Reset(r Request) Outcome {
 // into an Outcome.
 func decisionOutcome(c call, res any, err error) Outcome {
 	if err != nil {
-		return errorOutcome(unwrapScriptError(err.Error()))
+		return errorOutcome(lua.ErrorReply(err.Error()))
 	}
 	list, ok := res.([]any)
 	if !ok {
@@ -179,7 +170,7 @@ func (t *RedisTarget) View(view, key string, nowMs int64) Outcome {
 	keys, argv := c.viewArgs(t.prefix, key, nowMs)
 	res, err := t.eval(c.script.Name, keys, argv)
 	if err != nil {
-		return errorOutcome(unwrapScriptError(err.Error()))
+		return errorOutcome(lua.ErrorReply(err.Error()))
 	}
 	list, ok := res.([]any)
 	if !ok {
@@ -213,18 +204,6 @@ func (t *RedisTarget) eval(script string, keys, argv []string) (any, error) {
 		return t.rdb.FCall(ctx, lua.FunctionName(script), keys, args...).Result()
 	}
 	return t.scripts[script].Run(ctx, t.rdb, keys, args...).Result()
-}
-
-// miniredis reports an error raised by redis.call inside a script as
-// "ERR Error compiling script (...): :LINE: <the error> stack traceback: ...";
-// Redis itself answers with the error. unwrapScriptError recovers it.
-var scriptErrorRE = regexp.MustCompile(`^ERR Error (?:compiling|running) script[^:]*: [^:]*:\d+: ([A-Z]+ .*?)(?: stack traceback:.*)?$`)
-
-func unwrapScriptError(msg string) string {
-	if m := scriptErrorRE.FindStringSubmatch(msg); m != nil {
-		return m[1]
-	}
-	return msg
 }
 
 // pattern matches every key of the current vector: the prefix sits right

@@ -320,22 +320,13 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 }
 
 // share reports res as one of n processes' share of it: Limit and
-// Remaining divided by n, rounded down.
+// Remaining (never negative) divided by n, rounded down.
 func share(res *limitspec.Result, n int64) {
-	res.Limit, res.Remaining = floorDiv(res.Limit, n), floorDiv(res.Remaining, n)
+	res.Limit, res.Remaining = res.Limit/n, res.Remaining/n
 	for i := range res.Limits {
 		q := &res.Limits[i]
-		q.Limit, q.Remaining = floorDiv(q.Limit, n), floorDiv(q.Remaining, n)
+		q.Limit, q.Remaining = q.Limit/n, q.Remaining/n
 	}
-}
-
-// floorDiv is a / b rounded down, for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
 }
 
 // decided counts res as decided by side and returns it with Side set.

@@ -18,6 +18,11 @@
 // Redis type is Redis's own WRONGTYPE.
 package lua
 
+import (
+	"fmt"
+	"regexp"
+)
+
 // Script is one generated script and its interface.
 type Script struct {
 	// Name is the script's name: the algorithm's, or algorithm_view.
@@ -191,3 +196,27 @@ func LookupPolicy(name string) (Policy, bool) {
 // algorithm, view, policy, reset or forced call) with the same KEYS, ARGV
 // and reply: FCALL FunctionName(name) numkeys KEYS... ARGV...
 func FunctionName(script string) string { return functionPrefix + script }
+
+// ClusterRefusal is what a client says when asked to run p on a Redis
+// Cluster (or a Ring) while p is not ClusterSafe: why it cannot, and what
+// to do instead.
+func (p Policy) ClusterRefusal() string {
+	return fmt.Sprintf("policy %s counts several identities (%v), whose keys a Redis Cluster or Ring may place on different nodes: "+
+		"no script can decide it atomically there; split it into one policy per identity, or count every limit by one identity "+
+		"(docs/semantics.md, \"Policies\")", p.Name, p.Identities)
+}
+
+// An error a script raises through redis.call comes back from miniredis
+// as "ERR Error running script (...): :LINE: <the error> stack
+// traceback: ..."; Redis itself answers with the error alone.
+var scriptErrorRE = regexp.MustCompile(`^ERR Error (?:compiling|running) script[^:]*: [^:]*:\d+: ([A-Z]+ .*?)(?: stack traceback:.*)?$`)
+
+// ErrorReply is the error reply a script gave (BADINPUT ..., BADSTATE
+// ..., WRONGTYPE ...), recovered from the text of a Redis error as Redis
+// or miniredis reports it; other texts are returned as they are.
+func ErrorReply(msg string) string {
+	if m := scriptErrorRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return msg
+}

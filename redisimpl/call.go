@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/limitspec/limitspec"
@@ -62,7 +61,7 @@ func (l *Limiter) classify(err error) error {
 	if !errors.As(err, &rerr) {
 		return fmt.Errorf("redisimpl %s: %w: %w", l.name, limitspec.ErrUnavailable, err)
 	}
-	msg := unwrapScriptError(err.Error())
+	msg := lua.ErrorReply(err.Error())
 	code, rest, _ := strings.Cut(msg, " ")
 	switch {
 	case code == "BADINPUT":
@@ -78,18 +77,6 @@ func (l *Limiter) classify(err error) error {
 	return fmt.Errorf("redisimpl %s: %w", l.name, err)
 }
 
-// An error a script raises through redis.call comes back from miniredis
-// as "ERR Error running script (...): :LINE: <the error> stack
-// traceback: ..."; Redis itself answers with the error alone.
-var scriptErrorRE = regexp.MustCompile(`^ERR Error (?:compiling|running) script[^:]*: [^:]*:\d+: ([A-Z]+ .*?)(?: stack traceback:.*)?$`)
-
-func unwrapScriptError(msg string) string {
-	if m := scriptErrorRE.FindStringSubmatch(msg); m != nil {
-		return m[1]
-	}
-	return msg
-}
-
 // result decodes a decision's reply: an algorithm's replyLen integers,
 // or a policy's (its result, the binding index, then each limit's).
 func (l *Limiter) result(reply any) (limitspec.Result, error) {
@@ -101,23 +88,21 @@ func (l *Limiter) result(reply any) (limitspec.Result, error) {
 	if !ok || len(ints) != want {
 		return limitspec.Result{}, l.badReply(reply, want)
 	}
-	r, ok := fromReply(ints[:replyLen])
+	decision, ok := fromReply(ints[:replyLen])
+	index, limits := 0, []goimpl.Result{decision}
+	if l.limits > 0 {
+		index, limits = int(ints[replyLen]), make([]goimpl.Result, l.limits)
+		for i := range limits {
+			from := replyLen + 1 + replyLen*i
+			var valid bool
+			limits[i], valid = fromReply(ints[from : from+replyLen])
+			ok = ok && valid
+		}
+	}
 	if !ok {
 		return limitspec.Result{}, l.badReply(reply, want)
 	}
-	if l.limits == 0 {
-		return limitspec.Result{Result: r, Limits: []limitspec.Quota{{Name: l.quotas[0].name, Window: l.quotas[0].window, Result: r}}}, nil
-	}
-	out := limitspec.Result{Result: r, Index: int(ints[replyLen]), Limits: make([]limitspec.Quota, l.limits)}
-	for i := range l.limits {
-		from := replyLen + 1 + replyLen*i
-		part, ok := fromReply(ints[from : from+replyLen])
-		if !ok {
-			return limitspec.Result{}, l.badReply(reply, want)
-		}
-		out.Limits[i] = limitspec.Quota{Name: l.quotas[i].name, Window: l.quotas[i].window, Result: part}
-	}
-	return out, nil
+	return limitspec.NewResult(l.names, l.windows, decision, index, limits), nil
 }
 
 func (l *Limiter) badReply(reply any, want int) error {

@@ -123,8 +123,12 @@ func TestNoScriptAfterRestart(t *testing.T) {
 	}
 	model := newModel(t)
 	trace(t, ctx, lim, model, 0, 60)
+	s, _ := lua.Lookup("gcra")
+	if exists, err := rdb.ScriptExists(ctx, s.SHA1).Result(); err != nil || !exists[0] {
+		t.Fatalf("before the restart: SCRIPT EXISTS %v, %v; want true", exists, err)
+	}
 	srv.Restart()
-	if exists, err := rdb.ScriptExists(ctx, lua.Scripts[0].SHA1).Result(); err != nil || exists[0] {
+	if exists, err := rdb.ScriptExists(ctx, s.SHA1).Result(); err != nil || exists[0] {
 		t.Fatalf("after the restart: SCRIPT EXISTS %v, %v; want false", exists, err)
 	}
 	trace(t, ctx, lim, model, 60, 60)

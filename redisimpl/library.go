@@ -42,13 +42,10 @@ func LoadLibrary(ctx context.Context, rdb redis.UniversalClient) ([]*redis.Clien
 func LibraryLoaded(ctx context.Context, rdb redis.UniversalClient) error {
 	return eachServer(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
 		v, err := c.FCall(ctx, lua.VersionFunction, nil).Text()
-		switch {
-		case err != nil:
+		if err != nil {
 			return fmt.Errorf("%s: %w", c.Options().Addr, err)
-		case v != lua.LibraryVersion:
-			return fmt.Errorf("%s: %w: version %s, this build's is %s", c.Options().Addr, ErrOtherLibrary, v, lua.LibraryVersion)
 		}
-		return nil
+		return otherVersion(c, v)
 	})
 }
 
@@ -58,11 +55,8 @@ func loadOn(ctx context.Context, c *redis.Client) (did bool, err error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		v, err := c.FCall(ctx, lua.VersionFunction, nil).Text()
 		switch {
-		case err == nil && v == lua.LibraryVersion:
-			return false, nil
 		case err == nil:
-			return false, fmt.Errorf("%s: %w: version %s, this build's is %s; replace it (FUNCTION LOAD REPLACE with lua/library.lua) once no older client uses it",
-				c.Options().Addr, ErrOtherLibrary, v, lua.LibraryVersion)
+			return false, otherVersion(c, v)
 		case !isMissingFunction(err):
 			return false, fmt.Errorf("%s: %w", c.Options().Addr, err)
 		}
@@ -75,6 +69,16 @@ func loadOn(ctx context.Context, c *redis.Client) (did bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// otherVersion is the error of c holding version v of the library, nil
+// when v is this build's.
+func otherVersion(c *redis.Client, v string) error {
+	if v == lua.LibraryVersion {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: version %s, this build's is %s; replace it (FUNCTION LOAD REPLACE with lua/library.lua) once no older client uses it",
+		c.Options().Addr, ErrOtherLibrary, v, lua.LibraryVersion)
 }
 
 // eachServer runs fn on every server that holds keys: a single Redis, the

@@ -2,7 +2,7 @@ package redisimpl
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,16 +31,13 @@ type Limiter struct {
 	params []string
 	// limits is how many limits the reply holds (0: an algorithm's).
 	limits int
-	quotas []quota
+	// names and windows are each limit's (an algorithm's one), for
+	// Result.Limits.
+	names   []string
+	windows []time.Duration
 	// local is the goimpl twin: Local returns it, and its refusals are
 	// the messages of a key or identities refused before calling Redis.
 	local limitspec.Limiter
-}
-
-// quota names one limit of a result and gives its window.
-type quota struct {
-	name   string
-	window time.Duration
 }
 
 // script is one generated script: its name (for FCALL), its text and SHA1.
@@ -78,7 +75,7 @@ func newAlgorithm(rdb redis.UniversalClient, s lua.Script, twin goimpl.Limiter, 
 		force:  script{lua.ForceName(s.Name), s.ForceSource, s.ForceSHA1},
 		reset:  script{lua.ResetName(s.Name), s.ResetSource, s.ResetSHA1},
 		local:  limitspec.Local(s.Algorithm, twin),
-		quotas: []quota{{name: s.Algorithm, window: windowOf(twin)}},
+		names:  []string{s.Algorithm}, windows: []time.Duration{limitspec.Window(twin)},
 	}
 	for _, v := range values {
 		l.params = append(l.params, strconv.FormatInt(v, 10))
@@ -90,14 +87,6 @@ func newAlgorithm(rdb redis.UniversalClient, s lua.Script, twin goimpl.Limiter, 
 		return s.KeyNames(l.o.prefix + req.Key), true
 	}
 	return l, nil
-}
-
-// windowOf is a goimpl limiter's window (0 when it declares none).
-func windowOf(l any) time.Duration {
-	if w, ok := l.(interface{ WindowMs() int64 }); ok {
-		return time.Duration(w.WindowMs()) * time.Millisecond
-	}
-	return 0
 }
 
 // NewPolicy returns the Redis limiter of the named policy of
@@ -126,13 +115,7 @@ func NewPolicy(rdb redis.UniversalClient, name string, params map[string]int64, 
 	for _, v := range p.Params {
 		l.params = append(l.params, strconv.FormatInt(params[v], 10))
 	}
-	windows := make([]int64, len(p.Limits))
-	if w, ok := any(twin).(interface{ LimitWindowsMs() []int64 }); ok {
-		windows = w.LimitWindowsMs()
-	}
-	for i, lim := range p.Limits {
-		l.quotas = append(l.quotas, quota{name: lim.Name, window: time.Duration(windows[i]) * time.Millisecond})
-	}
+	l.names, l.windows = twin.LimitNames(), limitspec.PolicyWindows(twin)
 	l.keys = func(req limitspec.Request) ([]string, bool) { return policyKeys(p, l.o.prefix, req.IDs) }
 	return l, nil
 }
@@ -141,11 +124,7 @@ func NewPolicy(rdb redis.UniversalClient, name string, params map[string]int64, 
 // unknown identity, lack one, or give a value the scripts refuse.
 func policyKeys(p lua.Policy, prefix string, ids map[string]string) ([]string, bool) {
 	for name, v := range ids {
-		known := false
-		for _, id := range p.Identities {
-			known = known || id == name
-		}
-		if !known || v == "" || v[0] == '}' {
+		if !slices.Contains(p.Identities, name) || v == "" || v[0] == '}' {
 			return nil, false
 		}
 	}
@@ -184,8 +163,7 @@ func refuseSpread(rdb redis.UniversalClient, p lua.Policy) error {
 	}
 	switch rdb.(type) {
 	case *redis.ClusterClient, *redis.Ring:
-		return &goimpl.InputError{Msg: fmt.Sprintf("%s: its limits count several identities (%v), whose keys a Redis Cluster or Ring may place on "+
-			"different nodes, where no script can decide them atomically; use a single Redis (or Sentinel), or a policy over one identity", p.Name, p.Identities)}
+		return &goimpl.InputError{Msg: p.ClusterRefusal()}
 	}
 	return nil
 }
