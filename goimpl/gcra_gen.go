@@ -54,7 +54,7 @@ func NewGCRA(p GCRAParams) (*GCRA, error) {
 	if !(satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate) <= 100000000000) {
 		return nil, badInput("gcra: the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms")
 	}
-	// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).
+	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
 	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
 		return nil, badInput("gcra: parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1")
 	}

@@ -53,7 +53,7 @@ func NewLeakyBucket(p LeakyBucketParams) (*LeakyBucket, error) {
 	if !(satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate) <= 100000000000) {
 		return nil, badInput("leaky_bucket: the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms")
 	}
-	// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).
+	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
 	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
 		return nil, badInput("leaky_bucket: parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1")
 	}

@@ -52,7 +52,7 @@ func NewTokenBucket(p TokenBucketParams) (*TokenBucket, error) {
 	if !(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens) <= 100000000000) {
 		return nil, badInput("token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms")
 	}
-	// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).
+	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
 	if !(satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)), p.RefillTokens) <= 9007199254740991) {
 		return nil, badInput("token_bucket: parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1")
 	}

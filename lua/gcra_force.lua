@@ -124,7 +124,7 @@ end
 if not (cdiv(burst * period_ms, rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
 if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end

@@ -1371,7 +1371,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG)
   if not (cdiv(burst * period_ms, rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
   if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
@@ -1987,7 +1987,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG)
   if not (cdiv(burst * period_ms, rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
   if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
@@ -3038,7 +3038,7 @@ end
 if not (cdiv(burst * period_ms, rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
 if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
@@ -3251,7 +3251,7 @@ end
 if not (cdiv(burst * period_ms, rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
 if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
@@ -4250,7 +4250,7 @@ end
 if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
 if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
@@ -4463,7 +4463,7 @@ end
 if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
 if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
@@ -6761,7 +6761,7 @@ end
 if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
 if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
@@ -6975,7 +6975,7 @@ end
 if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
 if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
@@ -7242,7 +7242,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG)
   if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
   if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
@@ -7658,7 +7658,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG)
   if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
   if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
@@ -7987,5 +7987,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '40b945979d99eb0583a2c5790277fad78c1ddc8e'
+  return '9117e55db2e998c43f45bfc37fb8b30ece708572'
 end}

@@ -142,7 +142,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG)
   if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see gen/bounds.go)
+  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
   if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end

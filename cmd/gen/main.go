@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/limitspec/limitspec/gen"
+	"github.com/limitspec/limitspec/internal/gen"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"math/rand"
 
-	"github.com/limitspec/limitspec/oracle"
+	"github.com/limitspec/limitspec/internal/oracle"
 )
 
 // algorithmVectors returns every generated vector of an algorithm: each

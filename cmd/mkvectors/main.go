@@ -45,7 +45,7 @@ import (
 	"strings"
 
 	"github.com/limitspec/limitspec/lua"
-	"github.com/limitspec/limitspec/oracle"
+	"github.com/limitspec/limitspec/internal/oracle"
 )
 
 func main() {

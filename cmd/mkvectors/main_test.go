@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/limitspec/limitspec/conformance"
+	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/lua"
-	"github.com/limitspec/limitspec/oracle"
+	"github.com/limitspec/limitspec/internal/oracle"
 )
 
 // TestGeneratedVectorsUpToDate regenerates in memory and compares with

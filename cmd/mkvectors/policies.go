@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math/rand"
 
-	"github.com/limitspec/limitspec/conformance"
+	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/lua"
-	"github.com/limitspec/limitspec/oracle"
+	"github.com/limitspec/limitspec/internal/oracle"
 )
 
 // policyVector is a vector of a policy: its per-call parameters, named

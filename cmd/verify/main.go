@@ -13,7 +13,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/limitspec/limitspec/conformance"
+	"github.com/limitspec/limitspec/internal/conformance"
 )
 
 const usage = `usage: go run ./cmd/verify [-vectors DIR] [-redis URL] [-cluster ADDRS] [-functions] [-v]

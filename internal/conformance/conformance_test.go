@@ -37,7 +37,7 @@ func embedded(tb testing.TB) []Target {
 // TestVectors replays every vector in ../vectors on every target, a real
 // redis-server included, and requires all of them to pass.
 func TestVectors(t *testing.T) {
-	vectors, err := Load("../vectors")
+	vectors, err := Load("../../vectors")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func (l *lying) Decide(r Request) Outcome {
 }
 
 func TestRunnerCatchesDivergence(t *testing.T) {
-	vectors, err := Load("../vectors/gcra")
+	vectors, err := Load("../../vectors/gcra")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestRunnerCatchesDivergence(t *testing.T) {
 }
 
 func TestRunnerChecksExpectations(t *testing.T) {
-	v, err := LoadFile("../vectors/fixed_window/boundary-burst.json")
+	v, err := LoadFile("../../vectors/fixed_window/boundary-burst.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestRunnerCatchesWriteOnRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := LoadFile("../vectors/gcra/gen-bad-negative-cost.json")
+	v, err := LoadFile("../../vectors/gcra/gen-bad-negative-cost.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestRunnerCatchesWriteOnRefusal(t *testing.T) {
 // each call's keys share one hash tag, so no script meets CROSSSLOT, and
 // the vector's many keys land on different nodes.
 func TestVectorsOnCluster(t *testing.T) {
-	vectors, err := Load("../vectors")
+	vectors, err := Load("../../vectors")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/lua"
-	"github.com/limitspec/limitspec/oracle"
+	"github.com/limitspec/limitspec/internal/oracle"
 )
 
 // oracleTarget adapts the reference oracle to the Target interface.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/limitspec/limitspec/lua"
 
-	"github.com/limitspec/limitspec/oracle"
+	"github.com/limitspec/limitspec/internal/oracle"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"

@@ -217,7 +217,7 @@ func emitGo(sp *Spec, a *Algorithm) ([]byte, error) {
 		w.line("}")
 	}
 	if len(a.Checks) > 0 {
-		w.line("// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).")
+		w.line("// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).")
 	}
 	for _, c := range a.Checks {
 		w.line("if !(%s) {", goSaturating.print(c.Cond))

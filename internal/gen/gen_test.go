@@ -52,7 +52,7 @@ func TestGolden(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	var outs [2]map[string][]byte
 	for i := range outs {
-		sp, err := LoadDir("../spec")
+		sp, err := LoadDir("../../spec")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestDeterministic(t *testing.T) {
 // TestCheckedInUpToDate regenerates the repository's spec in memory and
 // fails on any difference from the checked-in files.
 func TestCheckedInUpToDate(t *testing.T) {
-	sp, err := LoadDir("../spec")
+	sp, err := LoadDir("../../spec")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestCheckedInUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range files {
-		have, err := os.ReadFile(filepath.Join("..", name))
+		have, err := os.ReadFile(filepath.Join("..", "..", name))
 		if err != nil {
 			t.Errorf("%s: %v: stale generated files, run go generate ./...", name, err)
 			continue
@@ -91,7 +91,7 @@ func TestCheckedInUpToDate(t *testing.T) {
 // TestSpecEditReachesBothTargets edits a parameter's domain and the TTL
 // margin and expects both the Lua and the Go of the algorithm to change.
 func TestSpecEditReachesBothTargets(t *testing.T) {
-	src, err := os.ReadFile("../spec/algorithms.yaml")
+	src, err := os.ReadFile("../../spec/algorithms.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestGoldenGoCompiles(t *testing.T) {
 	}
 	write("go.mod", []byte("module golden\n\ngo 1.26\n"))
 	for _, f := range []string{"api.go", "store.go", "sweeper.go", "exact.go", "entries.go"} {
-		b, err := os.ReadFile(filepath.Join("..", "goimpl", f))
+		b, err := os.ReadFile(filepath.Join("..", "..", "goimpl", f))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -271,7 +271,7 @@ func luaParams(w *writer, a *Algorithm, firstParam int) {
 		w.line("end")
 	}
 	if len(a.Checks) > 0 {
-		w.line("-- parameters under which a value could pass 2^53-1 (see gen/bounds.go)")
+		w.line("-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)")
 	}
 	for _, c := range a.Checks {
 		w.line("if not (%s) then", luaExact.print(c.Cond))

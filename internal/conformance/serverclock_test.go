@@ -23,7 +23,7 @@ type clockSubject struct {
 // goimpl accepts.
 func clockVectors(t *testing.T) map[string]clockSubject {
 	t.Helper()
-	vectors, err := Load("../vectors")
+	vectors, err := Load("../../vectors")
 	if err != nil {
 		t.Fatal(err)
 	}

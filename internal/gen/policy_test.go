@@ -24,7 +24,7 @@ func TestPolicyRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sp, err := LoadDir("../spec")
+			sp, err := LoadDir("../../spec")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestPolicyRejects(t *testing.T) {
 // TestPolicyNameTaken: a policy may not take an algorithm's name, whose
 // script file it would overwrite.
 func TestPolicyNameTaken(t *testing.T) {
-	sp, err := LoadDir("../spec")
+	sp, err := LoadDir("../../spec")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestPolicyNameTaken(t *testing.T) {
 // TestClusterSafe: a policy is cluster safe when every limit counts one
 // identity, never with a constant or a second identity.
 func TestClusterSafe(t *testing.T) {
-	sp, err := LoadDir("../spec")
+	sp, err := LoadDir("../../spec")
 	if err != nil {
 		t.Fatal(err)
 	}
