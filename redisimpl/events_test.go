@@ -12,9 +12,9 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/lua"
-	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/redisimpl"
 	"github.com/redis/go-redis/v9"
 )

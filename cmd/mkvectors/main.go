@@ -44,8 +44,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/limitspec/limitspec/lua"
 	"github.com/limitspec/limitspec/internal/oracle"
+	"github.com/limitspec/limitspec/lua"
 )
 
 func main() {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/limitspec/limitspec/internal/conformance"
-	"github.com/limitspec/limitspec/lua"
 	"github.com/limitspec/limitspec/internal/oracle"
+	"github.com/limitspec/limitspec/lua"
 )
 
 // TestGeneratedVectorsUpToDate regenerates in memory and compares with

@@ -6,8 +6,8 @@ import (
 	"math/rand"
 
 	"github.com/limitspec/limitspec/internal/conformance"
-	"github.com/limitspec/limitspec/lua"
 	"github.com/limitspec/limitspec/internal/oracle"
+	"github.com/limitspec/limitspec/lua"
 )
 
 // policyVector is a vector of a policy: its per-call parameters, named

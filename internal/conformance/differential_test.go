@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/lua"
-	"github.com/limitspec/limitspec/internal/oracle"
 )
 
 // oracleTarget adapts the reference oracle to the Target interface.
