@@ -68,7 +68,7 @@ type bucketWindowState struct {
 
 func (s *bucketWindowState) expires() int64 { return max(s.winExp, s.latestExp) }
 
-// bucketWindowWinEntry is one entry of {<key>}:bw: one entry per recent bucket that admitted something.
+// bucketWindowWinEntry is one entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something.
 type bucketWindowWinEntry struct {
 	// Start: the score: the bucket's start in ms.
 	Start int64
@@ -204,13 +204,13 @@ func (l *BucketWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	if field(st.latestExp > nowMs, st.latestTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = bucketWindowState{}
 	}
-	// {<key>}:bw: one entry per recent bucket that admitted something
+	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something
 	winLive := st.winExp > nowMs
 	if !winLive {
 		st.winEntries = nil
 	}
 	win := st.winEntries
-	// {<key>}:bw:ts: the last admission
+	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts: the last admission
 	latestLive := st.latestExp > nowMs
 	latestTs := field(latestLive, st.latestTs, 0, 0, 35184372088832)
 	lag := max(0, latestTs-nowMs)
@@ -464,13 +464,13 @@ func (l *BucketWindow) decide(sh *shard[bucketWindowState], key string, nowMs, c
 	if field(st.latestExp > nowMs, st.latestTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = bucketWindowState{}
 	}
-	// {<key>}:bw: one entry per recent bucket that admitted something
+	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something
 	winLive := st.winExp > nowMs
 	if !winLive {
 		st.winEntries = nil
 	}
 	win := st.winEntries
-	// {<key>}:bw:ts: the last admission
+	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts: the last admission
 	latestLive := st.latestExp > nowMs
 	latestTs := field(latestLive, st.latestTs, 0, 0, 35184372088832)
 	lag := max(0, latestTs-nowMs)

@@ -103,7 +103,7 @@ func (l *FixedWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = fixedWindowState{}
 	}
-	// {<key>}:fw: the current window's count
+	// {<key>}:fw:<window_ms>: the current window's count
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winN := field(winLive, st.winN, 0, 0, 2*p.Limit)
@@ -169,7 +169,7 @@ func (l *FixedWindow) decide(sh *shard[fixedWindowState], key string, nowMs, cos
 	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = fixedWindowState{}
 	}
-	// {<key>}:fw: the current window's count
+	// {<key>}:fw:<window_ms>: the current window's count
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winN := field(winLive, st.winN, 0, 0, 2*p.Limit)

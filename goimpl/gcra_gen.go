@@ -123,7 +123,7 @@ func (l *GCRA) Allow(key string, nowMs, cost int64) (Result, error) {
 	if field(st.cellExp > nowMs, st.cellTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = gcraState{}
 	}
-	// {<key>}:gcra: the theoretical arrival time relative to the last admission
+	// {<key>}:gcra:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
 	cellLive := st.cellExp > nowMs
 	cellTs := field(cellLive, st.cellTs, 0, 0, 35184372088832)
 	cellTat := field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))
@@ -190,7 +190,7 @@ func (l *GCRA) decide(sh *shard[gcraState], key string, nowMs, cost int64, commi
 	if field(st.cellExp > nowMs, st.cellTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = gcraState{}
 	}
-	// {<key>}:gcra: the theoretical arrival time relative to the last admission
+	// {<key>}:gcra:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
 	cellLive := st.cellExp > nowMs
 	cellTs := field(cellLive, st.cellTs, 0, 0, 35184372088832)
 	cellTat := field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))

@@ -122,7 +122,7 @@ func (l *LeakyBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	if field(st.queueExp > nowMs, st.queueTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = leakyBucketState{}
 	}
-	// {<key>}:lb: the queued work at the last admission
+	// {<key>}:lb:<rate>:<period_ms>: the queued work at the last admission
 	queueLive := st.queueExp > nowMs
 	queueTs := field(queueLive, st.queueTs, 0, 0, 35184372088832)
 	queueWork := field(queueLive, st.queueWork, 0, 0, 2*(p.Capacity*p.PeriodMs))
@@ -189,7 +189,7 @@ func (l *LeakyBucket) decide(sh *shard[leakyBucketState], key string, nowMs, cos
 	if field(st.queueExp > nowMs, st.queueTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = leakyBucketState{}
 	}
-	// {<key>}:lb: the queued work at the last admission
+	// {<key>}:lb:<rate>:<period_ms>: the queued work at the last admission
 	queueLive := st.queueExp > nowMs
 	queueTs := field(queueLive, st.queueTs, 0, 0, 35184372088832)
 	queueWork := field(queueLive, st.queueWork, 0, 0, 2*(p.Capacity*p.PeriodMs))

@@ -39,7 +39,7 @@ type metaWindowState struct {
 
 func (s *metaWindowState) expires() int64 { return max(s.winExp, s.logExp) }
 
-// MetaWindowLogEntry is one entry of {<key>}:mw:log: the window's admitted requests, oldest first.
+// MetaWindowLogEntry is one entry of {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first.
 type MetaWindowLogEntry struct {
 	// TMs: when the request was admitted.
 	TMs int64
@@ -137,12 +137,12 @@ func (l *MetaWindow) AllowMeta(key string, nowMs, cost int64, meta string) (Resu
 	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = metaWindowState{}
 	}
-	// {<key>}:mw: the current window
+	// {<key>}:mw:<window_ms>: the current window
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winStart := field(winLive, st.winStart, 0, 0, 35184372088832)
 	winUsed := field(winLive, st.winUsed, 0, 0, 2*p.Limit)
-	// {<key>}:mw:log: the window's admitted requests, oldest first
+	// {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
@@ -238,12 +238,12 @@ func (l *MetaWindow) decide(sh *shard[metaWindowState], key string, nowMs, cost 
 	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = metaWindowState{}
 	}
-	// {<key>}:mw: the current window
+	// {<key>}:mw:<window_ms>: the current window
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winStart := field(winLive, st.winStart, 0, 0, 35184372088832)
 	winUsed := field(winLive, st.winUsed, 0, 0, 2*p.Limit)
-	// {<key>}:mw:log: the window's admitted requests, oldest first
+	// {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
@@ -379,12 +379,12 @@ func (l *MetaWindow) Entries(key string, nowMs int64) ([]MetaWindowLogEntry, err
 	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = metaWindowState{}
 	}
-	// {<key>}:mw: the current window
+	// {<key>}:mw:<window_ms>: the current window
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winStart := field(winLive, st.winStart, 0, 0, 35184372088832)
 	winUsed := field(winLive, st.winUsed, 0, 0, 2*p.Limit)
-	// {<key>}:mw:log: the window's admitted requests, oldest first
+	// {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil

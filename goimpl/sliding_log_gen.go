@@ -44,7 +44,7 @@ type slidingLogState struct {
 
 func (s *slidingLogState) expires() int64 { return max(s.logExp, s.tallyExp) }
 
-// slidingLogLogEntry is one entry of {<key>}:sl: one entry per admitted request.
+// slidingLogLogEntry is one entry of {<key>}:sl:<window_ms>: one entry per admitted request.
 type slidingLogLogEntry struct {
 	// Ts: the score: when the request was admitted.
 	Ts int64
@@ -128,13 +128,13 @@ func (l *SlidingLog) Allow(key string, nowMs, cost int64) (Result, error) {
 	if field(st.tallyExp > nowMs, st.tallyTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = slidingLogState{}
 	}
-	// {<key>}:sl: one entry per admitted request
+	// {<key>}:sl:<window_ms>: one entry per admitted request
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
 	}
 	log := st.logEntries
-	// {<key>}:sl:sum: the total cost of the log's entries
+	// {<key>}:sl:<window_ms>:sum: the total cost of the log's entries
 	tallyLive := st.tallyExp > nowMs
 	tallyTotal := field(tallyLive, st.tallyTotal, 0, 0, 10000000000)
 	tallyTs := field(tallyLive, st.tallyTs, 0, 0, 35184372088832)
@@ -266,13 +266,13 @@ func (l *SlidingLog) decide(sh *shard[slidingLogState], key string, nowMs, cost 
 	if field(st.tallyExp > nowMs, st.tallyTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = slidingLogState{}
 	}
-	// {<key>}:sl: one entry per admitted request
+	// {<key>}:sl:<window_ms>: one entry per admitted request
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
 	}
 	log := st.logEntries
-	// {<key>}:sl:sum: the total cost of the log's entries
+	// {<key>}:sl:<window_ms>:sum: the total cost of the log's entries
 	tallyLive := st.tallyExp > nowMs
 	tallyTotal := field(tallyLive, st.tallyTotal, 0, 0, 10000000000)
 	tallyTs := field(tallyLive, st.tallyTs, 0, 0, 35184372088832)

@@ -113,7 +113,7 @@ func (l *SlidingWindow) Allow(key string, nowMs, cost int64) (Result, error) {
 	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = slidingWindowState{}
 	}
-	// {<key>}:sw: the counts of the last admission's window and the one before
+	// {<key>}:sw:<window_ms>: the counts of the last admission's window and the one before
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winCur := field(winLive, st.winCur, 0, 0, 2*p.Limit)
@@ -191,7 +191,7 @@ func (l *SlidingWindow) decide(sh *shard[slidingWindowState], key string, nowMs,
 	if field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = slidingWindowState{}
 	}
-	// {<key>}:sw: the counts of the last admission's window and the one before
+	// {<key>}:sw:<window_ms>: the counts of the last admission's window and the one before
 	winLive := st.winExp > nowMs
 	winTs := field(winLive, st.winTs, 0, 0, 35184372088832)
 	winCur := field(winLive, st.winCur, 0, 0, 2*p.Limit)

@@ -121,7 +121,7 @@ func (l *TokenBucket) Allow(key string, nowMs, cost int64) (Result, error) {
 	if field(st.bucketExp > nowMs, st.bucketTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = tokenBucketState{}
 	}
-	// {<key>}:tb: the bucket level at the last admission
+	// {<key>}:tb:<refill_tokens>:<refill_ms>: the bucket level at the last admission
 	bucketLive := st.bucketExp > nowMs
 	bucketTs := field(bucketLive, st.bucketTs, 0, 0, 35184372088832)
 	bucketLevel := field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0-p.Capacity*p.RefillMs, p.Capacity*p.RefillMs)
@@ -189,7 +189,7 @@ func (l *TokenBucket) decide(sh *shard[tokenBucketState], key string, nowMs, cos
 	if field(st.bucketExp > nowMs, st.bucketTs, 0, 0, 35184372088832) > nowMs+60000 {
 		st = tokenBucketState{}
 	}
-	// {<key>}:tb: the bucket level at the last admission
+	// {<key>}:tb:<refill_tokens>:<refill_ms>: the bucket level at the last admission
 	bucketLive := st.bucketExp > nowMs
 	bucketTs := field(bucketLive, st.bucketTs, 0, 0, 35184372088832)
 	bucketLevel := field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0-p.Capacity*p.RefillMs, p.Capacity*p.RefillMs)

@@ -10,12 +10,12 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:bw  zset: one entry per recent bucket that admitted something
+--   KEYS[1]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>  zset: one entry per recent bucket that admitted something
 --              at most BUCKETS_MAX entries, each a member start:count:run scored by start:
 --                start: the score: the bucket's start in ms (in [0, NOW_MAX])
 --                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:bw:ts  hash: the last admission
+--   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  hash: the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -212,22 +212,23 @@ if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw {<key>}:bw:ts')
+  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:bw' then
-  return bad('KEYS[1] must be {<key>}:bw')
+local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:ts' then
-  return bad('KEYS[2] must be {<key>}:bw:ts with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -373,7 +374,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2])
   end
 end
--- the newest entry of {<key>}:bw, which an add continues
+-- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
 local win__top = nil
 if win__card > 0 then
   local bad__what, bad__v

@@ -3,36 +3,155 @@
 -- bucket_window_reset: deletes the state of one key of bucket_window.
 --
 -- KEYS: as bucket_window's:
---   KEYS[1]  {<key>}:bw
---   KEYS[2]  {<key>}:bw:ts
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
+--   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
+-- ARGV: the parameters, as bucket_window's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'bucket_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 3 or #ARGV > 7 then
+  return bad('expected 3 to 7 arguments (limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 500000000000 then
+  return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[1]))
+end
+local window_ms = int(ARGV[2])
+if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[2]))
+end
+local bucket_ms = int(ARGV[3])
+if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
+  return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
+end
+local limit_2 = 0
+if ARGV[4] ~= nil then
+  limit_2 = int(ARGV[4])
+end
+if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+  return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[4]))
+end
+local window_ms_2 = 0
+if ARGV[5] ~= nil then
+  window_ms_2 = int(ARGV[5])
+end
+if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
+  return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[5]))
+end
+local limit_3 = 0
+if ARGV[6] ~= nil then
+  limit_3 = int(ARGV[6])
+end
+if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+  return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[6]))
+end
+local window_ms_3 = 0
+if ARGV[7] ~= nil then
+  window_ms_3 = int(ARGV[7])
+end
+if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
+  return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[7]))
+end
+if not (window_ms % bucket_ms == 0) then
+  return bad('window_ms must be a multiple of bucket_ms')
+end
+if not (fdiv(window_ms, bucket_ms) <= 3600) then
+  return bad('window_ms must span at most 3600 buckets')
+end
+if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
+  return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
+end
+if not (window_ms_2 % bucket_ms == 0) then
+  return bad('window_ms_2 must be a multiple of bucket_ms')
+end
+if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+  return bad('window_ms_2 must span at most 3600 buckets')
+end
+if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
+  return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
+end
+if not (window_ms_3 % bucket_ms == 0) then
+  return bad('window_ms_3 must be a multiple of bucket_ms')
+end
+if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+  return bad('window_ms_3 must span at most 3600 buckets')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw {<key>}:bw:ts')
+  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:bw' then
-  return bad('KEYS[1] must be {<key>}:bw')
+local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:ts' then
-  return bad('KEYS[2] must be {<key>}:bw:ts with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))

@@ -15,9 +15,9 @@
 --   2. daily: sliding_log(limit=ARGV daily.limit, window_ms=86400000) per user
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<user>}:burst_quota:burst:gcra  hash
---   KEYS[2]  {<user>}:burst_quota:daily:sl  zset
---   KEYS[3]  {<user>}:burst_quota:daily:sl:sum  hash
+--   KEYS[1]  {<user>}:burst_quota:burst:gcra:10:1000  hash
+--   KEYS[2]  {<user>}:burst_quota:daily:sl:86400000  zset
+--   KEYS[3]  {<user>}:burst_quota:daily:sl:86400000:sum  hash
 -- Every key has the hash tag of one identity: one Cluster slot.
 --
 -- ARGV: now_ms (empty: the Redis server's TIME), cost, then the per-call
@@ -412,7 +412,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
       redis.call('DEL', KEYS[1], KEYS[2])
     end
   end
-  -- the newest entry of {<key>}:sl, which an add continues
+  -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
   if log__card > 0 then
     local bad__what, bad__v
@@ -521,11 +521,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 3 then
-  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra {<user>}:burst_quota:daily:sl {<user>}:burst_quota:daily:sl:sum')
+  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra:10:1000 {<user>}:burst_quota:daily:sl:86400000 {<user>}:burst_quota:daily:sl:86400000:sum')
 end
-local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra')
+local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra:10:1000')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra')
+  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra:10:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -533,11 +533,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl' then
-  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl with the user of KEYS[1]')
+if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000' then
+  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl:86400000 with the user of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:sum' then
-  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:sum with the user of KEYS[1]')
+if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000:sum' then
+  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:86400000:sum with the user of KEYS[1]')
 end
 
 -- per-call inputs

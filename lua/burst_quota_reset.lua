@@ -4,9 +4,9 @@
 -- identities its keys name.
 --
 -- KEYS: as burst_quota's:
---   KEYS[1]  {<user>}:burst_quota:burst:gcra
---   KEYS[2]  {<user>}:burst_quota:daily:sl
---   KEYS[3]  {<user>}:burst_quota:daily:sl:sum
+--   KEYS[1]  {<user>}:burst_quota:burst:gcra:10:1000
+--   KEYS[2]  {<user>}:burst_quota:daily:sl:86400000
+--   KEYS[3]  {<user>}:burst_quota:daily:sl:86400000:sum
 -- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
 -- deleted): BADINPUT <message>, as the policy's for its keys.
 
@@ -29,11 +29,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 3 then
-  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra {<user>}:burst_quota:daily:sl {<user>}:burst_quota:daily:sl:sum')
+  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra:10:1000 {<user>}:burst_quota:daily:sl:86400000 {<user>}:burst_quota:daily:sl:86400000:sum')
 end
-local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra')
+local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra:10:1000')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra')
+  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra:10:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -41,11 +41,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl' then
-  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl with the user of KEYS[1]')
+if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000' then
+  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl:86400000 with the user of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:sum' then
-  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:sum with the user of KEYS[1]')
+if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000:sum' then
+  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:86400000:sum with the user of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))

@@ -13,7 +13,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:fw  hash: the current window's count
+--   KEYS[1]  {<key>}:fw:<window_ms>  hash: the current window's count
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              n: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
@@ -115,14 +115,15 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:fw')
+  return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:fw' then
-  return bad('KEYS[1] must be {<key>}:fw')
+local tail = '}:fw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end

@@ -12,7 +12,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:gcra  hash: the theoretical arrival time relative to the last admission
+--   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  hash: the theoretical arrival time relative to the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              tat: TAT minus ts, times rate (past burst * period_ms only after forced calls) (in [0, 2 * (burst * period_ms)])
 --
@@ -134,14 +134,15 @@ if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:gcra')
+  return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -6) ~= '}:gcra' then
-  return bad('KEYS[1] must be {<key>}:gcra')
+local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -7)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end

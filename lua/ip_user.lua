@@ -18,12 +18,12 @@
 --   6. user_hour: fixed_window(limit=240, window_ms=3600000) per user
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<ip>}:ip_user:ip_second:fw  hash
---   KEYS[2]  {<ip>}:ip_user:ip_minute:fw  hash
---   KEYS[3]  {<ip>}:ip_user:ip_hour:fw  hash
---   KEYS[4]  {<user>}:ip_user:user_second:fw  hash
---   KEYS[5]  {<user>}:ip_user:user_minute:fw  hash
---   KEYS[6]  {<user>}:ip_user:user_hour:fw  hash
+--   KEYS[1]  {<ip>}:ip_user:ip_second:fw:1000  hash
+--   KEYS[2]  {<ip>}:ip_user:ip_minute:fw:60000  hash
+--   KEYS[3]  {<ip>}:ip_user:ip_hour:fw:3600000  hash
+--   KEYS[4]  {<user>}:ip_user:user_second:fw:1000  hash
+--   KEYS[5]  {<user>}:ip_user:user_minute:fw:60000  hash
+--   KEYS[6]  {<user>}:ip_user:user_hour:fw:3600000  hash
 -- The keys have the hash tags of several identities, which Redis Cluster
 -- may place in different slots: not for a cluster (docs/semantics.md).
 --
@@ -226,11 +226,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 6 then
-  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw {<ip>}:ip_user:ip_minute:fw {<ip>}:ip_user:ip_hour:fw {<user>}:ip_user:user_second:fw {<user>}:ip_user:user_minute:fw {<user>}:ip_user:user_hour:fw')
+  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw:1000 {<ip>}:ip_user:ip_minute:fw:60000 {<ip>}:ip_user:ip_hour:fw:3600000 {<user>}:ip_user:user_second:fw:1000 {<user>}:ip_user:user_minute:fw:60000 {<user>}:ip_user:user_hour:fw:3600000')
 end
-local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw')
+local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw:1000')
 if id_ip == nil then
-  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw')
+  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw:1000')
 end
 if id_ip == '' then
   return bad('identity ip must not be empty')
@@ -238,15 +238,15 @@ end
 if string.sub(id_ip, 1, 1) == '}' then
   return bad('identity ip must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw' then
-  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw with the ip of KEYS[1]')
+if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw:60000' then
+  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw:60000 with the ip of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw' then
-  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw with the ip of KEYS[1]')
+if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw:3600000' then
+  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw:3600000 with the ip of KEYS[1]')
 end
-local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw')
+local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw:1000')
 if id_user == nil then
-  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw')
+  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -254,11 +254,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw' then
-  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw with the user of KEYS[4]')
+if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw:60000' then
+  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw:60000 with the user of KEYS[4]')
 end
-if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw' then
-  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw with the user of KEYS[4]')
+if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw:3600000' then
+  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw:3600000 with the user of KEYS[4]')
 end
 
 -- per-call inputs

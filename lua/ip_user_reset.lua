@@ -4,12 +4,12 @@
 -- identities its keys name.
 --
 -- KEYS: as ip_user's:
---   KEYS[1]  {<ip>}:ip_user:ip_second:fw
---   KEYS[2]  {<ip>}:ip_user:ip_minute:fw
---   KEYS[3]  {<ip>}:ip_user:ip_hour:fw
---   KEYS[4]  {<user>}:ip_user:user_second:fw
---   KEYS[5]  {<user>}:ip_user:user_minute:fw
---   KEYS[6]  {<user>}:ip_user:user_hour:fw
+--   KEYS[1]  {<ip>}:ip_user:ip_second:fw:1000
+--   KEYS[2]  {<ip>}:ip_user:ip_minute:fw:60000
+--   KEYS[3]  {<ip>}:ip_user:ip_hour:fw:3600000
+--   KEYS[4]  {<user>}:ip_user:user_second:fw:1000
+--   KEYS[5]  {<user>}:ip_user:user_minute:fw:60000
+--   KEYS[6]  {<user>}:ip_user:user_hour:fw:3600000
 -- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
 -- deleted): BADINPUT <message>, as the policy's for its keys.
 
@@ -32,11 +32,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 6 then
-  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw {<ip>}:ip_user:ip_minute:fw {<ip>}:ip_user:ip_hour:fw {<user>}:ip_user:user_second:fw {<user>}:ip_user:user_minute:fw {<user>}:ip_user:user_hour:fw')
+  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw:1000 {<ip>}:ip_user:ip_minute:fw:60000 {<ip>}:ip_user:ip_hour:fw:3600000 {<user>}:ip_user:user_second:fw:1000 {<user>}:ip_user:user_minute:fw:60000 {<user>}:ip_user:user_hour:fw:3600000')
 end
-local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw')
+local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw:1000')
 if id_ip == nil then
-  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw')
+  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw:1000')
 end
 if id_ip == '' then
   return bad('identity ip must not be empty')
@@ -44,15 +44,15 @@ end
 if string.sub(id_ip, 1, 1) == '}' then
   return bad('identity ip must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw' then
-  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw with the ip of KEYS[1]')
+if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw:60000' then
+  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw:60000 with the ip of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw' then
-  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw with the ip of KEYS[1]')
+if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw:3600000' then
+  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw:3600000 with the ip of KEYS[1]')
 end
-local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw')
+local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw:1000')
 if id_user == nil then
-  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw')
+  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -60,11 +60,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw' then
-  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw with the user of KEYS[4]')
+if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw:60000' then
+  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw:60000 with the user of KEYS[4]')
 end
-if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw' then
-  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw with the user of KEYS[4]')
+if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw:3600000' then
+  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw:3600000 with the user of KEYS[4]')
 end
 
 return redis.call('DEL', unpack(KEYS))

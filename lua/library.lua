@@ -46,12 +46,12 @@ redis.register_function{function_name = 'limitspec_bucket_window', callback = fu
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:bw  zset: one entry per recent bucket that admitted something
+--   KEYS[1]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>  zset: one entry per recent bucket that admitted something
 --              at most BUCKETS_MAX entries, each a member start:count:run scored by start:
 --                start: the score: the bucket's start in ms (in [0, NOW_MAX])
 --                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:bw:ts  hash: the last admission
+--   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  hash: the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -248,22 +248,23 @@ if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw {<key>}:bw:ts')
+  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:bw' then
-  return bad('KEYS[1] must be {<key>}:bw')
+local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:ts' then
-  return bad('KEYS[2] must be {<key>}:bw:ts with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -409,7 +410,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2])
   end
 end
--- the newest entry of {<key>}:bw, which an add continues
+-- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
 local win__top = nil
 if win__card > 0 then
   local bad__what, bad__v
@@ -609,12 +610,12 @@ redis.register_function{function_name = 'limitspec_bucket_window_force', callbac
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:bw  zset: one entry per recent bucket that admitted something
+--   KEYS[1]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>  zset: one entry per recent bucket that admitted something
 --              at most BUCKETS_MAX entries, each a member start:count:run scored by start:
 --                start: the score: the bucket's start in ms (in [0, NOW_MAX])
 --                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:bw:ts  hash: the last admission
+--   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  hash: the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -811,22 +812,23 @@ if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw {<key>}:bw:ts')
+  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:bw' then
-  return bad('KEYS[1] must be {<key>}:bw')
+local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:ts' then
-  return bad('KEYS[2] must be {<key>}:bw:ts with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -972,7 +974,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2])
   end
 end
--- the newest entry of {<key>}:bw, which an add continues
+-- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
 local win__top = nil
 if win__card > 0 then
   local bad__what, bad__v
@@ -1165,36 +1167,155 @@ redis.register_function{function_name = 'limitspec_bucket_window_reset', callbac
 -- bucket_window_reset: deletes the state of one key of bucket_window.
 --
 -- KEYS: as bucket_window's:
---   KEYS[1]  {<key>}:bw
---   KEYS[2]  {<key>}:bw:ts
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
+--   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
+-- ARGV: the parameters, as bucket_window's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'bucket_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 3 or #ARGV > 7 then
+  return bad('expected 3 to 7 arguments (limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 500000000000 then
+  return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[1]))
+end
+local window_ms = int(ARGV[2])
+if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[2]))
+end
+local bucket_ms = int(ARGV[3])
+if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
+  return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
+end
+local limit_2 = 0
+if ARGV[4] ~= nil then
+  limit_2 = int(ARGV[4])
+end
+if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+  return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[4]))
+end
+local window_ms_2 = 0
+if ARGV[5] ~= nil then
+  window_ms_2 = int(ARGV[5])
+end
+if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
+  return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[5]))
+end
+local limit_3 = 0
+if ARGV[6] ~= nil then
+  limit_3 = int(ARGV[6])
+end
+if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+  return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[6]))
+end
+local window_ms_3 = 0
+if ARGV[7] ~= nil then
+  window_ms_3 = int(ARGV[7])
+end
+if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
+  return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[7]))
+end
+if not (window_ms % bucket_ms == 0) then
+  return bad('window_ms must be a multiple of bucket_ms')
+end
+if not (fdiv(window_ms, bucket_ms) <= 3600) then
+  return bad('window_ms must span at most 3600 buckets')
+end
+if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
+  return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
+end
+if not (window_ms_2 % bucket_ms == 0) then
+  return bad('window_ms_2 must be a multiple of bucket_ms')
+end
+if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+  return bad('window_ms_2 must span at most 3600 buckets')
+end
+if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
+  return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
+end
+if not (window_ms_3 % bucket_ms == 0) then
+  return bad('window_ms_3 must be a multiple of bucket_ms')
+end
+if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+  return bad('window_ms_3 must span at most 3600 buckets')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw {<key>}:bw:ts')
+  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:bw' then
-  return bad('KEYS[1] must be {<key>}:bw')
+local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:ts' then
-  return bad('KEYS[2] must be {<key>}:bw:ts with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
@@ -1217,9 +1338,9 @@ redis.register_function{function_name = 'limitspec_burst_quota', callback = func
 --   2. daily: sliding_log(limit=ARGV daily.limit, window_ms=86400000) per user
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<user>}:burst_quota:burst:gcra  hash
---   KEYS[2]  {<user>}:burst_quota:daily:sl  zset
---   KEYS[3]  {<user>}:burst_quota:daily:sl:sum  hash
+--   KEYS[1]  {<user>}:burst_quota:burst:gcra:10:1000  hash
+--   KEYS[2]  {<user>}:burst_quota:daily:sl:86400000  zset
+--   KEYS[3]  {<user>}:burst_quota:daily:sl:86400000:sum  hash
 -- Every key has the hash tag of one identity: one Cluster slot.
 --
 -- ARGV: now_ms (empty: the Redis server's TIME), cost, then the per-call
@@ -1614,7 +1735,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
       redis.call('DEL', KEYS[1], KEYS[2])
     end
   end
-  -- the newest entry of {<key>}:sl, which an add continues
+  -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
   if log__card > 0 then
     local bad__what, bad__v
@@ -1723,11 +1844,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 3 then
-  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra {<user>}:burst_quota:daily:sl {<user>}:burst_quota:daily:sl:sum')
+  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra:10:1000 {<user>}:burst_quota:daily:sl:86400000 {<user>}:burst_quota:daily:sl:86400000:sum')
 end
-local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra')
+local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra:10:1000')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra')
+  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra:10:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -1735,11 +1856,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl' then
-  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl with the user of KEYS[1]')
+if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000' then
+  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl:86400000 with the user of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:sum' then
-  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:sum with the user of KEYS[1]')
+if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000:sum' then
+  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:86400000:sum with the user of KEYS[1]')
 end
 
 -- per-call inputs
@@ -1833,9 +1954,9 @@ redis.register_function{function_name = 'limitspec_burst_quota_force', callback 
 --   2. daily: sliding_log(limit=ARGV daily.limit, window_ms=86400000) per user
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<user>}:burst_quota:burst:gcra  hash
---   KEYS[2]  {<user>}:burst_quota:daily:sl  zset
---   KEYS[3]  {<user>}:burst_quota:daily:sl:sum  hash
+--   KEYS[1]  {<user>}:burst_quota:burst:gcra:10:1000  hash
+--   KEYS[2]  {<user>}:burst_quota:daily:sl:86400000  zset
+--   KEYS[3]  {<user>}:burst_quota:daily:sl:86400000:sum  hash
 -- Every key has the hash tag of one identity: one Cluster slot.
 --
 -- ARGV: now_ms (empty: the Redis server's TIME), cost, then the per-call
@@ -2230,7 +2351,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG)
       redis.call('DEL', KEYS[1], KEYS[2])
     end
   end
-  -- the newest entry of {<key>}:sl, which an add continues
+  -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
   if log__card > 0 then
     local bad__what, bad__v
@@ -2339,11 +2460,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 3 then
-  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra {<user>}:burst_quota:daily:sl {<user>}:burst_quota:daily:sl:sum')
+  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra:10:1000 {<user>}:burst_quota:daily:sl:86400000 {<user>}:burst_quota:daily:sl:86400000:sum')
 end
-local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra')
+local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra:10:1000')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra')
+  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra:10:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -2351,11 +2472,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl' then
-  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl with the user of KEYS[1]')
+if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000' then
+  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl:86400000 with the user of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:sum' then
-  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:sum with the user of KEYS[1]')
+if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000:sum' then
+  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:86400000:sum with the user of KEYS[1]')
 end
 
 -- per-call inputs
@@ -2438,9 +2559,9 @@ redis.register_function{function_name = 'limitspec_burst_quota_reset', callback 
 -- identities its keys name.
 --
 -- KEYS: as burst_quota's:
---   KEYS[1]  {<user>}:burst_quota:burst:gcra
---   KEYS[2]  {<user>}:burst_quota:daily:sl
---   KEYS[3]  {<user>}:burst_quota:daily:sl:sum
+--   KEYS[1]  {<user>}:burst_quota:burst:gcra:10:1000
+--   KEYS[2]  {<user>}:burst_quota:daily:sl:86400000
+--   KEYS[3]  {<user>}:burst_quota:daily:sl:86400000:sum
 -- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
 -- deleted): BADINPUT <message>, as the policy's for its keys.
 
@@ -2463,11 +2584,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 3 then
-  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra {<user>}:burst_quota:daily:sl {<user>}:burst_quota:daily:sl:sum')
+  return bad('expected 3 keys: {<user>}:burst_quota:burst:gcra:10:1000 {<user>}:burst_quota:daily:sl:86400000 {<user>}:burst_quota:daily:sl:86400000:sum')
 end
-local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra')
+local id_user = tag_of(KEYS[1], '}:burst_quota:burst:gcra:10:1000')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra')
+  return bad('KEYS[1] must be {<user>}:burst_quota:burst:gcra:10:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -2475,11 +2596,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl' then
-  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl with the user of KEYS[1]')
+if KEYS[2] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000' then
+  return bad('KEYS[2] must be {<user>}:burst_quota:daily:sl:86400000 with the user of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:sum' then
-  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:sum with the user of KEYS[1]')
+if KEYS[3] ~= '{' .. id_user .. '}:burst_quota:daily:sl:86400000:sum' then
+  return bad('KEYS[3] must be {<user>}:burst_quota:daily:sl:86400000:sum with the user of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
@@ -2501,7 +2622,7 @@ redis.register_function{function_name = 'limitspec_fixed_window', callback = fun
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:fw  hash: the current window's count
+--   KEYS[1]  {<key>}:fw:<window_ms>  hash: the current window's count
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              n: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
@@ -2603,14 +2724,15 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:fw')
+  return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:fw' then
-  return bad('KEYS[1] must be {<key>}:fw')
+local tail = '}:fw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -2693,7 +2815,7 @@ redis.register_function{function_name = 'limitspec_fixed_window_force', callback
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:fw  hash: the current window's count
+--   KEYS[1]  {<key>}:fw:<window_ms>  hash: the current window's count
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              n: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
@@ -2795,14 +2917,15 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:fw')
+  return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:fw' then
-  return bad('KEYS[1] must be {<key>}:fw')
+local tail = '}:fw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -2878,27 +3001,90 @@ redis.register_function{function_name = 'limitspec_fixed_window_reset', callback
 -- fixed_window_reset: deletes the state of one key of fixed_window.
 --
 -- KEYS: as fixed_window's:
---   KEYS[1]  {<key>}:fw
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:fw:<window_ms>
+-- ARGV: the parameters, as fixed_window's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'fixed_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 2 or #ARGV > 2 then
+  return bad('expected 2 arguments (limit window_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 1000000000000 then
+  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[1]))
+end
+local window_ms = int(ARGV[2])
+if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[2]))
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:fw')
+  return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:fw' then
-  return bad('KEYS[1] must be {<key>}:fw')
+local tail = '}:fw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -2924,7 +3110,7 @@ redis.register_function{function_name = 'limitspec_gcra', callback = function(KE
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:gcra  hash: the theoretical arrival time relative to the last admission
+--   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  hash: the theoretical arrival time relative to the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              tat: TAT minus ts, times rate (past burst * period_ms only after forced calls) (in [0, 2 * (burst * period_ms)])
 --
@@ -3046,14 +3232,15 @@ if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:gcra')
+  return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -6) ~= '}:gcra' then
-  return bad('KEYS[1] must be {<key>}:gcra')
+local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -7)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -3137,7 +3324,7 @@ redis.register_function{function_name = 'limitspec_gcra_force', callback = funct
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:gcra  hash: the theoretical arrival time relative to the last admission
+--   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  hash: the theoretical arrival time relative to the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              tat: TAT minus ts, times rate (past burst * period_ms only after forced calls) (in [0, 2 * (burst * period_ms)])
 --
@@ -3259,14 +3446,15 @@ if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:gcra')
+  return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -6) ~= '}:gcra' then
-  return bad('KEYS[1] must be {<key>}:gcra')
+local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -7)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -3343,27 +3531,107 @@ redis.register_function{function_name = 'limitspec_gcra_reset', callback = funct
 -- gcra_reset: deletes the state of one key of gcra.
 --
 -- KEYS: as gcra's:
---   KEYS[1]  {<key>}:gcra
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>
+-- ARGV: the parameters, as gcra's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'gcra: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 3 or #ARGV > 3 then
+  return bad('expected 3 arguments (burst rate period_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local burst = int(ARGV[1])
+if burst == nil or burst < 1 or burst > 1000000000000 then
+  return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[1]))
+end
+local rate = int(ARGV[2])
+if rate == nil or rate < 1 or rate > 1000000000000 then
+  return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[2]))
+end
+local period_ms = int(ARGV[3])
+if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+  return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
+end
+if not (burst * period_ms <= 1000000000000000) then
+  return bad('burst times period_ms must not exceed 10^15')
+end
+if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+  return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
+end
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
+if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+  return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
+end
+if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+  return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:gcra')
+  return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -6) ~= '}:gcra' then
-  return bad('KEYS[1] must be {<key>}:gcra')
+local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -7)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -3395,12 +3663,12 @@ redis.register_function{function_name = 'limitspec_ip_user', callback = function
 --   6. user_hour: fixed_window(limit=240, window_ms=3600000) per user
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<ip>}:ip_user:ip_second:fw  hash
---   KEYS[2]  {<ip>}:ip_user:ip_minute:fw  hash
---   KEYS[3]  {<ip>}:ip_user:ip_hour:fw  hash
---   KEYS[4]  {<user>}:ip_user:user_second:fw  hash
---   KEYS[5]  {<user>}:ip_user:user_minute:fw  hash
---   KEYS[6]  {<user>}:ip_user:user_hour:fw  hash
+--   KEYS[1]  {<ip>}:ip_user:ip_second:fw:1000  hash
+--   KEYS[2]  {<ip>}:ip_user:ip_minute:fw:60000  hash
+--   KEYS[3]  {<ip>}:ip_user:ip_hour:fw:3600000  hash
+--   KEYS[4]  {<user>}:ip_user:user_second:fw:1000  hash
+--   KEYS[5]  {<user>}:ip_user:user_minute:fw:60000  hash
+--   KEYS[6]  {<user>}:ip_user:user_hour:fw:3600000  hash
 -- The keys have the hash tags of several identities, which Redis Cluster
 -- may place in different slots: not for a cluster (docs/semantics.md).
 --
@@ -3603,11 +3871,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 6 then
-  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw {<ip>}:ip_user:ip_minute:fw {<ip>}:ip_user:ip_hour:fw {<user>}:ip_user:user_second:fw {<user>}:ip_user:user_minute:fw {<user>}:ip_user:user_hour:fw')
+  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw:1000 {<ip>}:ip_user:ip_minute:fw:60000 {<ip>}:ip_user:ip_hour:fw:3600000 {<user>}:ip_user:user_second:fw:1000 {<user>}:ip_user:user_minute:fw:60000 {<user>}:ip_user:user_hour:fw:3600000')
 end
-local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw')
+local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw:1000')
 if id_ip == nil then
-  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw')
+  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw:1000')
 end
 if id_ip == '' then
   return bad('identity ip must not be empty')
@@ -3615,15 +3883,15 @@ end
 if string.sub(id_ip, 1, 1) == '}' then
   return bad('identity ip must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw' then
-  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw with the ip of KEYS[1]')
+if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw:60000' then
+  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw:60000 with the ip of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw' then
-  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw with the ip of KEYS[1]')
+if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw:3600000' then
+  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw:3600000 with the ip of KEYS[1]')
 end
-local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw')
+local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw:1000')
 if id_user == nil then
-  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw')
+  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -3631,11 +3899,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw' then
-  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw with the user of KEYS[4]')
+if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw:60000' then
+  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw:60000 with the user of KEYS[4]')
 end
-if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw' then
-  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw with the user of KEYS[4]')
+if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw:3600000' then
+  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw:3600000 with the user of KEYS[4]')
 end
 
 -- per-call inputs
@@ -3733,12 +4001,12 @@ redis.register_function{function_name = 'limitspec_ip_user_force', callback = fu
 --   6. user_hour: fixed_window(limit=240, window_ms=3600000) per user
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<ip>}:ip_user:ip_second:fw  hash
---   KEYS[2]  {<ip>}:ip_user:ip_minute:fw  hash
---   KEYS[3]  {<ip>}:ip_user:ip_hour:fw  hash
---   KEYS[4]  {<user>}:ip_user:user_second:fw  hash
---   KEYS[5]  {<user>}:ip_user:user_minute:fw  hash
---   KEYS[6]  {<user>}:ip_user:user_hour:fw  hash
+--   KEYS[1]  {<ip>}:ip_user:ip_second:fw:1000  hash
+--   KEYS[2]  {<ip>}:ip_user:ip_minute:fw:60000  hash
+--   KEYS[3]  {<ip>}:ip_user:ip_hour:fw:3600000  hash
+--   KEYS[4]  {<user>}:ip_user:user_second:fw:1000  hash
+--   KEYS[5]  {<user>}:ip_user:user_minute:fw:60000  hash
+--   KEYS[6]  {<user>}:ip_user:user_hour:fw:3600000  hash
 -- The keys have the hash tags of several identities, which Redis Cluster
 -- may place in different slots: not for a cluster (docs/semantics.md).
 --
@@ -3941,11 +4209,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 6 then
-  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw {<ip>}:ip_user:ip_minute:fw {<ip>}:ip_user:ip_hour:fw {<user>}:ip_user:user_second:fw {<user>}:ip_user:user_minute:fw {<user>}:ip_user:user_hour:fw')
+  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw:1000 {<ip>}:ip_user:ip_minute:fw:60000 {<ip>}:ip_user:ip_hour:fw:3600000 {<user>}:ip_user:user_second:fw:1000 {<user>}:ip_user:user_minute:fw:60000 {<user>}:ip_user:user_hour:fw:3600000')
 end
-local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw')
+local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw:1000')
 if id_ip == nil then
-  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw')
+  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw:1000')
 end
 if id_ip == '' then
   return bad('identity ip must not be empty')
@@ -3953,15 +4221,15 @@ end
 if string.sub(id_ip, 1, 1) == '}' then
   return bad('identity ip must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw' then
-  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw with the ip of KEYS[1]')
+if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw:60000' then
+  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw:60000 with the ip of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw' then
-  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw with the ip of KEYS[1]')
+if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw:3600000' then
+  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw:3600000 with the ip of KEYS[1]')
 end
-local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw')
+local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw:1000')
 if id_user == nil then
-  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw')
+  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -3969,11 +4237,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw' then
-  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw with the user of KEYS[4]')
+if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw:60000' then
+  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw:60000 with the user of KEYS[4]')
 end
-if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw' then
-  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw with the user of KEYS[4]')
+if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw:3600000' then
+  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw:3600000 with the user of KEYS[4]')
 end
 
 -- per-call inputs
@@ -4056,12 +4324,12 @@ redis.register_function{function_name = 'limitspec_ip_user_reset', callback = fu
 -- identities its keys name.
 --
 -- KEYS: as ip_user's:
---   KEYS[1]  {<ip>}:ip_user:ip_second:fw
---   KEYS[2]  {<ip>}:ip_user:ip_minute:fw
---   KEYS[3]  {<ip>}:ip_user:ip_hour:fw
---   KEYS[4]  {<user>}:ip_user:user_second:fw
---   KEYS[5]  {<user>}:ip_user:user_minute:fw
---   KEYS[6]  {<user>}:ip_user:user_hour:fw
+--   KEYS[1]  {<ip>}:ip_user:ip_second:fw:1000
+--   KEYS[2]  {<ip>}:ip_user:ip_minute:fw:60000
+--   KEYS[3]  {<ip>}:ip_user:ip_hour:fw:3600000
+--   KEYS[4]  {<user>}:ip_user:user_second:fw:1000
+--   KEYS[5]  {<user>}:ip_user:user_minute:fw:60000
+--   KEYS[6]  {<user>}:ip_user:user_hour:fw:3600000
 -- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
 -- deleted): BADINPUT <message>, as the policy's for its keys.
 
@@ -4084,11 +4352,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 6 then
-  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw {<ip>}:ip_user:ip_minute:fw {<ip>}:ip_user:ip_hour:fw {<user>}:ip_user:user_second:fw {<user>}:ip_user:user_minute:fw {<user>}:ip_user:user_hour:fw')
+  return bad('expected 6 keys: {<ip>}:ip_user:ip_second:fw:1000 {<ip>}:ip_user:ip_minute:fw:60000 {<ip>}:ip_user:ip_hour:fw:3600000 {<user>}:ip_user:user_second:fw:1000 {<user>}:ip_user:user_minute:fw:60000 {<user>}:ip_user:user_hour:fw:3600000')
 end
-local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw')
+local id_ip = tag_of(KEYS[1], '}:ip_user:ip_second:fw:1000')
 if id_ip == nil then
-  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw')
+  return bad('KEYS[1] must be {<ip>}:ip_user:ip_second:fw:1000')
 end
 if id_ip == '' then
   return bad('identity ip must not be empty')
@@ -4096,15 +4364,15 @@ end
 if string.sub(id_ip, 1, 1) == '}' then
   return bad('identity ip must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw' then
-  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw with the ip of KEYS[1]')
+if KEYS[2] ~= '{' .. id_ip .. '}:ip_user:ip_minute:fw:60000' then
+  return bad('KEYS[2] must be {<ip>}:ip_user:ip_minute:fw:60000 with the ip of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw' then
-  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw with the ip of KEYS[1]')
+if KEYS[3] ~= '{' .. id_ip .. '}:ip_user:ip_hour:fw:3600000' then
+  return bad('KEYS[3] must be {<ip>}:ip_user:ip_hour:fw:3600000 with the ip of KEYS[1]')
 end
-local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw')
+local id_user = tag_of(KEYS[4], '}:ip_user:user_second:fw:1000')
 if id_user == nil then
-  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw')
+  return bad('KEYS[4] must be {<user>}:ip_user:user_second:fw:1000')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -4112,11 +4380,11 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw' then
-  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw with the user of KEYS[4]')
+if KEYS[5] ~= '{' .. id_user .. '}:ip_user:user_minute:fw:60000' then
+  return bad('KEYS[5] must be {<user>}:ip_user:user_minute:fw:60000 with the user of KEYS[4]')
 end
-if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw' then
-  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw with the user of KEYS[4]')
+if KEYS[6] ~= '{' .. id_user .. '}:ip_user:user_hour:fw:3600000' then
+  return bad('KEYS[6] must be {<user>}:ip_user:user_hour:fw:3600000 with the user of KEYS[4]')
 end
 
 return redis.call('DEL', unpack(KEYS))
@@ -4136,7 +4404,7 @@ redis.register_function{function_name = 'limitspec_leaky_bucket', callback = fun
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:lb  hash: the queued work at the last admission
+--   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  hash: the queued work at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after forced calls) (in [0, 2 * (capacity * period_ms)])
 --
@@ -4258,14 +4526,15 @@ if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * r
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:lb')
+  return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:lb' then
-  return bad('KEYS[1] must be {<key>}:lb')
+local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -4349,7 +4618,7 @@ redis.register_function{function_name = 'limitspec_leaky_bucket_force', callback
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:lb  hash: the queued work at the last admission
+--   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  hash: the queued work at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after forced calls) (in [0, 2 * (capacity * period_ms)])
 --
@@ -4471,14 +4740,15 @@ if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * r
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:lb')
+  return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:lb' then
-  return bad('KEYS[1] must be {<key>}:lb')
+local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -4555,27 +4825,107 @@ redis.register_function{function_name = 'limitspec_leaky_bucket_reset', callback
 -- leaky_bucket_reset: deletes the state of one key of leaky_bucket.
 --
 -- KEYS: as leaky_bucket's:
---   KEYS[1]  {<key>}:lb
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:lb:<rate>:<period_ms>
+-- ARGV: the parameters, as leaky_bucket's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'leaky_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 3 or #ARGV > 3 then
+  return bad('expected 3 arguments (capacity rate period_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local capacity = int(ARGV[1])
+if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[1]))
+end
+local rate = int(ARGV[2])
+if rate == nil or rate < 1 or rate > 1000000000000 then
+  return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[2]))
+end
+local period_ms = int(ARGV[3])
+if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+  return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
+end
+if not (capacity * period_ms <= 1000000000000000) then
+  return bad('capacity times period_ms must not exceed 10^15')
+end
+if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+  return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
+end
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
+if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+  return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
+end
+if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+  return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:lb')
+  return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:lb' then
-  return bad('KEYS[1] must be {<key>}:lb')
+local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -4603,11 +4953,11 @@ redis.register_function{function_name = 'limitspec_meta_window', callback = func
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw  hash: the current window
+--   KEYS[1]  {<key>}:mw:<window_ms>  hash: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
 --              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
---   KEYS[2]  {<key>}:mw:log  list: the window's admitted requests, oldest first
+--   KEYS[2]  {<key>}:mw:<window_ms>:log  list: the window's admitted requests, oldest first
 --              at most 2 * limit entries, in arrival order, each t_ms:cost:meta:
 --                t_ms: when the request was admitted (in [0, NOW_MAX])
 --                cost: its cost (past limit only by a forced call) (in [1, 2 * limit])
@@ -4712,22 +5062,23 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw {<key>}:mw:log')
+  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:mw' then
-  return bad('KEYS[1] must be {<key>}:mw')
+local tail = '}:mw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:log' then
-  return bad('KEYS[2] must be {<key>}:mw:log with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -4783,7 +5134,7 @@ local function wipe()
   end
 end
 
--- {<key>}:mw:log is written but not read: its type, before any write
+-- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
 local log__type = redis.call('TYPE', KEYS[2]).ok
 if log__type ~= 'none' and log__type ~= 'list' then
   return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
@@ -4825,11 +5176,11 @@ redis.register_function{function_name = 'limitspec_meta_window_entries', flags =
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw  hash: the current window
+--   KEYS[1]  {<key>}:mw:<window_ms>  hash: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
 --              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
---   KEYS[2]  {<key>}:mw:log  list: the window's admitted requests, oldest first
+--   KEYS[2]  {<key>}:mw:<window_ms>:log  list: the window's admitted requests, oldest first
 --              at most 2 * limit entries, in arrival order, each t_ms:cost:meta:
 --                t_ms: when the request was admitted (in [0, NOW_MAX])
 --                cost: its cost (past limit only by a forced call) (in [1, 2 * limit])
@@ -4953,22 +5304,23 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw {<key>}:mw:log')
+  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:mw' then
-  return bad('KEYS[1] must be {<key>}:mw')
+local tail = '}:mw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:log' then
-  return bad('KEYS[2] must be {<key>}:mw:log with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -5057,11 +5409,11 @@ redis.register_function{function_name = 'limitspec_meta_window_force', callback 
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw  hash: the current window
+--   KEYS[1]  {<key>}:mw:<window_ms>  hash: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
 --              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
---   KEYS[2]  {<key>}:mw:log  list: the window's admitted requests, oldest first
+--   KEYS[2]  {<key>}:mw:<window_ms>:log  list: the window's admitted requests, oldest first
 --              at most 2 * limit entries, in arrival order, each t_ms:cost:meta:
 --                t_ms: when the request was admitted (in [0, NOW_MAX])
 --                cost: its cost (past limit only by a forced call) (in [1, 2 * limit])
@@ -5166,22 +5518,23 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw {<key>}:mw:log')
+  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:mw' then
-  return bad('KEYS[1] must be {<key>}:mw')
+local tail = '}:mw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:log' then
-  return bad('KEYS[2] must be {<key>}:mw:log with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -5237,7 +5590,7 @@ local function wipe()
   end
 end
 
--- {<key>}:mw:log is written but not read: its type, before any write
+-- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
 local log__type = redis.call('TYPE', KEYS[2]).ok
 if log__type ~= 'none' and log__type ~= 'list' then
   return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
@@ -5274,36 +5627,99 @@ redis.register_function{function_name = 'limitspec_meta_window_reset', callback 
 -- meta_window_reset: deletes the state of one key of meta_window.
 --
 -- KEYS: as meta_window's:
---   KEYS[1]  {<key>}:mw
---   KEYS[2]  {<key>}:mw:log
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:mw:<window_ms>
+--   KEYS[2]  {<key>}:mw:<window_ms>:log
+-- ARGV: the parameters, as meta_window's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 2 or #ARGV > 2 then
+  return bad('expected 2 arguments (limit window_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 100000 then
+  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[1]))
+end
+local window_ms = int(ARGV[2])
+if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[2]))
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw {<key>}:mw:log')
+  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:mw' then
-  return bad('KEYS[1] must be {<key>}:mw')
+local tail = '}:mw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:log' then
-  return bad('KEYS[2] must be {<key>}:mw:log with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
@@ -5332,13 +5748,13 @@ redis.register_function{function_name = 'limitspec_sliding_log', callback = func
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sl  zset: one entry per admitted request
+--   KEYS[1]  {<key>}:sl:<window_ms>  zset: one entry per admitted request
 --              at most 2 * limit entries, each a member ts:seq:cost:run scored by ts:
 --                ts: the score: when the request was admitted (in [0, NOW_MAX])
 --                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 200000])
 --                cost: the cost admitted (past limit only by a forced call) (in [1, 200000])
 --                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:sl:sum  hash: the total cost of the log's entries
+--   KEYS[2]  {<key>}:sl:<window_ms>:sum  hash: the total cost of the log's entries
 --              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
@@ -5467,22 +5883,23 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:sl {<key>}:sl:sum')
+  return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sl' then
-  return bad('KEYS[1] must be {<key>}:sl')
+local tail = '}:sl:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:sl:sum' then
-  return bad('KEYS[2] must be {<key>}:sl:sum with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:sl:' .. num(window_ms) .. ':sum' then
+  return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -5637,7 +6054,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2])
   end
 end
--- the newest entry of {<key>}:sl, which an add continues
+-- the newest entry of {<key>}:sl:<window_ms>, which an add continues
 local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
@@ -5734,13 +6151,13 @@ redis.register_function{function_name = 'limitspec_sliding_log_force', callback 
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sl  zset: one entry per admitted request
+--   KEYS[1]  {<key>}:sl:<window_ms>  zset: one entry per admitted request
 --              at most 2 * limit entries, each a member ts:seq:cost:run scored by ts:
 --                ts: the score: when the request was admitted (in [0, NOW_MAX])
 --                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 200000])
 --                cost: the cost admitted (past limit only by a forced call) (in [1, 200000])
 --                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:sl:sum  hash: the total cost of the log's entries
+--   KEYS[2]  {<key>}:sl:<window_ms>:sum  hash: the total cost of the log's entries
 --              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
@@ -5869,22 +6286,23 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:sl {<key>}:sl:sum')
+  return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sl' then
-  return bad('KEYS[1] must be {<key>}:sl')
+local tail = '}:sl:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:sl:sum' then
-  return bad('KEYS[2] must be {<key>}:sl:sum with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:sl:' .. num(window_ms) .. ':sum' then
+  return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -6039,7 +6457,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2])
   end
 end
--- the newest entry of {<key>}:sl, which an add continues
+-- the newest entry of {<key>}:sl:<window_ms>, which an add continues
 local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
@@ -6129,36 +6547,99 @@ redis.register_function{function_name = 'limitspec_sliding_log_reset', callback 
 -- sliding_log_reset: deletes the state of one key of sliding_log.
 --
 -- KEYS: as sliding_log's:
---   KEYS[1]  {<key>}:sl
---   KEYS[2]  {<key>}:sl:sum
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:sl:<window_ms>
+--   KEYS[2]  {<key>}:sl:<window_ms>:sum
+-- ARGV: the parameters, as sliding_log's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'sliding_log: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 2 or #ARGV > 2 then
+  return bad('expected 2 arguments (limit window_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 100000 then
+  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[1]))
+end
+local window_ms = int(ARGV[2])
+if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[2]))
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:sl {<key>}:sl:sum')
+  return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sl' then
-  return bad('KEYS[1] must be {<key>}:sl')
+local tail = '}:sl:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:sl:sum' then
-  return bad('KEYS[2] must be {<key>}:sl:sum with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:sl:' .. num(window_ms) .. ':sum' then
+  return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
@@ -6186,7 +6667,7 @@ redis.register_function{function_name = 'limitspec_sliding_window', callback = f
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sw  hash: the counts of the last admission's window and the one before
+--   KEYS[1]  {<key>}:sw:<window_ms>  hash: the counts of the last admission's window and the one before
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              cur: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --              prev: cost admitted in the window before (in [0, 2 * limit])
@@ -6293,14 +6774,15 @@ if not (limit * window_ms <= 1000000000000000) then
   return bad('limit times window_ms must not exceed 10^15')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:sw')
+  return bad('expected 1 keys: {<key>}:sw:<window_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sw' then
-  return bad('KEYS[1] must be {<key>}:sw')
+local tail = '}:sw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -6398,7 +6880,7 @@ redis.register_function{function_name = 'limitspec_sliding_window_force', callba
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sw  hash: the counts of the last admission's window and the one before
+--   KEYS[1]  {<key>}:sw:<window_ms>  hash: the counts of the last admission's window and the one before
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              cur: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --              prev: cost admitted in the window before (in [0, 2 * limit])
@@ -6505,14 +6987,15 @@ if not (limit * window_ms <= 1000000000000000) then
   return bad('limit times window_ms must not exceed 10^15')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:sw')
+  return bad('expected 1 keys: {<key>}:sw:<window_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sw' then
-  return bad('KEYS[1] must be {<key>}:sw')
+local tail = '}:sw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -6603,27 +7086,93 @@ redis.register_function{function_name = 'limitspec_sliding_window_reset', callba
 -- sliding_window_reset: deletes the state of one key of sliding_window.
 --
 -- KEYS: as sliding_window's:
---   KEYS[1]  {<key>}:sw
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:sw:<window_ms>
+-- ARGV: the parameters, as sliding_window's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'sliding_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 2 or #ARGV > 2 then
+  return bad('expected 2 arguments (limit window_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 1000000000000 then
+  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[1]))
+end
+local window_ms = int(ARGV[2])
+if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[2]))
+end
+if not (limit * window_ms <= 1000000000000000) then
+  return bad('limit times window_ms must not exceed 10^15')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:sw')
+  return bad('expected 1 keys: {<key>}:sw:<window_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sw' then
-  return bad('KEYS[1] must be {<key>}:sw')
+local tail = '}:sw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -6647,7 +7196,7 @@ redis.register_function{function_name = 'limitspec_token_bucket', callback = fun
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:tb  hash: the bucket level at the last admission
+--   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  hash: the bucket level at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              level: tokens times refill_ms at ts (below 0 only after forced calls) (in [0 - capacity * refill_ms, capacity * refill_ms])
 --
@@ -6769,14 +7318,15 @@ if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_m
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:tb')
+  return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:tb' then
-  return bad('KEYS[1] must be {<key>}:tb')
+local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -6861,7 +7411,7 @@ redis.register_function{function_name = 'limitspec_token_bucket_force', callback
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:tb  hash: the bucket level at the last admission
+--   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  hash: the bucket level at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              level: tokens times refill_ms at ts (below 0 only after forced calls) (in [0 - capacity * refill_ms, capacity * refill_ms])
 --
@@ -6983,14 +7533,15 @@ if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_m
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:tb')
+  return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:tb' then
-  return bad('KEYS[1] must be {<key>}:tb')
+local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -7068,27 +7619,107 @@ redis.register_function{function_name = 'limitspec_token_bucket_reset', callback
 -- token_bucket_reset: deletes the state of one key of token_bucket.
 --
 -- KEYS: as token_bucket's:
---   KEYS[1]  {<key>}:tb
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>
+-- ARGV: the parameters, as token_bucket's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'token_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 3 or #ARGV > 3 then
+  return bad('expected 3 arguments (capacity refill_tokens refill_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local capacity = int(ARGV[1])
+if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[1]))
+end
+local refill_tokens = int(ARGV[2])
+if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
+  return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[2]))
+end
+local refill_ms = int(ARGV[3])
+if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
+  return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
+end
+if not (capacity * refill_ms <= 1000000000000000) then
+  return bad('capacity times refill_ms must not exceed 10^15')
+end
+if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
+end
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
+if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
+end
+if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:tb')
+  return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:tb' then
-  return bad('KEYS[1] must be {<key>}:tb')
+local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -7115,8 +7746,8 @@ redis.register_function{function_name = 'limitspec_user_global', callback = func
 --   2. global: fixed_window(limit=ARGV global.limit, window_ms=60000) per constant global
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<user>}:user_global:user:tb  hash
---   KEYS[2]  {global}:user_global:global:fw  hash
+--   KEYS[1]  {<user>}:user_global:user:tb:1:100  hash
+--   KEYS[2]  {global}:user_global:global:fw:60000  hash
 -- The keys have the hash tags of several identities, which Redis Cluster
 -- may place in different slots: not for a cluster (docs/semantics.md).
 --
@@ -7417,11 +8048,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<user>}:user_global:user:tb {global}:user_global:global:fw')
+  return bad('expected 2 keys: {<user>}:user_global:user:tb:1:100 {global}:user_global:global:fw:60000')
 end
-local id_user = tag_of(KEYS[1], '}:user_global:user:tb')
+local id_user = tag_of(KEYS[1], '}:user_global:user:tb:1:100')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:user_global:user:tb')
+  return bad('KEYS[1] must be {<user>}:user_global:user:tb:1:100')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -7429,9 +8060,9 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw')
+local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw:60000')
 if id_constant_global == nil then
-  return bad('KEYS[2] must be {global}:user_global:global:fw')
+  return bad('KEYS[2] must be {global}:user_global:global:fw:60000')
 end
 if id_constant_global == '' then
   return bad('identity constant global must not be empty')
@@ -7531,8 +8162,8 @@ redis.register_function{function_name = 'limitspec_user_global_force', callback 
 --   2. global: fixed_window(limit=ARGV global.limit, window_ms=60000) per constant global
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<user>}:user_global:user:tb  hash
---   KEYS[2]  {global}:user_global:global:fw  hash
+--   KEYS[1]  {<user>}:user_global:user:tb:1:100  hash
+--   KEYS[2]  {global}:user_global:global:fw:60000  hash
 -- The keys have the hash tags of several identities, which Redis Cluster
 -- may place in different slots: not for a cluster (docs/semantics.md).
 --
@@ -7833,11 +8464,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<user>}:user_global:user:tb {global}:user_global:global:fw')
+  return bad('expected 2 keys: {<user>}:user_global:user:tb:1:100 {global}:user_global:global:fw:60000')
 end
-local id_user = tag_of(KEYS[1], '}:user_global:user:tb')
+local id_user = tag_of(KEYS[1], '}:user_global:user:tb:1:100')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:user_global:user:tb')
+  return bad('KEYS[1] must be {<user>}:user_global:user:tb:1:100')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -7845,9 +8476,9 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw')
+local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw:60000')
 if id_constant_global == nil then
-  return bad('KEYS[2] must be {global}:user_global:global:fw')
+  return bad('KEYS[2] must be {global}:user_global:global:fw:60000')
 end
 if id_constant_global == '' then
   return bad('identity constant global must not be empty')
@@ -7936,8 +8567,8 @@ redis.register_function{function_name = 'limitspec_user_global_reset', callback 
 -- identities its keys name.
 --
 -- KEYS: as user_global's:
---   KEYS[1]  {<user>}:user_global:user:tb
---   KEYS[2]  {global}:user_global:global:fw
+--   KEYS[1]  {<user>}:user_global:user:tb:1:100
+--   KEYS[2]  {global}:user_global:global:fw:60000
 -- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
 -- deleted): BADINPUT <message>, as the policy's for its keys.
 
@@ -7960,11 +8591,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<user>}:user_global:user:tb {global}:user_global:global:fw')
+  return bad('expected 2 keys: {<user>}:user_global:user:tb:1:100 {global}:user_global:global:fw:60000')
 end
-local id_user = tag_of(KEYS[1], '}:user_global:user:tb')
+local id_user = tag_of(KEYS[1], '}:user_global:user:tb:1:100')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:user_global:user:tb')
+  return bad('KEYS[1] must be {<user>}:user_global:user:tb:1:100')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -7972,9 +8603,9 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw')
+local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw:60000')
 if id_constant_global == nil then
-  return bad('KEYS[2] must be {global}:user_global:global:fw')
+  return bad('KEYS[2] must be {global}:user_global:global:fw:60000')
 end
 if id_constant_global == '' then
   return bad('identity constant global must not be empty')
@@ -7987,5 +8618,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '9117e55db2e998c43f45bfc37fb8b30ece708572'
+  return '8045d32fd19d2f7e738571270e4981179ba4a6c7'
 end}

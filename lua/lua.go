@@ -4,7 +4,8 @@
 // Its calling convention (documented at the head of every .lua file and in
 // manifest.json) is:
 //
-//	KEYS[i] = "{" + key + "}" + Keys[i]   (all keys share one hash tag)
+//	KEYS[i] = "{" + key + "}" + Keys[i], each <param> in it replaced by
+//	          the parameter's value (all keys share one hash tag)
 //	ARGV    = now_ms, cost, the Strings (meta), then the Params in order
 //	reply   = {allowed (1/0), limit, remaining, retry_after_ms,
 //	           reset_after_ms, delay_ms, tier}
@@ -36,15 +37,16 @@ type Script struct {
 	// SHA1 is the hex SHA1 of Source, as EVALSHA expects.
 	SHA1 string
 	// ResetSource and ResetSHA1 are the decision's reset script (empty
-	// for a view): the same KEYS, no ARGV; it deletes them and replies
-	// with the number deleted.
+	// for a view): the same KEYS, the parameters as ARGV; it deletes the
+	// keys and replies with the number deleted.
 	ResetSource, ResetSHA1 string
 	// ForceSource and ForceSHA1 are the decision's forced call (empty for
 	// a view): the same KEYS, ARGV and reply; it consumes the cost even
 	// when it denies (docs/semantics.md, "Force").
 	ForceSource, ForceSHA1 string
-	// Keys are the suffixes of the KEYS entries, in order; the full key is
-	// "{" + key + "}" + suffix.
+	// Keys are the suffixes of the KEYS entries, in order, each naming
+	// parameters in angle brackets: ":sl:<window_ms>:sum"; the full key is
+	// "{" + key + "}" + the suffix with each <param> replaced by its value.
 	Keys []string
 	// Strings are the per-call string inputs, in ARGV order after now_ms
 	// and cost.
@@ -58,14 +60,25 @@ type Script struct {
 	Reply []string
 }
 
-// KeyNames returns the KEYS of a call for the given limiter key.
-func (s Script) KeyNames(key string) []string {
+// KeyNames returns the KEYS of a call for the given limiter key and
+// parameter values (in decimal, by name; a missing optional one is its
+// default).
+func (s Script) KeyNames(key string, params map[string]string) []string {
 	out := make([]string, len(s.Keys))
 	for i, suffix := range s.Keys {
-		out[i] = "{" + key + "}" + suffix
+		out[i] = "{" + key + "}" + paramRE.ReplaceAllStringFunc(suffix, func(p string) string {
+			name := p[1 : len(p)-1]
+			if v, ok := params[name]; ok {
+				return v
+			}
+			return s.Defaults[name]
+		})
 	}
 	return out
 }
+
+// paramRE is a parameter named in a key's suffix.
+var paramRE = regexp.MustCompile(`<[a-z][a-z0-9_]*>`)
 
 // Lookup returns the decision script of the named algorithm.
 func Lookup(name string) (Script, bool) { return LookupView(name, "") }

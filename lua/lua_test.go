@@ -75,8 +75,8 @@ func TestManifestMatchesScripts(t *testing.T) {
 }
 
 func TestKeyNames(t *testing.T) {
-	s := Script{Keys: []string{":a", ":b"}}
-	if got := strings.Join(s.KeyNames("u1"), " "); got != "{u1}:a {u1}:b" {
+	s := Script{Keys: []string{":a:<w>", ":a:<w>:<x>:b"}, Defaults: map[string]string{"x": "0"}}
+	if got := strings.Join(s.KeyNames("u1", map[string]string{"w": "60000"}), " "); got != "{u1}:a:60000 {u1}:a:60000:0:b" {
 		t.Errorf("KeyNames = %q", got)
 	}
 	if _, ok := Lookup("gcra"); !ok {

@@ -8,11 +8,11 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw  hash: the current window
+--   KEYS[1]  {<key>}:mw:<window_ms>  hash: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
 --              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
---   KEYS[2]  {<key>}:mw:log  list: the window's admitted requests, oldest first
+--   KEYS[2]  {<key>}:mw:<window_ms>:log  list: the window's admitted requests, oldest first
 --              at most 2 * limit entries, in arrival order, each t_ms:cost:meta:
 --                t_ms: when the request was admitted (in [0, NOW_MAX])
 --                cost: its cost (past limit only by a forced call) (in [1, 2 * limit])
@@ -136,22 +136,23 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw {<key>}:mw:log')
+  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:mw' then
-  return bad('KEYS[1] must be {<key>}:mw')
+local tail = '}:mw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:log' then
-  return bad('KEYS[2] must be {<key>}:mw:log with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
 -- per-call inputs

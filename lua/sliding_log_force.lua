@@ -10,13 +10,13 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sl  zset: one entry per admitted request
+--   KEYS[1]  {<key>}:sl:<window_ms>  zset: one entry per admitted request
 --              at most 2 * limit entries, each a member ts:seq:cost:run scored by ts:
 --                ts: the score: when the request was admitted (in [0, NOW_MAX])
 --                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 200000])
 --                cost: the cost admitted (past limit only by a forced call) (in [1, 200000])
 --                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:sl:sum  hash: the total cost of the log's entries
+--   KEYS[2]  {<key>}:sl:<window_ms>:sum  hash: the total cost of the log's entries
 --              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
@@ -145,22 +145,23 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
   return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:sl {<key>}:sl:sum')
+  return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sl' then
-  return bad('KEYS[1] must be {<key>}:sl')
+local tail = '}:sl:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:sl:sum' then
-  return bad('KEYS[2] must be {<key>}:sl:sum with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:sl:' .. num(window_ms) .. ':sum' then
+  return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -315,7 +316,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2])
   end
 end
--- the newest entry of {<key>}:sl, which an add continues
+-- the newest entry of {<key>}:sl:<window_ms>, which an add continues
 local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v

@@ -19,7 +19,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sw  hash: the counts of the last admission's window and the one before
+--   KEYS[1]  {<key>}:sw:<window_ms>  hash: the counts of the last admission's window and the one before
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              cur: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --              prev: cost admitted in the window before (in [0, 2 * limit])
@@ -126,14 +126,15 @@ if not (limit * window_ms <= 1000000000000000) then
   return bad('limit times window_ms must not exceed 10^15')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:sw')
+  return bad('expected 1 keys: {<key>}:sw:<window_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:sw' then
-  return bad('KEYS[1] must be {<key>}:sw')
+local tail = '}:sw:' .. num(window_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end

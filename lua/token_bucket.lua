@@ -10,7 +10,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:tb  hash: the bucket level at the last admission
+--   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  hash: the bucket level at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              level: tokens times refill_ms at ts (below 0 only after forced calls) (in [0 - capacity * refill_ms, capacity * refill_ms])
 --
@@ -132,14 +132,15 @@ if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_m
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:tb')
+  return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:tb' then
-  return bad('KEYS[1] must be {<key>}:tb')
+local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end

@@ -3,27 +3,107 @@
 -- token_bucket_reset: deletes the state of one key of token_bucket.
 --
 -- KEYS: as token_bucket's:
---   KEYS[1]  {<key>}:tb
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>
+-- ARGV: the parameters, as token_bucket's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'token_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 3 or #ARGV > 3 then
+  return bad('expected 3 arguments (capacity refill_tokens refill_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local capacity = int(ARGV[1])
+if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[1]))
+end
+local refill_tokens = int(ARGV[2])
+if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
+  return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[2]))
+end
+local refill_ms = int(ARGV[3])
+if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
+  return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
+end
+if not (capacity * refill_ms <= 1000000000000000) then
+  return bad('capacity times refill_ms must not exceed 10^15')
+end
+if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
+end
+-- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
+if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
+end
+if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:tb')
+  return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -4) ~= '}:tb' then
-  return bad('KEYS[1] must be {<key>}:tb')
+local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -5)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end

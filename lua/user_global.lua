@@ -13,8 +13,8 @@
 --   2. global: fixed_window(limit=ARGV global.limit, window_ms=60000) per constant global
 --
 -- KEYS, each limit's keys in order (<name> is the value of that identity):
---   KEYS[1]  {<user>}:user_global:user:tb  hash
---   KEYS[2]  {global}:user_global:global:fw  hash
+--   KEYS[1]  {<user>}:user_global:user:tb:1:100  hash
+--   KEYS[2]  {global}:user_global:global:fw:60000  hash
 -- The keys have the hash tags of several identities, which Redis Cluster
 -- may place in different slots: not for a cluster (docs/semantics.md).
 --
@@ -315,11 +315,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<user>}:user_global:user:tb {global}:user_global:global:fw')
+  return bad('expected 2 keys: {<user>}:user_global:user:tb:1:100 {global}:user_global:global:fw:60000')
 end
-local id_user = tag_of(KEYS[1], '}:user_global:user:tb')
+local id_user = tag_of(KEYS[1], '}:user_global:user:tb:1:100')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:user_global:user:tb')
+  return bad('KEYS[1] must be {<user>}:user_global:user:tb:1:100')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -327,9 +327,9 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw')
+local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw:60000')
 if id_constant_global == nil then
-  return bad('KEYS[2] must be {global}:user_global:global:fw')
+  return bad('KEYS[2] must be {global}:user_global:global:fw:60000')
 end
 if id_constant_global == '' then
   return bad('identity constant global must not be empty')

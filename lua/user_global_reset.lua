@@ -4,8 +4,8 @@
 -- identities its keys name.
 --
 -- KEYS: as user_global's:
---   KEYS[1]  {<user>}:user_global:user:tb
---   KEYS[2]  {global}:user_global:global:fw
+--   KEYS[1]  {<user>}:user_global:user:tb:1:100
+--   KEYS[2]  {global}:user_global:global:fw:60000
 -- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
 -- deleted): BADINPUT <message>, as the policy's for its keys.
 
@@ -28,11 +28,11 @@ end
 
 -- keys: each limit's, in the hash tag of its identity
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<user>}:user_global:user:tb {global}:user_global:global:fw')
+  return bad('expected 2 keys: {<user>}:user_global:user:tb:1:100 {global}:user_global:global:fw:60000')
 end
-local id_user = tag_of(KEYS[1], '}:user_global:user:tb')
+local id_user = tag_of(KEYS[1], '}:user_global:user:tb:1:100')
 if id_user == nil then
-  return bad('KEYS[1] must be {<user>}:user_global:user:tb')
+  return bad('KEYS[1] must be {<user>}:user_global:user:tb:1:100')
 end
 if id_user == '' then
   return bad('identity user must not be empty')
@@ -40,9 +40,9 @@ end
 if string.sub(id_user, 1, 1) == '}' then
   return bad('identity user must not begin with \'}\' (its hash tag would be empty)')
 end
-local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw')
+local id_constant_global = tag_of(KEYS[2], '}:user_global:global:fw:60000')
 if id_constant_global == nil then
-  return bad('KEYS[2] must be {global}:user_global:global:fw')
+  return bad('KEYS[2] must be {global}:user_global:global:fw:60000')
 end
 if id_constant_global == '' then
   return bad('identity constant global must not be empty')

@@ -77,14 +77,16 @@ func newAlgorithm(rdb redis.UniversalClient, s lua.Script, twin goimpl.Limiter, 
 		local:  limitspec.Local(s.Algorithm, twin),
 		names:  []string{s.Algorithm}, windows: []time.Duration{limitspec.Window(twin)},
 	}
-	for _, v := range values {
+	byName := map[string]string{}
+	for i, v := range values {
 		l.params = append(l.params, strconv.FormatInt(v, 10))
+		byName[s.Params[i]] = l.params[i]
 	}
 	l.keys = func(req limitspec.Request) ([]string, bool) {
 		if req.Key == "" || req.Key[0] == '}' {
 			return nil, false
 		}
-		return s.KeyNames(l.o.prefix + req.Key), true
+		return s.KeyNames(l.o.prefix+req.Key, byName), true
 	}
 	return l, nil
 }
@@ -229,6 +231,12 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	if !ok {
 		return l.refusal(ctx, req)
 	}
-	_, err := l.run(ctx, l.reset, keys, nil)
+	var argv []any // an algorithm's reset takes its parameters, which its keys name
+	if l.limits == 0 {
+		for _, p := range l.params {
+			argv = append(argv, p)
+		}
+	}
+	_, err := l.run(ctx, l.reset, keys, argv)
 	return err
 }

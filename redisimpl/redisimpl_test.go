@@ -104,12 +104,12 @@ func TestBadState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb.Set(ctx, "{u}:gcra", "x", 0)
+	rdb.Set(ctx, "{u}:gcra:10:1000", "x", 0)
 	_, err = lim.Limit(ctx, limitspec.Request{Key: "u", Cost: 1})
 	if !errors.Is(err, limitspec.ErrBadState) || errors.Is(err, limitspec.ErrUnavailable) {
 		t.Errorf("WRONGTYPE: %v; want ErrBadState only", err)
 	}
-	if v := rdb.Get(ctx, "{u}:gcra").Val(); v != "x" {
+	if v := rdb.Get(ctx, "{u}:gcra:10:1000").Val(); v != "x" {
 		t.Errorf("the key now holds %q", v)
 	}
 }
@@ -175,7 +175,7 @@ func TestClocks(t *testing.T) {
 		if _, err := lim.Limit(ctx, limitspec.Request{Key: key, Cost: 1, Now: now}); err != nil {
 			t.Fatal(err)
 		}
-		ts, err := rdb.HGet(ctx, "{"+key+"}:fw", "ts").Int64()
+		ts, err := rdb.HGet(ctx, "{"+key+"}:fw:60000", "ts").Int64()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestClocks(t *testing.T) {
 	if ts < before-1000 || ts > after+1000 {
 		t.Errorf("WithServerClock: recorded %d, want the server's clock, within [%d, %d] give or take 1 s", ts, before, after)
 	}
-	if rdb.TTL(ctx, "{server}:fw").Val() <= 0 {
+	if rdb.TTL(ctx, "{server}:fw:60000").Val() <= 0 {
 		t.Error("the server-clock key has no TTL")
 	}
 }

@@ -48,7 +48,7 @@
 // work grows with the entries a key holds, each on a key set up for it
 // (sliding_log and meta_window full at limit WorstEntries, with a limit
 // lowered by configuration, a large cost, a window passed, entries at one
-// instant; bucket_window at its 3600 buckets and after bucket_ms changes),
+// instant; bucket_window at its 3600 buckets),
 // with the stored entries, the commands and the time of the decision (as
 // above), next to the typical time of the first table. Keys are written
 // directly by a writer when it gives the same state as the script on a
@@ -357,6 +357,17 @@ type timer struct {
 type call struct {
 	key     string
 	t, cost int64
+	// v are the parameters, which the key's names carry.
+	v map[string]int64
+}
+
+// keyNames are the names of s's keys for key under the parameters v.
+func keyNames(s lua.Script, key string, v map[string]int64) []string {
+	params := map[string]string{}
+	for name, x := range v {
+		params[name] = strconv.FormatInt(x, 10)
+	}
+	return s.KeyNames(key, params)
 }
 
 // args is the ARGV of a decision: now_ms, cost, the strings, the
@@ -394,7 +405,7 @@ func (m *measurer) fill(s lua.Script, v map[string]int64, keys []string, n, span
 	}
 	for i := int64(0); i < n-1; i++ {
 		for _, k := range keys {
-			calls = append(calls, call{k, at(i, n, span), 1})
+			calls = append(calls, call{k, at(i, n, span), 1, v})
 			if len(calls) == batch {
 				if err := flush(); err != nil {
 					return err
@@ -428,7 +439,7 @@ func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
 	last := at(n-1, n, span)
 	one := make([]call, len(keys))
 	for k, key := range keys {
-		one[k] = call{key, last, 1}
+		one[k] = call{key, last, 1, v}
 	}
 
 	// The n-th admission of each key.
@@ -454,7 +465,7 @@ func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
 	// Memory of the full keys; then a TTL long enough for the timing
 	// sweeps (the scripts' own are 60 s beyond the window).
 	for _, key := range keys {
-		for _, name := range s.KeyNames(key) {
+		for _, name := range keyNames(s, key, v) {
 			b, err := m.rdb.MemoryUsage(m.ctx, name, 0).Result()
 			if err != nil {
 				return nil, nil, fmt.Errorf("MEMORY USAGE %s: %v", name, err)
@@ -585,8 +596,8 @@ func (m *measurer) roundCalls(t *timer, n int) ([]call, error) {
 		}
 		from := cs[i].key
 		cs[i].key = from + ":copy:" + strconv.Itoa(t.done+i)
-		dst := t.s.KeyNames(cs[i].key)
-		for k, name := range t.s.KeyNames(from) {
+		dst := keyNames(t.s, cs[i].key, cs[i].v)
+		for k, name := range keyNames(t.s, from, cs[i].v) {
 			if err := m.rdb.Copy(m.ctx, name, dst[k], 0, false).Err(); err != nil {
 				return nil, fmt.Errorf("COPY %s: %v", name, err)
 			}
@@ -598,7 +609,7 @@ func (m *measurer) roundCalls(t *timer, n int) ([]call, error) {
 // deleteCopies deletes the keys of a round's copies.
 func (m *measurer) deleteCopies(s lua.Script, cs []call) {
 	for _, c := range cs {
-		m.rdb.Unlink(m.ctx, s.KeyNames(c.key)...)
+		m.rdb.Unlink(m.ctx, keyNames(s, c.key, c.v)...)
 	}
 }
 
@@ -621,7 +632,7 @@ func (m *measurer) eval(s lua.Script, calls []call, args func(call) []any) ([]an
 		pipe := m.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, 0, batch)
 		for _, c := range calls[from:min(from+batch, len(calls))] {
-			cmds = append(cmds, pipe.EvalSha(m.ctx, s.SHA1, s.KeyNames(c.key), args(c)...))
+			cmds = append(cmds, pipe.EvalSha(m.ctx, s.SHA1, keyNames(s, c.key, c.v), args(c)...))
 		}
 		if _, err := pipe.Exec(m.ctx); err != nil {
 			return nil, fmt.Errorf("EVALSHA %s: %v", s.Name, err)

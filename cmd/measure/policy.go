@@ -89,7 +89,7 @@ func (m *measurer) measurePolicy() ([]*policyWay, error) {
 func separateKeys(prefix string, p lua.Policy, fw lua.Script, ids map[string]string) []string {
 	var out []string
 	for _, l := range p.Limits {
-		out = append(out, fw.KeyNames(prefix+ids[l.Identity]+":"+l.Name)...)
+		out = append(out, keyNames(fw, prefix+ids[l.Identity]+":"+l.Name, l.Params)...)
 	}
 	return out
 }
@@ -108,7 +108,7 @@ func (m *measurer) decideWay(i int, p lua.Policy, fw lua.Script, ids map[string]
 	pipe := m.rdb.Pipeline()
 	for _, l := range p.Limits {
 		argv := []any{t, 1, l.Params["limit"], l.Params["window_ms"]}
-		key := fw.KeyNames(m.prefix + ids[l.Identity] + ":" + l.Name)
+		key := keyNames(fw, m.prefix+ids[l.Identity]+":"+l.Name, l.Params)
 		if i == 1 {
 			reply, err := m.rdb.EvalSha(m.ctx, fw.SHA1, key, argv...).Result()
 			if err != nil || allowed(reply) != 1 {

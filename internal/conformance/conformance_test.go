@@ -313,16 +313,16 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 		view   string
 	}{
 		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},
-			[][]string{{"ZADD", "{k}:sl", "1", "not-an-entry"}, {"PEXPIRE", "{k}:sl", "60000"}}, ""},
+			[][]string{{"ZADD", "{k}:sl:1000", "1", "not-an-entry"}, {"PEXPIRE", "{k}:sl:1000", "60000"}}, ""},
 		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},
-			[][]string{{"ZADD", "{k}:sl", "1", "1:0:x"}, {"PEXPIRE", "{k}:sl", "60000"}}, ""},
+			[][]string{{"ZADD", "{k}:sl:1000", "1", "1:0:x"}, {"PEXPIRE", "{k}:sl:1000", "60000"}}, ""},
 		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
-			[][]string{{"ZADD", "{k}:bw", "1700000000000", "soon"}, {"PEXPIRE", "{k}:bw", "60000"}}, ""},
+			[][]string{{"ZADD", "{k}:bw:100:1000:0:0", "1700000000000", "soon"}, {"PEXPIRE", "{k}:bw:100:1000:0:0", "60000"}}, ""},
 		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
-			[][]string{{"ZADD", "{k}:bw", "1700000000000", "1700000000000:1.5:2"}, {"PEXPIRE", "{k}:bw", "60000"}}, ""},
+			[][]string{{"ZADD", "{k}:bw:100:1000:0:0", "1700000000000", "1700000000000:1.5:2"}, {"PEXPIRE", "{k}:bw:100:1000:0:0", "60000"}}, ""},
 		{"meta_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
-			[][]string{{"HSET", "{k}:mw", "ts", "1700000000000", "start", "1700000000000", "used", "1"},
-				{"RPUSH", "{k}:mw:log", "1700000000000"}, {"PEXPIRE", "{k}:mw", "60000"}, {"PEXPIRE", "{k}:mw:log", "60000"}}, "entries"},
+			[][]string{{"HSET", "{k}:mw:1000", "ts", "1700000000000", "start", "1700000000000", "used", "1"},
+				{"RPUSH", "{k}:mw:1000:log", "1700000000000"}, {"PEXPIRE", "{k}:mw:1000", "60000"}, {"PEXPIRE", "{k}:mw:1000:log", "60000"}}, "entries"},
 	}
 	for _, tt := range tests {
 		for _, tg := range []Target{luaT, mini} {

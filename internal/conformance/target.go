@@ -150,6 +150,30 @@ func scriptSources() map[string]string {
 // resetName is the name of the reset script.
 func (c call) resetName() string { return lua.ResetName(c.alg) }
 
+// resetArgs is the reset script's ARGV: an algorithm's parameters (its
+// keys name some), none for a policy.
+func (c call) resetArgs() []string {
+	if c.policy != nil {
+		return nil
+	}
+	return c.params
+}
+
+// keyParams are the vector's parameters as a key names them: in decimal,
+// as the scripts print them; a value that is no integer as given (the
+// script refuses it before it reads the keys).
+func (c call) keyParams() map[string]string {
+	out := map[string]string{}
+	for name, v := range c.given {
+		if n, err := v.Int64(); err == nil {
+			out[name] = strconv.FormatInt(n, 10)
+		} else {
+			out[name] = v.String()
+		}
+	}
+	return out
+}
+
 // resetOutcome is a reset script's outcome: empty when it replied with
 // the number of keys deleted.
 func resetOutcome(res any, err error) Outcome {
@@ -290,7 +314,7 @@ func (c call) args(prefix string, r Request) (keys, argv []string, refused *Outc
 // keys returns the KEYS of r's call, with prefix inside every hash tag.
 func (c call) keys(prefix string, r Request) ([]string, *Outcome) {
 	if c.policy == nil {
-		return c.script.KeyNames(prefix + r.Key), nil
+		return c.script.KeyNames(prefix+r.Key, c.keyParams()), nil
 	}
 	for name := range r.IDs {
 		if !slices.Contains(c.policy.Identities, name) {
@@ -318,7 +342,7 @@ func stringArgs(names []string, inputs map[string]string) []string {
 
 // viewArgs returns KEYS and ARGV for a view.
 func (c call) viewArgs(prefix, key string, nowMs int64) (keys []string, argv []string) {
-	keys = c.script.KeyNames(prefix + key)
+	keys = c.script.KeyNames(prefix+key, c.keyParams())
 	return keys, append([]string{strconv.FormatInt(nowMs, 10)}, c.params...)
 }
 

@@ -87,7 +87,7 @@ func (t *LuaTarget) Reset(r Request) Outcome {
 	if refused != nil {
 		return *refused
 	}
-	ret, o := t.call(t.c.resetName(), keys, nil)
+	ret, o := t.call(t.c.resetName(), keys, t.c.resetArgs())
 	if o != nil {
 		return *o
 	}

@@ -135,7 +135,7 @@ func (t *RedisTarget) Reset(r Request) Outcome {
 	if refused != nil {
 		return *refused
 	}
-	return resetOutcome(t.eval(t.c.resetName(), keys, nil))
+	return resetOutcome(t.eval(t.c.resetName(), keys, t.c.resetArgs()))
 }
 
 // decisionOutcome turns the reply of c's decision script, or its error,

@@ -281,17 +281,18 @@ func luaParams(w *writer, a *Algorithm, firstParam int) {
 }
 
 // luaKeys checks KEYS: as many as the states, all with one hash tag, the
-// key, which must not be empty nor begin with '}'.
+// key, which must not be empty nor begin with '}', each its state's
+// suffix with the parameters it names (parsed already).
 func luaKeys(w *writer, a *Algorithm) {
-	w.line("-- keys: all share the hash tag {key}")
+	w.line("-- keys: all share the hash tag {key}, and name the parameters")
 	w.line("if #KEYS ~= %d then", len(a.States))
 	w.line("  return bad(%s)", luaStr(fmt.Sprintf("expected %d keys: %s", len(a.States), keyTemplates(a))))
 	w.line("end")
-	first := a.States[0].Suffix
-	w.line("if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], %d) ~= %s then", -len(first)-1, luaStr("}"+first))
-	w.line("  return bad(%s)", luaStr("KEYS[1] must be "+keyTemplate(a.States[0])))
+	w.line("local tail = %s", luaKeyTail(a.States[0]))
+	w.line("if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then")
+	w.line("  return bad(%s)", luaStr("KEYS[1] must be "+keyTemplate(a.States[0])+" for these parameters"))
 	w.line("end")
-	w.line("local tag = string.sub(KEYS[1], 2, %d)", -len(first)-2)
+	w.line("local tag = string.sub(KEYS[1], 2, -#tail - 1)")
 	w.line("if tag == '' then")
 	w.line("  return bad(%s)", luaStr(msgKeyEmpty))
 	w.line("end")
@@ -299,10 +300,30 @@ func luaKeys(w *writer, a *Algorithm) {
 	w.line("  return bad(%s)", luaStr(msgKeyBrace))
 	w.line("end")
 	for i, s := range a.States[1:] {
-		w.line("if KEYS[%d] ~= '{' .. tag .. %s then", i+2, luaStr("}"+s.Suffix))
+		w.line("if KEYS[%d] ~= '{' .. tag .. %s then", i+2, luaKeyTail(s))
 		w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s with the key of KEYS[1]", i+2, keyTemplate(s))))
 		w.line("end")
 	}
+}
+
+// luaKeyTail is the Lua expression of what follows a key's hash tag,
+// from its closing brace: the suffix, with the values of the parameters
+// it names (locals parsed already).
+func luaKeyTail(s *State) string {
+	parts := []string{}
+	text := "}"
+	for _, p := range s.KeyParts {
+		if p.Param == nil {
+			text += p.Text
+			continue
+		}
+		parts = append(parts, luaStr(text), "num("+luaName(p.Param.Name)+")")
+		text = ""
+	}
+	if text != "" {
+		parts = append(parts, luaStr(text))
+	}
+	return strings.Join(parts, " .. ")
 }
 
 // luaInputs parses and checks the per-call inputs: now_ms (the server's
@@ -892,7 +913,23 @@ func entryLayout(s *State) string {
 // showState is the collection a view returns.
 func showState(v *View) *State { return v.Body[len(v.Body)-1].(*Show).State }
 
-func keyTemplate(s *State) string { return "{<key>}" + s.Suffix }
+// keyTemplate is a state's key for any key, its parameters named:
+// {<key>}:sl:<window_ms>:sum.
+func keyTemplate(s *State) string { return "{<key>}" + keySuffix(s, func(p *Param) string { return "<" + p.Name + ">" }) }
+
+// keySuffix is what follows a key's hash tag, each parameter it names as
+// value renders it.
+func keySuffix(s *State, value func(*Param) string) string {
+	var b strings.Builder
+	for _, p := range s.KeyParts {
+		if p.Param == nil {
+			b.WriteString(p.Text)
+		} else {
+			b.WriteString(value(p.Param))
+		}
+	}
+	return b.String()
+}
 
 func keyTemplates(a *Algorithm) string {
 	var out []string

@@ -17,7 +17,13 @@ func policyKeyTemplate(p *Policy, l *Limit, s *State) string {
 	if l.Constant != "" {
 		id = l.Constant
 	}
-	return "{" + id + "}" + p.KeyInfix(l) + s.Suffix
+	return "{" + id + "}" + p.KeyInfix(l) + policyKeySuffix(l, s)
+}
+
+// policyKeySuffix is the suffix of state s of limit l, the parameters it
+// names fixed by the policy.
+func policyKeySuffix(l *Limit, s *State) string {
+	return keySuffix(s, func(p *Param) string { return fmt.Sprint(l.Fixed[p.Name]) })
 }
 
 // emitLuaPolicy returns the script of a policy: a function per algorithm
@@ -185,7 +191,7 @@ func luaPolicyKeys(w *writer, p *Policy) {
 	for _, l := range p.Limits {
 		for _, s := range l.Alg.States {
 			key++
-			tmpl, tail := policyKeyTemplate(p, l, s), "}"+p.KeyInfix(l)+s.Suffix
+			tmpl, tail := policyKeyTemplate(p, l, s), "}"+p.KeyInfix(l)+policyKeySuffix(l, s)
 			// A constant is checked as an identity of its own, by form: a
 			// client may prefix it, as any key, inside the hash tag.
 			name, what := l.Identity, l.Identity

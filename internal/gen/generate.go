@@ -405,7 +405,7 @@ func scriptLiteral(sp *Spec, a *Algorithm, v *View, files map[string][]byte) str
 	name := luaScriptName(a, v)
 	var keys, params, strs, defaults, returns []string
 	for _, s := range a.States {
-		keys = append(keys, fmt.Sprintf("%q", s.Suffix))
+		keys = append(keys, fmt.Sprintf("%q", strings.TrimPrefix(keyTemplate(s), "{<key>}")))
 	}
 	for _, p := range a.Params {
 		params = append(params, fmt.Sprintf("%q", p.Name))
@@ -478,7 +478,7 @@ func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
 		for _, l := range p.Limits {
 			var keys []string
 			for _, s := range l.Alg.States {
-				keys = append(keys, fmt.Sprintf("%q", p.KeyInfix(l)+s.Suffix))
+				keys = append(keys, fmt.Sprintf("%q", p.KeyInfix(l)+policyKeySuffix(l, s)))
 			}
 			var fixed, perCall []string
 			for _, prm := range l.Alg.Params {

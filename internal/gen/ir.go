@@ -171,7 +171,10 @@ func (k StateKind) String() string { return [...]string{"hash", "zset", "list"}[
 type State struct {
 	Name   string
 	Doc    string
-	Suffix string // the key is "{" + key + "}" + Suffix
+	// Suffix is what follows the hash tag in the key's template, as the
+	// spec writes it: ":sl:{window_ms}:sum". KeyParts are its pieces.
+	Suffix   string
+	KeyParts []KeyPart
 	Kind   StateKind
 	Fields []*Field // the fixed fields of a hash
 	// Entry are the fields of each entry of a collection (a zset, a list,
@@ -197,6 +200,26 @@ type State struct {
 	// score sort by it: its largest value's. Filled in by the analysis.
 	PadWidth int
 	Pos      Pos
+}
+
+// KeyPart is a piece of a key's suffix: literal text, or the decimal
+// value of a parameter (Param not nil). A key names the parameters its
+// state is measured in, so that two limits that differ in one never
+// share state (docs/semantics.md, "Keys").
+type KeyPart struct {
+	Text  string
+	Param *Param
+}
+
+// KeyParams are the parameters the key names, in order.
+func (s *State) KeyParams() []*Param {
+	var out []*Param
+	for _, p := range s.KeyParts {
+		if p.Param != nil {
+			out = append(out, p.Param)
+		}
+	}
+	return out
 }
 
 // GrowsAtEnd reports whether adds to a zset continue its newest entry

@@ -228,6 +228,12 @@ func (l *loader) fixParam(lim *Limit, what, name, v string) {
 		return
 	}
 	if v == perCallValue {
+		for _, s := range lim.Alg.States {
+			if slices.Contains(s.KeyParams(), prm) {
+				l.errf(lim.Pos, "%s: parameter %s is named by the state's keys: it must be fixed, not %q", what, name, perCallValue)
+				return
+			}
+		}
 		return
 	}
 	n, err := strconv.ParseInt(v, 10, 64)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,7 +112,12 @@ func LoadDir(dir string) (*Spec, error) {
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 var constRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-var suffixRE = regexp.MustCompile(`^\{key\}(:[A-Za-z0-9_:.-]+)$`)
+var (
+	// keyLiteralRE is a literal piece of a key's suffix.
+	keyLiteralRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	// keyParamRE is a parameter's piece: its name in braces.
+	keyParamRE = regexp.MustCompile(`^\{([a-z][a-z0-9_]*)\}$`)
+)
 
 // Load parses and checks a spec; file names the source in errors.
 func Load(file string, src []byte) (*Spec, error) {
@@ -372,19 +378,14 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 	for j, ys := range ya.State {
 		pos := l.itemPos(index, "state", j, pos)
 		s := &State{Name: ys.Name, Doc: strings.TrimSpace(ys.Doc), Pos: pos}
-		m := suffixRE.FindStringSubmatch(ys.Key)
 		switch {
 		case !nameRE.MatchString(s.Name):
 			l.errf(pos, "%s: state %q: names are lower_case", a.Name, s.Name)
-		case m == nil:
-			// Every key of one call starts with the same hash tag, "{" + key
-			// + "}", so all land in one Redis Cluster slot.
-			l.errf(pos, "%s: state %s: key %q must be \"{key}\" followed by a constant suffix such as \":name\", so that all keys of one call share the hash tag {key} and one cluster slot", a.Name, s.Name, ys.Key)
-		case suffixes[m[1]]:
+		case suffixes[ys.Key]:
 			l.errf(pos, "%s: state %s: key %q is used twice", a.Name, s.Name, ys.Key)
 		default:
-			s.Suffix = m[1]
-			suffixes[m[1]] = true
+			suffixes[ys.Key] = true
+			l.keyParts(a, s, ys.Key, pos)
 		}
 		switch ys.Type {
 		case "hash":
@@ -482,6 +483,88 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 		a.Views = append(a.Views, v)
 	}
 	return a
+}
+
+// keyParts parses a state's key: "{key}" (the hash tag, shared by every
+// key of a call so that all land in one Redis Cluster slot), then
+// colon-separated pieces, each literal text or a parameter in braces,
+// the first literal (it names the algorithm). Every key of an algorithm
+// names the same parameters.
+func (l *loader) keyParts(a *Algorithm, s *State, key string, pos Pos) {
+	suffix, ok := strings.CutPrefix(key, "{key}:")
+	pieces := strings.Split(suffix, ":")
+	if !ok || !keyLiteralRE.MatchString(pieces[0]) {
+		l.errf(pos, "%s: state %s: key %q must be \"{key}:\" and a name, then more :pieces, each text or a {parameter}, so that all keys of one call share the hash tag {key} and one cluster slot", a.Name, s.Name, key)
+		return
+	}
+	s.Suffix = ":" + suffix
+	named := map[*Param]bool{}
+	for _, piece := range pieces {
+		m := keyParamRE.FindStringSubmatch(piece)
+		if m == nil {
+			if !keyLiteralRE.MatchString(piece) {
+				l.errf(pos, "%s: state %s: key piece %q is neither text ([A-Za-z0-9_.-]) nor a {parameter}", a.Name, s.Name, piece)
+			}
+			s.KeyParts = appendKeyText(s.KeyParts, ":"+piece)
+			continue
+		}
+		p := paramNamed(a, m[1])
+		switch {
+		case p == nil:
+			l.errf(pos, "%s: state %s: key names %q, which is not a parameter", a.Name, s.Name, m[1])
+		case named[p]:
+			l.errf(pos, "%s: state %s: key names %s twice", a.Name, s.Name, p.Name)
+		default:
+			named[p] = true
+			s.KeyParts = appendKeyText(s.KeyParts, ":")
+			s.KeyParts = append(s.KeyParts, KeyPart{Param: p})
+		}
+	}
+	if len(a.States) > 0 && !sameParams(a.States[0].KeyParams(), s.KeyParams()) {
+		l.errf(pos, "%s: state %s: every key of an algorithm names the same parameters (%s names %s)", a.Name, s.Name, a.States[0].Name, paramNames(a.States[0].KeyParams()))
+	}
+}
+
+// appendKeyText appends literal text to a key's parts, joining it to a
+// literal before it.
+func appendKeyText(parts []KeyPart, text string) []KeyPart {
+	if n := len(parts); n > 0 && parts[n-1].Param == nil {
+		parts[n-1].Text += text
+		return parts
+	}
+	return append(parts, KeyPart{Text: text})
+}
+
+func paramNamed(a *Algorithm, name string) *Param {
+	for _, p := range a.Params {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func sameParams(x, y []*Param) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for _, p := range x {
+		if !slices.Contains(y, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func paramNames(ps []*Param) string {
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // window reads an algorithm's optional window, an integer expression in

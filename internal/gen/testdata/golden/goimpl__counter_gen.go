@@ -99,7 +99,7 @@ func (l *Counter) Allow(key string, nowMs, cost int64) (Result, error) {
 	if field(st.ctrExp > nowMs, st.ctrTs, 0, 0, 35184372088832) > nowMs+5000 {
 		st = counterState{}
 	}
-	// {<key>}:ctr: the count
+	// {<key>}:ctr:<gap_ms>: the count
 	ctrLive := st.ctrExp > nowMs
 	ctrTs := field(ctrLive, st.ctrTs, 0, 0, 35184372088832)
 	ctrN := field(ctrLive, st.ctrN, 0, 0, p.Limit)
@@ -170,7 +170,7 @@ func (l *Counter) decide(sh *shard[counterState], key string, nowMs, cost int64,
 	if field(st.ctrExp > nowMs, st.ctrTs, 0, 0, 35184372088832) > nowMs+5000 {
 		st = counterState{}
 	}
-	// {<key>}:ctr: the count
+	// {<key>}:ctr:<gap_ms>: the count
 	ctrLive := st.ctrExp > nowMs
 	ctrTs := field(ctrLive, st.ctrTs, 0, 0, 35184372088832)
 	ctrN := field(ctrLive, st.ctrN, 0, 0, p.Limit)

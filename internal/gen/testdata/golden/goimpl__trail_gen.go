@@ -37,7 +37,7 @@ type trailState struct {
 
 func (s *trailState) expires() int64 { return max(s.logExp, s.notesExp, s.hitsExp, s.seenExp) }
 
-// trailLogEntry is one entry of {<key>}:log: one entry per admission.
+// trailLogEntry is one entry of {<key>}:log:<window_ms>:<bucket_ms>: one entry per admission.
 type trailLogEntry struct {
 	// Ts: the score: when.
 	Ts int64
@@ -51,7 +51,7 @@ type trailLogEntry struct {
 // entries of equal score.
 func (x *trailLogEntry) member() string { return joinEntry(3, x.Ts, x.Cost, x.Run) }
 
-// TrailNotesEntry is one entry of {<key>}:notes: the notes, oldest first.
+// TrailNotesEntry is one entry of {<key>}:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first.
 type TrailNotesEntry struct {
 	// Ts: when.
 	Ts int64
@@ -59,7 +59,7 @@ type TrailNotesEntry struct {
 	Text string
 }
 
-// trailHitsEntry is one entry of {<key>}:hits: cost per bucket.
+// trailHitsEntry is one entry of {<key>}:log:<window_ms>:<bucket_ms>:hits: cost per bucket.
 type trailHitsEntry struct {
 	// Start: the bucket's start.
 	Start int64
@@ -165,18 +165,18 @@ func (l *Trail) AllowNote(key string, nowMs, cost int64, note string) (Result, e
 	if field(st.seenExp > nowMs, st.seenTs, 0, 0, 35184372088832) > nowMs+5000 {
 		st = trailState{}
 	}
-	// {<key>}:log: one entry per admission
+	// {<key>}:log:<window_ms>:<bucket_ms>: one entry per admission
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
 	}
 	log := st.logEntries
-	// {<key>}:notes: the notes, oldest first
+	// {<key>}:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first
 	notesLive := st.notesExp > nowMs
 	if !notesLive {
 		st.notesEntries = nil
 	}
-	// {<key>}:hits: cost per bucket
+	// {<key>}:log:<window_ms>:<bucket_ms>:hits: cost per bucket
 	hitsLive := st.hitsExp > nowMs
 	if !hitsLive {
 		st.hitsEntries = nil
@@ -356,18 +356,18 @@ func (l *Trail) decide(sh *shard[trailState], key string, nowMs, cost int64, not
 	if field(st.seenExp > nowMs, st.seenTs, 0, 0, 35184372088832) > nowMs+5000 {
 		st = trailState{}
 	}
-	// {<key>}:log: one entry per admission
+	// {<key>}:log:<window_ms>:<bucket_ms>: one entry per admission
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
 	}
 	log := st.logEntries
-	// {<key>}:notes: the notes, oldest first
+	// {<key>}:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first
 	notesLive := st.notesExp > nowMs
 	if !notesLive {
 		st.notesEntries = nil
 	}
-	// {<key>}:hits: cost per bucket
+	// {<key>}:log:<window_ms>:<bucket_ms>:hits: cost per bucket
 	hitsLive := st.hitsExp > nowMs
 	if !hitsLive {
 		st.hitsEntries = nil
@@ -573,7 +573,7 @@ func (l *Trail) Recent(key string, nowMs int64) ([]TrailNotesEntry, error) {
 	if field(st.seenExp > nowMs, st.seenTs, 0, 0, 35184372088832) > nowMs+5000 {
 		st = trailState{}
 	}
-	// {<key>}:notes: the notes, oldest first
+	// {<key>}:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first
 	notesLive := st.notesExp > nowMs
 	if !notesLive {
 		st.notesEntries = nil

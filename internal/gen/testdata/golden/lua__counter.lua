@@ -6,7 +6,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:ctr  hash: the count
+--   KEYS[1]  {<key>}:ctr:<gap_ms>  hash: the count
 --              ts: last admission (in [0, NOW_MAX])
 --              n: count (in [0, limit])
 --
@@ -111,14 +111,15 @@ if not (limit * gap_ms <= 100000000000) then
   return bad('limit times gap_ms must not exceed 10^11')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:ctr')
+  return bad('expected 1 keys: {<key>}:ctr:<gap_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:ctr' then
-  return bad('KEYS[1] must be {<key>}:ctr')
+local tail = '}:ctr:' .. num(gap_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end

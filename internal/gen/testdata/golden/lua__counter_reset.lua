@@ -3,27 +3,93 @@
 -- counter_reset: deletes the state of one key of counter.
 --
 -- KEYS: as counter's:
---   KEYS[1]  {<key>}:ctr
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:ctr:<gap_ms>
+-- ARGV: the parameters, as counter's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'counter: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 2 or #ARGV > 2 then
+  return bad('expected 2 arguments (limit gap_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 1000 then
+  return bad('parameter limit must be an integer in [1, 1000], got ' .. clip(ARGV[1]))
+end
+local gap_ms = int(ARGV[2])
+if gap_ms == nil or gap_ms < 1 or gap_ms > 1000000000 then
+  return bad('parameter gap_ms must be an integer in [1, 1000000000], got ' .. clip(ARGV[2]))
+end
+if not (limit * gap_ms <= 100000000000) then
+  return bad('limit times gap_ms must not exceed 10^11')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:ctr')
+  return bad('expected 1 keys: {<key>}:ctr:<gap_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:ctr' then
-  return bad('KEYS[1] must be {<key>}:ctr')
+local tail = '}:ctr:' .. num(gap_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end

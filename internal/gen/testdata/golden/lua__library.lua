@@ -17,7 +17,7 @@ redis.register_function{function_name = 'limitspec_counter', callback = function
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:ctr  hash: the count
+--   KEYS[1]  {<key>}:ctr:<gap_ms>  hash: the count
 --              ts: last admission (in [0, NOW_MAX])
 --              n: count (in [0, limit])
 --
@@ -122,14 +122,15 @@ if not (limit * gap_ms <= 100000000000) then
   return bad('limit times gap_ms must not exceed 10^11')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:ctr')
+  return bad('expected 1 keys: {<key>}:ctr:<gap_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:ctr' then
-  return bad('KEYS[1] must be {<key>}:ctr')
+local tail = '}:ctr:' .. num(gap_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -214,7 +215,7 @@ redis.register_function{function_name = 'limitspec_counter_force', callback = fu
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:ctr  hash: the count
+--   KEYS[1]  {<key>}:ctr:<gap_ms>  hash: the count
 --              ts: last admission (in [0, NOW_MAX])
 --              n: count (in [0, limit])
 --
@@ -319,14 +320,15 @@ if not (limit * gap_ms <= 100000000000) then
   return bad('limit times gap_ms must not exceed 10^11')
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:ctr')
+  return bad('expected 1 keys: {<key>}:ctr:<gap_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:ctr' then
-  return bad('KEYS[1] must be {<key>}:ctr')
+local tail = '}:ctr:' .. num(gap_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -404,27 +406,93 @@ redis.register_function{function_name = 'limitspec_counter_reset', callback = fu
 -- counter_reset: deletes the state of one key of counter.
 --
 -- KEYS: as counter's:
---   KEYS[1]  {<key>}:ctr
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:ctr:<gap_ms>
+-- ARGV: the parameters, as counter's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'counter: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 2 or #ARGV > 2 then
+  return bad('expected 2 arguments (limit gap_ms), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 1000 then
+  return bad('parameter limit must be an integer in [1, 1000], got ' .. clip(ARGV[1]))
+end
+local gap_ms = int(ARGV[2])
+if gap_ms == nil or gap_ms < 1 or gap_ms > 1000000000 then
+  return bad('parameter gap_ms must be an integer in [1, 1000000000], got ' .. clip(ARGV[2]))
+end
+if not (limit * gap_ms <= 100000000000) then
+  return bad('limit times gap_ms must not exceed 10^11')
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:ctr')
+  return bad('expected 1 keys: {<key>}:ctr:<gap_ms>')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:ctr' then
-  return bad('KEYS[1] must be {<key>}:ctr')
+local tail = '}:ctr:' .. num(gap_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
@@ -446,20 +514,20 @@ redis.register_function{function_name = 'limitspec_trail', callback = function(K
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:log  zset: one entry per admission
+--   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>  zset: one entry per admission
 --              at most limit entries, each a member ts:cost:run scored by ts:
 --                ts: the score: when (in [0, NOW_MAX])
 --                cost: cost admitted (in [1, 100])
 --                run: the running sum of cost (in [0, 999999])
---   KEYS[2]  {<key>}:notes  list: the notes, oldest first
+--   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes  list: the notes, oldest first
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:hits  zset: cost per bucket
+--   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits  zset: cost per bucket
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:seen  hash: the last admission
+--   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -595,28 +663,29 @@ if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
   return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[6]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log {<key>}:notes {<key>}:hits {<key>}:seen')
+  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:log' then
-  return bad('KEYS[1] must be {<key>}:log')
+local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:notes' then
-  return bad('KEYS[2] must be {<key>}:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:hits' then
-  return bad('KEYS[3] must be {<key>}:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:seen' then
-  return bad('KEYS[4] must be {<key>}:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -804,7 +873,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   end
 end
--- the newest entry of {<key>}:log, which an add continues
+-- the newest entry of {<key>}:log:<window_ms>:<bucket_ms>, which an add continues
 local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
@@ -813,7 +882,7 @@ if log__card > 0 then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
 end
--- the newest entry of {<key>}:hits, which an add continues
+-- the newest entry of {<key>}:log:<window_ms>:<bucket_ms>:hits, which an add continues
 local hits__top = nil
 if hits__card > 0 then
   local bad__what, bad__v
@@ -823,7 +892,7 @@ if hits__card > 0 then
   end
 end
 
--- {<key>}:notes is written but not read: its type, before any write
+-- {<key>}:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
 local notes__type = redis.call('TYPE', KEYS[2]).ok
 if notes__type ~= 'none' and notes__type ~= 'list' then
   return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
@@ -934,20 +1003,20 @@ redis.register_function{function_name = 'limitspec_trail_force', callback = func
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:log  zset: one entry per admission
+--   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>  zset: one entry per admission
 --              at most limit entries, each a member ts:cost:run scored by ts:
 --                ts: the score: when (in [0, NOW_MAX])
 --                cost: cost admitted (in [1, 100])
 --                run: the running sum of cost (in [0, 999999])
---   KEYS[2]  {<key>}:notes  list: the notes, oldest first
+--   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes  list: the notes, oldest first
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:hits  zset: cost per bucket
+--   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits  zset: cost per bucket
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:seen  hash: the last admission
+--   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -1083,28 +1152,29 @@ if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
   return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[6]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log {<key>}:notes {<key>}:hits {<key>}:seen')
+  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:log' then
-  return bad('KEYS[1] must be {<key>}:log')
+local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:notes' then
-  return bad('KEYS[2] must be {<key>}:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:hits' then
-  return bad('KEYS[3] must be {<key>}:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:seen' then
-  return bad('KEYS[4] must be {<key>}:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -1292,7 +1362,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   end
 end
--- the newest entry of {<key>}:log, which an add continues
+-- the newest entry of {<key>}:log:<window_ms>:<bucket_ms>, which an add continues
 local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
@@ -1301,7 +1371,7 @@ if log__card > 0 then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
 end
--- the newest entry of {<key>}:hits, which an add continues
+-- the newest entry of {<key>}:log:<window_ms>:<bucket_ms>:hits, which an add continues
 local hits__top = nil
 if hits__card > 0 then
   local bad__what, bad__v
@@ -1311,7 +1381,7 @@ if hits__card > 0 then
   end
 end
 
--- {<key>}:notes is written but not read: its type, before any write
+-- {<key>}:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
 local notes__type = redis.call('TYPE', KEYS[2]).ok
 if notes__type ~= 'none' and notes__type ~= 'list' then
   return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
@@ -1418,20 +1488,20 @@ redis.register_function{function_name = 'limitspec_trail_recent', flags = {'no-w
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:log  zset: one entry per admission
+--   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>  zset: one entry per admission
 --              at most limit entries, each a member ts:cost:run scored by ts:
 --                ts: the score: when (in [0, NOW_MAX])
 --                cost: cost admitted (in [1, 100])
 --                run: the running sum of cost (in [0, 999999])
---   KEYS[2]  {<key>}:notes  list: the notes, oldest first
+--   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes  list: the notes, oldest first
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:hits  zset: cost per bucket
+--   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits  zset: cost per bucket
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:seen  hash: the last admission
+--   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -1560,28 +1630,29 @@ if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
   return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[4]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log {<key>}:notes {<key>}:hits {<key>}:seen')
+  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:log' then
-  return bad('KEYS[1] must be {<key>}:log')
+local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:notes' then
-  return bad('KEYS[2] must be {<key>}:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:hits' then
-  return bad('KEYS[3] must be {<key>}:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:seen' then
-  return bad('KEYS[4] must be {<key>}:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -1653,49 +1724,119 @@ redis.register_function{function_name = 'limitspec_trail_reset', callback = func
 -- trail_reset: deletes the state of one key of trail.
 --
 -- KEYS: as trail's:
---   KEYS[1]  {<key>}:log
---   KEYS[2]  {<key>}:notes
---   KEYS[3]  {<key>}:hits
---   KEYS[4]  {<key>}:seen
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>
+--   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes
+--   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits
+--   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen
+-- ARGV: the parameters, as trail's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 2 or #ARGV > 3 then
+  return bad('expected 2 to 3 arguments (limit window_ms [bucket_ms]), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 100 then
+  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[1]))
+end
+local window_ms = int(ARGV[2])
+if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
+  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[2]))
+end
+local bucket_ms = 10
+if ARGV[3] ~= nil then
+  bucket_ms = int(ARGV[3])
+end
+if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
+  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[3]))
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log {<key>}:notes {<key>}:hits {<key>}:seen')
+  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:log' then
-  return bad('KEYS[1] must be {<key>}:log')
+local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:notes' then
-  return bad('KEYS[2] must be {<key>}:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:hits' then
-  return bad('KEYS[3] must be {<key>}:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:seen' then
-  return bad('KEYS[4] must be {<key>}:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'f0ec6a3783e4aa3aa9a093b7b325ee3282896dfe'
+  return '848804e3de6066ce0b114145c23a0c1890dfbb58'
 end}

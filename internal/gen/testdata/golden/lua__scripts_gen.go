@@ -27,9 +27,9 @@ var trailRecentSource string
 
 // Scripts lists every generated script, sorted by name.
 var Scripts = []Script{
-	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "e291ea861f933e507130ef962130f2ddcd01e2e9", ResetSource: counterResetSource, ResetSHA1: "f5795b491dc1121876f5b3cd8c946491fd16ba76", ForceSource: counterForceSource, ForceSHA1: "4537020d1d62602a1faae6e229e98956f9486a6a", Keys: []string{":ctr"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms", "retry_after_ms", "reset_after_ms", "delay_ms"}},
-	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "e496fa886e51b6c4a88298037f8314dc54a7c7ba", ResetSource: trailResetSource, ResetSHA1: "d17f2ffe6fd3b07605b5d8160981a8641be0f874", ForceSource: trailForceSource, ForceSHA1: "5afc6252dc50bd24ecc11e0005e6af6b2eab0160", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms", "retry_after_ms", "reset_after_ms", "delay_ms"}},
-	{Name: "trail_recent", Algorithm: "trail", View: "recent", Source: trailRecentSource, SHA1: "df9563f4a852a53f54ede0fad71a227809f1c61c", Keys: []string{":log", ":notes", ":hits", ":seen"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"ts", "text"}},
+	{Name: "counter", Algorithm: "counter", View: "", Source: counterSource, SHA1: "5e04f082d3f1a60f24ec09f4165bbcc4baba8f63", ResetSource: counterResetSource, ResetSHA1: "67226d7fa461f515bc689097fbf3c2adef9584dd", ForceSource: counterForceSource, ForceSHA1: "ddf3594dcb9aa5a514c10c14f8d69c95880cb128", Keys: []string{":ctr:<gap_ms>"}, Strings: []string{}, Params: []string{"limit", "gap_ms"}, Defaults: map[string]string{}, Reply: []string{"allowed", "remaining", "wait_ms", "retry_after_ms", "reset_after_ms", "delay_ms"}},
+	{Name: "trail", Algorithm: "trail", View: "", Source: trailSource, SHA1: "7b192f9c6824bdbc1c1e9b82a9549f505de1dafb", ResetSource: trailResetSource, ResetSHA1: "4b42a93456865bead8fd814cc106bb7494c07717", ForceSource: trailForceSource, ForceSHA1: "897608764514854a33a09a3de0ba9a853c9998f2", Keys: []string{":log:<window_ms>:<bucket_ms>", ":log:<window_ms>:<bucket_ms>:notes", ":log:<window_ms>:<bucket_ms>:hits", ":log:<window_ms>:<bucket_ms>:seen"}, Strings: []string{"note"}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"allowed", "remaining", "wait_ms", "retry_after_ms", "reset_after_ms", "delay_ms"}},
+	{Name: "trail_recent", Algorithm: "trail", View: "recent", Source: trailRecentSource, SHA1: "8916fc9dd2497dc725f5094213770c452c420a62", Keys: []string{":log:<window_ms>:<bucket_ms>", ":log:<window_ms>:<bucket_ms>:notes", ":log:<window_ms>:<bucket_ms>:hits", ":log:<window_ms>:<bucket_ms>:seen"}, Strings: []string{}, Params: []string{"limit", "window_ms", "bucket_ms"}, Defaults: map[string]string{"bucket_ms": "10"}, Reply: []string{"ts", "text"}},
 }
 
 // Policies lists every generated policy script, in the spec's order.
@@ -42,7 +42,7 @@ var Policies = []Policy{}
 var LibrarySource string
 
 // LibraryVersion is what the library's VersionFunction replies.
-const LibraryVersion = "f0ec6a3783e4aa3aa9a093b7b325ee3282896dfe"
+const LibraryVersion = "848804e3de6066ce0b114145c23a0c1890dfbb58"
 
 // LibraryName is the name of the Redis Functions library, LibrarySource;
 // VersionFunction replies with its version.

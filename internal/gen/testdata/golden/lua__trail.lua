@@ -8,20 +8,20 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:log  zset: one entry per admission
+--   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>  zset: one entry per admission
 --              at most limit entries, each a member ts:cost:run scored by ts:
 --                ts: the score: when (in [0, NOW_MAX])
 --                cost: cost admitted (in [1, 100])
 --                run: the running sum of cost (in [0, 999999])
---   KEYS[2]  {<key>}:notes  list: the notes, oldest first
+--   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes  list: the notes, oldest first
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:hits  zset: cost per bucket
+--   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits  zset: cost per bucket
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:seen  hash: the last admission
+--   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -157,28 +157,29 @@ if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
   return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[6]))
 end
 
--- keys: all share the hash tag {key}
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log {<key>}:notes {<key>}:hits {<key>}:seen')
+  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:log' then
-  return bad('KEYS[1] must be {<key>}:log')
+local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:notes' then
-  return bad('KEYS[2] must be {<key>}:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:hits' then
-  return bad('KEYS[3] must be {<key>}:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:seen' then
-  return bad('KEYS[4] must be {<key>}:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -366,7 +367,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   end
 end
--- the newest entry of {<key>}:log, which an add continues
+-- the newest entry of {<key>}:log:<window_ms>:<bucket_ms>, which an add continues
 local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
@@ -375,7 +376,7 @@ if log__card > 0 then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
 end
--- the newest entry of {<key>}:hits, which an add continues
+-- the newest entry of {<key>}:log:<window_ms>:<bucket_ms>:hits, which an add continues
 local hits__top = nil
 if hits__card > 0 then
   local bad__what, bad__v
@@ -385,7 +386,7 @@ if hits__card > 0 then
   end
 end
 
--- {<key>}:notes is written but not read: its type, before any write
+-- {<key>}:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
 local notes__type = redis.call('TYPE', KEYS[2]).ok
 if notes__type ~= 'none' and notes__type ~= 'list' then
   return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')

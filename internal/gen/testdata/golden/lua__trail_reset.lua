@@ -3,44 +3,114 @@
 -- trail_reset: deletes the state of one key of trail.
 --
 -- KEYS: as trail's:
---   KEYS[1]  {<key>}:log
---   KEYS[2]  {<key>}:notes
---   KEYS[3]  {<key>}:hits
---   KEYS[4]  {<key>}:seen
--- ARGV: none. Reply: the number of keys deleted. Errors (nothing is
--- deleted): BADINPUT <message>, as the decision's for its keys.
+--   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>
+--   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes
+--   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits
+--   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen
+-- ARGV: the parameters, as trail's after its inputs (the keys name some).
+-- Reply: the number of keys deleted. Errors (nothing is deleted):
+-- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+
+-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  return math.min(math.max(n, lo), hi)
+end
+
+-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+
+-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+
+-- floor(a / b) and ceil(a / b); exact while a + b < 2^53
+local function fdiv(a, b)
+  return math.floor(a / b)
+end
+
+local function cdiv(a, b)
+  return math.floor((a + b - 1) / b)
+end
+
+local function pick(c, a, b)
+  if c then
+    return a
+  end
+  return b
+end
 
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
-if #ARGV ~= 0 then
-  return bad('expected 0 arguments, got ' .. #ARGV)
+-- arguments
+if #ARGV < 2 or #ARGV > 3 then
+  return bad('expected 2 to 3 arguments (limit window_ms [bucket_ms]), got ' .. #ARGV)
 end
 
--- keys: all share the hash tag {key}
+-- parameters
+local limit = int(ARGV[1])
+if limit == nil or limit < 1 or limit > 100 then
+  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[1]))
+end
+local window_ms = int(ARGV[2])
+if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
+  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[2]))
+end
+local bucket_ms = 10
+if ARGV[3] ~= nil then
+  bucket_ms = int(ARGV[3])
+end
+if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
+  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[3]))
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log {<key>}:notes {<key>}:hits {<key>}:seen')
+  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
 end
-if string.sub(KEYS[1], 1, 1) ~= '{' or string.sub(KEYS[1], -5) ~= '}:log' then
-  return bad('KEYS[1] must be {<key>}:log')
+local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -6)
+local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
   return bad('key must not be empty')
 end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:notes' then
-  return bad('KEYS[2] must be {<key>}:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:hits' then
-  return bad('KEYS[3] must be {<key>}:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:seen' then
-  return bad('KEYS[4] must be {<key>}:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
