@@ -24,9 +24,9 @@
 --   computed inside the script (all keys are declared, as Redis Cluster
 --   requires), and buckets older than the widest window are removed at
 --   each admission, so the set holds at most widest window / bucket_ms
---   entries. A hash beside it holds the time of the last admission. A
---   request is counted in the newest bucket when that starts after its
---   own (only after bucket_ms was changed between calls).
+--   entries. A hash beside it holds the time of the last admission.
+--   The keys name bucket_ms and every window: a state's buckets are
+--   always of one length.
 --   Window: window_ms with one tier (a bucket's cost leaves the window
 --   window_ms after the bucket starts, so a fully used limit is whole
 --   again at most window_ms later). With several tiers, 0: no single

@@ -35,9 +35,9 @@ redis.register_function{function_name = 'limitspec_bucket_window', callback = fu
 --   computed inside the script (all keys are declared, as Redis Cluster
 --   requires), and buckets older than the widest window are removed at
 --   each admission, so the set holds at most widest window / bucket_ms
---   entries. A hash beside it holds the time of the last admission. A
---   request is counted in the newest bucket when that starts after its
---   own (only after bucket_ms was changed between calls).
+--   entries. A hash beside it holds the time of the last admission.
+--   The keys name bucket_ms and every window: a state's buckets are
+--   always of one length.
 --   Window: window_ms with one tier (a bucket's cost leaves the window
 --   window_ms after the bucket starts, so a fully used limit is whole
 --   again at most window_ms later). With several tiers, 0: no single
@@ -8618,5 +8618,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '8045d32fd19d2f7e738571270e4981179ba4a6c7'
+  return 'a20e51960d947af915c7769deac0a6915073bdee'
 end}
