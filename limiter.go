@@ -2,40 +2,64 @@ package limitspec
 
 import (
 	"context"
-	"errors"
+	"math"
 	"time"
-
-	"github.com/limitspec/limitspec/goimpl"
 )
 
-// Limiter decides requests. The Redis limiters of package redisimpl, the
-// in-process limiters of package goimpl (through Local and LocalPolicy)
-// and package fallback's wrapper all implement it, so package httplimit
-// and a caller take any of them. Implementations are safe for concurrent
-// use.
+// Limiter decides requests. The in-process limiter of package memory, the
+// Redis limiter of package redislimit and package fallback's pair of them
+// all implement it, so package httplimit and a caller take any of them.
+// A Limiter is not bound to a limit: each Request names the Limit or the
+// Policy it is decided by, so that one limiter serves tenants on
+// different plans. Implementations are safe for concurrent use.
 type Limiter interface {
-	// Limit decides req. An error leaves every limit's state as it was;
-	// it matches ErrBadInput (the request or a parameter is refused),
-	// ErrBadState (Redis holds a value the scripts did not write) or
-	// ErrUnavailable (Redis could not be reached or did not answer
-	// within ctx's deadline).
+	// Limit decides req. An error leaves every limit's state as it was
+	// (but see ErrUnavailable); it matches ErrBadInput (the request, its
+	// limit or its policy is refused), ErrBadState (Redis holds a value
+	// the scripts did not write), ErrUnavailable (Redis could not be
+	// reached or did not answer within ctx's deadline) or ErrMisconfigured
+	// (the limiter cannot work as set up), or it is ctx's own error.
 	Limit(ctx context.Context, req Request) (Result, error)
+}
+
+// Resetter is implemented by the limiters that can delete a key's state
+// (a limit's for req.Key, or every limit's of a policy for req.IDs), so
+// that the next request is decided as on a fresh key.
+type Resetter interface {
+	Reset(ctx context.Context, req Request) error
+}
+
+// Checker is implemented by the limiters that can tell, before any
+// request, whether they can decide a limit or a policy at all: a Redis
+// Cluster cannot decide a policy over several identities atomically, and
+// no limiter can decide a limit whose algorithm's package is not linked
+// in. Check looks at req.Limit or req.Policy only, and returns an error
+// matching ErrBadInput or ErrMisconfigured that says why not; package
+// httplimit calls it when it is built.
+type Checker interface {
+	Check(req Request) error
 }
 
 // Request is one request to decide.
 type Request struct {
-	// Key is what an algorithm's limiter counts (a user, an IP, an API
-	// key); a policy's limiter ignores it.
+	// Key is what a limit counts (a user, an IP, an API key); a policy
+	// ignores it.
 	Key string
-	// IDs are a policy's identity values by name (ip_user: "ip" and
-	// "user"); an algorithm's limiter ignores them.
-	IDs map[string]string
+	// Limit is the limit the request is decided by: one of the typed
+	// limits of this package (GCRA, FixedWindow, ...) or of a package
+	// cmd/gen wrote from a user's spec. Give a Limit or a Policy.
+	Limit Limit
+	// Policy decides the request by several limits at once, all or
+	// nothing; IDs are then the values of its identities by name.
+	Policy *Policy
+	IDs    map[string]string
 	// Cost is what the request consumes, ≥ 0. 0 is a peek: it reports
-	// the state and consumes nothing.
+	// the state and consumes nothing. (Allow, which the limiters offer
+	// beside Limit, decides a cost of 1.)
 	Cost int64
 	// Now is the time of the decision; the zero Time leaves it to the
-	// limiter (the caller's clock, or the Redis server's when the Redis
-	// limiter is told to use it). Tests pass explicit times.
+	// limiter (its clock, or the Redis server's when the Redis limiter is
+	// told to use it). Tests pass explicit times.
 	Now time.Time
 	// Force charges the cost even when the request is denied, for work
 	// already done (docs/semantics.md, "Force").
@@ -45,33 +69,74 @@ type Request struct {
 	Inputs map[string]string
 }
 
-// Result is one decision. Its embedded goimpl.Result holds the reply of
-// the spec (for a policy, its binding limit's, as the policy's script
-// replies), with RetryAfter, ResetAfter and Delay as time.Duration.
+// Result is one decision: whether the request is admitted, what the
+// caller should do about it (RetryAfter, Delay), and the state of each
+// limit behind it, for the RateLimit header fields.
 type Result struct {
-	goimpl.Result
-	// Index is a policy's binding limit, from 1; 0 for an algorithm.
-	Index int
-	// Limits are the quotas behind the decision, each with its own
-	// result: a policy's limits in order, or the algorithm's one. A
-	// decision without a limiter behind it (fail open, fail closed) has
-	// none.
-	Limits []Quota
+	// Allowed reports whether the request was admitted: by every limit.
+	Allowed bool
+	// RetryAfter is 0 when allowed; when denied, the wait until the same
+	// request would be allowed if nothing else happened (the binding
+	// limit's), or Never when it never will be (its cost exceeds a
+	// limit).
+	RetryAfter time.Duration
+	// Delay is how long to hold an allowed request before acting on it:
+	// the longest of its limits' (shapers: leaky_bucket); 0 when denied.
+	Delay time.Duration
+	// Limits are the limits behind the decision, each with its own
+	// result: the one limit of a Request.Limit, or a policy's in order. A
+	// decision made without a limiter (a fallback failing open or
+	// closed) has none.
+	Limits []LimitResult
+	// Binding is the index in Limits of the limit that binds the
+	// decision: when denied, the one with the longest wait; when allowed,
+	// the one with the least remaining relative to its quota
+	// (docs/semantics.md, "Policies"). 0 when Limits is empty.
+	Binding int
 	// Side says who decided.
 	Side Side
 }
 
-// Quota is one limit behind a decision, as the RateLimit header fields
-// describe it.
-type Quota struct {
-	// Name is the policy's limit name, or the algorithm's name.
+// LimitResult is one limit's part in a decision.
+type LimitResult struct {
+	// Name names the limit: its name in the policy, or its algorithm's.
 	Name string
-	// Window is the time over which Limit is counted: the time a fully
-	// used limit takes to be whole again; 0 when the algorithm has no
-	// single window (bucket_window's tiers).
-	Window time.Duration
-	goimpl.Result
+	// Limit is the limit decided.
+	Limit Limit
+	// Allowed reports whether this limit admitted the request. A limit
+	// that would admit a request its policy denies reports a peek: it
+	// consumed nothing.
+	Allowed bool
+	// Quota is the largest cost the limit can ever admit at once (the q
+	// of a RateLimit-Policy field).
+	Quota int64
+	// Remaining is the largest cost the limit would admit now, after
+	// this request.
+	Remaining int64
+	// RetryAfter is 0 when this limit admitted; else the wait until it
+	// would admit the same request, or Never.
+	RetryAfter time.Duration
+	// ResetAfter is the wait until Remaining equals Quota again.
+	ResetAfter time.Duration
+	// Delay is the wait before acting on an admitted request (shapers
+	// only).
+	Delay time.Duration
+	// Tier is the tier that binds a tiered limit (bucket_window), from 1;
+	// 0 elsewhere.
+	Tier int
 }
+
+// Window is the limit's window (Limit.QuotaWindow), 0 without a limit.
+func (r LimitResult) Window() time.Duration {
+	if IsNil(r.Limit) {
+		return 0
+	}
+	return r.Limit.QuotaWindow()
+}
+
+// Never is the wait of a request that can never be admitted: its cost is
+// above a limit's quota. As a wait it is about 292 years.
+const Never = time.Duration(math.MaxInt64)
 
 // Side says who decided a request.
 type Side uint8
@@ -97,18 +162,3 @@ func (s Side) String() string {
 	}
 	return "unknown"
 }
-
-// ErrBadInput is matched by every error that refuses a request or a
-// parameter; it is goimpl.ErrBadInput, and a Redis limiter refuses the
-// same input with the same message as goimpl.
-var ErrBadInput = goimpl.ErrBadInput
-
-// ErrBadState is matched by the errors of a Redis key holding a value the
-// scripts did not write (BADSTATE, or another Redis type: WRONGTYPE).
-var ErrBadState = errors.New("bad state in Redis")
-
-// ErrUnavailable is matched by the errors of a Redis that could not be
-// reached, refused to run the call (loading, read-only, cluster down) or
-// did not answer before the context's deadline; the error also matches
-// its cause (context.DeadlineExceeded, a net.Error, ...).
-var ErrUnavailable = errors.New("redis unavailable")

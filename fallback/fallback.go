@@ -1,14 +1,15 @@
 // Package fallback decides with a primary limiter, in production a Redis
-// limiter of package redisimpl, and, while the primary fails, without it:
-// with a local limiter of the same algorithm or policy (a goimpl limiter
-// through limitspec.Local or limitspec.LocalPolicy), by admitting, or by
-// denying. A circuit breaker stops calling a primary that keeps failing
-// and probes it again later.
+// limiter of package redislimit, and, while the primary fails, without
+// it: with a local limiter (package memory's, which decides every limit
+// and policy exactly as the scripts do), by admitting, or by denying. A
+// circuit breaker stops calling a primary that keeps failing and probes
+// it again later. It knows only the contract, package limitspec.
 //
-//	rl, _ := redisimpl.NewGCRA(rdb, goimpl.GCRAParams{Burst: 20, Rate: 10, PeriodMs: 1000})
-//	lim, err := fallback.New(rl, rl.Local(), fallback.Options{Processes: 4})
+//	remote, _ := redislimit.New(ctx, rdb)
+//	local, _ := memory.New()
+//	lim, err := fallback.New(remote, local, fallback.Options{Processes: 4})
 //	...
-//	res, err := lim.Limit(ctx, limitspec.Request{Key: user, Cost: 1})
+//	res, err := lim.Limit(ctx, limitspec.Request{Key: user, Limit: plan, Cost: 1})
 //	// res.Side says who decided: limitspec.Primary or limitspec.Fallback.
 //
 // # Deciding
@@ -30,15 +31,18 @@
 //
 // # Which errors fall back
 //
-// Every primary error falls back, except two:
+// Every primary error falls back, except three:
 //
 //   - an error matching limitspec.ErrBadInput is returned as it is: the
 //     request itself is wrong, and the local limiter would refuse it too;
+//   - an error matching limitspec.ErrMisconfigured (a Redis holding
+//     another version of a Functions library) is returned as it is: a
+//     mistake to fix, which deciding locally would hide;
 //   - when the caller's ctx is done (canceled, or past its deadline), Limit
 //     returns ctx.Err(): the caller has stopped waiting, and the primary is
 //     not to blame.
 //
-// Neither counts as a primary failure. Every other error (Redis
+// None counts as a primary failure. Every other error (Redis
 // unreachable, too slow for Timeout, loading, read-only, a bad state) is
 // one: it is counted in Stats.PrimaryErrors and by the breaker, and the
 // request is decided as Options.Mode says. In Local mode, an error of the
@@ -52,10 +56,10 @@
 //   - Local (the default): the local limiter decides, Side
 //     limitspec.Fallback, its Result and Limits as the local limiter
 //     reports them (with the share below).
-//   - FailOpen: Allowed is true, RetryAfterMs is −1 (as for every allowed
-//     request), Side limitspec.FailOpen, Limits nil, every other field 0.
-//   - FailClosed: Allowed is false, RetryAfterMs is the time until the
-//     breaker lets a probe through, in ms, at least 1 (1 while the breaker
+//   - FailOpen: Allowed is true, Side limitspec.FailOpen, Limits nil,
+//     every other field 0.
+//   - FailClosed: Allowed is false, RetryAfter is the time until the
+//     breaker lets a probe through, at least 1 ms (1 ms while the breaker
 //     is closed or half-open: the next call tries the primary), Side
 //     limitspec.FailClosed, Limits nil, every other field 0.
 //
@@ -66,7 +70,7 @@
 // process admits 1/Processes of the limit, exactly, in integers: the local
 // limiter is called with the cost times Processes, so that a fixed_window
 // limit of 10 shared by 3 processes admits 3 requests of cost 1 in each of
-// them (9 ≤ 10, 12 > 10). The Result and each of its Limits report Limit
+// them (9 ≤ 10, 12 > 10). Each of the Result's Limits reports its Quota
 // and Remaining divided by Processes, rounded down: the largest costs the
 // process itself can still admit. A cost whose product with Processes
 // would pass 2^53−1 is refused with an error matching
@@ -118,7 +122,6 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/goimpl"
 )
 
 // Mode says how a request is decided while the primary fails.
@@ -230,11 +233,11 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 // check refuses what New cannot work with.
 func check(primary, local limitspec.Limiter, opts Options) error {
 	switch {
-	case primary == nil:
+	case limitspec.IsNil(primary):
 		return badInput("fallback: the primary limiter is nil")
 	case opts.Mode > FailClosed:
 		return badInput("fallback: unknown mode %d", opts.Mode)
-	case opts.Mode == Local && local == nil:
+	case opts.Mode == Local && limitspec.IsNil(local):
 		return badInput("fallback: the local limiter is nil in Local mode")
 	case opts.Processes < 0:
 		return badInput("fallback: Processes must be ≥ 0, got %d", opts.Processes)
@@ -249,7 +252,7 @@ func check(primary, local limitspec.Limiter, opts Options) error {
 }
 
 func badInput(format string, args ...any) error {
-	return &goimpl.InputError{Msg: fmt.Sprintf(format, args...)}
+	return &limitspec.InputError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // Limit decides req: with the primary while it answers, else as the
@@ -278,7 +281,7 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 	case err == nil:
 		l.br.succeed(probe)
 		return l.decided(res, limitspec.Primary), true, nil
-	case errors.Is(err, limitspec.ErrBadInput):
+	case errors.Is(err, limitspec.ErrBadInput), errors.Is(err, limitspec.ErrMisconfigured):
 		l.br.release(probe)
 		res, err = l.fail(err)
 		return res, true, err
@@ -297,10 +300,10 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 	var res limitspec.Result
 	switch l.mode {
 	case FailOpen:
-		res.Allowed, res.RetryAfterMs = true, -1
+		res.Allowed = true
 		return l.decided(res, limitspec.FailOpen), nil
 	case FailClosed:
-		res.RetryAfterMs = l.br.retryAfterMs(l.now())
+		res.RetryAfter = time.Duration(l.br.retryAfterMs(l.now())) * time.Millisecond
 		return l.decided(res, limitspec.FailClosed), nil
 	}
 	if req.Cost > l.maxCost {
@@ -319,13 +322,12 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 	return l.decided(res, limitspec.Fallback), nil
 }
 
-// share reports res as one of n processes' share of it: Limit and
-// Remaining (never negative) divided by n, rounded down.
+// share reports res as one of n processes' share of it: each limit's
+// Quota and Remaining (never negative) divided by n, rounded down.
 func share(res *limitspec.Result, n int64) {
-	res.Limit, res.Remaining = res.Limit/n, res.Remaining/n
 	for i := range res.Limits {
 		q := &res.Limits[i]
-		q.Limit, q.Remaining = q.Limit/n, q.Remaining/n
+		q.Quota, q.Remaining = q.Quota/n, q.Remaining/n
 	}
 }
 

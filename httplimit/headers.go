@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,12 +10,42 @@ import (
 	"github.com/limitspec/limitspec"
 )
 
+// Fields names the RateLimit header fields and their parameters, as a
+// version of draft-ietf-httpapi-ratelimit-headers writes them:
+//
+//	<Policy>: "name";<Quota>=10;<Window>=1, ...
+//	<Limit>: "name";<Remaining>=9;<Reset>=1, ...
+//
+// The working group may still rename them; a middleware then needs new
+// Fields, not a new release.
+type Fields struct {
+	// Policy and Limit are the fields' names.
+	Policy, Limit string
+	// Quota and Window are the Policy field's parameters; Remaining and
+	// Reset the Limit field's.
+	Quota, Window, Remaining, Reset string
+}
+
+// Draft11 are the fields of draft-ietf-httpapi-ratelimit-headers-11:
+// RateLimit-Policy with q and w, RateLimit with r and t.
+var Draft11 = Fields{Policy: "RateLimit-Policy", Limit: "RateLimit", Quota: "q", Window: "w", Remaining: "r", Reset: "t"}
+
+// check refuses Fields with a name missing.
+func (f Fields) check() error {
+	for _, s := range []string{f.Policy, f.Limit, f.Quota, f.Window, f.Remaining, f.Reset} {
+		if s == "" {
+			return errors.New("httplimit: Fields: give every name (or none, for Draft11)")
+		}
+	}
+	return nil
+}
+
 // sfIntMax is the largest Integer a Structured Field holds (RFC 9651,
 // section 3.3.1); larger values are sent as it.
 const sfIntMax = 999_999_999_999_999
 
 // ceilSeconds is d in whole seconds, rounded up; 0 for d ≤ 0. Integer
-// arithmetic only, and no overflow for goimpl.Never.
+// arithmetic only, and no overflow for limitspec.Never.
 func ceilSeconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
@@ -53,30 +84,45 @@ func sfString(s string) string {
 	return b.String()
 }
 
-// setHeaders sets the RateLimit-Policy and RateLimit fields of res's
-// limits, in order, and with Options.LegacyHeaders the X-RateLimit-*
-// fields of the binding limit; a result without limits sets none.
+// setHeaders adds the Policy and Limit fields of res's limits, in order,
+// after the items another middleware on the same route may have set (a
+// global limit around a route's), and with Options.LegacyHeaders the
+// X-RateLimit-* fields of the binding limit, unless another middleware's
+// leave less remaining; a result without limits sets none.
 func (m *Middleware) setHeaders(h http.Header, res limitspec.Result) {
 	if len(res.Limits) == 0 {
 		return
 	}
+	f := m.fields
 	policies := make([]string, len(res.Limits))
 	limits := make([]string, len(res.Limits))
 	for i, q := range res.Limits {
 		name := sfString(m.quotaName(q.Name))
-		policies[i] = name + ";q=" + sfInt(q.Limit)
-		if w := ceilSeconds(q.Window); w > 0 {
-			policies[i] += ";w=" + sfInt(w)
+		policies[i] = name + ";" + f.Quota + "=" + sfInt(q.Quota)
+		if w := ceilSeconds(q.Window()); w > 0 {
+			policies[i] += ";" + f.Window + "=" + sfInt(w)
 		}
-		limits[i] = name + ";r=" + sfInt(q.Remaining) + ";t=" + sfInt(ceilSeconds(q.ResetAfter()))
+		limits[i] = name + ";" + f.Remaining + "=" + sfInt(q.Remaining) + ";" + f.Reset + "=" + sfInt(ceilSeconds(q.ResetAfter))
 	}
-	h.Set("RateLimit-Policy", strings.Join(policies, ", "))
-	h.Set("RateLimit", strings.Join(limits, ", "))
+	appendField(h, f.Policy, policies)
+	appendField(h, f.Limit, limits)
 	if m.opts.LegacyHeaders {
-		h.Set("X-RateLimit-Limit", sfInt(res.Limit))
-		h.Set("X-RateLimit-Remaining", sfInt(res.Remaining))
-		h.Set("X-RateLimit-Reset", sfInt(ceilSeconds(res.ResetAfter())))
+		b := res.Limits[res.Binding]
+		if have, err := strconv.ParseInt(h.Get("X-RateLimit-Remaining"), 10, 64); err == nil && have <= b.Remaining {
+			return // an outer middleware's binding limit leaves less
+		}
+		h.Set("X-RateLimit-Limit", sfInt(b.Quota))
+		h.Set("X-RateLimit-Remaining", sfInt(b.Remaining))
+		h.Set("X-RateLimit-Reset", sfInt(ceilSeconds(b.ResetAfter)))
 	}
+}
+
+// appendField sets a list field to its items, after the items it holds.
+func appendField(h http.Header, name string, items []string) {
+	if have := h.Get(name); have != "" {
+		items = append([]string{have}, items...)
+	}
+	h.Set(name, strings.Join(items, ", "))
 }
 
 // quotaName is a quota's name in the header fields.

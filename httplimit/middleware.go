@@ -2,34 +2,67 @@ package httplimit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 
 	"github.com/limitspec/limitspec"
 )
 
-// Options configure a Middleware. The zero value limits each client IP
-// address as the connection shows it (RemoteIP) at a cost of 1 per
-// request, answers a limiter error with 503 and sends the RateLimit and
-// RateLimit-Policy fields only.
+// Rule is what a request is decided by: a Limit, counting the request's
+// Key, or a Policy, counting its IDs. The zero Rule limits nothing.
+type Rule struct {
+	Limit limitspec.Limit
+	// Name names a Limit's quota in the header fields and problems; its
+	// algorithm's name ("gcra") when empty. A policy's quotas are named
+	// by its limits.
+	Name   string
+	Policy *limitspec.Policy
+}
+
+// IsZero reports whether r limits nothing.
+func (r Rule) IsZero() bool { return limitspec.IsNil(r.Limit) && r.Policy == nil }
+
+// Options configure a Middleware. The rule of a request is Select's, when
+// it is set; else the rule of its route in Routes; else Options' own
+// Limit or Policy. A request with no rule is served without a decision.
+// At least one of them must be set.
 type Options struct {
-	// Key gives Request.Key, what an algorithm's limiter counts. nil
-	// means RemoteIP, unless IDs is set (a policy's limiter ignores the
-	// key).
+	// Limit (named Name) or Policy decides every request that Routes and
+	// Select leave to it.
+	Limit  limitspec.Limit
+	Name   string
+	Policy *limitspec.Policy
+	// Routes are the rules of routes, by the pattern of the ServeMux route
+	// a request matched ("GET /items/{id}"). A middleware inside the mux
+	// (mux.Handle(pattern, m.Handler(h))) sees the pattern; one around
+	// the whole mux (m.Handler(mux)) runs before the mux routes, and
+	// finds it with Mux.Handler, so give Mux.
+	Routes map[string]Rule
+	Mux    *http.ServeMux
+	// Select gives a request's rule from anything about it (a plan looked
+	// up by API key, say); an error refuses the request as a KeyFunc's
+	// does.
+	Select func(r *http.Request) (Rule, error)
+	// Key gives Request.Key, what a Limit counts; nil means RemoteIP.
 	Key KeyFunc
 	// IDs give Request.IDs, a policy's identity values by name (ip_user
-	// takes "ip" and "user").
+	// takes "ip" and "user"); every identity of every policy in the
+	// options needs one.
 	IDs map[string]KeyFunc
 	// Cost gives Request.Cost; nil means 1. An error refuses the request
 	// as a KeyFunc's does.
 	Cost func(r *http.Request) (int64, error)
 	// QuotaName gives the name a quota is sent under in the header
-	// fields and the problem's violated-policies (for a single algorithm,
-	// "gcra" might become "per-ip"); nil keeps Quota.Name.
+	// fields and the problem's violated-policies; nil keeps its name.
 	QuotaName func(name string) string
+	// Fields names the header fields and their parameters; the zero
+	// value is Draft11.
+	Fields Fields
 	// LegacyHeaders adds X-RateLimit-Limit, X-RateLimit-Remaining and
-	// X-RateLimit-Reset, of the binding limit (Result itself); the reset
-	// is in seconds from now (a delta, rounded up), not an epoch time.
+	// X-RateLimit-Reset, of the binding limit; the reset is in seconds
+	// from now (a delta, rounded up), not an epoch time.
 	LegacyHeaders bool
 	// DryRun (shadow mode) decides and sends the header fields, but
 	// never answers on its own: the handler runs for denied requests,
@@ -42,21 +75,24 @@ type Options struct {
 	// which decides locally while Redis is away, is usually the better
 	// answer.
 	FailOpen bool
-	// OnDecision, if set, is called once for every request, before the
-	// handler runs or the refusal is written, with the limiter's result
-	// and error, or the zero Result and the *Error of a KeyFunc or Cost
-	// function: for logs, metrics and dry runs (res.Allowed false with a
-	// nil err is a denial). It runs on the request's goroutine.
+	// OnDecision, if set, is called once for every request decided,
+	// before the handler runs or the refusal is written, with the
+	// limiter's result and error, or the zero Result and the *Error of a
+	// KeyFunc, Cost or Select: for logs, metrics and dry runs
+	// (res.Allowed false with a nil err is a denial). It runs on the
+	// request's goroutine.
 	OnDecision func(r *http.Request, res limitspec.Result, err error)
 }
 
 // Middleware limits the requests of the handlers it wraps by one
 // limitspec.Limiter; make one with New. It is safe for concurrent use.
 type Middleware struct {
-	l    limitspec.Limiter
-	opts Options
-	key  KeyFunc
-	ids  []namedKey
+	l      limitspec.Limiter
+	opts   Options
+	rule   Rule
+	key    KeyFunc
+	ids    []namedKey
+	fields Fields
 }
 
 // namedKey is one identity's KeyFunc.
@@ -65,24 +101,85 @@ type namedKey struct {
 	f    KeyFunc
 }
 
-// New returns a Middleware deciding by l with opts; it refuses a nil
-// limiter.
+// New returns a Middleware deciding by l with opts. It refuses, with an
+// error that names the mistake, what could not work: a nil limiter or
+// function, a rule with both or neither of a limit and a policy, a limit
+// or policy the limiter cannot decide (limitspec.Checker), a policy's
+// identity without its KeyFunc, Routes without a way to find the route.
 func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
-	if l == nil {
-		return nil, errors.New("httplimit: nil Limiter")
+	if limitspec.IsNil(l) {
+		return nil, errors.New("httplimit: no Limiter (a nil one was given)")
 	}
-	m := &Middleware{l: l, opts: opts, key: opts.Key}
+	m := &Middleware{l: l, opts: opts, key: opts.Key, fields: opts.Fields,
+		rule: Rule{Limit: opts.Limit, Name: opts.Name, Policy: opts.Policy}}
+	if m.fields == (Fields{}) {
+		m.fields = Draft11
+	}
+	if m.key == nil {
+		m.key = RemoteIP
+	}
+	if err := m.fields.check(); err != nil {
+		return nil, err
+	}
 	for name, f := range opts.IDs {
 		if f == nil {
-			return nil, errors.New("httplimit: nil KeyFunc for identity " + name)
+			return nil, fmt.Errorf("httplimit: identity %s: nil KeyFunc", name)
 		}
 		m.ids = append(m.ids, namedKey{name, f})
 	}
 	sort.Slice(m.ids, func(i, j int) bool { return m.ids[i].name < m.ids[j].name })
-	if m.key == nil && len(m.ids) == 0 {
-		m.key = RemoteIP
+	return m, m.checkRules()
+}
+
+// checkRules refuses options whose rules could not work.
+func (m *Middleware) checkRules() error {
+	o := m.opts
+	if m.rule.IsZero() && len(o.Routes) == 0 && o.Select == nil {
+		return errors.New("httplimit: no rule: give Options a Limit, a Policy, Routes or Select")
 	}
-	return m, nil
+	if len(o.Routes) > 0 && o.Mux == nil {
+		return errors.New("httplimit: Routes need Mux, the ServeMux that routes the requests, to find a request's route when the middleware wraps it")
+	}
+	if !m.rule.IsZero() {
+		if err := m.checkRule("Options", m.rule); err != nil {
+			return err
+		}
+	}
+	for pattern, r := range o.Routes {
+		if r.IsZero() {
+			return fmt.Errorf("httplimit: the route %q has an empty rule: give it a Limit or a Policy", pattern)
+		}
+		if err := m.checkRule(fmt.Sprintf("the route %q", pattern), r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRule refuses a rule the middleware or its limiter cannot decide.
+func (m *Middleware) checkRule(what string, r Rule) error {
+	req := limitspec.Request{Limit: r.Limit, Policy: r.Policy}
+	if !limitspec.IsNil(r.Limit) && r.Policy != nil {
+		return fmt.Errorf("httplimit: %s: give a Limit or a Policy, not both", what)
+	}
+	if c, ok := m.l.(limitspec.Checker); ok {
+		if err := c.Check(req); err != nil {
+			return fmt.Errorf("httplimit: %s: %w", what, err)
+		}
+	} else if !limitspec.IsNil(r.Limit) {
+		if err := r.Limit.Validate(); err != nil {
+			return fmt.Errorf("httplimit: %s: %w", what, err)
+		}
+	}
+	if r.Policy == nil {
+		return nil
+	}
+	for _, id := range r.Policy.Identities() {
+		if !slices.ContainsFunc(m.ids, func(k namedKey) bool { return k.name == id }) {
+			return fmt.Errorf("httplimit: %s: the policy %s counts the identity %q: give its KeyFunc in Options.IDs", what, r.Policy.Name(), id)
+		}
+	}
+	return nil
 }
 
 // Handler wraps next: each request is decided by the limiter, with the
@@ -91,7 +188,15 @@ func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 // documentation).
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res, err := m.decide(r)
+		rule, err := m.ruleOf(r)
+		if err == nil && rule.IsZero() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var res limitspec.Result
+		if err == nil {
+			res, err = m.decide(r, rule)
+		}
 		if m.opts.OnDecision != nil {
 			m.opts.OnDecision(r, res, err)
 		}
@@ -111,6 +216,27 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 	})
 }
 
+// ruleOf is the rule of r: Select's, its route's, or the default.
+func (m *Middleware) ruleOf(r *http.Request) (Rule, error) {
+	if m.opts.Select != nil {
+		rule, err := m.opts.Select(r)
+		if err != nil {
+			return Rule{}, asError(err)
+		}
+		return rule, nil
+	}
+	if len(m.opts.Routes) > 0 {
+		pattern := r.Pattern
+		if pattern == "" {
+			_, pattern = m.opts.Mux.Handler(r)
+		}
+		if rule, ok := m.opts.Routes[pattern]; ok {
+			return rule, nil
+		}
+	}
+	return m.rule, nil
+}
+
 // failOpen reports whether err lets the request through under FailOpen:
 // a limiter's error other than ErrBadInput.
 func (m *Middleware) failOpen(err error) bool {
@@ -118,21 +244,36 @@ func (m *Middleware) failOpen(err error) bool {
 	return m.opts.FailOpen && !errors.As(err, &e) && !errors.Is(err, limitspec.ErrBadInput)
 }
 
-// decide builds the limitspec.Request of r and decides it.
-func (m *Middleware) decide(r *http.Request) (limitspec.Result, error) {
-	req := limitspec.Request{Cost: 1}
+// identities are the values of p's identities for r.
+func (m *Middleware) identities(r *http.Request, p *limitspec.Policy) (map[string]string, error) {
+	names := p.Identities()
+	ids := make(map[string]string, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(m.ids, func(k namedKey) bool { return k.name == name })
+		if i < 0 {
+			return nil, &Error{Status: http.StatusInternalServerError,
+				Detail: "the request's rate-limit identities could not be computed", Err: fmt.Errorf("no KeyFunc for the identity %q of the policy %s", name, p.Name())}
+		}
+		v, err := m.ids[i].f(r)
+		if err != nil {
+			return nil, asError(err)
+		}
+		ids[name] = v
+	}
+	return ids, nil
+}
+
+// decide builds the limitspec.Request of r under rule and decides it.
+func (m *Middleware) decide(r *http.Request, rule Rule) (limitspec.Result, error) {
+	req := limitspec.Request{Limit: rule.Limit, Policy: rule.Policy, Cost: 1}
 	var err error
-	if m.key != nil {
+	if rule.Policy == nil {
 		if req.Key, err = m.key(r); err != nil {
 			return limitspec.Result{}, asError(err)
 		}
-	}
-	if len(m.ids) > 0 {
-		req.IDs = make(map[string]string, len(m.ids))
-		for _, id := range m.ids {
-			if req.IDs[id.name], err = id.f(r); err != nil {
-				return limitspec.Result{}, asError(err)
-			}
+	} else {
+		if req.IDs, err = m.identities(r, rule.Policy); err != nil {
+			return limitspec.Result{}, err
 		}
 	}
 	if m.opts.Cost != nil {
@@ -140,5 +281,11 @@ func (m *Middleware) decide(r *http.Request) (limitspec.Result, error) {
 			return limitspec.Result{}, asError(err)
 		}
 	}
-	return m.l.Limit(r.Context(), req)
+	res, err := m.l.Limit(r.Context(), req)
+	if err == nil && rule.Name != "" && rule.Policy == nil {
+		for i := range res.Limits {
+			res.Limits[i].Name = rule.Name
+		}
+	}
+	return res, err
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/goimpl"
 )
 
 // The problem types of draft-ietf-httpapi-ratelimit-headers, section 5.
@@ -57,8 +56,8 @@ func (m *Middleware) deny(w http.ResponseWriter, res limitspec.Result) {
 			p.Violated = append(p.Violated, m.quotaName(q.Name))
 		}
 	}
-	switch d := res.RetryAfter(); {
-	case d == goimpl.Never:
+	switch d := res.RetryAfter; {
+	case d == limitspec.Never:
 		p.Detail = "The request's cost exceeds the limit: it can never be admitted."
 	case p.Status == http.StatusTooManyRequests || d > 0:
 		s := strconv.FormatInt(ceilSeconds(d), 10)

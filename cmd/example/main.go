@@ -27,9 +27,9 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
-	"github.com/limitspec/limitspec/redisimpl"
+	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/redislimit"
 )
 
 func main() {
@@ -65,8 +65,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if c.period <= 0 || c.period%time.Millisecond != 0 {
-		return c, fmt.Errorf("-period %v: want a positive whole number of ms", c.period)
+	if err := (limitspec.GCRA{Burst: c.burst, Rate: c.rate, Period: c.period}).Validate(); err != nil {
+		return c, fmt.Errorf("-burst, -rate, -period: %v", err)
 	}
 	return c, nil
 }
@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeLimiter()
-	h, err := handler(lim, c.trusted)
+	h, err := handler(lim, c)
 	if err != nil {
 		return err
 	}
@@ -111,16 +111,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return srv.Shutdown(shutdownCtx)
 }
 
-// limiter is the GCRA limiter of c: in process, or on c.redisURL with a
-// fallback to its local twin. where says which; closeFn releases it.
+// limiter is the limiter of c: in process, or on c.redisURL with a
+// fallback to one in process. where says which; closeFn releases it.
 func limiter(c config) (l limitspec.Limiter, where string, closeFn func(), err error) {
-	p := goimpl.GCRAParams{Burst: c.burst, Rate: c.rate, PeriodMs: c.period.Milliseconds()}
+	local, err := memory.New()
+	if err != nil {
+		return nil, "", nil, err
+	}
 	if c.redisURL == "" {
-		g, err := goimpl.NewGCRA(p)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		return limitspec.Local("gcra", g), "in process", func() {}, nil
+		return local, "in process", func() {}, nil
 	}
 	opt, err := redis.ParseURL(c.redisURL)
 	if err != nil {
@@ -128,9 +127,9 @@ func limiter(c config) (l limitspec.Limiter, where string, closeFn func(), err e
 	}
 	opt.ContextTimeoutEnabled = true // so that fallback's deadline bounds each call
 	rdb := redis.NewClient(opt)
-	rl, err := redisimpl.NewGCRA(rdb, p)
+	remote, err := redislimit.New(context.Background(), rdb)
 	if err == nil {
-		l, err = fallback.New(rl, rl.Local(), fallback.Options{})
+		l, err = fallback.New(remote, local, fallback.Options{})
 	}
 	if err != nil {
 		rdb.Close()
@@ -139,10 +138,12 @@ func limiter(c config) (l limitspec.Limiter, where string, closeFn func(), err e
 	return l, "on Redis " + opt.Addr + ", in process while it is unavailable", func() { rdb.Close() }, nil
 }
 
-// handler serves GET /hello behind the limiter, the client IP read from
-// the connection or, behind the trusted proxies, from X-Forwarded-For.
-func handler(lim limitspec.Limiter, trusted string) (http.Handler, error) {
-	opts := httplimit.Options{QuotaName: func(string) string { return "per-ip" }}
+// handler serves GET /hello behind the limiter, limited by c's GCRA per
+// client IP, read from the connection or, behind the trusted proxies,
+// from X-Forwarded-For.
+func handler(lim limitspec.Limiter, c config) (http.Handler, error) {
+	opts := httplimit.Options{Limit: limitspec.GCRA{Burst: c.burst, Rate: c.rate, Period: c.period}, Name: "per-ip"}
+	trusted := c.trusted
 	if trusted != "" {
 		proxies, err := httplimit.ParsePrefixes(strings.Split(trusted, ",")...)
 		if err != nil {

@@ -1,13 +1,31 @@
-// Command gen compiles spec/algorithms.yaml and spec/policies.yaml into the Lua scripts of package
-// lua and the Go limiters of package goimpl. It is the go:generate entry of
-// the repository:
+// Command gen compiles a spec of rate-limiting algorithms into Lua
+// scripts and Go: the catalogue of this module (spec/algorithms.yaml and
+// spec/policies.yaml), or a user's own spec into a package of the user's
+// module.
 //
-//	go generate ./...         (runs: go run ./cmd/gen)
-//	go run ./cmd/gen -check   (exit 1 if a generated file is stale)
+//	go generate ./...          (runs go run ./cmd/gen: the catalogue)
+//	go run ./cmd/gen -check    (writes nothing; exit 1 if a generated file is stale)
+//	go run github.com/limitspec/limitspec/cmd/gen -spec limits.yaml -out ./quotas -package quotas
+//
+// The catalogue goes into this module's packages: its typed limits into
+// the root package limitspec, its decisions in Go into memory, its
+// scripts into lua/ with lua/library.lua (the Functions library
+// limitspec) and lua/manifest.json, and their registration into package
+// lua.
+//
+// With -spec, a file holding a user's own algorithms and policies (the
+// catalogue's constants, reply and algorithms are in scope; nothing of
+// them is written again) goes into one package, -package (the base name
+// of -out by default) in the directory -out: the typed limits, which the
+// limiters of packages memory, redislimit, fallback and httplimit take as
+// the catalogue's; the decisions in Go; the scripts in lua/ with
+// manifest.json and a Functions library named after the package; the
+// ready-made policies; and a test that replays the vectors of
+// testdata/vectors, if the user writes any, on every embedded target.
 //
 // It parses and checks the spec (errors name file and line), emits every
 // file in memory, then writes only the files whose bytes changed and
-// removes generated files the spec no longer produces.
+// removes the generated files the spec no longer produces.
 package main
 
 import (
@@ -20,17 +38,28 @@ import (
 	"sort"
 
 	"github.com/limitspec/limitspec/internal/gen"
+	"github.com/limitspec/limitspec/spec"
 )
 
 func main() {
-	root := flag.String("root", ".", "repository root: where spec/, lua/ and goimpl/ are")
+	root := flag.String("root", ".", "the repository root, for the catalogue: where spec/, lua/ and memory/ are")
+	specFile := flag.String("spec", "", "a user's spec file: compile it, over the catalogue, into one package")
+	out := flag.String("out", "", "with -spec: the package's directory")
+	pkg := flag.String("package", "", "with -spec: the package's name, and its Functions library's (default: the base name of -out)")
 	check := flag.Bool("check", false, "write nothing; exit 1 if any generated file differs from the spec")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/gen [-root DIR] [-check]\n\nGenerates lua/*.lua, lua/manifest.json, lua/scripts_gen.go and goimpl/*_gen.go from spec/algorithms.yaml.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/gen [-root DIR] [-check]\n       go run github.com/limitspec/limitspec/cmd/gen -spec FILE -out DIR [-package NAME] [-check]\n\nCompiles the catalogue (spec/) into lua/, memory/ and the root package, or a user's spec into one package.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	stale, err := run(*root, *check)
+	t, err := target(*root, *specFile, *out, *pkg)
+	if err == nil {
+		err = t.load()
+	}
+	var stale []string
+	if err == nil {
+		stale, err = t.run(*check)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
@@ -43,59 +72,117 @@ func main() {
 		}
 	}
 	if *check && len(stale) > 0 {
-		fmt.Fprintln(os.Stderr, "gen: stale generated files; run go generate ./...")
+		fmt.Fprintln(os.Stderr, "gen: stale generated files; run go generate ./... (or cmd/gen with the same flags)")
 		os.Exit(1)
 	}
 }
 
-// run generates into root and returns the files written (or, with check,
-// the files that would be).
-func run(root string, check bool) ([]string, error) {
-	sp, err := gen.LoadDir(filepath.Join(root, "spec"))
-	if err != nil {
-		return nil, err
+// A compile is one spec and where its files go.
+type compile struct {
+	dir  string // the output's root on disk
+	out  gen.Output
+	load func() error
+	sp   *gen.Spec
+}
+
+// target is the catalogue under root, or with specFile a user's spec.
+func target(root, specFile, out, pkg string) (*compile, error) {
+	if specFile == "" {
+		if out != "" || pkg != "" {
+			return nil, fmt.Errorf("-out and -package go with -spec")
+		}
+		c := &compile{dir: root, out: gen.CatalogueOutput()}
+		c.load = func() (err error) {
+			c.sp, err = gen.LoadCatalogue(os.DirFS(filepath.Join(root, "spec")))
+			return err
+		}
+		return c, nil
 	}
-	files, err := gen.Generate(sp)
+	if out == "" {
+		return nil, fmt.Errorf("-spec needs -out, the package's directory")
+	}
+	if pkg == "" {
+		abs, err := filepath.Abs(out)
+		if err != nil {
+			return nil, err
+		}
+		pkg = filepath.Base(abs)
+	}
+	c := &compile{dir: out, out: gen.PackageOutput(pkg)}
+	c.load = func() error {
+		cat, err := gen.LoadCatalogue(spec.Files)
+		if err != nil {
+			return fmt.Errorf("the catalogue: %v", err)
+		}
+		src, err := os.ReadFile(specFile)
+		if err != nil {
+			return err
+		}
+		c.sp, err = gen.LoadUser(cat, pkg, filepath.ToSlash(specFile), src)
+		return err
+	}
+	return c, nil
+}
+
+// run generates and returns the files written (or, with check, the
+// files that would be).
+func (c *compile) run(check bool) ([]string, error) {
+	files, err := gen.Generate(c.sp, c.out)
 	if err != nil {
 		return nil, err
 	}
 	var changed []string
 	for path, want := range files {
-		have, err := os.ReadFile(filepath.Join(root, path))
+		full := filepath.Join(c.dir, path)
+		have, err := os.ReadFile(full)
 		if err == nil && bytes.Equal(have, want) {
 			continue
 		}
 		changed = append(changed, path)
-		if !check {
-			if err := os.WriteFile(filepath.Join(root, path), want, 0o644); err != nil {
-				return nil, err
-			}
+		if check {
+			continue
 		}
-	}
-	for _, dir := range []string{"lua", "goimpl", "redisimpl"} {
-		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			rel = filepath.ToSlash(rel)
-			if _, ok := files[rel]; ok {
-				return nil
-			}
-			content, err := os.ReadFile(p)
-			if err != nil || !gen.IsGenerated(rel, content) {
-				return err
-			}
-			changed = append(changed, rel+" (removed)")
-			if check {
-				return nil
-			}
-			return os.Remove(p)
-		})
-		if err != nil {
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(full, want, 0o644); err != nil {
 			return nil, err
 		}
 	}
+	removed, err := c.removeOrphans(files, check)
+	if err != nil {
+		return nil, err
+	}
+	changed = append(changed, removed...)
 	sort.Strings(changed)
 	return changed, nil
+}
+
+// removeOrphans removes (or, with check, lists) the generated files of
+// the output's directories that Generate no longer produces.
+func (c *compile) removeOrphans(files map[string][]byte, check bool) ([]string, error) {
+	var removed []string
+	for _, dir := range c.out.Dirs() {
+		entries, err := os.ReadDir(filepath.Join(c.dir, dir))
+		if err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+		for _, e := range entries {
+			rel := filepath.ToSlash(filepath.Join(dir, e.Name()))
+			if _, ok := files[rel]; ok || e.Type()&fs.ModeType != 0 {
+				continue
+			}
+			content, err := os.ReadFile(filepath.Join(c.dir, rel))
+			if err != nil || !c.out.IsGenerated(rel, content) {
+				continue
+			}
+			removed = append(removed, rel+" (removed)")
+			if !check {
+				if err := os.Remove(filepath.Join(c.dir, rel)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return removed, nil
 }

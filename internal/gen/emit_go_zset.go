@@ -32,7 +32,7 @@ func goZsetAgg(w *writer, ag *Agg, name, src string) {
 		}
 		w.line("%s = min(%s, %d)", name, count, ag.Cap)
 	case plan.kind == byCount:
-		w.line("if %s__r := max(0, ceilDiv(max(0, %s), %d)-1); %s__r < %s__n {", name, goExact.print(ag.N), plan.k, name, name)
+		w.line("if %s__r := max(0, kit.CeilDiv(max(0, %s), %d)-1); %s__r < %s__n {", name, goExact.print(ag.N), plan.k, name, name)
 		bind(name+"__r", ag.R)
 		w.line("%s = %s", name, goExact.print(ag.R))
 		w.line("}")
@@ -40,13 +40,13 @@ func goZsetAgg(w *writer, ag *Agg, name, src string) {
 		s := ag.It.State
 		run, of := goExported(s.Running.Name), goExported(s.RunOf.Name)
 		w.line("%s__base := %s[0].%s - %s[0].%s", name, src, run, src, of)
-		w.line("%s__upto := func(i int64) int64 { return min(runDiff(%s[i].%s, %s__base, %d), %d) }", name, src, run, name, s.Mod, ag.Cap)
+		w.line("%s__upto := func(i int64) int64 { return min(kit.RunDiff(%s[i].%s, %s__base, %d), %d) }", name, src, run, name, s.Mod, ag.Cap)
 		if ag.Fn == "sum" {
 			w.line("%s = %s__upto(%s__n - 1)", name, name, name)
 			break
 		}
 		w.line("if %s__need := %s; %s__upto(%s__n-1) >= %s__need {", name, goExact.print(ag.N), name, name, name)
-		w.line("%s__i := int64(searchEntries(int(%s__n), func(i int) bool { return %s__upto(int64(i)) >= %s__need }))", name, name, name, name)
+		w.line("%s__i := int64(kit.SearchEntries(int(%s__n), func(i int) bool { return %s__upto(int64(i)) >= %s__need }))", name, name, name, name)
 		bind(name+"__i", ag.R)
 		w.line("%s = %s", name, goExact.print(ag.R))
 		w.line("}")
@@ -69,7 +69,7 @@ func goZsetAdd(w *writer, s *Add, d dialect, list, lit string) {
 		w.line("i--")
 		w.line("}")
 		w.line("if i == 0 || x != %s[i-1] { // ZADD of a member already there adds nothing", list)
-		w.line("%s = insertAt(%s, i, x)", list, list)
+		w.line("%s = kit.InsertAt(%s, i, x)", list, list)
 		w.line("}")
 	} else {
 		top := "top"
@@ -108,6 +108,6 @@ func goMember(w *writer, t string, s *State) {
 	}
 	w.line("// member is the entry's member in the sorted set, which orders")
 	w.line("// entries of equal score.")
-	w.line("func (x *%s) member() string { return joinEntry(%d, %s) }", t, s.PadWidth, strings.Join(vals, ", "))
+	w.line("func (x *%s) member() string { return kit.JoinEntry(%d, %s) }", t, s.PadWidth, strings.Join(vals, ", "))
 	w.line("")
 }

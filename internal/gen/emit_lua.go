@@ -233,7 +233,7 @@ func emitLuaScript(sp *Spec, a *Algorithm, v *View, force bool) []byte {
 	w.line("")
 	luaParams(&w, a, firstParam)
 	w.line("")
-	luaKeys(&w, a)
+	luaKeys(&w, a, "")
 	w.line("")
 	luaInputs(&w, ints, strs)
 	w.line("")
@@ -282,13 +282,14 @@ func luaParams(w *writer, a *Algorithm, firstParam int) {
 
 // luaKeys checks KEYS: as many as the states, all with one hash tag, the
 // key, which must not be empty nor begin with '}', each its state's
-// suffix with the parameters it names (parsed already).
-func luaKeys(w *writer, a *Algorithm) {
+// suffix with the parameters it names (parsed already), after infix (a
+// Lua expression; "" for none).
+func luaKeys(w *writer, a *Algorithm, infix string) {
 	w.line("-- keys: all share the hash tag {key}, and name the parameters")
 	w.line("if #KEYS ~= %d then", len(a.States))
 	w.line("  return bad(%s)", luaStr(fmt.Sprintf("expected %d keys: %s", len(a.States), keyTemplates(a))))
 	w.line("end")
-	w.line("local tail = %s", luaKeyTail(a.States[0]))
+	w.line("local tail = %s", luaKeyTail(a.States[0], infix))
 	w.line("if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then")
 	w.line("  return bad(%s)", luaStr("KEYS[1] must be "+keyTemplate(a.States[0])+" for these parameters"))
 	w.line("end")
@@ -300,18 +301,23 @@ func luaKeys(w *writer, a *Algorithm) {
 	w.line("  return bad(%s)", luaStr(msgKeyBrace))
 	w.line("end")
 	for i, s := range a.States[1:] {
-		w.line("if KEYS[%d] ~= '{' .. tag .. %s then", i+2, luaKeyTail(s))
+		w.line("if KEYS[%d] ~= '{' .. tag .. %s then", i+2, luaKeyTail(s, infix))
 		w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s with the key of KEYS[1]", i+2, keyTemplate(s))))
 		w.line("end")
 	}
 }
 
 // luaKeyTail is the Lua expression of what follows a key's hash tag,
-// from its closing brace: the suffix, with the values of the parameters
-// it names (locals parsed already).
-func luaKeyTail(s *State) string {
+// from its closing brace: infix (a Lua expression, "" for none), then the
+// suffix, with the values of the parameters it names (locals parsed
+// already).
+func luaKeyTail(s *State, infix string) string {
 	parts := []string{}
 	text := "}"
+	if infix != "" {
+		parts = append(parts, luaStr(text), infix)
+		text = ""
+	}
 	for _, p := range s.KeyParts {
 		if p.Param == nil {
 			text += p.Text
@@ -915,7 +921,9 @@ func showState(v *View) *State { return v.Body[len(v.Body)-1].(*Show).State }
 
 // keyTemplate is a state's key for any key, its parameters named:
 // {<key>}:sl:<window_ms>:sum.
-func keyTemplate(s *State) string { return "{<key>}" + keySuffix(s, func(p *Param) string { return "<" + p.Name + ">" }) }
+func keyTemplate(s *State) string {
+	return "{<key>}" + keySuffix(s, func(p *Param) string { return "<" + p.Name + ">" })
+}
 
 // keySuffix is what follows a key's hash tag, each parameter it names as
 // value renders it.

@@ -3,498 +3,195 @@ package gen
 import (
 	"crypto/sha1"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"go/format"
-	"sort"
+	"path"
+	"slices"
 	"strings"
 )
 
-// Generate returns every generated file, by path relative to the
-// repository root. It does no I/O and its output depends only on sp.
-func Generate(sp *Spec) (map[string][]byte, error) {
+// goPackage is a Go package Generate writes into.
+type goPackage struct {
+	dir  string // relative to the output's root; "" is the root
+	name string
+	path string // its import path (a user's package: its directory)
+}
+
+// Output says where Generate writes each kind of file: the catalogue's
+// split layout (the contract's typed limits at the root, the decisions in
+// Go in package memory, the scripts in lua/), or one package of a user's
+// module holding all of a user's spec.
+type Output struct {
+	contract, kit goPackage // what generated code imports
+	limits        goPackage // typed limits, their helpers, ready-made policies
+	memory        goPackage // the decisions in Go
+	lua           goPackage // the embedding and registration of the scripts
+	luaDir        string    // the .lua files, library.lua and manifest.json
+	vectorsTest   bool      // a test that replays the package's vectors
+}
+
+const modulePath = "github.com/limitspec/limitspec"
+
+// CatalogueOutput is the catalogue's layout, in this repository.
+func CatalogueOutput() Output {
+	root := goPackage{dir: "", name: "limitspec", path: modulePath}
+	return Output{
+		contract: root, limits: root,
+		kit:    goPackage{dir: "kit", name: "kit", path: modulePath + "/kit"},
+		memory: goPackage{dir: "memory", name: "memory", path: modulePath + "/memory"},
+		lua:    goPackage{dir: "lua", name: "lua", path: modulePath + "/lua"},
+		luaDir: "lua",
+	}
+}
+
+// PackageOutput is the layout of a user's spec compiled into the package
+// name: every path relative to the package's directory, the scripts under
+// lua/, and a test that replays the vectors of testdata/vectors.
+func PackageOutput(name string) Output {
+	pkg := goPackage{dir: "", name: name, path: "."}
+	return Output{
+		contract: goPackage{name: "limitspec", path: modulePath},
+		kit:      goPackage{name: "kit", path: modulePath + "/kit"},
+		limits:   pkg, memory: pkg, lua: pkg,
+		luaDir: "lua", vectorsTest: true,
+	}
+}
+
+// qualifier is what code in package from writes before a name of package
+// to: "" within one package, else to's name and a dot.
+func (o *Output) qualifier(from, to goPackage) string {
+	if from.path == to.path {
+		return ""
+	}
+	return to.name + "."
+}
+
+// file is the path of a file of package p.
+func (p goPackage) file(name string) string { return path.Join(p.dir, name) }
+
+// luaFile is the path of a Lua script.
+func (o *Output) luaFile(name string) string { return path.Join(o.luaDir, name+".lua") }
+
+// reservedNames are the algorithm names whose Go file would be another
+// generated file's.
+var reservedNames = []string{"limits", "exact", "policies", "scripts", "vectors", "library", "manifest", policyScript, policyResetScript}
+
+// Generate returns every generated file, by path relative to the output's
+// root. It does no I/O and its output depends only on sp and o.
+func Generate(sp *Spec, o Output) (map[string][]byte, error) {
+	if err := checkReply(sp); err != nil {
+		return nil, err
+	}
 	files := map[string][]byte{}
-	algs := append([]*Algorithm(nil), sp.Algorithms...)
-	sort.Slice(algs, func(i, j int) bool { return algs[i].Name < algs[j].Name })
+	algs := slices.Clone(sp.Algorithms)
+	slices.SortFunc(algs, func(x, y *Algorithm) int { return strings.Compare(x.Name, y.Name) })
 	for _, a := range algs {
-		files["lua/"+a.Name+".lua"] = emitLua(sp, a, nil)
-		files["lua/"+luaForceName(a.Name)+".lua"] = emitLuaScript(sp, a, nil, true)
-		files["lua/"+luaResetName(a.Name)+".lua"] = emitLuaReset(a)
-		for _, v := range a.Views {
-			files["lua/"+luaScriptName(a, v)+".lua"] = emitLua(sp, a, v)
+		if slices.Contains(reservedNames, a.Name) {
+			return nil, fmt.Errorf("%s: the name %s is reserved for a generated file (%v)", a.Pos, a.Name, reservedNames)
 		}
-		src, err := emitGo(sp, a)
+		files[o.luaFile(a.Name)] = emitLua(sp, a, nil)
+		files[o.luaFile(luaForceName(a.Name))] = emitLuaScript(sp, a, nil, true)
+		files[o.luaFile(luaResetName(a.Name))] = emitLuaReset(a)
+		for _, v := range a.Views {
+			files[o.luaFile(luaScriptName(a, v))] = emitLua(sp, a, v)
+		}
+		src, err := emitMemory(sp, a, &o)
 		if err != nil {
 			return nil, err
 		}
-		files["goimpl/"+a.Name+"_gen.go"] = src
+		files[o.memory.file(a.Name+"_gen.go")] = src
 	}
-	if len(sp.Policies) > 0 && replyNames(sp) != policyReply {
-		return nil, fmt.Errorf("policies combine the reply fields %s; the spec's are %s", policyReply, replyNames(sp))
+	files[o.luaFile(policyScript)] = emitLuaPolicy(sp, false)
+	files[o.luaFile(policyResetScript)] = emitLuaPolicy(sp, true)
+	if err := goFiles(sp, &o, files); err != nil {
+		return nil, err
 	}
-	for _, p := range sp.Policies {
-		files["lua/"+p.Name+".lua"] = emitLuaPolicy(sp, p, false)
-		files["lua/"+luaForceName(p.Name)+".lua"] = emitLuaPolicy(sp, p, true)
-		files["lua/"+luaResetName(p.Name)+".lua"] = emitLuaPolicyReset(p)
-	}
-	res, err := emitGoResult(sp)
+	files[o.luaFile(libraryScript)] = emitLuaLibrary(sp, &o, files)
+	man, err := emitManifest(sp, &o, algs, files)
 	if err != nil {
 		return nil, err
 	}
-	files["goimpl/result_gen.go"] = res
-	pol, err := emitGoPolicies(sp)
+	files[path.Join(o.luaDir, "manifest.json")] = man
+	emb, err := emitLuaEmbed(sp, &o, algs, files)
 	if err != nil {
 		return nil, err
 	}
-	files["goimpl/policies_gen.go"] = pol
-	rimpl, err := emitRedisimpl(sp, algs)
-	if err != nil {
-		return nil, err
-	}
-	files["redisimpl/limiters_gen.go"] = rimpl
-	files["lua/"+libraryFile] = emitLuaLibrary(sp, files)
-	man, err := emitManifest(sp, algs, files)
-	if err != nil {
-		return nil, err
-	}
-	files["lua/manifest.json"] = man
-	emb, err := emitLuaEmbed(sp, algs, files)
-	if err != nil {
-		return nil, err
-	}
-	files["lua/scripts_gen.go"] = emb
+	files[o.lua.file("scripts_gen.go")] = emb
 	return files, nil
 }
 
-// IsGenerated reports whether a file at path was written by Generate, so
-// that cmd/gen can remove one an algorithm no longer produces.
-func IsGenerated(path string, content []byte) bool {
+// goFiles adds the typed limits, their helpers, the ready-made policies
+// and a user's vectors test.
+func goFiles(sp *Spec, o *Output, files map[string][]byte) error {
+	for name, emit := range map[string]func(*Spec, *Output) ([]byte, error){
+		"limits_gen.go": emitLimits, "exact_gen.go": emitExact, "policies_gen.go": emitPolicies,
+	} {
+		src, err := emit(sp, o)
+		if err != nil {
+			return err
+		}
+		if src != nil {
+			files[o.limits.file(name)] = src
+		}
+	}
+	if o.vectorsTest {
+		src, err := emitVectorsTest(sp, o)
+		if err != nil {
+			return err
+		}
+		files[o.limits.file("vectors_gen_test.go")] = src
+	}
+	return nil
+}
+
+// checkReply refuses a spec whose reply is not the one the policy script
+// and package kit combine results by (kit.ReplyFields).
+func checkReply(sp *Spec) error {
+	if got := replyNames(sp); got != policyReply {
+		return fmt.Errorf("the reply fields are %s; every spec's must be %s", got, policyReply)
+	}
+	return nil
+}
+
+// policyReply is the reply the policy script and kit.Reply combine
+// results by: the fields by place.
+const policyReply = "allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, tier"
+
+// IsGenerated reports whether a file at path (relative to the output's
+// root) was written by Generate for o, so that cmd/gen can remove one the
+// spec no longer produces.
+func (o *Output) IsGenerated(path string, content []byte) bool {
+	dir, base := pathDir(path), pathBase(path)
+	inGoDir := dir == o.limits.dir || dir == o.memory.dir || dir == o.lua.dir
 	switch {
-	case strings.HasPrefix(path, "lua/") && strings.HasSuffix(path, ".lua"),
-		strings.HasPrefix(path, "goimpl/") && strings.HasSuffix(path, "_gen.go"),
-		strings.HasPrefix(path, "redisimpl/") && strings.HasSuffix(path, "_gen.go"):
-		return strings.Contains(string(content[:min(len(content), 200)]), "DO NOT EDIT")
+	case dir == o.luaDir && (strings.HasSuffix(base, ".lua") || base == "manifest.json"),
+		inGoDir && (strings.HasSuffix(base, "_gen.go") || strings.HasSuffix(base, "_gen_test.go")):
+		return strings.Contains(string(content[:min(len(content), 300)]), "DO NOT EDIT")
 	}
 	return false
 }
 
-// policyReply is the reply a policy's script combines its limits' by
-// (luaPolicyDecide, goimpl's Policy): the fields by place.
-const policyReply = "allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, tier"
-
-func sha1Hex(b []byte) string {
-	h := sha1.Sum(b)
-	return hex.EncodeToString(h[:])
-}
-
-// manifest is lua/manifest.json: the interface of every script, for
-// clients in any language.
-type manifest struct {
-	Comment string `json:"comment"`
-	// MaxSkewMs is how far a key's clock may be ahead of now_ms and still
-	// be trusted (docs/semantics.md).
-	MaxSkewMs int64             `json:"max_skew_ms"`
-	Inputs    []manifestArg     `json:"inputs"`
-	Reply     []manifestReply   `json:"reply"`
-	Errors    map[string]string `json:"errors"`
-	Scripts   []manifestScript  `json:"scripts"`
-	Policies  []manifestPolicy  `json:"policies"`
-	Library   manifestLibrary   `json:"library"`
-}
-
-// manifestLibrary describes the Redis Functions library of every script.
-type manifestLibrary struct {
-	Name string `json:"name"`
-	File string `json:"file"`
-	// Version is what the function <name>_version replies: a digest of
-	// the scripts, to tell whether a loaded library is this one.
-	Version string `json:"version"`
-	// Functions are the functions, <name>_<script>, with the script's
-	// KEYS, ARGV and reply.
-	Functions []string `json:"functions"`
-}
-
-// manifestPolicy describes a policy's script (docs/semantics.md,
-// "Policies").
-type manifestPolicy struct {
-	Name string `json:"name"`
-	File string `json:"file"`
-	SHA1 string `json:"sha1"`
-	Doc  string `json:"doc"`
-	// ClusterSafe is false when the keys of one call may lie in several
-	// Redis Cluster slots: the limits count several identities.
-	ClusterSafe bool `json:"cluster_safe"`
-	// Identities are the names whose values a call passes, in the order
-	// their keys first appear in KEYS.
-	Identities []string        `json:"identities"`
-	Limits     []manifestLimit `json:"limits"`
-	Keys       []string        `json:"keys"`
-	Argv       []manifestArg   `json:"argv"`
-	// Reply names the integers of the reply: the policy's result, the
-	// binding limit's index, then each limit's result.
-	Reply []string `json:"reply"`
-	// Reset deletes every limit's keys for the identities of a call.
-	Reset *manifestFile `json:"reset"`
-	// Force is the forced call: the same KEYS and ARGV; every limit
-	// consumes the cost even when the policy denies.
-	Force *manifestFile `json:"force"`
-}
-
-type manifestLimit struct {
-	Name      string           `json:"name"`
-	Algorithm string           `json:"algorithm"`
-	Identity  string           `json:"identity,omitempty"`
-	Constant  string           `json:"constant,omitempty"`
-	Params    map[string]int64 `json:"params"`   // the fixed ones
-	PerCall   []string         `json:"per_call"` // ARGV names of the others
-	Keys      []string         `json:"keys"`
-}
-
-type manifestArg struct {
-	Name    string `json:"name"`
-	Type    string `json:"type,omitempty"` // "string"; integers otherwise
-	Min     int64  `json:"min"`
-	Max     int64  `json:"max"` // for a string: its most bytes
-	Default *int64 `json:"default,omitempty"`
-	Doc     string `json:"doc,omitempty"`
-}
-
-type manifestReply struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Doc  string `json:"doc"`
-}
-
-type manifestKey struct {
-	Template   string          `json:"template"`
-	Type       string          `json:"type"`
-	Doc        string          `json:"doc"`
-	Fields     []manifestField `json:"fields,omitempty"`
-	Entries    string          `json:"entries,omitempty"` // how entries are stored
-	MaxEntries string          `json:"max_entries,omitempty"`
-	Entry      []manifestField `json:"entry,omitempty"`
-}
-
-type manifestField struct {
-	Name string `json:"name"`
-	Type string `json:"type,omitempty"` // "string"; integers otherwise
-	Min  string `json:"min,omitempty"`
-	Max  string `json:"max,omitempty"`
-	Doc  string `json:"doc"`
-}
-
-type manifestScript struct {
-	Name      string        `json:"name"`
-	Algorithm string        `json:"algorithm"`
-	View      string        `json:"view,omitempty"` // a read-only view; "" for the decision
-	File      string        `json:"file"`
-	SHA1      string        `json:"sha1"`
-	Doc       string        `json:"doc"`
-	Keys      []manifestKey `json:"keys"`
-	Argv      []manifestArg `json:"argv"`
-	Requires  []string      `json:"requires"`
-	// Window is the decision's window in ms, an expression over the
-	// parameters (Algorithm.Window); "" for a view or when none.
-	Window string `json:"window,omitempty"`
-	// Returns names the fields of each entry a view returns.
-	Returns []string `json:"returns,omitempty"`
-	// Reset is the decision's reset script: the same KEYS, no ARGV.
-	Reset *manifestFile `json:"reset,omitempty"`
-	// Force is the decision's forced call: the same KEYS and ARGV; it
-	// consumes the cost even when it denies.
-	Force *manifestFile `json:"force,omitempty"`
-}
-
-// manifestFile names a script that goes with a decision (its reset, its
-// forced call) and its SHA1.
-type manifestFile struct {
-	File string `json:"file"`
-	SHA1 string `json:"sha1"`
-}
-
-func fileOf(name string, files map[string][]byte) *manifestFile {
-	file := name + ".lua"
-	return &manifestFile{File: file, SHA1: sha1Hex(files["lua/"+file])}
-}
-
-func emitManifest(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte, error) {
-	m := manifest{
-		Comment:   "Code generated by cmd/gen from spec/algorithms.yaml. DO NOT EDIT.",
-		MaxSkewMs: sp.MaxSkew,
-		Errors: map[string]string{
-			"BADINPUT":  "the number of arguments, a parameter, the key, now_ms, cost or a string input was refused; nothing was written",
-			"BADSTATE":  "a stored field is not an integer the script could have written; nothing was written",
-			"WRONGTYPE": "a key holds another Redis type; nothing was written",
-		},
-	}
-	for _, in := range sp.Inputs {
-		m.Inputs = append(m.Inputs, manifestArg{Name: in.Arg, Min: in.Min, Max: in.Max, Doc: inputDoc(in)})
-	}
-	for _, f := range sp.Reply {
-		m.Reply = append(m.Reply, manifestReply{Name: f.Name, Type: f.Type.String(), Doc: f.Doc})
-	}
-	for _, a := range algs {
-		m.Scripts = append(m.Scripts, manifestOf(sp, a, nil, files))
-		for _, v := range a.Views {
-			m.Scripts = append(m.Scripts, manifestOf(sp, a, v, files))
-		}
-	}
-	m.Policies = []manifestPolicy{}
-	for _, p := range sp.Policies {
-		m.Policies = append(m.Policies, manifestPolicyOf(sp, p, files))
-	}
-	m.Library = manifestLibrary{Name: LibraryName, File: libraryFile, Version: libraryVersion(files)}
-	for _, n := range libraryScripts(files) {
-		m.Library.Functions = append(m.Library.Functions, libraryFunction(n))
-	}
-	out, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(out, '\n'), nil
-}
-
-// manifestOf describes the script of an algorithm, or of one view.
-func manifestOf(sp *Spec, a *Algorithm, v *View, files map[string][]byte) manifestScript {
-	name := luaScriptName(a, v)
-	file := name + ".lua"
-	s := manifestScript{Name: name, Algorithm: a.Name, File: file, SHA1: sha1Hex(files["lua/"+file]), Doc: a.Doc, Requires: []string{}}
-	if v == nil {
-		s.Reset = fileOf(luaResetName(a.Name), files)
-		s.Force = fileOf(luaForceName(a.Name), files)
-		if a.Window != nil {
-			s.Window = Format(a.Window)
-		}
-	}
-	if v != nil {
-		s.View, s.Doc = v.Name, v.Doc
-		for _, f := range showState(v).Entry {
-			s.Returns = append(s.Returns, f.Name)
-		}
-	}
-	field := func(f *Field) manifestField {
-		if f.Type == Str {
-			return manifestField{Name: f.Name, Type: "string", Doc: f.Doc}
-		}
-		return manifestField{Name: f.Name, Min: Format(f.Min), Max: Format(f.Max), Doc: f.Doc}
-	}
-	for _, st := range a.States {
-		k := manifestKey{Template: keyTemplate(st), Type: st.Kind.String(), Doc: st.Doc}
-		for _, f := range st.Fields {
-			k.Fields = append(k.Fields, field(f))
-		}
-		if st.Collection() {
-			k.Entries = strings.TrimSuffix(entryLayout(st), ":")
-			k.MaxEntries = Format(st.MaxEntries)
-			for _, f := range st.Entry {
-				k.Entry = append(k.Entry, field(f))
-			}
-		}
-		s.Keys = append(s.Keys, k)
-	}
-	ints, strs, _ := luaArgs(sp, a, v)
-	for _, in := range ints {
-		s.Argv = append(s.Argv, manifestArg{Name: in.Arg, Min: in.Min, Max: in.Max, Doc: inputDoc(in)})
-	}
-	for _, in := range strs {
-		s.Argv = append(s.Argv, manifestArg{Name: in.Name, Type: "string", Max: int64(in.MaxLen), Doc: in.Doc})
-	}
-	for _, p := range a.Params {
-		s.Argv = append(s.Argv, manifestArg{Name: p.Name, Min: p.Min, Max: p.Max, Default: p.Default, Doc: p.Doc})
-	}
-	for _, r := range a.Requires {
-		s.Requires = append(s.Requires, Format(r.Cond))
-	}
-	return s
-}
-
-// manifestPolicyOf describes the script of a policy.
-func manifestPolicyOf(sp *Spec, p *Policy, files map[string][]byte) manifestPolicy {
-	file := p.Name + ".lua"
-	m := manifestPolicy{Name: p.Name, File: file, SHA1: sha1Hex(files["lua/"+file]), Doc: p.Doc,
-		ClusterSafe: p.ClusterSafe(), Identities: append([]string{}, p.Identities...)}
-	for _, in := range sp.Inputs {
-		m.Argv = append(m.Argv, manifestArg{Name: in.Arg, Min: in.Min, Max: in.Max, Doc: inputDoc(in)})
-	}
-	for _, l := range p.Limits {
-		ml := manifestLimit{Name: l.Name, Algorithm: l.Alg.Name, Identity: l.Identity, Constant: l.Constant, Params: l.Fixed, PerCall: []string{}}
-		for _, prm := range l.PerCall() {
-			ml.PerCall = append(ml.PerCall, ArgName(l, prm))
-			m.Argv = append(m.Argv, manifestArg{Name: ArgName(l, prm), Min: prm.Min, Max: prm.Max, Doc: prm.Doc})
-		}
-		for _, s := range l.Alg.States {
-			ml.Keys = append(ml.Keys, policyKeyTemplate(p, l, s))
-		}
-		m.Keys = append(m.Keys, ml.Keys...)
-		m.Limits = append(m.Limits, ml)
-	}
-	m.Reply = policyReplyNames(sp, p)
-	m.Reset = fileOf(luaResetName(p.Name), files)
-	m.Force = fileOf(luaForceName(p.Name), files)
-	return m
-}
-
-// policyReplyNames names the integers of a policy's reply.
-func policyReplyNames(sp *Spec, p *Policy) []string {
+// Dirs are the directories Generate writes into.
+func (o *Output) Dirs() []string {
 	var out []string
-	for _, f := range sp.Reply {
-		out = append(out, f.Name)
-	}
-	out = append(out, "index")
-	for _, l := range p.Limits {
-		for _, f := range sp.Reply {
-			out = append(out, l.Name+"."+f.Name)
+	for _, d := range []string{o.limits.dir, o.memory.dir, o.lua.dir, o.luaDir} {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
 		}
 	}
 	return out
 }
 
-// inputDoc describes a per-call integer input for the manifest and the
-// scripts' headers.
-func inputDoc(in *Input) string {
-	if in.Name == "now" {
-		return "ms since the epoch; an empty string decides at the Redis server's TIME"
+func pathDir(p string) string {
+	d := path.Dir(p)
+	if d == "." {
+		return ""
 	}
-	return "integer; 0 is a peek"
+	return d
 }
 
-func emitLuaEmbed(sp *Spec, algs []*Algorithm, files map[string][]byte) ([]byte, error) {
-	var w writer
-	w.line("// Code generated by cmd/gen from spec/algorithms.yaml. DO NOT EDIT.")
-	w.line("")
-	w.line("package lua")
-	w.line("")
-	w.line("import _ \"embed\"")
-	w.line("")
-	type script struct {
-		a *Algorithm
-		v *View
-	}
-	var scripts []script
-	for _, a := range algs {
-		scripts = append(scripts, script{a, nil})
-		embedSource(&w, a.Name, luaResetName(a.Name), luaForceName(a.Name))
-		for _, v := range a.Views {
-			scripts = append(scripts, script{a, v})
-			embedSource(&w, luaScriptName(a, v))
-		}
-	}
-	w.line("// Scripts lists every generated script, sorted by name.")
-	w.line("var Scripts = []Script{")
-	for _, sc := range scripts {
-		w.line("%s,", scriptLiteral(sp, sc.a, sc.v, files))
-	}
-	w.line("}")
-	emitLuaEmbedPolicies(&w, sp, files)
-	emitLuaEmbedLibrary(&w, files)
-	return format.Source(w.bytes())
-}
+func pathBase(p string) string { return path.Base(p) }
 
-// embedSource embeds the named scripts, each as <name>Source.
-func embedSource(w *writer, names ...string) {
-	for _, n := range names {
-		w.line("//go:embed %s.lua", n)
-		w.line("var %sSource string", goName(n))
-		w.line("")
-	}
-}
-
-// scriptLiteral is the lua.Script of an algorithm's decision (v nil) or
-// of one of its views.
-func scriptLiteral(sp *Spec, a *Algorithm, v *View, files map[string][]byte) string {
-	name := luaScriptName(a, v)
-	var keys, params, strs, defaults, returns []string
-	for _, s := range a.States {
-		keys = append(keys, fmt.Sprintf("%q", strings.TrimPrefix(keyTemplate(s), "{<key>}")))
-	}
-	for _, p := range a.Params {
-		params = append(params, fmt.Sprintf("%q", p.Name))
-		if p.Default != nil {
-			defaults = append(defaults, fmt.Sprintf("%q: \"%d\"", p.Name, *p.Default))
-		}
-	}
-	_, ss, _ := luaArgs(sp, a, v)
-	for _, in := range ss {
-		strs = append(strs, fmt.Sprintf("%q", in.Name))
-	}
-	view, companions := "", ""
-	if v == nil {
-		for _, f := range sp.Reply {
-			returns = append(returns, fmt.Sprintf("%q", f.Name))
-		}
-		rn, fn := luaResetName(name), luaForceName(name)
-		companions = fmt.Sprintf(" ResetSource: %sSource, ResetSHA1: %q, ForceSource: %sSource, ForceSHA1: %q,",
-			goName(rn), sha1Hex(files["lua/"+rn+".lua"]), goName(fn), sha1Hex(files["lua/"+fn+".lua"]))
-	} else {
-		view = v.Name
-		for _, f := range showState(v).Entry {
-			returns = append(returns, fmt.Sprintf("%q", f.Name))
-		}
-	}
-	return fmt.Sprintf("{Name: %q, Algorithm: %q, View: %q, Source: %sSource, SHA1: %q,%s Keys: []string{%s}, Strings: []string{%s}, Params: []string{%s}, Defaults: map[string]string{%s}, Reply: []string{%s}}",
-		name, a.Name, view, goName(name), sha1Hex(files["lua/"+name+".lua"]), companions, strings.Join(keys, ", "), strings.Join(strs, ", "), strings.Join(params, ", "), strings.Join(defaults, ", "), strings.Join(returns, ", "))
-}
-
-// emitLuaEmbedLibrary embeds the Functions library and names its parts.
-func emitLuaEmbedLibrary(w *writer, files map[string][]byte) {
-	w.line("")
-	w.line("// LibrarySource is the Redis Functions library of every script")
-	w.line("// (FUNCTION LOAD); see FunctionName.")
-	w.line("//")
-	w.line("//go:embed %s", libraryFile)
-	w.line("var LibrarySource string")
-	w.line("")
-	w.line("// LibraryVersion is what the library's VersionFunction replies.")
-	w.line("const LibraryVersion = %q", libraryVersion(files))
-	w.line("")
-	w.line("// LibraryName is the name of the Redis Functions library, LibrarySource;")
-	w.line("// VersionFunction replies with its version.")
-	w.line("const (")
-	w.line("LibraryName = %q", LibraryName)
-	w.line("VersionFunction = %q", libraryFunction("version"))
-	w.line("functionPrefix = %q", libraryFunction(""))
-	w.line(")")
-	w.line("")
-	w.line("// The suffixes of the scripts that go with a decision: lua/<name><suffix>.lua.")
-	w.line("const (")
-	w.line("forceSuffix = %q", forceSuffix)
-	w.line("resetSuffix = %q", resetSuffix)
-	w.line(")")
-}
-
-// emitLuaEmbedPolicies lists the policies' scripts in package lua.
-func emitLuaEmbedPolicies(w *writer, sp *Spec, files map[string][]byte) {
-	w.line("")
-	for _, p := range sp.Policies {
-		embedSource(w, p.Name, luaResetName(p.Name), luaForceName(p.Name))
-	}
-	w.line("// Policies lists every generated policy script, in the spec's order.")
-	w.line("var Policies = []Policy{")
-	for _, p := range sp.Policies {
-		var ids, params, limits []string
-		for _, id := range p.Identities {
-			ids = append(ids, fmt.Sprintf("%q", id))
-		}
-		for _, l := range p.Limits {
-			var keys []string
-			for _, s := range l.Alg.States {
-				keys = append(keys, fmt.Sprintf("%q", p.KeyInfix(l)+policyKeySuffix(l, s)))
-			}
-			var fixed, perCall []string
-			for _, prm := range l.Alg.Params {
-				if v, ok := l.Fixed[prm.Name]; ok {
-					fixed = append(fixed, fmt.Sprintf("%q: %d", prm.Name, v))
-				} else {
-					perCall = append(perCall, fmt.Sprintf("%q", prm.Name))
-					params = append(params, fmt.Sprintf("%q", ArgName(l, prm)))
-				}
-			}
-			limits = append(limits, fmt.Sprintf("{Name: %q, Algorithm: %q, Identity: %q, Constant: %q, Params: map[string]int64{%s}, PerCall: []string{%s}, Keys: []string{%s}}",
-				l.Name, l.Alg.Name, l.Identity, l.Constant, strings.Join(fixed, ", "), strings.Join(perCall, ", "), strings.Join(keys, ", ")))
-		}
-		rn, fn := luaResetName(p.Name), luaForceName(p.Name)
-		w.line("{Name: %q, Source: %sSource, SHA1: %q, ResetSource: %sSource, ResetSHA1: %q, ForceSource: %sSource, ForceSHA1: %q, ClusterSafe: %v, Identities: []string{%s}, Params: []string{%s}, Limits: []PolicyLimit{%s}},",
-			p.Name, goName(p.Name), sha1Hex(files["lua/"+p.Name+".lua"]), goName(rn), sha1Hex(files["lua/"+rn+".lua"]), goName(fn), sha1Hex(files["lua/"+fn+".lua"]), p.ClusterSafe(), strings.Join(ids, ", "), strings.Join(params, ", "), strings.Join(limits, ", "))
-	}
-	w.line("}")
+func sha1Hex(b []byte) string {
+	h := sha1.Sum(b)
+	return hex.EncodeToString(h[:])
 }

@@ -1,6 +1,10 @@
 package gen
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // MaxSafe is the largest integer every target represents exactly: Lua
 // numbers are IEEE doubles.
@@ -34,8 +38,16 @@ func (t Type) String() string { return [...]string{"int", "bool", "string"}[t] }
 
 // Spec is the whole checked specification: the IR every emitter reads.
 type Spec struct {
-	Consts []*Const
-	Inputs []*Input // now and cost, in ARGV order
+	// Library names the spec's library: limitspec for the catalogue, the
+	// package name for a user's spec. Source names its files, for the
+	// headers of generated files.
+	Library string
+	Source  string
+	// Imported are the catalogue's algorithms, in scope of a user's spec
+	// (its policies may use them) but compiled in the catalogue.
+	Imported []*Algorithm
+	Consts   []*Const
+	Inputs   []*Input // now and cost, in ARGV order
 	// MaxSkew is MAX_SKEW_MS: how far ahead of a request's now_ms a key's
 	// clock may be and still be trusted.
 	MaxSkew int64
@@ -75,7 +87,9 @@ type ReplyField struct {
 
 // Algorithm is one rate-limiting algorithm.
 type Algorithm struct {
-	Name     string
+	Name string
+	// Library is the library of its spec (Spec.Library).
+	Library  string
 	Doc      string
 	Pos      Pos
 	Params   []*Param
@@ -108,12 +122,34 @@ type Algorithm struct {
 	Checks []*Check
 }
 
+// Qualified is the algorithm's name as the policy script and
+// limitspec.NewLimit take it: its name in the catalogue, library.name in
+// a user's spec.
+func (a *Algorithm) Qualified() string {
+	if a.Library == CatalogueLibrary {
+		return a.Name
+	}
+	return a.Library + "." + a.Name
+}
+
+// CatalogueLibrary is the library of the catalogue, spec/algorithms.yaml.
+const CatalogueLibrary = "limitspec"
+
+// InScope are the algorithms a policy may use, the catalogue's and the
+// spec's own, sorted by qualified name.
+func (sp *Spec) InScope() []*Algorithm {
+	out := append(slices.Clone(sp.Imported), sp.Algorithms...)
+	slices.SortFunc(out, func(x, y *Algorithm) int { return strings.Compare(x.Qualified(), y.Qualified()) })
+	return out
+}
+
 // Param is a limiter parameter with its declared integer domain.
 type Param struct {
-	Name string
-	Doc  string
-	Min  int64
-	Max  int64
+	Name  string
+	Doc   string
+	Index int // its place among the algorithm's parameters
+	Min   int64
+	Max   int64
 	// Default is the value of an optional parameter left out; nil when
 	// the parameter is required.
 	Default *int64
@@ -125,6 +161,7 @@ type StrInput struct {
 	Name   string
 	Doc    string
 	MaxLen int // in bytes
+	Index  int // its place among the algorithm's string inputs
 }
 
 // View is a read-only script over an algorithm's state: it takes now_ms
@@ -169,14 +206,14 @@ func (k StateKind) String() string { return [...]string{"hash", "zset", "list"}[
 
 // State is one Redis key of an algorithm's state.
 type State struct {
-	Name   string
-	Doc    string
+	Name string
+	Doc  string
 	// Suffix is what follows the hash tag in the key's template, as the
 	// spec writes it: ":sl:{window_ms}:sum". KeyParts are its pieces.
 	Suffix   string
 	KeyParts []KeyPart
-	Kind   StateKind
-	Fields []*Field // the fixed fields of a hash
+	Kind     StateKind
+	Fields   []*Field // the fixed fields of a hash
 	// Entry are the fields of each entry of a collection (a zset, a list,
 	// a hash with entries); nil for a hash without entries.
 	Entry []*Field

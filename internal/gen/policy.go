@@ -1,15 +1,10 @@
 package gen
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Policy decides one request by several limits at once, all or nothing
@@ -53,25 +48,6 @@ func (l *Limit) PerCall() []*Param {
 	return out
 }
 
-// KeyInfix is what a policy's limit adds after the hash tag of each of
-// its algorithm's keys, so that no two limits share state: ":policy:limit".
-func (p *Policy) KeyInfix(l *Limit) string { return ":" + p.Name + ":" + l.Name }
-
-// ClusterSafe reports whether every key of a call shares one hash tag,
-// so that the policy is one atomic script on Redis Cluster too: every
-// limit counts the same identity.
-func (p *Policy) ClusterSafe() bool {
-	for _, l := range p.Limits {
-		if l.Identity == "" || l.Identity != p.Limits[0].Identity {
-			return false
-		}
-	}
-	return true
-}
-
-// ArgName is the ARGV name of a per-call parameter of limit l.
-func ArgName(l *Limit, prm *Param) string { return l.Name + "." + prm.Name }
-
 // The YAML shape of spec/policies.yaml.
 type yamlPolicies struct {
 	Policies []yamlPolicy `yaml:"policies"`
@@ -92,43 +68,29 @@ type yamlLimit struct {
 }
 
 // perCallValue is the value that, in place of an integer, makes a
-// parameter one the caller passes with each call.
+// parameter one the caller passes with each call: an argument of the
+// policy's Go function.
 const perCallValue = "call"
 
-// LoadPoliciesFile reads the policies of path into sp; a missing file
-// declares none.
-func LoadPoliciesFile(sp *Spec, path string) error {
-	src, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+// LoadPolicies parses and checks the policies of src (a file of policies
+// alone) over the algorithms of sp and adds them to sp; file names the
+// source in errors.
+func LoadPolicies(sp *Spec, file string, src []byte) error {
+	var y yamlPolicies
+	root, err := decodeStrict(file, src, &y)
 	if err != nil {
 		return err
 	}
-	return LoadPolicies(sp, path, src)
+	l := &loader{file: file, sp: sp, root: root}
+	return l.policies(y.Policies)
 }
 
-// LoadPolicies parses and checks policies over the algorithms of sp and
-// adds them to sp; file names the source in errors.
-func LoadPolicies(sp *Spec, file string, src []byte) error {
-	var y yamlPolicies
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	dec.KnownFields(true)
-	if err := dec.Decode(&y); err != nil {
-		return fmt.Errorf("%s: %v", file, err)
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(src, &root); err != nil {
-		return fmt.Errorf("%s: %v", file, err)
-	}
-	l := &loader{file: file, sp: sp, root: &root}
-	lines := sequenceLines(&root, "policies")
+// policies reads the policies of the file and adds them to the spec.
+func (l *loader) policies(ys []yamlPolicy) error {
+	lines := sequenceLines(l.root, "policies")
 	seen := map[string]bool{}
-	for _, a := range sp.Algorithms {
-		seen[a.Name] = true
-	}
-	for i, yp := range y.Policies {
-		pos := Pos{file, 0}
+	for i, yp := range ys {
+		pos := Pos{l.file, 0}
 		if i < len(lines) {
 			pos.Line = lines[i]
 		}
@@ -137,10 +99,10 @@ func LoadPolicies(sp *Spec, file string, src []byte) error {
 			continue
 		}
 		if seen[p.Name] {
-			l.errf(pos, "policy %q: the name is taken by an algorithm or another policy", p.Name)
+			l.errf(pos, "policy %q is defined twice", p.Name)
 		}
 		seen[p.Name] = true
-		sp.Policies = append(sp.Policies, p)
+		l.sp.Policies = append(l.sp.Policies, p)
 	}
 	return errors.Join(l.errs...)
 }
@@ -182,8 +144,8 @@ func (l *loader) limit(p *Policy, yl yamlLimit, pos Pos) *Limit {
 		l.errf(pos, "policy %s: limit %q: names are lower_case", p.Name, lim.Name)
 		return nil
 	}
-	for _, a := range l.sp.Algorithms {
-		if a.Name == yl.Algorithm {
+	for _, a := range l.sp.InScope() {
+		if a.Name == yl.Algorithm || a.Qualified() == yl.Algorithm {
 			lim.Alg = a
 		}
 	}
@@ -228,12 +190,6 @@ func (l *loader) fixParam(lim *Limit, what, name, v string) {
 		return
 	}
 	if v == perCallValue {
-		for _, s := range lim.Alg.States {
-			if slices.Contains(s.KeyParams(), prm) {
-				l.errf(lim.Pos, "%s: parameter %s is named by the state's keys: it must be fixed, not %q", what, name, perCallValue)
-				return
-			}
-		}
 		return
 	}
 	n, err := strconv.ParseInt(v, 10, 64)

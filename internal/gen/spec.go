@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"regexp"
 	"slices"
 	"strconv"
@@ -88,30 +87,32 @@ type yamlField struct {
 	Doc     string    `yaml:"doc"`
 }
 
-// LoadFile reads, parses and checks the spec at path.
-func LoadFile(path string) (*Spec, error) {
-	src, err := os.ReadFile(path)
+// LoadCatalogue reads, parses and checks the catalogue: algorithms.yaml
+// of fsys (its constants, reply and algorithms) and the policies of
+// policies.yaml beside it, when there is one.
+func LoadCatalogue(fsys fs.FS) (*Spec, error) {
+	src, err := fs.ReadFile(fsys, "algorithms.yaml")
 	if err != nil {
 		return nil, err
 	}
-	return Load(path, src)
-}
-
-// LoadDir loads the spec of a directory: algorithms.yaml, and the
-// policies of policies.yaml beside it when there is one.
-func LoadDir(dir string) (*Spec, error) {
-	sp, err := LoadFile(filepath.Join(dir, "algorithms.yaml"))
+	sp, err := Load("spec/algorithms.yaml", src)
 	if err != nil {
 		return nil, err
 	}
-	if err := LoadPoliciesFile(sp, filepath.Join(dir, "policies.yaml")); err != nil {
+	psrc, err := fs.ReadFile(fsys, "policies.yaml")
+	if errors.Is(err, fs.ErrNotExist) {
+		return sp, nil
+	}
+	if err != nil {
 		return nil, err
 	}
-	return sp, nil
+	sp.Source = "spec/algorithms.yaml and spec/policies.yaml"
+	return sp, LoadPolicies(sp, "spec/policies.yaml", psrc)
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 var constRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
 var (
 	// keyLiteralRE is a literal piece of a key's suffix.
 	keyLiteralRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -119,31 +120,107 @@ var (
 	keyParamRE = regexp.MustCompile(`^\{([a-z][a-z0-9_]*)\}$`)
 )
 
-// Load parses and checks a spec; file names the source in errors.
+// Load parses and checks the catalogue's algorithms (its constants, reply
+// and algorithms); file names the source in errors.
 func Load(file string, src []byte) (*Spec, error) {
 	var y yamlSpec
+	root, err := decodeStrict(file, src, &y)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{file: file, sp: &Spec{Library: CatalogueLibrary, Source: file}, root: root}
+	l.consts(&y.Constants)
+	l.inputs()
+	l.namedConsts()
+	l.reply(y.Reply)
+	l.algorithms(y.Algorithms)
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	if err := Analyze(l.sp); err != nil {
+		return nil, err
+	}
+	return l.sp, nil
+}
+
+// maxDurationMs is the most ms a time.Duration holds.
+const maxDurationMs = (1<<63 - 1) / 1000000
+
+// isDurationName reports whether a parameter is a duration in ms: its
+// name ends in _ms, or in _ms_ and digits (window_ms_2).
+func isDurationName(n string) bool {
+	_, ok := durationName(&Param{Name: n})
+	return ok
+}
+
+// yamlUserSpec is the shape of a user's spec file: constants of its own
+// (beside the catalogue's), algorithms and policies; the reply is the
+// catalogue's.
+type yamlUserSpec struct {
+	Constants  yaml.Node    `yaml:"constants"`
+	Algorithms []yamlAlgo   `yaml:"algorithms"`
+	Policies   []yamlPolicy `yaml:"policies"`
+}
+
+// LoadUser parses and checks a user's spec file over the catalogue cat,
+// compiled into the library library (the package's name): its own
+// constants (none of the catalogue's again), algorithms and policies,
+// with the catalogue's constants, reply and algorithms in scope.
+func LoadUser(cat *Spec, library, file string, src []byte) (*Spec, error) {
+	var y yamlUserSpec
+	root, err := decodeStrict(file, src, &y)
+	if err != nil {
+		return nil, err
+	}
+	if !nameRE.MatchString(library) || library == CatalogueLibrary {
+		return nil, fmt.Errorf("%s: the library (the package name) %q must be lower_case and not %s", file, library, CatalogueLibrary)
+	}
+	sp := &Spec{Library: library, Source: file, Consts: slices.Clone(cat.Consts), Inputs: cat.Inputs,
+		MaxSkew: cat.MaxSkew, RunMod: cat.RunMod, Reply: cat.Reply, Imported: cat.Algorithms}
+	l := &loader{file: file, sp: sp, root: root}
+	if y.Constants.Kind != 0 {
+		l.consts(&y.Constants)
+	}
+	l.algorithms(y.Algorithms)
+	for _, a := range sp.Algorithms {
+		if slices.ContainsFunc(cat.Algorithms, func(c *Algorithm) bool { return c.Name == a.Name }) {
+			l.errf(a.Pos, "algorithm %s: the catalogue has one of that name", a.Name)
+		}
+	}
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	if err := Analyze(sp); err != nil {
+		return nil, err
+	}
+	return sp, l.policies(y.Policies)
+}
+
+// decodeStrict decodes src into v, refusing unknown fields, and returns
+// its node tree for positions.
+func decodeStrict(file string, src []byte, v any) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
-	if err := dec.Decode(&y); err != nil {
+	if err := dec.Decode(v); err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
-	l := &loader{file: file, sp: &Spec{}, root: &root}
-	l.consts(&y.Constants)
-	l.inputs()
-	l.namedConsts()
-	l.reply(y.Reply)
-	algLines := sequenceLines(&root, "algorithms")
+	return &root, nil
+}
+
+// algorithms reads the algorithms of the spec.
+func (l *loader) algorithms(ys []yamlAlgo) {
+	algLines := sequenceLines(l.root, "algorithms")
 	seen := map[string]bool{}
-	for i, ya := range y.Algorithms {
+	for i, ya := range ys {
 		line := 0
 		if i < len(algLines) {
 			line = algLines[i]
 		}
-		a := l.algorithm(ya, i, Pos{file, line})
+		a := l.algorithm(ya, i, Pos{l.file, line})
 		if a == nil {
 			continue
 		}
@@ -153,13 +230,6 @@ func Load(file string, src []byte) (*Spec, error) {
 		seen[a.Name] = true
 		l.sp.Algorithms = append(l.sp.Algorithms, a)
 	}
-	if len(l.errs) > 0 {
-		return nil, errors.Join(l.errs...)
-	}
-	if err := Analyze(l.sp); err != nil {
-		return nil, err
-	}
-	return l.sp, nil
 }
 
 // sequenceLines returns the line of each item of the top-level sequence key.
@@ -247,6 +317,8 @@ func (l *loader) consts(n *yaml.Node) {
 			l.errf(l.pos(k), "constant %q: names are UPPER_CASE", k.Value)
 		case err != nil || val < -MaxSafe || val > MaxSafe:
 			l.errf(l.pos(v), "constant %s: %q is not an integer within ±(2^53-1)", k.Value, v.Value)
+		case slices.ContainsFunc(l.sp.Consts, func(c *Const) bool { return c.Name == k.Value }):
+			l.errf(l.pos(k), "constant %s is defined already (the catalogue's constants are in scope)", k.Value)
 		default:
 			l.sp.Consts = append(l.sp.Consts, &Const{Name: k.Value, Value: val})
 		}
@@ -335,7 +407,7 @@ func (l *loader) reply(ys []yamlReply) {
 }
 
 func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
-	a := &Algorithm{Name: ya.Name, Doc: strings.TrimSpace(ya.Doc), Pos: pos}
+	a := &Algorithm{Name: ya.Name, Library: l.sp.Library, Doc: strings.TrimSpace(ya.Doc), Pos: pos}
 	if !nameRE.MatchString(a.Name) {
 		l.errf(pos, "algorithm %q: names are lower_case", a.Name)
 		return nil
@@ -345,7 +417,7 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 	}
 	for j, yp := range ya.Params {
 		pos := l.itemPos(index, "params", j, pos)
-		p := &Param{Name: yp.Name, Min: yp.Min, Max: yp.Max, Default: yp.Default, Doc: strings.TrimSpace(yp.Doc)}
+		p := &Param{Name: yp.Name, Min: yp.Min, Max: yp.Max, Default: yp.Default, Doc: strings.TrimSpace(yp.Doc), Index: j}
 		switch {
 		case !nameRE.MatchString(p.Name) || keywords[p.Name]:
 			l.errf(pos, "%s: parameter %q: names are lower_case and not a keyword", a.Name, p.Name)
@@ -353,6 +425,11 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 			l.errf(pos, "%s: parameter %s: domain [%d, %d] must be non-empty and within ±(2^53-1)", a.Name, p.Name, p.Min, p.Max)
 		case p.Default != nil && (*p.Default < p.Min || *p.Default > p.Max):
 			l.errf(pos, "%s: parameter %s: default %d is outside [%d, %d]", a.Name, p.Name, *p.Default, p.Min, p.Max)
+		case p.Default != nil && *p.Default != 0:
+			// A typed limit's zero field leaves an optional parameter out.
+			l.errf(pos, "%s: parameter %s: an optional parameter's default is 0, not %d (a Go limit's zero field leaves it out)", a.Name, p.Name, *p.Default)
+		case isDurationName(p.Name) && (p.Min < 0 || p.Max > maxDurationMs):
+			l.errf(pos, "%s: parameter %s: a duration (a name ending in _ms) has a domain within [0, %d] ms, what a time.Duration holds", a.Name, p.Name, maxDurationMs)
 		}
 		for _, q := range a.Params {
 			if q.Name == p.Name {
@@ -363,7 +440,7 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 	}
 	for j, yi := range ya.Inputs {
 		pos := l.itemPos(index, "inputs", j, pos)
-		in := &StrInput{Name: yi.Name, Doc: strings.TrimSpace(yi.Doc), MaxLen: yi.MaxLen}
+		in := &StrInput{Name: yi.Name, Doc: strings.TrimSpace(yi.Doc), MaxLen: yi.MaxLen, Index: j}
 		switch {
 		case !nameRE.MatchString(in.Name) || keywords[in.Name]:
 			l.errf(pos, "%s: input %q: names are lower_case and not a keyword", a.Name, in.Name)

@@ -1,0 +1,40 @@
+package limitspec
+
+import "errors"
+
+// The classes of error every limiter's errors match (with errors.Is).
+var (
+	// ErrBadInput is matched by the errors that refuse a request, a limit
+	// or a policy: a parameter outside its domain, an empty key, a
+	// negative cost. The message is the same on every target (a script's
+	// BADINPUT reply carries it too), and nothing was written.
+	ErrBadInput = errors.New("bad input")
+	// ErrBadState is matched by the errors of a Redis key holding a value
+	// the scripts did not write (BADSTATE, or another Redis type:
+	// WRONGTYPE). Nothing was written.
+	ErrBadState = errors.New("bad state in Redis")
+	// ErrUnavailable is matched by the errors of a Redis that could not
+	// be reached, refused to run the call (loading, read-only, cluster
+	// down) or did not answer before the context's deadline; the error
+	// also matches its cause (context.DeadlineExceeded, a net.Error). A
+	// call whose reply was lost may have been applied.
+	ErrUnavailable = errors.New("redis unavailable")
+	// ErrMisconfigured is matched by the errors of a limiter that cannot
+	// work as it was set up, whatever the request: a Redis holding
+	// another version of a Functions library, a limit whose algorithm's
+	// package is not linked into the program. Package fallback does not
+	// decide such a request locally: it is a mistake to fix, not an
+	// outage to ride out.
+	ErrMisconfigured = errors.New("misconfigured")
+)
+
+// InputError is a refused request, limit or policy. It matches
+// ErrBadInput; Msg is the text a script replies after BADINPUT.
+type InputError struct {
+	Msg string
+}
+
+func (e *InputError) Error() string { return e.Msg }
+
+// Is reports whether target is ErrBadInput.
+func (e *InputError) Is(target error) bool { return target == ErrBadInput }

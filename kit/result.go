@@ -1,0 +1,111 @@
+package kit
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/limitspec/limitspec"
+)
+
+// Millis is ms as a Duration; a wait longer than a Duration holds (about
+// 292 years) is limitspec.Never.
+func Millis(ms int64) time.Duration {
+	if ms > int64(limitspec.Never/time.Millisecond) {
+		return limitspec.Never
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// retryAfter is a reply's retry_after_ms as a wait: 0 when allowed, Never
+// when the request never will be (-1 on a denial).
+func retryAfter(r Reply) time.Duration {
+	switch {
+	case r.Allowed:
+		return 0
+	case r.RetryAfterMs < 0:
+		return limitspec.Never
+	}
+	return Millis(r.RetryAfterMs)
+}
+
+// LimitResult is a limit's part in a decision, from its reply.
+func LimitResult(name string, lim limitspec.Limit, r Reply) limitspec.LimitResult {
+	return limitspec.LimitResult{
+		Name: name, Limit: lim, Allowed: r.Allowed, Quota: r.Limit, Remaining: r.Remaining,
+		RetryAfter: retryAfter(r), ResetAfter: Millis(r.ResetAfterMs), Delay: Millis(r.DelayMs), Tier: int(r.Tier),
+	}
+}
+
+// Result is a decision: its own reply (a policy's is its binding limit's,
+// with the delay of all), the index of the binding limit, and each
+// limit's part.
+func Result(decision Reply, binding int, limits []limitspec.LimitResult) limitspec.Result {
+	return limitspec.Result{Allowed: decision.Allowed, RetryAfter: retryAfter(decision), Delay: Millis(decision.DelayMs),
+		Limits: limits, Binding: binding}
+}
+
+// BadInput is an error matching limitspec.ErrBadInput with the message
+// format makes.
+func BadInput(format string, args ...any) error {
+	return &limitspec.InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// NotA refuses lim, given for the algorithm alg: nil, or a limit of
+// another type.
+func NotA(alg string, lim limitspec.Limit) error {
+	if limitspec.IsNil(lim) {
+		return BadInput("%s: no limit (a nil %T)", alg, lim)
+	}
+	return BadInput("%s: %T is not a limit of %s", alg, lim, alg)
+}
+
+// The refusals of a key the scripts refuse, after the algorithm's name
+// and ": " (the scripts' own words).
+const (
+	KeyEmpty = "key must not be empty"
+	KeyBrace = "key must not begin with '}' (its hash tag would be empty)"
+)
+
+// CheckRule refuses a request without a limit or a policy, or with both.
+func CheckRule(req limitspec.Request) error {
+	hasLimit := !limitspec.IsNil(req.Limit)
+	switch {
+	case req.Policy != nil && hasLimit:
+		return BadInput("a request names a Limit or a Policy, not both")
+	case req.Policy == nil && !hasLimit:
+		return BadInput("a request needs a Limit or a Policy (none was given)")
+	}
+	return nil
+}
+
+// PolicyKeys returns the hash tag of each limit of p for the identity
+// values ids: its identity's value, or its constant. An unknown or
+// missing identity, or a value the scripts refuse as a key, is refused.
+func PolicyKeys(p *limitspec.Policy, ids map[string]string) ([]string, error) {
+	idents := p.Identities()
+	for name := range ids {
+		if !slices.Contains(idents, name) {
+			return nil, BadInput("%s: unknown identity %q (identities: %v)", p.Name(), name, idents)
+		}
+	}
+	limits := p.Limits()
+	keys := make([]string, len(limits))
+	for i, pl := range limits {
+		if pl.Constant != "" {
+			keys[i] = pl.Constant
+			continue
+		}
+		v, ok := ids[pl.Identity]
+		switch {
+		case !ok:
+			return nil, BadInput("%s: missing identity %s", p.Name(), pl.Identity)
+		case v == "":
+			return nil, BadInput("%s: identity %s must not be empty", p.Name(), pl.Identity)
+		case v[0] == '}':
+			return nil, BadInput("%s: identity %s must not begin with '}' (its hash tag would be empty)", p.Name(), pl.Identity)
+		}
+		keys[i] = v
+	}
+	return keys, nil
+}

@@ -1,0 +1,468 @@
+package kit
+
+import (
+	"hash/maphash"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
+)
+
+// Shards is the number of independently locked parts of a store.
+const Shards = 64
+
+// minSweep is the size below which a shard's growth alone never starts a
+// pass.
+const minSweep = 1024
+
+// callBatch is the most entries a call moves while a pass is under way.
+const callBatch = 8
+
+// sweepBatch is the most entries the sweeper moves per hold of a lock.
+const sweepBatch = 64
+
+// sampleSize is the number of entries the sweeper looks at to decide
+// whether a shard is worth a pass.
+const sampleSize = 32
+
+// sweepInterval is the time between two rounds of the sweeper.
+const sweepInterval = time.Second
+
+// sweepBurst is about the longest the sweeper works before it sleeps for
+// sweepRest, so that it takes at most a tenth of a CPU. A sweeper busy for
+// a whole round would keep a thread running beside the callers', and on a
+// machine with few CPUs the OS would now and then run it on a caller's
+// CPU, holding the caller for a time slice: milliseconds.
+const sweepBurst = 100 * time.Microsecond
+
+// sweepRest is how long the sweeper sleeps after each burst.
+const sweepRest = time.Millisecond
+
+// Expirer is implemented by the pointer to every state a Store keeps:
+// Expires is when the last of the state's Redis keys expires, on the
+// caller's clock (0: the state is absent).
+type Expirer interface {
+	Expires() int64
+}
+
+// store keeps per-key state in shards, each behind its own mutex.
+//
+// Expired keys are reclaimed by passes, as Redis rehashes a dictionary: a
+// pass starts a fresh generation for new keys and moves the old
+// generation's entries into it a batch at a time, in the order they came,
+// dropping those that have expired; lookups try both generations, and once
+// the old one has been walked it is dropped, so that a shard's memory
+// follows its live keys down as well as up. No call does work that grows
+// with the number of keys.
+//
+// The sweeper, a goroutine started with the first key, starts a pass where
+// a sample of keys has expired and moves its entries, a batch at a time,
+// letting go of the lock as soon as a call waits for it, yielding its CPU
+// after each batch, and resting after each burst of batches (see
+// sweepBurst). Calls start a pass when a shard has doubled since the
+// last, and move a few of its entries each; they help with the sweeper's
+// passes only when the shard doubles during one or the sweeper has been
+// stopped.
+type Store[S any] struct {
+	seed   maphash.Seed
+	sw     *sweeper
+	shards [Shards]Shard[S]
+}
+
+// shard is one part of a store. Its fields but wanted are guarded by mu.
+type Shard[S any] struct {
+	mu      sync.Mutex
+	wanted  atomic.Int32  // calls waiting for mu; the sweeper lets go for them
+	cur     generation[S] // where new keys go
+	old     generation[S] // walked into cur by a pass; m is nil between passes
+	cursor  int           // the position in old the pass has reached
+	kept    int           // entries the pass under way has kept
+	helped  bool          // whether calls move entries of the pass under way
+	sweepAt int           // len(cur.m) at which calls start or help a pass
+	now     int64         // nowMs of the latest call, -1 before any
+	seenNow int64         // now when the sweeper last looked, -1 before
+	seenAt  time.Duration // the sweeper's clock when it first saw seenNow
+	sw      *sweeper
+}
+
+// entry is a key and its state, where a generation keeps them. An entry
+// that get or put returns stays where it is until the shard is unlocked.
+type Entry[S any] struct {
+	State S
+	key   string
+	held  bool // false once a pass has moved the entry on or dropped it
+}
+
+// chunkSize is the number of entries in each chunk of a generation.
+const chunkSize = 256
+
+// generation holds entries in chunks, in the order their keys came, so
+// that adding one never moves the others and a pass walks them by
+// position; m maps each key to its entry. Entries are values in their
+// chunk rather than objects of their own, so that a new key allocates
+// nothing but, now and then, a chunk or map growth, and the garbage
+// collector has a few large objects to scan rather than one per key.
+type generation[S any] struct {
+	m      map[string]*Entry[S]
+	chunks []*[chunkSize]Entry[S]
+	n      int // entries added
+}
+
+func newGeneration[S any]() generation[S] {
+	return generation[S]{m: map[string]*Entry[S]{}}
+}
+
+// at returns the entry at position i.
+func (g *generation[S]) at(i int) *Entry[S] {
+	return &g.chunks[i/chunkSize][i%chunkSize]
+}
+
+// add adds key, which m does not hold, with st, and returns its entry.
+func (g *generation[S]) add(key string, st S) *Entry[S] {
+	if g.n%chunkSize == 0 {
+		g.chunks = append(g.chunks, new([chunkSize]Entry[S]))
+	}
+	e := g.at(g.n)
+	e.key, e.State, e.held = key, st, true
+	g.m[key] = e
+	g.n++
+	return e
+}
+
+// clear empties the entry at i, which m still maps its key to, and lets
+// go of its chunk once i is the chunk's last; a pass clears the entries
+// in order.
+func (g *generation[S]) clear(i int) {
+	c := g.chunks[i/chunkSize]
+	c[i%chunkSize] = Entry[S]{}
+	if i%chunkSize == chunkSize-1 {
+		g.chunks[i/chunkSize] = nil
+	}
+}
+
+func NewStore[S any]() *Store[S] {
+	s := &Store[S]{seed: maphash.MakeSeed(), sw: newSweeper()}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.cur = newGeneration[S]()
+		sh.sweepAt = minSweep
+		sh.now, sh.seenNow = -1, -1
+		sh.sw = s.sw
+	}
+	// The goroutine must not refer to s: it holds wp and w alone.
+	wp, w := weak.Make(s), s.sw
+	w.launch = func() { sweepLoop(wp, w) }
+	runtime.AddCleanup(s, (*sweeper).signal, w)
+	return s
+}
+
+// Index is the index of the shard holding key.
+func (s *Store[S]) Index(key string) int {
+	return int(maphash.String(s.seed, key) % Shards)
+}
+
+// Shard returns the shard at index i; the caller locks it.
+func (s *Store[S]) Shard(i int) *Shard[S] { return &s.shards[i] }
+
+// lock locks the shard for a call. A call that has to wait says so, and
+// the sweeper, if it holds the lock, lets go after the entry at hand.
+func (sh *Shard[S]) Lock() {
+	if sh.mu.TryLock() {
+		return
+	}
+	sh.wanted.Add(1)
+	sh.mu.Lock()
+	sh.wanted.Add(-1)
+}
+
+// unlock unlocks the shard.
+func (sh *Shard[S]) Unlock() { sh.mu.Unlock() }
+
+// get returns key's entry, nil when it has none. It first records nowMs
+// as the shard's time and reclaims a bounded number of the keys expired
+// by nowMs. Once the shard has doubled since the last pass, it starts a
+// pass, or helps the sweeper's: it moves at most callBatch entries of a
+// pass that calls help, or of any pass once the sweeper has stopped. The
+// sweeper moves the entries of the others.
+func (sh *Shard[S]) Get(key string, nowMs int64) *Entry[S] {
+	sh.now = nowMs
+	if len(sh.cur.m) >= sh.sweepAt {
+		if sh.old.m == nil {
+			sh.begin()
+		}
+		sh.helped = true
+	}
+	if sh.old.m != nil && (sh.helped || sh.sw.stopped.Load()) {
+		sh.migrate(callBatch, nowMs, false)
+	}
+	return sh.find(key)
+}
+
+// find returns key's entry, nil when it has none.
+func (sh *Shard[S]) find(key string) *Entry[S] {
+	if e := sh.cur.m[key]; e != nil {
+		return e
+	}
+	if e := sh.old.m[key]; e != nil && e.held {
+		return e
+	}
+	return nil
+}
+
+// reset forgets key's state: its entry, if any, holds the zero state,
+// which reads as absent (expired at 0) and is reclaimed as expired.
+func (s *Store[S]) Reset(key string) {
+	sh := s.Shard(s.Index(key))
+	sh.Lock()
+	defer sh.Unlock()
+	if e := sh.find(key); e != nil {
+		var zero S
+		e.State = zero
+	}
+}
+
+// put stores st for key: in e, the key's entry from get, or in a new
+// entry when e is nil, which it returns.
+func (sh *Shard[S]) Put(key string, e *Entry[S], st S) *Entry[S] {
+	if e != nil {
+		e.State = st
+		return e
+	}
+	e = sh.cur.add(key, st)
+	sh.sw.start()
+	return e
+}
+
+// begin starts a pass: the keys become the old generation, new keys go
+// to a fresh one.
+func (sh *Shard[S]) begin() {
+	sh.old, sh.cur = sh.cur, newGeneration[S]()
+	sh.cursor, sh.kept, sh.helped = 0, 0, false
+}
+
+// migrate moves up to n entries from the old generation to the current
+// one, dropping those expired by nowMs, and ends the pass when it has
+// walked them all. An expired entry costs no lookup: it is left in old.m,
+// behind the cursor, until old is dropped. With yield, it stops after the
+// first entry once a call waits for the lock.
+func (sh *Shard[S]) migrate(n int, nowMs int64, yield bool) {
+	for i := 0; i < n && sh.cursor < sh.old.n; i++ {
+		if yield && i > 0 && sh.wanted.Load() > 0 {
+			break
+		}
+		if e := sh.old.at(sh.cursor); expiry(&e.State) > nowMs {
+			sh.cur.add(e.key, e.State)
+			sh.kept++
+		}
+		sh.old.clear(sh.cursor)
+		sh.cursor++
+	}
+	if sh.cursor == sh.old.n {
+		// The next pass comes when the keys that arrived during this
+		// one and as many again as it kept have been added.
+		sh.old, sh.cursor = generation[S]{}, 0
+		sh.sweepAt = max(len(sh.cur.m)+sh.kept, minSweep)
+	}
+}
+
+// due reports whether a pass would reclaim enough of the keys expired by
+// nowMs to be worth its copying: a quarter of a random sample of them.
+func (sh *Shard[S]) due(nowMs int64) bool {
+	n := sh.cur.n
+	if n == 0 {
+		return false
+	}
+	expired := 0
+	for range sampleSize {
+		if expiry(&sh.cur.at(rand.IntN(n)).State) <= nowMs {
+			expired++
+		}
+	}
+	return 4*expired >= sampleSize
+}
+
+// estimate returns the shard's time as the sweeper reckons it at its
+// clock's reading at: the nowMs of the latest call, advanced by the time
+// elapsed since the sweeper first saw that nowMs (so never past the
+// caller's clock, if that runs at least as fast as the sweeper's). It is
+// false before any call.
+func (sh *Shard[S]) estimate(at time.Duration) (int64, bool) {
+	if sh.now < 0 {
+		return 0, false
+	}
+	if sh.now != sh.seenNow {
+		sh.seenNow, sh.seenAt = sh.now, at
+	}
+	return sh.seenNow + int64((at-sh.seenAt)/time.Millisecond), true
+}
+
+// sweepStep starts a pass when begin allows and one is due at the shard's
+// estimated time, and moves up to sweepBatch entries of a pass under way.
+// It reports whether the shard is left with no pass under way.
+func (sh *Shard[S]) sweepStep(clock func() time.Duration, begin bool) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now, ok := sh.estimate(clock())
+	if !ok {
+		return true
+	}
+	if begin && sh.old.m == nil && sh.due(now) {
+		sh.begin()
+	}
+	if sh.old.m != nil {
+		sh.migrate(sweepBatch, now, true)
+	}
+	return sh.old.m == nil
+}
+
+func expiry[S any](st *S) int64 {
+	if x, ok := any(st).(Expirer); ok {
+		return x.Expires()
+	}
+	return 0
+}
+
+// Len returns the number of keys held, expired or not.
+func (s *Store[S]) Len() int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += sh.cur.n + sh.old.n - sh.cursor
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// StopSweeper stops the sweeper of s and waits for it to end; s may be
+// nil. The store goes on as before and reclaims expired keys by the
+// nowMs of its calls alone.
+func (s *Store[S]) StopSweeper() {
+	if s != nil {
+		s.sw.halt()
+	}
+}
+
+// sweeper is the background goroutine of a store. It refers to the store
+// only by a weak pointer, so that it never keeps it alive, and it ends
+// when the store is collected or when halted.
+type sweeper struct {
+	started  atomic.Bool // launched, or never to be
+	mu       sync.Mutex
+	stopped  atomic.Bool
+	stop     chan struct{} // closed to end the goroutine
+	done     chan struct{} // closed when the goroutine has ended
+	launch   func()        // the goroutine's body
+	interval time.Duration
+	clock    func() time.Duration // monotonic
+}
+
+func newSweeper() *sweeper {
+	start := time.Now()
+	return &sweeper{
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		interval: sweepInterval,
+		clock:    func() time.Duration { return time.Since(start) },
+	}
+}
+
+// start launches the goroutine, unless it has been launched or halted.
+func (w *sweeper) start() {
+	if w.started.Load() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.started.Load() {
+		w.started.Store(true)
+		go w.launch()
+	}
+}
+
+// signal tells the goroutine to end, without waiting for it.
+func (w *sweeper) signal() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped.Load() {
+		return
+	}
+	w.stopped.Store(true)
+	close(w.stop)
+	if !w.started.Load() {
+		w.started.Store(true) // never to be launched
+		close(w.done)
+	}
+}
+
+// halt ends the goroutine and waits until it has ended.
+func (w *sweeper) halt() {
+	w.signal()
+	<-w.done
+}
+
+// sweepLoop is the sweeper's goroutine: a round every interval, until
+// stopped or until the store has been collected.
+func sweepLoop[S any](wp weak.Pointer[Store[S]], w *sweeper) {
+	defer close(w.done)
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+		if !sweepRound(wp, w.stop) {
+			return
+		}
+	}
+}
+
+// sweepRound runs one round over the store wp points to: it starts the
+// passes that are due and runs every pass under way to its end, a batch
+// of one shard after a batch of the next, so that a call waiting for a
+// shard's lock gets it before the sweeper comes back to that shard, and
+// resting after each burst. It holds the store only during a batch, and
+// returns false when the store has been collected or the sweeper stopped.
+func sweepRound[S any](wp weak.Pointer[Store[S]], stop <-chan struct{}) bool {
+	var done [Shards]bool
+	burst := time.Now()
+	for first, busy := true, true; busy; first = false {
+		busy = false
+		for i := range done {
+			if done[i] {
+				continue
+			}
+			select {
+			case <-stop:
+				return false
+			default:
+			}
+			s := wp.Value()
+			if s == nil {
+				return false
+			}
+			done[i] = s.shards[i].sweepStep(s.sw.clock, first)
+			busy = busy || !done[i]
+			// Goroutines waiting for a CPU run before the next batch,
+			// and threads after a burst.
+			runtime.Gosched()
+			burst = rest(burst)
+		}
+	}
+	return true
+}
+
+// rest sleeps for sweepRest once sweepBurst has passed since burst, the
+// start of the burst under way, and returns the start of the next. It
+// reads the process clock, not the sweeper's, which tests may hold still.
+func rest(burst time.Time) time.Time {
+	if time.Since(burst) < sweepBurst {
+		return burst
+	}
+	time.Sleep(sweepRest)
+	return time.Now()
+}

@@ -1,0 +1,146 @@
+// Package kit is what the code cmd/gen writes is built on, and nothing a
+// service calls: the registries through which the memory and Redis
+// limiters find an algorithm's generated Go and Lua by its name, the
+// sharded store the generated Go decisions keep their state in, and what
+// the two share about a decision. Its API follows the generator: it
+// changes with it, and only generated code and the limiters use it.
+//
+// An algorithm's generated code registers, when its package is
+// initialized, a TableAlgorithm (its decision in Go, for package memory)
+// and its Scripts (for package redislimit); a spec's Library holds its
+// Redis Functions library and the script that decides a policy over its
+// algorithms.
+package kit
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/limitspec/limitspec"
+)
+
+// MaxParams is the most parameters an algorithm may have.
+const MaxParams = 16
+
+// The domains of now_ms and cost, the same for every algorithm of every
+// spec (the catalogue's NOW_MAX and COST_MAX).
+const (
+	NowMax  = 35184372088832
+	CostMax = 9007199254740991
+)
+
+// Call is one decision of one limit on one key, as a Table decides it.
+// The caller sets NowMs, Cost, Inputs, Commit and Force; Prepare sets Key
+// and Params.
+type Call struct {
+	// Key is the state's key: the name of the limit's first Redis key,
+	// without any prefix.
+	Key string
+	// Params are the limit's parameters as the scripts take them (ms for
+	// durations), in the spec's order.
+	Params [MaxParams]int64
+	NowMs  int64
+	Cost   int64
+	// Inputs are the string inputs, in the algorithm's order.
+	Inputs []string
+	// Commit lets the decision write; without it, it writes nothing (a
+	// policy decides every limit before any consumes). Force consumes
+	// the cost even when the decision denies (docs/semantics.md,
+	// "Force").
+	Commit, Force bool
+}
+
+// Reply is a decision as the scripts reply it: the spec's reply fields,
+// in ms.
+type Reply struct {
+	Allowed      bool
+	Limit        int64
+	Remaining    int64
+	RetryAfterMs int64
+	ResetAfterMs int64
+	DelayMs      int64
+	Tier         int64
+}
+
+// ReplyFields names Reply's fields in the scripts' order; the generator
+// refuses a spec whose reply differs.
+var ReplyFields = []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}
+
+// Record is one entry a view returns: its fields in order, each an int64
+// or a string.
+type Record []any
+
+// Table holds the in-process state of every limit of one algorithm, by
+// key; package memory makes one per Limiter and algorithm. The generated
+// code implements it.
+type Table interface {
+	// Prepare checks a call and fills in c.Params and c.Key: lim must be
+	// a valid limit of the table's algorithm, key (the hash tag) neither
+	// empty nor beginning with '}', c's time, cost and inputs within
+	// their domains; infix follows the hash tag in the key (a policy's
+	// limit's). Errors match limitspec.ErrBadInput, with the scripts'
+	// messages, in the scripts' order.
+	Prepare(c *Call, lim limitspec.Limit, infix, key string) error
+	// Shard is the index of the shard holding a key; Lock and Unlock
+	// lock and unlock a shard.
+	Shard(key string) int
+	Lock(shard int)
+	Unlock(shard int)
+	// Decide decides a prepared call whose shard the caller holds.
+	Decide(c *Call) Reply
+	// View runs a read-only view of a prepared call's state.
+	View(name string, c *Call) ([]Record, error)
+	// Reset deletes a key's state.
+	Reset(key string)
+	// StopSweeper stops the table's background reclaiming of expired
+	// keys (see Store.StopSweeper).
+	StopSweeper()
+}
+
+// TableAlgorithm is an algorithm's decision in Go.
+type TableAlgorithm struct {
+	ID limitspec.Algorithm
+	// Inputs name the string inputs, in order; Views the views.
+	Inputs []string
+	Views  []string
+	// New returns an empty table.
+	New func() Table
+}
+
+var (
+	mu      sync.RWMutex
+	tables  = map[limitspec.Algorithm]TableAlgorithm{}
+	scripts = map[limitspec.Algorithm]*Scripts{}
+	libs    = map[string]*Library{}
+)
+
+// RegisterTable registers an algorithm's decision in Go; a second
+// registration of one algorithm panics (at start-up: the generated code
+// registers when its package is initialized).
+func RegisterTable(a TableAlgorithm) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := tables[a.ID]; dup {
+		panic("kit: algorithm " + a.ID.String() + " registered twice")
+	}
+	tables[a.ID] = a
+}
+
+// LookupTable returns an algorithm's decision in Go.
+func LookupTable(id limitspec.Algorithm) (TableAlgorithm, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	a, ok := tables[id]
+	return a, ok
+}
+
+// sortedKeys returns a registry's algorithms, sorted by name.
+func sortedKeys[V any](m map[limitspec.Algorithm]V) []limitspec.Algorithm {
+	out := make([]limitspec.Algorithm, 0, len(m))
+	for a := range m {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(x, y limitspec.Algorithm) int { return strings.Compare(x.String(), y.String()) })
+	return out
+}

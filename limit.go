@@ -1,0 +1,102 @@
+package limitspec
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limit is the parameters of one algorithm, the thing a request is
+// decided by: GCRA{Burst: 20, Rate: 10, Period: time.Second}. This
+// package holds one typed limit per algorithm of its spec (GCRA,
+// FixedWindow, SlidingLog, ...), generated from spec/algorithms.yaml;
+// cmd/gen writes the same for a user's own spec. A limit is a plain
+// value: build one per plan, per route or per call.
+type Limit interface {
+	// Algorithm names the limit's algorithm.
+	Algorithm() Algorithm
+	// Validate reports, as an error matching ErrBadInput, a parameter
+	// outside its domain (with the message the scripts give) or
+	// parameters that cannot be decided exactly together; nil when the
+	// limit can be decided.
+	Validate() error
+	// QuotaWindow is the time over which the limit's quota is counted,
+	// the time a fully used quota takes to be whole again: the w of an
+	// HTTP RateLimit-Policy field (docs/semantics.md, "Windows"). 0 when
+	// the algorithm has no single window, or the limit is not valid. (It
+	// is not named Window: that is the field of the windowed limits.)
+	QuotaWindow() time.Duration
+}
+
+// Algorithm names an algorithm: the library it was compiled into (the
+// spec: Catalogue for this package's, the package name for a user's) and
+// its name there.
+type Algorithm struct {
+	Library string
+	Name    string
+}
+
+// Catalogue is the library of this package's own algorithms
+// (spec/algorithms.yaml), and the name of its Redis Functions library.
+const Catalogue = "limitspec"
+
+// String is the algorithm's name as NewLimit takes it: its name for the
+// catalogue's ("gcra"), library.name for another's ("quotas.daily").
+func (a Algorithm) String() string {
+	if a.Library == Catalogue {
+		return a.Name
+	}
+	return a.Library + "." + a.Name
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[Algorithm]func(map[string]int64) (Limit, error){}
+)
+
+// Register makes NewLimit and ParsePolicy know an algorithm: build builds
+// its typed limit from parameters named and measured as its spec names
+// and measures them (ms for durations), refusing what the spec refuses.
+// The code cmd/gen writes calls it when its package is initialized; a
+// second registration of one algorithm (two packages compiled into
+// libraries of one name) panics then, at start-up.
+func Register(a Algorithm, build func(params map[string]int64) (Limit, error)) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[a]; dup {
+		panic("limitspec: algorithm " + a.String() + " registered twice: two packages compiled into the library " + a.Library)
+	}
+	registry[a] = build
+}
+
+// NewLimit returns the typed limit of the named algorithm ("gcra", or
+// "library.name" for a user's spec) with params named and measured as
+// its spec names and measures them (ms for durations); optional ones may
+// be left out. An unknown algorithm, a missing, unknown or out-of-domain
+// parameter: an error matching ErrBadInput.
+func NewLimit(algorithm string, params map[string]int64) (Limit, error) {
+	a := Algorithm{Library: Catalogue, Name: algorithm}
+	if lib, name, ok := strings.Cut(algorithm, "."); ok {
+		a = Algorithm{Library: lib, Name: name}
+	}
+	registryMu.RLock()
+	build, ok := registry[a]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, badInputf("unknown algorithm %q (known: %v; is the package of its spec imported?)", algorithm, Algorithms())
+	}
+	return build(params)
+}
+
+// Algorithms lists the algorithms NewLimit knows, sorted by String.
+func Algorithms() []Algorithm {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]Algorithm, 0, len(registry))
+	for a := range registry {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(x, y Algorithm) int { return strings.Compare(x.String(), y.String()) })
+	return out
+}

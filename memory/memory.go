@@ -1,0 +1,238 @@
+// Package memory decides rate limits in process memory, exactly as the
+// Lua scripts of package redislimit decide them on Redis: the same
+// algorithms, generated from the same spec, held to the same vectors.
+//
+//	lim, err := memory.New()
+//	...
+//	res, err := lim.Allow(ctx, "alice", limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
+//
+// One Limiter decides any limit and any policy, per call; tenants on
+// different plans share it. Two limits that differ in a parameter their
+// state is measured in (a duration, a rate) never share state; two that
+// differ only in amounts share it, as a limit changing between calls
+// (docs/semantics.md, "Keys"). A policy is decided all or nothing, with
+// every shard its limits touch locked at once.
+//
+// A process alone, or the fallback of package fallback while Redis is
+// unavailable, decides with it; each process then limits on its own.
+//
+// # Memory and time
+//
+// Keys are spread over 64 independently locked shards per algorithm. A
+// key's state carries the TTL the script would give it in Redis, on the
+// caller's clock (the request's Now, or the limiter's clock), and once
+// that has run out it reads as absent; expired keys are reclaimed a few
+// at a time, by the calls and by a background sweeper per algorithm,
+// so that no decision waits for a sweep and memory follows the keys
+// active within about one TTL. The sweeper reckons the caller's time from
+// the latest call's and the process's monotonic clock: a caller whose
+// times run slower than the wall clock (a test replaying old times)
+// should make its limiter WithoutSweeper. Sweepers end by themselves once
+// their limiter has been garbage collected.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
+)
+
+// Limiter decides limits and policies in process memory. It implements
+// limitspec.Limiter, limitspec.Resetter and limitspec.Checker, and is
+// safe for concurrent use. Make one with New.
+type Limiter struct {
+	clock     func() time.Time
+	noSweeper bool
+	mu        sync.Mutex // serializes the creation of tables
+	tables    atomic.Pointer[map[limitspec.Algorithm]*table]
+}
+
+// table is the state of one algorithm's limits, and its place in the
+// order in which a policy locks shards.
+type table struct {
+	kit.Table
+	alg   kit.TableAlgorithm
+	order int
+}
+
+// Option configures a Limiter.
+type Option func(*Limiter) error
+
+// WithClock decides requests without a Now at clock's time instead of
+// time.Now's.
+func WithClock(clock func() time.Time) Option {
+	return func(l *Limiter) error {
+		if clock == nil {
+			return errors.New("memory: WithClock(nil): give a clock")
+		}
+		l.clock = clock
+		return nil
+	}
+}
+
+// WithoutSweeper reclaims expired keys by the times of the calls alone,
+// with no background sweeper: for callers whose times do not follow the
+// wall clock, such as tests that replay old times.
+func WithoutSweeper() Option {
+	return func(l *Limiter) error {
+		l.noSweeper = true
+		return nil
+	}
+}
+
+// New returns a Limiter; it refuses a nil option, and an option that
+// cannot work, with an error that says why.
+func New(opts ...Option) (*Limiter, error) {
+	l := &Limiter{clock: time.Now}
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("memory: option %d of New is nil", i+1)
+		}
+		if err := opt(l); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// Allow decides a request of cost 1 for key by limit.
+func (l *Limiter) Allow(ctx context.Context, key string, limit limitspec.Limit) (limitspec.Result, error) {
+	return l.Limit(ctx, limitspec.Request{Key: key, Limit: limit, Cost: 1})
+}
+
+// Limit decides req (see limitspec.Limiter): by req.Limit for req.Key, or
+// by req.Policy for req.IDs. Its errors match limitspec.ErrBadInput, or
+// are ctx's.
+func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return limitspec.Result{}, err
+	}
+	if err := kit.CheckRule(req); err != nil {
+		return limitspec.Result{}, err
+	}
+	now := l.nowMs(req.Now)
+	if req.Policy != nil {
+		return l.decidePolicy(req, now)
+	}
+	t, err := l.table(req.Limit)
+	if err != nil {
+		return limitspec.Result{}, err
+	}
+	c := kit.Call{NowMs: now, Cost: req.Cost, Inputs: inputs(t.alg.Inputs, req.Inputs), Commit: true, Force: req.Force}
+	if err := t.Prepare(&c, req.Limit, "", req.Key); err != nil {
+		return limitspec.Result{}, err
+	}
+	shard := t.Shard(c.Key)
+	t.Lock(shard)
+	r := t.Decide(&c)
+	t.Unlock(shard)
+	return kit.Result(r, 0, []limitspec.LimitResult{kit.LimitResult(req.Limit.Algorithm().String(), req.Limit, r)}), nil
+}
+
+// Reset deletes the state of req.Key under req.Limit, or of every limit
+// of req.Policy for req.IDs, so that the next request is decided as on a
+// fresh key.
+func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := kit.CheckRule(req); err != nil {
+		return err
+	}
+	if req.Policy != nil {
+		_, calls, err := l.preparePolicy(req, 0)
+		for i := range calls {
+			calls[i].t.Reset(calls[i].c.Key)
+		}
+		return err
+	}
+	t, err := l.table(req.Limit)
+	if err != nil {
+		return err
+	}
+	c := kit.Call{Inputs: make([]string, len(t.alg.Inputs))}
+	if err := t.Prepare(&c, req.Limit, "", req.Key); err != nil {
+		return err
+	}
+	t.Reset(c.Key)
+	return nil
+}
+
+// Check reports whether the limiter can decide req's limit or policy: it
+// can any valid one (see limitspec.Checker).
+func (l *Limiter) Check(req limitspec.Request) error {
+	if err := kit.CheckRule(req); err != nil {
+		return err
+	}
+	if req.Policy != nil {
+		for _, pl := range req.Policy.Limits() {
+			if _, err := l.table(pl.Limit); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if _, err := l.table(req.Limit); err != nil {
+		return err
+	}
+	return req.Limit.Validate()
+}
+
+// table returns the table of lim's algorithm, made at its first use.
+func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
+	id := lim.Algorithm()
+	if m := l.tables.Load(); m != nil {
+		if t := (*m)[id]; t != nil {
+			return t, nil
+		}
+	}
+	alg, ok := kit.LookupTable(id)
+	if !ok {
+		return nil, kit.BadInput("%s: no decision of this algorithm is linked in (%T is not a limit of a generated package)", id, lim)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := map[limitspec.Algorithm]*table{}
+	if m := l.tables.Load(); m != nil {
+		old = *m
+	}
+	if t := old[id]; t != nil {
+		return t, nil
+	}
+	t := &table{Table: alg.New(), alg: alg, order: len(old)}
+	if l.noSweeper {
+		t.StopSweeper()
+	}
+	next := make(map[limitspec.Algorithm]*table, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[id] = t
+	l.tables.Store(&next)
+	return t, nil
+}
+
+// nowMs is t in ms since the epoch, or the limiter's clock's for the
+// zero Time.
+func (l *Limiter) nowMs(t time.Time) int64 {
+	if t.IsZero() {
+		t = l.clock()
+	}
+	return t.UnixMilli()
+}
+
+// inputs orders the named inputs as names lists them; missing ones are
+// empty.
+func inputs(names []string, byName map[string]string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = byName[n]
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+package limitspec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Policy decides one request by several limits at once, all or nothing:
+// the request is admitted only when every limit admits it, and only then
+// does any limit consume, so that a request denied by an hourly limit
+// uses none of its per-second allowance (docs/semantics.md, "Policies").
+// Each limit counts an identity whose value each request passes in
+// Request.IDs (an IP, a user), or one constant shared by every caller (a
+// global limit).
+//
+// A Policy is a value, made by NewPolicy from a Go literal or by
+// ParsePolicy from a YAML or JSON file, and checked then; it does not
+// change afterwards and is safe to share. The limiters of packages memory
+// and redislimit decide it in one step each (one Redis round trip, by
+// one script). IPUserPolicy, BurstQuotaPolicy and UserGlobalPolicy are
+// ready-made ones, from spec/policies.yaml.
+type Policy struct {
+	name       string
+	limits     []PolicyLimit
+	identities []string
+}
+
+// PolicyLimit is one limit of a Policy.
+type PolicyLimit struct {
+	// Name names the limit in the policy (lower_case, unique): in errors,
+	// in Result.Limits, and in its keys, so that no two limits share
+	// state.
+	Name string
+	// Limit is the limit: a typed limit of this package or of a package
+	// cmd/gen wrote.
+	Limit Limit
+	// Identity names what the limit counts (lower_case): each request
+	// passes its value in Request.IDs. Give an Identity or a Constant.
+	Identity string
+	// Constant is the value the limit counts for every caller (such as
+	// "global"): one state that every request shares.
+	Constant string
+}
+
+// nameRE is what a policy, limit and identity name looks like: it goes
+// into key names, between colons.
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// NewPolicy returns the policy name of limits, checked: a name, at least
+// one limit, limits of unique names, each a valid limit (Limit.Validate)
+// counting either an identity or a constant. An error matches
+// ErrBadInput and names the limit at fault.
+func NewPolicy(name string, limits ...PolicyLimit) (*Policy, error) {
+	if !nameRE.MatchString(name) {
+		return nil, badInputf("policy %q: names are lower_case (a-z, 0-9, _), starting with a letter", name)
+	}
+	if len(limits) == 0 {
+		return nil, badInputf("%s: a policy needs at least one limit", name)
+	}
+	p := &Policy{name: name, limits: slices.Clone(limits)}
+	for i, l := range p.limits {
+		if err := checkPolicyLimit(name, l, p.limits[:i]); err != nil {
+			return nil, err
+		}
+		if l.Identity != "" && !slices.Contains(p.identities, l.Identity) {
+			p.identities = append(p.identities, l.Identity)
+		}
+	}
+	return p, nil
+}
+
+// checkPolicyLimit checks limit l of policy name, given those before it.
+func checkPolicyLimit(name string, l PolicyLimit, before []PolicyLimit) error {
+	what := name + "." + l.Name
+	switch {
+	case !nameRE.MatchString(l.Name):
+		return badInputf("%s: limit %q: names are lower_case (a-z, 0-9, _), starting with a letter", name, l.Name)
+	case slices.ContainsFunc(before, func(b PolicyLimit) bool { return b.Name == l.Name }):
+		return badInputf("%s: limit %s is given twice", name, l.Name)
+	case IsNil(l.Limit):
+		return badInputf("%s: no limit", what)
+	case (l.Identity == "") == (l.Constant == ""):
+		return badInputf("%s: give an Identity (a name each request passes a value for) or a Constant (one value for every caller)", what)
+	case l.Identity != "" && !nameRE.MatchString(l.Identity):
+		return badInputf("%s: identity %q: names are lower_case (a-z, 0-9, _), starting with a letter", what, l.Identity)
+	case l.Constant != "" && strings.ContainsAny(l.Constant, "{}"):
+		return badInputf("%s: constant %q must not contain '{' or '}' (it is a hash tag)", what, l.Constant)
+	}
+	if err := l.Limit.Validate(); err != nil {
+		return badInputf("%s: %s", what, err.Error())
+	}
+	return nil
+}
+
+// Name is the policy's name.
+func (p *Policy) Name() string { return p.name }
+
+// Limits returns the policy's limits, in order (a copy).
+func (p *Policy) Limits() []PolicyLimit { return slices.Clone(p.limits) }
+
+// Identities names the identities whose values a request passes in IDs,
+// in the order of their first limit.
+func (p *Policy) Identities() []string { return slices.Clone(p.identities) }
+
+// OneSlot reports whether every key of a request lies in one Redis
+// Cluster slot: every limit counts the same identity, whose value is the
+// hash tag of every key. A policy over several identities, or with a
+// constant, may not be decided atomically on a Redis Cluster or Ring.
+func (p *Policy) OneSlot() bool {
+	for _, l := range p.limits {
+		if l.Identity == "" || l.Identity != p.limits[0].Identity {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyInfix is what limit i adds after the hash tag of each of its keys,
+// so that no two limits of a policy, nor a policy's limit and the same
+// limit on its own, share state: ":<policy>:<limit>".
+func (p *Policy) KeyInfix(i int) string { return ":" + p.name + ":" + p.limits[i].Name }
+
+// policyFile is the YAML (or JSON) form of a policy.
+type policyFile struct {
+	Name   string `yaml:"name"`
+	Limits []struct {
+		Name      string           `yaml:"name"`
+		Algorithm string           `yaml:"algorithm"`
+		Identity  string           `yaml:"identity"`
+		Constant  string           `yaml:"constant"`
+		Params    map[string]int64 `yaml:"params"`
+	} `yaml:"limits"`
+}
+
+// ParsePolicy reads a policy from YAML or JSON:
+//
+//	name: api
+//	limits:
+//	  - {name: burst, algorithm: gcra, identity: user, params: {burst: 5, rate: 10, period_ms: 1000}}
+//	  - {name: daily, algorithm: sliding_log, identity: user, params: {limit: 1000, window_ms: 86400000}}
+//
+// Each limit names its algorithm as NewLimit takes it ("gcra", or
+// "library.name" for a user's spec) and its parameters as the spec names
+// them, in its units (ms). An unknown field, algorithm or parameter is
+// refused, as NewPolicy refuses what it refuses.
+func ParsePolicy(data []byte) (*Policy, error) {
+	var f policyFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, badInputf("policy: %v", err)
+	}
+	limits := make([]PolicyLimit, len(f.Limits))
+	for i, l := range f.Limits {
+		lim, err := NewLimit(l.Algorithm, l.Params)
+		if err != nil {
+			return nil, badInputf("%s.%s: %s", f.Name, l.Name, err.Error())
+		}
+		limits[i] = PolicyLimit{Name: l.Name, Limit: lim, Identity: l.Identity, Constant: l.Constant}
+	}
+	return NewPolicy(f.Name, limits...)
+}
+
+// LoadPolicy reads a policy from a YAML or JSON file (see ParsePolicy).
+func LoadPolicy(path string) (*Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := ParsePolicy(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// IsNil reports whether v is nil or holds a nil pointer, map, slice,
+// func or channel: a value whose methods may not be called. Constructors
+// and limiters refuse such values rather than panic later.
+func IsNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+func badInputf(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}

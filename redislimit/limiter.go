@@ -1,0 +1,265 @@
+// Package redislimit decides rate limits on Redis: each call runs one of
+// the Lua scripts generated from the spec, atomically, so that every
+// process sharing the Redis shares the limit, and decides exactly as
+// package memory does in process (the same vectors hold both).
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+//	lim, err := redislimit.New(ctx, rdb)
+//	...
+//	res, err := lim.Allow(ctx, "alice", limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
+//
+// One Limiter per client decides any limit and any policy, per call:
+// tenants on different plans share it. A limit is one script call (one
+// round trip); a policy too, by the script that decides any policy of
+// the algorithms of one library, all or nothing. Limits of a user's spec
+// (cmd/gen -spec) run the scripts of that spec's package, which registers
+// them when it is imported.
+//
+// A Limiter runs on any go-redis v9 UniversalClient: a single Redis, a
+// Sentinel failover client, a Cluster, a Ring. Every key of a limit's
+// call shares one hash tag, the request's key; a policy over several
+// identities (per IP and per user) may have its keys in several slots or
+// shards, and is refused on a Cluster or a Ring (Check says so before any
+// request).
+//
+// # Errors and time
+//
+// Every call takes a context: its deadline bounds the whole call, reloads
+// included. For that the client must be made with ContextTimeoutEnabled
+// (go-redis otherwise waits for its ReadTimeout on a silent server); New
+// refuses a client without it. Errors match one of
+//
+//   - limitspec.ErrBadInput: the key, identities, limit, policy, time or
+//     cost are refused, with the message package memory gives; nothing
+//     was written;
+//   - limitspec.ErrBadState: a key holds a value the scripts did not
+//     write (BADSTATE), or another Redis type (WRONGTYPE); nothing was
+//     written;
+//   - limitspec.ErrUnavailable: Redis could not be reached, refused to
+//     run scripts (LOADING, READONLY, CLUSTERDOWN, ...) or did not answer
+//     in time; the error also matches its cause (context.DeadlineExceeded,
+//     a net.Error). A call whose reply was lost may have been applied;
+//   - limitspec.ErrMisconfigured: the server holds another version of a
+//     Functions library this build uses (ErrOtherLibrary).
+//
+// Request.Now decides at an explicit time (tests); a zero Now decides at
+// the caller's clock (time.Now, or WithClock's), or, with
+// WithServerClock, at the Redis server's clock (the scripts' empty
+// now_ms), which every process sharing a Redis agrees on.
+//
+// # Scripts and Functions
+//
+// Scripts run by EVALSHA. A server that does not know a script (after
+// SCRIPT FLUSH, a restart, a failover to a replica that never ran it)
+// answers NOSCRIPT, and the call sends the script with EVAL, which
+// decides and caches it again: the decision is made once either way.
+// With WithFunctions, calls run the Redis Functions libraries (Redis 7
+// and later) by FCALL instead: the catalogue's, limitspec, and one per
+// user's spec, named after its package. They are persisted and
+// replicated with the data. New loads every library this build holds on
+// every master that lacks it, and refuses a server holding another
+// version of one (ErrOtherLibrary): that is a configuration to fix, and
+// package fallback never decides around it. A server it could not reach
+// then is checked at the first call that needs a library.
+package redislimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
+	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
+	"github.com/redis/go-redis/v9"
+)
+
+// Limiter decides limits and policies on Redis. It implements
+// limitspec.Limiter, limitspec.Resetter and limitspec.Checker, and is
+// safe for concurrent use. Make one with New.
+type Limiter struct {
+	rdb redis.UniversalClient
+	o   options
+	// spread: a Cluster or a Ring, whose nodes may hold the keys of one
+	// call in several places.
+	spread bool
+	// loaded are the libraries known to be on every server (Functions).
+	mu     sync.Mutex
+	loaded map[string]bool
+}
+
+// New returns the Redis limiter of rdb. It refuses a nil client, one
+// without ContextTimeoutEnabled, and an option that cannot work. With
+// WithFunctions it loads the libraries where they are missing, within
+// ctx, and refuses a server that holds another version of one
+// (ErrOtherLibrary); a server it cannot reach is not refused (it is
+// checked at the first call). Without WithFunctions, New asks the server
+// nothing.
+func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limiter, error) {
+	if err := checkClient(rdb); err != nil {
+		return nil, err
+	}
+	l := &Limiter{rdb: rdb, o: options{clock: time.Now}, loaded: map[string]bool{}}
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("redislimit: option %d of New is nil", i+1)
+		}
+		if err := opt(&l.o); err != nil {
+			return nil, err
+		}
+	}
+	switch rdb.(type) {
+	case *redis.ClusterClient, *redis.Ring:
+		l.spread = true
+	}
+	if l.o.functions {
+		for _, lib := range kit.Libraries() {
+			if err := l.library(ctx, lib); errors.Is(err, limitspec.ErrMisconfigured) {
+				return nil, err
+			}
+		}
+	}
+	return l, nil
+}
+
+// checkClient refuses a missing client, and one that would let a call
+// outlive its context: go-redis bounds socket reads and writes by the
+// context's deadline only with ContextTimeoutEnabled, and otherwise by
+// its ReadTimeout (5 s by default), so that a silent server would hold a
+// call past its deadline.
+func checkClient(rdb redis.UniversalClient) error {
+	if limitspec.IsNil(rdb) {
+		return errors.New("redislimit: no Redis client (a nil one was given)")
+	}
+	enabled := true
+	switch c := rdb.(type) {
+	case *redis.Client:
+		enabled = c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		enabled = c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		enabled = c.Options().ContextTimeoutEnabled
+	}
+	if !enabled {
+		return errors.New("redislimit: the Redis client must have ContextTimeoutEnabled: true, so that a call's context deadline bounds it " +
+			"(without it go-redis waits for its ReadTimeout, 5 s by default, on a server that does not answer)")
+	}
+	return nil
+}
+
+// Allow decides a request of cost 1 for key by limit.
+func (l *Limiter) Allow(ctx context.Context, key string, limit limitspec.Limit) (limitspec.Result, error) {
+	return l.Limit(ctx, limitspec.Request{Key: key, Limit: limit, Cost: 1})
+}
+
+// Limit decides req on Redis (see the package doc for time and errors):
+// by req.Limit for req.Key, or by req.Policy for req.IDs.
+func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	c, err := l.prepare(req)
+	if err != nil {
+		return limitspec.Result{}, err
+	}
+	argv := append([]any{l.nowArg(req.Now), strconv.FormatInt(req.Cost, 10)}, c.argv...)
+	s := c.decide
+	if req.Force {
+		s = c.force
+	}
+	reply, err := l.run(ctx, c.lib, s, c.keys, argv)
+	if err != nil {
+		return limitspec.Result{}, err
+	}
+	return c.result(reply)
+}
+
+// Reset deletes the state of req.Key under req.Limit, or of every limit
+// of req.Policy for req.IDs, so that the next request is decided as on a
+// fresh key.
+func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
+	c, err := l.prepare(req)
+	if err != nil {
+		return err
+	}
+	_, err = l.run(ctx, c.lib, c.reset, c.keys, c.resetArgv)
+	return err
+}
+
+// Check reports whether the limiter can decide req's limit or policy
+// (see limitspec.Checker): a valid limit of an algorithm whose scripts
+// are linked in, or a valid policy of such limits whose algorithms are
+// of one library (and the catalogue), on one slot when the client is a
+// Cluster or a Ring.
+func (l *Limiter) Check(req limitspec.Request) error {
+	if err := kit.CheckRule(req); err != nil {
+		return err
+	}
+	if req.Policy != nil {
+		_, err := l.policyLibrary(req.Policy)
+		return err
+	}
+	_, _, err := scriptsOf(req.Limit)
+	return err
+}
+
+// nowArg is now_ms: t's, the clock's, or empty for the server's clock.
+func (l *Limiter) nowArg(t time.Time) string {
+	switch {
+	case !t.IsZero():
+		return strconv.FormatInt(t.UnixMilli(), 10)
+	case l.o.serverClock:
+		return ""
+	}
+	return strconv.FormatInt(l.o.clock().UnixMilli(), 10)
+}
+
+// Option configures a Limiter.
+type Option func(*options) error
+
+type options struct {
+	clock       func() time.Time
+	serverClock bool
+	functions   bool
+	prefix      string
+}
+
+// WithClock decides requests without a Now at clock's time instead of
+// time.Now's.
+func WithClock(clock func() time.Time) Option {
+	return func(o *options) error {
+		if clock == nil {
+			return errors.New("redislimit: WithClock(nil): give a clock")
+		}
+		o.clock = clock
+		return nil
+	}
+}
+
+// WithServerClock decides requests without a Now at the Redis server's
+// clock (the scripts read TIME when now_ms is empty), which every process
+// sharing the Redis agrees on.
+func WithServerClock() Option {
+	return func(o *options) error { o.serverClock = true; return nil }
+}
+
+// WithFunctions calls the Redis Functions libraries (FCALL, Redis 7 and
+// later) instead of EVALSHA; see the package doc.
+func WithFunctions() Option {
+	return func(o *options) error { o.functions = true; return nil }
+}
+
+// WithPrefix puts prefix in front of every key and identity value, inside
+// the hash tag ("{" + prefix + key + "}..."), so that several
+// applications can share a Redis without sharing keys. A prefix may not
+// hold '{' or '}', which would move the hash tag.
+func WithPrefix(prefix string) Option {
+	return func(o *options) error {
+		if strings.ContainsAny(prefix, "{}") {
+			return fmt.Errorf("redislimit: WithPrefix(%q): a prefix may not hold '{' or '}'", prefix)
+		}
+		o.prefix = prefix
+		return nil
+	}
+}

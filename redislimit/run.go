@@ -1,0 +1,218 @@
+package redislimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
+	"github.com/redis/go-redis/v9"
+)
+
+// run calls s of the library lib with keys and argv: by EVALSHA, sending
+// the script with EVAL when the server does not know it (NOSCRIPT), or
+// by FCALL, loading the library when the server lacks it. Either way the
+// server runs the call once: a NOSCRIPT or a missing function is answered
+// before anything runs.
+func (l *Limiter) run(ctx context.Context, lib string, s kit.Script, keys []string, argv []any) (any, error) {
+	var reply any
+	var err error
+	if l.o.functions {
+		// The library is checked (its version) before its first call: a
+		// function of another version would decide otherwise, silently.
+		library, _ := kit.LookupLibrary(lib)
+		if err := l.library(ctx, library); err != nil {
+			return nil, classify(s.Name, err)
+		}
+		fn := lib + "_" + s.Name
+		reply, err = l.rdb.FCall(ctx, fn, keys, argv...).Result()
+		if isMissingFunction(err) { // lost since (FUNCTION FLUSH, a new server)
+			l.forget(lib)
+			if lerr := l.library(ctx, library); lerr != nil {
+				return nil, classify(s.Name, lerr)
+			}
+			reply, err = l.rdb.FCall(ctx, fn, keys, argv...).Result()
+		}
+	} else {
+		reply, err = l.rdb.EvalSha(ctx, s.SHA1, keys, argv...).Result()
+		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			reply, err = l.rdb.Eval(ctx, s.Source, keys, argv...).Result()
+		}
+	}
+	if err != nil {
+		return nil, classify(s.Name, err)
+	}
+	return reply, nil
+}
+
+// isMissingFunction reports whether FCALL failed for want of the library.
+func isMissingFunction(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "function not found")
+}
+
+// unavailable are the Redis error codes of a server that cannot run the
+// call now (loading its data set, a read-only replica, a cluster without
+// quorum, a busy script, ...), which another attempt later may pass.
+var unavailable = []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "NOREPLICAS", "MISCONF", "OOM"}
+
+// classify maps a call's error onto limitspec's classes (see the package
+// doc); a Redis error of no class (NOPERM, an unknown command) is
+// returned wrapped, as is.
+func classify(script string, err error) error {
+	var rerr redis.Error
+	switch {
+	case errors.Is(err, limitspec.ErrMisconfigured):
+		return err
+	case !errors.As(err, &rerr):
+		return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrUnavailable, err)
+	}
+	code, rest, _ := strings.Cut(ErrorReply(err.Error()), " ")
+	switch {
+	case code == "BADINPUT":
+		return &limitspec.InputError{Msg: rest}
+	case code == "BADSTATE" || code == "WRONGTYPE":
+		return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrBadState, err)
+	}
+	for _, c := range unavailable {
+		if code == c {
+			return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrUnavailable, err)
+		}
+	}
+	return fmt.Errorf("redislimit %s: %w", script, err)
+}
+
+// An error a script raises through redis.call comes back from miniredis
+// as "ERR Error running script (...): :LINE: <the error> stack
+// traceback: ..."; Redis itself answers with the error alone.
+var scriptErrorRE = regexp.MustCompile(`^ERR Error (?:compiling|running) script[^:]*: [^:]*:\d+: ([A-Z]+ .*?)(?: stack traceback:.*)?$`)
+
+// ErrorReply is the error reply a script gave (BADINPUT ..., BADSTATE
+// ..., WRONGTYPE ...), recovered from the text of a Redis error as Redis
+// or miniredis reports it; other texts are returned as they are.
+func ErrorReply(msg string) string {
+	if m := scriptErrorRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return msg
+}
+
+// ErrOtherLibrary is matched by the error of a server holding another
+// version of a Functions library than this build's (and by
+// limitspec.ErrMisconfigured): it is never replaced. Replace it by hand
+// (FUNCTION LOAD REPLACE with its library.lua) once no older client
+// uses it.
+var ErrOtherLibrary = fmt.Errorf("%w: another version of a Functions library is loaded", limitspec.ErrMisconfigured)
+
+// library makes sure every server holds lib, loading it where missing,
+// once per Limiter (again after a server lost it).
+func (l *Limiter) library(ctx context.Context, lib *kit.Library) error {
+	l.mu.Lock()
+	done := l.loaded[lib.Name]
+	l.mu.Unlock()
+	if done {
+		return nil
+	}
+	if _, err := LoadLibrary(ctx, l.rdb, lib); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.loaded[lib.Name] = true
+	l.mu.Unlock()
+	return nil
+}
+
+// forget says lib may be missing again.
+func (l *Limiter) forget(lib string) {
+	l.mu.Lock()
+	delete(l.loaded, lib)
+	l.mu.Unlock()
+}
+
+// LoadLibrary loads a Functions library (lib.Source) on every server of
+// rdb that lacks it: a single Redis, or every master of a Cluster or
+// shard of a Ring. It returns the clients of the servers it loaded it on.
+// A server holding another version is an error matching ErrOtherLibrary,
+// and is left as it is.
+func LoadLibrary(ctx context.Context, rdb redis.UniversalClient, lib *kit.Library) ([]*redis.Client, error) {
+	var mu sync.Mutex
+	var loaded []*redis.Client
+	err := eachServer(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		did, err := loadOn(ctx, c, lib)
+		if did {
+			mu.Lock()
+			loaded = append(loaded, c)
+			mu.Unlock()
+		}
+		return err
+	})
+	return loaded, err
+}
+
+// LibrariesLoaded reports whether every server of rdb holds this build's
+// version of every Functions library linked in (the catalogue's, and one
+// per user's spec), the error naming the first that does not.
+func LibrariesLoaded(ctx context.Context, rdb redis.UniversalClient) error {
+	for _, lib := range kit.Libraries() {
+		err := eachServer(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+			v, err := c.FCall(ctx, lib.Name+"_version", nil).Text()
+			if err != nil {
+				return fmt.Errorf("%s: library %s: %w", c.Options().Addr, lib.Name, err)
+			}
+			return otherVersion(c, lib, v)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadOn loads lib on c unless it holds it; did says it loaded. Another
+// client loading it at the same time is no error.
+func loadOn(ctx context.Context, c *redis.Client, lib *kit.Library) (did bool, err error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		v, err := c.FCall(ctx, lib.Name+"_version", nil).Text()
+		switch {
+		case err == nil:
+			return false, otherVersion(c, lib, v)
+		case !isMissingFunction(err):
+			return false, fmt.Errorf("%s: %w", c.Options().Addr, err)
+		}
+		err = c.FunctionLoad(ctx, lib.Source).Err()
+		if err == nil {
+			return true, nil
+		}
+		if !strings.Contains(err.Error(), "already exists") {
+			return false, fmt.Errorf("loading the library %s on %s: %w", lib.Name, c.Options().Addr, err)
+		}
+	}
+	return false, nil
+}
+
+// otherVersion is the error of c holding version v of lib, nil when v is
+// this build's.
+func otherVersion(c *redis.Client, lib *kit.Library, v string) error {
+	if v == lib.Version {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: %s version %s, this build's is %s; replace it (FUNCTION LOAD REPLACE with its library.lua) once no older client uses it",
+		c.Options().Addr, ErrOtherLibrary, lib.Name, v, lib.Version)
+}
+
+// eachServer runs fn on every server that holds keys: a single Redis, the
+// masters of a Cluster, the shards of a Ring.
+func eachServer(ctx context.Context, rdb redis.UniversalClient, fn func(context.Context, *redis.Client) error) error {
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, fn)
+	case *redis.Ring:
+		return c.ForEachShard(ctx, fn)
+	case *redis.Client:
+		return fn(ctx, c)
+	}
+	return fmt.Errorf("the Functions library on a %T is not supported", rdb)
+}
