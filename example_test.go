@@ -9,26 +9,31 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
-	"github.com/limitspec/limitspec/redisimpl"
+	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
 
 // serve is the README's opening: a GCRA limit per client IP, decided on
-// Redis, by goimpl in this process while Redis is unavailable, behind
-// the HTTP middleware.
-func serve(mux *http.ServeMux) error {
+// Redis, in this process while Redis is unavailable, behind the HTTP
+// middleware.
+func serve(ctx context.Context, mux *http.ServeMux) error {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	remote, err := redisimpl.NewGCRA(rdb, goimpl.GCRAParams{Burst: 20, Rate: 10, PeriodMs: 1000})
+	remote, err := redislimit.New(ctx, rdb)
 	if err != nil {
 		return err
 	}
-	limiter, err := fallback.New(remote, remote.Local(), fallback.Options{})
+	local, err := memory.New()
 	if err != nil {
 		return err
 	}
-	mw, err := httplimit.New(limiter, httplimit.Options{})
+	limiter, err := fallback.New(remote, local, fallback.Options{})
+	if err != nil {
+		return err
+	}
+	perIP := limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second}
+	mw, err := httplimit.New(limiter, httplimit.Options{Limit: perIP})
 	if err != nil {
 		return err
 	}
@@ -40,30 +45,90 @@ func serve(mux *http.ServeMux) error {
 func Example() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "hello") })
-	if err := serve(mux); err != nil {
+	if err := serve(context.Background(), mux); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// ExampleLimiter decides through the Limiter interface, here with a
-// goimpl limiter in process memory (a Redis limiter of package redisimpl
-// is called the same way), at explicit times.
+// ExampleLimiter decides through the Limiter interface, here package
+// memory's limiter in process memory (package redislimit's is called the
+// same way), at explicit times: the limit travels with each request.
 func ExampleLimiter() {
-	gcra, err := goimpl.NewGCRA(goimpl.GCRAParams{Burst: 2, Rate: 1, PeriodMs: 1000})
+	var lim limitspec.Limiter
+	lim, err := memory.New()
 	if err != nil {
 		log.Fatal(err)
 	}
-	var lim limitspec.Limiter = limitspec.Local("per-user", gcra)
+	perUser := limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second}
 	now := time.UnixMilli(1_700_000_000_000)
 	for range 3 {
-		res, err := lim.Limit(context.Background(), limitspec.Request{Key: "alice", Cost: 1, Now: now})
+		res, err := lim.Limit(context.Background(), limitspec.Request{Key: "alice", Limit: perUser, Cost: 1, Now: now})
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(res.Allowed, res.Remaining, res.RetryAfter(), res.ResetAfter(), res.Limits[0].Window)
+		q := res.Limits[0]
+		fmt.Println(res.Allowed, q.Remaining, res.RetryAfter, q.ResetAfter, q.Window())
 	}
 	// Output:
 	// true 1 0s 1s 2s
 	// true 0 0s 2s 2s
 	// false 0 1s 2s 2s
+}
+
+// ExampleParsePolicy reads a policy from YAML (JSON reads the same) and
+// decides it: every limit admits, or none consumes.
+func ExampleParsePolicy() {
+	p, err := limitspec.ParsePolicy([]byte(`
+name: api
+limits:
+  - {name: burst, algorithm: gcra, identity: user, params: {burst: 2, rate: 1, period_ms: 1000}}
+  - {name: daily, algorithm: sliding_log, identity: user, params: {limit: 3, window_ms: 86400000}}
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	lim, err := memory.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	now := time.UnixMilli(1_700_000_000_000)
+	for i := range 5 {
+		res, err := lim.Limit(context.Background(), limitspec.Request{Policy: p, IDs: map[string]string{"user": "alice"},
+			Cost: 1, Now: now.Add(time.Duration(i) * time.Second)})
+		if err != nil {
+			log.Fatal(err)
+		}
+		b := res.Limits[res.Binding]
+		fmt.Println(res.Allowed, b.Name, b.Remaining, res.RetryAfter)
+	}
+	// The binding limit is the one with the least remaining for its quota
+	// (1 of 2 of the burst, then 1 of 3 of the day); the fourth request, at
+	// t0+3s, waits until the first leaves the day: 86400 s - 3 s.
+	// Output:
+	// true burst 1 0s
+	// true daily 1 0s
+	// true daily 0 0s
+	// false daily 0 23h59m57s
+	// false daily 0 23h59m56s
+}
+
+// ExampleNewPolicy builds a policy from Go values: a burst per user, and
+// a daily quota per user that differs by plan.
+func ExampleNewPolicy() {
+	plan := func(daily int64) (*limitspec.Policy, error) {
+		return limitspec.NewPolicy("api",
+			limitspec.PolicyLimit{Name: "burst", Limit: limitspec.GCRA{Burst: 5, Rate: 10, Period: time.Second}, Identity: "user"},
+			limitspec.PolicyLimit{Name: "daily", Limit: limitspec.SlidingLog{Limit: daily, Window: 24 * time.Hour}, Identity: "user"},
+		)
+	}
+	free, err := plan(100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(free.Name(), free.Identities(), free.OneSlot())
+	_, err = plan(0)
+	fmt.Println(err)
+	// Output:
+	// api [user] true
+	// api.daily: sliding_log: parameter limit must be an integer in [1, 100000], got 0
 }

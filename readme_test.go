@@ -14,10 +14,10 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/redisimpl"
+	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -63,17 +63,22 @@ func TestOpening(t *testing.T) {
 	srv := redistest.StartServer(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer rdb.Close()
-	held := redisimpl.WithClock(func() time.Time { return time.UnixMilli(1_700_000_000_000) })
-	remote, err := redisimpl.NewGCRA(rdb, goimpl.GCRAParams{Burst: 20, Rate: 10, PeriodMs: 1000}, held)
+	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
+	remote, err := redislimit.New(t.Context(), rdb, redislimit.WithClock(held))
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := memory.New(memory.WithClock(held), memory.WithoutSweeper())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sides []limitspec.Side
-	limiter, err := fallback.New(remote, remote.Local(), fallback.Options{})
+	limiter, err := fallback.New(remote, local, fallback.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := httplimit.New(limiter, httplimit.Options{
+	perIP := limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second}
+	mw, err := httplimit.New(limiter, httplimit.Options{Limit: perIP,
 		OnDecision: func(r *http.Request, res limitspec.Result, err error) { sides = append(sides, res.Side) }})
 	if err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func (b *breaker) failed(probe bool, now time.Time) {
 }
 
 // release ends a primary call that neither succeeded nor failed (bad
-// input, the caller's ctx done): a probe's breaker goes back to open with
+// input, a misconfiguration, the caller's ctx done): a probe's breaker goes back to open with
 // its probe time, already past, so that the next call probes.
 func (b *breaker) release(probe bool) {
 	if !probe {

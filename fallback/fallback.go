@@ -14,13 +14,16 @@
 //
 // # Deciding
 //
+// Each Request names its Limit or Policy, as for any limitspec.Limiter;
+// the local limiter decides the same one while the primary fails.
+//
 // While the breaker is closed, Limit calls the primary with a deadline of
 // Options.Timeout (50 ms by default), within the caller's ctx, whose own
 // deadline still bounds the whole call. The primary must return once its
-// ctx is done, as the limitspec.Limiter contract says: a redisimpl limiter
-// does, its go-redis client having ContextTimeoutEnabled (redisimpl
-// refuses a client without it, with which go-redis would wait for its
-// ReadTimeout, 5 s by default, whatever the ctx says).
+// ctx is done, as the limitspec.Limiter contract says: a redislimit
+// limiter does, its go-redis client having ContextTimeoutEnabled
+// (redislimit.New refuses a client without it, with which go-redis would
+// wait for its ReadTimeout, 5 s by default, whatever the ctx says).
 //
 // The default Timeout, 50 ms, is far above what a healthy Redis takes (one
 // round trip, and 7 to 100 µs of Redis CPU per decision: README.md), and
@@ -84,8 +87,9 @@
 // Options.OpenFor (1 s by default) it is half-open: one call at a time goes
 // to the primary, as a probe, while the others are decided without it. A
 // probe that succeeds closes the breaker; one that fails opens it again for
-// OpenFor. A probe that ends without a verdict (bad input, the caller's
-// ctx done) leaves it open, with the next call probing at once.
+// OpenFor. A probe that ends without a verdict (bad input, a
+// misconfiguration, the caller's ctx done) leaves it open, with the next
+// call probing at once.
 //
 // # Counters and metrics
 //
@@ -108,10 +112,14 @@
 // Options.OnStateChange is called on every change of the breaker's state,
 // for a log line or an event.
 //
-// # Reset
+// # Check and Reset
 //
-// Reset resets the key in both limiters, each that implements
-// limitspec.Resetter, whatever the breaker's state.
+// Check (limitspec.Checker) asks the primary, and in Local mode the local
+// limiter, each that implements limitspec.Checker, whether it can decide
+// a limit or a policy at all, so that package httplimit refuses at start-up
+// what the primary would refuse at every request (a policy over several
+// identities on a Redis Cluster). Reset resets the key in both limiters,
+// each that implements limitspec.Resetter, whatever the breaker's state.
 package fallback
 
 import (
@@ -190,8 +198,8 @@ type Options struct {
 }
 
 // Limiter decides with a primary limiter and, while it fails, as its
-// Options say. It implements limitspec.Limiter and limitspec.Resetter and
-// is safe for concurrent use. Make one with New.
+// Options say. It implements limitspec.Limiter, limitspec.Resetter and
+// limitspec.Checker and is safe for concurrent use. Make one with New.
 type Limiter struct {
 	primary, local limitspec.Limiter
 	mode           Mode
@@ -204,12 +212,16 @@ type Limiter struct {
 }
 
 // New returns a Limiter deciding with primary, and with local while the
-// primary fails (local may be nil in the FailOpen and FailClosed modes).
-// It refuses a nil limiter it needs, an unknown mode and a negative
-// option with an error matching limitspec.ErrBadInput.
+// primary fails (local may be nil in the FailOpen and FailClosed modes,
+// which never call it). It refuses a nil limiter it needs (a nil
+// interface, or one holding a nil pointer), an unknown mode and a
+// negative option with an error matching limitspec.ErrBadInput.
 func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if err := check(primary, local, opts); err != nil {
 		return nil, err
+	}
+	if limitspec.IsNil(local) {
+		local = nil // a typed nil that FailOpen or FailClosed never calls, nor Reset
 	}
 	l := &Limiter{primary: primary, local: local, mode: opts.Mode,
 		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now}
@@ -257,8 +269,8 @@ func badInput(format string, args ...any) error {
 
 // Limit decides req: with the primary while it answers, else as the
 // mode says (see the package documentation). Its errors are the
-// primary's bad-input errors, the caller's ctx's error and, in Local
-// mode, the local limiter's errors.
+// primary's bad-input and misconfiguration errors, the caller's ctx's
+// error and, in Local mode, the local limiter's errors.
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return l.fail(err)
@@ -365,6 +377,33 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 		return badInput("fallback: neither limiter has a reset")
 	}
 	return errors.Join(errs...)
+}
+
+// Check reports whether the limiter can decide req's limit or policy
+// (see limitspec.Checker): the primary's verdict, then in Local mode the
+// local limiter's, each of them that implements limitspec.Checker; when
+// neither is asked, a Limit's own Validate. The error says which limiter
+// refused, and matches what its Check returned.
+func (l *Limiter) Check(req limitspec.Request) error {
+	asked := false
+	for _, c := range []struct {
+		name string
+		lim  limitspec.Limiter
+		used bool
+	}{{"the primary limiter", l.primary, true}, {"the local limiter", l.local, l.mode == Local}} {
+		ch, ok := c.lim.(limitspec.Checker)
+		if !ok || !c.used {
+			continue
+		}
+		asked = true
+		if err := ch.Check(req); err != nil {
+			return fmt.Errorf("fallback: %s refuses it: %w", c.name, err)
+		}
+	}
+	if !asked && !limitspec.IsNil(req.Limit) {
+		return req.Limit.Validate()
+	}
+	return nil
 }
 
 // counters are the Limiter's counts, read by Stats.

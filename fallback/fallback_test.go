@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/redislimit"
+	"github.com/redis/go-redis/v9"
 )
 
 // t0 is the time of every local decision, so that they are exact.
@@ -21,18 +24,28 @@ var t0 = time.UnixMilli(1_700_000_000_000)
 type behaviour int32
 
 const (
-	succeed behaviour = iota // answers: admitted, limit 100
-	fail                     // fails at once, as an unreachable Redis
-	hang                     // waits for its ctx to end, then fails
-	refuse                   // refuses the request as bad input
-	gate                     // signals entered, waits for release, then answers as gated says
+	succeed      behaviour = iota // answers: admitted, quota 100
+	fail                          // fails at once, as an unreachable Redis
+	hang                          // waits for its ctx to end, then fails
+	refuse                        // refuses the request as bad input
+	misconfigure                  // fails as a Redis holding another library version
+	gate                          // signals entered, waits for release, then answers as gated says
 )
 
 // errDown is the fake primary's failure.
 var errDown = fmt.Errorf("%w: connection refused", limitspec.ErrUnavailable)
 
 // errRefused is the fake primary's bad-input error.
-var errRefused = &goimpl.InputError{Msg: "fake: cost must be an integer in [0, 9007199254740991], got -1"}
+var errRefused = &limitspec.InputError{Msg: "fake: cost must be an integer in [0, 9007199254740991], got -1"}
+
+// errMisconfigured is the fake primary's misconfiguration.
+var errMisconfigured = fmt.Errorf("%w: the server holds limitspec library version 2, this build uses 3", limitspec.ErrMisconfigured)
+
+// primaryResult is what the fake primary answers when it succeeds.
+func primaryResult() limitspec.Result {
+	return limitspec.Result{Allowed: true, Limits: []limitspec.LimitResult{
+		{Name: "fake", Allowed: true, Quota: 100, Remaining: 99, ResetAfter: 10 * time.Millisecond}}}
+}
 
 // fake is a primary limiter whose behaviour the test sets.
 type fake struct {
@@ -72,9 +85,10 @@ func (f *fake) Limit(ctx context.Context, req limitspec.Request) (limitspec.Resu
 		return limitspec.Result{}, fmt.Errorf("%w: %w", limitspec.ErrUnavailable, ctx.Err())
 	case refuse:
 		return limitspec.Result{}, errRefused
+	case misconfigure:
+		return limitspec.Result{}, errMisconfigured
 	}
-	r := goimpl.Result{Allowed: true, Limit: 100, Remaining: 99, RetryAfterMs: -1, ResetAfterMs: 10}
-	return limitspec.Result{Result: r, Limits: []limitspec.Quota{{Name: "fake", Result: r}}}, nil
+	return primaryResult(), nil
 }
 
 func (f *fake) Reset(ctx context.Context, req limitspec.Request) error {
@@ -93,28 +107,30 @@ func newClock() *clock {
 
 func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
-func req(key string, cost int64) limitspec.Request {
-	return limitspec.Request{Key: key, Cost: cost, Now: t0}
+
+// gcra admits burst at once, then 1 a second.
+func gcra(burst int64) limitspec.Limit {
+	return limitspec.GCRA{Burst: burst, Rate: 1, Period: time.Second}
 }
 
-// gcra is a local gcra limiter admitting burst at once, then 1 a second.
-func gcra(t *testing.T, burst int64) limitspec.Limiter {
+// fixedWindow admits limit a minute.
+func fixedWindow(limit int64) limitspec.Limit {
+	return limitspec.FixedWindow{Limit: limit, Window: time.Minute}
+}
+
+// req is a request of cost for key by lim, at t0.
+func req(lim limitspec.Limit, key string, cost int64) limitspec.Request {
+	return limitspec.Request{Key: key, Limit: lim, Cost: cost, Now: t0}
+}
+
+// local is an in-process limiter without sweeper, its clock at t0.
+func local(t testing.TB) *memory.Limiter {
 	t.Helper()
-	g, err := goimpl.NewGCRA(goimpl.GCRAParams{Burst: burst, Rate: 1, PeriodMs: 1000})
+	l, err := memory.New(memory.WithoutSweeper(), memory.WithClock(func() time.Time { return t0 }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return limitspec.Local("gcra", g)
-}
-
-// fixedWindow is a local fixed_window limiter of limit per minute.
-func fixedWindow(t *testing.T, limit int64) limitspec.Limiter {
-	t.Helper()
-	fw, err := goimpl.NewFixedWindow(goimpl.FixedWindowParams{Limit: limit, WindowMs: 60000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return limitspec.Local("fixed_window", fw)
+	return l
 }
 
 // mustNew is New that fails the test on error, with the test's clock.
@@ -131,7 +147,7 @@ func mustNew(t *testing.T, primary, local limitspec.Limiter, opts Options, c *cl
 }
 
 // limit calls l.Limit and fails the test on error.
-func limit(t *testing.T, l *Limiter, r limitspec.Request) limitspec.Result {
+func limit(t *testing.T, l limitspec.Limiter, r limitspec.Request) limitspec.Result {
 	t.Helper()
 	res, err := l.Limit(context.Background(), r)
 	if err != nil {
@@ -141,22 +157,29 @@ func limit(t *testing.T, l *Limiter, r limitspec.Request) limitspec.Result {
 }
 
 func TestNewRefuses(t *testing.T) {
-	p, loc := newFake(succeed), gcra(t, 1)
+	p, loc := newFake(succeed), local(t)
+	var nilMemory *memory.Limiter
+	var nilFake *fake
 	for _, tc := range []struct {
 		name           string
 		primary, local limitspec.Limiter
 		opts           Options
+		msg            string // what the error must say
 	}{
-		{"nil primary", nil, loc, Options{}},
-		{"nil local in Local mode", p, nil, Options{}},
-		{"unknown mode", p, loc, Options{Mode: FailClosed + 1}},
-		{"negative processes", p, loc, Options{Processes: -1}},
-		{"negative timeout", p, loc, Options{Timeout: -time.Millisecond}},
-		{"negative failures", p, loc, Options{Failures: -1}},
-		{"negative open time", p, loc, Options{OpenFor: -time.Second}},
+		{"nil primary", nil, loc, Options{}, "the primary limiter is nil"},
+		{"typed nil primary", nilFake, loc, Options{}, "the primary limiter is nil"},
+		{"typed nil primary, fail open", nilMemory, nil, Options{Mode: FailOpen}, "the primary limiter is nil"},
+		{"nil local in Local mode", p, nil, Options{}, "the local limiter is nil in Local mode"},
+		{"typed nil local in Local mode", p, nilMemory, Options{}, "the local limiter is nil in Local mode"},
+		{"unknown mode", p, loc, Options{Mode: FailClosed + 1}, "unknown mode 3"},
+		{"negative processes", p, loc, Options{Processes: -1}, "Processes must be ≥ 0, got -1"},
+		{"negative timeout", p, loc, Options{Timeout: -time.Millisecond}, "Timeout must be ≥ 0, got -1ms"},
+		{"negative failures", p, loc, Options{Failures: -1}, "Failures must be ≥ 0, got -1"},
+		{"negative open time", p, loc, Options{OpenFor: -time.Second}, "OpenFor must be ≥ 0, got -1s"},
 	} {
-		if _, err := New(tc.primary, tc.local, tc.opts); !errors.Is(err, limitspec.ErrBadInput) {
-			t.Errorf("%s: New: %v, want an error matching ErrBadInput", tc.name, err)
+		l, err := New(tc.primary, tc.local, tc.opts)
+		if l != nil || !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(fmt.Sprint(err), tc.msg) {
+			t.Errorf("%s: New: %v, %v; want no limiter and an error matching ErrBadInput saying %q", tc.name, l, err, tc.msg)
 		}
 	}
 	for _, m := range []Mode{FailOpen, FailClosed} {
@@ -166,22 +189,34 @@ func TestNewRefuses(t *testing.T) {
 	}
 }
 
+// TestTypedNilLocalUnused: a typed nil local limiter, which FailOpen mode
+// never calls, is accepted and left alone, by Limit and by Reset.
+func TestTypedNilLocalUnused(t *testing.T) {
+	var nilMemory *memory.Limiter
+	p := newFake(fail)
+	l := mustNew(t, struct{ limitspec.Limiter }{p}, nilMemory, Options{Mode: FailOpen}, newClock())
+	if res := limit(t, l, req(gcra(1), "k", 1)); !res.Allowed || res.Side != limitspec.FailOpen {
+		t.Errorf("Limit: %+v, want admitted by fail-open", res)
+	}
+	if err := l.Reset(context.Background(), req(gcra(1), "k", 0)); !errors.Is(err, limitspec.ErrBadInput) {
+		t.Errorf("Reset: %v, want an error matching ErrBadInput (neither limiter can reset)", err)
+	}
+}
+
 func TestPrimaryDecides(t *testing.T) {
-	p, loc := newFake(succeed), gcra(t, 1)
+	p, loc := newFake(succeed), local(t)
 	l := mustNew(t, p, loc, Options{Processes: 4}, newClock())
+	want := primaryResult() // unscaled, with Side set (Primary is 0)
 	for i := 0; i < 3; i++ {
-		res := limit(t, l, req("k", 1))
-		// The primary's result, unscaled, with Side set.
-		if res.Side != limitspec.Primary || !res.Allowed || res.Limit != 100 || res.Remaining != 99 || len(res.Limits) != 1 {
-			t.Fatalf("call %d: %+v, want the primary's result", i, res)
+		if diff := cmp.Diff(want, limit(t, l, req(gcra(1), "k", 1))); diff != "" {
+			t.Fatalf("call %d (-want +got):\n%s", i, diff)
 		}
 	}
 	// The local limiter was not consulted: its burst of 1 is whole.
-	if r, _ := loc.Limit(context.Background(), req("k", 1)); !r.Allowed {
+	if r := limit(t, loc, req(gcra(1), "k", 1)); !r.Allowed {
 		t.Errorf("the local limiter was charged while the primary decided: %+v", r)
 	}
-	want := Stats{Primary: 3, State: Closed}
-	if diff := cmp.Diff(want, l.Stats()); diff != "" {
+	if diff := cmp.Diff(Stats{Primary: 3, State: Closed}, l.Stats()); diff != "" {
 		t.Errorf("Stats (-want +got):\n%s", diff)
 	}
 }
@@ -190,23 +225,20 @@ func TestModes(t *testing.T) {
 	c := newClock()
 	for _, tc := range []struct {
 		mode Mode
-		want limitspec.Result // without Limits, checked apart
+		want limitspec.Result
 	}{
-		{Local, limitspec.Result{Result: goimpl.Result{Allowed: true, Limit: 2, Remaining: 1, RetryAfterMs: -1, ResetAfterMs: 1000}, Side: limitspec.Fallback}},
-		{FailOpen, limitspec.Result{Result: goimpl.Result{Allowed: true, RetryAfterMs: -1}, Side: limitspec.FailOpen}},
+		// gcra burst 2, rate 1/s at t0 on a fresh key: 1 left, whole again
+		// in 1 s (the TAT is t0 + 1 s).
+		{Local, limitspec.Result{Allowed: true, Side: limitspec.Fallback, Limits: []limitspec.LimitResult{
+			{Name: "gcra", Limit: gcra(2), Allowed: true, Quota: 2, Remaining: 1, ResetAfter: time.Second}}}},
+		{FailOpen, limitspec.Result{Allowed: true, Side: limitspec.FailOpen}},
 		// The breaker is still closed after one failure: the next call
 		// tries the primary, so retry after the least wait, 1 ms.
-		{FailClosed, limitspec.Result{Result: goimpl.Result{RetryAfterMs: 1}, Side: limitspec.FailClosed}},
+		{FailClosed, limitspec.Result{RetryAfter: time.Millisecond, Side: limitspec.FailClosed}},
 	} {
-		l := mustNew(t, newFake(fail), gcra(t, 2), Options{Mode: tc.mode}, c)
-		res := limit(t, l, req("k", 1))
-		limits := res.Limits
-		res.Limits = nil
-		if diff := cmp.Diff(tc.want, res); diff != "" {
+		l := mustNew(t, newFake(fail), local(t), Options{Mode: tc.mode}, c)
+		if diff := cmp.Diff(tc.want, limit(t, l, req(gcra(2), "k", 1))); diff != "" {
 			t.Errorf("%v: result (-want +got):\n%s", tc.mode, diff)
-		}
-		if wantQuotas := tc.mode == Local; (len(limits) == 1) != wantQuotas || len(limits) > 1 {
-			t.Errorf("%v: Limits %+v, want the local quota only in Local mode", tc.mode, limits)
 		}
 	}
 }
@@ -214,21 +246,22 @@ func TestModes(t *testing.T) {
 func TestFailClosedRetryAfter(t *testing.T) {
 	c := newClock()
 	l := mustNew(t, newFake(fail), nil, Options{Mode: FailClosed, Failures: 2, OpenFor: 1500 * time.Millisecond}, c)
-	for i, want := range []int64{1, 1500} { // closed after the first failure, open after the second
-		if res := limit(t, l, req("k", 1)); res.Allowed || res.RetryAfterMs != want || res.Side != limitspec.FailClosed {
-			t.Errorf("call %d: %+v, want denied, RetryAfterMs %d", i, res, want)
+	// Closed after the first failure (1 ms), open for 1.5 s after the second.
+	for i, want := range []time.Duration{time.Millisecond, 1500 * time.Millisecond} {
+		if res := limit(t, l, req(gcra(1), "k", 1)); res.Allowed || res.RetryAfter != want || res.Side != limitspec.FailClosed {
+			t.Errorf("call %d: %+v, want denied, RetryAfter %v", i, res, want)
 		}
 	}
 	for _, tc := range []struct {
 		advance time.Duration
-		want    int64
+		want    time.Duration
 	}{
-		{400 * time.Millisecond, 1100},
-		{1099*time.Millisecond + 500*time.Microsecond, 1}, // 0.5 ms left, rounded up
+		{400 * time.Millisecond, 1100 * time.Millisecond},
+		{1099*time.Millisecond + 500*time.Microsecond, time.Millisecond}, // 0.5 ms left, rounded up
 	} {
 		c.advance(tc.advance)
-		if res := limit(t, l, req("k", 1)); res.RetryAfterMs != tc.want {
-			t.Errorf("after %v more: RetryAfterMs %d, want %d", tc.advance, res.RetryAfterMs, tc.want)
+		if res := limit(t, l, req(gcra(1), "k", 1)); res.RetryAfter != tc.want {
+			t.Errorf("after %v more: RetryAfter %v, want %v", tc.advance, res.RetryAfter, tc.want)
 		}
 	}
 }
@@ -237,7 +270,7 @@ func TestShare(t *testing.T) {
 	for _, tc := range []struct {
 		limit, processes, cost int64
 		admitted               int   // requests admitted in one window
-		reported               int64 // Limit reported
+		quota                  int64 // Quota reported
 	}{
 		{10, 3, 1, 3, 3}, // 3·3 = 9 ≤ 10 < 12
 		{10, 1, 1, 10, 10},
@@ -246,20 +279,17 @@ func TestShare(t *testing.T) {
 		{10, 2, 2, 2, 5},  // costs of 4: 8 ≤ 10 < 12
 		{12, 4, 1, 3, 3},
 	} {
-		l := mustNew(t, newFake(fail), fixedWindow(t, tc.limit), Options{Processes: int(tc.processes)}, newClock())
+		l := mustNew(t, newFake(fail), local(t), Options{Processes: int(tc.processes)}, newClock())
 		admitted := 0
 		for i := 0; i < int(tc.limit)+1; i++ {
-			res := limit(t, l, req("k", tc.cost))
+			res := limit(t, l, req(fixedWindow(tc.limit), "k", tc.cost))
 			if res.Allowed {
 				admitted++
 			}
 			// The local limiter has limit - admitted·cost·processes left.
 			left := tc.limit - int64(admitted)*tc.cost*tc.processes
-			if res.Limit != tc.reported || res.Remaining != left/tc.processes || res.Side != limitspec.Fallback {
-				t.Fatalf("%+v, call %d: %+v, want Limit %d, Remaining %d", tc, i, res.Result, tc.reported, left/tc.processes)
-			}
-			if q := res.Limits[0]; q.Limit != res.Limit || q.Remaining != res.Remaining {
-				t.Fatalf("%+v, call %d: quota %+v, want the result's Limit and Remaining", tc, i, q.Result)
+			if q := res.Limits[0]; q.Quota != tc.quota || q.Remaining != left/tc.processes || res.Side != limitspec.Fallback {
+				t.Fatalf("%+v, call %d: %+v, want Quota %d, Remaining %d", tc, i, res, tc.quota, left/tc.processes)
 			}
 		}
 		if admitted != tc.admitted {
@@ -269,40 +299,39 @@ func TestShare(t *testing.T) {
 }
 
 func TestShareOverflow(t *testing.T) {
-	l := mustNew(t, newFake(fail), fixedWindow(t, 10), Options{Processes: 3}, newClock())
+	l := mustNew(t, newFake(fail), local(t), Options{Processes: 3}, newClock())
 	const largest = (1<<53 - 1) / 3
 	// The largest cost whose share is exact: decided, never admitted.
-	if res := limit(t, l, req("k", largest)); res.Allowed || res.RetryAfterMs != -1 || res.Side != limitspec.Fallback {
+	if res := limit(t, l, req(fixedWindow(10), "k", largest)); res.Allowed || res.RetryAfter != limitspec.Never || res.Side != limitspec.Fallback {
 		t.Errorf("cost %d: %+v, want denied for ever", int64(largest), res)
 	}
-	if _, err := l.Limit(context.Background(), req("k", largest+1)); !errors.Is(err, limitspec.ErrBadInput) {
+	if _, err := l.Limit(context.Background(), req(fixedWindow(10), "k", largest+1)); !errors.Is(err, limitspec.ErrBadInput) {
 		t.Errorf("cost %d: %v, want an error matching ErrBadInput", int64(largest+1), err)
 	}
-	// A peek is a peek: cost 0 times 3.
-	if res := limit(t, l, req("k", 0)); !res.Allowed || res.Remaining != 3 {
+	// A peek is a peek: cost 0 times 3; 10/3 = 3 remaining.
+	if res := limit(t, l, req(fixedWindow(10), "k", 0)); !res.Allowed || res.Limits[0].Remaining != 3 {
 		t.Errorf("peek: %+v, want allowed with 3 remaining", res)
 	}
 }
 
 func TestSharePolicy(t *testing.T) {
-	p, err := goimpl.NewPolicy("ip_user", nil)
+	p, err := limitspec.IPUserPolicy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := mustNew(t, newFake(fail), limitspec.LocalPolicy(p), Options{Processes: 4}, newClock())
-	r := limitspec.Request{IDs: map[string]string{"ip": "10.0.0.1", "user": "u1"}, Cost: 1, Now: t0}
+	l := mustNew(t, newFake(fail), local(t), Options{Processes: 4}, newClock())
+	r := limitspec.Request{Policy: p, IDs: map[string]string{"ip": "10.0.0.1", "user": "u1"}, Cost: 1, Now: t0}
 	// ip_second and user_second allow 10 a second: 2 for each of 4 processes.
-	wantLimits := []int64{10 / 4, 120 / 4, 240 / 4, 10 / 4, 120 / 4, 240 / 4}
+	full := []int64{10, 120, 240, 10, 120, 240}
 	for i, wantAllowed := range []bool{true, true, false} {
 		res := limit(t, l, r)
-		if res.Allowed != wantAllowed || len(res.Limits) != len(wantLimits) {
-			t.Fatalf("call %d: %+v, want allowed %v and %d limits", i, res, wantAllowed, len(wantLimits))
+		if res.Allowed != wantAllowed || len(res.Limits) != len(full) {
+			t.Fatalf("call %d: %+v, want allowed %v and %d limits", i, res, wantAllowed, len(full))
 		}
-		used := int64(4 * min(i+1, 2))
-		full := []int64{10, 120, 240, 10, 120, 240}
+		used := int64(4 * min(i+1, 2)) // each admission charges 4; the third is denied
 		for j, q := range res.Limits {
-			if q.Limit != wantLimits[j] || q.Remaining != (full[j]-used)/4 {
-				t.Errorf("call %d, limit %s: Limit %d, Remaining %d; want %d, %d", i, q.Name, q.Limit, q.Remaining, wantLimits[j], (full[j]-used)/4)
+			if q.Quota != full[j]/4 || q.Remaining != (full[j]-used)/4 {
+				t.Errorf("call %d, limit %s: Quota %d, Remaining %d; want %d, %d", i, q.Name, q.Quota, q.Remaining, full[j]/4, (full[j]-used)/4)
 			}
 		}
 	}
@@ -330,18 +359,18 @@ func (tr *transitions) take() []string {
 
 func TestBreakerOpens(t *testing.T) {
 	c, p, tr := newClock(), newFake(fail), &transitions{}
-	l := mustNew(t, p, gcra(t, 100), Options{Failures: 3, OnStateChange: tr.record}, c)
+	l := mustNew(t, p, local(t), Options{Failures: 3, OnStateChange: tr.record}, c)
 	// Failures that are not consecutive do not open it.
 	for i, b := range []behaviour{fail, fail, succeed, fail, fail, succeed} {
 		p.set(b)
-		limit(t, l, req("k", 1))
+		limit(t, l, req(gcra(100), "k", 1))
 		if s := l.Stats().State; s != Closed {
 			t.Fatalf("call %d: %v, want closed", i, s)
 		}
 	}
 	p.set(fail)
 	for i := 1; i <= 10; i++ {
-		res := limit(t, l, req("k", 1))
+		res := limit(t, l, req(gcra(100), "k", 1))
 		wantCalls, wantState := int64(6+min(i, 3)), Closed
 		if i >= 3 {
 			wantState = Open
@@ -356,7 +385,7 @@ func TestBreakerOpens(t *testing.T) {
 	}
 	// Still open just before OpenFor has passed: no call reaches the primary.
 	c.advance(DefaultOpenFor - time.Nanosecond)
-	limit(t, l, req("k", 1))
+	limit(t, l, req(gcra(100), "k", 1))
 	if p.calls.Load() != 9 {
 		t.Errorf("%d primary calls while open, want 9", p.calls.Load())
 	}
@@ -370,8 +399,8 @@ func TestBreakerOpens(t *testing.T) {
 func openBreaker(t *testing.T, p *fake, c *clock, tr *transitions) *Limiter {
 	t.Helper()
 	p.set(fail)
-	l := mustNew(t, p, gcra(t, 100), Options{Failures: 1, OnStateChange: tr.record}, c)
-	limit(t, l, req("k", 1))
+	l := mustNew(t, p, local(t), Options{Failures: 1, OnStateChange: tr.record}, c)
+	limit(t, l, req(gcra(100), "k", 1))
 	if s := l.Stats().State; s != Open {
 		t.Fatalf("after a failure: %v, want open", s)
 	}
@@ -387,7 +416,7 @@ func probe(t *testing.T, l *Limiter, p *fake, ctx context.Context, then behaviou
 	p.set(gate)
 	done, errc = make(chan limitspec.Result, 1), make(chan error, 1)
 	go func() {
-		res, err := l.Limit(ctx, req("k", 1))
+		res, err := l.Limit(ctx, req(gcra(100), "k", 1))
 		done <- res
 		errc <- err
 	}()
@@ -417,7 +446,7 @@ func TestHalfOpen(t *testing.T) {
 			done, errc := probe(t, l, p, context.Background(), tc.then)
 			// While the probe is out, the others are decided without the primary.
 			for i := 0; i < 5; i++ {
-				if res := limit(t, l, req("k", 1)); res.Side != limitspec.Fallback {
+				if res := limit(t, l, req(gcra(100), "k", 1)); res.Side != limitspec.Fallback {
 					t.Fatalf("call %d during the probe: side %v, want fallback", i, res.Side)
 				}
 			}
@@ -447,12 +476,12 @@ func checkAfterProbe(t *testing.T, l *Limiter, p *fake, c *clock, s State) {
 	calls := p.calls.Load()
 	if s == Open {
 		c.advance(DefaultOpenFor - time.Millisecond)
-		if res := limit(t, l, req("k", 1)); res.Side != limitspec.Fallback || p.calls.Load() != calls {
+		if res := limit(t, l, req(gcra(100), "k", 1)); res.Side != limitspec.Fallback || p.calls.Load() != calls {
 			t.Errorf("reopened, before OpenFor: side %v, %d new primary calls; want fallback, none", res.Side, p.calls.Load()-calls)
 		}
 		c.advance(time.Millisecond)
 	}
-	if res := limit(t, l, req("k", 1)); res.Side != limitspec.Primary || p.calls.Load() != calls+1 {
+	if res := limit(t, l, req(gcra(100), "k", 1)); res.Side != limitspec.Primary || p.calls.Load() != calls+1 {
 		t.Errorf("side %v, %d new primary calls; want primary, 1", res.Side, p.calls.Load()-calls)
 	}
 	if st := l.Stats(); st.State != Closed || st.Opens != uint64(1+int(s)) {
@@ -471,46 +500,66 @@ func TestProbeWithoutVerdict(t *testing.T) {
 	if _, err := <-done, <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled probe: %v, want context.Canceled", err)
 	}
-	// A bad request as the next probe: no verdict either.
-	p.set(refuse)
-	if _, err := l.Limit(context.Background(), req("k", 1)); err != errRefused {
-		t.Fatalf("refused probe: %v, want the primary's error", err)
+	// A bad request, then a misconfigured primary, as the next probes: no
+	// verdict either, each returned as the primary's own error.
+	for _, b := range []struct {
+		do  behaviour
+		err error
+	}{{refuse, errRefused}, {misconfigure, errMisconfigured}} {
+		p.set(b.do)
+		if _, err := l.Limit(context.Background(), req(gcra(100), "k", 1)); err != b.err {
+			t.Fatalf("probe: %v, want the primary's error %v", err, b.err)
+		}
 	}
 	st := l.Stats()
-	if st.State != Open || st.Opens != 1 || st.PrimaryErrors != 1 || st.Errors != 2 {
-		t.Errorf("after probes without verdict: %+v; want open, opened once, 1 primary error, 2 errors", st)
+	if st.State != Open || st.Opens != 1 || st.PrimaryErrors != 1 || st.Errors != 3 {
+		t.Errorf("after probes without verdict: %+v; want open, opened once, 1 primary error, 3 errors", st)
 	}
 	// The next call probes at once, with no more waiting.
 	p.set(succeed)
-	if res := limit(t, l, req("k", 1)); res.Side != limitspec.Primary {
+	if res := limit(t, l, req(gcra(100), "k", 1)); res.Side != limitspec.Primary {
 		t.Errorf("next call: side %v, want primary", res.Side)
 	}
-	want := []string{"open→half-open", "half-open→open", "open→half-open", "half-open→open", "open→half-open", "half-open→closed"}
+	want := []string{"open→half-open", "half-open→open", "open→half-open", "half-open→open",
+		"open→half-open", "half-open→open", "open→half-open", "half-open→closed"}
 	if diff := cmp.Diff(want, tr.take()); diff != "" {
 		t.Errorf("state changes (-want +got):\n%s", diff)
 	}
 }
 
-func TestBadInputPassesThrough(t *testing.T) {
-	p := newFake(refuse)
-	l := mustNew(t, p, gcra(t, 1), Options{Failures: 1}, newClock())
-	for i := 0; i < 3; i++ {
-		if _, err := l.Limit(context.Background(), req("k", 1)); err != errRefused {
-			t.Fatalf("call %d: %v, want the primary's own error", i, err)
+// TestPrimaryErrorsPassThrough: a request the primary refuses as bad
+// input, or a primary that is misconfigured, gets the primary's own
+// error, in every mode: it is not decided locally, admitted or denied,
+// not counted as a failure, and never opens the breaker (Failures 1).
+func TestPrimaryErrorsPassThrough(t *testing.T) {
+	for _, b := range []struct {
+		do  behaviour
+		err error
+	}{{refuse, errRefused}, {misconfigure, errMisconfigured}} {
+		for _, mode := range []Mode{Local, FailOpen, FailClosed} {
+			p, loc := newFake(b.do), local(t)
+			l := mustNew(t, p, loc, Options{Mode: mode, Failures: 1}, newClock())
+			for i := 0; i < 3; i++ {
+				if res, err := l.Limit(context.Background(), req(gcra(1), "k", 1)); err != b.err || res.Allowed || res.Limits != nil {
+					t.Fatalf("%v, %v mode, call %d: %+v, %v; want the primary's own error %v", b.err, mode, i, res, err, b.err)
+				}
+			}
+			if diff := cmp.Diff(Stats{Errors: 3, State: Closed}, l.Stats()); diff != "" {
+				t.Errorf("%v, %v mode: Stats (-want +got):\n%s", b.err, mode, diff)
+			}
+			// The local limiter was never charged: its burst of 1 is whole.
+			if r := limit(t, loc, req(gcra(1), "k", 1)); !r.Allowed {
+				t.Errorf("%v, %v mode: the local limiter was charged: %+v", b.err, mode, r)
+			}
 		}
-	}
-	// No fallback decision, no primary failure, the breaker closed.
-	want := Stats{Errors: 3, State: Closed}
-	if diff := cmp.Diff(want, l.Stats()); diff != "" {
-		t.Errorf("Stats (-want +got):\n%s", diff)
 	}
 }
 
 func TestLocalErrorReturned(t *testing.T) {
-	l := mustNew(t, newFake(fail), gcra(t, 1), Options{}, newClock())
-	// goimpl refuses an empty key; the fake primary failed before seeing it.
-	_, err := l.Limit(context.Background(), req("", 1))
-	var ie *goimpl.InputError
+	l := mustNew(t, newFake(fail), local(t), Options{}, newClock())
+	// memory refuses an empty key; the fake primary failed before seeing it.
+	_, err := l.Limit(context.Background(), req(gcra(1), "", 1))
+	var ie *limitspec.InputError
 	if !errors.As(err, &ie) || ie.Msg != "gcra: key must not be empty" {
 		t.Errorf("Limit: %v, want the local limiter's error", err)
 	}
@@ -522,16 +571,16 @@ func TestLocalErrorReturned(t *testing.T) {
 
 func TestCallerContext(t *testing.T) {
 	p := newFake(hang)
-	l := mustNew(t, p, gcra(t, 1), Options{Failures: 1, Timeout: time.Hour}, newClock())
+	l := mustNew(t, p, local(t), Options{Failures: 1, Timeout: time.Hour}, newClock())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := l.Limit(ctx, req("k", 1)); err != context.Canceled || p.calls.Load() != 0 {
+	if _, err := l.Limit(ctx, req(gcra(1), "k", 1)); err != context.Canceled || p.calls.Load() != 0 {
 		t.Errorf("done ctx: %v after %d primary calls, want context.Canceled, none", err, p.calls.Load())
 	}
 	// The caller's deadline comes before Timeout: its error, not a decision.
 	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := l.Limit(ctx, req("k", 1)); err != context.DeadlineExceeded {
+	if _, err := l.Limit(ctx, req(gcra(1), "k", 1)); err != context.DeadlineExceeded {
 		t.Errorf("caller's deadline: %v, want context.DeadlineExceeded", err)
 	}
 	// Neither was the primary's failure: the breaker (Failures 1) is closed.
@@ -543,11 +592,11 @@ func TestCallerContext(t *testing.T) {
 
 func TestHangingPrimary(t *testing.T) {
 	const timeout = 50 * time.Millisecond
-	l := mustNew(t, newFake(hang), gcra(t, 1), Options{Timeout: timeout}, nil)
+	l := mustNew(t, newFake(hang), local(t), Options{Timeout: timeout}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	res, err := l.Limit(ctx, req("k", 1))
+	res, err := l.Limit(ctx, req(gcra(1), "k", 1))
 	took := time.Since(start)
 	if err != nil || res.Side != limitspec.Fallback || !res.Allowed {
 		t.Fatalf("Limit: %+v, %v; want an admission by the fallback", res, err)
@@ -563,24 +612,85 @@ func TestHangingPrimary(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
-	p, loc := newFake(fail), gcra(t, 1)
+	p, loc := newFake(fail), local(t)
 	l := mustNew(t, p, loc, Options{}, newClock())
-	if res := limit(t, l, req("k", 1)); !res.Allowed || res.Side != limitspec.Fallback {
+	if res := limit(t, l, req(gcra(1), "k", 1)); !res.Allowed || res.Side != limitspec.Fallback {
 		t.Fatalf("first call: %+v, want admitted by the fallback", res)
 	}
-	if res := limit(t, l, req("k", 1)); res.Allowed {
+	if res := limit(t, l, req(gcra(1), "k", 1)); res.Allowed {
 		t.Fatalf("second call: %+v, want denied (burst 1)", res)
 	}
-	if err := l.Reset(context.Background(), req("k", 0)); err != nil {
+	if err := l.Reset(context.Background(), req(gcra(1), "k", 0)); err != nil {
 		t.Fatal(err)
 	}
-	if res := limit(t, l, req("k", 1)); !res.Allowed || p.resets.Load() != 1 {
+	if res := limit(t, l, req(gcra(1), "k", 1)); !res.Allowed || p.resets.Load() != 1 {
 		t.Errorf("after Reset: %+v, %d primary resets; want admitted, 1", res, p.resets.Load())
 	}
 	// Neither limiter can reset: a fake without Reset, and no local.
 	l = mustNew(t, struct{ limitspec.Limiter }{p}, nil, Options{Mode: FailOpen}, nil)
-	if err := l.Reset(context.Background(), req("k", 0)); !errors.Is(err, limitspec.ErrBadInput) {
+	if err := l.Reset(context.Background(), req(gcra(1), "k", 0)); !errors.Is(err, limitspec.ErrBadInput) {
 		t.Errorf("Reset without resetters: %v, want an error matching ErrBadInput", err)
+	}
+}
+
+// clusterLimiter is a Redis limiter on a Cluster client; New asks the
+// cluster nothing, and Check needs no server.
+func clusterLimiter(t *testing.T) *redislimit.Limiter {
+	t.Helper()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
+	l, err := redislimit.New(context.Background(), rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// odd is a limit of no generated package: no limiter can decide it.
+type odd struct{}
+
+func (odd) Algorithm() limitspec.Algorithm { return limitspec.Algorithm{Library: "odd", Name: "odd"} }
+func (odd) Validate() error                { return nil }
+func (odd) QuotaWindow() time.Duration     { return 0 }
+
+// TestCheck: Check passes on the primary's verdict (a Cluster refuses a
+// policy over two identities), then in Local mode the local limiter's,
+// and without a Checker to ask, the limit's own Validate.
+func TestCheck(t *testing.T) {
+	ipUser, err := limitspec.IPUserPolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	burstQuota, err := limitspec.BurstQuotaPolicy(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, plain := clusterLimiter(t), struct{ limitspec.Limiter }{newFake(succeed)}
+	for _, tc := range []struct {
+		name           string
+		primary, local limitspec.Limiter
+		mode           Mode
+		req            limitspec.Request
+		want           string // "" for no error
+	}{
+		{"cluster, two identities", cluster, local(t), Local, limitspec.Request{Policy: ipUser},
+			"fallback: the primary limiter refuses it: policy ip_user counts several identities or a constant ([ip user])"},
+		{"cluster, one identity", cluster, local(t), Local, limitspec.Request{Policy: burstQuota}, ""},
+		{"cluster, a valid limit", cluster, nil, FailOpen, limitspec.Request{Limit: gcra(1)}, ""},
+		{"local refuses", plain, local(t), Local, limitspec.Request{Limit: odd{}},
+			"fallback: the local limiter refuses it: odd.odd: no decision of this algorithm is linked in"},
+		{"local unused in fail-open", plain, local(t), FailOpen, limitspec.Request{Limit: odd{}}, ""},
+		{"nobody to ask: Validate", plain, nil, FailClosed, limitspec.Request{Limit: limitspec.GCRA{Rate: 1, Period: time.Second}},
+			"gcra: parameter burst must be an integer in [1, 1000000000000], got 0"},
+	} {
+		l := mustNew(t, tc.primary, tc.local, Options{Mode: tc.mode}, nil)
+		err := l.Check(tc.req)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want none", tc.name, err)
+		case tc.want != "" && (!errors.Is(err, limitspec.ErrBadInput) || !strings.HasPrefix(fmt.Sprint(err), tc.want)):
+			t.Errorf("%s: %v, want an error matching ErrBadInput beginning %q", tc.name, err, tc.want)
+		}
 	}
 }
 
@@ -588,7 +698,7 @@ func TestReset(t *testing.T) {
 // behaviour, and checks that the counters account for every call made.
 func TestCountsUnderLoad(t *testing.T) {
 	p, tr := newFake(succeed), &transitions{}
-	l := mustNew(t, p, gcra(t, 1_000_000), Options{Failures: 2, OpenFor: time.Millisecond, OnStateChange: tr.record}, nil)
+	l := mustNew(t, p, local(t), Options{Failures: 2, OpenFor: time.Millisecond, OnStateChange: tr.record}, nil)
 	const workers, calls = 8, 500
 	var sides [4]atomic.Uint64
 	var errs atomic.Uint64
@@ -597,9 +707,9 @@ func TestCountsUnderLoad(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; i < calls; i++ {
 				if w == 0 && i%50 == 0 {
-					p.set([]behaviour{succeed, fail, refuse}[i/50%3])
+					p.set([]behaviour{succeed, fail, refuse, misconfigure}[i/50%4])
 				}
-				res, err := l.Limit(context.Background(), req(fmt.Sprint("k", w), 1))
+				res, err := l.Limit(context.Background(), req(gcra(1_000_000), fmt.Sprint("k", w), 1))
 				if err != nil {
 					errs.Add(1)
 					continue
@@ -642,11 +752,11 @@ func TestCountsUnderLoad(t *testing.T) {
 // answering (the breaker closed) and the primary failing (the breaker
 // open, the local gcra deciding), beside the local limiter alone.
 func BenchmarkLimit(b *testing.B) {
-	g, err := goimpl.NewGCRA(goimpl.GCRAParams{Burst: 1_000_000_000, Rate: 1_000_000_000, PeriodMs: 1000})
+	lim := limitspec.GCRA{Burst: 1_000_000_000, Rate: 1_000_000_000, Period: time.Second}
+	loc, err := memory.New()
 	if err != nil {
 		b.Fatal(err)
 	}
-	loc := limitspec.Local("gcra", g)
 	for _, bc := range []struct {
 		name string
 		lim  limitspec.Limiter
@@ -659,7 +769,7 @@ func BenchmarkLimit(b *testing.B) {
 			ctx := context.Background()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := bc.lim.Limit(ctx, limitspec.Request{Key: "k", Cost: 1}); err != nil {
+					if _, err := bc.lim.Limit(ctx, limitspec.Request{Key: "k", Limit: lim, Cost: 1}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/redisimpl"
+	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,6 +27,10 @@ const (
 	downFor  = time.Second
 	recovery = 5 * time.Second // Redis must decide again within this after the restart
 )
+
+// killLimit is the traffic's limit, far above what it sends: every call
+// is admitted, whoever decides.
+var killLimit = limitspec.GCRA{Burst: 1_000_000, Rate: 1_000_000, Period: time.Second}
 
 // call is one Limit call of the traffic.
 type call struct {
@@ -66,7 +70,7 @@ func (tr *traffic) run(w int) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
 		c := call{start: time.Now()}
-		res, err := tr.lim.Limit(ctx, limitspec.Request{Key: fmt.Sprintf("user:%d:%d", w, i%4), Cost: 1})
+		res, err := tr.lim.Limit(ctx, limitspec.Request{Key: fmt.Sprintf("user:%d:%d", w, i%4), Limit: killLimit, Cost: 1})
 		cancel()
 		c.end, c.side, c.err = time.Now(), res.Side, err
 		mine = append(mine, c)
@@ -123,8 +127,8 @@ func waitFor(within time.Duration, cond func() bool) bool {
 // server must fail within the fallback's Timeout so that the fallback
 // decides within the caller's deadline. ContextTimeoutEnabled makes
 // socket reads and writes end at the ctx's deadline (without it go-redis
-// waits for ReadTimeout whatever the ctx says, and redisimpl refuses the
-// client); the short dial, read, write and pool timeouts bound a call
+// waits for ReadTimeout whatever the ctx says, and redislimit.New refuses
+// the client); the short dial, read, write and pool timeouts bound a call
 // even without a deadline; no retries (MaxRetries -1, DialerRetries 1,
 // where go-redis would retry a refused dial 5 times 100 ms apart), since
 // a retry against a dead server only spends the caller's deadline: the
@@ -168,13 +172,17 @@ func TestRedisKilledMidTraffic(t *testing.T) {
 // outage runs traffic through a fallback over a Redis limiter on srv,
 // stops srv, starts it again, and checks what the calls got.
 func outage(t *testing.T, srv *redistest.Server, rdb *redis.Client, stop, back func(*redistest.Server)) {
-	rl, err := redisimpl.NewGCRA(rdb, goimpl.GCRAParams{Burst: 1_000_000, Rate: 1_000_000, PeriodMs: 1000})
+	rl, err := redislimit.New(context.Background(), rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := memory.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var opened atomic.Int64
 	primary := &errorLog{Limiter: rl}
-	lim, err := fallback.New(primary, rl.Local(), fallback.Options{Failures: 3, OpenFor: 200 * time.Millisecond,
+	lim, err := fallback.New(primary, local, fallback.Options{Failures: 3, OpenFor: 200 * time.Millisecond,
 		OnStateChange: func(from, to fallback.State) {
 			if to == fallback.Open {
 				opened.Add(1)

@@ -11,7 +11,7 @@ type Stats struct {
 	// returned, by their Side.
 	Primary, Fallback, FailOpen, FailClosed uint64
 	// PrimaryErrors counts the primary's failures: its errors other than
-	// bad input, on calls whose ctx was not done.
+	// bad input and misconfiguration, on calls whose ctx was not done.
 	PrimaryErrors uint64
 	// Errors counts the calls of Limit that returned an error.
 	Errors uint64

@@ -1,16 +1,61 @@
 // Package httplimit is net/http middleware over any limitspec.Limiter:
-// a goimpl limiter in process (limitspec.Local, limitspec.LocalPolicy), a
-// Redis limiter of package redisimpl, or package fallback's pair of them.
+// package memory's in process, package redislimit's on Redis, or package
+// fallback's pair of them (Redis, and in process while Redis is
+// unavailable).
 //
-//	l, _ := goimpl.NewGCRA(goimpl.GCRAParams{Burst: 10, Rate: 5, PeriodMs: 1000})
-//	m, _ := httplimit.New(limitspec.Local("per-ip", l), httplimit.Options{})
+//	lim, _ := memory.New()
+//	m, err := httplimit.New(lim, httplimit.Options{
+//		Limit: limitspec.GCRA{Burst: 10, Rate: 5, Period: time.Second},
+//		Name:  "per-ip",
+//	})
+//	...
 //	http.ListenAndServe(addr, m.Handler(mux))
+//
+// # Rules
+//
+// A limiter is not bound to a limit: the middleware names, for each
+// request, the rule it is decided by, a Rule: a Limit (any typed limit:
+// limitspec.GCRA, limitspec.FixedWindow, ..., or one of a package cmd/gen
+// wrote), counting the request's Key, or a *limitspec.Policy, several
+// limits decided all or nothing, counting the request's identities. A
+// request's rule is, in this order:
+//
+//   - Options.Select's, a function of the request (a plan looked up by
+//     API key, say), unless it gives the zero Rule;
+//   - its route's, in Options.Routes, by the ServeMux pattern it matched
+//     ("GET /items/{id}", exactly as registered). Routes need
+//     Options.Mux, the ServeMux: a middleware around the whole mux
+//     (m.Handler(mux)) runs before the mux routes, and asks Mux which
+//     pattern it will route the request to; one inside the mux
+//     (mux.Handle(pattern, m.Handler(h))) reads Request.Pattern;
+//   - else Options' own: Limit (its quota named Name) or Policy.
+//
+// A request with no rule is served as it is, with no decision and no
+// header fields. New refuses, with an error that names the mistake, what
+// could not work: a nil limiter, no rule anywhere, a rule with both a
+// Limit and a Policy, a route with an empty rule, Routes without Mux, a
+// nil KeyFunc, a policy's identity without its KeyFunc in Options.IDs, a
+// limit or a policy the limiter refuses (when it implements
+// limitspec.Checker, as the memory, Redis and fallback limiters do: a
+// policy over several identities on a Redis Cluster, an invalid limit, a
+// limit of a package not linked in; else the limit's own Validate), and
+// Fields with a name missing or malformed. A rule Select gives is checked
+// the same way at each request; one that fails is the server's mistake,
+// answered 500.
+//
+// Two limits of one algorithm whose state is measured in the same
+// durations (two fixed windows of one minute, two GCRAs of one rate and
+// period) share their state for one key, as one limit whose amounts
+// change (docs/semantics.md, "Keys"). Rules that must count apart on the
+// same key, such as the limits of two routes, need limits that differ in
+// a duration, or keys that differ: Key: Join(RemoteIP, Route) counts each
+// client on each route.
 //
 // # Keys
 //
-// Each request becomes a limitspec.Request: Options.Key gives its Key
-// (RemoteIP by default), Options.IDs a policy's identities by name,
-// Options.Cost its cost (1 by default). The KeyFuncs:
+// Each request becomes a limitspec.Request: Options.Key gives the Key a
+// Limit counts (RemoteIP by default), Options.IDs a policy's identity
+// values by name, Options.Cost its cost (1 by default). The KeyFuncs:
 //
 //   - RemoteIP: the connection's address; for a server that clients reach
 //     directly.
@@ -22,11 +67,15 @@
 //     from anyone else is ignored.
 //   - Header(name): a header's value, such as an API key.
 //   - Route: the ServeMux pattern that matched, else method and path.
+//     Around a whole mux, the pattern is known only with Options.Mux:
+//     the KeyFuncs, Cost and Select then see, in Request.Pattern, the
+//     pattern the mux will choose (but no path values).
 //   - Join(f, g, ...): several values in one key; or any func.
 //
-// For a policy such as ip_user:
+// For a policy such as limitspec.IPUserPolicy(), whose limits count the
+// identities "ip" and "user":
 //
-//	httplimit.Options{IDs: map[string]httplimit.KeyFunc{
+//	httplimit.Options{Policy: ipUser, IDs: map[string]httplimit.KeyFunc{
 //		"ip":   httplimit.RemoteIP,
 //		"user": httplimit.Header("X-User"),
 //	}}
@@ -34,29 +83,47 @@
 // # Header fields
 //
 // Every decided response, allowed or denied, carries the fields of
-// draft-ietf-httpapi-ratelimit-headers-11, one list item per quota of
-// Result.Limits, in order (a policy's limits, or the algorithm's one),
-// named by Quota.Name or Options.QuotaName as a Structured Field String
-// ('"' and '\' escaped, bytes outside printable ASCII sent as '?'):
+// draft-ietf-httpapi-ratelimit-headers-11, one list item per limit of
+// Result.Limits, in order (a policy's limits, or the one limit), named
+// as a Structured Field String ('"' and '\' escaped, bytes outside
+// printable ASCII sent as '?'): by Options.QuotaName of the limit's name,
+// which is the rule's Name, else the algorithm's ("gcra"), or for a
+// policy the name of each of its limits:
 //
 //	RateLimit-Policy: "ip_second";q=10;w=1, "ip_minute";q=120;w=60
 //	RateLimit: "ip_second";r=9;t=1, "ip_minute";r=119;t=42
 //
-// q is the quota's Limit; w its Window in whole seconds, rounded up (a
-// 1500 ms window is w=2), left out when the quota has no single window
-// (Window 0); r is its Remaining; t the seconds until it is whole again
-// (ResetAfter), rounded up. For the windows (fixed_window,
+// q is the limit's Quota; w its window (Limit.QuotaWindow) in whole
+// seconds, rounded up (a 1500 ms window is w=2), left out when the limit
+// has no single window; r is its Remaining; t the seconds until it is
+// whole again (ResetAfter), rounded up. For the windows (fixed_window,
 // sliding_window, ...) t is the end of the window; for the buckets
-// (token_bucket, gcra, leaky_bucket) it is the time to refill completely,
-// while some capacity returns sooner: a denied request's Retry-After may
-// then be shorter than t. Integers above 999999999999999, the largest a
-// Structured Field holds, are sent as it. A result without limits (a
-// fallback's fail open or fail closed) gets no RateLimit fields.
+// (token_bucket, gcra, leaky_bucket) it is the time to refill
+// completely, while some capacity returns sooner: a denied request's
+// Retry-After may then be shorter than t. Integers above
+// 999999999999999, the largest a Structured Field holds, are sent as it.
+// A result without limits (a fallback's fail open or fail closed) gets no
+// RateLimit fields. A process of package fallback deciding locally
+// reports its own share of each limit (fallback.Options.Processes).
 //
-// With Options.LegacyHeaders, X-RateLimit-Limit, X-RateLimit-Remaining
-// and X-RateLimit-Reset describe the binding limit (Result itself);
-// X-RateLimit-Reset is a delta, seconds from now rounded up, not the
-// epoch time some services send.
+// Options.Fields renames the fields and their parameters, for another
+// version of the draft (the zero Fields are Draft11's). With
+// Options.LegacyHeaders, X-RateLimit-Limit, X-RateLimit-Remaining and
+// X-RateLimit-Reset describe the binding limit (Result.Binding: when
+// denied, the one with the longest wait; when allowed, the one with the
+// least remaining relative to its quota); X-RateLimit-Reset is a delta,
+// seconds from now rounded up, not the epoch time some services send.
+//
+// # Several middlewares on one route
+//
+// Middlewares nest: a global limit around the mux, a route's own limit
+// inside it. Each appends its items to the RateLimit-Policy and
+// RateLimit fields the outer ones set (give their limits different
+// names), and with LegacyHeaders the X-RateLimit-* fields keep the
+// binding limit that leaves the least remaining. The decisions are made
+// one after the other: a request the inner middleware denies has used
+// the outer one's quota. A Policy decides its limits all or nothing, in
+// one call.
 //
 // # Responses
 //
@@ -66,19 +133,24 @@
 //
 //   - Denied: 429, of type
 //     https://iana.org/assignments/http-problem-types#quota-exceeded
-//     (the draft's), with violated-policies naming the quotas that
+//     (the draft's), with violated-policies naming the limits that
 //     denied, and Retry-After: Result.RetryAfter in whole seconds,
 //     rounded up (a retry after 1001 ms is 2), so that a client that
 //     obeys it is never early. A request whose cost exceeds the limit
-//     can never be admitted (goimpl.Never): it gets a 429 without
+//     can never be admitted (limitspec.Never): it gets a 429 without
 //     Retry-After and a detail that says so.
 //   - Denied by a fallback failing closed (Side FailClosed): 503, of type
-//     ...#temporary-reduced-capacity.
-//   - A KeyFunc or Cost error: the *Error's Status (such as Header's 400
-//     "missing header X-Api-Key"); any other error, 500.
+//     ...#temporary-reduced-capacity, with Retry-After the time until
+//     the fallback tries Redis again, rounded up.
+//   - A KeyFunc, Cost or Select error: the *Error's Status (such as
+//     Header's 400 "missing header X-Api-Key"); any other error, 500. A
+//     rule Select gives that cannot be decided: 500.
 //   - A limiter error matching limitspec.ErrBadInput (a key or cost the
 //     limiter refuses: an empty key, a negative cost): 400, with the
 //     limiter's message.
+//   - A limiter error matching limitspec.ErrMisconfigured (a Redis
+//     holding another version of a Functions library): 500, whatever
+//     Options.FailOpen says: a mistake to fix, not an outage to ride out.
 //   - Any other limiter error (ErrUnavailable, ErrBadState, the request's
 //     context ended): 503, or, with Options.FailOpen, the handler runs
 //     without RateLimit fields.
@@ -91,7 +163,7 @@
 // With Options.DryRun the middleware decides and sends the RateLimit
 // fields as usual, but never answers on its own: denied requests, key
 // errors and limiter errors all reach the handler, and no Retry-After is
-// sent. Options.OnDecision, called for every request, reports what would
-// have been denied (Allowed false and a nil error); it also serves logs
-// and metrics outside dry runs.
+// sent. Options.OnDecision, called for every request decided, reports
+// what would have been denied (Allowed false and a nil error); it also
+// serves logs and metrics outside dry runs.
 package httplimit

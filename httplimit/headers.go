@@ -2,7 +2,10 @@ package httplimit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,12 +33,38 @@ type Fields struct {
 // RateLimit-Policy with q and w, RateLimit with r and t.
 var Draft11 = Fields{Policy: "RateLimit-Policy", Limit: "RateLimit", Quota: "q", Window: "w", Remaining: "r", Reset: "t"}
 
-// check refuses Fields with a name missing.
+// fieldName is an HTTP field name (a token, RFC 9110, section 5.1);
+// paramKey a Structured Field parameter key (RFC 9651, section 3.1.2).
+var (
+	fieldName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	paramKey  = regexp.MustCompile(`^[a-z*][a-z0-9_.*-]*$`)
+)
+
+// check refuses Fields with a name missing or malformed, or two
+// parameters of one field named alike.
 func (f Fields) check() error {
-	for _, s := range []string{f.Policy, f.Limit, f.Quota, f.Window, f.Remaining, f.Reset} {
-		if s == "" {
-			return errors.New("httplimit: Fields: give every name (or none, for Draft11)")
+	const field, param = "an HTTP field name", "a Structured Field parameter key (a-z, 0-9, _, -, ., *; starting with a-z or *)"
+	for _, n := range []struct{ what, name, kind string }{
+		{"Policy", f.Policy, field}, {"Limit", f.Limit, field},
+		{"Quota", f.Quota, param}, {"Window", f.Window, param},
+		{"Remaining", f.Remaining, param}, {"Reset", f.Reset, param},
+	} {
+		re := paramKey
+		if n.kind == field {
+			re = fieldName
 		}
+		switch {
+		case n.name == "":
+			return fmt.Errorf("httplimit: Fields.%s is empty: give every name (or none, for Draft11)", n.what)
+		case !re.MatchString(n.name):
+			return fmt.Errorf("httplimit: Fields.%s %q is not %s", n.what, n.name, n.kind)
+		}
+	}
+	switch {
+	case strings.EqualFold(f.Policy, f.Limit):
+		return fmt.Errorf("httplimit: Fields.Policy and Fields.Limit name one field, %s", f.Limit)
+	case f.Quota == f.Window || f.Remaining == f.Reset:
+		return errors.New("httplimit: Fields: two parameters of one field have one name")
 	}
 	return nil
 }
@@ -107,7 +136,10 @@ func (m *Middleware) setHeaders(h http.Header, res limitspec.Result) {
 	appendField(h, f.Policy, policies)
 	appendField(h, f.Limit, limits)
 	if m.opts.LegacyHeaders {
-		b := res.Limits[res.Binding]
+		b := res.Limits[0]
+		if res.Binding > 0 && res.Binding < len(res.Limits) {
+			b = res.Limits[res.Binding]
+		}
 		if have, err := strconv.ParseInt(h.Get("X-RateLimit-Remaining"), 10, 64); err == nil && have <= b.Remaining {
 			return // an outer middleware's binding limit leaves less
 		}
@@ -117,12 +149,11 @@ func (m *Middleware) setHeaders(h http.Header, res limitspec.Result) {
 	}
 }
 
-// appendField sets a list field to its items, after the items it holds.
+// appendField sets a list field to its items, after the items it holds
+// (on every line).
 func appendField(h http.Header, name string, items []string) {
-	if have := h.Get(name); have != "" {
-		items = append([]string{have}, items...)
-	}
-	h.Set(name, strings.Join(items, ", "))
+	have := slices.DeleteFunc(slices.Clone(h.Values(name)), func(v string) bool { return strings.TrimSpace(v) == "" })
+	h.Set(name, strings.Join(append(have, items...), ", "))
 }
 
 // quotaName is a quota's name in the header fields.

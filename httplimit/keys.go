@@ -212,9 +212,9 @@ func Header(name string) KeyFunc {
 // http.ServeMux route that matched it (Request.Pattern, such as
 // "GET /items/{id}"), else the method and the path ("GET /items/7"). A
 // middleware around a whole ServeMux runs before the mux routes, so it
-// sees no pattern: to limit by pattern, wrap each handler inside the
-// mux (mux.Handle("GET /items/{id}", m.Handler(h))); keying by raw path
-// gives every distinct path its own limit.
+// sees a pattern only when Options.Mux is that mux; else wrap each
+// handler inside the mux (mux.Handle("GET /items/{id}", m.Handler(h))):
+// keying by raw path gives every distinct path its own limit.
 func Route(r *http.Request) (string, error) {
 	if r.Pattern != "" {
 		return r.Pattern, nil

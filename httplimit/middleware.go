@@ -3,6 +3,7 @@ package httplimit
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -24,10 +25,10 @@ type Rule struct {
 // IsZero reports whether r limits nothing.
 func (r Rule) IsZero() bool { return limitspec.IsNil(r.Limit) && r.Policy == nil }
 
-// Options configure a Middleware. The rule of a request is Select's, when
-// it is set; else the rule of its route in Routes; else Options' own
-// Limit or Policy. A request with no rule is served without a decision.
-// At least one of them must be set.
+// Options configure a Middleware. The rule of a request is the one Select
+// gives it, if not zero; else the rule of its route in Routes, if any;
+// else Options' own Limit or Policy. A request with no rule is served
+// without a decision. At least one of them must be set.
 type Options struct {
 	// Limit (named Name) or Policy decides every request that Routes and
 	// Select leave to it.
@@ -35,15 +36,21 @@ type Options struct {
 	Name   string
 	Policy *limitspec.Policy
 	// Routes are the rules of routes, by the pattern of the ServeMux route
-	// a request matched ("GET /items/{id}"). A middleware inside the mux
-	// (mux.Handle(pattern, m.Handler(h))) sees the pattern; one around
-	// the whole mux (m.Handler(mux)) runs before the mux routes, and
-	// finds it with Mux.Handler, so give Mux.
+	// a request matched ("GET /items/{id}"), exactly as it was registered.
+	// Mux is that ServeMux, which Routes need: a middleware around the
+	// whole mux (m.Handler(mux)) runs before the mux routes, and asks Mux
+	// which pattern it will route the request to (one inside the mux,
+	// mux.Handle(pattern, m.Handler(h)), reads Request.Pattern). With Mux,
+	// the KeyFuncs, Cost and Select see that pattern in Request.Pattern
+	// (but no path values), so that Route works around the mux too.
 	Routes map[string]Rule
 	Mux    *http.ServeMux
 	// Select gives a request's rule from anything about it (a plan looked
-	// up by API key, say); an error refuses the request as a KeyFunc's
-	// does.
+	// up by API key, say); a zero Rule leaves the request to Routes and
+	// the default. An error refuses the request as a KeyFunc's does; a
+	// rule the middleware could not have been built with (both a Limit
+	// and a Policy, a limit the limiter refuses, a policy's identity
+	// without its KeyFunc) is the server's mistake: 500.
 	Select func(r *http.Request) (Rule, error)
 	// Key gives Request.Key, what a Limit counts; nil means RemoteIP.
 	Key KeyFunc
@@ -61,8 +68,10 @@ type Options struct {
 	// value is Draft11.
 	Fields Fields
 	// LegacyHeaders adds X-RateLimit-Limit, X-RateLimit-Remaining and
-	// X-RateLimit-Reset, of the binding limit; the reset is in seconds
-	// from now (a delta, rounded up), not an epoch time.
+	// X-RateLimit-Reset, of the binding limit (of all the middlewares on
+	// the route, the one that leaves the least remaining; the outer one's
+	// on a tie); the reset is in seconds from now (a delta, rounded up),
+	// not an epoch time.
 	LegacyHeaders bool
 	// DryRun (shadow mode) decides and sends the header fields, but
 	// never answers on its own: the handler runs for denied requests,
@@ -70,15 +79,16 @@ type Options struct {
 	// have been denied.
 	DryRun bool
 	// FailOpen serves the request, without RateLimit fields, when the
-	// limiter fails with an error other than ErrBadInput (Redis
-	// unavailable, say) instead of answering 503. Package fallback,
-	// which decides locally while Redis is away, is usually the better
-	// answer.
+	// limiter fails with an error other than ErrBadInput and
+	// ErrMisconfigured (Redis unavailable, say) instead of answering 503.
+	// Package fallback, which decides locally while Redis is away, is
+	// usually the better answer.
 	FailOpen bool
 	// OnDecision, if set, is called once for every request decided,
 	// before the handler runs or the refusal is written, with the
-	// limiter's result and error, or the zero Result and the *Error of a
-	// KeyFunc, Cost or Select: for logs, metrics and dry runs
+	// request as the KeyFuncs saw it (with Mux, its route's pattern) and
+	// the limiter's result and error, or the zero Result and the *Error
+	// of a KeyFunc, Cost or Select: for logs, metrics and dry runs
 	// (res.Allowed false with a nil err is a denial). It runs on the
 	// request's goroutine.
 	OnDecision func(r *http.Request, res limitspec.Result, err error)
@@ -103,9 +113,11 @@ type namedKey struct {
 
 // New returns a Middleware deciding by l with opts. It refuses, with an
 // error that names the mistake, what could not work: a nil limiter or
-// function, a rule with both or neither of a limit and a policy, a limit
-// or policy the limiter cannot decide (limitspec.Checker), a policy's
-// identity without its KeyFunc, Routes without a way to find the route.
+// KeyFunc, no rule at all, a rule with both or neither of a limit and a
+// policy, a limit or policy the limiter cannot decide (its
+// limitspec.Checker says so; a limiter without one, the limit's
+// Validate), a policy's identity without its KeyFunc, Routes without
+// Mux, Fields with a name missing or malformed.
 func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	if limitspec.IsNil(l) {
 		return nil, errors.New("httplimit: no Limiter (a nil one was given)")
@@ -128,7 +140,10 @@ func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 		m.ids = append(m.ids, namedKey{name, f})
 	}
 	sort.Slice(m.ids, func(i, j int) bool { return m.ids[i].name < m.ids[j].name })
-	return m, m.checkRules()
+	if err := m.checkRules(); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // checkRules refuses options whose rules could not work.
@@ -145,7 +160,8 @@ func (m *Middleware) checkRules() error {
 			return err
 		}
 	}
-	for pattern, r := range o.Routes {
+	for _, pattern := range slices.Sorted(maps.Keys(o.Routes)) {
+		r := o.Routes[pattern]
 		if r.IsZero() {
 			return fmt.Errorf("httplimit: the route %q has an empty rule: give it a Limit or a Policy", pattern)
 		}
@@ -188,17 +204,18 @@ func (m *Middleware) checkRule(what string, r Rule) error {
 // documentation).
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rule, err := m.ruleOf(r)
+		in := m.routed(r)
+		rule, err := m.ruleOf(in)
 		if err == nil && rule.IsZero() {
 			next.ServeHTTP(w, r)
 			return
 		}
 		var res limitspec.Result
 		if err == nil {
-			res, err = m.decide(r, rule)
+			res, err = m.decide(in, rule)
 		}
 		if m.opts.OnDecision != nil {
-			m.opts.OnDecision(r, res, err)
+			m.opts.OnDecision(in, res, err)
 		}
 		switch {
 		case err == nil:
@@ -216,6 +233,23 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 	})
 }
 
+// routed is r as the KeyFuncs, Cost and Select see it: with the pattern
+// of the route Mux will choose, when r has none yet (the middleware wraps
+// the mux). It is a shallow copy; the next handler gets r itself.
+func (m *Middleware) routed(r *http.Request) *http.Request {
+	if m.opts.Mux == nil || r.Pattern != "" {
+		return r
+	}
+	_, pattern := m.opts.Mux.Handler(r)
+	if pattern == "" {
+		return r
+	}
+	c := new(http.Request)
+	*c = *r
+	c.Pattern = pattern
+	return c
+}
+
 // ruleOf is the rule of r: Select's, its route's, or the default.
 func (m *Middleware) ruleOf(r *http.Request) (Rule, error) {
 	if m.opts.Select != nil {
@@ -223,25 +257,26 @@ func (m *Middleware) ruleOf(r *http.Request) (Rule, error) {
 		if err != nil {
 			return Rule{}, asError(err)
 		}
-		return rule, nil
-	}
-	if len(m.opts.Routes) > 0 {
-		pattern := r.Pattern
-		if pattern == "" {
-			_, pattern = m.opts.Mux.Handler(r)
-		}
-		if rule, ok := m.opts.Routes[pattern]; ok {
+		if !rule.IsZero() {
+			if err := m.checkRule("Select's rule", rule); err != nil {
+				return Rule{}, &Error{Status: http.StatusInternalServerError,
+					Detail: "the request's rate limit could not be chosen", Err: err}
+			}
 			return rule, nil
 		}
+	}
+	if rule, ok := m.opts.Routes[r.Pattern]; ok {
+		return rule, nil
 	}
 	return m.rule, nil
 }
 
 // failOpen reports whether err lets the request through under FailOpen:
-// a limiter's error other than ErrBadInput.
+// a limiter's error other than ErrBadInput and ErrMisconfigured.
 func (m *Middleware) failOpen(err error) bool {
 	var e *Error
-	return m.opts.FailOpen && !errors.As(err, &e) && !errors.Is(err, limitspec.ErrBadInput)
+	return m.opts.FailOpen && !errors.As(err, &e) &&
+		!errors.Is(err, limitspec.ErrBadInput) && !errors.Is(err, limitspec.ErrMisconfigured)
 }
 
 // identities are the values of p's identities for r.

@@ -67,9 +67,9 @@ func (m *Middleware) deny(w http.ResponseWriter, res limitspec.Result) {
 	p.write(w)
 }
 
-// fail answers a request refused by an error: a KeyFunc's or Cost's
-// *Error with its status, ErrBadInput with 400, any other limiter error
-// with 503.
+// fail answers a request refused by an error: a KeyFunc's, Cost's or
+// Select's *Error with its status, ErrBadInput with 400, ErrMisconfigured
+// with 500, any other limiter error with 503.
 func fail(w http.ResponseWriter, err error) {
 	var e *Error
 	switch {
@@ -77,6 +77,8 @@ func fail(w http.ResponseWriter, err error) {
 		plain(e.status(), e.Detail).write(w)
 	case errors.Is(err, limitspec.ErrBadInput):
 		plain(http.StatusBadRequest, "The rate limiter refused the request: "+err.Error()).write(w)
+	case errors.Is(err, limitspec.ErrMisconfigured):
+		plain(http.StatusInternalServerError, "The rate limiter is misconfigured.").write(w)
 	default:
 		plain(http.StatusServiceUnavailable, "The rate limiter is unavailable.").write(w)
 	}

@@ -67,7 +67,9 @@ const (
 	KeyBrace = "key must not begin with '}' (its hash tag would be empty)"
 )
 
-// CheckRule refuses a request without a limit or a policy, or with both.
+// CheckRule refuses a request without a limit or a policy, or with both,
+// or with a policy not made by NewPolicy (the zero Policy: no name, no
+// limits).
 func CheckRule(req limitspec.Request) error {
 	hasLimit := !limitspec.IsNil(req.Limit)
 	switch {
@@ -75,6 +77,8 @@ func CheckRule(req limitspec.Request) error {
 		return BadInput("a request names a Limit or a Policy, not both")
 	case req.Policy == nil && !hasLimit:
 		return BadInput("a request needs a Limit or a Policy (none was given)")
+	case req.Policy != nil && req.Policy.Name() == "":
+		return BadInput("a policy needs a name and limits: make it with limitspec.NewPolicy")
 	}
 	return nil
 }

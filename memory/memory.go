@@ -164,6 +164,33 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	return nil
 }
 
+// View runs a read-only view of req.Key's state under req.Limit, by name
+// (meta_window's "entries": who used the limit), at req.Now or the
+// limiter's clock, and returns its entries, each its fields in order
+// (int64s, and a string where the entry holds one). It writes nothing.
+func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) ([][]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limitspec.IsNil(req.Limit) || req.Policy != nil {
+		return nil, kit.BadInput("a view needs a Limit (and no Policy)")
+	}
+	t, err := l.table(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	c := kit.Call{NowMs: l.nowMs(req.Now), Inputs: make([]string, len(t.alg.Inputs))}
+	if err := t.Prepare(&c, req.Limit, "", req.Key); err != nil {
+		return nil, err
+	}
+	recs, err := t.View(view, &c)
+	out := make([][]any, len(recs))
+	for i, r := range recs {
+		out[i] = r
+	}
+	return out, err
+}
+
 // Check reports whether the limiter can decide req's limit or policy: it
 // can any valid one (see limitspec.Checker).
 func (l *Limiter) Check(req limitspec.Request) error {
@@ -219,9 +246,13 @@ func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 }
 
 // nowMs is t in ms since the epoch, or the limiter's clock's for the
-// zero Time.
+// zero Time (time.Now's for a Limiter not made by New).
 func (l *Limiter) nowMs(t time.Time) int64 {
-	if t.IsZero() {
+	switch {
+	case !t.IsZero():
+	case l.clock == nil:
+		t = time.Now()
+	default:
 		t = l.clock()
 	}
 	return t.UnixMilli()

@@ -40,7 +40,9 @@
 //     in time; the error also matches its cause (context.DeadlineExceeded,
 //     a net.Error). A call whose reply was lost may have been applied;
 //   - limitspec.ErrMisconfigured: the server holds another version of a
-//     Functions library this build uses (ErrOtherLibrary).
+//     Functions library this build uses (ErrOtherLibrary), or, with
+//     WithFunctions, the client is of a type whose servers the limiter
+//     cannot list to load the libraries on.
 //
 // Request.Now decides at an explicit time (tests); a zero Now decides at
 // the caller's clock (time.Now, or WithClock's), or, with
@@ -67,6 +69,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,7 +166,16 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	if err != nil {
 		return limitspec.Result{}, err
 	}
-	argv := append([]any{l.nowArg(req.Now), strconv.FormatInt(req.Cost, 10)}, c.argv...)
+	now, known := l.nowMs(req.Now)
+	if c.policy {
+		// The policy script names no policy in these refusals (it says
+		// "policy: ..."): they are made here, as package memory makes
+		// them, after the identities and before any call.
+		if err := checkPolicyCall(req.Policy.Name(), now, known, req.Cost); err != nil {
+			return limitspec.Result{}, err
+		}
+	}
+	argv := append([]any{nowArg(now, known), strconv.FormatInt(req.Cost, 10)}, c.argv...)
 	s := c.decide
 	if req.Force {
 		s = c.force
@@ -187,6 +199,59 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	return err
 }
 
+// View runs a read-only view of req.Key's state under req.Limit, by name
+// (meta_window's "entries": who used the limit), at req.Now or the
+// limiter's clock (or the server's), and returns its entries, each its
+// fields in order (int64s, and a string where the entry holds one). It
+// writes nothing.
+func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) ([][]any, error) {
+	if limitspec.IsNil(req.Limit) || req.Policy != nil {
+		return nil, kit.BadInput("a view needs a Limit (and no Policy)")
+	}
+	c, err := l.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := kit.LookupScripts(req.Limit.Algorithm())
+	i := slices.IndexFunc(s.Views, func(v kit.View) bool { return v.Name == view })
+	if i < 0 {
+		return nil, unknownView(req.Limit.Algorithm().Name, view, s.Views)
+	}
+	reply, err := l.run(ctx, c.lib, s.Views[i].Script, c.keys, append([]any{nowArg(l.nowMs(req.Now))}, c.resetArgv...))
+	if err != nil {
+		return nil, err
+	}
+	return entries(reply)
+}
+
+// unknownView refuses a view alg does not have, naming those it has, as
+// package memory does.
+func unknownView(alg, view string, views []kit.View) error {
+	if len(views) == 0 {
+		return kit.BadInput("%s: unknown view %q (it has none)", alg, view)
+	}
+	names := make([]string, len(views))
+	for i, v := range views {
+		names[i] = v.Name
+	}
+	return kit.BadInput("%s: unknown view %q (views: %s)", alg, view, strings.Join(names, ", "))
+}
+
+// entries decodes a view's reply: an array of entries, each an array.
+func entries(reply any) ([][]any, error) {
+	list, ok := reply.([]any)
+	if !ok {
+		return nil, fmt.Errorf("redislimit: a view replied %v, not an array", reply)
+	}
+	out := make([][]any, len(list))
+	for i, x := range list {
+		if out[i], ok = x.([]any); !ok {
+			return nil, fmt.Errorf("redislimit: a view's entry %v is not an array", x)
+		}
+	}
+	return out, nil
+}
+
 // Check reports whether the limiter can decide req's limit or policy
 // (see limitspec.Checker): a valid limit of an algorithm whose scripts
 // are linked in, or a valid policy of such limits whose algorithms are
@@ -204,15 +269,37 @@ func (l *Limiter) Check(req limitspec.Request) error {
 	return err
 }
 
-// nowArg is now_ms: t's, the clock's, or empty for the server's clock.
-func (l *Limiter) nowArg(t time.Time) string {
+// checkPolicyCall refuses the time and the cost of a policy's request
+// as package memory does, with the policy's name; a time left to the
+// server's clock (not known) is the script's to check.
+func checkPolicyCall(policy string, now int64, known bool, cost int64) error {
+	if known && (now < 0 || now > kit.NowMax) {
+		return kit.BadInput("%s: now_ms must be an integer in [0, %d], got %d", policy, int64(kit.NowMax), now)
+	}
+	if cost < 0 || cost > kit.CostMax {
+		return kit.BadInput("%s: cost must be an integer in [0, %d], got %d", policy, int64(kit.CostMax), cost)
+	}
+	return nil
+}
+
+// nowMs is the time of a decision in ms: t's, or the clock's; not known
+// when it is left to the server's clock.
+func (l *Limiter) nowMs(t time.Time) (ms int64, known bool) {
 	switch {
 	case !t.IsZero():
-		return strconv.FormatInt(t.UnixMilli(), 10)
+		return t.UnixMilli(), true
 	case l.o.serverClock:
+		return 0, false
+	}
+	return l.o.clock().UnixMilli(), true
+}
+
+// nowArg is now_ms as the scripts take it: empty for the server's clock.
+func nowArg(ms int64, known bool) string {
+	if !known {
 		return ""
 	}
-	return strconv.FormatInt(l.o.clock().UnixMilli(), 10)
+	return strconv.FormatInt(ms, 10)
 }
 
 // Option configures a Limiter.

@@ -70,7 +70,9 @@ func classify(script string, err error) error {
 	case !errors.As(err, &rerr):
 		return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrUnavailable, err)
 	}
-	code, rest, _ := strings.Cut(ErrorReply(err.Error()), " ")
+	// The code is the server's reply's, which err may wrap (the loading
+	// of a library names the server first).
+	code, rest, _ := strings.Cut(ErrorReply(rerr.Error()), " ")
 	switch {
 	case code == "BADINPUT":
 		return &limitspec.InputError{Msg: rest}
@@ -172,7 +174,9 @@ func LibrariesLoaded(ctx context.Context, rdb redis.UniversalClient) error {
 }
 
 // loadOn loads lib on c unless it holds it; did says it loaded. Another
-// client loading it at the same time is no error.
+// client loading it at the same time is no error; a library of lib's
+// name that has no version function, which FUNCTION LOAD does not
+// replace, is another version.
 func loadOn(ctx context.Context, c *redis.Client, lib *kit.Library) (did bool, err error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		v, err := c.FCall(ctx, lib.Name+"_version", nil).Text()
@@ -190,7 +194,8 @@ func loadOn(ctx context.Context, c *redis.Client, lib *kit.Library) (did bool, e
 			return false, fmt.Errorf("loading the library %s on %s: %w", lib.Name, c.Options().Addr, err)
 		}
 	}
-	return false, nil
+	return false, fmt.Errorf("%s: %w: %s without a function %s_version, this build's is version %s; replace it (FUNCTION LOAD REPLACE with its library.lua) once no older client uses it",
+		c.Options().Addr, ErrOtherLibrary, lib.Name, lib.Name, lib.Version)
 }
 
 // otherVersion is the error of c holding version v of lib, nil when v is
@@ -204,7 +209,8 @@ func otherVersion(c *redis.Client, lib *kit.Library, v string) error {
 }
 
 // eachServer runs fn on every server that holds keys: a single Redis, the
-// masters of a Cluster, the shards of a Ring.
+// masters of a Cluster, the shards of a Ring; another client is an error
+// matching limitspec.ErrMisconfigured.
 func eachServer(ctx context.Context, rdb redis.UniversalClient, fn func(context.Context, *redis.Client) error) error {
 	switch c := rdb.(type) {
 	case *redis.ClusterClient:
@@ -214,5 +220,8 @@ func eachServer(ctx context.Context, rdb redis.UniversalClient, fn func(context.
 	case *redis.Client:
 		return fn(ctx, c)
 	}
-	return fmt.Errorf("the Functions library on a %T is not supported", rdb)
+	// Neither loaded nor checked: a configuration to fix, not an outage
+	// (package fallback would decide around it for ever).
+	return fmt.Errorf("%w: the Functions libraries cannot be loaded through a %T: give WithFunctions a *redis.Client, *redis.ClusterClient or *redis.Ring",
+		limitspec.ErrMisconfigured, rdb)
 }

@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
+	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // start runs the service with args on a free port and returns its base
-// URL; the test's end stops it and checks that run returned nil.
-func start(t *testing.T, args ...string) string {
+// URL and the line that says where it listens and how it limits; the
+// test's end stops it and checks that run returned nil.
+func start(t *testing.T, args ...string) (base, listening string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -26,25 +28,29 @@ func start(t *testing.T, args ...string) string {
 		pw.Close()
 		done <- err
 	}()
-	base := make(chan string, 1)
+	lines := make(chan [2]string, 1)
 	go func() { // reads every line, so that run never blocks on stdout
 		tryLine := regexp.MustCompile(`^try: .*curl -si (http://[^/\s]+)/hello`)
 		sc := bufio.NewScanner(pr)
+		var first string
 		for sc.Scan() {
+			if first == "" {
+				first = sc.Text()
+			}
 			if m := tryLine.FindStringSubmatch(sc.Text()); m != nil {
-				base <- m[1]
+				lines <- [2]string{m[1], first}
 			}
 		}
 	}()
 	select {
-	case b := <-base:
+	case l := <-lines:
 		t.Cleanup(func() {
 			cancel()
 			if err := <-done; err != nil {
 				t.Errorf("run: %v", err)
 			}
 		})
-		return b
+		return l[0], l[1]
 	case err := <-done:
 		cancel()
 		t.Fatalf("run returned before serving: %v", err)
@@ -52,7 +58,16 @@ func start(t *testing.T, args ...string) string {
 		cancel()
 		t.Fatal("no curl line within 10 s")
 	}
-	return ""
+	return "", ""
+}
+
+// checkListening checks the line that says how the service limits.
+func checkListening(t *testing.T, base, line, where string) {
+	t.Helper()
+	want := "listening on " + base + ": per client IP, 3 at once, then 1 per 1m0s (gcra, " + where + ")"
+	if line != want {
+		t.Errorf("first line %q, want %q", line, want)
+	}
 }
 
 // step is one expected response.
@@ -117,23 +132,31 @@ func checkProblem(t *testing.T, ctype string, body []byte) {
 }
 
 func TestInProcess(t *testing.T) {
-	sendSteps(t, start(t, "-burst", "3", "-rate", "1", "-period", "1m"), burst3)
+	base, line := start(t, "-burst", "3", "-rate", "1", "-period", "1m")
+	checkListening(t, base, line, "in process")
+	sendSteps(t, base, burst3)
 }
 
+// TestRedisWithFallback runs the service on a real Redis: the decisions
+// are Redis's (the GCRA's key holds the client's state), until Redis is
+// killed, when the local limiter, fresh, decides.
 func TestRedisWithFallback(t *testing.T) {
-	mr := miniredis.RunT(t)
-	base := start(t, "-burst", "3", "-rate", "1", "-period", "1m", "-redis", "redis://"+mr.Addr())
+	srv := redistest.StartServer(t)
+	base, line := start(t, "-burst", "3", "-rate", "1", "-period", "1m", "-redis", srv.URL())
+	checkListening(t, base, line, "on Redis "+srv.Addr()+", in process while it is unavailable")
 	sendSteps(t, base, burst3)
-	if len(mr.Keys()) == 0 {
-		t.Error("nothing was written to Redis")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	// The client's key, by the GCRA's rate and period (docs/semantics.md, "Keys").
+	if keys, err := rdb.Keys(t.Context(), "*").Result(); err != nil || len(keys) != 1 || keys[0] != "{127.0.0.1}:gcra:1:60000" {
+		t.Errorf("keys on Redis: %q, %v; want the client's GCRA key alone", keys, err)
 	}
-	// Redis gone: the local limiter, fresh, decides.
-	mr.Close()
+	srv.Kill()
 	sendSteps(t, base, burst3[:1])
 }
 
 func TestTrustedProxies(t *testing.T) {
-	base := start(t, "-burst", "3", "-rate", "1", "-period", "1m", "-trusted", "127.0.0.0/8")
+	base, _ := start(t, "-burst", "3", "-rate", "1", "-period", "1m", "-trusted", "127.0.0.0/8")
 	for _, client := range []string{"198.51.100.1", "198.51.100.2"} {
 		req, _ := http.NewRequest(http.MethodGet, base+"/hello", nil)
 		req.Header.Set("X-Forwarded-For", client)

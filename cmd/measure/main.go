@@ -73,7 +73,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/limitspec/limitspec/lua"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -125,7 +124,7 @@ func keysFor(L int64) int64 {
 // its parameters follow L.
 type rowSet struct {
 	label  string
-	script lua.Script
+	script script
 	values func(L int64) map[string]int64
 }
 
@@ -133,7 +132,7 @@ type rowSet struct {
 // bucket_window once more with three tiers.
 func rowSets() []rowSet {
 	var out []rowSet
-	for _, s := range lua.Scripts {
+	for _, s := range allScripts() {
 		if s.View != "" {
 			continue
 		}
@@ -147,7 +146,7 @@ func rowSets() []rowSet {
 
 // defaultValues scales an algorithm's parameters with L; optional
 // parameters are left out.
-func defaultValues(s lua.Script, L int64) map[string]int64 {
+func defaultValues(s script, L int64) map[string]int64 {
 	v := map[string]int64{}
 	for i, p := range s.Params {
 		_, optional := s.Defaults[p]
@@ -178,7 +177,7 @@ func tieredValues(L int64) map[string]int64 {
 
 // params puts the values in ARGV order. An optional parameter without a
 // value takes its default, and trailing ones are left out.
-func params(s lua.Script, v map[string]int64) ([]any, error) {
+func params(s script, v map[string]int64) ([]any, error) {
 	var out []any
 	given := 0
 	for i, p := range s.Params {
@@ -202,7 +201,7 @@ func params(s lua.Script, v map[string]int64) ([]any, error) {
 // evenly over span ms (request i at now0 + i*span/n). It fills the widest
 // tier (window_ms, window_ms_2, window_ms_3) to its limit; without a
 // window, the first parameter's worth arrives at one instant.
-func load(s lua.Script, v map[string]int64) (n, span int64) {
+func load(s script, v map[string]int64) (n, span int64) {
 	n, span = v[s.Params[0]], v["window_ms"]
 	for _, suffix := range []string{"_2", "_3"} {
 		if w := v["window_ms"+suffix]; w > span {
@@ -227,13 +226,13 @@ func newMeasurer(ctx context.Context, rdb *redis.Client) (*measurer, error) {
 	b := make([]byte, 6)
 	rand.Read(b)
 	m := &measurer{ctx: ctx, rdb: rdb, prefix: "limitspec-measure:" + hex.EncodeToString(b) + ":", known: map[string]bool{}}
-	for _, s := range lua.Scripts {
+	for _, s := range allScripts() {
 		sha, err := rdb.ScriptLoad(ctx, s.Source).Result()
 		if err != nil {
 			return nil, fmt.Errorf("SCRIPT LOAD %s: %v", s.Name, err)
 		}
 		if sha != s.SHA1 {
-			return nil, fmt.Errorf("%s: SCRIPT LOAD gave %s, lua.Scripts says %s", s.Name, sha, s.SHA1)
+			return nil, fmt.Errorf("%s: SCRIPT LOAD gave %s, allScripts() says %s", s.Name, sha, s.SHA1)
 		}
 		for _, c := range scriptCommands(s) {
 			m.known[c] = true
@@ -339,7 +338,7 @@ type row struct {
 // read-backs), cycling over them, and collects EVALSHA's usec per call of
 // each round.
 type timer struct {
-	s     lua.Script
+	s     script
 	calls []call
 	args  func(call) []any
 	check func(any) error
@@ -362,7 +361,7 @@ type call struct {
 }
 
 // keyNames are the names of s's keys for key under the parameters v.
-func keyNames(s lua.Script, key string, v map[string]int64) []string {
+func keyNames(s script, key string, v map[string]int64) []string {
 	params := map[string]string{}
 	for name, x := range v {
 		params[name] = strconv.FormatInt(x, 10)
@@ -372,7 +371,7 @@ func keyNames(s lua.Script, key string, v map[string]int64) []string {
 
 // args is the ARGV of a decision: now_ms, cost, the strings, the
 // parameters.
-func args(s lua.Script, ps []any) func(call) []any {
+func args(s script, ps []any) func(call) []any {
 	return func(c call) []any {
 		a := []any{c.t, c.cost}
 		for range s.Strings {
@@ -384,7 +383,7 @@ func args(s lua.Script, ps []any) func(call) []any {
 
 // fill gives each key the first n-1 admitted requests of the load,
 // through the script, pipelined.
-func (m *measurer) fill(s lua.Script, v map[string]int64, keys []string, n, span int64) error {
+func (m *measurer) fill(s script, v map[string]int64, keys []string, n, span int64) error {
 	ps, err := params(s, v)
 	if err != nil {
 		return err
@@ -491,7 +490,7 @@ func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
 
 	// The views of the algorithm, on the same full keys.
 	var views []*row
-	for _, view := range lua.Scripts {
+	for _, view := range allScripts() {
 		if view.Algorithm != s.Algorithm || view.View == "" {
 			continue
 		}
@@ -607,7 +606,7 @@ func (m *measurer) roundCalls(t *timer, n int) ([]call, error) {
 }
 
 // deleteCopies deletes the keys of a round's copies.
-func (m *measurer) deleteCopies(s lua.Script, cs []call) {
+func (m *measurer) deleteCopies(s script, cs []call) {
 	for _, c := range cs {
 		m.rdb.Unlink(m.ctx, keyNames(s, c.key, c.v)...)
 	}
@@ -626,7 +625,7 @@ func median(xs []float64) float64 {
 }
 
 // eval runs the calls by EVALSHA, pipelined in batches.
-func (m *measurer) eval(s lua.Script, calls []call, args func(call) []any) ([]any, error) {
+func (m *measurer) eval(s script, calls []call, args func(call) []any) ([]any, error) {
 	var out []any
 	for from := 0; from < len(calls); from += batch {
 		pipe := m.rdb.Pipeline()
@@ -658,7 +657,7 @@ var callRE = regexp.MustCompile(`redis\.call\('([A-Za-z]+)'`)
 
 // scriptCommands lists the commands a script calls, in the order they
 // first appear in its source, lower case as in commandstats.
-func scriptCommands(s lua.Script) []string {
+func scriptCommands(s script) []string {
 	var out []string
 	for _, m := range callRE.FindAllStringSubmatch(s.Source, -1) {
 		if c := strings.ToLower(m[1]); !slices.Contains(out, c) {
@@ -701,7 +700,7 @@ func commandStats(ctx context.Context, rdb *redis.Client) (map[string]stat, erro
 // perCall lists the commands the scripts ran between two readings, per
 // call, in the order the script calls them first; commands no script
 // calls (the script call itself, the measuring commands) are left out.
-func (m *measurer) perCall(s lua.Script, before, after map[string]stat, calls int64) string {
+func (m *measurer) perCall(s script, before, after map[string]stat, calls int64) string {
 	names := scriptCommands(s)
 	var rest []string
 	for name := range after {

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/lua"
 )
 
 // writeCommands are the commands that change a key.
@@ -127,7 +126,7 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("%s L=%d: %s keys measured, want %d", c[0], L, c[2], keysFor(L))
 		}
 		alg, _, _ := strings.Cut(c[0], " ")
-		s, ok := lua.Lookup(alg)
+		s, ok := lookup(alg)
 		if !ok {
 			t.Errorf("row for unknown algorithm %s", c[0])
 			continue
@@ -169,7 +168,7 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("%d rows, want %d", len(tables["algorithm"]), want)
 	}
 	decisions := 0
-	for _, s := range lua.Scripts {
+	for _, s := range allScripts() {
 		if s.View == "" {
 			decisions++
 		}
@@ -188,7 +187,7 @@ func TestMeasure(t *testing.T) {
 	}
 
 	views := 0
-	for _, s := range lua.Scripts {
+	for _, s := range allScripts() {
 		if s.View == "" {
 			continue
 		}

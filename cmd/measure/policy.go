@@ -5,7 +5,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -33,16 +34,17 @@ type policyWay struct {
 // measurePolicy decides policyRounds requests for each pair in each way
 // and reports each way's costs.
 func (m *measurer) measurePolicy() ([]*policyWay, error) {
-	p, ok := lua.LookupPolicy(policyName)
-	if !ok {
-		return nil, fmt.Errorf("no policy %s", policyName)
+	p, err := limitspec.IPUserPolicy()
+	if err != nil {
+		return nil, err
 	}
-	fw, _ := lua.Lookup("fixed_window")
-	if err := m.rdb.ScriptLoad(m.ctx, p.Source).Err(); err != nil {
-		return nil, fmt.Errorf("SCRIPT LOAD %s: %v", p.Name, err)
+	fw, _ := lookup("fixed_window")
+	lib, _ := kit.LookupLibrary(limitspec.Catalogue)
+	if err := m.rdb.ScriptLoad(m.ctx, lib.Policy.Source).Err(); err != nil {
+		return nil, fmt.Errorf("SCRIPT LOAD %s: %v", lib.Policy.Name, err)
 	}
 	ways := []*policyWay{
-		{label: "policy " + policyName + ": one EVALSHA", roundTrips: 1, atomic: "yes: all or nothing"},
+		{label: "policy " + policyName + " (policy.lua): one EVALSHA", roundTrips: 1, atomic: "yes: all or nothing"},
 		{label: "six fixed_window EVALSHAs, one after another", roundTrips: 6, atomic: "no: earlier limits consume when a later one denies"},
 		{label: "six fixed_window EVALSHAs, pipelined", roundTrips: 1, atomic: "no: earlier limits consume when a later one denies"},
 	}
@@ -69,7 +71,7 @@ func (m *measurer) measurePolicy() ([]*policyWay, error) {
 			return nil, err
 		}
 		w.usec = float64(after["evalsha"].usec-before["evalsha"].usec) / n
-		keys, _ := p.KeyNames(m.prefix, ids(0))
+		keys, _, _ := policyCall(p, m.prefix, ids(0), 0)
 		if i > 0 {
 			keys = separateKeys(m.prefix, p, fw, ids(0))
 		}
@@ -86,29 +88,40 @@ func (m *measurer) measurePolicy() ([]*policyWay, error) {
 
 // separateKeys are the keys of the six limits called one by one: each
 // limit's fixed_window key for identity value + ":" + limit name.
-func separateKeys(prefix string, p lua.Policy, fw lua.Script, ids map[string]string) []string {
+func separateKeys(prefix string, p *limitspec.Policy, fw script, ids map[string]string) []string {
 	var out []string
-	for _, l := range p.Limits {
-		out = append(out, keyNames(fw, prefix+ids[l.Identity]+":"+l.Name, l.Params)...)
+	for _, l := range p.Limits() {
+		out = append(out, keyNames(fw, prefix+ids[l.Identity]+":"+l.Name, fixedWindowParams(l))...)
 	}
 	return out
 }
 
+// fixedWindowParams are a policy's fixed_window limit's parameters.
+func fixedWindowParams(l limitspec.PolicyLimit) map[string]int64 {
+	fw := l.Limit.(limitspec.FixedWindow)
+	return map[string]int64{"limit": fw.Limit, "window_ms": fw.Window.Milliseconds()}
+}
+
 // decideWay decides one admitted request of one pair in way i; a denial
 // is an error, since the load stays within every limit.
-func (m *measurer) decideWay(i int, p lua.Policy, fw lua.Script, ids map[string]string, t int64) error {
+func (m *measurer) decideWay(i int, p *limitspec.Policy, fw script, ids map[string]string, t int64) error {
 	if i == 0 {
-		keys, _ := p.KeyNames(m.prefix, ids)
-		reply, err := m.rdb.EvalSha(m.ctx, p.SHA1, keys, t, 1).Result()
+		keys, argv, err := policyCall(p, m.prefix, ids, t)
+		if err != nil {
+			return err
+		}
+		lib, _ := kit.LookupLibrary(limitspec.Catalogue)
+		reply, err := m.rdb.EvalSha(m.ctx, lib.Policy.SHA1, keys, argv...).Result()
 		if err != nil || allowed(reply) != 1 {
 			return fmt.Errorf("reply %v, %v", reply, err)
 		}
 		return nil
 	}
 	pipe := m.rdb.Pipeline()
-	for _, l := range p.Limits {
-		argv := []any{t, 1, l.Params["limit"], l.Params["window_ms"]}
-		key := keyNames(fw, m.prefix+ids[l.Identity]+":"+l.Name, l.Params)
+	for _, l := range p.Limits() {
+		v := fixedWindowParams(l)
+		argv := []any{t, 1, v["limit"], v["window_ms"]}
+		key := keyNames(fw, m.prefix+ids[l.Identity]+":"+l.Name, v)
 		if i == 1 {
 			reply, err := m.rdb.EvalSha(m.ctx, fw.SHA1, key, argv...).Result()
 			if err != nil || allowed(reply) != 1 {

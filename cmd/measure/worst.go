@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"github.com/limitspec/limitspec/lua"
 )
 
 // WorstEntries is the number of entries of the worst cases whose state
@@ -51,7 +49,7 @@ func (p phase) last() int64 { return p.from + (p.n-1)*p.span/p.n }
 // A fill is how a worst case's key is set up: phases of admitted requests
 // on one key. Worst cases that share a fill share its key.
 type fill struct {
-	script lua.Script
+	script script
 	phases []phase
 }
 
@@ -87,15 +85,15 @@ type scenario struct {
 func (sc scenario) writes() bool { return sc.allowed && sc.cost > 0 }
 
 // script is the scenario's decision script.
-func (sc scenario) script() lua.Script { return sc.fill.script }
+func (sc scenario) script() script { return sc.fill.script }
 
 // worstCases lists the decisions whose work grows with the entries a key
 // holds: sliding_log and meta_window at limit N, bucket_window at its
 // largest number of buckets (3600).
 func worstCases(N int64) []scenario {
-	sl, _ := lua.Lookup("sliding_log")
-	bw, _ := lua.Lookup("bucket_window")
-	mw, _ := lua.Lookup("meta_window")
+	sl, _ := lookup("sliding_log")
+	bw, _ := lookup("bucket_window")
+	mw, _ := lookup("meta_window")
 	slv := func(limit int64) map[string]int64 { return map[string]int64{"limit": limit, "window_ms": hour} }
 	bwv := func(limit, bucket int64) map[string]int64 {
 		return map[string]int64{"limit": limit, "window_ms": hour, "bucket_ms": bucket}
@@ -123,7 +121,7 @@ func worstCases(N int64) []scenario {
 // fails if one is denied or if it takes longer than fillBudget. A
 // pipeline's size follows the time of the last, so that none takes much
 // longer than pipelineTime however slow each call becomes.
-func (m *measurer) runScript(s lua.Script, key string, reqs []request) error {
+func (m *measurer) runScript(s script, key string, reqs []request) error {
 	start := time.Now()
 	size := batch
 	for from := 0; from < len(reqs); {
@@ -147,7 +145,7 @@ func (m *measurer) runScript(s lua.Script, key string, reqs []request) error {
 
 // admit runs requests under the same parameters in one pipeline and fails
 // if one is denied.
-func (m *measurer) admit(s lua.Script, key string, reqs []request) error {
+func (m *measurer) admit(s script, key string, reqs []request) error {
 	ps, err := params(s, reqs[0].v)
 	if err != nil {
 		return err
@@ -226,7 +224,7 @@ func (m *measurer) measureWorst(scs []scenario) []*worstRow {
 }
 
 // keep gives a key's state keys a TTL long enough for the sweeps.
-func (m *measurer) keep(s lua.Script, key string, v map[string]int64) error {
+func (m *measurer) keep(s script, key string, v map[string]int64) error {
 	for _, name := range keyNames(s, key, v) {
 		if err := m.rdb.PExpire(m.ctx, name, keepFor).Err(); err != nil {
 			return err
@@ -270,7 +268,7 @@ func (m *measurer) worstRow(r *worstRow, key string) error {
 
 // countEntries counts the entries a key's state holds: the members of its
 // zsets and the elements of its lists.
-func (m *measurer) countEntries(s lua.Script, key string, v map[string]int64) (int64, error) {
+func (m *measurer) countEntries(s script, key string, v map[string]int64) (int64, error) {
 	var n int64
 	for _, name := range keyNames(s, key, v) {
 		typ, err := m.rdb.Type(m.ctx, name).Result()

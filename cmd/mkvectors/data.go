@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
+	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
 	"gopkg.in/yaml.v3"
 )
 
@@ -35,9 +37,22 @@ type algorithmData struct {
 	Domain    map[string]domainData   `yaml:"domain"`
 }
 
+// policyData is a policy of spec/policies.yaml with its per-call
+// parameters (limit.param), or, with Limits, a policy of its own, as a
+// policy file writes it; and its scenarios.
 type policyData struct {
 	Params    map[string]int64        `yaml:"params"`
+	Limits    []limitData             `yaml:"limits"`
 	Scenarios map[string]scenarioData `yaml:"scenarios"`
+}
+
+// limitData is one limit of a policy of scenarios.yaml's own.
+type limitData struct {
+	Name      string           `yaml:"name"`
+	Algorithm string           `yaml:"algorithm"`
+	Identity  string           `yaml:"identity"`
+	Constant  string           `yaml:"constant"`
+	Params    map[string]int64 `yaml:"params"`
 }
 
 // scenarioData gives either calls or the name of a builder.
@@ -70,8 +85,9 @@ type callData struct {
 	Calls     []callData        `yaml:"calls"`
 }
 
-// loadData decodes scenarios.yaml, refusing unknown fields and names that
-// package lua does not know.
+// loadData decodes scenarios.yaml, refusing unknown fields, algorithms
+// without scripts and policies that are neither spec/policies.yaml's nor
+// defined there.
 func loadData() (data, error) {
 	var d data
 	dec := yaml.NewDecoder(bytes.NewReader(scenariosYAML))
@@ -80,19 +96,28 @@ func loadData() (data, error) {
 		return d, fmt.Errorf("scenarios.yaml: %v", err)
 	}
 	for name, a := range d.Algorithms {
-		if _, ok := lua.Lookup(name); !ok {
+		if _, ok := scriptsOf(name); !ok {
 			return d, fmt.Errorf("scenarios.yaml: no script for algorithm %s", name)
 		}
 		if len(a.Params) == 0 {
 			return d, fmt.Errorf("scenarios.yaml: algorithm %s has no parameter sets", name)
 		}
 	}
-	for name := range d.Policies {
-		if _, ok := lua.LookupPolicy(name); !ok {
-			return d, fmt.Errorf("scenarios.yaml: no policy %s", name)
+	specs, err := specPolicies()
+	if err != nil {
+		return d, err
+	}
+	for name, p := range d.Policies {
+		if _, ok := specs[name]; !ok && len(p.Limits) == 0 {
+			return d, fmt.Errorf("scenarios.yaml: policy %s is not in spec/policies.yaml and gives no limits", name)
 		}
 	}
 	return d, nil
+}
+
+// scriptsOf returns the scripts of an algorithm of the catalogue.
+func scriptsOf(name string) (*kit.Scripts, bool) {
+	return kit.LookupScripts(limitspec.Algorithm{Library: limitspec.Catalogue, Name: name})
 }
 
 // sortedKeys returns a map's keys, sorted.

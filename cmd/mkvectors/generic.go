@@ -156,7 +156,7 @@ func badInput(a algorithm) []vector {
 	add("bad-time", "now_ms outside [0, 2^45] is refused", ok, []call{{dt: -t0 - 1, key: "k", cost: 1}, {dt: t0 + 1, key: "k", cost: 1}, {dt: 1<<45 - t0 + 1, key: "k", cost: 1}})
 	add("bad-wrong-type", "a state key holding another Redis type is an error (Redis-like targets only)", ok,
 		[]call{{key: "k", cost: 1}, {key: "other", cost: 1, wrongType: true}})
-	if n := len(a.script.Keys); n > 1 {
+	if n := len(a.scripts.Keys); n > 1 {
 		var each []call
 		for i := 1; i <= n; i++ {
 			k := fmt.Sprint("k", i)

@@ -15,7 +15,7 @@
 // The code names no algorithm, policy or parameter. The generic scenarios
 // (generic.go) need only the limit, which the oracle reports; whether a
 // request carries a meta, and whether an algorithm has an entries view,
-// come from package lua. Everything else is data, in scenarios.yaml
+// come from its scripts (package kit's registry). Everything else is data, in scenarios.yaml
 // (embedded): each algorithm's parameter sets, its extra edge scenarios
 // and its vectors at the edges of its input domains, and each policy's
 // per-call parameters and scenarios. There a scenario is a list of calls:
@@ -42,10 +42,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/limitspec/limitspec/internal/oracle"
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec/kit"
 )
 
 func main() {
@@ -123,22 +124,21 @@ type scenario struct {
 const entriesView = "entries"
 
 // algorithm is one algorithm: its name, its data from scenarios.yaml, and
-// its decision script.
+// its scripts.
 type algorithm struct {
 	algorithmData
-	name   string
-	script lua.Script
+	name    string
+	scripts *kit.Scripts
 }
 
 // takesMeta reports whether every request of the algorithm carries a meta
 // (its script takes a string input).
-func (a algorithm) takesMeta() bool { return len(a.script.Strings) > 0 }
+func (a algorithm) takesMeta() bool { return len(a.scripts.Inputs) > 0 }
 
 // hasEntries reports whether the algorithm's recorded entries can be read
 // back.
 func (a algorithm) hasEntries() bool {
-	_, ok := lua.LookupView(a.name, entriesView)
-	return ok
+	return slices.ContainsFunc(a.scripts.Views, func(v kit.View) bool { return v.Name == entriesView })
 }
 
 func at(t int64) *int64 { return &t }
@@ -303,8 +303,8 @@ func generate() (map[string][]byte, error) {
 	}
 	files := map[string][]byte{}
 	for _, name := range sortedKeys(d.Algorithms) {
-		script, _ := lua.Lookup(name)
-		vs, err := algorithmVectors(algorithm{algorithmData: d.Algorithms[name], name: name, script: script})
+		scripts, _ := scriptsOf(name)
+		vs, err := algorithmVectors(algorithm{algorithmData: d.Algorithms[name], name: name, scripts: scripts})
 		if err != nil {
 			return nil, err
 		}
@@ -327,7 +327,7 @@ func generate() (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		files[filepath.Join(v.Policy, "gen-"+strings.TrimPrefix(v.Name, v.Policy+"/")+".json")] = b
+		files[filepath.Join(v.Policy.Name, "gen-"+strings.TrimPrefix(v.Name, v.Policy.Name+"/")+".json")] = b
 	}
 	return files, nil
 }

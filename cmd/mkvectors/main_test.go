@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // TestGeneratedVectorsUpToDate regenerates in memory and compares with
@@ -50,12 +50,12 @@ func TestOracleAgreesWithEveryVector(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var head struct{ Policy string }
+		var head struct{ Policy json.RawMessage }
 		if err := json.Unmarshal(b, &head); err != nil {
 			t.Errorf("%s: %v", path, err)
 			continue
 		}
-		if head.Policy != "" {
+		if head.Policy != nil {
 			steps += checkPolicyVector(t, path, b)
 		} else {
 			steps += checkAlgorithmVector(t, path, b)
@@ -218,14 +218,13 @@ func checkView(t *testing.T, where string, m oracle.Model, mErr error, view, key
 }
 
 // checkPolicyVector replays a policy's vector through the oracle's model
-// of the policy, built from its definition in package lua, and checks
-// every expectation; it returns the steps checked.
+// of the policy it defines, and checks every expectation; it returns the
+// steps checked.
 func checkPolicyVector(t *testing.T, path string, b []byte) int {
 	t.Helper()
 	var v struct {
 		Name   string
-		Policy string
-		Params map[string]int64
+		Policy *conformance.Policy
 		Steps  []struct {
 			T         int64 `json:"t_ms"`
 			IDs       map[string]string
@@ -242,11 +241,7 @@ func checkPolicyVector(t *testing.T, path string, b []byte) int {
 		t.Errorf("%s: %v", path, err)
 		return 0
 	}
-	if _, ok := lua.LookupPolicy(v.Policy); !ok {
-		t.Errorf("%s: no policy %q", path, v.Policy)
-		return 0
-	}
-	m, mErr := conformance.OraclePolicy(v.Policy, v.Params)
+	m, mErr := conformance.OraclePolicy(v.Policy)
 	for i, s := range v.Steps {
 		where := v.Name + " step " + strconv.Itoa(i)
 		wantErr := s.Expect["error"] == true
@@ -302,29 +297,31 @@ func checkReset(t *testing.T, where string, err error, expect map[string]any) {
 }
 
 // TestCodeNamesNoAlgorithmOrPolicy checks that the non-test Go files name
-// no algorithm and no policy of package lua, and no parameter: those live
-// in scenarios.yaml. A parameter named like a word (limit, rate) is
+// no algorithm of the catalogue, no policy of scenarios.yaml, and no
+// parameter: those live in scenarios.yaml. A parameter named like a word (limit, rate) is
 // checked in string literals only, and not when it is also a reply field
 // (the expectations name "limit").
 func TestCodeNamesNoAlgorithmOrPolicy(t *testing.T) {
 	var names []string
 	params := map[string]bool{}
-	for _, s := range lua.Scripts {
-		names = append(names, s.Algorithm)
+	for _, s := range kit.AllScripts() {
+		names = append(names, s.ID.Name)
 		for _, p := range s.Params {
-			params[p] = true
+			params[p.Name] = true
 		}
 	}
-	for _, p := range lua.Policies {
-		names = append(names, p.Name)
-		for _, q := range p.Params {
+	d, err := loadData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range d.Policies {
+		names = append(names, name)
+		for q := range p.Params {
 			params[q] = true
 		}
 	}
-	for _, s := range lua.Scripts {
-		for _, r := range s.Reply {
-			delete(params, r)
-		}
+	for _, r := range kit.ReplyFields {
+		delete(params, r)
 	}
 	for p := range params {
 		if strings.ContainsAny(p, "_.") {
@@ -374,18 +371,16 @@ func stringLiterals(t *testing.T, file string, src []byte) []string {
 }
 
 // TestDataCoversEveryAlgorithmAndPolicy checks that scenarios.yaml gives
-// parameter sets to every algorithm of package lua and of the oracle, and
-// data to every policy.
+// parameter sets to every algorithm of the catalogue and of the oracle,
+// and data to every policy of spec/policies.yaml.
 func TestDataCoversEveryAlgorithmAndPolicy(t *testing.T) {
 	d, err := loadData()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var scripts []string
-	for _, s := range lua.Scripts {
-		if s.View == "" {
-			scripts = append(scripts, s.Algorithm)
-		}
+	for _, s := range kit.AllScripts() {
+		scripts = append(scripts, s.ID.Name)
 	}
 	if diff := cmp.Diff(scripts, sortedKeys(d.Algorithms)); diff != "" {
 		t.Errorf("algorithms of package lua (-) and of scenarios.yaml (+):\n%s", diff)
@@ -393,9 +388,13 @@ func TestDataCoversEveryAlgorithmAndPolicy(t *testing.T) {
 	if diff := cmp.Diff(oracle.Algorithms(), sortedKeys(d.Algorithms)); diff != "" {
 		t.Errorf("algorithms of the oracle (-) and of scenarios.yaml (+):\n%s", diff)
 	}
-	for _, p := range lua.Policies {
-		if _, ok := d.Policies[p.Name]; !ok {
-			t.Errorf("policy %s: no data in scenarios.yaml", p.Name)
+	specs, err := specPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range specs {
+		if _, ok := d.Policies[name]; !ok {
+			t.Errorf("policy %s: no data in scenarios.yaml", name)
 		}
 	}
 }

@@ -3,21 +3,23 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand"
+	"strconv"
 
 	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/internal/gen"
 	"github.com/limitspec/limitspec/internal/oracle"
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec/spec"
 )
 
-// policyVector is a vector of a policy: its per-call parameters, named
-// limit.param, and steps that give identities instead of a key.
+// policyVector is a vector of a policy: its definition, as a policy file
+// writes it, and steps that give identities instead of a key.
 type policyVector struct {
-	Name    string                     `json:"name"`
-	Policy  string                     `json:"policy"`
-	Comment string                     `json:"comment,omitempty"`
-	Params  map[string]json.RawMessage `json:"params"`
-	Steps   []policyStep               `json:"steps"`
+	Name    string              `json:"name"`
+	Policy  *conformance.Policy `json:"policy"`
+	Comment string              `json:"comment,omitempty"`
+	Steps   []policyStep        `json:"steps"`
 }
 
 type policyStep struct {
@@ -41,14 +43,60 @@ type pcall struct {
 	force     bool  // the forced call: every limit consumes, even when denied
 }
 
-// buildPolicy replays calls through the oracle's model of the policy,
-// made from its definition in package lua.
-func buildPolicy(name, policy, comment string, params map[string]int64, calls []pcall) (policyVector, error) {
-	if _, ok := lua.LookupPolicy(policy); !ok {
-		return policyVector{}, fmt.Errorf("no policy %s", policy)
+// specPolicies are the policies of spec/policies.yaml, by name.
+func specPolicies() (map[string]*gen.Policy, error) {
+	sp, err := gen.LoadCatalogue(spec.Files)
+	if err != nil {
+		return nil, err
 	}
-	v := policyVector{Name: policy + "/" + name, Policy: policy, Comment: comment, Params: intParams(params)}
-	m, mErr := conformance.OraclePolicy(policy, params)
+	out := map[string]*gen.Policy{}
+	for _, p := range sp.Policies {
+		out[p.Name] = p
+	}
+	return out, nil
+}
+
+// definition is a policy of scenarios.yaml as a vector writes it: its
+// own limits, or those of its spec's policy with the per-call parameters
+// params (limit.param); a per-call parameter params lacks is left out.
+func definition(name string, d policyData, specs map[string]*gen.Policy, params map[string]int64) *conformance.Policy {
+	def := &conformance.Policy{Name: name}
+	for _, l := range d.Limits {
+		def.Limits = append(def.Limits, conformance.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
+			Identity: l.Identity, Constant: l.Constant, Params: numbers(l.Params)})
+	}
+	if len(d.Limits) > 0 {
+		return def
+	}
+	for _, l := range specs[name].Limits {
+		ps := map[string]int64{}
+		for k, v := range l.Fixed {
+			ps[k] = v
+		}
+		for _, prm := range l.PerCall() {
+			if v, ok := params[l.Name+"."+prm.Name]; ok {
+				ps[prm.Name] = v
+			}
+		}
+		def.Limits = append(def.Limits, conformance.PolicyLimit{Name: l.Name, Algorithm: l.Alg.Name,
+			Identity: l.Identity, Constant: l.Constant, Params: numbers(ps)})
+	}
+	return def
+}
+
+// numbers writes integer parameters as a vector does.
+func numbers(p map[string]int64) map[string]json.Number {
+	out := map[string]json.Number{}
+	for k, v := range p {
+		out[k] = json.Number(strconv.FormatInt(v, 10))
+	}
+	return out
+}
+
+// buildPolicy replays calls through the oracle's model of the policy.
+func buildPolicy(name string, def *conformance.Policy, comment string, calls []pcall) policyVector {
+	v := policyVector{Name: def.Name + "/" + name, Policy: def, Comment: comment}
+	m, mErr := conformance.OraclePolicy(def)
 	t := int64(t0)
 	for _, c := range calls {
 		t += c.dt
@@ -60,28 +108,33 @@ func buildPolicy(name, policy, comment string, params map[string]int64, calls []
 			v.Steps = append(v.Steps, s)
 			continue
 		}
-		s := policyStep{T: t, IDs: c.ids, Cost: rawInt(c.cost), Force: c.force}
-		if c.rawCost != "" {
-			s.Cost = json.RawMessage(c.rawCost)
-		}
-		if len(c.wrongKeys) > 0 {
-			s.WrongType = c.wrongKeys
-		}
-		var n int64
-		costOK := json.Unmarshal(s.Cost, &n) == nil
-		s.Expect = map[string]any{"error": true}
-		if mErr == nil && costOK && s.WrongType == nil {
-			decide := m.Decide
-			if c.force {
-				decide = m.Force
-			}
-			if r, err := decide(c.ids, t, n); err == nil {
-				s.Expect = policyExpect(r)
-			}
-		}
-		v.Steps = append(v.Steps, s)
+		v.Steps = append(v.Steps, policyRequest(m, mErr, t, c))
 	}
-	return v, nil
+	return v
+}
+
+// policyRequest decides one request of a policy at t.
+func policyRequest(m *oracle.Policy, mErr error, t int64, c pcall) policyStep {
+	s := policyStep{T: t, IDs: c.ids, Cost: rawInt(c.cost), Force: c.force}
+	if c.rawCost != "" {
+		s.Cost = json.RawMessage(c.rawCost)
+	}
+	if len(c.wrongKeys) > 0 {
+		s.WrongType = c.wrongKeys
+	}
+	var n int64
+	costOK := json.Unmarshal(s.Cost, &n) == nil
+	s.Expect = map[string]any{"error": true}
+	if mErr == nil && costOK && s.WrongType == nil {
+		decide := m.Decide
+		if c.force {
+			decide = m.Force
+		}
+		if r, err := decide(c.ids, t, n); err == nil {
+			s.Expect = policyExpect(r)
+		}
+	}
+	return s
 }
 
 func policyExpect(r oracle.PolicyResult) map[string]any {
@@ -134,72 +187,61 @@ func policyScenarios(policy string, d policyData) (map[string]policyScenario, er
 }
 
 // policyBadInput are the refusals of a policy: cost, time and identity
-// values out of their domains, missing and refused per-call parameters,
-// and a key of each limit holding another Redis type.
-func policyBadInput(policy string, params map[string]int64) []policyVector {
-	p, _ := lua.LookupPolicy(policy)
+// values out of their domains, missing and refused per-call parameters
+// (of a policy of spec/policies.yaml: limit.param), and a key of each
+// limit holding another Redis type.
+func policyBadInput(name string, d policyData, specs map[string]*gen.Policy) []policyVector {
+	def := definition(name, d, specs, d.Params)
 	good := map[string]string{}
-	for _, id := range p.Identities {
+	for _, id := range def.Identities() {
 		good[id] = "k"
 	}
 	with := func(id, v string) map[string]string {
-		m := map[string]string{}
-		for k, x := range good {
-			m[k] = x
-		}
+		m := maps.Clone(good)
 		m[id] = v
 		return m
 	}
 	var out []policyVector
-	add := func(name, comment string, params map[string]int64, calls []pcall) {
-		v, _ := buildPolicy(name, policy, comment, params, calls)
-		out = append(out, v)
+	add := func(vname, comment string, def *conformance.Policy, calls []pcall) {
+		out = append(out, buildPolicy(vname, def, comment, calls))
 	}
-	add("bad-cost", "costs -1 and 2^53 are refused and write nothing: the next request sees fresh keys", params,
+	add("bad-cost", "costs -1 and 2^53 are refused and write nothing: the next request sees fresh keys", def,
 		[]pcall{{ids: good, rawCost: "-1"}, {ids: good, rawCost: "9007199254740992"}, {ids: good, cost: 1}})
-	add("bad-time", "now_ms outside [0, 2^45] is refused", params,
+	add("bad-time", "now_ms outside [0, 2^45] is refused", def,
 		[]pcall{{dt: -t0 - 1, ids: good, cost: 1}, {dt: 1<<45 + 2, ids: good, cost: 1}, {dt: -(1<<45 + 1) + t0 + 1, ids: good, cost: 1}})
-	for _, id := range p.Identities {
-		add("bad-identity-"+id, "identity "+id+" empty, or beginning with '}', is refused and writes nothing", params,
+	for _, id := range def.Identities() {
+		add("bad-identity-"+id, "identity "+id+" empty, or beginning with '}', is refused and writes nothing", def,
 			[]pcall{{ids: with(id, ""), cost: 1}, {ids: with(id, "}x"), cost: 1}, {ids: good, cost: 1}})
 	}
-	for k := range params {
-		missing := map[string]int64{}
-		for k2, v := range params {
-			if k2 != k {
-				missing[k2] = v
-			}
-		}
-		add("bad-missing-"+k, "per-call parameter "+k+" missing", missing, []pcall{{ids: good, cost: 1}})
-		zero := map[string]int64{k: 0}
-		for k2, v := range params {
-			if k2 != k {
-				zero[k2] = v
-			}
-		}
-		add("bad-below-"+k, "per-call parameter "+k+" 0, below its domain: the whole call is refused", zero, []pcall{{ids: good, cost: 1}})
+	for _, k := range sortedKeys(d.Params) {
+		missing := maps.Clone(d.Params)
+		delete(missing, k)
+		add("bad-missing-"+k, "the parameter "+k+" left out: the whole call is refused", definition(name, d, specs, missing), []pcall{{ids: good, cost: 1}})
+		zero := maps.Clone(d.Params)
+		zero[k] = 0
+		add("bad-below-"+k, "the parameter "+k+" 0, below its domain: the whole call is refused", definition(name, d, specs, zero), []pcall{{ids: good, cost: 1}})
 	}
 	// One vector per key, since a constant identity's keys are shared by
 	// every call.
 	key := 0
-	for _, l := range p.Limits {
-		for range l.Keys {
+	for _, l := range def.Limits {
+		s, _ := scriptsOf(l.Algorithm)
+		for range s.Keys {
 			key++
 			add(fmt.Sprintf("bad-wrong-type-key-%d", key), fmt.Sprintf("KEYS[%d] (of limit %s) holding another Redis type, after an admission: an error, and nothing written to any key of any limit (Redis-like targets only)", key, l.Name),
-				params, []pcall{{ids: good, cost: 1}, {dt: 1, ids: good, cost: 1, wrongKeys: []int{key}}})
+				def, []pcall{{ids: good, cost: 1}, {dt: 1, ids: good, cost: 1, wrongKeys: []int{key}}})
 		}
 	}
 	return out
 }
 
 // randomPolicy returns a random trace over a few values of each identity.
-func randomPolicy(policy string, seed int64, n int) []pcall {
-	p, _ := lua.LookupPolicy(policy)
+func randomPolicy(def *conformance.Policy, seed int64, n int) []pcall {
 	rng := rand.New(rand.NewSource(seed))
 	var out []pcall
 	for range n {
 		m := map[string]string{}
-		for _, id := range p.Identities {
+		for _, id := range def.Identities() {
 			m[id] = fmt.Sprint(id, rng.Intn(3))
 		}
 		dt := []int64{0, 1, 37, 500, 1000, 30000, 3600000}[rng.Intn(7)]
@@ -213,9 +255,9 @@ func randomPolicy(policy string, seed int64, n int) []pcall {
 
 // policyForce is the forced-call scenario of any policy: the same
 // identities throughout.
-func policyForce(p lua.Policy) []pcall {
+func policyForce(def *conformance.Policy) []pcall {
 	m := map[string]string{}
-	for _, id := range p.Identities {
+	for _, id := range def.Identities() {
 		m[id] = "k"
 	}
 	calls := repeat(15, pcall{ids: m, cost: 1})
@@ -229,31 +271,24 @@ func policyForce(p lua.Policy) []pcall {
 // policyVectors returns every generated policy vector, with the data of
 // each policy.
 func policyVectors(data map[string]policyData) ([]policyVector, error) {
+	specs, err := specPolicies()
+	if err != nil {
+		return nil, err
+	}
 	var out []policyVector
-	for _, p := range lua.Policies {
-		params := data[p.Name].Params
-		sc, err := policyScenarios(p.Name, data[p.Name])
+	for _, name := range sortedKeys(data) {
+		d := data[name]
+		def := definition(name, d, specs, d.Params)
+		sc, err := policyScenarios(name, d)
 		if err != nil {
 			return nil, err
 		}
 		for _, n := range sortedKeys(sc) {
-			v, err := buildPolicy(n, p.Name, sc[n].comment, params, sc[n].calls)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
+			out = append(out, buildPolicy(n, def, sc[n].comment, sc[n].calls))
 		}
-		v, err := buildPolicy("force", p.Name, "forced calls: 15 requests in one ms, some denied; a forced request is charged to every limit, the one that denies included; a peek; a forced cost 3; then normal requests 1 ms, 1 s, a minute, an hour and a day later wait until the debt is paid back", params, policyForce(p))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-		v, err = buildPolicy("random", p.Name, "a long random trace over three values of each identity, expectations from the oracle", params, randomPolicy(p.Name, int64(len(p.Name)), 300))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-		out = append(out, policyBadInput(p.Name, params)...)
+		out = append(out, buildPolicy("force", def, "forced calls: 15 requests in one ms, some denied; a forced request is charged to every limit, the one that denies included; a peek; a forced cost 3; then normal requests 1 ms, 1 s, a minute, an hour and a day later wait until the debt is paid back", policyForce(def)))
+		out = append(out, buildPolicy("random", def, "a long random trace over three values of each identity, expectations from the oracle", randomPolicy(def, int64(len(name)), 300)))
+		out = append(out, policyBadInput(name, d, specs)...)
 	}
 	return out, nil
 }

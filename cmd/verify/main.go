@@ -22,7 +22,7 @@ Replays every vector (*.json, searched recursively) in DIR against every
 target and checks each step against the vector's expectations and against
 the other targets:
 
-  goimpl     the generated Go limiters
+  memory     the generated Go, through package memory's limiter
   gopherlua  the generated Lua in gopher-lua, over an in-process store
   miniredis  the generated Lua in miniredis, through go-redis
   redis      the generated Lua on a real Redis (only with -redis or REDIS_URL)
@@ -34,10 +34,13 @@ the other targets:
 A vector is a JSON object {"name", "algorithm", "params", "steps"}; each
 step is {"t_ms", "key", "cost" (default 1), "expect"}, where expect holds any
 of allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, or
-{"error": true}. A vector of a policy names "policy" instead of
-"algorithm", and its steps give "ids" (identity values by name) instead of
-"key"; on a cluster, a policy whose identities may lie in different slots
-is not run (SKIP, with the reason).
+{"error": true}; a step's "params" replace the algorithm's parameters from
+it on. A vector of a policy gives "policy" instead of "algorithm": the
+policy, as a policy file writes it ({"name", "limits": [{"name",
+"algorithm", "identity" or "constant", "params"}, ...]}), and its steps
+give "ids" (identity values by name) instead of "key"; on a cluster, a
+policy whose identities may lie in different slots is not run (SKIP,
+with the reason).
 
 On a real Redis or Cluster, verify writes only keys whose hash tag starts with a
 random prefix of its own ("{limitspec-verify:<random>:..."), checks that
@@ -146,7 +149,7 @@ func targets(url, cluster string, functions bool) (ts []conformance.Target, err 
 	if err != nil {
 		return nil, err
 	}
-	ts = append(ts, conformance.NewGoTarget(), luaT)
+	ts = append(ts, conformance.NewMemoryTarget(), luaT)
 	mini, err := conformance.NewMiniredisTarget()
 	if err != nil {
 		return ts, err

@@ -11,8 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // TestForeignVectors runs a directory of vectors written in the contract's
@@ -44,7 +45,7 @@ func TestForeignVectors(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	for _, target := range []string{"goimpl", "gopherlua", "miniredis", "redis"} {
+	for _, target := range []string{"memory", "gopherlua", "miniredis", "redis"} {
 		if !strings.Contains(out.String(), "PASS gcra/burst-then-steady ["+target+"] 3 steps") {
 			t.Errorf("no PASS line for %s:\n%s", target, out.String())
 		}
@@ -135,20 +136,26 @@ func TestFunctions(t *testing.T) {
 			t.Errorf("exit %d, want %q in\n%s%s", code, want, out.String(), errOut.String())
 		}
 	}
-	if v, err := rdb.FCall(ctx, lua.VersionFunction, nil).Result(); err == nil {
+	if v, err := rdb.FCall(ctx, limitspec.Catalogue+"_version", nil).Result(); err == nil {
 		t.Errorf("the library (version %v) is still loaded after the run", v)
 	}
-	other := "#!lua name=" + lua.LibraryName + "\nredis.register_function('" + lua.VersionFunction + "', function() return 'other' end)"
+	other := "#!lua name=" + limitspec.Catalogue + "\nredis.register_function('" + limitspec.Catalogue + "_version', function() return 'other' end)"
 	if err := rdb.FunctionLoad(ctx, other).Err(); err != nil {
 		t.Fatal(err)
 	}
 	out.Reset()
 	errOut.Reset()
 	code = run([]string{"-vectors", "../../vectors/gcra", "-redis", url, "-functions"}, &out, &errOut)
-	if code != 1 || !strings.Contains(errOut.String(), "version other, this build's is "+lua.LibraryVersion) {
+	if code != 1 || !strings.Contains(errOut.String(), "version other, this build's is "+catalogueVersion()) {
 		t.Errorf("another version loaded: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	if v, err := rdb.FCall(ctx, lua.VersionFunction, nil).Text(); err != nil || v != "other" {
+	if v, err := rdb.FCall(ctx, limitspec.Catalogue+"_version", nil).Text(); err != nil || v != "other" {
 		t.Errorf("the other library was touched: %q, %v", v, err)
 	}
+}
+
+// catalogueVersion is the version of the catalogue's Functions library.
+func catalogueVersion() string {
+	lib, _ := kit.LookupLibrary(limitspec.Catalogue)
+	return lib.Version
 }

@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // embedded returns the three embedded targets.
@@ -25,7 +27,7 @@ func embedded(tb testing.TB) []Target {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ts := []Target{NewGoTarget(), luaT, mini}
+	ts := []Target{NewMemoryTarget(), luaT, mini}
 	tb.Cleanup(func() {
 		for _, t := range ts {
 			t.Close()
@@ -85,7 +87,7 @@ func TestVectors(t *testing.T) {
 			t.Errorf("target %s ran no step", tg.Name())
 		}
 	}
-	// Everything written under the run's prefix, and the library, are
+	// Everything written under the run's prefix, and the libraries, are
 	// gone after Close.
 	for _, tg := range []*RedisTarget{real, functions, client, clientFunctions} {
 		if err := tg.Close(); err != nil {
@@ -98,14 +100,14 @@ func TestVectors(t *testing.T) {
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	if v, err := rdb.FCall(context.Background(), lua.VersionFunction, nil).Result(); err == nil {
+	if v, err := rdb.FCall(context.Background(), limitspec.Catalogue+"_version", nil).Result(); err == nil {
 		t.Errorf("the library (version %v) is still loaded after Close", v)
 	}
 }
 
-// req is the request of an algorithm's step with no string input.
-func req(key string, nowMs int64, cost json.Number) Request {
-	return Request{Key: key, NowMs: nowMs, Cost: cost}
+// req is a request of an algorithm with no string input.
+func req(alg string, params map[string]json.Number, key string, nowMs int64, cost json.Number) Request {
+	return Request{Algorithm: alg, Params: params, Key: key, NowMs: nowMs, Cost: cost}
 }
 
 // lying is a target that answers like another but adds one to remaining
@@ -141,9 +143,9 @@ func TestRunnerCatchesDivergence(t *testing.T) {
 	for i := range v.Steps {
 		v.Steps[i].Expect = Expect{}
 	}
-	res := RunVector(v, []Target{NewGoTarget(), &lying{Target: NewGoTarget(), from: 3}})
+	res := RunVector(v, []Target{NewMemoryTarget(), &lying{Target: NewMemoryTarget(), from: 3}})
 	if !res[0].Passed() {
-		t.Errorf("goimpl failed: %s", res[0].Failed)
+		t.Errorf("memory failed: %s", res[0].Failed)
 	}
 	if res[1].Passed() || !strings.Contains(res[1].Failed, "step 3 ") || !strings.Contains(res[1].Failed, "Remaining") {
 		t.Errorf("the lying target was not caught at step 3: %q", res[1].Failed)
@@ -156,7 +158,7 @@ func TestRunnerChecksExpectations(t *testing.T) {
 		t.Fatal(err)
 	}
 	*v.Steps[2].Expect.RetryAfterMs = 2 // the true answer is 1
-	res := RunVector(v, []Target{NewGoTarget()})
+	res := RunVector(v, []Target{NewMemoryTarget()})
 	if res[0].Passed() || !strings.Contains(res[0].Failed, "step 2 ") || !strings.Contains(res[0].Failed, "retry_after_ms") {
 		t.Errorf("a wrong expectation was not reported: %q", res[0].Failed)
 	}
@@ -223,17 +225,22 @@ func TestVectorsOnCluster(t *testing.T) {
 	}
 	defer rt.Close()
 	client := NewClientTarget(rt)
+	byName := map[string]Vector{}
+	for _, v := range vectors {
+		byName[v.Name] = v
+	}
 	// Per cluster target: steps, steps of policies, vectors refused.
 	steps, policySteps, skipped := map[string]int{}, map[string]int{}, map[string]int{}
-	for _, r := range Run(vectors, []Target{NewGoTarget(), cluster, functions, client}) {
+	for _, r := range Run(vectors, []Target{NewMemoryTarget(), cluster, functions, client}) {
 		if r.Failed != "" {
 			t.Errorf("%s [%s] (%s): %s", r.Vector, r.Target, r.File, r.Failed)
 		}
-		if r.Target == "goimpl" {
+		if r.Target == "memory" {
 			continue
 		}
-		p, isPolicy := lua.LookupPolicy(strings.SplitN(r.Vector, "/", 2)[0])
-		unsafe := isPolicy && !p.ClusterSafe
+		v := byName[r.Vector]
+		isPolicy := v.Policy != nil
+		unsafe := isPolicy && !v.Policy.OneSlot()
 		switch {
 		case unsafe && r.Skipped == "":
 			t.Errorf("%s [%s]: a policy over several hash tags ran on the cluster", r.Vector, r.Target)
@@ -250,7 +257,7 @@ func TestVectorsOnCluster(t *testing.T) {
 		if steps[tg] == 0 || policySteps[tg] == 0 || skipped[tg] == 0 {
 			t.Fatalf("%s ran %d steps, %d of policies, and skipped %d vectors of policies not for a cluster; want all three > 0", tg, steps[tg], policySteps[tg], skipped[tg])
 		}
-		t.Logf("%s: %d vectors, %d steps (%d of cluster-safe policies); %d vectors of other policies refused", tg, len(vectors), steps[tg], policySteps[tg], skipped[tg])
+		t.Logf("%s: %d vectors, %d steps (%d of one-slot policies); %d vectors of other policies refused", tg, len(vectors), steps[tg], policySteps[tg], skipped[tg])
 	}
 }
 
@@ -264,22 +271,62 @@ func TestClusterRefusesPolicyOverSeveralTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cluster.Close()
-	err = cluster.Begin("ip_user", nil)
+	ipUser := vectorPolicy(t, must(limitspec.IPUserPolicy()))
+	err = cluster.Begin(&Vector{Policy: ipUser})
 	if !errors.Is(err, ErrNotApplicable) || !strings.Contains(err.Error(), "several identities") || !strings.Contains(err.Error(), "split it") {
 		t.Fatalf("Begin(ip_user) on a cluster: %v; want a refusal that says why and what to do", err)
 	}
-	if err := cluster.Begin("burst_quota", map[string]json.Number{"daily.limit": "3"}); err != nil {
+	burstQuota := vectorPolicy(t, must(limitspec.BurstQuotaPolicy(3)))
+	if err := cluster.Begin(&Vector{Policy: burstQuota}); err != nil {
 		t.Fatalf("Begin(burst_quota), one identity: %v", err)
 	}
 	// What the refusal spares the caller: the script itself, sent anyway.
-	p, _ := lua.LookupPolicy("ip_user")
-	keys, _ := p.KeyNames("", map[string]string{"ip": "10.0.0.1", "user": "alice"})
+	c, refused := prepareCall("", Request{Policy: ipUser, IDs: map[string]string{"ip": "10.0.0.1", "user": "alice"}, NowMs: 1700000000000, Cost: "1"}, decideCall, "")
+	if refused != nil {
+		t.Fatal(refused)
+	}
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	defer rdb.Close()
-	err = rdb.Eval(context.Background(), p.Source, keys, "1700000000000", "1").Err()
-	if err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
-		t.Fatalf("ip_user's script on a cluster: %v, want CROSSSLOT", err)
+	args := make([]any, len(c.argv))
+	for i, a := range c.argv {
+		args[i] = a
 	}
+	lib, _ := kit.LookupLibrary(c.lib)
+	err = rdb.Eval(context.Background(), lib.Policy.Source, c.keys, args...).Err()
+	if err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Fatalf("ip_user's call of the policy script on a cluster: %v, want CROSSSLOT", err)
+	}
+}
+
+// must is p, or a panic for an error no ready-made policy gives.
+func must(p *limitspec.Policy, err error) *limitspec.Policy {
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// vectorPolicy is a typed policy as a vector writes it.
+func vectorPolicy(tb testing.TB, p *limitspec.Policy) *Policy {
+	tb.Helper()
+	out := &Policy{Name: p.Name()}
+	for _, l := range p.Limits() {
+		s, ok := kit.LookupScripts(l.Limit.Algorithm())
+		if !ok {
+			tb.Fatalf("no scripts of %s", l.Limit.Algorithm())
+		}
+		args, err := s.Args(l.Limit)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		params := map[string]json.Number{}
+		for i, a := range args {
+			params[s.Params[i].Name] = json.Number(strconv.FormatInt(a, 10))
+		}
+		out.Limits = append(out.Limits, PolicyLimit{Name: l.Name, Algorithm: l.Limit.Algorithm().String(),
+			Identity: l.Identity, Constant: l.Constant, Params: params})
+	}
+	return out
 }
 
 // TestMalformedEntriesAreBadState plants entries no script could have
@@ -326,7 +373,7 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, tg := range []Target{luaT, mini} {
-			if err := tg.Begin(tt.alg, tt.params); err != nil {
+			if err := tg.Begin(&Vector{Algorithm: tt.alg, Params: tt.params}); err != nil {
 				t.Fatal(err)
 			}
 			for _, cmd := range tt.plant {
@@ -338,9 +385,9 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 			before, _ := ks.Keys()
 			var o Outcome
 			if tt.view != "" {
-				o = tg.View(tt.view, "k", 1700000000100)
+				o = tg.View(tt.view, req(tt.alg, tt.params, "k", 1700000000100, "1"))
 			} else {
-				o = tg.Decide(req("k", 1700000000100, "1"))
+				o = tg.Decide(req(tt.alg, tt.params, "k", 1700000000100, "1"))
 			}
 			if o.Error != "BADSTATE" {
 				t.Errorf("%s %s after %v: %+v, want BADSTATE", tg.Name(), tt.alg, tt.plant, o)
@@ -368,25 +415,21 @@ func TestLoweredLimitCountsEveryEntry(t *testing.T) {
 	}
 	defer mini.Close()
 	const t0 = 1700000000000
-	for _, tg := range []Target{luaT, mini} {
-		tg.Begin("sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"})
+	five := map[string]json.Number{"limit": "5", "window_ms": "1000"}
+	two := map[string]json.Number{"limit": "2", "window_ms": "1000"}
+	for _, tg := range []Target{NewMemoryTarget(), luaT, mini} {
+		tg.Begin(&Vector{Algorithm: "sliding_log", Params: five})
 		for i := int64(0); i < 5; i++ {
-			if o := tg.Decide(req("k", t0+i, "1")); !o.Allowed {
+			if o := tg.Decide(req("sliding_log", five, "k", t0+i, "1")); !o.Allowed {
 				t.Fatalf("%s: request %d denied under limit 5: %+v", tg.Name(), i, o)
 			}
 		}
-		// The same keys, now with limit 2: the target keeps its keyspace.
-		switch x := tg.(type) {
-		case *LuaTarget:
-			x.c = prepare("sliding_log", map[string]json.Number{"limit": "2", "window_ms": "1000"})
-		case *RedisTarget:
-			x.c = prepare("sliding_log", map[string]json.Number{"limit": "2", "window_ms": "1000"})
-		}
+		// The same key, now with limit 2: an amount, so the same state.
 		// At t0+5 the set holds 5 entries of cost 1, none has left the
 		// window: used = 5, and 5 + 1 > 2: denied. Admitting 1 needs
 		// 5 + 1 - 2 = 4 of them gone, the 4th (t0+3) leaves at t0+1003:
 		// retry after 998 ms; reset when t0+4 leaves, after 999 ms.
-		o := tg.Decide(req("k", t0+5, "1"))
+		o := tg.Decide(req("sliding_log", two, "k", t0+5, "1"))
 		want := Outcome{Allowed: false, Limit: 2, Remaining: 0, RetryAfterMs: 998, ResetAfterMs: 999}
 		if diff := cmp.Diff(want, o, ignoreMessage); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tg.Name(), diff)

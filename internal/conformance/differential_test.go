@@ -9,49 +9,57 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // oracleTarget adapts the reference oracle to the Target interface.
 type oracleTarget struct {
-	m   oracle.Model
-	pol *oracle.Policy
-	err error
+	models map[string]oracle.Model // by algorithm and parameters
+	policy *oracle.Policy          // the vector's
+	polErr error
 }
 
 func (o *oracleTarget) Name() string { return "oracle" }
 
-func (o *oracleTarget) Begin(name string, params map[string]json.Number) error {
-	ints := map[string]int64{}
-	for k, v := range params {
-		n, err := v.Int64()
-		if err != nil {
-			o.m, o.pol, o.err = nil, nil, fmt.Errorf("%w: parameter %s", oracle.ErrBadInput, k)
-			return nil
-		}
-		ints[k] = n
+func (o *oracleTarget) Begin(v *Vector) error {
+	o.models, o.policy, o.polErr = map[string]oracle.Model{}, nil, nil
+	if v.Policy != nil {
+		o.policy, o.polErr = OraclePolicy(v.Policy)
 	}
-	o.m, o.pol, o.err = nil, nil, nil
-	if _, ok := lua.LookupPolicy(name); ok {
-		o.pol, o.err = OraclePolicy(name, ints)
-		return nil
-	}
-	o.m, o.err = oracle.New(name, ints)
 	return nil
 }
 
-func (o *oracleTarget) Decide(r Request) Outcome {
-	if o.err != nil {
-		return oracleError(o.err)
+// model is the oracle's model of r's algorithm and parameters, made at
+// its first step.
+func (o *oracleTarget) model(r Request) (oracle.Model, error) {
+	id := fmt.Sprint(r.Algorithm, r.Params)
+	if m, ok := o.models[id]; ok {
+		return m, nil
 	}
+	ints, refused := intParams(r.Algorithm, r.Params)
+	if refused != nil {
+		return nil, fmt.Errorf("%w: %s", oracle.ErrBadInput, refused.Message)
+	}
+	m, err := oracle.New(r.Algorithm, ints)
+	if err == nil {
+		o.models[id] = m
+	}
+	return m, err
+}
+
+func (o *oracleTarget) Decide(r Request) Outcome {
 	c, err := r.Cost.Int64()
 	if err != nil {
 		return failure("BADINPUT", "cost")
 	}
-	if o.pol != nil {
-		pr, err := o.pol.Decide(r.IDs, r.NowMs, c)
+	if r.Policy != nil {
+		if o.polErr != nil {
+			return oracleError(o.polErr)
+		}
+		pr, err := o.policy.Decide(r.IDs, r.NowMs, c)
 		if err != nil {
 			return oracleError(err)
 		}
@@ -62,7 +70,11 @@ func (o *oracleTarget) Decide(r Request) Outcome {
 		}
 		return out
 	}
-	res, err := o.m.Decide(r.Key, r.NowMs, c, r.Inputs["meta"])
+	m, err := o.model(r)
+	if err != nil {
+		return oracleError(err)
+	}
+	res, err := m.Decide(r.Key, r.NowMs, c, r.Inputs["meta"])
 	if err != nil {
 		return oracleError(err)
 	}
@@ -70,14 +82,18 @@ func (o *oracleTarget) Decide(r Request) Outcome {
 }
 
 func (o *oracleTarget) Reset(r Request) Outcome {
-	var err error
-	switch {
-	case o.err != nil:
-		return oracleError(o.err)
-	case o.pol != nil:
-		err = o.pol.Reset(r.IDs)
-	default:
-		err = o.m.(oracle.Resetter).Reset(r.Key)
+	if r.Policy != nil {
+		if o.polErr != nil {
+			return oracleError(o.polErr)
+		}
+		if err := o.policy.Reset(r.IDs); err != nil {
+			return oracleError(err)
+		}
+		return Outcome{}
+	}
+	m, err := o.model(r)
+	if err == nil {
+		err = m.(oracle.Resetter).Reset(r.Key)
 	}
 	if err != nil {
 		return oracleError(err)
@@ -90,15 +106,16 @@ func oracleOutcome(r oracle.Result) Outcome {
 		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}
 }
 
-func (o *oracleTarget) View(view, key string, now int64) Outcome {
-	if o.err != nil {
-		return oracleError(o.err)
+func (o *oracleTarget) View(view string, r Request) Outcome {
+	m, err := o.model(r)
+	if err != nil {
+		return oracleError(err)
 	}
-	el, ok := o.m.(oracle.EntryLister)
+	el, ok := m.(oracle.EntryLister)
 	if !ok || view != "entries" {
 		return failure("BADINPUT", "unknown view "+view)
 	}
-	es, err := el.Entries(key, now)
+	es, err := el.Entries(r.Key, r.NowMs)
 	if err != nil {
 		return oracleError(err)
 	}
@@ -168,9 +185,9 @@ func randomVector(seed int64) Vector {
 		}
 	}
 	var views []string
-	for _, s := range lua.Scripts {
-		if s.Algorithm == alg && s.View != "" {
-			views = append(views, s.View)
+	if s, ok := kit.LookupScripts(limitspec.Algorithm{Library: limitspec.Catalogue, Name: alg}); ok {
+		for _, v := range s.Views {
+			views = append(views, v.Name)
 		}
 	}
 	v := Vector{Name: fmt.Sprintf("random/%s/seed-%d", alg, seed), Algorithm: alg, Params: params}
@@ -242,15 +259,15 @@ func FuzzDifferential(f *testing.F) {
 	})
 }
 
-// TestDifferentialOnRedis runs random traces through the oracle, goimpl
-// and a real redis-server, the fourth target of the embedded three.
+// TestDifferentialOnRedis runs random traces through the oracle, package
+// memory and a real redis-server, the fourth target of the embedded three.
 func TestDifferentialOnRedis(t *testing.T) {
 	real, err := NewRedisTarget(redistest.Start(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer real.Close()
-	targets := []Target{&oracleTarget{}, NewGoTarget(), real}
+	targets := []Target{&oracleTarget{}, NewMemoryTarget(), real}
 	for seed := int64(1000); seed < 1200; seed++ {
 		v := randomVector(seed)
 		for _, r := range RunVector(v, targets) {

@@ -9,21 +9,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec"
 )
 
 // TestPolicyIsConjunction: on random traces, every policy decides on a
 // target as the conjunction of its limits, each run alone on the same
 // kind of target: admitted exactly when every limit alone would admit
-// (cost <= the remaining of a peek, by the contract's definition of
-// remaining), every limit then consuming as alone; denied, a limit that
+// (a peek admitted, and cost <= its remaining, by the contract's
+// definition of remaining), every limit then consuming as alone; denied, a limit that
 // denies reports what it reports alone (a denial writes nothing, so it
 // can be asked), and one that would admit reports its peek. A forced
 // step is each limit forced alone: every limit charged, admitted when
 // every one would have admitted.
 func TestPolicyIsConjunction(t *testing.T) {
 	kinds := map[string]func() Target{
-		"goimpl": func() Target { return NewGoTarget() },
+		"memory": func() Target { return NewMemoryTarget() },
 		"gopherlua": func() Target {
 			tg, err := NewLuaTarget()
 			if err != nil {
@@ -32,11 +32,16 @@ func TestPolicyIsConjunction(t *testing.T) {
 			return tg
 		},
 	}
-	params := map[string]map[string]int64{"burst_quota": {"daily.limit": 40}, "user_global": {"global.limit": 7}}
+	policies := []*Policy{
+		vectorPolicy(t, must(limitspec.IPUserPolicy())),
+		vectorPolicy(t, must(limitspec.BurstQuotaPolicy(40))),
+		vectorPolicy(t, must(limitspec.UserGlobalPolicy(7))),
+		everyAlgorithm(),
+	}
 	for kind, mk := range kinds {
-		for _, p := range lua.Policies {
+		for _, p := range policies {
 			t.Run(kind+"/"+p.Name, func(t *testing.T) {
-				admitted, denied, forced := conjunctionTrace(t, mk, p, params[p.Name], 400)
+				admitted, denied, forced := conjunctionTrace(t, mk, p, 400)
 				if admitted < 20 || denied < 20 || forced < 20 {
 					t.Errorf("%d admitted, %d denied and %d forced steps: the trace does not exercise all three", admitted, denied, forced)
 				}
@@ -45,25 +50,33 @@ func TestPolicyIsConjunction(t *testing.T) {
 	}
 }
 
+// everyAlgorithm is a policy holding a limit of every algorithm of the
+// catalogue, counting two identities and a constant.
+func everyAlgorithm() *Policy {
+	n := func(v int64) json.Number { return json.Number(strconv.FormatInt(v, 10)) }
+	return &Policy{Name: "every", Limits: []PolicyLimit{
+		{Name: "fw", Algorithm: "fixed_window", Identity: "user", Params: map[string]json.Number{"limit": n(8), "window_ms": n(10000)}},
+		{Name: "sw", Algorithm: "sliding_window", Identity: "user", Params: map[string]json.Number{"limit": n(9), "window_ms": n(10000)}},
+		{Name: "sl", Algorithm: "sliding_log", Identity: "ip", Params: map[string]json.Number{"limit": n(10), "window_ms": n(10000)}},
+		{Name: "bw", Algorithm: "bucket_window", Identity: "user", Params: map[string]json.Number{"limit": n(6), "window_ms": n(2000), "bucket_ms": n(500), "limit_2": n(12), "window_ms_2": n(10000)}},
+		{Name: "tb", Algorithm: "token_bucket", Identity: "ip", Params: map[string]json.Number{"capacity": n(6), "refill_tokens": n(1), "refill_ms": n(1000)}},
+		{Name: "gcra", Algorithm: "gcra", Identity: "user", Params: map[string]json.Number{"burst": n(5), "rate": n(2), "period_ms": n(1000)}},
+		{Name: "lb", Algorithm: "leaky_bucket", Constant: "all", Params: map[string]json.Number{"capacity": n(7), "rate": n(3), "period_ms": n(1000)}},
+		{Name: "mw", Algorithm: "meta_window", Identity: "ip", Params: map[string]json.Number{"limit": n(10), "window_ms": n(10000)}},
+	}}
+}
+
 // conjunctionTrace runs one random trace and returns the steps the
 // policy admitted and denied, and the forced ones.
-func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[string]int64, n int) (admitted, denied, forced int) {
+func conjunctionTrace(t *testing.T, mk func() Target, p *Policy, n int) (admitted, denied, forced int) {
 	pol := mk()
-	raw := map[string]json.Number{}
-	for k, v := range params {
-		raw[k] = json.Number(strconv.FormatInt(v, 10))
-	}
-	if err := pol.Begin(p.Name, raw); err != nil {
+	if err := pol.Begin(&Vector{Policy: p}); err != nil {
 		t.Fatal(err)
 	}
 	alone := make([]Target, len(p.Limits))
 	for i, l := range p.Limits {
 		alone[i] = mk()
-		lp := map[string]json.Number{}
-		for k, v := range l.ParamsWith(params) {
-			lp[k] = json.Number(strconv.FormatInt(v, 10))
-		}
-		if err := alone[i].Begin(l.Algorithm, lp); err != nil {
+		if err := alone[i].Begin(&Vector{Algorithm: l.Algorithm, Params: l.Params}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,12 +85,12 @@ func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[s
 	for step := range n {
 		now += []int64{0, 0, 1, 30, 250, 1000, 20000}[rng.Intn(7)]
 		ids := map[string]string{}
-		for _, id := range p.Identities {
+		for _, id := range p.Identities() {
 			ids[id] = fmt.Sprint(id, rng.Intn(2))
 		}
 		cost := json.Number(strconv.Itoa([]int{0, 1, 1, 1, 2, 3}[rng.Intn(6)]))
 		force := rng.Intn(6) == 0
-		got := pol.Decide(Request{IDs: ids, NowMs: now, Cost: cost, Force: force})
+		got := pol.Decide(Request{Policy: p, IDs: ids, NowMs: now, Cost: cost, Force: force})
 		var want Outcome
 		if force {
 			forced++
@@ -97,23 +110,32 @@ func conjunctionTrace(t *testing.T, mk func() Target, p lua.Policy, params map[s
 	return admitted, denied, forced
 }
 
+// aloneRequest is the request of limit l of a policy, run alone.
+func aloneRequest(l PolicyLimit, ids map[string]string, now int64, cost json.Number) Request {
+	key := l.Constant
+	if l.Identity != "" {
+		key = ids[l.Identity]
+	}
+	return Request{Algorithm: l.Algorithm, Params: l.Params, Key: key, NowMs: now, Cost: cost}
+}
+
 // conjunction decides a request by the limits run alone, as the policy
 // must, and applies it to them.
-func conjunction(p lua.Policy, alone []Target, ids map[string]string, now int64, cost json.Number) Outcome {
+func conjunction(p *Policy, alone []Target, ids map[string]string, now int64, cost json.Number) Outcome {
 	c, _ := cost.Int64()
-	keys := make([]string, len(alone))
 	peeks := make([]Outcome, len(alone))
 	all := true
 	for i, l := range p.Limits {
-		keys[i], _ = l.Counts(ids)
-		peeks[i] = alone[i].Decide(Request{Key: keys[i], NowMs: now, Cost: "0"})
-		all = all && c <= peeks[i].Remaining
+		peeks[i] = alone[i].Decide(aloneRequest(l, ids, now, "0"))
+		// A peek itself is denied by a limit in debt (after a forced
+		// call): then so is every cost.
+		all = all && peeks[i].Allowed && c <= peeks[i].Remaining
 	}
 	var limits []Outcome
-	for i := range p.Limits {
+	for i, l := range p.Limits {
 		r := peeks[i]
-		if all || c > peeks[i].Remaining {
-			r = alone[i].Decide(Request{Key: keys[i], NowMs: now, Cost: cost})
+		if all || !peeks[i].Allowed || c > peeks[i].Remaining {
+			r = alone[i].Decide(aloneRequest(l, ids, now, cost))
 		}
 		limits = append(limits, r)
 	}
@@ -122,14 +144,15 @@ func conjunction(p lua.Policy, alone []Target, ids map[string]string, now int64,
 
 // forcedConjunction forces a request on every limit run alone, as a
 // policy's forced call must.
-func forcedConjunction(p lua.Policy, alone []Target, ids map[string]string, now int64, cost json.Number) Outcome {
+func forcedConjunction(p *Policy, alone []Target, ids map[string]string, now int64, cost json.Number) Outcome {
 	var limits []Outcome
 	all := true
 	for i, l := range p.Limits {
-		key, _ := l.Counts(ids)
-		r := alone[i].Decide(Request{Key: key, NowMs: now, Cost: cost, Force: true})
-		limits = append(limits, r)
-		all = all && r.Allowed
+		r := aloneRequest(l, ids, now, cost)
+		r.Force = true
+		out := alone[i].Decide(r)
+		limits = append(limits, out)
+		all = all && out.Allowed
 	}
 	return policyOutcome(limits, all, true)
 }

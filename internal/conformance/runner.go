@@ -1,12 +1,10 @@
 package conformance
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-
-	"github.com/limitspec/limitspec/lua"
 
 	"github.com/limitspec/limitspec/internal/oracle"
 
@@ -50,81 +48,103 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 	res := make([]VectorResult, len(targets))
 	for i, t := range targets {
 		res[i] = VectorResult{Vector: v.Name, File: v.File, Target: t.Name()}
-		switch err := t.Begin(v.Subject(), v.Params); {
+		switch err := t.Begin(&v); {
 		case errors.Is(err, ErrNotApplicable):
 			res[i].Skipped = err.Error()
 		case err != nil:
 			res[i].Failed = "begin: " + err.Error()
 		}
 	}
-	maxTTL := maxTTLOf(v)
+	params, maxTTL := v.Params, int64(0)
 	for si, s := range v.Steps {
-		where := fmt.Sprintf("step %d (t_ms %d, key %q, cost %s)", si, s.T, s.Key, s.CostArg())
-		if v.Policy != "" {
-			where = fmt.Sprintf("step %d (t_ms %d, ids %v, cost %s)", si, s.T, s.IDs, s.CostArg())
+		if s.Params != nil {
+			params = s.Params
 		}
-		if s.View != "" {
-			where = fmt.Sprintf("step %d (t_ms %d, key %q, view %s)", si, s.T, s.Key, s.View)
-		}
-		if s.Force {
-			where += ", forced"
-		}
-		outs := make([]*Outcome, len(targets))
+		// Keys written under earlier parameters keep their TTLs.
+		maxTTL = max(maxTTL, maxTTLOf(v, params))
+		r, where := v.Request(s, params), stepLabel(si, s, v.Policy != nil)
 		base := -1
+		var baseOutcome Outcome
 		for i, t := range targets {
-			if !res[i].Passed() {
-				continue
+			if !res[i].Passed() || (s.WrongType.Any() && !hasKeyspace(t)) {
+				continue // a wrong type needs Redis types
 			}
-			ks, hasKeys := t.(Keyspace)
-			if s.WrongType.Any() && !hasKeys {
-				continue // not applicable without Redis types
-			}
-			var before []KeyTTL
-			if hasKeys {
-				if s.WrongType.Any() {
-					if err := ks.PlantWrongType(s.Request(), s.WrongType); err != nil {
-						res[i].Failed = where + ": planting a wrong type: " + err.Error()
-						continue
-					}
-				}
-				var err error
-				if before, err = ks.Keys(); err != nil {
-					res[i].Failed = where + ": listing keys: " + err.Error()
-					continue
-				}
-			}
-			var o Outcome
-			switch {
-			case s.View != "":
-				o = t.View(s.View, s.Key, s.T)
-			case s.Reset:
-				o = t.Reset(s.Request())
-			default:
-				o = t.Decide(s.Request())
-			}
-			outs[i] = &o
+			o, msg := runStep(t, s, r, maxTTL)
 			res[i].Steps++
-			if msg := checkExpect(s.Expect, o); msg != "" {
-				res[i].Failed = fmt.Sprintf("%s: %s", where, msg)
-				continue
-			}
-			if hasKeys {
-				if msg := checkKeys(ks, before, o.Error != "", maxTTL); msg != "" {
-					res[i].Failed = fmt.Sprintf("%s: %s", where, msg)
-					continue
+			if msg == "" && base >= 0 {
+				if diff := cmp.Diff(baseOutcome, o, ignoreMessage); diff != "" {
+					msg = fmt.Sprintf("%s and %s differ (-%s +%s):\n%s", targets[base].Name(), t.Name(), targets[base].Name(), t.Name(), diff)
 				}
+			}
+			if msg != "" {
+				res[i].Failed = where + ": " + msg
+				continue
 			}
 			if base < 0 {
-				base = i
-				continue
-			}
-			if diff := cmp.Diff(*outs[base], o, ignoreMessage); diff != "" {
-				res[i].Failed = fmt.Sprintf("%s: %s and %s differ (-%s +%s):\n%s",
-					where, targets[base].Name(), t.Name(), targets[base].Name(), t.Name(), diff)
+				base, baseOutcome = i, o
 			}
 		}
 	}
 	return res
+}
+
+func hasKeyspace(t Target) bool {
+	_, ok := t.(Keyspace)
+	return ok
+}
+
+// stepLabel names a step in a failure.
+func stepLabel(i int, s Step, policy bool) string {
+	where := fmt.Sprintf("step %d (t_ms %d, key %q, cost %s)", i, s.T, s.Key, s.CostArg())
+	switch {
+	case policy:
+		where = fmt.Sprintf("step %d (t_ms %d, ids %v, cost %s)", i, s.T, s.IDs, s.CostArg())
+	case s.View != "":
+		where = fmt.Sprintf("step %d (t_ms %d, key %q, view %s)", i, s.T, s.Key, s.View)
+	}
+	if s.Params != nil {
+		where += fmt.Sprintf(", params %v", s.Params)
+	}
+	if s.Force {
+		where += ", forced"
+	}
+	return where
+}
+
+// runStep runs one step on one target and checks it against the vector
+// and, on a target with a keyspace, its keys: every key with a TTL of at
+// most maxTTL (when not 0), none changed by a refused step. It returns
+// the outcome and what is wrong, "" when nothing.
+func runStep(t Target, s Step, r Request, maxTTL int64) (Outcome, string) {
+	ks, hasKeys := t.(Keyspace)
+	var before []KeyTTL
+	if hasKeys {
+		if s.WrongType.Any() {
+			if err := ks.PlantWrongType(r, s.WrongType); err != nil {
+				return Outcome{}, "planting a wrong type: " + err.Error()
+			}
+		}
+		var err error
+		if before, err = ks.Keys(); err != nil {
+			return Outcome{}, "listing keys: " + err.Error()
+		}
+	}
+	var o Outcome
+	switch {
+	case s.View != "":
+		o = t.View(s.View, r)
+	case s.Reset:
+		o = t.Reset(r)
+	default:
+		o = t.Decide(r)
+	}
+	if msg := checkExpect(s.Expect, o); msg != "" {
+		return o, msg
+	}
+	if hasKeys {
+		return o, checkKeys(ks, before, o.Error != "", maxTTL)
+	}
+	return o, ""
 }
 
 // checkExpect compares an outcome with the fields a vector expects.
@@ -187,28 +207,16 @@ func (e Expect) none() bool {
 		e.Index == nil && e.Limits == nil && e.Error == nil
 }
 
-// maxTTLOf is the longest TTL a key of the vector's limiter may carry
-// (oracle.MaxTTL), or 0 when the oracle does not know the algorithm or
-// refuses its parameters: then no bound is checked.
-func maxTTLOf(v Vector) int64 {
-	params := map[string]int64{}
-	for k, n := range v.Params {
-		x, err := n.Int64()
-		if err != nil {
-			return 0
-		}
-		params[k] = x
-	}
-	if v.Policy == "" {
+// maxTTLOf is the longest TTL a key of the vector's limit (or policy)
+// under params may carry (oracle.MaxTTL), or 0 when the oracle does not
+// know an algorithm or refuses its parameters: then no bound is checked.
+func maxTTLOf(v Vector, params map[string]json.Number) int64 {
+	if v.Policy == nil {
 		return algorithmMaxTTL(v.Algorithm, params)
 	}
-	p, ok := lua.LookupPolicy(v.Policy)
-	if !ok {
-		return 0
-	}
 	longest := int64(0)
-	for _, l := range p.Limits {
-		ms := algorithmMaxTTL(l.Algorithm, l.ParamsWith(params))
+	for _, l := range v.Policy.Limits {
+		ms := algorithmMaxTTL(l.Algorithm, l.Params)
 		if ms == 0 {
 			return 0
 		}
@@ -217,33 +225,31 @@ func maxTTLOf(v Vector) int64 {
 	return longest
 }
 
-// OraclePolicy is the oracle's model of the named policy, built from its
-// definition in the manifest (package lua) and its per-call parameters,
-// named limit.param; an unknown policy or parameter matches
+// OraclePolicy is the oracle's model of a vector's policy; a parameter
+// that is no integer, an unknown algorithm or a refused parameter matches
 // oracle.ErrBadInput.
-func OraclePolicy(name string, params map[string]int64) (*oracle.Policy, error) {
-	p, ok := lua.LookupPolicy(name)
-	if !ok {
-		return nil, fmt.Errorf("%w: unknown policy %q", oracle.ErrBadInput, name)
-	}
-	for k := range params {
-		if !slices.Contains(p.Params, k) {
-			return nil, fmt.Errorf("%w: %s: unknown parameter %s", oracle.ErrBadInput, name, k)
-		}
-	}
+func OraclePolicy(p *Policy) (*oracle.Policy, error) {
 	var limits []oracle.PolicyLimit
 	for _, l := range p.Limits {
+		ints, refused := intParams(l.Algorithm, l.Params)
+		if refused != nil {
+			return nil, fmt.Errorf("%w: %s", oracle.ErrBadInput, refused.Message)
+		}
 		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
-			Identity: l.Identity, Constant: l.Constant, Params: l.ParamsWith(params)})
+			Identity: l.Identity, Constant: l.Constant, Params: ints})
 	}
 	return oracle.NewPolicy(p.Name, limits)
 }
 
-func algorithmMaxTTL(algorithm string, params map[string]int64) int64 {
-	if _, err := oracle.New(algorithm, params); err != nil {
+func algorithmMaxTTL(algorithm string, params map[string]json.Number) int64 {
+	ints, refused := intParams(algorithm, params)
+	if refused != nil {
 		return 0
 	}
-	ms, _ := oracle.MaxTTL(algorithm, params)
+	if _, err := oracle.New(algorithm, ints); err != nil {
+		return 0
+	}
+	ms, _ := oracle.MaxTTL(algorithm, ints)
 	return ms
 }
 

@@ -12,32 +12,30 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// clockSubject is an algorithm or policy with parameters goimpl accepts,
-// and the request of its first step: its key, or its identities.
-type clockSubject struct {
-	params map[string]json.Number
-	r      Request
-}
-
 // clockVectors picks, per algorithm and per policy, its first vector that
-// goimpl accepts.
-func clockVectors(t *testing.T) map[string]clockSubject {
+// package memory accepts, and the request of its first step.
+func clockVectors(t *testing.T) map[string]Request {
 	t.Helper()
 	vectors, err := Load("../../vectors")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]clockSubject{}
+	out := map[string]Request{}
 	for _, v := range vectors {
-		g := NewGoTarget()
-		if _, done := out[v.Subject()]; done || g.Begin(v.Subject(), v.Params) != nil {
+		name := v.Algorithm
+		if v.Policy != nil {
+			name = v.Policy.Name
+		}
+		m := NewMemoryTarget()
+		if _, done := out[name]; done || m.Begin(&v) != nil {
 			continue
 		}
-		r := v.Steps[0].Request()
-		if o := g.Decide(r); o.Error != "" {
+		r := v.Request(v.Steps[0], v.Params)
+		if o := m.Decide(r); o.Error != "" || r.Force {
 			continue
 		}
-		out[v.Subject()] = clockSubject{v.Params, Request{Key: r.Key, IDs: r.IDs}}
+		r.Inputs = nil
+		out[name] = r
 	}
 	return out
 }
@@ -65,10 +63,10 @@ var serverClockSteps = []string{"1", "1", "0", "1", "1000000", "1"}
 // decideAtServerTime runs one step of t's script with an empty now_ms,
 // so that the script reads the server's TIME.
 func decideAtServerTime(t *RedisTarget, r Request) Outcome {
-	keys, argv, _ := t.c.args(t.prefix, r)
-	argv[0] = ""
-	res, err := t.eval(t.c.scriptName(false), keys, argv)
-	return decisionOutcome(t.c, res, err)
+	c, _ := prepareCall(t.prefix, r, decideCall, "")
+	c.argv[0] = ""
+	res, err := t.eval(c)
+	return decisionOutcome(c, res, err)
 }
 
 // TestServerClockOnMiniredis: with now_ms empty, every script decides as
@@ -80,22 +78,23 @@ func TestServerClockOnMiniredis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mini.Close()
-	for alg, sub := range clockVectors(t) {
-		ref := NewGoTarget()
-		if err := mini.Begin(alg, sub.params); err != nil {
+	for name, r := range clockVectors(t) {
+		ref := NewMemoryTarget()
+		v := &Vector{Algorithm: r.Algorithm, Params: r.Params, Policy: r.Policy}
+		if err := mini.Begin(v); err != nil {
 			t.Fatal(err)
 		}
-		if err := ref.Begin(alg, sub.params); err != nil {
+		if err := ref.Begin(v); err != nil {
 			t.Fatal(err)
 		}
 		now := int64(1700000000000)
 		for i, cost := range serverClockSteps {
 			now += int64(i) * 7
 			mini.mini.SetTime(time.UnixMilli(now).Add(123 * time.Microsecond))
-			got := decideAtServerTime(mini, at(sub.r, 0, json.Number(cost)))
-			want := ref.Decide(at(sub.r, now, json.Number(cost)))
+			got := decideAtServerTime(mini, at(r, 0, json.Number(cost)))
+			want := ref.Decide(at(r, now, json.Number(cost)))
 			if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
-				t.Errorf("%s step %d at server time %d (-explicit +server clock):\n%s", alg, i, now, diff)
+				t.Errorf("%s step %d at server time %d (-explicit +server clock):\n%s", name, i, now, diff)
 			}
 		}
 	}
@@ -113,46 +112,47 @@ func TestServerClockOnRedis(t *testing.T) {
 	}
 	defer real.Close()
 	ctx := context.Background()
-	for alg, sub := range clockVectors(t) {
+	for name, r := range clockVectors(t) {
 		checked := false
 		for attempt := 0; attempt < 20 && !checked; attempt++ {
 			// A fresh key space each attempt: a policy's constant
 			// identity keeps its keys whatever the request's names.
-			if err := real.Begin(alg, sub.params); err != nil {
+			if err := real.Begin(&Vector{Algorithm: r.Algorithm, Params: r.Params, Policy: r.Policy}); err != nil {
 				t.Fatal(err)
 			}
-			if err := real.scripts[real.c.scriptName(false)].Load(ctx, real.rdb).Err(); err != nil {
+			c, _ := prepareCall(real.prefix, r, decideCall, "")
+			if err := real.scripts[c.function()].Load(ctx, real.rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
-			checked = serverClockSequence(t, real, alg, sub.params, renamed(sub.r, strconv.Itoa(attempt)))
+			checked = serverClockSequence(t, real, name, renamed(r, strconv.Itoa(attempt)))
 		}
 		if !checked {
-			t.Errorf("%s: every attempt straddled a ms boundary", alg)
+			t.Errorf("%s: every attempt straddled a ms boundary", name)
 		}
 	}
 }
 
-// serverClockSequence runs serverClockSteps on key, comparing each with
-// goimpl at the server's ms; it returns false, having compared only the
-// steps before, when a step's TIMEs disagree.
-func serverClockSequence(t *testing.T, real *RedisTarget, alg string, params map[string]json.Number, r Request) bool {
+// serverClockSequence runs serverClockSteps on r's key, comparing each
+// with package memory at the server's ms; it returns false, having
+// compared only the steps before, when a step's TIMEs disagree.
+func serverClockSequence(t *testing.T, real *RedisTarget, name string, r Request) bool {
 	ctx := context.Background()
-	ref := NewGoTarget()
-	if err := ref.Begin(alg, params); err != nil {
+	ref := NewMemoryTarget()
+	if err := ref.Begin(&Vector{Algorithm: r.Algorithm, Params: r.Params, Policy: r.Policy}); err != nil {
 		t.Fatal(err)
 	}
 	for i, cost := range serverClockSteps {
-		keys, argv, _ := real.c.args(real.prefix, at(r, 0, json.Number(cost)))
-		argv[0] = ""
-		args := make([]any, len(argv))
-		for j, a := range argv {
+		c, _ := prepareCall(real.prefix, at(r, 0, json.Number(cost)), decideCall, "")
+		c.argv[0] = ""
+		args := make([]any, len(c.argv))
+		for j, a := range c.argv {
 			args[j] = a
 		}
 		var before, after *redis.TimeCmd
 		var eval *redis.Cmd
 		_, err := real.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			before = p.Time(ctx)
-			eval = p.EvalSha(ctx, real.scripts[real.c.scriptName(false)].Hash(), keys, args...)
+			eval = p.EvalSha(ctx, real.scripts[c.function()].Hash(), c.keys, args...)
 			after = p.Time(ctx)
 			return nil
 		})
@@ -164,10 +164,10 @@ func serverClockSequence(t *testing.T, real *RedisTarget, alg string, params map
 			return false
 		}
 		res, err := eval.Result()
-		got := decisionOutcome(real.c, res, err)
+		got := decisionOutcome(c, res, err)
 		want := ref.Decide(at(r, ms, json.Number(cost)))
 		if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
-			t.Errorf("%s step %d at server time %d (-explicit +server clock):\n%s", alg, i, ms, diff)
+			t.Errorf("%s step %d at server time %d (-explicit +server clock):\n%s", name, i, ms, diff)
 		}
 		time.Sleep(3 * time.Millisecond)
 	}

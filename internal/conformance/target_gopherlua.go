@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -17,7 +16,6 @@ type LuaTarget struct {
 	L      *glua.LState
 	protos map[string]*glua.FunctionProto
 	store  *store
-	c      call
 }
 
 // NewLuaTarget compiles every generated script once.
@@ -53,41 +51,45 @@ func NewLuaTarget() (*LuaTarget, error) {
 
 func (t *LuaTarget) Name() string { return "gopherlua" }
 
-func (t *LuaTarget) Begin(name string, params map[string]json.Number) error {
+func (t *LuaTarget) Begin(*Vector) error {
 	t.store = newStore()
-	t.c = prepare(name, params)
 	return nil
 }
 
 func (t *LuaTarget) Decide(r Request) Outcome {
-	if t.c.refused != nil {
-		return *t.c.refused
+	kind := decideCall
+	if r.Force {
+		kind = forceCall
 	}
-	keys, argv, refused := t.c.args("", r)
+	c, refused := prepareCall("", r, kind, "")
 	if refused != nil {
 		return *refused
 	}
-	return t.run(t.c.scriptName(r.Force), keys, argv, false)
+	ret, o := t.call(c)
+	if o != nil {
+		return *o
+	}
+	return luaReply(ret, c)
 }
 
-func (t *LuaTarget) View(view, key string, nowMs int64) Outcome {
-	c := t.c.view(view)
-	if c.refused != nil {
-		return *c.refused
+func (t *LuaTarget) View(view string, r Request) Outcome {
+	c, refused := prepareCall("", r, viewCall, view)
+	if refused != nil {
+		return *refused
 	}
-	keys, argv := c.viewArgs("", key, nowMs)
-	return t.run(c.script.Name, keys, argv, true)
+	ret, o := t.call(c)
+	if o != nil {
+		return *o
+	}
+	return luaEntries(ret)
 }
 
 func (t *LuaTarget) Reset(r Request) Outcome {
-	if t.c.refused != nil {
-		return *t.c.refused
-	}
-	keys, refused := t.c.keys("", r)
+	c, refused := prepareCall("", r, resetCall, "")
 	if refused != nil {
 		return *refused
 	}
-	ret, o := t.call(t.c.resetName(), keys, t.c.resetArgs())
+	ret, o := t.call(c)
 	if o != nil {
 		return *o
 	}
@@ -102,25 +104,13 @@ func (t *LuaTarget) Reset(r Request) Outcome {
 	return Outcome{}
 }
 
-// run runs one compiled script with KEYS and ARGV.
-func (t *LuaTarget) run(script string, keys, argv []string, view bool) Outcome {
-	ret, o := t.call(script, keys, argv)
-	if o != nil {
-		return *o
-	}
-	if view {
-		return luaEntries(ret)
-	}
-	return luaReply(ret, t.c)
-}
-
-// call runs one compiled script and returns its value, or the outcome of
-// the error it raised.
-func (t *LuaTarget) call(script string, keys, argv []string) (glua.LValue, *Outcome) {
+// call runs one compiled script with its KEYS and ARGV and returns its
+// value, or the outcome of the error it raised.
+func (t *LuaTarget) call(c scriptCall) (glua.LValue, *Outcome) {
 	L := t.L
-	L.SetGlobal("KEYS", stringTable(L, keys))
-	L.SetGlobal("ARGV", stringTable(L, argv))
-	L.Push(L.NewFunctionFromProto(t.protos[script]))
+	L.SetGlobal("KEYS", stringTable(L, c.keys))
+	L.SetGlobal("ARGV", stringTable(L, c.argv))
+	L.Push(L.NewFunctionFromProto(t.protos[c.function()]))
 	if err := L.PCall(0, 1, nil); err != nil {
 		o := errorOutcome("ERR " + err.Error())
 		if ae, ok := err.(*glua.ApiError); ok {
@@ -172,7 +162,7 @@ func luaEntries(v glua.LValue) Outcome {
 
 // luaReply converts the return value of c's script as Redis does, into an
 // Outcome.
-func luaReply(v glua.LValue, c call) Outcome {
+func luaReply(v glua.LValue, c scriptCall) Outcome {
 	tbl, ok := v.(*glua.LTable)
 	if !ok {
 		return failure("BADREPLY", fmt.Sprintf("reply is a %s, want an array", v.Type()))
@@ -268,10 +258,7 @@ func (t *LuaTarget) Keys() ([]KeyTTL, error) {
 }
 
 func (t *LuaTarget) PlantWrongType(r Request, w WrongType) error {
-	if t.c.refused != nil {
-		return nil
-	}
-	for _, k := range t.c.wrongTypeKeys("", r, w) {
+	for _, k := range wrongTypeKeys("", r, w) {
 		if _, err := t.store.do("SET", []string{k, "x", "PX", "60000"}); err != nil {
 			return err
 		}

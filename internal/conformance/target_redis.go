@@ -4,14 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/limitspec/limitspec/lua"
+	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,12 +25,17 @@ type RedisTarget struct {
 	run     string               // the run's prefix on a real server
 	n       int                  // vectors begun
 	prefix  string               // the current vector's prefix
-	c       call
 	scripts map[string]*redis.Script
-	// functions: scripts run as the library's functions (UseFunctions),
+	// functions: scripts run as the libraries' functions (UseFunctions),
 	// which it loaded on loadedOn.
 	functions bool
-	loadedOn  []*redis.Client
+	loadedOn  []loaded
+}
+
+// loaded is a library loaded on one server, to delete on Close.
+type loaded struct {
+	lib string
+	on  *redis.Client
 }
 
 // NewMiniredisTarget starts an in-process miniredis.
@@ -90,10 +94,16 @@ func newRedisTarget(name string, rdb redis.UniversalClient, m *miniredis.Minired
 
 func (t *RedisTarget) Name() string { return t.name }
 
-func (t *RedisTarget) Begin(name string, params map[string]json.Number) error {
-	if p, ok := lua.LookupPolicy(name); ok && !p.ClusterSafe {
-		if _, cluster := t.rdb.(*redis.ClusterClient); cluster {
-			return fmt.Errorf("%w: %s", ErrNotApplicable, p.ClusterRefusal())
+// cluster reports whether the target is a Redis Cluster.
+func (t *RedisTarget) cluster() bool {
+	_, ok := t.rdb.(*redis.ClusterClient)
+	return ok
+}
+
+func (t *RedisTarget) Begin(v *Vector) error {
+	if t.cluster() {
+		if err := notForCluster(v); err != nil {
+			return err
 		}
 	}
 	if t.mini != nil {
@@ -105,44 +115,47 @@ func (t *RedisTarget) Begin(name string, params map[string]json.Number) error {
 	if t.mini == nil {
 		t.prefix = fmt.Sprintf("%s%d:", t.run, t.n)
 	}
-	t.c = prepare(name, params)
 	return nil
 }
 
 func (t *RedisTarget) Decide(r Request) Outcome {
-	if t.c.refused != nil {
-		return *t.c.refused
+	kind := decideCall
+	if r.Force {
+		kind = forceCall
 	}
-	if o := t.c.refuseKey(t.prefix, r); o != nil {
-		return *o
-	}
-	keys, argv, refused := t.c.args(t.prefix, r)
+	c, refused := prepareCall(t.prefix, r, kind, "")
 	if refused != nil {
 		return *refused
 	}
-	res, err := t.eval(t.c.scriptName(r.Force), keys, argv)
-	return decisionOutcome(t.c, res, err)
+	res, err := t.eval(c)
+	return decisionOutcome(c, res, err)
 }
 
 func (t *RedisTarget) Reset(r Request) Outcome {
-	if t.c.refused != nil {
-		return *t.c.refused
-	}
-	if o := t.c.refuseKey(t.prefix, r); o != nil {
-		return *o
-	}
-	keys, refused := t.c.keys(t.prefix, r)
+	c, refused := prepareCall(t.prefix, r, resetCall, "")
 	if refused != nil {
 		return *refused
 	}
-	return resetOutcome(t.eval(t.c.resetName(), keys, t.c.resetArgs()))
+	return resetOutcome(t.eval(c))
 }
 
-// decisionOutcome turns the reply of c's decision script, or its error,
-// into an Outcome.
-func decisionOutcome(c call, res any, err error) Outcome {
+// resetOutcome is a reset script's outcome: empty when it replied with
+// the number of keys deleted.
+func resetOutcome(res any, err error) Outcome {
 	if err != nil {
-		return errorOutcome(lua.ErrorReply(err.Error()))
+		return errorOutcome(redislimit.ErrorReply(err.Error()))
+	}
+	if _, ok := res.(int64); !ok {
+		return failure("BADREPLY", fmt.Sprintf("reset reply %v is not an integer", res))
+	}
+	return Outcome{}
+}
+
+// decisionOutcome turns the reply of a decision script, or its error,
+// into an Outcome.
+func decisionOutcome(c scriptCall, res any, err error) Outcome {
+	if err != nil {
+		return errorOutcome(redislimit.ErrorReply(err.Error()))
 	}
 	list, ok := res.([]any)
 	if !ok {
@@ -159,19 +172,20 @@ func decisionOutcome(c call, res any, err error) Outcome {
 	return c.outcome(ints)
 }
 
-func (t *RedisTarget) View(view, key string, nowMs int64) Outcome {
-	c := t.c.view(view)
-	if c.refused != nil {
-		return *c.refused
+func (t *RedisTarget) View(view string, r Request) Outcome {
+	c, refused := prepareCall(t.prefix, r, viewCall, view)
+	if refused != nil {
+		return *refused
 	}
-	if o := c.refuseKey(t.prefix, Request{Key: key}); o != nil {
-		return *o
-	}
-	keys, argv := c.viewArgs(t.prefix, key, nowMs)
-	res, err := t.eval(c.script.Name, keys, argv)
+	res, err := t.eval(c)
 	if err != nil {
-		return errorOutcome(lua.ErrorReply(err.Error()))
+		return errorOutcome(redislimit.ErrorReply(err.Error()))
 	}
+	return viewOutcome(res)
+}
+
+// viewOutcome turns a view's reply into an Outcome.
+func viewOutcome(res any) Outcome {
 	list, ok := res.([]any)
 	if !ok {
 		return failure("BADREPLY", fmt.Sprintf("reply %v is not an array", res))
@@ -191,19 +205,19 @@ func (t *RedisTarget) View(view, key string, nowMs int64) Outcome {
 	return entriesOutcome(out)
 }
 
-// eval runs a script by name with EVALSHA, falling back to EVAL, or as
+// eval runs a call's script with EVALSHA, falling back to EVAL, or as
 // the library's function with FCALL.
-func (t *RedisTarget) eval(script string, keys, argv []string) (any, error) {
-	args := make([]any, len(argv))
-	for i, a := range argv {
+func (t *RedisTarget) eval(c scriptCall) (any, error) {
+	args := make([]any, len(c.argv))
+	for i, a := range c.argv {
 		args[i] = a
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if t.functions {
-		return t.rdb.FCall(ctx, lua.FunctionName(script), keys, args...).Result()
+		return t.rdb.FCall(ctx, c.function(), c.keys, args...).Result()
 	}
-	return t.scripts[script].Run(ctx, t.rdb, keys, args...).Result()
+	return t.scripts[c.function()].Run(ctx, t.rdb, c.keys, args...).Result()
 }
 
 // pattern matches every key of the current vector: the prefix sits right
@@ -285,10 +299,7 @@ func (t *RedisTarget) content(ctx context.Context, key string) (string, error) {
 }
 
 func (t *RedisTarget) PlantWrongType(r Request, w WrongType) error {
-	if t.c.refused != nil {
-		return nil
-	}
-	for _, k := range t.c.wrongTypeKeys(t.prefix, r, w) {
+	for _, k := range wrongTypeKeys(t.prefix, r, w) {
 		if err := t.rdb.Set(context.Background(), k, "x", time.Minute).Err(); err != nil {
 			return err
 		}

@@ -7,23 +7,67 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // Vector is one replayable scenario, in the contract's JSON format.
 type Vector struct {
-	Name      string `json:"name"`
-	Algorithm string `json:"algorithm,omitempty"`
-	// Policy (a project extension) names a policy of spec/policies.yaml
-	// instead of an algorithm; Params are then its per-call parameters,
-	// named limit.param, and each step gives IDs instead of Key.
-	Policy  string                 `json:"policy,omitempty"`
-	Comment string                 `json:"comment,omitempty"`
-	Params  map[string]json.Number `json:"params"`
-	Steps   []Step                 `json:"steps"`
+	Name string `json:"name"`
+	// Algorithm names the algorithm as limitspec.NewLimit takes it
+	// ("gcra", or "library.name" for a user's spec); Params are its
+	// parameters.
+	Algorithm string                 `json:"algorithm,omitempty"`
+	Params    map[string]json.Number `json:"params,omitempty"`
+	// Policy (a project extension) decides the steps by a policy instead,
+	// written as a policy file writes it; each step gives IDs instead of
+	// Key.
+	Policy  *Policy `json:"policy,omitempty"`
+	Comment string  `json:"comment,omitempty"`
+	Steps   []Step  `json:"steps"`
 	// File is where the vector was read from.
 	File string `json:"-"`
+}
+
+// Policy is a vector's policy: several limits decided all or nothing
+// (docs/semantics.md, "Policies"), as limitspec.ParsePolicy reads it.
+type Policy struct {
+	Name   string        `json:"name"`
+	Limits []PolicyLimit `json:"limits"`
+}
+
+// PolicyLimit is one limit of a vector's policy: its algorithm and
+// parameters, and the identity it counts or its constant.
+type PolicyLimit struct {
+	Name      string                 `json:"name"`
+	Algorithm string                 `json:"algorithm"`
+	Identity  string                 `json:"identity,omitempty"`
+	Constant  string                 `json:"constant,omitempty"`
+	Params    map[string]json.Number `json:"params"`
+}
+
+// Identities names the policy's identities, in the order of their first
+// limit.
+func (p *Policy) Identities() []string {
+	var out []string
+	for _, l := range p.Limits {
+		if l.Identity != "" && !slices.Contains(out, l.Identity) {
+			out = append(out, l.Identity)
+		}
+	}
+	return out
+}
+
+// OneSlot reports whether every limit counts the same identity: every key
+// of a call in one hash tag, one Redis Cluster slot.
+func (p *Policy) OneSlot() bool {
+	for _, l := range p.Limits {
+		if l.Identity == "" || l.Identity != p.Limits[0].Identity {
+			return false
+		}
+	}
+	return true
 }
 
 // Step is one request of a vector.
@@ -32,6 +76,10 @@ type Step struct {
 	Key  string       `json:"key,omitempty"`
 	Cost *json.Number `json:"cost,omitempty"` // 1 when absent
 	Meta *string      `json:"meta,omitempty"`
+	// Params (a project extension) are the algorithm's parameters from
+	// this step on, in place of the vector's: a limit changing between
+	// calls (docs/semantics.md, "Keys").
+	Params map[string]json.Number `json:"params,omitempty"`
 	// IDs (a project extension) are a policy step's identity values, by
 	// identity name.
 	IDs map[string]string `json:"ids,omitempty"`
@@ -89,22 +137,16 @@ func (w WrongType) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w.Keys)
 }
 
-// Request is the step's decision input; the contract's meta is the string
-// input named meta.
-func (s Step) Request() Request {
-	r := Request{Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force}
+// Request is the step's input under the parameters params (the vector's,
+// or a step's before it); the contract's meta is the string input named
+// meta.
+func (v *Vector) Request(s Step, params map[string]json.Number) Request {
+	r := Request{Algorithm: v.Algorithm, Params: params, Policy: v.Policy,
+		Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force}
 	if s.Meta != nil {
 		r.Inputs = map[string]string{"meta": *s.Meta}
 	}
 	return r
-}
-
-// Subject is what the vector runs: its policy, else its algorithm.
-func (v Vector) Subject() string {
-	if v.Policy != "" {
-		return v.Policy
-	}
-	return v.Algorithm
 }
 
 // CostArg is the step's cost as given, "1" when absent.
@@ -208,7 +250,7 @@ func LoadFile(path string) (Vector, error) {
 	switch {
 	case v.Name == "":
 		return v, fmt.Errorf("%s: no name", path)
-	case (v.Algorithm == "") == (v.Policy == ""):
+	case (v.Algorithm == "") == (v.Policy == nil):
 		return v, fmt.Errorf("%s: give an algorithm or a policy", path)
 	case len(v.Steps) == 0:
 		return v, fmt.Errorf("%s: no steps", path)
@@ -216,6 +258,9 @@ func LoadFile(path string) (Vector, error) {
 	for i, s := range v.Steps {
 		if s.WrongType.Any() && (s.Expect.Error == nil || !*s.Expect.Error) {
 			return v, fmt.Errorf("%s: step %d: a wrong_type step must expect an error", path, i)
+		}
+		if s.Params != nil && v.Policy != nil {
+			return v, fmt.Errorf("%s: step %d: params change an algorithm's parameters; a policy's are its limits'", path, i)
 		}
 	}
 	return v, nil

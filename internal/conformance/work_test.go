@@ -72,31 +72,29 @@ func TestWorkPerDecision(t *testing.T) {
 			}
 			var last int64
 			for _, tg := range targets {
-				tg.Begin(tt.alg, tt.fill[0].params)
+				tg.Begin(&Vector{Algorithm: tt.alg, Params: tt.fill[0].params})
 				for _, p := range tt.fill {
-					if x, ok := tg.(*LuaTarget); ok {
-						x.c = prepare(tt.alg, p.params) // the same keys, new parameters
-					}
 					for i := int64(0); i < p.n; i++ {
 						last = p.from + i*p.sp/p.n
-						if r := tg.Decide(req("k", last, "1")); !r.Allowed {
+						if r := tg.Decide(req(tt.alg, p.params, "k", last, "1")); !r.Allowed {
 							t.Fatalf("%s: fill request %d at %d denied: %+v", tg.Name(), i, last, r)
 						}
 					}
 				}
 			}
-			if tt.params != nil {
-				lt.c = prepare(tt.alg, tt.params)
+			params := tt.params
+			if params == nil {
+				params = tt.fill[len(tt.fill)-1].params
 			}
 			before := lt.store.work
-			got := lt.Decide(req("k", last+tt.after, num(tt.cost)))
+			got := lt.Decide(req(tt.alg, params, "k", last+tt.after, num(tt.cost)))
 			work := lt.store.work
 			commands, returned := work.commands-before.commands, work.returned-before.returned
 			if got.Error != "" || got.Allowed != tt.allowed {
 				t.Fatalf("decision %+v, want allowed = %v", got, tt.allowed)
 			}
 			if len(targets) > 1 {
-				want := o.Decide(req("k", last+tt.after, num(tt.cost)))
+				want := o.Decide(req(tt.alg, params, "k", last+tt.after, num(tt.cost)))
 				if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
 					t.Errorf("the oracle decides otherwise (-oracle +script):\n%s", diff)
 				}

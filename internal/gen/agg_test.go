@@ -14,7 +14,13 @@ func aggSpec(entries, vMax, max, require, total string) string {
   NOW_MAX: 35184372088832
   COST_MAX: 9007199254740991
 reply:
-  - {name: total, doc: "the aggregate"}
+  - {name: allowed, type: bool, doc: "whether the request was admitted"}
+  - {name: limit, doc: "the largest cost admitted at once"}
+  - {name: remaining, doc: "the largest cost allowed now"}
+  - {name: retry_after_ms, doc: "-1"}
+  - {name: reset_after_ms, doc: "0"}
+  - {name: delay_ms, doc: "0"}
+  - {name: tier, default: 0, doc: "0"}
 algorithms:
   - name: agg
     doc: Aggregates a list.
@@ -31,7 +37,7 @@ algorithms:
         entry:
           - {name: v, min: 0, max: v_max, doc: "a value"}
     logic: |
-      reply { total = 0 }
+      reply { allowed = true, limit = 1, remaining = 1, retry_after_ms = -1, reset_after_ms = 0, delay_ms = 0 }
     views:
       - name: all
         doc: The values, when their aggregate is not negative.
@@ -107,12 +113,12 @@ func TestAggregateBounds(t *testing.T) {
 				}
 			}
 			// Both targets refuse the parameters with the check.
-			files, err := Generate(sp)
+			files, err := Generate(sp, CatalogueOutput())
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range a.Checks {
-				for _, f := range []string{"lua/agg.lua", "goimpl/agg_gen.go"} {
+				for _, f := range []string{"lua/agg.lua", "limits_gen.go"} {
 					if !strings.Contains(string(files[f]), c.Msg) {
 						t.Errorf("%s does not refuse with %q", f, c.Msg)
 					}

@@ -18,6 +18,7 @@ func emitExact(sp *Spec, o *Output) ([]byte, error) {
 		w.line("%q", imp)
 	}
 	if q != "" {
+		w.line("")
 		w.line("%q", o.contract.path)
 	}
 	w.line(")")

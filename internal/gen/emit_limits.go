@@ -38,6 +38,20 @@ func limitField(p *Param) string {
 	return goExported(p.Name)
 }
 
+// wireValue is the Go expression of a parameter's value as the scripts
+// take it, read from the typed limit l: a duration in ms, and an optional
+// parameter's zero field its default.
+func wireValue(p *Param, l string) string {
+	v := l + "." + limitField(p)
+	if _, ok := durationName(p); ok {
+		v = "int64(" + v + " / time.Millisecond)"
+	}
+	if p.Default != nil && *p.Default != 0 {
+		v = fmt.Sprintf("kit.Pick(%s.%s == 0, %d, %s)", l, limitField(p), *p.Default, v)
+	}
+	return v
+}
+
 // argsType is the limits package's struct of an algorithm's parameters
 // as the scripts take them (ms), the p of its checks.
 func argsType(a *Algorithm) string { return goName(a.Name) + "Args" }
@@ -52,6 +66,7 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 	w.line("import (")
 	w.line("%q", "time")
 	if q := o.qualifier(o.limits, o.contract); q != "" {
+		w.line("")
 		w.line("%q", o.contract.path)
 	}
 	w.line(")")
@@ -132,6 +147,11 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 			w.line("}")
 		} else {
 			w.line("p.%s = l.%s", f, limitField(p))
+		}
+		if p.Default != nil && *p.Default != 0 {
+			w.line("if p.%s == 0 { // left out", f)
+			w.line("p.%s = %d", f, *p.Default)
+			w.line("}")
 		}
 		w.line("if err := checkParam(p.%s, %d, %d, %q); err != nil {", f, p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
 		w.line("return p, err")

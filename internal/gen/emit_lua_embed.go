@@ -50,11 +50,7 @@ func emitLuaEmbed(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 		limitOf(&w, a, o.qualifier(o.lua, o.limits)+goType(a), "nil, ")
 		var vals []string
 		for _, p := range a.Params {
-			if _, ok := durationName(p); ok {
-				vals = append(vals, fmt.Sprintf("int64(l.%s / time.Millisecond)", limitField(p)))
-			} else {
-				vals = append(vals, "l."+limitField(p))
-			}
+			vals = append(vals, wireValue(p, "l"))
 		}
 		w.line("return []int64{%s}, nil", strings.Join(vals, ", "))
 		w.line("}")

@@ -125,11 +125,7 @@ func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	w.line("func (t *%s) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {", tableType(a))
 	limitOf(w, a, typ, "")
 	for i, p := range a.Params {
-		if _, ok := durationName(p); ok {
-			w.line("c.Params[%d] = int64(l.%s / time.Millisecond)", i, limitField(p))
-		} else {
-			w.line("c.Params[%d] = l.%s", i, limitField(p))
-		}
+		w.line("c.Params[%d] = %s", i, wireValue(p, "l"))
 	}
 	w.line("if key == \"\" {")
 	w.line("return kit.BadInput(%q)", a.Name+": "+msgKeyEmpty)

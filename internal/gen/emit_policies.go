@@ -21,6 +21,7 @@ func emitPolicies(sp *Spec, o *Output) ([]byte, error) {
 	w.line("import (")
 	w.line("%q", "time")
 	if q != "" {
+		w.line("")
 		w.line("%q", o.contract.path)
 	}
 	w.line(")")

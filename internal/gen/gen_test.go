@@ -14,22 +14,55 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// TestGolden generates from testdata/small.yaml and compares every file
-// with testdata/golden; run with -update after an intended change.
+// catalogue loads the repository's spec.
+func catalogue(tb testing.TB) *Spec {
+	tb.Helper()
+	sp, err := LoadCatalogue(os.DirFS("../../spec"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sp
+}
+
+// userFiles generates testdata/user.yaml, a user's spec over the
+// catalogue, as the package small.
+func userFiles(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	src, err := os.ReadFile("testdata/user.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sp, err := LoadUser(catalogue(tb), "small", "testdata/user.yaml", src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	files, err := Generate(sp, PackageOutput("small"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return files
+}
+
+// TestGolden generates a user's package from testdata/user.yaml and
+// compares every file with testdata/golden; run with -update after an
+// intended change.
 func TestGolden(t *testing.T) {
-	sp, err := LoadFile("testdata/small.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := Generate(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := userFiles(t)
 	var names []string
 	for name := range files {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	have, _ := filepath.Glob(filepath.Join("testdata", "golden", "*"))
+	for _, g := range have {
+		if _, ok := files[strings.ReplaceAll(filepath.Base(g), "__", "/")]; !ok {
+			if *update {
+				os.Remove(g)
+			} else {
+				t.Errorf("%s: a golden file Generate no longer writes (run go test ./internal/gen -update)", g)
+			}
+		}
+	}
 	for _, name := range names {
 		golden := filepath.Join("testdata", "golden", strings.ReplaceAll(name, "/", "__"))
 		if *update {
@@ -40,7 +73,7 @@ func TestGolden(t *testing.T) {
 		}
 		want, err := os.ReadFile(golden)
 		if err != nil {
-			t.Fatalf("%s: %v (run go test ./gen -update)", name, err)
+			t.Fatalf("%s: %v (run go test ./internal/gen -update)", name, err)
 		}
 		if diff := cmp.Diff(string(want), string(files[name])); diff != "" {
 			t.Errorf("%s differs from %s (-golden +generated):\n%s", name, golden, diff)
@@ -52,11 +85,8 @@ func TestGolden(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	var outs [2]map[string][]byte
 	for i := range outs {
-		sp, err := LoadDir("../../spec")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if outs[i], err = Generate(sp); err != nil {
+		var err error
+		if outs[i], err = Generate(catalogue(t), CatalogueOutput()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,11 +98,7 @@ func TestDeterministic(t *testing.T) {
 // TestCheckedInUpToDate regenerates the repository's spec in memory and
 // fails on any difference from the checked-in files.
 func TestCheckedInUpToDate(t *testing.T) {
-	sp, err := LoadDir("../../spec")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := Generate(sp)
+	files, err := Generate(catalogue(t), CatalogueOutput())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,9 +124,12 @@ func TestSpecEditReachesBothTargets(t *testing.T) {
 	base := generateFrom(t, string(src))
 	edits := []struct {
 		name, old, new, want string
+		files                []string
 	}{
-		{"window domain", "{name: window_ms, min: 1, max: 100000000000,", "{name: window_ms, min: 1, max: 99999999999,", "99999999999"},
-		{"ttl margin", "TTL_MARGIN_MS: 60000", "TTL_MARGIN_MS: 61234", "61234"},
+		{"window domain", "{name: window_ms, min: 1, max: 100000000000,", "{name: window_ms, min: 1, max: 99999999999,", "99999999999",
+			[]string{"lua/fixed_window.lua", "limits_gen.go"}},
+		{"ttl margin", "TTL_MARGIN_MS: 60000", "TTL_MARGIN_MS: 61234", "61234",
+			[]string{"lua/fixed_window.lua", "memory/fixed_window_gen.go"}},
 	}
 	for _, e := range edits {
 		t.Run(e.name, func(t *testing.T) {
@@ -108,7 +137,7 @@ func TestSpecEditReachesBothTargets(t *testing.T) {
 				t.Fatalf("spec no longer contains %q", e.old)
 			}
 			edited := generateFrom(t, strings.Replace(string(src), e.old, e.new, 1))
-			for _, f := range []string{"lua/fixed_window.lua", "goimpl/fixed_window_gen.go"} {
+			for _, f := range e.files {
 				if string(edited[f]) == string(base[f]) {
 					t.Errorf("%s did not change", f)
 				}
@@ -126,44 +155,48 @@ func generateFrom(t *testing.T, src string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(sp)
+	files, err := Generate(sp, CatalogueOutput())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return files
 }
 
-// TestGoldenGoCompiles builds the golden Go files together with the
-// hand-written runtime of package goimpl, in a module of their own.
+// TestGoldenGoCompiles vets and tests the golden package (a user's spec)
+// in a module of its own that requires this one, as a user's module does.
 func TestGoldenGoCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
 	}
 	dir := t.TempDir()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	write := func(name string, b []byte) {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("go.mod", []byte("module golden\n\ngo 1.26\n"))
-	for _, f := range []string{"api.go", "store.go", "sweeper.go", "exact.go", "entries.go"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "goimpl", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(f, b)
+	write("go.mod", []byte("module example.com/small\n\ngo 1.26\n\nrequire "+modulePath+" v0.0.0\n\nreplace "+modulePath+" => "+root+"\n"))
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	golden, _ := filepath.Glob("testdata/golden/goimpl__*.go")
-	for _, g := range golden {
-		b, err := os.ReadFile(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(strings.TrimPrefix(filepath.Base(g), "goimpl__"), b)
+	write("go.sum", sum)
+	for name, b := range userFiles(t) {
+		write(name, b)
 	}
-	cmd := exec.Command("go", "vet", ".")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("golden Go does not build: %v\n%s", err, out)
+	for _, args := range [][]string{{"vet", "."}, {"test", "-count=1", "."}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in the golden package: %v\n%s", strings.Join(args, " "), err, out)
+		}
 	}
 }

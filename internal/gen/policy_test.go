@@ -24,12 +24,9 @@ func TestPolicyRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sp, err := LoadDir("../../spec")
-			if err != nil {
-				t.Fatal(err)
-			}
+			sp := catalogue(t)
 			src := "policies:\n  - name: p\n    doc: d\n    limits:\n      - " + tt.limits + "\n"
-			err = LoadPolicies(sp, "p.yaml", []byte(src))
+			err := LoadPolicies(sp, "p.yaml", []byte(src))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
@@ -44,50 +41,15 @@ func TestPolicyRejects(t *testing.T) {
 	}
 }
 
-// TestPolicyNameTaken: a policy may not take an algorithm's name, whose
-// script file it would overwrite.
-func TestPolicyNameTaken(t *testing.T) {
-	sp, err := LoadDir("../../spec")
+// TestReplyIsTheCatalogues: a spec whose reply is not the one the policy
+// script and package kit combine results by (testdata/small.yaml's) gets
+// a clear error, not a script.
+func TestReplyIsTheCatalogues(t *testing.T) {
+	sp, err := Load("small.yaml", []byte(mustRead(t, "testdata/small.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := "policies:\n  - name: gcra\n    doc: d\n    limits:\n      - {name: a, algorithm: gcra, identity: u, params: {burst: 1, rate: 1, period_ms: 1}}\n"
-	if err := LoadPolicies(sp, "p.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "taken") {
-		t.Fatalf("error %v, want the name refused", err)
-	}
-}
-
-// TestClusterSafe: a policy is cluster safe when every limit counts one
-// identity, never with a constant or a second identity.
-func TestClusterSafe(t *testing.T) {
-	sp, err := LoadDir("../../spec")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{"ip_user": false, "burst_quota": true, "user_global": false}
-	for _, p := range sp.Policies {
-		if got, ok := want[p.Name]; ok && got != p.ClusterSafe() {
-			t.Errorf("%s: ClusterSafe = %v, want %v", p.Name, p.ClusterSafe(), got)
-		}
-		delete(want, p.Name)
-	}
-	if len(want) > 0 {
-		t.Errorf("the spec no longer has the policies %v this test checks", want)
-	}
-}
-
-// TestPolicyNeedsTheContractsReply: a spec whose reply lacks the fields a
-// policy combines (testdata/small.yaml) gets a clear error, not a script.
-func TestPolicyNeedsTheContractsReply(t *testing.T) {
-	sp, err := LoadFile("testdata/small.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := "policies:\n  - name: p\n    doc: d\n    limits:\n      - {name: a, algorithm: counter, identity: u, params: {limit: 5, gap_ms: 10}}\n"
-	if err := LoadPolicies(sp, "p.yaml", []byte(src)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Generate(sp); err == nil || !strings.Contains(err.Error(), "reply fields") {
+	if _, err := Generate(sp, CatalogueOutput()); err == nil || !strings.Contains(err.Error(), "reply fields") {
 		t.Fatalf("Generate: %v, want the reply refused", err)
 	}
 }

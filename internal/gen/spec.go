@@ -425,9 +425,10 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 			l.errf(pos, "%s: parameter %s: domain [%d, %d] must be non-empty and within ±(2^53-1)", a.Name, p.Name, p.Min, p.Max)
 		case p.Default != nil && (*p.Default < p.Min || *p.Default > p.Max):
 			l.errf(pos, "%s: parameter %s: default %d is outside [%d, %d]", a.Name, p.Name, *p.Default, p.Min, p.Max)
-		case p.Default != nil && *p.Default != 0:
-			// A typed limit's zero field leaves an optional parameter out.
-			l.errf(pos, "%s: parameter %s: an optional parameter's default is 0, not %d (a Go limit's zero field leaves it out)", a.Name, p.Name, *p.Default)
+		case p.Default != nil && *p.Default != 0 && p.Min <= 0:
+			// A typed limit's zero field leaves an optional parameter out:
+			// 0 must not also be one of its values.
+			l.errf(pos, "%s: parameter %s: an optional parameter whose domain holds 0 has the default 0, not %d (a Go limit's zero field leaves it out)", a.Name, p.Name, *p.Default)
 		case isDurationName(p.Name) && (p.Min < 0 || p.Max > maxDurationMs):
 			l.errf(pos, "%s: parameter %s: a duration (a name ending in _ms) has a domain within [0, %d] ms, what a time.Duration holds", a.Name, p.Name, maxDurationMs)
 		}
@@ -566,7 +567,8 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 // key of a call so that all land in one Redis Cluster slot), then
 // colon-separated pieces, each literal text or a parameter in braces,
 // the first literal (it names the algorithm). Every key of an algorithm
-// names the same parameters.
+// names the same parameters. The keys of a user's spec carry its
+// library's name after the hash tag.
 func (l *loader) keyParts(a *Algorithm, s *State, key string, pos Pos) {
 	suffix, ok := strings.CutPrefix(key, "{key}:")
 	pieces := strings.Split(suffix, ":")
@@ -575,6 +577,12 @@ func (l *loader) keyParts(a *Algorithm, s *State, key string, pos Pos) {
 		return
 	}
 	s.Suffix = ":" + suffix
+	if lib := l.sp.Library; lib != CatalogueLibrary {
+		// A user's library names itself in its keys, so that no two
+		// libraries' algorithms share a key.
+		s.Suffix = ":" + lib + s.Suffix
+		s.KeyParts = appendKeyText(s.KeyParts, ":"+lib)
+	}
 	named := map[*Param]bool{}
 	for _, piece := range pieces {
 		m := keyParamRE.FindStringSubmatch(piece)

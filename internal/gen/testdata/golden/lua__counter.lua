@@ -6,7 +6,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:ctr:<gap_ms>  hash: the count
+--   KEYS[1]  {<key>}:small:ctr:<gap_ms>  hash: the count
 --              ts: last admission (in [0, NOW_MAX])
 --              n: count (in [0, limit])
 --
@@ -17,13 +17,14 @@
 --   ARGV[4]  gap_ms in [1, 1000000000]: idle time that resets
 --   and limit * gap_ms <= 100000000000
 --
--- Reply: an array of 6 integers:
---   [1] allowed (1 or 0): admitted
---   [2] remaining: what is left
---   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
---   [4] retry_after_ms: 0 (read by goimpl's Result methods, as the next two)
---   [5] reset_after_ms: 0
---   [6] delay_ms: 0
+-- Reply: an array of 7 integers:
+--   [1] allowed (1 or 0): whether the request was admitted
+--   [2] limit: the largest cost the limiter can ever admit at once
+--   [3] remaining: the largest cost allowed at now_ms after this request
+--   [4] retry_after_ms: -1 when allowed; else the wait until the same request would be allowed, -1 if never
+--   [5] reset_after_ms: the wait until remaining equals limit
+--   [6] delay_ms: the wait before acting on an allowed request (shapers only; 0 elsewhere)
+--   [7] tier: the tier that binds the decision, from 1 (tiered limiters only; 0 elsewhere)
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input (a
 -- wrong number of arguments, a key beginning with '}' among them);
@@ -31,7 +32,7 @@
 -- a key holds another Redis type.
 --
 -- Time: a key's state records its last admission (ctr.ts). A request
--- up to MAX_SKEW_MS (5000 ms) behind it is decided at that time; further
+-- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
@@ -113,11 +114,11 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:ctr:<gap_ms>')
+  return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
 end
-local tail = '}:ctr:' .. num(gap_ms)
+local tail = '}:small:ctr:' .. num(gap_ms)
 if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
-  return bad('KEYS[1] must be {<key>}:ctr:<gap_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
 end
 local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
@@ -158,7 +159,7 @@ end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = ctr_ts > now + 5000
+local stale = ctr_ts > now + 60000
 if stale then
   ctr_ts = 0
   ctr_n = 0
@@ -188,4 +189,4 @@ else
     redis.call('PEXPIRE', KEYS[1], num(1000))
   end
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used), 0, 0, 0, 0}
+return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok, -1, gap_ms), gap_ms, 0, 0}

@@ -3,7 +3,7 @@
 -- counter_reset: deletes the state of one key of counter.
 --
 -- KEYS: as counter's:
---   KEYS[1]  {<key>}:ctr:<gap_ms>
+--   KEYS[1]  {<key>}:small:ctr:<gap_ms>
 -- ARGV: the parameters, as counter's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
@@ -83,11 +83,11 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:ctr:<gap_ms>')
+  return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
 end
-local tail = '}:ctr:' .. num(gap_ms)
+local tail = '}:small:ctr:' .. num(gap_ms)
 if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
-  return bad('KEYS[1] must be {<key>}:ctr:<gap_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
 end
 local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then

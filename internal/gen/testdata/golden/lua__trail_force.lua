@@ -10,20 +10,20 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>  zset: one entry per admission
+--   KEYS[1]  {<key>}:small:log:<window_ms>:<bucket_ms>  zset: one entry per admission
 --              at most limit entries, each a member ts:cost:run scored by ts:
 --                ts: the score: when (in [0, NOW_MAX])
 --                cost: cost admitted (in [1, 100])
---                run: the running sum of cost (in [0, 999999])
---   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes  list: the notes, oldest first
+--                run: the running sum of cost (in [0, 4503599627370495])
+--   KEYS[2]  {<key>}:small:log:<window_ms>:<bucket_ms>:notes  list: the notes, oldest first
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits  zset: cost per bucket
+--   KEYS[3]  {<key>}:small:log:<window_ms>:<bucket_ms>:hits  zset: cost per bucket
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
+--   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -34,13 +34,14 @@
 --   ARGV[5]  window_ms in [1, 1000000]: window length
 --   ARGV[6]  bucket_ms in [1, 1000] (optional, default 10): bucket length
 --
--- Reply: an array of 6 integers:
---   [1] allowed (1 or 0): admitted
---   [2] remaining: what is left
---   [3] wait_ms: the wait until admitted (trail only; 0 elsewhere)
---   [4] retry_after_ms: 0 (read by goimpl's Result methods, as the next two)
---   [5] reset_after_ms: 0
---   [6] delay_ms: 0
+-- Reply: an array of 7 integers:
+--   [1] allowed (1 or 0): whether the request was admitted
+--   [2] limit: the largest cost the limiter can ever admit at once
+--   [3] remaining: the largest cost allowed at now_ms after this request
+--   [4] retry_after_ms: -1 when allowed; else the wait until the same request would be allowed, -1 if never
+--   [5] reset_after_ms: the wait until remaining equals limit
+--   [6] delay_ms: the wait before acting on an allowed request (shapers only; 0 elsewhere)
+--   [7] tier: the tier that binds the decision, from 1 (tiered limiters only; 0 elsewhere)
 --
 -- Errors (nothing is written): BADINPUT <message> for refused input (a
 -- wrong number of arguments, a key beginning with '}' among them);
@@ -48,7 +49,7 @@
 -- a key holds another Redis type.
 --
 -- Time: a key's state records its last admission (seen.ts). A request
--- up to MAX_SKEW_MS (5000 ms) behind it is decided at that time; further
+-- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
@@ -161,11 +162,11 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
-local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
-  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
 local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
@@ -174,14 +175,14 @@ end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
-  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
-  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
-  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -222,7 +223,7 @@ local function log__parse(raw)
     if x_cost == nil then
       return nil, 'entry cost', parts[2]
     end
-    local x_run = field(parts[3], nil, 0, 999999)
+    local x_run = field(parts[3], nil, 0, 4503599627370495)
     if x_run == nil then
       return nil, 'entry run', parts[3]
     end
@@ -267,7 +268,7 @@ local function log__sum(lo, hi)
     end
   end
   local base = first.run - first.cost
-  return (top.run - base) % 1000000, base, first, top
+  return (top.run - base) % 4503599627370496, base, first, top
 end
 -- the first entry at ranks [lo, hi) at which the sum of cost from lo
 -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -279,7 +280,7 @@ local function log__reach(lo, hi, need, cap)
   if hi <= lo or math.min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 1000000, cap) >= need then
+  if math.min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -289,7 +290,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 1000000, cap) >= need then
+    if math.min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -356,7 +357,7 @@ end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = seen_ts > now + 5000
+local stale = seen_ts > now + 60000
 if stale then
   log__card = 0
   hits__card = 0
@@ -369,7 +370,7 @@ local function wipe()
     redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   end
 end
--- the newest entry of {<key>}:log:<window_ms>:<bucket_ms>, which an add continues
+-- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>, which an add continues
 local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
@@ -378,7 +379,7 @@ if log__card > 0 then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
 end
--- the newest entry of {<key>}:log:<window_ms>:<bucket_ms>:hits, which an add continues
+-- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>:hits, which an add continues
 local hits__top = nil
 if hits__card > 0 then
   local bad__what, bad__v
@@ -388,7 +389,7 @@ if hits__card > 0 then
   end
 end
 
--- {<key>}:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
+-- {<key>}:small:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
 local notes__type = redis.call('TYPE', KEYS[2]).ok
 if notes__type ~= 'none' and notes__type ~= 'list' then
   return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
@@ -446,9 +447,9 @@ if ok and c > 0 then
     local log__x = {ts = math.max(now, newest), cost = c}
     if log__top ~= nil then
       log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
-      log__x.run = (log__top.run + log__x.cost) % 1000000
+      log__x.run = (log__top.run + log__x.cost) % 4503599627370496
     else
-      log__x.run = log__x.cost % 1000000
+      log__x.run = log__x.cost % 4503599627370496
     end
     log__x.member__ = num(log__x.ts) .. ':' .. string.format('%03d', log__x.cost) .. ':' .. num(log__x.run)
     redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
@@ -483,4 +484,4 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
 end
-return {pick(ok, 1, 0), limit - pick(ok, used + c, used), pick(ok or busy, 0, math.max(0, free_at - now)), 0, 0, 0}
+return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok or busy, -1, math.max(0, free_at - now)), window_ms, 0, 0}

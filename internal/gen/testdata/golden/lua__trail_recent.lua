@@ -6,20 +6,20 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>  zset: one entry per admission
+--   KEYS[1]  {<key>}:small:log:<window_ms>:<bucket_ms>  zset: one entry per admission
 --              at most limit entries, each a member ts:cost:run scored by ts:
 --                ts: the score: when (in [0, NOW_MAX])
 --                cost: cost admitted (in [1, 100])
---                run: the running sum of cost (in [0, 999999])
---   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes  list: the notes, oldest first
+--                run: the running sum of cost (in [0, 4503599627370495])
+--   KEYS[2]  {<key>}:small:log:<window_ms>:<bucket_ms>:notes  list: the notes, oldest first
 --              at most limit entries, in arrival order, each ts:text:
 --                ts: when (in [0, NOW_MAX])
 --                text: the note (a string)
---   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits  zset: cost per bucket
+--   KEYS[3]  {<key>}:small:log:<window_ms>:<bucket_ms>:hits  zset: cost per bucket
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
+--   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -37,7 +37,7 @@
 -- a key holds another Redis type.
 --
 -- Time: a key's state records its last admission (seen.ts). A request
--- up to MAX_SKEW_MS (5000 ms) behind it is decided at that time; further
+-- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
@@ -150,11 +150,11 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
-local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
-  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
 local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
@@ -163,14 +163,14 @@ end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
-  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
-  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
-  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -214,7 +214,7 @@ end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = seen_ts > now + 5000
+local stale = seen_ts > now + 60000
 if stale then
   notes = {}
   seen_ts = 0

@@ -3,10 +3,10 @@
 -- trail_reset: deletes the state of one key of trail.
 --
 -- KEYS: as trail's:
---   KEYS[1]  {<key>}:log:<window_ms>:<bucket_ms>
---   KEYS[2]  {<key>}:log:<window_ms>:<bucket_ms>:notes
---   KEYS[3]  {<key>}:log:<window_ms>:<bucket_ms>:hits
---   KEYS[4]  {<key>}:log:<window_ms>:<bucket_ms>:seen
+--   KEYS[1]  {<key>}:small:log:<window_ms>:<bucket_ms>
+--   KEYS[2]  {<key>}:small:log:<window_ms>:<bucket_ms>:notes
+--   KEYS[3]  {<key>}:small:log:<window_ms>:<bucket_ms>:hits
+--   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen
 -- ARGV: the parameters, as trail's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
@@ -90,11 +90,11 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:log:<window_ms>:<bucket_ms> {<key>}:log:<window_ms>:<bucket_ms>:notes {<key>}:log:<window_ms>:<bucket_ms>:hits {<key>}:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
-local tail = '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
-  return bad('KEYS[1] must be {<key>}:log:<window_ms>:<bucket_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
 local tag = string.sub(KEYS[1], 2, -#tail - 1)
 if tag == '' then
@@ -103,14 +103,14 @@ end
 if string.sub(tag, 1, 1) == '}' then
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
-  return bad('KEYS[2] must be {<key>}:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
+if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
-  return bad('KEYS[3] must be {<key>}:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
+if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
-  return bad('KEYS[4] must be {<key>}:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
+if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))

@@ -1,0 +1,235 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/redislimit"
+	"github.com/redis/go-redis/v9"
+)
+
+// viewLimiter is what a limiter target drives: package memory's or
+// package redislimit's Limiter.
+type viewLimiter interface {
+	limitspec.Limiter
+	limitspec.Resetter
+	View(ctx context.Context, view string, req limitspec.Request) ([][]any, error)
+}
+
+// limiterTarget drives a limiter as a service does: each step's limit is
+// the typed limit limitspec.NewLimit makes of its algorithm and
+// parameters, its policy the one limitspec.NewPolicy makes of its limits,
+// each refused where they refuse.
+type limiterTarget struct {
+	lim viewLimiter
+}
+
+func (t *limiterTarget) Decide(r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := t.lim.Limit(ctx, req)
+	if err != nil {
+		return limiterError(err)
+	}
+	return resultOutcome(res, r.Policy != nil)
+}
+
+func (t *limiterTarget) Reset(r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := t.lim.Reset(ctx, req); err != nil {
+		return limiterError(err)
+	}
+	return Outcome{}
+}
+
+func (t *limiterTarget) View(view string, r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	entries, err := t.lim.View(ctx, view, req)
+	if err != nil {
+		return limiterError(err)
+	}
+	var out [][]string
+	for _, e := range entries {
+		var row []string
+		for _, x := range e {
+			row = append(row, fmt.Sprint(x))
+		}
+		out = append(out, row)
+	}
+	return entriesOutcome(out)
+}
+
+// request is the limitspec.Request of a step, or the refusal of its
+// cost, limit or policy.
+func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
+	c, refused := intCost(r)
+	if refused != nil && r.Cost != "" {
+		return limitspec.Request{}, refused
+	}
+	req := limitspec.Request{Key: r.Key, IDs: r.IDs, Cost: c, Now: time.UnixMilli(r.NowMs), Force: r.Force, Inputs: r.Inputs}
+	var err error
+	if r.Policy != nil {
+		req.Policy, refused = TypedPolicy(r.Policy)
+		return req, refused
+	}
+	ints, refused := intParams(r.Algorithm, r.Params)
+	if refused != nil {
+		return req, refused
+	}
+	if req.Limit, err = limitspec.NewLimit(r.Algorithm, ints); err != nil {
+		o := limiterError(err)
+		return req, &o
+	}
+	return req, nil
+}
+
+// TypedPolicy is the limitspec.Policy of a vector's policy, or the
+// refusal of a limit or of the policy.
+func TypedPolicy(p *Policy) (*limitspec.Policy, *Outcome) {
+	limits := make([]limitspec.PolicyLimit, len(p.Limits))
+	for i, l := range p.Limits {
+		ints, refused := intParams(l.Algorithm, l.Params)
+		if refused != nil {
+			return nil, refused
+		}
+		lim, err := limitspec.NewLimit(l.Algorithm, ints)
+		if err != nil {
+			o := limiterError(err)
+			return nil, &o
+		}
+		limits[i] = limitspec.PolicyLimit{Name: l.Name, Limit: lim, Identity: l.Identity, Constant: l.Constant}
+	}
+	pol, err := limitspec.NewPolicy(p.Name, limits...)
+	if err != nil {
+		o := limiterError(err)
+		return nil, &o
+	}
+	return pol, nil
+}
+
+// resultOutcome is a decision's Outcome: the binding limit's fields, the
+// decision's wait and delay, and for a policy every limit's.
+func resultOutcome(res limitspec.Result, policy bool) Outcome {
+	if len(res.Limits) == 0 {
+		return failure("BADREPLY", "a decision with no limit behind it")
+	}
+	o := limitOutcome(res.Limits[res.Binding])
+	o.Allowed, o.RetryAfterMs, o.DelayMs = res.Allowed, retryMs(res.Allowed, res.RetryAfter), millis(res.Delay)
+	if policy {
+		o.Index = int64(res.Binding + 1)
+		for _, l := range res.Limits {
+			o.Limits = append(o.Limits, limitOutcome(l))
+		}
+	}
+	return o
+}
+
+func limitOutcome(l limitspec.LimitResult) Outcome {
+	return Outcome{Allowed: l.Allowed, Limit: l.Quota, Remaining: l.Remaining, RetryAfterMs: retryMs(l.Allowed, l.RetryAfter),
+		ResetAfterMs: millis(l.ResetAfter), DelayMs: millis(l.Delay), Tier: int64(l.Tier)}
+}
+
+// retryMs is a wait as the scripts reply it: -1 when allowed or never.
+func retryMs(allowed bool, d time.Duration) int64 {
+	if allowed || d == limitspec.Never {
+		return -1
+	}
+	return millis(d)
+}
+
+func millis(d time.Duration) int64 { return int64(d / time.Millisecond) }
+
+// limiterError classifies a limiter's error: BADINPUT, or the code of
+// the Redis error behind a bad state (BADSTATE, WRONGTYPE); anything else
+// is LIMITER, which no vector expects.
+func limiterError(err error) Outcome {
+	var rerr redis.Error
+	switch {
+	case errors.Is(err, limitspec.ErrBadInput):
+		return failure("BADINPUT", err.Error())
+	case errors.Is(err, limitspec.ErrBadState) && errors.As(err, &rerr):
+		return errorOutcome(redislimit.ErrorReply(rerr.Error()))
+	}
+	return failure("LIMITER", err.Error())
+}
+
+// MemoryTarget runs package memory's Limiter, without a sweeper: vectors
+// replay times of their own, not the wall clock's.
+type MemoryTarget struct{ limiterTarget }
+
+// NewMemoryTarget returns the memory target.
+func NewMemoryTarget() *MemoryTarget { return &MemoryTarget{} }
+
+func (t *MemoryTarget) Name() string { return "memory" }
+
+func (t *MemoryTarget) Begin(*Vector) error {
+	lim, err := memory.New(memory.WithoutSweeper())
+	t.lim = lim
+	return err
+}
+
+func (t *MemoryTarget) Close() error { return nil }
+
+// ClientTarget drives package redislimit's Limiter, the Go client a
+// service uses, on the Redis (or Cluster) of a RedisTarget: the client's
+// typed limits, ARGV, key names, reply decoding and error classes are held
+// to every vector, as the scripts are. It reuses the RedisTarget's key
+// space (through redislimit.WithPrefix) and its keyspace checks.
+type ClientTarget struct {
+	*RedisTarget
+	limiterTarget
+}
+
+// NewClientTarget drives redislimit on rt's server; with rt.UseFunctions
+// called first, the client calls the Functions libraries too.
+func NewClientTarget(rt *RedisTarget) *ClientTarget { return &ClientTarget{RedisTarget: rt} }
+
+// Name is the RedisTarget's with "-client": redis-client, or
+// cluster-client-functions for a Cluster through the Functions library.
+func (t *ClientTarget) Name() string {
+	base, functions := strings.CutSuffix(t.RedisTarget.Name(), "-functions")
+	if functions {
+		return base + "-client-functions"
+	}
+	return base + "-client"
+}
+
+func (t *ClientTarget) Begin(v *Vector) error {
+	if err := t.RedisTarget.Begin(v); err != nil {
+		return err
+	}
+	opts := []redislimit.Option{redislimit.WithPrefix(t.prefix)}
+	if t.functions {
+		opts = append(opts, redislimit.WithFunctions())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lim, err := redislimit.New(ctx, t.rdb, opts...)
+	t.lim = lim
+	return err
+}
+
+func (t *ClientTarget) Decide(r Request) Outcome { return t.limiterTarget.Decide(r) }
+
+func (t *ClientTarget) Reset(r Request) Outcome { return t.limiterTarget.Reset(r) }
+
+func (t *ClientTarget) View(view string, r Request) Outcome { return t.limiterTarget.View(view, r) }

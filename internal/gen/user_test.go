@@ -1,0 +1,74 @@
+package gen
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUserSpecRejects: what a user's spec may not do, over the catalogue.
+func TestUserSpecRejects(t *testing.T) {
+	src := mustRead(t, "testdata/user.yaml")
+	tests := []struct {
+		name, library, old, new, want string
+	}{
+		{"a catalogue constant again", "small", "  MARGIN: 1000\n", "  MARGIN: 1000\n  NOW_MAX: 5\n", "constant NOW_MAX is defined already"},
+		{"a catalogue algorithm's name", "small", "  - name: counter\n", "  - name: gcra\n", "algorithm gcra: the catalogue has one of that name"},
+		{"a reply of its own", "small", "constants:\n", "reply:\n  - {name: x, doc: x}\nconstants:\n", "field reply not found"},
+		{"the catalogue's library name", "limitspec", "", "", "must be lower_case and not limitspec"},
+		{"a library name that is no Go name", "Small", "", "", "must be lower_case"},
+		{"a policy of an unknown algorithm", "small", "algorithm: counter, identity: key", "algorithm: nope, identity: key", `unknown algorithm "nope"`},
+		{"a reserved algorithm name", "small", "  - name: counter\n", "  - name: policy\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			edited := strings.Replace(src, tt.old, tt.new, 1)
+			if tt.old != "" && edited == src {
+				t.Fatalf("user.yaml does not contain %q", tt.old)
+			}
+			sp, err := LoadUser(catalogue(t), tt.library, "user.yaml", []byte(edited))
+			if err == nil && tt.want == "" {
+				_, err = Generate(sp, PackageOutput(tt.library))
+				tt.want = "reserved"
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestUserSpec: a user's spec keeps its algorithms apart from the
+// catalogue's and any other library's (its keys name its library), and
+// its policy script holds the catalogue's algorithms beside its own.
+func TestUserSpec(t *testing.T) {
+	sp, err := LoadUser(catalogue(t), "small", "user.yaml", []byte(mustRead(t, "testdata/user.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keyTemplate(sp.Algorithms[0].States[0]); got != "{<key>}:small:ctr:<gap_ms>" {
+		t.Errorf("counter's key is %s, want it to name its library", got)
+	}
+	var inScope []string
+	for _, a := range sp.InScope() {
+		inScope = append(inScope, a.Qualified())
+	}
+	if got := strings.Join(inScope, " "); !strings.Contains(got, "gcra") || !strings.Contains(got, "small.counter") || !strings.Contains(got, "small.trail") {
+		t.Errorf("in scope: %s", got)
+	}
+	files, err := Generate(sp, PackageOutput("small"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := string(files["lua/policy.lua"])
+	for _, want := range []string{"['gcra'] = {decide_gcra", "['small.counter'] = {decide_small__counter"} {
+		if !strings.Contains(policy, want) {
+			t.Errorf("the policy script lacks %q", want)
+		}
+	}
+	if _, ok := files["lua/gcra.lua"]; ok {
+		t.Error("the catalogue's gcra.lua was written again into the user's package")
+	}
+	if lib := string(files["lua/library.lua"]); !strings.HasPrefix(lib, "#!lua name=small\n") || !strings.Contains(lib, "'small_counter'") {
+		t.Errorf("the library is not named after the package: %.80s", lib)
+	}
+}
