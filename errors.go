@@ -21,8 +21,8 @@ var (
 	ErrUnavailable = errors.New("redis unavailable")
 	// ErrMisconfigured is matched by the errors of a limiter that cannot
 	// work as it was set up, whatever the request: a Redis holding
-	// another version of a Functions library, a limit whose algorithm's
-	// package is not linked into the program. Package fallback does not
+	// another version of a Functions library, a client through which the
+	// library cannot be loaded on every server. Package fallback does not
 	// decide such a request locally: it is a mistake to fix, not an
 	// outage to ride out.
 	ErrMisconfigured = errors.New("misconfigured")

@@ -81,7 +81,9 @@ type Result struct {
 	// limit).
 	RetryAfter time.Duration
 	// Delay is how long to hold an allowed request before acting on it:
-	// the longest of its limits' (shapers: leaky_bucket); 0 when denied.
+	// the longest of its limits' (shapers: leaky_bucket). A denied
+	// request has none, unless it was forced: its work was queued too
+	// (docs/semantics.md, "Force").
 	Delay time.Duration
 	// Limits are the limits behind the decision, each with its own
 	// result: the one limit of a Request.Limit, or a policy's in order. A
@@ -118,8 +120,8 @@ type LimitResult struct {
 	RetryAfter time.Duration
 	// ResetAfter is the wait until Remaining equals Quota again.
 	ResetAfter time.Duration
-	// Delay is the wait before acting on an admitted request (shapers
-	// only).
+	// Delay is the wait before acting on an admitted (or forced) request
+	// (shapers only).
 	Delay time.Duration
 	// Tier is the tier that binds a tiered limit (bucket_window), from 1;
 	// 0 elsewhere.

@@ -201,7 +201,7 @@ func (t *metaWindowTable) viewEntries(c *kit.Call) ([]kit.Record, error) {
 	}
 	out := make([]kit.Record, len(log))
 	for i, x := range log {
-		out[i] = kit.Record{x.TMs, x.Cost, x.Meta}
+		out[i] = kit.Record{kit.Field(true, x.TMs, 0, 0, 35184372088832), kit.Field(true, x.Cost, 0, 1, 2*p.Limit), x.Meta}
 	}
 	return out, nil
 }

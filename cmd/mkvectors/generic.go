@@ -27,6 +27,7 @@ func algorithmVectors(a algorithm) ([]vector, error) {
 			out = append(out, build(fmt.Sprintf("%s-p%d", n, i+1), a, sc[n].comment+fmt.Sprintf(" (parameter set %d)", i+1), intParams(p), sc[n].calls))
 		}
 		out = append(out, randomVector(a, p, sym["L"], i))
+		out = append(out, limitChangeVectors(a, p, sym["L"], i)...)
 	}
 	out = append(out, badInput(a)...)
 	domain, err := domainVectors(a)

@@ -88,15 +88,16 @@ type vector struct {
 // A step with View "entries" reads the key's recorded entries back
 // instead of making a request: it has no cost and no meta.
 type step struct {
-	T         int64           `json:"t_ms"`
-	Key       string          `json:"key"`
-	Cost      json.RawMessage `json:"cost,omitempty"`
-	Meta      *string         `json:"meta,omitempty"`
-	View      string          `json:"view,omitempty"`
-	Reset     bool            `json:"reset,omitempty"`
-	Force     bool            `json:"force,omitempty"`
-	WrongType any             `json:"wrong_type,omitempty"` // true, or the 1-based places of the keys
-	Expect    map[string]any  `json:"expect"`
+	T         int64                      `json:"t_ms"`
+	Key       string                     `json:"key"`
+	Cost      json.RawMessage            `json:"cost,omitempty"`
+	Meta      *string                    `json:"meta,omitempty"`
+	View      string                     `json:"view,omitempty"`
+	Params    map[string]json.RawMessage `json:"params,omitempty"`
+	Reset     bool                       `json:"reset,omitempty"`
+	Force     bool                       `json:"force,omitempty"`
+	WrongType any                        `json:"wrong_type,omitempty"` // true, or the 1-based places of the keys
+	Expect    map[string]any             `json:"expect"`
 }
 
 // call is one request of a scenario; a raw cost overrides cost.
@@ -112,6 +113,9 @@ type call struct {
 	view      bool    // read the key's entries back instead
 	reset     bool    // delete the key's state instead
 	force     bool    // the forced call: consumes the cost even when denied
+	// params, when set, are the parameters from this call on: a limit
+	// changing between calls.
+	params map[string]int64
 }
 
 // scenario is a named list of calls and the vector's comment.
@@ -157,8 +161,9 @@ func intParams(p map[string]int64) map[string]json.RawMessage {
 	return out
 }
 
-// model is the oracle's model of alg with params, or why there is none.
-func model(alg string, params map[string]json.RawMessage) (oracle.Model, error) {
+// model is the oracle's model of alg with params on store's state, or why
+// there is none.
+func model(store *oracle.Store, alg string, params map[string]json.RawMessage) (oracle.Model, error) {
 	ints := map[string]int64{}
 	for k, raw := range params {
 		var n int64
@@ -167,14 +172,15 @@ func model(alg string, params map[string]json.RawMessage) (oracle.Model, error) 
 		}
 		ints[k] = n
 	}
-	return oracle.New(alg, ints)
+	return store.Limit(alg, ints)
 }
 
 // build replays calls through the oracle and records its answers; refused
 // input expects an error.
 func build(name string, a algorithm, comment string, params map[string]json.RawMessage, calls []call) vector {
 	v := vector{Name: a.name + "/" + name, Algorithm: a.name, Comment: comment, Params: params}
-	m, mErr := model(a.name, params)
+	store := oracle.NewStore()
+	m, mErr := model(store, a.name, params)
 	t := int64(t0)
 	requests := 0 // numbers the default metas
 	for _, c := range calls {
@@ -182,15 +188,23 @@ func build(name string, a algorithm, comment string, params map[string]json.RawM
 		if c.at != nil {
 			t = *c.at
 		}
+		if c.params != nil {
+			m, mErr = store.Limit(a.name, c.params)
+		}
+		var s step
 		switch {
 		case c.view:
-			v.Steps = append(v.Steps, viewStep(m, mErr, t, c.key))
+			s = viewStep(m, mErr, t, c.key)
 		case c.reset:
-			v.Steps = append(v.Steps, resetStep(m, mErr, t, c.key))
+			s = resetStep(m, mErr, t, c.key)
 		default:
 			requests++
-			v.Steps = append(v.Steps, a.requestStep(m, mErr, t, c, requests))
+			s = a.requestStep(m, mErr, t, c, requests)
 		}
+		if c.params != nil {
+			s.Params = intParams(c.params)
+		}
+		v.Steps = append(v.Steps, s)
 	}
 	return v
 }

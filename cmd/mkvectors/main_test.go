@@ -86,6 +86,7 @@ func checkAlgorithmVector(t *testing.T, path string, b []byte) int {
 			View      string
 			Reset     bool
 			Force     bool
+			Params    map[string]json.Number // from this step on
 			WrongType json.RawMessage `json:"wrong_type"` // true, or the places of the keys
 			Expect    map[string]any
 		}
@@ -96,20 +97,24 @@ func checkAlgorithmVector(t *testing.T, path string, b []byte) int {
 		t.Errorf("%s: %v", path, err)
 		return 0
 	}
-	params := map[string]int64{}
-	paramsOK := true
-	for k, n := range v.Params {
-		i, err := n.Int64()
-		paramsOK = paramsOK && err == nil
-		params[k] = i
+	store := oracle.NewStore()
+	limit := func(raw map[string]json.Number) (oracle.Model, error) {
+		params := map[string]int64{}
+		for k, n := range raw {
+			i, err := n.Int64()
+			if err != nil {
+				return nil, os.ErrInvalid
+			}
+			params[k] = i
+		}
+		return store.Limit(v.Algorithm, params)
 	}
-	var m oracle.Model
-	mErr := os.ErrInvalid
-	if paramsOK {
-		m, mErr = oracle.New(v.Algorithm, params)
-	}
+	m, mErr := limit(v.Params)
 	for i, s := range v.Steps {
 		where := func() string { return v.Name + " step " + strconv.Itoa(i) }
+		if s.Params != nil {
+			m, mErr = limit(s.Params)
+		}
 		wantErr := s.Expect["error"] == true
 		if s.View != "" {
 			checkView(t, where(), m, mErr, s.View, s.Key, s.T, s.Expect)

@@ -17,37 +17,29 @@ import (
 
 // oracleTarget adapts the reference oracle to the Target interface.
 type oracleTarget struct {
-	models map[string]oracle.Model // by algorithm and parameters
-	policy *oracle.Policy          // the vector's
+	store  *oracle.Store  // every limit's state, shared as docs/semantics.md, "Keys", says
+	policy *oracle.Policy // the vector's
 	polErr error
 }
 
 func (o *oracleTarget) Name() string { return "oracle" }
 
 func (o *oracleTarget) Begin(v *Vector) error {
-	o.models, o.policy, o.polErr = map[string]oracle.Model{}, nil, nil
+	o.store, o.policy, o.polErr = oracle.NewStore(), nil, nil
 	if v.Policy != nil {
 		o.policy, o.polErr = OraclePolicy(v.Policy)
 	}
 	return nil
 }
 
-// model is the oracle's model of r's algorithm and parameters, made at
-// its first step.
+// model is the oracle's model of r's algorithm and parameters, on the
+// vector's state.
 func (o *oracleTarget) model(r Request) (oracle.Model, error) {
-	id := fmt.Sprint(r.Algorithm, r.Params)
-	if m, ok := o.models[id]; ok {
-		return m, nil
-	}
 	ints, refused := intParams(r.Algorithm, r.Params)
 	if refused != nil {
 		return nil, fmt.Errorf("%w: %s", oracle.ErrBadInput, refused.Message)
 	}
-	m, err := oracle.New(r.Algorithm, ints)
-	if err == nil {
-		o.models[id] = m
-	}
-	return m, err
+	return o.store.Limit(r.Algorithm, ints)
 }
 
 func (o *oracleTarget) Decide(r Request) Outcome {

@@ -372,9 +372,15 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 			w.line("if !(%s) {", d.print(s.Cond))
 			w.line("return []kit.Record{}, nil")
 			w.line("}")
+			// Every integer is read clamped into its domain, as the
+			// scripts parse it: entries written under other amounts.
 			var fields []string
 			for _, f := range s.State.Entry {
-				fields = append(fields, "x."+goExported(f.Name))
+				x := "x." + goExported(f.Name)
+				if f.Type != Str {
+					x = fmt.Sprintf("kit.Field(true, %s, 0, %s, %s)", x, d.print(f.Min), d.print(f.Max))
+				}
+				fields = append(fields, x)
 			}
 			w.line("out := make([]kit.Record, len(%s))", goName(s.State.Name))
 			w.line("for i, x := range %s {", goName(s.State.Name))

@@ -90,7 +90,7 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 		}
 		files[o.luaFile(a.Name)] = emitLua(sp, a, nil)
 		files[o.luaFile(luaForceName(a.Name))] = emitLuaScript(sp, a, nil, true)
-		files[o.luaFile(luaResetName(a.Name))] = emitLuaReset(a)
+		files[o.luaFile(luaResetName(a.Name))] = emitLuaReset(sp, a)
 		for _, v := range a.Views {
 			files[o.luaFile(luaScriptName(a, v))] = emitLua(sp, a, v)
 		}

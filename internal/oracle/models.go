@@ -1,6 +1,9 @@
 package oracle
 
-import "math/big"
+import (
+	"maps"
+	"math/big"
+)
 
 // Each model below decides one valid request from the key's state (nil if
 // the key has none) and returns the result and the state to keep, nil when
@@ -13,6 +16,11 @@ import "math/big"
 // the limit's worth, and the result describes the state after the charge.
 // So the state may be past the limit: remaining is at least 0, and every
 // wait is found from the state after the charge.
+//
+// A state may have been written under other amounts (a limit raised or
+// lowered between calls: Store). Each model reads it clamped into its
+// own bounds, the most a forced call can leave: no more than twice the
+// limit's worth, and a bucket no fuller than its capacity.
 
 // fixedWindow: at most limit in each window floor(t / window).
 type fixedWindow struct{ limit, window int64 }
@@ -27,7 +35,7 @@ func (m fixedWindow) decide(st any, now, cost int64, _ string, force bool) (Resu
 	if s, ok := st.(fixedWindowState); ok {
 		eff = max(now, s.last)
 		if s.last/m.window == eff/m.window {
-			used = s.used
+			used = min(s.used, 2*m.limit)
 		}
 	}
 	end := (eff/m.window + 1) * m.window // the first ms of the next window
@@ -63,11 +71,22 @@ func (m tokenBucket) levelAt(st any, now int64) (eff int64, level *big.Rat) {
 	}
 	eff = max(now, s.last)
 	gained := new(big.Rat).Mul(rat(eff-s.last), ratFrac(m.tokens, m.per))
-	level = new(big.Rat).Add(s.level, gained)
+	level = new(big.Rat).Add(clampRat(s.level, -m.capacity, m.capacity), gained)
 	if level.Cmp(rat(m.capacity)) > 0 {
 		level = rat(m.capacity)
 	}
 	return eff, level
+}
+
+// clampRat is x clamped into [lo, hi].
+func clampRat(x *big.Rat, lo, hi int64) *big.Rat {
+	switch {
+	case x.Cmp(rat(lo)) < 0:
+		return rat(lo)
+	case x.Cmp(rat(hi)) > 0:
+		return rat(hi)
+	}
+	return x
 }
 
 // msUntil is the ms, rounded up, for the bucket to gain the given tokens.
@@ -115,19 +134,34 @@ type gcraState struct {
 	tat  *big.Rat // theoretical arrival time, in ms
 }
 
-func (m gcra) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
-	T := ratFrac(m.period, m.rate)
-	tau := new(big.Rat).Mul(rat(m.burst), T)
-	eff := now
-	tat := rat(now) // a fresh key: TAT is now
-	if s, ok := st.(gcraState); ok {
-		eff = max(now, s.last)
-		tat = s.tat
+// tau is the tolerance, burst·T.
+func (m gcra) tau() *big.Rat { return new(big.Rat).Mul(rat(m.burst), ratFrac(m.period, m.rate)) }
+
+// read is the time a request is decided at and the TAT then, at least
+// eff: a fresh key's is eff, a state's at most 2·tau after its last
+// admission (the most a forced call leaves).
+func (m gcra) read(st any, now int64) (eff int64, tat *big.Rat) {
+	s, ok := st.(gcraState)
+	if !ok {
+		return now, rat(now)
 	}
-	lag := eff - now
+	eff = max(now, s.last)
+	most := new(big.Rat).Add(rat(s.last), new(big.Rat).Mul(rat(2), m.tau()))
+	tat = s.tat
+	if tat.Cmp(most) > 0 {
+		tat = most
+	}
 	if tat.Cmp(rat(eff)) < 0 {
 		tat = rat(eff)
 	}
+	return eff, tat
+}
+
+func (m gcra) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+	T := ratFrac(m.period, m.rate)
+	tau := m.tau()
+	eff, tat := m.read(st, now)
+	lag := eff - now
 	// The request conforms iff its new TAT minus the tolerance is not
 	// after eff.
 	newTAT := new(big.Rat).Add(tat, new(big.Rat).Mul(rat(cost), T))
@@ -172,18 +206,12 @@ func (m gcra) decide(st any, now, cost int64, _ string, force bool) (Result, any
 type leakyBucket struct{ capacity, rate, period int64 }
 
 func (m leakyBucket) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
-	r, next := gcra{burst: m.capacity, rate: m.rate, period: m.period}.decide(st, now, cost, "", force)
+	g := gcra{burst: m.capacity, rate: m.rate, period: m.period}
+	r, next := g.decide(st, now, cost, "", force)
 	if r.Allowed || (force && cost > 0) {
 		// The queue ahead: the TAT before this request, past eff.
-		eff, ahead := now, new(big.Rat)
-		if s, ok := st.(gcraState); ok {
-			eff = max(now, s.last)
-			ahead.Sub(s.tat, rat(eff))
-			if ahead.Sign() < 0 {
-				ahead.SetInt64(0)
-			}
-		}
-		r.DelayMs = eff - now + ceilRat(ahead)
+		eff, tat := g.read(st, now)
+		r.DelayMs = eff - now + ceilRat(new(big.Rat).Sub(tat, rat(eff)))
 	}
 	return r, next
 }
@@ -229,20 +257,20 @@ func (m slidingWindow) fits(s slidingState, t, c int64) bool {
 }
 
 func (m slidingWindow) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
-	s, ok := st.(slidingState)
+	stored, ok := st.(slidingState)
 	eff := now
 	if ok {
-		eff = max(now, s.last)
-	} else {
-		s = slidingState{counts: map[int64]int64{}}
+		eff = max(now, stored.last)
 	}
-	allowed := m.fits(s, eff, cost)
-	next := slidingState{last: eff, counts: map[int64]int64{}}
-	for w, c := range s.counts {
+	// The windows that still count at eff, each at most 2·limit.
+	s := slidingState{last: eff, counts: map[int64]int64{}}
+	for w, c := range stored.counts {
 		if w >= eff/m.window-1 {
-			next.counts[w] = c
+			s.counts[w] = min(c, 2*m.limit)
 		}
 	}
+	allowed := m.fits(s, eff, cost)
+	next := slidingState{last: eff, counts: maps.Clone(s.counts)}
 	// The current window's count holds at most 2·limit.
 	add := charged(allowed, force, cost, 2*m.limit-next.counts[eff/m.window])
 	if add > 0 {

@@ -80,6 +80,10 @@ type paramSpec struct {
 	lo, hi int64
 	// optional parameters may be missing: they are 0 then.
 	optional bool
+	// amount: the parameter is an amount (a limit, a burst, a capacity),
+	// which the state is not measured in: limits that differ only in
+	// amounts share their state (docs/semantics.md, "Keys").
+	amount bool
 }
 
 type algorithm struct {
@@ -135,7 +139,7 @@ func noJoint(map[string]int64) error { return nil }
 var algorithms = map[string]algorithm{
 	"fixed_window": {
 		horizon: windowMs,
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12}, {name: "window_ms", lo: 1, hi: 1e11}},
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
 		joint:   noJoint,
 		make: func(p map[string]int64) decider {
 			return fixedWindow{limit: p["limit"], window: p["window_ms"]}
@@ -143,7 +147,7 @@ var algorithms = map[string]algorithm{
 	},
 	"sliding_log": {
 		horizon: windowMs,
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e5}, {name: "window_ms", lo: 1, hi: 1e11}},
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e5, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
 		joint:   noJoint,
 		make: func(p map[string]int64) decider {
 			return slidingLog{limit: p["limit"], window: p["window_ms"]}
@@ -152,12 +156,12 @@ var algorithms = map[string]algorithm{
 	"bucket_window": {
 		horizon: func(p map[string]int64) int64 { return max(p["window_ms"], p["window_ms_2"], p["window_ms_3"]) },
 		params: []paramSpec{
-			{name: "limit", lo: 1, hi: 5e11},
+			{name: "limit", lo: 1, hi: 5e11, amount: true},
 			{name: "window_ms", lo: 1, hi: 1e11},
 			{name: "bucket_ms", lo: 1, hi: 1e11},
-			{name: "limit_2", lo: 0, hi: 5e11, optional: true},
+			{name: "limit_2", lo: 0, hi: 5e11, optional: true, amount: true},
 			{name: "window_ms_2", lo: 0, hi: 1e11, optional: true},
-			{name: "limit_3", lo: 0, hi: 5e11, optional: true},
+			{name: "limit_3", lo: 0, hi: 5e11, optional: true, amount: true},
 			{name: "window_ms_3", lo: 0, hi: 1e11, optional: true},
 		},
 		joint: bucketWindowJoint,
@@ -165,7 +169,7 @@ var algorithms = map[string]algorithm{
 	},
 	"meta_window": {
 		horizon: windowMs,
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e5}, {name: "window_ms", lo: 1, hi: 1e11}},
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e5, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
 		joint:   noJoint,
 		make: func(p map[string]int64) decider {
 			return metaWindow{limit: p["limit"], window: p["window_ms"]}
@@ -174,7 +178,7 @@ var algorithms = map[string]algorithm{
 	},
 	"token_bucket": {
 		horizon: debtMs("capacity", "refill_ms", "refill_tokens"),
-		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "refill_tokens", lo: 1, hi: 1e12}, {name: "refill_ms", lo: 1, hi: 1e11}},
+		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12, amount: true}, {name: "refill_tokens", lo: 1, hi: 1e12}, {name: "refill_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["capacity"], p["refill_ms"], 1e15, "capacity times refill_ms"); err != nil {
 				return err
@@ -187,7 +191,7 @@ var algorithms = map[string]algorithm{
 	},
 	"leaky_bucket": {
 		horizon: debtMs("capacity", "period_ms", "rate"),
-		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
+		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12, amount: true}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["capacity"], p["period_ms"], 1e15, "capacity times period_ms"); err != nil {
 				return err
@@ -200,7 +204,7 @@ var algorithms = map[string]algorithm{
 	},
 	"sliding_window": {
 		horizon: func(p map[string]int64) int64 { return 2 * p["window_ms"] }, // the current window and the next
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12}, {name: "window_ms", lo: 1, hi: 1e11}},
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			return productAtMost(p["limit"], p["window_ms"], 1e15, "limit times window_ms")
 		},
@@ -210,7 +214,7 @@ var algorithms = map[string]algorithm{
 	},
 	"gcra": {
 		horizon: debtMs("burst", "period_ms", "rate"),
-		params:  []paramSpec{{name: "burst", lo: 1, hi: 1e12}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
+		params:  []paramSpec{{name: "burst", lo: 1, hi: 1e12, amount: true}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
 		joint: func(p map[string]int64) error {
 			if err := productAtMost(p["burst"], p["period_ms"], 1e15, "burst times period_ms"); err != nil {
 				return err
@@ -285,12 +289,69 @@ func Optional(algorithm, param string) bool {
 	return false
 }
 
+// Amount reports whether an algorithm's parameter is an amount (a limit,
+// a burst, a capacity): a parameter the state is not measured in, which
+// may change between calls on the same state (see Store).
+func Amount(algorithm, param string) bool {
+	for _, p := range algorithms[algorithm].params {
+		if p.name == param {
+			return p.amount
+		}
+	}
+	return false
+}
+
 // New returns the model of the named algorithm, or an error matching
 // ErrBadInput for an unknown algorithm or refused parameters.
 func New(name string, params map[string]int64) (Model, error) {
+	return NewStore().Limit(name, params)
+}
+
+// Store holds the state of every limit decided through it, as Redis
+// holds it under docs/semantics.md, "Keys": the limits of one algorithm
+// whose parameters differ only in amounts (Amount) share each key's
+// state, and any other difference keeps them apart. A state is read
+// clamped into the domains of the limit that reads it, as every stored
+// field is.
+type Store struct {
+	states map[string]*model // by algorithm and the parameters states are measured in
+}
+
+// NewStore returns a store holding no state.
+func NewStore() *Store { return &Store{states: map[string]*model{}} }
+
+// Limit returns the model of the named algorithm under params, deciding
+// on the store's state, or an error matching ErrBadInput for an unknown
+// algorithm or refused parameters.
+func (s *Store) Limit(name string, params map[string]int64) (Model, error) {
+	a, full, err := accept(name, params)
+	if err != nil {
+		return nil, err
+	}
+	id := name
+	for _, p := range a.params {
+		if !p.amount {
+			id += fmt.Sprintf(":%d", full[p.name])
+		}
+	}
+	shared, ok := s.states[id]
+	if !ok {
+		shared = &model{states: map[string]any{}, clocks: map[string]int64{}}
+		s.states[id] = shared
+	}
+	m := &model{d: a.make(full), meta: a.meta, states: shared.states, clocks: shared.clocks}
+	if a.meta {
+		return entryModel{m}, nil
+	}
+	return m, nil
+}
+
+// accept checks params against the named algorithm's domains and joint
+// bounds, and returns them with every optional parameter set.
+func accept(name string, params map[string]int64) (algorithm, map[string]int64, error) {
 	a, ok := algorithms[name]
 	if !ok {
-		return nil, bad("unknown algorithm %q", name)
+		return a, nil, bad("unknown algorithm %q", name)
 	}
 	for k := range params {
 		known := false
@@ -298,28 +359,21 @@ func New(name string, params map[string]int64) (Model, error) {
 			known = known || p.name == k
 		}
 		if !known {
-			return nil, bad("unknown parameter %q", k)
+			return a, nil, bad("unknown parameter %q", k)
 		}
 	}
 	full := map[string]int64{}
 	for _, p := range a.params {
 		v, ok := params[p.name]
 		if !ok && !p.optional {
-			return nil, bad("missing parameter %s", p.name)
+			return a, nil, bad("missing parameter %s", p.name)
 		}
 		if v < p.lo || v > p.hi {
-			return nil, bad("parameter %s out of [%d, %d]: %d", p.name, p.lo, p.hi, v)
+			return a, nil, bad("parameter %s out of [%d, %d]: %d", p.name, p.lo, p.hi, v)
 		}
 		full[p.name] = v
 	}
-	if err := a.joint(full); err != nil {
-		return nil, err
-	}
-	m := &model{d: a.make(full), meta: a.meta, states: map[string]any{}, clocks: map[string]int64{}}
-	if a.meta {
-		return entryModel{m}, nil
-	}
-	return m, nil
+	return a, full, a.joint(full)
 }
 
 type model struct {

@@ -178,15 +178,15 @@ func (m bucketWindow) decide(st any, now, cost int64, _ string, force bool) (Res
 	allowed := true
 	L := m.tiers[0].limit
 	longest := int64(0)
-	bound := int64(-1) // the most any tier can take before 2·limit_i
+	// bound is the most every tier can take before it holds 2·limit_i
+	// (negative when one holds more: a limit lowered since).
+	bound := 2*m.tiers[0].limit - m.used(s.counts, m.tiers[0], eff)
 	for _, tr := range m.tiers {
 		u := m.used(s.counts, tr, eff)
 		allowed = allowed && u+cost <= tr.limit
 		L = min(L, tr.limit)
 		longest = max(longest, tr.window)
-		if bound < 0 || 2*tr.limit-u < bound {
-			bound = 2*tr.limit - u
-		}
+		bound = min(bound, 2*tr.limit-u)
 	}
 	next := bucketWindowState{last: eff, counts: map[int64]int64{}}
 	for b, c := range s.counts {
@@ -275,7 +275,7 @@ func (m metaWindow) decide(st any, now, cost int64, meta string, force bool) (Re
 	open := m.open(s, eff)
 	used := int64(0)
 	if open {
-		used = s.used
+		used = min(s.used, 2*m.limit)
 	}
 	allowed := used+cost <= m.limit
 	next := metaState{start: s.start, used: used, last: eff, entries: s.entries}
@@ -311,5 +311,12 @@ func (m metaWindow) entries(st any, now int64) []Entry {
 	if !ok || !m.open(s, max(now, s.last)) {
 		return []Entry{}
 	}
-	return append([]Entry{}, s.entries...)
+	// Read as every stored value is, under this limit's bounds: the
+	// newest 2·limit entries, each of cost at most 2·limit.
+	out := []Entry{}
+	for _, e := range s.entries[max(0, len(s.entries)-int(2*m.limit)):] {
+		e.Cost = min(e.Cost, 2*m.limit)
+		out = append(out, e)
+	}
+	return out
 }

@@ -42,16 +42,16 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "a948c6461fd31e461b7c2255fb320ad2478142cf", Source: librarySource,
+		Name: "small", Version: "7e32bb2b7eec16a21ece088355d8dac89ade9eca", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5068a1b3c9abe18fff9faae6db24b9f9eedf7d62"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "02174263cb8c8dc7c75c0012dca449b8933a3a06"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "ad0209c175fa8b04a6e372b100c01eb590527cc3"},
-		Force:  kit.Script{Name: "counter_force", Source: counterForceSource, SHA1: "0006079f39707d8f4debbe07391f64002a4695d8"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "4af9170cbedfe49c1821c706785295bc56f6775a"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "a1f200453a61c64902a47cc283f40e5d54400b36"},
+		Force:  kit.Script{Name: "counter_force", Source: counterForceSource, SHA1: "3553712e6cdc8c1e2208284a33bd52e788997e17"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "948fe855d02dfb28af151323cbdc49b21f21fe6c"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -60,10 +60,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "2177a2bbb73e0e04ca0c7aa6d8f07fb1b8583fcc"},
-		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "7ed94988158b08273e38b10ad7a6329e6af4af56"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "e03f614283c04040103279a3213f7d5ec858ebbc"},
-		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "69725c2212eb7091d7356812cec0d1a172b7954e"}, Returns: []string{"ts", "text"}}},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "fcf4597bc6767c482762bf7835a38e869e83bca5"},
+		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "8eb10bc9a61eca7c3c930c0a7bdac7d7c9fd9f29"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "a512b72669bb05b31b7b0d58f3ad4c494858e60c"},
+		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "26edeadb2df0f8eb0c1581d2546d1a63d1c3c597"}, Returns: []string{"ts", "text"}}},
 		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},

@@ -294,7 +294,7 @@ func (t *trailTable) viewRecent(c *kit.Call) ([]kit.Record, error) {
 	}
 	out := make([]kit.Record, len(notes))
 	for i, x := range notes {
-		out[i] = kit.Record{x.Ts, x.Text}
+		out[i] = kit.Record{kit.Field(true, x.Ts, 0, 0, 35184372088832), x.Text}
 	}
 	return out, nil
 }

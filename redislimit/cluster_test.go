@@ -1,0 +1,142 @@
+package redislimit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/oracle"
+	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/redislimit"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestCluster, on a Redis Cluster of three masters: New with
+// WithFunctions loads the library on every master; a policy over several
+// identities, or with a constant, is refused by Check and by Limit with
+// an error that says why, and writes nothing; a policy over one identity
+// (burst_quota) is decided as the oracle decides it, by EVALSHA and by
+// FCALL, its keys in one slot.
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { cluster.Close() })
+	scripts, functions := newLimiter(t, cluster), newLimiter(t, cluster, redislimit.WithFunctions())
+	var masters atomic.Int32
+	source := catalogue(t).Source
+	err := cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		masters.Add(1)
+		libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: limitspec.Catalogue, WithCode: true}).Result()
+		if err != nil || len(libs) != 1 || libs[0].Code != source {
+			return fmt.Errorf("the master %s does not hold the library after New (%v)", c.Options().Addr, err)
+		}
+		return nil
+	})
+	if err != nil || masters.Load() != 3 {
+		t.Fatalf("%d masters: %v; want 3, each with the library", masters.Load(), err)
+	}
+	clusterRefusals(t, cluster, scripts)
+	for i, lim := range []*redislimit.Limiter{scripts, functions} {
+		clusterBurstQuota(t, lim, fmt.Sprintf("user%d", i))
+	}
+	if ks := clusterKeys(t, cluster); strings.Join(ks, " ") !=
+		"{user0}:burst_quota:burst:gcra:10:1000 {user0}:burst_quota:daily:sl:86400000 {user0}:burst_quota:daily:sl:86400000:sum "+
+			"{user1}:burst_quota:burst:gcra:10:1000 {user1}:burst_quota:daily:sl:86400000 {user1}:burst_quota:daily:sl:86400000:sum" {
+		t.Errorf("the cluster holds %v; want burst_quota's keys of user0 and user1", ks)
+	}
+}
+
+// clusterRefusals: ip_user (two identities) and user_global (a
+// constant) are refused on a cluster, by Check and by Limit.
+func clusterRefusals(t *testing.T, cluster *redis.ClusterClient, lim *redislimit.Limiter) {
+	ipUser, err := limitspec.IPUserPolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	userGlobal, err := limitspec.UserGlobalPolicy(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []limitspec.Request{
+		{Policy: ipUser, IDs: map[string]string{"ip": "10.0.0.1", "user": "alice"}, Cost: 1},
+		{Policy: userGlobal, IDs: map[string]string{"user": "alice"}, Cost: 1},
+	} {
+		name := req.Policy.Name()
+		checked := lim.Check(req)
+		_, decided := lim.Limit(t.Context(), req)
+		for what, err := range map[string]error{"Check": checked, "Limit": decided} {
+			if !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), "policy "+name+" counts several identities or a constant") ||
+				!strings.Contains(err.Error(), "Redis Cluster") {
+				t.Errorf("%s of %s on a cluster: %v; want ErrBadInput saying it spans several identities on a cluster", what, name, err)
+			}
+		}
+	}
+	if ks := clusterKeys(t, cluster); len(ks) != 0 {
+		t.Errorf("refused policies wrote %v", ks)
+	}
+}
+
+// clusterBurstQuota decides burst_quota (daily limit 8) for user, 12
+// requests 40 ms apart, as the oracle does: the burst and then the daily
+// quota deny.
+func clusterBurstQuota(t *testing.T, lim *redislimit.Limiter, user string) {
+	quota, err := limitspec.BurstQuotaPolicy(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := limitspec.Request{Policy: quota, IDs: map[string]string{"user": user}, Cost: 1}
+	if err := lim.Check(req); err != nil {
+		t.Fatalf("Check of burst_quota on a cluster: %v", err)
+	}
+	m, err := oracle.NewPolicy("burst_quota", []oracle.PolicyLimit{
+		{Name: "burst", Algorithm: "gcra", Identity: "user", Params: map[string]int64{"burst": 5, "rate": 10, "period_ms": 1000}},
+		{Name: "daily", Algorithm: "sliding_log", Identity: "user", Params: map[string]int64{"limit": 8, "window_ms": 86_400_000}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binding := map[int]int{}
+	for i := range 12 {
+		req.Now = at(40 * int64(i))
+		res, err := lim.Limit(t.Context(), req)
+		if err != nil {
+			t.Fatalf("%s, request %d: %v", user, i, err)
+		}
+		want, err := m.Decide(req.IDs, t0+40*int64(i), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPolicy(t, fmt.Sprintf("%s, request %d", user, i), res, []string{"burst", "daily"}, want)
+		if !res.Allowed {
+			binding[res.Binding]++
+		}
+	}
+	if binding[0] == 0 || binding[1] == 0 {
+		t.Errorf("%s: denials bound by burst %d times, by daily %d times; want both", user, binding[0], binding[1])
+	}
+}
+
+// clusterKeys lists the keys of every master, sorted.
+func clusterKeys(t *testing.T, cluster *redis.ClusterClient) []string {
+	var mu sync.Mutex
+	var all []string
+	err := cluster.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+		ks, err := c.Keys(ctx, "*").Result()
+		mu.Lock()
+		all = append(all, ks...)
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(all)
+	return all
+}

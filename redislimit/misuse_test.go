@@ -1,0 +1,132 @@
+package redislimit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/redislimit"
+	"github.com/redis/go-redis/v9"
+)
+
+// nowhere is a client of a port where nothing listens: a call that
+// reached for Redis would be ErrUnavailable, not a refusal.
+func nowhere(t *testing.T, contextTimeouts bool) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: freeAddr(t), ContextTimeoutEnabled: contextTimeouts, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// TestNewRefuses: New refuses, with an error that says why and without
+// a panic, a missing client (nil, or a typed nil), a client that would
+// let a call outlive its context, and options that cannot work.
+func TestNewRefuses(t *testing.T) {
+	t.Parallel()
+	ok := nowhere(t, true)
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{freeAddr(t)}})
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": freeAddr(t)}})
+	t.Cleanup(func() { cluster.Close(); ring.Close() })
+	cases := []struct {
+		name string
+		rdb  redis.UniversalClient
+		opts []redislimit.Option
+		want string
+	}{
+		{"nil client", nil, nil, "no Redis client"},
+		{"typed nil *redis.Client", (*redis.Client)(nil), nil, "no Redis client"},
+		{"typed nil *redis.ClusterClient", (*redis.ClusterClient)(nil), nil, "no Redis client"},
+		{"client without ContextTimeoutEnabled", nowhere(t, false), nil, "ContextTimeoutEnabled: true"},
+		{"cluster client without ContextTimeoutEnabled", cluster, nil, "ContextTimeoutEnabled: true"},
+		{"ring without ContextTimeoutEnabled", ring, nil, "ContextTimeoutEnabled: true"},
+		{"nil option", ok, []redislimit.Option{redislimit.WithServerClock(), nil}, "option 2 of New is nil"},
+		{"WithClock(nil)", ok, []redislimit.Option{redislimit.WithClock(nil)}, "WithClock(nil)"},
+		{"WithPrefix with {", ok, []redislimit.Option{redislimit.WithPrefix("app{")}, "may not hold '{' or '}'"},
+		{"WithPrefix with }", ok, []redislimit.Option{redislimit.WithPrefix("}app")}, "may not hold '{' or '}'"},
+	}
+	for _, c := range cases {
+		err := noPanic(t, c.name, func() error {
+			_, err := redislimit.New(t.Context(), c.rdb, c.opts...)
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: New: %v; want an error saying %q", c.name, err, c.want)
+		}
+	}
+	if _, err := redislimit.New(t.Context(), ok, redislimit.WithPrefix("app:"), redislimit.WithClock(time.Now)); err != nil {
+		t.Errorf("New with valid options: %v", err)
+	}
+}
+
+// foreign is a limit of no generated package; asGCRA claims to be the
+// catalogue's gcra.
+type foreign struct{ asGCRA bool }
+
+func (f foreign) Algorithm() limitspec.Algorithm {
+	if f.asGCRA {
+		return limitspec.GCRA{}.Algorithm()
+	}
+	return limitspec.Algorithm{Library: "elsewhere", Name: "quota"}
+}
+func (foreign) Validate() error            { return nil }
+func (foreign) QuotaWindow() time.Duration { return time.Second }
+
+// TestMisusedRequests: requests no limiter can decide are refused by
+// every method, as ErrBadInput with a message that says why, without a
+// panic and without a call to Redis.
+func TestMisusedRequests(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, nowhere(t, true))
+	quota, err := limitspec.BurstQuotaPolicy(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		req  limitspec.Request
+		want string
+	}{
+		{"neither a limit nor a policy", limitspec.Request{Key: "u", Cost: 1}, "needs a Limit or a Policy"},
+		{"a typed nil *GCRA", limitspec.Request{Key: "u", Limit: (*limitspec.GCRA)(nil), Cost: 1}, "needs a Limit or a Policy"},
+		{"both a limit and a policy", limitspec.Request{Key: "u", Limit: burst, Policy: quota, IDs: map[string]string{"user": "u"}, Cost: 1}, "a Limit or a Policy, not both"},
+		{"a limit of no generated package", limitspec.Request{Key: "u", Limit: foreign{}, Cost: 1}, "no scripts of this algorithm are linked in"},
+		{"a foreign limit claiming to be gcra", limitspec.Request{Key: "u", Limit: foreign{asGCRA: true}, Cost: 1}, "is not a limit of gcra"},
+		{"a policy made without NewPolicy", limitspec.Request{Policy: &limitspec.Policy{}, Cost: 1}, "make it with limitspec.NewPolicy"},
+	}
+	for _, c := range cases {
+		calls := map[string]func() error{
+			"Limit": func() error { _, err := lim.Limit(t.Context(), c.req); return err },
+			"Reset": func() error { return lim.Reset(t.Context(), c.req) },
+			"Check": func() error { return lim.Check(c.req) },
+			"View":  func() error { _, err := lim.View(t.Context(), "entries", c.req); return err },
+		}
+		if c.req.Policy == nil {
+			calls["Allow"] = func() error { _, err := lim.Allow(t.Context(), c.req.Key, c.req.Limit); return err }
+		}
+		for method, call := range calls {
+			err := noPanic(t, c.name+": "+method, call)
+			want := c.want
+			if method == "View" && (c.req.Policy != nil || limitspec.IsNil(c.req.Limit)) {
+				want = "a view needs a Limit (and no Policy)"
+			}
+			if !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %s: %v; want ErrBadInput saying %q", c.name, method, err, want)
+			}
+		}
+	}
+	// A pointer to a limit is a limit.
+	if err := lim.Check(limitspec.Request{Limit: &limitspec.GCRA{Burst: 1, Rate: 1, Period: time.Second}}); err != nil {
+		t.Errorf("Check of a *GCRA: %v", err)
+	}
+	canceled := noPanic(t, "a canceled context", func() error {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := lim.Allow(ctx, "u", burst)
+		return err
+	})
+	if !errors.Is(canceled, context.Canceled) {
+		t.Errorf("a canceled context: %v; want context.Canceled", canceled)
+	}
+}
