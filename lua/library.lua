@@ -3721,9 +3721,11 @@ redis.register_function{function_name = 'limitspec_policy', callback = function(
 -- largest of all); the binding limit's index from 1; then each limit's own
 -- 7 fields in order.
 --
--- Errors (nothing is written): BADINPUT policy: <message> for the
+-- Errors (nothing is written): BADINPUT policy: <message> for the limits'
 -- arguments, BADINPUT P.L: <algorithm>: <message> for a limit's parameters
--- and keys; BADSTATE and WRONGTYPE as the algorithms'.
+-- and keys, BADINPUT P: <message> for now_ms, cost and force (P the
+-- policy's name in the first infix); BADSTATE and WRONGTYPE as the
+-- algorithms'.
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -5273,6 +5275,7 @@ for _, l in ipairs(LIMITS) do
   end
 end
 
+ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix
 -- per-call inputs
 local now
 if ARGV[1] == '' then -- the Redis server's clock
@@ -8894,5 +8897,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'd11394ca3f05737d6c6d09d5096b2dbbe2a612c3'
+  return '1ab0bd5267be1fe959b621bd338aa73b7e4253bc'
 end}

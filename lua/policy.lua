@@ -27,9 +27,11 @@
 -- largest of all); the binding limit's index from 1; then each limit's own
 -- 7 fields in order.
 --
--- Errors (nothing is written): BADINPUT policy: <message> for the
+-- Errors (nothing is written): BADINPUT policy: <message> for the limits'
 -- arguments, BADINPUT P.L: <algorithm>: <message> for a limit's parameters
--- and keys; BADSTATE and WRONGTYPE as the algorithms'.
+-- and keys, BADINPUT P: <message> for now_ms, cost and force (P the
+-- policy's name in the first infix); BADSTATE and WRONGTYPE as the
+-- algorithms'.
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -1579,6 +1581,7 @@ for _, l in ipairs(LIMITS) do
   end
 end
 
+ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix
 -- per-call inputs
 local now
 if ARGV[1] == '' then -- the Redis server's clock

@@ -96,8 +96,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "d11394ca3f05737d6c6d09d5096b2dbbe2a612c3", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "af9911d15197e880a1046ea72cd772f02410dc3d"},
+		Name: "limitspec", Version: "1ab0bd5267be1fe959b621bd338aa73b7e4253bc", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "9f8dcb87e6496800a01ce42e12315a177d004a80"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c32202156fb7138b8b6554e7b62ec0781dd891bc"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})

@@ -30,8 +30,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "486ebc11c14fe0a6010affe848cb8de1c68a2190", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "588081209375aeedd9aa2dccde329700da094ba4"},
+		Name: "quota", Version: "7e511b27a0188c894c8af44ccd76648e46676bad", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "c8c08a47137856ce65f42c9e316bf0ec058d0d40"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4745fd8e5ccd6362534ea9334133e9862cbe7eb9"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})

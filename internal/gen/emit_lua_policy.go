@@ -59,6 +59,7 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 		luaResetDel(&w)
 		return bytes.TrimRight(w.bytes(), "\n")
 	}
+	w.line("ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
 	luaInputs(&w, ints, nil)
 	w.line("if ARGV[3] ~= '0' and ARGV[3] ~= '1' then")
@@ -229,9 +230,11 @@ func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 	w.line("-- largest of all); the binding limit's index from 1; then each limit's own")
 	w.line("-- %d fields in order.", len(sp.Reply))
 	w.line("--")
-	w.line("-- Errors (nothing is written): BADINPUT policy: <message> for the")
+	w.line("-- Errors (nothing is written): BADINPUT policy: <message> for the limits'")
 	w.line("-- arguments, BADINPUT P.L: <algorithm>: <message> for a limit's parameters")
-	w.line("-- and keys; BADSTATE and WRONGTYPE as the algorithms'.")
+	w.line("-- and keys, BADINPUT P: <message> for now_ms, cost and force (P the")
+	w.line("-- policy's name in the first infix); BADSTATE and WRONGTYPE as the")
+	w.line("-- algorithms'.")
 }
 
 // stateTemplates are an algorithm's key templates.

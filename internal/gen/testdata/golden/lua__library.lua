@@ -536,9 +536,11 @@ redis.register_function{function_name = 'small_policy', callback = function(KEYS
 -- largest of all); the binding limit's index from 1; then each limit's own
 -- 7 fields in order.
 --
--- Errors (nothing is written): BADINPUT policy: <message> for the
+-- Errors (nothing is written): BADINPUT policy: <message> for the limits'
 -- arguments, BADINPUT P.L: <algorithm>: <message> for a limit's parameters
--- and keys; BADSTATE and WRONGTYPE as the algorithms'.
+-- and keys, BADINPUT P: <message> for now_ms, cost and force (P the
+-- policy's name in the first infix); BADSTATE and WRONGTYPE as the
+-- algorithms'.
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -2559,6 +2561,7 @@ for _, l in ipairs(LIMITS) do
   end
 end
 
+ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix
 -- per-call inputs
 local now
 if ARGV[1] == '' then -- the Redis server's clock
@@ -5982,5 +5985,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '7e32bb2b7eec16a21ece088355d8dac89ade9eca'
+  return 'ed9a0dbdb1fa0cc623ddbf5d3320d61708609757'
 end}

@@ -42,8 +42,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "7e32bb2b7eec16a21ece088355d8dac89ade9eca", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5068a1b3c9abe18fff9faae6db24b9f9eedf7d62"},
+		Name: "small", Version: "ed9a0dbdb1fa0cc623ddbf5d3320d61708609757", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e0a0a885a20ab0a39b9717d4f5fe2e19bad3be68"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "02174263cb8c8dc7c75c0012dca449b8933a3a06"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
