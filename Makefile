@@ -4,7 +4,8 @@ GO ?= go
 
 .PHONY: generate verify test bench check
 
-# Regenerate lua/ and goimpl/ from spec/algorithms.yaml.
+# Regenerate the catalogue (the typed limits, memory/, lua/) from spec/,
+# and examples/quota from its spec.
 generate:
 	$(GO) generate ./...
 
@@ -15,9 +16,8 @@ verify:
 
 # Every test, real Redis included (each test starts its own redis-server).
 test:
-	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -run 'Concurrent' ./goimpl/
-	$(GO) test -count=1 -race ./fallback/ ./httplimit/
+	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -race ./kit/ ./memory/ ./fallback/ ./httplimit/
 
 # Speed and memory of every benchmark.
 bench:
@@ -28,3 +28,4 @@ check:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run ./cmd/gen -check
+	cd examples/quota && $(GO) run ../../cmd/gen -spec quota.yaml -out . -package quota -check

@@ -87,7 +87,7 @@ func checkAlgorithmVector(t *testing.T, path string, b []byte) int {
 			Reset     bool
 			Force     bool
 			Params    map[string]json.Number // from this step on
-			WrongType json.RawMessage `json:"wrong_type"` // true, or the places of the keys
+			WrongType json.RawMessage        `json:"wrong_type"` // true, or the places of the keys
 			Expect    map[string]any
 		}
 	}
