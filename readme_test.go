@@ -115,3 +115,30 @@ func TestOpening(t *testing.T) {
 		t.Errorf("%d decisions, the 21st by %v, the 22nd by %v; want 22, primary, fallback", len(sides), sides[min(20, len(sides)-1)], sides[len(sides)-1])
 	}
 }
+
+// TestReadmeYAML: every YAML block of the README is part of a spec file
+// the repository compiles, so that the spec the README shows is one
+// that works.
+func TestReadmeYAML(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs strings.Builder
+	for _, f := range []string{"spec/algorithms.yaml", "spec/policies.yaml", "examples/quota/quota.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs.WriteString(squash(string(b)) + " ")
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	if len(blocks) == 0 {
+		t.Fatal("the README has no YAML block")
+	}
+	for _, b := range blocks {
+		if !strings.Contains(specs.String(), squash(b[1])) {
+			t.Errorf("this README block is in no spec file:\n%s", b[1])
+		}
+	}
+}

@@ -295,8 +295,8 @@ func TestConcurrentSweeping(t *testing.T) {
 // keys as in a store of one (nothing grows with the keys), and no more
 // than its budget of 4: the kit.Call (it escapes through the kit.Table
 // interface), the state's key name and the decimal of its parameter of
-// 1000 (strconv allocates none below 100), and the result's Limits. (A
-// goimpl limiter of fixed parameters allocated none.)
+// 1000 (strconv allocates none below 100), made per call since the limit
+// is the request's, and the result's Limits.
 func TestDecisionAllocations(t *testing.T) {
 	for _, alg := range []string{"fixed_window", "gcra", "leaky_bucket", "sliding_window", "token_bucket"} {
 		lim := limitOf(alg, largeParams[alg])

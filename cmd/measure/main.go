@@ -41,7 +41,7 @@
 // that a slow spell of the machine touches few of a row's rounds. It
 // writes only under its own random key prefix and deletes what it wrote.
 //
-// A last table (measurePolicy) compares the seed's six limits decided as
+// A last table (measurePolicy) compares ip_user's six limits decided as
 // one policy with the same six called one by one and pipelined.
 //
 // A third table gives the worst cases (worstCases): the decisions whose

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The policy comparison: the seed's limits (10 per second, 120 per
+// The policy comparison: ip_user's limits (10 per second, 120 per
 // minute, 240 per hour, each per IP and per user) as the ip_user policy,
 // one atomic call, against the same six fixed windows called one by one
 // and pipelined. Each of policyPairs (IP, user) pairs gets policyRounds
@@ -148,7 +148,7 @@ func (m *measurer) decideWay(i int, p *limitspec.Policy, fw script, ids map[stri
 
 // printPolicy writes the comparison table.
 func printPolicy(w io.Writer, ways []*policyWay) {
-	fmt.Fprintf(w, "\nThe seed's limits (10 per second, 120 per minute, 240 per hour, per IP and per user: six fixed windows) decided as one policy and as six calls. "+
+	fmt.Fprintf(w, "\nThe limits of ip_user (10 per second, 120 per minute, 240 per hour, per IP and per user: six fixed windows) decided as one policy and as six calls. "+
 		"Load: %d (IP, user) pairs, %d admitted requests each, one a second; requests one after another from one client on the same host. "+
 		"Time: Redis-side CPU per request (EVALSHA usec in INFO commandstats, every call of the request summed); client time per request, round trips included.\n\n", policyPairs, policyRounds)
 	fmt.Fprintln(w, "| way | round trips | atomic | time per request (µs, Redis-side CPU) | client time per request (µs) | bytes per (IP, user) pair (MEMORY USAGE) |")

@@ -1,7 +1,9 @@
-// Command verify replays conformance vectors against every implementation
-// of the rate-limiting algorithms and reports where any two disagree.
+// Command verify replays conformance vectors (docs/vectors.md) against
+// every implementation of the catalogue's algorithms and policies, package
+// memory's limiter and the Lua scripts on every Redis it is given, and
+// reports where any of them departs from a vector or from another.
 //
-//	go run ./cmd/verify [-vectors DIR] [-redis URL] [-v]
+//	go run ./cmd/verify [-vectors DIR] [-redis URL] [-cluster ADDRS] [-functions] [-v]
 //
 // See -h for the details.
 package main
@@ -22,7 +24,8 @@ Replays every vector (*.json, searched recursively) in DIR against every
 target and checks each step against the vector's expectations and against
 the other targets:
 
-  memory     the generated Go, through package memory's limiter
+  memory     package memory's limiter (the generated Go), given the typed
+             limit or the policy the vector names
   gopherlua  the generated Lua in gopher-lua, over an in-process store
   miniredis  the generated Lua in miniredis, through go-redis
   redis      the generated Lua on a real Redis (only with -redis or REDIS_URL)
@@ -31,28 +34,46 @@ the other targets:
              the same through the Redis Functions library, lua/library.lua
              (FCALL limitspec_<script>; only with -functions)
 
-A vector is a JSON object {"name", "algorithm", "params", "steps"}; each
-step is {"t_ms", "key", "cost" (default 1), "expect"}, where expect holds any
-of allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, or
-{"error": true}; a step's "params" replace the algorithm's parameters from
-it on. A vector of a policy gives "policy" instead of "algorithm": the
-policy, as a policy file writes it ({"name", "limits": [{"name",
-"algorithm", "identity" or "constant", "params"}, ...]}), and its steps
-give "ids" (identity values by name) instead of "key"; on a cluster, a
-policy whose identities may lie in different slots is not run (SKIP,
-with the reason).
+The algorithms are the catalogue's (spec/algorithms.yaml); the vectors of
+a user's spec (algorithm "library.name") run in the test cmd/gen writes
+into its package, which links its scripts in (kit/vectortest).
 
-On a real Redis or Cluster, verify writes only keys whose hash tag starts with a
-random prefix of its own ("{limitspec-verify:<random>:..."), checks that
-every key it wrote has a TTL, and deletes them all when done; it never
-flushes a database. With -functions it loads the library on each
-master that lacks it and deletes it from those when done; a master that
-holds another version of it is an error, never replaced.
+A vector (docs/vectors.md) is a JSON object {"name", "algorithm",
+"params", "steps"}; each step is {"t_ms", "key", "cost" (default 1),
+"expect"}, where expect holds any of allowed, limit, remaining,
+retry_after_ms, reset_after_ms, delay_ms and tier, or {"error": true}.
+A step may also give "params" (the algorithm's parameters from that step
+on), "meta" (meta_window's string input), "force": true (the forced
+call), "reset": true (delete the key's state; expect {"error": false} or
+{"error": true}), "view" (run a read-only view; expect "entries") or
+"wrong_type" (first store another Redis type at the step's keys: true
+for all, or a list of 1-based places in KEYS; the step must expect an
+error, and only the targets with a keyspace run it). A vector of a
+policy gives "policy" instead of "algorithm" and "params": the policy,
+as a policy file writes it ({"name", "limits": [{"name", "algorithm",
+"identity" or "constant", "params"}, ...]}); its steps give "ids"
+(identity values by name) instead of "key", and expect may also hold
+the binding limit's "index" (from 1) and each limit's own result in
+"limits". On a cluster, a policy that counts several identities or a
+constant, whose keys may lie in different slots, is not run (SKIP, with
+the reason).
 
-It prints a line per vector and target, the first divergence of each
-failure, and a last line "N passed, M failed[, K skipped]" (vector x target
-pairs); it
-exits 1 if anything failed or no vector was found, 2 on a usage error.
+On every target but memory, verify checks after each step that every
+key has a TTL, no longer than the longest its limit may need (its
+horizon plus MAX_SKEW_MS plus the margin), and that a refused step
+changed no key.
+On a real Redis or Cluster it writes only keys whose hash tag starts with
+a random prefix of its own ("{limitspec-verify:<random>:..."), and
+deletes them all when done; it never flushes a database. With -functions
+it loads the library on each master that lacks it and deletes it from
+those when done; a master that holds another version of it is an error,
+never replaced.
+
+It prints a line per vector and target (PASS, FAIL with the first
+divergence, or SKIP with the reason) and a last line "N passed, M
+failed[, K skipped]" (vector x target pairs); it exits 1 if anything
+failed, no vector was found, a vector could not be read or a target could
+not be opened, 2 on a usage error.
 
 Flags:
 `
@@ -64,7 +85,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("vectors", "vectors", "directory of vectors")
+	dir := fs.String("vectors", "vectors", "directory of vectors (*.json, searched recursively)")
 	url := fs.String("redis", os.Getenv("REDIS_URL"), "URL of a real Redis to verify too, e.g. redis://127.0.0.1:6379/0 (default $REDIS_URL)")
 	cluster := fs.String("cluster", "", "comma-separated host:port of Redis Cluster nodes to verify too")
 	functions := fs.Bool("functions", false, "run the vectors on -redis and -cluster through the Redis Functions library (FCALL) too, loading lua/library.lua where it is missing and deleting it after; Redis 7 and later")

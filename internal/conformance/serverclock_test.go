@@ -102,8 +102,8 @@ func TestServerClockOnMiniredis(t *testing.T) {
 
 // TestServerClockOnRedis: on a real Redis, each call with an empty
 // now_ms runs in one MULTI between two TIME commands; when both read the
-// same ms, the script read it too, and must have decided as goimpl does
-// at that time. A sequence whose TIMEs straddle a ms is tried again on a
+// same ms, the script read it too, and must have decided as package
+// memory does at that time. A sequence whose TIMEs straddle a ms is tried again on a
 // new key.
 func TestServerClockOnRedis(t *testing.T) {
 	real, err := NewRedisTarget(redistest.Start(t))

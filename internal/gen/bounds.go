@@ -124,8 +124,8 @@ func (an *analyzer) run() {
 // 2^53-1. A window is only read off the parameters, so it may not add a
 // runtime check of its own: a bound the domains, the requirements and the
 // checks of the logic cannot prove refuses the spec. Every intermediate
-// value is then within ±(2^53-1) too, so goimpl's saturating rendering of
-// it never saturates.
+// value is then within ±(2^53-1) too, so the saturating rendering of it in
+// a typed limit's QuotaWindow never saturates.
 func (an *analyzer) window() {
 	w := an.alg.Window
 	if w == nil {

@@ -1,56 +1,149 @@
-// Package gen compiles spec/algorithms.yaml into Lua scripts for Redis and
-// native Go limiters. It is the compiler behind cmd/gen.
+// Package gen compiles a spec of rate-limiting algorithms and policies
+// into Lua scripts for Redis and into Go: the catalogue
+// (spec/algorithms.yaml and spec/policies.yaml) into this module's
+// packages, or a user's spec into one package of the user's module. It is
+// the compiler behind cmd/gen.
 //
 // # Pipeline
 //
-// Load parses the YAML (errors carry file:line), parses each algorithm's
-// logic and views, resolves names and types, and runs Analyze; the result
-// is a Spec, the IR every emitter reads. Generate turns a Spec into files,
-// by path, without I/O: lua/<name>.lua, lua/<name>_<view>.lua for each
-// view, lua/<name>_reset.lua (deletes a key's state), lua/<name>_force.lua
-// (the decision with force true: it charges a denied request too),
-// lua/library.lua (every script as a Redis Functions library),
-// lua/manifest.json, lua/scripts_gen.go, goimpl/<name>_gen.go,
-// goimpl/result_gen.go and redisimpl/limiters_gen.go (each algorithm's and
-// policy's typed Redis constructor, and the decoding of a reply).
-// Emitters are generic over the IR: nothing in this package names an
-// algorithm.
+// LoadCatalogue reads the catalogue: Load parses algorithms.yaml (errors
+// carry file:line), parses each algorithm's logic and views, resolves
+// names and types, and runs Analyze; LoadPolicies then adds the policies
+// of policies.yaml. LoadUser reads a user's spec over the catalogue: its
+// own constants, algorithms and policies, with the catalogue's constants,
+// reply and algorithms in scope (Spec.Imported, compiled in the
+// catalogue and not again), compiled into a library named after the
+// user's package. The result is a Spec, the IR every emitter reads.
+//
+// Generate turns a Spec into files, by path, without I/O, laid out by an
+// Output: CatalogueOutput, or PackageOutput for a user's package. Per
+// algorithm it writes
+//
+//	lua/<name>.lua           the decision (emit_lua.go, emit_lua_zset.go)
+//	lua/<name>_force.lua     the decision with force true: it charges a
+//	                         denied request too
+//	lua/<name>_reset.lua     deletes a key's state (emit_lua_reset.go)
+//	lua/<name>_<view>.lua    each view, read-only
+//	<memory>/<name>_gen.go   the decision in Go, a kit.Table (emit_memory.go,
+//	                         emit_go.go, emit_go_zset.go)
+//
+// and once per spec
+//
+//	lua/policy.lua           decides any policy over the algorithms in
+//	                         scope (emit_lua_policy.go; see Policies)
+//	lua/policy_reset.lua     deletes a policy's keys
+//	lua/library.lua          every script above as one Redis Functions
+//	                         library, named after the spec's library
+//	                         (emit_lua_library.go)
+//	lua/manifest.json        the interface of every script, for clients in
+//	                         any language (manifest.go)
+//	<lua>/scripts_gen.go     embeds the scripts and registers them for
+//	                         package redislimit (emit_lua_embed.go)
+//	<limits>/limits_gen.go   the typed limits (emit_limits.go)
+//	<limits>/exact_gen.go    the helpers they check their parameters with
+//	                         (emit_exact.go)
+//	<limits>/policies_gen.go the spec's policies as ready-made values, when
+//	                         it has any (emit_policies.go)
+//
+// For the catalogue, <limits> is the root package limitspec, <memory>
+// package memory and <lua> package lua, in lua/ beside the scripts. For a
+// user's spec all three are the one package, whose directory holds lua/
+// too, and the package also gets vectors_gen_test.go (emit_vectortest.go):
+// a test that replays the vectors under its testdata/vectors with
+// kit/vectortest (docs/vectors.md). An algorithm may not take the name of
+// one of these files (limits, exact, policies, scripts, vectors, library,
+// manifest, policy, policy_reset). Emitters are generic over the IR:
+// nothing in this package names an algorithm.
+//
+// # The generated Go
+//
+// A typed limit is one Go type per algorithm (gcra: GCRA, fixed_window:
+// FixedWindow) with a field per parameter: an int64, or a time.Duration,
+// a whole number of ms, for a parameter whose name ends in _ms or _ms_N
+// (period_ms: Period, window_ms_2: Window2). It implements
+// limitspec.Limit: Algorithm names its library and algorithm; Validate
+// refuses what the scripts refuse, with their messages and in their
+// order (each parameter's domain, the requirements, the runtime checks of
+// Exactness below); QuotaWindow gives its window (Windows below). Its
+// init registers it with limitspec.Register, so that limitspec.NewLimit
+// and limitspec.ParsePolicy build it from parameters named and measured
+// as the spec names and measures them.
+//
+// An algorithm's decision in Go is a kit.Table holding the state of every
+// limit of the algorithm by key, in a kit.Store of locked shards, each
+// key with its expiry on the caller's clock where Redis would keep a TTL.
+// Prepare checks a call (the typed limit, the key, now_ms, cost, the
+// string inputs, in the order the scripts check them) and names its
+// state's key as the scripts do; Decide decides it as the Lua script
+// does, writing only when the call commits; View runs a view. Its init
+// registers it with kit.RegisterTable, and package memory's Limiter makes
+// one table per algorithm it is asked to decide. scripts_gen.go registers
+// each algorithm's scripts with kit.RegisterScripts (their names, SHA1s,
+// keys, string inputs, parameters with their defaults, and a function
+// from a typed limit to the scripts' ARGV) and the spec's library with
+// kit.RegisterLibrary (the Functions library, its version and the policy
+// scripts); package redislimit calls the scripts through them.
 //
 // # Policies
 //
-// LoadPolicies (LoadDir reads spec/policies.yaml beside the algorithms)
-// adds policies: each a list of limits, an algorithm with its parameters
-// (fixed, or "call" for a per-call ARGV "limit.param") and the identity
-// it counts (a name or a constant). A policy's script (lua/<policy>.lua)
-// holds one Lua function per algorithm it uses, called for each limit with
-// that limit's KEYS, ARGV and error prefix, and emitted by the same code as
-// the algorithm's script with each write deferred: the function returns
-// its reply and the writes that apply it,
-// and the script runs the writes only once every limit has admitted. In
-// Go every generated limiter gets decide (the decision under a caller's
-// lock, storing only with commit) and goimpl's hand-written Policy runs
-// the limits through it; goimpl/policies_gen.go lists the policies. The
-// manifest lists each policy's limits, keys, ARGV and whether it is
-// cluster safe (every limit counts one identity). Nothing here names a
-// policy either.
+// A policy is a list of limits decided all or nothing (docs/semantics.md,
+// "Policies"): each an algorithm in scope with its parameters (integers,
+// or "call" for one passed with each call) and the identity it counts (a
+// name) or a constant. LoadPolicies reads them from a file of policies
+// alone (spec/policies.yaml); a user's spec holds its own beside its
+// algorithms. policies_gen.go makes each a function that returns a
+// *limitspec.Policy (limitspec.NewPolicy over typed limits: ip_user is
+// IPUserPolicy()), taking its per-call parameters as arguments
+// (burst_quota's daily.limit: BurstQuotaPolicy(dailyLimit)). A policy is
+// a value at run time, and limitspec.NewPolicy and ParsePolicy make any
+// other: nothing else is generated per policy.
+//
+// One script decides every policy over a library's algorithms,
+// lua/policy.lua. It holds one Lua function per algorithm in scope (the
+// catalogue's, and a user's spec's own), emitted by the same code as the
+// algorithm's script with each write deferred: called for a limit with
+// the limit's KEYS, ARGV, error prefix and key infix, the function checks
+// the limit's parameters and keys, or decides and returns its reply and
+// the writes that apply it. The script takes every limit's keys as KEYS
+// and as ARGV now_ms, cost, force (0 or 1), then per limit its algorithm
+// (as Algorithm.Qualified names it), its key infix :<policy>:<limit>,
+// the number n of its parameters and those n (trailing optional ones may
+// be left out). It checks every limit before deciding any, decides every
+// limit writing nothing, and runs the writes only once every limit has
+// admitted (or the call is forced); its reply is the policy's result, the
+// binding limit's index, then each limit's reply. lua/policy_reset.lua
+// deletes a policy's keys: the same KEYS, ARGV the limits alone. In Go, a
+// table's Decide guards every write with the call's Commit, as the
+// script's function defers them; package memory decides a policy with
+// every shard its limits touch locked, each limit first without Commit
+// (a forced call commits at once), then, when all admit, again with it.
+// The manifest describes the policy
+// script (its ARGV, the algorithms it decides, its reset). Nothing here
+// names a policy either.
 //
 // # The spec
 //
 // constants: NAME: integer. NOW_MAX and COST_MAX bound the per-call inputs
 // now_ms and cost. reply: the fields every decision returns, in order,
-// each int or bool; an int field may have a default. algorithms: a list,
-// each with
+// each int or bool; an int field may have a default. Generate requires
+// the catalogue's reply (allowed, limit, remaining, retry_after_ms,
+// reset_after_ms, delay_ms, tier), by which the policy script and package
+// kit combine results. algorithms: a list, each with
 //
 //	name, doc
 //	params:  name, min, max, default, doc  integer domains, checked per call;
-//	                                       default makes the parameter optional
+//	                                       default makes the parameter optional;
+//	                                       a name ending in _ms or _ms_N is a
+//	                                       duration in ms
 //	require: expr, doc                     joint constraints on parameters;
 //	                                       doc is the error message
 //	inputs:  name, type, max_len, doc      per-call strings (type: string)
-//	state:   name, key, type, doc          key is "{key}" + a constant suffix,
-//	                                       so every key of one call shares the
-//	                                       hash tag and one cluster slot;
-//	                                       type is hash, zset or list
+//	state:   name, key, type, doc          key is "{key}:" and a name, then
+//	                                       more :pieces, each text or a
+//	                                       {parameter}, so every key of one
+//	                                       call shares the hash tag and one
+//	                                       cluster slot; type is hash, zset
+//	                                       or list
 //	  fields: name, min, max, default, doc  the fixed fields of a hash;
 //	                                       expressions over parameters
 //	  max_entries: EXPR                    with entry: the most entries kept
@@ -67,6 +160,25 @@
 //	window:  EXPR                          optional: the window in ms (below)
 //	logic:   the decision, in the language below
 //	views:   name, doc, logic              read-only scripts over the state
+//
+// Every key of an algorithm names the same parameters, those its state is
+// measured in ({key}:gcra:{rate}:{period_ms}), so that two limits that
+// differ in one of them never share state, while a limit whose amounts
+// change between calls keeps its state (docs/semantics.md, "Keys"). After
+// the hash tag, a policy's limit adds :<policy>:<limit> and an algorithm
+// of a user's spec :<library>, so that no two limits of a policy, and no
+// two libraries, share a key: {alice}:gcra:10:1000,
+// {alice}:burst_quota:burst:gcra:10:1000, {acme}:quota:dq:18000000.
+//
+// policies (spec/policies.yaml, or a user's spec): a list, each with name,
+// doc and limits, each limit with name, algorithm (any in scope: the
+// catalogue's, and a user's spec's own), identity (a name whose value
+// each call passes) or constant (one value for every caller), and params,
+// each an integer or call; optional parameters may be left out.
+//
+// A user's spec holds constants of its own (none of the catalogue's
+// again), algorithms (none named as the catalogue's) and policies; the
+// catalogue's constants, reply and algorithms are in scope.
 //
 // # State
 //
@@ -108,8 +220,8 @@
 // list keeps its last max_entries. Each integer field read is clamped
 // into its declared domain, as fixed fields are; an entry that does not
 // split into its fields, or a field that is not an integer, is BADSTATE.
-// goimpl keeps the entries it wrote in memory, in the same order, and
-// computes the same aggregates by binary search over them.
+// A memory table keeps each key's entries in a slice, in the same order,
+// and computes the same aggregates by binary search over them.
 //
 // # Clock, types, arguments: what every script checks
 //
@@ -129,12 +241,16 @@
 //
 // Scripts count their arguments first: ARGV must hold now_ms, cost, every
 // string input and every parameter up to the last required one, and no
-// more than all of them. An empty now_ms reads the server's TIME. Errors
-// quote at most 32 bytes of a refused value. A key beginning with "}" is
-// refused, since its hash tag would be empty. The generated Go refuses the
-// same key and a limiter not made by its constructor, and takes Now for
-// the process clock. Scripts end without a newline, so that the shell's
-// "$(cat lua/x.lua)" loads the bytes whose SHA1 the manifest lists.
+// more than all of them. Each KEYS entry must be its state's key for the
+// call's parameters: the hash tag, then the key's template with the
+// parameters' values (and a policy's infix). An empty now_ms reads the
+// server's TIME. Errors quote at most 32 bytes of a refused value. An
+// empty key, or one beginning with "}", is refused, since its hash tag
+// would be empty. A table's Prepare refuses the same keys and names the
+// state's key as the scripts require it; in Go the time is the request's
+// Now, or the limiter's clock when it has none. Scripts end without a
+// newline, so that the shell's "$(cat lua/x.lua)" loads the bytes whose
+// SHA1 the manifest lists.
 //
 // # The logic language
 //
@@ -223,16 +339,19 @@
 // bytes. They follow now_ms and cost in ARGV, in the order declared, before
 // the parameters; each must be passed (the empty string is a value), and
 // a longer one is refused with BADINPUT (<name> must be at most N bytes).
-// In Go the
-// decision method takes them by name (AllowMeta for an input meta); Allow
-// passes empty strings, and AllowInputs takes them in the order of Inputs
-// (goimpl.InputLimiter).
+// In Go a request passes them by name, in limitspec.Request.Inputs
+// (missing ones are empty); a table takes them in the order declared
+// (kit.Call.Inputs, named by kit.TableAlgorithm.Inputs, as
+// kit.Scripts.Inputs names the scripts'). A policy passes none: each of
+// its limits decides with empty strings.
 //
 // A parameter with a default (within its domain) is optional: the script
 // uses the default when its ARGV is absent (so only trailing parameters
-// can be left out; lua.Script.Defaults and the manifest give the values),
-// and goimpl.New when it is left out of the map. The typed constructors
-// take every parameter.
+// can be left out; kit.Scripts.Params and the manifest give the values),
+// the typed limit when its field is zero (a parameter whose domain holds
+// 0 may only have the default 0), limitspec.NewLimit when it is left out
+// of the map, and a policy file, a vector or spec/policies.yaml when it is
+// left out of a limit's params.
 //
 // A reply field with a default may be left out of an algorithm's reply,
 // which then returns the default in that place.
@@ -246,10 +365,12 @@
 // taking the algorithm's KEYS and ARGV now_ms then the parameters, and
 // returning the entries of C as read (of a list, the last max_entries), in order,
 // each an array of its fields, or an empty array when COND is false; it
-// writes nothing. In Go, a view is a typed method named after it (the
-// view entries is Entries(key, nowMs)), returning the collection's
-// exported entry type, and View(name, key, nowMs) runs any view by name, implementing
-// goimpl.Viewer.
+// writes nothing. In Go, a view is a method of the algorithm's table (the
+// view entries is viewEntries), returning the entries as kit.Records,
+// each its fields in order (int64s, and a string where the entry holds
+// one); the table's View runs any view by name, and so do the View
+// methods of package memory's and package redislimit's limiters, for a
+// request's key and limit.
 //
 // # Windows
 //
@@ -264,10 +385,11 @@
 // needs already, at most 2^53-1 for every accepted parameter value: a
 // window adds no runtime check of its own, so a spec whose window could
 // pass is refused (a require bounds it). The IR keeps it in
-// Algorithm.Window (nil when none). Every generated Go limiter gets
-// WindowMs (goimpl.Windowed), printed by the saturating printer the
-// requirements use, 0 when the algorithm declares none; goimpl.Policy's
-// LimitWindowsMs lists its limits'. The manifest gives each decision
+// Algorithm.Window (nil when none). Every typed limit gets QuotaWindow
+// (limitspec.Limit), a time.Duration printed by the saturating printer
+// the requirements use, 0 when the algorithm declares none or the limit
+// is not valid; limitspec.LimitResult.Window gives it for each limit of a
+// decision, a policy's included. The manifest gives each decision
 // script's window as expression text. The scripts do not compute it: it
 // depends on the parameters alone.
 //
@@ -277,8 +399,9 @@
 // gives every integer value symbolic bounds over the parameters and
 // proves, from the declared domains and the requirements, that it stays
 // within ±(2^53-1); where it cannot, it turns the bound into a runtime
-// check on the parameters (Algorithm.Checks), which both targets evaluate
-// before deciding and which refuse the parameters with BADINPUT. Operands
+// check on the parameters (Algorithm.Checks), which the scripts and the
+// typed limit's Validate evaluate before deciding, refusing the
+// parameters with BADINPUT. Operands
 // of * / % ceildiv must be provably non-negative and divisors at least 1;
 // for each division the dividend plus the divisor must also stay below
 // 2^53, under which floor(a / b) computed in doubles is exact. The

@@ -56,7 +56,8 @@ type Spec struct {
 	RunMod     int64
 	Reply      []*ReplyField
 	Algorithms []*Algorithm
-	// Policies are the policies of spec/policies.yaml, over Algorithms.
+	// Policies are the policies of spec/policies.yaml, or of a user's
+	// spec, over the algorithms in scope (InScope).
 	Policies []*Policy
 }
 
@@ -107,7 +108,7 @@ type Algorithm struct {
 	// an HTTP RateLimit-Policy's w announces it. An integer expression
 	// over parameters and constants, which the analysis proves to lie in
 	// [0, 2^53-1] for every accepted parameter value; nil when the
-	// algorithm declares none (goimpl's WindowMs is then 0).
+	// algorithm declares none (a typed limit's QuotaWindow is then 0).
 	Window Expr
 	// WindowPos is the position of the window in the spec.
 	WindowPos Pos
@@ -214,8 +215,8 @@ type State struct {
 	KeyParts []KeyPart
 	Kind     StateKind
 	Fields   []*Field // the fixed fields of a hash
-	// Entry are the fields of each entry of a collection (a zset, a list,
-	// a hash with entries); nil for a hash without entries.
+	// Entry are the fields of each entry of a collection (a zset or a
+	// list); nil for a hash, which holds fixed fields only.
 	Entry []*Field
 	// MaxEntries bounds the entries kept: an add to a zset removes its
 	// oldest entries past MaxEntries, and a read of a list keeps its last
