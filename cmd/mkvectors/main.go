@@ -6,9 +6,12 @@
 // scenarios; an algorithm's are (window boundaries, several requests
 // in one ms, peeks, costs above the limit, long idle gaps, interleaved
 // keys, a clock stepping backwards, emission intervals that are not a whole
-// ms), refused input, and long random traces; an algorithm with an entries
-// view also reads the recorded entries back. Their expectations come from
-// package oracle. Generated files are named <out>/<algorithm>/gen-*.json;
+// ms), refused input, long random traces, and limits changing between
+// calls (change.go: amounts lowered and raised, which keep the state, and
+// measures changed, which do not); an algorithm with an entries view also
+// reads the recorded entries back. Their expectations come from
+// package oracle. Generated files are named <out>/<algorithm>/gen-*.json
+// (a policy's: <out>/<policy>/gen-*.json);
 // every other file in <out> is written by hand and left alone. Output is
 // deterministic: fixed seeds, sorted keys, two-space indentation.
 //

@@ -225,6 +225,9 @@ func policyPrologue(prefix string, p *Policy, ids map[string]string) (*kit.Libra
 			return nil, nil, o
 		case slices.ContainsFunc(p.Limits[:i], func(b PolicyLimit) bool { return b.Name == l.Name }):
 			return refuse("limit %s is given twice", l.Name)
+		case (l.Identity == "") == (l.Constant == ""):
+			o := failure("BADINPUT", p.Name+"."+l.Name+": give an Identity (a name each request passes a value for) or a Constant (one value for every caller)")
+			return nil, nil, &o
 		case s.Library != limitspec.Catalogue && libName != limitspec.Catalogue && s.Library != libName:
 			return refuse("its limits are of the libraries %s and %s", libName, s.Library)
 		case s.Library != limitspec.Catalogue:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,6 +77,10 @@ type Step struct {
 	Key  string       `json:"key,omitempty"`
 	Cost *json.Number `json:"cost,omitempty"` // 1 when absent
 	Meta *string      `json:"meta,omitempty"`
+	// Inputs (a project extension) are the step's string inputs by name,
+	// for an algorithm that takes others than meta (a user's spec may);
+	// Meta is the input named meta.
+	Inputs map[string]string `json:"inputs,omitempty"`
 	// Params (a project extension) are the algorithm's parameters from
 	// this step on, in place of the vector's: a limit changing between
 	// calls (docs/semantics.md, "Keys").
@@ -143,8 +148,12 @@ func (w WrongType) MarshalJSON() ([]byte, error) {
 func (v *Vector) Request(s Step, params map[string]json.Number) Request {
 	r := Request{Algorithm: v.Algorithm, Params: params, Policy: v.Policy,
 		Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force}
-	if s.Meta != nil {
-		r.Inputs = map[string]string{"meta": *s.Meta}
+	if s.Meta != nil || len(s.Inputs) > 0 {
+		r.Inputs = map[string]string{}
+		maps.Copy(r.Inputs, s.Inputs)
+		if s.Meta != nil {
+			r.Inputs["meta"] = *s.Meta
+		}
 	}
 	return r
 }
@@ -218,8 +227,8 @@ func Load(dir string) ([]Vector, error) {
 }
 
 // LoadFile reads one vector. Unknown top-level fields (comments, ids) are
-// allowed; an unknown step or expectation field is an error, since it
-// would silently check nothing.
+// allowed; an unknown field of the policy, a step or an expectation is an
+// error, since it would silently check nothing.
 func LoadFile(path string) (Vector, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -232,10 +241,19 @@ func LoadFile(path string) (Vector, error) {
 		return Vector{}, fmt.Errorf("%s: %v", path, err)
 	}
 	var raw struct {
-		Steps []json.RawMessage `json:"steps"`
+		Policy json.RawMessage   `json:"policy"`
+		Steps  []json.RawMessage `json:"steps"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return Vector{}, fmt.Errorf("%s: %v", path, err)
+	}
+	if raw.Policy != nil {
+		d := json.NewDecoder(bytes.NewReader(raw.Policy))
+		d.UseNumber()
+		d.DisallowUnknownFields()
+		if err := d.Decode(new(Policy)); err != nil {
+			return Vector{}, fmt.Errorf("%s: policy: %v", path, err)
+		}
 	}
 	for i, s := range raw.Steps {
 		var st Step

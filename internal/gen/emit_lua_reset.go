@@ -2,10 +2,13 @@ package gen
 
 import "bytes"
 
-// The reset scripts delete every key of one limiter key, or of every
-// limit of a policy for the given identities: an operator lifts a ban, a
-// test starts clean. They check the keys as the decision does, take no
-// ARGV, and reply with the number of keys deleted.
+// The reset scripts delete every key of one limit for one key (an
+// algorithm's reset), or of every limit of a policy for the given
+// identities (policy_reset, emit_lua_policy.go): an operator lifts a ban,
+// a test starts clean. They take the parameters as ARGV (an algorithm's
+// in order, a policy's limits as the policy script takes them), check
+// that the keys name them as the decision does, and reply with the
+// number of keys deleted.
 
 // luaResetName is the name of the reset script of an algorithm or policy.
 func luaResetName(name string) string { return name + resetSuffix }

@@ -191,12 +191,23 @@ func TestGoldenGoCompiles(t *testing.T) {
 	for name, b := range userFiles(t) {
 		write(name, b)
 	}
-	for _, args := range [][]string{{"vet", "."}, {"test", "-count=1", "."}} {
+	// A vector worked by hand from user.yaml, with a string input other
+	// than meta and a view: the generated test replays it.
+	trail, err := os.ReadFile(filepath.Join("testdata", "user_vectors", "trail.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("testdata/vectors/trail.json", trail)
+	for _, args := range [][]string{{"vet", "."}, {"test", "-count=1", "-v", "."}} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Fatalf("go %s in the golden package: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		if args[0] == "test" && !strings.Contains(string(out), "--- PASS: TestVectors") {
+			t.Fatalf("the golden package's vectors did not run:\n%s", out)
 		}
 	}
 }
