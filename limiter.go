@@ -65,7 +65,8 @@ type Request struct {
 	// already done (docs/semantics.md, "Force").
 	Force bool
 	// Inputs are the per-call strings of the algorithms that take them
-	// (meta_window's "meta"), by name; missing ones are empty.
+	// (meta_window's "meta"), by name; missing ones are empty. A policy
+	// passes none to its limits.
 	Inputs map[string]string
 }
 

@@ -128,15 +128,15 @@ func (b *breaker) release(probe bool) {
 	b.changed(HalfOpen, Open)
 }
 
-// retryAfterMs is the time from now until a call may go to the primary
-// again, in ms rounded up, at least 1.
-func (b *breaker) retryAfterMs(now time.Time) int64 {
+// retryAfter is the time from now until a call may go to the primary
+// again, rounded up to a whole ms, at least 1 ms.
+func (b *breaker) retryAfter(now time.Time) time.Duration {
 	at, s := unpack(b.word.Load())
 	if s != Open {
-		return 1
+		return time.Millisecond
 	}
 	d := at - b.since(now)
-	return max(1, int64((d+time.Millisecond-1)/time.Millisecond))
+	return max(time.Millisecond, (d+time.Millisecond-1)/time.Millisecond*time.Millisecond)
 }
 
 func (b *breaker) changed(from, to State) {

@@ -26,7 +26,7 @@
 // wait for its ReadTimeout, 5 s by default, whatever the ctx says).
 //
 // The default Timeout, 50 ms, is far above what a healthy Redis takes (one
-// round trip, and 7 to 100 µs of Redis CPU per decision: README.md), and
+// round trip, and 5 to 130 µs of Redis CPU per decision: README.md), and
 // small enough that a request whose Redis hangs still gets a decision well
 // within the deadlines HTTP callers usually set, 50 ms later and only until
 // the breaker opens. Set it below the shortest deadline your callers give:
@@ -293,7 +293,7 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 	case err == nil:
 		l.br.succeed(probe)
 		return l.decided(res, limitspec.Primary), true, nil
-	case errors.Is(err, limitspec.ErrBadInput), errors.Is(err, limitspec.ErrMisconfigured):
+	case !limitspec.Outage(err):
 		l.br.release(probe)
 		res, err = l.fail(err)
 		return res, true, err
@@ -315,7 +315,7 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 		res.Allowed = true
 		return l.decided(res, limitspec.FailOpen), nil
 	case FailClosed:
-		res.RetryAfter = time.Duration(l.br.retryAfterMs(l.now())) * time.Millisecond
+		res.RetryAfter = l.br.retryAfter(l.now())
 		return l.decided(res, limitspec.FailClosed), nil
 	}
 	if req.Cost > l.maxCost {

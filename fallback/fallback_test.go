@@ -720,20 +720,9 @@ func TestCountsUnderLoad(t *testing.T) {
 	}
 	wg.Wait()
 	st := l.Stats()
-	want := Stats{Primary: sides[0].Load(), Fallback: sides[1].Load(), Errors: errs.Load(),
-		PrimaryErrors: st.PrimaryErrors, Opens: st.Opens, State: st.State}
-	if diff := cmp.Diff(want, st); diff != "" {
-		t.Errorf("Stats (-counted +got):\n%s", diff)
-	}
-	if n := st.Primary + st.Fallback + st.Errors; n != workers*calls {
-		t.Errorf("%d decisions and errors, want %d", n, workers*calls)
-	}
-	// Every primary call is a decision, a failure or a refusal (the only errors).
-	if n := st.Primary + st.PrimaryErrors + st.Errors; n != uint64(p.calls.Load()) {
-		t.Errorf("%d primary outcomes counted, %d primary calls made", n, p.calls.Load())
-	}
-	// Every probe ended: as many half-opens as ends of half-open.
-	var started, ended int
+	// Every probe ended: as many half-opens as ends of half-open; Opens
+	// counts the changes to open.
+	var started, ended, opens uint64
 	for _, c := range tr.take() {
 		switch c {
 		case "open→half-open":
@@ -741,6 +730,24 @@ func TestCountsUnderLoad(t *testing.T) {
 		case "half-open→closed", "half-open→open":
 			ended++
 		}
+		if strings.HasSuffix(c, "→open") {
+			opens++
+		}
+	}
+	want := Stats{Primary: sides[0].Load(), Fallback: sides[1].Load(), Errors: errs.Load(),
+		PrimaryErrors: st.PrimaryErrors, Opens: opens, State: st.State}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("Stats (-counted +got):\n%s", diff)
+	}
+	if st.PrimaryErrors == 0 || opens == 0 {
+		t.Errorf("%d primary errors and %d openings: the failing phases did not fail", st.PrimaryErrors, opens)
+	}
+	if n := st.Primary + st.Fallback + st.Errors; n != workers*calls {
+		t.Errorf("%d decisions and errors, want %d", n, workers*calls)
+	}
+	// Every primary call is a decision, a failure or a refusal (the only errors).
+	if n := st.Primary + st.PrimaryErrors + st.Errors; n != uint64(p.calls.Load()) {
+		t.Errorf("%d primary outcomes counted, %d primary calls made", n, p.calls.Load())
 	}
 	if started != ended || st.State == HalfOpen {
 		t.Errorf("%d probes started, %d ended, state %v", started, ended, st.State)

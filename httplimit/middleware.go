@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 
 	"github.com/limitspec/limitspec"
 )
@@ -101,14 +100,9 @@ type Middleware struct {
 	opts   Options
 	rule   Rule
 	key    KeyFunc
-	ids    []namedKey
+	ids    map[string]KeyFunc // Options.IDs, checked
+	routes map[string]Rule    // Options.Routes, checked
 	fields Fields
-}
-
-// namedKey is one identity's KeyFunc.
-type namedKey struct {
-	name string
-	f    KeyFunc
 }
 
 // New returns a Middleware deciding by l with opts. It refuses, with an
@@ -123,7 +117,8 @@ func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 		return nil, errors.New("httplimit: no Limiter (a nil one was given)")
 	}
 	m := &Middleware{l: l, opts: opts, key: opts.Key, fields: opts.Fields,
-		rule: Rule{Limit: opts.Limit, Name: opts.Name, Policy: opts.Policy}}
+		rule: Rule{Limit: opts.Limit, Name: opts.Name, Policy: opts.Policy},
+		ids:  maps.Clone(opts.IDs), routes: maps.Clone(opts.Routes)}
 	if m.fields == (Fields{}) {
 		m.fields = Draft11
 	}
@@ -133,13 +128,11 @@ func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	if err := m.fields.check(); err != nil {
 		return nil, err
 	}
-	for name, f := range opts.IDs {
-		if f == nil {
+	for _, name := range slices.Sorted(maps.Keys(m.ids)) {
+		if m.ids[name] == nil {
 			return nil, fmt.Errorf("httplimit: identity %s: nil KeyFunc", name)
 		}
-		m.ids = append(m.ids, namedKey{name, f})
 	}
-	sort.Slice(m.ids, func(i, j int) bool { return m.ids[i].name < m.ids[j].name })
 	if err := m.checkRules(); err != nil {
 		return nil, err
 	}
@@ -149,10 +142,10 @@ func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 // checkRules refuses options whose rules could not work.
 func (m *Middleware) checkRules() error {
 	o := m.opts
-	if m.rule.IsZero() && len(o.Routes) == 0 && o.Select == nil {
+	if m.rule.IsZero() && len(m.routes) == 0 && o.Select == nil {
 		return errors.New("httplimit: no rule: give Options a Limit, a Policy, Routes or Select")
 	}
-	if len(o.Routes) > 0 && o.Mux == nil {
+	if len(m.routes) > 0 && o.Mux == nil {
 		return errors.New("httplimit: Routes need Mux, the ServeMux that routes the requests, to find a request's route when the middleware wraps it")
 	}
 	if !m.rule.IsZero() {
@@ -160,8 +153,8 @@ func (m *Middleware) checkRules() error {
 			return err
 		}
 	}
-	for _, pattern := range slices.Sorted(maps.Keys(o.Routes)) {
-		r := o.Routes[pattern]
+	for _, pattern := range slices.Sorted(maps.Keys(m.routes)) {
+		r := m.routes[pattern]
 		if r.IsZero() {
 			return fmt.Errorf("httplimit: the route %q has an empty rule: give it a Limit or a Policy", pattern)
 		}
@@ -191,7 +184,7 @@ func (m *Middleware) checkRule(what string, r Rule) error {
 		return nil
 	}
 	for _, id := range r.Policy.Identities() {
-		if !slices.ContainsFunc(m.ids, func(k namedKey) bool { return k.name == id }) {
+		if m.ids[id] == nil {
 			return fmt.Errorf("httplimit: %s: the policy %s counts the identity %q: give its KeyFunc in Options.IDs", what, r.Policy.Name(), id)
 		}
 	}
@@ -265,7 +258,7 @@ func (m *Middleware) ruleOf(r *http.Request) (Rule, error) {
 			return rule, nil
 		}
 	}
-	if rule, ok := m.opts.Routes[r.Pattern]; ok {
+	if rule, ok := m.routes[r.Pattern]; ok {
 		return rule, nil
 	}
 	return m.rule, nil
@@ -275,21 +268,16 @@ func (m *Middleware) ruleOf(r *http.Request) (Rule, error) {
 // a limiter's error other than ErrBadInput and ErrMisconfigured.
 func (m *Middleware) failOpen(err error) bool {
 	var e *Error
-	return m.opts.FailOpen && !errors.As(err, &e) &&
-		!errors.Is(err, limitspec.ErrBadInput) && !errors.Is(err, limitspec.ErrMisconfigured)
+	return m.opts.FailOpen && !errors.As(err, &e) && limitspec.Outage(err)
 }
 
-// identities are the values of p's identities for r.
+// identities are the values of p's identities for r (every rule was
+// checked to have their KeyFuncs).
 func (m *Middleware) identities(r *http.Request, p *limitspec.Policy) (map[string]string, error) {
 	names := p.Identities()
 	ids := make(map[string]string, len(names))
 	for _, name := range names {
-		i := slices.IndexFunc(m.ids, func(k namedKey) bool { return k.name == name })
-		if i < 0 {
-			return nil, &Error{Status: http.StatusInternalServerError,
-				Detail: "the request's rate-limit identities could not be computed", Err: fmt.Errorf("no KeyFunc for the identity %q of the policy %s", name, p.Name())}
-		}
-		v, err := m.ids[i].f(r)
+		v, err := m.ids[name](r)
 		if err != nil {
 			return nil, asError(err)
 		}

@@ -52,7 +52,7 @@ func TestNewRefuses(t *testing.T) {
 		name string
 		l    limitspec.Limiter
 		opts httplimit.Options
-		err  string // the error, whole
+		err  string // the error's beginning
 	}{
 		{"nil limiter", nil, httplimit.Options{Limit: fakeLimit}, "httplimit: no Limiter (a nil one was given)"},
 		{"typed nil limiter", nilMemory, httplimit.Options{Limit: fakeLimit}, "httplimit: no Limiter (a nil one was given)"},

@@ -1,9 +1,9 @@
 package kit
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/limitspec/limitspec"
 )
@@ -54,18 +54,26 @@ type Scripts struct {
 	Args func(lim limitspec.Limit) ([]int64, error)
 }
 
-// keyParamRE is a parameter named in a key's suffix.
-var keyParamRE = regexp.MustCompile(`<[a-z][a-z0-9_]*>`)
-
 // KeyNames are the names of a call's keys: "{" + tag + "}" + infix +
 // each suffix with the parameters it names. params are in the order of
 // s.Params, in decimal; a missing trailing one is its default.
 func (s *Scripts) KeyNames(tag, infix string, params []string) []string {
 	out := make([]string, len(s.Keys))
 	for i, suffix := range s.Keys {
-		out[i] = "{" + tag + "}" + infix + keyParamRE.ReplaceAllStringFunc(suffix, func(p string) string {
-			return s.param(p[1:len(p)-1], params)
-		})
+		var b strings.Builder
+		b.WriteString("{" + tag + "}" + infix)
+		for {
+			open := strings.IndexByte(suffix, '<')
+			end := strings.IndexByte(suffix, '>')
+			if open < 0 || end < open {
+				b.WriteString(suffix)
+				break
+			}
+			b.WriteString(suffix[:open])
+			b.WriteString(s.param(suffix[open+1:end], params))
+			suffix = suffix[end+1:]
+		}
+		out[i] = b.String()
 	}
 	return out
 }

@@ -68,8 +68,8 @@ func TestRegistries(t *testing.T) {
 	if _, ok := LookupTable(a); ok {
 		t.Fatal("an algorithm never registered has a table")
 	}
-	RegisterTable(TableAlgorithm{ID: a, Views: []string{"v"}})
-	if got, ok := LookupTable(a); !ok || got.ID != a || !slices.Equal(got.Views, []string{"v"}) {
+	RegisterTable(TableAlgorithm{ID: a, Inputs: []string{"v"}})
+	if got, ok := LookupTable(a); !ok || got.ID != a || !slices.Equal(got.Inputs, []string{"v"}) {
 		t.Errorf("LookupTable = %+v, %v", got, ok)
 	}
 	mustPanic(t, "a second RegisterTable", func() { RegisterTable(TableAlgorithm{ID: a}) })

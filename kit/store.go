@@ -71,7 +71,7 @@ type Store[S any] struct {
 	shards [Shards]Shard[S]
 }
 
-// shard is one part of a store. Its fields but wanted are guarded by mu.
+// Shard is one part of a store. Its fields but wanted are guarded by mu.
 type Shard[S any] struct {
 	mu      sync.Mutex
 	wanted  atomic.Int32  // calls waiting for mu; the sweeper lets go for them
@@ -87,7 +87,7 @@ type Shard[S any] struct {
 	sw      *sweeper
 }
 
-// entry is a key and its state, where a generation keeps them. An entry
+// Entry is a key and its state, where a generation keeps them. An entry
 // that get or put returns stays where it is until the shard is unlocked.
 type Entry[S any] struct {
 	State S
@@ -142,6 +142,7 @@ func (g *generation[S]) clear(i int) {
 	}
 }
 
+// NewStore returns an empty store with its sweeper.
 func NewStore[S any]() *Store[S] {
 	s := &Store[S]{seed: maphash.MakeSeed(), sw: newSweeper()}
 	for i := range s.shards {
@@ -166,7 +167,7 @@ func (s *Store[S]) Index(key string) int {
 // Shard returns the shard at index i; the caller locks it.
 func (s *Store[S]) Shard(i int) *Shard[S] { return &s.shards[i] }
 
-// lock locks the shard for a call. A call that has to wait says so, and
+// Lock locks the shard for a call. A call that has to wait says so, and
 // the sweeper, if it holds the lock, lets go after the entry at hand.
 func (sh *Shard[S]) Lock() {
 	if sh.mu.TryLock() {
@@ -177,10 +178,10 @@ func (sh *Shard[S]) Lock() {
 	sh.wanted.Add(-1)
 }
 
-// unlock unlocks the shard.
+// Unlock unlocks the shard.
 func (sh *Shard[S]) Unlock() { sh.mu.Unlock() }
 
-// get returns key's entry, nil when it has none. It first records nowMs
+// Get returns key's entry, nil when it has none. It first records nowMs
 // as the shard's time and reclaims a bounded number of the keys expired
 // by nowMs. Once the shard has doubled since the last pass, it starts a
 // pass, or helps the sweeper's: it moves at most callBatch entries of a
@@ -211,7 +212,7 @@ func (sh *Shard[S]) find(key string) *Entry[S] {
 	return nil
 }
 
-// reset forgets key's state: its entry, if any, holds the zero state,
+// Reset forgets key's state: its entry, if any, holds the zero state,
 // which reads as absent (expired at 0) and is reclaimed as expired.
 func (s *Store[S]) Reset(key string) {
 	sh := s.Shard(s.Index(key))
@@ -223,7 +224,7 @@ func (s *Store[S]) Reset(key string) {
 	}
 }
 
-// put stores st for key: in e, the key's entry from get, or in a new
+// Put stores st for key: in e, the key's entry from Get, or in a new
 // entry when e is nil, which it returns.
 func (sh *Shard[S]) Put(key string, e *Entry[S], st S) *Entry[S] {
 	if e != nil {

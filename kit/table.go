@@ -101,9 +101,8 @@ type Table interface {
 // TableAlgorithm is an algorithm's decision in Go.
 type TableAlgorithm struct {
 	ID limitspec.Algorithm
-	// Inputs name the string inputs, in order; Views the views.
+	// Inputs name the string inputs, in order.
 	Inputs []string
-	Views  []string
 	// New returns an empty table.
 	New func() Table
 }

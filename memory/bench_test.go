@@ -80,6 +80,45 @@ func BenchmarkAllow(b *testing.B) {
 	}
 }
 
+// BenchmarkPolicy measures one decision of each spec policy on existing
+// keys (1024 identity values), from GOMAXPROCS goroutines:
+//
+//	go test -run '^$' -bench Policy -benchmem ./memory
+func BenchmarkPolicy(b *testing.B) {
+	ipUser, err := limitspec.IPUserPolicy()
+	if err != nil {
+		b.Fatal(err)
+	}
+	burstQuota, err := limitspec.BurstQuotaPolicy(100_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range []*limitspec.Policy{ipUser, burstQuota} {
+		b.Run(p.Name(), func(b *testing.B) {
+			l := newLimiter(b, WithoutSweeper())
+			ids := make([]map[string]string, 1024)
+			for i := range ids {
+				ids[i] = map[string]string{}
+				for _, name := range p.Identities() {
+					ids[i][name] = fmt.Sprint(name, i)
+				}
+			}
+			var clock atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					i++
+					now := t0 + clock.Add(1)*10 // 100 decisions a second in all: within every limit
+					if _, err := l.Limit(context.Background(), limitspec.Request{Policy: p, IDs: ids[i%len(ids)], Cost: 1, Now: at(now)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkExpiredKeys fills a limiter with many gcra keys at t0, lets
 // them all expire (a day passes on the caller's clock), then decides b.N
 // requests for 200000 new keys in turn, timing every decision. It reports

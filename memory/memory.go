@@ -146,22 +146,36 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 		return err
 	}
 	if req.Policy != nil {
+		req.Cost = 0 // a reset takes no cost
 		_, calls, err := l.preparePolicy(req, 0)
+		if err != nil {
+			return err
+		}
 		for i := range calls {
 			calls[i].t.Reset(calls[i].c.Key)
 		}
-		return err
+		return nil
 	}
-	t, err := l.table(req.Limit)
+	t, c, err := l.prepare(req.Limit, "", req.Key)
 	if err != nil {
-		return err
-	}
-	c := kit.Call{Inputs: make([]string, len(t.alg.Inputs))}
-	if err := t.Prepare(&c, req.Limit, "", req.Key); err != nil {
 		return err
 	}
 	t.Reset(c.Key)
 	return nil
+}
+
+// prepare checks a call of lim for key (in a policy, with its limit's key
+// infix) and names its state, the time and the cost left at 0.
+func (l *Limiter) prepare(lim limitspec.Limit, infix, key string) (*table, *kit.Call, error) {
+	t, err := l.table(lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &kit.Call{Inputs: make([]string, len(t.alg.Inputs))}
+	if err := t.Prepare(c, lim, infix, key); err != nil {
+		return nil, nil, err
+	}
+	return t, c, nil
 }
 
 // View runs a read-only view of req.Key's state under req.Limit, by name
@@ -198,17 +212,16 @@ func (l *Limiter) Check(req limitspec.Request) error {
 		return err
 	}
 	if req.Policy != nil {
-		for _, pl := range req.Policy.Limits() {
-			if _, err := l.table(pl.Limit); err != nil {
-				return err
+		p := req.Policy
+		for i, pl := range p.Limits() {
+			if _, _, err := l.prepare(pl.Limit, p.KeyInfix(i), "k"); err != nil {
+				return kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 			}
 		}
 		return nil
 	}
-	if _, err := l.table(req.Limit); err != nil {
-		return err
-	}
-	return req.Limit.Validate()
+	_, _, err := l.prepare(req.Limit, "", "k")
+	return err
 }
 
 // table returns the table of lim's algorithm, made at its first use.

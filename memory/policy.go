@@ -21,7 +21,7 @@ type limitCall struct {
 
 // preparePolicy checks a policy's call and prepares each limit's: the
 // identities (each a key), the time and the cost, then each limit. It
-// returns the limits and their calls, as many as it prepared.
+// returns the limits and their calls, or the first refusal.
 func (l *Limiter) preparePolicy(req limitspec.Request, now int64) ([]limitspec.PolicyLimit, []limitCall, error) {
 	p := req.Policy
 	limits := p.Limits()
@@ -39,11 +39,11 @@ func (l *Limiter) preparePolicy(req limitspec.Request, now int64) ([]limitspec.P
 	for i, pl := range limits {
 		t, err := l.table(pl.Limit)
 		if err != nil {
-			return limits, calls, err
+			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
 		lc := limitCall{t: t, c: kit.Call{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(t.alg.Inputs))}}
 		if err := t.Prepare(&lc.c, pl.Limit, p.KeyInfix(i), keys[i]); err != nil {
-			return limits, calls, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
+			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
 		calls = append(calls, lc)
 	}

@@ -54,6 +54,10 @@ func TestMisuseNeverPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	zeroPolicy := &limitspec.Policy{} // not made by NewPolicy
+	impostorPolicy, err := limitspec.NewPolicy("p", limitspec.PolicyLimit{Name: "a", Limit: impostor{}, Identity: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	l := newLimiter(t)
@@ -80,6 +84,14 @@ func TestMisuseNeverPanics(t *testing.T) {
 		{"a limit of no linked algorithm", limit(l, limitspec.Request{Key: "k", Limit: foreign{}, Cost: 1}), "elsewhere.nope: no decision of this algorithm is linked in", unlinked},
 		{"Check of a limit of no linked algorithm", func() error { return l.Check(limitspec.Request{Limit: foreign{}}) }, "elsewhere.nope: no decision", unlinked},
 		{"a limit claiming another's algorithm", limit(l, limitspec.Request{Key: "k", Limit: impostor{}, Cost: 1}), "gcra: memory.impostor is not a limit of gcra", bad},
+		{"Check of a limit claiming another's algorithm", func() error { return l.Check(limitspec.Request{Limit: impostor{}}) }, "gcra: memory.impostor is not a limit of gcra", bad},
+		{"Check of a policy holding one", func() error { return l.Check(limitspec.Request{Policy: impostorPolicy}) }, "p.a: gcra: memory.impostor is not a limit of gcra", bad},
+		{"Reset of a policy holding one", func() error {
+			return l.Reset(ctx, limitspec.Request{Policy: impostorPolicy, IDs: map[string]string{"u": "x"}})
+		}, "p.a: gcra: memory.impostor is not a limit of gcra", bad},
+		{"Reset of a policy with a negative cost (a reset takes none)", func() error {
+			return l.Reset(ctx, limitspec.Request{Policy: policy, IDs: map[string]string{"user": "x"}, Cost: -1})
+		}, "", nil},
 		{"a time before the epoch", limit(l, limitspec.Request{Key: "k", Limit: gcra, Now: time.Time{}.Add(1)}), "gcra: now_ms must be an integer in [0, 35184372088832], got -62135596800000", bad},
 		{"Reset with a nil limit", func() error { return l.Reset(ctx, limitspec.Request{Key: "k"}) }, "a request needs a Limit or a Policy", bad},
 		{"Reset with an empty key", func() error { return l.Reset(ctx, limitspec.Request{Limit: gcra}) }, "gcra: key must not be empty", bad},

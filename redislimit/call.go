@@ -2,7 +2,6 @@ package redislimit
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
@@ -69,16 +68,17 @@ func scriptsOf(lim limitspec.Limit) (*kit.Scripts, []int64, error) {
 	return s, args, err
 }
 
-// preparePolicy prepares a policy's call: the policy script of its
-// library, every limit's keys, and ARGV force, then for each limit its
-// algorithm, key infix, number of parameters and parameters.
+// preparePolicy prepares a policy's call (kit.NewPolicyCall): the policy
+// script of its library, every limit's keys, and ARGV force, then for
+// each limit its algorithm, key infix, number of parameters and
+// parameters. On a Cluster or a Ring it refuses a policy whose keys may
+// lie in several slots.
 func (l *Limiter) preparePolicy(req limitspec.Request) (*call, error) {
 	p := req.Policy
-	lib, err := l.policyLibrary(p)
-	if err != nil {
+	if err := l.checkSlots(p); err != nil {
 		return nil, err
 	}
-	tags, err := kit.PolicyKeys(p, req.IDs)
+	pc, err := kit.NewPolicyCall(p, req.IDs, l.o.prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -86,55 +86,28 @@ func (l *Limiter) preparePolicy(req limitspec.Request) (*call, error) {
 	if req.Force {
 		force = "1"
 	}
-	c := &call{lib: lib.Name, decide: lib.Policy, force: lib.Policy, reset: lib.PolicyReset, argv: []any{force}, policy: true}
-	for i, pl := range p.Limits() {
-		s, args, err := scriptsOf(pl.Limit)
-		if err != nil {
-			return nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
-		}
-		params := kit.Decimal(args)
-		c.keys = append(c.keys, s.KeyNames(l.o.prefix+tags[i], p.KeyInfix(i), params)...)
-		limit := []any{pl.Limit.Algorithm().String(), p.KeyInfix(i), strconv.Itoa(len(params))}
-		for _, v := range params {
-			limit = append(limit, v)
-		}
-		c.argv = append(c.argv, limit...)
-		c.resetArgv = append(c.resetArgv, limit...)
+	c := &call{lib: pc.Library.Name, decide: pc.Library.Policy, force: pc.Library.Policy, reset: pc.Library.PolicyReset,
+		keys: pc.Keys, argv: make([]any, 1, 1+len(pc.Limits)), policy: true}
+	c.argv[0] = force
+	for _, v := range pc.Limits {
+		c.argv = append(c.argv, v)
+	}
+	c.resetArgv = c.argv[1:]
+	for _, pl := range p.Limits() {
 		c.names, c.limits = append(c.names, pl.Name), append(c.limits, pl.Limit)
 	}
 	return c, nil
 }
 
-// policyLibrary returns the library whose policy script decides p: the
-// one library, besides the catalogue, its limits' algorithms come from
-// (the catalogue's when none). It refuses a policy that mixes two others,
-// one whose limits are not valid, and, on a Cluster or a Ring, one whose
-// keys may lie in several slots.
-func (l *Limiter) policyLibrary(p *limitspec.Policy) (*kit.Library, error) {
-	name := limitspec.Catalogue
-	for _, pl := range p.Limits() {
-		if _, _, err := scriptsOf(pl.Limit); err != nil {
-			return nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
-		}
-		lib := pl.Limit.Algorithm().Library
-		switch {
-		case lib == limitspec.Catalogue || lib == name:
-		case name != limitspec.Catalogue:
-			return nil, kit.BadInput("%s: its limits are of the libraries %s and %s: one script decides a policy, over the catalogue and one other library", p.Name(), name, lib)
-		default:
-			name = lib
-		}
-	}
+// checkSlots refuses, on a Cluster or a Ring, a policy whose keys may lie
+// in several slots.
+func (l *Limiter) checkSlots(p *limitspec.Policy) error {
 	if l.spread && !p.OneSlot() {
-		return nil, kit.BadInput("policy %s counts several identities or a constant (%v), whose keys a Redis Cluster or Ring may place on different nodes: "+
+		return kit.BadInput("policy %s counts several identities or a constant (%v), whose keys a Redis Cluster or Ring may place on different nodes: "+
 			"no script can decide it atomically there; split it into one policy per identity, or count every limit by one identity "+
 			"(docs/semantics.md, \"Policies\")", p.Name(), p.Identities())
 	}
-	lib, ok := kit.LookupLibrary(name)
-	if !ok {
-		return nil, kit.BadInput("%s: the library %s is not linked in", p.Name(), name)
-	}
-	return lib, nil
+	return nil
 }
 
 // result decodes a decision's reply: an algorithm's 7 integers, or a

@@ -166,16 +166,7 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	if err != nil {
 		return limitspec.Result{}, err
 	}
-	now, known := l.nowMs(req.Now)
-	if c.policy {
-		// The policy script names no policy in these refusals (it says
-		// "policy: ..."): they are made here, as package memory makes
-		// them, after the identities and before any call.
-		if err := checkPolicyCall(req.Policy.Name(), now, known, req.Cost); err != nil {
-			return limitspec.Result{}, err
-		}
-	}
-	argv := append([]any{nowArg(now, known), strconv.FormatInt(req.Cost, 10)}, c.argv...)
+	argv := append([]any{nowArg(l.nowMs(req.Now)), strconv.FormatInt(req.Cost, 10)}, c.argv...)
 	s := c.decide
 	if req.Force {
 		s = c.force
@@ -262,24 +253,14 @@ func (l *Limiter) Check(req limitspec.Request) error {
 		return err
 	}
 	if req.Policy != nil {
-		_, err := l.policyLibrary(req.Policy)
+		if err := l.checkSlots(req.Policy); err != nil {
+			return err
+		}
+		_, err := kit.PolicyLibrary(req.Policy)
 		return err
 	}
 	_, _, err := scriptsOf(req.Limit)
 	return err
-}
-
-// checkPolicyCall refuses the time and the cost of a policy's request
-// as package memory does, with the policy's name; a time left to the
-// server's clock (not known) is the script's to check.
-func checkPolicyCall(policy string, now int64, known bool, cost int64) error {
-	if known && (now < 0 || now > kit.NowMax) {
-		return kit.BadInput("%s: now_ms must be an integer in [0, %d], got %d", policy, int64(kit.NowMax), now)
-	}
-	if cost < 0 || cost > kit.CostMax {
-		return kit.BadInput("%s: cost must be an integer in [0, %d], got %d", policy, int64(kit.CostMax), cost)
-	}
-	return nil
 }
 
 // nowMs is the time of a decision in ms: t's, or the clock's; not known

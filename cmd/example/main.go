@@ -1,10 +1,11 @@
 // Command example is a small HTTP service behind package httplimit: GET
 // /hello answers JSON, limited per client IP by a GCRA limiter (by
-// default 5 requests at once, then 1 a second), in process, or, with
-// -redis, on Redis with a local fallback while Redis is unavailable.
+// default 20 requests at once, then 10 a second: the README's opening),
+// in process, or, with -redis, on Redis with a local fallback while Redis
+// is unavailable.
 //
 //	go run ./cmd/example [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379]
-//	                     [-burst 5] [-rate 1] [-period 1s] [-trusted 10.0.0.0/8,...]
+//	                     [-burst 20] [-rate 10] [-period 1s] [-trusted 10.0.0.0/8,...]
 //
 // It prints the curl command to try, and serves until interrupted.
 package main
@@ -44,8 +45,7 @@ func main() {
 // config is what the flags say.
 type config struct {
 	addr, redisURL, trusted string
-	burst, rate             int64
-	period                  time.Duration
+	limit                   limitspec.GCRA // per client IP
 }
 
 // parseFlags reads the flags of args; -h prints the usage to out.
@@ -56,17 +56,17 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.redisURL, "redis", "", "limit on this Redis (redis://host:port), falling back to a local limiter while it is unavailable; empty: in process only")
 	fs.StringVar(&c.trusted, "trusted", "", "comma-separated trusted proxies (CIDRs or IPs): the client IP is then read from X-Forwarded-For behind them")
-	fs.Int64Var(&c.burst, "burst", 5, "requests admitted at once per client IP")
-	fs.Int64Var(&c.rate, "rate", 1, "requests admitted per -period once the burst is spent")
-	fs.DurationVar(&c.period, "period", time.Second, "period of -rate, a whole number of ms")
+	fs.Int64Var(&c.limit.Burst, "burst", 20, "requests admitted at once per client IP")
+	fs.Int64Var(&c.limit.Rate, "rate", 10, "requests admitted per -period once the burst is spent")
+	fs.DurationVar(&c.limit.Period, "period", time.Second, "period of -rate, a whole number of ms")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if err := (limitspec.GCRA{Burst: c.burst, Rate: c.rate, Period: c.period}).Validate(); err != nil {
-		return c, fmt.Errorf("-burst, -rate, -period: %v", err)
+	if err := c.limit.Validate(); err != nil {
+		return c, fmt.Errorf("-burst, -rate, -period: %w", err)
 	}
 	return c, nil
 }
@@ -96,9 +96,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(stdout, "listening on http://%s: per client IP, %d at once, then %d per %v (gcra, %s)\n",
-		ln.Addr(), c.burst, c.rate, c.period, where)
+		ln.Addr(), c.limit.Burst, c.limit.Rate, c.limit.Period, where)
 	fmt.Fprintf(stdout, "try: for i in $(seq %d); do curl -si http://%s/hello | grep -iE '^(HTTP|ratelimit|retry-after)'; done\n",
-		c.burst+1, ln.Addr())
+		c.limit.Burst+1, ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -142,10 +142,9 @@ func limiter(c config) (l limitspec.Limiter, where string, closeFn func(), err e
 // client IP, read from the connection or, behind the trusted proxies,
 // from X-Forwarded-For.
 func handler(lim limitspec.Limiter, c config) (http.Handler, error) {
-	opts := httplimit.Options{Limit: limitspec.GCRA{Burst: c.burst, Rate: c.rate, Period: c.period}, Name: "per-ip"}
-	trusted := c.trusted
-	if trusted != "" {
-		proxies, err := httplimit.ParsePrefixes(strings.Split(trusted, ",")...)
+	opts := httplimit.Options{Limit: c.limit}
+	if c.trusted != "" {
+		proxies, err := httplimit.ParsePrefixes(strings.Split(c.trusted, ",")...)
 		if err != nil {
 			return nil, err
 		}

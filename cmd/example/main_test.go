@@ -80,10 +80,10 @@ type step struct {
 // -rate 1 -period 1m: w = 3 × 60 s; each admission pushes the reset 60 s
 // further; the 4th waits 60 s for the first cell to drain.
 var burst3 = []step{
-	{200, `"per-ip";r=2;t=60`, ""},
-	{200, `"per-ip";r=1;t=120`, ""},
-	{200, `"per-ip";r=0;t=180`, ""},
-	{429, `"per-ip";r=0;t=180`, "60"},
+	{200, `"gcra";r=2;t=60`, ""},
+	{200, `"gcra";r=1;t=120`, ""},
+	{200, `"gcra";r=0;t=180`, ""},
+	{429, `"gcra";r=0;t=180`, "60"},
 }
 
 // sendSteps sends one GET /hello per step (all within a second, which the
@@ -98,7 +98,7 @@ func sendSteps(t *testing.T, base string, steps []step) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		h := resp.Header
-		if resp.StatusCode != s.status || h.Get("RateLimit-Policy") != `"per-ip";q=3;w=180` ||
+		if resp.StatusCode != s.status || h.Get("RateLimit-Policy") != `"gcra";q=3;w=180` ||
 			h.Get("RateLimit") != s.rateLimit || h.Get("Retry-After") != s.retryAfter {
 			t.Errorf("request %d: %d RateLimit-Policy %q RateLimit %q Retry-After %q; want %d %q %q",
 				i+1, resp.StatusCode, h.Get("RateLimit-Policy"), h.Get("RateLimit"), h.Get("Retry-After"),
@@ -126,7 +126,7 @@ func checkProblem(t *testing.T, ctype string, body []byte) {
 		t.Fatalf("Content-Type %q, body %s: %v", ctype, body, err)
 	}
 	if p.Type != "https://iana.org/assignments/http-problem-types#quota-exceeded" || p.Status != 429 ||
-		p.Title == "" || p.Detail != "Retry after 60 s." || len(p.Violated) != 1 || p.Violated[0] != "per-ip" {
+		p.Title == "" || p.Detail != "Retry after 60 s." || len(p.Violated) != 1 || p.Violated[0] != "gcra" {
 		t.Errorf("problem %+v", p)
 	}
 }
@@ -165,7 +165,7 @@ func TestTrustedProxies(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if got := resp.Header.Get("RateLimit"); got != `"per-ip";r=2;t=60` {
+		if got := resp.Header.Get("RateLimit"); got != `"gcra";r=2;t=60` {
 			t.Errorf("client %s: RateLimit %q: each client has its own limit", client, got)
 		}
 	}

@@ -52,7 +52,7 @@
 // with the stored entries, the commands and the time of the decision (as
 // above), next to the typical time of the first table. Keys are written
 // directly by a writer when it gives the same state as the script on a
-// few requests per phase (checked before each fill), else filled through
+// few requests of the fill (checked before each fill), else filled through
 // the script within fillBudget; a decision that writes runs each time on
 // a fresh COPY of its key. A row that could not be measured says why, and
 // the command then exits with an error.
@@ -318,7 +318,7 @@ func run(url string, w io.Writer) error {
 	printWorst(w, worst, rows)
 	ways, err := m.measurePolicy()
 	if err != nil {
-		return fmt.Errorf("policy %s: %v", policyName, err)
+		return fmt.Errorf("policy comparison: %v", err)
 	}
 	printPolicy(w, ways)
 	return notMeasured(worst)

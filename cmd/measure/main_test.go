@@ -299,7 +299,7 @@ func TestWorstCases(t *testing.T) {
 			t.Errorf("two scenarios %q", sc.label)
 		}
 		seen[sc.label] = true
-		reqs := sc.fill.requests(every)
+		reqs := sc.fill.requests()
 		if !slices.IsSortedFunc(reqs, func(a, b request) int { return cmp.Compare(a.t, b.t) }) {
 			t.Errorf("%s: requests out of time order", sc.label)
 		}

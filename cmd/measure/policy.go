@@ -16,7 +16,6 @@ import (
 // and pipelined. Each of policyPairs (IP, user) pairs gets policyRounds
 // admitted requests, one a second.
 const (
-	policyName   = "ip_user"
 	policyPairs  = 200
 	policyRounds = 100
 )
@@ -44,7 +43,7 @@ func (m *measurer) measurePolicy() ([]*policyWay, error) {
 		return nil, fmt.Errorf("SCRIPT LOAD %s: %v", lib.Policy.Name, err)
 	}
 	ways := []*policyWay{
-		{label: "policy " + policyName + " (policy.lua): one EVALSHA", roundTrips: 1, atomic: "yes: all or nothing"},
+		{label: "policy " + p.Name() + " (policy.lua): one EVALSHA", roundTrips: 1, atomic: "yes: all or nothing"},
 		{label: "six fixed_window EVALSHAs, one after another", roundTrips: 6, atomic: "no: earlier limits consume when a later one denies"},
 		{label: "six fixed_window EVALSHAs, pipelined", roundTrips: 1, atomic: "no: earlier limits consume when a later one denies"},
 	}
@@ -91,15 +90,23 @@ func (m *measurer) measurePolicy() ([]*policyWay, error) {
 func separateKeys(prefix string, p *limitspec.Policy, fw script, ids map[string]string) []string {
 	var out []string
 	for _, l := range p.Limits() {
-		out = append(out, keyNames(fw, prefix+ids[l.Identity]+":"+l.Name, fixedWindowParams(l))...)
+		out = append(out, keyNames(fw, prefix+ids[l.Identity]+":"+l.Name, limitParams(fw, l))...)
 	}
 	return out
 }
 
-// fixedWindowParams are a policy's fixed_window limit's parameters.
-func fixedWindowParams(l limitspec.PolicyLimit) map[string]int64 {
-	fw := l.Limit.(limitspec.FixedWindow)
-	return map[string]int64{"limit": fw.Limit, "window_ms": fw.Window.Milliseconds()}
+// limitParams are a policy's limit's parameters by name, s being its
+// algorithm's script.
+func limitParams(s script, l limitspec.PolicyLimit) map[string]int64 {
+	args, err := s.scripts.Args(l.Limit)
+	if err != nil {
+		panic(err) // the limits of a policy are valid
+	}
+	out := map[string]int64{}
+	for i, v := range args {
+		out[s.Params[i]] = v
+	}
+	return out
 }
 
 // decideWay decides one admitted request of one pair in way i; a denial
@@ -119,8 +126,11 @@ func (m *measurer) decideWay(i int, p *limitspec.Policy, fw script, ids map[stri
 	}
 	pipe := m.rdb.Pipeline()
 	for _, l := range p.Limits() {
-		v := fixedWindowParams(l)
-		argv := []any{t, 1, v["limit"], v["window_ms"]}
+		v := limitParams(fw, l)
+		argv := []any{t, 1}
+		for _, name := range fw.Params {
+			argv = append(argv, v[name])
+		}
 		key := keyNames(fw, m.prefix+ids[l.Identity]+":"+l.Name, v)
 		if i == 1 {
 			reply, err := m.rdb.EvalSha(m.ctx, fw.SHA1, key, argv...).Result()

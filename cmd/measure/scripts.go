@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"regexp"
-	"strconv"
-
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
@@ -18,6 +14,7 @@ type script struct {
 	Name, Algorithm, View, Source, SHA1 string
 	Keys, Strings, Params               []string
 	Defaults                            map[string]string
+	scripts                             *kit.Scripts // its algorithm's
 }
 
 // allScripts lists every decision script and view of the catalogue, by
@@ -29,7 +26,7 @@ func allScripts() []script {
 			continue
 		}
 		base := script{Name: s.Decide.Name, Algorithm: s.ID.Name, Source: s.Decide.Source, SHA1: s.Decide.SHA1,
-			Keys: s.Keys, Strings: s.Inputs, Defaults: map[string]string{}}
+			Keys: s.Keys, Strings: s.Inputs, Defaults: map[string]string{}, scripts: s}
 		for _, p := range s.Params {
 			base.Params = append(base.Params, p.Name)
 			if p.Default != "" {
@@ -56,50 +53,31 @@ func lookup(alg string) (script, bool) {
 	return script{}, false
 }
 
-// paramRE is a parameter named in a key's suffix.
-var paramRE = regexp.MustCompile(`<[a-z][a-z0-9_]*>`)
-
-// KeyNames are the names of s's keys for key under parameters in decimal.
+// KeyNames are the names of s's keys for key under parameters in decimal
+// (an optional one left out is its default).
 func (s script) KeyNames(key string, params map[string]string) []string {
-	out := make([]string, len(s.Keys))
-	for i, suffix := range s.Keys {
-		out[i] = "{" + key + "}" + paramRE.ReplaceAllStringFunc(suffix, func(p string) string {
-			name := p[1 : len(p)-1]
-			if v, ok := params[name]; ok {
-				return v
-			}
-			return s.Defaults[name]
-		})
+	ordered := make([]string, len(s.Params))
+	for i, name := range s.Params {
+		v, ok := params[name]
+		if !ok {
+			v = s.Defaults[name]
+		}
+		ordered[i] = v
 	}
-	return out
+	return s.scripts.KeyNames(key, "", ordered)
 }
 
 // policyCall is the KEYS and ARGV of a decision of p for the identity
-// values ids at t, cost 1, with prefix inside every hash tag: every
-// limit's keys; now_ms, cost, force 0, then each limit's algorithm, key
-// infix, number of parameters and parameters.
+// values ids at t, cost 1, with prefix inside every hash tag
+// (kit.NewPolicyCall).
 func policyCall(p *limitspec.Policy, prefix string, ids map[string]string, t int64) ([]string, []any, error) {
-	tags, err := kit.PolicyKeys(p, ids)
+	c, err := kit.NewPolicyCall(p, ids, prefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	var keys []string
 	argv := []any{t, 1, 0}
-	for i, l := range p.Limits() {
-		s, ok := kit.LookupScripts(l.Limit.Algorithm())
-		if !ok {
-			return nil, nil, fmt.Errorf("no scripts of %s", l.Limit.Algorithm())
-		}
-		args, err := s.Args(l.Limit)
-		if err != nil {
-			return nil, nil, err
-		}
-		params := kit.Decimal(args)
-		keys = append(keys, s.KeyNames(prefix+tags[i], p.KeyInfix(i), params)...)
-		argv = append(argv, l.Limit.Algorithm().String(), p.KeyInfix(i), strconv.Itoa(len(params)))
-		for _, v := range params {
-			argv = append(argv, v)
-		}
+	for _, v := range c.Limits {
+		argv = append(argv, v)
 	}
-	return keys, argv, nil
+	return c.Keys, argv, nil
 }

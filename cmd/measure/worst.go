@@ -27,43 +27,26 @@ type request struct {
 	v map[string]int64
 }
 
-// A phase is n requests of cost 1 under the parameters v, request i at
-// from + i*span/n.
-type phase struct {
+// A fill is how a worst case's key is set up: n admitted requests of
+// cost 1 on one key under the parameters v, request i at
+// from + i*span/n. Worst cases that share a fill share its key.
+type fill struct {
+	script        script
 	v             map[string]int64
 	n, from, span int64
 }
 
-// requests returns the first k requests of the phase (all if k >= n).
-func (p phase) requests(k int64) []request {
-	out := make([]request, 0, max(0, min(k, p.n)))
-	for i := int64(0); i < min(k, p.n); i++ {
-		out = append(out, request{t: p.from + i*p.span/p.n, v: p.v})
-	}
-	return out
-}
-
-// last is the time of the phase's last request.
-func (p phase) last() int64 { return p.from + (p.n-1)*p.span/p.n }
-
-// A fill is how a worst case's key is set up: phases of admitted requests
-// on one key. Worst cases that share a fill share its key.
-type fill struct {
-	script script
-	phases []phase
-}
-
-// requests returns the first k requests of each phase, in order.
-func (f *fill) requests(k int64) []request {
-	var out []request
-	for _, p := range f.phases {
-		out = append(out, p.requests(k)...)
+// requests returns the fill's requests.
+func (f *fill) requests() []request {
+	out := make([]request, f.n)
+	for i := range f.n {
+		out[i] = request{t: f.from + i*f.span/f.n, v: f.v}
 	}
 	return out
 }
 
 // last is the time of the fill's last request.
-func (f *fill) last() int64 { return f.phases[len(f.phases)-1].last() }
+func (f *fill) last() int64 { return f.from + (f.n-1)*f.span/f.n }
 
 // A scenario is one row of the worst-case table: a filled key, then one
 // decision repeated on it.
@@ -98,10 +81,10 @@ func worstCases(N int64) []scenario {
 	bwv := func(limit, bucket int64) map[string]int64 {
 		return map[string]int64{"limit": limit, "window_ms": hour, "bucket_ms": bucket}
 	}
-	spread := &fill{sl, []phase{{slv(N), N, now0, hour}}}
-	instant := &fill{sl, []phase{{slv(N), N, now0, 0}}}
-	bwMax := &fill{bw, []phase{{bwv(3600, 1000), 3600, now0, hour}}}
-	meta := &fill{mw, []phase{{slv(N), N, now0, hour}}}
+	spread := &fill{sl, slv(N), N, now0, hour}
+	instant := &fill{sl, slv(N), N, now0, 0}
+	bwMax := &fill{bw, bwv(3600, 1000), 3600, now0, hour}
+	meta := &fill{mw, slv(N), N, now0, hour}
 	full := fmt.Sprintf("full at limit %d (1 h window)", N)
 	return []scenario{
 		{label: fmt.Sprintf("a. %s, the limit lowered to %d", full, N-1), fill: spread, v: slv(N - 1), cost: 1, entries: N},
@@ -178,9 +161,6 @@ func sameValues(a, b map[string]int64) bool {
 	return true
 }
 
-// every, as the number of requests to take of a phase, takes them all.
-const every = int64(1) << 62
-
 // A worstRow is what one line of the worst-case table reports; err, when
 // not nil, why it was not measured (and timer is nil).
 type worstRow struct {
@@ -205,9 +185,9 @@ func (m *measurer) measureWorst(scs []scenario) []*worstRow {
 		fk, ok := keys[sc.fill]
 		if !ok {
 			fk.key = fmt.Sprintf("%sworst:%d", m.prefix, i)
-			fk.err = m.runScript(sc.fill.script, fk.key, sc.fill.requests(every))
+			fk.err = m.runScript(sc.fill.script, fk.key, sc.fill.requests())
 			if fk.err == nil {
-				fk.err = m.keep(sc.script(), fk.key, sc.fill.phases[len(sc.fill.phases)-1].v)
+				fk.err = m.keep(sc.script(), fk.key, sc.fill.v)
 			}
 			keys[sc.fill] = fk
 		}

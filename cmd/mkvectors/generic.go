@@ -14,6 +14,7 @@ import (
 // the domain's edges on the first parameter set.
 func algorithmVectors(a algorithm) ([]vector, error) {
 	var out []vector
+	var changed []string
 	for i, p := range a.Params {
 		sym, err := symbols(a, p)
 		if err != nil {
@@ -27,7 +28,14 @@ func algorithmVectors(a algorithm) ([]vector, error) {
 			out = append(out, build(fmt.Sprintf("%s-p%d", n, i+1), a, sc[n].comment+fmt.Sprintf(" (parameter set %d)", i+1), intParams(p), sc[n].calls))
 		}
 		out = append(out, randomVector(a, p, sym["L"], i))
-		out = append(out, limitChangeVectors(a, p, sym["L"], i)...)
+		vs, measured, err := limitChangeVectors(a, p, sym["L"], i)
+		if err != nil {
+			return nil, err
+		}
+		out, changed = append(out, vs...), append(changed, measured...)
+	}
+	if err := checkMeasuresChanged(a, changed); err != nil {
+		return nil, err
 	}
 	out = append(out, badInput(a)...)
 	domain, err := domainVectors(a)

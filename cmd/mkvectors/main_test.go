@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -38,266 +37,26 @@ func TestGeneratedVectorsUpToDate(t *testing.T) {
 }
 
 // TestOracleAgreesWithEveryVector replays every vector, hand-written ones
-// included, through the oracle and checks every expectation it states.
+// included, on the reference model, which checks every expectation it
+// states.
 func TestOracleAgreesWithEveryVector(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "..", "vectors", "*", "*.json"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no vectors found: %v", err)
+	vectors, err := conformance.Load(filepath.Join("..", "..", "vectors"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	steps := 0
-	for _, path := range paths {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var head struct{ Policy json.RawMessage }
-		if err := json.Unmarshal(b, &head); err != nil {
-			t.Errorf("%s: %v", path, err)
-			continue
-		}
-		if head.Policy != nil {
-			steps += checkPolicyVector(t, path, b)
-		} else {
-			steps += checkAlgorithmVector(t, path, b)
+	steps, files := 0, ""
+	for _, r := range conformance.Run(vectors, []conformance.Target{conformance.NewOracleTarget()}) {
+		steps += r.Steps
+		files += r.File + " "
+		if !r.Passed() {
+			t.Errorf("%s (%s): %s%s", r.Vector, r.File, r.Failed, r.Skipped)
 		}
 	}
-	t.Logf("%d vectors, %d steps", len(paths), steps)
-	all := strings.Join(paths, " ")
+	t.Logf("%d vectors, %d steps", len(vectors), steps)
 	for _, name := range []string{"redis-cell-readme", "tiers-1s-10s-15s", "denied-not-recorded.json", "who-used-it"} {
-		if !strings.Contains(all, name) {
+		if !strings.Contains(files, name) {
 			t.Errorf("the hand-written vector %s is missing", name)
 		}
-	}
-}
-
-// checkAlgorithmVector replays an algorithm's vector through the oracle
-// and checks every expectation it states; it returns the steps checked.
-func checkAlgorithmVector(t *testing.T, path string, b []byte) int {
-	t.Helper()
-	var v struct {
-		Name      string
-		Algorithm string
-		Params    map[string]json.Number
-		Steps     []struct {
-			T         int64 `json:"t_ms"`
-			Key       string
-			Cost      *json.Number
-			Meta      *string
-			View      string
-			Reset     bool
-			Force     bool
-			Params    map[string]json.Number // from this step on
-			WrongType json.RawMessage        `json:"wrong_type"` // true, or the places of the keys
-			Expect    map[string]any
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		t.Errorf("%s: %v", path, err)
-		return 0
-	}
-	store := oracle.NewStore()
-	limit := func(raw map[string]json.Number) (oracle.Model, error) {
-		params := map[string]int64{}
-		for k, n := range raw {
-			i, err := n.Int64()
-			if err != nil {
-				return nil, os.ErrInvalid
-			}
-			params[k] = i
-		}
-		return store.Limit(v.Algorithm, params)
-	}
-	m, mErr := limit(v.Params)
-	for i, s := range v.Steps {
-		where := func() string { return v.Name + " step " + strconv.Itoa(i) }
-		if s.Params != nil {
-			m, mErr = limit(s.Params)
-		}
-		wantErr := s.Expect["error"] == true
-		if s.View != "" {
-			checkView(t, where(), m, mErr, s.View, s.Key, s.T, s.Expect)
-			continue
-		}
-		if s.Reset {
-			err := mErr
-			if err == nil {
-				err = m.(oracle.Resetter).Reset(s.Key)
-			}
-			checkReset(t, where(), err, s.Expect)
-			continue
-		}
-		cost, costErr := int64(1), error(nil)
-		if s.Cost != nil {
-			cost, costErr = s.Cost.Int64()
-		}
-		if len(s.WrongType) > 0 && string(s.WrongType) != "false" {
-			if !wantErr {
-				t.Errorf("%s: a wrong_type step must expect an error", where())
-			}
-			continue
-		}
-		if mErr != nil || costErr != nil {
-			if !wantErr {
-				t.Errorf("%s: refused input (%v %v), but the vector expects %v", where(), mErr, costErr, s.Expect)
-			}
-			continue
-		}
-		meta := ""
-		if s.Meta != nil {
-			meta = *s.Meta
-		}
-		decide := m.Decide
-		if s.Force {
-			decide = m.Force
-		}
-		r, err := decide(s.Key, s.T, cost, meta)
-		if (err != nil) != wantErr {
-			t.Errorf("%s: oracle error %v, vector expects %v", where(), err, s.Expect)
-			continue
-		}
-		if err != nil {
-			continue
-		}
-		got := map[string]any{
-			"allowed": r.Allowed, "limit": r.Limit, "remaining": r.Remaining,
-			"retry_after_ms": r.RetryAfterMs, "reset_after_ms": r.ResetAfterMs, "delay_ms": r.DelayMs,
-			"tier": r.Tier,
-		}
-		for k, want := range s.Expect {
-			g, ok := got[k]
-			if !ok {
-				t.Errorf("%s: unknown expectation %q", where(), k)
-				continue
-			}
-			if w, isNum := want.(json.Number); isNum {
-				if wi, _ := w.Int64(); g != wi {
-					t.Errorf("%s: %s = %v by the oracle, %v in the vector", where(), k, g, want)
-				}
-			} else if g != want {
-				t.Errorf("%s: %s = %v by the oracle, %v in the vector", where(), k, g, want)
-			}
-		}
-	}
-	return len(v.Steps)
-}
-
-// checkView checks a read-back step: {"entries": [[t_ms, cost, meta], ...]}
-// or {"error": true}.
-func checkView(t *testing.T, where string, m oracle.Model, mErr error, view, key string, now int64, expect map[string]any) {
-	t.Helper()
-	wantErr := expect["error"] == true
-	if view != "entries" {
-		t.Errorf("%s: unknown view %q", where, view)
-		return
-	}
-	lister, ok := m.(oracle.EntryLister)
-	if mErr != nil || !ok {
-		if !wantErr {
-			t.Errorf("%s: no entries to read (%v), but the vector expects %v", where, mErr, expect)
-		}
-		return
-	}
-	entries, err := lister.Entries(key, now)
-	if (err != nil) != wantErr {
-		t.Errorf("%s: oracle error %v, vector expects %v", where, err, expect)
-		return
-	}
-	if err != nil {
-		return
-	}
-	if len(expect) != 1 || expect["entries"] == nil {
-		t.Errorf("%s: a read-back expects exactly entries, not %v", where, expect)
-		return
-	}
-	got := [][]any{}
-	for _, e := range entries {
-		got = append(got, []any{e.TMs, e.Cost, e.Meta})
-	}
-	g, _ := json.Marshal(got)
-	w, _ := json.Marshal(expect["entries"])
-	if !bytes.Equal(g, w) {
-		t.Errorf("%s: entries %s by the oracle, %s in the vector", where, g, w)
-	}
-}
-
-// checkPolicyVector replays a policy's vector through the oracle's model
-// of the policy it defines, and checks every expectation; it returns the
-// steps checked.
-func checkPolicyVector(t *testing.T, path string, b []byte) int {
-	t.Helper()
-	var v struct {
-		Name   string
-		Policy *conformance.Policy
-		Steps  []struct {
-			T         int64 `json:"t_ms"`
-			IDs       map[string]string
-			Cost      *json.Number
-			Reset     bool
-			Force     bool
-			WrongType json.RawMessage `json:"wrong_type"`
-			Expect    map[string]any
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		t.Errorf("%s: %v", path, err)
-		return 0
-	}
-	m, mErr := conformance.OraclePolicy(v.Policy)
-	for i, s := range v.Steps {
-		where := v.Name + " step " + strconv.Itoa(i)
-		wantErr := s.Expect["error"] == true
-		if s.Reset {
-			err := mErr
-			if err == nil {
-				err = m.Reset(s.IDs)
-			}
-			checkReset(t, where, err, s.Expect)
-			continue
-		}
-		cost, costErr := int64(1), error(nil)
-		if s.Cost != nil {
-			cost, costErr = s.Cost.Int64()
-		}
-		if len(s.WrongType) > 0 || mErr != nil || costErr != nil {
-			if !wantErr {
-				t.Errorf("%s: refused or wrong-type step, but the vector expects %v", where, s.Expect)
-			}
-			continue
-		}
-		decide := m.Decide
-		if s.Force {
-			decide = m.Force
-		}
-		r, err := decide(s.IDs, s.T, cost)
-		if (err != nil) != wantErr {
-			t.Errorf("%s: oracle error %v, vector expects %v", where, err, s.Expect)
-			continue
-		}
-		if err != nil {
-			continue
-		}
-		got, _ := json.Marshal(policyExpect(r))
-		var g, w any
-		json.Unmarshal(got, &g)
-		want, _ := json.Marshal(s.Expect)
-		json.Unmarshal(want, &w)
-		if diff := cmp.Diff(w, g); diff != "" {
-			t.Errorf("%s: the oracle differs from the vector (-vector +oracle):\n%s", where, diff)
-		}
-	}
-	return len(v.Steps)
-}
-
-// checkReset checks a reset step: {"error": false} when the oracle
-// deleted the state, {"error": true} when it refused.
-func checkReset(t *testing.T, where string, err error, expect map[string]any) {
-	t.Helper()
-	if len(expect) != 1 || expect["error"] != (err != nil) {
-		t.Errorf("%s: reset by the oracle: %v; the vector expects %v", where, err, expect)
 	}
 }
 

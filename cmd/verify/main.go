@@ -166,16 +166,9 @@ func targets(url, cluster string, functions bool) (ts []conformance.Target, err 
 			ts = nil
 		}
 	}()
-	luaT, err := conformance.NewLuaTarget()
-	if err != nil {
+	if ts, err = conformance.EmbeddedTargets(); err != nil {
 		return nil, err
 	}
-	ts = append(ts, conformance.NewMemoryTarget(), luaT)
-	mini, err := conformance.NewMiniredisTarget()
-	if err != nil {
-		return ts, err
-	}
-	ts = append(ts, mini)
 	var open []func() (*conformance.RedisTarget, error)
 	if url != "" {
 		open = append(open, func() (*conformance.RedisTarget, error) { return conformance.NewRedisTarget(url) })

@@ -36,7 +36,6 @@ func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "quota", Name: "daily_quota"},
 		Inputs: []string{},
-		Views:  []string{},
 		New:    func() kit.Table { return &dailyQuotaTable{states: kit.NewStore[dailyQuotaState]()} },
 	})
 }

@@ -19,15 +19,10 @@ import (
 // embedded returns the three embedded targets.
 func embedded(tb testing.TB) []Target {
 	tb.Helper()
-	luaT, err := NewLuaTarget()
+	ts, err := EmbeddedTargets()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	mini, err := NewMiniredisTarget()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ts := []Target{NewMemoryTarget(), luaT, mini}
 	tb.Cleanup(func() {
 		for _, t := range ts {
 			t.Close()

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand"
 	"strconv"
@@ -14,118 +13,6 @@ import (
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/kit"
 )
-
-// oracleTarget adapts the reference oracle to the Target interface.
-type oracleTarget struct {
-	store  *oracle.Store  // every limit's state, shared as docs/semantics.md, "Keys", says
-	policy *oracle.Policy // the vector's
-	polErr error
-}
-
-func (o *oracleTarget) Name() string { return "oracle" }
-
-func (o *oracleTarget) Begin(v *Vector) error {
-	o.store, o.policy, o.polErr = oracle.NewStore(), nil, nil
-	if v.Policy != nil {
-		o.policy, o.polErr = OraclePolicy(v.Policy)
-	}
-	return nil
-}
-
-// model is the oracle's model of r's algorithm and parameters, on the
-// vector's state.
-func (o *oracleTarget) model(r Request) (oracle.Model, error) {
-	ints, refused := intParams(r.Algorithm, r.Params)
-	if refused != nil {
-		return nil, fmt.Errorf("%w: %s", oracle.ErrBadInput, refused.Message)
-	}
-	return o.store.Limit(r.Algorithm, ints)
-}
-
-func (o *oracleTarget) Decide(r Request) Outcome {
-	c, err := r.Cost.Int64()
-	if err != nil {
-		return failure("BADINPUT", "cost")
-	}
-	if r.Policy != nil {
-		if o.polErr != nil {
-			return oracleError(o.polErr)
-		}
-		pr, err := o.policy.Decide(r.IDs, r.NowMs, c)
-		if err != nil {
-			return oracleError(err)
-		}
-		out := oracleOutcome(pr.Result)
-		out.Index = int64(pr.Index)
-		for _, l := range pr.Limits {
-			out.Limits = append(out.Limits, oracleOutcome(l))
-		}
-		return out
-	}
-	m, err := o.model(r)
-	if err != nil {
-		return oracleError(err)
-	}
-	res, err := m.Decide(r.Key, r.NowMs, c, r.Inputs["meta"])
-	if err != nil {
-		return oracleError(err)
-	}
-	return oracleOutcome(res)
-}
-
-func (o *oracleTarget) Reset(r Request) Outcome {
-	if r.Policy != nil {
-		if o.polErr != nil {
-			return oracleError(o.polErr)
-		}
-		if err := o.policy.Reset(r.IDs); err != nil {
-			return oracleError(err)
-		}
-		return Outcome{}
-	}
-	m, err := o.model(r)
-	if err == nil {
-		err = m.(oracle.Resetter).Reset(r.Key)
-	}
-	if err != nil {
-		return oracleError(err)
-	}
-	return Outcome{}
-}
-
-func oracleOutcome(r oracle.Result) Outcome {
-	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
-		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}
-}
-
-func (o *oracleTarget) View(view string, r Request) Outcome {
-	m, err := o.model(r)
-	if err != nil {
-		return oracleError(err)
-	}
-	el, ok := m.(oracle.EntryLister)
-	if !ok || view != "entries" {
-		return failure("BADINPUT", "unknown view "+view)
-	}
-	es, err := el.Entries(r.Key, r.NowMs)
-	if err != nil {
-		return oracleError(err)
-	}
-	var out [][]string
-	for _, e := range es {
-		out = append(out, []string{strconv.FormatInt(e.TMs, 10), strconv.FormatInt(e.Cost, 10), e.Meta})
-	}
-	return entriesOutcome(out)
-}
-
-func oracleError(err error) Outcome {
-	if errors.Is(err, oracle.ErrBadInput) {
-		return failure("BADINPUT", err.Error())
-	}
-	return failure("ERROR", err.Error())
-}
-
-func (o *oracleTarget) Close() error { return nil }
 
 // randomVector derives an algorithm, parameters and a trace from a seed.
 // Parameters are mostly small, sometimes at or just past the ends of their
@@ -235,12 +122,12 @@ func wrongClock(rng *rand.Rand, now int64) int64 {
 // FuzzDifferential drives random traces through the oracle and every
 // embedded target and requires them to agree at every step. As a plain
 // test it runs the seeds below; `go test -fuzz FuzzDifferential
-// ./conformance` explores further.
+// ./internal/conformance` explores further.
 func FuzzDifferential(f *testing.F) {
 	for seed := int64(0); seed < 250; seed++ {
 		f.Add(seed)
 	}
-	targets := append([]Target{&oracleTarget{}}, embedded(f)...)
+	targets := append([]Target{NewOracleTarget()}, embedded(f)...)
 	f.Fuzz(func(t *testing.T, seed int64) {
 		v := randomVector(seed)
 		for _, r := range RunVector(v, targets) {
@@ -259,7 +146,7 @@ func TestDifferentialOnRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer real.Close()
-	targets := []Target{&oracleTarget{}, NewMemoryTarget(), real}
+	targets := []Target{NewOracleTarget(), NewMemoryTarget(), real}
 	for seed := int64(1000); seed < 1200; seed++ {
 		v := randomVector(seed)
 		for _, r := range RunVector(v, targets) {

@@ -39,7 +39,7 @@ func TestPolicyIsConjunction(t *testing.T) {
 		vectorPolicy(t, must(limitspec.IPUserPolicy())),
 		vectorPolicy(t, must(limitspec.BurstQuotaPolicy(40))),
 		vectorPolicy(t, must(limitspec.UserGlobalPolicy(7))),
-		everyAlgorithm(),
+		everyAlgorithm(t),
 	}
 	for kind, mk := range kinds {
 		for _, p := range policies {
@@ -53,20 +53,15 @@ func TestPolicyIsConjunction(t *testing.T) {
 	}
 }
 
-// everyAlgorithm is a policy holding a limit of every algorithm of the
+// everyAlgorithm is the runtime policy of vectors/every_algorithm (from
+// cmd/mkvectors/scenarios.yaml): a limit of every algorithm of the
 // catalogue, counting two identities and a constant.
-func everyAlgorithm() *Policy {
-	n := func(v int64) json.Number { return json.Number(strconv.FormatInt(v, 10)) }
-	return &Policy{Name: "every", Limits: []PolicyLimit{
-		{Name: "fw", Algorithm: "fixed_window", Identity: "user", Params: map[string]json.Number{"limit": n(8), "window_ms": n(10000)}},
-		{Name: "sw", Algorithm: "sliding_window", Identity: "user", Params: map[string]json.Number{"limit": n(9), "window_ms": n(10000)}},
-		{Name: "sl", Algorithm: "sliding_log", Identity: "ip", Params: map[string]json.Number{"limit": n(10), "window_ms": n(10000)}},
-		{Name: "bw", Algorithm: "bucket_window", Identity: "user", Params: map[string]json.Number{"limit": n(6), "window_ms": n(2000), "bucket_ms": n(500), "limit_2": n(12), "window_ms_2": n(10000)}},
-		{Name: "tb", Algorithm: "token_bucket", Identity: "ip", Params: map[string]json.Number{"capacity": n(6), "refill_tokens": n(1), "refill_ms": n(1000)}},
-		{Name: "gcra", Algorithm: "gcra", Identity: "user", Params: map[string]json.Number{"burst": n(5), "rate": n(2), "period_ms": n(1000)}},
-		{Name: "lb", Algorithm: "leaky_bucket", Constant: "all", Params: map[string]json.Number{"capacity": n(7), "rate": n(3), "period_ms": n(1000)}},
-		{Name: "mw", Algorithm: "meta_window", Identity: "ip", Params: map[string]json.Number{"limit": n(10), "window_ms": n(10000)}},
-	}}
+func everyAlgorithm(t *testing.T) *Policy {
+	v, err := LoadFile("../../vectors/every_algorithm/gen-every-limit-binds.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Policy
 }
 
 // conjunctionTrace runs one random trace and returns the steps the

@@ -17,13 +17,12 @@ import (
 // the vector's raw input: a parameter that is no integer, an unknown
 // algorithm, reach the script as given where a client would pass them.
 
-// callKind is what a step runs: a decision, a forced call, a reset or a
-// view.
+// callKind is what a step runs: a decision (forced when the request
+// is), a reset or a view.
 type callKind int
 
 const (
 	decideCall callKind = iota
-	forceCall
 	resetCall
 	viewCall
 )
@@ -73,7 +72,7 @@ func prepareCall(prefix string, r Request, kind callKind, view string) (scriptCa
 		c.script, c.argv = s.Views[i].Script.Name, append([]string{now}, argvParams...)
 	default:
 		c.script = s.Decide.Name
-		if kind == forceCall {
+		if r.Force {
 			c.script = s.Force.Name
 		}
 		c.argv = append([]string{now, r.Cost.String()}, stringArgs(s.Inputs, r.Inputs)...)
@@ -191,7 +190,7 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 	if kind == resetCall {
 		c.script = lib.PolicyReset.Name
 	} else {
-		force := map[bool]string{false: "0", true: "1"}[kind == forceCall]
+		force := map[bool]string{false: "0", true: "1"}[r.Force]
 		c.argv = []string{strconv.FormatInt(r.NowMs, 10), r.Cost.String(), force}
 	}
 	for i, l := range p.Limits {
@@ -287,17 +286,17 @@ func (c scriptCall) outcome(reply []int64) Outcome {
 	if c.limits == 0 {
 		return replyOutcome(reply)
 	}
-	n := c.limits
-	if len(reply) != 8+7*n {
-		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want %d", len(reply), 8+7*n))
+	n, k := len(kit.ReplyFields), c.limits
+	if len(reply) != n+1+n*k {
+		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want %d", len(reply), n+1+n*k))
 	}
-	o := replyOutcome(reply[:7])
+	o := replyOutcome(reply[:n])
 	if o.Error != "" {
 		return o
 	}
-	o.Index = reply[7]
-	for i := range n {
-		l := replyOutcome(reply[8+7*i : 15+7*i])
+	o.Index = reply[n]
+	for i := range k {
+		l := replyOutcome(reply[n+1+n*i : n+1+n*(i+1)])
 		if l.Error != "" {
 			return l
 		}
@@ -308,8 +307,8 @@ func (c scriptCall) outcome(reply []int64) Outcome {
 
 // replyOutcome turns a script's reply, seven integers, into an Outcome.
 func replyOutcome(reply []int64) Outcome {
-	if len(reply) != 7 {
-		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want 7", len(reply)))
+	if len(reply) != len(kit.ReplyFields) {
+		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want %d", len(reply), len(kit.ReplyFields)))
 	}
 	if reply[0] != 0 && reply[0] != 1 {
 		return failure("BADREPLY", fmt.Sprintf("allowed is %d, want 0 or 1", reply[0]))

@@ -141,3 +141,19 @@ func notForCluster(v *Vector) error {
 		"no script can decide it atomically there; split it into one policy per identity, or count every limit by one identity "+
 		"(docs/semantics.md, \"Policies\")", ErrNotApplicable, v.Policy.Name, v.Policy.Identities())
 }
+
+// EmbeddedTargets returns the targets that need no Redis server: package
+// memory's limiter, the scripts in gopher-lua and in miniredis. Close
+// each when done.
+func EmbeddedTargets() ([]Target, error) {
+	luaT, err := NewLuaTarget()
+	if err != nil {
+		return nil, err
+	}
+	mini, err := NewMiniredisTarget()
+	if err != nil {
+		luaT.Close()
+		return nil, err
+	}
+	return []Target{NewMemoryTarget(), luaT, mini}, nil
+}

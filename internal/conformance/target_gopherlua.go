@@ -57,11 +57,7 @@ func (t *LuaTarget) Begin(*Vector) error {
 }
 
 func (t *LuaTarget) Decide(r Request) Outcome {
-	kind := decideCall
-	if r.Force {
-		kind = forceCall
-	}
-	c, refused := prepareCall("", r, kind, "")
+	c, refused := prepareCall("", r, decideCall, "")
 	if refused != nil {
 		return *refused
 	}

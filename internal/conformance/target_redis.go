@@ -119,11 +119,7 @@ func (t *RedisTarget) Begin(v *Vector) error {
 }
 
 func (t *RedisTarget) Decide(r Request) Outcome {
-	kind := decideCall
-	if r.Force {
-		kind = forceCall
-	}
-	c, refused := prepareCall(t.prefix, r, kind, "")
+	c, refused := prepareCall(t.prefix, r, decideCall, "")
 	if refused != nil {
 		return *refused
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// workPhase is n admitted requests of cost 1 under params, request i at
+// workFill is n admitted requests of cost 1 under params, request i at
 // from + i*span/n.
-type workPhase struct {
+type workFill struct {
 	params      map[string]json.Number
 	n, from, sp int64
 }
@@ -22,8 +22,8 @@ type workPhase struct {
 // entries the key holds, whatever the cost, the caller's clock or the
 // parameters since the fill (a limit lowered; bucket_ms, which the keys
 // name, can no longer change under a state). Entries
-// that leave the window are removed without being read. Where the
-// parameters stay, a sliding_log decision must also be the oracle's.
+// that leave the window are removed without being read. A sliding_log
+// decision must also be the oracle's.
 func TestWorkPerDecision(t *testing.T) {
 	const n, t0, hour = 2000, 1700000000000, 3600000
 	num := func(v int64) json.Number { return json.Number(strconv.FormatInt(v, 10)) }
@@ -33,14 +33,14 @@ func TestWorkPerDecision(t *testing.T) {
 	bw := func(limit, window, bucket int64) map[string]json.Number {
 		return map[string]json.Number{"limit": num(limit), "window_ms": num(window), "bucket_ms": num(bucket)}
 	}
-	spread := []workPhase{{sl(n), n, t0, hour}}
-	instant := []workPhase{{sl(n), n, t0, 0}}
-	buckets := []workPhase{{bw(3600, hour, 1000), 3600, t0, hour}}
+	spread := workFill{sl(n), n, t0, hour}
+	instant := workFill{sl(n), n, t0, 0}
+	buckets := workFill{bw(3600, hour, 1000), 3600, t0, hour}
 	tests := []struct {
 		name    string
 		alg     string
-		fill    []workPhase
-		params  map[string]json.Number // nil: the fill's last
+		fill    workFill
+		params  map[string]json.Number // nil: the fill's
 		after   int64                  // the decision's time after the fill's last request
 		cost    int64
 		allowed bool
@@ -63,28 +63,27 @@ func TestWorkPerDecision(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer lt.Close()
-			o := &oracleTarget{}
+			o := NewOracleTarget()
 			targets := []Target{lt}
-			if tt.params == nil && tt.alg == "sliding_log" {
-				// The oracle takes one set of parameters, and its
-				// bucket_window is too slow for thousands of buckets.
+			if tt.alg == "sliding_log" {
+				// The oracle's bucket_window is too slow for thousands of
+				// buckets.
 				targets = append(targets, o)
 			}
 			var last int64
 			for _, tg := range targets {
-				tg.Begin(&Vector{Algorithm: tt.alg, Params: tt.fill[0].params})
-				for _, p := range tt.fill {
-					for i := int64(0); i < p.n; i++ {
-						last = p.from + i*p.sp/p.n
-						if r := tg.Decide(req(tt.alg, p.params, "k", last, "1")); !r.Allowed {
-							t.Fatalf("%s: fill request %d at %d denied: %+v", tg.Name(), i, last, r)
-						}
+				f := tt.fill
+				tg.Begin(&Vector{Algorithm: tt.alg, Params: f.params})
+				for i := int64(0); i < f.n; i++ {
+					last = f.from + i*f.sp/f.n
+					if r := tg.Decide(req(tt.alg, f.params, "k", last, "1")); !r.Allowed {
+						t.Fatalf("%s: fill request %d at %d denied: %+v", tg.Name(), i, last, r)
 					}
 				}
 			}
 			params := tt.params
 			if params == nil {
-				params = tt.fill[len(tt.fill)-1].params
+				params = tt.fill.params
 			}
 			before := lt.store.work
 			got := lt.Decide(req(tt.alg, params, "k", last+tt.after, num(tt.cost)))

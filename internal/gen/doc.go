@@ -50,15 +50,16 @@
 // user's spec all three are the one package, whose directory holds lua/
 // too, and the package also gets vectors_gen_test.go (emit_vectortest.go):
 // a test that replays the vectors under its testdata/vectors with
-// kit/vectortest (docs/vectors.md). An algorithm may not take the name of
-// one of these files (limits, exact, policies, scripts, vectors, library,
-// manifest, policy, policy_reset). Emitters are generic over the IR:
-// nothing in this package names an algorithm.
+// kit/vectortest (docs/vectors.md). Generate refuses an algorithm or a
+// view whose file would be another file's (an algorithm named policy or
+// limits, a view named reset). Emitters are generic over the IR: nothing
+// in this package names an algorithm (gcra is only among the initialisms
+// a Go name writes in upper case).
 //
 // # The generated Go
 //
 // A typed limit is one Go type per algorithm (gcra: GCRA, fixed_window:
-// FixedWindow) with a field per parameter: an int64, or a time.Duration,
+// FixedWindow: a few initialisms stay upper case, goInitialisms) with a field per parameter: an int64, or a time.Duration,
 // a whole number of ms, for a parameter whose name ends in _ms or _ms_N
 // (period_ms: Period, window_ms_2: Window2). It implements
 // limitspec.Limit: Algorithm names its library and algorithm; Validate

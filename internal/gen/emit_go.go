@@ -38,12 +38,24 @@ func goExported(n string) string {
 }
 
 // goType is the limiter type of an algorithm: fixed_window -> FixedWindow,
-// gcra -> GCRA (initialisms stay upper case).
-func goType(a *Algorithm) string {
-	if len(a.Name) <= 4 && !strings.Contains(a.Name, "_") {
-		return strings.ToUpper(a.Name)
+// gcra -> GCRA.
+func goType(a *Algorithm) string { return goTypeName(a.Name) }
+
+// goInitialisms are the words a Go type name writes in upper case.
+var goInitialisms = words("gcra ip id api url http")
+
+// goTypeName is the exported Go name of a snake_case name, its
+// initialisms upper case: ip_user -> IPUser, daily_quota -> DailyQuota.
+func goTypeName(name string) string {
+	parts := strings.Split(name, "_")
+	for i, p := range parts {
+		if goInitialisms[p] {
+			parts[i] = strings.ToUpper(p)
+		} else if p != "" {
+			parts[i] = goExported(p)
+		}
 	}
-	return goExported(a.Name)
+	return strings.Join(parts, "")
 }
 
 func goStateType(a *Algorithm) string { return goName(a.Name) + "State" }

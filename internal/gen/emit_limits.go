@@ -16,12 +16,21 @@ import (
 // period_ms is Period, window_ms_2 Window2; ok is false for a parameter
 // that is not a duration.
 func durationName(p *Param) (string, bool) {
-	n := p.Name
+	base, ok := durationBase(p.Name)
+	if !ok {
+		return "", false
+	}
+	return goExported(base), true
+}
+
+// durationBase is a duration parameter's name without its unit, in
+// snake_case: period_ms is period, window_ms_2 window_2.
+func durationBase(n string) (string, bool) {
 	if base, ok := strings.CutSuffix(n, "_ms"); ok {
-		return goExported(base), true
+		return base, true
 	}
 	if i := strings.LastIndex(n, "_ms_"); i > 0 && isDigits(n[i+4:]) {
-		return goExported(n[:i] + "_" + n[i+4:]), true
+		return n[:i] + "_" + n[i+4:], true
 	}
 	return "", false
 }
@@ -71,7 +80,7 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 	}
 	w.line(")")
 	for _, a := range sp.Algorithms {
-		limitType(&w, a, o)
+		limitType(&w, a)
 		limitMethods(&w, sp, a, o)
 		limitRegister(&w, a, o)
 	}
@@ -89,7 +98,7 @@ func formatGo(w writer, what string) ([]byte, error) {
 }
 
 // limitType declares an algorithm's typed limit and its Args struct.
-func limitType(w *writer, a *Algorithm, o *Output) {
+func limitType(w *writer, a *Algorithm) {
 	typ := goType(a)
 	w.line("")
 	w.line("// %s is a limit of %s:", typ, a.Name)
@@ -135,7 +144,7 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	w.line("return err")
 	w.line("}")
 	w.line("")
-	limitWindow(w, a, o)
+	limitWindow(w, a)
 	w.line("// args checks l and returns its parameters as the scripts take them, in")
 	w.line("// the order of the checks of docs/semantics.md, \"Errors\".")
 	w.line("func (l %s) args() (p %s, err error) {", typ, argsType(a))
@@ -179,7 +188,7 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 // goSaturating (the analysis proved it within [0, 2^53-1] for every
 // accepted parameter value, so nothing saturates); 0 for a limit that is
 // not valid.
-func limitWindow(w *writer, a *Algorithm, o *Output) {
+func limitWindow(w *writer, a *Algorithm) {
 	typ := goType(a)
 	if a.Window == nil {
 		w.line("// QuotaWindow is 0: %s declares no window in its spec.", a.Name)

@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -188,7 +189,7 @@ func luaArgs(sp *Spec, a *Algorithm, v *View) (ints []*Input, strs []*StrInput, 
 // emitLua returns the script of one algorithm (v nil) or of one view.
 func emitLua(sp *Spec, a *Algorithm, v *View) []byte { return emitLuaScript(sp, a, v, false) }
 
-// luaForceName is the name of the forced call of an algorithm or policy:
+// luaForceName is the name of the forced call of an algorithm:
 // the script lua/<luaForceName>.lua.
 func luaForceName(name string) string { return name + forceSuffix }
 
@@ -420,12 +421,16 @@ func luaArgCount(w *writer, sp *Spec, a *Algorithm, v *View) {
 	for _, in := range strs {
 		names = append(names, in.Name)
 	}
-	required := len(names)
+	luaCountCheck(w, names, a)
+}
+
+// luaCountCheck refuses ARGV unless it holds the arguments named first,
+// then a's parameters up to its last required one, or more of them.
+func luaCountCheck(w *writer, first []string, a *Algorithm) {
+	names := slices.Clone(first)
+	required := len(names) + a.RequiredParams()
 	for _, p := range a.Params {
 		names = append(names, p.Name)
-		if p.Default == nil {
-			required = len(names)
-		}
 	}
 	w.line("-- arguments")
 	w.line("if #ARGV < %d or #ARGV > %d then", required, len(names))

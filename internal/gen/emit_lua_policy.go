@@ -53,7 +53,7 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 		luaDecideFunc(&w, sp, a)
 	}
 	w.line("")
-	luaPolicyLimits(&w, sp, algs, reset)
+	luaPolicyLimits(&w, algs, reset)
 	w.line("")
 	if reset {
 		luaResetDel(&w)
@@ -126,7 +126,7 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm) {
 // function, KEYS, ARGV (now_ms and cost filled in later, no string
 // input, then its parameters), error prefix and infix, and checks every
 // limit's parameters and keys. A reset's ARGV holds the limits alone.
-func luaPolicyLimits(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
+func luaPolicyLimits(w *writer, algs []*Algorithm, reset bool) {
 	first := 4
 	if reset {
 		first = 1
@@ -135,13 +135,7 @@ func luaPolicyLimits(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 	w.line("-- required and total parameters")
 	w.line("local ALGORITHMS = {")
 	for _, a := range algs {
-		required := 0
-		for _, p := range a.Params {
-			if p.Default == nil {
-				required = p.Index + 1
-			}
-		}
-		w.line("  [%s] = {%s, %d, %d, %d, %d},", luaStr(a.Qualified()), luaDecideName(a), len(a.States), len(a.Strings), required, len(a.Params))
+		w.line("  [%s] = {%s, %d, %d, %d, %d},", luaStr(a.Qualified()), luaDecideName(a), len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params))
 	}
 	w.line("}")
 	w.line("")

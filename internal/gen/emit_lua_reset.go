@@ -10,7 +10,7 @@ import "bytes"
 // that the keys name them as the decision does, and reply with the
 // number of keys deleted.
 
-// luaResetName is the name of the reset script of an algorithm or policy.
+// luaResetName is the name of the reset script of an algorithm.
 func luaResetName(name string) string { return name + resetSuffix }
 
 // emitLuaReset returns the reset script of algorithm a: its ARGV are the
@@ -36,30 +36,13 @@ func emitLuaReset(sp *Spec, a *Algorithm) []byte {
 	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
 	w.line("end")
 	w.line("")
-	luaParamCount(&w, a)
+	luaCountCheck(&w, nil, a)
 	w.line("")
 	luaParams(&w, a, 1)
 	w.line("")
 	luaKeys(&w, a, "")
 	luaResetDel(&w)
 	return bytes.TrimRight(w.bytes(), "\n")
-}
-
-// luaParamCount refuses a reset called with too few or too many
-// parameters, naming them all.
-func luaParamCount(w *writer, a *Algorithm) {
-	var names []string
-	required := 0
-	for _, p := range a.Params {
-		names = append(names, p.Name)
-		if p.Default == nil {
-			required = len(names)
-		}
-	}
-	w.line("-- arguments")
-	w.line("if #ARGV < %d or #ARGV > %d then", required, len(names))
-	w.line("  return bad(%s .. #ARGV)", luaStr(msgArgCount(names, required)))
-	w.line("end")
 }
 
 func luaResetDel(w *writer) {

@@ -48,7 +48,7 @@ func policyFunc(w *writer, sp *Spec, o *Output, p *Policy) {
 		}
 	}
 	w.line("")
-	w.line("// %s is the policy %s of %s:", goPolicyType(p.Name)+"Policy", p.Name, sp.Source)
+	w.line("// %s is the policy %s of %s:", goTypeName(p.Name)+"Policy", p.Name, sp.Source)
 	w.line("//")
 	for _, line := range strings.Split(p.Doc, "\n") {
 		w.line("// %s", line)
@@ -57,7 +57,7 @@ func policyFunc(w *writer, sp *Spec, o *Output, p *Policy) {
 		w.line("//")
 		w.line("// %s.", strings.Join(argDocs, "; "))
 	}
-	w.line("func %sPolicy(%s) (*%sPolicy, error) {", goPolicyType(p.Name), strings.Join(args, ", "), q)
+	w.line("func %sPolicy(%s) (*%sPolicy, error) {", goTypeName(p.Name), strings.Join(args, ", "), q)
 	w.line("return %sNewPolicy(%q,", q, p.Name)
 	for _, l := range p.Limits {
 		who := fmt.Sprintf("Identity: %q", l.Identity)
@@ -70,9 +70,15 @@ func policyFunc(w *writer, sp *Spec, o *Output, p *Policy) {
 	w.line("}")
 }
 
-// perCallArg is the argument of a per-call parameter of a limit.
+// perCallArg is the argument of a per-call parameter of a limit, named
+// after the limit and its field: daily's limit is dailyLimit, burst's
+// refill_tokens burstRefillTokens, a window's window_ms windowWindow.
 func perCallArg(l *Limit, prm *Param) string {
-	return goName(l.Name + "_" + strings.TrimPrefix(strings.ToLower(limitField(prm)), "_"))
+	field := prm.Name
+	if base, ok := durationBase(prm.Name); ok {
+		field = base
+	}
+	return goName(l.Name + "_" + field)
 }
 
 // limitLiteral is the typed limit of a policy's limit.
@@ -112,19 +118,4 @@ func durationLiteral(ms int64) string {
 		}
 	}
 	return fmt.Sprintf("%d * time.Millisecond", ms)
-}
-
-// goPolicyType is a policy's name in Go: ip_user -> IPUser (initialisms
-// upper case, as Go names them).
-func goPolicyType(name string) string {
-	parts := strings.Split(name, "_")
-	for i, p := range parts {
-		switch p {
-		case "ip", "id", "api", "url", "http":
-			parts[i] = strings.ToUpper(p)
-		default:
-			parts[i] = goExported(p)
-		}
-	}
-	return strings.Join(parts, "")
 }

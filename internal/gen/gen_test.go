@@ -3,13 +3,14 @@ package gen
 import (
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/limitspec/limitspec/internal/modtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -168,46 +169,13 @@ func TestGoldenGoCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
 	}
-	dir := t.TempDir()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, b []byte) {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", []byte("module example.com/small\n\ngo 1.26\n\nrequire "+modulePath+" v0.0.0\n\nreplace "+modulePath+" => "+root+"\n"))
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("go.sum", sum)
+	m := modtest.New(t, "example.com/small", "../..")
 	for name, b := range userFiles(t) {
-		write(name, b)
+		m.Write(name, b)
 	}
 	// A vector worked by hand from user.yaml, with a string input other
 	// than meta and a view: the generated test replays it.
-	trail, err := os.ReadFile(filepath.Join("testdata", "user_vectors", "trail.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("testdata/vectors/trail.json", trail)
-	for _, args := range [][]string{{"vet", "."}, {"test", "-count=1", "-v", "."}} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s in the golden package: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		if args[0] == "test" && !strings.Contains(string(out), "--- PASS: TestVectors") {
-			t.Fatalf("the golden package's vectors did not run:\n%s", out)
-		}
-	}
+	m.Copy(filepath.Join("testdata", "user_vectors", "trail.json"), "testdata/vectors/trail.json")
+	m.Go("vet", ".")
+	m.TestVectors(".")
 }

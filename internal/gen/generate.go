@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -71,9 +72,22 @@ func (p goPackage) file(name string) string { return path.Join(p.dir, name) }
 // luaFile is the path of a Lua script.
 func (o *Output) luaFile(name string) string { return path.Join(o.luaDir, name+".lua") }
 
-// reservedNames are the algorithm names whose Go file would be another
-// generated file's.
-var reservedNames = []string{"limits", "exact", "policies", "scripts", "vectors", "library", "manifest", policyScript, policyResetScript}
+// fileSet collects the generated files by path, and refuses a second
+// file at one path: an algorithm or a view whose name makes another
+// file's name (a view named reset, an algorithm named policy).
+type fileSet struct {
+	files map[string][]byte
+	by    map[string]string // what wrote each file
+}
+
+// put adds the file at path, written for by.
+func (f *fileSet) put(path, by string, b []byte) error {
+	if other, ok := f.by[path]; ok {
+		return fmt.Errorf("%s: its file %s is also %s's: rename it", by, path, other)
+	}
+	f.files[path], f.by[path] = b, by
+	return nil
+}
 
 // Generate returns every generated file, by path relative to the output's
 // root. It does no I/O and its output depends only on sp and o.
@@ -81,30 +95,30 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 	if err := checkReply(sp); err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{}
+	fs := &fileSet{files: map[string][]byte{}, by: map[string]string{}}
+	if err := goFiles(sp, &o, fs); err != nil {
+		return nil, err
+	}
+	// The files written last, from the others, have their paths taken
+	// first.
+	for path, by := range map[string]string{
+		o.luaFile(policyScript): "the policy script", o.luaFile(policyResetScript): "the policy reset script",
+		o.luaFile(libraryScript): "the Functions library", o.lua.file("scripts_gen.go"): "the scripts' registration",
+	} {
+		if err := fs.put(path, by, nil); err != nil {
+			return nil, err
+		}
+	}
 	algs := slices.Clone(sp.Algorithms)
 	slices.SortFunc(algs, func(x, y *Algorithm) int { return strings.Compare(x.Name, y.Name) })
 	for _, a := range algs {
-		if slices.Contains(reservedNames, a.Name) {
-			return nil, fmt.Errorf("%s: the name %s is reserved for a generated file (%v)", a.Pos, a.Name, reservedNames)
-		}
-		files[o.luaFile(a.Name)] = emitLua(sp, a, nil)
-		files[o.luaFile(luaForceName(a.Name))] = emitLuaScript(sp, a, nil, true)
-		files[o.luaFile(luaResetName(a.Name))] = emitLuaReset(sp, a)
-		for _, v := range a.Views {
-			files[o.luaFile(luaScriptName(a, v))] = emitLua(sp, a, v)
-		}
-		src, err := emitMemory(sp, a, &o)
-		if err != nil {
+		if err := algorithmFiles(sp, &o, a, fs); err != nil {
 			return nil, err
 		}
-		files[o.memory.file(a.Name+"_gen.go")] = src
 	}
+	files := fs.files
 	files[o.luaFile(policyScript)] = emitLuaPolicy(sp, false)
 	files[o.luaFile(policyResetScript)] = emitLuaPolicy(sp, true)
-	if err := goFiles(sp, &o, files); err != nil {
-		return nil, err
-	}
 	files[o.luaFile(libraryScript)] = emitLuaLibrary(sp, &o, files)
 	man, err := emitManifest(sp, &o, algs, files)
 	if err != nil {
@@ -119,18 +133,49 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 	return files, nil
 }
 
+// algorithmFiles adds an algorithm's scripts (decision, forced call,
+// reset, views) and its table for package memory.
+func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet) error {
+	by := fmt.Sprintf("%s: algorithm %s", a.Pos, a.Name)
+	scripts := map[string][]byte{
+		a.Name:               emitLua(sp, a, nil),
+		luaForceName(a.Name): emitLuaScript(sp, a, nil, true),
+		luaResetName(a.Name): emitLuaReset(sp, a),
+	}
+	for _, v := range a.Views {
+		name := luaScriptName(a, v)
+		if _, dup := scripts[name]; dup {
+			return fmt.Errorf("%s: its view %s's script %s is another of its scripts': rename the view", by, v.Name, name)
+		}
+		scripts[name] = emitLua(sp, a, v)
+	}
+	for _, name := range slices.Sorted(maps.Keys(scripts)) {
+		if err := fs.put(o.luaFile(name), by, scripts[name]); err != nil {
+			return err
+		}
+	}
+	src, err := emitMemory(sp, a, o)
+	if err != nil {
+		return err
+	}
+	return fs.put(o.memory.file(a.Name+"_gen.go"), by, src)
+}
+
 // goFiles adds the typed limits, their helpers, the ready-made policies
 // and a user's vectors test.
-func goFiles(sp *Spec, o *Output, files map[string][]byte) error {
-	for name, emit := range map[string]func(*Spec, *Output) ([]byte, error){
-		"limits_gen.go": emitLimits, "exact_gen.go": emitExact, "policies_gen.go": emitPolicies,
-	} {
-		src, err := emit(sp, o)
+func goFiles(sp *Spec, o *Output, fs *fileSet) error {
+	for _, f := range []struct {
+		name string
+		emit func(*Spec, *Output) ([]byte, error)
+	}{{"limits_gen.go", emitLimits}, {"exact_gen.go", emitExact}, {"policies_gen.go", emitPolicies}} {
+		src, err := f.emit(sp, o)
 		if err != nil {
 			return err
 		}
 		if src != nil {
-			files[o.limits.file(name)] = src
+			if err := fs.put(o.limits.file(f.name), "the typed limits", src); err != nil {
+				return err
+			}
 		}
 	}
 	if o.vectorsTest {
@@ -138,7 +183,7 @@ func goFiles(sp *Spec, o *Output, files map[string][]byte) error {
 		if err != nil {
 			return err
 		}
-		files[o.limits.file("vectors_gen_test.go")] = src
+		return fs.put(o.limits.file("vectors_gen_test.go"), "the vectors test", src)
 	}
 	return nil
 }
@@ -157,15 +202,16 @@ func checkReply(sp *Spec) error {
 const policyReply = "allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, tier"
 
 // IsGenerated reports whether a file at path (relative to the output's
-// root) was written by Generate for o, so that cmd/gen can remove one the
-// spec no longer produces.
-func (o *Output) IsGenerated(path string, content []byte) bool {
-	dir, base := pathDir(path), pathBase(path)
+// root) was written by Generate for o (it says so in its head: another
+// tool's generated file is not), so that cmd/gen can remove one the spec
+// no longer produces.
+func (o *Output) IsGenerated(file string, content []byte) bool {
+	dir, base := pathDir(file), path.Base(file)
 	inGoDir := dir == o.limits.dir || dir == o.memory.dir || dir == o.lua.dir
 	switch {
 	case dir == o.luaDir && (strings.HasSuffix(base, ".lua") || base == "manifest.json"),
 		inGoDir && (strings.HasSuffix(base, "_gen.go") || strings.HasSuffix(base, "_gen_test.go")):
-		return strings.Contains(string(content[:min(len(content), 300)]), "DO NOT EDIT")
+		return strings.Contains(string(content[:min(len(content), 300)]), "Code generated by cmd/gen from ")
 	}
 	return false
 }
@@ -189,7 +235,6 @@ func pathDir(p string) string {
 	return d
 }
 
-func pathBase(p string) string { return path.Base(p) }
 
 func sha1Hex(b []byte) string {
 	h := sha1.Sum(b)

@@ -10,6 +10,10 @@ import (
 // numbers are IEEE doubles.
 const MaxSafe = 1<<53 - 1
 
+// MaxParams is the most parameters an algorithm takes: the room for them
+// in a call of the generated Go (kit.MaxParams).
+const MaxParams = 16
+
 // Pos is a position in the spec file.
 type Pos struct {
 	File string
@@ -133,6 +137,18 @@ func (a *Algorithm) Qualified() string {
 	return a.Library + "." + a.Name
 }
 
+// RequiredParams is the number of parameters a call must give: those up
+// to the last without a default (optional ones may be left off the end).
+func (a *Algorithm) RequiredParams() int {
+	n := 0
+	for _, p := range a.Params {
+		if p.Default == nil {
+			n = p.Index + 1
+		}
+	}
+	return n
+}
+
 // CatalogueLibrary is the library of the catalogue, spec/algorithms.yaml.
 const CatalogueLibrary = "limitspec"
 
@@ -209,9 +225,9 @@ func (k StateKind) String() string { return [...]string{"hash", "zset", "list"}[
 type State struct {
 	Name string
 	Doc  string
-	// Suffix is what follows the hash tag in the key's template, as the
-	// spec writes it: ":sl:{window_ms}:sum". KeyParts are its pieces.
-	Suffix   string
+	// KeyParts are the pieces of what follows the hash tag in the key's
+	// template (":sl:{window_ms}:sum"; a user's spec puts ":<library>"
+	// first).
 	KeyParts []KeyPart
 	Kind     StateKind
 	Fields   []*Field // the fixed fields of a hash

@@ -15,14 +15,6 @@ const msgKeyEmpty = "key must not be empty"
 // one call on its own and could put them in different slots.
 const msgKeyBrace = "key must not begin with '}' (its hash tag would be empty)"
 
-// msgIdentityEmpty and msgIdentityBrace refuse a policy's identity value
-// as msgKeyEmpty and msgKeyBrace refuse a key.
-func msgIdentityEmpty(id string) string { return "identity " + id + " must not be empty" }
-
-func msgIdentityBrace(id string) string {
-	return "identity " + id + " must not begin with '}' (its hash tag would be empty)"
-}
-
 // msgArgCount is the refusal of a script called with too few or too many
 // arguments; got follows.
 func msgArgCount(names []string, required int) string {

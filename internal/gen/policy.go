@@ -2,7 +2,6 @@ package gen
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,9 +13,6 @@ type Policy struct {
 	Doc    string
 	Pos    Pos
 	Limits []*Limit
-	// Identities are the names of the identities whose values a call
-	// passes, in order of first use; constants are not among them.
-	Identities []string
 }
 
 // Limit is one limit of a policy: an algorithm, its parameters, and the
@@ -130,9 +126,6 @@ func (l *loader) policy(yp yamlPolicy, index int, pos Pos) *Policy {
 		}
 		names[lim.Name] = true
 		p.Limits = append(p.Limits, lim)
-		if lim.Identity != "" && !slices.Contains(p.Identities, lim.Identity) {
-			p.Identities = append(p.Identities, lim.Identity)
-		}
 	}
 	return p
 }

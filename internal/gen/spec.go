@@ -149,7 +149,7 @@ const maxDurationMs = (1<<63 - 1) / 1000000
 // isDurationName reports whether a parameter is a duration in ms: its
 // name ends in _ms, or in _ms_ and digits (window_ms_2).
 func isDurationName(n string) bool {
-	_, ok := durationName(&Param{Name: n})
+	_, ok := durationBase(n)
 	return ok
 }
 
@@ -415,6 +415,9 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 	if a.Doc == "" {
 		l.errf(pos, "algorithm %s: doc is required", a.Name)
 	}
+	if len(ya.Params) > MaxParams {
+		l.errf(pos, "%s: %d parameters; an algorithm takes at most %d", a.Name, len(ya.Params), MaxParams)
+	}
 	for j, yp := range ya.Params {
 		pos := l.itemPos(index, "params", j, pos)
 		p := &Param{Name: yp.Name, Min: yp.Min, Max: yp.Max, Default: yp.Default, Doc: strings.TrimSpace(yp.Doc), Index: j}
@@ -576,11 +579,9 @@ func (l *loader) keyParts(a *Algorithm, s *State, key string, pos Pos) {
 		l.errf(pos, "%s: state %s: key %q must be \"{key}:\" and a name, then more :pieces, each text or a {parameter}, so that all keys of one call share the hash tag {key} and one cluster slot", a.Name, s.Name, key)
 		return
 	}
-	s.Suffix = ":" + suffix
 	if lib := l.sp.Library; lib != CatalogueLibrary {
 		// A user's library names itself in its keys, so that no two
 		// libraries' algorithms share a key.
-		s.Suffix = ":" + lib + s.Suffix
 		s.KeyParts = appendKeyText(s.KeyParts, ":"+lib)
 	}
 	named := map[*Param]bool{}

@@ -1,8 +1,11 @@
 package gen
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/limitspec/limitspec/kit"
 )
 
 // TestUserSpecRejects: what a user's spec may not do, over the catalogue.
@@ -17,7 +20,13 @@ func TestUserSpecRejects(t *testing.T) {
 		{"the catalogue's library name", "limitspec", "", "", "must be lower_case and not limitspec"},
 		{"a library name that is no Go name", "Small", "", "", "must be lower_case"},
 		{"a policy of an unknown algorithm", "small", "algorithm: counter, identity: key", "algorithm: nope, identity: key", `unknown algorithm "nope"`},
-		{"a reserved algorithm name", "small", "  - name: counter\n", "  - name: policy\n", ""},
+		// Names that make another file's name: Generate refuses them.
+		{"an algorithm named as the policy script", "small", "  - name: trail\n", "  - name: policy\n", "algorithm policy: its file lua/policy.lua is also the policy script's"},
+		{"an algorithm named as the typed limits", "small", "  - name: trail\n", "  - name: limits\n", "algorithm limits: its file limits_gen.go is also the typed limits'"},
+		{"an algorithm named as another's forced call", "small", "  - name: trail\n", "  - name: counter_force\n", "algorithm counter_force: its file lua/counter_force.lua is also"},
+		{"a view named as the reset", "small", "      - name: recent\n", "      - name: reset\n", "its view reset's script trail_reset is another of its scripts'"},
+		{"more parameters than a call holds", "small", "      - {name: gap_ms, min: 1, max: 1000000000, doc: \"idle time that resets\"}\n",
+			"      - {name: gap_ms, min: 1, max: 1000000000, doc: \"idle time that resets\"}\n" + manyParams(15), "counter: 17 parameters; an algorithm takes at most 16"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -26,15 +35,23 @@ func TestUserSpecRejects(t *testing.T) {
 				t.Fatalf("user.yaml does not contain %q", tt.old)
 			}
 			sp, err := LoadUser(catalogue(t), tt.library, "user.yaml", []byte(edited))
-			if err == nil && tt.want == "" {
+			if err == nil {
 				_, err = Generate(sp, PackageOutput(tt.library))
-				tt.want = "reserved"
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
 		})
 	}
+}
+
+// manyParams is n optional parameters, p1 to pn, as spec lines.
+func manyParams(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "      - {name: p%d, min: 0, max: 1, default: 0, doc: \"unused\"}\n", i)
+	}
+	return b.String()
 }
 
 // TestUserSpec: a user's spec keeps its algorithms apart from the
@@ -70,5 +87,13 @@ func TestUserSpec(t *testing.T) {
 	}
 	if lib := string(files["lua/library.lua"]); !strings.HasPrefix(lib, "#!lua name=small\n") || !strings.Contains(lib, "'small_counter'") {
 		t.Errorf("the library is not named after the package: %.80s", lib)
+	}
+}
+
+// TestMaxParamsIsKits: the generator refuses the algorithms whose
+// parameters would not fit in a kit.Call.
+func TestMaxParamsIsKits(t *testing.T) {
+	if MaxParams != kit.MaxParams {
+		t.Errorf("gen.MaxParams %d, kit.MaxParams %d", MaxParams, kit.MaxParams)
 	}
 }

@@ -18,9 +18,11 @@ import (
 // wait is found from the state after the charge.
 //
 // A state may have been written under other amounts (a limit raised or
-// lowered between calls: Store). Each model reads it clamped into its
-// own bounds, the most a forced call can leave: no more than twice the
-// limit's worth, and a bucket no fuller than its capacity.
+// lowered between calls: Store). Each model reads its counts clamped into
+// its own bounds, the most a forced call can leave: no more than twice
+// the limit's worth, and a bucket no fuller than its capacity. A log of
+// entries (sliding_log) is not clamped: every entry counts until it
+// leaves the window (docs/semantics.md, "Keys").
 
 // fixedWindow: at most limit in each window floor(t / window).
 type fixedWindow struct{ limit, window int64 }

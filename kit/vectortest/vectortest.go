@@ -29,15 +29,10 @@ func Run(t *testing.T, dir string) {
 	if len(vectors) == 0 {
 		t.Skipf("no vectors under %s", dir)
 	}
-	luaT, err := conformance.NewLuaTarget()
+	targets, err := conformance.EmbeddedTargets()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mini, err := conformance.NewMiniredisTarget()
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := []conformance.Target{conformance.NewMemoryTarget(), luaT, mini}
 	defer func() {
 		for _, tg := range targets {
 			tg.Close()

@@ -36,7 +36,6 @@ func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "small", Name: "counter"},
 		Inputs: []string{},
-		Views:  []string{},
 		New:    func() kit.Table { return &counterTable{states: kit.NewStore[counterState]()} },
 	})
 }

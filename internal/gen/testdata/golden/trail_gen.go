@@ -42,7 +42,6 @@ func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "small", Name: "trail"},
 		Inputs: []string{"note"},
-		Views:  []string{"recent"},
 		New:    func() kit.Table { return &trailTable{states: kit.NewStore[trailState]()} },
 	})
 }

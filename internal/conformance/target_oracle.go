@@ -1,0 +1,135 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/limitspec/limitspec/internal/oracle"
+)
+
+// NewOracleTarget returns the target of the reference model.
+func NewOracleTarget() *OracleTarget { return &OracleTarget{} }
+
+// OracleTarget replays vectors on the reference model (internal/oracle),
+// whose answers the generated vectors' expectations are: a check that a
+// vector agrees with the contract, and a target to compare the others
+// with. It holds no Redis keys.
+type OracleTarget struct {
+	store  *oracle.Store  // every limit's state, shared as docs/semantics.md, "Keys", says
+	policy *oracle.Policy // the vector's
+	polErr error
+}
+
+func (o *OracleTarget) Name() string { return "oracle" }
+
+func (o *OracleTarget) Begin(v *Vector) error {
+	o.store, o.policy, o.polErr = oracle.NewStore(), nil, nil
+	if v.Policy != nil {
+		o.policy, o.polErr = OraclePolicy(v.Policy)
+	}
+	return nil
+}
+
+// model is the oracle's model of r's algorithm and parameters, on the
+// vector's state.
+func (o *OracleTarget) model(r Request) (oracle.Model, error) {
+	ints, refused := intParams(r.Algorithm, r.Params)
+	if refused != nil {
+		return nil, fmt.Errorf("%w: %s", oracle.ErrBadInput, refused.Message)
+	}
+	return o.store.Limit(r.Algorithm, ints)
+}
+
+func (o *OracleTarget) Decide(r Request) Outcome {
+	c, err := r.Cost.Int64()
+	if err != nil {
+		return failure("BADINPUT", "cost")
+	}
+	if r.Policy != nil {
+		if o.polErr != nil {
+			return oracleError(o.polErr)
+		}
+		decide := o.policy.Decide
+		if r.Force {
+			decide = o.policy.Force
+		}
+		pr, err := decide(r.IDs, r.NowMs, c)
+		if err != nil {
+			return oracleError(err)
+		}
+		out := oracleOutcome(pr.Result)
+		out.Index = int64(pr.Index)
+		for _, l := range pr.Limits {
+			out.Limits = append(out.Limits, oracleOutcome(l))
+		}
+		return out
+	}
+	m, err := o.model(r)
+	if err != nil {
+		return oracleError(err)
+	}
+	decide := m.Decide
+	if r.Force {
+		decide = m.Force
+	}
+	res, err := decide(r.Key, r.NowMs, c, r.Inputs["meta"])
+	if err != nil {
+		return oracleError(err)
+	}
+	return oracleOutcome(res)
+}
+
+func (o *OracleTarget) Reset(r Request) Outcome {
+	if r.Policy != nil {
+		if o.polErr != nil {
+			return oracleError(o.polErr)
+		}
+		if err := o.policy.Reset(r.IDs); err != nil {
+			return oracleError(err)
+		}
+		return Outcome{}
+	}
+	m, err := o.model(r)
+	if err == nil {
+		err = m.(oracle.Resetter).Reset(r.Key)
+	}
+	if err != nil {
+		return oracleError(err)
+	}
+	return Outcome{}
+}
+
+func oracleOutcome(r oracle.Result) Outcome {
+	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
+		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}
+}
+
+func (o *OracleTarget) View(view string, r Request) Outcome {
+	m, err := o.model(r)
+	if err != nil {
+		return oracleError(err)
+	}
+	el, ok := m.(oracle.EntryLister)
+	if !ok || view != "entries" {
+		return failure("BADINPUT", "unknown view "+view)
+	}
+	es, err := el.Entries(r.Key, r.NowMs)
+	if err != nil {
+		return oracleError(err)
+	}
+	var out [][]string
+	for _, e := range es {
+		out = append(out, []string{strconv.FormatInt(e.TMs, 10), strconv.FormatInt(e.Cost, 10), e.Meta})
+	}
+	return entriesOutcome(out)
+}
+
+func oracleError(err error) Outcome {
+	if errors.Is(err, oracle.ErrBadInput) {
+		return failure("BADINPUT", err.Error())
+	}
+	return failure("ERROR", err.Error())
+}
+
+func (o *OracleTarget) Close() error { return nil }
