@@ -235,7 +235,6 @@ func pathDir(p string) string {
 	return d
 }
 
-
 func sha1Hex(b []byte) string {
 	h := sha1.Sum(b)
 	return hex.EncodeToString(h[:])
