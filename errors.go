@@ -17,8 +17,17 @@ var (
 	// be reached, refused to run the call (loading, read-only, cluster
 	// down) or did not answer before the context's deadline; the error
 	// also matches its cause (context.DeadlineExceeded, a net.Error). A
-	// call whose reply was lost may have been applied.
+	// call whose reply was lost may have been applied, once: its error
+	// matches ErrOutcomeUnknown too.
 	ErrUnavailable = errors.New("redis unavailable")
+	// ErrOutcomeUnknown is matched, with ErrUnavailable, by the error of
+	// a call that reached Redis (or may have) and whose reply did not
+	// come back: the connection broke after the request was written, or
+	// the deadline passed while waiting. Redis may have applied it, at
+	// most once: the limiters never send a decision twice. An error of
+	// ErrUnavailable without it says the call was not applied (the
+	// connection was refused, Redis refused the script before running it).
+	ErrOutcomeUnknown = errors.New("outcome unknown: the call may have been applied once")
 	// ErrMisconfigured is matched by the errors of a limiter that cannot
 	// work as it was set up, whatever the request: a Redis holding
 	// another version of a Functions library, a client through which the

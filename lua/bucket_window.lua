@@ -558,7 +558,6 @@ local room = math.min(room1, math.min(room2, room3))
 local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
 if took > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -569,8 +568,8 @@ if took > 0 then
     if win__top ~= nil then
       win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
       win__x.run = (win__top.run + win__x.count) % 4503599627370496
-      if win__top.start == win__x.start then -- merge into it
-        redis.call('ZREM', KEYS[1], win__top.member__)
+      if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+        win__x.replaces__ = win__top.member__
         win__x.count = win__x.count + win__top.count
       end
     else
@@ -578,9 +577,13 @@ if took > 0 then
     end
     win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
     redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+    if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+      redis.call('ZREM', KEYS[1], win__x.replaces__)
+    end
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
 return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}

@@ -568,7 +568,6 @@ local room = math.min(room1, math.min(room2, room3))
 local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
 if took > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -579,8 +578,8 @@ if took > 0 then
     if win__top ~= nil then
       win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
       win__x.run = (win__top.run + win__x.count) % 4503599627370496
-      if win__top.start == win__x.start then -- merge into it
-        redis.call('ZREM', KEYS[1], win__top.member__)
+      if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+        win__x.replaces__ = win__top.member__
         win__x.count = win__x.count + win__top.count
       end
     else
@@ -588,10 +587,14 @@ if took > 0 then
     end
     win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
     redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+    if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+      redis.call('ZREM', KEYS[1], win__x.replaces__)
+    end
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
 return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}
 end}
@@ -1132,7 +1135,6 @@ local room = math.min(room1, math.min(room2, room3))
 local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
 if took > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -1143,8 +1145,8 @@ if took > 0 then
     if win__top ~= nil then
       win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
       win__x.run = (win__top.run + win__x.count) % 4503599627370496
-      if win__top.start == win__x.start then -- merge into it
-        redis.call('ZREM', KEYS[1], win__top.member__)
+      if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+        win__x.replaces__ = win__top.member__
         win__x.count = win__x.count + win__top.count
       end
     else
@@ -1152,10 +1154,14 @@ if took > 0 then
     end
     win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
     redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+    if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+      redis.call('ZREM', KEYS[1], win__x.replaces__)
+    end
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
 return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}
 end}
@@ -4224,7 +4230,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -4239,8 +4244,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__top ~= nil then
           win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it
-            redis.call('ZREM', KEYS[1], win__top.member__)
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
@@ -4248,10 +4253,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
   return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
@@ -4959,7 +4968,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -4979,6 +4987,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
@@ -5839,7 +5848,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -5854,8 +5862,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__top ~= nil then
           win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it
-            redis.call('ZREM', KEYS[1], win__top.member__)
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
@@ -5863,10 +5871,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
   return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
@@ -6574,7 +6586,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -6594,6 +6605,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
@@ -7280,7 +7292,6 @@ do -- the entries in range are those at ranks [lo, hi)
 end
 if took > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -7298,6 +7309,7 @@ if took > 0 then
     log__top = log__x
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
 end
@@ -7683,7 +7695,6 @@ do -- the entries in range are those at ranks [lo, hi)
 end
 if took > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -7701,6 +7712,7 @@ if took > 0 then
     log__top = log__x
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
 end
@@ -8897,5 +8909,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '1ab0bd5267be1fe959b621bd338aa73b7e4253bc'
+  return '59ddeb43c3c5e10d71ec1f68cf0b6a89ed34ed71'
 end}

@@ -96,15 +96,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "1ab0bd5267be1fe959b621bd338aa73b7e4253bc", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "9f8dcb87e6496800a01ce42e12315a177d004a80"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c32202156fb7138b8b6554e7b62ec0781dd891bc"},
+		Name: "limitspec", Version: "59ddeb43c3c5e10d71ec1f68cf0b6a89ed34ed71", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "c33dd2570e59cda41d57395c3062ecd2fa2deb96"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "f9e0cde310106bd53ea24a15c528cbd30ba9ef59"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "4b2a34336faa2598b30c87b58bd244a3e47a7110"},
-		Force:  kit.Script{Name: "bucket_window_force", Source: bucketWindowForceSource, SHA1: "610a4e87a1f0aec470919ebf190ef69a2584bae0"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "8eae9d8739c3774ef3c00de5aed8038a337beb22"},
+		Force:  kit.Script{Name: "bucket_window_force", Source: bucketWindowForceSource, SHA1: "97840f331cf58530cf0a230c3000743eb3e1577e"},
 		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "ad88e25c276f2a98e3910b3ce722fd275b8d4042"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
@@ -158,8 +158,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "5ee6fdaad52fd4d7eb75258312ee9c030518c297"},
-		Force:  kit.Script{Name: "sliding_log_force", Source: slidingLogForceSource, SHA1: "7a92f3f3ecc93fca7834fe4e5e6485d5c30b3aff"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "aaa73c7999fb00acbc93d7fa206c0f72c345588a"},
+		Force:  kit.Script{Name: "sliding_log_force", Source: slidingLogForceSource, SHA1: "ce073db769d1dd71c778fc2407f00390b52ec5c2"},
 		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "31c88dd77d8fc58c8108dab3e623b22d20fbbb16"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},

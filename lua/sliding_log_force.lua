@@ -376,7 +376,6 @@ do -- the entries in range are those at ranks [lo, hi)
 end
 if took > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -394,6 +393,7 @@ if took > 0 then
     log__top = log__x
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
   redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
 end

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
@@ -16,8 +18,8 @@ import (
 // run calls s of the library lib with keys and argv: by EVALSHA, sending
 // the script with EVAL when the server does not know it (NOSCRIPT), or
 // by FCALL, loading the library when the server lacks it. Either way the
-// server runs the call once: a NOSCRIPT or a missing function is answered
-// before anything runs.
+// server runs the call at most once (see send): a NOSCRIPT or a missing
+// function is answered before anything runs.
 func (l *Limiter) run(ctx context.Context, lib string, s kit.Script, keys []string, argv []any) (any, error) {
 	var reply any
 	var err error
@@ -29,24 +31,128 @@ func (l *Limiter) run(ctx context.Context, lib string, s kit.Script, keys []stri
 			return nil, classify(s.Name, err)
 		}
 		fn := lib + "_" + s.Name
-		reply, err = l.rdb.FCall(ctx, fn, keys, argv...).Result()
+		reply, err = l.send(ctx, "fcall", fn, keys, argv)
 		if isMissingFunction(err) { // lost since (FUNCTION FLUSH, a new server)
 			l.forget(lib)
 			if lerr := l.library(ctx, library); lerr != nil {
 				return nil, classify(s.Name, lerr)
 			}
-			reply, err = l.rdb.FCall(ctx, fn, keys, argv...).Result()
+			reply, err = l.send(ctx, "fcall", fn, keys, argv)
 		}
 	} else {
-		reply, err = l.rdb.EvalSha(ctx, s.SHA1, keys, argv...).Result()
+		reply, err = l.send(ctx, "evalsha", s.SHA1, keys, argv)
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			reply, err = l.rdb.Eval(ctx, s.Source, keys, argv...).Result()
+			reply, err = l.send(ctx, "eval", s.Source, keys, argv)
 		}
 	}
 	if err != nil {
 		return nil, classify(s.Name, err)
 	}
 	return reply, nil
+}
+
+// onceCmd is a command go-redis never sends twice, whatever the client's
+// MaxRetries (or a Cluster's MaxRedirects) say: a script call whose
+// connection broke after it was written may have run, and running it
+// again would charge the request twice.
+type onceCmd struct{ *redis.Cmd }
+
+// NoRetry tells go-redis not to re-send the command after an error.
+func (onceCmd) NoRetry() bool { return true }
+
+// send runs a script call (EVALSHA, EVAL or FCALL of script with keys
+// and argv) at most once. It sends it again only after an error that
+// proves it did not run (notRun: the connection was never made, the
+// Cluster answered TRYAGAIN during a slot's migration, or CLUSTERDOWN),
+// after a pause, for as long as ctx's deadline leaves time for another
+// attempt (for retryFor when ctx has none). go-redis itself still follows
+// MOVED and ASK, which are answered before anything runs.
+func (l *Limiter) send(ctx context.Context, verb, script string, keys []string, argv []any) (any, error) {
+	args := make([]any, 0, 3+len(keys)+len(argv))
+	args = append(args, verb, script, len(keys))
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	args = append(args, argv...)
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		cmd := onceCmd{redis.NewCmd(ctx, args...)}
+		err := l.rdb.Process(ctx, cmd)
+		if err == nil {
+			return cmd.Val(), nil
+		}
+		if !notRun(err) || !pause(ctx, attempt, start) {
+			return nil, err
+		}
+	}
+}
+
+// retryFor bounds the retries of a call whose ctx has no deadline.
+const retryFor = time.Second
+
+// pause waits before attempt+1 of a call started at start: 1 ms, doubling
+// up to 64 ms. It returns false, at once, when ctx is done or its
+// deadline (start+retryFor without one) comes before the pause ends.
+func pause(ctx context.Context, attempt int, start time.Time) bool {
+	d := time.Millisecond << min(attempt, 6)
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = start.Add(retryFor)
+	}
+	if time.Until(deadline) <= d {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// notRun reports whether err proves that the call did not run: no
+// connection could be made (a dial error, no free connection in the
+// pool), or a Cluster answered before running it that it cannot now
+// (TRYAGAIN: the keys of a multi-key call are split by a slot's
+// migration; CLUSTERDOWN; MOVED or ASK left after go-redis's redirects).
+func notRun(err error) bool {
+	if !sent(err) {
+		return true
+	}
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	code, _, _ := strings.Cut(rerr.Error(), " ")
+	switch code {
+	case "TRYAGAIN", "CLUSTERDOWN", "MOVED", "ASK":
+		return true
+	}
+	return nonLocal(err)
+}
+
+// nonLocal reports whether err is a Cluster's refusal of a script's access
+// to a key whose slot is migrating and which the node no longer holds.
+// The scripts never delete a key between two writes (a drop follows the
+// add), so only a state discarded as untrusted (a clock ahead) may have
+// been deleted before it: the call charged nothing, and may run again.
+func nonLocal(err error) bool {
+	return strings.Contains(err.Error(), "Script attempted to access a non local key")
+}
+
+// sent reports whether the call that failed with err may have been
+// written to a server: false only when no connection was had.
+func sent(err error) bool {
+	var op *net.OpError
+	switch {
+	case errors.As(err, &op) && op.Op == "dial":
+		return false
+	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
+		return false
+	}
+	return true
 }
 
 // isMissingFunction reports whether FCALL failed for want of the library.
@@ -67,6 +173,8 @@ func classify(script string, err error) error {
 	switch {
 	case errors.Is(err, limitspec.ErrMisconfigured):
 		return err
+	case !errors.As(err, &rerr) && sent(err):
+		return fmt.Errorf("redislimit %s: %w: %w: %w", script, limitspec.ErrUnavailable, limitspec.ErrOutcomeUnknown, err)
 	case !errors.As(err, &rerr):
 		return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrUnavailable, err)
 	}
@@ -80,7 +188,7 @@ func classify(script string, err error) error {
 		return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrBadState, err)
 	}
 	for _, c := range unavailable {
-		if code == c {
+		if code == c || nonLocal(rerr) {
 			return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrUnavailable, err)
 		}
 	}

@@ -651,6 +651,22 @@ func luaListAgg(w *writer, ag *Agg, name, ind string) {
 	w.line("%send", ind)
 }
 
+// addsLater reports whether drop is followed, in body, by an add of its
+// state: an entry whose score is above the drop's bound (the new entry of
+// a log or of a window's bucket), which the drop would not remove.
+func addsLater(body []Stmt, drop *Drop) bool {
+	for i, s := range body {
+		if s == Stmt(drop) {
+			for _, next := range body[i+1:] {
+				if add, ok := next.(*Add); ok && add.State == drop.State {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func luaBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string) {
 	luaBlockNamed(w, sp, a, body, ind, map[*Agg]string{}, a.Clock == nil)
 }
@@ -665,6 +681,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 	// add after a store of the same key with the same TTL runs no second
 	// PEXPIRE (HSET and ZADD keep a key's TTL).
 	ttls := map[*State]string{}
+	dropped := map[*State]*Drop{} // drops written after the block's next add
 	pexpire := func(ind string, st *State, ttl string) {
 		if ttls[st] == ttl {
 			return
@@ -709,16 +726,28 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			wiped = luaWipe(w, ind, wiped)
 			if s.State.Kind == ZSet {
 				luaZsetAdd(w, a, s, d, ind)
-				delete(ttls, s.State) // a merge may have deleted the key
 			} else {
 				luaListAdd(w, a, s, d, ind)
 			}
 			pexpire(ind, s.State, d.print(s.TTL))
+			if drop := dropped[s.State]; drop != nil {
+				delete(dropped, s.State)
+				w.line("%sredis.call('ZREMRANGEBYSCORE', KEYS[%d], '-inf', num(%s)) -- after the add (see Drop)", ind, stateIndex(a, s.State)+1, d.print(drop.Upto))
+			}
 		case *Drop:
 			wiped = luaWipe(w, ind, wiped)
-			delete(ttls, s.State) // a drop may empty, and so delete, the key
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
-			w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, key, d.print(s.Upto))
+			if addsLater(body, s) {
+				// Written after the add that follows, so that the key
+				// never vanishes between two writes of one call: a
+				// Cluster refuses a script's access to a key it does not
+				// hold while the key's slot migrates ("non local key"),
+				// after the writes before it were made.
+				dropped[s.State] = s
+			} else {
+				delete(ttls, s.State) // a drop may empty, and so delete, the key
+				w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, key, d.print(s.Upto))
+			}
 			if s.State.GrowsAtEnd() {
 				top := luaName(s.State.Name) + "__top"
 				w.line("%sif %s ~= nil and %s.%s <= %s then", ind, top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))

@@ -233,8 +233,8 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 		}
 		if st.Merge != nil {
 			m := luaName(st.Merge.Name)
-			w.line("%s  if %s.%s == %s.%s then -- merge into it", in, top, score, x, score)
-			w.line("%s    redis.call('ZREM', %s, %s.member__)", in, key, top)
+			w.line("%s  if %s.%s == %s.%s then -- merge into it (its member removed after the add)", in, top, score, x, score)
+			w.line("%s    %s.replaces__ = %s.member__", in, x, top)
 			w.line("%s    %s.%s = %s.%s + %s.%s", in, x, m, x, m, top, m)
 			w.line("%s  end", in)
 		}
@@ -257,6 +257,13 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 	}
 	w.line("%s%s.member__ = %s", in, x, strings.Join(parts, " .. ':' .. "))
 	w.line("%sredis.call('ZADD', %s, num(%s.%s), %s.member__)", in, key, x, luaName(st.Entry[0].Name), x)
+	if st.GrowsAtEnd() && st.Merge != nil {
+		// Removed after the add, so that the key never vanishes between two
+		// writes of one call (see Drop in luaBlockNamed).
+		w.line("%sif %s.replaces__ ~= nil and %s.replaces__ ~= %s.member__ then", in, x, x, x)
+		w.line("%s  redis.call('ZREM', %s, %s.replaces__)", in, key, x)
+		w.line("%send", in)
+	}
 	w.line("%sredis.call('ZREMRANGEBYRANK', %s, 0, num(-(%s) - 1)) -- keep the newest %s", in, key, d.print(st.MaxEntries), Format(st.MaxEntries))
 	if st.GrowsAtEnd() {
 		w.line("%s%s__top = %s", in, list, x)

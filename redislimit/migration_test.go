@@ -1,0 +1,185 @@
+package redislimit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestFaultSlotMigration moves the slot of one key from a master of a
+// 3-master Cluster to another, one Redis key every 100 ms, while 16
+// goroutines decide four limits of that key: sliding_log and
+// bucket_window (several Redis keys per decision, which Redis answers
+// with TRYAGAIN while they lie on both nodes), gcra (one key) and the
+// burst_quota policy. Every decision is made at one instant, so each
+// limit admits exactly its quota however many calls there are: 40 for
+// the three limits (a burst of 40 for gcra), 5 for burst_quota (its
+// gcra admits 5 at once, spec/policies.yaml). Every call must succeed
+// within its 3 s deadline (the limiter retries TRYAGAIN; go-redis alone
+// gives up after its MaxRedirects), and each limit must admit exactly
+// its quota: none lost, none counted twice. Every key ends on the new
+// master with a TTL.
+func TestFaultSlotMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { cluster.Close() })
+	lim := newLimiter(t, cluster)
+	quota, err := limitspec.BurstQuotaPolicy(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	reqs := []limitspec.Request{
+		{Key: "mig", Limit: limitspec.SlidingLog{Limit: 40, Window: time.Hour}},
+		{Key: "mig", Limit: limitspec.BucketWindow{Limit: 40, Window: time.Hour, Bucket: time.Minute}},
+		{Key: "mig", Limit: limitspec.GCRA{Burst: 40, Rate: 1, Period: time.Hour}},
+		{Policy: quota, IDs: map[string]string{"user": "mig"}},
+	}
+	want := []int64{40, 40, 40, 5}
+	var admitted [4]atomic.Int64
+	var calls atomic.Int64
+	decide := func(i int) error {
+		req := reqs[i]
+		req.Cost, req.Now = 1, now
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		start := time.Now()
+		res, err := lim.Limit(cctx, req)
+		if took := time.Since(start); took > 3100*time.Millisecond {
+			t.Errorf("a call took %v, past its 3 s deadline", took)
+		}
+		calls.Add(1)
+		if res.Allowed {
+			admitted[i].Add(1)
+		}
+		return err
+	}
+	for i := range reqs { // the keys exist before the move
+		if err := decide(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved := make(chan struct{})
+	var wg sync.WaitGroup
+	var failures atomic.Int64
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-moved:
+					if calls.Load() > 8*int64(len(reqs))*40 {
+						return
+					}
+				default:
+				}
+				if err := decide(n % len(reqs)); err != nil {
+					if failures.Add(1) <= 3 {
+						t.Errorf("a decision during the move: %v", err)
+					}
+				}
+			}
+		}()
+	}
+	dst := migrate(t, cluster, "{mig}", 100*time.Millisecond)
+	close(moved)
+	wg.Wait()
+	for i, w := range want {
+		if got := admitted[i].Load(); got != w {
+			t.Errorf("%s admitted %d during the move; want exactly %d", name(reqs[i]), got, w)
+		}
+	}
+	t.Logf("%d calls, %d failed", calls.Load(), failures.Load())
+	keysWithTTL(t, dst, "{mig}", 8)
+}
+
+// name is a request's limit's or policy's name, for messages.
+func name(req limitspec.Request) string {
+	if req.Policy != nil {
+		return req.Policy.Name()
+	}
+	return req.Limit.Algorithm().String()
+}
+
+// migrate moves the slot of key from its master to another, as
+// redis-cli --cluster reshard does (IMPORTING, MIGRATING, MIGRATE each
+// key, then SETSLOT NODE everywhere), pausing each between keys; it
+// returns the client of the new master.
+func migrate(t *testing.T, cluster *redis.ClusterClient, key string, each time.Duration) *redis.Client {
+	ctx := t.Context()
+	slot, err := cluster.ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := cluster.MasterForKey(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var all []*redis.Client
+	var dst *redis.Client
+	if err := cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		all = append(all, c)
+		if dst == nil && c.Options().Addr != src.Options().Addr {
+			dst = c
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srcID, dstID := src.ClusterMyID(ctx).Val(), dst.ClusterMyID(ctx).Val()
+	must(t, dst.Do(ctx, "cluster", "setslot", slot, "importing", srcID).Err())
+	must(t, src.Do(ctx, "cluster", "setslot", slot, "migrating", dstID).Err())
+	host, port, _ := strings.Cut(dst.Options().Addr, ":")
+	for moved := 0; ; moved++ {
+		keys, err := src.ClusterGetKeysInSlot(ctx, int(slot), 1).Result()
+		must(t, err)
+		if len(keys) == 0 {
+			t.Logf("moved %d keys of slot %d from %s to %s", moved, slot, src.Options().Addr, dst.Options().Addr)
+			break
+		}
+		must(t, src.Do(ctx, "migrate", host, port, "", 0, 5000, "keys", keys[0]).Err())
+		time.Sleep(each)
+	}
+	must(t, dst.Do(ctx, "cluster", "setslot", slot, "node", dstID).Err())
+	for _, c := range all {
+		if c != dst {
+			must(t, c.Do(ctx, "cluster", "setslot", slot, "node", dstID).Err())
+		}
+	}
+	return dst
+}
+
+// keysWithTTL fails unless rdb holds at least min keys with key's hash
+// tag, each with a TTL.
+func keysWithTTL(t *testing.T, rdb *redis.Client, tag string, min int) {
+	keys, err := rdb.Keys(t.Context(), tag+"*").Result()
+	must(t, err)
+	if len(keys) < min {
+		t.Errorf("%s holds %d keys of %s (%v); want at least %d", rdb.Options().Addr, len(keys), tag, keys, min)
+	}
+	for _, k := range keys {
+		if ttl := rdb.PTTL(t.Context(), k).Val(); ttl <= 0 {
+			t.Errorf("%s: PTTL %v; want a TTL", k, ttl)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
+	}
+}
