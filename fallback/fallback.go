@@ -123,9 +123,11 @@
 package fallback
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -189,13 +191,32 @@ type Options struct {
 	OpenFor time.Duration
 	// Now is the breaker's clock; nil means time.Now. Tests set it.
 	Now func() time.Time
+	// ModeFor, if not nil, gives the mode of each request (by its
+	// policy's name, say: a login limit that fails closed, a read limit
+	// that fails open); Mode is the mode of requests it is not given.
+	// It must return a known mode, and Local only when there is a local
+	// limiter.
+	ModeFor func(req limitspec.Request) Mode
+	// Reports is the number of keys whose last primary decision the
+	// Limiter remembers, to start the local limiter from it
+	// ("Starting from the primary's word"); 0 means DefaultReports.
+	Reports int
 	// OnStateChange, if not nil, is called on every change of the
 	// breaker's state, by the goroutine whose call made it, right after
 	// it, holding no lock; it must be quick, as that call waits for it.
 	// Changes made at nearly the same time by different goroutines may
 	// be reported in another order: read Stats for the current state.
 	OnStateChange func(from, to State)
+	// Logger logs every change of the breaker's state, with the mode and
+	// the last primary error (Warn when the primary is left, Info when
+	// it is back); nil means slog.Default(). To log nothing, give
+	// slog.New(slog.DiscardHandler).
+	Logger *slog.Logger
 }
+
+// DefaultReports is the number of keys whose last primary decision a
+// Limiter remembers when Options.Reports is 0: about 10 MB at most.
+const DefaultReports = 100_000
 
 // Limiter decides with a primary limiter and, while it fails, as its
 // Options say. It implements limitspec.Limiter, limitspec.Resetter and
@@ -203,12 +224,17 @@ type Options struct {
 type Limiter struct {
 	primary, local limitspec.Limiter
 	mode           Mode
+	modeFor        func(limitspec.Request) Mode
 	processes      int64
 	maxCost        int64 // the largest cost whose product with processes is exact
 	timeout        time.Duration
 	now            func() time.Time
 	br             breaker
 	c              counters
+	reports        *reports
+	log            *slog.Logger
+	lastErr        atomic.Pointer[error] // the primary's last failure, for the log
+	onChange       func(from, to State)
 }
 
 // New returns a Limiter deciding with primary, and with local while the
@@ -223,8 +249,10 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if limitspec.IsNil(local) {
 		local = nil // a typed nil that FailOpen or FailClosed never calls, nor Reset
 	}
-	l := &Limiter{primary: primary, local: local, mode: opts.Mode,
-		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now}
+	l := &Limiter{primary: primary, local: local, mode: opts.Mode, modeFor: opts.ModeFor,
+		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now,
+		reports: newReports(cmp.Or(opts.Reports, DefaultReports)), log: cmp.Or(opts.Logger, slog.Default()),
+		onChange: opts.OnStateChange}
 	l.maxCost = maxExact / l.processes
 	if l.timeout == 0 {
 		l.timeout = DefaultTimeout
@@ -232,7 +260,7 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if l.now == nil {
 		l.now = time.Now
 	}
-	l.br = breaker{threshold: DefaultFailures, openFor: DefaultOpenFor, base: l.now(), onChange: opts.OnStateChange}
+	l.br = breaker{threshold: DefaultFailures, openFor: DefaultOpenFor, base: l.now(), onChange: l.changed}
 	if opts.Failures != 0 {
 		l.br.threshold = int64(opts.Failures)
 	}
@@ -259,6 +287,8 @@ func check(primary, local limitspec.Limiter, opts Options) error {
 		return badInput("fallback: Failures must be ≥ 0, got %d", opts.Failures)
 	case opts.OpenFor < 0:
 		return badInput("fallback: OpenFor must be ≥ 0, got %v", opts.OpenFor)
+	case opts.Reports < 0:
+		return badInput("fallback: Reports must be ≥ 0, got %d", opts.Reports)
 	}
 	return nil
 }
@@ -287,11 +317,15 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 // and the request is to be decided without it.
 func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe bool) (res limitspec.Result, done bool, err error) {
 	pctx, cancel := context.WithTimeout(ctx, l.timeout)
-	res, err = l.primary.Limit(pctx, req)
+	err = l.pay(pctx, req)
+	if err == nil {
+		res, err = l.primary.Limit(pctx, req)
+	}
 	cancel()
 	switch {
 	case err == nil:
 		l.br.succeed(probe)
+		l.heard(ctx, req, res)
 		return l.decided(res, limitspec.Primary), true, nil
 	case !limitspec.Outage(err):
 		l.br.release(probe)
@@ -303,23 +337,83 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 		return res, true, err
 	}
 	l.c.primaryErrors.Add(1)
+	if slow(err) {
+		l.c.primarySlow.Add(1)
+	}
+	l.lastErr.Store(&err)
 	l.br.failed(probe, l.now())
 	return limitspec.Result{}, false, nil
+}
+
+// pay tells the primary what the local limiter admitted of req's key
+// while the primary failed (a forced call of that cost), before the
+// primary decides it again: the admissions of an outage count after it.
+func (l *Limiter) pay(ctx context.Context, req limitspec.Request) error {
+	owed := l.reports.debt(req)
+	if owed == 0 {
+		return nil
+	}
+	req.Cost, req.Force = owed, true
+	if _, err := l.primary.Limit(ctx, req); err != nil {
+		l.reports.owe(req, owed)
+		return err
+	}
+	return nil
+}
+
+// slow reports whether the primary's failure err may have been applied:
+// the call reached the primary (or may have) and no reply came in time
+// (limitspec.ErrOutcomeUnknown; or a deadline the primary did not
+// classify). Any other failure is the primary's refusal or a connection
+// never made: the primary is down.
+func slow(err error) bool {
+	return errors.Is(err, limitspec.ErrOutcomeUnknown) ||
+		!errors.Is(err, limitspec.ErrUnavailable) && errors.Is(err, context.DeadlineExceeded)
+}
+
+// heard keeps the primary's decision res of req, to start the local
+// limiter from it; when the local limiter was started from an earlier
+// one, an admission is forced on it too, so that it counts whatever the
+// primary admitted since.
+func (l *Limiter) heard(ctx context.Context, req limitspec.Request, res limitspec.Result) {
+	if l.modeOf(req) != Local || l.local == nil {
+		return
+	}
+	if l.reports.record(req, res, l.now()) && res.Allowed && req.Cost > 0 {
+		req.Force = true
+		l.local.Limit(ctx, req) // an error here only leaves the local state behind
+	}
+}
+
+// modeOf is req's mode: ModeFor's, or Mode.
+func (l *Limiter) modeOf(req limitspec.Request) Mode {
+	if l.modeFor == nil {
+		return l.mode
+	}
+	return l.modeFor(req)
 }
 
 // without decides req without the primary, as the mode says.
 func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
 	var res limitspec.Result
-	switch l.mode {
-	case FailOpen:
+	switch mode := l.modeOf(req); {
+	case mode == FailOpen:
 		res.Allowed = true
 		return l.decided(res, limitspec.FailOpen), nil
-	case FailClosed:
+	case mode == FailClosed:
 		res.RetryAfter = l.br.retryAfter(l.now())
 		return l.decided(res, limitspec.FailClosed), nil
+	case mode != Local || limitspec.IsNil(l.local):
+		return l.fail(fmt.Errorf("fallback: %w: ModeFor gave mode %v, which this Limiter cannot decide by (no local limiter, or no such mode)",
+			limitspec.ErrMisconfigured, mode))
 	}
 	if req.Cost > l.maxCost {
 		return l.fail(badInput("fallback: cost %d times %d processes passes 2^53-1", req.Cost, l.processes))
+	}
+	if amount, ok := l.reports.take(req, l.now()); ok {
+		if err := seed(ctx, l.local, req, amount); err != nil {
+			return l.fail(err)
+		}
 	}
 	if req.Cost > 0 {
 		req.Cost *= l.processes
@@ -327,6 +421,9 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 	res, err := l.local.Limit(ctx, req)
 	if err != nil {
 		return l.fail(err)
+	}
+	if res.Allowed && req.Cost > 0 {
+		l.reports.owe(req, req.Cost/l.processes)
 	}
 	if l.processes > 1 {
 		share(&res, l.processes)
@@ -410,5 +507,28 @@ func (l *Limiter) Check(req limitspec.Request) error {
 type counters struct {
 	decisions     [4]atomic.Uint64 // by limitspec.Side
 	primaryErrors atomic.Uint64
+	primarySlow   atomic.Uint64
 	errors        atomic.Uint64
+}
+
+// changed logs a change of the breaker's state, then tells OnStateChange.
+func (l *Limiter) changed(from, to State) {
+	var last error
+	if p := l.lastErr.Load(); p != nil {
+		last = *p
+	}
+	switch {
+	case to == Open && from == HalfOpen:
+		l.log.Debug("rate limiter: the probe did not close the breaker", "breaker", to.String(), "error", last)
+	case to == Open:
+		l.log.Warn("rate limiter: primary failing, deciding without it", "breaker", to.String(), "from", from.String(),
+			"mode", l.mode.String(), "error", last, "slow", last != nil && slow(last))
+	case to == Closed:
+		l.log.Info("rate limiter: primary answers again", "breaker", to.String())
+	default:
+		l.log.Debug("rate limiter: probing the primary", "breaker", to.String())
+	}
+	if l.onChange != nil {
+		l.onChange(from, to)
+	}
 }

@@ -51,7 +51,8 @@ func primaryResult() limitspec.Result {
 type fake struct {
 	do      atomic.Int32 // a behaviour
 	gated   atomic.Int32 // what a gate call does once released
-	calls   atomic.Int64
+	calls   atomic.Int64 // decisions asked
+	paid    atomic.Int64 // costs forced on it: what the local limiter admitted while it failed
 	resets  atomic.Int64
 	entered chan struct{} // a gate call sends here when it starts
 	release chan struct{} // and waits for this
@@ -66,6 +67,10 @@ func newFake(b behaviour) *fake {
 func (f *fake) set(b behaviour) { f.do.Store(int32(b)) }
 
 func (f *fake) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if req.Force && behaviour(f.do.Load()) == succeed {
+		f.paid.Add(req.Cost)
+		return primaryResult(), nil
+	}
 	f.calls.Add(1)
 	b := behaviour(f.do.Load())
 	if b == gate {

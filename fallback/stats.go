@@ -13,6 +13,12 @@ type Stats struct {
 	// PrimaryErrors counts the primary's failures: its errors other than
 	// bad input and misconfiguration, on calls whose ctx was not done.
 	PrimaryErrors uint64
+	// PrimarySlow counts the primary failures whose call may have been
+	// applied: no reply came within Timeout, or the connection broke
+	// after the request was sent (limitspec.ErrOutcomeUnknown). The
+	// others (PrimaryErrors less PrimarySlow) were not applied: a primary
+	// down or refusing.
+	PrimarySlow uint64
 	// Errors counts the calls of Limit that returned an error.
 	Errors uint64
 	// Opens counts the times the breaker opened: after Failures
@@ -46,6 +52,7 @@ func (l *Limiter) Stats() Stats {
 		FailOpen:      l.c.decisions[limitspec.FailOpen].Load(),
 		FailClosed:    l.c.decisions[limitspec.FailClosed].Load(),
 		PrimaryErrors: l.c.primaryErrors.Load(),
+		PrimarySlow:   l.c.primarySlow.Load(),
 		Errors:        l.c.errors.Load(),
 		Opens:         l.br.opens.Load(),
 		State:         l.br.state(),

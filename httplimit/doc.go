@@ -33,15 +33,34 @@
 // A request with no rule is served as it is, with no decision and no
 // header fields. New refuses, with an error that names the mistake, what
 // could not work: a nil limiter, no rule anywhere, a rule with both a
-// Limit and a Policy, a route with an empty rule, Routes without Mux, a
-// nil KeyFunc, a policy's identity without its KeyFunc in Options.IDs, a
-// limit or a policy the limiter refuses (when it implements
-// limitspec.Checker, as the memory, Redis and fallback limiters do: a
-// policy over several identities on a Redis Cluster, an invalid limit, a
-// limit of a package not linked in; else the limit's own Validate), and
-// Fields with a name missing or malformed. A rule Select gives is checked
+// Limit and a Policy, a Name on a policy's rule (a policy's quotas are
+// named by its limits), a zero Policy (not made by limitspec.NewPolicy),
+// a route with an empty rule, or with a pattern no ServeMux would
+// register, Routes without Mux, a nil KeyFunc, a policy's identity
+// without its KeyFunc in Options.IDs, a limit or a policy the limiter
+// refuses (when it implements limitspec.Checker, as the memory, Redis and
+// fallback limiters do: a policy over several identities on a Redis
+// Cluster, an invalid limit, a limit of a package not linked in; else
+// the limit's own Validate), and Fields with a name missing, malformed or
+// of a field the middleware sets itself. A rule Select gives is checked
 // the same way at each request; one that fails is the server's mistake,
-// answered 500.
+// answered 500. The KeyFuncs of the helpers below, which return no error,
+// refuse what they were given that could not work (Header(""), Join(),
+// an invalid trusted prefix or one of length 0) at each request instead:
+// 500, with the mistake in the error OnDecision sees.
+//
+// # Methods
+//
+// OPTIONS and HEAD requests are served as they are, with no decision, no
+// header fields and no call of OnDecision, unless Options.DecideOptions
+// and Options.DecideHead ask for them. A CORS preflight (OPTIONS) is the
+// browser's request, not the client's: charging it would make each
+// cross-origin call cost two. A HEAD is usually a monitor's or a cache's.
+// The method comes first: Select and Routes never see such a request, so
+// a route's rule or a plan applies to them only with DecideOptions or
+// DecideHead. A ServeMux serves HEAD by a GET pattern's handler, which
+// runs in full: where a HEAD costs what its GET does, set DecideHead, or
+// a client could run the GET's work unlimited.
 //
 // Two limits of one algorithm whose state is measured in the same
 // durations (two fixed windows of one minute, two GCRAs of one rate and
@@ -143,8 +162,9 @@
 //     ...#temporary-reduced-capacity, with Retry-After the time until
 //     the fallback tries Redis again, rounded up.
 //   - A KeyFunc, Cost or Select error: the *Error's Status (such as
-//     Header's 400 "missing header X-Api-Key"); any other error, 500. A
-//     rule Select gives that cannot be decided: 500.
+//     Header's 400 "missing header X-Api-Key"; 500 for a Status that is
+//     not a 4xx or 5xx); any other error, 500. A rule Select gives that
+//     cannot be decided: 500.
 //   - A limiter error matching limitspec.ErrBadInput (a key or cost the
 //     limiter refuses: an empty key, a negative cost): 400, with the
 //     limiter's message.
@@ -157,6 +177,11 @@
 //
 // The limiter gets the request's context: its deadline and cancellation
 // bound the decision.
+//
+// The decision is made before the handler runs, and stands whatever the
+// handler does: a request whose handler fails, or panics, has used its
+// quota. That is intended: the work was admitted, and refunding a panic
+// would let a client that crashes the handler retry it for free.
 //
 // # Dry run
 //

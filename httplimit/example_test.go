@@ -215,3 +215,44 @@ func Example_stacked() {
 	// RateLimit: "global";r=2;t=20, "search";r=0;t=1
 	// / 200 RateLimit: "global";r=1;t=40
 }
+
+// OPTIONS and HEAD requests are served without a decision and without
+// RateLimit fields: a CORS preflight is the browser's request, a HEAD
+// usually a monitor's. Where a HEAD costs what its GET does (a ServeMux
+// runs the GET handler for it), DecideHead decides it as any other.
+func ExampleOptions_decideHead() {
+	for _, decideHead := range []bool{false, true} {
+		lim, err := memory.New()
+		if err != nil {
+			panic(err)
+		}
+		m, err := httplimit.New(lim, httplimit.Options{
+			Limit:      limitspec.GCRA{Burst: 10, Rate: 1, Period: time.Second},
+			Name:       "per-ip",
+			DecideHead: decideHead,
+		})
+		if err != nil {
+			panic(err)
+		}
+		h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		fmt.Println("DecideHead:", decideHead)
+		for _, method := range []string{http.MethodOptions, http.MethodHead, http.MethodGet} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(method, "/", nil))
+			fmt.Print(method, " ", w.Code)
+			if rl := w.Header().Get("RateLimit"); rl != "" {
+				fmt.Print(" RateLimit: ", rl)
+			}
+			fmt.Println()
+		}
+	}
+	// Output:
+	// DecideHead: false
+	// OPTIONS 200
+	// HEAD 200
+	// GET 200 RateLimit: "per-ip";r=9;t=1
+	// DecideHead: true
+	// OPTIONS 200
+	// HEAD 200 RateLimit: "per-ip";r=9;t=1
+	// GET 200 RateLimit: "per-ip";r=8;t=2
+}

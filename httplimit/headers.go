@@ -20,7 +20,9 @@ import (
 //	<Limit>: "name";<Remaining>=9;<Reset>=1, ...
 //
 // The working group may still rename them; a middleware then needs new
-// Fields, not a new release.
+// Fields, not a new release. New refuses a name missing or malformed, and
+// a field the middleware sets itself (Retry-After, Content-Type,
+// Content-Length, Cache-Control, X-RateLimit-*).
 type Fields struct {
 	// Policy and Limit are the fields' names.
 	Policy, Limit string
@@ -40,8 +42,15 @@ var (
 	paramKey  = regexp.MustCompile(`^[a-z*][a-z0-9_.*-]*$`)
 )
 
-// check refuses Fields with a name missing or malformed, or two
-// parameters of one field named alike.
+// ownFields are the fields the middleware sets itself, on refusals or
+// with LegacyHeaders, which Fields may not name: the RateLimit fields
+// would overwrite them, or they the RateLimit fields.
+var ownFields = []string{"Cache-Control", "Content-Length", "Content-Type", "Retry-After",
+	"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+
+// check refuses Fields with a name missing or malformed, or of a field
+// the middleware sets itself, or two parameters of one field named
+// alike.
 func (f Fields) check() error {
 	const field, param = "an HTTP field name", "a Structured Field parameter key (a-z, 0-9, _, -, ., *; starting with a-z or *)"
 	for _, n := range []struct{ what, name, kind string }{
@@ -58,6 +67,11 @@ func (f Fields) check() error {
 			return fmt.Errorf("httplimit: Fields.%s is empty: give every name (or none, for Draft11)", n.what)
 		case !re.MatchString(n.name):
 			return fmt.Errorf("httplimit: Fields.%s %q is not %s", n.what, n.name, n.kind)
+		}
+	}
+	for _, name := range []string{f.Policy, f.Limit} {
+		if i := slices.IndexFunc(ownFields, func(own string) bool { return strings.EqualFold(own, name) }); i >= 0 {
+			return fmt.Errorf("httplimit: Fields: %s is a field the middleware sets itself", ownFields[i])
 		}
 	}
 	switch {

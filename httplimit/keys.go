@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -19,7 +20,10 @@ type KeyFunc func(r *http.Request) (string, error)
 // response: Status (400 when 0) and Detail, sent in the problem+json
 // body. Err, the cause, is not sent; Unwrap gives it.
 type Error struct {
-	// Status is the response's status code; 0 means 400.
+	// Status is the response's status code, a client's or the server's
+	// error (4xx, 5xx); 0 means 400, and any other status 500: a
+	// refusal is never a success, and a code outside 100–999 would make
+	// net/http panic.
 	Status int
 	// Detail is the problem's detail, sent to the client.
 	Detail string
@@ -38,12 +42,24 @@ func (e *Error) Error() string {
 // Unwrap is the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// status is e's response status.
+// status is e's response status: 400 for 0, 500 for any status that is
+// not an error's.
 func (e *Error) status() int {
-	if e.Status == 0 {
+	switch {
+	case e.Status == 0:
 		return http.StatusBadRequest
+	case e.Status < 400 || e.Status > 599:
+		return http.StatusInternalServerError
 	}
 	return e.Status
+}
+
+// broken is the KeyFunc of a helper given what cannot work: it refuses
+// every request with err, the server's mistake (500, err the cause that
+// OnDecision sees). The helpers return no error, and so cannot refuse
+// their arguments sooner.
+func broken(err error) KeyFunc {
+	return func(*http.Request) (string, error) { return "", err }
 }
 
 // RemoteIP is the KeyFunc of the client's IP address as the connection
@@ -104,9 +120,14 @@ func parseIP(s string) (netip.Addr, bool) {
 //
 // List every proxy that appends to the header, and only those; and use
 // XForwardedFor only when they do append to it (a proxy that passes a
-// client's header on untouched lets the client choose its key).
+// client's header on untouched lets the client choose its key). An
+// IPv4-mapped IPv6 prefix (::ffff:10.0.0.0/104) counts as the IPv4 one.
+// A prefix that cannot work, invalid (the zero netip.Prefix) or of
+// length 0 (0.0.0.0/0, ::/0: every address a proxy, so that any client
+// would choose its key), makes the KeyFunc refuse every request as the
+// server's mistake (500).
 func XForwardedFor(trusted ...netip.Prefix) KeyFunc {
-	return proxied(trusted, func(r *http.Request) []string {
+	return proxied("XForwardedFor", trusted, func(r *http.Request) []string {
 		var out []string
 		for _, line := range r.Header.Values("X-Forwarded-For") {
 			out = append(out, strings.Split(line, ",")...)
@@ -121,9 +142,10 @@ func XForwardedFor(trusted ...netip.Prefix) KeyFunc {
 // brackets, with or without a port: for=192.0.2.60,
 // for="[2001:db8:cafe::17]:4711". An element without for=, or whose for=
 // is "unknown", an obfuscated identifier ("_hidden") or malformed, ends
-// the walk as a malformed entry does.
+// the walk as a malformed entry does. Its trusted prefixes are read, and
+// refused, as XForwardedFor's.
 func Forwarded(trusted ...netip.Prefix) KeyFunc {
-	return proxied(trusted, func(r *http.Request) []string {
+	return proxied("Forwarded", trusted, func(r *http.Request) []string {
 		var out []string
 		for _, line := range r.Header.Values("Forwarded") {
 			out = append(out, forwardedFor(line)...)
@@ -133,9 +155,15 @@ func Forwarded(trusted ...netip.Prefix) KeyFunc {
 }
 
 // proxied walks chain(r) then RemoteAddr from the right, as XForwardedFor
-// describes.
-func proxied(trusted []netip.Prefix, chain func(*http.Request) []string) KeyFunc {
+// describes; it is broken, named helper, when a trusted prefix is.
+func proxied(helper string, trusted []netip.Prefix, chain func(*http.Request) []string) KeyFunc {
 	trusted = append([]netip.Prefix(nil), trusted...)
+	for i, p := range trusted {
+		var err error
+		if trusted[i], err = trustable(p); err != nil {
+			return broken(fmt.Errorf("httplimit: %s: trusted proxy %d: %w", helper, i, err))
+		}
+	}
 	isTrusted := func(a netip.Addr) bool {
 		for _, p := range trusted {
 			if p.Contains(a) {
@@ -169,26 +197,44 @@ func proxied(trusted []netip.Prefix, chain func(*http.Request) []string) KeyFunc
 
 // ParsePrefixes parses trusted proxies for XForwardedFor and Forwarded:
 // CIDR prefixes ("10.0.0.0/8", "fd00::/8") or single addresses
-// ("192.0.2.7", a /32 or /128), IPv4-mapped IPv6 read as IPv4.
+// ("192.0.2.7", a /32 or /128), IPv4-mapped IPv6 read as IPv4. It
+// refuses a prefix of length 0 ("0.0.0.0/0"), which would trust every
+// address and so let any client choose its key.
 func ParsePrefixes(s ...string) ([]netip.Prefix, error) {
 	out := make([]netip.Prefix, 0, len(s))
 	for _, v := range s {
 		v = strings.TrimSpace(v)
-		if p, err := netip.ParsePrefix(v); err == nil {
-			if p.Addr().Is4In6() && p.Bits() >= 96 {
-				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, err := netip.ParseAddr(v)
+			if err != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("httplimit: %q is neither a CIDR prefix nor an IP address", v)
 			}
-			out = append(out, p.Masked())
-			continue
+			p = netip.PrefixFrom(a, a.BitLen())
 		}
-		a, err := netip.ParseAddr(v)
-		if err != nil || a.Zone() != "" {
-			return nil, fmt.Errorf("httplimit: %q is neither a CIDR prefix nor an IP address", v)
+		if p, err = trustable(p); err != nil {
+			return nil, fmt.Errorf("httplimit: %q: %w", v, err)
 		}
-		a = a.Unmap()
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// trustable is p as a trusted proxy's prefix: an IPv4-mapped IPv6 one as
+// IPv4 (the addresses it is compared with are), its host bits masked.
+// It refuses an invalid p, which contains no address, and one of length
+// 0, which contains every address.
+func trustable(p netip.Prefix) (netip.Prefix, error) {
+	if !p.IsValid() {
+		return p, errors.New("not a valid prefix (such as the zero netip.Prefix)")
+	}
+	if p.Addr().Is4In6() && p.Bits() >= 96 {
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	}
+	if p.Bits() == 0 {
+		return p, fmt.Errorf("%s would trust every address, and let any client choose its key", p.Masked())
+	}
+	return p.Masked(), nil
 }
 
 // Header is the KeyFunc of a request header's value (an API key, say:
@@ -196,8 +242,13 @@ func ParsePrefixes(s ...string) ([]netip.Prefix, error) {
 // without it, or with it empty, is refused with 400 and the detail
 // "missing header NAME". The value becomes a limiter key as it is: where
 // it is a secret (an API key kept in Redis), wrap Header in a KeyFunc
-// that hashes it.
+// that hashes it. A name that is not an HTTP field name (empty, or with
+// a space), which no request could carry, makes the KeyFunc refuse every
+// request as the server's mistake (500), not the client's.
 func Header(name string) KeyFunc {
+	if !fieldName.MatchString(name) {
+		return broken(fmt.Errorf("httplimit: Header(%q): not an HTTP field name", name))
+	}
 	name = http.CanonicalHeaderKey(name)
 	return func(r *http.Request) (string, error) {
 		v := strings.TrimSpace(r.Header.Get(name))
@@ -224,9 +275,16 @@ func Route(r *http.Request) (string, error) {
 
 // Join is the KeyFunc of several values joined by "|", in order:
 // Join(RemoteIP, Route) limits each client on each route. The first error
-// refuses the request.
+// refuses the request. Join of no KeyFunc, whose key would be empty, or
+// of a nil one refuses every request as the server's mistake (500).
 func Join(funcs ...KeyFunc) KeyFunc {
 	funcs = append([]KeyFunc(nil), funcs...)
+	if len(funcs) == 0 {
+		return broken(errors.New("httplimit: Join of no KeyFunc: every key would be empty"))
+	}
+	if i := slices.IndexFunc(funcs, func(f KeyFunc) bool { return f == nil }); i >= 0 {
+		return broken(fmt.Errorf("httplimit: Join: KeyFunc %d is nil", i))
+	}
 	return func(r *http.Request) (string, error) {
 		parts := make([]string, len(funcs))
 		for i, f := range funcs {

@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 
+	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/httplimit"
 )
 
@@ -57,6 +59,12 @@ func TestXForwardedFor(t *testing.T) {
 		{"IPv4-mapped peer and client", "[::ffff:10.0.0.1]:80", []string{"::ffff:198.51.100.7"}, "198.51.100.7"},
 		{"zone dropped", "10.0.0.1:80", []string{"fe80::1%eth0"}, "fe80::1"},
 	})
+	// A trusted prefix given IPv4-mapped counts as the IPv4 one, as
+	// ParsePrefixes reads it.
+	mapped := netip.MustParsePrefix("::ffff:10.0.0.0/104")
+	runProxyCases(t, "X-Forwarded-For", httplimit.XForwardedFor(mapped), []proxyCase{
+		{"IPv4-mapped trusted prefix", "10.0.0.1:80", []string{"198.51.100.7"}, "198.51.100.7"},
+	})
 }
 
 func TestForwarded(t *testing.T) {
@@ -86,7 +94,7 @@ func TestParsePrefixes(t *testing.T) {
 	if x := "[10.0.0.0/8 192.0.2.7/32 2001:db8::/32 10.1.0.0/16 10.1.0.0/16]"; err != nil || fmt.Sprint(got) != x {
 		t.Errorf("got %v, %v; want %s", got, err, x)
 	}
-	for _, bad := range []string{"", "10.0.0.0/33", "host.example", "fe80::1%eth0"} {
+	for _, bad := range []string{"", "10.0.0.0/33", "host.example", "fe80::1%eth0", "0.0.0.0/0", "::/0", "::ffff:0.0.0.0/96"} {
 		if _, err := httplimit.ParsePrefixes(bad); err == nil {
 			t.Errorf("ParsePrefixes(%q) accepted it", bad)
 		}
@@ -106,5 +114,50 @@ func TestHeaderAndRemoteIP(t *testing.T) {
 	r.Header.Set("X-Api-Key", " k1 ")
 	if got, err := httplimit.Header("x-api-key")(r); err != nil || got != "k1" {
 		t.Errorf("Header: %q, %v", got, err)
+	}
+}
+
+// TestBrokenKeyFuncs: a helper given what cannot work returns a KeyFunc
+// that refuses every request with an error naming the mistake, answered
+// 500 as the server's, rather than one that panics, trusts every
+// address, or blames the client.
+func TestBrokenKeyFuncs(t *testing.T) {
+	everyone := netip.MustParsePrefix("0.0.0.0/0")
+	for _, c := range []struct {
+		name string
+		f    httplimit.KeyFunc
+		err  string
+	}{
+		{"Header of no name", httplimit.Header(""), `httplimit: Header(""): not an HTTP field name`},
+		{"Header of a name with a space", httplimit.Header("X Api Key"), `httplimit: Header("X Api Key"): not an HTTP field name`},
+		{"Join of nothing", httplimit.Join(), "httplimit: Join of no KeyFunc: every key would be empty"},
+		{"Join of a nil KeyFunc", httplimit.Join(httplimit.RemoteIP, nil), "httplimit: Join: KeyFunc 1 is nil"},
+		{"XForwardedFor of the zero Prefix", httplimit.XForwardedFor(trusted[0], netip.Prefix{}),
+			"httplimit: XForwardedFor: trusted proxy 1: not a valid prefix (such as the zero netip.Prefix)"},
+		{"XForwardedFor of every address", httplimit.XForwardedFor(everyone),
+			"httplimit: XForwardedFor: trusted proxy 0: 0.0.0.0/0 would trust every address, and let any client choose its key"},
+		{"Forwarded of every IPv6 address", httplimit.Forwarded(netip.MustParsePrefix("::/0")),
+			"httplimit: Forwarded: trusted proxy 0: ::/0 would trust every address, and let any client choose its key"},
+		{"Forwarded of every IPv4-mapped address", httplimit.Forwarded(netip.MustParsePrefix("::ffff:1.2.3.4/96")),
+			"httplimit: Forwarded: trusted proxy 0: 0.0.0.0/0 would trust every address, and let any client choose its key"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = "10.0.0.1:80"
+			r.Header.Set("X-Forwarded-For", "198.51.100.7")
+			r.Header.Set("Forwarded", "for=198.51.100.7")
+			if got, err := c.f(r); err == nil || err.Error() != c.err {
+				t.Errorf("%q, %v; want the error %q", got, err, c.err)
+			}
+			var seen error
+			h := handler(t, &fake{}, httplimit.Options{Limit: fakeLimit, Key: c.f,
+				OnDecision: func(_ *http.Request, _ limitspec.Result, err error) { seen = err }})
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			checkRefusal(t, w, 500, "the request's rate-limit key or cost could not be computed")
+			if seen == nil || !strings.HasSuffix(seen.Error(), c.err) {
+				t.Errorf("OnDecision saw %v, want an error ending %q", seen, c.err)
+			}
+		})
 	}
 }

@@ -27,7 +27,9 @@ func (r Rule) IsZero() bool { return limitspec.IsNil(r.Limit) && r.Policy == nil
 // Options configure a Middleware. The rule of a request is the one Select
 // gives it, if not zero; else the rule of its route in Routes, if any;
 // else Options' own Limit or Policy. A request with no rule is served
-// without a decision. At least one of them must be set.
+// without a decision. At least one of them must be set. OPTIONS and HEAD
+// requests are served without a decision, before any rule is sought,
+// unless DecideOptions and DecideHead say otherwise.
 type Options struct {
 	// Limit (named Name) or Policy decides every request that Routes and
 	// Select leave to it.
@@ -51,6 +53,18 @@ type Options struct {
 	// and a Policy, a limit the limiter refuses, a policy's identity
 	// without its KeyFunc) is the server's mistake: 500.
 	Select func(r *http.Request) (Rule, error)
+	// DecideOptions and DecideHead decide OPTIONS and HEAD requests as
+	// any other. Without them, a request of either method is served as
+	// it is, before Select and Routes are asked: no decision, no header
+	// fields, no OnDecision. A CORS preflight (OPTIONS) is the browser's
+	// request, not the client's, and charging it would make each
+	// cross-origin call cost two; a HEAD is usually a monitor's or a
+	// cache's. But a ServeMux serves HEAD by the handler of a GET
+	// pattern, which runs in full (the server drops the body): where a
+	// HEAD costs what a GET does, and so could run it unlimited, set
+	// DecideHead. The methods are compared exactly, as ServeMux does:
+	// "head" is not HEAD, and is decided.
+	DecideOptions, DecideHead bool
 	// Key gives Request.Key, what a Limit counts; nil means RemoteIP.
 	Key KeyFunc
 	// IDs give Request.IDs, a policy's identity values by name (ip_user
@@ -106,12 +120,16 @@ type Middleware struct {
 }
 
 // New returns a Middleware deciding by l with opts. It refuses, with an
-// error that names the mistake, what could not work: a nil limiter or
-// KeyFunc, no rule at all, a rule with both or neither of a limit and a
-// policy, a limit or policy the limiter cannot decide (its
+// error that names the mistake, what could not work: a nil limiter
+// (typed nil included) or KeyFunc, no rule at all, a rule with both or
+// neither of a limit and a policy, a Name given to a policy's rule (its
+// quotas are named by its limits), a Policy not made by
+// limitspec.NewPolicy, a limit or policy the limiter cannot decide (its
 // limitspec.Checker says so; a limiter without one, the limit's
 // Validate), a policy's identity without its KeyFunc, Routes without
-// Mux, Fields with a name missing or malformed.
+// Mux, a route's pattern no ServeMux would register (an empty one
+// included), Fields with a name missing, malformed or of a field the
+// middleware sets itself.
 func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	if limitspec.IsNil(l) {
 		return nil, errors.New("httplimit: no Limiter (a nil one was given)")
@@ -155,6 +173,9 @@ func (m *Middleware) checkRules() error {
 	}
 	for _, pattern := range slices.Sorted(maps.Keys(m.routes)) {
 		r := m.routes[pattern]
+		if err := checkPattern(pattern); err != nil {
+			return err
+		}
 		if r.IsZero() {
 			return fmt.Errorf("httplimit: the route %q has an empty rule: give it a Limit or a Policy", pattern)
 		}
@@ -165,11 +186,32 @@ func (m *Middleware) checkRules() error {
 	return nil
 }
 
+// checkPattern refuses a route's pattern that no ServeMux would register,
+// and so no request's Pattern could equal: it registers the pattern on a
+// ServeMux of its own, whose Handle panics at one.
+func checkPattern(pattern string) (err error) {
+	if pattern == "" {
+		return errors.New(`httplimit: a route has an empty pattern: give the ServeMux pattern it is for ("GET /items/{id}")`)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("httplimit: the route %q is not a ServeMux pattern: %v", pattern, v)
+		}
+	}()
+	http.NewServeMux().Handle(pattern, http.NotFoundHandler())
+	return nil
+}
+
 // checkRule refuses a rule the middleware or its limiter cannot decide.
 func (m *Middleware) checkRule(what string, r Rule) error {
 	req := limitspec.Request{Limit: r.Limit, Policy: r.Policy}
-	if !limitspec.IsNil(r.Limit) && r.Policy != nil {
+	switch {
+	case !limitspec.IsNil(r.Limit) && r.Policy != nil:
 		return fmt.Errorf("httplimit: %s: give a Limit or a Policy, not both", what)
+	case r.Policy != nil && r.Name != "":
+		return fmt.Errorf("httplimit: %s: Name %q names a Limit's quota; a policy's quotas are named by its limits", what, r.Name)
+	case r.Policy != nil && r.Policy.Name() == "":
+		return fmt.Errorf("httplimit: %s: the Policy is a zero one: make it with limitspec.NewPolicy", what)
 	}
 	if c, ok := m.l.(limitspec.Checker); ok {
 		if err := c.Check(req); err != nil {
@@ -191,12 +233,20 @@ func (m *Middleware) checkRule(what string, r Rule) error {
 	return nil
 }
 
-// Handler wraps next: each request is decided by the limiter, with the
-// request's context, then served by next with the RateLimit fields set,
-// or answered with a problem (429 when denied; see the package
-// documentation).
+// Handler wraps next: each request (but OPTIONS and HEAD ones, unless
+// Options.DecideOptions and DecideHead) is decided by the limiter, with
+// the request's context, then served by next with the RateLimit fields
+// set, or answered with a problem (429 when denied; see the package
+// documentation). It panics, as ServeMux.Handle does, if next is nil.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
+	if next == nil {
+		panic("httplimit: Handler of a nil http.Handler")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.exempt(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		in := m.routed(r)
 		rule, err := m.ruleOf(in)
 		if err == nil && rule.IsZero() {
@@ -224,6 +274,18 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// exempt reports whether r is served without a decision: an OPTIONS or
+// HEAD request that the options do not ask to decide.
+func (m *Middleware) exempt(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodOptions:
+		return !m.opts.DecideOptions
+	case http.MethodHead:
+		return !m.opts.DecideHead
+	}
+	return false
 }
 
 // routed is r as the KeyFuncs, Cost and Select see it: with the pattern

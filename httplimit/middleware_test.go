@@ -319,6 +319,14 @@ func errorCases(t *testing.T) []errorCase {
 				return "", &httplimit.Error{Status: 403, Detail: "unknown tenant"}
 			}
 		}), 403, "unknown tenant"},
+		{"key func *Error of no error's status", &fake{}, o(func(o *httplimit.Options) {
+			o.Key = func(*http.Request) (string, error) { return "", &httplimit.Error{Status: 200, Detail: "not a refusal"} }
+		}), 500, "not a refusal"},
+		{"key func *Error of a status net/http refuses", &fake{}, o(func(o *httplimit.Options) {
+			o.Key = func(*http.Request) (string, error) { return "", &httplimit.Error{Status: 42, Detail: "no such status"} }
+		}), 500, "no such status"},
+		{"Join of no KeyFunc", &fake{}, o(func(o *httplimit.Options) { o.Key = httplimit.Join() }),
+			500, "the request's rate-limit key or cost could not be computed"},
 		{"cost error", &fake{}, o(func(o *httplimit.Options) {
 			o.Cost = func(*http.Request) (int64, error) { return 0, &httplimit.Error{Detail: "bad size"} }
 		}), 400, "bad size"},

@@ -48,12 +48,7 @@ func TestNewRefuses(t *testing.T) {
 	var nilMemory *memory.Limiter
 	ids := map[string]httplimit.KeyFunc{"ip": httplimit.RemoteIP, "user": httplimit.Header("X-User")}
 	badGCRA := limitspec.GCRA{Burst: 1, Rate: 0, Period: time.Second}
-	for _, c := range []struct {
-		name string
-		l    limitspec.Limiter
-		opts httplimit.Options
-		err  string // the error's beginning
-	}{
+	refuses(t, []refusal{
 		{"nil limiter", nil, httplimit.Options{Limit: fakeLimit}, "httplimit: no Limiter (a nil one was given)"},
 		{"typed nil limiter", nilMemory, httplimit.Options{Limit: fakeLimit}, "httplimit: no Limiter (a nil one was given)"},
 		{"no rule", mem, httplimit.Options{}, "httplimit: no rule: give Options a Limit, a Policy, Routes or Select"},
@@ -82,6 +77,27 @@ func TestNewRefuses(t *testing.T) {
 			`httplimit: the route "GET /b": gcra: parameter rate must be an integer in [1, 1000000000000], got 0`},
 		{"route's policy without KeyFunc", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"GET /x": {Policy: ipUser}}},
 			`httplimit: the route "GET /x": the policy ip_user counts the identity "ip": give its KeyFunc in Options.IDs`},
+		{"a policy named", mem, httplimit.Options{Policy: ipUser, IDs: ids, Name: "per-user"},
+			`httplimit: Options: Name "per-user" names a Limit's quota; a policy's quotas are named by its limits`},
+		{"a route's policy named", mem, httplimit.Options{Mux: http.NewServeMux(), IDs: ids,
+			Routes: map[string]httplimit.Rule{"GET /x": {Policy: ipUser, Name: "x"}}},
+			`httplimit: the route "GET /x": Name "x" names a Limit's quota; a policy's quotas are named by its limits`},
+		{"zero policy, no Checker", &fake{}, httplimit.Options{Policy: &limitspec.Policy{}},
+			"httplimit: Options: the Policy is a zero one: make it with limitspec.NewPolicy"},
+		{"route with an empty pattern", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"": {Limit: fakeLimit}}},
+			`httplimit: a route has an empty pattern: give the ServeMux pattern it is for ("GET /items/{id}")`},
+		{"route with a malformed pattern", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"GET /items/{id": {Limit: fakeLimit}}},
+			`httplimit: the route "GET /items/{id" is not a ServeMux pattern: parsing "GET /items/{id": at offset 11: bad wildcard segment`},
+		{"route without a path", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"GET items": {Limit: fakeLimit}}},
+			`httplimit: the route "GET items" is not a ServeMux pattern: parsing "GET items": at offset 4: host/path missing /`},
+	})
+}
+
+// TestNewRefusesFields: Fields that could not be sent, or would clobber
+// a field the middleware sets itself.
+func TestNewRefusesFields(t *testing.T) {
+	mem := at(t, 0)
+	refuses(t, []refusal{
 		{"fields half given", mem, httplimit.Options{Limit: fakeLimit, Fields: httplimit.Fields{Policy: "Quota-Policy", Limit: "Quota"}},
 			"httplimit: Fields.Quota is empty: give every name (or none, for Draft11)"},
 		{"field name not a token", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Limit = "Rate Limit" })},
@@ -92,7 +108,24 @@ func TestNewRefuses(t *testing.T) {
 			"httplimit: Fields.Policy and Fields.Limit name one field, ratelimit-policy"},
 		{"one parameter twice", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Reset = "r" })},
 			"httplimit: Fields: two parameters of one field have one name"},
-	} {
+		{"a field the middleware sets", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Limit = "retry-after" })},
+			"httplimit: Fields: Retry-After is a field the middleware sets itself"},
+		{"a legacy field", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Policy = "X-RateLimit-Limit" })},
+			"httplimit: Fields: X-RateLimit-Limit is a field the middleware sets itself"},
+	})
+}
+
+// refusal is options New must refuse, and the beginning of its error.
+type refusal struct {
+	name string
+	l    limitspec.Limiter
+	opts httplimit.Options
+	err  string
+}
+
+func refuses(t *testing.T, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
 		m, err := httplimit.New(c.l, c.opts)
 		if m != nil || err == nil || !strings.HasPrefix(err.Error(), c.err) {
 			t.Errorf("%s: New: %v, %v; want no middleware and the error %q", c.name, m, err, c.err)

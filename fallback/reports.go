@@ -1,0 +1,181 @@
+package fallback
+
+import (
+	"context"
+	"hash/maphash"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/limitspec/limitspec"
+)
+
+// reports remembers, per key and limit (or policy and identities), how
+// much of the limit the primary last reported used, so that the local
+// limiter starts from there instead of from a full limit. It holds at
+// most max entries, in shards each under its own lock; a full shard
+// forgets an entry at random (whose local limiter then starts from what
+// it holds).
+type reports struct {
+	seed   maphash.Seed
+	max    int
+	shards [64]reportShard
+}
+
+type reportShard struct {
+	mu sync.Mutex
+	m  map[reportKey]*report
+}
+
+// reportKey names what a request is decided by: its limit (a comparable
+// value) and key, or its policy and identity values.
+type reportKey struct {
+	key    string
+	limit  limitspec.Limit
+	policy *limitspec.Policy
+}
+
+// report is the primary's last word on one key: the largest amount any
+// of its limits had used, until when that amount matters (the longest of
+// its limits' ResetAfter), and whether the local limiter has been started
+// from it (seeded). A seeded key's local state is kept: every admission
+// the primary reports for it from then on is forced on the local limiter
+// too (mirrored), and no report replaces it.
+type report struct {
+	used   int64
+	until  time.Time
+	seeded bool
+	// owed is what the local limiter admitted since the primary last
+	// answered for the key, which the primary is told (forced) before its
+	// next decision of it, so that it counts them too.
+	owed int64
+}
+
+func newReports(max int) *reports {
+	r := &reports{seed: maphash.MakeSeed(), max: max}
+	for i := range r.shards {
+		r.shards[i].m = map[reportKey]*report{}
+	}
+	return r
+}
+
+// keyOf is req's report key.
+func keyOf(req limitspec.Request) reportKey {
+	if req.Policy == nil {
+		return reportKey{key: req.Key, limit: req.Limit}
+	}
+	ids := make([]string, 0, len(req.IDs))
+	for _, name := range req.Policy.Identities() {
+		ids = append(ids, name+"="+req.IDs[name])
+	}
+	slices.Sort(ids)
+	return reportKey{key: strings.Join(ids, "\x00"), policy: req.Policy}
+}
+
+func (r *reports) shard(k reportKey) *reportShard {
+	return &r.shards[maphash.String(r.seed, k.key)%uint64(len(r.shards))]
+}
+
+// record keeps the primary's result for req, decided at now; it returns
+// whether the local limiter has been started from an earlier report, so
+// that the primary's admission is to be mirrored to it.
+func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time) (mirror bool) {
+	k := keyOf(req)
+	s := r.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := s.m[k]
+	if rep == nil {
+		if len(s.m) >= r.max/len(r.shards)+1 {
+			for old := range s.m {
+				delete(s.m, old)
+				break
+			}
+		}
+		rep = &report{}
+		s.m[k] = rep
+	}
+	if rep.seeded {
+		return true
+	}
+	var reset time.Duration
+	rep.used, reset = used(res)
+	rep.until = now.Add(reset)
+	return false
+}
+
+// take returns, once per key, the amount the local limiter is to start
+// from for req at now (0 once the report's ResetAfter has passed); ok is
+// false when there is no report, or the local limiter has already been
+// started from it.
+func (r *reports) take(req limitspec.Request, now time.Time) (amount int64, ok bool) {
+	k := keyOf(req)
+	s := r.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := s.m[k]
+	if rep == nil || rep.seeded {
+		return 0, false
+	}
+	rep.seeded = true
+	if !now.Before(rep.until) {
+		return 0, true
+	}
+	return rep.used, true
+}
+
+// owe adds cost, admitted by the local limiter, to what req's primary is
+// to be told.
+func (r *reports) owe(req limitspec.Request, cost int64) {
+	k := keyOf(req)
+	s := r.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rep := s.m[k]; rep != nil {
+		rep.owed += cost
+	}
+}
+
+// debt takes what the primary is to be told of req's key; the caller
+// gives it back (owe) when the primary could not be told.
+func (r *reports) debt(req limitspec.Request) int64 {
+	k := keyOf(req)
+	s := r.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := s.m[k]
+	if rep == nil {
+		return 0
+	}
+	owed := rep.owed
+	rep.owed = 0
+	return owed
+}
+
+// used is the largest amount any limit of res had used (its Quota less
+// its Remaining), and the longest of their ResetAfter.
+func used(res limitspec.Result) (int64, time.Duration) {
+	var u int64
+	var reset time.Duration
+	for _, l := range res.Limits {
+		u, reset = max(u, l.Quota-l.Remaining), max(reset, l.ResetAfter)
+	}
+	return u, reset
+}
+
+// seed starts the local limiter's state of req from amount used: its
+// state reset, then amount forced on it at req's time.
+func seed(ctx context.Context, local limitspec.Limiter, req limitspec.Request, amount int64) error {
+	if r, ok := local.(limitspec.Resetter); ok {
+		if err := r.Reset(ctx, req); err != nil {
+			return err
+		}
+	}
+	if amount == 0 {
+		return nil
+	}
+	req.Cost, req.Force = amount, true
+	_, err := local.Limit(ctx, req)
+	return err
+}
