@@ -186,4 +186,3 @@ func TestFaultFlapping(t *testing.T) {
 		t.Errorf("the primary has %d remaining (%v); want 0: told of the local admissions", res.Limits[0].Remaining, err)
 	}
 }
-
