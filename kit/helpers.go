@@ -1,6 +1,8 @@
 package kit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"sort"
 	"strconv"
@@ -65,3 +67,21 @@ func InsertAt[T any](list []T, i int, x T) []T { return slices.Insert(list, i, x
 // none, for an f that is false and then true: the binary search by which
 // a sorted set's entries within a score range are found.
 func SearchEntries(n int, f func(int) bool) int { return sort.Search(n, f) }
+
+// MaxKeyBytes is the longest key, or identity value, that the limiters
+// store as it is. A longer one is stored as its StoredKey, so that a
+// client's key (an API key of 500 KB, say) never becomes a Redis key
+// name or a map key of that size.
+const MaxKeyBytes = 256
+
+// StoredKey is key as the limiters store it: itself, up to MaxKeyBytes
+// (or when it starts with '}', which every limiter refuses); a longer key
+// is stored as "sha256:" and the 64 hex digits of its SHA-256 (71 bytes).
+// Two keys share a state only if they are equal or their SHA-256 are.
+func StoredKey(key string) string {
+	if len(key) <= MaxKeyBytes || key[0] == '}' {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

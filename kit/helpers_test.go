@@ -2,6 +2,7 @@ package kit
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -73,5 +74,21 @@ func TestInsertAt(t *testing.T) {
 	}
 	if got := InsertAt([]int(nil), 0, 7); !slices.Equal(got, []int{7}) {
 		t.Errorf("InsertAt into nil = %v, want [7]", got)
+	}
+}
+
+// TestStoredKey: keys up to MaxKeyBytes are stored as they are; a longer
+// one as its SHA-256 (the digest below is sha256sum's of 257 "a"s); a
+// key starting with '}' is left for the limiters to refuse.
+func TestStoredKey(t *testing.T) {
+	for _, tc := range []struct{ key, want string }{
+		{"alice", "alice"},
+		{strings.Repeat("a", 256), strings.Repeat("a", 256)},
+		{strings.Repeat("a", 257), "sha256:e8d95cc2b4bc198c54b40bd214df958afb65f5e73d2c2eafe0593cf5c635c1f0"},
+		{"}" + strings.Repeat("a", 300), "}" + strings.Repeat("a", 300)},
+	} {
+		if got := StoredKey(tc.key); got != tc.want {
+			t.Errorf("StoredKey(%d bytes) = %.80q; want %.80q", len(tc.key), got, tc.want)
+		}
 	}
 }

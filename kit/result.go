@@ -109,7 +109,7 @@ func PolicyKeys(p *limitspec.Policy, ids map[string]string) ([]string, error) {
 		case v[0] == '}':
 			return nil, BadInput("%s: identity %s must not begin with '}' (its hash tag would be empty)", p.Name(), pl.Identity)
 		}
-		keys[i] = v
+		keys[i] = StoredKey(v)
 	}
 	return keys, nil
 }

@@ -125,7 +125,7 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 		return limitspec.Result{}, err
 	}
 	c := kit.Call{NowMs: now, Cost: req.Cost, Inputs: inputs(t.alg.Inputs, req.Inputs), Commit: true, Force: req.Force}
-	if err := t.Prepare(&c, req.Limit, "", req.Key); err != nil {
+	if err := t.Prepare(&c, req.Limit, "", kit.StoredKey(req.Key)); err != nil {
 		return limitspec.Result{}, err
 	}
 	shard := t.Shard(c.Key)
@@ -156,7 +156,7 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 		}
 		return nil
 	}
-	t, c, err := l.prepare(req.Limit, "", req.Key)
+	t, c, err := l.prepare(req.Limit, "", kit.StoredKey(req.Key))
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 		return nil, err
 	}
 	c := kit.Call{NowMs: l.nowMs(req.Now), Inputs: make([]string, len(t.alg.Inputs))}
-	if err := t.Prepare(&c, req.Limit, "", req.Key); err != nil {
+	if err := t.Prepare(&c, req.Limit, "", kit.StoredKey(req.Key)); err != nil {
 		return nil, err
 	}
 	recs, err := t.View(view, &c)

@@ -45,7 +45,7 @@ func (l *Limiter) prepare(req limitspec.Request) (*call, error) {
 	}
 	params := kit.Decimal(args)
 	c := &call{lib: s.Library, decide: s.Decide, force: s.Force, reset: s.Reset,
-		keys:  s.KeyNames(l.o.prefix+req.Key, "", params),
+		keys:  s.KeyNames(l.o.prefix+kit.StoredKey(req.Key), "", params),
 		names: []string{req.Limit.Algorithm().String()}, limits: []limitspec.Limit{req.Limit}}
 	for _, in := range s.Inputs {
 		c.argv = append(c.argv, req.Inputs[in])
