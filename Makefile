@@ -2,7 +2,7 @@
 # newcomer runs; both work on a fresh machine with Go and redis-server.
 GO ?= go
 
-.PHONY: generate verify test bench check
+.PHONY: generate verify test test-faults bench check
 
 # Regenerate the catalogue (the typed limits, memory/, lua/) from spec/,
 # and examples/quota from its spec.
@@ -18,6 +18,12 @@ verify:
 test:
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -race ./kit/ ./memory/ ./fallback/ ./httplimit/
+
+# The fault suite (docs/semantics.md, "Faults"): lost replies, a slow,
+# killed, frozen or flapping Redis, a slot migrating, long and many keys,
+# each counting admissions exactly. `make test` runs it too.
+test-faults:
+	$(GO) test -count=1 -run 'Fault' ./...
 
 # Speed and memory of every benchmark.
 bench:

@@ -79,6 +79,25 @@
 // would pass 2^53−1 is refused with an error matching
 // limitspec.ErrBadInput.
 //
+// # Starting from the primary's word
+//
+// In Local mode the Limiter remembers, for the last Options.Reports keys
+// (DefaultReports), how much of the limit the primary last reported used
+// (a policy: its most used limit). The first time the local limiter
+// decides a key, its state of the key is reset and that amount is forced
+// on it (nothing once the report's ResetAfter has passed), so that it
+// starts where the primary was, not from a full limit. From then on the
+// primary's admissions of the key are forced on the local limiter too,
+// and what the local limiter admitted is forced on the primary before the
+// primary decides the key again (an outage's admissions count after it).
+// docs/semantics.md ("Faults") states the bound this gives, with one
+// process and with Processes: n, and what a caller sees of each fault.
+//
+// A primary failure is slow when the call may have been applied (no
+// reply within Timeout, a reply lost: limitspec.ErrOutcomeUnknown), down
+// otherwise; Stats counts both. Options.ModeFor gives a mode per request.
+// Every change of the breaker's state is logged by Options.Logger.
+//
 // # The breaker
 //
 // The breaker is closed at first: every call goes to the primary. After

@@ -146,13 +146,13 @@ func newClient(addr string) *redis.Client {
 	})
 }
 
-// TestRedisKilledMidTraffic kills the Redis server under traffic and
+// TestFaultRedisKilledMidTraffic kills the Redis server under traffic and
 // restarts it: no call takes longer than its deadline (plus a margin),
 // the fallback decides while Redis is down, the breaker opens, and Redis
 // decides again once it is back. Then the same with a server that hangs
 // (SIGSTOP) instead: each call that reaches it waits for the fallback's
 // Timeout.
-func TestRedisKilledMidTraffic(t *testing.T) {
+func TestFaultRedisKilledMidTraffic(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		stop, back func(*redistest.Server)

@@ -10,12 +10,12 @@ import (
 	"github.com/limitspec/limitspec/memory"
 )
 
-// TestLongKeys: a 500 KB key and a 500 KB identity value are stored as
+// TestFaultLongKeys: a 500 KB key and a 500 KB identity value are stored as
 // their SHA-256 (kit.StoredKey): no Redis key name is longer than 200
 // bytes, one long key keeps its state across calls and another long key
 // has its own, in Redis as in memory (a fixed window of 2: the third
 // call of one key is denied, the first of the other admitted).
-func TestLongKeys(t *testing.T) {
+func TestFaultLongKeys(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
 	lim := newLimiter(t, rdb)
