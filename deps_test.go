@@ -9,8 +9,10 @@ import (
 // TestDependencies holds the architecture in place: the root package is
 // the contract and imports nothing of the module, and the adapters
 // (fallback, httplimit) build on the contract alone, with no Redis
-// client, no Lua VM and no implementation package.
+// client, no Lua VM and no implementation package; OpenTelemetry and
+// Prometheus stay in otelmetrics and cmd/example (testMetricsDependencies).
 func TestDependencies(t *testing.T) {
+	t.Run("metrics", testMetricsDependencies)
 	const module = "github.com/limitspec/limitspec"
 	tests := []struct {
 		pkgs      []string
@@ -37,6 +39,44 @@ func TestDependencies(t *testing.T) {
 					t.Errorf("%v depend on %s", tt.pkgs, d)
 				}
 			}
+		}
+	}
+}
+
+// testMetricsDependencies: OpenTelemetry and Prometheus stay in package
+// otelmetrics and in cmd/example, which serves its metrics: no other
+// package of the module imports them, directly or not, nor do its tests
+// directly.
+func testMetricsDependencies(t *testing.T) {
+	const module = "github.com/limitspec/limitspec"
+	allowed := map[string]bool{module + "/otelmetrics": true, module + "/cmd/example": true}
+	forbidden := []string{"go.opentelemetry.io/", "github.com/prometheus/"}
+	out, err := exec.Command("go", "list", "-f",
+		"{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}",
+		"./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list ./...: %v\n%s", err, out)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		deps := strings.Fields(line)
+		pkg := deps[0]
+		for _, d := range deps[1:] {
+			for _, f := range forbidden {
+				if strings.HasPrefix(d, f) {
+					seen[pkg] = true
+					if !allowed[pkg] {
+						t.Errorf("%s depends on %s", pkg, d)
+					}
+				}
+			}
+		}
+	}
+	// Both allowed packages are listed, and seen to depend on them: the
+	// check finds what it looks for.
+	for pkg := range allowed {
+		if !seen[pkg] {
+			t.Errorf("%s depends on neither OpenTelemetry nor Prometheus, by go list: %s", pkg, out)
 		}
 	}
 }

@@ -110,7 +110,9 @@ func TestOpening(t *testing.T) {
 		t.Errorf("the decisions left no key on Redis")
 	}
 	srv.Kill()
-	check("Redis down", get(), 200, `"gcra";r=19;t=1`, "")
+	// Redis down: the local limiter starts from what Redis last said of
+	// the client (20 used), so the client stays denied, as on Redis.
+	check("Redis down", get(), 429, `"gcra";r=0;t=2`, "1")
 	if len(sides) != 22 || sides[20] != limitspec.Primary || sides[21] != limitspec.Fallback {
 		t.Errorf("%d decisions, the 21st by %v, the 22nd by %v; want 22, primary, fallback", len(sides), sides[min(20, len(sides)-1)], sides[len(sides)-1])
 	}

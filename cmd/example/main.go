@@ -2,10 +2,14 @@
 // /hello answers JSON, limited per client IP by a GCRA limiter (by
 // default 20 requests at once, then 10 a second: the README's opening),
 // in process, or, with -redis, on Redis with a local fallback while Redis
-// is unavailable.
+// is unavailable. With -redis, -metrics serves GET /metrics in the
+// Prometheus text format: the fallback's decisions by side, Redis's
+// failures, the circuit breaker's openings and state (package
+// otelmetrics, through OpenTelemetry's Prometheus exporter).
 //
 //	go run ./cmd/example [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379]
-//	                     [-burst 20] [-rate 10] [-period 1s] [-trusted 10.0.0.0/8,...]
+//	                     [-metrics 127.0.0.1:9090] [-burst 20] [-rate 10] [-period 1s]
+//	                     [-trusted 10.0.0.0/8,...]
 //
 // It prints the curl command to try, and serves until interrupted.
 package main
@@ -24,12 +28,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
 	"github.com/limitspec/limitspec/httplimit"
 	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/otelmetrics"
 	"github.com/limitspec/limitspec/redislimit"
 )
 
@@ -44,8 +54,8 @@ func main() {
 
 // config is what the flags say.
 type config struct {
-	addr, redisURL, trusted string
-	limit                   limitspec.GCRA // per client IP
+	addr, redisURL, metrics, trusted string
+	limit                            limitspec.GCRA // per client IP
 }
 
 // parseFlags reads the flags of args; -h prints the usage to out.
@@ -55,6 +65,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.SetOutput(out)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.redisURL, "redis", "", "limit on this Redis (redis://host:port), falling back to a local limiter while it is unavailable; empty: in process only")
+	fs.StringVar(&c.metrics, "metrics", "", "serve GET /metrics (Prometheus text format) on this address (127.0.0.1:9090, say): the fallback's decisions by side, Redis's failures, the breaker's state; needs -redis (in process only, no fallback decides); empty: off")
 	fs.StringVar(&c.trusted, "trusted", "", "comma-separated trusted proxies (CIDRs or IPs): the client IP is then read from X-Forwarded-For behind them")
 	fs.Int64Var(&c.limit.Burst, "burst", 20, "requests admitted at once per client IP")
 	fs.Int64Var(&c.limit.Rate, "rate", 10, "requests admitted per -period once the burst is spent")
@@ -67,6 +78,9 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	}
 	if err := c.limit.Validate(); err != nil {
 		return c, fmt.Errorf("-burst, -rate, -period: %w", err)
+	}
+	if c.metrics != "" && c.redisURL == "" {
+		return c, errors.New("-metrics needs -redis: in process only, there is no fallback to count")
 	}
 	return c, nil
 }
@@ -94,21 +108,72 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	served := make(chan error, 2)
+	metricsURL, stopMetrics, err := serveMetrics(c.metrics, lim, served)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopMetrics()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(stdout, "listening on http://%s: per client IP, %d at once, then %d per %v (gcra, %s)\n",
-		ln.Addr(), c.limit.Burst, c.limit.Rate, c.limit.Period, where)
-	fmt.Fprintf(stdout, "try: for i in $(seq %d); do curl -si http://%s/hello | grep -iE '^(HTTP|ratelimit|retry-after)'; done\n",
-		c.limit.Burst+1, ln.Addr())
-	served := make(chan error, 1)
+	announce(stdout, c, ln.Addr(), where, metricsURL)
 	go func() { served <- srv.Serve(ln) }()
 	select {
-	case err := <-served:
-		return err
+	case err = <-served: // either server failed: stop the other
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	return errors.Join(err, srv.Shutdown(shutdownCtx))
+}
+
+// announce prints where the service listens and how it limits, where its
+// metrics are, if anywhere, and the curl command to try.
+func announce(stdout io.Writer, c config, addr net.Addr, where, metricsURL string) {
+	fmt.Fprintf(stdout, "listening on http://%s: per client IP, %d at once, then %d per %v (gcra, %s)\n",
+		addr, c.limit.Burst, c.limit.Rate, c.limit.Period, where)
+	if metricsURL != "" {
+		fmt.Fprintf(stdout, "metrics: %s\n", metricsURL)
+	}
+	fmt.Fprintf(stdout, "try: for i in $(seq %d); do curl -si http://%s/hello | grep -iE '^(HTTP|ratelimit|retry-after)'; done\n",
+		c.limit.Burst+1, addr)
+}
+
+// serveMetrics serves GET /metrics on addr, unless addr is empty: lim's
+// counters (a *fallback.Limiter's) in the Prometheus text format, through
+// package otelmetrics and OpenTelemetry's Prometheus exporter, on a
+// registry of its own. It returns the URL it serves, the function that
+// stops it, and sends to served what its Serve returns.
+func serveMetrics(addr string, lim limitspec.Limiter, served chan<- error) (url string, stop func(), err error) {
+	fb, ok := lim.(*fallback.Limiter)
+	if addr == "" || !ok {
+		return "", func() {}, nil
+	}
+	registry := prometheus.NewRegistry()
+	exporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithoutScopeInfo())
+	if err != nil {
+		return "", nil, err
+	}
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+	_, err = otelmetrics.Observe(provider.Meter(otelmetrics.ScopeName), fb, attribute.String("limiter", "hello"))
+	var ln net.Listener
+	if err == nil {
+		ln, err = net.Listen("tcp", addr)
+	}
+	if err != nil {
+		provider.Shutdown(context.Background())
+		return "", nil, fmt.Errorf("-metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { served <- srv.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/metrics", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		provider.Shutdown(ctx)
+	}, nil
 }
 
 // limiter is the limiter of c: in process, or on c.redisURL with a

@@ -16,9 +16,10 @@ import (
 )
 
 // start runs the service with args on a free port and returns its base
-// URL and the line that says where it listens and how it limits; the
-// test's end stops it and checks that run returned nil.
-func start(t *testing.T, args ...string) (base, listening string) {
+// URL and the lines it printed before the curl command, the first of
+// which says where it listens and how it limits; the test's end stops it
+// and checks that run returned nil.
+func start(t *testing.T, args ...string) (base string, lines []string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -28,29 +29,34 @@ func start(t *testing.T, args ...string) (base, listening string) {
 		pw.Close()
 		done <- err
 	}()
-	lines := make(chan [2]string, 1)
+	type printed struct {
+		base  string
+		lines []string
+	}
+	announced := make(chan printed, 1)
 	go func() { // reads every line, so that run never blocks on stdout
 		tryLine := regexp.MustCompile(`^try: .*curl -si (http://[^/\s]+)/hello`)
 		sc := bufio.NewScanner(pr)
-		var first string
+		var before []string
 		for sc.Scan() {
-			if first == "" {
-				first = sc.Text()
-			}
 			if m := tryLine.FindStringSubmatch(sc.Text()); m != nil {
-				lines <- [2]string{m[1], first}
+				announced <- printed{m[1], before}
 			}
+			before = append(before, sc.Text())
 		}
 	}()
 	select {
-	case l := <-lines:
+	case p := <-announced:
 		t.Cleanup(func() {
 			cancel()
 			if err := <-done; err != nil {
 				t.Errorf("run: %v", err)
 			}
 		})
-		return l[0], l[1]
+		if len(p.lines) == 0 {
+			t.Fatal("no line before the curl line")
+		}
+		return p.base, p.lines
 	case err := <-done:
 		cancel()
 		t.Fatalf("run returned before serving: %v", err)
@@ -58,7 +64,7 @@ func start(t *testing.T, args ...string) (base, listening string) {
 		cancel()
 		t.Fatal("no curl line within 10 s")
 	}
-	return "", ""
+	return "", nil
 }
 
 // checkListening checks the line that says how the service limits.
@@ -132,18 +138,19 @@ func checkProblem(t *testing.T, ctype string, body []byte) {
 }
 
 func TestInProcess(t *testing.T) {
-	base, line := start(t, "-burst", "3", "-rate", "1", "-period", "1m")
-	checkListening(t, base, line, "in process")
+	base, lines := start(t, "-burst", "3", "-rate", "1", "-period", "1m")
+	checkListening(t, base, lines[0], "in process")
 	sendSteps(t, base, burst3)
 }
 
 // TestRedisWithFallback runs the service on a real Redis: the decisions
 // are Redis's (the GCRA's key holds the client's state), until Redis is
-// killed, when the local limiter, fresh, decides.
+// killed, when the local limiter decides, started from what Redis last
+// reported for the client (its burst spent): it denies as Redis did.
 func TestRedisWithFallback(t *testing.T) {
 	srv := redistest.StartServer(t)
-	base, line := start(t, "-burst", "3", "-rate", "1", "-period", "1m", "-redis", srv.URL())
-	checkListening(t, base, line, "on Redis "+srv.Addr()+", in process while it is unavailable")
+	base, lines := start(t, "-burst", "3", "-rate", "1", "-period", "1m", "-redis", srv.URL())
+	checkListening(t, base, lines[0], "on Redis "+srv.Addr()+", in process while it is unavailable")
 	sendSteps(t, base, burst3)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
@@ -152,7 +159,7 @@ func TestRedisWithFallback(t *testing.T) {
 		t.Errorf("keys on Redis: %q, %v; want the client's GCRA key alone", keys, err)
 	}
 	srv.Kill()
-	sendSteps(t, base, burst3[:1])
+	sendSteps(t, base, burst3[3:])
 }
 
 func TestTrustedProxies(t *testing.T) {
@@ -175,13 +182,76 @@ func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-burst", "0"}, {"-period", "1500us"}, {"-period", "0s"}, {"-trusted", "proxy.example"},
 		{"-redis", "http://x"}, {"-addr", "256.0.0.1:0"}, {"extra"},
+		{"-metrics", "127.0.0.1:0"}, // without -redis
 	} {
 		if err := run(context.Background(), args, io.Discard); err == nil {
 			t.Errorf("run %q: no error", args)
 		}
 	}
 	var out strings.Builder
-	if err := run(context.Background(), []string{"-h"}, &out); err != nil || !strings.Contains(out.String(), "-redis") {
+	if err := run(context.Background(), []string{"-h"}, &out); err != nil || !strings.Contains(out.String(), "-redis") || !strings.Contains(out.String(), "-metrics") {
 		t.Errorf("-h: %v, usage %q", err, out.String())
 	}
+}
+
+// TestMetrics runs the service on a real Redis with -metrics, makes a
+// request, and reads the decision and the breaker's state on /metrics.
+func TestMetrics(t *testing.T) {
+	srv := redistest.StartServer(t)
+	base, lines := start(t, "-redis", srv.URL(), "-metrics", "127.0.0.1:0")
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "metrics: http://127.0.0.1:") || !strings.HasSuffix(lines[1], "/metrics") {
+		t.Fatalf("lines %q; want the listening line, then the metrics URL", lines)
+	}
+	metricsURL := strings.TrimPrefix(lines[1], "metrics: ")
+	resp, err := http.Get(base + "/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /hello: %s", resp.Status)
+	}
+	samples := scrape(t, metricsURL)
+	for series, want := range map[string]string{
+		`limitspec_decisions_total{limiter="hello",side="primary"}`:   "1",
+		`limitspec_decisions_total{limiter="hello",side="fallback"}`:  "0",
+		`limitspec_primary_errors_total{kind="down",limiter="hello"}`: "0",
+		`limitspec_primary_errors_total{kind="slow",limiter="hello"}`: "0",
+		`limitspec_errors_total{limiter="hello"}`:                     "0",
+		`limitspec_breaker_opens_total{limiter="hello"}`:              "0",
+		`limitspec_breaker_state{limiter="hello"}`:                    "0",
+	} {
+		if got, ok := samples[series]; !ok || got != want {
+			t.Errorf("%s = %q (present %v), want %s", series, got, ok, want)
+		}
+	}
+	if resp, err := http.Post(metricsURL, "text/plain", nil); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /metrics: %v, %v; want 405", resp, err)
+	}
+	err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-redis", srv.URL(), "-metrics", "256.0.0.1:0"}, io.Discard)
+	if err == nil || !strings.HasPrefix(err.Error(), "-metrics: ") {
+		t.Errorf("-metrics 256.0.0.1:0: %v", err)
+	}
+}
+
+// scrape GETs url, checks that it is in the Prometheus text format, and
+// returns its samples' values by series (name and labels as written).
+func scrape(t *testing.T, url string) map[string]string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Fatalf("GET %s: %s, Content-Type %q", url, resp.Status, ct)
+	}
+	samples := map[string]string{}
+	for sc := bufio.NewScanner(resp.Body); sc.Scan(); {
+		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
+			i := strings.LastIndexByte(line, ' ')
+			samples[line[:i]] = line[i+1:]
+		}
+	}
+	return samples
 }

@@ -1,0 +1,123 @@
+package otelmetrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/fallback"
+)
+
+// ScopeName is the instrumentation scope to get a Meter by:
+// provider.Meter(otelmetrics.ScopeName).
+const ScopeName = "github.com/limitspec/limitspec/otelmetrics"
+
+// The attributes' keys that Observe sets itself, and refuses in attrs.
+const (
+	sideKey = attribute.Key("side") // of limitspec.decisions: primary, fallback, fail-open, fail-closed
+	kindKey = attribute.Key("kind") // of limitspec.primary.errors: slow, down
+)
+
+var sides = [...]limitspec.Side{limitspec.Primary, limitspec.Fallback, limitspec.FailOpen, limitspec.FailClosed}
+
+// Observe registers on meter the instruments of the package
+// documentation, observed from lim.Stats() at each collection, each
+// observation carrying attrs (a name for lim, say) beside its own side
+// or kind. It refuses a nil meter, a nil lim, and attrs with the key
+// side or kind. Unregister the Registration to stop observing lim; give
+// each Limiter observed on one meter its own attrs.
+func Observe(meter metric.Meter, lim *fallback.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
+	if limitspec.IsNil(meter) {
+		return nil, errors.New("otelmetrics: nil meter")
+	}
+	if lim == nil {
+		return nil, errors.New("otelmetrics: nil limiter")
+	}
+	for _, a := range attrs {
+		if a.Key == sideKey || a.Key == kindKey {
+			return nil, fmt.Errorf("otelmetrics: attribute %q is set by Observe", a.Key)
+		}
+	}
+	o := &observer{lim: lim}
+	if err := o.instruments(meter); err != nil {
+		return nil, fmt.Errorf("otelmetrics: %w", err)
+	}
+	o.options(attrs)
+	reg, err := meter.RegisterCallback(o.observe, o.decisions, o.primaryErrors, o.errors, o.opens, o.state)
+	if err != nil {
+		return nil, fmt.Errorf("otelmetrics: %w", err)
+	}
+	return reg, nil
+}
+
+// observer observes one Limiter's Stats.
+type observer struct {
+	lim                                     *fallback.Limiter
+	decisions, primaryErrors, errors, opens metric.Int64ObservableCounter
+	state                                   metric.Int64ObservableGauge
+	sideOpts                                [len(sides)]metric.ObserveOption
+	slowOpt, downOpt, opt                   metric.ObserveOption
+	down                                    atomic.Int64 // the last down count observed
+}
+
+// instruments makes o's instruments on meter.
+func (o *observer) instruments(meter metric.Meter) error {
+	var errs [5]error
+	o.decisions, errs[0] = meter.Int64ObservableCounter("limitspec.decisions", metric.WithUnit("{decision}"),
+		metric.WithDescription("Rate-limit decisions, by the side that made them: primary (the primary limiter, Redis), fallback (the local limiter), fail-open or fail-closed."))
+	o.primaryErrors, errs[1] = meter.Int64ObservableCounter("limitspec.primary.errors", metric.WithUnit("{error}"),
+		metric.WithDescription("Failures of the primary limiter, by kind: slow (no reply in time, or the reply lost: the call may have been applied) or down (unreachable or refusing: not applied)."))
+	o.errors, errs[2] = meter.Int64ObservableCounter("limitspec.errors", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls of Limit that returned an error instead of a decision."))
+	o.opens, errs[3] = meter.Int64ObservableCounter("limitspec.breaker.opens", metric.WithUnit("{open}"),
+		metric.WithDescription("Times the circuit breaker opened, leaving the primary limiter."))
+	o.state, errs[4] = meter.Int64ObservableGauge("limitspec.breaker.state", metric.WithUnit("{state}"),
+		metric.WithDescription("State of the circuit breaker: 0 closed (deciding with the primary), 1 open, 2 half-open."))
+	return errors.Join(errs[:]...)
+}
+
+// options makes the attribute sets of o's observations.
+func (o *observer) options(attrs []attribute.KeyValue) {
+	with := func(kv ...attribute.KeyValue) metric.ObserveOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), attrs...), kv...)...))
+	}
+	for i, side := range sides {
+		o.sideOpts[i] = with(sideKey.String(side.String()))
+	}
+	o.slowOpt, o.downOpt, o.opt = with(kindKey.String("slow")), with(kindKey.String("down")), with()
+}
+
+// observe is the callback: it reads the Stats once and observes them.
+func (o *observer) observe(_ context.Context, ob metric.Observer) error {
+	st := o.lim.Stats()
+	for i, side := range sides {
+		ob.ObserveInt64(o.decisions, int64(st.Decisions(side)), o.sideOpts[i])
+	}
+	ob.ObserveInt64(o.primaryErrors, int64(st.PrimarySlow), o.slowOpt)
+	ob.ObserveInt64(o.primaryErrors, o.downCount(st), o.downOpt)
+	ob.ObserveInt64(o.errors, int64(st.Errors), o.opt)
+	ob.ObserveInt64(o.opens, int64(st.Opens), o.opt)
+	ob.ObserveInt64(o.state, int64(st.State), o.opt)
+	return nil
+}
+
+// downCount is the count of primary failures of kind down: PrimaryErrors
+// less PrimarySlow. Stats reads PrimarySlow after PrimaryErrors, and a
+// failure counted in between makes the difference one too small (even
+// negative): as the difference is never above the true count, the
+// largest seen so far, which downCount returns, is not either, and it
+// never decreases, as a counter must not.
+func (o *observer) downCount(st fallback.Stats) int64 {
+	d := int64(st.PrimaryErrors - min(st.PrimarySlow, st.PrimaryErrors))
+	for {
+		last := o.down.Load()
+		if d <= last || o.down.CompareAndSwap(last, d) {
+			return max(d, last)
+		}
+	}
+}
