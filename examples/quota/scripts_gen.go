@@ -30,9 +30,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "7e511b27a0188c894c8af44ccd76648e46676bad", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "c8c08a47137856ce65f42c9e316bf0ec058d0d40"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4745fd8e5ccd6362534ea9334133e9862cbe7eb9"},
+		Name: "quota", Version: "98218076ca06cc224f6d6cf77ed31bd5638d92c7", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "704e3f3a39306854ca6b14da486c9d24e2c86b3e"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "62d54458c4a0272e577219151ebcb65326c57841"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{

@@ -1024,7 +1024,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1039,8 +1038,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__top ~= nil then
           win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it
-            redis.call('ZREM', KEYS[1], win__top.member__)
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
@@ -1048,10 +1047,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
   return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
@@ -1856,7 +1859,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1876,6 +1878,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
@@ -2737,7 +2740,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -2752,8 +2754,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__top ~= nil then
           win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it
-            redis.call('ZREM', KEYS[1], win__top.member__)
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
@@ -2761,10 +2763,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
   return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
@@ -3569,7 +3575,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -3589,6 +3594,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
@@ -3888,5 +3894,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return '7e511b27a0188c894c8af44ccd76648e46676bad'
+  return '98218076ca06cc224f6d6cf77ed31bd5638d92c7'
 end}

@@ -483,7 +483,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -498,8 +497,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__top ~= nil then
           win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it
-            redis.call('ZREM', KEYS[1], win__top.member__)
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
@@ -507,10 +506,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
   return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
@@ -1315,7 +1318,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1335,6 +1337,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
