@@ -208,7 +208,9 @@
 // add whose score is below the newest entry's takes the newest's score
 // (this happens only when parameters change between calls), and with
 // merge: FIELD an add whose score is the newest's adds its FIELD to that
-// entry instead (ZREM, then ZADD of the merged member).
+// entry instead (ZADD of the merged member, then ZREM of the old one; a
+// drop before an add is written after it: a key never vanishes between
+// two writes of one call, which a Cluster slot in migration refuses).
 //
 // A list holds entries in arrival order, each its fields joined by ":",
 // and is read whole with LRANGE, by views only. Its last field may be a

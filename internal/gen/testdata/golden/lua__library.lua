@@ -1039,7 +1039,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1054,8 +1053,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__top ~= nil then
           win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it
-            redis.call('ZREM', KEYS[1], win__top.member__)
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
@@ -1063,10 +1062,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
   return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
@@ -1774,7 +1777,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1794,6 +1796,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
@@ -2326,7 +2329,6 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   if ok and c > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -2346,9 +2348,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from))
       if hits__top ~= nil and hits__top.start <= from then
         hits__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -2362,17 +2364,21 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         local hits__x = {start = bucket, n = c}
         if hits__top ~= nil then
           hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
-          if hits__top.start == hits__x.start then -- merge into it
-            redis.call('ZREM', KEYS[3], hits__top.member__)
+          if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
+            hits__x.replaces__ = hits__top.member__
             hits__x.n = hits__x.n + hits__top.n
           end
         end
         hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
         redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+        if hits__x.replaces__ ~= nil and hits__x.replaces__ ~= hits__x.member__ then
+          redis.call('ZREM', KEYS[3], hits__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
         hits__top = hits__x
       end
       redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
     end
     if newest <= from then
       writes[#writes + 1] = function()
@@ -3125,7 +3131,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -3140,8 +3145,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__top ~= nil then
           win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it
-            redis.call('ZREM', KEYS[1], win__top.member__)
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
@@ -3149,10 +3154,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
   return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
@@ -3860,7 +3869,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -3880,6 +3888,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
@@ -4412,7 +4421,6 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   if ok and c > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -4432,9 +4440,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from))
       if hits__top ~= nil and hits__top.start <= from then
         hits__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -4448,17 +4456,21 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         local hits__x = {start = bucket, n = c}
         if hits__top ~= nil then
           hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
-          if hits__top.start == hits__x.start then -- merge into it
-            redis.call('ZREM', KEYS[3], hits__top.member__)
+          if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
+            hits__x.replaces__ = hits__top.member__
             hits__x.n = hits__x.n + hits__top.n
           end
         end
         hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
         redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+        if hits__x.replaces__ ~= nil and hits__x.replaces__ ~= hits__x.member__ then
+          redis.call('ZREM', KEYS[3], hits__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
         hits__top = hits__x
       end
       redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
     end
     if newest <= from then
       writes[#writes + 1] = function()
@@ -5088,7 +5100,6 @@ end
 local busy = agg__4 > 0
 if ok and c > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -5106,7 +5117,7 @@ if ok and c > 0 then
     log__top = log__x
   end
   redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -5116,17 +5127,21 @@ if ok and c > 0 then
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
       hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
-      if hits__top.start == hits__x.start then -- merge into it
-        redis.call('ZREM', KEYS[3], hits__top.member__)
+      if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
+        hits__x.replaces__ = hits__top.member__
         hits__x.n = hits__x.n + hits__top.n
       end
     end
     hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
     redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+    if hits__x.replaces__ ~= nil and hits__x.replaces__ ~= hits__x.member__ then
+      redis.call('ZREM', KEYS[3], hits__x.replaces__)
+    end
     redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
     hits__top = hits__x
   end
   redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end
@@ -5578,7 +5593,6 @@ end
 local busy = agg__4 > 0
 if ok and c > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -5596,7 +5610,7 @@ if ok and c > 0 then
     log__top = log__x
   end
   redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -5606,17 +5620,21 @@ if ok and c > 0 then
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
       hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
-      if hits__top.start == hits__x.start then -- merge into it
-        redis.call('ZREM', KEYS[3], hits__top.member__)
+      if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
+        hits__x.replaces__ = hits__top.member__
         hits__x.n = hits__x.n + hits__top.n
       end
     end
     hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
     redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+    if hits__x.replaces__ ~= nil and hits__x.replaces__ ~= hits__x.member__ then
+      redis.call('ZREM', KEYS[3], hits__x.replaces__)
+    end
     redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
     hits__top = hits__x
   end
   redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end
@@ -5985,5 +6003,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return 'ed9a0dbdb1fa0cc623ddbf5d3320d61708609757'
+  return '56da0bfff3758f5163fbe5b8186c581ba2ec2a15'
 end}

@@ -483,7 +483,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest))
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -498,8 +497,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__top ~= nil then
           win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it
-            redis.call('ZREM', KEYS[1], win__top.member__)
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
@@ -507,10 +506,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
   return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
@@ -1218,7 +1221,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1238,6 +1240,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
       redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
@@ -1770,7 +1773,6 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   if ok and c > 0 then
     writes[#writes + 1] = function()
       wipe()
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1790,9 +1792,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         log__top = log__x
       end
       redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from))
       if hits__top ~= nil and hits__top.start <= from then
         hits__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1806,17 +1808,21 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         local hits__x = {start = bucket, n = c}
         if hits__top ~= nil then
           hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
-          if hits__top.start == hits__x.start then -- merge into it
-            redis.call('ZREM', KEYS[3], hits__top.member__)
+          if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
+            hits__x.replaces__ = hits__top.member__
             hits__x.n = hits__x.n + hits__top.n
           end
         end
         hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
         redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+        if hits__x.replaces__ ~= nil and hits__x.replaces__ ~= hits__x.member__ then
+          redis.call('ZREM', KEYS[3], hits__x.replaces__)
+        end
         redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
         hits__top = hits__x
       end
       redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+      redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
     end
     if newest <= from then
       writes[#writes + 1] = function()

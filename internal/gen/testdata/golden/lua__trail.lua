@@ -437,7 +437,6 @@ end
 local busy = agg__4 > 0
 if ok and c > 0 then
   wipe()
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from))
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -455,7 +454,7 @@ if ok and c > 0 then
     log__top = log__x
   end
   redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from))
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -465,17 +464,21 @@ if ok and c > 0 then
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
       hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
-      if hits__top.start == hits__x.start then -- merge into it
-        redis.call('ZREM', KEYS[3], hits__top.member__)
+      if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
+        hits__x.replaces__ = hits__top.member__
         hits__x.n = hits__x.n + hits__top.n
       end
     end
     hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
     redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+    if hits__x.replaces__ ~= nil and hits__x.replaces__ ~= hits__x.member__ then
+      redis.call('ZREM', KEYS[3], hits__x.replaces__)
+    end
     redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
     hits__top = hits__x
   end
   redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end

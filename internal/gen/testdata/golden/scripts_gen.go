@@ -42,9 +42,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "ed9a0dbdb1fa0cc623ddbf5d3320d61708609757", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e0a0a885a20ab0a39b9717d4f5fe2e19bad3be68"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "02174263cb8c8dc7c75c0012dca449b8933a3a06"},
+		Name: "small", Version: "56da0bfff3758f5163fbe5b8186c581ba2ec2a15", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "57ff5b3ed86f0e6da1cab359f31033cbf33c0c82"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c6a772d6df7e5e4bf219ebe6625f5c7fc29cac2e"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
@@ -60,8 +60,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "fcf4597bc6767c482762bf7835a38e869e83bca5"},
-		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "8eb10bc9a61eca7c3c930c0a7bdac7d7c9fd9f29"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "8777da247d502a29a41b938325d31a7db8198bc8"},
+		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "3558d82e59a357f2944e238c3b02537879e43ac4"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "a512b72669bb05b31b7b0d58f3ad4c494858e60c"},
 		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "26edeadb2df0f8eb0c1581d2546d1a63d1c3c597"}, Returns: []string{"ts", "text"}}},
 		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
