@@ -359,7 +359,8 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 	if slow(err) {
 		l.c.primarySlow.Add(1)
 	}
-	l.lastErr.Store(&err)
+	failure := err // err, the named result, is set again on return
+	l.lastErr.Store(&failure)
 	l.br.failed(probe, l.now())
 	return limitspec.Result{}, false, nil
 }
