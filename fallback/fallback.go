@@ -113,9 +113,9 @@
 // # Counters and metrics
 //
 // Stats reads the counters at any time; they are atomic, and the calls
-// that update them take no lock. They plug into Prometheus or
-// OpenTelemetry without this package importing either: a
-// prometheus.CounterFunc per side,
+// that update them take no lock. Package otelmetrics exports them as
+// OpenTelemetry metrics; they plug into Prometheus too without this
+// package importing either: a prometheus.CounterFunc per side,
 //
 //	for _, side := range []limitspec.Side{limitspec.Primary, limitspec.Fallback, limitspec.FailOpen, limitspec.FailClosed} {
 //		prometheus.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -355,9 +355,10 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 		res, err = l.fail(ctx.Err())
 		return res, true, err
 	}
-	l.c.primaryErrors.Add(1)
 	if slow(err) {
 		l.c.primarySlow.Add(1)
+	} else {
+		l.c.primaryDown.Add(1)
 	}
 	failure := err // err, the named result, is set again on return
 	l.lastErr.Store(&failure)
@@ -393,13 +394,14 @@ func slow(err error) bool {
 
 // heard keeps the primary's decision res of req, to start the local
 // limiter from it; when the local limiter was started from an earlier
-// one, an admission is forced on it too, so that it counts whatever the
-// primary admitted since.
+// one, what the primary charged (an admission, or a forced request) is
+// forced on it too, so that it counts whatever the primary admitted
+// since.
 func (l *Limiter) heard(ctx context.Context, req limitspec.Request, res limitspec.Result) {
 	if l.modeOf(req) != Local || l.local == nil {
 		return
 	}
-	if l.reports.record(req, res, l.now()) && res.Allowed && req.Cost > 0 {
+	if l.reports.record(req, res, l.now()) && (res.Allowed || req.Force) && req.Cost > 0 {
 		req.Force = true
 		l.local.Limit(ctx, req) // an error here only leaves the local state behind
 	}
@@ -435,15 +437,16 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 			return l.fail(err)
 		}
 	}
-	if req.Cost > 0 {
+	cost := req.Cost
+	if cost > 0 {
 		req.Cost *= l.processes
 	}
 	res, err := l.local.Limit(ctx, req)
 	if err != nil {
 		return l.fail(err)
 	}
-	if res.Allowed && req.Cost > 0 {
-		l.reports.owe(req, req.Cost/l.processes)
+	if res.Allowed || req.Force {
+		l.reports.owe(req, cost)
 	}
 	if l.processes > 1 {
 		share(&res, l.processes)
@@ -525,10 +528,10 @@ func (l *Limiter) Check(req limitspec.Request) error {
 
 // counters are the Limiter's counts, read by Stats.
 type counters struct {
-	decisions     [4]atomic.Uint64 // by limitspec.Side
-	primaryErrors atomic.Uint64
-	primarySlow   atomic.Uint64
-	errors        atomic.Uint64
+	decisions   [4]atomic.Uint64 // by limitspec.Side
+	primarySlow atomic.Uint64
+	primaryDown atomic.Uint64
+	errors      atomic.Uint64
 }
 
 // changed logs a change of the breaker's state, then tells OnStateChange.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -384,7 +385,7 @@ func TestBreakerOpens(t *testing.T) {
 			t.Fatalf("failure %d: side %v, %d primary calls, %v; want fallback, %d, %v", i, res.Side, p.calls.Load(), l.Stats().State, wantCalls, wantState)
 		}
 	}
-	want := Stats{Primary: 2, Fallback: 14, PrimaryErrors: 7, Opens: 1, State: Open}
+	want := Stats{Primary: 2, Fallback: 14, PrimaryErrors: 7, PrimaryDown: 7, Opens: 1, State: Open}
 	if diff := cmp.Diff(want, l.Stats()); diff != "" {
 		t.Errorf("Stats (-want +got):\n%s", diff)
 	}
@@ -568,7 +569,7 @@ func TestLocalErrorReturned(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Msg != "gcra: key must not be empty" {
 		t.Errorf("Limit: %v, want the local limiter's error", err)
 	}
-	want := Stats{PrimaryErrors: 1, Errors: 1, State: Closed}
+	want := Stats{PrimaryErrors: 1, PrimaryDown: 1, Errors: 1, State: Closed}
 	if diff := cmp.Diff(want, l.Stats()); diff != "" {
 		t.Errorf("Stats (-want +got):\n%s", diff)
 	}
@@ -746,7 +747,7 @@ func TestCountsUnderLoad(t *testing.T) {
 		}
 	}
 	want := Stats{Primary: sides[0].Load(), Fallback: sides[1].Load(), Errors: errs.Load(),
-		PrimaryErrors: st.PrimaryErrors, Opens: st.Opens, State: st.State}
+		PrimaryErrors: st.PrimaryErrors, PrimaryDown: st.PrimaryErrors, Opens: st.Opens, State: st.State}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("Stats (-counted +got):\n%s", diff)
 	}
@@ -781,8 +782,8 @@ func BenchmarkLimit(b *testing.B) {
 		lim  limitspec.Limiter
 	}{
 		{"local alone", loc},
-		{"primary", must(New(newFake(succeed), loc, Options{}))},
-		{"fallback", must(New(newFake(fail), loc, Options{}))},
+		{"primary", must(New(newFake(succeed), loc, Options{Logger: slog.New(slog.DiscardHandler)}))},
+		{"fallback", must(New(newFake(fail), loc, Options{Logger: slog.New(slog.DiscardHandler)}))},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -21,6 +22,7 @@ type reports struct {
 	seed   maphash.Seed
 	max    int
 	shards [64]reportShard
+	owing  atomic.Int64 // the reports whose owed is not 0
 }
 
 type reportShard struct {
@@ -73,22 +75,21 @@ func keyOf(req limitspec.Request) reportKey {
 	return reportKey{key: strings.Join(ids, "\x00"), policy: req.Policy}
 }
 
-func (r *reports) shard(k reportKey) *reportShard {
-	return &r.shards[maphash.String(r.seed, k.key)%uint64(len(r.shards))]
-}
-
-// record keeps the primary's result for req, decided at now; it returns
-// whether the local limiter has been started from an earlier report, so
-// that the primary's admission is to be mirrored to it.
-func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time) (mirror bool) {
+// with calls f with req's report, under its shard's lock: nil when
+// there is none and create is false. A full shard forgets an entry at
+// random to make room.
+func (r *reports) with(req limitspec.Request, create bool, f func(*report)) {
 	k := keyOf(req)
-	s := r.shard(k)
+	s := &r.shards[maphash.String(r.seed, k.key)%uint64(len(r.shards))]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := s.m[k]
-	if rep == nil {
+	if rep == nil && create {
 		if len(s.m) >= r.max/len(r.shards)+1 {
-			for old := range s.m {
+			for old, gone := range s.m {
+				if gone.owed > 0 {
+					r.owing.Add(-1)
+				}
 				delete(s.m, old)
 				break
 			}
@@ -96,13 +97,21 @@ func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.T
 		rep = &report{}
 		s.m[k] = rep
 	}
-	if rep.seeded {
-		return true
-	}
-	var reset time.Duration
-	rep.used, reset = used(res)
-	rep.until = now.Add(reset)
-	return false
+	f(rep)
+}
+
+// record keeps the primary's result for req, decided at now; it returns
+// whether the local limiter has been started from an earlier report, so
+// that the primary's admission is to be mirrored to it.
+func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time) (mirror bool) {
+	r.with(req, true, func(rep *report) {
+		if mirror = rep.seeded; !mirror {
+			var reset time.Duration
+			rep.used, reset = used(res)
+			rep.until = now.Add(reset)
+		}
+	})
+	return mirror
 }
 
 // take returns, once per key, the amount the local limiter is to start
@@ -110,46 +119,43 @@ func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.T
 // false when there is no report, or the local limiter has already been
 // started from it.
 func (r *reports) take(req limitspec.Request, now time.Time) (amount int64, ok bool) {
-	k := keyOf(req)
-	s := r.shard(k)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rep := s.m[k]
-	if rep == nil || rep.seeded {
-		return 0, false
-	}
-	rep.seeded = true
-	if !now.Before(rep.until) {
-		return 0, true
-	}
-	return rep.used, true
+	r.with(req, false, func(rep *report) {
+		if ok = rep != nil && !rep.seeded; ok {
+			rep.seeded = true
+			if now.Before(rep.until) {
+				amount = rep.used
+			}
+		}
+	})
+	return amount, ok
 }
 
 // owe adds cost, admitted by the local limiter, to what req's primary is
 // to be told.
 func (r *reports) owe(req limitspec.Request, cost int64) {
-	k := keyOf(req)
-	s := r.shard(k)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if rep := s.m[k]; rep != nil {
-		rep.owed += cost
-	}
+	r.with(req, false, func(rep *report) {
+		if rep != nil && cost > 0 {
+			if rep.owed == 0 {
+				r.owing.Add(1)
+			}
+			rep.owed += cost
+		}
+	})
 }
 
 // debt takes what the primary is to be told of req's key; the caller
-// gives it back (owe) when the primary could not be told.
-func (r *reports) debt(req limitspec.Request) int64 {
-	k := keyOf(req)
-	s := r.shard(k)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rep := s.m[k]
-	if rep == nil {
+// gives it back (owe) when the primary could not be told. It takes no
+// lock while nothing is owed for any key.
+func (r *reports) debt(req limitspec.Request) (owed int64) {
+	if r.owing.Load() == 0 {
 		return 0
 	}
-	owed := rep.owed
-	rep.owed = 0
+	r.with(req, false, func(rep *report) {
+		if rep != nil && rep.owed > 0 {
+			owed, rep.owed = rep.owed, 0
+			r.owing.Add(-1)
+		}
+	})
 	return owed
 }
 

@@ -13,12 +13,12 @@ type Stats struct {
 	// PrimaryErrors counts the primary's failures: its errors other than
 	// bad input and misconfiguration, on calls whose ctx was not done.
 	PrimaryErrors uint64
-	// PrimarySlow counts the primary failures whose call may have been
-	// applied: no reply came within Timeout, or the connection broke
-	// after the request was sent (limitspec.ErrOutcomeUnknown). The
-	// others (PrimaryErrors less PrimarySlow) were not applied: a primary
-	// down or refusing.
-	PrimarySlow uint64
+	// PrimarySlow and PrimaryDown divide PrimaryErrors: slow, the
+	// failures whose call may have been applied (no reply within Timeout,
+	// or the connection broke after the request was sent:
+	// limitspec.ErrOutcomeUnknown); down, the others, not applied (the
+	// primary unreachable or refusing). Each only grows.
+	PrimarySlow, PrimaryDown uint64
 	// Errors counts the calls of Limit that returned an error.
 	Errors uint64
 	// Opens counts the times the breaker opened: after Failures
@@ -46,13 +46,15 @@ func (s Stats) Decisions(side limitspec.Side) uint64 {
 // Stats returns the counters. It takes no lock: call it as often as a
 // metrics exporter needs.
 func (l *Limiter) Stats() Stats {
+	slow, down := l.c.primarySlow.Load(), l.c.primaryDown.Load()
 	return Stats{
 		Primary:       l.c.decisions[limitspec.Primary].Load(),
 		Fallback:      l.c.decisions[limitspec.Fallback].Load(),
 		FailOpen:      l.c.decisions[limitspec.FailOpen].Load(),
 		FailClosed:    l.c.decisions[limitspec.FailClosed].Load(),
-		PrimaryErrors: l.c.primaryErrors.Load(),
-		PrimarySlow:   l.c.primarySlow.Load(),
+		PrimarySlow:   slow,
+		PrimaryDown:   down,
+		PrimaryErrors: slow + down,
 		Errors:        l.c.errors.Load(),
 		Opens:         l.br.opens.Load(),
 		State:         l.br.state(),

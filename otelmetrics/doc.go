@@ -32,10 +32,8 @@
 //     the primary's failures, by the attribute kind: slow (no reply within
 //     the Timeout, or the connection broke after the request was sent:
 //     the call may have been applied, Stats.PrimarySlow) or down (Redis
-//     unreachable or refusing the call, which was not applied: the other
-//     failures). Stats reads its counters one after the other, so that a
-//     failure counted in between may be missing from down for one
-//     collection; down never decreases.
+//     unreachable or refusing the call, which was not applied:
+//     Stats.PrimaryDown).
 //   - limitspec.errors, a counter (limitspec_errors_total): the calls of
 //     Limit that returned an error instead of a decision (bad input, a
 //     misconfigured Redis, the caller's context done, the local limiter's

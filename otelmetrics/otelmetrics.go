@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -62,7 +61,6 @@ type observer struct {
 	state                                   metric.Int64ObservableGauge
 	sideOpts                                [len(sides)]metric.ObserveOption
 	slowOpt, downOpt, opt                   metric.ObserveOption
-	down                                    atomic.Int64 // the last down count observed
 }
 
 // instruments makes o's instruments on meter.
@@ -99,25 +97,9 @@ func (o *observer) observe(_ context.Context, ob metric.Observer) error {
 		ob.ObserveInt64(o.decisions, int64(st.Decisions(side)), o.sideOpts[i])
 	}
 	ob.ObserveInt64(o.primaryErrors, int64(st.PrimarySlow), o.slowOpt)
-	ob.ObserveInt64(o.primaryErrors, o.downCount(st), o.downOpt)
+	ob.ObserveInt64(o.primaryErrors, int64(st.PrimaryDown), o.downOpt)
 	ob.ObserveInt64(o.errors, int64(st.Errors), o.opt)
 	ob.ObserveInt64(o.opens, int64(st.Opens), o.opt)
 	ob.ObserveInt64(o.state, int64(st.State), o.opt)
 	return nil
-}
-
-// downCount is the count of primary failures of kind down: PrimaryErrors
-// less PrimarySlow. Stats reads PrimarySlow after PrimaryErrors, and a
-// failure counted in between makes the difference one too small (even
-// negative): as the difference is never above the true count, the
-// largest seen so far, which downCount returns, is not either, and it
-// never decreases, as a counter must not.
-func (o *observer) downCount(st fallback.Stats) int64 {
-	d := int64(st.PrimaryErrors - min(st.PrimarySlow, st.PrimaryErrors))
-	for {
-		last := o.down.Load()
-		if d <= last || o.down.CompareAndSwap(last, d) {
-			return max(d, last)
-		}
-	}
 }

@@ -38,7 +38,12 @@
 //   - limitspec.ErrUnavailable: Redis could not be reached, refused to
 //     run scripts (LOADING, READONLY, CLUSTERDOWN, ...) or did not answer
 //     in time; the error also matches its cause (context.DeadlineExceeded,
-//     a net.Error). A call whose reply was lost may have been applied;
+//     a net.Error). A call is sent once (go-redis never re-sends it,
+//     whatever its MaxRetries), and again only after a Cluster's answer
+//     that it did not run it (TRYAGAIN or CLUSTERDOWN while a slot
+//     moves), within ctx's deadline. A call whose reply
+//     was lost (or did not come in time) may have been applied, once:
+//     its error matches limitspec.ErrOutcomeUnknown too;
 //   - limitspec.ErrMisconfigured: the server holds another version of a
 //     Functions library this build uses (ErrOtherLibrary), or, with
 //     WithFunctions, the client is of a type whose servers the limiter

@@ -61,12 +61,12 @@ type onceCmd struct{ *redis.Cmd }
 func (onceCmd) NoRetry() bool { return true }
 
 // send runs a script call (EVALSHA, EVAL or FCALL of script with keys
-// and argv) at most once. It sends it again only after an error that
-// proves it did not run (notRun: the connection was never made, the
-// Cluster answered TRYAGAIN during a slot's migration, or CLUSTERDOWN),
-// after a pause, for as long as ctx's deadline leaves time for another
-// attempt (for retryFor when ctx has none). go-redis itself still follows
-// MOVED and ASK, which are answered before anything runs.
+// and argv) at most once. It sends it again only after a Cluster's
+// answer that it did not run it (notRun: TRYAGAIN during a slot's
+// migration, CLUSTERDOWN), after a pause, for as long as ctx's deadline
+// leaves time for another attempt (for retryFor when ctx has none).
+// go-redis itself still follows MOVED and ASK, which are answered before
+// anything runs.
 func (l *Limiter) send(ctx context.Context, verb, script string, keys []string, argv []any) (any, error) {
 	args := make([]any, 0, 3+len(keys)+len(argv))
 	args = append(args, verb, script, len(keys))
@@ -112,15 +112,13 @@ func pause(ctx context.Context, attempt int, start time.Time) bool {
 	}
 }
 
-// notRun reports whether err proves that the call did not run: no
-// connection could be made (a dial error, no free connection in the
-// pool), or a Cluster answered before running it that it cannot now
-// (TRYAGAIN: the keys of a multi-key call are split by a slot's
-// migration; CLUSTERDOWN; MOVED or ASK left after go-redis's redirects).
+// notRun reports whether err is a Cluster's answer that it cannot run
+// the call now, given before running it: TRYAGAIN (the keys of a
+// multi-key call are split by a slot's migration), CLUSTERDOWN, or MOVED
+// or ASK left after go-redis's own redirects. (A connection that could
+// not be made also proves the call did not run, but go-redis has already
+// dialled again by then: another attempt would only spend the deadline.)
 func notRun(err error) bool {
-	if !sent(err) {
-		return true
-	}
 	var rerr redis.Error
 	if !errors.As(err, &rerr) {
 		return false
@@ -130,14 +128,16 @@ func notRun(err error) bool {
 	case "TRYAGAIN", "CLUSTERDOWN", "MOVED", "ASK":
 		return true
 	}
-	return nonLocal(err)
+	return false
 }
 
 // nonLocal reports whether err is a Cluster's refusal of a script's access
-// to a key whose slot is migrating and which the node no longer holds.
-// The scripts never delete a key between two writes (a drop follows the
-// add), so only a state discarded as untrusted (a clock ahead) may have
-// been deleted before it: the call charged nothing, and may run again.
+// to a key whose slot is migrating and which the node no longer holds
+// (the key vanished during the call). The scripts never delete a key
+// between two writes of one limit (a drop follows the add); a state
+// discarded as untrusted (a clock ahead) is deleted, though, and a
+// policy's earlier limits may have been charged by then: the call is not
+// sent again, and its outcome is unknown.
 func nonLocal(err error) bool {
 	return strings.Contains(err.Error(), "Script attempted to access a non local key")
 }
@@ -186,9 +186,11 @@ func classify(script string, err error) error {
 		return &limitspec.InputError{Msg: rest}
 	case code == "BADSTATE" || code == "WRONGTYPE":
 		return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrBadState, err)
+	case nonLocal(rerr):
+		return fmt.Errorf("redislimit %s: %w: %w: %w", script, limitspec.ErrUnavailable, limitspec.ErrOutcomeUnknown, err)
 	}
 	for _, c := range unavailable {
-		if code == c || nonLocal(rerr) {
+		if code == c {
 			return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrUnavailable, err)
 		}
 	}

@@ -607,41 +607,35 @@ func (an *analyzer) ceildiv(a, b Expr) Expr {
 }
 
 func (an *analyzer) min(a, b Expr) Expr {
-	if Format(a) == Format(b) {
-		return a
-	}
-	al, ah := an.static(a)
-	bl, bh := an.static(b)
-	switch {
-	case ah.Cmp(bl) <= 0:
-		return a
-	case bh.Cmp(al) <= 0:
-		return b
-	case an.grows(a, b):
-		return a
-	case an.grows(b, a):
-		return b
+	if lo, _, ok := an.order(a, b); ok {
+		return lo
 	}
 	return &Call{Fn: "min", Args: []Expr{a, b}}
 }
 
 func (an *analyzer) max(a, b Expr) Expr {
+	if _, hi, ok := an.order(a, b); ok {
+		return hi
+	}
+	return &Call{Fn: "max", Args: []Expr{a, b}}
+}
+
+// order returns a and b, the lower first, when one is known to be at most
+// the other for every parameter value (the same expression, bounds that
+// do not overlap, or one grown from the other); ok is false otherwise.
+func (an *analyzer) order(a, b Expr) (lo, hi Expr, ok bool) {
 	if Format(a) == Format(b) {
-		return a
+		return a, a, true
 	}
 	al, ah := an.static(a)
 	bl, bh := an.static(b)
 	switch {
-	case ah.Cmp(bl) <= 0:
-		return b
-	case bh.Cmp(al) <= 0:
-		return a
-	case an.grows(a, b):
-		return b
-	case an.grows(b, a):
-		return a
+	case ah.Cmp(bl) <= 0, an.grows(a, b):
+		return a, b, true
+	case bh.Cmp(al) <= 0, an.grows(b, a):
+		return b, a, true
 	}
-	return &Call{Fn: "max", Args: []Expr{a, b}}
+	return nil, nil, false
 }
 
 // grows reports whether b is a + x or x + a with x statically >= 0, or
