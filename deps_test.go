@@ -9,7 +9,8 @@ import (
 // TestDependencies holds the architecture in place: the root package is
 // the contract and imports nothing of the module, and the adapters
 // (fallback, httplimit) build on the contract alone, with no Redis
-// client, no Lua VM and no implementation package; OpenTelemetry and
+// client, no Lua VM and no implementation package (internal/keyed, their
+// per-key map, knows only the contract too); OpenTelemetry and
 // Prometheus stay in otelmetrics and cmd/example (testMetricsDependencies).
 func TestDependencies(t *testing.T) {
 	t.Run("metrics", testMetricsDependencies)
@@ -19,7 +20,8 @@ func TestDependencies(t *testing.T) {
 		forbidden []string
 	}{
 		{[]string{"."}, []string{module + "/"}},
-		{[]string{"./fallback", "./httplimit"}, []string{
+		{[]string{"./internal/keyed"}, []string{module + "/"}},
+		{[]string{"./fallback", "./httplimit", "./lease"}, []string{
 			"github.com/redis/", "github.com/yuin/gopher-lua", "github.com/alicebob/",
 			module + "/memory", module + "/redislimit", module + "/kit", module + "/lua", module + "/internal/",
 		}},
@@ -35,7 +37,7 @@ func TestDependencies(t *testing.T) {
 		}
 		for _, d := range deps {
 			for _, f := range tt.forbidden {
-				if strings.HasPrefix(d, f) {
+				if strings.HasPrefix(d, f) && d != module+"/internal/keyed" {
 					t.Errorf("%v depend on %s", tt.pkgs, d)
 				}
 			}

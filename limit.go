@@ -29,6 +29,25 @@ type Limit interface {
 	QuotaWindow() time.Duration
 }
 
+// Shaper is implemented by the limits whose decisions may tell an
+// admitted request to wait (Result.Delay): the shapers, such as
+// leaky_bucket, which queue the work instead of refusing it. cmd/gen
+// writes Shapes for each algorithm of a spec whose logic replies a
+// delay_ms other than 0. A request on a shaper is decided alone: its
+// wait depends on the work queued just before it (package lease sends
+// it to the primary as it is).
+type Shaper interface {
+	Limit
+	// Shapes is true.
+	Shapes() bool
+}
+
+// Shapes reports whether l is a Shaper.
+func Shapes(l Limit) bool {
+	s, ok := l.(Shaper)
+	return ok && s.Shapes()
+}
+
 // Algorithm names an algorithm: the library it was compiled into (the
 // spec: Catalogue for this package's, the package name for a user's) and
 // its name there.

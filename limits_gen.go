@@ -463,6 +463,10 @@ func (l LeakyBucket) Validate() error {
 	return err
 }
 
+// Shapes is true: a decision of leaky_bucket may tell an admitted request to
+// wait (its delay_ms), as Shaper says.
+func (l LeakyBucket) Shapes() bool { return true }
+
 // QuotaWindow is the time over which l's quota is counted, a fully used
 // quota's time to be whole again: leaky_bucket's window in its spec,
 //

@@ -122,6 +122,16 @@ func (p *Policy) OneSlot() bool {
 	return true
 }
 
+// Shapes reports whether one of the policy's limits is a Shaper.
+func (p *Policy) Shapes() bool {
+	for _, l := range p.limits {
+		if Shapes(l.Limit) {
+			return true
+		}
+	}
+	return false
+}
+
 // KeyInfix is what limit i adds after the hash tag of each of its keys,
 // so that no two limits of a policy, nor a policy's limit and the same
 // limit on its own, share state: ":<policy>:<limit>".

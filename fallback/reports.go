@@ -2,40 +2,21 @@ package fallback
 
 import (
 	"context"
-	"hash/maphash"
-	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/keyed"
 )
 
 // reports remembers, per key and limit (or policy and identities), how
 // much of the limit the primary last reported used, so that the local
 // limiter starts from there instead of from a full limit. It holds at
-// most max entries, in shards each under its own lock; a full shard
-// forgets an entry at random (whose local limiter then starts from what
-// it holds).
+// most about max entries; a full shard forgets an entry at random (whose
+// local limiter then starts from what it holds, and whose debt is lost).
 type reports struct {
-	seed   maphash.Seed
-	max    int
-	shards [64]reportShard
-	owing  atomic.Int64 // the reports whose owed is not 0
-}
-
-type reportShard struct {
-	mu sync.Mutex
-	m  map[reportKey]*report
-}
-
-// reportKey names what a request is decided by: its limit (a comparable
-// value) and key, or its policy and identity values.
-type reportKey struct {
-	key    string
-	limit  limitspec.Limit
-	policy *limitspec.Policy
+	m     *keyed.Map[report]
+	owing atomic.Int64 // the reports whose owed is not 0
 }
 
 // report is the primary's last word on one key: the largest amount any
@@ -55,49 +36,19 @@ type report struct {
 }
 
 func newReports(max int) *reports {
-	r := &reports{seed: maphash.MakeSeed(), max: max}
-	for i := range r.shards {
-		r.shards[i].m = map[reportKey]*report{}
-	}
+	r := &reports{}
+	r.m = keyed.New(max, func(gone *report) {
+		if gone.owed > 0 {
+			r.owing.Add(-1)
+		}
+	})
 	return r
 }
 
-// keyOf is req's report key.
-func keyOf(req limitspec.Request) reportKey {
-	if req.Policy == nil {
-		return reportKey{key: req.Key, limit: req.Limit}
-	}
-	ids := make([]string, 0, len(req.IDs))
-	for _, name := range req.Policy.Identities() {
-		ids = append(ids, name+"="+req.IDs[name])
-	}
-	slices.Sort(ids)
-	return reportKey{key: strings.Join(ids, "\x00"), policy: req.Policy}
-}
-
 // with calls f with req's report, under its shard's lock: nil when
-// there is none and create is false. A full shard forgets an entry at
-// random to make room.
+// there is none and create is false.
 func (r *reports) with(req limitspec.Request, create bool, f func(*report)) {
-	k := keyOf(req)
-	s := &r.shards[maphash.String(r.seed, k.key)%uint64(len(r.shards))]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rep := s.m[k]
-	if rep == nil && create {
-		if len(s.m) >= r.max/len(r.shards)+1 {
-			for old, gone := range s.m {
-				if gone.owed > 0 {
-					r.owing.Add(-1)
-				}
-				delete(s.m, old)
-				break
-			}
-		}
-		rep = &report{}
-		s.m[k] = rep
-	}
-	f(rep)
+	r.m.With(req, create, f)
 }
 
 // record keeps the primary's result for req, decided at now; it returns

@@ -1,6 +1,7 @@
 // Package otelmetrics exports the counters of a fallback.Limiter
-// (fallback.Stats) as OpenTelemetry metrics, so that an operator learns
-// when the primary limiter, Redis, stops deciding. Its instruments are
+// (fallback.Stats) and of a lease.Limiter (lease.Stats) as OpenTelemetry
+// metrics, so that an operator learns when the primary limiter, Redis,
+// stops deciding. Its instruments are
 // observable: at each collection the SDK calls back, and the callback
 // reads Limiter.Stats, a few atomic loads. Nothing is added to the path
 // of a decision.
@@ -43,6 +44,20 @@
 //   - limitspec.breaker.state, a gauge (limitspec_breaker_state): 0
 //     closed (every call goes to the primary), 1 open (none does), 2
 //     half-open (one probe does).
+//
+// ObserveLease exports a lease.Limiter's counters (lease.Stats) the same
+// way:
+//
+//   - limitspec.lease.requests, a counter (limitspec_lease_requests_total):
+//     the leases asked of the primary, by the attribute outcome: granted
+//     or denied (the key's requests then go to the primary one by one).
+//   - limitspec.lease.cost, a counter (limitspec_lease_cost_total): the
+//     cost of the leases, by the attribute use: leased (taken from the
+//     primary), spent (by requests) and lapsed (ended unspent: counted by
+//     the primary, admitted by nobody). leased − spent − lapsed is what
+//     the process holds.
+//   - limitspec.lease.direct, a counter (limitspec_lease_direct_total):
+//     the requests sent to the primary as they are.
 //
 // With the exporter's defaults each series also carries the labels
 // otel_scope_name, otel_scope_version and otel_scope_schema_url, unless

@@ -104,7 +104,8 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) []string {
 		t.Fatal(err)
 	}
 	units := map[string]string{"limitspec.decisions": "{decision}", "limitspec.primary.errors": "{error}",
-		"limitspec.errors": "{call}", "limitspec.breaker.opens": "{open}", "limitspec.breaker.state": "{state}"}
+		"limitspec.errors": "{call}", "limitspec.breaker.opens": "{open}", "limitspec.breaker.state": "{state}",
+		"limitspec.lease.requests": "{lease}", "limitspec.lease.cost": "{cost}", "limitspec.lease.direct": "{request}"}
 	var points []string
 	for _, sm := range rm.ScopeMetrics {
 		if sm.Scope.Name != otelmetrics.ScopeName {

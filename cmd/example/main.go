@@ -2,14 +2,16 @@
 // /hello answers JSON, limited per client IP by a GCRA limiter (by
 // default 20 requests at once, then 10 a second: the README's opening),
 // in process, or, with -redis, on Redis with a local fallback while Redis
-// is unavailable. With -redis, -metrics serves GET /metrics in the
+// is unavailable; -lease N decides from leases of N taken from Redis
+// (package lease). With -redis, -metrics serves GET /metrics in the
 // Prometheus text format: the fallback's decisions by side, Redis's
-// failures, the circuit breaker's openings and state (package
-// otelmetrics, through OpenTelemetry's Prometheus exporter).
+// failures, the circuit breaker's openings and state, and the leases'
+// counts with -lease (package otelmetrics, through OpenTelemetry's
+// Prometheus exporter).
 //
 //	go run ./cmd/example [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379]
-//	                     [-metrics 127.0.0.1:9090] [-burst 20] [-rate 10] [-period 1s]
-//	                     [-trusted 10.0.0.0/8,...]
+//	                     [-lease 0] [-metrics 127.0.0.1:9090] [-burst 20] [-rate 10]
+//	                     [-period 1s] [-trusted 10.0.0.0/8,...]
 //
 // It prints the curl command to try, and serves until interrupted.
 package main
@@ -38,6 +40,7 @@ import (
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
 	"github.com/limitspec/limitspec/httplimit"
+	"github.com/limitspec/limitspec/lease"
 	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/otelmetrics"
 	"github.com/limitspec/limitspec/redislimit"
@@ -55,6 +58,7 @@ func main() {
 // config is what the flags say.
 type config struct {
 	addr, redisURL, metrics, trusted string
+	lease                            int64          // the cost of a lease; 0: none
 	limit                            limitspec.GCRA // per client IP
 }
 
@@ -65,6 +69,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.SetOutput(out)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.redisURL, "redis", "", "limit on this Redis (redis://host:port), falling back to a local limiter while it is unavailable; empty: in process only")
+	fs.Int64Var(&c.lease, "lease", 0, "with -redis, decide from leases of this cost taken from Redis ahead (one round trip per lease; package lease); 0: every request asks Redis")
 	fs.StringVar(&c.metrics, "metrics", "", "serve GET /metrics (Prometheus text format) on this address (127.0.0.1:9090, say): the fallback's decisions by side, Redis's failures, the breaker's state; needs -redis (in process only, no fallback decides); empty: off")
 	fs.StringVar(&c.trusted, "trusted", "", "comma-separated trusted proxies (CIDRs or IPs): the client IP is then read from X-Forwarded-For behind them")
 	fs.Int64Var(&c.limit.Burst, "burst", 20, "requests admitted at once per client IP")
@@ -82,6 +87,12 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	if c.metrics != "" && c.redisURL == "" {
 		return c, errors.New("-metrics needs -redis: in process only, there is no fallback to count")
 	}
+	if c.lease < 0 {
+		return c, fmt.Errorf("-lease must be ≥ 0, got %d", c.lease)
+	}
+	if c.lease != 0 && c.redisURL == "" {
+		return c, errors.New("-lease needs -redis: leases are taken from Redis")
+	}
 	return c, nil
 }
 
@@ -95,12 +106,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lim, where, closeLimiter, err := limiter(c)
+	lims, err := limiter(c)
 	if err != nil {
 		return err
 	}
-	defer closeLimiter()
-	h, err := handler(lim, c)
+	defer lims.close()
+	h, err := handler(lims.lim, c)
 	if err != nil {
 		return err
 	}
@@ -109,14 +120,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	served := make(chan error, 2)
-	metricsURL, stopMetrics, err := serveMetrics(c.metrics, lim, served)
+	metricsURL, stopMetrics, err := serveMetrics(c.metrics, lims, served)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer stopMetrics()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	announce(stdout, c, ln.Addr(), where, metricsURL)
+	announce(stdout, c, ln.Addr(), lims.where, metricsURL)
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err = <-served: // either server failed: stop the other
@@ -139,14 +150,13 @@ func announce(stdout io.Writer, c config, addr net.Addr, where, metricsURL strin
 		c.limit.Burst+1, addr)
 }
 
-// serveMetrics serves GET /metrics on addr, unless addr is empty: lim's
-// counters (a *fallback.Limiter's) in the Prometheus text format, through
-// package otelmetrics and OpenTelemetry's Prometheus exporter, on a
-// registry of its own. It returns the URL it serves, the function that
+// serveMetrics serves GET /metrics on addr, unless addr is empty: the
+// counters of lims's fallback and lease in the Prometheus text format,
+// through package otelmetrics and OpenTelemetry's Prometheus exporter, on
+// a registry of its own. It returns the URL it serves, the function that
 // stops it, and sends to served what its Serve returns.
-func serveMetrics(addr string, lim limitspec.Limiter, served chan<- error) (url string, stop func(), err error) {
-	fb, ok := lim.(*fallback.Limiter)
-	if addr == "" || !ok {
+func serveMetrics(addr string, lims limiters, served chan<- error) (url string, stop func(), err error) {
+	if addr == "" || lims.fallback == nil {
 		return "", func() {}, nil
 	}
 	registry := prometheus.NewRegistry()
@@ -155,7 +165,11 @@ func serveMetrics(addr string, lim limitspec.Limiter, served chan<- error) (url 
 		return "", nil, err
 	}
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
-	_, err = otelmetrics.Observe(provider.Meter(otelmetrics.ScopeName), fb, attribute.String("limiter", "hello"))
+	meter, name := provider.Meter(otelmetrics.ScopeName), attribute.String("limiter", "hello")
+	_, err = otelmetrics.Observe(meter, lims.fallback, name)
+	if err == nil && lims.lease != nil {
+		_, err = otelmetrics.ObserveLease(meter, lims.lease, name)
+	}
 	var ln net.Listener
 	if err == nil {
 		ln, err = net.Listen("tcp", addr)
@@ -176,31 +190,48 @@ func serveMetrics(addr string, lim limitspec.Limiter, served chan<- error) (url 
 	}, nil
 }
 
+// limiters is the service's limiter, with the parts whose counters
+// /metrics serves (nil when not built), where it decides, and what
+// releases it.
+type limiters struct {
+	lim      limitspec.Limiter
+	fallback *fallback.Limiter
+	lease    *lease.Limiter
+	where    string
+	close    func()
+}
+
 // limiter is the limiter of c: in process, or on c.redisURL with a
-// fallback to one in process. where says which; closeFn releases it.
-func limiter(c config) (l limitspec.Limiter, where string, closeFn func(), err error) {
+// fallback to one in process, behind leases with c.lease.
+func limiter(c config) (limiters, error) {
 	local, err := memory.New()
 	if err != nil {
-		return nil, "", nil, err
+		return limiters{}, err
 	}
 	if c.redisURL == "" {
-		return local, "in process", func() {}, nil
+		return limiters{lim: local, where: "in process", close: func() {}}, nil
 	}
 	opt, err := redis.ParseURL(c.redisURL)
 	if err != nil {
-		return nil, "", nil, err
+		return limiters{}, err
 	}
 	opt.ContextTimeoutEnabled = true // so that fallback's deadline bounds each call
 	rdb := redis.NewClient(opt)
+	l := limiters{where: "on Redis " + opt.Addr + ", in process while it is unavailable", close: func() { rdb.Close() }}
 	remote, err := redislimit.New(context.Background(), rdb)
 	if err == nil {
-		l, err = fallback.New(remote, local, fallback.Options{})
+		l.fallback, err = fallback.New(remote, local, fallback.Options{})
+		l.lim = l.fallback
+	}
+	if err == nil && c.lease != 0 {
+		l.lease, err = lease.New(l.fallback, lease.Options{Size: c.lease})
+		l.lim, l.where = l.lease, fmt.Sprintf("%s, from leases of %d", l.where, c.lease)
 	}
 	if err != nil {
 		rdb.Close()
-		return nil, "", nil, err
+		return limiters{}, err
 	}
-	return l, "on Redis " + opt.Addr + ", in process while it is unavailable", func() { rdb.Close() }, nil
+	return l, nil
 }
 
 // handler serves GET /hello behind the limiter, limited by c's GCRA per

@@ -162,6 +162,36 @@ func TestRedisWithFallback(t *testing.T) {
 	sendSteps(t, base, burst3[3:])
 }
 
+// TestRedisWithLeases: with -lease 2, the first request takes 2 from
+// Redis's burst of 3 (the GCRA whole again in 120 s) and the second is
+// decided from the lease, without Redis; the third finds 1 left, is
+// denied a lease and is decided alone, as the fourth (denied). The
+// metrics count one lease granted, one denied, two requests sent alone:
+// four decisions of Redis.
+func TestRedisWithLeases(t *testing.T) {
+	srv := redistest.StartServer(t)
+	base, lines := start(t, "-burst", "3", "-rate", "1", "-period", "1m", "-redis", srv.URL(), "-lease", "2", "-metrics", "127.0.0.1:0")
+	checkListening(t, base, lines[0], "on Redis "+srv.Addr()+", in process while it is unavailable, from leases of 2")
+	sendSteps(t, base, []step{
+		{200, `"gcra";r=2;t=120`, ""},
+		{200, `"gcra";r=1;t=120`, ""},
+		{200, `"gcra";r=0;t=180`, ""},
+		{429, `"gcra";r=0;t=180`, "60"},
+	})
+	samples := scrape(t, strings.TrimPrefix(lines[1], "metrics: "))
+	for series, want := range map[string]string{
+		`limitspec_lease_requests_total{limiter="hello",outcome="granted"}`: "1",
+		`limitspec_lease_requests_total{limiter="hello",outcome="denied"}`:  "1",
+		`limitspec_lease_cost_total{limiter="hello",use="spent"}`:           "2",
+		`limitspec_lease_direct_total{limiter="hello"}`:                     "2",
+		`limitspec_decisions_total{limiter="hello",side="primary"}`:         "4",
+	} {
+		if got := samples[series]; got != want {
+			t.Errorf("%s = %q, want %s", series, got, want)
+		}
+	}
+}
+
 func TestTrustedProxies(t *testing.T) {
 	base, _ := start(t, "-burst", "3", "-rate", "1", "-period", "1m", "-trusted", "127.0.0.0/8")
 	for _, client := range []string{"198.51.100.1", "198.51.100.2"} {
@@ -182,7 +212,9 @@ func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-burst", "0"}, {"-period", "1500us"}, {"-period", "0s"}, {"-trusted", "proxy.example"},
 		{"-redis", "http://x"}, {"-addr", "256.0.0.1:0"}, {"extra"},
-		{"-metrics", "127.0.0.1:0"}, // without -redis
+		{"-metrics", "127.0.0.1:0"},                       // without -redis
+		{"-lease", "2"},                                   // without -redis
+		{"-redis", "redis://127.0.0.1:1", "-lease", "-1"}, // refused before Redis is dialled
 	} {
 		if err := run(context.Background(), args, io.Discard); err == nil {
 			t.Errorf("run %q: no error", args)

@@ -130,7 +130,8 @@ func limitType(w *writer, a *Algorithm) {
 	w.line("}")
 }
 
-// limitMethods emits Algorithm, Validate, QuotaWindow and args.
+// limitMethods emits Algorithm, Validate, Shapes (for a shaper), QuotaWindow
+// and args.
 func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	typ, q := goType(a), o.qualifier(o.limits, o.contract)
 	w.line("")
@@ -144,6 +145,12 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	w.line("return err")
 	w.line("}")
 	w.line("")
+	if a.Shapes(sp.Reply) {
+		w.line("// Shapes is true: a decision of %s may tell an admitted request to", a.Name)
+		w.line("// wait (its delay_ms), as %sShaper says.", q)
+		w.line("func (l %s) Shapes() bool { return true }", typ)
+		w.line("")
+	}
 	limitWindow(w, a)
 	w.line("// args checks l and returns its parameters as the scripts take them, in")
 	w.line("// the order of the checks of docs/semantics.md, \"Errors\".")

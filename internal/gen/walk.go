@@ -1,5 +1,7 @@
 package gen
 
+import "slices"
+
 // usage records what a body reads, so that an emitter reads only that
 // state and declares no unused variable.
 type usage struct {
@@ -100,6 +102,25 @@ func walkStmts(body []Stmt, visit func(Expr)) {
 			}
 		}
 	}
+}
+
+// Shapes reports whether a decision of a may tell an admitted request to
+// wait: one of its replies gives the reply field delay_ms (of reply, the
+// spec's fields) another value than the integer 0. Never in a spec
+// without delay_ms.
+func (a *Algorithm) Shapes(reply []*ReplyField) bool {
+	i := slices.IndexFunc(reply, func(f *ReplyField) bool { return f.Name == "delay_ms" })
+	shapes := false
+	walkStmtsOnly(a.Body, func(s Stmt) {
+		r, ok := s.(*Reply)
+		if !ok || i < 0 || i >= len(r.Values) || r.Values[i] == nil {
+			return
+		}
+		if lit, ok := r.Values[i].(*Lit); !ok || lit.V != 0 {
+			shapes = true
+		}
+	})
+	return shapes
 }
 
 // walkStmtsOnly calls visit on every statement of body, nested ones too.

@@ -1,0 +1,115 @@
+// Package keyed holds a value per decision key: what a request is decided
+// by, its limit and key or its policy and identity values. Packages
+// fallback and lease keep their per-key state in it. It knows only the
+// contract, package limitspec.
+package keyed
+
+import (
+	"hash/maphash"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/limitspec/limitspec"
+)
+
+// shards is the number of locks a Map spreads its keys over.
+const shards = 64
+
+// Map holds a *V per decision key, at most about max of them, in shards
+// each under its own lock. A full shard forgets one of its values at
+// random to make room (after calling forget with it, under the lock).
+// The zero Map is not usable: call New.
+type Map[V any] struct {
+	seed     maphash.Seed
+	perShard int
+	forget   func(*V)
+	shards   [shards]shard[V]
+}
+
+type shard[V any] struct {
+	mu sync.Mutex
+	m  map[Key]*V
+}
+
+// Key names what a request is decided by: its limit (a comparable
+// value) and key, or its policy and identity values.
+type Key struct {
+	key    string
+	limit  limitspec.Limit
+	policy *limitspec.Policy
+}
+
+// KeyOf is req's decision key.
+func KeyOf(req limitspec.Request) Key {
+	if req.Policy == nil {
+		return Key{key: req.Key, limit: req.Limit}
+	}
+	ids := make([]string, 0, len(req.IDs))
+	for _, name := range req.Policy.Identities() {
+		ids = append(ids, name+"="+req.IDs[name])
+	}
+	slices.Sort(ids)
+	return Key{key: strings.Join(ids, "\x00"), policy: req.Policy}
+}
+
+// New returns a Map of at most about max values (max ≥ 1); forget, if not
+// nil, is called with each value the Map forgets to make room.
+func New[V any](max int, forget func(*V)) *Map[V] {
+	m := &Map[V]{seed: maphash.MakeSeed(), perShard: max/shards + 1, forget: forget}
+	for i := range m.shards {
+		m.shards[i].m = map[Key]*V{}
+	}
+	return m
+}
+
+// With calls f with req's value under its shard's lock: nil when there
+// is none and create is false, a new zero value when create is true.
+func (m *Map[V]) With(req limitspec.Request, create bool, f func(*V)) {
+	k := KeyOf(req)
+	s := &m.shards[maphash.String(m.seed, k.key)%shards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.m[k]
+	if v == nil && create {
+		if len(s.m) >= m.perShard {
+			for old, gone := range s.m {
+				if m.forget != nil {
+					m.forget(gone)
+				}
+				delete(s.m, old)
+				break
+			}
+		}
+		v = new(V)
+		s.m[k] = v
+	}
+	f(v)
+}
+
+// Delete forgets req's value, calling forget with it.
+func (m *Map[V]) Delete(req limitspec.Request) {
+	k := KeyOf(req)
+	s := &m.shards[maphash.String(m.seed, k.key)%shards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v := s.m[k]; v != nil {
+		if m.forget != nil {
+			m.forget(v)
+		}
+		delete(s.m, k)
+	}
+}
+
+// Len is the number of values held (summed over the shards, each under
+// its lock in turn).
+func (m *Map[V]) Len() int {
+	n := 0
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		n += len(s.m)
+		s.mu.Unlock()
+	}
+	return n
+}

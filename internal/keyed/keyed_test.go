@@ -1,0 +1,68 @@
+package keyed
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+)
+
+// TestKeys: requests on one limit and key share a value; another key,
+// another limit (even of equal parameters in another type) or a policy's
+// other identity values do not; a policy's identity values are one key
+// in any map order.
+func TestKeys(t *testing.T) {
+	fw := limitspec.FixedWindow{Limit: 10, Window: time.Minute}
+	sw := limitspec.SlidingWindow{Limit: 10, Window: time.Minute}
+	pol, err := limitspec.IPUserPolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		a, b limitspec.Request
+		same bool
+	}{
+		{"one limit and key", limitspec.Request{Key: "k", Limit: fw}, limitspec.Request{Key: "k", Limit: fw, Cost: 3}, true},
+		{"another key", limitspec.Request{Key: "k", Limit: fw}, limitspec.Request{Key: "j", Limit: fw}, false},
+		{"another limit", limitspec.Request{Key: "k", Limit: fw}, limitspec.Request{Key: "k", Limit: sw}, false},
+		{"another amount", limitspec.Request{Key: "k", Limit: fw}, limitspec.Request{Key: "k", Limit: limitspec.FixedWindow{Limit: 11, Window: time.Minute}}, false},
+		{"a policy's identities", limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "1", "user": "u"}},
+			limitspec.Request{Policy: pol, IDs: map[string]string{"user": "u", "ip": "1"}}, true},
+		{"a policy's other identity", limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "1", "user": "u"}},
+			limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "2", "user": "u"}}, false},
+	}
+	for _, tt := range tests {
+		m := New[int](10, nil)
+		m.With(tt.a, true, func(v *int) { *v = 1 })
+		got := 0
+		m.With(tt.b, false, func(v *int) {
+			if v != nil {
+				got = *v
+			}
+		})
+		if (got == 1) != tt.same {
+			t.Errorf("%s: shared %v, want %v", tt.name, got == 1, tt.same)
+		}
+	}
+}
+
+// TestForget: a map of about 64 keys holds no more than a value per
+// shard beyond it, and forgets with forget; Delete forgets too.
+func TestForget(t *testing.T) {
+	forgot := 0
+	m := New(64, func(*int) { forgot++ })
+	const n = 1000
+	for i := range n {
+		m.With(limitspec.Request{Key: fmt.Sprint(i), Limit: limitspec.FixedWindow{Limit: 1, Window: time.Second}}, true, func(*int) {})
+	}
+	if got := m.Len(); got > 2*shards || got+forgot != n {
+		t.Errorf("%d held, %d forgotten of %d; want at most %d held, the rest forgotten", got, forgot, n, 2*shards)
+	}
+	held := m.Len()
+	m.Delete(limitspec.Request{Key: "never", Limit: limitspec.FixedWindow{Limit: 1, Window: time.Second}})
+	if m.Len() != held {
+		t.Error("Delete of a key never held changed the map")
+	}
+}
