@@ -92,6 +92,9 @@
 // primary decides the key again (an outage's admissions count after it).
 // docs/semantics.md ("Faults") states the bound this gives, with one
 // process and with Processes: n, and what a caller sees of each fault.
+// For an outage that can only under-admit, put a lease.Limiter (package
+// lease) in front of a Limiter in FailClosed mode: every admission is
+// then charged on the primary before it is made.
 //
 // A primary failure is slow when the call may have been applied (no
 // reply within Timeout, a reply lost: limitspec.ErrOutcomeUnknown), down

@@ -46,9 +46,7 @@ func ObserveLease(meter metric.Meter, lim *lease.Limiter, attrs ...attribute.Key
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("otelmetrics: %w", err)
 	}
-	with := func(kv ...attribute.KeyValue) metric.ObserveOption {
-		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), attrs...), kv...)...))
-	}
+	with := func(kv ...attribute.KeyValue) metric.ObserveOption { return withAttrs(attrs, kv...) }
 	o.granted, o.denied = with(outcomeKey.String("granted")), with(outcomeKey.String("denied"))
 	o.leased, o.spent, o.lapsed = with(useKey.String("leased")), with(useKey.String("spent")), with(useKey.String("lapsed"))
 	o.opt = with()

@@ -81,9 +81,7 @@ func (o *observer) instruments(meter metric.Meter) error {
 
 // options makes the attribute sets of o's observations.
 func (o *observer) options(attrs []attribute.KeyValue) {
-	with := func(kv ...attribute.KeyValue) metric.ObserveOption {
-		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), attrs...), kv...)...))
-	}
+	with := func(kv ...attribute.KeyValue) metric.ObserveOption { return withAttrs(attrs, kv...) }
 	for i, side := range sides {
 		o.sideOpts[i] = with(sideKey.String(side.String()))
 	}
@@ -102,4 +100,9 @@ func (o *observer) observe(_ context.Context, ob metric.Observer) error {
 	ob.ObserveInt64(o.opens, int64(st.Opens), o.opt)
 	ob.ObserveInt64(o.state, int64(st.State), o.opt)
 	return nil
+}
+
+// withAttrs is the option of an observation carrying attrs and kv.
+func withAttrs(attrs []attribute.KeyValue, kv ...attribute.KeyValue) metric.ObserveOption {
+	return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), attrs...), kv...)...))
 }
