@@ -306,22 +306,28 @@ func vectorPolicy(tb testing.TB, p *limitspec.Policy) *Policy {
 	tb.Helper()
 	out := &Policy{Name: p.Name()}
 	for _, l := range p.Limits() {
-		s, ok := kit.LookupScripts(l.Limit.Algorithm())
-		if !ok {
-			tb.Fatalf("no scripts of %s", l.Limit.Algorithm())
-		}
-		args, err := s.Args(l.Limit)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		params := map[string]json.Number{}
-		for i, a := range args {
-			params[s.Params[i].Name] = json.Number(strconv.FormatInt(a, 10))
-		}
 		out.Limits = append(out.Limits, PolicyLimit{Name: l.Name, Algorithm: l.Limit.Algorithm().String(),
-			Identity: l.Identity, Constant: l.Constant, Params: params})
+			Identity: l.Identity, Constant: l.Constant, Params: limitParams(tb, l.Limit)})
 	}
 	return out
+}
+
+// limitParams is a typed limit's parameters as vectors give them.
+func limitParams(tb testing.TB, l limitspec.Limit) map[string]json.Number {
+	tb.Helper()
+	s, ok := kit.LookupScripts(l.Algorithm())
+	if !ok {
+		tb.Fatalf("no scripts of %s", l.Algorithm())
+	}
+	args, err := s.Args(l)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	params := map[string]json.Number{}
+	for i, a := range args {
+		params[s.Params[i].Name] = json.Number(strconv.FormatInt(a, 10))
+	}
+	return params
 }
 
 // TestMalformedEntriesAreBadState plants entries no script could have

@@ -17,9 +17,11 @@ import (
 // the TTLs scripts set are recorded so that the runner can check them.
 type store struct {
 	keys map[string]*value
-	// work counts the commands run and the elements of the arrays they
-	// returned, so that a test can bound what a script reads.
-	work struct{ commands, returned int64 }
+	// work counts the commands run, their arguments (the command's name
+	// included: what Redis parses), the elements of the arrays they
+	// returned, and the scripts' KEYS and ARGV, so that tests can bound
+	// what a script does.
+	work struct{ commands, args, returned, inputs int64 }
 }
 
 type value struct {
@@ -95,6 +97,7 @@ func (s *store) do(cmd string, args []string) (reply, error) {
 	}
 	r, err := f(s, args)
 	s.work.commands++
+	s.work.args += int64(1 + len(args))
 	if a, ok := r.([]any); ok {
 		s.work.returned += int64(len(a))
 	}

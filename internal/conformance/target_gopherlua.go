@@ -104,6 +104,7 @@ func (t *LuaTarget) Reset(r Request) Outcome {
 // value, or the outcome of the error it raised.
 func (t *LuaTarget) call(c scriptCall) (glua.LValue, *Outcome) {
 	L := t.L
+	t.store.work.inputs += int64(len(c.keys) + len(c.argv))
 	L.SetGlobal("KEYS", stringTable(L, c.keys))
 	L.SetGlobal("ARGV", stringTable(L, c.argv))
 	L.Push(L.NewFunctionFromProto(t.protos[c.function()]))
