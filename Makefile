@@ -17,7 +17,7 @@ verify:
 # Every test, real Redis included (each test starts its own redis-server).
 test:
 	$(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -race ./kit/ ./memory/ ./fallback/ ./lease/ ./internal/keyed/ ./httplimit/
+	$(GO) test -count=1 -race ./kit/ ./memory/ ./fallback/ ./lease/ ./denials/ ./internal/keyed/ ./httplimit/
 
 # The fault suite (docs/semantics.md, "Faults"): lost replies, a slow,
 # killed, frozen or flapping Redis, a slot migrating, long and many keys,

@@ -21,7 +21,7 @@ func TestDependencies(t *testing.T) {
 	}{
 		{[]string{"."}, []string{module + "/"}},
 		{[]string{"./internal/keyed"}, []string{module + "/"}},
-		{[]string{"./fallback", "./httplimit", "./lease"}, []string{
+		{[]string{"./fallback", "./httplimit", "./lease", "./denials"}, []string{
 			"github.com/redis/", "github.com/yuin/gopher-lua", "github.com/alicebob/",
 			module + "/memory", module + "/redislimit", module + "/kit", module + "/lua", module + "/internal/",
 		}},

@@ -14,7 +14,8 @@
 // (so that every process sharing the Redis shares the limit), package
 // fallback decides with a Redis limiter and, while Redis is unavailable,
 // with an in-process one, package lease decides from quota taken from
-// one ahead of use; package httplimit puts any of them in front of
+// one ahead of use, package denials answers its certain denials without
+// a round trip; package httplimit puts any of them in front of
 // an HTTP handler. All decide exactly alike, as spec/algorithms.yaml
 // states each algorithm once and a compiler (cmd/gen) writes the Go and
 // the Lua of each; docs/semantics.md is the contract of every decision.

@@ -1,0 +1,191 @@
+// Package denials answers without a round trip the requests a primary
+// limiter has already denied for certain: a denial's RetryAfter is exact
+// (docs/semantics.md), and only admissions and forced calls change a
+// key's state, both by consuming, so until it passes the same key and
+// limit deny the same cost whatever other callers do.
+// Under attack, the Redis cost of a hot denied key falls to nothing. It
+// knows only the contract, package limitspec.
+//
+//	remote, _ := redislimit.New(ctx, rdb)
+//	lim, err := denials.New(remote, denials.Options{})
+//
+// A request is answered from the cache when its key and limit (or policy
+// and identities) were denied less than RetryAfter ago for the same
+// cost: it gets that denial, its RetryAfter and each limit's ResetAfter
+// shortened by the time since (exact if nothing else happened meanwhile,
+// as the contract's are), each limit's Remaining as of the denial (the
+// binding limit's is below the cost: 0 for a cost of 1). Every
+// other request goes to the primary: an admission clears the key's
+// denial, a denial replaces it. Forced calls and peeks always go to the
+// primary; a forced call clears the key's denial too (its waits would
+// now be longer). A limit raised is another limit (another entry); a Reset
+// through this Limiter clears the key's denial, but a reset made
+// elsewhere (another process, redis-cli) is not seen: the cache denies
+// until the RetryAfter it holds, at most.
+package denials
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/keyed"
+)
+
+// DefaultKeys is the number of denials held when Options.Keys is 0.
+const DefaultKeys = 100_000
+
+// Options configure a Limiter.
+type Options struct {
+	// Keys is the most denials held; 0 means DefaultKeys. Past it, one is
+	// forgotten at random to make room (its next request asks the
+	// primary).
+	Keys int
+	// Now is the cache's clock; nil means time.Now. A request whose Now
+	// is set is answered at that time instead.
+	Now func() time.Time
+}
+
+// Limiter is a primary limiter behind a cache of its denials. It
+// implements limitspec.Limiter, limitspec.Resetter and limitspec.Checker
+// and is safe for concurrent use. Make one with New.
+type Limiter struct {
+	primary limitspec.Limiter
+	now     func() time.Time
+	denied  *keyed.Map[denial]
+	resets  atomic.Uint64 // calls of Reset: a denial decided across one is not kept
+	hits    atomic.Uint64
+	misses  atomic.Uint64
+}
+
+// denial is a key's last denial: of cost, at (the time the call was
+// sent), valid until at + its RetryAfter (the zero until: none).
+type denial struct {
+	cost      int64
+	at, until time.Time
+	never     bool // the cost can never be admitted (RetryAfter is limitspec.Never)
+	res       limitspec.Result
+}
+
+// New returns a Limiter caching primary's denials. It refuses a nil
+// primary and negative Keys with an error matching limitspec.ErrBadInput.
+func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
+	switch {
+	case limitspec.IsNil(primary):
+		return nil, &limitspec.InputError{Msg: "denials: the primary limiter is nil"}
+	case opts.Keys < 0:
+		return nil, &limitspec.InputError{Msg: fmt.Sprintf("denials: Keys must be ≥ 0, got %d", opts.Keys)}
+	}
+	l := &Limiter{primary: primary, now: opts.Now}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	keys := opts.Keys
+	if keys == 0 {
+		keys = DefaultKeys
+	}
+	l.denied = keyed.New[denial](keys, nil)
+	return l, nil
+}
+
+// Limit answers req from the key's denial when it can, and asks the
+// primary otherwise (see the package documentation). Its errors are the
+// primary's.
+func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if req.Cost < 1 || req.Force {
+		l.misses.Add(1)
+		if req.Force && req.Cost > 0 {
+			// It consumes: a denial's wait held here may be longer now.
+			l.denied.Delete(req)
+		}
+		return l.primary.Limit(ctx, req)
+	}
+	now := req.Now
+	if now.IsZero() {
+		now = l.now()
+	}
+	var res limitspec.Result
+	hit := false
+	l.denied.With(req, false, func(d *denial) {
+		if d != nil && req.Cost == d.cost && !now.Before(d.at) && (d.never || now.Before(d.until)) {
+			res, hit = d.answer(now), true
+		}
+	})
+	if hit {
+		l.hits.Add(1)
+		return res, nil
+	}
+	l.misses.Add(1)
+	resets := l.resets.Load()
+	res, err := l.primary.Limit(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	l.denied.With(req, !res.Allowed, func(d *denial) {
+		switch {
+		case d == nil:
+		case res.Allowed || res.RetryAfter <= 0 || l.resets.Load() != resets:
+			*d = denial{}
+		default:
+			*d = denial{cost: req.Cost, at: now, until: now.Add(res.RetryAfter), never: res.RetryAfter == limitspec.Never, res: res}
+		}
+	})
+	return res, nil
+}
+
+// answer is the denial d as of now: its waits shortened by the time
+// since it was made.
+func (d *denial) answer(now time.Time) limitspec.Result {
+	since := now.Sub(d.at)
+	res := d.res
+	if !d.never {
+		res.RetryAfter = d.until.Sub(now)
+	}
+	res.Limits = slices.Clone(res.Limits)
+	for i := range res.Limits {
+		lr := &res.Limits[i]
+		if lr.RetryAfter != limitspec.Never {
+			lr.RetryAfter = max(lr.RetryAfter-since, 0)
+		}
+		lr.ResetAfter = max(lr.ResetAfter-since, 0)
+	}
+	return res
+}
+
+// Reset clears req's denial and resets the key on the primary, which
+// must implement limitspec.Resetter.
+func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
+	r, ok := l.primary.(limitspec.Resetter)
+	if !ok {
+		return &limitspec.InputError{Msg: "denials: the primary limiter has no reset"}
+	}
+	l.resets.Add(1)
+	l.denied.Delete(req)
+	return r.Reset(ctx, req)
+}
+
+// Check reports whether the limiter can decide req's limit or policy:
+// the primary's verdict when it implements limitspec.Checker, else a
+// Limit's own Validate.
+func (l *Limiter) Check(req limitspec.Request) error {
+	if c, ok := l.primary.(limitspec.Checker); ok {
+		return c.Check(req)
+	}
+	if !limitspec.IsNil(req.Limit) {
+		return req.Limit.Validate()
+	}
+	return nil
+}
+
+// Stats are a Limiter's counters since New; each only grows.
+type Stats struct {
+	// Hits counts the requests answered from a denial; Misses, those
+	// sent to the primary.
+	Hits, Misses uint64
+}
+
+// Stats returns the counters, each read atomically.
+func (l *Limiter) Stats() Stats { return Stats{Hits: l.hits.Load(), Misses: l.misses.Load()} }
