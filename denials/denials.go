@@ -18,10 +18,15 @@
 // other request goes to the primary: an admission clears the key's
 // denial, a denial replaces it. Forced calls and peeks always go to the
 // primary; a forced call clears the key's denial too (its waits would
-// now be longer). A limit raised is another limit (another entry); a Reset
-// through this Limiter clears the key's denial, but a reset made
+// now be longer). A limit raised is another limit (another entry); a
+// Reset through this Limiter clears the key's denial, but a reset made
 // elsewhere (another process, redis-cli) is not seen: the cache denies
 // until the RetryAfter it holds, at most.
+//
+// Only the primary's own denials are kept (Side limitspec.Primary): one
+// made without it, by a fallback.Limiter's local limiter or failing
+// closed, is not certain. Put the cache between a fallback.Limiter and
+// its Redis limiter: fallback.New(denials.New(remote, ...), local, ...).
 package denials
 
 import (
@@ -127,7 +132,7 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	l.denied.With(req, !res.Allowed, func(d *denial) {
 		switch {
 		case d == nil:
-		case res.Allowed || res.RetryAfter <= 0 || l.resets.Load() != resets:
+		case res.Allowed || res.RetryAfter <= 0 || res.Side != limitspec.Primary || l.resets.Load() != resets:
 			*d = denial{}
 		default:
 			*d = denial{cost: req.Cost, at: now, until: now.Add(res.RetryAfter), never: res.RetryAfter == limitspec.Never, res: res}

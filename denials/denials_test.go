@@ -216,3 +216,35 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+// sided is a primary whose results carry the side given.
+type sided struct {
+	limitspec.Limiter
+	side  limitspec.Side
+	calls atomic.Int64
+}
+
+func (s *sided) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	s.calls.Add(1)
+	res, err := s.Limiter.Limit(ctx, req)
+	res.Side = s.side
+	return res, err
+}
+
+// TestOnlyPrimaryDenials: a denial made without the primary (by a
+// fallback's local limiter, or failing closed) is not kept.
+func TestOnlyPrimaryDenials(t *testing.T) {
+	for _, side := range []limitspec.Side{limitspec.Fallback, limitspec.FailClosed} {
+		p := &sided{Limiter: newMemory(t), side: side}
+		cache := newCache(t, p)
+		req := limitspec.Request{Key: "k", Limit: limitspec.FixedWindow{Limit: 1, Window: time.Minute}, Cost: 1, Now: base}
+		for range 3 {
+			if _, err := cache.Limit(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p.calls.Load() != 3 {
+			t.Errorf("%v: %d calls for 3 requests; want 3, no denial kept", side, p.calls.Load())
+		}
+	}
+}
