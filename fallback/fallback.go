@@ -90,6 +90,11 @@
 // primary's admissions of the key are forced on the local limiter too,
 // and what the local limiter admitted is forced on the primary before the
 // primary decides the key again (an outage's admissions count after it).
+// Each of these steps is ordered against the key's other calls: the
+// first local decision starts the state while the key's others wait, a
+// primary decision of the key waits while another call tells the primary
+// what was admitted without it, and replies that arrive out of order
+// (calls that overlapped) keep the larger amount used.
 // docs/semantics.md ("Faults") states the bound this gives, with one
 // process and with Processes: n, and what a caller sees of each fault.
 // For an outage that can only under-admit, put a lease.Limiter (package
@@ -339,6 +344,7 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 // and the request is to be decided without it.
 func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe bool) (res limitspec.Result, done bool, err error) {
 	pctx, cancel := context.WithTimeout(ctx, l.timeout)
+	call := l.reports.send()
 	err = l.pay(pctx, req)
 	if err == nil {
 		res, err = l.primary.Limit(pctx, req)
@@ -347,7 +353,7 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 	switch {
 	case err == nil:
 		l.br.succeed(probe)
-		l.heard(ctx, req, res)
+		l.heard(ctx, req, res, call)
 		return l.decided(res, limitspec.Primary), true, nil
 	case !limitspec.Outage(err):
 		l.br.release(probe)
@@ -372,17 +378,26 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 // pay tells the primary what the local limiter admitted of req's key
 // while the primary failed (a forced call of that cost), before the
 // primary decides it again: the admissions of an outage count after it.
+// While another call tells it, pay waits for that call to end.
 func (l *Limiter) pay(ctx context.Context, req limitspec.Request) error {
-	owed := l.reports.debt(req)
-	if owed == 0 {
-		return nil
-	}
-	req.Cost, req.Force = owed, true
-	if _, err := l.primary.Limit(ctx, req); err != nil {
-		l.reports.owe(req, owed)
+	for {
+		owed, paying, wait := l.reports.debt(req)
+		if wait != nil {
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if owed == 0 {
+			return nil
+		}
+		req.Cost, req.Force = owed, true
+		_, err := l.primary.Limit(ctx, req)
+		l.reports.paid(req, owed, paying, err == nil)
 		return err
 	}
-	return nil
 }
 
 // slow reports whether the primary's failure err may have been applied:
@@ -400,14 +415,21 @@ func slow(err error) bool {
 // one, what the primary charged (an admission, or a forced request) is
 // forced on it too, so that it counts whatever the primary admitted
 // since.
-func (l *Limiter) heard(ctx context.Context, req limitspec.Request, res limitspec.Result) {
+func (l *Limiter) heard(ctx context.Context, req limitspec.Request, res limitspec.Result, call uint64) {
 	if l.modeOf(req) != Local || l.local == nil {
 		return
 	}
-	if l.reports.record(req, res, l.now()) && (res.Allowed || req.Force) && req.Cost > 0 {
-		req.Force = true
-		l.local.Limit(ctx, req) // an error here only leaves the local state behind
+	seeded := l.reports.record(req, res, l.now(), call)
+	if seeded == nil || !(res.Allowed || req.Force) || req.Cost == 0 {
+		return
 	}
+	select {
+	case <-seeded:
+	case <-ctx.Done():
+		return
+	}
+	req.Force = true
+	l.local.Limit(ctx, req) // an error here only leaves the local state behind
 }
 
 // modeOf is req's mode: ModeFor's, or Mode.
@@ -435,10 +457,8 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 	if req.Cost > l.maxCost {
 		return l.fail(badInput("fallback: cost %d times %d processes passes 2^53-1", req.Cost, l.processes))
 	}
-	if amount, ok := l.reports.take(req, l.now()); ok {
-		if err := seed(ctx, l.local, req, amount); err != nil {
-			return l.fail(err)
-		}
+	if err := l.start(ctx, req); err != nil {
+		return l.fail(err)
 	}
 	cost := req.Cost
 	if cost > 0 {
@@ -455,6 +475,24 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 		share(&res, l.processes)
 	}
 	return l.decided(res, limitspec.Fallback), nil
+}
+
+// start starts the local limiter's state of req's key from the
+// primary's last report, once, or waits until another call has.
+func (l *Limiter) start(ctx context.Context, req limitspec.Request) error {
+	amount, seeding, wait := l.reports.take(req, l.now())
+	if seeding != nil {
+		defer close(seeding)
+		return seed(ctx, l.local, req, amount)
+	}
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // share reports res as one of n processes' share of it: each limit's

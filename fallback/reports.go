@@ -15,8 +15,14 @@ import (
 // most about max entries; a full shard forgets an entry at random (whose
 // local limiter then starts from what it holds, and whose debt is lost).
 type reports struct {
-	m     *keyed.Map[report]
-	owing atomic.Int64 // the reports whose owed is not 0
+	m *keyed.Map[report]
+	// owing counts the reports that owe the primary (owed is not 0, or
+	// a payment is under way), so that a key owes nothing, without a
+	// lock, while no key does.
+	owing atomic.Int64
+	// sent counts the primary calls sent, so that a reply is known to
+	// come from a call sent after another's reply was recorded.
+	sent atomic.Uint64
 }
 
 // report is the primary's last word on one key: the largest amount any
@@ -26,19 +32,34 @@ type reports struct {
 // the primary reports for it from then on is forced on the local limiter
 // too (mirrored), and no report replaces it.
 type report struct {
-	used   int64
-	until  time.Time
-	seeded bool
+	used  int64
+	until time.Time
+	// seeded is nil until a call starts the local limiter from the
+	// report, and closed once it has: the key's other local decisions
+	// and mirrored admissions wait for it, lest the start (a reset)
+	// erase them.
+	seeded chan struct{}
+	// heard is reports.sent when the last reply was recorded: a call
+	// numbered above it was sent after, and decided after, that reply.
+	heard uint64
 	// owed is what the local limiter admitted since the primary last
 	// answered for the key, which the primary is told (forced) before its
 	// next decision of it, so that it counts them too.
 	owed int64
+	// paying is not nil while a call tells the primary what was owed; it
+	// is closed when that call has returned. The key's other primary
+	// decisions wait for it: sent before the payment lands, they would be
+	// decided as if the local admissions had not been made.
+	paying chan struct{}
 }
+
+// owes reports whether rep counts in reports.owing.
+func (rep *report) owes() bool { return rep.owed != 0 || rep.paying != nil }
 
 func newReports(max int) *reports {
 	r := &reports{}
 	r.m = keyed.New(max, func(gone *report) {
-		if gone.owed > 0 {
+		if gone.owes() {
 			r.owing.Add(-1)
 		}
 	})
@@ -46,39 +67,69 @@ func newReports(max int) *reports {
 }
 
 // with calls f with req's report, under its shard's lock: nil when
-// there is none and create is false.
+// there is none and create is false. It keeps owing up to date with
+// what f does to the report's debt.
 func (r *reports) with(req limitspec.Request, create bool, f func(*report)) {
-	r.m.With(req, create, f)
-}
-
-// record keeps the primary's result for req, decided at now; it returns
-// whether the local limiter has been started from an earlier report, so
-// that the primary's admission is to be mirrored to it.
-func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time) (mirror bool) {
-	r.with(req, true, func(rep *report) {
-		if mirror = rep.seeded; !mirror {
-			var reset time.Duration
-			rep.used, reset = used(res)
-			rep.until = now.Add(reset)
+	r.m.With(req, create, func(rep *report) {
+		owed := rep != nil && rep.owes()
+		f(rep)
+		switch now := rep != nil && rep.owes(); {
+		case now && !owed:
+			r.owing.Add(1)
+		case owed && !now:
+			r.owing.Add(-1)
 		}
 	})
-	return mirror
+}
+
+// send numbers a primary call about to be sent, for record.
+func (r *reports) send() uint64 { return r.sent.Add(1) }
+
+// record keeps the primary's result for req, decided at now by the call
+// numbered call (send). When the local limiter has been started from an
+// earlier report, it returns that start's channel instead (seeded): the
+// primary's admission is to be mirrored to the local limiter once the
+// channel is closed. Replies of calls that overlapped may arrive in
+// another order than the primary decided them: a reply replaces the
+// report of a call decided before it (the call was sent after that
+// report was recorded), and is otherwise merged with it, the larger
+// amount used kept, so that the local limiter never starts from less
+// than the primary's last word.
+func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time, call uint64) (seeded chan struct{}) {
+	r.with(req, true, func(rep *report) {
+		if seeded = rep.seeded; seeded != nil {
+			return
+		}
+		used, reset := used(res)
+		if call <= rep.heard {
+			used, reset = max(used, rep.used), max(reset, rep.until.Sub(now))
+		}
+		rep.used, rep.until, rep.heard = used, now.Add(reset), r.sent.Load()
+	})
+	return seeded
 }
 
 // take returns, once per key, the amount the local limiter is to start
-// from for req at now (0 once the report's ResetAfter has passed); ok is
-// false when there is no report, or the local limiter has already been
-// started from it.
-func (r *reports) take(req limitspec.Request, now time.Time) (amount int64, ok bool) {
+// from for req at now (0 once the report's ResetAfter has passed), with
+// the channel the caller closes once it has started it (seeding); or,
+// when another call has taken it, that call's channel (wait), closed once
+// the local limiter has been started. Both are nil when the key has no
+// report.
+func (r *reports) take(req limitspec.Request, now time.Time) (amount int64, seeding, wait chan struct{}) {
 	r.with(req, false, func(rep *report) {
-		if ok = rep != nil && !rep.seeded; ok {
-			rep.seeded = true
+		switch {
+		case rep == nil:
+		case rep.seeded != nil:
+			wait = rep.seeded
+		default:
+			seeding = make(chan struct{})
+			rep.seeded = seeding
 			if now.Before(rep.until) {
 				amount = rep.used
 			}
 		}
 	})
-	return amount, ok
+	return amount, seeding, wait
 }
 
 // owe adds cost, admitted by the local limiter, to what req's primary is
@@ -86,28 +137,48 @@ func (r *reports) take(req limitspec.Request, now time.Time) (amount int64, ok b
 func (r *reports) owe(req limitspec.Request, cost int64) {
 	r.with(req, false, func(rep *report) {
 		if rep != nil && cost > 0 {
-			if rep.owed == 0 {
-				r.owing.Add(1)
-			}
 			rep.owed += cost
 		}
 	})
 }
 
-// debt takes what the primary is to be told of req's key; the caller
-// gives it back (owe) when the primary could not be told. It takes no
-// lock while nothing is owed for any key.
-func (r *reports) debt(req limitspec.Request) (owed int64) {
+// debt takes what the primary is to be told of req's key (owed), with
+// the channel the caller closes, by paid, once it has told it; or, while
+// another call tells it, that call's channel to wait for (wait). It takes
+// no lock while no key owes anything.
+func (r *reports) debt(req limitspec.Request) (owed int64, paying, wait chan struct{}) {
 	if r.owing.Load() == 0 {
-		return 0
+		return 0, nil, nil
 	}
 	r.with(req, false, func(rep *report) {
-		if rep != nil && rep.owed > 0 {
+		switch {
+		case rep == nil:
+		case rep.paying != nil:
+			wait = rep.paying
+		case rep.owed > 0:
 			owed, rep.owed = rep.owed, 0
-			r.owing.Add(-1)
+			paying = make(chan struct{})
+			rep.paying = paying
 		}
 	})
-	return owed
+	return owed, paying, wait
+}
+
+// paid ends the payment of owed that debt began with paying: when ok is
+// false (the primary could not be told), owed is owed again.
+func (r *reports) paid(req limitspec.Request, owed int64, paying chan struct{}, ok bool) {
+	r.with(req, false, func(rep *report) {
+		if rep == nil {
+			return
+		}
+		if rep.paying == paying {
+			rep.paying = nil
+		}
+		if !ok {
+			rep.owed += owed
+		}
+	})
+	close(paying)
 }
 
 // used is the largest amount any limit of res had used (its Quota less
