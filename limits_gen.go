@@ -13,7 +13,7 @@ import (
 // Cheap and exact per window, but a client can spend `limit` at the end
 // of one window and again at the start of the next: up to twice the
 // limit within window_ms across a boundary.
-// State: one hash with the time of the last admission and the cost
+// State: one string with the time of the last admission and the cost
 // admitted in its window, the INCR + EXPIRE pattern made atomic and
 // monotonic in time.
 type FixedWindow struct {
@@ -340,7 +340,7 @@ func init() {
 // one spent at once counts in full until the next window begins, so
 // it is whole again more than window_ms and at most 2 * window_ms
 // later (reset_after_ms says when).
-// State: one hash with the time of the last admission and the counts
+// State: one string with the time of the last admission and the counts
 // of its window and the one before.
 type SlidingWindow struct {
 	// Limit: cost admitted per sliding window (limit), in [1, 1000000000000].
@@ -669,7 +669,7 @@ func init() {
 // computed inside the script (all keys are declared, as Redis Cluster
 // requires), and buckets older than the widest window are removed at
 // each admission, so the set holds at most widest window / bucket_ms
-// entries. A hash beside it holds the time of the last admission.
+// entries. A string beside it holds the time of the last admission.
 // The keys name bucket_ms and every window: a state's buckets are
 // always of one length.
 // Window: window_ms with one tier (a bucket's cost leaves the window

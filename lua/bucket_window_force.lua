@@ -15,7 +15,7 @@
 --                start: the score: the bucket's start in ms (in [0, NOW_MAX])
 --                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  hash: the last admission
+--   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  string: the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -56,9 +56,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -73,7 +75,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -90,28 +92,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'bucket_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -190,7 +176,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms, bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= 3600) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -199,7 +185,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= 3600) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -208,7 +194,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= 3600) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -217,17 +203,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
 local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
   return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
@@ -235,7 +221,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -255,19 +241,19 @@ local function win__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 3)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
-      return nil, 'entry start', parts[1]
+      return nil, 'entry field start is not an integer', parts[1]
     end
     local x_count = field(parts[2], nil, 1, 1000000000000)
     if x_count == nil then
-      return nil, 'entry count', parts[2]
+      return nil, 'entry field count is not an integer', parts[2]
     end
     local x_run = field(parts[3], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[3]
+      return nil, 'entry field run is not an integer', parts[3]
     end
     out[#out + 1] = {start = x_start, count = x_count, run = x_run}
   end
@@ -319,10 +305,10 @@ local function win__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -332,7 +318,7 @@ local function win__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -341,9 +327,9 @@ local function win__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -354,10 +340,14 @@ local function win__reach(lo, hi, need, cap)
   end
   return found
 end
-local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-if latest_ts == nil then
-  return corrupt(KEYS[2], 'ts', latest__raw[1])
+local latest_ts = 0
+local latest__raw = redis.call('GET', KEYS[2])
+if latest__raw then
+  local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+  if latest__raw__ts == nil or #latest__raw__ts > 17 then
+    return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+  end
+  latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -366,13 +356,6 @@ local stale = latest_ts > now + 60000
 if stale then
   win__card = 0
   latest_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
 end
 -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
 local win__top = nil
@@ -385,14 +368,14 @@ if win__card > 0 then
 end
 
 -- decision
-local lag = math.max(0, latest_ts - now)
+local lag = max(0, latest_ts - now)
 local eff = now + lag
 local bucket = eff - eff % bucket_ms
 local on2 = limit_2 > 0
 local on3 = limit_3 > 0
-local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+local widest = max(window_ms, max(window_ms_2, window_ms_3))
+local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
 local from1 = bucket - window_ms
 local from2 = bucket - window_ms_2
 local from3 = bucket - window_ms_3
@@ -403,7 +386,7 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  used1 = math.min(sum__, 3600000000000000)
+  used1 = min(sum__, 3600000000000000)
 end
 local agg__2 = 0
 if on2 then -- else the value is not used
@@ -413,10 +396,10 @@ if on2 then -- else the value is not used
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    agg__2 = math.min(sum__, 3600000000000000)
+    agg__2 = min(sum__, 3600000000000000)
   end
 end
-local used2 = pick(on2, agg__2, 0)
+local used2 = (on2 and agg__2 or 0)
 local agg__3 = 0
 if on3 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -425,18 +408,18 @@ if on3 then -- else the value is not used
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    agg__3 = math.min(sum__, 3600000000000000)
+    agg__3 = min(sum__, 3600000000000000)
   end
 end
-local used3 = pick(on3, agg__3, 0)
+local used3 = (on3 and agg__3 or 0)
 local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
-local free1 = math.max(0, 2 * limit - used1)
-local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+local free1 = max(0, 2 * limit - used1)
+local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
 local agg__4 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -450,7 +433,7 @@ if not (ok or used1 + took + c <= limit) then -- else the value is not used
     end
   end
 end
-local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
 local agg__5 = bucket + window_ms_2
 if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -464,7 +447,7 @@ if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is 
     end
   end
 end
-local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
 local agg__6 = bucket + window_ms_3
 if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -478,11 +461,11 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
     end
   end
 end
-local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-local retry_at = math.max(at1, math.max(at2, at3))
-local x1 = math.max(0, used1 + took - (limit - lim))
-local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+local retry_at = max(at1, max(at2, at3))
+local x1 = max(0, used1 + took - (limit - lim))
+local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
 local agg__7 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -496,7 +479,7 @@ if not (x1 == 0) then -- else the value is not used
     end
   end
 end
-local r1 = pick(x1 == 0, 0, agg__7)
+local r1 = ((x1 == 0) and 0 or agg__7)
 local agg__8 = bucket + window_ms_2
 if not (x2 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -510,7 +493,7 @@ if not (x2 == 0) then -- else the value is not used
     end
   end
 end
-local r2 = pick(x2 == 0, 0, agg__8)
+local r2 = ((x2 == 0) and 0 or agg__8)
 local agg__9 = bucket + window_ms_3
 if not (x3 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -524,24 +507,26 @@ if not (x3 == 0) then -- else the value is not used
     end
   end
 end
-local r3 = pick(x3 == 0, 0, agg__9)
-local reset_at = math.max(r1, math.max(r2, r3))
-local room1 = math.max(0, limit - (used1 + took))
-local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-local room = math.min(room1, math.min(room2, room3))
-local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+local r3 = ((x3 == 0) and 0 or agg__9)
+local reset_at = max(r1, max(r2, r3))
+local room1 = max(0, limit - (used1 + took))
+local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+local room = min(room1, min(room2, room3))
+local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
 if took > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('HSET', KEYS[2], 'ts', num(eff))
-  redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
-      win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+      win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
       win__x.run = (win__top.run + win__x.count) % 4503599627370496
       if win__top.start == win__x.start then -- merge into it (its member removed after the add)
         win__x.replaces__ = win__top.member__
@@ -558,7 +543,7 @@ if took > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
-return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}
+return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}

@@ -7,13 +7,13 @@
 --   Cheap and exact per window, but a client can spend `limit` at the end
 --   of one window and again at the start of the next: up to twice the
 --   limit within window_ms across a boundary.
---   State: one hash with the time of the last admission and the cost
+--   State: one string with the time of the last admission and the cost
 --   admitted in its window, the INCR + EXPIRE pattern made atomic and
 --   monotonic in time.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:fw:<window_ms>  hash: the current window's count
+--   KEYS[1]  {<key>}:fw:<window_ms>  string: the current window's count
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              n: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
@@ -42,9 +42,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -59,7 +61,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -76,28 +78,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'fixed_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -120,14 +106,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
 local tail = '}:fw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -135,7 +120,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -150,14 +135,15 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_n = field(win__raw[2], 0, 0, 2 * limit)
-if win_n == nil then
-  return corrupt(KEYS[1], 'n', win__raw[2])
+local win_ts, win_n = 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -167,27 +153,22 @@ if stale then
   win_ts = 0
   win_n = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = max(0, win_ts - now)
 local eff = now + lag
 local into = eff % window_ms
-local used = pick(win_ts >= eff - into, win_n, 0)
-local c = math.min(cost, limit + 1)
+local used = ((win_ts >= eff - into) and win_n or 0)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local until_end = lag + window_ms - into
 if took > 0 then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}

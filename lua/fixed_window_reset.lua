@@ -8,9 +8,11 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -25,7 +27,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -40,22 +42,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'fixed_window: '
@@ -83,14 +69,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
 local tail = '}:fw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 

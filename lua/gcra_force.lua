@@ -10,7 +10,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  hash: the theoretical arrival time relative to the last admission
+--   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  string: the theoretical arrival time relative to the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              tat: TAT minus ts, times rate (past burst * period_ms only after forced calls) (in [0, 2 * (burst * period_ms)])
 --
@@ -42,9 +42,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -59,7 +61,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -76,28 +78,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'gcra: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -121,14 +107,14 @@ end
 if not (burst * period_ms <= 1000000000000000) then
   return bad('burst times period_ms must not exceed 10^15')
 end
-if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -137,14 +123,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
 end
 local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -152,7 +137,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -167,14 +152,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-if cell_ts == nil then
-  return corrupt(KEYS[1], 'ts', cell__raw[1])
-end
-local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-if cell_tat == nil then
-  return corrupt(KEYS[1], 'tat', cell__raw[2])
+local cell_ts, cell_tat = 0, 0
+local cell__raw = redis.call('GET', KEYS[1])
+if cell__raw then
+  local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+  if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+  end
+  cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+  cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -184,28 +170,23 @@ if stale then
   cell_ts = 0
   cell_tat = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local tau = burst * period_ms
-local lag = math.max(0, cell_ts - now)
-local elapsed = math.max(0, now - cell_ts)
-local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-local tat = math.max(0, cell_tat - drained)
-local c = math.min(cost, burst + 1)
+local lag = max(0, cell_ts - now)
+local elapsed = max(0, now - cell_ts)
+local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+local tat = max(0, cell_tat - drained)
+local c = min(cost, burst + 1)
 local new_tat = tat + c * period_ms
 local ok = new_tat <= tau
-local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-local reset = lag + cdiv(final, rate)
+local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+local reset = lag + floor((final + rate - 1) / rate)
 if final > tat then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}
+return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}

@@ -11,7 +11,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  hash: the queued work at the last admission
+--   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  string: the queued work at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after forced calls) (in [0, 2 * (capacity * period_ms)])
 --
@@ -43,9 +43,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -60,7 +62,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -77,28 +79,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'leaky_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -122,14 +108,14 @@ end
 if not (capacity * period_ms <= 1000000000000000) then
   return bad('capacity times period_ms must not exceed 10^15')
 end
-if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -138,14 +124,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
 end
 local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -153,7 +138,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -168,14 +153,15 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-if queue_ts == nil then
-  return corrupt(KEYS[1], 'ts', queue__raw[1])
-end
-local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-if queue_work == nil then
-  return corrupt(KEYS[1], 'work', queue__raw[2])
+local queue_ts, queue_work = 0, 0
+local queue__raw = redis.call('GET', KEYS[1])
+if queue__raw then
+  local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+  if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+  end
+  queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+  queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -185,28 +171,23 @@ if stale then
   queue_ts = 0
   queue_work = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local full = capacity * period_ms
-local lag = math.max(0, queue_ts - now)
-local elapsed = math.max(0, now - queue_ts)
-local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-local ahead = math.max(0, queue_work - drained)
-local c = math.min(cost, capacity + 1)
+local lag = max(0, queue_ts - now)
+local elapsed = max(0, now - queue_ts)
+local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+local ahead = max(0, queue_work - drained)
+local c = min(cost, capacity + 1)
 local with_this = ahead + c * period_ms
 local ok = with_this <= full
-local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-local reset = lag + cdiv(final, rate)
+local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+local reset = lag + floor((final + rate - 1) / rate)
 if final > ahead then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}
+return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}

@@ -34,7 +34,7 @@ redis.register_function{function_name = 'limitspec_bucket_window', callback = fu
 --   computed inside the script (all keys are declared, as Redis Cluster
 --   requires), and buckets older than the widest window are removed at
 --   each admission, so the set holds at most widest window / bucket_ms
---   entries. A hash beside it holds the time of the last admission.
+--   entries. A string beside it holds the time of the last admission.
 --   The keys name bucket_ms and every window: a state's buckets are
 --   always of one length.
 --   Window: window_ms with one tier (a bucket's cost leaves the window
@@ -50,7 +50,7 @@ redis.register_function{function_name = 'limitspec_bucket_window', callback = fu
 --                start: the score: the bucket's start in ms (in [0, NOW_MAX])
 --                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  hash: the last admission
+--   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  string: the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -91,9 +91,11 @@ redis.register_function{function_name = 'limitspec_bucket_window', callback = fu
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -108,7 +110,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -125,28 +127,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'bucket_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -225,7 +211,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms, bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= 3600) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -234,7 +220,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= 3600) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -243,7 +229,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= 3600) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -252,17 +238,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
 local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
   return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
@@ -270,7 +256,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -290,19 +276,19 @@ local function win__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 3)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
-      return nil, 'entry start', parts[1]
+      return nil, 'entry field start is not an integer', parts[1]
     end
     local x_count = field(parts[2], nil, 1, 1000000000000)
     if x_count == nil then
-      return nil, 'entry count', parts[2]
+      return nil, 'entry field count is not an integer', parts[2]
     end
     local x_run = field(parts[3], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[3]
+      return nil, 'entry field run is not an integer', parts[3]
     end
     out[#out + 1] = {start = x_start, count = x_count, run = x_run}
   end
@@ -354,10 +340,10 @@ local function win__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -367,7 +353,7 @@ local function win__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -376,9 +362,9 @@ local function win__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -389,10 +375,14 @@ local function win__reach(lo, hi, need, cap)
   end
   return found
 end
-local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-if latest_ts == nil then
-  return corrupt(KEYS[2], 'ts', latest__raw[1])
+local latest_ts = 0
+local latest__raw = redis.call('GET', KEYS[2])
+if latest__raw then
+  local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+  if latest__raw__ts == nil or #latest__raw__ts > 17 then
+    return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+  end
+  latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -401,13 +391,6 @@ local stale = latest_ts > now + 60000
 if stale then
   win__card = 0
   latest_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
 end
 -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
 local win__top = nil
@@ -420,14 +403,14 @@ if win__card > 0 then
 end
 
 -- decision
-local lag = math.max(0, latest_ts - now)
+local lag = max(0, latest_ts - now)
 local eff = now + lag
 local bucket = eff - eff % bucket_ms
 local on2 = limit_2 > 0
 local on3 = limit_3 > 0
-local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+local widest = max(window_ms, max(window_ms_2, window_ms_3))
+local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
 local from1 = bucket - window_ms
 local from2 = bucket - window_ms_2
 local from3 = bucket - window_ms_3
@@ -438,7 +421,7 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  used1 = math.min(sum__, 3600000000000000)
+  used1 = min(sum__, 3600000000000000)
 end
 local agg__2 = 0
 if on2 then -- else the value is not used
@@ -448,10 +431,10 @@ if on2 then -- else the value is not used
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    agg__2 = math.min(sum__, 3600000000000000)
+    agg__2 = min(sum__, 3600000000000000)
   end
 end
-local used2 = pick(on2, agg__2, 0)
+local used2 = (on2 and agg__2 or 0)
 local agg__3 = 0
 if on3 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -460,18 +443,18 @@ if on3 then -- else the value is not used
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    agg__3 = math.min(sum__, 3600000000000000)
+    agg__3 = min(sum__, 3600000000000000)
   end
 end
-local used3 = pick(on3, agg__3, 0)
+local used3 = (on3 and agg__3 or 0)
 local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
-local free1 = math.max(0, 2 * limit - used1)
-local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+local free1 = max(0, 2 * limit - used1)
+local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
 local agg__4 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -485,7 +468,7 @@ if not (ok or used1 + took + c <= limit) then -- else the value is not used
     end
   end
 end
-local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
 local agg__5 = bucket + window_ms_2
 if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -499,7 +482,7 @@ if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is 
     end
   end
 end
-local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
 local agg__6 = bucket + window_ms_3
 if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -513,11 +496,11 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
     end
   end
 end
-local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-local retry_at = math.max(at1, math.max(at2, at3))
-local x1 = math.max(0, used1 + took - (limit - lim))
-local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+local retry_at = max(at1, max(at2, at3))
+local x1 = max(0, used1 + took - (limit - lim))
+local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
 local agg__7 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -531,7 +514,7 @@ if not (x1 == 0) then -- else the value is not used
     end
   end
 end
-local r1 = pick(x1 == 0, 0, agg__7)
+local r1 = ((x1 == 0) and 0 or agg__7)
 local agg__8 = bucket + window_ms_2
 if not (x2 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -545,7 +528,7 @@ if not (x2 == 0) then -- else the value is not used
     end
   end
 end
-local r2 = pick(x2 == 0, 0, agg__8)
+local r2 = ((x2 == 0) and 0 or agg__8)
 local agg__9 = bucket + window_ms_3
 if not (x3 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -559,24 +542,26 @@ if not (x3 == 0) then -- else the value is not used
     end
   end
 end
-local r3 = pick(x3 == 0, 0, agg__9)
-local reset_at = math.max(r1, math.max(r2, r3))
-local room1 = math.max(0, limit - (used1 + took))
-local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-local room = math.min(room1, math.min(room2, room3))
-local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+local r3 = ((x3 == 0) and 0 or agg__9)
+local reset_at = max(r1, max(r2, r3))
+local room1 = max(0, limit - (used1 + took))
+local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+local room = min(room1, min(room2, room3))
+local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
 if took > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('HSET', KEYS[2], 'ts', num(eff))
-  redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
-      win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+      win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
       win__x.run = (win__top.run + win__x.count) % 4503599627370496
       if win__top.start == win__x.start then -- merge into it (its member removed after the add)
         win__x.replaces__ = win__top.member__
@@ -593,10 +578,10 @@ if took > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
-return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}
+return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}
 end}
 
 redis.register_function{function_name = 'limitspec_bucket_window_force', callback = function(KEYS, ARGV)
@@ -617,7 +602,7 @@ redis.register_function{function_name = 'limitspec_bucket_window_force', callbac
 --                start: the score: the bucket's start in ms (in [0, NOW_MAX])
 --                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  hash: the last admission
+--   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  string: the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -658,9 +643,11 @@ redis.register_function{function_name = 'limitspec_bucket_window_force', callbac
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -675,7 +662,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -692,28 +679,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'bucket_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -792,7 +763,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms, bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= 3600) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -801,7 +772,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= 3600) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -810,7 +781,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= 3600) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -819,17 +790,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
 local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
   return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
@@ -837,7 +808,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -857,19 +828,19 @@ local function win__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 3)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
-      return nil, 'entry start', parts[1]
+      return nil, 'entry field start is not an integer', parts[1]
     end
     local x_count = field(parts[2], nil, 1, 1000000000000)
     if x_count == nil then
-      return nil, 'entry count', parts[2]
+      return nil, 'entry field count is not an integer', parts[2]
     end
     local x_run = field(parts[3], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[3]
+      return nil, 'entry field run is not an integer', parts[3]
     end
     out[#out + 1] = {start = x_start, count = x_count, run = x_run}
   end
@@ -921,10 +892,10 @@ local function win__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -934,7 +905,7 @@ local function win__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -943,9 +914,9 @@ local function win__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -956,10 +927,14 @@ local function win__reach(lo, hi, need, cap)
   end
   return found
 end
-local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-if latest_ts == nil then
-  return corrupt(KEYS[2], 'ts', latest__raw[1])
+local latest_ts = 0
+local latest__raw = redis.call('GET', KEYS[2])
+if latest__raw then
+  local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+  if latest__raw__ts == nil or #latest__raw__ts > 17 then
+    return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+  end
+  latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -968,13 +943,6 @@ local stale = latest_ts > now + 60000
 if stale then
   win__card = 0
   latest_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
 end
 -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
 local win__top = nil
@@ -987,14 +955,14 @@ if win__card > 0 then
 end
 
 -- decision
-local lag = math.max(0, latest_ts - now)
+local lag = max(0, latest_ts - now)
 local eff = now + lag
 local bucket = eff - eff % bucket_ms
 local on2 = limit_2 > 0
 local on3 = limit_3 > 0
-local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+local widest = max(window_ms, max(window_ms_2, window_ms_3))
+local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
 local from1 = bucket - window_ms
 local from2 = bucket - window_ms_2
 local from3 = bucket - window_ms_3
@@ -1005,7 +973,7 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  used1 = math.min(sum__, 3600000000000000)
+  used1 = min(sum__, 3600000000000000)
 end
 local agg__2 = 0
 if on2 then -- else the value is not used
@@ -1015,10 +983,10 @@ if on2 then -- else the value is not used
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    agg__2 = math.min(sum__, 3600000000000000)
+    agg__2 = min(sum__, 3600000000000000)
   end
 end
-local used2 = pick(on2, agg__2, 0)
+local used2 = (on2 and agg__2 or 0)
 local agg__3 = 0
 if on3 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -1027,18 +995,18 @@ if on3 then -- else the value is not used
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    agg__3 = math.min(sum__, 3600000000000000)
+    agg__3 = min(sum__, 3600000000000000)
   end
 end
-local used3 = pick(on3, agg__3, 0)
+local used3 = (on3 and agg__3 or 0)
 local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
-local free1 = math.max(0, 2 * limit - used1)
-local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+local free1 = max(0, 2 * limit - used1)
+local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
 local agg__4 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -1052,7 +1020,7 @@ if not (ok or used1 + took + c <= limit) then -- else the value is not used
     end
   end
 end
-local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
 local agg__5 = bucket + window_ms_2
 if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -1066,7 +1034,7 @@ if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is 
     end
   end
 end
-local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
 local agg__6 = bucket + window_ms_3
 if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -1080,11 +1048,11 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
     end
   end
 end
-local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-local retry_at = math.max(at1, math.max(at2, at3))
-local x1 = math.max(0, used1 + took - (limit - lim))
-local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+local retry_at = max(at1, max(at2, at3))
+local x1 = max(0, used1 + took - (limit - lim))
+local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
 local agg__7 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -1098,7 +1066,7 @@ if not (x1 == 0) then -- else the value is not used
     end
   end
 end
-local r1 = pick(x1 == 0, 0, agg__7)
+local r1 = ((x1 == 0) and 0 or agg__7)
 local agg__8 = bucket + window_ms_2
 if not (x2 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -1112,7 +1080,7 @@ if not (x2 == 0) then -- else the value is not used
     end
   end
 end
-local r2 = pick(x2 == 0, 0, agg__8)
+local r2 = ((x2 == 0) and 0 or agg__8)
 local agg__9 = bucket + window_ms_3
 if not (x3 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -1126,24 +1094,26 @@ if not (x3 == 0) then -- else the value is not used
     end
   end
 end
-local r3 = pick(x3 == 0, 0, agg__9)
-local reset_at = math.max(r1, math.max(r2, r3))
-local room1 = math.max(0, limit - (used1 + took))
-local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-local room = math.min(room1, math.min(room2, room3))
-local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+local r3 = ((x3 == 0) and 0 or agg__9)
+local reset_at = max(r1, max(r2, r3))
+local room1 = max(0, limit - (used1 + took))
+local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+local room = min(room1, min(room2, room3))
+local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
 if took > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('HSET', KEYS[2], 'ts', num(eff))
-  redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
-      win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+      win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
       win__x.run = (win__top.run + win__x.count) % 4503599627370496
       if win__top.start == win__x.start then -- merge into it (its member removed after the add)
         win__x.replaces__ = win__top.member__
@@ -1160,10 +1130,10 @@ if took > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
-return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}
+return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}
 end}
 
 redis.register_function{function_name = 'limitspec_bucket_window_reset', callback = function(KEYS, ARGV)
@@ -1178,9 +1148,11 @@ redis.register_function{function_name = 'limitspec_bucket_window_reset', callbac
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -1195,7 +1167,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -1210,22 +1182,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'bucket_window: '
@@ -1282,7 +1238,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms, bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= 3600) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -1291,7 +1247,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= 3600) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -1300,7 +1256,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= 3600) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -1309,17 +1265,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
 local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
   return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
@@ -1336,13 +1292,13 @@ redis.register_function{function_name = 'limitspec_fixed_window', callback = fun
 --   Cheap and exact per window, but a client can spend `limit` at the end
 --   of one window and again at the start of the next: up to twice the
 --   limit within window_ms across a boundary.
---   State: one hash with the time of the last admission and the cost
+--   State: one string with the time of the last admission and the cost
 --   admitted in its window, the INCR + EXPIRE pattern made atomic and
 --   monotonic in time.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:fw:<window_ms>  hash: the current window's count
+--   KEYS[1]  {<key>}:fw:<window_ms>  string: the current window's count
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              n: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
@@ -1371,9 +1327,11 @@ redis.register_function{function_name = 'limitspec_fixed_window', callback = fun
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -1388,7 +1346,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -1405,28 +1363,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'fixed_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -1449,14 +1391,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
 local tail = '}:fw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -1464,7 +1405,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -1479,14 +1420,15 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_n = field(win__raw[2], 0, 0, 2 * limit)
-if win_n == nil then
-  return corrupt(KEYS[1], 'n', win__raw[2])
+local win_ts, win_n = 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1496,30 +1438,25 @@ if stale then
   win_ts = 0
   win_n = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = max(0, win_ts - now)
 local eff = now + lag
 local into = eff % window_ms
-local used = pick(win_ts >= eff - into, win_n, 0)
-local c = math.min(cost, limit + 1)
+local used = ((win_ts >= eff - into) and win_n or 0)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local until_end = lag + window_ms - into
 if took > 0 then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_fixed_window_force', callback = function(KEYS, ARGV)
@@ -1535,7 +1472,7 @@ redis.register_function{function_name = 'limitspec_fixed_window_force', callback
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:fw:<window_ms>  hash: the current window's count
+--   KEYS[1]  {<key>}:fw:<window_ms>  string: the current window's count
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              n: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
@@ -1564,9 +1501,11 @@ redis.register_function{function_name = 'limitspec_fixed_window_force', callback
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -1581,7 +1520,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -1598,28 +1537,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'fixed_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -1642,14 +1565,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
 local tail = '}:fw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -1657,7 +1579,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -1672,14 +1594,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_n = field(win__raw[2], 0, 0, 2 * limit)
-if win_n == nil then
-  return corrupt(KEYS[1], 'n', win__raw[2])
+local win_ts, win_n = 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1689,30 +1612,25 @@ if stale then
   win_ts = 0
   win_n = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = max(0, win_ts - now)
 local eff = now + lag
 local into = eff % window_ms
-local used = pick(win_ts >= eff - into, win_n, 0)
-local c = math.min(cost, limit + 1)
+local used = ((win_ts >= eff - into) and win_n or 0)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local until_end = lag + window_ms - into
 if took > 0 then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_fixed_window_reset', callback = function(KEYS, ARGV)
@@ -1726,9 +1644,11 @@ redis.register_function{function_name = 'limitspec_fixed_window_reset', callback
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -1743,7 +1663,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -1758,22 +1678,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'fixed_window: '
@@ -1801,14 +1705,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:fw:<window_ms>')
 end
 local tail = '}:fw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -1830,7 +1733,7 @@ redis.register_function{function_name = 'limitspec_gcra', callback = function(KE
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  hash: the theoretical arrival time relative to the last admission
+--   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  string: the theoretical arrival time relative to the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              tat: TAT minus ts, times rate (past burst * period_ms only after forced calls) (in [0, 2 * (burst * period_ms)])
 --
@@ -1862,9 +1765,11 @@ redis.register_function{function_name = 'limitspec_gcra', callback = function(KE
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -1879,7 +1784,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -1896,28 +1801,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'gcra: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -1941,14 +1830,14 @@ end
 if not (burst * period_ms <= 1000000000000000) then
   return bad('burst times period_ms must not exceed 10^15')
 end
-if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -1957,14 +1846,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
 end
 local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -1972,7 +1860,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -1987,14 +1875,15 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-if cell_ts == nil then
-  return corrupt(KEYS[1], 'ts', cell__raw[1])
-end
-local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-if cell_tat == nil then
-  return corrupt(KEYS[1], 'tat', cell__raw[2])
+local cell_ts, cell_tat = 0, 0
+local cell__raw = redis.call('GET', KEYS[1])
+if cell__raw then
+  local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+  if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+  end
+  cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+  cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2004,31 +1893,26 @@ if stale then
   cell_ts = 0
   cell_tat = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local tau = burst * period_ms
-local lag = math.max(0, cell_ts - now)
-local elapsed = math.max(0, now - cell_ts)
-local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-local tat = math.max(0, cell_tat - drained)
-local c = math.min(cost, burst + 1)
+local lag = max(0, cell_ts - now)
+local elapsed = max(0, now - cell_ts)
+local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+local tat = max(0, cell_tat - drained)
+local c = min(cost, burst + 1)
 local new_tat = tat + c * period_ms
 local ok = new_tat <= tau
-local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-local reset = lag + cdiv(final, rate)
+local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+local reset = lag + floor((final + rate - 1) / rate)
 if final > tat then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}
+return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_gcra_force', callback = function(KEYS, ARGV)
@@ -2044,7 +1928,7 @@ redis.register_function{function_name = 'limitspec_gcra_force', callback = funct
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  hash: the theoretical arrival time relative to the last admission
+--   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  string: the theoretical arrival time relative to the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              tat: TAT minus ts, times rate (past burst * period_ms only after forced calls) (in [0, 2 * (burst * period_ms)])
 --
@@ -2076,9 +1960,11 @@ redis.register_function{function_name = 'limitspec_gcra_force', callback = funct
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -2093,7 +1979,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2110,28 +1996,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'gcra: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -2155,14 +2025,14 @@ end
 if not (burst * period_ms <= 1000000000000000) then
   return bad('burst times period_ms must not exceed 10^15')
 end
-if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -2171,14 +2041,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
 end
 local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -2186,7 +2055,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -2201,14 +2070,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-if cell_ts == nil then
-  return corrupt(KEYS[1], 'ts', cell__raw[1])
-end
-local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-if cell_tat == nil then
-  return corrupt(KEYS[1], 'tat', cell__raw[2])
+local cell_ts, cell_tat = 0, 0
+local cell__raw = redis.call('GET', KEYS[1])
+if cell__raw then
+  local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+  if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+  end
+  cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+  cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2218,31 +2088,26 @@ if stale then
   cell_ts = 0
   cell_tat = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local tau = burst * period_ms
-local lag = math.max(0, cell_ts - now)
-local elapsed = math.max(0, now - cell_ts)
-local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-local tat = math.max(0, cell_tat - drained)
-local c = math.min(cost, burst + 1)
+local lag = max(0, cell_ts - now)
+local elapsed = max(0, now - cell_ts)
+local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+local tat = max(0, cell_tat - drained)
+local c = min(cost, burst + 1)
 local new_tat = tat + c * period_ms
 local ok = new_tat <= tau
-local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-local reset = lag + cdiv(final, rate)
+local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+local reset = lag + floor((final + rate - 1) / rate)
 if final > tat then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}
+return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_gcra_reset', callback = function(KEYS, ARGV)
@@ -2256,9 +2121,11 @@ redis.register_function{function_name = 'limitspec_gcra_reset', callback = funct
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -2273,7 +2140,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2288,22 +2155,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'gcra: '
@@ -2332,14 +2183,14 @@ end
 if not (burst * period_ms <= 1000000000000000) then
   return bad('burst times period_ms must not exceed 10^15')
 end
-if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -2348,14 +2199,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
 end
 local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -2376,7 +2226,7 @@ redis.register_function{function_name = 'limitspec_leaky_bucket', callback = fun
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  hash: the queued work at the last admission
+--   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  string: the queued work at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after forced calls) (in [0, 2 * (capacity * period_ms)])
 --
@@ -2408,9 +2258,11 @@ redis.register_function{function_name = 'limitspec_leaky_bucket', callback = fun
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -2425,7 +2277,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2442,28 +2294,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'leaky_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -2487,14 +2323,14 @@ end
 if not (capacity * period_ms <= 1000000000000000) then
   return bad('capacity times period_ms must not exceed 10^15')
 end
-if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -2503,14 +2339,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
 end
 local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -2518,7 +2353,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -2533,14 +2368,15 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-if queue_ts == nil then
-  return corrupt(KEYS[1], 'ts', queue__raw[1])
-end
-local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-if queue_work == nil then
-  return corrupt(KEYS[1], 'work', queue__raw[2])
+local queue_ts, queue_work = 0, 0
+local queue__raw = redis.call('GET', KEYS[1])
+if queue__raw then
+  local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+  if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+  end
+  queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+  queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2550,31 +2386,26 @@ if stale then
   queue_ts = 0
   queue_work = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local full = capacity * period_ms
-local lag = math.max(0, queue_ts - now)
-local elapsed = math.max(0, now - queue_ts)
-local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-local ahead = math.max(0, queue_work - drained)
-local c = math.min(cost, capacity + 1)
+local lag = max(0, queue_ts - now)
+local elapsed = max(0, now - queue_ts)
+local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+local ahead = max(0, queue_work - drained)
+local c = min(cost, capacity + 1)
 local with_this = ahead + c * period_ms
 local ok = with_this <= full
-local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-local reset = lag + cdiv(final, rate)
+local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+local reset = lag + floor((final + rate - 1) / rate)
 if final > ahead then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}
+return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}
 end}
 
 redis.register_function{function_name = 'limitspec_leaky_bucket_force', callback = function(KEYS, ARGV)
@@ -2590,7 +2421,7 @@ redis.register_function{function_name = 'limitspec_leaky_bucket_force', callback
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  hash: the queued work at the last admission
+--   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  string: the queued work at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after forced calls) (in [0, 2 * (capacity * period_ms)])
 --
@@ -2622,9 +2453,11 @@ redis.register_function{function_name = 'limitspec_leaky_bucket_force', callback
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -2639,7 +2472,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2656,28 +2489,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'leaky_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -2701,14 +2518,14 @@ end
 if not (capacity * period_ms <= 1000000000000000) then
   return bad('capacity times period_ms must not exceed 10^15')
 end
-if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -2717,14 +2534,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
 end
 local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -2732,7 +2548,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -2747,14 +2563,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-if queue_ts == nil then
-  return corrupt(KEYS[1], 'ts', queue__raw[1])
-end
-local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-if queue_work == nil then
-  return corrupt(KEYS[1], 'work', queue__raw[2])
+local queue_ts, queue_work = 0, 0
+local queue__raw = redis.call('GET', KEYS[1])
+if queue__raw then
+  local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+  if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+  end
+  queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+  queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2764,31 +2581,26 @@ if stale then
   queue_ts = 0
   queue_work = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local full = capacity * period_ms
-local lag = math.max(0, queue_ts - now)
-local elapsed = math.max(0, now - queue_ts)
-local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-local ahead = math.max(0, queue_work - drained)
-local c = math.min(cost, capacity + 1)
+local lag = max(0, queue_ts - now)
+local elapsed = max(0, now - queue_ts)
+local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+local ahead = max(0, queue_work - drained)
+local c = min(cost, capacity + 1)
 local with_this = ahead + c * period_ms
 local ok = with_this <= full
-local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-local reset = lag + cdiv(final, rate)
+local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+local reset = lag + floor((final + rate - 1) / rate)
 if final > ahead then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}
+return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}
 end}
 
 redis.register_function{function_name = 'limitspec_leaky_bucket_reset', callback = function(KEYS, ARGV)
@@ -2802,9 +2614,11 @@ redis.register_function{function_name = 'limitspec_leaky_bucket_reset', callback
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -2819,7 +2633,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2834,22 +2648,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'leaky_bucket: '
@@ -2878,14 +2676,14 @@ end
 if not (capacity * period_ms <= 1000000000000000) then
   return bad('capacity times period_ms must not exceed 10^15')
 end
-if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -2894,14 +2692,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
 end
 local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -2925,7 +2722,7 @@ redis.register_function{function_name = 'limitspec_meta_window', callback = func
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw:<window_ms>  hash: the current window
+--   KEYS[1]  {<key>}:mw:<window_ms>  string: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
 --              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
@@ -2961,9 +2758,11 @@ redis.register_function{function_name = 'limitspec_meta_window', callback = func
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -2978,7 +2777,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2995,28 +2794,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -3039,17 +2822,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
 local tail = '}:mw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
   return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
@@ -3057,7 +2840,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -3076,18 +2859,16 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_start = field(win__raw[2], 0, 0, 35184372088832)
-if win_start == nil then
-  return corrupt(KEYS[1], 'start', win__raw[2])
-end
-local win_used = field(win__raw[3], 0, 0, 2 * limit)
-if win_used == nil then
-  return corrupt(KEYS[1], 'used', win__raw[3])
+local win_ts, win_start, win_used = 0, 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+  win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3098,13 +2879,6 @@ if stale then
   win_start = 0
   win_used = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
-end
 
 -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
 local log__type = redis.call('TYPE', KEYS[2]).ok
@@ -3113,28 +2887,33 @@ if log__type ~= 'none' and log__type ~= 'list' then
 end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = max(0, win_ts - now)
 local eff = now + lag
 local open = win_used > 0 and eff < win_start + window_ms
-local used = pick(open, win_used, 0)
-local start = pick(open, win_start, eff)
-local ends = lag + math.max(0, start + window_ms - eff)
-local c = math.min(cost, limit + 1)
+local used = (open and win_used or 0)
+local start = (open and win_start or eff)
+local ends = lag + max(0, start + window_ms - eff)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 if took > 0 then
   if not open then
-    wipe()
+    if stale then -- every key, before this call's first write
+      stale = false
+      redis.call('DEL', KEYS[1], KEYS[2])
+    end
     redis.call('DEL', KEYS[2])
   end
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
   redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
   redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_meta_window_entries', flags = {'no-writes'}, callback = function(KEYS, ARGV)
@@ -3148,7 +2927,7 @@ redis.register_function{function_name = 'limitspec_meta_window_entries', flags =
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw:<window_ms>  hash: the current window
+--   KEYS[1]  {<key>}:mw:<window_ms>  string: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
 --              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
@@ -3176,9 +2955,11 @@ redis.register_function{function_name = 'limitspec_meta_window_entries', flags =
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -3193,7 +2974,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -3210,28 +2991,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -3281,17 +3046,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
 local tail = '}:mw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
   return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
@@ -3299,7 +3064,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -3308,33 +3073,31 @@ if now == nil or now < 0 or now > 35184372088832 then
 end
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_start = field(win__raw[2], 0, 0, 35184372088832)
-if win_start == nil then
-  return corrupt(KEYS[1], 'start', win__raw[2])
-end
-local win_used = field(win__raw[3], 0, 0, 2 * limit)
-if win_used == nil then
-  return corrupt(KEYS[1], 'used', win__raw[3])
+local win_ts, win_start, win_used = 0, 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+  win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
 end
 local function log__parse(raw)
   local out = {}
   for i = 1, #raw do
     local parts = split(raw[i], 3)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
     local x_t_ms = field(parts[1], nil, 0, 35184372088832)
     if x_t_ms == nil then
-      return nil, 'entry t_ms', parts[1]
+      return nil, 'entry field t_ms is not an integer', parts[1]
     end
     local x_cost = field(parts[2], nil, 1, 2 * limit)
     if x_cost == nil then
-      return nil, 'entry cost', parts[2]
+      return nil, 'entry field cost is not an integer', parts[2]
     end
     out[#out + 1] = {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
   end
@@ -3357,7 +3120,7 @@ if stale then
 end
 
 -- view
-local eff = math.max(now, win_ts)
+local eff = max(now, win_ts)
 if not (win_used > 0 and eff < win_start + window_ms) then
   return {}
 end
@@ -3381,7 +3144,7 @@ redis.register_function{function_name = 'limitspec_meta_window_force', callback 
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw:<window_ms>  hash: the current window
+--   KEYS[1]  {<key>}:mw:<window_ms>  string: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
 --              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
@@ -3417,9 +3180,11 @@ redis.register_function{function_name = 'limitspec_meta_window_force', callback 
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -3434,7 +3199,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -3451,28 +3216,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -3495,17 +3244,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
 local tail = '}:mw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
   return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
@@ -3513,7 +3262,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -3532,18 +3281,16 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_start = field(win__raw[2], 0, 0, 35184372088832)
-if win_start == nil then
-  return corrupt(KEYS[1], 'start', win__raw[2])
-end
-local win_used = field(win__raw[3], 0, 0, 2 * limit)
-if win_used == nil then
-  return corrupt(KEYS[1], 'used', win__raw[3])
+local win_ts, win_start, win_used = 0, 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+  win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3554,13 +3301,6 @@ if stale then
   win_start = 0
   win_used = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
-end
 
 -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
 local log__type = redis.call('TYPE', KEYS[2]).ok
@@ -3569,28 +3309,33 @@ if log__type ~= 'none' and log__type ~= 'list' then
 end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = max(0, win_ts - now)
 local eff = now + lag
 local open = win_used > 0 and eff < win_start + window_ms
-local used = pick(open, win_used, 0)
-local start = pick(open, win_start, eff)
-local ends = lag + math.max(0, start + window_ms - eff)
-local c = math.min(cost, limit + 1)
+local used = (open and win_used or 0)
+local start = (open and win_start or eff)
+local ends = lag + max(0, start + window_ms - eff)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 if took > 0 then
   if not open then
-    wipe()
+    if stale then -- every key, before this call's first write
+      stale = false
+      redis.call('DEL', KEYS[1], KEYS[2])
+    end
     redis.call('DEL', KEYS[2])
   end
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
   redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
   redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_meta_window_reset', callback = function(KEYS, ARGV)
@@ -3605,9 +3350,11 @@ redis.register_function{function_name = 'limitspec_meta_window_reset', callback 
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -3622,7 +3369,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -3637,22 +3384,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'meta_window: '
@@ -3680,17 +3411,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
 local tail = '}:mw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
   return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
@@ -3733,9 +3464,11 @@ redis.register_function{function_name = 'limitspec_policy', callback = function(
 -- policy's name in the first infix); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -3750,7 +3483,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -3765,22 +3498,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -3813,7 +3530,7 @@ end
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = fdiv(a, b), fdiv(c, d)
+  local qa, qc = floor(a / b), floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -3840,8 +3557,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -3887,7 +3604,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms, bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= 3600) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -3896,7 +3613,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -3905,7 +3622,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3913,17 +3630,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -3934,7 +3651,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3951,19 +3668,19 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 3)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
       local x_start = field(parts[1], nil, 0, 35184372088832)
       if x_start == nil then
-        return nil, 'entry start', parts[1]
+        return nil, 'entry field start is not an integer', parts[1]
       end
       local x_count = field(parts[2], nil, 1, 1000000000000)
       if x_count == nil then
-        return nil, 'entry count', parts[2]
+        return nil, 'entry field count is not an integer', parts[2]
       end
       local x_run = field(parts[3], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[3]
+        return nil, 'entry field run is not an integer', parts[3]
       end
       out[#out + 1] = {start = x_start, count = x_count, run = x_run}
     end
@@ -4015,10 +3732,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -4028,7 +3745,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -4037,9 +3754,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -4050,10 +3767,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-  local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-  if latest_ts == nil then
-    return corrupt(KEYS[2], 'ts', latest__raw[1])
+  local latest_ts = 0
+  local latest__raw = redis.call('GET', KEYS[2])
+  if latest__raw then
+    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+    if latest__raw__ts == nil or #latest__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+    end
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4062,13 +3783,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if stale then
     win__card = 0
     latest_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
   local win__top = nil
@@ -4081,14 +3795,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, latest_ts - now)
+  local lag = max(0, latest_ts - now)
   local eff = now + lag
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
-  local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-  local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-  local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+  local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+  local widest = max(window_ms, max(window_ms_2, window_ms_3))
+  local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -4099,7 +3813,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    used1 = math.min(sum__, 3600000000000000)
+    used1 = min(sum__, 3600000000000000)
   end
   local agg__2 = 0
   if on2 then -- else the value is not used
@@ -4109,10 +3823,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__2 = math.min(sum__, 3600000000000000)
+      agg__2 = min(sum__, 3600000000000000)
     end
   end
-  local used2 = pick(on2, agg__2, 0)
+  local used2 = (on2 and agg__2 or 0)
   local agg__3 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -4121,18 +3835,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__3 = math.min(sum__, 3600000000000000)
+      agg__3 = min(sum__, 3600000000000000)
     end
   end
-  local used3 = pick(on3, agg__3, 0)
+  local used3 = (on3 and agg__3 or 0)
   local ok1 = used1 + c <= limit
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
-  local free1 = math.max(0, 2 * limit - used1)
-  local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-  local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-  local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+  local free1 = max(0, 2 * limit - used1)
+  local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+  local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+  local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -4146,7 +3860,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
   local agg__5 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -4160,7 +3874,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
   local agg__6 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -4174,11 +3888,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-  local retry_at = math.max(at1, math.max(at2, at3))
-  local x1 = math.max(0, used1 + took - (limit - lim))
-  local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-  local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+  local retry_at = max(at1, max(at2, at3))
+  local x1 = max(0, used1 + took - (limit - lim))
+  local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+  local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -4192,7 +3906,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r1 = pick(x1 == 0, 0, agg__7)
+  local r1 = ((x1 == 0) and 0 or agg__7)
   local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -4206,7 +3920,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r2 = pick(x2 == 0, 0, agg__8)
+  local r2 = ((x2 == 0) and 0 or agg__8)
   local agg__9 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -4220,29 +3934,31 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r3 = pick(x3 == 0, 0, agg__9)
-  local reset_at = math.max(r1, math.max(r2, r3))
-  local room1 = math.max(0, limit - (used1 + took))
-  local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-  local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-  local room = math.min(room1, math.min(room2, room3))
-  local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+  local r3 = ((x3 == 0) and 0 or agg__9)
+  local reset_at = max(r1, max(r2, r3))
+  local room1 = max(0, limit - (used1 + took))
+  local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+  local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+  local room = min(room1, min(room2, room3))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
     end
     writes[#writes + 1] = function()
       do
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
-          win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
@@ -4259,11 +3975,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
-  return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -4271,8 +3987,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -4288,14 +4004,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:fw:<window_ms>')
   end
   local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -4306,7 +4021,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -4318,14 +4033,15 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_n = field(win__raw[2], 0, 0, 2 * limit)
-  if win_n == nil then
-    return corrupt(KEYS[1], 'n', win__raw[2])
+  local win_ts, win_n = 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4335,32 +4051,27 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     win_ts = 0
     win_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local into = eff % window_ms
-  local used = pick(win_ts >= eff - into, win_n, 0)
-  local c = math.min(cost, limit + 1)
+  local used = ((win_ts >= eff - into) and win_n or 0)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
@@ -4368,8 +4079,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[3])
@@ -4387,14 +4098,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -4402,14 +4113,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -4420,7 +4130,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -4432,14 +4142,15 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-  local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-  if cell_ts == nil then
-    return corrupt(KEYS[1], 'ts', cell__raw[1])
-  end
-  local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-  if cell_tat == nil then
-    return corrupt(KEYS[1], 'tat', cell__raw[2])
+  local cell_ts, cell_tat = 0, 0
+  local cell__raw = redis.call('GET', KEYS[1])
+  if cell__raw then
+    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+    end
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4449,33 +4160,28 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     cell_ts = 0
     cell_tat = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local tau = burst * period_ms
-  local lag = math.max(0, cell_ts - now)
-  local elapsed = math.max(0, now - cell_ts)
-  local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-  local tat = math.max(0, cell_tat - drained)
-  local c = math.min(cost, burst + 1)
+  local lag = max(0, cell_ts - now)
+  local elapsed = max(0, now - cell_ts)
+  local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  local tat = max(0, cell_tat - drained)
+  local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
-  local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -4483,8 +4189,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -4502,14 +4208,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -4517,14 +4223,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -4535,7 +4240,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -4547,14 +4252,15 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-  local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-  if queue_ts == nil then
-    return corrupt(KEYS[1], 'ts', queue__raw[1])
-  end
-  local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-  if queue_work == nil then
-    return corrupt(KEYS[1], 'work', queue__raw[2])
+  local queue_ts, queue_work = 0, 0
+  local queue__raw = redis.call('GET', KEYS[1])
+  if queue__raw then
+    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+    end
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4564,33 +4270,28 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     queue_ts = 0
     queue_work = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * period_ms
-  local lag = math.max(0, queue_ts - now)
-  local elapsed = math.max(0, now - queue_ts)
-  local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-  local ahead = math.max(0, queue_work - drained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, queue_ts - now)
+  local elapsed = max(0, now - queue_ts)
+  local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  local ahead = max(0, queue_work - drained)
+  local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
-  local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -4598,8 +4299,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -4615,17 +4316,17 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
   end
   local tail = '}' .. infix .. ':mw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
     return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -4636,7 +4337,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -4652,18 +4353,16 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_start = field(win__raw[2], 0, 0, 35184372088832)
-  if win_start == nil then
-    return corrupt(KEYS[1], 'start', win__raw[2])
-  end
-  local win_used = field(win__raw[3], 0, 0, 2 * limit)
-  if win_used == nil then
-    return corrupt(KEYS[1], 'used', win__raw[3])
+  local win_ts, win_start, win_used = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4674,13 +4373,6 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     win_start = 0
     win_used = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
-  end
 
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
@@ -4689,34 +4381,39 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
-  local used = pick(open, win_used, 0)
-  local start = pick(open, win_start, eff)
-  local ends = lag + math.max(0, start + window_ms - eff)
-  local c = math.min(cost, limit + 1)
+  local used = (open and win_used or 0)
+  local start = (open and win_start or eff)
+  local ends = lag + max(0, start + window_ms - eff)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        wipe()
+        if stale then -- every key, before this call's first write
+          stale = false
+          redis.call('DEL', KEYS[1], KEYS[2])
+        end
         redis.call('DEL', KEYS[2])
       end
     end
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
       redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -4724,8 +4421,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -4741,17 +4438,17 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
     return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -4762,7 +4459,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -4779,23 +4476,23 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 4)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
       local x_ts = field(parts[1], nil, 0, 35184372088832)
       if x_ts == nil then
-        return nil, 'entry ts', parts[1]
+        return nil, 'entry field ts is not an integer', parts[1]
       end
       local x_seq = field(parts[2], nil, 0, 200000)
       if x_seq == nil then
-        return nil, 'entry seq', parts[2]
+        return nil, 'entry field seq is not an integer', parts[2]
       end
       local x_cost = field(parts[3], nil, 1, 200000)
       if x_cost == nil then
-        return nil, 'entry cost', parts[3]
+        return nil, 'entry field cost is not an integer', parts[3]
       end
       local x_run = field(parts[4], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[4]
+        return nil, 'entry field run is not an integer', parts[4]
       end
       out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
     end
@@ -4847,10 +4544,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -4860,7 +4557,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -4869,9 +4566,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -4882,14 +4579,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-  local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-  if tally_total == nil then
-    return corrupt(KEYS[2], 'total', tally__raw[1])
-  end
-  local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-  if tally_ts == nil then
-    return corrupt(KEYS[2], 'ts', tally__raw[2])
+  local tally_total, tally_ts = 0, 0
+  local tally__raw = redis.call('GET', KEYS[2])
+  if tally__raw then
+    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+    end
+    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4899,13 +4597,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     log__card = 0
     tally_total = 0
     tally_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
@@ -4918,7 +4609,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, tally_ts - now)
+  local lag = max(0, tally_ts - now)
   local eff = now + lag
   local from = eff - window_ms
   local gone = 0
@@ -4928,12 +4619,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    gone = math.min(sum__, 40000000000)
+    gone = min(sum__, 40000000000)
   end
-  local used = math.max(0, tally_total - gone)
-  local c = math.min(cost, limit + 1)
+  local used = max(0, tally_total - gone)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
@@ -4959,15 +4650,18 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local last_in = pick(took > 0, eff, agg__3)
+  local last_in = ((took > 0) and eff or agg__3)
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = math.min(math.max(0, hi__ - lo__), 200000)
+    seq = min(max(0, hi__ - lo__), 200000)
   end
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -4976,7 +4670,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
-          log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
         else
           log__x.run = log__x.cost % 4503599627370496
@@ -4990,11 +4684,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -5002,8 +4695,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -5022,14 +4715,13 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:sw:<window_ms>')
   end
   local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -5040,7 +4732,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -5052,18 +4744,16 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-  if win_cur == nil then
-    return corrupt(KEYS[1], 'cur', win__raw[2])
-  end
-  local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-  if win_prev == nil then
-    return corrupt(KEYS[1], 'prev', win__raw[3])
+  local win_ts, win_cur, win_prev = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -5074,42 +4764,37 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     win_cur = 0
     win_prev = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local e = eff % window_ms
   local start = eff - e
   local to_next = window_ms - e
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
-  local prev = pick(same, win_prev, pick(next, win_cur, 0))
-  local cur = pick(same, win_cur, 0)
+  local prev = (same and win_prev or (next and win_cur or 0))
+  local cur = (same and win_cur or 0)
   local weighted = prev * (window_ms - e)
-  local c = math.min(cost, limit + 1)
+  local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-  local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-  local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-  local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-  local short_next = math.max(0, after + c - limit) * window_ms
-  local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-  local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+  local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+  local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+  local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+  local short_next = max(0, after + c - limit) * window_ms
+  local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
@@ -5117,8 +4802,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -5136,14 +4821,14 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -5151,14 +4836,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
   end
   local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -5169,7 +4853,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -5181,14 +4865,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-  local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-  if bucket_ts == nil then
-    return corrupt(KEYS[1], 'ts', bucket__raw[1])
-  end
-  local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-  if bucket_level == nil then
-    return corrupt(KEYS[1], 'level', bucket__raw[2])
+  local bucket_ts, bucket_level = 0, capacity * refill_ms
+  local bucket__raw = redis.call('GET', KEYS[1])
+  if bucket__raw then
+    local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+    end
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -5198,34 +4883,29 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     bucket_ts = 0
     bucket_level = capacity * refill_ms
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * refill_ms
-  local lag = math.max(0, bucket_ts - now)
-  local elapsed = math.max(0, now - bucket_ts)
-  local to_full = cdiv(full - bucket_level, refill_tokens)
-  local gained = math.min(elapsed, to_full) * refill_tokens
-  local level = math.min(full, bucket_level + gained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, bucket_ts - now)
+  local elapsed = max(0, now - bucket_ts)
+  local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+  local gained = min(elapsed, to_full) * refill_tokens
+  local level = min(full, bucket_level + gained)
+  local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
-  local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-  local reset = lag + cdiv(full - after, refill_tokens)
+  local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+  local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -5289,7 +4969,7 @@ ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, fro
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -5350,7 +5030,7 @@ end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
 if all or force then
   for _, r in ipairs(res) do
-    delay = math.max(delay, r[6])
+    delay = max(delay, r[6])
   end
 end
 local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
@@ -5370,9 +5050,11 @@ redis.register_function{function_name = 'limitspec_policy_reset', callback = fun
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -5387,7 +5069,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -5402,22 +5084,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -5458,8 +5124,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -5505,7 +5171,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms, bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= 3600) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -5514,7 +5180,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -5523,7 +5189,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -5531,17 +5197,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -5552,7 +5218,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -5569,19 +5235,19 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 3)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
       local x_start = field(parts[1], nil, 0, 35184372088832)
       if x_start == nil then
-        return nil, 'entry start', parts[1]
+        return nil, 'entry field start is not an integer', parts[1]
       end
       local x_count = field(parts[2], nil, 1, 1000000000000)
       if x_count == nil then
-        return nil, 'entry count', parts[2]
+        return nil, 'entry field count is not an integer', parts[2]
       end
       local x_run = field(parts[3], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[3]
+        return nil, 'entry field run is not an integer', parts[3]
       end
       out[#out + 1] = {start = x_start, count = x_count, run = x_run}
     end
@@ -5633,10 +5299,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -5646,7 +5312,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -5655,9 +5321,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -5668,10 +5334,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-  local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-  if latest_ts == nil then
-    return corrupt(KEYS[2], 'ts', latest__raw[1])
+  local latest_ts = 0
+  local latest__raw = redis.call('GET', KEYS[2])
+  if latest__raw then
+    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+    if latest__raw__ts == nil or #latest__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+    end
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -5680,13 +5350,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if stale then
     win__card = 0
     latest_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
   local win__top = nil
@@ -5699,14 +5362,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, latest_ts - now)
+  local lag = max(0, latest_ts - now)
   local eff = now + lag
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
-  local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-  local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-  local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+  local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+  local widest = max(window_ms, max(window_ms_2, window_ms_3))
+  local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -5717,7 +5380,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    used1 = math.min(sum__, 3600000000000000)
+    used1 = min(sum__, 3600000000000000)
   end
   local agg__2 = 0
   if on2 then -- else the value is not used
@@ -5727,10 +5390,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__2 = math.min(sum__, 3600000000000000)
+      agg__2 = min(sum__, 3600000000000000)
     end
   end
-  local used2 = pick(on2, agg__2, 0)
+  local used2 = (on2 and agg__2 or 0)
   local agg__3 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -5739,18 +5402,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__3 = math.min(sum__, 3600000000000000)
+      agg__3 = min(sum__, 3600000000000000)
     end
   end
-  local used3 = pick(on3, agg__3, 0)
+  local used3 = (on3 and agg__3 or 0)
   local ok1 = used1 + c <= limit
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
-  local free1 = math.max(0, 2 * limit - used1)
-  local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-  local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-  local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+  local free1 = max(0, 2 * limit - used1)
+  local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+  local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+  local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -5764,7 +5427,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
   local agg__5 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -5778,7 +5441,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
   local agg__6 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -5792,11 +5455,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-  local retry_at = math.max(at1, math.max(at2, at3))
-  local x1 = math.max(0, used1 + took - (limit - lim))
-  local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-  local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+  local retry_at = max(at1, max(at2, at3))
+  local x1 = max(0, used1 + took - (limit - lim))
+  local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+  local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -5810,7 +5473,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r1 = pick(x1 == 0, 0, agg__7)
+  local r1 = ((x1 == 0) and 0 or agg__7)
   local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -5824,7 +5487,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r2 = pick(x2 == 0, 0, agg__8)
+  local r2 = ((x2 == 0) and 0 or agg__8)
   local agg__9 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -5838,29 +5501,31 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r3 = pick(x3 == 0, 0, agg__9)
-  local reset_at = math.max(r1, math.max(r2, r3))
-  local room1 = math.max(0, limit - (used1 + took))
-  local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-  local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-  local room = math.min(room1, math.min(room2, room3))
-  local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+  local r3 = ((x3 == 0) and 0 or agg__9)
+  local reset_at = max(r1, max(r2, r3))
+  local room1 = max(0, limit - (used1 + took))
+  local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+  local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+  local room = min(room1, min(room2, room3))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
     end
     writes[#writes + 1] = function()
       do
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
-          win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
@@ -5877,11 +5542,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
-  return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -5889,8 +5554,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -5906,14 +5571,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:fw:<window_ms>')
   end
   local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -5924,7 +5588,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -5936,14 +5600,15 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_n = field(win__raw[2], 0, 0, 2 * limit)
-  if win_n == nil then
-    return corrupt(KEYS[1], 'n', win__raw[2])
+  local win_ts, win_n = 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -5953,32 +5618,27 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     win_ts = 0
     win_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local into = eff % window_ms
-  local used = pick(win_ts >= eff - into, win_n, 0)
-  local c = math.min(cost, limit + 1)
+  local used = ((win_ts >= eff - into) and win_n or 0)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
@@ -5986,8 +5646,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[3])
@@ -6005,14 +5665,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -6020,14 +5680,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -6038,7 +5697,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -6050,14 +5709,15 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-  local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-  if cell_ts == nil then
-    return corrupt(KEYS[1], 'ts', cell__raw[1])
-  end
-  local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-  if cell_tat == nil then
-    return corrupt(KEYS[1], 'tat', cell__raw[2])
+  local cell_ts, cell_tat = 0, 0
+  local cell__raw = redis.call('GET', KEYS[1])
+  if cell__raw then
+    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+    end
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -6067,33 +5727,28 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     cell_ts = 0
     cell_tat = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local tau = burst * period_ms
-  local lag = math.max(0, cell_ts - now)
-  local elapsed = math.max(0, now - cell_ts)
-  local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-  local tat = math.max(0, cell_tat - drained)
-  local c = math.min(cost, burst + 1)
+  local lag = max(0, cell_ts - now)
+  local elapsed = max(0, now - cell_ts)
+  local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  local tat = max(0, cell_tat - drained)
+  local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
-  local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -6101,8 +5756,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -6120,14 +5775,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -6135,14 +5790,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -6153,7 +5807,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -6165,14 +5819,15 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-  local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-  if queue_ts == nil then
-    return corrupt(KEYS[1], 'ts', queue__raw[1])
-  end
-  local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-  if queue_work == nil then
-    return corrupt(KEYS[1], 'work', queue__raw[2])
+  local queue_ts, queue_work = 0, 0
+  local queue__raw = redis.call('GET', KEYS[1])
+  if queue__raw then
+    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+    end
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -6182,33 +5837,28 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     queue_ts = 0
     queue_work = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * period_ms
-  local lag = math.max(0, queue_ts - now)
-  local elapsed = math.max(0, now - queue_ts)
-  local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-  local ahead = math.max(0, queue_work - drained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, queue_ts - now)
+  local elapsed = max(0, now - queue_ts)
+  local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  local ahead = max(0, queue_work - drained)
+  local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
-  local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -6216,8 +5866,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -6233,17 +5883,17 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
   end
   local tail = '}' .. infix .. ':mw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
     return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -6254,7 +5904,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -6270,18 +5920,16 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_start = field(win__raw[2], 0, 0, 35184372088832)
-  if win_start == nil then
-    return corrupt(KEYS[1], 'start', win__raw[2])
-  end
-  local win_used = field(win__raw[3], 0, 0, 2 * limit)
-  if win_used == nil then
-    return corrupt(KEYS[1], 'used', win__raw[3])
+  local win_ts, win_start, win_used = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -6292,13 +5940,6 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     win_start = 0
     win_used = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
-  end
 
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
@@ -6307,34 +5948,39 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
-  local used = pick(open, win_used, 0)
-  local start = pick(open, win_start, eff)
-  local ends = lag + math.max(0, start + window_ms - eff)
-  local c = math.min(cost, limit + 1)
+  local used = (open and win_used or 0)
+  local start = (open and win_start or eff)
+  local ends = lag + max(0, start + window_ms - eff)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        wipe()
+        if stale then -- every key, before this call's first write
+          stale = false
+          redis.call('DEL', KEYS[1], KEYS[2])
+        end
         redis.call('DEL', KEYS[2])
       end
     end
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
       redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -6342,8 +5988,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -6359,17 +6005,17 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
     return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -6380,7 +6026,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -6397,23 +6043,23 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 4)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
       local x_ts = field(parts[1], nil, 0, 35184372088832)
       if x_ts == nil then
-        return nil, 'entry ts', parts[1]
+        return nil, 'entry field ts is not an integer', parts[1]
       end
       local x_seq = field(parts[2], nil, 0, 200000)
       if x_seq == nil then
-        return nil, 'entry seq', parts[2]
+        return nil, 'entry field seq is not an integer', parts[2]
       end
       local x_cost = field(parts[3], nil, 1, 200000)
       if x_cost == nil then
-        return nil, 'entry cost', parts[3]
+        return nil, 'entry field cost is not an integer', parts[3]
       end
       local x_run = field(parts[4], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[4]
+        return nil, 'entry field run is not an integer', parts[4]
       end
       out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
     end
@@ -6465,10 +6111,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -6478,7 +6124,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -6487,9 +6133,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -6500,14 +6146,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-  local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-  if tally_total == nil then
-    return corrupt(KEYS[2], 'total', tally__raw[1])
-  end
-  local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-  if tally_ts == nil then
-    return corrupt(KEYS[2], 'ts', tally__raw[2])
+  local tally_total, tally_ts = 0, 0
+  local tally__raw = redis.call('GET', KEYS[2])
+  if tally__raw then
+    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+    end
+    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -6517,13 +6164,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     log__card = 0
     tally_total = 0
     tally_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
@@ -6536,7 +6176,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, tally_ts - now)
+  local lag = max(0, tally_ts - now)
   local eff = now + lag
   local from = eff - window_ms
   local gone = 0
@@ -6546,12 +6186,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    gone = math.min(sum__, 40000000000)
+    gone = min(sum__, 40000000000)
   end
-  local used = math.max(0, tally_total - gone)
-  local c = math.min(cost, limit + 1)
+  local used = max(0, tally_total - gone)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
@@ -6577,15 +6217,18 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local last_in = pick(took > 0, eff, agg__3)
+  local last_in = ((took > 0) and eff or agg__3)
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = math.min(math.max(0, hi__ - lo__), 200000)
+    seq = min(max(0, hi__ - lo__), 200000)
   end
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -6594,7 +6237,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
-          log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
         else
           log__x.run = log__x.cost % 4503599627370496
@@ -6608,11 +6251,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -6620,8 +6262,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -6640,14 +6282,13 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:sw:<window_ms>')
   end
   local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -6658,7 +6299,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -6670,18 +6311,16 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-  if win_cur == nil then
-    return corrupt(KEYS[1], 'cur', win__raw[2])
-  end
-  local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-  if win_prev == nil then
-    return corrupt(KEYS[1], 'prev', win__raw[3])
+  local win_ts, win_cur, win_prev = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -6692,42 +6331,37 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     win_cur = 0
     win_prev = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local e = eff % window_ms
   local start = eff - e
   local to_next = window_ms - e
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
-  local prev = pick(same, win_prev, pick(next, win_cur, 0))
-  local cur = pick(same, win_cur, 0)
+  local prev = (same and win_prev or (next and win_cur or 0))
+  local cur = (same and win_cur or 0)
   local weighted = prev * (window_ms - e)
-  local c = math.min(cost, limit + 1)
+  local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-  local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-  local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-  local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-  local short_next = math.max(0, after + c - limit) * window_ms
-  local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-  local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+  local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+  local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+  local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+  local short_next = max(0, after + c - limit) * window_ms
+  local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
@@ -6735,8 +6369,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -6754,14 +6388,14 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -6769,14 +6403,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
   end
   local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -6787,7 +6420,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -6799,14 +6432,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-  local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-  if bucket_ts == nil then
-    return corrupt(KEYS[1], 'ts', bucket__raw[1])
-  end
-  local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-  if bucket_level == nil then
-    return corrupt(KEYS[1], 'level', bucket__raw[2])
+  local bucket_ts, bucket_level = 0, capacity * refill_ms
+  local bucket__raw = redis.call('GET', KEYS[1])
+  if bucket__raw then
+    local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+    end
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -6816,34 +6450,29 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     bucket_ts = 0
     bucket_level = capacity * refill_ms
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * refill_ms
-  local lag = math.max(0, bucket_ts - now)
-  local elapsed = math.max(0, now - bucket_ts)
-  local to_full = cdiv(full - bucket_level, refill_tokens)
-  local gained = math.min(elapsed, to_full) * refill_tokens
-  local level = math.min(full, bucket_level + gained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, bucket_ts - now)
+  local elapsed = max(0, now - bucket_ts)
+  local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+  local gained = min(elapsed, to_full) * refill_tokens
+  local level = min(full, bucket_level + gained)
+  local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
-  local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-  local reset = lag + cdiv(full - after, refill_tokens)
+  local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+  local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -6932,7 +6561,7 @@ redis.register_function{function_name = 'limitspec_sliding_log', callback = func
 --                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 200000])
 --                cost: the cost admitted (past limit only by a forced call) (in [1, 200000])
 --                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:sl:<window_ms>:sum  hash: the total cost of the log's entries
+--   KEYS[2]  {<key>}:sl:<window_ms>:sum  string: the total cost of the log's entries
 --              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
@@ -6961,9 +6590,11 @@ redis.register_function{function_name = 'limitspec_sliding_log', callback = func
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -6978,7 +6609,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -6995,28 +6626,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'sliding_log: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -7066,17 +6681,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
 end
 local tail = '}:sl:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:sl:' .. num(window_ms) .. ':sum' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
   return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
@@ -7084,7 +6699,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -7104,23 +6719,23 @@ local function log__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 4)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
     end
     local x_ts = field(parts[1], nil, 0, 35184372088832)
     if x_ts == nil then
-      return nil, 'entry ts', parts[1]
+      return nil, 'entry field ts is not an integer', parts[1]
     end
     local x_seq = field(parts[2], nil, 0, 200000)
     if x_seq == nil then
-      return nil, 'entry seq', parts[2]
+      return nil, 'entry field seq is not an integer', parts[2]
     end
     local x_cost = field(parts[3], nil, 1, 200000)
     if x_cost == nil then
-      return nil, 'entry cost', parts[3]
+      return nil, 'entry field cost is not an integer', parts[3]
     end
     local x_run = field(parts[4], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[4]
+      return nil, 'entry field run is not an integer', parts[4]
     end
     out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
   end
@@ -7172,10 +6787,10 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -7185,7 +6800,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -7194,9 +6809,9 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -7207,14 +6822,15 @@ local function log__reach(lo, hi, need, cap)
   end
   return found
 end
-local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-if tally_total == nil then
-  return corrupt(KEYS[2], 'total', tally__raw[1])
-end
-local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-if tally_ts == nil then
-  return corrupt(KEYS[2], 'ts', tally__raw[2])
+local tally_total, tally_ts = 0, 0
+local tally__raw = redis.call('GET', KEYS[2])
+if tally__raw then
+  local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+  if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+    return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+  end
+  tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+  tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -7224,13 +6840,6 @@ if stale then
   log__card = 0
   tally_total = 0
   tally_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
 end
 -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
 local log__top = nil
@@ -7243,7 +6852,7 @@ if log__card > 0 then
 end
 
 -- decision
-local lag = math.max(0, tally_ts - now)
+local lag = max(0, tally_ts - now)
 local eff = now + lag
 local from = eff - window_ms
 local gone = 0
@@ -7253,12 +6862,12 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  gone = math.min(sum__, 40000000000)
+  gone = min(sum__, 40000000000)
 end
-local used = math.max(0, tally_total - gone)
-local c = math.min(cost, limit + 1)
+local used = max(0, tally_total - gone)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local free_at = eff + window_ms
 do -- the entries in range are those at ranks [lo, hi)
@@ -7284,21 +6893,24 @@ if not (took > 0) then -- else the value is not used
     end
   end
 end
-local last_in = pick(took > 0, eff, agg__3)
+local last_in = ((took > 0) and eff or agg__3)
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-  seq = math.min(math.max(0, hi__ - lo__), 200000)
+  seq = min(max(0, hi__ - lo__), 200000)
 end
 if took > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
   do
     local log__x = {ts = eff, seq = seq, cost = took}
     if log__top ~= nil then
-      log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 4503599627370496
     else
       log__x.run = log__x.cost % 4503599627370496
@@ -7310,10 +6922,9 @@ if took > 0 then
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-  redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-  redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_sliding_log_force', callback = function(KEYS, ARGV)
@@ -7335,7 +6946,7 @@ redis.register_function{function_name = 'limitspec_sliding_log_force', callback 
 --                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 200000])
 --                cost: the cost admitted (past limit only by a forced call) (in [1, 200000])
 --                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:sl:<window_ms>:sum  hash: the total cost of the log's entries
+--   KEYS[2]  {<key>}:sl:<window_ms>:sum  string: the total cost of the log's entries
 --              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
@@ -7364,9 +6975,11 @@ redis.register_function{function_name = 'limitspec_sliding_log_force', callback 
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -7381,7 +6994,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -7398,28 +7011,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'sliding_log: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -7469,17 +7066,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
 end
 local tail = '}:sl:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:sl:' .. num(window_ms) .. ':sum' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
   return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
@@ -7487,7 +7084,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -7507,23 +7104,23 @@ local function log__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 4)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
     end
     local x_ts = field(parts[1], nil, 0, 35184372088832)
     if x_ts == nil then
-      return nil, 'entry ts', parts[1]
+      return nil, 'entry field ts is not an integer', parts[1]
     end
     local x_seq = field(parts[2], nil, 0, 200000)
     if x_seq == nil then
-      return nil, 'entry seq', parts[2]
+      return nil, 'entry field seq is not an integer', parts[2]
     end
     local x_cost = field(parts[3], nil, 1, 200000)
     if x_cost == nil then
-      return nil, 'entry cost', parts[3]
+      return nil, 'entry field cost is not an integer', parts[3]
     end
     local x_run = field(parts[4], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[4]
+      return nil, 'entry field run is not an integer', parts[4]
     end
     out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
   end
@@ -7575,10 +7172,10 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -7588,7 +7185,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -7597,9 +7194,9 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -7610,14 +7207,15 @@ local function log__reach(lo, hi, need, cap)
   end
   return found
 end
-local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-if tally_total == nil then
-  return corrupt(KEYS[2], 'total', tally__raw[1])
-end
-local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-if tally_ts == nil then
-  return corrupt(KEYS[2], 'ts', tally__raw[2])
+local tally_total, tally_ts = 0, 0
+local tally__raw = redis.call('GET', KEYS[2])
+if tally__raw then
+  local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+  if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+    return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+  end
+  tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+  tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -7627,13 +7225,6 @@ if stale then
   log__card = 0
   tally_total = 0
   tally_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
 end
 -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
 local log__top = nil
@@ -7646,7 +7237,7 @@ if log__card > 0 then
 end
 
 -- decision
-local lag = math.max(0, tally_ts - now)
+local lag = max(0, tally_ts - now)
 local eff = now + lag
 local from = eff - window_ms
 local gone = 0
@@ -7656,12 +7247,12 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  gone = math.min(sum__, 40000000000)
+  gone = min(sum__, 40000000000)
 end
-local used = math.max(0, tally_total - gone)
-local c = math.min(cost, limit + 1)
+local used = max(0, tally_total - gone)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local free_at = eff + window_ms
 do -- the entries in range are those at ranks [lo, hi)
@@ -7687,21 +7278,24 @@ if not (took > 0) then -- else the value is not used
     end
   end
 end
-local last_in = pick(took > 0, eff, agg__3)
+local last_in = ((took > 0) and eff or agg__3)
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-  seq = math.min(math.max(0, hi__ - lo__), 200000)
+  seq = min(max(0, hi__ - lo__), 200000)
 end
 if took > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
   do
     local log__x = {ts = eff, seq = seq, cost = took}
     if log__top ~= nil then
-      log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 4503599627370496
     else
       log__x.run = log__x.cost % 4503599627370496
@@ -7713,10 +7307,9 @@ if took > 0 then
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-  redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-  redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_sliding_log_reset', callback = function(KEYS, ARGV)
@@ -7731,9 +7324,11 @@ redis.register_function{function_name = 'limitspec_sliding_log_reset', callback 
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -7748,7 +7343,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -7763,22 +7358,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'sliding_log: '
@@ -7806,17 +7385,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
 end
 local tail = '}:sl:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:sl:' .. num(window_ms) .. ':sum' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
   return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
@@ -7840,12 +7419,12 @@ redis.register_function{function_name = 'limitspec_sliding_window', callback = f
 --   one spent at once counts in full until the next window begins, so
 --   it is whole again more than window_ms and at most 2 * window_ms
 --   later (reset_after_ms says when).
---   State: one hash with the time of the last admission and the counts
+--   State: one string with the time of the last admission and the counts
 --   of its window and the one before.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sw:<window_ms>  hash: the counts of the last admission's window and the one before
+--   KEYS[1]  {<key>}:sw:<window_ms>  string: the counts of the last admission's window and the one before
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              cur: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --              prev: cost admitted in the window before (in [0, 2 * limit])
@@ -7876,9 +7455,11 @@ redis.register_function{function_name = 'limitspec_sliding_window', callback = f
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -7893,7 +7474,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -7910,28 +7491,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'sliding_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -7957,14 +7522,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:sw:<window_ms>')
 end
 local tail = '}:sw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -7972,7 +7536,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -7987,18 +7551,16 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-if win_cur == nil then
-  return corrupt(KEYS[1], 'cur', win__raw[2])
-end
-local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-if win_prev == nil then
-  return corrupt(KEYS[1], 'prev', win__raw[3])
+local win_ts, win_cur, win_prev = 0, 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+  win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -8009,40 +7571,35 @@ if stale then
   win_cur = 0
   win_prev = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = max(0, win_ts - now)
 local eff = now + lag
 local e = eff % window_ms
 local start = eff - e
 local to_next = window_ms - e
 local same = win_ts >= start
 local next = not same and win_ts >= start - window_ms
-local prev = pick(same, win_prev, pick(next, win_cur, 0))
-local cur = pick(same, win_cur, 0)
+local prev = (same and win_prev or (next and win_cur or 0))
+local cur = (same and win_cur or 0)
 local weighted = prev * (window_ms - e)
-local c = math.min(cost, limit + 1)
+local c = min(cost, limit + 1)
 local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-local short_next = math.max(0, after + c - limit) * window_ms
-local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+local short_next = max(0, after + c - limit) * window_ms
+local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
 if after > cur then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}
+return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_sliding_window_force', callback = function(KEYS, ARGV)
@@ -8058,7 +7615,7 @@ redis.register_function{function_name = 'limitspec_sliding_window_force', callba
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sw:<window_ms>  hash: the counts of the last admission's window and the one before
+--   KEYS[1]  {<key>}:sw:<window_ms>  string: the counts of the last admission's window and the one before
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              cur: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --              prev: cost admitted in the window before (in [0, 2 * limit])
@@ -8089,9 +7646,11 @@ redis.register_function{function_name = 'limitspec_sliding_window_force', callba
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -8106,7 +7665,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -8123,28 +7682,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'sliding_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -8170,14 +7713,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:sw:<window_ms>')
 end
 local tail = '}:sw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -8185,7 +7727,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -8200,18 +7742,16 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-if win_cur == nil then
-  return corrupt(KEYS[1], 'cur', win__raw[2])
-end
-local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-if win_prev == nil then
-  return corrupt(KEYS[1], 'prev', win__raw[3])
+local win_ts, win_cur, win_prev = 0, 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+  win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -8222,40 +7762,35 @@ if stale then
   win_cur = 0
   win_prev = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = max(0, win_ts - now)
 local eff = now + lag
 local e = eff % window_ms
 local start = eff - e
 local to_next = window_ms - e
 local same = win_ts >= start
 local next = not same and win_ts >= start - window_ms
-local prev = pick(same, win_prev, pick(next, win_cur, 0))
-local cur = pick(same, win_cur, 0)
+local prev = (same and win_prev or (next and win_cur or 0))
+local cur = (same and win_cur or 0)
 local weighted = prev * (window_ms - e)
-local c = math.min(cost, limit + 1)
+local c = min(cost, limit + 1)
 local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-local short_next = math.max(0, after + c - limit) * window_ms
-local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+local short_next = max(0, after + c - limit) * window_ms
+local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
 if after > cur then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}
+return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_sliding_window_reset', callback = function(KEYS, ARGV)
@@ -8269,9 +7804,11 @@ redis.register_function{function_name = 'limitspec_sliding_window_reset', callba
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -8286,7 +7823,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -8301,22 +7838,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'sliding_window: '
@@ -8347,14 +7868,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:sw:<window_ms>')
 end
 local tail = '}:sw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -8374,7 +7894,7 @@ redis.register_function{function_name = 'limitspec_token_bucket', callback = fun
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  hash: the bucket level at the last admission
+--   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  string: the bucket level at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              level: tokens times refill_ms at ts (below 0 only after forced calls) (in [0 - capacity * refill_ms, capacity * refill_ms])
 --
@@ -8406,9 +7926,11 @@ redis.register_function{function_name = 'limitspec_token_bucket', callback = fun
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -8423,7 +7945,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -8440,28 +7962,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'token_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -8485,14 +7991,14 @@ end
 if not (capacity * refill_ms <= 1000000000000000) then
   return bad('capacity times refill_ms must not exceed 10^15')
 end
-if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -8501,14 +8007,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
 local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -8516,7 +8021,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -8531,14 +8036,15 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-if bucket_ts == nil then
-  return corrupt(KEYS[1], 'ts', bucket__raw[1])
-end
-local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-if bucket_level == nil then
-  return corrupt(KEYS[1], 'level', bucket__raw[2])
+local bucket_ts, bucket_level = 0, capacity * refill_ms
+local bucket__raw = redis.call('GET', KEYS[1])
+if bucket__raw then
+  local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+  if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+  end
+  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+  bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -8548,32 +8054,27 @@ if stale then
   bucket_ts = 0
   bucket_level = capacity * refill_ms
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local full = capacity * refill_ms
-local lag = math.max(0, bucket_ts - now)
-local elapsed = math.max(0, now - bucket_ts)
-local to_full = cdiv(full - bucket_level, refill_tokens)
-local gained = math.min(elapsed, to_full) * refill_tokens
-local level = math.min(full, bucket_level + gained)
-local c = math.min(cost, capacity + 1)
+local lag = max(0, bucket_ts - now)
+local elapsed = max(0, now - bucket_ts)
+local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+local gained = min(elapsed, to_full) * refill_tokens
+local level = min(full, bucket_level + gained)
+local c = min(cost, capacity + 1)
 local need = c * refill_ms
 local ok = need <= level
-local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-local reset = lag + cdiv(full - after, refill_tokens)
+local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
 if after < level then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}
+return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_token_bucket_force', callback = function(KEYS, ARGV)
@@ -8589,7 +8090,7 @@ redis.register_function{function_name = 'limitspec_token_bucket_force', callback
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  hash: the bucket level at the last admission
+--   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  string: the bucket level at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              level: tokens times refill_ms at ts (below 0 only after forced calls) (in [0 - capacity * refill_ms, capacity * refill_ms])
 --
@@ -8621,9 +8122,11 @@ redis.register_function{function_name = 'limitspec_token_bucket_force', callback
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -8638,7 +8141,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -8655,28 +8158,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'token_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -8700,14 +8187,14 @@ end
 if not (capacity * refill_ms <= 1000000000000000) then
   return bad('capacity times refill_ms must not exceed 10^15')
 end
-if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -8716,14 +8203,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
 local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -8731,7 +8217,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -8746,14 +8232,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-if bucket_ts == nil then
-  return corrupt(KEYS[1], 'ts', bucket__raw[1])
-end
-local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-if bucket_level == nil then
-  return corrupt(KEYS[1], 'level', bucket__raw[2])
+local bucket_ts, bucket_level = 0, capacity * refill_ms
+local bucket__raw = redis.call('GET', KEYS[1])
+if bucket__raw then
+  local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+  if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+  end
+  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+  bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -8763,32 +8250,27 @@ if stale then
   bucket_ts = 0
   bucket_level = capacity * refill_ms
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local full = capacity * refill_ms
-local lag = math.max(0, bucket_ts - now)
-local elapsed = math.max(0, now - bucket_ts)
-local to_full = cdiv(full - bucket_level, refill_tokens)
-local gained = math.min(elapsed, to_full) * refill_tokens
-local level = math.min(full, bucket_level + gained)
-local c = math.min(cost, capacity + 1)
+local lag = max(0, bucket_ts - now)
+local elapsed = max(0, now - bucket_ts)
+local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+local gained = min(elapsed, to_full) * refill_tokens
+local level = min(full, bucket_level + gained)
+local c = min(cost, capacity + 1)
 local need = c * refill_ms
 local ok = need <= level
-local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-local reset = lag + cdiv(full - after, refill_tokens)
+local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
 if after < level then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}
+return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}
 end}
 
 redis.register_function{function_name = 'limitspec_token_bucket_reset', callback = function(KEYS, ARGV)
@@ -8802,9 +8284,11 @@ redis.register_function{function_name = 'limitspec_token_bucket_reset', callback
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -8819,7 +8303,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -8834,22 +8318,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'token_bucket: '
@@ -8878,14 +8346,14 @@ end
 if not (capacity * refill_ms <= 1000000000000000) then
   return bad('capacity times refill_ms must not exceed 10^15')
 end
-if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -8894,14 +8362,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
 local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -8909,5 +8376,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '59ddeb43c3c5e10d71ec1f68cf0b6a89ed34ed71'
+  return '64a381a1c20a47d02a89d09ce9da1bb289f394e2'
 end}

@@ -8,7 +8,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw:<window_ms>  hash: the current window
+--   KEYS[1]  {<key>}:mw:<window_ms>  string: the current window
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              start: when the window opened (in [0, NOW_MAX])
 --              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
@@ -36,9 +36,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -53,7 +55,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -70,28 +72,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -141,17 +127,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
 end
 local tail = '}:mw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:mw:' .. num(window_ms) .. ':log' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
   return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
@@ -159,7 +145,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -168,33 +154,31 @@ if now == nil or now < 0 or now > 35184372088832 then
 end
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_start = field(win__raw[2], 0, 0, 35184372088832)
-if win_start == nil then
-  return corrupt(KEYS[1], 'start', win__raw[2])
-end
-local win_used = field(win__raw[3], 0, 0, 2 * limit)
-if win_used == nil then
-  return corrupt(KEYS[1], 'used', win__raw[3])
+local win_ts, win_start, win_used = 0, 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+  win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
 end
 local function log__parse(raw)
   local out = {}
   for i = 1, #raw do
     local parts = split(raw[i], 3)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
     local x_t_ms = field(parts[1], nil, 0, 35184372088832)
     if x_t_ms == nil then
-      return nil, 'entry t_ms', parts[1]
+      return nil, 'entry field t_ms is not an integer', parts[1]
     end
     local x_cost = field(parts[2], nil, 1, 2 * limit)
     if x_cost == nil then
-      return nil, 'entry cost', parts[2]
+      return nil, 'entry field cost is not an integer', parts[2]
     end
     out[#out + 1] = {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
   end
@@ -217,7 +201,7 @@ if stale then
 end
 
 -- view
-local eff = math.max(now, win_ts)
+local eff = max(now, win_ts)
 if not (win_used > 0 and eff < win_start + window_ms) then
   return {}
 end

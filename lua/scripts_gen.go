@@ -96,16 +96,16 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "59ddeb43c3c5e10d71ec1f68cf0b6a89ed34ed71", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "c33dd2570e59cda41d57395c3062ecd2fa2deb96"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "f9e0cde310106bd53ea24a15c528cbd30ba9ef59"},
+		Name: "limitspec", Version: "64a381a1c20a47d02a89d09ce9da1bb289f394e2", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "73a49ea5cf2516e5d49e8ff6d72c203dece1caed"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4ddf03d3fda809ed759604dfe70f62242a56c74b"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "8eae9d8739c3774ef3c00de5aed8038a337beb22"},
-		Force:  kit.Script{Name: "bucket_window_force", Source: bucketWindowForceSource, SHA1: "97840f331cf58530cf0a230c3000743eb3e1577e"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "ad88e25c276f2a98e3910b3ce722fd275b8d4042"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "5cad759fc91dc04ea581db654874cdf9b5a0be63"},
+		Force:  kit.Script{Name: "bucket_window_force", Source: bucketWindowForceSource, SHA1: "d794486b3f59b5ff4c839c6b3b3044aa56823e02"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "917450df972929f998e760181df14b81ba190217"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -114,9 +114,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "35f140447f0f63cc6e56a19e71035489033af4a6"},
-		Force:  kit.Script{Name: "fixed_window_force", Source: fixedWindowForceSource, SHA1: "b1467ead4c37b93ca443488182efc456d1fbffd7"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "c5b5aa5d88a15df071e1b86297b471724c28fecf"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "2092109962df9ca2db8d73eca9af466d4cfbfc2f"},
+		Force:  kit.Script{Name: "fixed_window_force", Source: fixedWindowForceSource, SHA1: "cebca654e16d095472c106767456bfe826865f4c"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "23a2a26156879d9c35aafe1b8a39f1a432a18db4"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -125,9 +125,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "5149a729799bcc01e8e37fb14469358b5b5f1e77"},
-		Force:  kit.Script{Name: "gcra_force", Source: gcraForceSource, SHA1: "dde3c583e18131695713d680156f8f2244672ebc"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "3eae9e60cbfeae04c4ea7ae804e373955afc4c4f"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "d1f2968cbddcb89d1d90c16a6053e56180d91da2"},
+		Force:  kit.Script{Name: "gcra_force", Source: gcraForceSource, SHA1: "f450c61b86de96c882e772c9cb44a1a53b158b4b"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "7543ae9e59871bdff2b2d493c9247eb6d1ce9124"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -136,9 +136,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "d1053195b8b072372b96daa556cbc42fe243efa6"},
-		Force:  kit.Script{Name: "leaky_bucket_force", Source: leakyBucketForceSource, SHA1: "9f9fbd4ec2c79dcbcfa1bc47067d2c6e401c7f00"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "2506f1d9107df940398c0122b7f237ead15d4d1c"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "3b0fb1c4914341aaf75cb8fa1f53e476eba6e4e9"},
+		Force:  kit.Script{Name: "leaky_bucket_force", Source: leakyBucketForceSource, SHA1: "eceb28fef4fd95b0ade5086398d8f3cb22b62880"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "7d7e7e1aa7011bbdac4ce77c16ffa24b8443c73e"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -147,10 +147,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "5365e38cab762567964c23d801dba76e01626124"},
-		Force:  kit.Script{Name: "meta_window_force", Source: metaWindowForceSource, SHA1: "d3ac0cfcaf4fcbdd662eac5d77dde45e78053441"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "58296d2e877e0b365ef4a1522cb051898cf2c2f2"},
-		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "c3b8d7ce59275a52a336c683566b79b4a9d84691"}, Returns: []string{"t_ms", "cost", "meta"}}},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "a91c37f0ba2a2da838ff8fdbc69a632ac6b4169e"},
+		Force:  kit.Script{Name: "meta_window_force", Source: metaWindowForceSource, SHA1: "25e4d8686c033e11617a1be03e35f404a83d5ef5"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "9f4b84a2faba8d2eb9748c81460d54309bc24fa7"},
+		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "f9002a5df7eb7948d2bfa933caf2c697fadc9867"}, Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
@@ -158,9 +158,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "aaa73c7999fb00acbc93d7fa206c0f72c345588a"},
-		Force:  kit.Script{Name: "sliding_log_force", Source: slidingLogForceSource, SHA1: "ce073db769d1dd71c778fc2407f00390b52ec5c2"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "31c88dd77d8fc58c8108dab3e623b22d20fbbb16"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "e6c396375a9fb18c258c85cce0526cf5936dae2a"},
+		Force:  kit.Script{Name: "sliding_log_force", Source: slidingLogForceSource, SHA1: "c34a10ef68b356cdbee2a32fec841b0add6ce15b"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "9e32ddcf33642cf7a65e50c03ef1bfd5f5b9b14e"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -169,9 +169,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "0f63d24cbf5441d0ecadec07915e46ec96eb021e"},
-		Force:  kit.Script{Name: "sliding_window_force", Source: slidingWindowForceSource, SHA1: "7fef69609a3dd2382083b593c8ae7e0611982798"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "1132800979d89baa79807cfd2be8557b508ea3bb"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "d210a6d4d242d55bd39a21d0b6966dafb4f4a550"},
+		Force:  kit.Script{Name: "sliding_window_force", Source: slidingWindowForceSource, SHA1: "a539217751d2d3e4db041a09629abea17448e2de"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "5ea1bf831c4f2ee22dfaaa53ed695b5583ade952"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -180,9 +180,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "3b3a9503eadf7a3455bb9701e4aad446497ff4fc"},
-		Force:  kit.Script{Name: "token_bucket_force", Source: tokenBucketForceSource, SHA1: "71d54726a77ffda700c883ec153648739da1bb7b"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "ab3de7ed1812ea262df57e2b8c5725465d1a33f3"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "61fc9cc7117efd2a702be5444147cc6d40b2f32e"},
+		Force:  kit.Script{Name: "token_bucket_force", Source: tokenBucketForceSource, SHA1: "046126dac14982b279a10354ac9a4f4b549345a2"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "b79f8adaf60c8b8646dc95fa1fc2fbac4b6e8183"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

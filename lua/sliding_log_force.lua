@@ -16,7 +16,7 @@
 --                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 200000])
 --                cost: the cost admitted (past limit only by a forced call) (in [1, 200000])
 --                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:sl:<window_ms>:sum  hash: the total cost of the log's entries
+--   KEYS[2]  {<key>}:sl:<window_ms>:sum  string: the total cost of the log's entries
 --              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
 --              ts: time of the last admission (in [0, NOW_MAX])
 --
@@ -45,9 +45,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -62,7 +64,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -79,28 +81,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'sliding_log: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -150,17 +136,17 @@ if #KEYS ~= 2 then
   return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
 end
 local tail = '}:sl:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:sl:' .. num(window_ms) .. ':sum' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
   return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
@@ -168,7 +154,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -188,23 +174,23 @@ local function log__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 4)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
     end
     local x_ts = field(parts[1], nil, 0, 35184372088832)
     if x_ts == nil then
-      return nil, 'entry ts', parts[1]
+      return nil, 'entry field ts is not an integer', parts[1]
     end
     local x_seq = field(parts[2], nil, 0, 200000)
     if x_seq == nil then
-      return nil, 'entry seq', parts[2]
+      return nil, 'entry field seq is not an integer', parts[2]
     end
     local x_cost = field(parts[3], nil, 1, 200000)
     if x_cost == nil then
-      return nil, 'entry cost', parts[3]
+      return nil, 'entry field cost is not an integer', parts[3]
     end
     local x_run = field(parts[4], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[4]
+      return nil, 'entry field run is not an integer', parts[4]
     end
     out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
   end
@@ -256,10 +242,10 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -269,7 +255,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -278,9 +264,9 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -291,14 +277,15 @@ local function log__reach(lo, hi, need, cap)
   end
   return found
 end
-local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-if tally_total == nil then
-  return corrupt(KEYS[2], 'total', tally__raw[1])
-end
-local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-if tally_ts == nil then
-  return corrupt(KEYS[2], 'ts', tally__raw[2])
+local tally_total, tally_ts = 0, 0
+local tally__raw = redis.call('GET', KEYS[2])
+if tally__raw then
+  local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+  if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+    return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+  end
+  tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+  tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -308,13 +295,6 @@ if stale then
   log__card = 0
   tally_total = 0
   tally_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
 end
 -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
 local log__top = nil
@@ -327,7 +307,7 @@ if log__card > 0 then
 end
 
 -- decision
-local lag = math.max(0, tally_ts - now)
+local lag = max(0, tally_ts - now)
 local eff = now + lag
 local from = eff - window_ms
 local gone = 0
@@ -337,12 +317,12 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  gone = math.min(sum__, 40000000000)
+  gone = min(sum__, 40000000000)
 end
-local used = math.max(0, tally_total - gone)
-local c = math.min(cost, limit + 1)
+local used = max(0, tally_total - gone)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local free_at = eff + window_ms
 do -- the entries in range are those at ranks [lo, hi)
@@ -368,21 +348,24 @@ if not (took > 0) then -- else the value is not used
     end
   end
 end
-local last_in = pick(took > 0, eff, agg__3)
+local last_in = ((took > 0) and eff or agg__3)
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-  seq = math.min(math.max(0, hi__ - lo__), 200000)
+  seq = min(max(0, hi__ - lo__), 200000)
 end
 if took > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
   do
     local log__x = {ts = eff, seq = seq, cost = took}
     if log__top ~= nil then
-      log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 4503599627370496
     else
       log__x.run = log__x.cost % 4503599627370496
@@ -394,7 +377,6 @@ if took > 0 then
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-  redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-  redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}

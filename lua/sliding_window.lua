@@ -14,12 +14,12 @@
 --   one spent at once counts in full until the next window begins, so
 --   it is whole again more than window_ms and at most 2 * window_ms
 --   later (reset_after_ms says when).
---   State: one hash with the time of the last admission and the counts
+--   State: one string with the time of the last admission and the counts
 --   of its window and the one before.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:sw:<window_ms>  hash: the counts of the last admission's window and the one before
+--   KEYS[1]  {<key>}:sw:<window_ms>  string: the counts of the last admission's window and the one before
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              cur: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --              prev: cost admitted in the window before (in [0, 2 * limit])
@@ -50,9 +50,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -67,7 +69,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -84,28 +86,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'sliding_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -131,14 +117,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:sw:<window_ms>')
 end
 local tail = '}:sw:' .. num(window_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -146,7 +131,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -161,18 +146,16 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-if win_ts == nil then
-  return corrupt(KEYS[1], 'ts', win__raw[1])
-end
-local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-if win_cur == nil then
-  return corrupt(KEYS[1], 'cur', win__raw[2])
-end
-local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-if win_prev == nil then
-  return corrupt(KEYS[1], 'prev', win__raw[3])
+local win_ts, win_cur, win_prev = 0, 0, 0
+local win__raw = redis.call('GET', KEYS[1])
+if win__raw then
+  local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+  end
+  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+  win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -183,37 +166,32 @@ if stale then
   win_cur = 0
   win_prev = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
-local lag = math.max(0, win_ts - now)
+local lag = max(0, win_ts - now)
 local eff = now + lag
 local e = eff % window_ms
 local start = eff - e
 local to_next = window_ms - e
 local same = win_ts >= start
 local next = not same and win_ts >= start - window_ms
-local prev = pick(same, win_prev, pick(next, win_cur, 0))
-local cur = pick(same, win_cur, 0)
+local prev = (same and win_prev or (next and win_cur or 0))
+local cur = (same and win_cur or 0)
 local weighted = prev * (window_ms - e)
-local c = math.min(cost, limit + 1)
+local c = min(cost, limit + 1)
 local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-local short_next = math.max(0, after + c - limit) * window_ms
-local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+local short_next = max(0, after + c - limit) * window_ms
+local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
 if after > cur then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}
+return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}

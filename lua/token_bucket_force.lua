@@ -10,7 +10,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  hash: the bucket level at the last admission
+--   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  string: the bucket level at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              level: tokens times refill_ms at ts (below 0 only after forced calls) (in [0 - capacity * refill_ms, capacity * refill_ms])
 --
@@ -42,9 +42,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -59,7 +61,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -76,28 +78,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'token_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -121,14 +107,14 @@ end
 if not (capacity * refill_ms <= 1000000000000000) then
   return bad('capacity times refill_ms must not exceed 10^15')
 end
-if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -137,14 +123,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
 end
 local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -152,7 +137,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -167,14 +152,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-if bucket_ts == nil then
-  return corrupt(KEYS[1], 'ts', bucket__raw[1])
-end
-local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-if bucket_level == nil then
-  return corrupt(KEYS[1], 'level', bucket__raw[2])
+local bucket_ts, bucket_level = 0, capacity * refill_ms
+local bucket__raw = redis.call('GET', KEYS[1])
+if bucket__raw then
+  local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+  if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+  end
+  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+  bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -184,29 +170,24 @@ if stale then
   bucket_ts = 0
   bucket_level = capacity * refill_ms
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local full = capacity * refill_ms
-local lag = math.max(0, bucket_ts - now)
-local elapsed = math.max(0, now - bucket_ts)
-local to_full = cdiv(full - bucket_level, refill_tokens)
-local gained = math.min(elapsed, to_full) * refill_tokens
-local level = math.min(full, bucket_level + gained)
-local c = math.min(cost, capacity + 1)
+local lag = max(0, bucket_ts - now)
+local elapsed = max(0, now - bucket_ts)
+local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+local gained = min(elapsed, to_full) * refill_tokens
+local level = min(full, bucket_level + gained)
+local c = min(cost, capacity + 1)
 local need = c * refill_ms
 local ok = need <= level
-local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-local reset = lag + cdiv(full - after, refill_tokens)
+local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
 if after < level then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
 end
-return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}
+return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}

@@ -127,8 +127,8 @@ func TestLimitChange(t *testing.T) {
 		if got := keys(t, rdb); !slices.Equal(got, want) {
 			t.Errorf("keys %v; want %v", got, want)
 		}
-		if tat := rdb.HGet(t.Context(), "{dave}:gcra:1:1000", "tat").Val(); tat != "11000" {
-			t.Errorf("{dave}:gcra:1:1000 holds tat %s after the rate and period changed; want 11000, as burst 20 left it", tat)
+		if tat, err := field(t, rdb, "{dave}:gcra:1:1000", 1); tat != 11000 {
+			t.Errorf("{dave}:gcra:1:1000 holds tat %d (%v) after the rate and period changed; want 11000, as burst 20 left it", tat, err)
 		}
 		if err := lim.Reset(t.Context(), limitspec.Request{Key: "dave", Limit: gcraBurst(20, 1, time.Second)}); err != nil {
 			t.Fatal(err)
@@ -289,7 +289,7 @@ func TestExample(t *testing.T) {
 	if got := keys(t, rdb); !slices.Equal(got, want) {
 		t.Errorf("keys %v; want %v", got, want)
 	}
-	if ts, err := rdb.HGet(t.Context(), "{bob}:gcra:1:1000", "ts").Int64(); err != nil || ts < before-1000 || ts > after+1000 {
+	if ts, err := field(t, rdb, "{bob}:gcra:1:1000", 0); err != nil || ts < before-1000 || ts > after+1000 {
 		t.Errorf("{bob}:gcra:1:1000 records ts %d (%v); want the server's clock, within [%d, %d] give or take 1 s", ts, err, before, after)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -302,4 +303,19 @@ func checkPolicy(t *testing.T, what string, res limitspec.Result, names []string
 	if own != want.Result {
 		t.Errorf("%s: the policy's own result %+v; want %+v", what, own, want.Result)
 	}
+}
+
+// field reads the field at index i (0: the first) of the packed state at
+// key, the integers the scripts join by ":" ("ts:tat" for gcra).
+func field(t *testing.T, rdb *redis.Client, key string, i int) (int64, error) {
+	t.Helper()
+	v, err := rdb.Get(t.Context(), key).Result()
+	if err != nil {
+		return 0, err
+	}
+	parts := strings.Split(v, ":")
+	if i >= len(parts) {
+		return 0, fmt.Errorf("%s holds %q: no field %d", key, v, i)
+	}
+	return strconv.ParseInt(parts[i], 10, 64)
 }

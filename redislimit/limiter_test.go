@@ -101,9 +101,9 @@ func TestBadState(t *testing.T) {
 			req       limitspec.Request
 			untouched string // a key the call must not have written
 		}{
-			{"WRONGTYPE", burstKey, func(k string) error { return rdb.Set(ctx, k, "x", 0).Err() },
+			{"WRONGTYPE", burstKey, func(k string) error { return rdb.HSet(ctx, k, "ts", "1").Err() },
 				limitspec.Request{Key: "u", Limit: burst, Cost: 1}, ""},
-			{"BADSTATE", "{v}:fw:60000", func(k string) error { return rdb.HSet(ctx, k, "ts", "x", "n", "1").Err() },
+			{"BADSTATE", "{v}:fw:60000", func(k string) error { return rdb.Set(ctx, k, "x:1", 0).Err() },
 				limitspec.Request{Key: "v", Limit: window, Cost: 1}, ""},
 			{"WRONGTYPE in a policy's second limit", "{w}:burst_quota:daily:sl:86400000", func(k string) error { return rdb.Set(ctx, k, "x", 0).Err() },
 				limitspec.Request{Policy: quota, IDs: map[string]string{"user": "w"}, Cost: 1}, "{w}:burst_quota:burst:gcra:10:1000"},
@@ -253,7 +253,7 @@ func recorded(t *testing.T, rdb *redis.Client, lim *redislimit.Limiter, key stri
 	if _, err := lim.Limit(t.Context(), limitspec.Request{Key: key, Limit: window, Cost: 1, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := rdb.HGet(t.Context(), "{"+key+"}:fw:60000", "ts").Int64()
+	ts, err := field(t, rdb, "{"+key+"}:fw:60000", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,20 +15,20 @@ import (
 )
 
 // writeCommands are the commands that change a key.
-var writeCommands = []string{"HSET", "ZADD", "ZREM", "RPUSH", "DEL", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "PEXPIRE"}
+var writeCommands = []string{"SET", "ZADD", "ZREM", "RPUSH", "DEL", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "PEXPIRE"}
 
 // admittedWrites are the writes each algorithm's admitted decision must
 // run once, as "NAME 1"; an algorithm not listed must run at least one
 // write.
 var admittedWrites = map[string][]string{
-	"fixed_window":   {"HSET"},
-	"sliding_window": {"HSET"},
-	"token_bucket":   {"HSET"},
-	"gcra":           {"HSET"},
-	"leaky_bucket":   {"HSET"},
+	"fixed_window":   {"SET"},
+	"sliding_window": {"SET"},
+	"token_bucket":   {"SET"},
+	"gcra":           {"SET"},
+	"leaky_bucket":   {"SET"},
 	"sliding_log":    {"ZADD"},
-	"meta_window":    {"HSET", "RPUSH"},
-	"bucket_window":  {"HSET", "ZADD"},
+	"meta_window":    {"SET", "RPUSH"},
+	"bucket_window":  {"SET", "ZADD"},
 }
 
 // growing are the algorithms whose state holds one entry per admitted

@@ -30,16 +30,16 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "98218076ca06cc224f6d6cf77ed31bd5638d92c7", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "704e3f3a39306854ca6b14da486c9d24e2c86b3e"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "62d54458c4a0272e577219151ebcb65326c57841"},
+		Name: "quota", Version: "86e3bec5881c8b5a1aabdf53277ff9f402ae230a", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f2db6da1ba4f9e24d8aeb0226b861135f2b65308"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "729fc446f7e5a603ee2f5e2959299a2b76ff4ce5"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "4fb445439e0706789aad4e670b135c4a858e9b65"},
-		Force:  kit.Script{Name: "daily_quota_force", Source: dailyQuotaForceSource, SHA1: "08f5afa87e8ad123fdc47995bf3210e0e5d39fd0"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "d5de2b927954ef47375a8f8794ef299443259649"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "526819fe59805f561c9c5a362f6bcc6d0e0bd48f"},
+		Force:  kit.Script{Name: "daily_quota_force", Source: dailyQuotaForceSource, SHA1: "3fcb6f194045bd1f71716110ae7efe2d0eccdc0d"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "ce48365ba7f16eb3630ffaf0a2c23db8d0ac6247"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
 		Inputs: []string{},

@@ -166,8 +166,8 @@ func (s scribbler) Decide(r Request) Outcome {
 	o := s.LuaTarget.Decide(r)
 	if o.Error != "" {
 		for _, v := range s.store.keys {
-			if v.kind == "hash" {
-				v.hash["scribbled"] = "1"
+			if v.kind == "string" {
+				v.str += ":1"
 			}
 		}
 	}
@@ -360,6 +360,12 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 		plant  [][]string
 		view   string
 	}{
+		{"gcra", map[string]json.Number{"burst": "5", "rate": "7", "period_ms": "1000"},
+			[][]string{{"SET", "{k}:gcra:7:1000", "x", "PX", "60000"}}, ""},
+		{"gcra", map[string]json.Number{"burst": "5", "rate": "7", "period_ms": "1000"},
+			[][]string{{"SET", "{k}:gcra:7:1000", "1700000000000:1:2", "PX", "60000"}}, ""},
+		{"fixed_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
+			[][]string{{"SET", "{k}:fw:1000", "1700000000000:123456789012345678", "PX", "60000"}}, ""},
 		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},
 			[][]string{{"ZADD", "{k}:sl:1000", "1", "not-an-entry"}, {"PEXPIRE", "{k}:sl:1000", "60000"}}, ""},
 		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},
@@ -369,7 +375,7 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
 			[][]string{{"ZADD", "{k}:bw:100:1000:0:0", "1700000000000", "1700000000000:1.5:2"}, {"PEXPIRE", "{k}:bw:100:1000:0:0", "60000"}}, ""},
 		{"meta_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
-			[][]string{{"HSET", "{k}:mw:1000", "ts", "1700000000000", "start", "1700000000000", "used", "1"},
+			[][]string{{"SET", "{k}:mw:1000", "1700000000000:1700000000000:1", "PX", "60000"},
 				{"RPUSH", "{k}:mw:1000:log", "1700000000000"}, {"PEXPIRE", "{k}:mw:1000", "60000"}, {"PEXPIRE", "{k}:mw:1000:log", "60000"}}, "entries"},
 	}
 	for _, tt := range tests {

@@ -318,7 +318,8 @@ func replyOutcome(reply []int64) Outcome {
 }
 
 // wrongTypeKeys are the state keys of r's call (with prefix inside the
-// hash tag) that w names.
+// hash tag) that w names. A target plants a hash there: no state is one
+// (a state is a string, a zset or a list).
 func wrongTypeKeys(prefix string, r Request, w WrongType) []string {
 	c, refused := prepareCall(prefix, r, decideCall, "")
 	if refused != nil {

@@ -256,7 +256,14 @@ func (t *LuaTarget) Keys() ([]KeyTTL, error) {
 
 func (t *LuaTarget) PlantWrongType(r Request, w WrongType) error {
 	for _, k := range wrongTypeKeys("", r, w) {
-		if _, err := t.store.do("SET", []string{k, "x", "PX", "60000"}); err != nil {
+		// A hash: the type of no state (see wrongTypeKeys).
+		if _, err := t.store.do("DEL", []string{k}); err != nil {
+			return err
+		}
+		if _, err := t.store.do("HSET", []string{k, "x", "1"}); err != nil {
+			return err
+		}
+		if _, err := t.store.do("PEXPIRE", []string{k, "60000"}); err != nil {
 			return err
 		}
 	}

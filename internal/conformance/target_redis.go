@@ -295,8 +295,16 @@ func (t *RedisTarget) content(ctx context.Context, key string) (string, error) {
 }
 
 func (t *RedisTarget) PlantWrongType(r Request, w WrongType) error {
+	ctx := context.Background()
 	for _, k := range wrongTypeKeys(t.prefix, r, w) {
-		if err := t.rdb.Set(context.Background(), k, "x", time.Minute).Err(); err != nil {
+		// A hash: the type of no state (see wrongTypeKeys).
+		if err := t.rdb.Del(ctx, k).Err(); err != nil {
+			return err
+		}
+		if err := t.rdb.HSet(ctx, k, "x", "1").Err(); err != nil {
+			return err
+		}
+		if err := t.rdb.PExpire(ctx, k, time.Minute).Err(); err != nil {
 			return err
 		}
 	}

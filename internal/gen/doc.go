@@ -143,9 +143,9 @@
 //	                                       more :pieces, each text or a
 //	                                       {parameter}, so every key of one
 //	                                       call shares the hash tag and one
-//	                                       cluster slot; type is hash, zset
+//	                                       cluster slot; type is string, zset
 //	                                       or list
-//	  fields: name, min, max, default, doc  the fixed fields of a hash;
+//	  fields: name, min, max, default, doc  the fixed fields of a string;
 //	                                       expressions over parameters
 //	  max_entries: EXPR                    with entry: the most entries kept
 //	  entry:  name, min, max, doc          the fields of each entry of a
@@ -183,9 +183,12 @@
 //
 // # State
 //
-// A state is one Redis key. A hash holds fixed integer fields, read with
-// HMGET. Entries live in a zset or a list: a hash holds no entries, since
-// reading or dropping them would read them all.
+// A state is one Redis key. A string holds fixed integer fields, packed:
+// each in decimal, joined by ":" in the order of the spec ("ts:tat"),
+// read with one GET and written whole, with its TTL, by one SET ... PX.
+// A string that does not hold them is BADSTATE. Entries live in a zset or
+// a list: a string holds no entries, since reading or dropping them would
+// read them all.
 //
 // A zset holds entries in a sorted set: the member is every entry field
 // in decimal, joined by ":", and the score is the first field; entries of
@@ -228,7 +231,7 @@
 //
 // # Clock, types, arguments: what every script checks
 //
-// An algorithm's clock (a fixed field of a hash, the time of the last
+// An algorithm's clock (a fixed field of a string, the time of the last
 // admission) is compared with now after the state is read: when it is more
 // than MAX_SKEW_MS (a constant the spec must define) ahead, the state is
 // stale and reads as absent: every field its default, every collection
@@ -277,8 +280,8 @@
 // aggregates below. A string input has type string: it can only be written
 // into a string entry field. Comments run from # to the end of the line.
 //
-// A store writes every fixed field of a hash (HSET) and sets the key's
-// TTL (PEXPIRE), in ms from now. Only store, add, drop and clear
+// A store writes every fixed field of a string and the key's TTL, in ms
+// from now, at once (SET key fields PX ttl). Only store, add, drop and clear
 // write; reads happen once, before the logic.
 //
 // add sets every field of one entry (but a running sum, which the

@@ -11,8 +11,8 @@ import (
 var luaReserved = words(`and break do else elseif end false for function if in
 	local nil not or repeat return then true until while
 	KEYS ARGV redis math string table tostring tonumber type error
-	bad corrupt int field fdiv cdiv pick num tag split keep_last unpack ipairs
-	out parts name x i _ ALG clip stale wipe`)
+	bad corrupt int field num tag split keep_last unpack ipairs
+	out parts name x i _ ALG clip stale wipe min max floor head`)
 
 func words(s string) map[string]bool {
 	m := map[string]bool{}
@@ -69,27 +69,69 @@ var luaExact = dialect{
 		case "!=":
 			return "~=", true
 		case "/":
-			return "fdiv", false
+			return "/", false
 		}
 		return op, true
 	},
+	// Divisions and conditions are written inline: a helper function
+	// would be a closure made at every call of the script.
 	call: func(fn string, args []string) string {
 		switch fn {
-		case "min", "max":
-			fn = "math." + fn
+		case "/":
+			return "floor(" + luaParen(args[0]) + " / " + luaParen(args[1]) + ")"
 		case "ceildiv":
-			fn = "cdiv"
+			return "floor((" + args[0] + " + " + luaParen(args[1]) + " - 1) / " + luaParen(args[1]) + ")"
 		}
 		return fn + "(" + strings.Join(args, ", ") + ")"
 	},
-	cond: func(c, a, b string, _ Type) string { return "pick(" + c + ", " + a + ", " + b + ")" },
+	cond: func(c, a, b string, t Type) string {
+		if t == Bool { // a may be false: and-or would pick b
+			return "(" + luaParen(c) + " and " + luaParen(a) + " or not " + luaParen(c) + " and " + luaParen(b) + ")"
+		}
+		return "(" + luaParen(c) + " and " + luaParen(a) + " or " + luaParen(b) + ")"
+	},
+}
+
+// luaParen parenthesises the Lua expression s unless it is one name, one
+// number, one call or already parenthesised as a whole.
+func luaParen(s string) string {
+	if !strings.ContainsAny(s, " ") || wholeParens(s) {
+		return s
+	}
+	if i := strings.IndexByte(s, '('); i > 0 && !strings.ContainsAny(s[:i], " ") && wholeParens(s[i:]) {
+		return s // a call: name(...)
+	}
+	return "(" + s + ")"
+}
+
+// wholeParens reports whether s is "(...)" with its first parenthesis
+// closed by its last byte.
+func wholeParens(s string) bool {
+	if len(s) < 2 || s[0] != '(' || s[len(s)-1] != ')' {
+		return false
+	}
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && i < len(s)-1 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // luaPrelude is the same in every script: small helpers for integer
 // arguments, floor and ceiling division and conditional values.
-const luaPrelude = `-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+const luaPrelude = `local min, max, floor = math.min, math.max, math.floor
+
+-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -104,7 +146,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -119,22 +161,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 `
 
@@ -228,8 +254,8 @@ func emitLuaScript(sp *Spec, a *Algorithm, v *View, force bool) []byte {
 	w.line("local function bad(msg)")
 	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
 	w.line("end")
-	w.line("local function corrupt(key, f, v)")
-	w.line("  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))")
+	w.line("local function corrupt(key, what, v)")
+	w.line("  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))")
 	w.line("end")
 	for _, s := range a.States {
 		if used.entries[s] || luaZsetUsed(a, v, used, s) {
@@ -299,18 +325,20 @@ func luaKeys(w *writer, a *Algorithm, infix string) {
 	w.line("  return bad(%s)", luaStr(fmt.Sprintf("expected %d keys: %s", len(a.States), keyTemplates(a))))
 	w.line("end")
 	w.line("local tail = %s", luaKeyTail(a.States[0], infix))
-	w.line("if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then")
+	w.line("if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then")
 	w.line("  return bad(%s)", luaStr("KEYS[1] must be "+keyTemplate(a.States[0])+" for these parameters"))
 	w.line("end")
-	w.line("local tag = string.sub(KEYS[1], 2, -#tail - 1)")
-	w.line("if tag == '' then")
+	w.line("if #KEYS[1] == #tail + 1 then -- {} before the tail")
 	w.line("  return bad(%s)", luaStr(msgKeyEmpty))
 	w.line("end")
-	w.line("if string.sub(tag, 1, 1) == '}' then")
+	w.line("if string.byte(KEYS[1], 2) == 125 then -- {}...")
 	w.line("  return bad(%s)", luaStr(msgKeyBrace))
 	w.line("end")
+	if len(a.States) > 1 {
+		w.line("local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}")
+	}
 	for i, s := range a.States[1:] {
-		w.line("if KEYS[%d] ~= '{' .. tag .. %s then", i+2, luaKeyTail(s, infix))
+		w.line("if KEYS[%d] ~= head .. %s then", i+2, luaKeyTail(s, infix))
 		w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s with the key of KEYS[1]", i+2, keyTemplate(s))))
 		w.line("end")
 	}
@@ -351,7 +379,7 @@ func luaInputs(w *writer, ints []*Input, strs []*StrInput) {
 			w.line("local now")
 			w.line("if %s == '' then -- the Redis server's clock", arg)
 			w.line("  local t = redis.call('TIME')")
-			w.line("  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)")
+			w.line("  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)")
 			w.line("else")
 			w.line("  now = int(%s)", arg)
 			w.line("end")
@@ -471,31 +499,17 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 		}
 	}
 	w.line("end")
-	if v != nil || !writesIn(a.Body) {
-		return
-	}
-	var keys []string
-	for i := range a.States {
-		keys = append(keys, fmt.Sprintf("KEYS[%d]", i+1))
-	}
-	w.line("-- deletes a stale state once, before this call's first write")
-	w.line("local function wipe()")
-	w.line("  if stale then")
-	w.line("    stale = false")
-	w.line("    redis.call('DEL', %s)", strings.Join(keys, ", "))
-	w.line("  end")
-	w.line("end")
 }
 
 // luaTypeChecks checks, before any write, the type of every key the
 // decision may write but has not read: a key read at the start was
-// checked by its read (Redis refuses HMGET, ZCARD or LRANGE on a
+// checked by its read (Redis refuses GET, ZCARD or LRANGE on a
 // key of another type), so that a refused call writes nothing whichever
 // key is at fault.
 func luaTypeChecks(w *writer, a *Algorithm, used usage) {
 	written := writtenStates(a.Body)
 	for i, s := range a.States {
-		readAtStart := s.Kind == Hash || used.entries[s] || s.Kind == ZSet
+		readAtStart := s.Kind == Packed || used.entries[s] || s.Kind == ZSet
 		if !written[s] || readAtStart {
 			continue
 		}
@@ -508,13 +522,13 @@ func luaTypeChecks(w *writer, a *Algorithm, used usage) {
 	}
 }
 
-// luaRead reads one state key into locals: the fixed fields of a hash
-// (state_field); when entries is set, the entries of a list (a list of
-// tables named after the state, in order, the last MaxEntries of them),
-// or the helpers that read a zset by index (luaZsetRead).
+// luaRead reads one state key into locals: the fixed fields of a string
+// (state_field: luaReadPacked); when entries is set, the entries of a
+// list (a list of tables named after the state, in order, the last
+// MaxEntries of them), or the helpers that read a zset by index
+// (luaZsetRead).
 func luaRead(w *writer, s *State, key int, fields, entries bool) {
 	k := fmt.Sprintf("KEYS[%d]", key)
-	raw := luaName(s.Name) + "__raw"
 	list := luaName(s.Name)
 	// entry parses the parts of one entry into a table appended to into,
 	// or fails with what is wrong and the value.
@@ -529,28 +543,16 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 			n := "x_" + f.Name
 			w.line("%slocal %s = field(%s, nil, %s, %s)", ind, n, p, luaExact.print(f.Min), luaExact.print(f.Max))
 			w.line("%sif %s == nil then", ind, n)
-			w.line("%s  %s", ind, fail(luaStr("entry "+f.Name), p))
+			w.line("%s  %s", ind, fail(luaStr("entry field "+f.Name+" is not an integer"), p))
 			w.line("%send", ind)
 			vals = append(vals, luaName(f.Name)+" = "+n)
 		}
 		w.line("%s%s[#%s + 1] = {%s}", ind, into, into, strings.Join(vals, ", "))
 	}
 	switch {
-	case s.Kind == Hash:
-		if !fields {
-			return
-		}
-		var names []string
-		for _, f := range s.Fields {
-			names = append(names, luaStr(f.Name))
-		}
-		w.line("local %s = redis.call('HMGET', %s, %s)", raw, k, strings.Join(names, ", "))
-		for j, f := range s.Fields {
-			v, src := luaFieldVar(f), fmt.Sprintf("%s[%d]", raw, j+1)
-			w.line("local %s = field(%s, %s, %s, %s)", v, src, luaExact.print(f.Default), luaExact.print(f.Min), luaExact.print(f.Max))
-			w.line("if %s == nil then", v)
-			w.line("  return corrupt(%s, %s, %s)", k, luaStr(f.Name), src)
-			w.line("end")
+	case s.Kind == Packed:
+		if fields {
+			luaReadPacked(w, s, k)
 		}
 	default:
 		if !entries {
@@ -563,7 +565,7 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		w.line("  for i = 1, #raw do")
 		w.line("    local parts = split(raw[i], %d)", len(s.Entry))
 		w.line("    if parts == nil then")
-		w.line("      return nil, 'entry', raw[i]")
+		w.line("      return nil, %s, raw[i]", luaStr(fmt.Sprintf("an entry is not %d fields joined by ':'", len(s.Entry))))
 		w.line("    end")
 		entry("parts", "out", "    ", func(what, v string) string { return "return nil, " + what + ", " + v })
 		w.line("  end")
@@ -577,6 +579,38 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		luaCorruptCheck(w, list, key, "")
 		w.line("%s = keep_last(%s, %s)", list, list, luaExact.print(s.MaxEntries))
 	}
+}
+
+// luaReadPacked reads the fixed fields of the string at k (a Lua
+// expression) into their locals: each its default when the key is
+// absent, else the integers the string packs, joined by ":", each clamped
+// into its domain. A string that does not hold them, or one of more than
+// 17 characters, is BADSTATE.
+func luaReadPacked(w *writer, s *State, k string) {
+	raw := luaName(s.Name) + "__raw"
+	var vars, defaults, caps, names, long []string
+	for _, f := range s.Fields {
+		vars = append(vars, luaFieldVar(f))
+		defaults = append(defaults, luaExact.print(f.Default))
+		caps = append(caps, "(%-?%d+)")
+		names = append(names, f.Name)
+	}
+	parts := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		parts[i] = raw + "__" + f.Name
+		long = append(long, "#"+parts[i]+" > 17")
+	}
+	w.line("local %s = %s", strings.Join(vars, ", "), strings.Join(defaults, ", "))
+	w.line("local %s = redis.call('GET', %s)", raw, k)
+	w.line("if %s then", raw)
+	w.line("  local %s = string.match(%s, %s)", strings.Join(parts, ", "), raw, luaStr("^"+strings.Join(caps, ":")+"$"))
+	w.line("  if %s == nil or %s then", parts[0], strings.Join(long, " or "))
+	w.line("    return corrupt(%s, %s, %s)", k, luaStr("want the integers "+strings.Join(names, ":")), raw)
+	w.line("  end")
+	for i, f := range s.Fields {
+		w.line("  %s = min(max(tonumber(%s), %s), %s)", vars[i], parts[i], luaExact.print(f.Min), luaExact.print(f.Max))
+	}
+	w.line("end")
 }
 
 // luaAggregates computes the aggregates of one statement into locals
@@ -678,8 +712,8 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 	d := luaExact
 	d.agg = func(_ dialect, e *Agg) string { return names[e] }
 	// ttls holds, per key, the TTL this block has already set, so that an
-	// add after a store of the same key with the same TTL runs no second
-	// PEXPIRE (HSET and ZADD keep a key's TTL).
+	// add after a write of the same key with the same TTL runs no second
+	// PEXPIRE (ZADD and RPUSH keep a key's TTL).
 	ttls := map[*State]string{}
 	dropped := map[*State]*Drop{} // drops written after the block's next add
 	pexpire := func(ind string, st *State, ttl string) {
@@ -714,16 +748,17 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			wiped = thenWiped && elseWiped
 			ttls = map[*State]string{} // the branch may have changed any key
 		case *Store:
-			wiped = luaWipe(w, ind, wiped)
+			wiped = luaWipe(w, a, ind, wiped)
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
-			var args []string
-			for i, f := range s.State.Fields {
-				args = append(args, luaStr(f.Name), "num("+d.print(s.Values[i])+")")
+			var vals []string
+			for i := range s.State.Fields {
+				vals = append(vals, "num("+d.print(s.Values[i])+")")
 			}
-			w.line("%sredis.call('HSET', %s, %s)", ind, key, strings.Join(args, ", "))
-			pexpire(ind, s.State, d.print(s.TTL))
+			ttl := d.print(s.TTL)
+			w.line("%sredis.call('SET', %s, %s, 'PX', num(%s))", ind, key, strings.Join(vals, " .. ':' .. "), ttl)
+			ttls[s.State] = ttl
 		case *Add:
-			wiped = luaWipe(w, ind, wiped)
+			wiped = luaWipe(w, a, ind, wiped)
 			if s.State.Kind == ZSet {
 				luaZsetAdd(w, a, s, d, ind)
 			} else {
@@ -735,7 +770,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 				w.line("%sredis.call('ZREMRANGEBYSCORE', KEYS[%d], '-inf', num(%s)) -- after the add (see Drop)", ind, stateIndex(a, s.State)+1, d.print(drop.Upto))
 			}
 		case *Drop:
-			wiped = luaWipe(w, ind, wiped)
+			wiped = luaWipe(w, a, ind, wiped)
 			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
 			if addsLater(body, s) {
 				// Written after the add that follows, so that the key
@@ -755,7 +790,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 				w.line("%send", ind)
 			}
 		case *Clear:
-			wiped = luaWipe(w, ind, wiped)
+			wiped = luaWipe(w, a, ind, wiped)
 			delete(ttls, s.State)
 			w.line("%sredis.call('DEL', KEYS[%d])", ind, stateIndex(a, s.State)+1)
 			if s.State.GrowsAtEnd() {
@@ -783,7 +818,7 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 			var vals []string
 			for i, v := range s.Values {
 				if sp.Reply[i].Type == Bool {
-					vals = append(vals, "pick("+d.print(v)+", 1, 0)")
+					vals = append(vals, "("+luaParen(d.print(v))+" and 1 or 0)")
 				} else {
 					vals = append(vals, d.print(v))
 				}
@@ -823,12 +858,20 @@ func luaListAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 	w.line("%sredis.call('RPUSH', KEYS[%d], %s)", ind, stateIndex(a, s.State)+1, strings.Join(parts, " .. ':' .. "))
 }
 
-// luaWipe deletes a stale state before the first write of a path (see
-// luaStale); it returns true, the path's new wiped.
-func luaWipe(w *writer, ind string, wiped bool) bool {
-	if !wiped {
-		w.line("%swipe()", ind)
+// luaWipe deletes a stale state, once, before the first write of a path
+// (see luaStale); it returns true, the path's new wiped.
+func luaWipe(w *writer, a *Algorithm, ind string, wiped bool) bool {
+	if wiped {
+		return true
 	}
+	var keys []string
+	for i := range a.States {
+		keys = append(keys, fmt.Sprintf("KEYS[%d]", i+1))
+	}
+	w.line("%sif stale then -- every key, before this call's first write", ind)
+	w.line("%s  stale = false", ind)
+	w.line("%s  redis.call('DEL', %s)", ind, strings.Join(keys, ", "))
+	w.line("%send", ind)
 	return true
 }
 

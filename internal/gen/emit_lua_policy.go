@@ -97,8 +97,8 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm) {
 	body.line("local function bad(msg)")
 	body.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
 	body.line("end")
-	body.line("local function corrupt(key, f, v)")
-	body.line("  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))")
+	body.line("local function corrupt(key, what, v)")
+	body.line("  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))")
 	body.line("end")
 	luaParams(&body, a, firstParam)
 	luaKeys(&body, a, "infix")
@@ -253,7 +253,7 @@ const luaPolicyPrelude = `
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = fdiv(a, b), fdiv(c, d)
+  local qa, qc = floor(a / b), floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -314,7 +314,7 @@ end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
 if all or force then
   for _, r in ipairs(res) do
-    delay = math.max(delay, r[6])
+    delay = max(delay, r[6])
   end
 end
 local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}

@@ -101,11 +101,11 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 	w.line("%slocal lo__, hi__ = %s, %s", in, lo, hi)
 	switch {
 	case plan.kind == byCount && ag.Fn == "sum":
-		count := "math.max(0, hi__ - lo__)"
+		count := "max(0, hi__ - lo__)"
 		if plan.k != 1 {
 			count += fmt.Sprintf(" * %d", plan.k)
 		}
-		w.line("%s%s = math.min(%s, %d)", in, name, count, ag.Cap)
+		w.line("%s%s = min(%s, %d)", in, name, count, ag.Cap)
 	case plan.kind == byLast:
 		w.line("%sif hi__ > lo__ then", in)
 		in += "  "
@@ -113,7 +113,7 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 		w.line("%s%s = %s", in, name, luaExact.print(ag.V))
 		w.line("%send", ind+"  ")
 	case plan.kind == byCount: // reach: the entry at which the count reaches need
-		w.line("%slocal r__ = lo__ + math.max(0, cdiv(math.max(0, %s), %d) - 1)", in, luaExact.print(ag.N), plan.k)
+		w.line("%slocal r__ = lo__ + max(0, floor((max(0, %s) + %d - 1) / %d) - 1)", in, luaExact.print(ag.N), plan.k, plan.k)
 		w.line("%sif r__ < hi__ then", in)
 		in += "  "
 		call(it, "at", "r__")
@@ -121,7 +121,7 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 		w.line("%send", ind+"  ")
 	case ag.Fn == "sum":
 		call("sum__", "sum", "lo__", "hi__")
-		w.line("%s%s = math.min(sum__, %d)", in, name, ag.Cap)
+		w.line("%s%s = min(sum__, %d)", in, name, ag.Cap)
 	default:
 		call(it, "reach", "lo__", "hi__", luaExact.print(ag.N), fmt.Sprint(ag.Cap))
 		w.line("%sif %s then", in, it)
@@ -168,10 +168,10 @@ func luaRunHelpers(w *writer, s *State) {
 	w.line("  if total == nil then")
 	w.line("    return nil, base, first")
 	w.line("  end")
-	w.line("  if hi <= lo or math.min(total, cap) < need then")
+	w.line("  if hi <= lo or min(total, cap) < need then")
 	w.line("    return false")
 	w.line("  end")
-	w.line("  if math.min((first.%s - base) %% %d, cap) >= need then", run, s.Mod)
+	w.line("  if min((first.%s - base) %% %d, cap) >= need then", run, s.Mod)
 	w.line("    return first")
 	w.line("  end")
 	w.line("  -- the entry sought is at a rank in [a, b]; found is the entry at b")
@@ -181,7 +181,7 @@ func luaRunHelpers(w *writer, s *State) {
 	w.line("    if x == nil then")
 	w.line("      return nil, what, v")
 	w.line("    end")
-	w.line("    if math.min((x.%s - base) %% %d, cap) >= need then", run, s.Mod)
+	w.line("    if min((x.%s - base) %% %d, cap) >= need then", run, s.Mod)
 	w.line("      b, found = r, x")
 	w.line("    else")
 	w.line("      a = r + 1")
@@ -190,9 +190,9 @@ func luaRunHelpers(w *writer, s *State) {
 	w.line("  end")
 	w.line("  local step, galloping = 2, true")
 	w.line("  while a < b do")
-	w.line("    local r = math.floor((a + b) / 2)")
+	w.line("    local r = floor((a + b) / 2)")
 	w.line("    if galloping then")
-	w.line("      r = math.min(lo + step - 1, b - 1)")
+	w.line("      r = min(lo + step - 1, b - 1)")
 	w.line("      step = step * 2")
 	w.line("    end")
 	w.line("    local ok, what, v = probe(r)")
@@ -226,7 +226,7 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 		// sum continued, merged into it at the same score.
 		top, score := list+"__top", luaName(st.Entry[0].Name)
 		w.line("%sif %s ~= nil then", in, top)
-		w.line("%s  %s.%s = math.max(%s.%s, %s.%s) -- the set grows at its end", in, x, score, x, score, top, score)
+		w.line("%s  %s.%s = max(%s.%s, %s.%s) -- the set grows at its end", in, x, score, x, score, top, score)
 		if st.Running != nil {
 			run, of := luaName(st.Running.Name), luaName(st.RunOf.Name)
 			w.line("%s  %s.%s = (%s.%s + %s.%s) %% %d", in, x, run, top, run, x, of, st.Mod)

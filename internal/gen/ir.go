@@ -206,7 +206,9 @@ type Check struct {
 // StateKind is the Redis type of a state key.
 type StateKind int
 
-// The state kinds. A hash holds fixed integer fields. A zset holds
+// The state kinds. A string holds fixed integer fields, packed: each in
+// decimal, joined by ":", written whole by one SET with its TTL and read
+// by one GET. A zset holds
 // entries ordered by their first field, the score, then by their second
 // (written zero-padded, so that entries of one score sort as they
 // arrived); the member is every field, joined by ":". A zset is read by
@@ -214,12 +216,13 @@ type StateKind int
 // commands. A list holds entries in arrival order, each its fields joined
 // by ":", and is read whole, by views only.
 const (
-	Hash StateKind = iota
+	Packed StateKind = iota
 	ZSet
 	List
 )
 
-func (k StateKind) String() string { return [...]string{"hash", "zset", "list"}[k] }
+// String is the kind's Redis type, as the spec names it.
+func (k StateKind) String() string { return [...]string{"string", "zset", "list"}[k] }
 
 // State is one Redis key of an algorithm's state.
 type State struct {
@@ -230,9 +233,9 @@ type State struct {
 	// first).
 	KeyParts []KeyPart
 	Kind     StateKind
-	Fields   []*Field // the fixed fields of a hash
+	Fields   []*Field // the fixed fields of a string
 	// Entry are the fields of each entry of a collection (a zset or a
-	// list); nil for a hash, which holds fixed fields only.
+	// list); nil for a string, which holds fixed fields only.
 	Entry []*Field
 	// MaxEntries bounds the entries kept: an add to a zset removes its
 	// oldest entries past MaxEntries, and a read of a list keeps its last

@@ -358,7 +358,7 @@ func (l *loader) namedConsts() {
 }
 
 // clock resolves an algorithm's clock, "state.field": a fixed field of a
-// hash, in [0, NOW_MAX], the time of the state's last write. Every
+// string, in [0, NOW_MAX], the time of the state's last write. Every
 // algorithm whose logic writes needs one, so that a key written by a
 // clock far ahead cannot hold it (docs/semantics.md, "State and time").
 func (l *loader) clock(a *Algorithm, ya yamlAlgo, pos Pos) {
@@ -380,7 +380,7 @@ func (l *loader) clock(a *Algorithm, ya yamlAlgo, pos Pos) {
 			}
 		}
 	}
-	l.errf(pos, "%s: clock %q is not a field of a hash state (state.field)", a.Name, ya.Clock)
+	l.errf(pos, "%s: clock %q is not a field of a string state (state.field)", a.Name, ya.Clock)
 }
 
 func (l *loader) reply(ys []yamlReply) {
@@ -469,16 +469,18 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 			l.keyParts(a, s, ys.Key, pos)
 		}
 		switch ys.Type {
-		case "hash":
-			s.Kind = Hash
+		case "string":
+			s.Kind = Packed
 			if len(ys.Fields) == 0 {
-				l.errf(pos, "%s: state %s: a hash needs fields", a.Name, s.Name)
+				l.errf(pos, "%s: state %s: a string needs fields", a.Name, s.Name)
 			}
 			if len(ys.Entry) > 0 {
-				// Reading or dropping a hash's entries would read all of
-				// them: entries live in a zset, read by index.
-				l.errf(pos, "%s: state %s: a hash has fields, not entries: keep entries in a zset", a.Name, s.Name)
+				// Reading or dropping a string's entries would read all
+				// of them: entries live in a zset, read by index.
+				l.errf(pos, "%s: state %s: a string has fields, not entries: keep entries in a zset", a.Name, s.Name)
 			}
+		case "hash":
+			l.errf(pos, "%s: state %s: type hash is no longer supported: fixed fields are kept packed in a string (type: string), one GET and one SET per decision", a.Name, s.Name)
 		case "zset", "list":
 			s.Kind = map[string]StateKind{"zset": ZSet, "list": List}[ys.Type]
 			if len(ys.Fields) > 0 {
@@ -488,7 +490,7 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 				l.errf(pos, "%s: state %s: a %s needs entry fields", a.Name, s.Name, ys.Type)
 			}
 		default:
-			l.errf(pos, "%s: state %s: type %q is not supported (supported: hash, zset, list)", a.Name, s.Name, ys.Type)
+			l.errf(pos, "%s: state %s: type %q is not supported (supported: string, zset, list)", a.Name, s.Name, ys.Type)
 		}
 		if len(ys.Entry) > 0 {
 			l.entries(a, s, ys, pos)

@@ -17,7 +17,7 @@ redis.register_function{function_name = 'quota_daily_quota', callback = function
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:quota:dq:<offset_ms>  hash: the day's count
+--   KEYS[1]  {<key>}:quota:dq:<offset_ms>  string: the day's count
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              n: cost admitted in the day of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
@@ -46,9 +46,11 @@ redis.register_function{function_name = 'quota_daily_quota', callback = function
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -63,7 +65,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -80,28 +82,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'daily_quota: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -124,14 +110,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
 end
 local tail = '}:quota:dq:' .. num(offset_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -139,7 +124,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -154,14 +139,15 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local day__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local day_ts = field(day__raw[1], 0, 0, 35184372088832)
-if day_ts == nil then
-  return corrupt(KEYS[1], 'ts', day__raw[1])
-end
-local day_n = field(day__raw[2], 0, 0, 2 * limit)
-if day_n == nil then
-  return corrupt(KEYS[1], 'n', day__raw[2])
+local day_ts, day_n = 0, 0
+local day__raw = redis.call('GET', KEYS[1])
+if day__raw then
+  local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
+  if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
+  end
+  day_ts = min(max(tonumber(day__raw__ts), 0), 35184372088832)
+  day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -171,30 +157,25 @@ if stale then
   day_ts = 0
   day_n = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
-local lag = math.max(0, day_ts - now)
+local lag = max(0, day_ts - now)
 local eff = now + lag
 local into = (eff + 86400000 - offset_ms) % 86400000
-local used = pick(day_ts >= eff - into, day_n, 0)
-local c = math.min(cost, limit + 1)
+local used = ((day_ts >= eff - into) and day_n or 0)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local ends = lag + 86400000 - into
 if took > 0 then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
 end}
 
 redis.register_function{function_name = 'quota_daily_quota_force', callback = function(KEYS, ARGV)
@@ -210,7 +191,7 @@ redis.register_function{function_name = 'quota_daily_quota_force', callback = fu
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:quota:dq:<offset_ms>  hash: the day's count
+--   KEYS[1]  {<key>}:quota:dq:<offset_ms>  string: the day's count
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              n: cost admitted in the day of ts (past limit only by forced calls) (in [0, 2 * limit])
 --
@@ -239,9 +220,11 @@ redis.register_function{function_name = 'quota_daily_quota_force', callback = fu
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -256,7 +239,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -273,28 +256,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'daily_quota: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -317,14 +284,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
 end
 local tail = '}:quota:dq:' .. num(offset_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -332,7 +298,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -347,14 +313,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local day__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local day_ts = field(day__raw[1], 0, 0, 35184372088832)
-if day_ts == nil then
-  return corrupt(KEYS[1], 'ts', day__raw[1])
-end
-local day_n = field(day__raw[2], 0, 0, 2 * limit)
-if day_n == nil then
-  return corrupt(KEYS[1], 'n', day__raw[2])
+local day_ts, day_n = 0, 0
+local day__raw = redis.call('GET', KEYS[1])
+if day__raw then
+  local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
+  if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
+  end
+  day_ts = min(max(tonumber(day__raw__ts), 0), 35184372088832)
+  day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -364,30 +331,25 @@ if stale then
   day_ts = 0
   day_n = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
-local lag = math.max(0, day_ts - now)
+local lag = max(0, day_ts - now)
 local eff = now + lag
 local into = (eff + 86400000 - offset_ms) % 86400000
-local used = pick(day_ts >= eff - into, day_n, 0)
-local c = math.min(cost, limit + 1)
+local used = ((day_ts >= eff - into) and day_n or 0)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
-local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local ends = lag + 86400000 - into
 if took > 0 then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-  redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + 60000))
 end
-return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
 end}
 
 redis.register_function{function_name = 'quota_daily_quota_reset', callback = function(KEYS, ARGV)
@@ -401,9 +363,11 @@ redis.register_function{function_name = 'quota_daily_quota_reset', callback = fu
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -418,7 +382,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -433,22 +397,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'daily_quota: '
@@ -476,14 +424,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
 end
 local tail = '}:quota:dq:' .. num(offset_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -527,9 +474,11 @@ redis.register_function{function_name = 'quota_policy', callback = function(KEYS
 -- policy's name in the first infix); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -544,7 +493,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -559,22 +508,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -607,7 +540,7 @@ end
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = fdiv(a, b), fdiv(c, d)
+  local qa, qc = floor(a / b), floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -634,8 +567,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -681,7 +614,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms, bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= 3600) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -690,7 +623,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -699,7 +632,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -707,17 +640,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -728,7 +661,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -745,19 +678,19 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 3)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
       local x_start = field(parts[1], nil, 0, 35184372088832)
       if x_start == nil then
-        return nil, 'entry start', parts[1]
+        return nil, 'entry field start is not an integer', parts[1]
       end
       local x_count = field(parts[2], nil, 1, 1000000000000)
       if x_count == nil then
-        return nil, 'entry count', parts[2]
+        return nil, 'entry field count is not an integer', parts[2]
       end
       local x_run = field(parts[3], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[3]
+        return nil, 'entry field run is not an integer', parts[3]
       end
       out[#out + 1] = {start = x_start, count = x_count, run = x_run}
     end
@@ -809,10 +742,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -822,7 +755,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -831,9 +764,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -844,10 +777,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-  local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-  if latest_ts == nil then
-    return corrupt(KEYS[2], 'ts', latest__raw[1])
+  local latest_ts = 0
+  local latest__raw = redis.call('GET', KEYS[2])
+  if latest__raw then
+    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+    if latest__raw__ts == nil or #latest__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+    end
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -856,13 +793,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if stale then
     win__card = 0
     latest_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
   local win__top = nil
@@ -875,14 +805,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, latest_ts - now)
+  local lag = max(0, latest_ts - now)
   local eff = now + lag
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
-  local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-  local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-  local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+  local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+  local widest = max(window_ms, max(window_ms_2, window_ms_3))
+  local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -893,7 +823,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    used1 = math.min(sum__, 3600000000000000)
+    used1 = min(sum__, 3600000000000000)
   end
   local agg__2 = 0
   if on2 then -- else the value is not used
@@ -903,10 +833,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__2 = math.min(sum__, 3600000000000000)
+      agg__2 = min(sum__, 3600000000000000)
     end
   end
-  local used2 = pick(on2, agg__2, 0)
+  local used2 = (on2 and agg__2 or 0)
   local agg__3 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -915,18 +845,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__3 = math.min(sum__, 3600000000000000)
+      agg__3 = min(sum__, 3600000000000000)
     end
   end
-  local used3 = pick(on3, agg__3, 0)
+  local used3 = (on3 and agg__3 or 0)
   local ok1 = used1 + c <= limit
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
-  local free1 = math.max(0, 2 * limit - used1)
-  local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-  local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-  local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+  local free1 = max(0, 2 * limit - used1)
+  local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+  local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+  local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -940,7 +870,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
   local agg__5 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -954,7 +884,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
   local agg__6 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -968,11 +898,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-  local retry_at = math.max(at1, math.max(at2, at3))
-  local x1 = math.max(0, used1 + took - (limit - lim))
-  local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-  local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+  local retry_at = max(at1, max(at2, at3))
+  local x1 = max(0, used1 + took - (limit - lim))
+  local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+  local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -986,7 +916,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r1 = pick(x1 == 0, 0, agg__7)
+  local r1 = ((x1 == 0) and 0 or agg__7)
   local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -1000,7 +930,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r2 = pick(x2 == 0, 0, agg__8)
+  local r2 = ((x2 == 0) and 0 or agg__8)
   local agg__9 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -1014,29 +944,31 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r3 = pick(x3 == 0, 0, agg__9)
-  local reset_at = math.max(r1, math.max(r2, r3))
-  local room1 = math.max(0, limit - (used1 + took))
-  local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-  local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-  local room = math.min(room1, math.min(room2, room3))
-  local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+  local r3 = ((x3 == 0) and 0 or agg__9)
+  local reset_at = max(r1, max(r2, r3))
+  local room1 = max(0, limit - (used1 + took))
+  local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+  local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+  local room = min(room1, min(room2, room3))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
     end
     writes[#writes + 1] = function()
       do
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
-          win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
@@ -1053,11 +985,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
-  return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -1065,8 +997,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -1082,14 +1014,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:fw:<window_ms>')
   end
   local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1100,7 +1031,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1112,14 +1043,15 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_n = field(win__raw[2], 0, 0, 2 * limit)
-  if win_n == nil then
-    return corrupt(KEYS[1], 'n', win__raw[2])
+  local win_ts, win_n = 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1129,32 +1061,27 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     win_ts = 0
     win_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local into = eff % window_ms
-  local used = pick(win_ts >= eff - into, win_n, 0)
-  local c = math.min(cost, limit + 1)
+  local used = ((win_ts >= eff - into) and win_n or 0)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
@@ -1162,8 +1089,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[3])
@@ -1181,14 +1108,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1196,14 +1123,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1214,7 +1140,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1226,14 +1152,15 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-  local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-  if cell_ts == nil then
-    return corrupt(KEYS[1], 'ts', cell__raw[1])
-  end
-  local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-  if cell_tat == nil then
-    return corrupt(KEYS[1], 'tat', cell__raw[2])
+  local cell_ts, cell_tat = 0, 0
+  local cell__raw = redis.call('GET', KEYS[1])
+  if cell__raw then
+    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+    end
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1243,33 +1170,28 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     cell_ts = 0
     cell_tat = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local tau = burst * period_ms
-  local lag = math.max(0, cell_ts - now)
-  local elapsed = math.max(0, now - cell_ts)
-  local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-  local tat = math.max(0, cell_tat - drained)
-  local c = math.min(cost, burst + 1)
+  local lag = max(0, cell_ts - now)
+  local elapsed = max(0, now - cell_ts)
+  local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  local tat = max(0, cell_tat - drained)
+  local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
-  local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -1277,8 +1199,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -1296,14 +1218,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1311,14 +1233,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1329,7 +1250,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1341,14 +1262,15 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-  local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-  if queue_ts == nil then
-    return corrupt(KEYS[1], 'ts', queue__raw[1])
-  end
-  local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-  if queue_work == nil then
-    return corrupt(KEYS[1], 'work', queue__raw[2])
+  local queue_ts, queue_work = 0, 0
+  local queue__raw = redis.call('GET', KEYS[1])
+  if queue__raw then
+    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+    end
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1358,33 +1280,28 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     queue_ts = 0
     queue_work = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * period_ms
-  local lag = math.max(0, queue_ts - now)
-  local elapsed = math.max(0, now - queue_ts)
-  local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-  local ahead = math.max(0, queue_work - drained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, queue_ts - now)
+  local elapsed = max(0, now - queue_ts)
+  local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  local ahead = max(0, queue_work - drained)
+  local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
-  local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -1392,8 +1309,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -1409,17 +1326,17 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
   end
   local tail = '}' .. infix .. ':mw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
     return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -1430,7 +1347,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1446,18 +1363,16 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_start = field(win__raw[2], 0, 0, 35184372088832)
-  if win_start == nil then
-    return corrupt(KEYS[1], 'start', win__raw[2])
-  end
-  local win_used = field(win__raw[3], 0, 0, 2 * limit)
-  if win_used == nil then
-    return corrupt(KEYS[1], 'used', win__raw[3])
+  local win_ts, win_start, win_used = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1468,13 +1383,6 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     win_start = 0
     win_used = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
-  end
 
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
@@ -1483,34 +1391,39 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
-  local used = pick(open, win_used, 0)
-  local start = pick(open, win_start, eff)
-  local ends = lag + math.max(0, start + window_ms - eff)
-  local c = math.min(cost, limit + 1)
+  local used = (open and win_used or 0)
+  local start = (open and win_start or eff)
+  local ends = lag + max(0, start + window_ms - eff)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        wipe()
+        if stale then -- every key, before this call's first write
+          stale = false
+          redis.call('DEL', KEYS[1], KEYS[2])
+        end
         redis.call('DEL', KEYS[2])
       end
     end
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
       redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
@@ -1518,8 +1431,8 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -1535,14 +1448,13 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
   end
   local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1553,7 +1465,7 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1565,14 +1477,15 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local day__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local day_ts = field(day__raw[1], 0, 0, 35184372088832)
-  if day_ts == nil then
-    return corrupt(KEYS[1], 'ts', day__raw[1])
-  end
-  local day_n = field(day__raw[2], 0, 0, 2 * limit)
-  if day_n == nil then
-    return corrupt(KEYS[1], 'n', day__raw[2])
+  local day_ts, day_n = 0, 0
+  local day__raw = redis.call('GET', KEYS[1])
+  if day__raw then
+    local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
+    if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
+    end
+    day_ts = min(max(tonumber(day__raw__ts), 0), 35184372088832)
+    day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1582,32 +1495,27 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
     day_ts = 0
     day_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, day_ts - now)
+  local lag = max(0, day_ts - now)
   local eff = now + lag
   local into = (eff + 86400000 - offset_ms) % 86400000
-  local used = pick(day_ts >= eff - into, day_n, 0)
-  local c = math.min(cost, limit + 1)
+  local used = ((day_ts >= eff - into) and day_n or 0)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local ends = lag + 86400000 - into
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -1615,8 +1523,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -1632,17 +1540,17 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
     return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -1653,7 +1561,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1670,23 +1578,23 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 4)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
       local x_ts = field(parts[1], nil, 0, 35184372088832)
       if x_ts == nil then
-        return nil, 'entry ts', parts[1]
+        return nil, 'entry field ts is not an integer', parts[1]
       end
       local x_seq = field(parts[2], nil, 0, 200000)
       if x_seq == nil then
-        return nil, 'entry seq', parts[2]
+        return nil, 'entry field seq is not an integer', parts[2]
       end
       local x_cost = field(parts[3], nil, 1, 200000)
       if x_cost == nil then
-        return nil, 'entry cost', parts[3]
+        return nil, 'entry field cost is not an integer', parts[3]
       end
       local x_run = field(parts[4], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[4]
+        return nil, 'entry field run is not an integer', parts[4]
       end
       out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
     end
@@ -1738,10 +1646,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1751,7 +1659,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1760,9 +1668,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -1773,14 +1681,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-  local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-  if tally_total == nil then
-    return corrupt(KEYS[2], 'total', tally__raw[1])
-  end
-  local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-  if tally_ts == nil then
-    return corrupt(KEYS[2], 'ts', tally__raw[2])
+  local tally_total, tally_ts = 0, 0
+  local tally__raw = redis.call('GET', KEYS[2])
+  if tally__raw then
+    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+    end
+    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1790,13 +1699,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     log__card = 0
     tally_total = 0
     tally_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
@@ -1809,7 +1711,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, tally_ts - now)
+  local lag = max(0, tally_ts - now)
   local eff = now + lag
   local from = eff - window_ms
   local gone = 0
@@ -1819,12 +1721,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    gone = math.min(sum__, 40000000000)
+    gone = min(sum__, 40000000000)
   end
-  local used = math.max(0, tally_total - gone)
-  local c = math.min(cost, limit + 1)
+  local used = max(0, tally_total - gone)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
@@ -1850,15 +1752,18 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local last_in = pick(took > 0, eff, agg__3)
+  local last_in = ((took > 0) and eff or agg__3)
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = math.min(math.max(0, hi__ - lo__), 200000)
+    seq = min(max(0, hi__ - lo__), 200000)
   end
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1867,7 +1772,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
-          log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
         else
           log__x.run = log__x.cost % 4503599627370496
@@ -1881,11 +1786,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -1893,8 +1797,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -1913,14 +1817,13 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:sw:<window_ms>')
   end
   local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1931,7 +1834,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1943,18 +1846,16 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-  if win_cur == nil then
-    return corrupt(KEYS[1], 'cur', win__raw[2])
-  end
-  local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-  if win_prev == nil then
-    return corrupt(KEYS[1], 'prev', win__raw[3])
+  local win_ts, win_cur, win_prev = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1965,42 +1866,37 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     win_cur = 0
     win_prev = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local e = eff % window_ms
   local start = eff - e
   local to_next = window_ms - e
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
-  local prev = pick(same, win_prev, pick(next, win_cur, 0))
-  local cur = pick(same, win_cur, 0)
+  local prev = (same and win_prev or (next and win_cur or 0))
+  local cur = (same and win_cur or 0)
   local weighted = prev * (window_ms - e)
-  local c = math.min(cost, limit + 1)
+  local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-  local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-  local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-  local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-  local short_next = math.max(0, after + c - limit) * window_ms
-  local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-  local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+  local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+  local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+  local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+  local short_next = max(0, after + c - limit) * window_ms
+  local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
@@ -2008,8 +1904,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -2027,14 +1923,14 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2042,14 +1938,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
   end
   local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -2060,7 +1955,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -2072,14 +1967,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-  local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-  if bucket_ts == nil then
-    return corrupt(KEYS[1], 'ts', bucket__raw[1])
-  end
-  local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-  if bucket_level == nil then
-    return corrupt(KEYS[1], 'level', bucket__raw[2])
+  local bucket_ts, bucket_level = 0, capacity * refill_ms
+  local bucket__raw = redis.call('GET', KEYS[1])
+  if bucket__raw then
+    local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+    end
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2089,34 +1985,29 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     bucket_ts = 0
     bucket_level = capacity * refill_ms
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * refill_ms
-  local lag = math.max(0, bucket_ts - now)
-  local elapsed = math.max(0, now - bucket_ts)
-  local to_full = cdiv(full - bucket_level, refill_tokens)
-  local gained = math.min(elapsed, to_full) * refill_tokens
-  local level = math.min(full, bucket_level + gained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, bucket_ts - now)
+  local elapsed = max(0, now - bucket_ts)
+  local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+  local gained = min(elapsed, to_full) * refill_tokens
+  local level = min(full, bucket_level + gained)
+  local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
-  local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-  local reset = lag + cdiv(full - after, refill_tokens)
+  local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+  local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -2181,7 +2072,7 @@ ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, fro
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -2242,7 +2133,7 @@ end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
 if all or force then
   for _, r in ipairs(res) do
-    delay = math.max(delay, r[6])
+    delay = max(delay, r[6])
   end
 end
 local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
@@ -2262,9 +2153,11 @@ redis.register_function{function_name = 'quota_policy_reset', callback = functio
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -2279,7 +2172,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2294,22 +2187,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -2350,8 +2227,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -2397,7 +2274,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms, bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= 3600) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -2406,7 +2283,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -2415,7 +2292,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2423,17 +2300,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -2444,7 +2321,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -2461,19 +2338,19 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 3)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
       local x_start = field(parts[1], nil, 0, 35184372088832)
       if x_start == nil then
-        return nil, 'entry start', parts[1]
+        return nil, 'entry field start is not an integer', parts[1]
       end
       local x_count = field(parts[2], nil, 1, 1000000000000)
       if x_count == nil then
-        return nil, 'entry count', parts[2]
+        return nil, 'entry field count is not an integer', parts[2]
       end
       local x_run = field(parts[3], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[3]
+        return nil, 'entry field run is not an integer', parts[3]
       end
       out[#out + 1] = {start = x_start, count = x_count, run = x_run}
     end
@@ -2525,10 +2402,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -2538,7 +2415,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -2547,9 +2424,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -2560,10 +2437,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-  local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-  if latest_ts == nil then
-    return corrupt(KEYS[2], 'ts', latest__raw[1])
+  local latest_ts = 0
+  local latest__raw = redis.call('GET', KEYS[2])
+  if latest__raw then
+    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+    if latest__raw__ts == nil or #latest__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+    end
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2572,13 +2453,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if stale then
     win__card = 0
     latest_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
   local win__top = nil
@@ -2591,14 +2465,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, latest_ts - now)
+  local lag = max(0, latest_ts - now)
   local eff = now + lag
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
-  local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-  local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-  local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+  local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+  local widest = max(window_ms, max(window_ms_2, window_ms_3))
+  local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -2609,7 +2483,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    used1 = math.min(sum__, 3600000000000000)
+    used1 = min(sum__, 3600000000000000)
   end
   local agg__2 = 0
   if on2 then -- else the value is not used
@@ -2619,10 +2493,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__2 = math.min(sum__, 3600000000000000)
+      agg__2 = min(sum__, 3600000000000000)
     end
   end
-  local used2 = pick(on2, agg__2, 0)
+  local used2 = (on2 and agg__2 or 0)
   local agg__3 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -2631,18 +2505,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__3 = math.min(sum__, 3600000000000000)
+      agg__3 = min(sum__, 3600000000000000)
     end
   end
-  local used3 = pick(on3, agg__3, 0)
+  local used3 = (on3 and agg__3 or 0)
   local ok1 = used1 + c <= limit
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
-  local free1 = math.max(0, 2 * limit - used1)
-  local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-  local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-  local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+  local free1 = max(0, 2 * limit - used1)
+  local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+  local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+  local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -2656,7 +2530,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
   local agg__5 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -2670,7 +2544,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
   local agg__6 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -2684,11 +2558,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-  local retry_at = math.max(at1, math.max(at2, at3))
-  local x1 = math.max(0, used1 + took - (limit - lim))
-  local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-  local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+  local retry_at = max(at1, max(at2, at3))
+  local x1 = max(0, used1 + took - (limit - lim))
+  local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+  local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -2702,7 +2576,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r1 = pick(x1 == 0, 0, agg__7)
+  local r1 = ((x1 == 0) and 0 or agg__7)
   local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -2716,7 +2590,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r2 = pick(x2 == 0, 0, agg__8)
+  local r2 = ((x2 == 0) and 0 or agg__8)
   local agg__9 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -2730,29 +2604,31 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r3 = pick(x3 == 0, 0, agg__9)
-  local reset_at = math.max(r1, math.max(r2, r3))
-  local room1 = math.max(0, limit - (used1 + took))
-  local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-  local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-  local room = math.min(room1, math.min(room2, room3))
-  local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+  local r3 = ((x3 == 0) and 0 or agg__9)
+  local reset_at = max(r1, max(r2, r3))
+  local room1 = max(0, limit - (used1 + took))
+  local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+  local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+  local room = min(room1, min(room2, room3))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
     end
     writes[#writes + 1] = function()
       do
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
-          win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
@@ -2769,11 +2645,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
-  return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -2781,8 +2657,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -2798,14 +2674,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:fw:<window_ms>')
   end
   local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -2816,7 +2691,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -2828,14 +2703,15 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_n = field(win__raw[2], 0, 0, 2 * limit)
-  if win_n == nil then
-    return corrupt(KEYS[1], 'n', win__raw[2])
+  local win_ts, win_n = 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2845,32 +2721,27 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     win_ts = 0
     win_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local into = eff % window_ms
-  local used = pick(win_ts >= eff - into, win_n, 0)
-  local c = math.min(cost, limit + 1)
+  local used = ((win_ts >= eff - into) and win_n or 0)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
@@ -2878,8 +2749,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[3])
@@ -2897,14 +2768,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2912,14 +2783,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -2930,7 +2800,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -2942,14 +2812,15 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-  local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-  if cell_ts == nil then
-    return corrupt(KEYS[1], 'ts', cell__raw[1])
-  end
-  local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-  if cell_tat == nil then
-    return corrupt(KEYS[1], 'tat', cell__raw[2])
+  local cell_ts, cell_tat = 0, 0
+  local cell__raw = redis.call('GET', KEYS[1])
+  if cell__raw then
+    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+    end
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2959,33 +2830,28 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     cell_ts = 0
     cell_tat = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local tau = burst * period_ms
-  local lag = math.max(0, cell_ts - now)
-  local elapsed = math.max(0, now - cell_ts)
-  local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-  local tat = math.max(0, cell_tat - drained)
-  local c = math.min(cost, burst + 1)
+  local lag = max(0, cell_ts - now)
+  local elapsed = max(0, now - cell_ts)
+  local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  local tat = max(0, cell_tat - drained)
+  local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
-  local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -2993,8 +2859,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -3012,14 +2878,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3027,14 +2893,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -3045,7 +2910,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3057,14 +2922,15 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-  local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-  if queue_ts == nil then
-    return corrupt(KEYS[1], 'ts', queue__raw[1])
-  end
-  local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-  if queue_work == nil then
-    return corrupt(KEYS[1], 'work', queue__raw[2])
+  local queue_ts, queue_work = 0, 0
+  local queue__raw = redis.call('GET', KEYS[1])
+  if queue__raw then
+    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+    end
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3074,33 +2940,28 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     queue_ts = 0
     queue_work = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * period_ms
-  local lag = math.max(0, queue_ts - now)
-  local elapsed = math.max(0, now - queue_ts)
-  local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-  local ahead = math.max(0, queue_work - drained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, queue_ts - now)
+  local elapsed = max(0, now - queue_ts)
+  local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  local ahead = max(0, queue_work - drained)
+  local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
-  local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -3108,8 +2969,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -3125,17 +2986,17 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
   end
   local tail = '}' .. infix .. ':mw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
     return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -3146,7 +3007,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3162,18 +3023,16 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_start = field(win__raw[2], 0, 0, 35184372088832)
-  if win_start == nil then
-    return corrupt(KEYS[1], 'start', win__raw[2])
-  end
-  local win_used = field(win__raw[3], 0, 0, 2 * limit)
-  if win_used == nil then
-    return corrupt(KEYS[1], 'used', win__raw[3])
+  local win_ts, win_start, win_used = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3184,13 +3043,6 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     win_start = 0
     win_used = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
-  end
 
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
@@ -3199,34 +3051,39 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
-  local used = pick(open, win_used, 0)
-  local start = pick(open, win_start, eff)
-  local ends = lag + math.max(0, start + window_ms - eff)
-  local c = math.min(cost, limit + 1)
+  local used = (open and win_used or 0)
+  local start = (open and win_start or eff)
+  local ends = lag + max(0, start + window_ms - eff)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        wipe()
+        if stale then -- every key, before this call's first write
+          stale = false
+          redis.call('DEL', KEYS[1], KEYS[2])
+        end
         redis.call('DEL', KEYS[2])
       end
     end
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
       redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
@@ -3234,8 +3091,8 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -3251,14 +3108,13 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
   end
   local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -3269,7 +3125,7 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3281,14 +3137,15 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local day__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local day_ts = field(day__raw[1], 0, 0, 35184372088832)
-  if day_ts == nil then
-    return corrupt(KEYS[1], 'ts', day__raw[1])
-  end
-  local day_n = field(day__raw[2], 0, 0, 2 * limit)
-  if day_n == nil then
-    return corrupt(KEYS[1], 'n', day__raw[2])
+  local day_ts, day_n = 0, 0
+  local day__raw = redis.call('GET', KEYS[1])
+  if day__raw then
+    local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
+    if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
+    end
+    day_ts = min(max(tonumber(day__raw__ts), 0), 35184372088832)
+    day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3298,32 +3155,27 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
     day_ts = 0
     day_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, day_ts - now)
+  local lag = max(0, day_ts - now)
   local eff = now + lag
   local into = (eff + 86400000 - offset_ms) % 86400000
-  local used = pick(day_ts >= eff - into, day_n, 0)
-  local c = math.min(cost, limit + 1)
+  local used = ((day_ts >= eff - into) and day_n or 0)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local ends = lag + 86400000 - into
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -3331,8 +3183,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -3348,17 +3200,17 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
     return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -3369,7 +3221,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3386,23 +3238,23 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 4)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
       local x_ts = field(parts[1], nil, 0, 35184372088832)
       if x_ts == nil then
-        return nil, 'entry ts', parts[1]
+        return nil, 'entry field ts is not an integer', parts[1]
       end
       local x_seq = field(parts[2], nil, 0, 200000)
       if x_seq == nil then
-        return nil, 'entry seq', parts[2]
+        return nil, 'entry field seq is not an integer', parts[2]
       end
       local x_cost = field(parts[3], nil, 1, 200000)
       if x_cost == nil then
-        return nil, 'entry cost', parts[3]
+        return nil, 'entry field cost is not an integer', parts[3]
       end
       local x_run = field(parts[4], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[4]
+        return nil, 'entry field run is not an integer', parts[4]
       end
       out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
     end
@@ -3454,10 +3306,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -3467,7 +3319,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -3476,9 +3328,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -3489,14 +3341,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-  local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-  if tally_total == nil then
-    return corrupt(KEYS[2], 'total', tally__raw[1])
-  end
-  local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-  if tally_ts == nil then
-    return corrupt(KEYS[2], 'ts', tally__raw[2])
+  local tally_total, tally_ts = 0, 0
+  local tally__raw = redis.call('GET', KEYS[2])
+  if tally__raw then
+    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+    end
+    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3506,13 +3359,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     log__card = 0
     tally_total = 0
     tally_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
@@ -3525,7 +3371,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, tally_ts - now)
+  local lag = max(0, tally_ts - now)
   local eff = now + lag
   local from = eff - window_ms
   local gone = 0
@@ -3535,12 +3381,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    gone = math.min(sum__, 40000000000)
+    gone = min(sum__, 40000000000)
   end
-  local used = math.max(0, tally_total - gone)
-  local c = math.min(cost, limit + 1)
+  local used = max(0, tally_total - gone)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
@@ -3566,15 +3412,18 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local last_in = pick(took > 0, eff, agg__3)
+  local last_in = ((took > 0) and eff or agg__3)
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = math.min(math.max(0, hi__ - lo__), 200000)
+    seq = min(max(0, hi__ - lo__), 200000)
   end
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -3583,7 +3432,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
-          log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
         else
           log__x.run = log__x.cost % 4503599627370496
@@ -3597,11 +3446,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -3609,8 +3457,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -3629,14 +3477,13 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:sw:<window_ms>')
   end
   local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -3647,7 +3494,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3659,18 +3506,16 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-  if win_cur == nil then
-    return corrupt(KEYS[1], 'cur', win__raw[2])
-  end
-  local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-  if win_prev == nil then
-    return corrupt(KEYS[1], 'prev', win__raw[3])
+  local win_ts, win_cur, win_prev = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3681,42 +3526,37 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     win_cur = 0
     win_prev = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local e = eff % window_ms
   local start = eff - e
   local to_next = window_ms - e
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
-  local prev = pick(same, win_prev, pick(next, win_cur, 0))
-  local cur = pick(same, win_cur, 0)
+  local prev = (same and win_prev or (next and win_cur or 0))
+  local cur = (same and win_cur or 0)
   local weighted = prev * (window_ms - e)
-  local c = math.min(cost, limit + 1)
+  local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-  local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-  local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-  local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-  local short_next = math.max(0, after + c - limit) * window_ms
-  local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-  local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+  local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+  local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+  local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+  local short_next = max(0, after + c - limit) * window_ms
+  local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
@@ -3724,8 +3564,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -3743,14 +3583,14 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3758,14 +3598,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
   end
   local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -3776,7 +3615,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3788,14 +3627,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-  local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-  if bucket_ts == nil then
-    return corrupt(KEYS[1], 'ts', bucket__raw[1])
-  end
-  local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-  if bucket_level == nil then
-    return corrupt(KEYS[1], 'level', bucket__raw[2])
+  local bucket_ts, bucket_level = 0, capacity * refill_ms
+  local bucket__raw = redis.call('GET', KEYS[1])
+  if bucket__raw then
+    local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+    end
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3805,34 +3645,29 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     bucket_ts = 0
     bucket_level = capacity * refill_ms
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * refill_ms
-  local lag = math.max(0, bucket_ts - now)
-  local elapsed = math.max(0, now - bucket_ts)
-  local to_full = cdiv(full - bucket_level, refill_tokens)
-  local gained = math.min(elapsed, to_full) * refill_tokens
-  local level = math.min(full, bucket_level + gained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, bucket_ts - now)
+  local elapsed = max(0, now - bucket_ts)
+  local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+  local gained = min(elapsed, to_full) * refill_tokens
+  local level = min(full, bucket_level + gained)
+  local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
-  local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-  local reset = lag + cdiv(full - after, refill_tokens)
+  local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+  local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -3894,5 +3729,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return '98218076ca06cc224f6d6cf77ed31bd5638d92c7'
+  return '86e3bec5881c8b5a1aabdf53277ff9f402ae230a'
 end}

@@ -10,7 +10,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:small:ctr:<gap_ms>  hash: the count
+--   KEYS[1]  {<key>}:small:ctr:<gap_ms>  string: the count
 --              ts: last admission (in [0, NOW_MAX])
 --              n: count (in [0, limit])
 --
@@ -40,9 +40,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -57,7 +59,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -74,28 +76,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'counter: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -121,14 +107,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
 end
 local tail = '}:small:ctr:' .. num(gap_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -136,7 +121,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -151,14 +136,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local ctr__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local ctr_ts = field(ctr__raw[1], 0, 0, 35184372088832)
-if ctr_ts == nil then
-  return corrupt(KEYS[1], 'ts', ctr__raw[1])
-end
-local ctr_n = field(ctr__raw[2], 0, 0, limit)
-if ctr_n == nil then
-  return corrupt(KEYS[1], 'n', ctr__raw[2])
+local ctr_ts, ctr_n = 0, 0
+local ctr__raw = redis.call('GET', KEYS[1])
+if ctr__raw then
+  local ctr__raw__ts, ctr__raw__n = string.match(ctr__raw, '^(%-?%d+):(%-?%d+)$')
+  if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
+  end
+  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+  ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -168,29 +154,26 @@ if stale then
   ctr_ts = 0
   ctr_n = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local idle = now - ctr_ts >= gap_ms
-local used = pick(idle or not (ctr_n > 0), 0, ctr_n)
-local c = math.min(cost, limit + 1)
+local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit and c ~= (-1)
 if ok then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(math.max(now, ctr_ts)), 'n', num(used + c))
-  redis.call('PEXPIRE', KEYS[1], num(gap_ms + 1000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
 else
-  local odd = fdiv(cdiv(limit * gap_ms, 7), 2) % 3 == 1
+  local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
   if odd then
-    wipe()
-    redis.call('HSET', KEYS[1], 'ts', num(ctr_ts), 'n', num(used))
-    redis.call('PEXPIRE', KEYS[1], num(1000))
+    if stale then -- every key, before this call's first write
+      stale = false
+      redis.call('DEL', KEYS[1])
+    end
+    redis.call('SET', KEYS[1], num(ctr_ts) .. ':' .. num(used), 'PX', num(1000))
   end
 end
-return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok, -1, gap_ms), gap_ms, 0, 0}
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), (ok and -1 or gap_ms), gap_ms, 0, 0}

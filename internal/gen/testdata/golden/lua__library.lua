@@ -16,7 +16,7 @@ redis.register_function{function_name = 'small_counter', callback = function(KEY
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:small:ctr:<gap_ms>  hash: the count
+--   KEYS[1]  {<key>}:small:ctr:<gap_ms>  string: the count
 --              ts: last admission (in [0, NOW_MAX])
 --              n: count (in [0, limit])
 --
@@ -46,9 +46,11 @@ redis.register_function{function_name = 'small_counter', callback = function(KEY
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -63,7 +65,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -80,28 +82,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'counter: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -127,14 +113,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
 end
 local tail = '}:small:ctr:' .. num(gap_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -142,7 +127,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -157,14 +142,15 @@ end
 local force = false -- the decision (the forced call is its own script)
 
 -- state
-local ctr__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local ctr_ts = field(ctr__raw[1], 0, 0, 35184372088832)
-if ctr_ts == nil then
-  return corrupt(KEYS[1], 'ts', ctr__raw[1])
-end
-local ctr_n = field(ctr__raw[2], 0, 0, limit)
-if ctr_n == nil then
-  return corrupt(KEYS[1], 'n', ctr__raw[2])
+local ctr_ts, ctr_n = 0, 0
+local ctr__raw = redis.call('GET', KEYS[1])
+if ctr__raw then
+  local ctr__raw__ts, ctr__raw__n = string.match(ctr__raw, '^(%-?%d+):(%-?%d+)$')
+  if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
+  end
+  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+  ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -174,32 +160,29 @@ if stale then
   ctr_ts = 0
   ctr_n = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local idle = now - ctr_ts >= gap_ms
-local used = pick(idle or not (ctr_n > 0), 0, ctr_n)
-local c = math.min(cost, limit + 1)
+local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit and c ~= (-1)
 if ok then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(math.max(now, ctr_ts)), 'n', num(used + c))
-  redis.call('PEXPIRE', KEYS[1], num(gap_ms + 1000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
 else
-  local odd = fdiv(cdiv(limit * gap_ms, 7), 2) % 3 == 1
+  local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
   if odd then
-    wipe()
-    redis.call('HSET', KEYS[1], 'ts', num(ctr_ts), 'n', num(used))
-    redis.call('PEXPIRE', KEYS[1], num(1000))
+    if stale then -- every key, before this call's first write
+      stale = false
+      redis.call('DEL', KEYS[1])
+    end
+    redis.call('SET', KEYS[1], num(ctr_ts) .. ':' .. num(used), 'PX', num(1000))
   end
 end
-return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok, -1, gap_ms), gap_ms, 0, 0}
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), (ok and -1 or gap_ms), gap_ms, 0, 0}
 end}
 
 redis.register_function{function_name = 'small_counter_force', callback = function(KEYS, ARGV)
@@ -215,7 +198,7 @@ redis.register_function{function_name = 'small_counter_force', callback = functi
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:small:ctr:<gap_ms>  hash: the count
+--   KEYS[1]  {<key>}:small:ctr:<gap_ms>  string: the count
 --              ts: last admission (in [0, NOW_MAX])
 --              n: count (in [0, limit])
 --
@@ -245,9 +228,11 @@ redis.register_function{function_name = 'small_counter_force', callback = functi
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -262,7 +247,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -279,28 +264,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'counter: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -326,14 +295,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
 end
 local tail = '}:small:ctr:' .. num(gap_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -341,7 +309,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -356,14 +324,15 @@ end
 local force = true -- the forced call: the cost is consumed even when denied
 
 -- state
-local ctr__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-local ctr_ts = field(ctr__raw[1], 0, 0, 35184372088832)
-if ctr_ts == nil then
-  return corrupt(KEYS[1], 'ts', ctr__raw[1])
-end
-local ctr_n = field(ctr__raw[2], 0, 0, limit)
-if ctr_n == nil then
-  return corrupt(KEYS[1], 'n', ctr__raw[2])
+local ctr_ts, ctr_n = 0, 0
+local ctr__raw = redis.call('GET', KEYS[1])
+if ctr__raw then
+  local ctr__raw__ts, ctr__raw__n = string.match(ctr__raw, '^(%-?%d+):(%-?%d+)$')
+  if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
+    return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
+  end
+  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+  ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -373,32 +342,29 @@ if stale then
   ctr_ts = 0
   ctr_n = 0
 end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1])
-  end
-end
 
 -- decision
 local idle = now - ctr_ts >= gap_ms
-local used = pick(idle or not (ctr_n > 0), 0, ctr_n)
-local c = math.min(cost, limit + 1)
+local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit and c ~= (-1)
 if ok then
-  wipe()
-  redis.call('HSET', KEYS[1], 'ts', num(math.max(now, ctr_ts)), 'n', num(used + c))
-  redis.call('PEXPIRE', KEYS[1], num(gap_ms + 1000))
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
 else
-  local odd = fdiv(cdiv(limit * gap_ms, 7), 2) % 3 == 1
+  local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
   if odd then
-    wipe()
-    redis.call('HSET', KEYS[1], 'ts', num(ctr_ts), 'n', num(used))
-    redis.call('PEXPIRE', KEYS[1], num(1000))
+    if stale then -- every key, before this call's first write
+      stale = false
+      redis.call('DEL', KEYS[1])
+    end
+    redis.call('SET', KEYS[1], num(ctr_ts) .. ':' .. num(used), 'PX', num(1000))
   end
 end
-return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok, -1, gap_ms), gap_ms, 0, 0}
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), (ok and -1 or gap_ms), gap_ms, 0, 0}
 end}
 
 redis.register_function{function_name = 'small_counter_reset', callback = function(KEYS, ARGV)
@@ -412,9 +378,11 @@ redis.register_function{function_name = 'small_counter_reset', callback = functi
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -429,7 +397,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -444,22 +412,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'counter: '
@@ -490,14 +442,13 @@ if #KEYS ~= 1 then
   return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
 end
 local tail = '}:small:ctr:' .. num(gap_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
 
@@ -542,9 +493,11 @@ redis.register_function{function_name = 'small_policy', callback = function(KEYS
 -- policy's name in the first infix); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -559,7 +512,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -574,22 +527,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -622,7 +559,7 @@ end
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = fdiv(a, b), fdiv(c, d)
+  local qa, qc = floor(a / b), floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -649,8 +586,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -696,7 +633,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms, bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= 3600) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -705,7 +642,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -714,7 +651,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -722,17 +659,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -743,7 +680,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -760,19 +697,19 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 3)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
       local x_start = field(parts[1], nil, 0, 35184372088832)
       if x_start == nil then
-        return nil, 'entry start', parts[1]
+        return nil, 'entry field start is not an integer', parts[1]
       end
       local x_count = field(parts[2], nil, 1, 1000000000000)
       if x_count == nil then
-        return nil, 'entry count', parts[2]
+        return nil, 'entry field count is not an integer', parts[2]
       end
       local x_run = field(parts[3], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[3]
+        return nil, 'entry field run is not an integer', parts[3]
       end
       out[#out + 1] = {start = x_start, count = x_count, run = x_run}
     end
@@ -824,10 +761,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -837,7 +774,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -846,9 +783,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -859,10 +796,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-  local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-  if latest_ts == nil then
-    return corrupt(KEYS[2], 'ts', latest__raw[1])
+  local latest_ts = 0
+  local latest__raw = redis.call('GET', KEYS[2])
+  if latest__raw then
+    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+    if latest__raw__ts == nil or #latest__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+    end
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -871,13 +812,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if stale then
     win__card = 0
     latest_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
   local win__top = nil
@@ -890,14 +824,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, latest_ts - now)
+  local lag = max(0, latest_ts - now)
   local eff = now + lag
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
-  local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-  local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-  local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+  local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+  local widest = max(window_ms, max(window_ms_2, window_ms_3))
+  local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -908,7 +842,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    used1 = math.min(sum__, 3600000000000000)
+    used1 = min(sum__, 3600000000000000)
   end
   local agg__2 = 0
   if on2 then -- else the value is not used
@@ -918,10 +852,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__2 = math.min(sum__, 3600000000000000)
+      agg__2 = min(sum__, 3600000000000000)
     end
   end
-  local used2 = pick(on2, agg__2, 0)
+  local used2 = (on2 and agg__2 or 0)
   local agg__3 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -930,18 +864,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__3 = math.min(sum__, 3600000000000000)
+      agg__3 = min(sum__, 3600000000000000)
     end
   end
-  local used3 = pick(on3, agg__3, 0)
+  local used3 = (on3 and agg__3 or 0)
   local ok1 = used1 + c <= limit
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
-  local free1 = math.max(0, 2 * limit - used1)
-  local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-  local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-  local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+  local free1 = max(0, 2 * limit - used1)
+  local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+  local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+  local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -955,7 +889,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
   local agg__5 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -969,7 +903,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
   local agg__6 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -983,11 +917,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-  local retry_at = math.max(at1, math.max(at2, at3))
-  local x1 = math.max(0, used1 + took - (limit - lim))
-  local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-  local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+  local retry_at = max(at1, max(at2, at3))
+  local x1 = max(0, used1 + took - (limit - lim))
+  local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+  local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -1001,7 +935,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r1 = pick(x1 == 0, 0, agg__7)
+  local r1 = ((x1 == 0) and 0 or agg__7)
   local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -1015,7 +949,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r2 = pick(x2 == 0, 0, agg__8)
+  local r2 = ((x2 == 0) and 0 or agg__8)
   local agg__9 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -1029,29 +963,31 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r3 = pick(x3 == 0, 0, agg__9)
-  local reset_at = math.max(r1, math.max(r2, r3))
-  local room1 = math.max(0, limit - (used1 + took))
-  local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-  local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-  local room = math.min(room1, math.min(room2, room3))
-  local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+  local r3 = ((x3 == 0) and 0 or agg__9)
+  local reset_at = max(r1, max(r2, r3))
+  local room1 = max(0, limit - (used1 + took))
+  local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+  local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+  local room = min(room1, min(room2, room3))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
     end
     writes[#writes + 1] = function()
       do
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
-          win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
@@ -1068,11 +1004,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
-  return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -1080,8 +1016,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -1097,14 +1033,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:fw:<window_ms>')
   end
   local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1115,7 +1050,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1127,14 +1062,15 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_n = field(win__raw[2], 0, 0, 2 * limit)
-  if win_n == nil then
-    return corrupt(KEYS[1], 'n', win__raw[2])
+  local win_ts, win_n = 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1144,32 +1080,27 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     win_ts = 0
     win_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local into = eff % window_ms
-  local used = pick(win_ts >= eff - into, win_n, 0)
-  local c = math.min(cost, limit + 1)
+  local used = ((win_ts >= eff - into) and win_n or 0)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
@@ -1177,8 +1108,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[3])
@@ -1196,14 +1127,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1211,14 +1142,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1229,7 +1159,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1241,14 +1171,15 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-  local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-  if cell_ts == nil then
-    return corrupt(KEYS[1], 'ts', cell__raw[1])
-  end
-  local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-  if cell_tat == nil then
-    return corrupt(KEYS[1], 'tat', cell__raw[2])
+  local cell_ts, cell_tat = 0, 0
+  local cell__raw = redis.call('GET', KEYS[1])
+  if cell__raw then
+    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+    end
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1258,33 +1189,28 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     cell_ts = 0
     cell_tat = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local tau = burst * period_ms
-  local lag = math.max(0, cell_ts - now)
-  local elapsed = math.max(0, now - cell_ts)
-  local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-  local tat = math.max(0, cell_tat - drained)
-  local c = math.min(cost, burst + 1)
+  local lag = max(0, cell_ts - now)
+  local elapsed = max(0, now - cell_ts)
+  local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  local tat = max(0, cell_tat - drained)
+  local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
-  local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -1292,8 +1218,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -1311,14 +1237,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1326,14 +1252,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1344,7 +1269,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1356,14 +1281,15 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-  local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-  if queue_ts == nil then
-    return corrupt(KEYS[1], 'ts', queue__raw[1])
-  end
-  local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-  if queue_work == nil then
-    return corrupt(KEYS[1], 'work', queue__raw[2])
+  local queue_ts, queue_work = 0, 0
+  local queue__raw = redis.call('GET', KEYS[1])
+  if queue__raw then
+    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+    end
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1373,33 +1299,28 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     queue_ts = 0
     queue_work = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * period_ms
-  local lag = math.max(0, queue_ts - now)
-  local elapsed = math.max(0, now - queue_ts)
-  local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-  local ahead = math.max(0, queue_work - drained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, queue_ts - now)
+  local elapsed = max(0, now - queue_ts)
+  local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  local ahead = max(0, queue_work - drained)
+  local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
-  local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -1407,8 +1328,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -1424,17 +1345,17 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
   end
   local tail = '}' .. infix .. ':mw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
     return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -1445,7 +1366,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1461,18 +1382,16 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_start = field(win__raw[2], 0, 0, 35184372088832)
-  if win_start == nil then
-    return corrupt(KEYS[1], 'start', win__raw[2])
-  end
-  local win_used = field(win__raw[3], 0, 0, 2 * limit)
-  if win_used == nil then
-    return corrupt(KEYS[1], 'used', win__raw[3])
+  local win_ts, win_start, win_used = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1483,13 +1402,6 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     win_start = 0
     win_used = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
-  end
 
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
@@ -1498,34 +1410,39 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
-  local used = pick(open, win_used, 0)
-  local start = pick(open, win_start, eff)
-  local ends = lag + math.max(0, start + window_ms - eff)
-  local c = math.min(cost, limit + 1)
+  local used = (open and win_used or 0)
+  local start = (open and win_start or eff)
+  local ends = lag + max(0, start + window_ms - eff)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        wipe()
+        if stale then -- every key, before this call's first write
+          stale = false
+          redis.call('DEL', KEYS[1], KEYS[2])
+        end
         redis.call('DEL', KEYS[2])
       end
     end
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
       redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -1533,8 +1450,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -1550,17 +1467,17 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
     return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -1571,7 +1488,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1588,23 +1505,23 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 4)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
       local x_ts = field(parts[1], nil, 0, 35184372088832)
       if x_ts == nil then
-        return nil, 'entry ts', parts[1]
+        return nil, 'entry field ts is not an integer', parts[1]
       end
       local x_seq = field(parts[2], nil, 0, 200000)
       if x_seq == nil then
-        return nil, 'entry seq', parts[2]
+        return nil, 'entry field seq is not an integer', parts[2]
       end
       local x_cost = field(parts[3], nil, 1, 200000)
       if x_cost == nil then
-        return nil, 'entry cost', parts[3]
+        return nil, 'entry field cost is not an integer', parts[3]
       end
       local x_run = field(parts[4], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[4]
+        return nil, 'entry field run is not an integer', parts[4]
       end
       out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
     end
@@ -1656,10 +1573,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1669,7 +1586,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1678,9 +1595,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -1691,14 +1608,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-  local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-  if tally_total == nil then
-    return corrupt(KEYS[2], 'total', tally__raw[1])
-  end
-  local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-  if tally_ts == nil then
-    return corrupt(KEYS[2], 'ts', tally__raw[2])
+  local tally_total, tally_ts = 0, 0
+  local tally__raw = redis.call('GET', KEYS[2])
+  if tally__raw then
+    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+    end
+    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1708,13 +1626,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     log__card = 0
     tally_total = 0
     tally_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
@@ -1727,7 +1638,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, tally_ts - now)
+  local lag = max(0, tally_ts - now)
   local eff = now + lag
   local from = eff - window_ms
   local gone = 0
@@ -1737,12 +1648,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    gone = math.min(sum__, 40000000000)
+    gone = min(sum__, 40000000000)
   end
-  local used = math.max(0, tally_total - gone)
-  local c = math.min(cost, limit + 1)
+  local used = max(0, tally_total - gone)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
@@ -1768,15 +1679,18 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local last_in = pick(took > 0, eff, agg__3)
+  local last_in = ((took > 0) and eff or agg__3)
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = math.min(math.max(0, hi__ - lo__), 200000)
+    seq = min(max(0, hi__ - lo__), 200000)
   end
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -1785,7 +1699,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
-          log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
         else
           log__x.run = log__x.cost % 4503599627370496
@@ -1799,11 +1713,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -1811,8 +1724,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -1831,14 +1744,13 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:sw:<window_ms>')
   end
   local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1849,7 +1761,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1861,18 +1773,16 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-  if win_cur == nil then
-    return corrupt(KEYS[1], 'cur', win__raw[2])
-  end
-  local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-  if win_prev == nil then
-    return corrupt(KEYS[1], 'prev', win__raw[3])
+  local win_ts, win_cur, win_prev = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1883,42 +1793,37 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     win_cur = 0
     win_prev = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local e = eff % window_ms
   local start = eff - e
   local to_next = window_ms - e
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
-  local prev = pick(same, win_prev, pick(next, win_cur, 0))
-  local cur = pick(same, win_cur, 0)
+  local prev = (same and win_prev or (next and win_cur or 0))
+  local cur = (same and win_cur or 0)
   local weighted = prev * (window_ms - e)
-  local c = math.min(cost, limit + 1)
+  local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-  local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-  local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-  local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-  local short_next = math.max(0, after + c - limit) * window_ms
-  local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-  local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+  local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+  local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+  local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+  local short_next = max(0, after + c - limit) * window_ms
+  local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
 end
 
 -- a limit of small.counter; ALG names the policy, the limit and counter in errors
@@ -1926,8 +1831,8 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -1946,14 +1851,13 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
   end
   local tail = '}' .. infix .. ':small:ctr:' .. num(gap_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -1964,7 +1868,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -1976,14 +1880,15 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local ctr__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local ctr_ts = field(ctr__raw[1], 0, 0, 35184372088832)
-  if ctr_ts == nil then
-    return corrupt(KEYS[1], 'ts', ctr__raw[1])
-  end
-  local ctr_n = field(ctr__raw[2], 0, 0, limit)
-  if ctr_n == nil then
-    return corrupt(KEYS[1], 'n', ctr__raw[2])
+  local ctr_ts, ctr_n = 0, 0
+  local ctr__raw = redis.call('GET', KEYS[1])
+  if ctr__raw then
+    local ctr__raw__ts, ctr__raw__n = string.match(ctr__raw, '^(%-?%d+):(%-?%d+)$')
+    if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
+    end
+    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+    ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1993,36 +1898,33 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     ctr_ts = 0
     ctr_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local idle = now - ctr_ts >= gap_ms
-  local used = pick(idle or not (ctr_n > 0), 0, ctr_n)
-  local c = math.min(cost, limit + 1)
+  local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit and c ~= (-1)
   if ok then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(math.max(now, ctr_ts)), 'n', num(used + c))
-      redis.call('PEXPIRE', KEYS[1], num(gap_ms + 1000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
     end
   else
-    local odd = fdiv(cdiv(limit * gap_ms, 7), 2) % 3 == 1
+    local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
     if odd then
       writes[#writes + 1] = function()
-        wipe()
-        redis.call('HSET', KEYS[1], 'ts', num(ctr_ts), 'n', num(used))
-        redis.call('PEXPIRE', KEYS[1], num(1000))
+        if stale then -- every key, before this call's first write
+          stale = false
+          redis.call('DEL', KEYS[1])
+        end
+        redis.call('SET', KEYS[1], num(ctr_ts) .. ':' .. num(used), 'PX', num(1000))
       end
     end
   end
-  return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok, -1, gap_ms), gap_ms, 0, 0}, writes
+  return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), (ok and -1 or gap_ms), gap_ms, 0, 0}, writes
 end
 
 -- a limit of small.trail; ALG names the policy, the limit and trail in errors
@@ -2030,8 +1932,8 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -2054,23 +1956,23 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
   end
   local tail = '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
     return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
   end
-  if KEYS[3] ~= '{' .. tag .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  if KEYS[3] ~= head .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
     return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
   end
-  if KEYS[4] ~= '{' .. tag .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  if KEYS[4] ~= head .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
     return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -2081,7 +1983,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -2102,19 +2004,19 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 3)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
       local x_ts = field(parts[1], nil, 0, 35184372088832)
       if x_ts == nil then
-        return nil, 'entry ts', parts[1]
+        return nil, 'entry field ts is not an integer', parts[1]
       end
       local x_cost = field(parts[2], nil, 1, 100)
       if x_cost == nil then
-        return nil, 'entry cost', parts[2]
+        return nil, 'entry field cost is not an integer', parts[2]
       end
       local x_run = field(parts[3], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[3]
+        return nil, 'entry field run is not an integer', parts[3]
       end
       out[#out + 1] = {ts = x_ts, cost = x_cost, run = x_run}
     end
@@ -2166,10 +2068,10 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -2179,7 +2081,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -2188,9 +2090,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -2206,15 +2108,15 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 2)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
       end
       local x_start = field(parts[1], nil, 0, 35184372088832)
       if x_start == nil then
-        return nil, 'entry start', parts[1]
+        return nil, 'entry field start is not an integer', parts[1]
       end
       local x_n = field(parts[2], nil, 1, 100)
       if x_n == nil then
-        return nil, 'entry n', parts[2]
+        return nil, 'entry field n is not an integer', parts[2]
       end
       out[#out + 1] = {start = x_start, n = x_n}
     end
@@ -2238,10 +2140,14 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     return redis.call('ZCOUNT', KEYS[3], '-inf', bound)
   end
-  local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
-  local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
-  if seen_ts == nil then
-    return corrupt(KEYS[4], 'ts', seen__raw[1])
+  local seen_ts = 0
+  local seen__raw = redis.call('GET', KEYS[4])
+  if seen__raw then
+    local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
+    if seen__raw__ts == nil or #seen__raw__ts > 17 then
+      return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+    end
+    seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2251,13 +2157,6 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     log__card = 0
     hits__card = 0
     seen_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-    end
   end
   -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>, which an add continues
   local log__top = nil
@@ -2293,7 +2192,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    used = math.min(sum__, 10000)
+    used = min(sum__, 10000)
   end
   local newest = 0
   do -- the entries in range are those at ranks [lo, hi)
@@ -2306,7 +2205,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       newest = e.ts
     end
   end
-  local c = math.min(cost, limit + 1)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
   local free_at = now
   do -- the entries in range are those at ranks [lo, hi)
@@ -2323,21 +2222,24 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local agg__4 = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
-    agg__4 = math.min(math.max(0, hi__ - lo__), 100)
+    agg__4 = min(max(0, hi__ - lo__), 100)
   end
   local busy = agg__4 > 0
   if ok and c > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+      end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
       do
-        local log__x = {ts = math.max(now, newest), cost = c}
+        local log__x = {ts = max(now, newest), cost = c}
         if log__top ~= nil then
-          log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
         else
           log__x.run = log__x.cost % 4503599627370496
@@ -2356,14 +2258,13 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[4], 'ts', num(now))
-      redis.call('PEXPIRE', KEYS[4], num(window_ms + 1000))
+      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
     end
     writes[#writes + 1] = function()
       do
         local hits__x = {start = bucket, n = c}
         if hits__top ~= nil then
-          hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
+          hits__x.start = max(hits__x.start, hits__top.start) -- the set grows at its end
           if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
             hits__x.replaces__ = hits__top.member__
             hits__x.n = hits__x.n + hits__top.n
@@ -2390,7 +2291,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok or busy, -1, math.max(0, free_at - now)), window_ms, 0, 0}, writes
+  return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}, writes
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
@@ -2398,8 +2299,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -2417,14 +2318,14 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2432,14 +2333,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
   end
   local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -2450,7 +2350,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -2462,14 +2362,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-  local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-  if bucket_ts == nil then
-    return corrupt(KEYS[1], 'ts', bucket__raw[1])
-  end
-  local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-  if bucket_level == nil then
-    return corrupt(KEYS[1], 'level', bucket__raw[2])
+  local bucket_ts, bucket_level = 0, capacity * refill_ms
+  local bucket__raw = redis.call('GET', KEYS[1])
+  if bucket__raw then
+    local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+    end
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2479,34 +2380,29 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     bucket_ts = 0
     bucket_level = capacity * refill_ms
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * refill_ms
-  local lag = math.max(0, bucket_ts - now)
-  local elapsed = math.max(0, now - bucket_ts)
-  local to_full = cdiv(full - bucket_level, refill_tokens)
-  local gained = math.min(elapsed, to_full) * refill_tokens
-  local level = math.min(full, bucket_level + gained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, bucket_ts - now)
+  local elapsed = max(0, now - bucket_ts)
+  local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+  local gained = min(elapsed, to_full) * refill_tokens
+  local level = min(full, bucket_level + gained)
+  local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
-  local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-  local reset = lag + cdiv(full - after, refill_tokens)
+  local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+  local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -2572,7 +2468,7 @@ ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, fro
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -2633,7 +2529,7 @@ end
 local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
 if all or force then
   for _, r in ipairs(res) do
-    delay = math.max(delay, r[6])
+    delay = max(delay, r[6])
   end
 end
 local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
@@ -2653,9 +2549,11 @@ redis.register_function{function_name = 'small_policy_reset', callback = functio
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -2670,7 +2568,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2685,22 +2583,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -2741,8 +2623,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -2788,7 +2670,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms, bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= 3600) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -2797,7 +2679,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_2, bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -2806,7 +2688,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (fdiv(window_ms_3, bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2814,17 +2696,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -2835,7 +2717,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -2852,19 +2734,19 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 3)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
       local x_start = field(parts[1], nil, 0, 35184372088832)
       if x_start == nil then
-        return nil, 'entry start', parts[1]
+        return nil, 'entry field start is not an integer', parts[1]
       end
       local x_count = field(parts[2], nil, 1, 1000000000000)
       if x_count == nil then
-        return nil, 'entry count', parts[2]
+        return nil, 'entry field count is not an integer', parts[2]
       end
       local x_run = field(parts[3], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[3]
+        return nil, 'entry field run is not an integer', parts[3]
       end
       out[#out + 1] = {start = x_start, count = x_count, run = x_run}
     end
@@ -2916,10 +2798,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -2929,7 +2811,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -2938,9 +2820,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -2951,10 +2833,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local latest__raw = redis.call('HMGET', KEYS[2], 'ts')
-  local latest_ts = field(latest__raw[1], 0, 0, 35184372088832)
-  if latest_ts == nil then
-    return corrupt(KEYS[2], 'ts', latest__raw[1])
+  local latest_ts = 0
+  local latest__raw = redis.call('GET', KEYS[2])
+  if latest__raw then
+    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
+    if latest__raw__ts == nil or #latest__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+    end
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2963,13 +2849,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if stale then
     win__card = 0
     latest_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
   local win__top = nil
@@ -2982,14 +2861,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, latest_ts - now)
+  local lag = max(0, latest_ts - now)
   local eff = now + lag
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
-  local lim = math.min(limit, math.min(pick(on2, limit_2, limit), pick(on3, limit_3, limit)))
-  local widest = math.max(window_ms, math.max(window_ms_2, window_ms_3))
-  local c = math.min(cost, math.max(limit, math.max(limit_2, limit_3)) + 1)
+  local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
+  local widest = max(window_ms, max(window_ms_2, window_ms_3))
+  local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -3000,7 +2879,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    used1 = math.min(sum__, 3600000000000000)
+    used1 = min(sum__, 3600000000000000)
   end
   local agg__2 = 0
   if on2 then -- else the value is not used
@@ -3010,10 +2889,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__2 = math.min(sum__, 3600000000000000)
+      agg__2 = min(sum__, 3600000000000000)
     end
   end
-  local used2 = pick(on2, agg__2, 0)
+  local used2 = (on2 and agg__2 or 0)
   local agg__3 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -3022,18 +2901,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if sum__ == nil then
         return corrupt(KEYS[1], bad__what, bad__v)
       end
-      agg__3 = math.min(sum__, 3600000000000000)
+      agg__3 = min(sum__, 3600000000000000)
     end
   end
-  local used3 = pick(on3, agg__3, 0)
+  local used3 = (on3 and agg__3 or 0)
   local ok1 = used1 + c <= limit
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
-  local free1 = math.max(0, 2 * limit - used1)
-  local free2 = pick(on2, math.max(0, 2 * limit_2 - used2), free1)
-  local free3 = pick(on3, math.max(0, 2 * limit_3 - used3), free1)
-  local took = pick(ok, c, pick(force, math.min(cost, math.min(free1, math.min(free2, free3))), 0))
+  local free1 = max(0, 2 * limit - used1)
+  local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
+  local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
+  local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -3047,7 +2926,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at1 = pick(ok or used1 + took + c <= limit, 0, agg__4)
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
   local agg__5 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -3061,7 +2940,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at2 = pick(ok or not on2 or used2 + took + c <= limit_2, 0, agg__5)
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
   local agg__6 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -3075,11 +2954,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local at3 = pick(ok or not on3 or used3 + took + c <= limit_3, 0, agg__6)
-  local retry_at = math.max(at1, math.max(at2, at3))
-  local x1 = math.max(0, used1 + took - (limit - lim))
-  local x2 = pick(on2, math.max(0, used2 + took - (limit_2 - lim)), 0)
-  local x3 = pick(on3, math.max(0, used3 + took - (limit_3 - lim)), 0)
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+  local retry_at = max(at1, max(at2, at3))
+  local x1 = max(0, used1 + took - (limit - lim))
+  local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
+  local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -3093,7 +2972,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r1 = pick(x1 == 0, 0, agg__7)
+  local r1 = ((x1 == 0) and 0 or agg__7)
   local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -3107,7 +2986,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r2 = pick(x2 == 0, 0, agg__8)
+  local r2 = ((x2 == 0) and 0 or agg__8)
   local agg__9 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -3121,29 +3000,31 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local r3 = pick(x3 == 0, 0, agg__9)
-  local reset_at = math.max(r1, math.max(r2, r3))
-  local room1 = math.max(0, limit - (used1 + took))
-  local room2 = pick(on2, math.max(0, limit_2 - (used2 + took)), limit)
-  local room3 = pick(on3, math.max(0, limit_3 - (used3 + took)), limit)
-  local room = math.min(room1, math.min(room2, room3))
-  local tier = pick(ok, pick(room1 == room, 1, pick(room2 == room, 2, 3)), pick(c > lim, pick(c > limit, 1, pick(on2 and c > limit_2, 2, 3)), pick(at1 == retry_at, 1, pick(at2 == retry_at, 2, 3))))
+  local r3 = ((x3 == 0) and 0 or agg__9)
+  local reset_at = max(r1, max(r2, r3))
+  local room1 = max(0, limit - (used1 + took))
+  local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
+  local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
+  local room = min(room1, min(room2, room3))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
     end
     writes[#writes + 1] = function()
       do
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
-          win__x.start = math.max(win__x.start, win__top.start) -- the set grows at its end
+          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
           win__x.run = (win__top.run + win__x.count) % 4503599627370496
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
@@ -3160,11 +3041,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + math.max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
-  return {pick(ok, 1, 0), lim, room, pick(ok or c > lim, -1, retry_at - now), math.max(0, reset_at - now), 0, tier}, writes
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -3172,8 +3053,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -3189,14 +3070,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:fw:<window_ms>')
   end
   local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -3207,7 +3087,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3219,14 +3099,15 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_n = field(win__raw[2], 0, 0, 2 * limit)
-  if win_n == nil then
-    return corrupt(KEYS[1], 'n', win__raw[2])
+  local win_ts, win_n = 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3236,32 +3117,27 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     win_ts = 0
     win_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local into = eff % window_ms
-  local used = pick(win_ts >= eff - into, win_n, 0)
-  local c = math.min(cost, limit + 1)
+  local used = ((win_ts >= eff - into) and win_n or 0)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'n', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(until_end + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, until_end), pick(after == 0, 0, until_end), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
@@ -3269,8 +3145,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[3])
@@ -3288,14 +3164,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (cdiv(burst * period_ms, rate) <= 100000000000) then
+  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (burst * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3303,14 +3179,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -3321,7 +3196,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3333,14 +3208,15 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local cell__raw = redis.call('HMGET', KEYS[1], 'ts', 'tat')
-  local cell_ts = field(cell__raw[1], 0, 0, 35184372088832)
-  if cell_ts == nil then
-    return corrupt(KEYS[1], 'ts', cell__raw[1])
-  end
-  local cell_tat = field(cell__raw[2], 0, 0, 2 * (burst * period_ms))
-  if cell_tat == nil then
-    return corrupt(KEYS[1], 'tat', cell__raw[2])
+  local cell_ts, cell_tat = 0, 0
+  local cell__raw = redis.call('GET', KEYS[1])
+  if cell__raw then
+    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+    end
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3350,33 +3226,28 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     cell_ts = 0
     cell_tat = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local tau = burst * period_ms
-  local lag = math.max(0, cell_ts - now)
-  local elapsed = math.max(0, now - cell_ts)
-  local drained = math.min(elapsed, cdiv(cell_tat, rate)) * rate
-  local tat = math.max(0, cell_tat - drained)
-  local c = math.min(cost, burst + 1)
+  local lag = max(0, cell_ts - now)
+  local elapsed = max(0, now - cell_ts)
+  local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  local tat = max(0, cell_tat - drained)
+  local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
-  local final = pick(ok, new_tat, pick(force, math.min(2 * tau, tat + math.min(cost, 2 * burst) * period_ms), tat))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'tat', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), burst, fdiv(math.max(0, tau - final), period_ms), pick(ok or c > burst, -1, lag + cdiv(math.max(0, final + c * period_ms - tau), rate)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -3384,8 +3255,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -3403,14 +3274,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * period_ms, rate) <= 100000000000) then
+  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate <= 9007199254740991) then
+  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - math.min(35184372088832, cdiv(2 * (capacity * period_ms), rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3418,14 +3289,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
   end
   local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -3436,7 +3306,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3448,14 +3318,15 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local queue__raw = redis.call('HMGET', KEYS[1], 'ts', 'work')
-  local queue_ts = field(queue__raw[1], 0, 0, 35184372088832)
-  if queue_ts == nil then
-    return corrupt(KEYS[1], 'ts', queue__raw[1])
-  end
-  local queue_work = field(queue__raw[2], 0, 0, 2 * (capacity * period_ms))
-  if queue_work == nil then
-    return corrupt(KEYS[1], 'work', queue__raw[2])
+  local queue_ts, queue_work = 0, 0
+  local queue__raw = redis.call('GET', KEYS[1])
+  if queue__raw then
+    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+    end
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3465,33 +3336,28 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     queue_ts = 0
     queue_work = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * period_ms
-  local lag = math.max(0, queue_ts - now)
-  local elapsed = math.max(0, now - queue_ts)
-  local drained = math.min(elapsed, cdiv(queue_work, rate)) * rate
-  local ahead = math.max(0, queue_work - drained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, queue_ts - now)
+  local elapsed = max(0, now - queue_ts)
+  local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  local ahead = max(0, queue_work - drained)
+  local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
-  local final = pick(ok, with_this, pick(force, math.min(2 * full, ahead + math.min(cost, 2 * capacity) * period_ms), ahead))
-  local reset = lag + cdiv(final, rate)
+  local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
+  local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'work', num(final))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, full - final), period_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, final + c * period_ms - full), rate)), reset, pick(ok or force and c > 0, lag + cdiv(ahead, rate), 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -3499,8 +3365,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -3516,17 +3382,17 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
   end
   local tail = '}' .. infix .. ':mw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
     return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -3537,7 +3403,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3553,18 +3419,16 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'start', 'used')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_start = field(win__raw[2], 0, 0, 35184372088832)
-  if win_start == nil then
-    return corrupt(KEYS[1], 'start', win__raw[2])
-  end
-  local win_used = field(win__raw[3], 0, 0, 2 * limit)
-  if win_used == nil then
-    return corrupt(KEYS[1], 'used', win__raw[3])
+  local win_ts, win_start, win_used = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3575,13 +3439,6 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     win_start = 0
     win_used = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
-  end
 
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
@@ -3590,34 +3447,39 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
-  local used = pick(open, win_used, 0)
-  local start = pick(open, win_start, eff)
-  local ends = lag + math.max(0, start + window_ms - eff)
-  local c = math.min(cost, limit + 1)
+  local used = (open and win_used or 0)
+  local start = (open and win_start or eff)
+  local ends = lag + max(0, start + window_ms - eff)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        wipe()
+        if stale then -- every key, before this call's first write
+          stale = false
+          redis.call('DEL', KEYS[1], KEYS[2])
+        end
         redis.call('DEL', KEYS[2])
       end
     end
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'start', num(start), 'used', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(ends + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
       redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, ends), pick(after == 0, 0, ends), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -3625,8 +3487,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -3642,17 +3504,17 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
     return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -3663,7 +3525,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3680,23 +3542,23 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 4)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
       local x_ts = field(parts[1], nil, 0, 35184372088832)
       if x_ts == nil then
-        return nil, 'entry ts', parts[1]
+        return nil, 'entry field ts is not an integer', parts[1]
       end
       local x_seq = field(parts[2], nil, 0, 200000)
       if x_seq == nil then
-        return nil, 'entry seq', parts[2]
+        return nil, 'entry field seq is not an integer', parts[2]
       end
       local x_cost = field(parts[3], nil, 1, 200000)
       if x_cost == nil then
-        return nil, 'entry cost', parts[3]
+        return nil, 'entry field cost is not an integer', parts[3]
       end
       local x_run = field(parts[4], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[4]
+        return nil, 'entry field run is not an integer', parts[4]
       end
       out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
     end
@@ -3748,10 +3610,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -3761,7 +3623,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -3770,9 +3632,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -3783,14 +3645,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local tally__raw = redis.call('HMGET', KEYS[2], 'total', 'ts')
-  local tally_total = field(tally__raw[1], 0, 0, 10000000000)
-  if tally_total == nil then
-    return corrupt(KEYS[2], 'total', tally__raw[1])
-  end
-  local tally_ts = field(tally__raw[2], 0, 0, 35184372088832)
-  if tally_ts == nil then
-    return corrupt(KEYS[2], 'ts', tally__raw[2])
+  local tally_total, tally_ts = 0, 0
+  local tally__raw = redis.call('GET', KEYS[2])
+  if tally__raw then
+    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
+    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
+      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+    end
+    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3800,13 +3663,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     log__card = 0
     tally_total = 0
     tally_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
   end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   local log__top = nil
@@ -3819,7 +3675,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
-  local lag = math.max(0, tally_ts - now)
+  local lag = max(0, tally_ts - now)
   local eff = now + lag
   local from = eff - window_ms
   local gone = 0
@@ -3829,12 +3685,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    gone = math.min(sum__, 40000000000)
+    gone = min(sum__, 40000000000)
   end
-  local used = math.max(0, tally_total - gone)
-  local c = math.min(cost, limit + 1)
+  local used = max(0, tally_total - gone)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
-  local took = pick(ok, c, pick(force, math.min(cost, math.max(0, 2 * limit - used)), 0))
+  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
@@ -3860,15 +3716,18 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
   end
-  local last_in = pick(took > 0, eff, agg__3)
+  local last_in = ((took > 0) and eff or agg__3)
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = math.min(math.max(0, hi__ - lo__), 200000)
+    seq = min(max(0, hi__ - lo__), 200000)
   end
   if took > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2])
+      end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
@@ -3877,7 +3736,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
-          log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
         else
           log__x.run = log__x.cost % 4503599627370496
@@ -3891,11 +3750,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[2], 'total', num(after), 'ts', num(eff))
-      redis.call('PEXPIRE', KEYS[2], num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, limit - after), pick(ok or c > limit, -1, free_at - now), pick(after == 0, 0, last_in + window_ms - now), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -3903,8 +3761,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -3923,14 +3781,13 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:sw:<window_ms>')
   end
   local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -3941,7 +3798,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -3953,18 +3810,16 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local win__raw = redis.call('HMGET', KEYS[1], 'ts', 'cur', 'prev')
-  local win_ts = field(win__raw[1], 0, 0, 35184372088832)
-  if win_ts == nil then
-    return corrupt(KEYS[1], 'ts', win__raw[1])
-  end
-  local win_cur = field(win__raw[2], 0, 0, 2 * limit)
-  if win_cur == nil then
-    return corrupt(KEYS[1], 'cur', win__raw[2])
-  end
-  local win_prev = field(win__raw[3], 0, 0, 2 * limit)
-  if win_prev == nil then
-    return corrupt(KEYS[1], 'prev', win__raw[3])
+  local win_ts, win_cur, win_prev = 0, 0, 0
+  local win__raw = redis.call('GET', KEYS[1])
+  if win__raw then
+    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+    end
+    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
+    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3975,42 +3830,37 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     win_cur = 0
     win_prev = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
-  local lag = math.max(0, win_ts - now)
+  local lag = max(0, win_ts - now)
   local eff = now + lag
   local e = eff % window_ms
   local start = eff - e
   local to_next = window_ms - e
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
-  local prev = pick(same, win_prev, pick(next, win_cur, 0))
-  local cur = pick(same, win_cur, 0)
+  local prev = (same and win_prev or (next and win_cur or 0))
+  local cur = (same and win_cur or 0)
   local weighted = prev * (window_ms - e)
-  local c = math.min(cost, limit + 1)
+  local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  local after = pick(ok, cur + c, pick(force, cur + math.min(cost, math.max(0, 2 * limit - cur)), cur))
-  local room = fdiv(math.max(0, limit * window_ms - weighted), window_ms) - after
-  local short = math.max(0, weighted + (after + c) * window_ms - limit * window_ms)
-  local in_this = prev > 0 and e + cdiv(short, math.max(1, prev)) < window_ms
-  local short_next = math.max(0, after + c - limit) * window_ms
-  local wait = pick(in_this, cdiv(short, math.max(1, prev)), to_next + cdiv(short_next, math.max(1, after)))
-  local reset = pick(after > 0, window_ms + to_next, pick(prev > 0, to_next, 0))
+  local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
+  local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
+  local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
+  local short_next = max(0, after + c - limit) * window_ms
+  local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(eff), 'cur', num(after), 'prev', num(prev))
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + to_next + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
     end
   end
-  return {pick(ok, 1, 0), limit, math.max(0, room), pick(ok or c > limit, -1, lag + wait), pick(reset == 0, 0, lag + reset), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
 end
 
 -- a limit of small.counter; ALG names the policy, the limit and counter in errors
@@ -4018,8 +3868,8 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[3])
@@ -4038,14 +3888,13 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
   end
   local tail = '}' .. infix .. ':small:ctr:' .. num(gap_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -4056,7 +3905,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -4068,14 +3917,15 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local ctr__raw = redis.call('HMGET', KEYS[1], 'ts', 'n')
-  local ctr_ts = field(ctr__raw[1], 0, 0, 35184372088832)
-  if ctr_ts == nil then
-    return corrupt(KEYS[1], 'ts', ctr__raw[1])
-  end
-  local ctr_n = field(ctr__raw[2], 0, 0, limit)
-  if ctr_n == nil then
-    return corrupt(KEYS[1], 'n', ctr__raw[2])
+  local ctr_ts, ctr_n = 0, 0
+  local ctr__raw = redis.call('GET', KEYS[1])
+  if ctr__raw then
+    local ctr__raw__ts, ctr__raw__n = string.match(ctr__raw, '^(%-?%d+):(%-?%d+)$')
+    if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
+    end
+    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+    ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4085,36 +3935,33 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     ctr_ts = 0
     ctr_n = 0
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local idle = now - ctr_ts >= gap_ms
-  local used = pick(idle or not (ctr_n > 0), 0, ctr_n)
-  local c = math.min(cost, limit + 1)
+  local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit and c ~= (-1)
   if ok then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(math.max(now, ctr_ts)), 'n', num(used + c))
-      redis.call('PEXPIRE', KEYS[1], num(gap_ms + 1000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
     end
   else
-    local odd = fdiv(cdiv(limit * gap_ms, 7), 2) % 3 == 1
+    local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
     if odd then
       writes[#writes + 1] = function()
-        wipe()
-        redis.call('HSET', KEYS[1], 'ts', num(ctr_ts), 'n', num(used))
-        redis.call('PEXPIRE', KEYS[1], num(1000))
+        if stale then -- every key, before this call's first write
+          stale = false
+          redis.call('DEL', KEYS[1])
+        end
+        redis.call('SET', KEYS[1], num(ctr_ts) .. ':' .. num(used), 'PX', num(1000))
       end
     end
   end
-  return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok, -1, gap_ms), gap_ms, 0, 0}, writes
+  return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), (ok and -1 or gap_ms), gap_ms, 0, 0}, writes
 end
 
 -- a limit of small.trail; ALG names the policy, the limit and trail in errors
@@ -4122,8 +3969,8 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -4146,23 +3993,23 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
   end
   local tail = '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if KEYS[2] ~= '{' .. tag .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
     return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
   end
-  if KEYS[3] ~= '{' .. tag .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  if KEYS[3] ~= head .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
     return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
   end
-  if KEYS[4] ~= '{' .. tag .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  if KEYS[4] ~= head .. '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
     return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -4173,7 +4020,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -4194,19 +4041,19 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 3)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
       local x_ts = field(parts[1], nil, 0, 35184372088832)
       if x_ts == nil then
-        return nil, 'entry ts', parts[1]
+        return nil, 'entry field ts is not an integer', parts[1]
       end
       local x_cost = field(parts[2], nil, 1, 100)
       if x_cost == nil then
-        return nil, 'entry cost', parts[2]
+        return nil, 'entry field cost is not an integer', parts[2]
       end
       local x_run = field(parts[3], nil, 0, 4503599627370495)
       if x_run == nil then
-        return nil, 'entry run', parts[3]
+        return nil, 'entry field run is not an integer', parts[3]
       end
       out[#out + 1] = {ts = x_ts, cost = x_cost, run = x_run}
     end
@@ -4258,10 +4105,10 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or math.min(total, cap) < need then
+    if hi <= lo or min(total, cap) < need then
       return false
     end
-    if math.min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % 4503599627370496, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -4271,7 +4118,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if math.min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % 4503599627370496, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -4280,9 +4127,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = math.floor((a + b) / 2)
+      local r = floor((a + b) / 2)
       if galloping then
-        r = math.min(lo + step - 1, b - 1)
+        r = min(lo + step - 1, b - 1)
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -4298,15 +4145,15 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     for i = 1, #raw do
       local parts = split(raw[i], 2)
       if parts == nil then
-        return nil, 'entry', raw[i]
+        return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
       end
       local x_start = field(parts[1], nil, 0, 35184372088832)
       if x_start == nil then
-        return nil, 'entry start', parts[1]
+        return nil, 'entry field start is not an integer', parts[1]
       end
       local x_n = field(parts[2], nil, 1, 100)
       if x_n == nil then
-        return nil, 'entry n', parts[2]
+        return nil, 'entry field n is not an integer', parts[2]
       end
       out[#out + 1] = {start = x_start, n = x_n}
     end
@@ -4330,10 +4177,14 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     return redis.call('ZCOUNT', KEYS[3], '-inf', bound)
   end
-  local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
-  local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
-  if seen_ts == nil then
-    return corrupt(KEYS[4], 'ts', seen__raw[1])
+  local seen_ts = 0
+  local seen__raw = redis.call('GET', KEYS[4])
+  if seen__raw then
+    local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
+    if seen__raw__ts == nil or #seen__raw__ts > 17 then
+      return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+    end
+    seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4343,13 +4194,6 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     log__card = 0
     hits__card = 0
     seen_ts = 0
-  end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-    end
   end
   -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>, which an add continues
   local log__top = nil
@@ -4385,7 +4229,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if sum__ == nil then
       return corrupt(KEYS[1], bad__what, bad__v)
     end
-    used = math.min(sum__, 10000)
+    used = min(sum__, 10000)
   end
   local newest = 0
   do -- the entries in range are those at ranks [lo, hi)
@@ -4398,7 +4242,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       newest = e.ts
     end
   end
-  local c = math.min(cost, limit + 1)
+  local c = min(cost, limit + 1)
   local ok = used + c <= limit
   local free_at = now
   do -- the entries in range are those at ranks [lo, hi)
@@ -4415,21 +4259,24 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local agg__4 = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
-    agg__4 = math.min(math.max(0, hi__ - lo__), 100)
+    agg__4 = min(max(0, hi__ - lo__), 100)
   end
   local busy = agg__4 > 0
   if ok and c > 0 then
     writes[#writes + 1] = function()
-      wipe()
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+      end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
       do
-        local log__x = {ts = math.max(now, newest), cost = c}
+        local log__x = {ts = max(now, newest), cost = c}
         if log__top ~= nil then
-          log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % 4503599627370496
         else
           log__x.run = log__x.cost % 4503599627370496
@@ -4448,14 +4295,13 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('HSET', KEYS[4], 'ts', num(now))
-      redis.call('PEXPIRE', KEYS[4], num(window_ms + 1000))
+      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
     end
     writes[#writes + 1] = function()
       do
         local hits__x = {start = bucket, n = c}
         if hits__top ~= nil then
-          hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
+          hits__x.start = max(hits__x.start, hits__top.start) -- the set grows at its end
           if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
             hits__x.replaces__ = hits__top.member__
             hits__x.n = hits__x.n + hits__top.n
@@ -4482,7 +4328,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
     end
   end
-  return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok or busy, -1, math.max(0, free_at - now)), window_ms, 0, 0}, writes
+  return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}, writes
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
@@ -4490,8 +4336,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, f, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+  local function corrupt(key, what, v)
+    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[3])
@@ -4509,14 +4355,14 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (cdiv(capacity * refill_ms, refill_tokens) <= 100000000000) then
+  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + math.min(35184372088832, cdiv(capacity * refill_ms - (0 - capacity * refill_ms), refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -4524,14 +4370,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
   end
   local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-  if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
     return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
   end
-  local tag = string.sub(KEYS[1], 2, -#tail - 1)
-  if tag == '' then
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
-  if string.sub(tag, 1, 1) == '}' then
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   if mode == 'check' then
@@ -4542,7 +4387,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   else
     now = int(ARGV[1])
   end
@@ -4554,14 +4399,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
-  local bucket__raw = redis.call('HMGET', KEYS[1], 'ts', 'level')
-  local bucket_ts = field(bucket__raw[1], 0, 0, 35184372088832)
-  if bucket_ts == nil then
-    return corrupt(KEYS[1], 'ts', bucket__raw[1])
-  end
-  local bucket_level = field(bucket__raw[2], capacity * refill_ms, 0 - capacity * refill_ms, capacity * refill_ms)
-  if bucket_level == nil then
-    return corrupt(KEYS[1], 'level', bucket__raw[2])
+  local bucket_ts, bucket_level = 0, capacity * refill_ms
+  local bucket__raw = redis.call('GET', KEYS[1])
+  if bucket__raw then
+    local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+    end
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4571,34 +4417,29 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     bucket_ts = 0
     bucket_level = capacity * refill_ms
   end
-  -- deletes a stale state once, before this call's first write
-  local function wipe()
-    if stale then
-      stale = false
-      redis.call('DEL', KEYS[1])
-    end
-  end
 
   -- decision
   local full = capacity * refill_ms
-  local lag = math.max(0, bucket_ts - now)
-  local elapsed = math.max(0, now - bucket_ts)
-  local to_full = cdiv(full - bucket_level, refill_tokens)
-  local gained = math.min(elapsed, to_full) * refill_tokens
-  local level = math.min(full, bucket_level + gained)
-  local c = math.min(cost, capacity + 1)
+  local lag = max(0, bucket_ts - now)
+  local elapsed = max(0, now - bucket_ts)
+  local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
+  local gained = min(elapsed, to_full) * refill_tokens
+  local level = min(full, bucket_level + gained)
+  local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
-  local after = pick(ok, level - need, pick(force, math.max(0 - full, level - math.min(cost, 2 * capacity) * refill_ms), level))
-  local reset = lag + cdiv(full - after, refill_tokens)
+  local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
+  local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
     writes[#writes + 1] = function()
-      wipe()
-      redis.call('HSET', KEYS[1], 'ts', num(now + lag), 'level', num(after))
-      redis.call('PEXPIRE', KEYS[1], num(reset + 60000))
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
     end
   end
-  return {pick(ok, 1, 0), capacity, fdiv(math.max(0, after), refill_ms), pick(ok or c > capacity, -1, lag + cdiv(math.max(0, need - after), refill_tokens)), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -4684,7 +4525,7 @@ redis.register_function{function_name = 'small_trail', callback = function(KEYS,
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
+--   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  string: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -4714,9 +4555,11 @@ redis.register_function{function_name = 'small_trail', callback = function(KEYS,
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -4731,7 +4574,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -4748,28 +4591,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -4826,23 +4653,23 @@ if #KEYS ~= 4 then
   return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
   return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
   return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
   return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
@@ -4850,7 +4677,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -4874,19 +4701,19 @@ local function log__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 3)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
     local x_ts = field(parts[1], nil, 0, 35184372088832)
     if x_ts == nil then
-      return nil, 'entry ts', parts[1]
+      return nil, 'entry field ts is not an integer', parts[1]
     end
     local x_cost = field(parts[2], nil, 1, 100)
     if x_cost == nil then
-      return nil, 'entry cost', parts[2]
+      return nil, 'entry field cost is not an integer', parts[2]
     end
     local x_run = field(parts[3], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[3]
+      return nil, 'entry field run is not an integer', parts[3]
     end
     out[#out + 1] = {ts = x_ts, cost = x_cost, run = x_run}
   end
@@ -4938,10 +4765,10 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -4951,7 +4778,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -4960,9 +4787,9 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -4978,15 +4805,15 @@ local function hits__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 2)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
-      return nil, 'entry start', parts[1]
+      return nil, 'entry field start is not an integer', parts[1]
     end
     local x_n = field(parts[2], nil, 1, 100)
     if x_n == nil then
-      return nil, 'entry n', parts[2]
+      return nil, 'entry field n is not an integer', parts[2]
     end
     out[#out + 1] = {start = x_start, n = x_n}
   end
@@ -5010,10 +4837,14 @@ local function hits__below(bound)
   end
   return redis.call('ZCOUNT', KEYS[3], '-inf', bound)
 end
-local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
-local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
-if seen_ts == nil then
-  return corrupt(KEYS[4], 'ts', seen__raw[1])
+local seen_ts = 0
+local seen__raw = redis.call('GET', KEYS[4])
+if seen__raw then
+  local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
+  if seen__raw__ts == nil or #seen__raw__ts > 17 then
+    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+  end
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -5023,13 +4854,6 @@ if stale then
   log__card = 0
   hits__card = 0
   seen_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-  end
 end
 -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>, which an add continues
 local log__top = nil
@@ -5065,7 +4889,7 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  used = math.min(sum__, 10000)
+  used = min(sum__, 10000)
 end
 local newest = 0
 do -- the entries in range are those at ranks [lo, hi)
@@ -5078,7 +4902,7 @@ do -- the entries in range are those at ranks [lo, hi)
     newest = e.ts
   end
 end
-local c = math.min(cost, limit + 1)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
 local free_at = now
 do -- the entries in range are those at ranks [lo, hi)
@@ -5095,18 +4919,21 @@ local bucket = now - now % bucket_ms
 local agg__4 = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
-  agg__4 = math.min(math.max(0, hi__ - lo__), 100)
+  agg__4 = min(max(0, hi__ - lo__), 100)
 end
 local busy = agg__4 > 0
 if ok and c > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  end
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
   do
-    local log__x = {ts = math.max(now, newest), cost = c}
+    local log__x = {ts = max(now, newest), cost = c}
     if log__top ~= nil then
-      log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 4503599627370496
     else
       log__x.run = log__x.cost % 4503599627370496
@@ -5121,12 +4948,11 @@ if ok and c > 0 then
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('HSET', KEYS[4], 'ts', num(now))
-  redis.call('PEXPIRE', KEYS[4], num(window_ms + 1000))
+  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
-      hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
+      hits__x.start = max(hits__x.start, hits__top.start) -- the set grows at its end
       if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
         hits__x.replaces__ = hits__top.member__
         hits__x.n = hits__x.n + hits__top.n
@@ -5148,7 +4974,7 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
 end
-return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok or busy, -1, math.max(0, free_at - now)), window_ms, 0, 0}
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}
 end}
 
 redis.register_function{function_name = 'small_trail_force', callback = function(KEYS, ARGV)
@@ -5177,7 +5003,7 @@ redis.register_function{function_name = 'small_trail_force', callback = function
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
+--   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  string: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -5207,9 +5033,11 @@ redis.register_function{function_name = 'small_trail_force', callback = function
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -5224,7 +5052,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -5241,28 +5069,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -5319,23 +5131,23 @@ if #KEYS ~= 4 then
   return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
   return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
   return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
   return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
@@ -5343,7 +5155,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -5367,19 +5179,19 @@ local function log__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 3)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
     local x_ts = field(parts[1], nil, 0, 35184372088832)
     if x_ts == nil then
-      return nil, 'entry ts', parts[1]
+      return nil, 'entry field ts is not an integer', parts[1]
     end
     local x_cost = field(parts[2], nil, 1, 100)
     if x_cost == nil then
-      return nil, 'entry cost', parts[2]
+      return nil, 'entry field cost is not an integer', parts[2]
     end
     local x_run = field(parts[3], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[3]
+      return nil, 'entry field run is not an integer', parts[3]
     end
     out[#out + 1] = {ts = x_ts, cost = x_cost, run = x_run}
   end
@@ -5431,10 +5243,10 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -5444,7 +5256,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -5453,9 +5265,9 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -5471,15 +5283,15 @@ local function hits__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 2)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
-      return nil, 'entry start', parts[1]
+      return nil, 'entry field start is not an integer', parts[1]
     end
     local x_n = field(parts[2], nil, 1, 100)
     if x_n == nil then
-      return nil, 'entry n', parts[2]
+      return nil, 'entry field n is not an integer', parts[2]
     end
     out[#out + 1] = {start = x_start, n = x_n}
   end
@@ -5503,10 +5315,14 @@ local function hits__below(bound)
   end
   return redis.call('ZCOUNT', KEYS[3], '-inf', bound)
 end
-local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
-local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
-if seen_ts == nil then
-  return corrupt(KEYS[4], 'ts', seen__raw[1])
+local seen_ts = 0
+local seen__raw = redis.call('GET', KEYS[4])
+if seen__raw then
+  local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
+  if seen__raw__ts == nil or #seen__raw__ts > 17 then
+    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+  end
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -5516,13 +5332,6 @@ if stale then
   log__card = 0
   hits__card = 0
   seen_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-  end
 end
 -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>, which an add continues
 local log__top = nil
@@ -5558,7 +5367,7 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  used = math.min(sum__, 10000)
+  used = min(sum__, 10000)
 end
 local newest = 0
 do -- the entries in range are those at ranks [lo, hi)
@@ -5571,7 +5380,7 @@ do -- the entries in range are those at ranks [lo, hi)
     newest = e.ts
   end
 end
-local c = math.min(cost, limit + 1)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
 local free_at = now
 do -- the entries in range are those at ranks [lo, hi)
@@ -5588,18 +5397,21 @@ local bucket = now - now % bucket_ms
 local agg__4 = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
-  agg__4 = math.min(math.max(0, hi__ - lo__), 100)
+  agg__4 = min(max(0, hi__ - lo__), 100)
 end
 local busy = agg__4 > 0
 if ok and c > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  end
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
   do
-    local log__x = {ts = math.max(now, newest), cost = c}
+    local log__x = {ts = max(now, newest), cost = c}
     if log__top ~= nil then
-      log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 4503599627370496
     else
       log__x.run = log__x.cost % 4503599627370496
@@ -5614,12 +5426,11 @@ if ok and c > 0 then
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('HSET', KEYS[4], 'ts', num(now))
-  redis.call('PEXPIRE', KEYS[4], num(window_ms + 1000))
+  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
-      hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
+      hits__x.start = max(hits__x.start, hits__top.start) -- the set grows at its end
       if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
         hits__x.replaces__ = hits__top.member__
         hits__x.n = hits__x.n + hits__top.n
@@ -5641,7 +5452,7 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
 end
-return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok or busy, -1, math.max(0, free_at - now)), window_ms, 0, 0}
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}
 end}
 
 redis.register_function{function_name = 'small_trail_recent', flags = {'no-writes'}, callback = function(KEYS, ARGV)
@@ -5666,7 +5477,7 @@ redis.register_function{function_name = 'small_trail_recent', flags = {'no-write
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
+--   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  string: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -5688,9 +5499,11 @@ redis.register_function{function_name = 'small_trail_recent', flags = {'no-write
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -5705,7 +5518,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -5722,28 +5535,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -5800,23 +5597,23 @@ if #KEYS ~= 4 then
   return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
   return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
   return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
   return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
@@ -5824,7 +5621,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -5838,11 +5635,11 @@ local function notes__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 2)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
     local x_ts = field(parts[1], nil, 0, 35184372088832)
     if x_ts == nil then
-      return nil, 'entry ts', parts[1]
+      return nil, 'entry field ts is not an integer', parts[1]
     end
     out[#out + 1] = {ts = x_ts, text = parts[2]}
   end
@@ -5853,10 +5650,14 @@ if notes == nil then
   return corrupt(KEYS[2], bad__what, bad__v)
 end
 notes = keep_last(notes, limit)
-local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
-local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
-if seen_ts == nil then
-  return corrupt(KEYS[4], 'ts', seen__raw[1])
+local seen_ts = 0
+local seen__raw = redis.call('GET', KEYS[4])
+if seen__raw then
+  local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
+  if seen__raw__ts == nil or #seen__raw__ts > 17 then
+    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+  end
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -5897,9 +5698,11 @@ redis.register_function{function_name = 'small_trail_reset', callback = function
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -5914,7 +5717,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -5929,22 +5732,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
 end
 
 local ALG = 'trail: '
@@ -5979,23 +5766,23 @@ if #KEYS ~= 4 then
   return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
   return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
   return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
   return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
@@ -6003,5 +5790,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '56da0bfff3758f5163fbe5b8186c581ba2ec2a15'
+  return '7ee2dc8155c3dbce55f13476b715298a7c820ae8'
 end}

@@ -21,7 +21,7 @@
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
+--   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  string: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -51,9 +51,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -68,7 +70,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -85,28 +87,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -163,23 +149,23 @@ if #KEYS ~= 4 then
   return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
   return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
   return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
   return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
@@ -187,7 +173,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -211,19 +197,19 @@ local function log__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 3)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
     local x_ts = field(parts[1], nil, 0, 35184372088832)
     if x_ts == nil then
-      return nil, 'entry ts', parts[1]
+      return nil, 'entry field ts is not an integer', parts[1]
     end
     local x_cost = field(parts[2], nil, 1, 100)
     if x_cost == nil then
-      return nil, 'entry cost', parts[2]
+      return nil, 'entry field cost is not an integer', parts[2]
     end
     local x_run = field(parts[3], nil, 0, 4503599627370495)
     if x_run == nil then
-      return nil, 'entry run', parts[3]
+      return nil, 'entry field run is not an integer', parts[3]
     end
     out[#out + 1] = {ts = x_ts, cost = x_cost, run = x_run}
   end
@@ -275,10 +261,10 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or math.min(total, cap) < need then
+  if hi <= lo or min(total, cap) < need then
     return false
   end
-  if math.min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % 4503599627370496, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -288,7 +274,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if math.min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % 4503599627370496, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -297,9 +283,9 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = math.floor((a + b) / 2)
+    local r = floor((a + b) / 2)
     if galloping then
-      r = math.min(lo + step - 1, b - 1)
+      r = min(lo + step - 1, b - 1)
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -315,15 +301,15 @@ local function hits__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 2)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
     local x_start = field(parts[1], nil, 0, 35184372088832)
     if x_start == nil then
-      return nil, 'entry start', parts[1]
+      return nil, 'entry field start is not an integer', parts[1]
     end
     local x_n = field(parts[2], nil, 1, 100)
     if x_n == nil then
-      return nil, 'entry n', parts[2]
+      return nil, 'entry field n is not an integer', parts[2]
     end
     out[#out + 1] = {start = x_start, n = x_n}
   end
@@ -347,10 +333,14 @@ local function hits__below(bound)
   end
   return redis.call('ZCOUNT', KEYS[3], '-inf', bound)
 end
-local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
-local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
-if seen_ts == nil then
-  return corrupt(KEYS[4], 'ts', seen__raw[1])
+local seen_ts = 0
+local seen__raw = redis.call('GET', KEYS[4])
+if seen__raw then
+  local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
+  if seen__raw__ts == nil or #seen__raw__ts > 17 then
+    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+  end
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -360,13 +350,6 @@ if stale then
   log__card = 0
   hits__card = 0
   seen_ts = 0
-end
--- deletes a stale state once, before this call's first write
-local function wipe()
-  if stale then
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-  end
 end
 -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>, which an add continues
 local log__top = nil
@@ -402,7 +385,7 @@ do -- the entries in range are those at ranks [lo, hi)
   if sum__ == nil then
     return corrupt(KEYS[1], bad__what, bad__v)
   end
-  used = math.min(sum__, 10000)
+  used = min(sum__, 10000)
 end
 local newest = 0
 do -- the entries in range are those at ranks [lo, hi)
@@ -415,7 +398,7 @@ do -- the entries in range are those at ranks [lo, hi)
     newest = e.ts
   end
 end
-local c = math.min(cost, limit + 1)
+local c = min(cost, limit + 1)
 local ok = used + c <= limit
 local free_at = now
 do -- the entries in range are those at ranks [lo, hi)
@@ -432,18 +415,21 @@ local bucket = now - now % bucket_ms
 local agg__4 = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
-  agg__4 = math.min(math.max(0, hi__ - lo__), 100)
+  agg__4 = min(max(0, hi__ - lo__), 100)
 end
 local busy = agg__4 > 0
 if ok and c > 0 then
-  wipe()
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  end
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
   do
-    local log__x = {ts = math.max(now, newest), cost = c}
+    local log__x = {ts = max(now, newest), cost = c}
     if log__top ~= nil then
-      log__x.ts = math.max(log__x.ts, log__top.ts) -- the set grows at its end
+      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % 4503599627370496
     else
       log__x.run = log__x.cost % 4503599627370496
@@ -458,12 +444,11 @@ if ok and c > 0 then
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('HSET', KEYS[4], 'ts', num(now))
-  redis.call('PEXPIRE', KEYS[4], num(window_ms + 1000))
+  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
-      hits__x.start = math.max(hits__x.start, hits__top.start) -- the set grows at its end
+      hits__x.start = max(hits__x.start, hits__top.start) -- the set grows at its end
       if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
         hits__x.replaces__ = hits__top.member__
         hits__x.n = hits__x.n + hits__top.n
@@ -485,4 +470,4 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
 end
-return {pick(ok, 1, 0), limit, limit - pick(ok, used + c, used), pick(ok or busy, -1, math.max(0, free_at - now)), window_ms, 0, 0}
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}

@@ -19,7 +19,7 @@
 --              at most 100 entries, each a member start:n scored by start:
 --                start: the bucket's start (in [0, NOW_MAX])
 --                n: cost in the bucket (in [1, 100])
---   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  hash: the last admission
+--   KEYS[4]  {<key>}:small:log:<window_ms>:<bucket_ms>:seen  string: the last admission
 --              ts: last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
@@ -41,9 +41,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
-  if type(s) ~= 'string' or #s > 17 or not string.match(s, '^%-?%d+$') then
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
     return nil
   end
   return tonumber(s)
@@ -58,7 +60,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  return min(max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -75,28 +77,12 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- floor(a / b) and ceil(a / b); exact while a + b < 2^53
-local function fdiv(a, b)
-  return math.floor(a / b)
-end
-
-local function cdiv(a, b)
-  return math.floor((a + b - 1) / b)
-end
-
-local function pick(c, a, b)
-  if c then
-    return a
-  end
-  return b
-end
-
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, f, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. 'field ' .. f .. ' of ' .. clip(key) .. ' is not an integer: ' .. clip(v))
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -153,23 +139,23 @@ if #KEYS ~= 4 then
   return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-if string.sub(KEYS[1], 1, 1) ~= '{' or #KEYS[1] <= #tail or string.sub(KEYS[1], -#tail) ~= tail then
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
   return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
 end
-local tag = string.sub(KEYS[1], 2, -#tail - 1)
-if tag == '' then
+if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
-if string.sub(tag, 1, 1) == '}' then
+if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
 end
-if KEYS[2] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
   return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
 end
-if KEYS[3] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
   return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
 end
-if KEYS[4] ~= '{' .. tag .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
   return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
 end
 
@@ -177,7 +163,7 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 else
   now = int(ARGV[1])
 end
@@ -191,11 +177,11 @@ local function notes__parse(raw)
   for i = 1, #raw do
     local parts = split(raw[i], 2)
     if parts == nil then
-      return nil, 'entry', raw[i]
+      return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
     local x_ts = field(parts[1], nil, 0, 35184372088832)
     if x_ts == nil then
-      return nil, 'entry ts', parts[1]
+      return nil, 'entry field ts is not an integer', parts[1]
     end
     out[#out + 1] = {ts = x_ts, text = parts[2]}
   end
@@ -206,10 +192,14 @@ if notes == nil then
   return corrupt(KEYS[2], bad__what, bad__v)
 end
 notes = keep_last(notes, limit)
-local seen__raw = redis.call('HMGET', KEYS[4], 'ts')
-local seen_ts = field(seen__raw[1], 0, 0, 35184372088832)
-if seen_ts == nil then
-  return corrupt(KEYS[4], 'ts', seen__raw[1])
+local seen_ts = 0
+local seen__raw = redis.call('GET', KEYS[4])
+if seen__raw then
+  local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
+  if seen__raw__ts == nil or #seen__raw__ts > 17 then
+    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+  end
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written

@@ -42,16 +42,16 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "56da0bfff3758f5163fbe5b8186c581ba2ec2a15", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "57ff5b3ed86f0e6da1cab359f31033cbf33c0c82"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c6a772d6df7e5e4bf219ebe6625f5c7fc29cac2e"},
+		Name: "small", Version: "7ee2dc8155c3dbce55f13476b715298a7c820ae8", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5dc918abf9b0a50b684c52778a3095717c5841e4"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "16d7af95ee1fa0154e5f8249d66adcd7aca15142"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "a1f200453a61c64902a47cc283f40e5d54400b36"},
-		Force:  kit.Script{Name: "counter_force", Source: counterForceSource, SHA1: "3553712e6cdc8c1e2208284a33bd52e788997e17"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "948fe855d02dfb28af151323cbdc49b21f21fe6c"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "addebb8c76654c40e6213f2c607cb96aa57c3d3c"},
+		Force:  kit.Script{Name: "counter_force", Source: counterForceSource, SHA1: "689b9b2082e996b568551d3d0f2bd4cd3d7a9ed2"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "ed3177819b9043684df83c52e776a218fdeb55e4"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -60,10 +60,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "8777da247d502a29a41b938325d31a7db8198bc8"},
-		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "3558d82e59a357f2944e238c3b02537879e43ac4"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "a512b72669bb05b31b7b0d58f3ad4c494858e60c"},
-		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "26edeadb2df0f8eb0c1581d2546d1a63d1c3c597"}, Returns: []string{"ts", "text"}}},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "6cc8629bbf81c2cb04cdd430d7b0b41ce15847f9"},
+		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "eb0d2a9af568eefdb150d3076adbcc74041db5f6"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "92f41893091d978183b1dbb0e41e609e3696b0a4"},
+		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "efab0eb4ee6d090e508602f6955b74775bd5db3a"}, Returns: []string{"ts", "text"}}},
 		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},
