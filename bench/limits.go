@@ -52,10 +52,13 @@ func checkLimits() error {
 	return nil
 }
 
-// LimitText says the limit in words, for the report.
+// LimitText says the limits in words, for the report's header.
 func LimitText() string {
 	a := groupThousands(Amount)
-	return fmt.Sprintf("gcra and its peers: a burst of %s and %s per minute; the windows and buckets: %s per minute (bucket_window in buckets of 1 s); the logs (sliding_log, meta_window and their peers): %s per minute, the largest sliding_log takes",
+	return fmt.Sprintf("Every limiter is given the same limit, so large that every measured decision admits (the admitting path, which writes state): "+
+		"gcra and its peers a burst of %s and %s per minute; the windows and buckets %s per minute (bucket_window in buckets of 1 s); "+
+		"the logs (sliding_log, meta_window and their peers) %s per minute, the largest limit sliding_log takes. "+
+		"Each cell gives the value and, in parentheses, its ratio to the best peer's value in the same column for the same algorithm.\n\n",
 		a, a, a, groupThousands(LogAmount))
 }
 

@@ -89,7 +89,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	report := environment(version, command()).Markdown()
+	report := environment(version, command()).Markdown() + LimitText()
 	for _, t := range append(tables, local...) {
 		report += t.Markdown()
 	}

@@ -75,10 +75,9 @@ var throttledQuota = throttled.RateQuota{MaxRate: throttled.PerMin(Amount), MaxB
 func throughput(ctx context.Context, opts *redis.Options, o throughputOptions) (Table, error) {
 	t := Table{
 		Title: "Decisions per second through one Redis",
-		Notes: []string{fmt.Sprintf("Each Go limiter through its own API, one go-redis client each with the same options (PoolSize %d, ContextTimeoutEnabled), on an emptied server: every one of %s keys created first, then %d goroutines deciding requests of cost 1 for the keys in turn, counted for %v after a warm-up of %v; every limiter in turn, %d rounds, the median of each row's. Every decision admits (%s). "+
-			"Round trips per decision: redislimit and redis_rate one (EVALSHA); throttled two (TIME and GET pipelined, then EVAL of its compare-and-swap script). The Go process and redis-server share the machine's cores. "+
-			"Each cell: the value, and in parentheses its ratio to the best peer's.",
-			opts.PoolSize, groupThousands(int64(o.Keys)), o.Goroutines, o.For, o.Warm, o.Rounds, LimitText())},
+		Notes: []string{fmt.Sprintf("Each Go limiter through its own API, one go-redis client each with the same options (PoolSize %d, ContextTimeoutEnabled), on an emptied server: every one of %s keys created first, then %d goroutines deciding requests of cost 1 for the keys in turn, counted for %v after a warm-up of %v; every limiter in turn, %d rounds, the median of each row's. Every decision admits. "+
+			"Round trips per decision: redislimit and redis_rate one (EVALSHA); throttled two (TIME and GET pipelined, then EVAL of its compare-and-swap script). The Go process and redis-server share the machine's cores.",
+			opts.PoolSize, groupThousands(int64(o.Keys)), o.Goroutines, o.For, o.Warm, o.Rounds)},
 		Columns: []Column{{"decisions/s", Higher}},
 	}
 	keys := ids(o.Keys)
