@@ -2,7 +2,7 @@
 # newcomer runs; both work on a fresh machine with Go and redis-server.
 GO ?= go
 
-.PHONY: generate verify test test-faults bench check
+.PHONY: generate verify test test-faults bench bench-readme bench-go check
 
 # Regenerate the catalogue (the typed limits, memory/, lua/) from spec/,
 # and examples/quota from its spec.
@@ -25,13 +25,27 @@ test:
 test-faults:
 	$(GO) test -count=1 -run 'Fault' ./...
 
-# Speed and memory of every benchmark.
+# limitspec beside its peers (x/time/rate, go-limiter, throttled, ulule,
+# redis_rate and the common hand-written scripts), side by side: Redis
+# CPU per decision, decisions/s through one Redis, in-process ns/op and
+# allocations, heap and Redis memory per key. bench/ is a module of its
+# own, so the peers stay out of go.mod; it starts and stops a throwaway
+# redis-server. Flags: `cd bench && go run . -h` (-only picks figures).
 bench:
+	cd bench && $(GO) run .
+
+# The same, written into README.md's "Performance" section as well.
+bench-readme:
+	cd bench && $(GO) run . -readme ../README.md
+
+# Speed and memory of every go test benchmark of the main module.
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # What a reviewer runs first: formatting, vet, generated files up to date.
 check:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 	$(GO) run ./cmd/gen -check
 	cd examples/quota && $(GO) run ../../cmd/gen -spec quota.yaml -out . -package quota -check

@@ -1,0 +1,186 @@
+// Command bench compares limitspec with its peers, side by side, in one
+// run: the Redis CPU of an admitted decision (every algorithm, with the
+// hand-written peer where one exists), decisions per second through one
+// Redis, in-process ns/op and allocations, heap per tracked key in
+// process, and Redis memory per key. It starts a throwaway redis-server
+// on a free loopback port, measures, prints Markdown tables headed with
+// the machine and the versions, and stops the server:
+//
+//	make bench                      # from the repository's root
+//	cd bench && go run . -only redis-cpu,heap
+//	cd bench && go run . -readme ../README.md
+//
+// It is a module of its own, so that the peers never enter the main
+// module's go.mod.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// figures are the names -only takes, in the order they run.
+var figures = []string{"redis-cpu", "throughput", "redis-memory", "inprocess", "heap"}
+
+// options are the command's flags.
+type options struct {
+	only, readme, serverBin string
+	cpu                     cpuOptions
+	tput                    throughputOptions
+	benchtime               string
+	heapKeys, rounds        int
+}
+
+func main() {
+	testing.Init() // testing.Benchmark's flags
+	var o options
+	flag.StringVar(&o.only, "only", strings.Join(figures, ","), "the figures to measure, comma-separated: "+strings.Join(figures, ", "))
+	flag.StringVar(&o.readme, "readme", "", "also write the report between the bench markers of this file (README.md)")
+	flag.StringVar(&o.serverBin, "redis-server", "redis-server", "the redis-server binary to start")
+	flag.IntVar(&o.cpu.Keys, "keys", 10000, "keys of the Redis and in-process figures")
+	flag.IntVar(&o.cpu.Decisions, "decisions", 50000, "measured decisions per row of the Redis CPU figure")
+	flag.IntVar(&o.cpu.Clients, "clients", 50, "concurrent clients of the Redis CPU figure")
+	flag.IntVar(&o.cpu.Depth, "pipeline", 16, "pipeline depth of the Redis CPU figure")
+	flag.IntVar(&o.tput.Goroutines, "goroutines", 64, "goroutines of the decisions/s figure")
+	flag.DurationVar(&o.tput.Warm, "warm", 500*time.Millisecond, "warm-up of each decisions/s round")
+	flag.DurationVar(&o.tput.For, "for", time.Second, "measured time of each decisions/s round")
+	flag.StringVar(&o.benchtime, "benchtime", "500ms", "testing.Benchmark's benchtime for the in-process figure")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the Redis CPU, decisions/s and in-process figures (each row the median)")
+	flag.IntVar(&o.heapKeys, "heap-keys", 100000, "keys of the heap figure")
+	flag.Parse()
+	o.tput.Keys, o.cpu.Rounds, o.tput.Rounds = o.cpu.Keys, o.rounds, o.rounds
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run measures the figures o.only names, prints the report and, with
+// o.readme, writes it into that file.
+func run(o options) error {
+	want, err := selected(o.only)
+	if err != nil {
+		return err
+	}
+	if err := checkLimits(); err != nil {
+		return err
+	}
+	if err := flag.Set("test.benchtime", o.benchtime); err != nil {
+		return fmt.Errorf("-benchtime: %w", err)
+	}
+	ctx := context.Background()
+	version := "not started"
+	var tables []Table
+	if want["redis-cpu"] || want["throughput"] || want["redis-memory"] {
+		version, tables, err = redisFigures(ctx, o, want)
+		if err != nil {
+			return err
+		}
+	}
+	local, err := localFigures(o, want)
+	if err != nil {
+		return err
+	}
+	report := environment(version, command()).Markdown() + LimitText()
+	for _, t := range append(tables, local...) {
+		report += t.Markdown()
+	}
+	fmt.Print(report)
+	if o.readme != "" {
+		return updateReadme(o.readme, report)
+	}
+	return nil
+}
+
+// command is the command line that reproduces the run: go run with the
+// flags given, but -readme.
+func command() string {
+	c := "cd bench && go run ."
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "readme" && !strings.HasPrefix(f.Name, "test.") {
+			c += fmt.Sprintf(" -%s=%s", f.Name, f.Value)
+		}
+	})
+	return c
+}
+
+// selected parses -only.
+func selected(only string) (map[string]bool, error) {
+	want := map[string]bool{}
+	for f := range strings.SplitSeq(only, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(figures, f) {
+			return nil, fmt.Errorf("-only: unknown figure %q (known: %s)", f, strings.Join(figures, ", "))
+		}
+		want[f] = true
+	}
+	return want, nil
+}
+
+// redisFigures starts a redis-server, measures the Redis figures wanted
+// and stops it; it returns the server's version and the tables.
+func redisFigures(ctx context.Context, o options, want map[string]bool) (string, []Table, error) {
+	srv, err := startServer(o.serverBin)
+	if err != nil {
+		return "", nil, err
+	}
+	defer srv.Stop()
+	opts := &redis.Options{Addr: srv.addr, ContextTimeoutEnabled: true, PoolSize: max(o.tput.Goroutines, o.cpu.Clients)}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	version, err := redisVersion(ctx, rdb)
+	if err != nil {
+		return "", nil, err
+	}
+	var tables []Table
+	steps := []struct {
+		name string
+		do   func() (Table, error)
+	}{
+		{"redis-cpu", func() (Table, error) { return redisCPU(ctx, rdb, o.cpu) }},
+		{"throughput", func() (Table, error) { return throughput(ctx, opts, o.tput) }},
+		{"redis-memory", func() (Table, error) { return memoryUsage(ctx, rdb) }},
+	}
+	for _, s := range steps {
+		if !want[s.name] {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "bench: measuring %s on redis-server %s at %s\n", s.name, version, srv.addr)
+		t, err := s.do()
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		tables = append(tables, t)
+	}
+	return version, tables, nil
+}
+
+// localFigures measures the in-process figures wanted.
+func localFigures(o options, want map[string]bool) ([]Table, error) {
+	var tables []Table
+	if want["inprocess"] {
+		fmt.Fprintln(os.Stderr, "bench: measuring inprocess")
+		t, err := inProcess(o.cpu.Keys, o.rounds, o.benchtime)
+		if err != nil {
+			return nil, fmt.Errorf("inprocess: %w", err)
+		}
+		tables = append(tables, t)
+	}
+	if want["heap"] {
+		fmt.Fprintln(os.Stderr, "bench: measuring heap")
+		t, err := heapPerKeyTable(o.heapKeys)
+		if err != nil {
+			return nil, fmt.Errorf("heap: %w", err)
+		}
+		tables = append(tables, t)
+	}
+	return tables, nil
+}

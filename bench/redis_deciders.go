@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
+	_ "github.com/limitspec/limitspec/lua" // registers the catalogue's scripts
+	"github.com/redis/go-redis/v9"
+)
+
+// redisDecider decides on Redis by one script call per decision, so that
+// its calls can be pipelined and its Redis-side CPU read from EVALSHA's
+// commandstats.
+type redisDecider struct {
+	Group, Name string
+	Ours        bool
+	// load makes the server know the script (SCRIPT LOAD).
+	load func(ctx context.Context, rdb *redis.Client) error
+	// queue adds the decision of one request of id to p.
+	queue func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd
+	// admitted reads the reply of a decision.
+	admitted func(reply any) (bool, error)
+	// keys are the Redis keys id's state is kept in (now).
+	keys func(id string) []string
+}
+
+// limitspecDecider calls lim's decision script (package lua), with KEYS
+// and ARGV built as redislimit builds them (kit.Scripts.KeyNames, Args,
+// kit.Decimal) and now_ms from the caller's clock.
+func limitspecDecider(lim limitspec.Limit) (*redisDecider, error) {
+	s, ok := kit.LookupScripts(lim.Algorithm())
+	if !ok {
+		return nil, fmt.Errorf("no scripts of %s", lim.Algorithm())
+	}
+	args, err := s.Args(lim)
+	if err != nil {
+		return nil, err
+	}
+	params := kit.Decimal(args)
+	name := lim.Algorithm().Name
+	return &redisDecider{
+		Group: name, Name: "limitspec lua/" + name + ".lua", Ours: true,
+		load: loader(s.Decide.Source),
+		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
+			argv := []any{strconv.FormatInt(time.Now().UnixMilli(), 10), "1"}
+			for _, in := range s.Inputs {
+				argv = append(argv, input(in))
+			}
+			for _, v := range params {
+				argv = append(argv, v)
+			}
+			return p.EvalSha(ctx, s.Decide.SHA1, s.KeyNames(id, "", params), argv...)
+		},
+		admitted: firstIsOne,
+		keys:     func(id string) []string { return s.KeyNames(id, "", params) },
+	}, nil
+}
+
+// input is the value of a script's string input: meta_window's meta.
+func input(name string) string {
+	if name == "meta" {
+		return Meta
+	}
+	return ""
+}
+
+// loader is a load function for a script's source.
+func loader(src string) func(ctx context.Context, rdb *redis.Client) error {
+	return func(ctx context.Context, rdb *redis.Client) error {
+		return rdb.ScriptLoad(ctx, src).Err()
+	}
+}
+
+// firstIsOne reads a reply whose first integer is 1 when admitted.
+func firstIsOne(reply any) (bool, error) {
+	r, ok := reply.([]any)
+	if !ok || len(r) == 0 {
+		return false, fmt.Errorf("unexpected reply %v", reply)
+	}
+	n, ok := r[0].(int64)
+	if !ok {
+		return false, fmt.Errorf("unexpected reply %v", reply)
+	}
+	return n == 1, nil
+}
+
+// redisRateLimit is gcraLimit as redis_rate takes it.
+var redisRateLimit = redis_rate.Limit{Rate: Amount, Burst: Amount, Period: Per}
+
+// redisRateDecider calls redis_rate's own Limiter.Allow, whose script
+// call is queued on the pipeline through the client interface the
+// Limiter accepts (queuedClient).
+func redisRateDecider() *redisDecider {
+	return &redisDecider{
+		Group: "gcra", Name: "go-redis/redis_rate v10 (Limiter.Allow's script)",
+		load: func(ctx context.Context, rdb *redis.Client) error {
+			// The first call sends the script (EVALSHA, then EVAL on NOSCRIPT).
+			_, err := redis_rate.NewLimiter(rdb).Allow(ctx, "load", redisRateLimit)
+			return err
+		},
+		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
+			q := &queuedClient{Pipeliner: p}
+			if _, err := redis_rate.NewLimiter(q).Allow(ctx, id, redisRateLimit); err != nil {
+				panic(err) // the placeholder reply always parses
+			}
+			return q.last
+		},
+		admitted: firstIsOne,
+		keys:     func(id string) []string { return []string{"rate:" + id} },
+	}
+}
+
+// queuedClient lets redis_rate's Limiter queue its script call on a
+// pipeline: the call is added to the pipeline (kept in last, to read its
+// real reply after Exec) and the Limiter gets a placeholder reply of an
+// admission to parse.
+type queuedClient struct {
+	redis.Pipeliner
+	last *redis.Cmd
+}
+
+// EvalSha queues the call and returns a placeholder.
+func (q *queuedClient) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	q.last = q.Pipeliner.EvalSha(ctx, sha1, keys, args...)
+	placeholder := redis.NewCmd(ctx)
+	placeholder.SetVal([]any{int64(1), int64(0), "-1", "0"})
+	return placeholder
+}
+
+// member is a unique sorted-set member, 36 characters as the UUIDs
+// rolling-rate-limiter stores: a random prefix of the run and a count.
+func member() string {
+	return memberPrefix + fmt.Sprintf("%012x", memberCount.Add(1))
+}
+
+var (
+	memberPrefix = func() string {
+		b := make([]byte, 12)
+		rand.Read(b)
+		return hex.EncodeToString(b)[:24]
+	}()
+	memberCount atomic.Int64
+)

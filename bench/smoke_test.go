@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"math"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// TestSmoke runs every figure at a small size on a throwaway
+// redis-server (skipped without one) and checks that each table has a
+// finite value in every cell.
+func TestSmoke(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not on PATH")
+	}
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	o := options{
+		serverBin: "redis-server", benchtime: "100x", heapKeys: 1000, rounds: 1,
+		cpu:  cpuOptions{Keys: 100, Decisions: 300, Clients: 4, Depth: 4, Rounds: 1},
+		tput: throughputOptions{Keys: 100, Goroutines: 4, Warm: 10 * time.Millisecond, For: 50 * time.Millisecond, Rounds: 1},
+	}
+	if err := flag.Set("test.benchtime", o.benchtime); err != nil {
+		t.Fatal(err)
+	}
+	all, err := selected("redis-cpu,throughput,redis-memory,inprocess,heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, tables, err := redisFigures(context.Background(), o, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if version == "" {
+		t.Error("no redis-server version")
+	}
+	local, err := localFigures(o, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables = append(tables, local...)
+	if len(tables) != 5 {
+		t.Fatalf("%d tables, want 5", len(tables))
+	}
+	for _, tab := range tables {
+		for _, r := range tab.Rows {
+			for i, v := range r.Values {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					t.Errorf("%s: %s: %s = %v", tab.Title, r.Name, tab.Columns[i].Name, v)
+				}
+			}
+		}
+	}
+}
