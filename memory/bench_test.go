@@ -15,11 +15,17 @@ import (
 )
 
 // BenchmarkExistingKey measures one gcra decision on an existing key
-// among 10000, from one goroutine and from GOMAXPROCS goroutines:
+// among 10000, from one goroutine and from GOMAXPROCS goroutines, by
+// Limit (a new Result.Limits each time) and by LimitInto (each goroutine
+// deciding into one Result: no allocation):
 //
 //	go test -run '^$' -bench ExistingKey -benchmem ./memory
+//
+// The limit is held as a limitspec.Limit, as a service holds its plans: a
+// GCRA struct converted at each call would be copied to the heap, since
+// the result refers to it.
 func BenchmarkExistingKey(b *testing.B) {
-	gcra := limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second}
+	var gcra limitspec.Limit = limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second}
 	l := newLimiter(b, WithoutSweeper())
 	keys := make([]string, 10000)
 	for i := range keys {
@@ -27,30 +33,42 @@ func BenchmarkExistingKey(b *testing.B) {
 		decide(b, l, limitspec.Request{Key: keys[i], Limit: gcra, Cost: 1, Now: at(t0)})
 	}
 	ctx := context.Background()
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			if _, err := l.Limit(ctx, limitspec.Request{Key: keys[i%len(keys)], Limit: gcra, Cost: 1, Now: at(t0 + int64(i)/1000)}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		var clock atomic.Int64
-		b.RunParallel(func(pb *testing.PB) {
+	limit := func(req limitspec.Request, _ *limitspec.Result) error {
+		_, err := l.Limit(ctx, req)
+		return err
+	}
+	into := func(req limitspec.Request, res *limitspec.Result) error { return l.LimitInto(ctx, req, res) }
+	for _, way := range []struct {
+		name   string
+		decide func(limitspec.Request, *limitspec.Result) error
+	}{{"", limit}, {"-into", into}} {
+		b.Run("serial"+way.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var res limitspec.Result
 			i := 0
-			for pb.Next() {
+			for b.Loop() {
 				i++
-				now := t0 + clock.Add(1)/1000
-				if _, err := l.Limit(ctx, limitspec.Request{Key: keys[i%len(keys)], Limit: gcra, Cost: 1, Now: at(now)}); err != nil {
+				if err := way.decide(limitspec.Request{Key: keys[i%len(keys)], Limit: gcra, Cost: 1, Now: at(t0 + int64(i)/1000)}, &res); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
-	})
+		b.Run("parallel"+way.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var clock atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				var res limitspec.Result
+				i := 0
+				for pb.Next() {
+					i++
+					now := t0 + clock.Add(1)/1000
+					if err := way.decide(limitspec.Request{Key: keys[i%len(keys)], Limit: gcra, Cost: 1, Now: at(now)}, &res); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkAllow measures one decision on an existing key of every

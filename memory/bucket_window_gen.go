@@ -3,7 +3,7 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // bucketWindowTable holds the state of every bucket_window limit of a memory.Limiter, by key.
 type bucketWindowTable struct {
-	states *kit.Store[bucketWindowState]
+	states *kit.Store[[4]int64, bucketWindowState]
 }
+
+// bucketWindowKey names a bucket_window state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>.
+type bucketWindowKey = kit.Key[[4]int64]
 
 // bucketWindowState is what bucketWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -38,11 +42,18 @@ type bucketWindowParams struct {
 	WindowMs3 int64
 }
 
+// bucketWindowHash is the hash of a state's key (see kit.HashKey).
+func bucketWindowHash(seed maphash.Seed, k bucketWindowKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &bucketWindowTable{states: kit.NewStore[bucketWindowState]()} },
+		New: func() kit.Table {
+			return &bucketWindowTable{states: kit.NewStore[[4]int64, bucketWindowState](bucketWindowHash)}
+		},
 	})
 }
 
@@ -82,17 +93,34 @@ func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":bw:" + strconv.FormatInt(c.Params[2], 10) + ":" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[4], 10) + ":" + strconv.FormatInt(c.Params[6], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *bucketWindowTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a bucket_window limit's call alone (see kit.Table).
+func (t *bucketWindowTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *bucketWindowTable) key(c *kit.Call) bucketWindowKey {
+	return bucketWindowKey{Name: c.Key, Params: [4]int64{c.Params[2], c.Params[1], c.Params[4], c.Params[6]}}
+}
+
+func (t *bucketWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *bucketWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *bucketWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *bucketWindowTable) Reset(key string) { t.states.Reset(key) }
+func (t *bucketWindowTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *bucketWindowTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -100,9 +128,9 @@ func (t *bucketWindowTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *bucketWindowTable) Decide(c *kit.Call) kit.Reply {
 	p := bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2], Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st bucketWindowState
 	if e != nil {
 		st = e.State
@@ -297,12 +325,12 @@ func (t *bucketWindowTable) Decide(c *kit.Call) kit.Reply {
 				}
 				st.winEntries = st.winEntries[n:]
 			}
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.latestTs = eff
 			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -324,7 +352,7 @@ func (t *bucketWindowTable) Decide(c *kit.Call) kit.Reply {
 				}
 			}
 			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: kit.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}

@@ -3,7 +3,7 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // fixedWindowTable holds the state of every fixed_window limit of a memory.Limiter, by key.
 type fixedWindowTable struct {
-	states *kit.Store[fixedWindowState]
+	states *kit.Store[[1]int64, fixedWindowState]
 }
+
+// fixedWindowKey names a fixed_window state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:fw:<window_ms>.
+type fixedWindowKey = kit.Key[[1]int64]
 
 // fixedWindowState is what fixedWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -32,11 +36,18 @@ type fixedWindowParams struct {
 	WindowMs int64
 }
 
+// fixedWindowHash is the hash of a state's key (see kit.HashKey).
+func fixedWindowHash(seed maphash.Seed, k fixedWindowKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &fixedWindowTable{states: kit.NewStore[fixedWindowState]()} },
+		New: func() kit.Table {
+			return &fixedWindowTable{states: kit.NewStore[[1]int64, fixedWindowState](fixedWindowHash)}
+		},
 	})
 }
 
@@ -71,17 +82,34 @@ func (t *fixedWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key 
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "fixed_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":fw:" + strconv.FormatInt(c.Params[1], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *fixedWindowTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a fixed_window limit's call alone (see kit.Table).
+func (t *fixedWindowTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *fixedWindowTable) key(c *kit.Call) fixedWindowKey {
+	return fixedWindowKey{Name: c.Key, Params: [1]int64{c.Params[1]}}
+}
+
+func (t *fixedWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *fixedWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *fixedWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *fixedWindowTable) Reset(key string) { t.states.Reset(key) }
+func (t *fixedWindowTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *fixedWindowTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -89,9 +117,9 @@ func (t *fixedWindowTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *fixedWindowTable) Decide(c *kit.Call) kit.Reply {
 	p := fixedWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st fixedWindowState
 	if e != nil {
 		st = e.State
@@ -119,7 +147,7 @@ func (t *fixedWindowTable) Decide(c *kit.Call) kit.Reply {
 			st.winTs = eff
 			st.winN = after
 			st.winExp = nowMs + untilEnd + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, untilEnd), ResetAfterMs: kit.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}

@@ -3,7 +3,7 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // gcraTable holds the state of every gcra limit of a memory.Limiter, by key.
 type gcraTable struct {
-	states *kit.Store[gcraState]
+	states *kit.Store[[2]int64, gcraState]
 }
+
+// gcraKey names a gcra state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:gcra:<rate>:<period_ms>.
+type gcraKey = kit.Key[[2]int64]
 
 // gcraState is what gcraTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -33,11 +37,16 @@ type gcraParams struct {
 	PeriodMs int64
 }
 
+// gcraHash is the hash of a state's key (see kit.HashKey).
+func gcraHash(seed maphash.Seed, k gcraKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "gcra"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &gcraTable{states: kit.NewStore[gcraState]()} },
+		New:    func() kit.Table { return &gcraTable{states: kit.NewStore[[2]int64, gcraState](gcraHash)} },
 	})
 }
 
@@ -73,17 +82,34 @@ func (t *gcraTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string)
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "gcra: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":gcra:" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[2], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *gcraTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a gcra limit's call alone (see kit.Table).
+func (t *gcraTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *gcraTable) key(c *kit.Call) gcraKey {
+	return gcraKey{Name: c.Key, Params: [2]int64{c.Params[1], c.Params[2]}}
+}
+
+func (t *gcraTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *gcraTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *gcraTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *gcraTable) Reset(key string) { t.states.Reset(key) }
+func (t *gcraTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *gcraTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -91,9 +117,9 @@ func (t *gcraTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *gcraTable) Decide(c *kit.Call) kit.Reply {
 	p := gcraParams{Burst: c.Params[0], Rate: c.Params[1], PeriodMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st gcraState
 	if e != nil {
 		st = e.State
@@ -122,7 +148,7 @@ func (t *gcraTable) Decide(c *kit.Call) kit.Reply {
 			st.cellTs = nowMs + lag
 			st.cellTat = final
 			st.cellExp = nowMs + reset + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}

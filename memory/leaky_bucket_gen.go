@@ -3,7 +3,7 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // leakyBucketTable holds the state of every leaky_bucket limit of a memory.Limiter, by key.
 type leakyBucketTable struct {
-	states *kit.Store[leakyBucketState]
+	states *kit.Store[[2]int64, leakyBucketState]
 }
+
+// leakyBucketKey names a leaky_bucket state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:lb:<rate>:<period_ms>.
+type leakyBucketKey = kit.Key[[2]int64]
 
 // leakyBucketState is what leakyBucketTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -33,11 +37,18 @@ type leakyBucketParams struct {
 	PeriodMs int64
 }
 
+// leakyBucketHash is the hash of a state's key (see kit.HashKey).
+func leakyBucketHash(seed maphash.Seed, k leakyBucketKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &leakyBucketTable{states: kit.NewStore[leakyBucketState]()} },
+		New: func() kit.Table {
+			return &leakyBucketTable{states: kit.NewStore[[2]int64, leakyBucketState](leakyBucketHash)}
+		},
 	})
 }
 
@@ -73,17 +84,34 @@ func (t *leakyBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key 
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "leaky_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":lb:" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[2], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *leakyBucketTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a leaky_bucket limit's call alone (see kit.Table).
+func (t *leakyBucketTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *leakyBucketTable) key(c *kit.Call) leakyBucketKey {
+	return leakyBucketKey{Name: c.Key, Params: [2]int64{c.Params[1], c.Params[2]}}
+}
+
+func (t *leakyBucketTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *leakyBucketTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *leakyBucketTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *leakyBucketTable) Reset(key string) { t.states.Reset(key) }
+func (t *leakyBucketTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *leakyBucketTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -91,9 +119,9 @@ func (t *leakyBucketTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *leakyBucketTable) Decide(c *kit.Call) kit.Reply {
 	p := leakyBucketParams{Capacity: c.Params[0], Rate: c.Params[1], PeriodMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st leakyBucketState
 	if e != nil {
 		st = e.State
@@ -122,7 +150,7 @@ func (t *leakyBucketTable) Decide(c *kit.Call) kit.Reply {
 			st.queueTs = nowMs + lag
 			st.queueWork = final
 			st.queueExp = nowMs + reset + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)), ResetAfterMs: reset, DelayMs: kit.Pick(ok || c.Force && c_ > 0, lag+kit.CeilDiv(ahead, p.Rate), 0), Tier: 0}

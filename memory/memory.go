@@ -53,11 +53,12 @@ type Limiter struct {
 	tables    atomic.Pointer[map[limitspec.Algorithm]*table]
 }
 
-// table is the state of one algorithm's limits, and its place in the
-// order in which a policy locks shards.
+// table is the state of one algorithm's limits, its name in results,
+// and its place in the order in which a policy locks shards.
 type table struct {
 	kit.Table
 	alg   kit.TableAlgorithm
+	name  string
 	order int
 }
 
@@ -108,31 +109,46 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit limitspec.Limit) 
 
 // Limit decides req (see limitspec.Limiter): by req.Limit for req.Key, or
 // by req.Policy for req.IDs. Its errors match limitspec.ErrBadInput, or
-// are ctx's.
+// are ctx's. Its result's Limits are a new slice (LimitInto reuses one).
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
-	if err := ctx.Err(); err != nil {
+	var res limitspec.Result
+	if err := l.LimitInto(ctx, req, &res); err != nil {
 		return limitspec.Result{}, err
 	}
+	return res, nil
+}
+
+// LimitInto decides req as Limit does and writes its result to *res,
+// leaving it as it was on an error. The result's Limits reuse the array
+// of res.Limits (they are appended to res.Limits[:0]), so that a caller
+// that decides into one Result again and again allocates nothing for it:
+// no decision of a limit on an existing key allocates then, provided
+// req.Limit holds a pointer or a limit already converted to
+// limitspec.Limit (a limit struct converted at each call is copied to the
+// heap, since the result refers to it). Whatever refers to the Limits of
+// a Result that is decided into again sees the new decision's.
+func (l *Limiter) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := kit.CheckRule(req); err != nil {
-		return limitspec.Result{}, err
+		return err
 	}
 	now := l.nowMs(req.Now)
 	if req.Policy != nil {
-		return l.decidePolicy(req, now)
+		return l.decidePolicy(req, now, res)
 	}
 	t, err := l.table(req.Limit)
 	if err != nil {
-		return limitspec.Result{}, err
+		return err
 	}
 	c := kit.Call{NowMs: now, Cost: req.Cost, Inputs: inputs(t.alg.Inputs, req.Inputs), Commit: true, Force: req.Force}
-	if err := t.Prepare(&c, req.Limit, "", kit.StoredKey(req.Key)); err != nil {
-		return limitspec.Result{}, err
+	r, err := t.Limit(c, req.Limit, kit.StoredKey(req.Key))
+	if err != nil {
+		return err
 	}
-	shard := t.Shard(c.Key)
-	t.Lock(shard)
-	r := t.Decide(&c)
-	t.Unlock(shard)
-	return kit.Result(r, 0, []limitspec.LimitResult{kit.LimitResult(req.Limit.Algorithm().String(), req.Limit, r)}), nil
+	*res = kit.Result(r, 0, append(res.Limits[:0], kit.LimitResult(t.name, req.Limit, r)))
+	return nil
 }
 
 // Reset deletes the state of req.Key under req.Limit, or of every limit
@@ -152,7 +168,7 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 			return err
 		}
 		for i := range calls {
-			calls[i].t.Reset(calls[i].c.Key)
+			calls[i].t.Reset(&calls[i].c)
 		}
 		return nil
 	}
@@ -160,7 +176,7 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	if err != nil {
 		return err
 	}
-	t.Reset(c.Key)
+	t.Reset(c)
 	return nil
 }
 
@@ -245,7 +261,7 @@ func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 	if t := old[id]; t != nil {
 		return t, nil
 	}
-	t := &table{Table: alg.New(), alg: alg, order: len(old)}
+	t := &table{Table: alg.New(), alg: alg, name: id.String(), order: len(old)}
 	if l.noSweeper {
 		t.StopSweeper()
 	}

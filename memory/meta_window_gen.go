@@ -3,7 +3,7 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // metaWindowTable holds the state of every meta_window limit of a memory.Limiter, by key.
 type metaWindowTable struct {
-	states *kit.Store[metaWindowState]
+	states *kit.Store[[1]int64, metaWindowState]
 }
+
+// metaWindowKey names a meta_window state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:mw:<window_ms>.
+type metaWindowKey = kit.Key[[1]int64]
 
 // metaWindowState is what metaWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -35,11 +39,18 @@ type metaWindowParams struct {
 	WindowMs int64
 }
 
+// metaWindowHash is the hash of a state's key (see kit.HashKey).
+func metaWindowHash(seed maphash.Seed, k metaWindowKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "meta_window"},
 		Inputs: []string{"meta"},
-		New:    func() kit.Table { return &metaWindowTable{states: kit.NewStore[metaWindowState]()} },
+		New: func() kit.Table {
+			return &metaWindowTable{states: kit.NewStore[[1]int64, metaWindowState](metaWindowHash)}
+		},
 	})
 }
 
@@ -77,17 +88,34 @@ func (t *metaWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 	if len(c.Inputs[0]) > 256 {
 		return kit.BadInput("%s%d", "meta_window: meta must be at most 256 bytes, got ", len(c.Inputs[0]))
 	}
-	c.Key = "{" + key + "}" + infix + ":mw:" + strconv.FormatInt(c.Params[1], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *metaWindowTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a meta_window limit's call alone (see kit.Table).
+func (t *metaWindowTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *metaWindowTable) key(c *kit.Call) metaWindowKey {
+	return metaWindowKey{Name: c.Key, Params: [1]int64{c.Params[1]}}
+}
+
+func (t *metaWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *metaWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *metaWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *metaWindowTable) Reset(key string) { t.states.Reset(key) }
+func (t *metaWindowTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *metaWindowTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -95,9 +123,9 @@ func (t *metaWindowTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
 	p := metaWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st metaWindowState
 	if e != nil {
 		st = e.State
@@ -131,7 +159,7 @@ func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
 		if !open {
 			if c.Commit {
 				st.logEntries = nil
-				e = sh.Put(key, e, st)
+				e = sh.Put(key, hash, e, st)
 			}
 		}
 		if c.Commit {
@@ -139,12 +167,12 @@ func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
 			st.winStart = start
 			st.winUsed = after
 			st.winExp = nowMs + ends + 60000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.logEntries = append(st.logEntries, metaWindowLogEntry{TMs: eff, Cost: took, Meta: c.Inputs[0]})
 			st.logExp = nowMs + ends + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}
@@ -166,11 +194,11 @@ func (t *metaWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 // of each admitted request; none when no window is open.
 func (t *metaWindowTable) viewEntries(c *kit.Call) ([]kit.Record, error) {
 	p := metaWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
 	sh.Lock()
 	defer sh.Unlock()
-	e := sh.Get(key, nowMs)
+	e := sh.Get(key, hash, nowMs)
 	var st metaWindowState
 	if e != nil {
 		st = e.State

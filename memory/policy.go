@@ -50,11 +50,11 @@ func (l *Limiter) preparePolicy(req limitspec.Request, now int64) ([]limitspec.P
 	return limits, calls, nil
 }
 
-// decidePolicy decides a policy's request.
-func (l *Limiter) decidePolicy(req limitspec.Request, now int64) (limitspec.Result, error) {
+// decidePolicy decides a policy's request into *res (see LimitInto).
+func (l *Limiter) decidePolicy(req limitspec.Request, now int64, res *limitspec.Result) error {
 	limits, calls, err := l.preparePolicy(req, now)
 	if err != nil {
-		return limitspec.Result{}, err
+		return err
 	}
 	unlock := lockAll(calls)
 	replies := decideAll(calls, req.Force)
@@ -67,11 +67,12 @@ func (l *Limiter) decidePolicy(req limitspec.Request, now int64) (limitspec.Resu
 			decision.DelayMs = max(decision.DelayMs, r.DelayMs)
 		}
 	}
-	out := make([]limitspec.LimitResult, len(replies))
+	out := res.Limits[:0]
 	for i, r := range replies {
-		out[i] = kit.LimitResult(limits[i].Name, limits[i].Limit, r)
+		out = append(out, kit.LimitResult(limits[i].Name, limits[i].Limit, r))
 	}
-	return kit.Result(decision, b, out), nil
+	*res = kit.Result(decision, b, out)
+	return nil
 }
 
 // lockAll locks the shard of every call, each once, in the order of the
@@ -84,7 +85,7 @@ func lockAll(calls []limitCall) func() {
 	}
 	locks := make([]lock, len(calls))
 	for i, lc := range calls {
-		locks[i] = lock{lc.t, lc.t.Shard(lc.c.Key)}
+		locks[i] = lock{lc.t, lc.t.Shard(&lc.c)}
 	}
 	slices.SortFunc(locks, func(x, y lock) int {
 		return cmp.Or(cmp.Compare(x.t.order, y.t.order), cmp.Compare(x.shard, y.shard))

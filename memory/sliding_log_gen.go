@@ -3,7 +3,7 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // slidingLogTable holds the state of every sliding_log limit of a memory.Limiter, by key.
 type slidingLogTable struct {
-	states *kit.Store[slidingLogState]
+	states *kit.Store[[1]int64, slidingLogState]
 }
+
+// slidingLogKey names a sliding_log state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:sl:<window_ms>.
+type slidingLogKey = kit.Key[[1]int64]
 
 // slidingLogState is what slidingLogTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -34,11 +38,18 @@ type slidingLogParams struct {
 	WindowMs int64
 }
 
+// slidingLogHash is the hash of a state's key (see kit.HashKey).
+func slidingLogHash(seed maphash.Seed, k slidingLogKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &slidingLogTable{states: kit.NewStore[slidingLogState]()} },
+		New: func() kit.Table {
+			return &slidingLogTable{states: kit.NewStore[[1]int64, slidingLogState](slidingLogHash)}
+		},
 	})
 }
 
@@ -73,17 +84,34 @@ func (t *slidingLogTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "sliding_log: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":sl:" + strconv.FormatInt(c.Params[1], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *slidingLogTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a sliding_log limit's call alone (see kit.Table).
+func (t *slidingLogTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *slidingLogTable) key(c *kit.Call) slidingLogKey {
+	return slidingLogKey{Name: c.Key, Params: [1]int64{c.Params[1]}}
+}
+
+func (t *slidingLogTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *slidingLogTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *slidingLogTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *slidingLogTable) Reset(key string) { t.states.Reset(key) }
+func (t *slidingLogTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *slidingLogTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -91,9 +119,9 @@ func (t *slidingLogTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *slidingLogTable) Decide(c *kit.Call) kit.Reply {
 	p := slidingLogParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st slidingLogState
 	if e != nil {
 		st = e.State
@@ -171,7 +199,7 @@ func (t *slidingLogTable) Decide(c *kit.Call) kit.Reply {
 				}
 				st.logEntries = st.logEntries[n:]
 			}
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -189,13 +217,13 @@ func (t *slidingLogTable) Decide(c *kit.Call) kit.Reply {
 				}
 			}
 			st.logExp = nowMs + lag + p.WindowMs + 60000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.tallyTotal = after
 			st.tallyTs = eff
 			st.tallyExp = nowMs + lag + p.WindowMs + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs), ResetAfterMs: kit.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}

@@ -3,7 +3,7 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // slidingWindowTable holds the state of every sliding_window limit of a memory.Limiter, by key.
 type slidingWindowTable struct {
-	states *kit.Store[slidingWindowState]
+	states *kit.Store[[1]int64, slidingWindowState]
 }
+
+// slidingWindowKey names a sliding_window state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:sw:<window_ms>.
+type slidingWindowKey = kit.Key[[1]int64]
 
 // slidingWindowState is what slidingWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -33,11 +37,18 @@ type slidingWindowParams struct {
 	WindowMs int64
 }
 
+// slidingWindowHash is the hash of a state's key (see kit.HashKey).
+func slidingWindowHash(seed maphash.Seed, k slidingWindowKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &slidingWindowTable{states: kit.NewStore[slidingWindowState]()} },
+		New: func() kit.Table {
+			return &slidingWindowTable{states: kit.NewStore[[1]int64, slidingWindowState](slidingWindowHash)}
+		},
 	})
 }
 
@@ -72,17 +83,34 @@ func (t *slidingWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, ke
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "sliding_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":sw:" + strconv.FormatInt(c.Params[1], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *slidingWindowTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a sliding_window limit's call alone (see kit.Table).
+func (t *slidingWindowTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *slidingWindowTable) key(c *kit.Call) slidingWindowKey {
+	return slidingWindowKey{Name: c.Key, Params: [1]int64{c.Params[1]}}
+}
+
+func (t *slidingWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *slidingWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *slidingWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *slidingWindowTable) Reset(key string) { t.states.Reset(key) }
+func (t *slidingWindowTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *slidingWindowTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -90,9 +118,9 @@ func (t *slidingWindowTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *slidingWindowTable) Decide(c *kit.Call) kit.Reply {
 	p := slidingWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st slidingWindowState
 	if e != nil {
 		st = e.State
@@ -132,7 +160,7 @@ func (t *slidingWindowTable) Decide(c *kit.Call) kit.Reply {
 			st.winCur = after
 			st.winPrev = prev
 			st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait), ResetAfterMs: kit.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}

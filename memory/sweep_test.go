@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // The sweeper of a limiter's tables runs on its own clock, every second;
@@ -47,7 +48,7 @@ func TestMemoryBounded(t *testing.T) {
 type sweepCase struct {
 	alg      string
 	lim      limitspec.Limit
-	keys     []string // the keys' full names in the stores
+	calls    []*kit.Call // the keys' calls, prepared: they name their states
 	subject  storeProbe
 	ref      storeProbe
 	admitted int
@@ -69,7 +70,7 @@ func TestSweepingKeepsDecisions(t *testing.T) {
 	for i, alg := range algorithms {
 		c := &sweepCase{alg: alg, lim: limitOf(alg, smallParams[alg])}
 		for k := range hot + 3000 { // hot keys used often, 3000 seldom
-			c.keys = append(c.keys, stateKey(t, subject, c.lim, sweepKey(k)))
+			c.calls = append(c.calls, stateCall(t, subject, c.lim, sweepKey(k)))
 		}
 		c.subject, c.ref = probeOf(t, subject, c.lim), probeOf(t, reference, c.lim)
 		cases[i] = c
@@ -145,10 +146,10 @@ func both(t *testing.T, step int, subject, reference *Limiter, c *sweepCase, key
 // reckons the caller's time while the caller is held up.)
 func compareStates(t *testing.T, step int, c *sweepCase, nowMs int64) {
 	t.Helper()
-	for _, k := range c.keys {
+	for _, k := range c.calls {
 		s, r := c.subject.expires(k, nowMs), c.ref.expires(k, nowMs)
 		if (s > nowMs+1000 || r > nowMs+1000) && s != r {
-			t.Fatalf("step %d: %s: %s expires at %d, at %d in a limiter that never reclaims (now %d)", step, c.alg, k, s, r, nowMs)
+			t.Fatalf("step %d: %s: %s expires at %d, at %d in a limiter that never reclaims (now %d)", step, c.alg, k.Key, s, r, nowMs)
 		}
 	}
 }

@@ -3,7 +3,7 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // tokenBucketTable holds the state of every token_bucket limit of a memory.Limiter, by key.
 type tokenBucketTable struct {
-	states *kit.Store[tokenBucketState]
+	states *kit.Store[[2]int64, tokenBucketState]
 }
+
+// tokenBucketKey names a token_bucket state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:tb:<refill_tokens>:<refill_ms>.
+type tokenBucketKey = kit.Key[[2]int64]
 
 // tokenBucketState is what tokenBucketTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -33,11 +37,18 @@ type tokenBucketParams struct {
 	RefillMs     int64
 }
 
+// tokenBucketHash is the hash of a state's key (see kit.HashKey).
+func tokenBucketHash(seed maphash.Seed, k tokenBucketKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &tokenBucketTable{states: kit.NewStore[tokenBucketState]()} },
+		New: func() kit.Table {
+			return &tokenBucketTable{states: kit.NewStore[[2]int64, tokenBucketState](tokenBucketHash)}
+		},
 	})
 }
 
@@ -73,17 +84,34 @@ func (t *tokenBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key 
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "token_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":tb:" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[2], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *tokenBucketTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a token_bucket limit's call alone (see kit.Table).
+func (t *tokenBucketTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *tokenBucketTable) key(c *kit.Call) tokenBucketKey {
+	return tokenBucketKey{Name: c.Key, Params: [2]int64{c.Params[1], c.Params[2]}}
+}
+
+func (t *tokenBucketTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *tokenBucketTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *tokenBucketTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *tokenBucketTable) Reset(key string) { t.states.Reset(key) }
+func (t *tokenBucketTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *tokenBucketTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -91,9 +119,9 @@ func (t *tokenBucketTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *tokenBucketTable) Decide(c *kit.Call) kit.Reply {
 	p := tokenBucketParams{Capacity: c.Params[0], RefillTokens: c.Params[1], RefillMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st tokenBucketState
 	if e != nil {
 		st = e.State
@@ -123,7 +151,7 @@ func (t *tokenBucketTable) Decide(c *kit.Call) kit.Reply {
 			st.bucketTs = nowMs + lag
 			st.bucketLevel = after
 			st.bucketExp = nowMs + reset + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs, RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, need-after), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}

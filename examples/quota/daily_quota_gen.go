@@ -3,7 +3,7 @@
 package quota
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // dailyQuotaTable holds the state of every daily_quota limit of a memory.Limiter, by key.
 type dailyQuotaTable struct {
-	states *kit.Store[dailyQuotaState]
+	states *kit.Store[[1]int64, dailyQuotaState]
 }
+
+// dailyQuotaKey names a daily_quota state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:quota:dq:<offset_ms>.
+type dailyQuotaKey = kit.Key[[1]int64]
 
 // dailyQuotaState is what dailyQuotaTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -32,11 +36,18 @@ type dailyQuotaParams struct {
 	OffsetMs int64
 }
 
+// dailyQuotaHash is the hash of a state's key (see kit.HashKey).
+func dailyQuotaHash(seed maphash.Seed, k dailyQuotaKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "quota", Name: "daily_quota"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &dailyQuotaTable{states: kit.NewStore[dailyQuotaState]()} },
+		New: func() kit.Table {
+			return &dailyQuotaTable{states: kit.NewStore[[1]int64, dailyQuotaState](dailyQuotaHash)}
+		},
 	})
 }
 
@@ -71,17 +82,34 @@ func (t *dailyQuotaTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "daily_quota: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":quota:dq:" + strconv.FormatInt(c.Params[1], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *dailyQuotaTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a daily_quota limit's call alone (see kit.Table).
+func (t *dailyQuotaTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *dailyQuotaTable) key(c *kit.Call) dailyQuotaKey {
+	return dailyQuotaKey{Name: c.Key, Params: [1]int64{c.Params[1]}}
+}
+
+func (t *dailyQuotaTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *dailyQuotaTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *dailyQuotaTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *dailyQuotaTable) Reset(key string) { t.states.Reset(key) }
+func (t *dailyQuotaTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *dailyQuotaTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -89,9 +117,9 @@ func (t *dailyQuotaTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *dailyQuotaTable) Decide(c *kit.Call) kit.Reply {
 	p := dailyQuotaParams{Limit: c.Params[0], OffsetMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st dailyQuotaState
 	if e != nil {
 		st = e.State
@@ -119,7 +147,7 @@ func (t *dailyQuotaTable) Decide(c *kit.Call) kit.Reply {
 			st.dayTs = eff
 			st.dayN = after
 			st.dayExp = nowMs + ends + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}

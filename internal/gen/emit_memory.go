@@ -24,9 +24,7 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 	w.line("package %s", o.memory.name)
 	w.line("")
 	w.line("import (")
-	if len(a.States[0].KeyParams()) > 0 {
-		w.line("%q", "strconv")
-	}
+	w.line("%q", "hash/maphash")
 	if hasDuration(a) {
 		w.line("%q", "time")
 	}
@@ -59,14 +57,33 @@ func hasDuration(a *Algorithm) bool {
 	return false
 }
 
-// memTypes declares the table, the state per key and the parameters.
+// memKey is the type of the key of an algorithm's state, a kit.Key.
+func memKey(a *Algorithm) string { return goName(a.Name) + "Key" }
+
+// memKeyParams is the array type of the parameters a state is measured
+// in, those its keys name.
+func memKeyParams(a *Algorithm) string {
+	return fmt.Sprintf("[%d]int64", len(a.States[0].KeyParams()))
+}
+
+// memStore is the type of the table's store.
+func memStore(a *Algorithm) string {
+	return fmt.Sprintf("kit.Store[%s, %s]", memKeyParams(a), goStateType(a))
+}
+
+// memTypes declares the table, the state per key, its key and the
+// parameters.
 func memTypes(w *writer, a *Algorithm) {
 	st := goStateType(a)
 	w.line("")
 	w.line("// %s holds the state of every %s limit of a memory.Limiter, by key.", tableType(a), a.Name)
 	w.line("type %s struct {", tableType(a))
-	w.line("states *kit.Store[%s]", st)
+	w.line("states *%s", memStore(a))
 	w.line("}")
+	w.line("")
+	w.line("// %s names a %s state: the call's key, and the parameters the", memKey(a), a.Name)
+	w.line("// state is measured in, those its Redis key names: %s.", keyTemplate(a.States[0]))
+	w.line("type %s = kit.Key[%s]", memKey(a), memKeyParams(a))
 	w.line("")
 	w.line("// %s is what %s keeps per key: the fields and entries of each", st, tableType(a))
 	w.line("// Redis key, and when that key expires on the caller's clock (0: absent).")
@@ -93,7 +110,15 @@ func memTypes(w *writer, a *Algorithm) {
 		w.line("%s int64", goExported(p.Name))
 	}
 	w.line("}")
+	w.line("")
+	w.line("// %s is the hash of a state's key (see kit.HashKey).", memHash(a))
+	w.line("func %s(seed maphash.Seed, k %s) uint64 {", memHash(a), memKey(a))
+	w.line("return kit.HashKey(seed, k.Name, k.Params[:]...)")
+	w.line("}")
 }
+
+// memHash is the hash function of an algorithm's keys.
+func memHash(a *Algorithm) string { return goName(a.Name) + "Hash" }
 
 // memRegister registers the table for package memory.
 func memRegister(w *writer, sp *Spec, a *Algorithm) {
@@ -106,14 +131,15 @@ func memRegister(w *writer, sp *Spec, a *Algorithm) {
 	w.line("kit.RegisterTable(kit.TableAlgorithm{")
 	w.line("ID: limitspec.Algorithm{Library: %q, Name: %q},", sp.Library, a.Name)
 	w.line("Inputs: []string{%s},", strings.Join(inputs, ", "))
-	w.line("New: func() kit.Table { return &%s{states: kit.NewStore[%s]()} },", tableType(a), goStateType(a))
+	w.line("New: func() kit.Table { return &%s{states: kit.New%s(%s)} },", tableType(a), strings.TrimPrefix(memStore(a), "kit."), memHash(a))
 	w.line("})")
 	w.line("}")
 }
 
 // memPrepare emits Prepare: the limit, its parameters, the key, the time,
 // the cost and the string inputs, checked in the order of the scripts'
-// checks, and the state's key.
+// checks, and the state's key and its hash; and Limit, which prepares a
+// call and decides it.
 func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	typ := o.qualifier(o.memory, o.limits) + goType(a)
 	w.line("")
@@ -140,8 +166,29 @@ func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
 		w.line("return kit.BadInput(\"%%s%%d\", %q, len(c.Inputs[%d]))", a.Name+": "+msgStrPrefix(in), in.Index)
 		w.line("}")
 	}
-	w.line("c.Key = %s", goKeyName(a.States[0], "key", "infix"))
+	w.line("c.Key = kit.StateName(key, infix)")
+	w.line("c.Hash = t.states.Hash(t.key(c))")
 	w.line("return nil")
+	w.line("}")
+	w.line("")
+	w.line("// Limit decides a %s limit's call alone (see kit.Table).", a.Name)
+	w.line("func (t *%s) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {", tableType(a))
+	w.line("if err := t.Prepare(&c, lim, \"\", key); err != nil {")
+	w.line("return kit.Reply{}, err")
+	w.line("}")
+	w.line("sh := t.states.Shard(t.states.Index(c.Hash))")
+	w.line("sh.Lock()")
+	w.line("defer sh.Unlock()")
+	w.line("return t.Decide(&c), nil")
+	w.line("}")
+	w.line("")
+	w.line("// key is the key of a prepared call's state.")
+	w.line("func (t *%s) key(c *kit.Call) %s {", tableType(a), memKey(a))
+	var params []string
+	for _, p := range a.States[0].KeyParams() {
+		params = append(params, fmt.Sprintf("c.Params[%d]", p.Index))
+	}
+	w.line("return %s{Name: c.Key, Params: %s{%s}}", memKey(a), memKeyParams(a), strings.Join(params, ", "))
 	w.line("}")
 }
 
@@ -165,32 +212,18 @@ func limitOf(w *writer, a *Algorithm, typ, zero string) {
 	w.line("}")
 }
 
-// goKeyName is the Go expression of the name of a state's key for the
-// hash tag tag and the infix after it, from c.Params.
-func goKeyName(s *State, tag, infix string) string {
-	parts := []string{`"{"`, tag, `"}"`, infix}
-	for _, p := range s.KeyParts {
-		if p.Param == nil {
-			parts = append(parts, fmt.Sprintf("%q", p.Text))
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("strconv.FormatInt(c.Params[%d], 10)", p.Param.Index))
-	}
-	return strings.Join(parts, " + ")
-}
-
 // memMethods emits the table's other methods: the shard of a key, its
 // lock, the decision, the views, the reset and the sweeper's stop.
 func memMethods(w *writer, sp *Spec, a *Algorithm) {
 	tt := tableType(a)
 	w.line("")
-	w.line("func (t *%s) Shard(key string) int { return t.states.Index(key) }", tt)
+	w.line("func (t *%s) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }", tt)
 	w.line("")
 	w.line("func (t *%s) Lock(shard int) { t.states.Shard(shard).Lock() }", tt)
 	w.line("")
 	w.line("func (t *%s) Unlock(shard int) { t.states.Shard(shard).Unlock() }", tt)
 	w.line("")
-	w.line("func (t *%s) Reset(key string) { t.states.Reset(key) }", tt)
+	w.line("func (t *%s) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }", tt)
 	w.line("")
 	w.line("func (t *%s) StopSweeper() { t.states.StopSweeper() }", tt)
 	w.line("")

@@ -3,7 +3,7 @@
 package small
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // counterTable holds the state of every counter limit of a memory.Limiter, by key.
 type counterTable struct {
-	states *kit.Store[counterState]
+	states *kit.Store[[1]int64, counterState]
 }
+
+// counterKey names a counter state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:small:ctr:<gap_ms>.
+type counterKey = kit.Key[[1]int64]
 
 // counterState is what counterTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -32,11 +36,16 @@ type counterParams struct {
 	GapMs int64
 }
 
+// counterHash is the hash of a state's key (see kit.HashKey).
+func counterHash(seed maphash.Seed, k counterKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "small", Name: "counter"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &counterTable{states: kit.NewStore[counterState]()} },
+		New:    func() kit.Table { return &counterTable{states: kit.NewStore[[1]int64, counterState](counterHash)} },
 	})
 }
 
@@ -71,17 +80,34 @@ func (t *counterTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key stri
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
 		return kit.BadInput("%s%d", "counter: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":small:ctr:" + strconv.FormatInt(c.Params[1], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *counterTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a counter limit's call alone (see kit.Table).
+func (t *counterTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *counterTable) key(c *kit.Call) counterKey {
+	return counterKey{Name: c.Key, Params: [1]int64{c.Params[1]}}
+}
+
+func (t *counterTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *counterTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *counterTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *counterTable) Reset(key string) { t.states.Reset(key) }
+func (t *counterTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *counterTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -89,9 +115,9 @@ func (t *counterTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *counterTable) Decide(c *kit.Call) kit.Reply {
 	p := counterParams{Limit: c.Params[0], GapMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st counterState
 	if e != nil {
 		st = e.State
@@ -114,7 +140,7 @@ func (t *counterTable) Decide(c *kit.Call) kit.Reply {
 			st.ctrTs = max(nowMs, ctrTs)
 			st.ctrN = used + c_
 			st.ctrExp = nowMs + p.GapMs + 1000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	} else {
 		odd := kit.CeilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
@@ -123,7 +149,7 @@ func (t *counterTable) Decide(c *kit.Call) kit.Reply {
 				st.ctrTs = ctrTs
 				st.ctrN = used
 				st.ctrExp = nowMs + 1000
-				sh.Put(key, e, st)
+				sh.Put(key, hash, e, st)
 			}
 		}
 	}

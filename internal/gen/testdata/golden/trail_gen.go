@@ -3,7 +3,7 @@
 package small
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -12,8 +12,12 @@ import (
 
 // trailTable holds the state of every trail limit of a memory.Limiter, by key.
 type trailTable struct {
-	states *kit.Store[trailState]
+	states *kit.Store[[2]int64, trailState]
 }
+
+// trailKey names a trail state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:small:log:<window_ms>:<bucket_ms>.
+type trailKey = kit.Key[[2]int64]
 
 // trailState is what trailTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -38,11 +42,16 @@ type trailParams struct {
 	BucketMs int64
 }
 
+// trailHash is the hash of a state's key (see kit.HashKey).
+func trailHash(seed maphash.Seed, k trailKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "small", Name: "trail"},
 		Inputs: []string{"note"},
-		New:    func() kit.Table { return &trailTable{states: kit.NewStore[trailState]()} },
+		New:    func() kit.Table { return &trailTable{states: kit.NewStore[[2]int64, trailState](trailHash)} },
 	})
 }
 
@@ -81,17 +90,34 @@ func (t *trailTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string
 	if len(c.Inputs[0]) > 16 {
 		return kit.BadInput("%s%d", "trail: note must be at most 16 bytes, got ", len(c.Inputs[0]))
 	}
-	c.Key = "{" + key + "}" + infix + ":small:log:" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[2], 10)
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c))
 	return nil
 }
 
-func (t *trailTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a trail limit's call alone (see kit.Table).
+func (t *trailTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+	if err := t.Prepare(&c, lim, "", key); err != nil {
+		return kit.Reply{}, err
+	}
+	sh := t.states.Shard(t.states.Index(c.Hash))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.Decide(&c), nil
+}
+
+// key is the key of a prepared call's state.
+func (t *trailTable) key(c *kit.Call) trailKey {
+	return trailKey{Name: c.Key, Params: [2]int64{c.Params[1], c.Params[2]}}
+}
+
+func (t *trailTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *trailTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *trailTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *trailTable) Reset(key string) { t.states.Reset(key) }
+func (t *trailTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
 
 func (t *trailTable) StopSweeper() { t.states.StopSweeper() }
 
@@ -99,9 +125,9 @@ func (t *trailTable) StopSweeper() { t.states.StopSweeper() }
 // writes only with c.Commit, and with c.Force consumes even a denial.
 func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 	p := trailParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st trailState
 	if e != nil {
 		st = e.State
@@ -177,7 +203,7 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 				}
 				st.logEntries = st.logEntries[n:]
 			}
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -195,7 +221,7 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 				}
 			}
 			st.logExp = nowMs + p.WindowMs + 1000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -205,12 +231,12 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 				}
 				st.hitsEntries = st.hitsEntries[n:]
 			}
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.seenTs = nowMs
 			st.seenExp = nowMs + p.WindowMs + 1000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -229,18 +255,18 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 				}
 			}
 			st.hitsExp = nowMs + p.WindowMs + 1000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if newest <= from {
 			if c.Commit {
 				st.notesEntries = nil
-				e = sh.Put(key, e, st)
+				e = sh.Put(key, hash, e, st)
 			}
 		}
 		if c.Commit {
 			st.notesEntries = append(st.notesEntries, trailNotesEntry{Ts: nowMs, Text: c.Inputs[0]})
 			st.notesExp = nowMs + p.WindowMs + 1000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used), RetryAfterMs: kit.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs, DelayMs: 0, Tier: 0}
@@ -260,11 +286,11 @@ func (t *trailTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 // The notes, when one is younger than window_ms.
 func (t *trailTable) viewRecent(c *kit.Call) ([]kit.Record, error) {
 	p := trailParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
+	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
 	sh.Lock()
 	defer sh.Unlock()
-	e := sh.Get(key, nowMs)
+	e := sh.Get(key, hash, nowMs)
 	var st trailState
 	if e != nil {
 		st = e.State
