@@ -126,22 +126,23 @@ const chunkSize = 256
 
 // generation holds entries in chunks, in the order their keys came, so
 // that adding one never moves the others and a pass walks them by
-// position; m maps the hash of each key to its position, and more the
-// keys whose hash an earlier key of the generation has (rare: hashes are
-// 64 bits). Entries are values in their chunk rather than objects of
+// position; m maps the top 32 bits of each key's hash (the low ones pick
+// its shard) to its position, and more the keys whose top bits an
+// earlier key of the generation has (few: one in 2^32 pairs). Entries are values in their chunk rather than objects of
 // their own, and the maps hold positions rather than keys, so that a new
 // key allocates nothing but its name and, now and then, a chunk or map
 // growth, its key is kept once, and the garbage collector has a few large
-// objects to scan rather than one per key.
+// objects to scan rather than one per key. Positions are int32s: a
+// shard never holds 2^31 keys (they would take terabytes).
 type generation[P comparable, S any] struct {
-	m      map[uint64]int
-	more   map[Key[P]]int
+	m      map[uint32]int32
+	more   map[Key[P]]int32
 	chunks []*[chunkSize]Entry[P, S]
 	n      int // entries added
 }
 
 func newGeneration[P comparable, S any]() generation[P, S] {
-	return generation[P, S]{m: map[uint64]int{}}
+	return generation[P, S]{m: map[uint32]int32{}}
 }
 
 // at returns the entry at position i.
@@ -152,16 +153,19 @@ func (g *generation[P, S]) at(i int) *Entry[P, S] {
 // find returns the entry of k, whose hash is h, nil when the generation
 // has none at a position from on (those before have been moved on).
 func (g *generation[P, S]) find(k Key[P], h uint64, from int) *Entry[P, S] {
-	if i, ok := g.m[h]; ok && i >= from {
-		if e := g.at(i); e.key == k {
+	if i, ok := g.m[top(h)]; ok && int(i) >= from {
+		if e := g.at(int(i)); e.key == k {
 			return e
 		}
 	}
-	if i, ok := g.more[k]; ok && i >= from {
-		return g.at(i)
+	if i, ok := g.more[k]; ok && int(i) >= from {
+		return g.at(int(i))
 	}
 	return nil
 }
+
+// top is the part of a hash that finds a key in its shard.
+func top(h uint64) uint32 { return uint32(h >> 32) }
 
 // add adds k, whose hash is h and which the generation does not hold,
 // with st, and returns its entry.
@@ -169,13 +173,13 @@ func (g *generation[P, S]) add(k Key[P], h uint64, st S) *Entry[P, S] {
 	if g.n%chunkSize == 0 {
 		g.chunks = append(g.chunks, new([chunkSize]Entry[P, S]))
 	}
-	if _, taken := g.m[h]; !taken {
-		g.m[h] = g.n
+	if _, taken := g.m[top(h)]; !taken {
+		g.m[top(h)] = int32(g.n)
 	} else {
 		if g.more == nil {
-			g.more = map[Key[P]]int{}
+			g.more = map[Key[P]]int32{}
 		}
-		g.more[k] = g.n
+		g.more[k] = int32(g.n)
 	}
 	e := g.at(g.n)
 	e.key, e.State = k, st

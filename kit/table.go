@@ -31,8 +31,7 @@ const (
 )
 
 // Call is one decision of one limit on one key, as a Table decides it.
-// The caller sets NowMs, Cost, Inputs, Commit and Force; Prepare sets Key,
-// Hash and Params.
+// The caller sets its Args; Prepare sets Key, Hash and Params.
 type Call struct {
 	// Key names the call's state, with the parameters it is measured in
 	// (Params named by the limit's Redis keys): the hash tag alone (the
@@ -46,8 +45,14 @@ type Call struct {
 	// Params are the limit's parameters as the scripts take them (ms for
 	// durations), in the spec's order.
 	Params [MaxParams]int64
-	NowMs  int64
-	Cost   int64
+	Args
+}
+
+// Args are what the caller of a call gives besides the limit and the
+// key.
+type Args struct {
+	NowMs int64
+	Cost  int64
 	// Inputs are the string inputs, in the algorithm's order.
 	Inputs []string
 	// Commit lets the decision write; without it, it writes nothing (a
@@ -100,11 +105,12 @@ type Table interface {
 	// policy's limit's). Errors match limitspec.ErrBadInput, with the
 	// scripts' messages, in the scripts' order.
 	Prepare(c *Call, lim limitspec.Limit, infix, key string) error
-	// Limit decides a limit's call alone: it prepares c for lim and key,
-	// as Prepare does with no infix, and decides it with its shard
-	// locked. It takes c by value, so that the call stays on the
-	// caller's stack: a decision on an existing key allocates nothing.
-	Limit(c Call, lim limitspec.Limit, key string) (Reply, error)
+	// Limit decides a limit's call alone: it prepares the call of args,
+	// lim and key as Prepare does (with no infix) and decides it with its
+	// shard locked. The call stays on its stack (a *Call passed to an
+	// interface's method escapes to the heap): a decision on an existing
+	// key allocates nothing.
+	Limit(args Args, lim limitspec.Limit, key string) (Reply, error)
 	// Shard is the index of the shard holding a prepared call's state;
 	// Lock and Unlock lock and unlock a shard.
 	Shard(c *Call) int

@@ -99,7 +99,8 @@ func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key
 }
 
 // Limit decides a bucket_window limit's call alone (see kit.Table).
-func (t *bucketWindowTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *bucketWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

@@ -88,7 +88,8 @@ func (t *fixedWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key 
 }
 
 // Limit decides a fixed_window limit's call alone (see kit.Table).
-func (t *fixedWindowTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *fixedWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

@@ -88,7 +88,8 @@ func (t *gcraTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string)
 }
 
 // Limit decides a gcra limit's call alone (see kit.Table).
-func (t *gcraTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *gcraTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

@@ -224,7 +224,7 @@ func probeOf(tb testing.TB, l *Limiter, lim limitspec.Limit) storeProbe {
 func stateCall(tb testing.TB, l *Limiter, lim limitspec.Limit, key string) *kit.Call {
 	tb.Helper()
 	t := tableOf(tb, l, lim)
-	c := kit.Call{Inputs: make([]string, len(t.alg.Inputs))}
+	c := kit.Call{Args: kit.Args{Inputs: make([]string, len(t.alg.Inputs))}}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		tb.Fatal(err)
 	}

@@ -142,8 +142,8 @@ func (l *Limiter) LimitInto(ctx context.Context, req limitspec.Request, res *lim
 	if err != nil {
 		return err
 	}
-	c := kit.Call{NowMs: now, Cost: req.Cost, Inputs: inputs(t.alg.Inputs, req.Inputs), Commit: true, Force: req.Force}
-	r, err := t.Limit(c, req.Limit, kit.StoredKey(req.Key))
+	args := kit.Args{NowMs: now, Cost: req.Cost, Inputs: inputs(t.alg.Inputs, req.Inputs), Commit: true, Force: req.Force}
+	r, err := t.Limit(args, req.Limit, kit.StoredKey(req.Key))
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (l *Limiter) prepare(lim limitspec.Limit, infix, key string) (*table, *kit.
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &kit.Call{Inputs: make([]string, len(t.alg.Inputs))}
+	c := &kit.Call{Args: kit.Args{Inputs: make([]string, len(t.alg.Inputs))}}
 	if err := t.Prepare(c, lim, infix, key); err != nil {
 		return nil, nil, err
 	}
@@ -209,7 +209,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 	if err != nil {
 		return nil, err
 	}
-	c := kit.Call{NowMs: l.nowMs(req.Now), Inputs: make([]string, len(t.alg.Inputs))}
+	c := kit.Call{Args: kit.Args{NowMs: l.nowMs(req.Now), Inputs: make([]string, len(t.alg.Inputs))}}
 	if err := t.Prepare(&c, req.Limit, "", kit.StoredKey(req.Key)); err != nil {
 		return nil, err
 	}

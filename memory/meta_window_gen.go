@@ -94,7 +94,8 @@ func (t *metaWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 }
 
 // Limit decides a meta_window limit's call alone (see kit.Table).
-func (t *metaWindowTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *metaWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

@@ -41,7 +41,8 @@ func (l *Limiter) preparePolicy(req limitspec.Request, now int64) ([]limitspec.P
 		if err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
-		lc := limitCall{t: t, c: kit.Call{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(t.alg.Inputs))}}
+		args := kit.Args{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(t.alg.Inputs))}
+		lc := limitCall{t: t, c: kit.Call{Args: args}}
 		if err := t.Prepare(&lc.c, pl.Limit, p.KeyInfix(i), keys[i]); err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}

@@ -90,7 +90,8 @@ func (t *slidingLogTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 }
 
 // Limit decides a sliding_log limit's call alone (see kit.Table).
-func (t *slidingLogTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *slidingLogTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

@@ -89,7 +89,8 @@ func (t *slidingWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, ke
 }
 
 // Limit decides a sliding_window limit's call alone (see kit.Table).
-func (t *slidingWindowTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *slidingWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

@@ -90,7 +90,8 @@ func (t *tokenBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key 
 }
 
 // Limit decides a token_bucket limit's call alone (see kit.Table).
-func (t *tokenBucketTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *tokenBucketTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

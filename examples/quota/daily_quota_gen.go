@@ -88,7 +88,8 @@ func (t *dailyQuotaTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 }
 
 // Limit decides a daily_quota limit's call alone (see kit.Table).
-func (t *dailyQuotaTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *dailyQuotaTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

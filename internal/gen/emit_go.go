@@ -12,7 +12,7 @@ var goReserved = words(`break case chan const continue default defer else
 	select struct switch type var
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
-	l p c e st sh t key hash nowMs out i n x kit limitspec time strconv maphash
+	l p c e st sh t key hash args nowMs out i n x kit limitspec time strconv maphash
 	pick satAdd satSub satMul satDiv satCeilDiv badInput checkParam millis knownParams`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.

@@ -86,7 +86,8 @@ func (t *counterTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key stri
 }
 
 // Limit decides a counter limit's call alone (see kit.Table).
-func (t *counterTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *counterTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}

@@ -96,7 +96,8 @@ func (t *trailTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string
 }
 
 // Limit decides a trail limit's call alone (see kit.Table).
-func (t *trailTable) Limit(c kit.Call, lim limitspec.Limit, key string) (kit.Reply, error) {
+func (t *trailTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	c := kit.Call{Args: args}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		return kit.Reply{}, err
 	}
