@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// bucketWindowTable holds the state of every bucket_window limit of a memory.Limiter, by key.
+// bucketWindowTable holds the state of every bucket_window limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type bucketWindowTable struct {
 	states *kit.Store[[4]int64, bucketWindowState]
+	valid  kit.Valid[limitspec.BucketWindow]
 }
 
 // bucketWindowKey names a bucket_window state: the call's key, and the parameters the
@@ -71,8 +73,11 @@ func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key
 	default:
 		return kit.NotA("bucket_window", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Limit
 	c.Params[1] = int64(l.Window / time.Millisecond)

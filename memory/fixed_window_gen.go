@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// fixedWindowTable holds the state of every fixed_window limit of a memory.Limiter, by key.
+// fixedWindowTable holds the state of every fixed_window limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type fixedWindowTable struct {
 	states *kit.Store[[1]int64, fixedWindowState]
+	valid  kit.Valid[limitspec.FixedWindow]
 }
 
 // fixedWindowKey names a fixed_window state: the call's key, and the parameters the
@@ -65,8 +67,11 @@ func (t *fixedWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key 
 	default:
 		return kit.NotA("fixed_window", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Limit
 	c.Params[1] = int64(l.Window / time.Millisecond)

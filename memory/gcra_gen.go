@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// gcraTable holds the state of every gcra limit of a memory.Limiter, by key.
+// gcraTable holds the state of every gcra limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type gcraTable struct {
 	states *kit.Store[[2]int64, gcraState]
+	valid  kit.Valid[limitspec.GCRA]
 }
 
 // gcraKey names a gcra state: the call's key, and the parameters the
@@ -64,8 +66,11 @@ func (t *gcraTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string)
 	default:
 		return kit.NotA("gcra", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Burst
 	c.Params[1] = l.Rate

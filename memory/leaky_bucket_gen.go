@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// leakyBucketTable holds the state of every leaky_bucket limit of a memory.Limiter, by key.
+// leakyBucketTable holds the state of every leaky_bucket limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type leakyBucketTable struct {
 	states *kit.Store[[2]int64, leakyBucketState]
+	valid  kit.Valid[limitspec.LeakyBucket]
 }
 
 // leakyBucketKey names a leaky_bucket state: the call's key, and the parameters the
@@ -66,8 +68,11 @@ func (t *leakyBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key 
 	default:
 		return kit.NotA("leaky_bucket", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Capacity
 	c.Params[1] = l.Rate

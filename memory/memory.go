@@ -50,7 +50,9 @@ type Limiter struct {
 	clock     func() time.Time
 	noSweeper bool
 	mu        sync.Mutex // serializes the creation of tables
-	tables    atomic.Pointer[map[limitspec.Algorithm]*table]
+	// tables are the tables made so far, one per algorithm decided, in
+	// the order they were made; a new table replaces the slice.
+	tables atomic.Pointer[[]*table]
 }
 
 // table is the state of one algorithm's limits, its name in results,
@@ -240,13 +242,13 @@ func (l *Limiter) Check(req limitspec.Request) error {
 	return err
 }
 
-// table returns the table of lim's algorithm, made at its first use.
+// table returns the table of lim's algorithm, made at its first use. It
+// looks among the tables one by one: there are few (one per algorithm),
+// and comparing two IDs of one algorithm compares the same strings.
 func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 	id := lim.Algorithm()
-	if m := l.tables.Load(); m != nil {
-		if t := (*m)[id]; t != nil {
-			return t, nil
-		}
+	if t := find(l.tables.Load(), id); t != nil {
+		return t, nil
 	}
 	alg, ok := kit.LookupTable(id)
 	if !ok {
@@ -254,24 +256,34 @@ func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	old := map[limitspec.Algorithm]*table{}
-	if m := l.tables.Load(); m != nil {
-		old = *m
+	var old []*table
+	if ts := l.tables.Load(); ts != nil {
+		old = *ts
 	}
-	if t := old[id]; t != nil {
+	if t := find(&old, id); t != nil {
 		return t, nil
 	}
 	t := &table{Table: alg.New(), alg: alg, name: id.String(), order: len(old)}
 	if l.noSweeper {
 		t.StopSweeper()
 	}
-	next := make(map[limitspec.Algorithm]*table, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	next[id] = t
+	next := append(old[:len(old):len(old)], t)
 	l.tables.Store(&next)
 	return t, nil
+}
+
+// find returns the table of the algorithm id among tables, which may be
+// nil; nil if none is.
+func find(tables *[]*table, id limitspec.Algorithm) *table {
+	if tables == nil {
+		return nil
+	}
+	for _, t := range *tables {
+		if t.alg.ID == id {
+			return t
+		}
+	}
+	return nil
 }
 
 // nowMs is t in ms since the epoch, or the limiter's clock's for the
@@ -290,6 +302,9 @@ func (l *Limiter) nowMs(t time.Time) int64 {
 // inputs orders the named inputs as names lists them; missing ones are
 // empty.
 func inputs(names []string, byName map[string]string) []string {
+	if len(names) == 0 {
+		return nil
+	}
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = byName[n]

@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// metaWindowTable holds the state of every meta_window limit of a memory.Limiter, by key.
+// metaWindowTable holds the state of every meta_window limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type metaWindowTable struct {
 	states *kit.Store[[1]int64, metaWindowState]
+	valid  kit.Valid[limitspec.MetaWindow]
 }
 
 // metaWindowKey names a meta_window state: the call's key, and the parameters the
@@ -68,8 +70,11 @@ func (t *metaWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 	default:
 		return kit.NotA("meta_window", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Limit
 	c.Params[1] = int64(l.Window / time.Millisecond)

@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// slidingLogTable holds the state of every sliding_log limit of a memory.Limiter, by key.
+// slidingLogTable holds the state of every sliding_log limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type slidingLogTable struct {
 	states *kit.Store[[1]int64, slidingLogState]
+	valid  kit.Valid[limitspec.SlidingLog]
 }
 
 // slidingLogKey names a sliding_log state: the call's key, and the parameters the
@@ -67,8 +69,11 @@ func (t *slidingLogTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 	default:
 		return kit.NotA("sliding_log", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Limit
 	c.Params[1] = int64(l.Window / time.Millisecond)

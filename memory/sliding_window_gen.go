@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// slidingWindowTable holds the state of every sliding_window limit of a memory.Limiter, by key.
+// slidingWindowTable holds the state of every sliding_window limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type slidingWindowTable struct {
 	states *kit.Store[[1]int64, slidingWindowState]
+	valid  kit.Valid[limitspec.SlidingWindow]
 }
 
 // slidingWindowKey names a sliding_window state: the call's key, and the parameters the
@@ -66,8 +68,11 @@ func (t *slidingWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, ke
 	default:
 		return kit.NotA("sliding_window", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Limit
 	c.Params[1] = int64(l.Window / time.Millisecond)

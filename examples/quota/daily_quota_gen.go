@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// dailyQuotaTable holds the state of every daily_quota limit of a memory.Limiter, by key.
+// dailyQuotaTable holds the state of every daily_quota limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type dailyQuotaTable struct {
 	states *kit.Store[[1]int64, dailyQuotaState]
+	valid  kit.Valid[DailyQuota]
 }
 
 // dailyQuotaKey names a daily_quota state: the call's key, and the parameters the
@@ -65,8 +67,11 @@ func (t *dailyQuotaTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key s
 	default:
 		return kit.NotA("daily_quota", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Limit
 	c.Params[1] = int64(l.Offset / time.Millisecond)

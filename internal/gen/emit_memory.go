@@ -35,7 +35,7 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 		w.line("%q", o.limits.path)
 	}
 	w.line(")")
-	memTypes(&w, a)
+	memTypes(&w, a, o.qualifier(o.memory, o.limits)+goType(a))
 	memRegister(&w, sp, a)
 	memPrepare(&w, sp, a, o)
 	memMethods(&w, sp, a)
@@ -71,14 +71,16 @@ func memStore(a *Algorithm) string {
 	return fmt.Sprintf("kit.Store[%s, %s]", memKeyParams(a), goStateType(a))
 }
 
-// memTypes declares the table, the state per key, its key and the
-// parameters.
-func memTypes(w *writer, a *Algorithm) {
+// memTypes declares the table of a's limits of type typ, the state per
+// key, its key and the parameters.
+func memTypes(w *writer, a *Algorithm, typ string) {
 	st := goStateType(a)
 	w.line("")
-	w.line("// %s holds the state of every %s limit of a memory.Limiter, by key.", tableType(a), a.Name)
+	w.line("// %s holds the state of every %s limit of a memory.Limiter, by key,", tableType(a), a.Name)
+	w.line("// and the limits it has found valid.")
 	w.line("type %s struct {", tableType(a))
 	w.line("states *%s", memStore(a))
+	w.line("valid  kit.Valid[%s]", typ)
 	w.line("}")
 	w.line("")
 	w.line("// %s names a %s state: the call's key, and the parameters the", memKey(a), a.Name)
@@ -145,7 +147,13 @@ func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	w.line("")
 	w.line("// Prepare checks a call of a %s limit and names its state (see kit.Table).", a.Name)
 	w.line("func (t *%s) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {", tableType(a))
-	limitOf(w, a, typ, "")
+	limitConv(w, a, typ, "")
+	w.line("if !t.valid.Has(l) {")
+	w.line("if err := l.Validate(); err != nil {")
+	w.line("return err")
+	w.line("}")
+	w.line("t.valid.Add(l)")
+	w.line("}")
 	for i, p := range a.Params {
 		w.line("c.Params[%d] = %s", i, wireValue(p, "l"))
 	}
@@ -196,6 +204,15 @@ func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
 // limitOf converts lim to the typed limit l of a, checked (Validate), or
 // returns the refusal after zero, the function's other results.
 func limitOf(w *writer, a *Algorithm, typ, zero string) {
+	limitConv(w, a, typ, zero)
+	w.line("if err := l.Validate(); err != nil {")
+	w.line("return %serr", zero)
+	w.line("}")
+}
+
+// limitConv converts lim to the typed limit l of a, or returns the
+// refusal after zero, the function's other results.
+func limitConv(w *writer, a *Algorithm, typ, zero string) {
 	w.line("var l %s", typ)
 	w.line("switch v := lim.(type) {")
 	w.line("case %s:", typ)
@@ -207,9 +224,6 @@ func limitOf(w *writer, a *Algorithm, typ, zero string) {
 	w.line("l = *v")
 	w.line("default:")
 	w.line("return %skit.NotA(%q, lim)", zero, a.Name)
-	w.line("}")
-	w.line("if err := l.Validate(); err != nil {")
-	w.line("return %serr", zero)
 	w.line("}")
 }
 

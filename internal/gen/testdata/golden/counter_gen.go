@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// counterTable holds the state of every counter limit of a memory.Limiter, by key.
+// counterTable holds the state of every counter limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type counterTable struct {
 	states *kit.Store[[1]int64, counterState]
+	valid  kit.Valid[Counter]
 }
 
 // counterKey names a counter state: the call's key, and the parameters the
@@ -63,8 +65,11 @@ func (t *counterTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key stri
 	default:
 		return kit.NotA("counter", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Limit
 	c.Params[1] = int64(l.Gap / time.Millisecond)

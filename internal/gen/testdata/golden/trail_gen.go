@@ -10,9 +10,11 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// trailTable holds the state of every trail limit of a memory.Limiter, by key.
+// trailTable holds the state of every trail limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type trailTable struct {
 	states *kit.Store[[2]int64, trailState]
+	valid  kit.Valid[Trail]
 }
 
 // trailKey names a trail state: the call's key, and the parameters the
@@ -69,8 +71,11 @@ func (t *trailTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string
 	default:
 		return kit.NotA("trail", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		t.valid.Add(l)
 	}
 	c.Params[0] = l.Limit
 	c.Params[1] = int64(l.Window / time.Millisecond)
