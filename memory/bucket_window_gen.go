@@ -59,66 +59,87 @@ func init() {
 	})
 }
 
-// Prepare checks a call of a bucket_window limit and names its state (see kit.Table).
-func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a bucket_window limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *bucketWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (bucketWindowParams, error) {
 	var l limitspec.BucketWindow
 	switch v := lim.(type) {
 	case limitspec.BucketWindow:
 		l = v
 	case *limitspec.BucketWindow:
 		if v == nil {
-			return kit.NotA("bucket_window", lim)
+			return bucketWindowParams{}, kit.NotA("bucket_window", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("bucket_window", lim)
+		return bucketWindowParams{}, kit.NotA("bucket_window", lim)
 	}
 	if !t.valid.Has(l) {
 		if err := l.Validate(); err != nil {
-			return err
+			return bucketWindowParams{}, err
 		}
 		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
-	c.Params[2] = int64(l.Bucket / time.Millisecond)
-	c.Params[3] = l.Limit2
-	c.Params[4] = int64(l.Window2 / time.Millisecond)
-	c.Params[5] = l.Limit3
-	c.Params[6] = int64(l.Window3 / time.Millisecond)
+	p := bucketWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond), BucketMs: int64(l.Bucket / time.Millisecond), Limit2: l.Limit2, WindowMs2: int64(l.Window2 / time.Millisecond), Limit3: l.Limit3, WindowMs3: int64(l.Window3 / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("bucket_window: key must not be empty")
+		return p, kit.BadInput("bucket_window: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
+	return p, nil
+}
+
+// Prepare checks a call of a bucket_window limit and names its state (see kit.Table).
+func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
+	c.Params[2] = p.BucketMs
+	c.Params[3] = p.Limit2
+	c.Params[4] = p.WindowMs2
+	c.Params[5] = p.Limit3
+	c.Params[6] = p.WindowMs3
 	c.Key = kit.StateName(key, infix)
-	c.Hash = t.states.Hash(t.key(c))
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
 // Limit decides a bucket_window limit's call alone (see kit.Table).
 func (t *bucketWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
-	c := kit.Call{Args: args}
-	if err := t.Prepare(&c, lim, "", key); err != nil {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
 		return kit.Reply{}, err
 	}
-	sh := t.states.Shard(t.states.Index(c.Hash))
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
-	return t.Decide(&c), nil
+	return t.decide(p, k, h, &args), nil
 }
 
-// key is the key of a prepared call's state.
-func (t *bucketWindowTable) key(c *kit.Call) bucketWindowKey {
-	return bucketWindowKey{Name: c.Key, Params: [4]int64{c.Params[2], c.Params[1], c.Params[4], c.Params[6]}}
+// params are a prepared call's parameters.
+func (t *bucketWindowTable) params(c *kit.Call) bucketWindowParams {
+	return bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2], Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
 }
+
+// key is the key of the state named name of a call of parameters p.
+func (t *bucketWindowTable) key(name string, p bucketWindowParams) bucketWindowKey {
+	return bucketWindowKey{Name: name, Params: [4]int64{p.BucketMs, p.WindowMs, p.WindowMs2, p.WindowMs3}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *bucketWindowTable) callKey(c *kit.Call) bucketWindowKey { return t.key(c.Key, t.params(c)) }
 
 func (t *bucketWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
@@ -126,15 +147,21 @@ func (t *bucketWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *bucketWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *bucketWindowTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
+func (t *bucketWindowTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *bucketWindowTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *bucketWindowTable) Decide(c *kit.Call) kit.Reply {
-	p := bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2], Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
-	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
 	var st bucketWindowState

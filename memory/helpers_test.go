@@ -198,21 +198,21 @@ func probeOf(tb testing.TB, l *Limiter, lim limitspec.Limit) storeProbe {
 	tb.Helper()
 	switch t := tableOf(tb, l, lim).Table.(type) {
 	case *bucketWindowTable:
-		return probe[[4]int64, bucketWindowState, *bucketWindowState]{t.states, t.key}
+		return probe[[4]int64, bucketWindowState, *bucketWindowState]{t.states, t.callKey}
 	case *fixedWindowTable:
-		return probe[[1]int64, fixedWindowState, *fixedWindowState]{t.states, t.key}
+		return probe[[1]int64, fixedWindowState, *fixedWindowState]{t.states, t.callKey}
 	case *gcraTable:
-		return probe[[2]int64, gcraState, *gcraState]{t.states, t.key}
+		return probe[[2]int64, gcraState, *gcraState]{t.states, t.callKey}
 	case *leakyBucketTable:
-		return probe[[2]int64, leakyBucketState, *leakyBucketState]{t.states, t.key}
+		return probe[[2]int64, leakyBucketState, *leakyBucketState]{t.states, t.callKey}
 	case *metaWindowTable:
-		return probe[[1]int64, metaWindowState, *metaWindowState]{t.states, t.key}
+		return probe[[1]int64, metaWindowState, *metaWindowState]{t.states, t.callKey}
 	case *slidingLogTable:
-		return probe[[1]int64, slidingLogState, *slidingLogState]{t.states, t.key}
+		return probe[[1]int64, slidingLogState, *slidingLogState]{t.states, t.callKey}
 	case *slidingWindowTable:
-		return probe[[1]int64, slidingWindowState, *slidingWindowState]{t.states, t.key}
+		return probe[[1]int64, slidingWindowState, *slidingWindowState]{t.states, t.callKey}
 	case *tokenBucketTable:
-		return probe[[2]int64, tokenBucketState, *tokenBucketState]{t.states, t.key}
+		return probe[[2]int64, tokenBucketState, *tokenBucketState]{t.states, t.callKey}
 	default:
 		tb.Fatalf("no store known for %T", t)
 		return nil

@@ -56,64 +56,85 @@ func init() {
 	})
 }
 
-// Prepare checks a call of a meta_window limit and names its state (see kit.Table).
-func (t *metaWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a meta_window limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *metaWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (metaWindowParams, error) {
 	var l limitspec.MetaWindow
 	switch v := lim.(type) {
 	case limitspec.MetaWindow:
 		l = v
 	case *limitspec.MetaWindow:
 		if v == nil {
-			return kit.NotA("meta_window", lim)
+			return metaWindowParams{}, kit.NotA("meta_window", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("meta_window", lim)
+		return metaWindowParams{}, kit.NotA("meta_window", lim)
 	}
 	if !t.valid.Has(l) {
 		if err := l.Validate(); err != nil {
-			return err
+			return metaWindowParams{}, err
 		}
 		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
+	p := metaWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("meta_window: key must not be empty")
+		return p, kit.BadInput("meta_window: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "meta_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "meta_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "meta_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "meta_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	if len(c.Inputs[0]) > 256 {
-		return kit.BadInput("%s%d", "meta_window: meta must be at most 256 bytes, got ", len(c.Inputs[0]))
+		return p, kit.BadInput("%s%d", "meta_window: meta must be at most 256 bytes, got ", len(c.Inputs[0]))
 	}
+	return p, nil
+}
+
+// Prepare checks a call of a meta_window limit and names its state (see kit.Table).
+func (t *metaWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
 	c.Key = kit.StateName(key, infix)
-	c.Hash = t.states.Hash(t.key(c))
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
 // Limit decides a meta_window limit's call alone (see kit.Table).
 func (t *metaWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
-	c := kit.Call{Args: args}
-	if err := t.Prepare(&c, lim, "", key); err != nil {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
 		return kit.Reply{}, err
 	}
-	sh := t.states.Shard(t.states.Index(c.Hash))
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
-	return t.Decide(&c), nil
+	return t.decide(p, k, h, &args), nil
 }
 
-// key is the key of a prepared call's state.
-func (t *metaWindowTable) key(c *kit.Call) metaWindowKey {
-	return metaWindowKey{Name: c.Key, Params: [1]int64{c.Params[1]}}
+// params are a prepared call's parameters.
+func (t *metaWindowTable) params(c *kit.Call) metaWindowParams {
+	return metaWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
 }
+
+// key is the key of the state named name of a call of parameters p.
+func (t *metaWindowTable) key(name string, p metaWindowParams) metaWindowKey {
+	return metaWindowKey{Name: name, Params: [1]int64{p.WindowMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *metaWindowTable) callKey(c *kit.Call) metaWindowKey { return t.key(c.Key, t.params(c)) }
 
 func (t *metaWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
@@ -121,15 +142,21 @@ func (t *metaWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *metaWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *metaWindowTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
+func (t *metaWindowTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *metaWindowTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
-	p := metaWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
 	var st metaWindowState
@@ -186,9 +213,11 @@ func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *metaWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
+	p := t.params(c)
+	key := t.key(c.Key, p)
 	switch name {
 	case "entries":
-		return t.viewEntries(c)
+		return t.viewEntries(p, key, c.Hash, &c.Args)
 	}
 	return nil, kit.BadInput("meta_window: unknown view %q (views: entries)", name)
 }
@@ -198,9 +227,8 @@ func (t *metaWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 // The entries of the window open at now_ms (at the key's last
 // admission, if that is later), oldest first: time, cost and meta
 // of each admitted request; none when no window is open.
-func (t *metaWindowTable) viewEntries(c *kit.Call) ([]kit.Record, error) {
-	p := metaWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, hash uint64, c *kit.Args) ([]kit.Record, error) {
+	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	sh.Lock()
 	defer sh.Unlock()

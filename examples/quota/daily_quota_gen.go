@@ -53,61 +53,82 @@ func init() {
 	})
 }
 
-// Prepare checks a call of a daily_quota limit and names its state (see kit.Table).
-func (t *dailyQuotaTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a daily_quota limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *dailyQuotaTable) check(c *kit.Args, lim limitspec.Limit, key string) (dailyQuotaParams, error) {
 	var l DailyQuota
 	switch v := lim.(type) {
 	case DailyQuota:
 		l = v
 	case *DailyQuota:
 		if v == nil {
-			return kit.NotA("daily_quota", lim)
+			return dailyQuotaParams{}, kit.NotA("daily_quota", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("daily_quota", lim)
+		return dailyQuotaParams{}, kit.NotA("daily_quota", lim)
 	}
 	if !t.valid.Has(l) {
 		if err := l.Validate(); err != nil {
-			return err
+			return dailyQuotaParams{}, err
 		}
 		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Offset / time.Millisecond)
+	p := dailyQuotaParams{Limit: l.Limit, OffsetMs: int64(l.Offset / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("daily_quota: key must not be empty")
+		return p, kit.BadInput("daily_quota: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("daily_quota: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("daily_quota: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "daily_quota: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "daily_quota: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "daily_quota: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "daily_quota: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
+	return p, nil
+}
+
+// Prepare checks a call of a daily_quota limit and names its state (see kit.Table).
+func (t *dailyQuotaTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.OffsetMs
 	c.Key = kit.StateName(key, infix)
-	c.Hash = t.states.Hash(t.key(c))
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
 // Limit decides a daily_quota limit's call alone (see kit.Table).
 func (t *dailyQuotaTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
-	c := kit.Call{Args: args}
-	if err := t.Prepare(&c, lim, "", key); err != nil {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
 		return kit.Reply{}, err
 	}
-	sh := t.states.Shard(t.states.Index(c.Hash))
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
-	return t.Decide(&c), nil
+	return t.decide(p, k, h, &args), nil
 }
 
-// key is the key of a prepared call's state.
-func (t *dailyQuotaTable) key(c *kit.Call) dailyQuotaKey {
-	return dailyQuotaKey{Name: c.Key, Params: [1]int64{c.Params[1]}}
+// params are a prepared call's parameters.
+func (t *dailyQuotaTable) params(c *kit.Call) dailyQuotaParams {
+	return dailyQuotaParams{Limit: c.Params[0], OffsetMs: c.Params[1]}
 }
+
+// key is the key of the state named name of a call of parameters p.
+func (t *dailyQuotaTable) key(name string, p dailyQuotaParams) dailyQuotaKey {
+	return dailyQuotaKey{Name: name, Params: [1]int64{p.OffsetMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *dailyQuotaTable) callKey(c *kit.Call) dailyQuotaKey { return t.key(c.Key, t.params(c)) }
 
 func (t *dailyQuotaTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
@@ -115,15 +136,21 @@ func (t *dailyQuotaTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *dailyQuotaTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *dailyQuotaTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
+func (t *dailyQuotaTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *dailyQuotaTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *dailyQuotaTable) Decide(c *kit.Call) kit.Reply {
-	p := dailyQuotaParams{Limit: c.Params[0], OffsetMs: c.Params[1]}
-	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
 	var st dailyQuotaState

@@ -12,7 +12,7 @@ var goReserved = words(`break case chan const continue default defer else
 	select struct switch type var
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
-	l p c e st sh t key hash args nowMs out i n x kit limitspec time strconv maphash
+	l p c e st sh t k h key hash args nowMs out i n x kit limitspec time strconv maphash
 	pick satAdd satSub satMul satDiv satCeilDiv badInput checkParam millis knownParams`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
@@ -177,14 +177,7 @@ func goEntryDecl(w *writer, a *Algorithm, s *State) {
 func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 	st := goStateType(a)
 	used := usedNames(body)
-	if used.params {
-		var fields []string
-		for i, p := range a.Params {
-			fields = append(fields, fmt.Sprintf("%s: c.Params[%d]", goExported(p.Name), i))
-		}
-		w.line("p := %s{%s}", memParams(a), strings.Join(fields, ", "))
-	}
-	w.line("key, hash, nowMs := t.key(c), c.Hash, c.NowMs")
+	w.line("nowMs := c.NowMs")
 	w.line("sh := t.states.Shard(t.states.Index(hash))")
 	if !writes {
 		w.line("sh.Lock()")

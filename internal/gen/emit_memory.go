@@ -138,67 +138,98 @@ func memRegister(w *writer, sp *Spec, a *Algorithm) {
 	w.line("}")
 }
 
-// memPrepare emits Prepare: the limit, its parameters, the key, the time,
+// memPrepare emits check: the limit, its parameters, the key, the time,
 // the cost and the string inputs, checked in the order of the scripts'
-// checks, and the state's key and its hash; and Limit, which prepares a
-// call and decides it.
+// checks; Prepare, which also names the state; Limit, which checks a
+// call and decides it; and the helpers that read a prepared call's
+// parameters and key.
 func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	typ := o.qualifier(o.memory, o.limits) + goType(a)
+	tt, pt := tableType(a), memParams(a)
 	w.line("")
-	w.line("// Prepare checks a call of a %s limit and names its state (see kit.Table).", a.Name)
-	w.line("func (t *%s) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {", tableType(a))
-	limitConv(w, a, typ, "")
+	w.line("// check checks a call of a %s limit, of arguments c, and returns its", a.Name)
+	w.line("// parameters (see kit.Table's Prepare).")
+	w.line("func (t *%s) check(c *kit.Args, lim limitspec.Limit, key string) (%s, error) {", tt, pt)
+	limitConv(w, a, typ, pt+"{}, ")
 	w.line("if !t.valid.Has(l) {")
 	w.line("if err := l.Validate(); err != nil {")
-	w.line("return err")
+	w.line("return %s{}, err", pt)
 	w.line("}")
 	w.line("t.valid.Add(l)")
 	w.line("}")
-	for i, p := range a.Params {
-		w.line("c.Params[%d] = %s", i, wireValue(p, "l"))
+	var fields []string
+	for _, p := range a.Params {
+		fields = append(fields, goExported(p.Name)+": "+wireValue(p, "l"))
 	}
+	w.line("p := %s{%s}", pt, strings.Join(fields, ", "))
 	w.line("if key == \"\" {")
-	w.line("return kit.BadInput(%q)", a.Name+": "+msgKeyEmpty)
+	w.line("return p, kit.BadInput(%q)", a.Name+": "+msgKeyEmpty)
 	w.line("}")
 	w.line("if key[0] == '}' {")
-	w.line("return kit.BadInput(%q)", a.Name+": "+msgKeyBrace)
+	w.line("return p, kit.BadInput(%q)", a.Name+": "+msgKeyBrace)
 	w.line("}")
 	for _, in := range sp.Inputs {
-		v := "c." + goExported(in.Arg) // kit.Call's NowMs, Cost
+		v := "c." + goExported(in.Arg) // kit.Args's NowMs, Cost
 		w.line("if %s < %d || %s > %d {", v, in.Min, v, in.Max)
-		w.line("return kit.BadInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
+		w.line("return p, kit.BadInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
 		w.line("}")
 	}
 	for _, in := range a.Strings {
 		w.line("if len(c.Inputs[%d]) > %d {", in.Index, in.MaxLen)
-		w.line("return kit.BadInput(\"%%s%%d\", %q, len(c.Inputs[%d]))", a.Name+": "+msgStrPrefix(in), in.Index)
+		w.line("return p, kit.BadInput(\"%%s%%d\", %q, len(c.Inputs[%d]))", a.Name+": "+msgStrPrefix(in), in.Index)
 		w.line("}")
 	}
+	w.line("return p, nil")
+	w.line("}")
+	w.line("")
+	w.line("// Prepare checks a call of a %s limit and names its state (see kit.Table).", a.Name)
+	w.line("func (t *%s) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {", tt)
+	w.line("p, err := t.check(&c.Args, lim, key)")
+	w.line("if err != nil {")
+	w.line("return err")
+	w.line("}")
+	for i, p := range a.Params {
+		w.line("c.Params[%d] = p.%s", i, goExported(p.Name))
+	}
 	w.line("c.Key = kit.StateName(key, infix)")
-	w.line("c.Hash = t.states.Hash(t.key(c))")
+	w.line("c.Hash = t.states.Hash(t.key(c.Key, p))")
 	w.line("return nil")
 	w.line("}")
 	w.line("")
 	w.line("// Limit decides a %s limit's call alone (see kit.Table).", a.Name)
-	w.line("func (t *%s) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {", tableType(a))
-	w.line("c := kit.Call{Args: args}")
-	w.line("if err := t.Prepare(&c, lim, \"\", key); err != nil {")
+	w.line("func (t *%s) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {", tt)
+	w.line("p, err := t.check(&args, lim, key)")
+	w.line("if err != nil {")
 	w.line("return kit.Reply{}, err")
 	w.line("}")
-	w.line("sh := t.states.Shard(t.states.Index(c.Hash))")
+	w.line("k := t.key(key, p)")
+	w.line("h := t.states.Hash(k)")
+	w.line("sh := t.states.Shard(t.states.Index(h))")
 	w.line("sh.Lock()")
 	w.line("defer sh.Unlock()")
-	w.line("return t.Decide(&c), nil")
+	w.line("return t.decide(p, k, h, &args), nil")
 	w.line("}")
 	w.line("")
-	w.line("// key is the key of a prepared call's state.")
-	w.line("func (t *%s) key(c *kit.Call) %s {", tableType(a), memKey(a))
+	w.line("// params are a prepared call's parameters.")
+	w.line("func (t *%s) params(c *kit.Call) %s {", tt, pt)
+	fields = nil
+	for i, p := range a.Params {
+		fields = append(fields, fmt.Sprintf("%s: c.Params[%d]", goExported(p.Name), i))
+	}
+	w.line("return %s{%s}", pt, strings.Join(fields, ", "))
+	w.line("}")
+	w.line("")
+	w.line("// key is the key of the state named name of a call of parameters p.")
+	w.line("func (t *%s) key(name string, p %s) %s {", tt, pt, memKey(a))
 	var params []string
 	for _, p := range a.States[0].KeyParams() {
-		params = append(params, fmt.Sprintf("c.Params[%d]", p.Index))
+		params = append(params, "p."+goExported(p.Name))
 	}
-	w.line("return %s{Name: c.Key, Params: %s{%s}}", memKey(a), memKeyParams(a), strings.Join(params, ", "))
+	w.line("return %s{Name: name, Params: %s{%s}}", memKey(a), memKeyParams(a), strings.Join(params, ", "))
 	w.line("}")
+	w.line("")
+	w.line("// callKey is the key of a prepared call's state.")
+	w.line("func (t *%s) callKey(c *kit.Call) %s { return t.key(c.Key, t.params(c)) }", tt, memKey(a))
 }
 
 // limitOf converts lim to the typed limit l of a, checked (Validate), or
@@ -238,13 +269,20 @@ func memMethods(w *writer, sp *Spec, a *Algorithm) {
 	w.line("")
 	w.line("func (t *%s) Unlock(shard int) { t.states.Shard(shard).Unlock() }", tt)
 	w.line("")
-	w.line("func (t *%s) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }", tt)
+	w.line("func (t *%s) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }", tt)
 	w.line("")
 	w.line("func (t *%s) StopSweeper() { t.states.StopSweeper() }", tt)
 	w.line("")
-	w.line("// Decide decides c, whose shard the caller holds (see kit.Table); it")
-	w.line("// writes only with c.Commit, and with c.Force consumes even a denial.")
+	w.line("// Decide decides c, whose shard the caller holds (see kit.Table).")
 	w.line("func (t *%s) Decide(c *kit.Call) kit.Reply {", tt)
+	w.line("p := t.params(c)")
+	w.line("return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)")
+	w.line("}")
+	w.line("")
+	w.line("// decide decides a call of parameters p and arguments c on the state of")
+	w.line("// key, of hash hash, whose shard the caller holds; it writes only with")
+	w.line("// c.Commit, and with c.Force consumes even a denial.")
+	w.line("func (t *%s) decide(p %s, key %s, hash uint64, c *kit.Args) kit.Reply {", tt, memParams(a), memKey(a))
 	goReads(w, sp, a, a.Body, true)
 	w.commitOnly = true
 	goBlock(w, sp, a, a.Body, map[*Agg]string{}, false)
@@ -259,11 +297,13 @@ func memMethods(w *writer, sp *Spec, a *Algorithm) {
 		return
 	}
 	var names []string
+	w.line("p := t.params(c)")
+	w.line("key := t.key(c.Key, p)")
 	w.line("switch name {")
 	for _, v := range a.Views {
 		names = append(names, v.Name)
 		w.line("case %q:", v.Name)
-		w.line("return t.%s(c)", goName("view_"+v.Name))
+		w.line("return t.%s(p, key, c.Hash, &c.Args)", goName("view_"+v.Name))
 	}
 	w.line("}")
 	w.line("return nil, kit.BadInput(%q, name)", a.Name+": unknown view %q (views: "+strings.Join(names, ", ")+")")
@@ -275,7 +315,7 @@ func memMethods(w *writer, sp *Spec, a *Algorithm) {
 		for _, l := range strings.Split(v.Doc, "\n") {
 			w.line("// %s", l)
 		}
-		w.line("func (t *%s) %s(c *kit.Call) ([]kit.Record, error) {", tt, goName("view_"+v.Name))
+		w.line("func (t *%s) %s(p %s, key %s, hash uint64, c *kit.Args) ([]kit.Record, error) {", tt, goName("view_"+v.Name), memParams(a), memKey(a))
 		goReads(w, sp, a, v.Body, false)
 		goBlock(w, sp, a, v.Body, map[*Agg]string{}, false)
 		w.line("}")

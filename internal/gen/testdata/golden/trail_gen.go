@@ -57,65 +57,86 @@ func init() {
 	})
 }
 
-// Prepare checks a call of a trail limit and names its state (see kit.Table).
-func (t *trailTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a trail limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *trailTable) check(c *kit.Args, lim limitspec.Limit, key string) (trailParams, error) {
 	var l Trail
 	switch v := lim.(type) {
 	case Trail:
 		l = v
 	case *Trail:
 		if v == nil {
-			return kit.NotA("trail", lim)
+			return trailParams{}, kit.NotA("trail", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("trail", lim)
+		return trailParams{}, kit.NotA("trail", lim)
 	}
 	if !t.valid.Has(l) {
 		if err := l.Validate(); err != nil {
-			return err
+			return trailParams{}, err
 		}
 		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
-	c.Params[2] = kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))
+	p := trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond), BucketMs: kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
 	if key == "" {
-		return kit.BadInput("trail: key must not be empty")
+		return p, kit.BadInput("trail: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("trail: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("trail: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "trail: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "trail: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	if len(c.Inputs[0]) > 16 {
-		return kit.BadInput("%s%d", "trail: note must be at most 16 bytes, got ", len(c.Inputs[0]))
+		return p, kit.BadInput("%s%d", "trail: note must be at most 16 bytes, got ", len(c.Inputs[0]))
 	}
+	return p, nil
+}
+
+// Prepare checks a call of a trail limit and names its state (see kit.Table).
+func (t *trailTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
+	c.Params[2] = p.BucketMs
 	c.Key = kit.StateName(key, infix)
-	c.Hash = t.states.Hash(t.key(c))
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
 // Limit decides a trail limit's call alone (see kit.Table).
 func (t *trailTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
-	c := kit.Call{Args: args}
-	if err := t.Prepare(&c, lim, "", key); err != nil {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
 		return kit.Reply{}, err
 	}
-	sh := t.states.Shard(t.states.Index(c.Hash))
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
-	return t.Decide(&c), nil
+	return t.decide(p, k, h, &args), nil
 }
 
-// key is the key of a prepared call's state.
-func (t *trailTable) key(c *kit.Call) trailKey {
-	return trailKey{Name: c.Key, Params: [2]int64{c.Params[1], c.Params[2]}}
+// params are a prepared call's parameters.
+func (t *trailTable) params(c *kit.Call) trailParams {
+	return trailParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2]}
 }
+
+// key is the key of the state named name of a call of parameters p.
+func (t *trailTable) key(name string, p trailParams) trailKey {
+	return trailKey{Name: name, Params: [2]int64{p.WindowMs, p.BucketMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *trailTable) callKey(c *kit.Call) trailKey { return t.key(c.Key, t.params(c)) }
 
 func (t *trailTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
@@ -123,15 +144,21 @@ func (t *trailTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *trailTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *trailTable) Reset(c *kit.Call) { t.states.Reset(t.key(c)) }
+func (t *trailTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *trailTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *trailTable) Decide(c *kit.Call) kit.Reply {
-	p := trailParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2]}
-	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
 	var st trailState
@@ -280,9 +307,11 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *trailTable) View(name string, c *kit.Call) ([]kit.Record, error) {
+	p := t.params(c)
+	key := t.key(c.Key, p)
 	switch name {
 	case "recent":
-		return t.viewRecent(c)
+		return t.viewRecent(p, key, c.Hash, &c.Args)
 	}
 	return nil, kit.BadInput("trail: unknown view %q (views: recent)", name)
 }
@@ -290,9 +319,8 @@ func (t *trailTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 // viewRecent is the view recent:
 //
 // The notes, when one is younger than window_ms.
-func (t *trailTable) viewRecent(c *kit.Call) ([]kit.Record, error) {
-	p := trailParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2]}
-	key, hash, nowMs := t.key(c), c.Hash, c.NowMs
+func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit.Args) ([]kit.Record, error) {
+	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	sh.Lock()
 	defer sh.Unlock()
