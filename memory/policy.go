@@ -42,11 +42,11 @@ func (l *Limiter) preparePolicy(req limitspec.Request, now int64) ([]limitspec.P
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
 		args := kit.Args{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(t.alg.Inputs))}
-		lc := limitCall{t: t, c: kit.Call{Args: args}}
-		if err := t.Prepare(&lc.c, pl.Limit, p.KeyInfix(i), keys[i]); err != nil {
+		calls = append(calls, limitCall{t: t, c: kit.Call{Args: args}})
+		// Prepared in place: a call passed to a table escapes to the heap.
+		if err := t.Prepare(&calls[i].c, pl.Limit, p.KeyInfix(i), keys[i]); err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
-		calls = append(calls, lc)
 	}
 	return limits, calls, nil
 }
@@ -85,7 +85,8 @@ func lockAll(calls []limitCall) func() {
 		shard int
 	}
 	locks := make([]lock, len(calls))
-	for i, lc := range calls {
+	for i := range calls {
+		lc := &calls[i]
 		locks[i] = lock{lc.t, lc.t.Shard(&lc.c)}
 	}
 	slices.SortFunc(locks, func(x, y lock) int {
