@@ -19,10 +19,20 @@
 // # Memory and time
 //
 // Keys are spread over 64 independently locked shards per algorithm. A
-// key's state carries the TTL the script would give it in Redis, on the
-// caller's clock (the request's Now, or the limiter's clock), and once
-// that has run out it reads as absent; expired keys are reclaimed a few
-// at a time, by the calls and by a background sweeper per algorithm,
+// state is found by the request's key and the parameters the state is
+// measured in (those its Redis keys name), compared as they are: no key
+// name is built. Each table validates the first few distinct limits it
+// decides once. A decision on an existing key whose state is a few
+// integers (fixed_window, sliding_window, token_bucket, gcra,
+// leaky_bucket) allocates only its result's Limits, and nothing when it
+// is decided into a Result the caller reuses (LimitInto) with a limit
+// held in a limitspec.Limit; a state with entries allocates as its
+// entries grow.
+//
+// A key's state carries the TTL the script would give it in Redis, on
+// the caller's clock (the request's Now, or the limiter's clock), and
+// once that has run out it reads as absent; expired keys are reclaimed a
+// few at a time, by the calls and by a background sweeper per algorithm,
 // so that no decision waits for a sweep and memory follows the keys
 // active within about one TTL. The sweeper reckons the caller's time from
 // the latest call's and the process's monotonic clock: a caller whose
