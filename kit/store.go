@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"bytes"
 	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 	"weak"
 )
 
@@ -114,11 +116,14 @@ type Shard[P comparable, S any] struct {
 	sw      *sweeper
 }
 
-// Entry is a key and its state, where a generation keeps them. An entry
-// that Get or Put returns stays where it is until the shard is unlocked.
+// Entry is a key's state, where a generation keeps it with the key's
+// parameters; the key's name is in its chunk's names. An entry that Get
+// or Put returns stays where it is until the shard is unlocked.
 type Entry[P comparable, S any] struct {
-	State S
-	key   Key[P]
+	State  S
+	params P
+	off    uint32 // where the key's name starts in its chunk's names
+	size   uint32 // the length of the key's name
 }
 
 // chunkSize is the number of entries in each chunk of a generation.
@@ -128,17 +133,21 @@ const chunkSize = 256
 // that adding one never moves the others and a pass walks them by
 // position; m maps the top 32 bits of each key's hash (the low ones pick
 // its shard) to its position, and more the keys whose top bits an
-// earlier key of the generation has (few: one in 2^32 pairs). Entries are values in their chunk rather than objects of
-// their own, and the maps hold positions rather than keys, so that a new
-// key allocates nothing but its name and, now and then, a chunk or map
-// growth, its key is kept once, and the garbage collector has a few large
-// objects to scan rather than one per key. Positions are int32s: a
-// shard never holds 2^31 keys (they would take terabytes).
+// earlier key of the generation has (few: one in 2^32 pairs). Entries are
+// values in their chunk rather than objects of their own, the names of a
+// chunk's keys are bytes one after another in one slice, and the maps
+// hold positions rather than keys, so that a new key allocates nothing
+// but, now and then, a chunk, its names or map growth, a key is kept
+// once, and the garbage collector has a few large objects to scan rather
+// than one per key (none at all in a chunk of states without pointers).
+// Positions are int32s: a shard never holds 2^31 keys (they would take
+// terabytes).
 type generation[P comparable, S any] struct {
 	m      map[uint32]int32
 	more   map[Key[P]]int32
 	chunks []*[chunkSize]Entry[P, S]
-	n      int // entries added
+	names  [][]byte // per chunk, the names of its entries' keys
+	n      int      // entries added
 }
 
 func newGeneration[P comparable, S any]() generation[P, S] {
@@ -150,13 +159,23 @@ func (g *generation[P, S]) at(i int) *Entry[P, S] {
 	return &g.chunks[i/chunkSize][i%chunkSize]
 }
 
+// name returns the name of the key of the entry at position i, in the
+// chunk's names: to be copied before they are let go of.
+func (g *generation[P, S]) name(i int) []byte {
+	e := g.at(i)
+	return g.names[i/chunkSize][e.off : e.off+e.size]
+}
+
+// holds reports whether the entry at position i is k's.
+func (g *generation[P, S]) holds(i int, k Key[P]) bool {
+	return g.at(i).params == k.Params && string(g.name(i)) == k.Name
+}
+
 // find returns the entry of k, whose hash is h, nil when the generation
 // has none at a position from on (those before have been moved on).
 func (g *generation[P, S]) find(k Key[P], h uint64, from int) *Entry[P, S] {
-	if i, ok := g.m[top(h)]; ok && int(i) >= from {
-		if e := g.at(int(i)); e.key == k {
-			return e
-		}
+	if i, ok := g.m[top(h)]; ok && int(i) >= from && g.holds(int(i), k) {
+		return g.at(int(i))
 	}
 	if i, ok := g.more[k]; ok && int(i) >= from {
 		return g.at(int(i))
@@ -168,10 +187,13 @@ func (g *generation[P, S]) find(k Key[P], h uint64, from int) *Entry[P, S] {
 func top(h uint64) uint32 { return uint32(h >> 32) }
 
 // add adds k, whose hash is h and which the generation does not hold,
-// with st, and returns its entry.
+// with st, and returns its entry. It copies k's name: k may be the
+// caller's, or a view of another generation's names.
 func (g *generation[P, S]) add(k Key[P], h uint64, st S) *Entry[P, S] {
+	c := g.n / chunkSize
 	if g.n%chunkSize == 0 {
 		g.chunks = append(g.chunks, new([chunkSize]Entry[P, S]))
+		g.names = append(g.names, nil)
 	}
 	if _, taken := g.m[top(h)]; !taken {
 		g.m[top(h)] = int32(g.n)
@@ -179,10 +201,16 @@ func (g *generation[P, S]) add(k Key[P], h uint64, st S) *Entry[P, S] {
 		if g.more == nil {
 			g.more = map[Key[P]]int32{}
 		}
-		g.more[k] = int32(g.n)
+		g.more[Key[P]{Name: strings.Clone(k.Name), Params: k.Params}] = int32(g.n)
 	}
+	names := g.names[c]
 	e := g.at(g.n)
-	e.key, e.State = k, st
+	e.State, e.params, e.off, e.size = st, k.Params, uint32(len(names)), uint32(len(k.Name))
+	names = append(names, k.Name...)
+	if g.n%chunkSize == chunkSize-1 {
+		names = bytes.Clone(names) // the chunk is full: no room to spare
+	}
+	g.names[c] = names
 	g.n++
 	return e
 }
@@ -194,13 +222,14 @@ func (g *generation[P, S]) clear(i int) {
 	c := g.chunks[i/chunkSize]
 	c[i%chunkSize] = Entry[P, S]{}
 	if i%chunkSize == chunkSize-1 {
-		g.chunks[i/chunkSize] = nil
+		g.chunks[i/chunkSize], g.names[i/chunkSize] = nil, nil
 	}
 }
 
 // NewStore returns an empty store with its sweeper, whose keys hash by
 // hash (HashKey of the key's name and parameters, under the seed it is
-// given).
+// given), which must not keep the key: its name may be a view of the
+// store's own bytes.
 func NewStore[P comparable, S any](hash func(maphash.Seed, Key[P]) uint64) *Store[P, S] {
 	s := &Store[P, S]{seed: maphash.MakeSeed(), hash: hash, sw: newSweeper()}
 	for i := range s.shards {
@@ -287,14 +316,13 @@ func (s *Store[P, S]) Reset(k Key[P]) {
 
 // Put stores st for k, whose hash is h: in e, the key's entry from Get,
 // or in a new entry when e is nil, which it returns. A new entry keeps a
-// copy of k's name, so that the store holds no more of the caller's
-// memory than the name (not a larger string it was cut from).
+// copy of k's name, so that the store holds none of the caller's memory
+// (such as a larger string the name was cut from).
 func (sh *Shard[P, S]) Put(k Key[P], h uint64, e *Entry[P, S], st S) *Entry[P, S] {
 	if e != nil {
 		e.State = st
 		return e
 	}
-	k.Name = strings.Clone(k.Name)
 	e = sh.cur.add(k, h, st)
 	sh.sw.start()
 	return e
@@ -318,7 +346,10 @@ func (sh *Shard[P, S]) migrate(n int, nowMs int64, yield bool) {
 			break
 		}
 		if e := sh.old.at(sh.cursor); expiry(&e.State) > nowMs {
-			sh.cur.add(e.key, sh.store.Hash(e.key), e.State)
+			// The key's name is a view of old's names, which add copies.
+			name := sh.old.name(sh.cursor)
+			k := Key[P]{Name: unsafe.String(unsafe.SliceData(name), len(name)), Params: e.params}
+			sh.cur.add(k, sh.store.Hash(k), e.State)
 			sh.kept++
 		}
 		sh.old.clear(sh.cursor)

@@ -85,19 +85,19 @@ func (s *Store[P, S]) passes() int {
 // liveKeys returns the keys whose state expires after nowMs, sorted.
 func (s *Store[P, S]) liveKeys(nowMs int64) []string {
 	var keys []string
-	live := func(e *Entry[P, S]) {
-		if expiry(&e.State) > nowMs {
-			keys = append(keys, e.key.Name)
+	live := func(g *generation[P, S], i int) {
+		if expiry(&g.at(i).State) > nowMs {
+			keys = append(keys, string(g.name(i)))
 		}
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		for j := range sh.cur.n {
-			live(sh.cur.at(j))
+			live(&sh.cur, j)
 		}
 		for j := sh.cursor; j < sh.old.n; j++ { // those before are gone
-			live(sh.old.at(j))
+			live(&sh.old, j)
 		}
 		sh.mu.Unlock()
 	}
