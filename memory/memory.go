@@ -134,11 +134,12 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 // leaving it as it was on an error. The result's Limits reuse the array
 // of res.Limits (they are appended to res.Limits[:0]), so that a caller
 // that decides into one Result again and again allocates nothing for it:
-// no decision of a limit on an existing key allocates then, provided
-// req.Limit holds a pointer or a limit already converted to
-// limitspec.Limit (a limit struct converted at each call is copied to the
-// heap, since the result refers to it). Whatever refers to the Limits of
-// a Result that is decided into again sees the new decision's.
+// a limit's decision on an existing key whose state is a few integers
+// then allocates nothing at all, provided req.Limit holds a pointer or a
+// limit already converted to limitspec.Limit (a limit struct converted
+// at each call is copied to the heap, since the result refers to it).
+// Whatever refers to the Limits of a Result that is decided into again
+// sees the new decision's.
 func (l *Limiter) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -257,7 +258,7 @@ func (l *Limiter) Check(req limitspec.Request) error {
 // and comparing two IDs of one algorithm compares the same strings.
 func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 	id := lim.Algorithm()
-	if t := find(l.tables.Load(), id); t != nil {
+	if t := find(l.made(), id); t != nil {
 		return t, nil
 	}
 	alg, ok := kit.LookupTable(id)
@@ -266,11 +267,8 @@ func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var old []*table
-	if ts := l.tables.Load(); ts != nil {
-		old = *ts
-	}
-	if t := find(&old, id); t != nil {
+	old := l.made()
+	if t := find(old, id); t != nil {
 		return t, nil
 	}
 	t := &table{Table: alg.New(), alg: alg, name: id.String(), order: len(old)}
@@ -282,13 +280,18 @@ func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 	return t, nil
 }
 
-// find returns the table of the algorithm id among tables, which may be
-// nil; nil if none is.
-func find(tables *[]*table, id limitspec.Algorithm) *table {
-	if tables == nil {
-		return nil
+// made returns the tables made so far.
+func (l *Limiter) made() []*table {
+	if ts := l.tables.Load(); ts != nil {
+		return *ts
 	}
-	for _, t := range *tables {
+	return nil
+}
+
+// find returns the table of the algorithm id among tables, nil if none
+// is.
+func find(tables []*table, id limitspec.Algorithm) *table {
+	for _, t := range tables {
 		if t.alg.ID == id {
 			return t
 		}
