@@ -1,12 +1,15 @@
 package kit
 
 import (
+	"bytes"
 	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 	"weak"
 )
 
@@ -47,7 +50,31 @@ type Expirer interface {
 	Expires() int64
 }
 
-// store keeps per-key state in shards, each behind its own mutex.
+// Key names a state in a Store: Name, the name of the call's state (see
+// Call.Key), and Params, the parameters the state is measured in, those
+// its Redis keys name. Two calls share a state exactly when their keys
+// are equal, as they would share the state's Redis keys.
+type Key[P comparable] struct {
+	Name   string
+	Params P
+}
+
+// HashKey is the hash of the key named name measured in params, under
+// seed: what a Store's hash function, generated per algorithm, returns.
+// The params are mixed in one by one, with no string built.
+func HashKey(seed maphash.Seed, name string, params ...int64) uint64 {
+	h := maphash.String(seed, name)
+	for _, p := range params {
+		h = (h ^ uint64(p)) * 0x9e3779b97f4a7c15
+		h ^= h >> 32
+	}
+	return h
+}
+
+// Store keeps per-key state in shards, each behind its own mutex. A key
+// is found by its hash (Hash), computed once per call, which picks its
+// shard and finds its position in the shard; the key kept there is
+// compared in full, so that two keys of one hash never share a state.
 //
 // Expired keys are reclaimed by passes, as Redis rehashes a dictionary: a
 // pass starts a fresh generation for new keys and moves the old
@@ -65,34 +92,38 @@ type Expirer interface {
 // last, and move a few of its entries each; they help with the sweeper's
 // passes only when the shard doubles during one or the sweeper has been
 // stopped.
-type Store[S any] struct {
+type Store[P comparable, S any] struct {
 	seed   maphash.Seed
+	hash   func(maphash.Seed, Key[P]) uint64
 	sw     *sweeper
-	shards [Shards]Shard[S]
+	shards [Shards]Shard[P, S]
 }
 
 // Shard is one part of a store. Its fields but wanted are guarded by mu.
-type Shard[S any] struct {
+type Shard[P comparable, S any] struct {
 	mu      sync.Mutex
-	wanted  atomic.Int32  // calls waiting for mu; the sweeper lets go for them
-	cur     generation[S] // where new keys go
-	old     generation[S] // walked into cur by a pass; m is nil between passes
-	cursor  int           // the position in old the pass has reached
-	kept    int           // entries the pass under way has kept
-	helped  bool          // whether calls move entries of the pass under way
-	sweepAt int           // len(cur.m) at which calls start or help a pass
-	now     int64         // nowMs of the latest call, -1 before any
-	seenNow int64         // now when the sweeper last looked, -1 before
-	seenAt  time.Duration // the sweeper's clock when it first saw seenNow
+	wanted  atomic.Int32     // calls waiting for mu; the sweeper lets go for them
+	cur     generation[P, S] // where new keys go
+	old     generation[P, S] // walked into cur by a pass; m is nil between passes
+	cursor  int              // the position in old the pass has reached
+	kept    int              // entries the pass under way has kept
+	helped  bool             // whether calls move entries of the pass under way
+	sweepAt int              // len(cur.m) at which calls start or help a pass
+	now     int64            // nowMs of the latest call, -1 before any
+	seenNow int64            // now when the sweeper last looked, -1 before
+	seenAt  time.Duration    // the sweeper's clock when it first saw seenNow
+	store   *Store[P, S]     // for the hash of the entries a pass moves
 	sw      *sweeper
 }
 
-// Entry is a key and its state, where a generation keeps them. An entry
-// that get or put returns stays where it is until the shard is unlocked.
-type Entry[S any] struct {
-	State S
-	key   string
-	held  bool // false once a pass has moved the entry on or dropped it
+// Entry is a key's state, where a generation keeps it with the key's
+// parameters; the key's name is in its chunk's names. An entry that Get
+// or Put returns stays where it is until the shard is unlocked.
+type Entry[P comparable, S any] struct {
+	State  S
+	params P
+	off    uint32 // where the key's name starts in its chunk's names
+	size   uint32 // the length of the key's name
 }
 
 // chunkSize is the number of entries in each chunk of a generation.
@@ -100,57 +131,113 @@ const chunkSize = 256
 
 // generation holds entries in chunks, in the order their keys came, so
 // that adding one never moves the others and a pass walks them by
-// position; m maps each key to its entry. Entries are values in their
-// chunk rather than objects of their own, so that a new key allocates
-// nothing but, now and then, a chunk or map growth, and the garbage
-// collector has a few large objects to scan rather than one per key.
-type generation[S any] struct {
-	m      map[string]*Entry[S]
-	chunks []*[chunkSize]Entry[S]
-	n      int // entries added
+// position; m maps the top 32 bits of each key's hash (the low ones pick
+// its shard) to its position, and more the keys whose top bits an
+// earlier key of the generation has (few: one in 2^32 pairs). Entries are
+// values in their chunk rather than objects of their own, the names of a
+// chunk's keys are bytes one after another in one slice, and the maps
+// hold positions rather than keys, so that a new key allocates nothing
+// but, now and then, a chunk, its names or map growth, a key is kept
+// once, and the garbage collector has a few large objects to scan rather
+// than one per key (none at all in a chunk of states without pointers).
+// Positions are int32s: a shard never holds 2^31 keys (they would take
+// terabytes).
+type generation[P comparable, S any] struct {
+	m      map[uint32]int32
+	more   map[Key[P]]int32
+	chunks []*[chunkSize]Entry[P, S]
+	names  [][]byte // per chunk, the names of its entries' keys
+	n      int      // entries added
 }
 
-func newGeneration[S any]() generation[S] {
-	return generation[S]{m: map[string]*Entry[S]{}}
+func newGeneration[P comparable, S any]() generation[P, S] {
+	return generation[P, S]{m: map[uint32]int32{}}
 }
 
 // at returns the entry at position i.
-func (g *generation[S]) at(i int) *Entry[S] {
+func (g *generation[P, S]) at(i int) *Entry[P, S] {
 	return &g.chunks[i/chunkSize][i%chunkSize]
 }
 
-// add adds key, which m does not hold, with st, and returns its entry.
-func (g *generation[S]) add(key string, st S) *Entry[S] {
-	if g.n%chunkSize == 0 {
-		g.chunks = append(g.chunks, new([chunkSize]Entry[S]))
+// name returns the name of the key of the entry at position i, in the
+// chunk's names: to be copied before they are let go of.
+func (g *generation[P, S]) name(i int) []byte {
+	e := g.at(i)
+	return g.names[i/chunkSize][e.off : e.off+e.size]
+}
+
+// holds reports whether the entry at position i is k's.
+func (g *generation[P, S]) holds(i int, k Key[P]) bool {
+	return g.at(i).params == k.Params && string(g.name(i)) == k.Name
+}
+
+// find returns the entry of k, whose hash is h, nil when the generation
+// has none at a position from on (those before have been moved on).
+func (g *generation[P, S]) find(k Key[P], h uint64, from int) *Entry[P, S] {
+	if i, ok := g.m[top(h)]; ok && int(i) >= from && g.holds(int(i), k) {
+		return g.at(int(i))
 	}
+	if i, ok := g.more[k]; ok && int(i) >= from {
+		return g.at(int(i))
+	}
+	return nil
+}
+
+// top is the part of a hash that finds a key in its shard.
+func top(h uint64) uint32 { return uint32(h >> 32) }
+
+// add adds k, whose hash is h and which the generation does not hold,
+// with st, and returns its entry. It copies k's name: k may be the
+// caller's, or a view of another generation's names.
+func (g *generation[P, S]) add(k Key[P], h uint64, st S) *Entry[P, S] {
+	c := g.n / chunkSize
+	if g.n%chunkSize == 0 {
+		g.chunks = append(g.chunks, new([chunkSize]Entry[P, S]))
+		g.names = append(g.names, nil)
+	}
+	if _, taken := g.m[top(h)]; !taken {
+		g.m[top(h)] = int32(g.n)
+	} else {
+		if g.more == nil {
+			g.more = map[Key[P]]int32{}
+		}
+		g.more[Key[P]{Name: strings.Clone(k.Name), Params: k.Params}] = int32(g.n)
+	}
+	names := g.names[c]
 	e := g.at(g.n)
-	e.key, e.State, e.held = key, st, true
-	g.m[key] = e
+	e.State, e.params, e.off, e.size = st, k.Params, uint32(len(names)), uint32(len(k.Name))
+	names = append(names, k.Name...)
+	if g.n%chunkSize == chunkSize-1 {
+		names = bytes.Clone(names) // the chunk is full: no room to spare
+	}
+	g.names[c] = names
 	g.n++
 	return e
 }
 
-// clear empties the entry at i, which m still maps its key to, and lets
-// go of its chunk once i is the chunk's last; a pass clears the entries
-// in order.
-func (g *generation[S]) clear(i int) {
+// clear empties the entry at i, which the maps still hold the position
+// of, and lets go of its chunk once i is the chunk's last; a pass clears
+// the entries in order.
+func (g *generation[P, S]) clear(i int) {
 	c := g.chunks[i/chunkSize]
-	c[i%chunkSize] = Entry[S]{}
+	c[i%chunkSize] = Entry[P, S]{}
 	if i%chunkSize == chunkSize-1 {
-		g.chunks[i/chunkSize] = nil
+		g.chunks[i/chunkSize], g.names[i/chunkSize] = nil, nil
 	}
 }
 
-// NewStore returns an empty store with its sweeper.
-func NewStore[S any]() *Store[S] {
-	s := &Store[S]{seed: maphash.MakeSeed(), sw: newSweeper()}
+// NewStore returns an empty store with its sweeper, whose keys hash by
+// hash (HashKey of the key's name and parameters, under the seed it is
+// given), which must not keep the key: its name may be a view of the
+// store's own bytes.
+func NewStore[P comparable, S any](hash func(maphash.Seed, Key[P]) uint64) *Store[P, S] {
+	s := &Store[P, S]{seed: maphash.MakeSeed(), hash: hash, sw: newSweeper()}
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.cur = newGeneration[S]()
+		sh.cur = newGeneration[P, S]()
 		sh.sweepAt = minSweep
 		sh.now, sh.seenNow = -1, -1
-		sh.sw = s.sw
+		sh.store, sh.sw = s, s.sw
 	}
 	// The goroutine must not refer to s: it holds wp and w alone.
 	wp, w := weak.Make(s), s.sw
@@ -159,17 +246,19 @@ func NewStore[S any]() *Store[S] {
 	return s
 }
 
-// Index is the index of the shard holding key.
-func (s *Store[S]) Index(key string) int {
-	return int(maphash.String(s.seed, key) % Shards)
-}
+// Hash is the hash of k, by which the store finds it: a call computes it
+// once, for Index, Get and Put.
+func (s *Store[P, S]) Hash(k Key[P]) uint64 { return s.hash(s.seed, k) }
+
+// Index is the index of the shard holding the key of hash h.
+func (s *Store[P, S]) Index(h uint64) int { return int(h % Shards) }
 
 // Shard returns the shard at index i; the caller locks it.
-func (s *Store[S]) Shard(i int) *Shard[S] { return &s.shards[i] }
+func (s *Store[P, S]) Shard(i int) *Shard[P, S] { return &s.shards[i] }
 
 // Lock locks the shard for a call. A call that has to wait says so, and
 // the sweeper, if it holds the lock, lets go after the entry at hand.
-func (sh *Shard[S]) Lock() {
+func (sh *Shard[P, S]) Lock() {
 	if sh.mu.TryLock() {
 		return
 	}
@@ -179,15 +268,15 @@ func (sh *Shard[S]) Lock() {
 }
 
 // Unlock unlocks the shard.
-func (sh *Shard[S]) Unlock() { sh.mu.Unlock() }
+func (sh *Shard[P, S]) Unlock() { sh.mu.Unlock() }
 
-// Get returns key's entry, nil when it has none. It first records nowMs
-// as the shard's time and reclaims a bounded number of the keys expired
-// by nowMs. Once the shard has doubled since the last pass, it starts a
-// pass, or helps the sweeper's: it moves at most callBatch entries of a
-// pass that calls help, or of any pass once the sweeper has stopped. The
-// sweeper moves the entries of the others.
-func (sh *Shard[S]) Get(key string, nowMs int64) *Entry[S] {
+// Get returns the entry of k, whose hash is h, nil when it has none. It
+// first records nowMs as the shard's time and reclaims a bounded number
+// of the keys expired by nowMs. Once the shard has doubled since the
+// last pass, it starts a pass, or helps the sweeper's: it moves at most
+// callBatch entries of a pass that calls help, or of any pass once the
+// sweeper has stopped. The sweeper moves the entries of the others.
+func (sh *Shard[P, S]) Get(k Key[P], h uint64, nowMs int64) *Entry[P, S] {
 	sh.now = nowMs
 	if len(sh.cur.m) >= sh.sweepAt {
 		if sh.old.m == nil {
@@ -198,48 +287,51 @@ func (sh *Shard[S]) Get(key string, nowMs int64) *Entry[S] {
 	if sh.old.m != nil && (sh.helped || sh.sw.stopped.Load()) {
 		sh.migrate(callBatch, nowMs, false)
 	}
-	return sh.find(key)
+	return sh.find(k, h)
 }
 
-// find returns key's entry, nil when it has none.
-func (sh *Shard[S]) find(key string) *Entry[S] {
-	if e := sh.cur.m[key]; e != nil {
+// find returns the entry of k, whose hash is h, nil when it has none.
+func (sh *Shard[P, S]) find(k Key[P], h uint64) *Entry[P, S] {
+	if e := sh.cur.find(k, h, 0); e != nil {
 		return e
 	}
-	if e := sh.old.m[key]; e != nil && e.held {
-		return e
+	if sh.old.m == nil {
+		return nil
 	}
-	return nil
+	return sh.old.find(k, h, sh.cursor)
 }
 
-// Reset forgets key's state: its entry, if any, holds the zero state,
+// Reset forgets k's state: its entry, if any, holds the zero state,
 // which reads as absent (expired at 0) and is reclaimed as expired.
-func (s *Store[S]) Reset(key string) {
-	sh := s.Shard(s.Index(key))
+func (s *Store[P, S]) Reset(k Key[P]) {
+	h := s.Hash(k)
+	sh := s.Shard(s.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
-	if e := sh.find(key); e != nil {
+	if e := sh.find(k, h); e != nil {
 		var zero S
 		e.State = zero
 	}
 }
 
-// Put stores st for key: in e, the key's entry from Get, or in a new
-// entry when e is nil, which it returns.
-func (sh *Shard[S]) Put(key string, e *Entry[S], st S) *Entry[S] {
+// Put stores st for k, whose hash is h: in e, the key's entry from Get,
+// or in a new entry when e is nil, which it returns. A new entry keeps a
+// copy of k's name, so that the store holds none of the caller's memory
+// (such as a larger string the name was cut from).
+func (sh *Shard[P, S]) Put(k Key[P], h uint64, e *Entry[P, S], st S) *Entry[P, S] {
 	if e != nil {
 		e.State = st
 		return e
 	}
-	e = sh.cur.add(key, st)
+	e = sh.cur.add(k, h, st)
 	sh.sw.start()
 	return e
 }
 
 // begin starts a pass: the keys become the old generation, new keys go
 // to a fresh one.
-func (sh *Shard[S]) begin() {
-	sh.old, sh.cur = sh.cur, newGeneration[S]()
+func (sh *Shard[P, S]) begin() {
+	sh.old, sh.cur = sh.cur, newGeneration[P, S]()
 	sh.cursor, sh.kept, sh.helped = 0, 0, false
 }
 
@@ -248,13 +340,16 @@ func (sh *Shard[S]) begin() {
 // walked them all. An expired entry costs no lookup: it is left in old.m,
 // behind the cursor, until old is dropped. With yield, it stops after the
 // first entry once a call waits for the lock.
-func (sh *Shard[S]) migrate(n int, nowMs int64, yield bool) {
+func (sh *Shard[P, S]) migrate(n int, nowMs int64, yield bool) {
 	for i := 0; i < n && sh.cursor < sh.old.n; i++ {
 		if yield && i > 0 && sh.wanted.Load() > 0 {
 			break
 		}
 		if e := sh.old.at(sh.cursor); expiry(&e.State) > nowMs {
-			sh.cur.add(e.key, e.State)
+			// The key's name is a view of old's names, which add copies.
+			name := sh.old.name(sh.cursor)
+			k := Key[P]{Name: unsafe.String(unsafe.SliceData(name), len(name)), Params: e.params}
+			sh.cur.add(k, sh.store.Hash(k), e.State)
 			sh.kept++
 		}
 		sh.old.clear(sh.cursor)
@@ -263,14 +358,14 @@ func (sh *Shard[S]) migrate(n int, nowMs int64, yield bool) {
 	if sh.cursor == sh.old.n {
 		// The next pass comes when the keys that arrived during this
 		// one and as many again as it kept have been added.
-		sh.old, sh.cursor = generation[S]{}, 0
+		sh.old, sh.cursor = generation[P, S]{}, 0
 		sh.sweepAt = max(len(sh.cur.m)+sh.kept, minSweep)
 	}
 }
 
 // due reports whether a pass would reclaim enough of the keys expired by
 // nowMs to be worth its copying: a quarter of a random sample of them.
-func (sh *Shard[S]) due(nowMs int64) bool {
+func (sh *Shard[P, S]) due(nowMs int64) bool {
 	n := sh.cur.n
 	if n == 0 {
 		return false
@@ -289,7 +384,7 @@ func (sh *Shard[S]) due(nowMs int64) bool {
 // elapsed since the sweeper first saw that nowMs (so never past the
 // caller's clock, if that runs at least as fast as the sweeper's). It is
 // false before any call.
-func (sh *Shard[S]) estimate(at time.Duration) (int64, bool) {
+func (sh *Shard[P, S]) estimate(at time.Duration) (int64, bool) {
 	if sh.now < 0 {
 		return 0, false
 	}
@@ -302,7 +397,7 @@ func (sh *Shard[S]) estimate(at time.Duration) (int64, bool) {
 // sweepStep starts a pass when begin allows and one is due at the shard's
 // estimated time, and moves up to sweepBatch entries of a pass under way.
 // It reports whether the shard is left with no pass under way.
-func (sh *Shard[S]) sweepStep(clock func() time.Duration, begin bool) bool {
+func (sh *Shard[P, S]) sweepStep(clock func() time.Duration, begin bool) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	now, ok := sh.estimate(clock())
@@ -326,7 +421,7 @@ func expiry[S any](st *S) int64 {
 }
 
 // Len returns the number of keys held, expired or not.
-func (s *Store[S]) Len() int {
+func (s *Store[P, S]) Len() int {
 	n := 0
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -340,7 +435,7 @@ func (s *Store[S]) Len() int {
 // StopSweeper stops the sweeper of s and waits for it to end; s may be
 // nil. The store goes on as before and reclaims expired keys by the
 // nowMs of its calls alone.
-func (s *Store[S]) StopSweeper() {
+func (s *Store[P, S]) StopSweeper() {
 	if s != nil {
 		s.sw.halt()
 	}
@@ -406,7 +501,7 @@ func (w *sweeper) halt() {
 
 // sweepLoop is the sweeper's goroutine: a round every interval, until
 // stopped or until the store has been collected.
-func sweepLoop[S any](wp weak.Pointer[Store[S]], w *sweeper) {
+func sweepLoop[P comparable, S any](wp weak.Pointer[Store[P, S]], w *sweeper) {
 	defer close(w.done)
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
@@ -428,7 +523,7 @@ func sweepLoop[S any](wp weak.Pointer[Store[S]], w *sweeper) {
 // shard's lock gets it before the sweeper comes back to that shard, and
 // resting after each burst. It holds the store only during a batch, and
 // returns false when the store has been collected or the sweeper stopped.
-func sweepRound[S any](wp weak.Pointer[Store[S]], stop <-chan struct{}) bool {
+func sweepRound[P comparable, S any](wp weak.Pointer[Store[P, S]], stop <-chan struct{}) bool {
 	var done [Shards]bool
 	burst := time.Now()
 	for first, busy := true, true; busy; first = false {

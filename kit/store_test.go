@@ -2,6 +2,7 @@ package kit
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -31,7 +32,7 @@ func TestSweeperReckonsCallersTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewStore[expiresAt]()
+			s := newStore[expiresAt]()
 			s.StopSweeper() // rounds run by hand
 			var clock manualClock
 			s.setSweeper(clock.read, time.Hour)
@@ -65,17 +66,18 @@ func TestSweeperReckonsCallersTime(t *testing.T) {
 // TestSweeperBeforeAnyCall: a shard no call has reached has no time, so
 // the sweeper starts no pass in it, however far its clock has run.
 func TestSweeperBeforeAnyCall(t *testing.T) {
-	s := NewStore[expiresAt]()
+	s := newStore[expiresAt]()
 	s.StopSweeper()
 	var clock manualClock
 	s.setSweeper(clock.read, time.Hour)
 	// Entries added without a call (as a pass copies them): no shard has
 	// seen a time.
 	for i := range 1000 {
-		k := strconv.Itoa(i)
-		sh := s.Shard(s.Index(k))
+		k := key(strconv.Itoa(i))
+		h := s.Hash(k)
+		sh := s.Shard(s.Index(h))
 		sh.Lock()
-		sh.Put(k, nil, expiresAt{1})
+		sh.Put(k, h, nil, expiresAt{1})
 		sh.Unlock()
 	}
 	clock.set(1000 * time.Hour)
@@ -89,7 +91,7 @@ func TestSweeperBeforeAnyCall(t *testing.T) {
 // time from its old generation to its new one, every live key is found,
 // with its state; an expired key found there has its own.
 func TestLookupsDuringPasses(t *testing.T) {
-	s := NewStore[expiresAt]()
+	s := newStore[expiresAt]()
 	s.StopSweeper()
 	// About 60 keys a shard, so that a pass takes several calls; a third
 	// expire at t0-1, a third at t0, a third at t0+1: live when read at t0.
@@ -98,7 +100,7 @@ func TestLookupsDuringPasses(t *testing.T) {
 	keys := fill(s, n, t0-1000, exp)
 	s.beginAll()
 	for i, k := range keys {
-		st, ok := s.get(k, t0)
+		st, ok := s.get(key(k), t0)
 		if !ok && exp(i) > t0 || ok && st.exp != exp(i) {
 			t.Fatalf("key %s, expiring at %d, read at %d: found %v, state %v", k, exp(i), t0, ok, st)
 		}
@@ -111,13 +113,13 @@ func TestLookupsDuringPasses(t *testing.T) {
 // TestCallsFinishPassesOnceStopped: a pass the sweeper began, left half
 // done when it stopped, is finished by calls, which drop what expired.
 func TestCallsFinishPassesOnceStopped(t *testing.T) {
-	s := NewStore[expiresAt]()
+	s := newStore[expiresAt]()
 	const n = 4000
 	keys := fill(s, n, t0, func(int) int64 { return t0 + 1 })
 	s.beginAll() // as the sweeper would, calls not helping
 	s.StopSweeper()
 	for _, k := range keys {
-		if st, ok := s.get(k, t0+1); ok {
+		if st, ok := s.get(key(k), t0+1); ok {
 			t.Fatalf("key %s expired at %d, read at %d: state %v", k, t0+1, t0+1, st)
 		}
 	}
@@ -134,7 +136,7 @@ func TestCallsFinishPassesOnceStopped(t *testing.T) {
 // callBatch entries each, reclaim the keys that expired; below 1024 keys a
 // shard, no call starts one.
 func TestCallsStartPasses(t *testing.T) {
-	s := NewStore[expiresAt]()
+	s := newStore[expiresAt]()
 	s.StopSweeper()
 	const n = 10 * Shards
 	fill(s, n, t0, func(int) int64 { return t0 + 1 })
@@ -169,10 +171,10 @@ func TestDue(t *testing.T) {
 		{"most expired", append(slices.Repeat([]int64{t0}, 980), slices.Repeat([]int64{t0 + 1}, 20)...), true},
 	}
 	for _, tt := range tests {
-		var sh Shard[expiresAt]
-		sh.cur = newGeneration[expiresAt]()
+		var sh Shard[[0]int64, expiresAt]
+		sh.cur = newGeneration[[0]int64, expiresAt]()
 		for i, x := range tt.exps {
-			sh.cur.add(strconv.Itoa(i), expiresAt{x})
+			sh.cur.add(key(strconv.Itoa(i)), uint64(i), expiresAt{x})
 		}
 		for range 20 { // a fresh sample each time
 			if got := sh.due(t0); got != tt.want {
@@ -187,16 +189,16 @@ func TestDue(t *testing.T) {
 // at 0) and is reclaimed as expired by the next pass; other keys keep
 // their state.
 func TestResetForgets(t *testing.T) {
-	s := NewStore[expiresAt]()
+	s := newStore[expiresAt]()
 	s.StopSweeper()
-	s.put("a", t0, expiresAt{t0 + 100})
-	s.put("b", t0, expiresAt{t0 + 100})
-	s.Reset("a")
-	s.Reset("never-seen") // harmless
-	if st, _ := s.get("a", t0); st.Expires() > t0 {
+	s.put(key("a"), t0, expiresAt{t0 + 100})
+	s.put(key("b"), t0, expiresAt{t0 + 100})
+	s.Reset(key("a"))
+	s.Reset(key("never-seen")) // harmless
+	if st, _ := s.get(key("a"), t0); st.Expires() > t0 {
 		t.Errorf("a reset key reads as %v, live at %d", st, t0)
 	}
-	if st, ok := s.get("b", t0); !ok || st.exp != t0+100 {
+	if st, ok := s.get(key("b"), t0); !ok || st.exp != t0+100 {
 		t.Errorf("the other key reads as %v, %v; want its state", st, ok)
 	}
 	s.beginAll()
@@ -210,9 +212,17 @@ func TestResetForgets(t *testing.T) {
 // and by sweeper rounds, with passes started at random, finds every key
 // with the state last put while it is live, and holds exactly the keys
 // live at the caller's time after each round; a map that never forgets
-// is the reference. It does reclaim.
+// is the reference. It does reclaim. It does so too when keys share
+// hashes: a hash of 97 values.
 func TestSweepingKeepsLiveKeys(t *testing.T) {
-	s := NewStore[expiresAt]()
+	poor := func(seed maphash.Seed, k name) uint64 { return nameHash(seed, k) % 97 }
+	for _, hash := range []func(maphash.Seed, name) uint64{nameHash, poor} {
+		sweepKeepsLiveKeys(t, NewStore[[0]int64, expiresAt](hash))
+	}
+}
+
+// sweepKeepsLiveKeys is TestSweepingKeepsLiveKeys on the empty store s.
+func sweepKeepsLiveKeys(t *testing.T, s *Store[[0]int64, expiresAt]) {
 	s.StopSweeper()       // rounds run by hand
 	var clock manualClock // follows the caller's time
 	s.setSweeper(clock.read, time.Hour)
@@ -233,13 +243,13 @@ func TestSweepingKeepsLiveKeys(t *testing.T) {
 		}
 		clock.set(time.Duration(now-t0) * time.Millisecond)
 		k := "k" + strconv.Itoa(rng.IntN(3000))
-		st, ok := s.get(k, now)
+		st, ok := s.get(key(k), now)
 		if want, held := ref[k]; want > now && (!ok || st.exp != want) || ok && (!held || st.exp != want) {
 			t.Fatalf("step %d: %s at %d reads %v, %v; last put expiring at %d (held %v)", i, k, now, st, ok, want, held)
 		}
 		if rng.IntN(3) > 0 {
 			exp := now + 1 + rng.Int64N(90000)
-			s.put(k, now, expiresAt{exp})
+			s.put(key(k), now, expiresAt{exp})
 			ref[k] = exp
 		}
 	}
@@ -250,7 +260,7 @@ func TestSweepingKeepsLiveKeys(t *testing.T) {
 
 // checkLive fails the test unless s holds live at nowMs exactly the keys
 // ref says are.
-func checkLive(t *testing.T, step int, s *Store[expiresAt], ref map[string]int64, nowMs int64) {
+func checkLive(t *testing.T, step int, s *Store[[0]int64, expiresAt], ref map[string]int64, nowMs int64) {
 	t.Helper()
 	var want []string
 	for k, exp := range ref {
@@ -269,16 +279,16 @@ func checkLive(t *testing.T, step int, s *Store[expiresAt], ref map[string]int64
 // added afterwards launch no sweeper.
 func TestStopSweeper(t *testing.T) {
 	for _, first := range []bool{false, true} {
-		s := NewStore[expiresAt]()
+		s := newStore[expiresAt]()
 		if first {
-			s.put("k", t0, expiresAt{t0 + 1000})
+			s.put(key("k"), t0, expiresAt{t0 + 1000})
 			if s.sw.isDone() {
 				t.Fatal("the sweeper ended before it was stopped")
 			}
 		}
 		s.StopSweeper()
 		s.StopSweeper()
-		s.put("k2", t0, expiresAt{t0 + 1000})
+		s.put(key("k2"), t0, expiresAt{t0 + 1000})
 		if !s.sw.isDone() {
 			t.Errorf("key first: %v: the sweeper runs after StopSweeper", first)
 		}
@@ -286,19 +296,19 @@ func TestStopSweeper(t *testing.T) {
 			t.Errorf("key first: %v: the sweeper is not marked stopped", first)
 		}
 	}
-	var none *Store[expiresAt]
+	var none *Store[[0]int64, expiresAt]
 	none.StopSweeper()
 }
 
 // TestSweeperStartsWithTheFirstKey: a store launches its sweeper with its
 // first key, not before.
 func TestSweeperStartsWithTheFirstKey(t *testing.T) {
-	s := NewStore[expiresAt]()
+	s := newStore[expiresAt]()
 	defer s.StopSweeper()
 	if s.sw.started.Load() {
 		t.Fatal("an empty store launched its sweeper")
 	}
-	s.put("k", t0, expiresAt{t0 + 1})
+	s.put(key("k"), t0, expiresAt{t0 + 1})
 	if !s.sw.started.Load() || s.sw.isDone() {
 		t.Error("the first key did not launch the sweeper")
 	}
@@ -310,9 +320,9 @@ func TestSweeperStartsWithTheFirstKey(t *testing.T) {
 // round (an hour away here).
 func TestSweeperEndsWithItsStore(t *testing.T) {
 	w := func() *sweeper {
-		s := NewStore[expiresAt]()
+		s := newStore[expiresAt]()
 		s.setSweeper(s.sw.clock, time.Hour)
-		s.put("k", t0, expiresAt{t0 + 1})
+		s.put(key("k"), t0, expiresAt{t0 + 1})
 		return s.sw
 	}()
 	deadline := time.Now().Add(20 * time.Second)
@@ -329,7 +339,7 @@ func TestSweeperEndsWithItsStore(t *testing.T) {
 // sweeper's reckoning, the sweeper drops them all and the heap they took
 // is free again.
 func TestIdleMemoryReturns(t *testing.T) {
-	s := NewStore[expiresAt]()
+	s := newStore[expiresAt]()
 	var clock manualClock // stands still while the keys are written
 	s.setSweeper(clock.read, time.Millisecond)
 	const n = 100000
@@ -370,11 +380,12 @@ func (w *window) Expires() int64 { return w.exp }
 // admit decides one request for key at nowMs by a fixed window of limit
 // per second, as generated code decides: the shard locked, its state read
 // and, when admitted, written.
-func admit(s *Store[window], key string, nowMs, limit int64) bool {
-	sh := s.Shard(s.Index(key))
+func admit(s *Store[[0]int64, window], k name, nowMs, limit int64) bool {
+	h := s.Hash(k)
+	sh := s.Shard(s.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
-	e := sh.Get(key, nowMs)
+	e := sh.Get(k, h, nowMs)
 	var st window
 	if e != nil && e.State.exp > nowMs {
 		st = e.State
@@ -387,7 +398,7 @@ func admit(s *Store[window], key string, nowMs, limit int64) bool {
 	}
 	st.n++
 	st.exp = st.start + 1000 + 60000
-	sh.Put(key, e, st)
+	sh.Put(k, h, e, st)
 	return true
 }
 
@@ -397,7 +408,7 @@ func admit(s *Store[window], key string, nowMs, limit int64) bool {
 // move from window to window together, as callers sharing a clock do.
 func TestConcurrentSweeping(t *testing.T) {
 	const limit, goroutines, keys, windows = 5, 4, 300, 10
-	s := NewStore[window]()
+	s := newStore[window]()
 	s.setSweeper(s.sw.clock, time.Millisecond)
 	defer s.StopSweeper()
 	errs := make(chan string, goroutines*windows)
@@ -407,10 +418,10 @@ func TestConcurrentSweeping(t *testing.T) {
 		for g := range goroutines {
 			wg.Go(func() {
 				for k := range keys {
-					key := fmt.Sprintf("w%d/g%d/k%d", w, g, k)
+					k := key(fmt.Sprintf("w%d/g%d/k%d", w, g, k))
 					for i := range limit + 1 {
-						if got := admit(s, key, now, limit); got != (i < limit) {
-							errs <- fmt.Sprintf("%s window %d request %d: admitted %v", key, w, i, got)
+						if got := admit(s, k, now, limit); got != (i < limit) {
+							errs <- fmt.Sprintf("%s window %d request %d: admitted %v", k.Name, w, i, got)
 							return
 						}
 					}
@@ -434,5 +445,58 @@ func TestConcurrentSweeping(t *testing.T) {
 	}
 	if got := s.Len(); got > 2*live {
 		t.Errorf("holds %d keys, want at most twice the last window's %d", got, live)
+	}
+}
+
+// TestHashCollisions: keys of one hash, whether they differ in their
+// name or in their parameters, each keep their own state, before, during
+// and after a pass that moves them; a key is found by its name and
+// parameters together, never by its hash alone.
+func TestHashCollisions(t *testing.T) {
+	type twoParams = Key[[2]int64]
+	s := NewStore[[2]int64, expiresAt](func(_ maphash.Seed, k twoParams) uint64 {
+		return uint64(len(k.Name)) // "a", "b", ... collide, and every set of parameters
+	})
+	s.StopSweeper()
+	var keys []twoParams
+	for _, n := range []string{"a", "b", "c", "dd", "ee"} {
+		for p := range int64(3) {
+			keys = append(keys, twoParams{Name: n, Params: [2]int64{p, 1000}}, twoParams{Name: n, Params: [2]int64{1000, p}})
+		}
+	}
+	expOf := func(i int) int64 { return t0 + 1 + int64(i) }
+	check := func(when string) {
+		t.Helper()
+		for i, k := range keys {
+			if st, ok := s.get(k, t0); !ok || st.exp != expOf(i) {
+				t.Fatalf("%s: %+v reads %v, %v; want its own expiry %d", when, k, st, ok, expOf(i))
+			}
+		}
+		if st, ok := s.get(twoParams{Name: "a", Params: [2]int64{7, 7}}, t0); ok {
+			t.Fatalf("%s: a key never put reads %v", when, st)
+		}
+	}
+	for i, k := range keys {
+		s.put(k, t0, expiresAt{expOf(i)})
+	}
+	check("before a pass")
+	s.beginAll()
+	check("during a pass")
+	for i, k := range keys[:len(keys)/2] { // written while in the old generation
+		s.put(k, t0, expiresAt{expOf(i)})
+	}
+	for range len(keys) {
+		s.touchAll(t0) // with the sweeper stopped, each call moves a few entries
+	}
+	if n := s.passes(); n != 0 {
+		t.Fatalf("%d passes left under way", n)
+	}
+	check("after a pass")
+	s.Reset(keys[1])
+	if st, _ := s.get(keys[1], t0); st.exp != 0 {
+		t.Errorf("a reset key reads %v", st)
+	}
+	if st, _ := s.get(keys[0], t0); st.exp != expOf(0) {
+		t.Errorf("the key of the same hash as a reset one reads %v, want expiry %d", st, expOf(0))
 	}
 }

@@ -1,9 +1,12 @@
 // Package kit is what the code cmd/gen writes is built on, and nothing a
 // service calls: the registries through which the memory and Redis
 // limiters find an algorithm's generated Go and Lua by its name, the
-// sharded store the generated Go decisions keep their state in, and what
-// the two share about a decision. Its API follows the generator: it
-// changes with it, and only generated code and the limiters use it.
+// sharded store the generated Go decisions keep their state in (Store,
+// by Key: a name and the parameters a state is measured in, no key name
+// built), the memory of the limits a table found valid (Valid), and what
+// the two limiters share about a decision. Its API follows the
+// generator: it changes with it, and only generated code and the
+// limiters use it.
 //
 // An algorithm's generated code registers, when its package is
 // initialized, a TableAlgorithm (its decision in Go, for package memory)
@@ -31,17 +34,28 @@ const (
 )
 
 // Call is one decision of one limit on one key, as a Table decides it.
-// The caller sets NowMs, Cost, Inputs, Commit and Force; Prepare sets Key
-// and Params.
+// The caller sets its Args; Prepare sets Key, Hash and Params.
 type Call struct {
-	// Key is the state's key: the name of the limit's first Redis key,
-	// without any prefix.
+	// Key names the call's state, with the parameters it is measured in
+	// (Params named by the limit's Redis keys): the hash tag alone (the
+	// key the request names) for a limit's call, StateName's for a
+	// policy's limit. It is no Redis key name: a table compares the name
+	// and those parameters, which tell states apart exactly as the names
+	// of their Redis keys do, and builds no string.
 	Key string
+	// Hash is the hash of the state's key in its table's store.
+	Hash uint64
 	// Params are the limit's parameters as the scripts take them (ms for
 	// durations), in the spec's order.
 	Params [MaxParams]int64
-	NowMs  int64
-	Cost   int64
+	Args
+}
+
+// Args are what the caller of a call gives besides the limit and the
+// key.
+type Args struct {
+	NowMs int64
+	Cost  int64
 	// Inputs are the string inputs, in the algorithm's order.
 	Inputs []string
 	// Commit lets the decision write; without it, it writes nothing (a
@@ -49,6 +63,18 @@ type Call struct {
 	// the cost even when the decision denies (docs/semantics.md,
 	// "Force").
 	Commit, Force bool
+}
+
+// StateName is the name of the state of a call's key (the hash tag) with
+// a policy's limit's infix after it: the key alone without an infix;
+// else '}', the key, '}' and the infix, which no key a request names can
+// be (none begins with '}'), and which tells two policies' limits apart
+// as their Redis keys' names do (an infix holds no '}').
+func StateName(key, infix string) string {
+	if infix == "" {
+		return key
+	}
+	return "}" + key + "}" + infix
 }
 
 // Reply is a decision as the scripts reply it: the spec's reply fields,
@@ -75,24 +101,30 @@ type Record []any
 // key; package memory makes one per Limiter and algorithm. The generated
 // code implements it.
 type Table interface {
-	// Prepare checks a call and fills in c.Params and c.Key: lim must be
-	// a valid limit of the table's algorithm, key (the hash tag) neither
-	// empty nor beginning with '}', c's time, cost and inputs within
-	// their domains; infix follows the hash tag in the key (a policy's
-	// limit's). Errors match limitspec.ErrBadInput, with the scripts'
-	// messages, in the scripts' order.
+	// Prepare checks a call and fills in c.Params, c.Key and c.Hash: lim
+	// must be a valid limit of the table's algorithm, key (the hash tag)
+	// neither empty nor beginning with '}', c's time, cost and inputs
+	// within their domains; infix follows the hash tag in the key (a
+	// policy's limit's). Errors match limitspec.ErrBadInput, with the
+	// scripts' messages, in the scripts' order.
 	Prepare(c *Call, lim limitspec.Limit, infix, key string) error
-	// Shard is the index of the shard holding a key; Lock and Unlock
-	// lock and unlock a shard.
-	Shard(key string) int
+	// Limit decides a limit's call alone: it prepares the call of args,
+	// lim and key as Prepare does (with no infix) and decides it with its
+	// shard locked. The call stays on its stack (a *Call passed to an
+	// interface's method escapes to the heap): a decision on an existing
+	// key allocates nothing.
+	Limit(args Args, lim limitspec.Limit, key string) (Reply, error)
+	// Shard is the index of the shard holding a prepared call's state;
+	// Lock and Unlock lock and unlock a shard.
+	Shard(c *Call) int
 	Lock(shard int)
 	Unlock(shard int)
 	// Decide decides a prepared call whose shard the caller holds.
 	Decide(c *Call) Reply
 	// View runs a read-only view of a prepared call's state.
 	View(name string, c *Call) ([]Record, error)
-	// Reset deletes a key's state.
-	Reset(key string)
+	// Reset deletes a prepared call's state.
+	Reset(c *Call)
 	// StopSweeper stops the table's background reclaiming of expired
 	// keys (see Store.StopSweeper).
 	StopSweeper()

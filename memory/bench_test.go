@@ -15,11 +15,17 @@ import (
 )
 
 // BenchmarkExistingKey measures one gcra decision on an existing key
-// among 10000, from one goroutine and from GOMAXPROCS goroutines:
+// among 10000, from one goroutine and from GOMAXPROCS goroutines, by
+// Limit (a new Result.Limits each time) and by LimitInto (each goroutine
+// deciding into one Result: no allocation):
 //
 //	go test -run '^$' -bench ExistingKey -benchmem ./memory
+//
+// The limit is held as a limitspec.Limit, as a service holds its plans: a
+// GCRA struct converted at each call would be copied to the heap, since
+// the result refers to it.
 func BenchmarkExistingKey(b *testing.B) {
-	gcra := limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second}
+	var gcra limitspec.Limit = limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second}
 	l := newLimiter(b, WithoutSweeper())
 	keys := make([]string, 10000)
 	for i := range keys {
@@ -27,12 +33,15 @@ func BenchmarkExistingKey(b *testing.B) {
 		decide(b, l, limitspec.Request{Key: keys[i], Limit: gcra, Cost: 1, Now: at(t0)})
 	}
 	ctx := context.Background()
+	req := func(i int, now int64) limitspec.Request {
+		return limitspec.Request{Key: keys[i%len(keys)], Limit: gcra, Cost: 1, Now: at(now)}
+	}
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
 			i++
-			if _, err := l.Limit(ctx, limitspec.Request{Key: keys[i%len(keys)], Limit: gcra, Cost: 1, Now: at(t0 + int64(i)/1000)}); err != nil {
+			if _, err := l.Limit(ctx, req(i, t0+int64(i)/1000)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -44,8 +53,32 @@ func BenchmarkExistingKey(b *testing.B) {
 			i := 0
 			for pb.Next() {
 				i++
-				now := t0 + clock.Add(1)/1000
-				if _, err := l.Limit(ctx, limitspec.Request{Key: keys[i%len(keys)], Limit: gcra, Cost: 1, Now: at(now)}); err != nil {
+				if _, err := l.Limit(ctx, req(i, t0+clock.Add(1)/1000)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("serial-into", func(b *testing.B) {
+		b.ReportAllocs()
+		var res limitspec.Result
+		i := 0
+		for b.Loop() {
+			i++
+			if err := l.LimitInto(ctx, req(i, t0+int64(i)/1000), &res); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel-into", func(b *testing.B) {
+		b.ReportAllocs()
+		var clock atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			var res limitspec.Result
+			i := 0
+			for pb.Next() {
+				i++
+				if err := l.LimitInto(ctx, req(i, t0+clock.Add(1)/1000), &res); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -115,6 +148,37 @@ func BenchmarkPolicy(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkHeapPerKey reports the heap a limiter holds per tracked key:
+// n gcra keys ("user:0" to "user:999999", the caller's strings, live
+// throughout and not counted), each decided once; the live heap after a
+// collection, less the heap before the limiter was made, over n. It
+// counts the limiter's whole store: each key's copy of its name, its
+// state, and the maps and chunks that find them.
+//
+//	go test -run '^$' -bench HeapPerKey -benchtime 1x ./memory
+func BenchmarkHeapPerKey(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = "user:" + strconv.Itoa(i)
+			}
+			gcra := limitspec.GCRA{Burst: 10, Rate: 10, Period: time.Second}
+			var perKey float64
+			for b.Loop() {
+				base := heapAlloc()
+				l := newLimiter(b, WithoutSweeper())
+				for _, k := range keys {
+					decide(b, l, limitspec.Request{Key: k, Limit: gcra, Cost: 1, Now: at(t0)})
+				}
+				perKey = float64(heapAlloc()-base) / float64(n)
+				runtime.KeepAlive(l)
+			}
+			b.ReportMetric(perKey, "heap-B/key")
 		})
 	}
 }

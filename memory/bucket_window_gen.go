@@ -3,17 +3,23 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// bucketWindowTable holds the state of every bucket_window limit of a memory.Limiter, by key.
+// bucketWindowTable holds the state of every bucket_window limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type bucketWindowTable struct {
-	states *kit.Store[bucketWindowState]
+	states *kit.Store[[4]int64, bucketWindowState]
+	valid  kit.Valid[limitspec.BucketWindow]
 }
+
+// bucketWindowKey names a bucket_window state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>.
+type bucketWindowKey = kit.Key[[4]int64]
 
 // bucketWindowState is what bucketWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -38,71 +44,126 @@ type bucketWindowParams struct {
 	WindowMs3 int64
 }
 
+// bucketWindowHash is the hash of a state's key (see kit.HashKey).
+func bucketWindowHash(seed maphash.Seed, k bucketWindowKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &bucketWindowTable{states: kit.NewStore[bucketWindowState]()} },
+		New: func() kit.Table {
+			return &bucketWindowTable{states: kit.NewStore[[4]int64, bucketWindowState](bucketWindowHash)}
+		},
 	})
 }
 
-// Prepare checks a call of a bucket_window limit and names its state (see kit.Table).
-func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a bucket_window limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *bucketWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (bucketWindowParams, error) {
 	var l limitspec.BucketWindow
 	switch v := lim.(type) {
 	case limitspec.BucketWindow:
 		l = v
 	case *limitspec.BucketWindow:
 		if v == nil {
-			return kit.NotA("bucket_window", lim)
+			return bucketWindowParams{}, kit.NotA("bucket_window", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("bucket_window", lim)
+		return bucketWindowParams{}, kit.NotA("bucket_window", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return bucketWindowParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
-	c.Params[2] = int64(l.Bucket / time.Millisecond)
-	c.Params[3] = l.Limit2
-	c.Params[4] = int64(l.Window2 / time.Millisecond)
-	c.Params[5] = l.Limit3
-	c.Params[6] = int64(l.Window3 / time.Millisecond)
+	p := bucketWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond), BucketMs: int64(l.Bucket / time.Millisecond), Limit2: l.Limit2, WindowMs2: int64(l.Window2 / time.Millisecond), Limit3: l.Limit3, WindowMs3: int64(l.Window3 / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("bucket_window: key must not be empty")
+		return p, kit.BadInput("bucket_window: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":bw:" + strconv.FormatInt(c.Params[2], 10) + ":" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[4], 10) + ":" + strconv.FormatInt(c.Params[6], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a bucket_window limit and names its state (see kit.Table).
+func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
+	c.Params[2] = p.BucketMs
+	c.Params[3] = p.Limit2
+	c.Params[4] = p.WindowMs2
+	c.Params[5] = p.Limit3
+	c.Params[6] = p.WindowMs3
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *bucketWindowTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a bucket_window limit's call alone (see kit.Table).
+func (t *bucketWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *bucketWindowTable) params(c *kit.Call) bucketWindowParams {
+	return bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2], Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *bucketWindowTable) key(name string, p bucketWindowParams) bucketWindowKey {
+	return bucketWindowKey{Name: name, Params: [4]int64{p.BucketMs, p.WindowMs, p.WindowMs2, p.WindowMs3}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *bucketWindowTable) callKey(c *kit.Call) bucketWindowKey { return t.key(c.Key, t.params(c)) }
+
+func (t *bucketWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *bucketWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *bucketWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *bucketWindowTable) Reset(key string) { t.states.Reset(key) }
+func (t *bucketWindowTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *bucketWindowTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *bucketWindowTable) Decide(c *kit.Call) kit.Reply {
-	p := bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2], Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st bucketWindowState
 	if e != nil {
 		st = e.State
@@ -297,12 +358,12 @@ func (t *bucketWindowTable) Decide(c *kit.Call) kit.Reply {
 				}
 				st.winEntries = st.winEntries[n:]
 			}
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.latestTs = eff
 			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -324,7 +385,7 @@ func (t *bucketWindowTable) Decide(c *kit.Call) kit.Reply {
 				}
 			}
 			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: kit.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}

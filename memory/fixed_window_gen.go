@@ -3,17 +3,23 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// fixedWindowTable holds the state of every fixed_window limit of a memory.Limiter, by key.
+// fixedWindowTable holds the state of every fixed_window limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type fixedWindowTable struct {
-	states *kit.Store[fixedWindowState]
+	states *kit.Store[[1]int64, fixedWindowState]
+	valid  kit.Valid[limitspec.FixedWindow]
 }
+
+// fixedWindowKey names a fixed_window state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:fw:<window_ms>.
+type fixedWindowKey = kit.Key[[1]int64]
 
 // fixedWindowState is what fixedWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -32,66 +38,121 @@ type fixedWindowParams struct {
 	WindowMs int64
 }
 
+// fixedWindowHash is the hash of a state's key (see kit.HashKey).
+func fixedWindowHash(seed maphash.Seed, k fixedWindowKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &fixedWindowTable{states: kit.NewStore[fixedWindowState]()} },
+		New: func() kit.Table {
+			return &fixedWindowTable{states: kit.NewStore[[1]int64, fixedWindowState](fixedWindowHash)}
+		},
 	})
 }
 
-// Prepare checks a call of a fixed_window limit and names its state (see kit.Table).
-func (t *fixedWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a fixed_window limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *fixedWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (fixedWindowParams, error) {
 	var l limitspec.FixedWindow
 	switch v := lim.(type) {
 	case limitspec.FixedWindow:
 		l = v
 	case *limitspec.FixedWindow:
 		if v == nil {
-			return kit.NotA("fixed_window", lim)
+			return fixedWindowParams{}, kit.NotA("fixed_window", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("fixed_window", lim)
+		return fixedWindowParams{}, kit.NotA("fixed_window", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return fixedWindowParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
+	p := fixedWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("fixed_window: key must not be empty")
+		return p, kit.BadInput("fixed_window: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("fixed_window: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("fixed_window: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "fixed_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "fixed_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "fixed_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "fixed_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":fw:" + strconv.FormatInt(c.Params[1], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a fixed_window limit and names its state (see kit.Table).
+func (t *fixedWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *fixedWindowTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a fixed_window limit's call alone (see kit.Table).
+func (t *fixedWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *fixedWindowTable) params(c *kit.Call) fixedWindowParams {
+	return fixedWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *fixedWindowTable) key(name string, p fixedWindowParams) fixedWindowKey {
+	return fixedWindowKey{Name: name, Params: [1]int64{p.WindowMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *fixedWindowTable) callKey(c *kit.Call) fixedWindowKey { return t.key(c.Key, t.params(c)) }
+
+func (t *fixedWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *fixedWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *fixedWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *fixedWindowTable) Reset(key string) { t.states.Reset(key) }
+func (t *fixedWindowTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *fixedWindowTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *fixedWindowTable) Decide(c *kit.Call) kit.Reply {
-	p := fixedWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st fixedWindowState
 	if e != nil {
 		st = e.State
@@ -119,7 +180,7 @@ func (t *fixedWindowTable) Decide(c *kit.Call) kit.Reply {
 			st.winTs = eff
 			st.winN = after
 			st.winExp = nowMs + untilEnd + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, untilEnd), ResetAfterMs: kit.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}

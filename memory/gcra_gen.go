@@ -3,17 +3,23 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// gcraTable holds the state of every gcra limit of a memory.Limiter, by key.
+// gcraTable holds the state of every gcra limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type gcraTable struct {
-	states *kit.Store[gcraState]
+	states *kit.Store[[2]int64, gcraState]
+	valid  kit.Valid[limitspec.GCRA]
 }
+
+// gcraKey names a gcra state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:gcra:<rate>:<period_ms>.
+type gcraKey = kit.Key[[2]int64]
 
 // gcraState is what gcraTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -33,67 +39,120 @@ type gcraParams struct {
 	PeriodMs int64
 }
 
+// gcraHash is the hash of a state's key (see kit.HashKey).
+func gcraHash(seed maphash.Seed, k gcraKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "gcra"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &gcraTable{states: kit.NewStore[gcraState]()} },
+		New:    func() kit.Table { return &gcraTable{states: kit.NewStore[[2]int64, gcraState](gcraHash)} },
 	})
 }
 
-// Prepare checks a call of a gcra limit and names its state (see kit.Table).
-func (t *gcraTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a gcra limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *gcraTable) check(c *kit.Args, lim limitspec.Limit, key string) (gcraParams, error) {
 	var l limitspec.GCRA
 	switch v := lim.(type) {
 	case limitspec.GCRA:
 		l = v
 	case *limitspec.GCRA:
 		if v == nil {
-			return kit.NotA("gcra", lim)
+			return gcraParams{}, kit.NotA("gcra", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("gcra", lim)
+		return gcraParams{}, kit.NotA("gcra", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return gcraParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Burst
-	c.Params[1] = l.Rate
-	c.Params[2] = int64(l.Period / time.Millisecond)
+	p := gcraParams{Burst: l.Burst, Rate: l.Rate, PeriodMs: int64(l.Period / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("gcra: key must not be empty")
+		return p, kit.BadInput("gcra: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("gcra: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("gcra: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "gcra: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "gcra: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "gcra: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "gcra: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":gcra:" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[2], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a gcra limit and names its state (see kit.Table).
+func (t *gcraTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Burst
+	c.Params[1] = p.Rate
+	c.Params[2] = p.PeriodMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *gcraTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a gcra limit's call alone (see kit.Table).
+func (t *gcraTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *gcraTable) params(c *kit.Call) gcraParams {
+	return gcraParams{Burst: c.Params[0], Rate: c.Params[1], PeriodMs: c.Params[2]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *gcraTable) key(name string, p gcraParams) gcraKey {
+	return gcraKey{Name: name, Params: [2]int64{p.Rate, p.PeriodMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *gcraTable) callKey(c *kit.Call) gcraKey { return t.key(c.Key, t.params(c)) }
+
+func (t *gcraTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *gcraTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *gcraTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *gcraTable) Reset(key string) { t.states.Reset(key) }
+func (t *gcraTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *gcraTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *gcraTable) Decide(c *kit.Call) kit.Reply {
-	p := gcraParams{Burst: c.Params[0], Rate: c.Params[1], PeriodMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st gcraState
 	if e != nil {
 		st = e.State
@@ -122,7 +181,7 @@ func (t *gcraTable) Decide(c *kit.Call) kit.Reply {
 			st.cellTs = nowMs + lag
 			st.cellTat = final
 			st.cellExp = nowMs + reset + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}

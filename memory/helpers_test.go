@@ -137,41 +137,47 @@ func mustOracle(tb testing.TB, alg string, params map[string]int64) oracle.Model
 }
 
 // storeProbe is what the tests reach of a table's store (kit.Store,
-// whatever its state type).
+// whatever its key and state types).
 type storeProbe interface {
 	Len() int
 	StopSweeper()
 	// touch makes a call at nowMs in every shard (on a key none holds),
 	// which tells the sweeper the caller's time.
 	touch(nowMs int64)
-	// expires returns when the state of key (a state's full key, as
-	// Prepare names it) expires, 0 when the store has none, looking it up
-	// as a call at nowMs does.
-	expires(key string, nowMs int64) int64
+	// expires returns when the state of a prepared call expires, 0 when
+	// the store has none, looking it up as a call at nowMs does.
+	expires(c *kit.Call, nowMs int64) int64
 }
 
-// probe is the storeProbe of a *kit.Store[S].
-type probe[S any, P interface {
+// probe is the storeProbe of a *kit.Store[K, S], with key, the table's
+// key of a prepared call.
+type probe[K comparable, S any, P interface {
 	*S
 	kit.Expirer
-}] struct{ *kit.Store[S] }
+}] struct {
+	*kit.Store[K, S]
+	key func(*kit.Call) kit.Key[K]
+}
 
 // touch: see storeProbe.
-func (p probe[S, P]) touch(nowMs int64) {
+func (p probe[K, S, P]) touch(nowMs int64) {
 	for i := range kit.Shards {
+		var none kit.Key[K]
 		sh := p.Shard(i)
 		sh.Lock()
-		sh.Get("", nowMs)
+		sh.Get(none, p.Hash(none), nowMs)
 		sh.Unlock()
 	}
 }
 
 // expires: see storeProbe.
-func (p probe[S, P]) expires(key string, nowMs int64) int64 {
-	sh := p.Shard(p.Index(key))
+func (p probe[K, S, P]) expires(c *kit.Call, nowMs int64) int64 {
+	k := p.key(c)
+	h := p.Hash(k)
+	sh := p.Shard(p.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
-	if e := sh.Get(key, nowMs); e != nil {
+	if e := sh.Get(k, h, nowMs); e != nil {
 		return P(&e.State).Expires()
 	}
 	return 0
@@ -192,35 +198,35 @@ func probeOf(tb testing.TB, l *Limiter, lim limitspec.Limit) storeProbe {
 	tb.Helper()
 	switch t := tableOf(tb, l, lim).Table.(type) {
 	case *bucketWindowTable:
-		return probe[bucketWindowState, *bucketWindowState]{t.states}
+		return probe[[4]int64, bucketWindowState, *bucketWindowState]{t.states, t.callKey}
 	case *fixedWindowTable:
-		return probe[fixedWindowState, *fixedWindowState]{t.states}
+		return probe[[1]int64, fixedWindowState, *fixedWindowState]{t.states, t.callKey}
 	case *gcraTable:
-		return probe[gcraState, *gcraState]{t.states}
+		return probe[[2]int64, gcraState, *gcraState]{t.states, t.callKey}
 	case *leakyBucketTable:
-		return probe[leakyBucketState, *leakyBucketState]{t.states}
+		return probe[[2]int64, leakyBucketState, *leakyBucketState]{t.states, t.callKey}
 	case *metaWindowTable:
-		return probe[metaWindowState, *metaWindowState]{t.states}
+		return probe[[1]int64, metaWindowState, *metaWindowState]{t.states, t.callKey}
 	case *slidingLogTable:
-		return probe[slidingLogState, *slidingLogState]{t.states}
+		return probe[[1]int64, slidingLogState, *slidingLogState]{t.states, t.callKey}
 	case *slidingWindowTable:
-		return probe[slidingWindowState, *slidingWindowState]{t.states}
+		return probe[[1]int64, slidingWindowState, *slidingWindowState]{t.states, t.callKey}
 	case *tokenBucketTable:
-		return probe[tokenBucketState, *tokenBucketState]{t.states}
+		return probe[[2]int64, tokenBucketState, *tokenBucketState]{t.states, t.callKey}
 	default:
 		tb.Fatalf("no store known for %T", t)
 		return nil
 	}
 }
 
-// stateKey returns the full key of key's state under lim, as l's table
-// names it.
-func stateKey(tb testing.TB, l *Limiter, lim limitspec.Limit, key string) string {
+// stateCall returns the call of key under lim, prepared as l's table
+// prepares it, which names its state.
+func stateCall(tb testing.TB, l *Limiter, lim limitspec.Limit, key string) *kit.Call {
 	tb.Helper()
 	t := tableOf(tb, l, lim)
-	c := kit.Call{Inputs: make([]string, len(t.alg.Inputs))}
+	c := kit.Call{Args: kit.Args{Inputs: make([]string, len(t.alg.Inputs))}}
 	if err := t.Prepare(&c, lim, "", key); err != nil {
 		tb.Fatal(err)
 	}
-	return c.Key
+	return &c
 }

@@ -3,17 +3,23 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// leakyBucketTable holds the state of every leaky_bucket limit of a memory.Limiter, by key.
+// leakyBucketTable holds the state of every leaky_bucket limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type leakyBucketTable struct {
-	states *kit.Store[leakyBucketState]
+	states *kit.Store[[2]int64, leakyBucketState]
+	valid  kit.Valid[limitspec.LeakyBucket]
 }
+
+// leakyBucketKey names a leaky_bucket state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:lb:<rate>:<period_ms>.
+type leakyBucketKey = kit.Key[[2]int64]
 
 // leakyBucketState is what leakyBucketTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -33,67 +39,122 @@ type leakyBucketParams struct {
 	PeriodMs int64
 }
 
+// leakyBucketHash is the hash of a state's key (see kit.HashKey).
+func leakyBucketHash(seed maphash.Seed, k leakyBucketKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &leakyBucketTable{states: kit.NewStore[leakyBucketState]()} },
+		New: func() kit.Table {
+			return &leakyBucketTable{states: kit.NewStore[[2]int64, leakyBucketState](leakyBucketHash)}
+		},
 	})
 }
 
-// Prepare checks a call of a leaky_bucket limit and names its state (see kit.Table).
-func (t *leakyBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a leaky_bucket limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *leakyBucketTable) check(c *kit.Args, lim limitspec.Limit, key string) (leakyBucketParams, error) {
 	var l limitspec.LeakyBucket
 	switch v := lim.(type) {
 	case limitspec.LeakyBucket:
 		l = v
 	case *limitspec.LeakyBucket:
 		if v == nil {
-			return kit.NotA("leaky_bucket", lim)
+			return leakyBucketParams{}, kit.NotA("leaky_bucket", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("leaky_bucket", lim)
+		return leakyBucketParams{}, kit.NotA("leaky_bucket", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return leakyBucketParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Capacity
-	c.Params[1] = l.Rate
-	c.Params[2] = int64(l.Period / time.Millisecond)
+	p := leakyBucketParams{Capacity: l.Capacity, Rate: l.Rate, PeriodMs: int64(l.Period / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("leaky_bucket: key must not be empty")
+		return p, kit.BadInput("leaky_bucket: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("leaky_bucket: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("leaky_bucket: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "leaky_bucket: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "leaky_bucket: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "leaky_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "leaky_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":lb:" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[2], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a leaky_bucket limit and names its state (see kit.Table).
+func (t *leakyBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Capacity
+	c.Params[1] = p.Rate
+	c.Params[2] = p.PeriodMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *leakyBucketTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a leaky_bucket limit's call alone (see kit.Table).
+func (t *leakyBucketTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *leakyBucketTable) params(c *kit.Call) leakyBucketParams {
+	return leakyBucketParams{Capacity: c.Params[0], Rate: c.Params[1], PeriodMs: c.Params[2]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *leakyBucketTable) key(name string, p leakyBucketParams) leakyBucketKey {
+	return leakyBucketKey{Name: name, Params: [2]int64{p.Rate, p.PeriodMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *leakyBucketTable) callKey(c *kit.Call) leakyBucketKey { return t.key(c.Key, t.params(c)) }
+
+func (t *leakyBucketTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *leakyBucketTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *leakyBucketTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *leakyBucketTable) Reset(key string) { t.states.Reset(key) }
+func (t *leakyBucketTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *leakyBucketTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *leakyBucketTable) Decide(c *kit.Call) kit.Reply {
-	p := leakyBucketParams{Capacity: c.Params[0], Rate: c.Params[1], PeriodMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st leakyBucketState
 	if e != nil {
 		st = e.State
@@ -122,7 +183,7 @@ func (t *leakyBucketTable) Decide(c *kit.Call) kit.Reply {
 			st.queueTs = nowMs + lag
 			st.queueWork = final
 			st.queueExp = nowMs + reset + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)), ResetAfterMs: reset, DelayMs: kit.Pick(ok || c.Force && c_ > 0, lag+kit.CeilDiv(ahead, p.Rate), 0), Tier: 0}

@@ -314,7 +314,7 @@ func TestExpiredStateReadsAsAbsent(t *testing.T) {
 	}
 	// The window's TTL is window + 60 s: at t0+3600000 the first state
 	// had expired and reads as absent, whatever its window said.
-	if exp := probeOf(t, l, fw).expires(stateKey(t, l, fw, "k"), t0+3600000); exp != t0+3600000+1000+60000 {
+	if exp := probeOf(t, l, fw).expires(stateCall(t, l, fw, "k"), t0+3600000); exp != t0+3600000+1000+60000 {
 		t.Errorf("the state expires at %d, want %d (its window's end, plus 60 s)", exp, t0+3600000+1000+60000)
 	}
 }

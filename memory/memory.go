@@ -19,10 +19,20 @@
 // # Memory and time
 //
 // Keys are spread over 64 independently locked shards per algorithm. A
-// key's state carries the TTL the script would give it in Redis, on the
-// caller's clock (the request's Now, or the limiter's clock), and once
-// that has run out it reads as absent; expired keys are reclaimed a few
-// at a time, by the calls and by a background sweeper per algorithm,
+// state is found by the request's key and the parameters the state is
+// measured in (those its Redis keys name), compared as they are: no key
+// name is built. Each table validates the first few distinct limits it
+// decides once. A decision on an existing key whose state is a few
+// integers (fixed_window, sliding_window, token_bucket, gcra,
+// leaky_bucket) allocates only its result's Limits, and nothing when it
+// is decided into a Result the caller reuses (LimitInto) with a limit
+// held in a limitspec.Limit; a state with entries allocates as its
+// entries grow.
+//
+// A key's state carries the TTL the script would give it in Redis, on
+// the caller's clock (the request's Now, or the limiter's clock), and
+// once that has run out it reads as absent; expired keys are reclaimed a
+// few at a time, by the calls and by a background sweeper per algorithm,
 // so that no decision waits for a sweep and memory follows the keys
 // active within about one TTL. The sweeper reckons the caller's time from
 // the latest call's and the process's monotonic clock: a caller whose
@@ -50,14 +60,17 @@ type Limiter struct {
 	clock     func() time.Time
 	noSweeper bool
 	mu        sync.Mutex // serializes the creation of tables
-	tables    atomic.Pointer[map[limitspec.Algorithm]*table]
+	// tables are the tables made so far, one per algorithm decided, in
+	// the order they were made; a new table replaces the slice.
+	tables atomic.Pointer[[]*table]
 }
 
-// table is the state of one algorithm's limits, and its place in the
-// order in which a policy locks shards.
+// table is the state of one algorithm's limits, its name in results,
+// and its place in the order in which a policy locks shards.
 type table struct {
 	kit.Table
 	alg   kit.TableAlgorithm
+	name  string
 	order int
 }
 
@@ -108,31 +121,47 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit limitspec.Limit) 
 
 // Limit decides req (see limitspec.Limiter): by req.Limit for req.Key, or
 // by req.Policy for req.IDs. Its errors match limitspec.ErrBadInput, or
-// are ctx's.
+// are ctx's. Its result's Limits are a new slice (LimitInto reuses one).
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
-	if err := ctx.Err(); err != nil {
+	var res limitspec.Result
+	if err := l.LimitInto(ctx, req, &res); err != nil {
 		return limitspec.Result{}, err
 	}
+	return res, nil
+}
+
+// LimitInto decides req as Limit does and writes its result to *res,
+// leaving it as it was on an error. The result's Limits reuse the array
+// of res.Limits (they are appended to res.Limits[:0]), so that a caller
+// that decides into one Result again and again allocates nothing for it:
+// a limit's decision on an existing key whose state is a few integers
+// then allocates nothing at all, provided req.Limit holds a pointer or a
+// limit already converted to limitspec.Limit (a limit struct converted
+// at each call is copied to the heap, since the result refers to it).
+// Whatever refers to the Limits of a Result that is decided into again
+// sees the new decision's.
+func (l *Limiter) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := kit.CheckRule(req); err != nil {
-		return limitspec.Result{}, err
+		return err
 	}
 	now := l.nowMs(req.Now)
 	if req.Policy != nil {
-		return l.decidePolicy(req, now)
+		return l.decidePolicy(req, now, res)
 	}
 	t, err := l.table(req.Limit)
 	if err != nil {
-		return limitspec.Result{}, err
+		return err
 	}
-	c := kit.Call{NowMs: now, Cost: req.Cost, Inputs: inputs(t.alg.Inputs, req.Inputs), Commit: true, Force: req.Force}
-	if err := t.Prepare(&c, req.Limit, "", kit.StoredKey(req.Key)); err != nil {
-		return limitspec.Result{}, err
+	args := kit.Args{NowMs: now, Cost: req.Cost, Inputs: inputs(t.alg.Inputs, req.Inputs), Commit: true, Force: req.Force}
+	r, err := t.Limit(args, req.Limit, kit.StoredKey(req.Key))
+	if err != nil {
+		return err
 	}
-	shard := t.Shard(c.Key)
-	t.Lock(shard)
-	r := t.Decide(&c)
-	t.Unlock(shard)
-	return kit.Result(r, 0, []limitspec.LimitResult{kit.LimitResult(req.Limit.Algorithm().String(), req.Limit, r)}), nil
+	*res = kit.Result(r, 0, append(res.Limits[:0], kit.LimitResult(t.name, req.Limit, r)))
+	return nil
 }
 
 // Reset deletes the state of req.Key under req.Limit, or of every limit
@@ -152,7 +181,7 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 			return err
 		}
 		for i := range calls {
-			calls[i].t.Reset(calls[i].c.Key)
+			calls[i].t.Reset(&calls[i].c)
 		}
 		return nil
 	}
@@ -160,7 +189,7 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	if err != nil {
 		return err
 	}
-	t.Reset(c.Key)
+	t.Reset(c)
 	return nil
 }
 
@@ -171,7 +200,7 @@ func (l *Limiter) prepare(lim limitspec.Limit, infix, key string) (*table, *kit.
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &kit.Call{Inputs: make([]string, len(t.alg.Inputs))}
+	c := &kit.Call{Args: kit.Args{Inputs: make([]string, len(t.alg.Inputs))}}
 	if err := t.Prepare(c, lim, infix, key); err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +222,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 	if err != nil {
 		return nil, err
 	}
-	c := kit.Call{NowMs: l.nowMs(req.Now), Inputs: make([]string, len(t.alg.Inputs))}
+	c := kit.Call{Args: kit.Args{NowMs: l.nowMs(req.Now), Inputs: make([]string, len(t.alg.Inputs))}}
 	if err := t.Prepare(&c, req.Limit, "", kit.StoredKey(req.Key)); err != nil {
 		return nil, err
 	}
@@ -224,13 +253,13 @@ func (l *Limiter) Check(req limitspec.Request) error {
 	return err
 }
 
-// table returns the table of lim's algorithm, made at its first use.
+// table returns the table of lim's algorithm, made at its first use. It
+// looks among the tables one by one: there are few (one per algorithm),
+// and comparing two IDs of one algorithm compares the same strings.
 func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 	id := lim.Algorithm()
-	if m := l.tables.Load(); m != nil {
-		if t := (*m)[id]; t != nil {
-			return t, nil
-		}
+	if t := find(l.made(), id); t != nil {
+		return t, nil
 	}
 	alg, ok := kit.LookupTable(id)
 	if !ok {
@@ -238,24 +267,36 @@ func (l *Limiter) table(lim limitspec.Limit) (*table, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	old := map[limitspec.Algorithm]*table{}
-	if m := l.tables.Load(); m != nil {
-		old = *m
-	}
-	if t := old[id]; t != nil {
+	old := l.made()
+	if t := find(old, id); t != nil {
 		return t, nil
 	}
-	t := &table{Table: alg.New(), alg: alg, order: len(old)}
+	t := &table{Table: alg.New(), alg: alg, name: id.String(), order: len(old)}
 	if l.noSweeper {
 		t.StopSweeper()
 	}
-	next := make(map[limitspec.Algorithm]*table, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	next[id] = t
+	next := append(old[:len(old):len(old)], t)
 	l.tables.Store(&next)
 	return t, nil
+}
+
+// made returns the tables made so far.
+func (l *Limiter) made() []*table {
+	if ts := l.tables.Load(); ts != nil {
+		return *ts
+	}
+	return nil
+}
+
+// find returns the table of the algorithm id among tables, nil if none
+// is.
+func find(tables []*table, id limitspec.Algorithm) *table {
+	for _, t := range tables {
+		if t.alg.ID == id {
+			return t
+		}
+	}
+	return nil
 }
 
 // nowMs is t in ms since the epoch, or the limiter's clock's for the
@@ -274,6 +315,9 @@ func (l *Limiter) nowMs(t time.Time) int64 {
 // inputs orders the named inputs as names lists them; missing ones are
 // empty.
 func inputs(names []string, byName map[string]string) []string {
+	if len(names) == 0 {
+		return nil
+	}
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = byName[n]

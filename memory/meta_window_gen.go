@@ -3,17 +3,23 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// metaWindowTable holds the state of every meta_window limit of a memory.Limiter, by key.
+// metaWindowTable holds the state of every meta_window limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type metaWindowTable struct {
-	states *kit.Store[metaWindowState]
+	states *kit.Store[[1]int64, metaWindowState]
+	valid  kit.Valid[limitspec.MetaWindow]
 }
+
+// metaWindowKey names a meta_window state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:mw:<window_ms>.
+type metaWindowKey = kit.Key[[1]int64]
 
 // metaWindowState is what metaWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -35,69 +41,124 @@ type metaWindowParams struct {
 	WindowMs int64
 }
 
+// metaWindowHash is the hash of a state's key (see kit.HashKey).
+func metaWindowHash(seed maphash.Seed, k metaWindowKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "meta_window"},
 		Inputs: []string{"meta"},
-		New:    func() kit.Table { return &metaWindowTable{states: kit.NewStore[metaWindowState]()} },
+		New: func() kit.Table {
+			return &metaWindowTable{states: kit.NewStore[[1]int64, metaWindowState](metaWindowHash)}
+		},
 	})
 }
 
-// Prepare checks a call of a meta_window limit and names its state (see kit.Table).
-func (t *metaWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a meta_window limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *metaWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (metaWindowParams, error) {
 	var l limitspec.MetaWindow
 	switch v := lim.(type) {
 	case limitspec.MetaWindow:
 		l = v
 	case *limitspec.MetaWindow:
 		if v == nil {
-			return kit.NotA("meta_window", lim)
+			return metaWindowParams{}, kit.NotA("meta_window", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("meta_window", lim)
+		return metaWindowParams{}, kit.NotA("meta_window", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return metaWindowParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
+	p := metaWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("meta_window: key must not be empty")
+		return p, kit.BadInput("meta_window: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "meta_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "meta_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "meta_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "meta_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	if len(c.Inputs[0]) > 256 {
-		return kit.BadInput("%s%d", "meta_window: meta must be at most 256 bytes, got ", len(c.Inputs[0]))
+		return p, kit.BadInput("%s%d", "meta_window: meta must be at most 256 bytes, got ", len(c.Inputs[0]))
 	}
-	c.Key = "{" + key + "}" + infix + ":mw:" + strconv.FormatInt(c.Params[1], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a meta_window limit and names its state (see kit.Table).
+func (t *metaWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *metaWindowTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a meta_window limit's call alone (see kit.Table).
+func (t *metaWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *metaWindowTable) params(c *kit.Call) metaWindowParams {
+	return metaWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *metaWindowTable) key(name string, p metaWindowParams) metaWindowKey {
+	return metaWindowKey{Name: name, Params: [1]int64{p.WindowMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *metaWindowTable) callKey(c *kit.Call) metaWindowKey { return t.key(c.Key, t.params(c)) }
+
+func (t *metaWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *metaWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *metaWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *metaWindowTable) Reset(key string) { t.states.Reset(key) }
+func (t *metaWindowTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *metaWindowTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
-	p := metaWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st metaWindowState
 	if e != nil {
 		st = e.State
@@ -131,7 +192,7 @@ func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
 		if !open {
 			if c.Commit {
 				st.logEntries = nil
-				e = sh.Put(key, e, st)
+				e = sh.Put(key, hash, e, st)
 			}
 		}
 		if c.Commit {
@@ -139,12 +200,12 @@ func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
 			st.winStart = start
 			st.winUsed = after
 			st.winExp = nowMs + ends + 60000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.logEntries = append(st.logEntries, metaWindowLogEntry{TMs: eff, Cost: took, Meta: c.Inputs[0]})
 			st.logExp = nowMs + ends + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}
@@ -152,9 +213,11 @@ func (t *metaWindowTable) Decide(c *kit.Call) kit.Reply {
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *metaWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
+	p := t.params(c)
+	key := t.key(c.Key, p)
 	switch name {
 	case "entries":
-		return t.viewEntries(c)
+		return t.viewEntries(p, key, c.Hash, &c.Args)
 	}
 	return nil, kit.BadInput("meta_window: unknown view %q (views: entries)", name)
 }
@@ -164,13 +227,12 @@ func (t *metaWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 // The entries of the window open at now_ms (at the key's last
 // admission, if that is later), oldest first: time, cost and meta
 // of each admitted request; none when no window is open.
-func (t *metaWindowTable) viewEntries(c *kit.Call) ([]kit.Record, error) {
-	p := metaWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
+func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, hash uint64, c *kit.Args) ([]kit.Record, error) {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
 	sh.Lock()
 	defer sh.Unlock()
-	e := sh.Get(key, nowMs)
+	e := sh.Get(key, hash, nowMs)
 	var st metaWindowState
 	if e != nil {
 		st = e.State

@@ -41,20 +41,21 @@ func (l *Limiter) preparePolicy(req limitspec.Request, now int64) ([]limitspec.P
 		if err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
-		lc := limitCall{t: t, c: kit.Call{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(t.alg.Inputs))}}
-		if err := t.Prepare(&lc.c, pl.Limit, p.KeyInfix(i), keys[i]); err != nil {
+		args := kit.Args{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(t.alg.Inputs))}
+		calls = append(calls, limitCall{t: t, c: kit.Call{Args: args}})
+		// Prepared in place: a call passed to a table escapes to the heap.
+		if err := t.Prepare(&calls[i].c, pl.Limit, p.KeyInfix(i), keys[i]); err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
-		calls = append(calls, lc)
 	}
 	return limits, calls, nil
 }
 
-// decidePolicy decides a policy's request.
-func (l *Limiter) decidePolicy(req limitspec.Request, now int64) (limitspec.Result, error) {
+// decidePolicy decides a policy's request into *res (see LimitInto).
+func (l *Limiter) decidePolicy(req limitspec.Request, now int64, res *limitspec.Result) error {
 	limits, calls, err := l.preparePolicy(req, now)
 	if err != nil {
-		return limitspec.Result{}, err
+		return err
 	}
 	unlock := lockAll(calls)
 	replies := decideAll(calls, req.Force)
@@ -67,11 +68,12 @@ func (l *Limiter) decidePolicy(req limitspec.Request, now int64) (limitspec.Resu
 			decision.DelayMs = max(decision.DelayMs, r.DelayMs)
 		}
 	}
-	out := make([]limitspec.LimitResult, len(replies))
+	out := res.Limits[:0]
 	for i, r := range replies {
-		out[i] = kit.LimitResult(limits[i].Name, limits[i].Limit, r)
+		out = append(out, kit.LimitResult(limits[i].Name, limits[i].Limit, r))
 	}
-	return kit.Result(decision, b, out), nil
+	*res = kit.Result(decision, b, out)
+	return nil
 }
 
 // lockAll locks the shard of every call, each once, in the order of the
@@ -83,8 +85,9 @@ func lockAll(calls []limitCall) func() {
 		shard int
 	}
 	locks := make([]lock, len(calls))
-	for i, lc := range calls {
-		locks[i] = lock{lc.t, lc.t.Shard(lc.c.Key)}
+	for i := range calls {
+		lc := &calls[i]
+		locks[i] = lock{lc.t, lc.t.Shard(&lc.c)}
 	}
 	slices.SortFunc(locks, func(x, y lock) int {
 		return cmp.Or(cmp.Compare(x.t.order, y.t.order), cmp.Compare(x.shard, y.shard))

@@ -233,7 +233,7 @@ func snapshot(t *testing.T, l *Limiter, p *limitspec.Policy, ids map[string]stri
 		t.Fatal(err)
 	}
 	for i, c := range calls {
-		out += fmt.Sprintf("%s expires at %d; ", c.c.Key, probeOf(t, l, p.Limits()[i].Limit).expires(c.c.Key, nowMs))
+		out += fmt.Sprintf("%s expires at %d; ", c.c.Key, probeOf(t, l, p.Limits()[i].Limit).expires(&c.c, nowMs))
 	}
 	return out
 }

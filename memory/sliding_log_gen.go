@@ -3,17 +3,23 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// slidingLogTable holds the state of every sliding_log limit of a memory.Limiter, by key.
+// slidingLogTable holds the state of every sliding_log limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type slidingLogTable struct {
-	states *kit.Store[slidingLogState]
+	states *kit.Store[[1]int64, slidingLogState]
+	valid  kit.Valid[limitspec.SlidingLog]
 }
+
+// slidingLogKey names a sliding_log state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:sl:<window_ms>.
+type slidingLogKey = kit.Key[[1]int64]
 
 // slidingLogState is what slidingLogTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -34,66 +40,121 @@ type slidingLogParams struct {
 	WindowMs int64
 }
 
+// slidingLogHash is the hash of a state's key (see kit.HashKey).
+func slidingLogHash(seed maphash.Seed, k slidingLogKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &slidingLogTable{states: kit.NewStore[slidingLogState]()} },
+		New: func() kit.Table {
+			return &slidingLogTable{states: kit.NewStore[[1]int64, slidingLogState](slidingLogHash)}
+		},
 	})
 }
 
-// Prepare checks a call of a sliding_log limit and names its state (see kit.Table).
-func (t *slidingLogTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a sliding_log limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *slidingLogTable) check(c *kit.Args, lim limitspec.Limit, key string) (slidingLogParams, error) {
 	var l limitspec.SlidingLog
 	switch v := lim.(type) {
 	case limitspec.SlidingLog:
 		l = v
 	case *limitspec.SlidingLog:
 		if v == nil {
-			return kit.NotA("sliding_log", lim)
+			return slidingLogParams{}, kit.NotA("sliding_log", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("sliding_log", lim)
+		return slidingLogParams{}, kit.NotA("sliding_log", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return slidingLogParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
+	p := slidingLogParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("sliding_log: key must not be empty")
+		return p, kit.BadInput("sliding_log: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("sliding_log: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("sliding_log: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "sliding_log: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "sliding_log: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "sliding_log: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "sliding_log: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":sl:" + strconv.FormatInt(c.Params[1], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a sliding_log limit and names its state (see kit.Table).
+func (t *slidingLogTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *slidingLogTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a sliding_log limit's call alone (see kit.Table).
+func (t *slidingLogTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *slidingLogTable) params(c *kit.Call) slidingLogParams {
+	return slidingLogParams{Limit: c.Params[0], WindowMs: c.Params[1]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *slidingLogTable) key(name string, p slidingLogParams) slidingLogKey {
+	return slidingLogKey{Name: name, Params: [1]int64{p.WindowMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *slidingLogTable) callKey(c *kit.Call) slidingLogKey { return t.key(c.Key, t.params(c)) }
+
+func (t *slidingLogTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *slidingLogTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *slidingLogTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *slidingLogTable) Reset(key string) { t.states.Reset(key) }
+func (t *slidingLogTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *slidingLogTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *slidingLogTable) Decide(c *kit.Call) kit.Reply {
-	p := slidingLogParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st slidingLogState
 	if e != nil {
 		st = e.State
@@ -171,7 +232,7 @@ func (t *slidingLogTable) Decide(c *kit.Call) kit.Reply {
 				}
 				st.logEntries = st.logEntries[n:]
 			}
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -189,13 +250,13 @@ func (t *slidingLogTable) Decide(c *kit.Call) kit.Reply {
 				}
 			}
 			st.logExp = nowMs + lag + p.WindowMs + 60000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.tallyTotal = after
 			st.tallyTs = eff
 			st.tallyExp = nowMs + lag + p.WindowMs + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs), ResetAfterMs: kit.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}

@@ -3,17 +3,23 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// slidingWindowTable holds the state of every sliding_window limit of a memory.Limiter, by key.
+// slidingWindowTable holds the state of every sliding_window limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type slidingWindowTable struct {
-	states *kit.Store[slidingWindowState]
+	states *kit.Store[[1]int64, slidingWindowState]
+	valid  kit.Valid[limitspec.SlidingWindow]
 }
+
+// slidingWindowKey names a sliding_window state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:sw:<window_ms>.
+type slidingWindowKey = kit.Key[[1]int64]
 
 // slidingWindowState is what slidingWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -33,66 +39,121 @@ type slidingWindowParams struct {
 	WindowMs int64
 }
 
+// slidingWindowHash is the hash of a state's key (see kit.HashKey).
+func slidingWindowHash(seed maphash.Seed, k slidingWindowKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &slidingWindowTable{states: kit.NewStore[slidingWindowState]()} },
+		New: func() kit.Table {
+			return &slidingWindowTable{states: kit.NewStore[[1]int64, slidingWindowState](slidingWindowHash)}
+		},
 	})
 }
 
-// Prepare checks a call of a sliding_window limit and names its state (see kit.Table).
-func (t *slidingWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a sliding_window limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *slidingWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (slidingWindowParams, error) {
 	var l limitspec.SlidingWindow
 	switch v := lim.(type) {
 	case limitspec.SlidingWindow:
 		l = v
 	case *limitspec.SlidingWindow:
 		if v == nil {
-			return kit.NotA("sliding_window", lim)
+			return slidingWindowParams{}, kit.NotA("sliding_window", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("sliding_window", lim)
+		return slidingWindowParams{}, kit.NotA("sliding_window", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return slidingWindowParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
+	p := slidingWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("sliding_window: key must not be empty")
+		return p, kit.BadInput("sliding_window: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("sliding_window: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("sliding_window: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "sliding_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "sliding_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "sliding_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "sliding_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":sw:" + strconv.FormatInt(c.Params[1], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a sliding_window limit and names its state (see kit.Table).
+func (t *slidingWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *slidingWindowTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a sliding_window limit's call alone (see kit.Table).
+func (t *slidingWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *slidingWindowTable) params(c *kit.Call) slidingWindowParams {
+	return slidingWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *slidingWindowTable) key(name string, p slidingWindowParams) slidingWindowKey {
+	return slidingWindowKey{Name: name, Params: [1]int64{p.WindowMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *slidingWindowTable) callKey(c *kit.Call) slidingWindowKey { return t.key(c.Key, t.params(c)) }
+
+func (t *slidingWindowTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *slidingWindowTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *slidingWindowTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *slidingWindowTable) Reset(key string) { t.states.Reset(key) }
+func (t *slidingWindowTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *slidingWindowTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *slidingWindowTable) Decide(c *kit.Call) kit.Reply {
-	p := slidingWindowParams{Limit: c.Params[0], WindowMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st slidingWindowState
 	if e != nil {
 		st = e.State
@@ -132,7 +193,7 @@ func (t *slidingWindowTable) Decide(c *kit.Call) kit.Reply {
 			st.winCur = after
 			st.winPrev = prev
 			st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait), ResetAfterMs: kit.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}

@@ -3,17 +3,23 @@
 package memory
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// tokenBucketTable holds the state of every token_bucket limit of a memory.Limiter, by key.
+// tokenBucketTable holds the state of every token_bucket limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type tokenBucketTable struct {
-	states *kit.Store[tokenBucketState]
+	states *kit.Store[[2]int64, tokenBucketState]
+	valid  kit.Valid[limitspec.TokenBucket]
 }
+
+// tokenBucketKey names a token_bucket state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:tb:<refill_tokens>:<refill_ms>.
+type tokenBucketKey = kit.Key[[2]int64]
 
 // tokenBucketState is what tokenBucketTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -33,67 +39,122 @@ type tokenBucketParams struct {
 	RefillMs     int64
 }
 
+// tokenBucketHash is the hash of a state's key (see kit.HashKey).
+func tokenBucketHash(seed maphash.Seed, k tokenBucketKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &tokenBucketTable{states: kit.NewStore[tokenBucketState]()} },
+		New: func() kit.Table {
+			return &tokenBucketTable{states: kit.NewStore[[2]int64, tokenBucketState](tokenBucketHash)}
+		},
 	})
 }
 
-// Prepare checks a call of a token_bucket limit and names its state (see kit.Table).
-func (t *tokenBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a token_bucket limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *tokenBucketTable) check(c *kit.Args, lim limitspec.Limit, key string) (tokenBucketParams, error) {
 	var l limitspec.TokenBucket
 	switch v := lim.(type) {
 	case limitspec.TokenBucket:
 		l = v
 	case *limitspec.TokenBucket:
 		if v == nil {
-			return kit.NotA("token_bucket", lim)
+			return tokenBucketParams{}, kit.NotA("token_bucket", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("token_bucket", lim)
+		return tokenBucketParams{}, kit.NotA("token_bucket", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return tokenBucketParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Capacity
-	c.Params[1] = l.RefillTokens
-	c.Params[2] = int64(l.Refill / time.Millisecond)
+	p := tokenBucketParams{Capacity: l.Capacity, RefillTokens: l.RefillTokens, RefillMs: int64(l.Refill / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("token_bucket: key must not be empty")
+		return p, kit.BadInput("token_bucket: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("token_bucket: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("token_bucket: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "token_bucket: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "token_bucket: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "token_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "token_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":tb:" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[2], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a token_bucket limit and names its state (see kit.Table).
+func (t *tokenBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Capacity
+	c.Params[1] = p.RefillTokens
+	c.Params[2] = p.RefillMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *tokenBucketTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a token_bucket limit's call alone (see kit.Table).
+func (t *tokenBucketTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *tokenBucketTable) params(c *kit.Call) tokenBucketParams {
+	return tokenBucketParams{Capacity: c.Params[0], RefillTokens: c.Params[1], RefillMs: c.Params[2]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *tokenBucketTable) key(name string, p tokenBucketParams) tokenBucketKey {
+	return tokenBucketKey{Name: name, Params: [2]int64{p.RefillTokens, p.RefillMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *tokenBucketTable) callKey(c *kit.Call) tokenBucketKey { return t.key(c.Key, t.params(c)) }
+
+func (t *tokenBucketTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *tokenBucketTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *tokenBucketTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *tokenBucketTable) Reset(key string) { t.states.Reset(key) }
+func (t *tokenBucketTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *tokenBucketTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *tokenBucketTable) Decide(c *kit.Call) kit.Reply {
-	p := tokenBucketParams{Capacity: c.Params[0], RefillTokens: c.Params[1], RefillMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st tokenBucketState
 	if e != nil {
 		st = e.State
@@ -123,7 +184,7 @@ func (t *tokenBucketTable) Decide(c *kit.Call) kit.Reply {
 			st.bucketTs = nowMs + lag
 			st.bucketLevel = after
 			st.bucketExp = nowMs + reset + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs, RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, need-after), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}

@@ -3,17 +3,23 @@
 package quota
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// dailyQuotaTable holds the state of every daily_quota limit of a memory.Limiter, by key.
+// dailyQuotaTable holds the state of every daily_quota limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type dailyQuotaTable struct {
-	states *kit.Store[dailyQuotaState]
+	states *kit.Store[[1]int64, dailyQuotaState]
+	valid  kit.Valid[DailyQuota]
 }
+
+// dailyQuotaKey names a daily_quota state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:quota:dq:<offset_ms>.
+type dailyQuotaKey = kit.Key[[1]int64]
 
 // dailyQuotaState is what dailyQuotaTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -32,66 +38,121 @@ type dailyQuotaParams struct {
 	OffsetMs int64
 }
 
+// dailyQuotaHash is the hash of a state's key (see kit.HashKey).
+func dailyQuotaHash(seed maphash.Seed, k dailyQuotaKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "quota", Name: "daily_quota"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &dailyQuotaTable{states: kit.NewStore[dailyQuotaState]()} },
+		New: func() kit.Table {
+			return &dailyQuotaTable{states: kit.NewStore[[1]int64, dailyQuotaState](dailyQuotaHash)}
+		},
 	})
 }
 
-// Prepare checks a call of a daily_quota limit and names its state (see kit.Table).
-func (t *dailyQuotaTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a daily_quota limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *dailyQuotaTable) check(c *kit.Args, lim limitspec.Limit, key string) (dailyQuotaParams, error) {
 	var l DailyQuota
 	switch v := lim.(type) {
 	case DailyQuota:
 		l = v
 	case *DailyQuota:
 		if v == nil {
-			return kit.NotA("daily_quota", lim)
+			return dailyQuotaParams{}, kit.NotA("daily_quota", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("daily_quota", lim)
+		return dailyQuotaParams{}, kit.NotA("daily_quota", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return dailyQuotaParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Offset / time.Millisecond)
+	p := dailyQuotaParams{Limit: l.Limit, OffsetMs: int64(l.Offset / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("daily_quota: key must not be empty")
+		return p, kit.BadInput("daily_quota: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("daily_quota: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("daily_quota: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "daily_quota: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "daily_quota: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "daily_quota: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "daily_quota: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":quota:dq:" + strconv.FormatInt(c.Params[1], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a daily_quota limit and names its state (see kit.Table).
+func (t *dailyQuotaTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.OffsetMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *dailyQuotaTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a daily_quota limit's call alone (see kit.Table).
+func (t *dailyQuotaTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *dailyQuotaTable) params(c *kit.Call) dailyQuotaParams {
+	return dailyQuotaParams{Limit: c.Params[0], OffsetMs: c.Params[1]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *dailyQuotaTable) key(name string, p dailyQuotaParams) dailyQuotaKey {
+	return dailyQuotaKey{Name: name, Params: [1]int64{p.OffsetMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *dailyQuotaTable) callKey(c *kit.Call) dailyQuotaKey { return t.key(c.Key, t.params(c)) }
+
+func (t *dailyQuotaTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *dailyQuotaTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *dailyQuotaTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *dailyQuotaTable) Reset(key string) { t.states.Reset(key) }
+func (t *dailyQuotaTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *dailyQuotaTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *dailyQuotaTable) Decide(c *kit.Call) kit.Reply {
-	p := dailyQuotaParams{Limit: c.Params[0], OffsetMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st dailyQuotaState
 	if e != nil {
 		st = e.State
@@ -119,7 +180,7 @@ func (t *dailyQuotaTable) Decide(c *kit.Call) kit.Reply {
 			st.dayTs = eff
 			st.dayN = after
 			st.dayExp = nowMs + ends + 60000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}

@@ -74,9 +74,14 @@
 // limit of the algorithm by key, in a kit.Store of locked shards, each
 // key with its expiry on the caller's clock where Redis would keep a TTL.
 // Prepare checks a call (the typed limit, the key, now_ms, cost, the
-// string inputs, in the order the scripts check them) and names its
-// state's key as the scripts do; Decide decides it as the Lua script
-// does, writing only when the call commits; View runs a view. Its init
+// string inputs, in the order the scripts check them; the Validate of
+// the first few distinct limits only once, kit.Valid) and names its
+// state: a kit.Key of the key and the parameters the state's Redis keys
+// name, compared rather than formatted, so that two calls share a state
+// exactly when their Redis keys are the same; Decide decides it as the
+// Lua script does, writing only when the call commits; Limit checks and
+// decides a limit's call alone, with no kit.Call (memory's decision of a
+// Request.Limit); View runs a view. Its init
 // registers it with kit.RegisterTable, and package memory's Limiter makes
 // one table per algorithm it is asked to decide. scripts_gen.go registers
 // each algorithm's scripts with kit.RegisterScripts (their names, SHA1s,
@@ -252,11 +257,11 @@
 // parameters' values (and a policy's infix). An empty now_ms reads the
 // server's TIME. Errors quote at most 32 bytes of a refused value. An
 // empty key, or one beginning with "}", is refused, since its hash tag
-// would be empty. A table's Prepare refuses the same keys and names the
-// state's key as the scripts require it; in Go the time is the request's
-// Now, or the limiter's clock when it has none. Scripts end without a
-// newline, so that the shell's "$(cat lua/x.lua)" loads the bytes whose
-// SHA1 the manifest lists.
+// would be empty. A table's Prepare refuses the same keys, and names the
+// state by the key and the parameters the scripts require in its name;
+// in Go the time is the request's Now, or the limiter's clock when it has
+// none. Scripts end without a newline, so that the shell's
+// "$(cat lua/x.lua)" loads the bytes whose SHA1 the manifest lists.
 //
 // # The logic language
 //

@@ -12,7 +12,7 @@ var goReserved = words(`break case chan const continue default defer else
 	select struct switch type var
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
-	l p c e st sh t key nowMs out i n x kit limitspec time strconv
+	l p c e st sh t k h key hash args nowMs out i n x kit limitspec time strconv maphash
 	pick satAdd satSub satMul satDiv satCeilDiv badInput checkParam millis knownParams`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
@@ -177,20 +177,13 @@ func goEntryDecl(w *writer, a *Algorithm, s *State) {
 func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 	st := goStateType(a)
 	used := usedNames(body)
-	if used.params {
-		var fields []string
-		for i, p := range a.Params {
-			fields = append(fields, fmt.Sprintf("%s: c.Params[%d]", goExported(p.Name), i))
-		}
-		w.line("p := %s{%s}", memParams(a), strings.Join(fields, ", "))
-	}
-	w.line("key, nowMs := c.Key, c.NowMs")
-	w.line("sh := t.states.Shard(t.states.Index(key))")
+	w.line("nowMs := c.NowMs")
+	w.line("sh := t.states.Shard(t.states.Index(hash))")
 	if !writes {
 		w.line("sh.Lock()")
 		w.line("defer sh.Unlock()")
 	}
-	w.line("e := sh.Get(key, nowMs)")
+	w.line("e := sh.Get(key, hash, nowMs)")
 	w.line("var st %s", st)
 	w.line("if e != nil {")
 	w.line("st = e.State")
@@ -330,9 +323,9 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 		after := later || writesIn(body[i+1:])
 		put := func() {
 			if after {
-				w.line("e = sh.Put(key, e, st)")
+				w.line("e = sh.Put(key, hash, e, st)")
 			} else {
-				w.line("sh.Put(key, e, st)")
+				w.line("sh.Put(key, hash, e, st)")
 			}
 		}
 		goAggregates(w, s, names)

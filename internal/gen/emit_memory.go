@@ -24,9 +24,7 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 	w.line("package %s", o.memory.name)
 	w.line("")
 	w.line("import (")
-	if len(a.States[0].KeyParams()) > 0 {
-		w.line("%q", "strconv")
-	}
+	w.line("%q", "hash/maphash")
 	if hasDuration(a) {
 		w.line("%q", "time")
 	}
@@ -37,7 +35,7 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 		w.line("%q", o.limits.path)
 	}
 	w.line(")")
-	memTypes(&w, a)
+	memTypes(&w, a, o.qualifier(o.memory, o.limits)+goType(a))
 	memRegister(&w, sp, a)
 	memPrepare(&w, sp, a, o)
 	memMethods(&w, sp, a)
@@ -59,14 +57,35 @@ func hasDuration(a *Algorithm) bool {
 	return false
 }
 
-// memTypes declares the table, the state per key and the parameters.
-func memTypes(w *writer, a *Algorithm) {
+// memKey is the type of the key of an algorithm's state, a kit.Key.
+func memKey(a *Algorithm) string { return goName(a.Name) + "Key" }
+
+// memKeyParams is the array type of the parameters a state is measured
+// in, those its keys name.
+func memKeyParams(a *Algorithm) string {
+	return fmt.Sprintf("[%d]int64", len(a.States[0].KeyParams()))
+}
+
+// memStore is the type of the table's store.
+func memStore(a *Algorithm) string {
+	return fmt.Sprintf("kit.Store[%s, %s]", memKeyParams(a), goStateType(a))
+}
+
+// memTypes declares the table of a's limits of type typ, the state per
+// key, its key and the parameters.
+func memTypes(w *writer, a *Algorithm, typ string) {
 	st := goStateType(a)
 	w.line("")
-	w.line("// %s holds the state of every %s limit of a memory.Limiter, by key.", tableType(a), a.Name)
+	w.line("// %s holds the state of every %s limit of a memory.Limiter, by key,", tableType(a), a.Name)
+	w.line("// and the limits it has found valid.")
 	w.line("type %s struct {", tableType(a))
-	w.line("states *kit.Store[%s]", st)
+	w.line("states *%s", memStore(a))
+	w.line("valid  kit.Valid[%s]", typ)
 	w.line("}")
+	w.line("")
+	w.line("// %s names a %s state: the call's key, and the parameters the", memKey(a), a.Name)
+	w.line("// state is measured in, those its Redis key names: %s.", keyTemplate(a.States[0]))
+	w.line("type %s = kit.Key[%s]", memKey(a), memKeyParams(a))
 	w.line("")
 	w.line("// %s is what %s keeps per key: the fields and entries of each", st, tableType(a))
 	w.line("// Redis key, and when that key expires on the caller's clock (0: absent).")
@@ -93,7 +112,15 @@ func memTypes(w *writer, a *Algorithm) {
 		w.line("%s int64", goExported(p.Name))
 	}
 	w.line("}")
+	w.line("")
+	w.line("// %s is the hash of a state's key (see kit.HashKey).", memHash(a))
+	w.line("func %s(seed maphash.Seed, k %s) uint64 {", memHash(a), memKey(a))
+	w.line("return kit.HashKey(seed, k.Name, k.Params[:]...)")
+	w.line("}")
 }
+
+// memHash is the hash function of an algorithm's keys.
+func memHash(a *Algorithm) string { return goName(a.Name) + "Hash" }
 
 // memRegister registers the table for package memory.
 func memRegister(w *writer, sp *Spec, a *Algorithm) {
@@ -106,48 +133,117 @@ func memRegister(w *writer, sp *Spec, a *Algorithm) {
 	w.line("kit.RegisterTable(kit.TableAlgorithm{")
 	w.line("ID: limitspec.Algorithm{Library: %q, Name: %q},", sp.Library, a.Name)
 	w.line("Inputs: []string{%s},", strings.Join(inputs, ", "))
-	w.line("New: func() kit.Table { return &%s{states: kit.NewStore[%s]()} },", tableType(a), goStateType(a))
+	w.line("New: func() kit.Table { return &%s{states: kit.New%s(%s)} },", tableType(a), strings.TrimPrefix(memStore(a), "kit."), memHash(a))
 	w.line("})")
 	w.line("}")
 }
 
-// memPrepare emits Prepare: the limit, its parameters, the key, the time,
+// memPrepare emits check: the limit, its parameters, the key, the time,
 // the cost and the string inputs, checked in the order of the scripts'
-// checks, and the state's key.
+// checks; Prepare, which also names the state; Limit, which checks a
+// call and decides it; and the helpers that read a prepared call's
+// parameters and key.
 func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	typ := o.qualifier(o.memory, o.limits) + goType(a)
+	tt, pt := tableType(a), memParams(a)
 	w.line("")
-	w.line("// Prepare checks a call of a %s limit and names its state (see kit.Table).", a.Name)
-	w.line("func (t *%s) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {", tableType(a))
-	limitOf(w, a, typ, "")
-	for i, p := range a.Params {
-		w.line("c.Params[%d] = %s", i, wireValue(p, "l"))
+	w.line("// check checks a call of a %s limit, of arguments c, and returns its", a.Name)
+	w.line("// parameters (see kit.Table's Prepare).")
+	w.line("func (t *%s) check(c *kit.Args, lim limitspec.Limit, key string) (%s, error) {", tt, pt)
+	limitConv(w, a, typ, pt+"{}, ")
+	w.line("if !t.valid.Has(l) {")
+	w.line("if err := l.Validate(); err != nil {")
+	w.line("return %s{}, err", pt)
+	w.line("}")
+	w.line("t.valid.Add(l)")
+	w.line("}")
+	var fields []string
+	for _, p := range a.Params {
+		fields = append(fields, goExported(p.Name)+": "+wireValue(p, "l"))
 	}
+	w.line("p := %s{%s}", pt, strings.Join(fields, ", "))
 	w.line("if key == \"\" {")
-	w.line("return kit.BadInput(%q)", a.Name+": "+msgKeyEmpty)
+	w.line("return p, kit.BadInput(%q)", a.Name+": "+msgKeyEmpty)
 	w.line("}")
 	w.line("if key[0] == '}' {")
-	w.line("return kit.BadInput(%q)", a.Name+": "+msgKeyBrace)
+	w.line("return p, kit.BadInput(%q)", a.Name+": "+msgKeyBrace)
 	w.line("}")
 	for _, in := range sp.Inputs {
-		v := "c." + goExported(in.Arg) // kit.Call's NowMs, Cost
+		v := "c." + goExported(in.Arg) // kit.Args's NowMs, Cost
 		w.line("if %s < %d || %s > %d {", v, in.Min, v, in.Max)
-		w.line("return kit.BadInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
+		w.line("return p, kit.BadInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
 		w.line("}")
 	}
 	for _, in := range a.Strings {
 		w.line("if len(c.Inputs[%d]) > %d {", in.Index, in.MaxLen)
-		w.line("return kit.BadInput(\"%%s%%d\", %q, len(c.Inputs[%d]))", a.Name+": "+msgStrPrefix(in), in.Index)
+		w.line("return p, kit.BadInput(\"%%s%%d\", %q, len(c.Inputs[%d]))", a.Name+": "+msgStrPrefix(in), in.Index)
 		w.line("}")
 	}
-	w.line("c.Key = %s", goKeyName(a.States[0], "key", "infix"))
+	w.line("return p, nil")
+	w.line("}")
+	w.line("")
+	w.line("// Prepare checks a call of a %s limit and names its state (see kit.Table).", a.Name)
+	w.line("func (t *%s) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {", tt)
+	w.line("p, err := t.check(&c.Args, lim, key)")
+	w.line("if err != nil {")
+	w.line("return err")
+	w.line("}")
+	for i, p := range a.Params {
+		w.line("c.Params[%d] = p.%s", i, goExported(p.Name))
+	}
+	w.line("c.Key = kit.StateName(key, infix)")
+	w.line("c.Hash = t.states.Hash(t.key(c.Key, p))")
 	w.line("return nil")
 	w.line("}")
+	w.line("")
+	w.line("// Limit decides a %s limit's call alone (see kit.Table).", a.Name)
+	w.line("func (t *%s) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {", tt)
+	w.line("p, err := t.check(&args, lim, key)")
+	w.line("if err != nil {")
+	w.line("return kit.Reply{}, err")
+	w.line("}")
+	w.line("k := t.key(key, p)")
+	w.line("h := t.states.Hash(k)")
+	w.line("sh := t.states.Shard(t.states.Index(h))")
+	w.line("sh.Lock()")
+	w.line("defer sh.Unlock()")
+	w.line("return t.decide(p, k, h, &args), nil")
+	w.line("}")
+	w.line("")
+	w.line("// params are a prepared call's parameters.")
+	w.line("func (t *%s) params(c *kit.Call) %s {", tt, pt)
+	fields = nil
+	for i, p := range a.Params {
+		fields = append(fields, fmt.Sprintf("%s: c.Params[%d]", goExported(p.Name), i))
+	}
+	w.line("return %s{%s}", pt, strings.Join(fields, ", "))
+	w.line("}")
+	w.line("")
+	w.line("// key is the key of the state named name of a call of parameters p.")
+	w.line("func (t *%s) key(name string, p %s) %s {", tt, pt, memKey(a))
+	var params []string
+	for _, p := range a.States[0].KeyParams() {
+		params = append(params, "p."+goExported(p.Name))
+	}
+	w.line("return %s{Name: name, Params: %s{%s}}", memKey(a), memKeyParams(a), strings.Join(params, ", "))
+	w.line("}")
+	w.line("")
+	w.line("// callKey is the key of a prepared call's state.")
+	w.line("func (t *%s) callKey(c *kit.Call) %s { return t.key(c.Key, t.params(c)) }", tt, memKey(a))
 }
 
 // limitOf converts lim to the typed limit l of a, checked (Validate), or
 // returns the refusal after zero, the function's other results.
 func limitOf(w *writer, a *Algorithm, typ, zero string) {
+	limitConv(w, a, typ, zero)
+	w.line("if err := l.Validate(); err != nil {")
+	w.line("return %serr", zero)
+	w.line("}")
+}
+
+// limitConv converts lim to the typed limit l of a, or returns the
+// refusal after zero, the function's other results.
+func limitConv(w *writer, a *Algorithm, typ, zero string) {
 	w.line("var l %s", typ)
 	w.line("switch v := lim.(type) {")
 	w.line("case %s:", typ)
@@ -160,23 +256,6 @@ func limitOf(w *writer, a *Algorithm, typ, zero string) {
 	w.line("default:")
 	w.line("return %skit.NotA(%q, lim)", zero, a.Name)
 	w.line("}")
-	w.line("if err := l.Validate(); err != nil {")
-	w.line("return %serr", zero)
-	w.line("}")
-}
-
-// goKeyName is the Go expression of the name of a state's key for the
-// hash tag tag and the infix after it, from c.Params.
-func goKeyName(s *State, tag, infix string) string {
-	parts := []string{`"{"`, tag, `"}"`, infix}
-	for _, p := range s.KeyParts {
-		if p.Param == nil {
-			parts = append(parts, fmt.Sprintf("%q", p.Text))
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("strconv.FormatInt(c.Params[%d], 10)", p.Param.Index))
-	}
-	return strings.Join(parts, " + ")
 }
 
 // memMethods emits the table's other methods: the shard of a key, its
@@ -184,19 +263,26 @@ func goKeyName(s *State, tag, infix string) string {
 func memMethods(w *writer, sp *Spec, a *Algorithm) {
 	tt := tableType(a)
 	w.line("")
-	w.line("func (t *%s) Shard(key string) int { return t.states.Index(key) }", tt)
+	w.line("func (t *%s) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }", tt)
 	w.line("")
 	w.line("func (t *%s) Lock(shard int) { t.states.Shard(shard).Lock() }", tt)
 	w.line("")
 	w.line("func (t *%s) Unlock(shard int) { t.states.Shard(shard).Unlock() }", tt)
 	w.line("")
-	w.line("func (t *%s) Reset(key string) { t.states.Reset(key) }", tt)
+	w.line("func (t *%s) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }", tt)
 	w.line("")
 	w.line("func (t *%s) StopSweeper() { t.states.StopSweeper() }", tt)
 	w.line("")
-	w.line("// Decide decides c, whose shard the caller holds (see kit.Table); it")
-	w.line("// writes only with c.Commit, and with c.Force consumes even a denial.")
+	w.line("// Decide decides c, whose shard the caller holds (see kit.Table).")
 	w.line("func (t *%s) Decide(c *kit.Call) kit.Reply {", tt)
+	w.line("p := t.params(c)")
+	w.line("return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)")
+	w.line("}")
+	w.line("")
+	w.line("// decide decides a call of parameters p and arguments c on the state of")
+	w.line("// key, of hash hash, whose shard the caller holds; it writes only with")
+	w.line("// c.Commit, and with c.Force consumes even a denial.")
+	w.line("func (t *%s) decide(p %s, key %s, hash uint64, c *kit.Args) kit.Reply {", tt, memParams(a), memKey(a))
 	goReads(w, sp, a, a.Body, true)
 	w.commitOnly = true
 	goBlock(w, sp, a, a.Body, map[*Agg]string{}, false)
@@ -211,11 +297,13 @@ func memMethods(w *writer, sp *Spec, a *Algorithm) {
 		return
 	}
 	var names []string
+	w.line("p := t.params(c)")
+	w.line("key := t.key(c.Key, p)")
 	w.line("switch name {")
 	for _, v := range a.Views {
 		names = append(names, v.Name)
 		w.line("case %q:", v.Name)
-		w.line("return t.%s(c)", goName("view_"+v.Name))
+		w.line("return t.%s(p, key, c.Hash, &c.Args)", goName("view_"+v.Name))
 	}
 	w.line("}")
 	w.line("return nil, kit.BadInput(%q, name)", a.Name+": unknown view %q (views: "+strings.Join(names, ", ")+")")
@@ -227,7 +315,7 @@ func memMethods(w *writer, sp *Spec, a *Algorithm) {
 		for _, l := range strings.Split(v.Doc, "\n") {
 			w.line("// %s", l)
 		}
-		w.line("func (t *%s) %s(c *kit.Call) ([]kit.Record, error) {", tt, goName("view_"+v.Name))
+		w.line("func (t *%s) %s(p %s, key %s, hash uint64, c *kit.Args) ([]kit.Record, error) {", tt, goName("view_"+v.Name), memParams(a), memKey(a))
 		goReads(w, sp, a, v.Body, false)
 		goBlock(w, sp, a, v.Body, map[*Agg]string{}, false)
 		w.line("}")

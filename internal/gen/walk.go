@@ -5,7 +5,6 @@ import "slices"
 // usage records what a body reads, so that an emitter reads only that
 // state and declares no unused variable.
 type usage struct {
-	params  bool
 	states  map[*State]bool // states whose fixed fields are read
 	fields  map[*Field]bool
 	entries map[*State]bool // collections whose entries are read
@@ -16,8 +15,6 @@ func usedNames(body []Stmt) usage {
 	var visit func(e Expr)
 	visit = func(e Expr) {
 		switch e := e.(type) {
-		case *ParamRef:
-			u.params = true
 		case *FieldRef:
 			u.fields[e.F] = true
 			u.states[e.F.State] = true

@@ -3,17 +3,23 @@
 package small
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// counterTable holds the state of every counter limit of a memory.Limiter, by key.
+// counterTable holds the state of every counter limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type counterTable struct {
-	states *kit.Store[counterState]
+	states *kit.Store[[1]int64, counterState]
+	valid  kit.Valid[Counter]
 }
+
+// counterKey names a counter state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:small:ctr:<gap_ms>.
+type counterKey = kit.Key[[1]int64]
 
 // counterState is what counterTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -32,66 +38,119 @@ type counterParams struct {
 	GapMs int64
 }
 
+// counterHash is the hash of a state's key (see kit.HashKey).
+func counterHash(seed maphash.Seed, k counterKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "small", Name: "counter"},
 		Inputs: []string{},
-		New:    func() kit.Table { return &counterTable{states: kit.NewStore[counterState]()} },
+		New:    func() kit.Table { return &counterTable{states: kit.NewStore[[1]int64, counterState](counterHash)} },
 	})
 }
 
-// Prepare checks a call of a counter limit and names its state (see kit.Table).
-func (t *counterTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a counter limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *counterTable) check(c *kit.Args, lim limitspec.Limit, key string) (counterParams, error) {
 	var l Counter
 	switch v := lim.(type) {
 	case Counter:
 		l = v
 	case *Counter:
 		if v == nil {
-			return kit.NotA("counter", lim)
+			return counterParams{}, kit.NotA("counter", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("counter", lim)
+		return counterParams{}, kit.NotA("counter", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return counterParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Gap / time.Millisecond)
+	p := counterParams{Limit: l.Limit, GapMs: int64(l.Gap / time.Millisecond)}
 	if key == "" {
-		return kit.BadInput("counter: key must not be empty")
+		return p, kit.BadInput("counter: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("counter: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("counter: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "counter: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "counter: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "counter: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "counter: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	c.Key = "{" + key + "}" + infix + ":small:ctr:" + strconv.FormatInt(c.Params[1], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a counter limit and names its state (see kit.Table).
+func (t *counterTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.GapMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *counterTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a counter limit's call alone (see kit.Table).
+func (t *counterTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *counterTable) params(c *kit.Call) counterParams {
+	return counterParams{Limit: c.Params[0], GapMs: c.Params[1]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *counterTable) key(name string, p counterParams) counterKey {
+	return counterKey{Name: name, Params: [1]int64{p.GapMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *counterTable) callKey(c *kit.Call) counterKey { return t.key(c.Key, t.params(c)) }
+
+func (t *counterTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *counterTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *counterTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *counterTable) Reset(key string) { t.states.Reset(key) }
+func (t *counterTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *counterTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *counterTable) Decide(c *kit.Call) kit.Reply {
-	p := counterParams{Limit: c.Params[0], GapMs: c.Params[1]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st counterState
 	if e != nil {
 		st = e.State
@@ -114,7 +173,7 @@ func (t *counterTable) Decide(c *kit.Call) kit.Reply {
 			st.ctrTs = max(nowMs, ctrTs)
 			st.ctrN = used + c_
 			st.ctrExp = nowMs + p.GapMs + 1000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	} else {
 		odd := kit.CeilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
@@ -123,7 +182,7 @@ func (t *counterTable) Decide(c *kit.Call) kit.Reply {
 				st.ctrTs = ctrTs
 				st.ctrN = used
 				st.ctrExp = nowMs + 1000
-				sh.Put(key, e, st)
+				sh.Put(key, hash, e, st)
 			}
 		}
 	}

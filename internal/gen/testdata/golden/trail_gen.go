@@ -3,17 +3,23 @@
 package small
 
 import (
-	"strconv"
+	"hash/maphash"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// trailTable holds the state of every trail limit of a memory.Limiter, by key.
+// trailTable holds the state of every trail limit of a memory.Limiter, by key,
+// and the limits it has found valid.
 type trailTable struct {
-	states *kit.Store[trailState]
+	states *kit.Store[[2]int64, trailState]
+	valid  kit.Valid[Trail]
 }
+
+// trailKey names a trail state: the call's key, and the parameters the
+// state is measured in, those its Redis key names: {<key>}:small:log:<window_ms>:<bucket_ms>.
+type trailKey = kit.Key[[2]int64]
 
 // trailState is what trailTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
@@ -38,70 +44,123 @@ type trailParams struct {
 	BucketMs int64
 }
 
+// trailHash is the hash of a state's key (see kit.HashKey).
+func trailHash(seed maphash.Seed, k trailKey) uint64 {
+	return kit.HashKey(seed, k.Name, k.Params[:]...)
+}
+
 func init() {
 	kit.RegisterTable(kit.TableAlgorithm{
 		ID:     limitspec.Algorithm{Library: "small", Name: "trail"},
 		Inputs: []string{"note"},
-		New:    func() kit.Table { return &trailTable{states: kit.NewStore[trailState]()} },
+		New:    func() kit.Table { return &trailTable{states: kit.NewStore[[2]int64, trailState](trailHash)} },
 	})
 }
 
-// Prepare checks a call of a trail limit and names its state (see kit.Table).
-func (t *trailTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+// check checks a call of a trail limit, of arguments c, and returns its
+// parameters (see kit.Table's Prepare).
+func (t *trailTable) check(c *kit.Args, lim limitspec.Limit, key string) (trailParams, error) {
 	var l Trail
 	switch v := lim.(type) {
 	case Trail:
 		l = v
 	case *Trail:
 		if v == nil {
-			return kit.NotA("trail", lim)
+			return trailParams{}, kit.NotA("trail", lim)
 		}
 		l = *v
 	default:
-		return kit.NotA("trail", lim)
+		return trailParams{}, kit.NotA("trail", lim)
 	}
-	if err := l.Validate(); err != nil {
-		return err
+	if !t.valid.Has(l) {
+		if err := l.Validate(); err != nil {
+			return trailParams{}, err
+		}
+		t.valid.Add(l)
 	}
-	c.Params[0] = l.Limit
-	c.Params[1] = int64(l.Window / time.Millisecond)
-	c.Params[2] = kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))
+	p := trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond), BucketMs: kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
 	if key == "" {
-		return kit.BadInput("trail: key must not be empty")
+		return p, kit.BadInput("trail: key must not be empty")
 	}
 	if key[0] == '}' {
-		return kit.BadInput("trail: key must not begin with '}' (its hash tag would be empty)")
+		return p, kit.BadInput("trail: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > 35184372088832 {
-		return kit.BadInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return p, kit.BadInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > 9007199254740991 {
-		return kit.BadInput("%s%d", "trail: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return p, kit.BadInput("%s%d", "trail: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	if len(c.Inputs[0]) > 16 {
-		return kit.BadInput("%s%d", "trail: note must be at most 16 bytes, got ", len(c.Inputs[0]))
+		return p, kit.BadInput("%s%d", "trail: note must be at most 16 bytes, got ", len(c.Inputs[0]))
 	}
-	c.Key = "{" + key + "}" + infix + ":small:log:" + strconv.FormatInt(c.Params[1], 10) + ":" + strconv.FormatInt(c.Params[2], 10)
+	return p, nil
+}
+
+// Prepare checks a call of a trail limit and names its state (see kit.Table).
+func (t *trailTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
+	p, err := t.check(&c.Args, lim, key)
+	if err != nil {
+		return err
+	}
+	c.Params[0] = p.Limit
+	c.Params[1] = p.WindowMs
+	c.Params[2] = p.BucketMs
+	c.Key = kit.StateName(key, infix)
+	c.Hash = t.states.Hash(t.key(c.Key, p))
 	return nil
 }
 
-func (t *trailTable) Shard(key string) int { return t.states.Index(key) }
+// Limit decides a trail limit's call alone (see kit.Table).
+func (t *trailTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
+	p, err := t.check(&args, lim, key)
+	if err != nil {
+		return kit.Reply{}, err
+	}
+	k := t.key(key, p)
+	h := t.states.Hash(k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// params are a prepared call's parameters.
+func (t *trailTable) params(c *kit.Call) trailParams {
+	return trailParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2]}
+}
+
+// key is the key of the state named name of a call of parameters p.
+func (t *trailTable) key(name string, p trailParams) trailKey {
+	return trailKey{Name: name, Params: [2]int64{p.WindowMs, p.BucketMs}}
+}
+
+// callKey is the key of a prepared call's state.
+func (t *trailTable) callKey(c *kit.Call) trailKey { return t.key(c.Key, t.params(c)) }
+
+func (t *trailTable) Shard(c *kit.Call) int { return t.states.Index(c.Hash) }
 
 func (t *trailTable) Lock(shard int) { t.states.Shard(shard).Lock() }
 
 func (t *trailTable) Unlock(shard int) { t.states.Shard(shard).Unlock() }
 
-func (t *trailTable) Reset(key string) { t.states.Reset(key) }
+func (t *trailTable) Reset(c *kit.Call) { t.states.Reset(t.callKey(c)) }
 
 func (t *trailTable) StopSweeper() { t.states.StopSweeper() }
 
-// Decide decides c, whose shard the caller holds (see kit.Table); it
-// writes only with c.Commit, and with c.Force consumes even a denial.
+// Decide decides c, whose shard the caller holds (see kit.Table).
 func (t *trailTable) Decide(c *kit.Call) kit.Reply {
-	p := trailParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
-	e := sh.Get(key, nowMs)
+	p := t.params(c)
+	return t.decide(p, t.key(c.Key, p), c.Hash, &c.Args)
+}
+
+// decide decides a call of parameters p and arguments c on the state of
+// key, of hash hash, whose shard the caller holds; it writes only with
+// c.Commit, and with c.Force consumes even a denial.
+func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Args) kit.Reply {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	e := sh.Get(key, hash, nowMs)
 	var st trailState
 	if e != nil {
 		st = e.State
@@ -177,7 +236,7 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 				}
 				st.logEntries = st.logEntries[n:]
 			}
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -195,7 +254,7 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 				}
 			}
 			st.logExp = nowMs + p.WindowMs + 1000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -205,12 +264,12 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 				}
 				st.hitsEntries = st.hitsEntries[n:]
 			}
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.seenTs = nowMs
 			st.seenExp = nowMs + p.WindowMs + 1000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			{
@@ -229,18 +288,18 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 				}
 			}
 			st.hitsExp = nowMs + p.WindowMs + 1000
-			e = sh.Put(key, e, st)
+			e = sh.Put(key, hash, e, st)
 		}
 		if newest <= from {
 			if c.Commit {
 				st.notesEntries = nil
-				e = sh.Put(key, e, st)
+				e = sh.Put(key, hash, e, st)
 			}
 		}
 		if c.Commit {
 			st.notesEntries = append(st.notesEntries, trailNotesEntry{Ts: nowMs, Text: c.Inputs[0]})
 			st.notesExp = nowMs + p.WindowMs + 1000
-			sh.Put(key, e, st)
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used), RetryAfterMs: kit.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs, DelayMs: 0, Tier: 0}
@@ -248,9 +307,11 @@ func (t *trailTable) Decide(c *kit.Call) kit.Reply {
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *trailTable) View(name string, c *kit.Call) ([]kit.Record, error) {
+	p := t.params(c)
+	key := t.key(c.Key, p)
 	switch name {
 	case "recent":
-		return t.viewRecent(c)
+		return t.viewRecent(p, key, c.Hash, &c.Args)
 	}
 	return nil, kit.BadInput("trail: unknown view %q (views: recent)", name)
 }
@@ -258,13 +319,12 @@ func (t *trailTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 // viewRecent is the view recent:
 //
 // The notes, when one is younger than window_ms.
-func (t *trailTable) viewRecent(c *kit.Call) ([]kit.Record, error) {
-	p := trailParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2]}
-	key, nowMs := c.Key, c.NowMs
-	sh := t.states.Shard(t.states.Index(key))
+func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit.Args) ([]kit.Record, error) {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
 	sh.Lock()
 	defer sh.Unlock()
-	e := sh.Get(key, nowMs)
+	e := sh.Get(key, hash, nowMs)
 	var st trailState
 	if e != nil {
 		st = e.State
