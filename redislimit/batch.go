@@ -272,7 +272,10 @@ func (b *batcher) late(ln *lane) {
 // wanted (a call whose context has ended is dropped, unsent); nil when
 // none is. b.mu is held.
 func (b *batcher) take(ln *lane) []*waiter {
-	var batch []*waiter
+	if len(ln.queue) == 0 {
+		return nil
+	}
+	batch := make([]*waiter, 0, min(b.size, len(ln.queue)))
 	i := 0
 	for ; i < len(ln.queue) && len(batch) < b.size; i++ {
 		w := ln.queue[i]
@@ -288,6 +291,9 @@ func (b *batcher) take(ln *lane) []*waiter {
 	n := copy(ln.queue, ln.queue[i:])
 	clear(ln.queue[n:])
 	ln.queue = ln.queue[:n]
+	if len(batch) == 0 {
+		return nil
+	}
 	return batch
 }
 
