@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/oracle"
@@ -139,4 +140,92 @@ func clusterKeys(t *testing.T, cluster *redis.ClusterClient) []string {
 	}
 	slices.Sort(all)
 	return all
+}
+
+// TestClusterBatchLanes: on a Cluster of three masters, calls are
+// queued per master. With two calls held in flight on a master (it does
+// not answer) and a wait of an hour, a call of another key on that
+// master queues behind them, while a call of a key on another master is
+// decided at once; released, the calls of the first master are decided,
+// once each.
+func TestClusterBatchLanes(t *testing.T) {
+	t.Parallel()
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { cluster.Close() })
+	h := newHolder()
+	cluster.AddHook(h)
+	lim := newLimiter(t, cluster, redislimit.WithBatching(64, time.Hour))
+	first := masterOf(t, cluster, "k0")
+	var same []string
+	other := ""
+	for i := 0; len(same) < 3 || other == ""; i++ {
+		key := fmt.Sprintf("k%d", i)
+		switch m := masterOf(t, cluster, key); {
+		case m == first:
+			same = append(same, key)
+		case other == "":
+			other = key
+		}
+	}
+	g := h.hold(same[0], same[1])
+	done := []<-chan outcome{goAllow(t.Context(), lim, same[0]), goAllow(t.Context(), lim, same[1])}
+	entered(t, g, 2, "the two held calls")
+	done = append(done, goAllow(t.Context(), lim, same[2]))
+	eventually(t, "the call of the same master queued", func() bool { return redislimit.Queued(lim) == 1 })
+	admitted(t, receive(t, goAllow(t.Context(), lim, other), "the call of another master"), "the call of another master")
+	close(g.release)
+	for i, ch := range done {
+		admitted(t, receive(t, ch, same[i]), same[i])
+	}
+	eventually(t, "no lane left", func() bool { return redislimit.Lanes(lim) == 0 })
+}
+
+// masterOf is the address of the master of key's hash tag.
+func masterOf(t *testing.T, cluster *redis.ClusterClient, key string) string {
+	c, err := cluster.MasterForKey(t.Context(), "{"+key+"}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Options().Addr
+}
+
+// TestRingBatched: on a Ring of two shards, 16 goroutines decide 50
+// requests each of 20 keys, a fixed window of 10 at one instant, in
+// batches per shard: each key admits exactly 10, and pipelines of
+// several calls were sent.
+func TestRingBatched(t *testing.T) {
+	t.Parallel()
+	ring := redis.NewRing(&redis.RingOptions{ContextTimeoutEnabled: true, Addrs: map[string]string{
+		"a": redistest.StartServer(t).Addr(), "b": redistest.StartServer(t).Addr()}})
+	t.Cleanup(func() { ring.Close() })
+	pipelines := &pipelineCounter{}
+	ring.AddHook(pipelines)
+	lim := newLimiter(t, ring)
+	limit := limitspec.FixedWindow{Limit: 10, Window: time.Hour}
+	var admissions [20]atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 50 {
+				k := (g + i) % 20
+				res, err := lim.Limit(t.Context(), limitspec.Request{Key: fmt.Sprintf("r%d", k), Limit: limit, Cost: 1, Now: t0Time})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if res.Allowed {
+					admissions[k].Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for k := range admissions {
+		if n := admissions[k].Load(); n != 10 {
+			t.Errorf("key r%d: %d admitted; want 10", k, n)
+		}
+	}
+	if pipelines.several.Load() == 0 {
+		t.Error("no pipeline of several calls was sent")
+	}
 }

@@ -51,7 +51,7 @@ func newClient(t *testing.T, args ...string) (*redistest.Server, *redis.Client) 
 }
 
 // newLimiter is redislimit.New, failing the test on an error.
-func newLimiter(t *testing.T, rdb redis.UniversalClient, opts ...redislimit.Option) *redislimit.Limiter {
+func newLimiter(t testing.TB, rdb redis.UniversalClient, opts ...redislimit.Option) *redislimit.Limiter {
 	t.Helper()
 	lim, err := redislimit.New(t.Context(), rdb, opts...)
 	if err != nil {

@@ -9,9 +9,10 @@
 //	res, err := lim.Allow(ctx, "alice", limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
 //
 // One Limiter per client decides any limit and any policy, per call:
-// tenants on different plans share it. A limit is one script call (one
-// round trip); a policy too, by the script that decides any policy of
-// the algorithms of one library, all or nothing. Limits of a user's spec
+// tenants on different plans share it. A limit is one script call; a
+// policy too, by the script that decides any policy of the algorithms of
+// one library, all or nothing; the calls of concurrent callers share
+// round trips (see Batching). Limits of a user's spec
 // (cmd/gen -spec) run the scripts of that spec's package, which registers
 // them when it is imported.
 //
@@ -49,6 +50,11 @@
 //     WithFunctions, the client is of a type whose servers the limiter
 //     cannot list to load the libraries on.
 //
+// A call that waits for its batch (see Batching) and whose context ends
+// first returns at once with ErrUnavailable and the context's error: it
+// was not sent, and never will be. One whose context ends while its
+// batch is in flight returns at once too, with ErrOutcomeUnknown.
+//
 // Request.Now decides at an explicit time (tests); a zero Now decides at
 // the caller's clock (time.Now, or WithClock's), or, with
 // WithServerClock, at the Redis server's clock (the scripts' empty
@@ -68,6 +74,68 @@
 // version of one (ErrOtherLibrary): that is a configuration to fix, and
 // package fallback never decides around it. A server it could not reach
 // then is checked at the first call that needs a library.
+//
+// # Batching
+//
+// The script calls of concurrent callers are coalesced into pipelines,
+// so that under load one round trip, and one read and one write of the
+// server's, decide many requests. Calls queue per server: a single Redis
+// (or a Sentinel's master) has one queue, a Cluster one per master, a
+// Ring one per shard, so that a slow server holds back only its own
+// calls. A call is sent at once, by itself, while fewer than two batches
+// of its server are in flight: a limiter at low load decides with the
+// latency of one round trip, as without batching, and two callers never
+// wait for each other. Calls that arrive while two are in flight queue,
+// and the first batch to come back takes the queue (up to
+// DefaultBatchSize, 64 calls) as its next pipeline: no timer delays a
+// call, and a batch holds the calls that came during one round trip.
+// When the oldest queued call has waited DefaultBatchWait (2 ms) and
+// every batch in flight has been out that long (a slow reply, a
+// connection that lost its packets), another batch takes the queue, up
+// to four in flight, so that one stalled connection does not hold back
+// the calls behind it for longer.
+//
+// WithBatching sets the size and the wait. WithoutBatching sends every
+// call by itself at once, on a connection of its own: the lowest latency
+// while many calls overlap (no call waits for another's round trip, up
+// to go-redis's PoolSize), at the cost of throughput. Batching is on by
+// default: at low load it changes nothing (calls go at once, by
+// themselves), and under load it is what lets one Redis decide more.
+// BenchmarkThroughput, 64 goroutines on 10,000 keys through one Redis on
+// the same 2 cores, decides 1.7 to 2 times as many requests per second
+// in batches (20 calls per pipeline on average) as unbatched, the
+// server spending about 8.6 µs of CPU per decision instead of 15 (its
+// reads and writes shared; the GCRA script itself takes 8), the client
+// 5.5 µs instead of 14. With 8 goroutines (2.6 calls per pipeline) it
+// decides about 8% fewer, the calls queued waiting for a round trip;
+// with 2, as many.
+//
+// Batching keeps each call's guarantees:
+//
+//   - deadlines: a call's context bounds it, whether it is queued, in
+//     flight, or sent again (above, "Errors and time"). A batch is sent
+//     under a context of its own, whose deadline is the latest of its
+//     calls' (none if one has none) and which carries none of their
+//     values: a go-redis hook (tracing) sees the pipeline, not its
+//     callers.
+//   - at most once: every script call is a NoRetry command, and go-redis
+//     v9 re-sends no pipeline that holds one (on a single Redis, a Ring's
+//     shards and a Cluster's nodes alike); it follows MOVED and ASK per
+//     call, which run nothing. A call answered NOSCRIPT (or, with
+//     WithFunctions, lacking its library), TRYAGAIN or CLUSTERDOWN is sent
+//     again as a new call (at once or in a later batch), as it would be
+//     unbatched.
+//   - a lost reply: a connection that breaks fails every call of its
+//     pipeline whose reply had not been read, each with ErrOutcomeUnknown
+//     (the calls before the break may have run, those after it did not);
+//     a call sent by itself loses only itself.
+//
+// Batching applies to a *redis.Client, a *redis.ClusterClient and a
+// *redis.Ring, whose pipelines were checked to never re-send a NoRetry
+// command; another UniversalClient sends every call by itself. A
+// Limiter holds no goroutine of its own: a batch is sent by a goroutine
+// that ends once its server's queue is empty, and the queue's timer stops
+// then, so there is nothing to close.
 package redislimit
 
 import (
@@ -98,6 +166,8 @@ type Limiter struct {
 	// loaded are the libraries known to be on every server (Functions).
 	mu     sync.Mutex
 	loaded map[string]bool
+	// batch coalesces concurrent calls into pipelines; nil when off.
+	batch *batcher
 }
 
 // New returns the Redis limiter of rdb. It refuses a nil client, one
@@ -111,7 +181,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limit
 	if err := checkClient(rdb); err != nil {
 		return nil, err
 	}
-	l := &Limiter{rdb: rdb, o: options{clock: time.Now}, loaded: map[string]bool{}}
+	l := &Limiter{rdb: rdb, o: options{clock: time.Now, batchSize: DefaultBatchSize, batchWait: DefaultBatchWait}, loaded: map[string]bool{}}
 	for i, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("redislimit: option %d of New is nil", i+1)
@@ -124,6 +194,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limit
 	case *redis.ClusterClient, *redis.Ring:
 		l.spread = true
 	}
+	l.batch = newBatcher(rdb, l.o)
 	if l.o.functions {
 		for _, lib := range kit.Libraries() {
 			if err := l.library(ctx, lib); errors.Is(err, limitspec.ErrMisconfigured) {
@@ -296,6 +367,11 @@ type options struct {
 	serverClock bool
 	functions   bool
 	prefix      string
+	// batchSize is the most calls per pipeline, 0 with batching off;
+	// batchWait how long queued calls wait behind batches all in flight
+	// that long before another batch takes them.
+	batchSize int
+	batchWait time.Duration
 }
 
 // WithClock decides requests without a Now at clock's time instead of
@@ -335,4 +411,43 @@ func WithPrefix(prefix string) Option {
 		o.prefix = prefix
 		return nil
 	}
+}
+
+// The batching of New's limiters unless WithBatching or WithoutBatching
+// says otherwise (see the package doc, "Batching").
+const (
+	// DefaultBatchSize is the most calls a pipeline holds.
+	DefaultBatchSize = 64
+	// DefaultBatchWait is how long a call waits behind batches that
+	// have all been in flight that long before another batch takes it.
+	DefaultBatchWait = 2 * time.Millisecond
+)
+
+// WithBatching sets how the calls of concurrent callers are coalesced
+// into pipelines (see the package doc, "Batching"): at most size calls
+// per pipeline (2 or more), and wait (more than 0), how long a call
+// waits in its server's queue behind batches that have all been in
+// flight that long before another batch takes it (up to four in
+// flight). A call that finds fewer than two batches in flight is sent at
+// once, whatever the wait; a call that finds two gathers into the next
+// batch, sent as soon as one of them comes back.
+func WithBatching(size int, wait time.Duration) Option {
+	return func(o *options) error {
+		switch {
+		case size < 2:
+			return fmt.Errorf("redislimit: WithBatching(%d, %v): a pipeline holds 2 calls or more (WithoutBatching sends each call by itself)", size, wait)
+		case wait <= 0:
+			return fmt.Errorf("redislimit: WithBatching(%d, %v): the wait must be more than 0 (WithoutBatching sends each call at once)", size, wait)
+		}
+		o.batchSize, o.batchWait = size, wait
+		return nil
+	}
+}
+
+// WithoutBatching sends every call by itself, at once, on a connection
+// of its own (go-redis's pool holds PoolSize of them), as one round
+// trip: the lowest latency whatever the load, at the cost of throughput
+// under a heavy one (see the package doc, "Batching").
+func WithoutBatching() Option {
+	return func(o *options) error { o.batchSize, o.batchWait = 0, 0; return nil }
 }

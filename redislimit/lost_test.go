@@ -3,7 +3,9 @@ package redislimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,5 +76,139 @@ func TestFaultLostReply(t *testing.T) {
 				t.Errorf("admitted %d seen, %d lost, %d used in Redis; want 90, 15, 100", seen, lost, used)
 			}
 		})
+	}
+}
+
+// TestFaultLostReplyBatched is TestFaultLostReply with batching on (the
+// default): 32 goroutines decide 1,600 requests, each of a key of its
+// own, by EVALSHA and by FCALL, through a proxy that cuts the connection
+// after Redis ran every 50th call. A cut loses the replies the client
+// had not read yet (the calls before it in its pipeline: the proxy's
+// reset discards them) and the calls after it, which never reach Redis.
+// Every decision is an admission or an error of ErrUnavailable and
+// ErrOutcomeUnknown, and pipelines of several calls were sent. Redis ran
+// each call at most once: every admission seen counted once, every lost
+// call once or never; the counts add up to the calls Redis received, of
+// which the cut ones were lost.
+func TestFaultLostReplyBatched(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		verb string
+		opts []redislimit.Option
+	}{
+		{"evalsha", "evalsha", nil},
+		{"functions", "fcall", []redislimit.Option{redislimit.WithFunctions()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.StartServer(t)
+			proxy := faultproxy.Start(t, srv.Addr())
+			rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+			t.Cleanup(func() { rdb.Close() })
+			pipelines := &pipelineCounter{}
+			rdb.AddHook(pipelines)
+			lim := newLimiter(t, rdb, tc.opts...)
+			req := func(i int) limitspec.Request {
+				return limitspec.Request{Key: fmt.Sprintf("d%d", i), Limit: limitspec.FixedWindow{Limit: 10, Window: time.Hour}, Cost: 1, Now: t0Time}
+			}
+			if _, err := lim.Limit(t.Context(), req(-1)); err != nil { // the script loaded
+				t.Fatal(err)
+			}
+			before := proxy.Commands(tc.verb)
+			var n, cut atomic.Int64
+			proxy.CutAfterReply(func(name string, _ []string) bool {
+				if strings.EqualFold(name, tc.verb) && n.Add(1)%50 == 0 {
+					cut.Add(1)
+					return true
+				}
+				return false
+			})
+			lost := decideAll(t, lim, req, 32, 50)
+			proxy.CutAfterReply(nil)
+			received := proxy.Commands(tc.verb) - before
+			if pipelines.several.Load() == 0 {
+				t.Fatal("no pipeline of several calls was sent")
+			}
+			var ran, lostRan int64
+			for i, l := range lost {
+				peek := req(i)
+				peek.Cost = 0
+				res, err := lim.Limit(t.Context(), peek)
+				if err != nil {
+					t.Fatal(err)
+				}
+				used := res.Limits[0].Quota - res.Limits[0].Remaining
+				if used > 1 || !l && used != 1 {
+					t.Fatalf("decision %d (lost: %v): Redis counted %d; want 1 for an admission seen, 0 or 1 for a lost one", i, l, used)
+				}
+				ran += used
+				if l {
+					lostRan += used
+				}
+			}
+			if ran != received || lostRan < cut.Load() {
+				t.Errorf("Redis counted %d admissions, %d of them lost, and received %d %s, %d cut; want as many admissions as calls received, at least the cut ones lost",
+					ran, lostRan, received, tc.verb, cut.Load())
+			}
+			t.Logf("%d calls received, %d cut; %d lost, %d of them run", received, cut.Load(), count(lost), lostRan)
+		})
+	}
+}
+
+// t0Time is t0 as a time.
+var t0Time = time.UnixMilli(t0)
+
+// count is how many of bs are true.
+func count(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// decideAll decides the requests req(0) to req(g*per-1), from g
+// goroutines, and reports which were lost (ErrUnavailable and
+// ErrOutcomeUnknown), failing the test on a denial or another error.
+func decideAll(t *testing.T, lim *redislimit.Limiter, req func(int) limitspec.Request, g, per int) (lost []bool) {
+	lost = make([]bool, g*per)
+	var wg sync.WaitGroup
+	for w := range g {
+		wg.Go(func() {
+			for i := w; i < len(lost); i += g {
+				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+				res, err := lim.Limit(ctx, req(i))
+				cancel()
+				switch {
+				case err == nil && res.Allowed:
+				case errors.Is(err, limitspec.ErrUnavailable) && errors.Is(err, limitspec.ErrOutcomeUnknown):
+					lost[i] = true
+				default:
+					t.Errorf("decision %d: %+v, %v; want an admission, or ErrUnavailable and ErrOutcomeUnknown", i, res, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return lost
+}
+
+// pipelineCounter is a go-redis hook that counts the pipelines of
+// several commands.
+type pipelineCounter struct{ several atomic.Int64 }
+
+func (*pipelineCounter) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (*pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 1 {
+			p.several.Add(1)
+		}
+		return next(ctx, cmds)
 	}
 }

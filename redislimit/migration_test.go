@@ -11,6 +11,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,13 +27,33 @@ import (
 // within its 3 s deadline (the limiter retries TRYAGAIN; go-redis alone
 // gives up after its MaxRedirects), and each limit must admit exactly
 // its quota: none lost, none counted twice. Every key ends on the new
-// master with a TTL.
+// master with a TTL. It runs with batching on (the default: the calls
+// of a batch answered TRYAGAIN are sent again, each in a later batch)
+// and off.
 func TestFaultSlotMigration(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts []redislimit.Option
+	}{
+		{"batched", nil},
+		{"unbatched", []redislimit.Option{redislimit.WithoutBatching()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			slotMigration(t, tc.opts...)
+		})
+	}
+}
+
+// slotMigration is TestFaultSlotMigration with a limiter of opts.
+func slotMigration(t *testing.T, opts ...redislimit.Option) {
 	ctx := context.Background()
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { cluster.Close() })
-	lim := newLimiter(t, cluster)
+	pipelines := &pipelineCounter{}
+	cluster.AddHook(pipelines)
+	lim := newLimiter(t, cluster, opts...)
 	quota, err := limitspec.BurstQuotaPolicy(40)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +120,10 @@ func TestFaultSlotMigration(t *testing.T) {
 			t.Errorf("%s admitted %d during the move; want exactly %d", name(reqs[i]), got, w)
 		}
 	}
-	t.Logf("%d calls, %d failed", calls.Load(), failures.Load())
+	t.Logf("%d calls, %d failed, %d pipelines of several calls", calls.Load(), failures.Load(), pipelines.several.Load())
+	if batched := len(opts) == 0; batched != (pipelines.several.Load() > 0) {
+		t.Errorf("batching on: %v, and %d pipelines of several calls sent", batched, pipelines.several.Load())
+	}
 	keysWithTTL(t, dst, "{mig}", 8)
 }
 

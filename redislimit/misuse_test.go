@@ -45,6 +45,10 @@ func TestNewRefuses(t *testing.T) {
 		{"WithClock(nil)", ok, []redislimit.Option{redislimit.WithClock(nil)}, "WithClock(nil)"},
 		{"WithPrefix with {", ok, []redislimit.Option{redislimit.WithPrefix("app{")}, "may not hold '{' or '}'"},
 		{"WithPrefix with }", ok, []redislimit.Option{redislimit.WithPrefix("}app")}, "may not hold '{' or '}'"},
+		{"WithBatching of 1 call", ok, []redislimit.Option{redislimit.WithBatching(1, time.Millisecond)}, "a pipeline holds 2 calls or more (WithoutBatching"},
+		{"WithBatching of 0 calls", ok, []redislimit.Option{redislimit.WithBatching(0, time.Millisecond)}, "a pipeline holds 2 calls or more"},
+		{"WithBatching without a wait", ok, []redislimit.Option{redislimit.WithBatching(64, 0)}, "the wait must be more than 0 (WithoutBatching"},
+		{"WithBatching with a negative wait", ok, []redislimit.Option{redislimit.WithBatching(64, -time.Millisecond)}, "the wait must be more than 0"},
 	}
 	for _, c := range cases {
 		err := noPanic(t, c.name, func() error {
@@ -55,7 +59,7 @@ func TestNewRefuses(t *testing.T) {
 			t.Errorf("%s: New: %v; want an error saying %q", c.name, err, c.want)
 		}
 	}
-	if _, err := redislimit.New(t.Context(), ok, redislimit.WithPrefix("app:"), redislimit.WithClock(time.Now)); err != nil {
+	if _, err := redislimit.New(t.Context(), ok, redislimit.WithPrefix("app:"), redislimit.WithClock(time.Now), redislimit.WithBatching(2, time.Nanosecond), redislimit.WithoutBatching()); err != nil {
 		t.Errorf("New with valid options: %v", err)
 	}
 }

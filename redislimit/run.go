@@ -77,7 +77,7 @@ func (l *Limiter) send(ctx context.Context, verb, script string, keys []string, 
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		cmd := onceCmd{redis.NewCmd(ctx, args...)}
-		err := l.rdb.Process(ctx, cmd)
+		err := l.process(ctx, cmd, keys)
 		if err == nil {
 			return cmd.Val(), nil
 		}
@@ -85,6 +85,15 @@ func (l *Limiter) send(ctx context.Context, verb, script string, keys []string, 
 			return nil, err
 		}
 	}
+}
+
+// process sends cmd, a script call of keys: in a batch when batching is
+// on, by itself otherwise.
+func (l *Limiter) process(ctx context.Context, cmd onceCmd, keys []string) error {
+	if l.batch == nil || len(keys) == 0 {
+		return l.rdb.Process(ctx, cmd)
+	}
+	return l.batch.do(ctx, keys[0], cmd)
 }
 
 // retryFor bounds the retries of a call whose ctx has no deadline.
@@ -149,7 +158,7 @@ func sent(err error) bool {
 	switch {
 	case errors.As(err, &op) && op.Op == "dial":
 		return false
-	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
+	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed), errors.Is(err, errNotSent):
 		return false
 	}
 	return true
