@@ -17,7 +17,9 @@ type Stats struct {
 	// failures whose call may have been applied (no reply within Timeout,
 	// or the connection broke after the request was sent:
 	// limitspec.ErrOutcomeUnknown); down, the others, not applied (the
-	// primary unreachable or refusing). Each only grows.
+	// primary unreachable or refusing, or a call the primary never sent:
+	// one whose deadline came while it waited for redislimit's next
+	// batch). Each only grows.
 	PrimarySlow, PrimaryDown uint64
 	// Errors counts the calls of Limit that returned an error.
 	Errors uint64
