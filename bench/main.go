@@ -27,8 +27,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// figures are the names -only takes, in the order they run.
-var figures = []string{"redis-cpu", "throughput", "redis-memory", "inprocess", "heap"}
+// figures are the names -only takes by default, in the order they run;
+// optional, those it takes only when named (they need more tools).
+var (
+	figures  = []string{"redis-cpu", "throughput", "redis-memory", "inprocess", "heap"}
+	optional = []string{"redis-instructions"}
+)
 
 // options are the command's flags.
 type options struct {
@@ -42,7 +46,8 @@ type options struct {
 func main() {
 	testing.Init() // testing.Benchmark's flags
 	var o options
-	flag.StringVar(&o.only, "only", strings.Join(figures, ","), "the figures to measure, comma-separated: "+strings.Join(figures, ", "))
+	flag.StringVar(&o.only, "only", strings.Join(figures, ","), "the figures to measure, comma-separated: "+strings.Join(figures, ", ")+
+		"; also "+strings.Join(optional, ", ")+" (instructions per script call, counted by valgrind's callgrind: slow, and needs valgrind)")
 	flag.StringVar(&o.readme, "readme", "", "also write the report between the bench markers of this file (README.md)")
 	flag.StringVar(&o.serverBin, "redis-server", "redis-server", "the redis-server binary to start")
 	flag.IntVar(&o.cpu.Keys, "keys", 10000, "keys of the Redis and in-process figures")
@@ -89,6 +94,13 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	if want["redis-instructions"] {
+		v, t, err := instructions(ctx, o)
+		if err != nil {
+			return fmt.Errorf("redis-instructions: %w", err)
+		}
+		version, local = v, append(local, t)
+	}
 	report := environment(version, command()).Markdown() + LimitText()
 	for _, t := range append(tables, local...) {
 		report += t.Markdown()
@@ -117,8 +129,8 @@ func selected(only string) (map[string]bool, error) {
 	want := map[string]bool{}
 	for f := range strings.SplitSeq(only, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains(figures, f) {
-			return nil, fmt.Errorf("-only: unknown figure %q (known: %s)", f, strings.Join(figures, ", "))
+		if !slices.Contains(figures, f) && !slices.Contains(optional, f) {
+			return nil, fmt.Errorf("-only: unknown figure %q (known: %s)", f, strings.Join(append(figures, optional...), ", "))
 		}
 		want[f] = true
 	}

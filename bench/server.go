@@ -24,15 +24,16 @@ type server struct {
 
 // startServer runs bin (redis-server) on a free loopback port and waits
 // until it answers PING; it tries a few ports should one be taken in the
-// meantime.
-func startServer(bin string) (*server, error) {
+// meantime. With wrap, the server runs under that command line (a tool
+// that runs the program after it: valgrind).
+func startServer(bin string, wrap ...string) (*server, error) {
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		return nil, fmt.Errorf("%s not found: install it (apt-get install redis-server) or pass -redis-server PATH", bin)
 	}
 	var lastErr error
 	for range 5 {
-		s, err := launch(path)
+		s, err := launch(path, wrap)
 		if err == nil {
 			return s, nil
 		}
@@ -41,8 +42,8 @@ func startServer(bin string) (*server, error) {
 	return nil, lastErr
 }
 
-// launch starts one redis-server on a free port.
-func launch(bin string) (*server, error) {
+// launch starts one redis-server on a free port, under wrap if given.
+func launch(bin string, wrap []string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -57,8 +58,9 @@ func launch(bin string) (*server, error) {
 		return nil, err
 	}
 	defer log.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+	args := append(wrap[:len(wrap):len(wrap)], bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no")
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
@@ -69,7 +71,7 @@ func launch(bin string) (*server, error) {
 		cmd.Wait()
 		close(s.exited)
 	}()
-	if err := s.waitReady(10 * time.Second); err != nil {
+	if err := s.waitReady(60 * time.Second); err != nil { // valgrind starts slowly
 		s.Stop()
 		return nil, err
 	}

@@ -383,12 +383,10 @@ func (l *Limiter) pay(ctx context.Context, req limitspec.Request) error {
 	for {
 		owed, paying, wait := l.reports.debt(req)
 		if wait != nil {
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := await(ctx, wait); err != nil {
+				return err
 			}
+			continue
 		}
 		if owed == 0 {
 			return nil
@@ -423,9 +421,7 @@ func (l *Limiter) heard(ctx context.Context, req limitspec.Request, res limitspe
 	if seeded == nil || !(res.Allowed || req.Force) || req.Cost == 0 {
 		return
 	}
-	select {
-	case <-seeded:
-	case <-ctx.Done():
+	if await(ctx, seeded) != nil {
 		return
 	}
 	req.Force = true
@@ -486,13 +482,20 @@ func (l *Limiter) start(ctx context.Context, req limitspec.Request) error {
 		return seed(ctx, l.local, req, amount)
 	}
 	if wait != nil {
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return await(ctx, wait)
 	}
 	return nil
+}
+
+// await waits until ch is closed, or returns ctx's error if it is done
+// first.
+func await(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // share reports res as one of n processes' share of it: each limit's

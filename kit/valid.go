@@ -23,14 +23,8 @@ type Valid[L comparable] struct {
 
 // Has reports whether l is remembered as valid.
 func (v *Valid[L]) Has(l L) bool {
-	if known := v.known.Load(); known != nil {
-		for _, k := range *known {
-			if k == l {
-				return true
-			}
-		}
-	}
-	return false
+	known := v.known.Load()
+	return known != nil && slices.Contains(*known, l)
 }
 
 // Add remembers l, which its Validate found valid, unless validLimits

@@ -11,8 +11,8 @@ import (
 var luaReserved = words(`and break do else elseif end false for function if in
 	local nil not or repeat return then true until while
 	KEYS ARGV redis math string table tostring tonumber type error
-	bad corrupt int field num tag split keep_last unpack ipairs
-	out parts name x i _ ALG clip stale wipe min max floor head`)
+	bad corrupt int field num split keep_last unpack ipairs
+	out parts name x i _ ALG clip stale min max floor head`)
 
 func words(s string) map[string]bool {
 	m := map[string]bool{}
@@ -125,8 +125,9 @@ func wholeParens(s string) bool {
 	return true
 }
 
-// luaPrelude is the same in every script: small helpers for integer
-// arguments, floor and ceiling division and conditional values.
+// luaPrelude is the same in every script: math's functions as locals and
+// small helpers for integer arguments and stored fields (divisions and
+// conditions are written inline: see luaExact).
 const luaPrelude = `local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -588,17 +589,14 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 // 17 characters, is BADSTATE.
 func luaReadPacked(w *writer, s *State, k string) {
 	raw := luaName(s.Name) + "__raw"
-	var vars, defaults, caps, names, long []string
+	var vars, defaults, caps, names, parts, long []string
 	for _, f := range s.Fields {
 		vars = append(vars, luaFieldVar(f))
 		defaults = append(defaults, luaExact.print(f.Default))
 		caps = append(caps, "(%-?%d+)")
 		names = append(names, f.Name)
-	}
-	parts := make([]string, len(s.Fields))
-	for i, f := range s.Fields {
-		parts[i] = raw + "__" + f.Name
-		long = append(long, "#"+parts[i]+" > 17")
+		parts = append(parts, raw+"__"+f.Name)
+		long = append(long, "#"+raw+"__"+f.Name+" > 17")
 	}
 	w.line("local %s = %s", strings.Join(vars, ", "), strings.Join(defaults, ", "))
 	w.line("local %s = redis.call('GET', %s)", raw, k)
