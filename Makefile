@@ -2,7 +2,7 @@
 # newcomer runs; both work on a fresh machine with Go and redis-server.
 GO ?= go
 
-.PHONY: generate verify test test-faults bench bench-readme bench-go check
+.PHONY: generate verify test test-all redis-server test-faults bench bench-readme bench-go check
 
 # Regenerate the catalogue (the typed limits, memory/, lua/) from spec/,
 # and examples/quota from its spec.
@@ -14,10 +14,26 @@ generate:
 verify:
 	$(GO) run ./cmd/verify -vectors vectors
 
-# Every test, real Redis included (each test starts its own redis-server).
-test:
+# The tests, in under two minutes: every vector on every target (a real
+# Redis and a Redis Cluster included; each test starts its own servers),
+# the fault suite, and the rest, with -short: the slowest fills and the
+# tests that build modules with the go tool run in test-all only (grep
+# testing.Short). Installs redis-server first when it is missing.
+test: redis-server
+	$(GO) test -short -count=1 ./...
+
+# What CI runs (.ci/run): make check, then every test at full size, then
+# the race detector on the packages that share state between goroutines.
+test-all: redis-server check
 	$(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -race ./kit/ ./memory/ ./fallback/ ./lease/ ./denials/ ./internal/keyed/ ./httplimit/
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+RACE_PKGS = ./kit/ ./memory/ ./fallback/ ./lease/ ./denials/ ./internal/keyed/ ./httplimit/
+
+# redis-server and redis-cli from the distribution's packages, with sudo
+# when not root, unless both are on the PATH.
+redis-server:
+	@./scripts/install-redis
 
 # The fault suite (docs/semantics.md, "Faults"): lost replies, a slow,
 # killed, frozen or flapping Redis, a slot migrating, long and many keys,
@@ -49,3 +65,4 @@ check:
 	cd bench && $(GO) vet ./...
 	$(GO) run ./cmd/gen -check
 	cd examples/quota && $(GO) run ../../cmd/gen -spec quota.yaml -out . -package quota -check
+	@echo "make check: passed (gofmt, go vet, generated files up to date)"

@@ -40,6 +40,20 @@ type Checker interface {
 	Check(req Request) error
 }
 
+// Check reports whether l can decide req's limit or policy: l's own
+// verdict when it implements Checker, else the Limit's Validate (a policy
+// is then taken as decidable). Wrappers (package denials, lease,
+// httplimit) answer their own Check with it.
+func Check(l Limiter, req Request) error {
+	if c, ok := l.(Checker); ok {
+		return c.Check(req)
+	}
+	if !IsNil(req.Limit) {
+		return req.Limit.Validate()
+	}
+	return nil
+}
+
 // Request is one request to decide.
 type Request struct {
 	// Key is what a limit counts (a user, an IP, an API key); a policy

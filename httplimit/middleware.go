@@ -213,14 +213,8 @@ func (m *Middleware) checkRule(what string, r Rule) error {
 	case r.Policy != nil && r.Policy.Name() == "":
 		return fmt.Errorf("httplimit: %s: the Policy is a zero one: make it with limitspec.NewPolicy", what)
 	}
-	if c, ok := m.l.(limitspec.Checker); ok {
-		if err := c.Check(req); err != nil {
-			return fmt.Errorf("httplimit: %s: %w", what, err)
-		}
-	} else if !limitspec.IsNil(r.Limit) {
-		if err := r.Limit.Validate(); err != nil {
-			return fmt.Errorf("httplimit: %s: %w", what, err)
-		}
+	if err := limitspec.Check(m.l, req); err != nil {
+		return fmt.Errorf("httplimit: %s: %w", what, err)
 	}
 	if r.Policy == nil {
 		return nil

@@ -274,13 +274,7 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 // the primary's verdict when it implements limitspec.Checker, else a
 // Limit's own Validate.
 func (l *Limiter) Check(req limitspec.Request) error {
-	if c, ok := l.primary.(limitspec.Checker); ok {
-		return c.Check(req)
-	}
-	if !limitspec.IsNil(req.Limit) {
-		return req.Limit.Validate()
-	}
-	return nil
+	return limitspec.Check(l.primary, req)
 }
 
 // Stats are a Limiter's counters since New; each only grows. Leased −

@@ -259,22 +259,44 @@ func run(url string, w io.Writer) error {
 	}
 	defer cleanup(ctx, rdb, m.prefix)
 
-	// Fill and measure every row, keeping the keys for the timing.
-	var rows, views []*row
+	rows, views, err := m.measureRows()
+	if err != nil {
+		return err
+	}
+	// The worst cases, on keys of their own.
+	worst := m.measureWorst(worstCases(WorstEntries))
+	if err := m.sweep(rows, views, worst); err != nil {
+		return err
+	}
+	printRows(w, version, rows, views)
+	printWorst(w, worst, rows)
+	ways, err := m.measurePolicy()
+	if err != nil {
+		return fmt.Errorf("policy comparison: %v", err)
+	}
+	printPolicy(w, ways)
+	return notMeasured(worst)
+}
+
+// measureRows fills and measures every row, keeping the keys for the
+// timing.
+func (m *measurer) measureRows() (rows, views []*row, err error) {
 	for _, rs := range rowSets() {
 		for _, L := range Limits {
 			r, vr, err := m.measure(rs, L)
 			if err != nil {
-				return fmt.Errorf("%s, L=%d: %v", rs.label, L, err)
+				return nil, nil, fmt.Errorf("%s, L=%d: %v", rs.label, L, err)
 			}
 			rows = append(rows, r)
 			views = append(views, vr...)
 		}
 	}
-	// The worst cases, on keys of their own.
-	worst := m.measureWorst(worstCases(WorstEntries))
-	// Time them in sweeps over all rows, so that a slow spell of the
-	// machine touches few samples of any row.
+	return rows, views, nil
+}
+
+// sweep times every row, view and worst case in sweeps over them all, so
+// that a slow spell of the machine touches few samples of any row.
+func (m *measurer) sweep(rows, views []*row, worst []*worstRow) error {
 	timers := map[*timer]string{}
 	var order []*timer
 	for _, r := range append(slices.Clone(rows), views...) {
@@ -287,14 +309,18 @@ func run(url string, w io.Writer) error {
 			order = append(order, r.timer)
 		}
 	}
-	for sweep := 0; sweep < sweeps; sweep++ {
+	for range sweeps {
 		for _, t := range order {
 			if err := m.round(t, t.chunk); err != nil {
 				return fmt.Errorf("%s: %v", timers[t], err)
 			}
 		}
 	}
+	return nil
+}
 
+// printRows prints the load, then the table of rows and that of views.
+func printRows(w io.Writer, version string, rows, views []*row) {
 	fmt.Fprintf(w, "Measured on Redis %s with `go run ./cmd/measure`. Load: each key is filled to its limit L within one window by L admitted requests of cost 1, "+
 		"spread evenly over the 60 s window (bucket_window: over its buckets of 1 s), at one instant for token_bucket, gcra and leaky_bucket; "+
 		"the tiered bucket_window (L per 1 s, 5L per 10 s, 7L per 15 s) by 7L requests over its 15 buckets. "+
@@ -307,21 +333,15 @@ func run(url string, w io.Writer) error {
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s | %s | %s | 1 |\n", r.label, r.L, len(r.timer.calls), r.bytes, len(r.timer.s.Keys), r.admitted, r.denied, micros(median(r.timer.usec)))
 	}
-	if len(views) > 0 {
-		fmt.Fprintf(w, "\nThe views, read back on the same full keys (L entries each):\n\n")
-		fmt.Fprintln(w, "| view | limit L | keys measured | entries read back | commands per read-back | time per read-back (µs, Redis-side CPU) | round trips |")
-		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
-		for _, r := range views {
-			fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %s | 1 |\n", r.label, r.L, len(r.timer.calls), r.entries, r.denied, micros(median(r.timer.usec)))
-		}
+	if len(views) == 0 {
+		return
 	}
-	printWorst(w, worst, rows)
-	ways, err := m.measurePolicy()
-	if err != nil {
-		return fmt.Errorf("policy comparison: %v", err)
+	fmt.Fprintf(w, "\nThe views, read back on the same full keys (L entries each):\n\n")
+	fmt.Fprintln(w, "| view | limit L | keys measured | entries read back | commands per read-back | time per read-back (µs, Redis-side CPU) | round trips |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range views {
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %s | 1 |\n", r.label, r.L, len(r.timer.calls), r.entries, r.denied, micros(median(r.timer.usec)))
 	}
-	printPolicy(w, ways)
-	return notMeasured(worst)
 }
 
 // A row is what one table line reports. For a view, denied holds the
@@ -431,7 +451,6 @@ func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
 	for k := range keys {
 		keys[k] = base + strconv.Itoa(k)
 	}
-
 	if err := m.fill(s, v, keys, n, span); err != nil {
 		return nil, nil, err
 	}
@@ -440,43 +459,13 @@ func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
 	for k, key := range keys {
 		one[k] = call{key, last, 1, v}
 	}
-
-	// The n-th admission of each key.
-	before, err := commandStats(m.ctx, m.rdb)
-	if err != nil {
+	r := &row{label: rs.label, L: L}
+	if r.admitted, err = m.admitLast(s, one, ps); err != nil {
 		return nil, nil, err
 	}
-	replies, err := m.eval(s, one, args(s, ps))
-	if err != nil {
+	if r.bytes, err = m.memoryPerKey(s, keys, v); err != nil {
 		return nil, nil, err
 	}
-	for _, r := range replies {
-		if allowed(r) != 1 {
-			return nil, nil, fmt.Errorf("the last request of the fill was denied: %v", r)
-		}
-	}
-	after, err := commandStats(m.ctx, m.rdb)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := &row{label: rs.label, L: L, admitted: m.perCall(s, before, after, int64(len(keys)))}
-
-	// Memory of the full keys; then a TTL long enough for the timing
-	// sweeps (the scripts' own are 60 s beyond the window).
-	for _, key := range keys {
-		for _, name := range keyNames(s, key, v) {
-			b, err := m.rdb.MemoryUsage(m.ctx, name, 0).Result()
-			if err != nil {
-				return nil, nil, fmt.Errorf("MEMORY USAGE %s: %v", name, err)
-			}
-			r.bytes += b
-			if err := m.rdb.PExpire(m.ctx, name, keepFor).Err(); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	r.bytes /= int64(len(keys))
-
 	// One denied request at each full key.
 	r.timer = &timer{s: s, calls: one, args: args(s, ps), check: func(reply any) error {
 		if allowed(reply) != 0 {
@@ -487,8 +476,55 @@ func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
 	if r.denied, err = m.first(r.timer); err != nil {
 		return nil, nil, err
 	}
+	views, err := m.viewRows(s, v, one, L)
+	return r, views, err
+}
 
-	// The views of the algorithm, on the same full keys.
+// admitLast makes the n-th admission of each key and returns the
+// commands per call it took.
+func (m *measurer) admitLast(s script, one []call, ps []any) (string, error) {
+	before, err := commandStats(m.ctx, m.rdb)
+	if err != nil {
+		return "", err
+	}
+	replies, err := m.eval(s, one, args(s, ps))
+	if err != nil {
+		return "", err
+	}
+	for _, r := range replies {
+		if allowed(r) != 1 {
+			return "", fmt.Errorf("the last request of the fill was denied: %v", r)
+		}
+	}
+	after, err := commandStats(m.ctx, m.rdb)
+	if err != nil {
+		return "", err
+	}
+	return m.perCall(s, before, after, int64(len(one))), nil
+}
+
+// memoryPerKey is the mean memory of the full keys; it gives each a TTL
+// long enough for the timing sweeps (the scripts' own are 60 s beyond the
+// window).
+func (m *measurer) memoryPerKey(s script, keys []string, v map[string]int64) (int64, error) {
+	var bytes int64
+	for _, key := range keys {
+		for _, name := range keyNames(s, key, v) {
+			b, err := m.rdb.MemoryUsage(m.ctx, name, 0).Result()
+			if err != nil {
+				return 0, fmt.Errorf("MEMORY USAGE %s: %v", name, err)
+			}
+			bytes += b
+			if err := m.rdb.PExpire(m.ctx, name, keepFor).Err(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return bytes / int64(len(keys)), nil
+}
+
+// viewRows are the rows of s's views, read back on the same full keys.
+func (m *measurer) viewRows(s script, v map[string]int64, one []call, L int64) ([]*row, error) {
 	var views []*row
 	for _, view := range allScripts() {
 		if view.Algorithm != s.Algorithm || view.View == "" {
@@ -502,26 +538,30 @@ func (m *measurer) measure(rs rowSet, L int64) (*row, []*row, error) {
 		}
 		vps, err := params(view, vv)
 		if err != nil {
-			return nil, nil, fmt.Errorf("view %s: %v", view.Name, err)
+			return nil, fmt.Errorf("view %s: %v", view.Name, err)
 		}
 		vr := &row{label: view.Name, L: L, entries: -1}
-		vr.timer = &timer{s: view, calls: one, args: func(c call) []any { return append([]any{c.t}, vps...) }, check: func(reply any) error {
-			got, ok := reply.([]any)
-			if !ok {
-				return fmt.Errorf("view %s replied %T", view.Name, reply)
-			}
-			if vr.entries >= 0 && int64(len(got)) != vr.entries {
-				return fmt.Errorf("view %s read back %d entries, then %d", view.Name, vr.entries, len(got))
-			}
-			vr.entries = int64(len(got))
-			return nil
-		}}
+		vr.timer = &timer{s: view, calls: one, args: func(c call) []any { return append([]any{c.t}, vps...) }, check: vr.checkEntries}
 		if vr.denied, err = m.first(vr.timer); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		views = append(views, vr)
 	}
-	return r, views, nil
+	return views, nil
+}
+
+// checkEntries checks a view's reply: a list of entries, as many at every
+// read-back.
+func (vr *row) checkEntries(reply any) error {
+	got, ok := reply.([]any)
+	if !ok {
+		return fmt.Errorf("view %s replied %T", vr.label, reply)
+	}
+	if vr.entries >= 0 && int64(len(got)) != vr.entries {
+		return fmt.Errorf("view %s read back %d entries, then %d", vr.label, vr.entries, len(got))
+	}
+	vr.entries = int64(len(got))
+	return nil
 }
 
 // first runs each call of a timer once and returns the commands per call;

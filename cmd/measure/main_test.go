@@ -72,6 +72,12 @@ func TestMeasure(t *testing.T) {
 	// decisions, in a few seconds.
 	defer func(n int64) { WorstEntries = n }(WorstEntries)
 	WorstEntries = 2000
+	if testing.Short() {
+		// make test: limits up to 1000, the same checks in a few seconds;
+		// make test-all fills L = 100000 too.
+		defer func(l []int64) { Limits = l }(Limits)
+		Limits = Limits[:2]
+	}
 	var out bytes.Buffer
 	if err := run(redistest.Start(t), &out); err != nil {
 		t.Log("\n" + out.String())

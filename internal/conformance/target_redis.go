@@ -220,27 +220,70 @@ func (t *RedisTarget) eval(c scriptCall) (any, error) {
 // after the opening brace of the hash tag.
 func (t *RedisTarget) pattern() string { return "{" + t.prefix + "*" }
 
+// Keys lists the vector's keys with their TTLs and contents in three
+// round trips whatever their number: SCAN, then PTTL and TYPE of every key
+// in one pipeline, then every key's value in another.
 func (t *RedisTarget) Keys() ([]KeyTTL, error) {
 	ctx := context.Background()
 	names, err := t.scan(ctx, t.pattern())
-	if err != nil {
+	if err != nil || len(names) == 0 {
 		return nil, err
 	}
-	var out []KeyTTL
-	for _, name := range names {
-		// The raw reply: go-redis's PTTL overflows time.Duration past 292 years.
-		ms, err := t.rdb.Do(ctx, "PTTL", name).Int64()
-		if err != nil {
-			return nil, err
+	sort.Strings(names)
+	pttls, types := make([]*redis.Cmd, len(names)), make([]*redis.StatusCmd, len(names))
+	if _, err := t.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, name := range names {
+			// The raw reply: go-redis's PTTL overflows time.Duration past 292 years.
+			pttls[i], types[i] = p.Do(ctx, "PTTL", name), p.Type(ctx, name)
 		}
-		content, err := t.content(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, KeyTTL{Key: name, TTL: ms, Content: content})
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
+	out := make([]KeyTTL, len(names))
+	for i, name := range names {
+		ms, err := pttls[i].Int64()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = KeyTTL{Key: name, TTL: ms, Content: types[i].Val()}
+	}
+	return out, t.contents(ctx, out)
+}
+
+// contents renders each key's type and value into its Content, which
+// holds the type: a hash's fields sorted, a string's value, and only the
+// type of anything else.
+func (t *RedisTarget) contents(ctx context.Context, keys []KeyTTL) error {
+	values := make([]redis.Cmder, len(keys))
+	_, err := t.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			switch k.Content {
+			case "hash":
+				values[i] = p.HGetAll(ctx, k.Key)
+			case "string":
+				values[i] = p.Get(ctx, k.Key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range keys {
+		switch v := values[i].(type) {
+		case *redis.MapStringStringCmd:
+			fields := make([]string, 0, 2*len(v.Val()))
+			for f, x := range v.Val() {
+				fields = append(fields, f, x)
+			}
+			sort.Strings(fields) // a stable rendering; only equality matters
+			keys[i].Content = fmt.Sprint(keys[i].Content, fields)
+		case *redis.StringCmd:
+			keys[i].Content += " " + v.Val()
+		}
+	}
+	return nil
 }
 
 // scan lists the keys matching pattern, on every master of a cluster.
@@ -266,32 +309,6 @@ func (t *RedisTarget) scan(ctx context.Context, pattern string) ([]string, error
 		err = fmt.Errorf("unsupported client %T", c)
 	}
 	return names, err
-}
-
-// content renders a key's type and value: a hash's fields sorted, a
-// string's value, and only the type of anything else.
-func (t *RedisTarget) content(ctx context.Context, key string) (string, error) {
-	typ, err := t.rdb.Type(ctx, key).Result()
-	if err != nil {
-		return "", err
-	}
-	switch typ {
-	case "hash":
-		m, err := t.rdb.HGetAll(ctx, key).Result()
-		if err != nil {
-			return "", err
-		}
-		fields := make([]string, 0, len(m))
-		for f, v := range m {
-			fields = append(fields, f, v)
-		}
-		sort.Strings(fields) // a stable rendering; only equality matters
-		return fmt.Sprint(typ, fields), nil
-	case "string":
-		v, err := t.rdb.Get(ctx, key).Result()
-		return typ + " " + v, err
-	}
-	return typ, nil
 }
 
 func (t *RedisTarget) PlantWrongType(r Request, w WrongType) error {
