@@ -42,6 +42,12 @@ bench-readme:
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# The README's pictures (docs/pictures/<algorithm>.svg): how each
+# algorithm decides one shared trace of requests, drawn again.
+.PHONY: pictures
+pictures:
+	$(GO) run ./cmd/pictures
+
 # What a reviewer runs first: formatting, vet, generated files up to date.
 check:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
@@ -49,3 +55,4 @@ check:
 	cd bench && $(GO) vet ./...
 	$(GO) run ./cmd/gen -check
 	cd examples/quota && $(GO) run ../../cmd/gen -spec quota.yaml -out . -package quota -check
+	$(GO) run ./cmd/pictures -check
