@@ -41,9 +41,13 @@ func TestPicturesUpToDate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(filepath.Join(docs, filepath.Base(path)))
-		if !bytes.Equal(got, want) {
-			t.Errorf("docs/pictures/%s is stale (%v): run make pictures (go run ./cmd/pictures)", filepath.Base(path), err)
+		name := filepath.Base(path)
+		got, err := os.ReadFile(filepath.Join(docs, name))
+		switch {
+		case err != nil:
+			t.Errorf("%v: run make pictures (go run ./cmd/pictures)", err)
+		case !bytes.Equal(got, want):
+			t.Errorf("docs/pictures/%s is stale: run make pictures (go run ./cmd/pictures)", name)
 		}
 	}
 }
