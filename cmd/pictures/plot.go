@@ -30,9 +30,9 @@ const (
 // The font: Liberation Sans (whose metrics lay the text out) in the
 // SVG, falling back to Arial, of the same metrics, where it is missing.
 var (
-	sans        = font.Font{Typeface: "Liberation", Variant: "Sans"}
-	fontFamily  = []byte("font-family:Liberation Sans;")
-	fontFamilys = []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;")
+	sans             = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	liberationFamily = []byte("font-family:Liberation Sans;")
+	fallbackFamilies = []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;")
 )
 
 var (
@@ -72,7 +72,7 @@ func picture(limit limitspec.Limit, ds []decision) ([]byte, error) {
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
 	}
-	return bytes.ReplaceAll(buf.Bytes(), fontFamily, fontFamilys), nil
+	return bytes.ReplaceAll(buf.Bytes(), liberationFamily, fallbackFamilies), nil
 }
 
 // axes gives every picture the same axes: time over the trace, and the
