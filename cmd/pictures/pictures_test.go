@@ -53,7 +53,7 @@ func TestPicturesUpToDate(t *testing.T) {
 }
 
 // TestDeterministic: two renderings are the same bytes, with no font
-// embedded and a size fit for a README.
+// embedded, the fallback fonts named, and a size fit for a README.
 func TestDeterministic(t *testing.T) {
 	a, err := render(t.Context())
 	if err != nil {
@@ -67,8 +67,9 @@ func TestDeterministic(t *testing.T) {
 		if a[i].name != b[i].name || !bytes.Equal(a[i].data, b[i].data) {
 			t.Errorf("%s differs between two renderings", a[i].name)
 		}
-		if n := len(a[i].data); n > 40_000 || bytes.Contains(a[i].data, []byte("@font-face")) {
-			t.Errorf("%s: %d bytes, or a font embedded", a[i].name, n)
+		if n := len(a[i].data); n > 40_000 || bytes.Contains(a[i].data, []byte("@font-face")) ||
+			!bytes.Contains(a[i].data, fallbackFamilies) {
+			t.Errorf("%s: %d bytes, or a font embedded, or no fallback font named", a[i].name, n)
 		}
 	}
 }
