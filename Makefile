@@ -58,11 +58,19 @@ bench-readme:
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# What a reviewer runs first: formatting, vet, generated files up to date.
+# The README's pictures (docs/pictures/<algorithm>.svg): how each
+# algorithm decides one shared trace of requests, drawn again.
+.PHONY: pictures
+pictures:
+	$(GO) run ./cmd/pictures
+
+# What a reviewer runs first: formatting, vet, generated files and the
+# pictures up to date.
 check:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	$(GO) run ./cmd/gen -check
 	cd examples/quota && $(GO) run ../../cmd/gen -spec quota.yaml -out . -package quota -check
-	@echo "make check: passed (gofmt, go vet, generated files up to date)"
+	$(GO) run ./cmd/pictures -check
+	@echo "make check: passed (gofmt, go vet, generated files and pictures up to date)"

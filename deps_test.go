@@ -2,6 +2,7 @@ package limitspec_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,9 +12,11 @@ import (
 // (fallback, httplimit) build on the contract alone, with no Redis
 // client, no Lua VM and no implementation package (internal/keyed, their
 // per-key map, knows only the contract too); OpenTelemetry and
-// Prometheus stay in otelmetrics and cmd/example (testMetricsDependencies).
+// Prometheus stay in otelmetrics and cmd/example (testMetricsDependencies),
+// the plotting library in cmd/pictures (testPlotDependencies).
 func TestDependencies(t *testing.T) {
 	t.Run("metrics", testMetricsDependencies)
+	t.Run("plot", testPlotDependencies)
 	const module = "github.com/limitspec/limitspec"
 	tests := []struct {
 		pkgs      []string
@@ -51,8 +54,23 @@ func TestDependencies(t *testing.T) {
 // directly.
 func testMetricsDependencies(t *testing.T) {
 	const module = "github.com/limitspec/limitspec"
-	allowed := map[string]bool{module + "/otelmetrics": true, module + "/cmd/example": true}
-	forbidden := []string{"go.opentelemetry.io/", "github.com/prometheus/"}
+	confined(t, []string{"go.opentelemetry.io/", "github.com/prometheus/"},
+		module+"/otelmetrics", module+"/cmd/example")
+}
+
+// testPlotDependencies: the plotting library (gonum.org/v1/plot) stays in
+// cmd/pictures, which draws the README's pictures: no library package
+// depends on it, nor does any test directly.
+func testPlotDependencies(t *testing.T) {
+	confined(t, []string{"gonum.org/"}, "github.com/limitspec/limitspec/cmd/pictures")
+}
+
+// confined fails unless the packages whose import paths begin with one
+// of forbidden are imported, directly or not, by the allowed packages
+// of the module alone (and by no test of another directly), and each
+// allowed package is seen to import one: the check finds what it looks
+// for.
+func confined(t *testing.T, forbidden []string, allowed ...string) {
 	out, err := exec.Command("go", "list", "-f",
 		"{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}",
 		"./...").CombinedOutput()
@@ -67,18 +85,16 @@ func testMetricsDependencies(t *testing.T) {
 			for _, f := range forbidden {
 				if strings.HasPrefix(d, f) {
 					seen[pkg] = true
-					if !allowed[pkg] {
+					if !slices.Contains(allowed, pkg) {
 						t.Errorf("%s depends on %s", pkg, d)
 					}
 				}
 			}
 		}
 	}
-	// Both allowed packages are listed, and seen to depend on them: the
-	// check finds what it looks for.
-	for pkg := range allowed {
+	for _, pkg := range allowed {
 		if !seen[pkg] {
-			t.Errorf("%s depends on neither OpenTelemetry nor Prometheus, by go list: %s", pkg, out)
+			t.Errorf("%s depends on none of %v, by go list: %s", pkg, forbidden, out)
 		}
 	}
 }
