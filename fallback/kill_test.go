@@ -134,13 +134,18 @@ func waitFor(within time.Duration, cond func() bool) bool {
 // a retry against a dead server only spends the caller's deadline: the
 // fallback is the retry.
 func newClient(addr string) *redis.Client {
+	return newClientWithin(addr, 100*time.Millisecond)
+}
+
+// newClientWithin is newClient with every timeout d.
+func newClientWithin(addr string, d time.Duration) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr:                  addr,
 		ContextTimeoutEnabled: true,
-		DialTimeout:           100 * time.Millisecond,
-		ReadTimeout:           100 * time.Millisecond,
-		WriteTimeout:          100 * time.Millisecond,
-		PoolTimeout:           100 * time.Millisecond,
+		DialTimeout:           d,
+		ReadTimeout:           d,
+		WriteTimeout:          d,
+		PoolTimeout:           d,
 		MaxRetries:            -1,
 		DialerRetries:         1,
 	})

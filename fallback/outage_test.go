@@ -19,6 +19,12 @@ import (
 // more per hour, so that over the test each key admits 40 at most.
 var outageLimit = limitspec.GCRA{Burst: 40, Rate: 1, Period: time.Hour}
 
+// outageTimeout is the primary's deadline in TestFaultOutageCounts (and
+// its client's timeouts; each call's own deadline is twice it): far above
+// what a Redis that fsyncs every write takes on a loaded machine, so that
+// the counts before the outage are all Redis's.
+const outageTimeout = time.Second
+
 // TestFaultOutageCounts counts admissions exactly across an outage of
 // one process's Redis, killed then restarted (with appendfsync always,
 // so that it forgets nothing), or paused then resumed. Four keys, each
@@ -40,7 +46,7 @@ func TestFaultOutageCounts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.StartServer(t, "--appendonly", "yes", "--appendfsync", "always")
 			goroutines := runtime.NumGoroutine()
-			rdb := newClient(srv.Addr())
+			rdb := newClientWithin(srv.Addr(), outageTimeout)
 			rl, err := redislimit.New(context.Background(), rdb)
 			if err != nil {
 				t.Fatal(err)
@@ -49,7 +55,7 @@ func TestFaultOutageCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lim, err := fallback.New(rl, local, fallback.Options{Failures: 3, OpenFor: 100 * time.Millisecond, Logger: quiet})
+			lim, err := fallback.New(rl, local, fallback.Options{Failures: 3, OpenFor: 100 * time.Millisecond, Timeout: outageTimeout, Logger: quiet})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +111,7 @@ func burst(t *testing.T, lim *fallback.Limiter, keys []string, n int, admitted m
 		wg.Go(func() {
 			for i := w; i < n*len(keys); i += 8 {
 				key := keys[i%len(keys)]
-				ctx, cancel := context.WithTimeout(context.Background(), deadline)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*outageTimeout)
 				res, err := lim.Limit(ctx, limitspec.Request{Key: key, Limit: outageLimit, Cost: 1})
 				cancel()
 				if err != nil {

@@ -4,6 +4,8 @@ package redistest
 import (
 	"bufio"
 	"net"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,15 +41,35 @@ func start(tb testing.TB, bin string, port int, extra ...string) (string, error)
 }
 
 func ping(addr string) bool {
+	_, ok := serverPID(addr)
+	return ok
+}
+
+// serverPID asks the server on addr for its process id (INFO server); ok
+// is false when nothing answers there as a Redis does.
+func serverPID(addr string) (pid int, ok bool) {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
+	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+		return 0, false
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && line == "+PONG\r\n"
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return 0, false // -LOADING and the like: not ready yet
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return 0, false
+		}
+		if v, found := strings.CutPrefix(line, "process_id:"); found {
+			pid, err := strconv.Atoi(strings.TrimSpace(v))
+			return pid, err == nil
+		}
+	}
 }

@@ -145,8 +145,9 @@ func (s *Server) Restart() {
 	}
 }
 
-// launch starts the server and waits until it answers PING, or until it
-// exits or 10 s have passed, which is an error with its log.
+// launch starts the server and waits until it answers INFO with its own
+// process id, or until it exits, another server answers on its port or
+// 10 s have passed, which is an error with its log.
 func (s *Server) launch() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -159,9 +160,17 @@ func (s *Server) launch() error {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if ping(s.Addr()) {
-			s.running = p
-			return nil
+		if pid, ok := serverPID(s.Addr()); ok {
+			if pid == p.cmd.Process.Pid {
+				s.running = p
+				return nil
+			}
+			// Another process's server took the port between freePort
+			// and this one's bind (tests of several packages run at once).
+			p.cmd.Process.Kill()
+			<-p.exited
+			p.log.Close()
+			return fmt.Errorf("port %d is another redis-server's (pid %d)", s.port, pid)
 		}
 		select {
 		case <-p.exited:
