@@ -112,41 +112,38 @@ var goExact = goExactDialect()
 func goExactDialect() dialect {
 	return dialect{
 		leaf: goLeaf,
-		op:   func(op string) (string, bool) { return op, true },
-		call: func(fn string, args []string) string {
-			if fn == "ceildiv" {
-				fn = "kit.CeilDiv"
-			}
-			return fn + "(" + strings.Join(args, ", ") + ")"
-		},
+		ops:  goExactOps,
+		call: callText,
 		cond: func(c, a, b string, _ Type) string { return "kit.Pick(" + c + ", " + a + ", " + b + ")" },
 	}
 }
+
+// goExactOps are Go's operators as the spec's, but ceildiv (kit.CeilDiv).
+var goExactOps = func() *[numOps]opForm {
+	f := opForms()
+	f[OpCeilDiv] = opForm{"kit.CeilDiv", true}
+	return f
+}()
+
+// goSaturatingOps are goExactOps with + - * / ceildiv saturating (the
+// generated helpers satAdd, ...).
+var goSaturatingOps = func() *[numOps]opForm {
+	f := *goExactOps
+	f[OpAdd] = opForm{"satAdd", true}
+	f[OpSub] = opForm{"satSub", true}
+	f[OpMul] = opForm{"satMul", true}
+	f[OpDiv] = opForm{"satDiv", true}
+	f[OpCeilDiv] = opForm{"satCeilDiv", true}
+	return &f
+}()
 
 // goSaturating renders conditions on parameters alone (requirements and
 // the runtime bound checks), whose values may pass int64: every operation
 // saturates, which keeps each comparison exact.
 var goSaturating = dialect{
 	leaf: goLeaf,
-	op: func(op string) (string, bool) {
-		switch op {
-		case "+":
-			return "satAdd", false
-		case "-":
-			return "satSub", false
-		case "*":
-			return "satMul", false
-		case "/":
-			return "satDiv", false
-		}
-		return op, true
-	},
-	call: func(fn string, args []string) string {
-		if fn == "ceildiv" {
-			fn = "satCeilDiv"
-		}
-		return fn + "(" + strings.Join(args, ", ") + ")"
-	},
+	ops:  goSaturatingOps,
+	call: callText,
 	cond: func(c, a, b string, _ Type) string { return "pick(" + c + ", " + a + ", " + b + ")" },
 }
 
@@ -243,7 +240,7 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 			}
 			names[ag] = name
 			list, it := goName(ag.It.State.Name), goName(ag.It.Name)
-			if ag.Fn == "sum" {
+			if ag.Fn == Sum {
 				w.line("%s := int64(0)", name)
 			} else {
 				w.line("%s := %s", name, goTyped(goExact.print(ag.D), ag.D))
@@ -255,7 +252,7 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 				}
 				w.line("if %s { // else the value is not used", strings.Join(conds, " && "))
 			}
-			if ag.Fn == "reach" && ag.It.State.Kind == List {
+			if ag.Fn == Reach && ag.It.State.Kind == List {
 				w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
 			}
 			if ag.It.State.Kind == ZSet {
@@ -295,11 +292,11 @@ func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
 				w.line("}")
 			}
 			switch ag.Fn {
-			case "sum":
+			case Sum:
 				w.line("%s += %s", name, goExact.print(ag.V))
-			case "last":
+			case Last:
 				w.line("%s = %s", name, goExact.print(ag.V))
-			case "reach":
+			case Reach:
 				w.line("%s__run += %s", name, goExact.print(ag.V))
 				w.line("if %s__run >= %s__need {", name, name)
 				w.line("%s = %s", name, goExact.print(ag.R))

@@ -25,7 +25,7 @@ func goZsetAgg(w *writer, ag *Agg, name, src string) {
 	case plan.kind == byLast:
 		bind(name+"__n-1", ag.V)
 		w.line("%s = %s", name, goExact.print(ag.V))
-	case plan.kind == byCount && ag.Fn == "sum":
+	case plan.kind == byCount && ag.Fn == Sum:
 		count := name + "__n"
 		if plan.k != 1 {
 			count += fmt.Sprintf("*%d", plan.k)
@@ -41,7 +41,7 @@ func goZsetAgg(w *writer, ag *Agg, name, src string) {
 		run, of := goExported(s.Running.Name), goExported(s.RunOf.Name)
 		w.line("%s__base := %s[0].%s - %s[0].%s", name, src, run, src, of)
 		w.line("%s__upto := func(i int64) int64 { return min(kit.RunDiff(%s[i].%s, %s__base, %d), %d) }", name, src, run, name, s.Mod, ag.Cap)
-		if ag.Fn == "sum" {
+		if ag.Fn == Sum {
 			w.line("%s = %s__upto(%s__n - 1)", name, name, name)
 			break
 		}

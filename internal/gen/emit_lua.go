@@ -58,21 +58,7 @@ var luaExact = dialect{
 		}
 		panic(fmt.Sprintf("lua leaf %T", e))
 	},
-	op: func(op string) (string, bool) {
-		switch op {
-		case "&&":
-			return "and", true
-		case "||":
-			return "or", true
-		case "!":
-			return "not ", true
-		case "!=":
-			return "~=", true
-		case "/":
-			return "/", false
-		}
-		return op, true
-	},
+	ops: luaOps,
 	// Divisions and conditions are written inline: a helper function
 	// would be a closure made at every call of the script.
 	call: func(fn string, args []string) string {
@@ -91,6 +77,18 @@ var luaExact = dialect{
 		return "(" + luaParen(c) + " and " + luaParen(a) + " or " + luaParen(b) + ")"
 	},
 }
+
+// luaOps are Lua's operators: && || ! != as and, or, not, ~=, and /
+// written as a call (floor division, inline: see luaExact's call).
+var luaOps = func() *[numOps]opForm {
+	f := opForms()
+	f[OpAnd] = opForm{"and", false}
+	f[OpOr] = opForm{"or", false}
+	f[OpNot] = opForm{"not ", false}
+	f[OpNe] = opForm{"~=", false}
+	f[OpDiv] = opForm{"/", true}
+	return f
+}()
 
 // luaParen parenthesises the Lua expression s unless it is one name, one
 // number, one call or already parenthesised as a whole.
@@ -625,7 +623,7 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 			}
 			names[ag] = name
 			switch ag.Fn {
-			case "sum":
+			case Sum:
 				w.line("%slocal %s = 0", ind, name)
 			default:
 				w.line("%slocal %s = %s", ind, name, luaExact.print(ag.D))
@@ -657,7 +655,7 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 func luaListAgg(w *writer, ag *Agg, name, ind string) {
 	list, it := luaName(ag.It.State.Name), luaName(ag.It.Name)
 	body := ind + "  "
-	if ag.Fn == "reach" {
+	if ag.Fn == Reach {
 		w.line("%slocal %s__need, %s__run = %s, 0", ind, name, name, luaExact.print(ag.N))
 	}
 	w.line("%sfor _, %s in ipairs(%s) do", ind, it, list)
@@ -666,11 +664,11 @@ func luaListAgg(w *writer, ag *Agg, name, ind string) {
 		body += "  "
 	}
 	switch ag.Fn {
-	case "sum":
+	case Sum:
 		w.line("%s%s = %s + %s", body, name, name, luaExact.print(ag.V))
-	case "last":
+	case Last:
 		w.line("%s%s = %s", body, name, luaExact.print(ag.V))
-	case "reach":
+	case Reach:
 		w.line("%s%s__run = %s__run + %s", body, name, name, luaExact.print(ag.V))
 		w.line("%sif %s__run >= %s__need then", body, name, name)
 		w.line("%s  %s = %s", body, name, luaExact.print(ag.R))

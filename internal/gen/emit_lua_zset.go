@@ -100,7 +100,7 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 	w.line("%sdo -- the entries in range are those at ranks [lo, hi)", ind)
 	w.line("%slocal lo__, hi__ = %s, %s", in, lo, hi)
 	switch {
-	case plan.kind == byCount && ag.Fn == "sum":
+	case plan.kind == byCount && ag.Fn == Sum:
 		count := "max(0, hi__ - lo__)"
 		if plan.k != 1 {
 			count += fmt.Sprintf(" * %d", plan.k)
@@ -119,7 +119,7 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 		call(it, "at", "r__")
 		w.line("%s%s = %s", in, name, luaExact.print(ag.R))
 		w.line("%send", ind+"  ")
-	case ag.Fn == "sum":
+	case ag.Fn == Sum:
 		call("sum__", "sum", "lo__", "hi__")
 		w.line("%s%s = min(sum__, %d)", in, name, ag.Cap)
 	default:
