@@ -227,95 +227,89 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 }
 
 // goAggregates computes the aggregates of one statement into locals
-// before it; a let that is exactly an aggregate takes its name.
+// before it, as lowerAggregates plans them.
 func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
-	named := goExact
-	named.agg = func(_ dialect, e *Agg) string { return names[e] }
-	for _, e := range stmtExprs(s) {
-		for _, g := range aggregates(e) {
-			ag := g.ag
-			name := fmt.Sprintf("agg__%d", len(names)+1)
-			if l, ok := s.(*Let); ok && l.X == ag {
-				name = goName(l.Name)
-			}
-			names[ag] = name
-			list, it := goName(ag.It.State.Name), goName(ag.It.Name)
-			if ag.Fn == Sum {
-				w.line("%s := int64(0)", name)
-			} else {
-				w.line("%s := %s", name, goTyped(goExact.print(ag.D), ag.D))
-			}
-			if len(g.guard) > 0 {
-				var conds []string
-				for _, c := range g.guard {
-					conds = append(conds, named.prec(c, 3))
-				}
-				w.line("if %s { // else the value is not used", strings.Join(conds, " && "))
-			}
-			if ag.Fn == Reach && ag.It.State.Kind == List {
-				w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
-			}
-			if ag.It.State.Kind == ZSet {
-				// Entries are sorted by score: look only at those within
-				// the where clause's bounds.
-				b := zsetBounds(ag)
-				src, score := name+"__src", goExported(ag.It.State.Entry[0].Name)
-				w.line("%s := %s", src, list)
-				if b.min != nil {
-					cmp := ">="
-					if b.minOpen {
-						cmp = ">"
-					}
-					w.line("%s = %s[kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s }):]", src, src, src, src, score, cmp, goExact.print(b.min))
-				}
-				if b.max != nil {
-					cmp := ">"
-					if b.maxOpen {
-						cmp = ">="
-					}
-					w.line("%s = %s[:kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s })]", src, src, src, src, score, cmp, goExact.print(b.max))
-				}
-				goZsetAgg(w, ag, name, src)
-				if len(g.guard) > 0 {
-					w.line("}")
-				}
-				continue
-			}
-			if refersTo(ag.Where, ag.It) || refersTo(ag.V, ag.It) || refersTo(ag.R, ag.It) {
-				w.line("for _, %s := range %s {", it, list)
-			} else {
-				w.line("for range %s {", list)
-			}
-			if ag.Where != nil {
-				w.line("if !(%s) {", goExact.print(ag.Where))
-				w.line("continue")
-				w.line("}")
-			}
-			switch ag.Fn {
-			case Sum:
-				w.line("%s += %s", name, goExact.print(ag.V))
-			case Last:
-				w.line("%s = %s", name, goExact.print(ag.V))
-			case Reach:
-				w.line("%s__run += %s", name, goExact.print(ag.V))
-				w.line("if %s__run >= %s__need {", name, name)
-				w.line("%s = %s", name, goExact.print(ag.R))
-				w.line("break")
-				w.line("}")
-			}
+	named := naming(goExact, names)
+	for _, st := range lowerAggregates(s, names, goName) {
+		if st.Init == nil {
+			w.line("%s := int64(0)", st.Name)
+		} else {
+			w.line("%s := %s", st.Name, goTyped(goExact.print(st.Init), st.Init))
+		}
+		if len(st.Guard) > 0 {
+			w.line("if %s { // else the value is not used", st.guardText(named, "&&"))
+		}
+		if st.Agg.It.State.Kind == ZSet {
+			goZsetRange(w, st)
+		} else {
+			goListAgg(w, st)
+		}
+		if len(st.Guard) > 0 {
 			w.line("}")
-			if len(g.guard) > 0 {
-				w.line("}")
-			}
 		}
 	}
+}
+
+// goZsetRange cuts a zset's entries to the score range of an aggregate's
+// where clause (they are sorted by score), then computes it (goZsetAgg).
+func goZsetRange(w *writer, st aggStep) {
+	ag, b, name := st.Agg, st.Index.bounds, st.Name
+	src, score := name+"__src", goExported(ag.It.State.Entry[0].Name)
+	w.line("%s := %s", src, goName(ag.It.State.Name))
+	if b.min != nil {
+		cmp := ">="
+		if b.minOpen {
+			cmp = ">"
+		}
+		w.line("%s = %s[kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s }):]", src, src, src, src, score, cmp, goExact.print(b.min))
+	}
+	if b.max != nil {
+		cmp := ">"
+		if b.maxOpen {
+			cmp = ">="
+		}
+		w.line("%s = %s[:kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s })]", src, src, src, src, score, cmp, goExact.print(b.max))
+	}
+	goZsetAgg(w, st, src)
+}
+
+// goListAgg computes an aggregate over a list (in a view) by a loop over
+// its entries.
+func goListAgg(w *writer, st aggStep) {
+	ag, name := st.Agg, st.Name
+	list, it := goName(ag.It.State.Name), goName(ag.It.Name)
+	if ag.Fn == Reach {
+		w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
+	}
+	if st.Bind {
+		w.line("for _, %s := range %s {", it, list)
+	} else {
+		w.line("for range %s {", list)
+	}
+	if ag.Where != nil {
+		w.line("if !(%s) {", goExact.print(ag.Where))
+		w.line("continue")
+		w.line("}")
+	}
+	switch ag.Fn {
+	case Sum:
+		w.line("%s += %s", name, goExact.print(ag.V))
+	case Last:
+		w.line("%s = %s", name, goExact.print(ag.V))
+	case Reach:
+		w.line("%s__run += %s", name, goExact.print(ag.V))
+		w.line("if %s__run >= %s__need {", name, name)
+		w.line("%s = %s", name, goExact.print(ag.R))
+		w.line("break")
+		w.line("}")
+	}
+	w.line("}")
 }
 
 // goBlock emits body; later says whether a statement after it may write,
 // so that a write keeps the entry it stores only for writes to come.
 func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]string, later bool) {
-	d := goExact
-	d.agg = func(_ dialect, e *Agg) string { return names[e] }
+	d := naming(goExact, names)
 	for i, s := range body {
 		after := later || writesIn(body[i+1:])
 		put := func() {
@@ -334,8 +328,8 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 		}
 		switch s := s.(type) {
 		case *Let:
-			if ag, ok := s.X.(*Agg); ok && names[ag] == goName(s.Name) {
-				continue // computed in place
+			if computedInPlace(s, names, goName) {
+				continue
 			}
 			w.line("%s := %s", goName(s.Name), goTyped(d.print(s.X), s.X))
 		case *If:

@@ -8,8 +8,8 @@ import (
 // goZsetAgg computes an aggregate over a zset's entries src, already cut
 // to its score range, as the Lua script does (see index.go): from their
 // count, the entry at the top, or their running sums.
-func goZsetAgg(w *writer, ag *Agg, name, src string) {
-	plan, _ := planIndex(ag)
+func goZsetAgg(w *writer, st aggStep, src string) {
+	ag, plan, name := st.Agg, st.Index, st.Name
 	it := goName(ag.It.Name)
 	// bind declares the iterator as the entry at index i, when used.
 	bind := func(i string, uses ...Expr) {

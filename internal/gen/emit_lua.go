@@ -610,42 +610,27 @@ func luaReadPacked(w *writer, s *State, k string) {
 }
 
 // luaAggregates computes the aggregates of one statement into locals
-// before it; a let that is exactly an aggregate takes its name.
+// before it, as lowerAggregates plans them.
 func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]string) {
-	named := luaExact
-	named.agg = func(_ dialect, e *Agg) string { return names[e] }
-	for _, e := range stmtExprs(s) {
-		for _, g := range aggregates(e) {
-			ag := g.ag
-			name := fmt.Sprintf("agg__%d", len(names)+1)
-			if l, ok := s.(*Let); ok && l.X == ag {
-				name = luaName(l.Name)
-			}
-			names[ag] = name
-			switch ag.Fn {
-			case Sum:
-				w.line("%slocal %s = 0", ind, name)
-			default:
-				w.line("%slocal %s = %s", ind, name, luaExact.print(ag.D))
-			}
-			outer := ind
-			if len(g.guard) > 0 {
-				var conds []string
-				for _, c := range g.guard {
-					conds = append(conds, named.prec(c, 3))
-				}
-				w.line("%sif %s then -- else the value is not used", ind, strings.Join(conds, " and "))
-				ind += "  "
-			}
-			if ag.It.State.Kind == ZSet {
-				luaZsetAgg(w, a, ag, name, ind)
-			} else {
-				luaListAgg(w, ag, name, ind)
-			}
-			if len(g.guard) > 0 {
-				ind = outer
-				w.line("%send", ind)
-			}
+	named := naming(luaExact, names)
+	for _, st := range lowerAggregates(s, names, luaName) {
+		if st.Init == nil {
+			w.line("%slocal %s = 0", ind, st.Name)
+		} else {
+			w.line("%slocal %s = %s", ind, st.Name, luaExact.print(st.Init))
+		}
+		in := ind
+		if len(st.Guard) > 0 {
+			w.line("%sif %s then -- else the value is not used", ind, st.guardText(named, "and"))
+			in += "  "
+		}
+		if st.Agg.It.State.Kind == ZSet {
+			luaZsetAgg(w, a, st, in)
+		} else {
+			luaListAgg(w, st.Agg, st.Name, in)
+		}
+		if len(st.Guard) > 0 {
+			w.line("%send", ind)
 		}
 	}
 }
@@ -705,8 +690,7 @@ func luaBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string) {
 // already called wipe (or there is no clock); it returns the same for the
 // end of body.
 func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, names map[*Agg]string, wiped bool) bool {
-	d := luaExact
-	d.agg = func(_ dialect, e *Agg) string { return names[e] }
+	d := naming(luaExact, names)
 	// ttls holds, per key, the TTL this block has already set, so that an
 	// add after a write of the same key with the same TTL runs no second
 	// PEXPIRE (ZADD and RPUSH keep a key's TTL).
@@ -729,8 +713,8 @@ func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, n
 		}
 		switch s := s.(type) {
 		case *Let:
-			if ag, ok := s.X.(*Agg); ok && names[ag] == luaName(s.Name) {
-				continue // computed in place
+			if computedInPlace(s, names, luaName) {
+				continue
 			}
 			w.line("%slocal %s = %s", ind, luaName(s.Name), d.print(s.X))
 		case *If:

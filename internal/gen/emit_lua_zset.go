@@ -71,10 +71,10 @@ func luaCorruptCheck(w *writer, name string, key int, ind string) {
 }
 
 // luaZsetAgg computes one aggregate over a zset into name, by index.
-func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
+func luaZsetAgg(w *writer, a *Algorithm, st aggStep, ind string) {
+	ag, plan, name := st.Agg, st.Index, st.Name
 	s := ag.It.State
 	list, it, key := luaName(s.Name), luaName(ag.It.Name), stateIndex(a, s)+1
-	plan, _ := planIndex(ag)
 	b := plan.bounds
 	lo, hi := "0", list+"__card"
 	if b.min != nil {
