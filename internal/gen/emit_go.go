@@ -73,11 +73,10 @@ func goEntries(s *State) string { return goName(s.Name + "_entries") }
 func goEntryType(a *Algorithm, s *State) string { return goName(a.Name) + goExported(s.Name) + "Entry" }
 
 func goLeaf(e Expr) string {
+	if s, ok := literal(e); ok {
+		return s
+	}
 	switch e := e.(type) {
-	case *Lit:
-		return fmt.Sprint(e.V)
-	case *BoolLit:
-		return fmt.Sprint(e.V)
 	case *ForceRef:
 		return "c.Force"
 	case *ParamRef:
@@ -351,38 +350,13 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
 			put()
 		case *Drop:
-			list := "st." + goEntries(s.State)
-			first := goExported(s.State.Entry[0].Name)
-			w.line("{")
-			w.line("n := 0")
-			w.line("for n < len(%s) && %s[n].%s <= %s {", list, list, first, d.print(s.Upto))
-			w.line("n++")
-			w.line("}")
-			w.line("%s = %s[n:]", list, list)
-			w.line("}")
+			goDrop(w, s, d)
 			put()
 		case *Clear:
 			w.line("st.%s = nil", goEntries(s.State))
 			put()
 		case *Show:
-			w.line("if !(%s) {", d.print(s.Cond))
-			w.line("return []kit.Record{}, nil")
-			w.line("}")
-			// Every integer is read clamped into its domain, as the
-			// scripts parse it: entries written under other amounts.
-			var fields []string
-			for _, f := range s.State.Entry {
-				x := "x." + goExported(f.Name)
-				if f.Type != Str {
-					x = fmt.Sprintf("kit.Field(true, %s, 0, %s, %s)", x, d.print(f.Min), d.print(f.Max))
-				}
-				fields = append(fields, x)
-			}
-			w.line("out := make([]kit.Record, len(%s))", goName(s.State.Name))
-			w.line("for i, x := range %s {", goName(s.State.Name))
-			w.line("out[i] = kit.Record{%s}", strings.Join(fields, ", "))
-			w.line("}")
-			w.line("return out, nil")
+			goShow(w, s, d)
 		case *Reply:
 			var fields []string
 			for i, f := range sp.Reply {
@@ -394,6 +368,43 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 			w.line("}")
 		}
 	}
+}
+
+// goDrop removes the entries whose first field is at most the drop's
+// bound, as ZREMRANGEBYSCORE does.
+func goDrop(w *writer, s *Drop, d dialect) {
+	list := "st." + goEntries(s.State)
+	first := goExported(s.State.Entry[0].Name)
+	w.line("{")
+	w.line("n := 0")
+	w.line("for n < len(%s) && %s[n].%s <= %s {", list, list, first, d.print(s.Upto))
+	w.line("n++")
+	w.line("}")
+	w.line("%s = %s[n:]", list, list)
+	w.line("}")
+}
+
+// goShow ends a view: the entries of its collection as records, if its
+// condition holds.
+func goShow(w *writer, s *Show, d dialect) {
+	w.line("if !(%s) {", d.print(s.Cond))
+	w.line("return []kit.Record{}, nil")
+	w.line("}")
+	// Every integer is read clamped into its domain, as the
+	// scripts parse it: entries written under other amounts.
+	var fields []string
+	for _, f := range s.State.Entry {
+		x := "x." + goExported(f.Name)
+		if f.Type != Str {
+			x = fmt.Sprintf("kit.Field(true, %s, 0, %s, %s)", x, d.print(f.Min), d.print(f.Max))
+		}
+		fields = append(fields, x)
+	}
+	w.line("out := make([]kit.Record, len(%s))", goName(s.State.Name))
+	w.line("for i, x := range %s {", goName(s.State.Name))
+	w.line("out[i] = kit.Record{%s}", strings.Join(fields, ", "))
+	w.line("}")
+	w.line("return out, nil")
 }
 
 // goTyped makes an integer built of literals alone an int64, so that :=

@@ -36,11 +36,10 @@ func luaFieldVar(f *Field) string { return f.State.Name + "_" + f.Name }
 // 2^53, so doubles compute it exactly.
 var luaExact = dialect{
 	leaf: func(e Expr) string {
+		if s, ok := literal(e); ok {
+			return s
+		}
 		switch e := e.(type) {
-		case *Lit:
-			return fmt.Sprint(e.V)
-		case *BoolLit:
-			return fmt.Sprint(e.V)
 		case *ForceRef:
 			return "force"
 		case *ParamRef:
@@ -249,13 +248,7 @@ func emitLuaScript(sp *Spec, a *Algorithm, v *View, force bool) []byte {
 	w.line("")
 	w.raw(luaPrelude)
 	w.line("")
-	w.line("local ALG = %s", luaStr(a.Name+": "))
-	w.line("local function bad(msg)")
-	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
-	w.line("end")
-	w.line("local function corrupt(key, what, v)")
-	w.line("  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))")
-	w.line("end")
+	luaErrors(&w, a.Name, true)
 	for _, s := range a.States {
 		if used.entries[s] || luaZsetUsed(a, v, used, s) {
 			w.raw(luaEntryPrelude)
@@ -683,137 +676,184 @@ func addsLater(body []Stmt, drop *Drop) bool {
 }
 
 func luaBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string) {
-	luaBlockNamed(w, sp, a, body, ind, map[*Agg]string{}, a.Clock == nil)
+	e := &luaEmitter{w: w, sp: sp, a: a, names: map[*Agg]string{}}
+	e.d = naming(luaExact, e.names)
+	e.block(body, ind, a.Clock == nil)
 }
 
-// luaBlockNamed emits body. wiped says whether every path to it has
-// already called wipe (or there is no clock); it returns the same for the
-// end of body.
-func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, names map[*Agg]string, wiped bool) bool {
-	d := naming(luaExact, names)
+// luaEmitter emits the statements of one decision or view.
+type luaEmitter struct {
+	w     *writer
+	sp    *Spec
+	a     *Algorithm
+	names map[*Agg]string // the locals of the aggregates computed so far
+	d     dialect         // luaExact, naming them
+}
+
+// luaBlockState is what a block's statements tell the ones after them.
+type luaBlockState struct {
+	body []Stmt
+	ind  string
+	// wiped says whether every path to here has already called wipe (or
+	// there is no clock).
+	wiped bool
 	// ttls holds, per key, the TTL this block has already set, so that an
 	// add after a write of the same key with the same TTL runs no second
 	// PEXPIRE (ZADD and RPUSH keep a key's TTL).
-	ttls := map[*State]string{}
-	dropped := map[*State]*Drop{} // drops written after the block's next add
-	pexpire := func(ind string, st *State, ttl string) {
-		if ttls[st] == ttl {
-			return
-		}
-		ttls[st] = ttl
-		w.line("%sredis.call('PEXPIRE', KEYS[%d], num(%s))", ind, stateIndex(a, st)+1, ttl)
-	}
+	ttls map[*State]string
+	// dropped are the drops written after the block's next add (see Drop).
+	dropped map[*State]*Drop
+}
+
+// block emits body, indented by ind. wiped says whether every path to it
+// has already called wipe (or there is no clock); it returns the same for
+// the end of body.
+func (e *luaEmitter) block(body []Stmt, ind string, wiped bool) bool {
+	b := &luaBlockState{body: body, ind: ind, wiped: wiped, ttls: map[*State]string{}, dropped: map[*State]*Drop{}}
 	for _, s := range body {
-		luaAggregates(w, a, s, ind, names)
-		ind := ind
-		guard := w.commitOnly && isWrite(s)
+		luaAggregates(e.w, e.a, s, ind, e.names)
+		guard := e.w.commitOnly && isWrite(s)
 		if guard {
-			w.line("%swrites[#writes + 1] = function()", ind)
-			ind += "  "
+			e.w.line("%swrites[#writes + 1] = function()", ind)
+			b.ind = ind + "  "
 		}
-		switch s := s.(type) {
-		case *Let:
-			if computedInPlace(s, names, luaName) {
-				continue
-			}
-			w.line("%slocal %s = %s", ind, luaName(s.Name), d.print(s.X))
-		case *If:
-			w.line("%sif %s then", ind, d.print(s.Cond))
-			thenWiped, elseWiped := luaBlockNamed(w, sp, a, s.Then, ind+"  ", names, wiped), wiped
-			if len(s.Else) > 0 {
-				w.line("%selse", ind)
-				elseWiped = luaBlockNamed(w, sp, a, s.Else, ind+"  ", names, wiped)
-			}
-			w.line("%send", ind)
-			wiped = thenWiped && elseWiped
-			ttls = map[*State]string{} // the branch may have changed any key
-		case *Store:
-			wiped = luaWipe(w, a, ind, wiped)
-			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
-			var vals []string
-			for i := range s.State.Fields {
-				vals = append(vals, "num("+d.print(s.Values[i])+")")
-			}
-			ttl := d.print(s.TTL)
-			w.line("%sredis.call('SET', %s, %s, 'PX', num(%s))", ind, key, strings.Join(vals, " .. ':' .. "), ttl)
-			ttls[s.State] = ttl
-		case *Add:
-			wiped = luaWipe(w, a, ind, wiped)
-			if s.State.Kind == ZSet {
-				luaZsetAdd(w, a, s, d, ind)
-			} else {
-				luaListAdd(w, a, s, d, ind)
-			}
-			pexpire(ind, s.State, d.print(s.TTL))
-			if drop := dropped[s.State]; drop != nil {
-				delete(dropped, s.State)
-				w.line("%sredis.call('ZREMRANGEBYSCORE', KEYS[%d], '-inf', num(%s)) -- after the add (see Drop)", ind, stateIndex(a, s.State)+1, d.print(drop.Upto))
-			}
-		case *Drop:
-			wiped = luaWipe(w, a, ind, wiped)
-			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
-			if addsLater(body, s) {
-				// Written after the add that follows, so that the key
-				// never vanishes between two writes of one call: a
-				// Cluster refuses a script's access to a key it does not
-				// hold while the key's slot migrates ("non local key"),
-				// after the writes before it were made.
-				dropped[s.State] = s
-			} else {
-				delete(ttls, s.State) // a drop may empty, and so delete, the key
-				w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, key, d.print(s.Upto))
-			}
-			if s.State.GrowsAtEnd() {
-				top := luaName(s.State.Name) + "__top"
-				w.line("%sif %s ~= nil and %s.%s <= %s then", ind, top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))
-				w.line("%s  %s = nil -- every entry is gone: the next add starts afresh", ind, top)
-				w.line("%send", ind)
-			}
-		case *Clear:
-			wiped = luaWipe(w, a, ind, wiped)
-			delete(ttls, s.State)
-			w.line("%sredis.call('DEL', KEYS[%d])", ind, stateIndex(a, s.State)+1)
-			if s.State.GrowsAtEnd() {
-				w.line("%s%s__top = nil", ind, luaName(s.State.Name))
-			}
-		case *Show:
-			list := luaName(s.State.Name)
-			if s.State.Kind == ZSet {
-				w.line("%slocal %s, bad__what, bad__v = %s__parse(redis.call('ZRANGE', KEYS[%d], 0, -1))", ind, list, list, stateIndex(a, s.State)+1)
-				luaCorruptCheck(w, list, stateIndex(a, s.State)+1, ind)
-			}
-			w.line("%sif not (%s) then", ind, d.print(s.Cond))
-			w.line("%s  return {}", ind)
-			w.line("%send", ind)
-			w.line("%slocal out = {}", ind)
-			w.line("%sfor _, x in ipairs(%s) do", ind, list)
-			var vals []string
-			for _, f := range s.State.Entry {
-				vals = append(vals, "x."+luaName(f.Name))
-			}
-			w.line("%s  out[#out + 1] = {%s}", ind, strings.Join(vals, ", "))
-			w.line("%send", ind)
-			w.line("%sreturn out", ind)
-		case *Reply:
-			var vals []string
-			for i, v := range s.Values {
-				if sp.Reply[i].Type == Bool {
-					vals = append(vals, "("+luaParen(d.print(v))+" and 1 or 0)")
-				} else {
-					vals = append(vals, d.print(v))
-				}
-			}
-			if w.commitOnly {
-				w.line("%sreturn {%s}, writes", ind, strings.Join(vals, ", "))
-			} else {
-				w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
-			}
-		}
+		e.stmt(b, s)
 		if guard {
-			w.line("%send", ind[2:])
+			e.w.line("%send", ind)
+			b.ind = ind
 		}
 	}
-	return wiped
+	return b.wiped
+}
+
+// stmt emits one statement of the block b.
+func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
+	w, d, ind := e.w, e.d, b.ind
+	switch s := s.(type) {
+	case *Let:
+		if !computedInPlace(s, e.names, luaName) {
+			w.line("%slocal %s = %s", ind, luaName(s.Name), d.print(s.X))
+		}
+	case *If:
+		w.line("%sif %s then", ind, d.print(s.Cond))
+		thenWiped, elseWiped := e.block(s.Then, ind+"  ", b.wiped), b.wiped
+		if len(s.Else) > 0 {
+			w.line("%selse", ind)
+			elseWiped = e.block(s.Else, ind+"  ", b.wiped)
+		}
+		w.line("%send", ind)
+		b.wiped = thenWiped && elseWiped
+		b.ttls = map[*State]string{} // the branch may have changed any key
+	case *Store:
+		b.wiped = luaWipe(w, e.a, ind, b.wiped)
+		var vals []string
+		for i := range s.State.Fields {
+			vals = append(vals, "num("+d.print(s.Values[i])+")")
+		}
+		ttl := d.print(s.TTL)
+		w.line("%sredis.call('SET', %s, %s, 'PX', num(%s))", ind, e.key(s.State), strings.Join(vals, " .. ':' .. "), ttl)
+		b.ttls[s.State] = ttl
+	case *Add:
+		e.add(b, s)
+	case *Drop:
+		e.drop(b, s)
+	case *Clear:
+		b.wiped = luaWipe(w, e.a, ind, b.wiped)
+		delete(b.ttls, s.State)
+		w.line("%sredis.call('DEL', %s)", ind, e.key(s.State))
+		if s.State.GrowsAtEnd() {
+			w.line("%s%s__top = nil", ind, luaName(s.State.Name))
+		}
+	case *Show:
+		e.show(s, ind)
+	case *Reply:
+		e.reply(s, ind)
+	}
+}
+
+// key is the KEYS entry of the state s.
+func (e *luaEmitter) key(s *State) string { return fmt.Sprintf("KEYS[%d]", stateIndex(e.a, s)+1) }
+
+// add emits an add, its PEXPIRE unless the block has set that TTL, and a
+// drop of the same collection deferred to after it.
+func (e *luaEmitter) add(b *luaBlockState, s *Add) {
+	w, ind := e.w, b.ind
+	b.wiped = luaWipe(w, e.a, ind, b.wiped)
+	if s.State.Kind == ZSet {
+		luaZsetAdd(w, e.a, s, e.d, ind)
+	} else {
+		luaListAdd(w, e.a, s, e.d, ind)
+	}
+	if ttl := e.d.print(s.TTL); b.ttls[s.State] != ttl {
+		b.ttls[s.State] = ttl
+		w.line("%sredis.call('PEXPIRE', %s, num(%s))", ind, e.key(s.State), ttl)
+	}
+	if drop := b.dropped[s.State]; drop != nil {
+		delete(b.dropped, s.State)
+		w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s)) -- after the add (see Drop)", ind, e.key(s.State), e.d.print(drop.Upto))
+	}
+}
+
+// drop emits a drop, or defers it to after the add that follows.
+func (e *luaEmitter) drop(b *luaBlockState, s *Drop) {
+	w, d, ind := e.w, e.d, b.ind
+	b.wiped = luaWipe(w, e.a, ind, b.wiped)
+	if addsLater(b.body, s) {
+		// Written after the add that follows, so that the key
+		// never vanishes between two writes of one call: a
+		// Cluster refuses a script's access to a key it does not
+		// hold while the key's slot migrates ("non local key"),
+		// after the writes before it were made.
+		b.dropped[s.State] = s
+	} else {
+		delete(b.ttls, s.State) // a drop may empty, and so delete, the key
+		w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, e.key(s.State), d.print(s.Upto))
+	}
+	if s.State.GrowsAtEnd() {
+		top := luaName(s.State.Name) + "__top"
+		w.line("%sif %s ~= nil and %s.%s <= %s then", ind, top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))
+		w.line("%s  %s = nil -- every entry is gone: the next add starts afresh", ind, top)
+		w.line("%send", ind)
+	}
+}
+
+// show ends a view: the entries of its collection, if its condition holds.
+func (e *luaEmitter) show(s *Show, ind string) {
+	w, list, key := e.w, luaName(s.State.Name), stateIndex(e.a, s.State)+1
+	if s.State.Kind == ZSet {
+		w.line("%slocal %s, bad__what, bad__v = %s__parse(redis.call('ZRANGE', KEYS[%d], 0, -1))", ind, list, list, key)
+		luaCorruptCheck(w, list, key, ind)
+	}
+	w.line("%sif not (%s) then", ind, e.d.print(s.Cond))
+	w.line("%s  return {}", ind)
+	w.line("%send", ind)
+	w.line("%slocal out = {}", ind)
+	w.line("%sfor _, x in ipairs(%s) do", ind, list)
+	var vals []string
+	for _, f := range s.State.Entry {
+		vals = append(vals, "x."+luaName(f.Name))
+	}
+	w.line("%s  out[#out + 1] = {%s}", ind, strings.Join(vals, ", "))
+	w.line("%send", ind)
+	w.line("%sreturn out", ind)
+}
+
+// reply ends a decision: the reply's fields, bools as 1 or 0, and in a
+// policy's function the deferred writes.
+func (e *luaEmitter) reply(s *Reply, ind string) {
+	var vals []string
+	for i, v := range s.Values {
+		if e.sp.Reply[i].Type == Bool {
+			vals = append(vals, "("+luaParen(e.d.print(v))+" and 1 or 0)")
+		} else {
+			vals = append(vals, e.d.print(v))
+		}
+	}
+	if e.w.commitOnly {
+		e.w.line("%sreturn {%s}, writes", ind, strings.Join(vals, ", "))
+	} else {
+		e.w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
+	}
 }
 
 // isWrite reports whether s writes to Redis.
@@ -1034,5 +1074,35 @@ func (w *writer) line(format string, args ...any) {
 }
 
 func (w *writer) raw(s string) { w.b.WriteString(s) }
+
+// text writes a block of fixed text, each {name} in it replaced by its
+// value: pairs are "{name}", value, ...
+func (w *writer) text(t string, pairs ...string) { w.raw(strings.NewReplacer(pairs...).Replace(t)) }
+
+// goFileHeader begins a generated Go file: generated from source, of
+// package pkg.
+func goFileHeader(w *writer, source, pkg string) {
+	w.line("// Code generated by cmd/gen from %s. DO NOT EDIT.", source)
+	w.line("")
+	w.line("package %s", pkg)
+	w.line("")
+}
+
+// luaErrors declares ALG, the algorithm's prefix in errors (unless alg
+// is empty: a policy's function takes it), bad, which refuses input,
+// and, when corrupt is set, corrupt, which refuses a stored value.
+func luaErrors(w *writer, alg string, corrupt bool) {
+	if alg != "" {
+		w.line("local ALG = %s", luaStr(alg+": "))
+	}
+	w.line("local function bad(msg)")
+	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
+	w.line("end")
+	if corrupt {
+		w.line("local function corrupt(key, what, v)")
+		w.line("  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))")
+		w.line("end")
+	}
+}
 
 func (w *writer) bytes() []byte { return []byte(w.b.String()) }

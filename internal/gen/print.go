@@ -37,6 +37,18 @@ func opForms() *[numOps]opForm {
 	return &f
 }
 
+// literal is an integer or bool literal as Go and Lua write it; ok is
+// false for any other expression.
+func literal(e Expr) (text string, ok bool) {
+	switch e := e.(type) {
+	case *Lit:
+		return fmt.Sprint(e.V), true
+	case *BoolLit:
+		return fmt.Sprint(e.V), true
+	}
+	return "", false
+}
+
 // specDialect prints expressions as the spec writes them.
 var specDialect = dialect{
 	leaf: func(e Expr) string {
