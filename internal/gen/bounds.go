@@ -386,14 +386,14 @@ func (an *analyzer) safe(b bound, e Expr) {
 			an.errf("%s exceeds 2^53-1 for every parameter value", Format(e))
 			return
 		}
-		an.check(&Binary{Op: OpLe, X: b.hi, Y: &Lit{V: MaxSafe}}, e)
+		an.check(&Binary{Op: OpLe, X: b.hi, Y: &Lit{V: MaxSafe, Name: maxSafeName}}, e)
 	}
 	if lo, hi := an.static(b.lo); lo.Cmp(neg) < 0 {
 		if hi.Cmp(neg) < 0 {
 			an.errf("%s is below -(2^53-1) for every parameter value", Format(e))
 			return
 		}
-		an.check(&Binary{Op: OpGe, X: b.lo, Y: &Lit{V: -MaxSafe}}, e)
+		an.check(&Binary{Op: OpGe, X: b.lo, Y: &Unary{Op: OpNeg, X: &Lit{V: MaxSafe, Name: maxSafeName}}}, e)
 	}
 }
 

@@ -99,6 +99,19 @@ func goLeaf(e Expr) string {
 	panic(fmt.Sprintf("go leaf %T", e))
 }
 
+// goKitConsts are the spec's constants package kit declares, by which
+// the decisions in Go read them (kit_test.go checks their values).
+var goKitConsts = map[string]string{"NOW_MAX": "kit.NowMax", "COST_MAX": "kit.CostMax"}
+
+// goExactLeaf is goLeaf, but for the constants of goKitConsts, written
+// by name.
+func goExactLeaf(e Expr) string {
+	if l, ok := e.(*Lit); ok && goKitConsts[l.Name] != "" {
+		return goKitConsts[l.Name]
+	}
+	return goLeaf(e)
+}
+
 // goDomain renders a domain bound, an expression over parameters and
 // constants, as goExact does (goLeaf, which calls it, cannot name the
 // variable goExact, built from goLeaf).
@@ -110,7 +123,7 @@ var goExact = goExactDialect()
 
 func goExactDialect() dialect {
 	return dialect{
-		leaf: goLeaf,
+		leaf: goExactLeaf,
 		ops:  goExactOps,
 		call: callText,
 		cond: func(c, a, b string, _ Type) string { return "kit.Pick(" + c + ", " + a + ", " + b + ")" },

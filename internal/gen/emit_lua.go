@@ -36,6 +36,9 @@ func luaFieldVar(f *Field) string { return f.State.Name + "_" + f.Name }
 // 2^53, so doubles compute it exactly.
 var luaExact = dialect{
 	leaf: func(e Expr) string {
+		if l, ok := e.(*Lit); ok && l.Name != "" {
+			return l.Name // a local of every script (luaConstants)
+		}
 		if s, ok := literal(e); ok {
 			return s
 		}
@@ -121,6 +124,29 @@ func wholeParens(s string) bool {
 	}
 	return true
 }
+
+// luaConstants declares the spec's constants, by which the code reads
+// them (NOW_MAX, COST_MAX, MAX_SKEW_MS, ...), and MAX_SAFE, the bound
+// of the exactness checks (see bounds.go).
+func luaConstants(w *writer, sp *Spec) {
+	w.line("-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly")
+	names, values := []string{}, []string{}
+	for _, c := range sp.Consts {
+		names = append(names, c.Name)
+		values = append(values, fmt.Sprint(c.Value))
+	}
+	names = append(names, maxSafeName)
+	values = append(values, fmt.Sprint(int64(MaxSafe)))
+	for len(names) > 0 { // a few per line, so that lines stay short
+		n := min(len(names), 4)
+		w.line("local %s = %s", strings.Join(names[:n], ", "), strings.Join(values[:n], ", "))
+		names, values = names[n:], values[n:]
+	}
+	w.line("")
+}
+
+// maxSafeName names 2^53 - 1 (MaxSafe) in the generated Lua.
+const maxSafeName = "MAX_SAFE"
 
 // luaPrelude is the same in every script: math's functions as locals and
 // small helpers for integer arguments and stored fields (divisions and
@@ -246,6 +272,7 @@ func emitLuaScript(sp *Spec, a *Algorithm, v *View, force bool) []byte {
 	w.line("--")
 	luaHeader(&w, sp, a, v, force)
 	w.line("")
+	luaConstants(&w, sp)
 	w.raw(luaPrelude)
 	w.line("")
 	luaErrors(&w, a.Name, true)
@@ -378,7 +405,7 @@ func luaInputs(w *writer, ints []*Input, strs []*StrInput) {
 		} else {
 			w.line("local %s = int(%s)", in.Name, arg)
 		}
-		w.line("if %s == nil or %s < %d or %s > %d then", in.Name, in.Name, in.Min, in.Name, in.Max)
+		w.line("if %s == nil or %s < %d or %s > %s then", in.Name, in.Name, in.Min, in.Name, luaExact.print(&Lit{V: in.Max, Name: in.MaxName}))
 		w.line("  return bad(%s .. clip(%s))", luaStr(msgInputPrefix(in)), arg)
 		w.line("end")
 	}
@@ -475,7 +502,7 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 	w.line("")
 	w.line("-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written")
 	w.line("-- by a clock that is wrong: it is not trusted, and reads as absent")
-	w.line("local stale = %s > now + %d", luaFieldVar(a.Clock), sp.MaxSkew)
+	w.line("local stale = %s > now + MAX_SKEW_MS", luaFieldVar(a.Clock))
 	w.line("if stale then")
 	for _, s := range a.States {
 		if readsFields(a, v, used, s) || used.entries[s] {

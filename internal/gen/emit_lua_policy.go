@@ -33,6 +33,7 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 	w.line("--")
 	luaPolicyHeader(&w, sp, algs, reset)
 	w.line("")
+	luaConstants(&w, sp)
 	w.raw(luaPrelude)
 	for _, a := range algs {
 		if luaUsesEntries(a) {

@@ -29,6 +29,7 @@ func emitLuaReset(sp *Spec, a *Algorithm) []byte {
 	w.line("-- Reply: the number of keys deleted. Errors (nothing is deleted):")
 	w.line("-- BADINPUT <message>, as the decision's for its parameters and keys.")
 	w.line("")
+	luaConstants(&w, sp)
 	w.raw(luaPrelude)
 	w.line("")
 	luaErrors(&w, a.Name, false)

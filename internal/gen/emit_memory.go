@@ -206,7 +206,7 @@ func memCheck(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	w.line("}")
 	for _, in := range sp.Inputs {
 		v := "c." + goExported(in.Arg) // kit.Args's NowMs, Cost
-		w.line("if %s < %d || %s > %d {", v, in.Min, v, in.Max)
+		w.line("if %s < %d || %s > %s {", v, in.Min, v, goExact.print(&Lit{V: in.Max, Name: in.MaxName}))
 		w.line("return p, kit.BadInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
 		w.line("}")
 	}

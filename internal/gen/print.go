@@ -54,7 +54,7 @@ var specDialect = dialect{
 	leaf: func(e Expr) string {
 		switch e := e.(type) {
 		case *Lit:
-			if e.Name != "" {
+			if e.Name != "" && e.Name != maxSafeName { // MAX_SAFE is no constant of the spec
 				return e.Name
 			}
 			return fmt.Sprint(e.V)
