@@ -289,7 +289,7 @@ func (l GCRA) args() (p gcraArgs, err error) {
 	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
 		return p, badInput("gcra: parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1")
 	}
-	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate)) >= (-9007199254740991)) {
+	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate)) >= -9007199254740991) {
 		return p, badInput("gcra: parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1")
 	}
 	return p, nil
@@ -509,7 +509,7 @@ func (l LeakyBucket) args() (p leakyBucketArgs, err error) {
 	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
 		return p, badInput("leaky_bucket: parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1")
 	}
-	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate)) >= (-9007199254740991)) {
+	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate)) >= -9007199254740991) {
 		return p, badInput("leaky_bucket: parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1")
 	}
 	return p, nil

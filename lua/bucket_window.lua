@@ -81,6 +81,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -201,7 +205,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (floor(window_ms / bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -210,7 +214,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -219,7 +223,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -250,11 +254,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -268,7 +272,7 @@ local function win__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
-    local x_start = field(parts[1], nil, 0, 35184372088832)
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
     if x_start == nil then
       return nil, 'entry field start is not an integer', parts[1]
     end
@@ -372,12 +376,12 @@ if latest__raw then
   if latest__raw__ts == nil or #latest__raw__ts > 17 then
     return corrupt(KEYS[2], 'want the integers ts', latest__raw)
   end
-  latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+  latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = latest_ts > now + 60000
+local stale = latest_ts > now + MAX_SKEW_MS
 if stale then
   win__card = 0
   latest_ts = 0
@@ -547,7 +551,7 @@ if took > 0 then
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
@@ -565,10 +569,10 @@ if took > 0 then
     if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
       redis.call('ZREM', KEYS[1], win__x.replaces__)
     end
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
 return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}

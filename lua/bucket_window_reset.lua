@@ -9,6 +9,10 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -99,7 +103,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (floor(window_ms / bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -108,7 +112,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -117,7 +121,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 

@@ -44,6 +44,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -113,10 +117,10 @@ if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -143,11 +147,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -161,13 +165,13 @@ if cell__raw then
   if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
     return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
   end
-  cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+  cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
   cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = cell_ts > now + 60000
+local stale = cell_ts > now + MAX_SKEW_MS
 if stale then
   cell_ts = 0
   cell_tat = 0
@@ -189,6 +193,6 @@ if final > tat then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}

@@ -43,6 +43,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -112,10 +116,10 @@ if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -142,11 +146,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -160,13 +164,13 @@ if queue__raw then
   if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
     return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
   end
-  queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+  queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
   queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = queue_ts > now + 60000
+local stale = queue_ts > now + MAX_SKEW_MS
 if stale then
   queue_ts = 0
   queue_work = 0
@@ -188,6 +192,6 @@ if final > ahead then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}

@@ -91,6 +91,10 @@ redis.register_function{function_name = 'limitspec_bucket_window', callback = fu
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -211,7 +215,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (floor(window_ms / bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -220,7 +224,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -229,7 +233,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -260,11 +264,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -278,7 +282,7 @@ local function win__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
-    local x_start = field(parts[1], nil, 0, 35184372088832)
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
     if x_start == nil then
       return nil, 'entry field start is not an integer', parts[1]
     end
@@ -382,12 +386,12 @@ if latest__raw then
   if latest__raw__ts == nil or #latest__raw__ts > 17 then
     return corrupt(KEYS[2], 'want the integers ts', latest__raw)
   end
-  latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+  latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = latest_ts > now + 60000
+local stale = latest_ts > now + MAX_SKEW_MS
 if stale then
   win__card = 0
   latest_ts = 0
@@ -557,7 +561,7 @@ if took > 0 then
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
@@ -575,10 +579,10 @@ if took > 0 then
     if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
       redis.call('ZREM', KEYS[1], win__x.replaces__)
     end
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
 return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}
@@ -643,6 +647,10 @@ redis.register_function{function_name = 'limitspec_bucket_window_force', callbac
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -763,7 +771,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (floor(window_ms / bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -772,7 +780,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -781,7 +789,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -812,11 +820,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -830,7 +838,7 @@ local function win__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
-    local x_start = field(parts[1], nil, 0, 35184372088832)
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
     if x_start == nil then
       return nil, 'entry field start is not an integer', parts[1]
     end
@@ -934,12 +942,12 @@ if latest__raw then
   if latest__raw__ts == nil or #latest__raw__ts > 17 then
     return corrupt(KEYS[2], 'want the integers ts', latest__raw)
   end
-  latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+  latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = latest_ts > now + 60000
+local stale = latest_ts > now + MAX_SKEW_MS
 if stale then
   win__card = 0
   latest_ts = 0
@@ -1109,7 +1117,7 @@ if took > 0 then
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
@@ -1127,10 +1135,10 @@ if took > 0 then
     if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
       redis.call('ZREM', KEYS[1], win__x.replaces__)
     end
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
 return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}
@@ -1147,6 +1155,10 @@ redis.register_function{function_name = 'limitspec_bucket_window_reset', callbac
 -- ARGV: the parameters, as bucket_window's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -1238,7 +1250,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (floor(window_ms / bucket_ms) <= 3600) then
+if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -1247,7 +1259,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -1256,7 +1268,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -1327,6 +1339,10 @@ redis.register_function{function_name = 'limitspec_fixed_window', callback = fun
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -1409,11 +1425,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -1427,13 +1443,13 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
     return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
   win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_n = 0
@@ -1454,7 +1470,7 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}
 end}
@@ -1501,6 +1517,10 @@ redis.register_function{function_name = 'limitspec_fixed_window_force', callback
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -1583,11 +1603,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -1601,13 +1621,13 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
     return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
   win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_n = 0
@@ -1628,7 +1648,7 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}
 end}
@@ -1643,6 +1663,10 @@ redis.register_function{function_name = 'limitspec_fixed_window_reset', callback
 -- ARGV: the parameters, as fixed_window's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -1765,6 +1789,10 @@ redis.register_function{function_name = 'limitspec_gcra', callback = function(KE
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -1834,10 +1862,10 @@ if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -1864,11 +1892,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -1882,13 +1910,13 @@ if cell__raw then
   if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
     return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
   end
-  cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+  cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
   cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = cell_ts > now + 60000
+local stale = cell_ts > now + MAX_SKEW_MS
 if stale then
   cell_ts = 0
   cell_tat = 0
@@ -1910,7 +1938,7 @@ if final > tat then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}
 end}
@@ -1960,6 +1988,10 @@ redis.register_function{function_name = 'limitspec_gcra_force', callback = funct
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -2029,10 +2061,10 @@ if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -2059,11 +2091,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -2077,13 +2109,13 @@ if cell__raw then
   if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
     return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
   end
-  cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+  cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
   cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = cell_ts > now + 60000
+local stale = cell_ts > now + MAX_SKEW_MS
 if stale then
   cell_ts = 0
   cell_tat = 0
@@ -2105,7 +2137,7 @@ if final > tat then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}
 end}
@@ -2120,6 +2152,10 @@ redis.register_function{function_name = 'limitspec_gcra_reset', callback = funct
 -- ARGV: the parameters, as gcra's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -2187,10 +2223,10 @@ if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -2258,6 +2294,10 @@ redis.register_function{function_name = 'limitspec_leaky_bucket', callback = fun
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -2327,10 +2367,10 @@ if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -2357,11 +2397,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -2375,13 +2415,13 @@ if queue__raw then
   if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
     return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
   end
-  queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+  queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
   queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = queue_ts > now + 60000
+local stale = queue_ts > now + MAX_SKEW_MS
 if stale then
   queue_ts = 0
   queue_work = 0
@@ -2403,7 +2443,7 @@ if final > ahead then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}
 end}
@@ -2453,6 +2493,10 @@ redis.register_function{function_name = 'limitspec_leaky_bucket_force', callback
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -2522,10 +2566,10 @@ if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -2552,11 +2596,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -2570,13 +2614,13 @@ if queue__raw then
   if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
     return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
   end
-  queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+  queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
   queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = queue_ts > now + 60000
+local stale = queue_ts > now + MAX_SKEW_MS
 if stale then
   queue_ts = 0
   queue_work = 0
@@ -2598,7 +2642,7 @@ if final > ahead then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}
 end}
@@ -2613,6 +2657,10 @@ redis.register_function{function_name = 'limitspec_leaky_bucket_reset', callback
 -- ARGV: the parameters, as leaky_bucket's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -2680,10 +2728,10 @@ if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -2757,6 +2805,10 @@ redis.register_function{function_name = 'limitspec_meta_window', callback = func
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -2844,11 +2896,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 local meta = ARGV[3] or ''
@@ -2866,14 +2918,14 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
     return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-  win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+  win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
   win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_start = 0
@@ -2909,9 +2961,9 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1], KEYS[2])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
   redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-  redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
+  redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
 end}
@@ -2954,6 +3006,10 @@ redis.register_function{function_name = 'limitspec_meta_window_entries', flags =
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -3068,7 +3124,7 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 
@@ -3080,8 +3136,8 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
     return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-  win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+  win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
   win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
 end
 local function log__parse(raw)
@@ -3091,7 +3147,7 @@ local function log__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
-    local x_t_ms = field(parts[1], nil, 0, 35184372088832)
+    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
     if x_t_ms == nil then
       return nil, 'entry field t_ms is not an integer', parts[1]
     end
@@ -3111,7 +3167,7 @@ log = keep_last(log, 2 * limit)
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_start = 0
@@ -3179,6 +3235,10 @@ redis.register_function{function_name = 'limitspec_meta_window_force', callback 
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -3266,11 +3326,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 local meta = ARGV[3] or ''
@@ -3288,14 +3348,14 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
     return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-  win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+  win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
   win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_start = 0
@@ -3331,9 +3391,9 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1], KEYS[2])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
   redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-  redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
+  redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
 end}
@@ -3349,6 +3409,10 @@ redis.register_function{function_name = 'limitspec_meta_window_reset', callback 
 -- ARGV: the parameters, as meta_window's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -3463,6 +3527,10 @@ redis.register_function{function_name = 'limitspec_policy', callback = function(
 -- and keys, BADINPUT P: <message> for now_ms, cost and force (P the
 -- policy's name in the first infix); BADSTATE and WRONGTYPE as the
 -- algorithms'.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -3604,7 +3672,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -3613,7 +3681,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -3622,7 +3690,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3655,11 +3723,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -3670,7 +3738,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -3774,12 +3842,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
       return corrupt(KEYS[2], 'want the integers ts', latest__raw)
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + 60000
+  local stale = latest_ts > now + MAX_SKEW_MS
   if stale then
     win__card = 0
     latest_ts = 0
@@ -3952,7 +4020,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       do
@@ -3972,10 +4040,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
           redis.call('ZREM', KEYS[1], win__x.replaces__)
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
@@ -4025,11 +4093,11 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -4040,13 +4108,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_n = 0
@@ -4068,7 +4136,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
@@ -4102,10 +4170,10 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -4134,11 +4202,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -4149,13 +4217,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
       return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
     cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + 60000
+  local stale = cell_ts > now + MAX_SKEW_MS
   if stale then
     cell_ts = 0
     cell_tat = 0
@@ -4178,7 +4246,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
@@ -4212,10 +4280,10 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -4244,11 +4312,11 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -4259,13 +4327,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
       return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
     queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + 60000
+  local stale = queue_ts > now + MAX_SKEW_MS
   if stale then
     queue_ts = 0
     queue_work = 0
@@ -4288,7 +4356,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
@@ -4341,11 +4409,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local meta = ARGV[3] or ''
@@ -4360,14 +4428,14 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
       return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
     win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_start = 0
@@ -4406,11 +4474,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
+      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
@@ -4463,11 +4531,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -4478,7 +4546,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -4587,12 +4655,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
     end
     tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + 60000
+  local stale = tally_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     tally_total = 0
@@ -4680,11 +4748,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
@@ -4736,11 +4804,11 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -4751,14 +4819,14 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
       return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
     win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_cur = 0
@@ -4791,7 +4859,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
@@ -4825,10 +4893,10 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -4857,11 +4925,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -4872,13 +4940,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
       return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
     bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + 60000
+  local stale = bucket_ts > now + MAX_SKEW_MS
   if stale then
     bucket_ts = 0
     bucket_level = capacity * refill_ms
@@ -4902,7 +4970,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
@@ -4973,11 +5041,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
@@ -5049,6 +5117,10 @@ redis.register_function{function_name = 'limitspec_policy_reset', callback = fun
 -- its keys name. KEYS as policy's; ARGV: each limit, as in policy's.
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -5171,7 +5243,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -5180,7 +5252,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -5189,7 +5261,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -5222,11 +5294,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -5237,7 +5309,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -5341,12 +5413,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
       return corrupt(KEYS[2], 'want the integers ts', latest__raw)
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + 60000
+  local stale = latest_ts > now + MAX_SKEW_MS
   if stale then
     win__card = 0
     latest_ts = 0
@@ -5519,7 +5591,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       do
@@ -5539,10 +5611,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
           redis.call('ZREM', KEYS[1], win__x.replaces__)
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
@@ -5592,11 +5664,11 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -5607,13 +5679,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_n = 0
@@ -5635,7 +5707,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
@@ -5669,10 +5741,10 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -5701,11 +5773,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -5716,13 +5788,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
       return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
     cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + 60000
+  local stale = cell_ts > now + MAX_SKEW_MS
   if stale then
     cell_ts = 0
     cell_tat = 0
@@ -5745,7 +5817,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
@@ -5779,10 +5851,10 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -5811,11 +5883,11 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -5826,13 +5898,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
       return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
     queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + 60000
+  local stale = queue_ts > now + MAX_SKEW_MS
   if stale then
     queue_ts = 0
     queue_work = 0
@@ -5855,7 +5927,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
@@ -5908,11 +5980,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local meta = ARGV[3] or ''
@@ -5927,14 +5999,14 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
       return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
     win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_start = 0
@@ -5973,11 +6045,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
+      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
@@ -6030,11 +6102,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -6045,7 +6117,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -6154,12 +6226,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
     end
     tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + 60000
+  local stale = tally_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     tally_total = 0
@@ -6247,11 +6319,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
@@ -6303,11 +6375,11 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -6318,14 +6390,14 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
       return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
     win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_cur = 0
@@ -6358,7 +6430,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
@@ -6392,10 +6464,10 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -6424,11 +6496,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -6439,13 +6511,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
       return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
     bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + 60000
+  local stale = bucket_ts > now + MAX_SKEW_MS
   if stale then
     bucket_ts = 0
     bucket_level = capacity * refill_ms
@@ -6469,7 +6541,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
@@ -6590,6 +6662,10 @@ redis.register_function{function_name = 'limitspec_sliding_log', callback = func
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -6703,11 +6779,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -6721,7 +6797,7 @@ local function log__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
     end
-    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
     if x_ts == nil then
       return nil, 'entry field ts is not an integer', parts[1]
     end
@@ -6830,12 +6906,12 @@ if tally__raw then
     return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
   end
   tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-  tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+  tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = tally_ts > now + 60000
+local stale = tally_ts > now + MAX_SKEW_MS
 if stale then
   log__card = 0
   tally_total = 0
@@ -6920,9 +6996,9 @@ if took > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
 end}
@@ -6975,6 +7051,10 @@ redis.register_function{function_name = 'limitspec_sliding_log_force', callback 
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -7088,11 +7168,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -7106,7 +7186,7 @@ local function log__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
     end
-    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
     if x_ts == nil then
       return nil, 'entry field ts is not an integer', parts[1]
     end
@@ -7215,12 +7295,12 @@ if tally__raw then
     return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
   end
   tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-  tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+  tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = tally_ts > now + 60000
+local stale = tally_ts > now + MAX_SKEW_MS
 if stale then
   log__card = 0
   tally_total = 0
@@ -7305,9 +7385,9 @@ if took > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
 end}
@@ -7323,6 +7403,10 @@ redis.register_function{function_name = 'limitspec_sliding_log_reset', callback 
 -- ARGV: the parameters, as sliding_log's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -7455,6 +7539,10 @@ redis.register_function{function_name = 'limitspec_sliding_window', callback = f
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -7540,11 +7628,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -7558,14 +7646,14 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
     return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
   win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
   win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_cur = 0
@@ -7597,7 +7685,7 @@ if after > cur then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}
 end}
@@ -7646,6 +7734,10 @@ redis.register_function{function_name = 'limitspec_sliding_window_force', callba
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -7731,11 +7823,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -7749,14 +7841,14 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
     return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
   win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
   win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_cur = 0
@@ -7788,7 +7880,7 @@ if after > cur then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}
 end}
@@ -7803,6 +7895,10 @@ redis.register_function{function_name = 'limitspec_sliding_window_reset', callba
 -- ARGV: the parameters, as sliding_window's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -7926,6 +8022,10 @@ redis.register_function{function_name = 'limitspec_token_bucket', callback = fun
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -7995,10 +8095,10 @@ if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -8025,11 +8125,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -8043,13 +8143,13 @@ if bucket__raw then
   if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
     return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
   end
-  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
   bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = bucket_ts > now + 60000
+local stale = bucket_ts > now + MAX_SKEW_MS
 if stale then
   bucket_ts = 0
   bucket_level = capacity * refill_ms
@@ -8072,7 +8172,7 @@ if after < level then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}
 end}
@@ -8122,6 +8222,10 @@ redis.register_function{function_name = 'limitspec_token_bucket_force', callback
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -8191,10 +8295,10 @@ if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -8221,11 +8325,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -8239,13 +8343,13 @@ if bucket__raw then
   if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
     return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
   end
-  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
   bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = bucket_ts > now + 60000
+local stale = bucket_ts > now + MAX_SKEW_MS
 if stale then
   bucket_ts = 0
   bucket_level = capacity * refill_ms
@@ -8268,7 +8372,7 @@ if after < level then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}
 end}
@@ -8283,6 +8387,10 @@ redis.register_function{function_name = 'limitspec_token_bucket_reset', callback
 -- ARGV: the parameters, as token_bucket's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -8350,10 +8458,10 @@ if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -8376,5 +8484,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '64a381a1c20a47d02a89d09ce9da1bb289f394e2'
+  return 'bca8bbc48c41e6cfebb964934b7ed7288d2e5f2d'
 end}

@@ -36,6 +36,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -149,7 +153,7 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 
@@ -161,8 +165,8 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
     return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-  win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+  win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
   win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
 end
 local function log__parse(raw)
@@ -172,7 +176,7 @@ local function log__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
-    local x_t_ms = field(parts[1], nil, 0, 35184372088832)
+    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
     if x_t_ms == nil then
       return nil, 'entry field t_ms is not an integer', parts[1]
     end
@@ -192,7 +196,7 @@ log = keep_last(log, 2 * limit)
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_start = 0

@@ -96,16 +96,16 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "64a381a1c20a47d02a89d09ce9da1bb289f394e2", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "73a49ea5cf2516e5d49e8ff6d72c203dece1caed"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4ddf03d3fda809ed759604dfe70f62242a56c74b"},
+		Name: "limitspec", Version: "bca8bbc48c41e6cfebb964934b7ed7288d2e5f2d", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ccc57cef9876d2ad9a28ea40ec9887d5ca2ae83e"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "905b4e87c385025c4035175f64c79d1148feeab0"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "5cad759fc91dc04ea581db654874cdf9b5a0be63"},
-		Force:  kit.Script{Name: "bucket_window_force", Source: bucketWindowForceSource, SHA1: "d794486b3f59b5ff4c839c6b3b3044aa56823e02"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "917450df972929f998e760181df14b81ba190217"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "c5e206bca4674f36d7990953423ae6eec7c591e5"},
+		Force:  kit.Script{Name: "bucket_window_force", Source: bucketWindowForceSource, SHA1: "5582ca426b7d65b1099ec099e499e897c72edd39"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "4eacb9013e48b277e1e1da5bff19338e19dd07e3"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -114,9 +114,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "2092109962df9ca2db8d73eca9af466d4cfbfc2f"},
-		Force:  kit.Script{Name: "fixed_window_force", Source: fixedWindowForceSource, SHA1: "cebca654e16d095472c106767456bfe826865f4c"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "23a2a26156879d9c35aafe1b8a39f1a432a18db4"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "181f293a8a3efe95f1f217025652a2797bdb2a33"},
+		Force:  kit.Script{Name: "fixed_window_force", Source: fixedWindowForceSource, SHA1: "8dc1dde94b37d327c639432cae4caba59730d49e"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "c20f14412d139e4fec91cc575f17066c6fa12ae5"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -125,9 +125,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "d1f2968cbddcb89d1d90c16a6053e56180d91da2"},
-		Force:  kit.Script{Name: "gcra_force", Source: gcraForceSource, SHA1: "f450c61b86de96c882e772c9cb44a1a53b158b4b"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "7543ae9e59871bdff2b2d493c9247eb6d1ce9124"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "cbfbcf132f93378074081b2caaac348db90a4ff6"},
+		Force:  kit.Script{Name: "gcra_force", Source: gcraForceSource, SHA1: "3d1b975ef08d330e02a8c39859f0c3f8aaa82b42"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "909aa49b0ec82eadfe56db79827f15f99e6985f5"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -136,9 +136,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "3b0fb1c4914341aaf75cb8fa1f53e476eba6e4e9"},
-		Force:  kit.Script{Name: "leaky_bucket_force", Source: leakyBucketForceSource, SHA1: "eceb28fef4fd95b0ade5086398d8f3cb22b62880"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "7d7e7e1aa7011bbdac4ce77c16ffa24b8443c73e"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "2592a2264726fca003250db10811ae4dc6413bb5"},
+		Force:  kit.Script{Name: "leaky_bucket_force", Source: leakyBucketForceSource, SHA1: "63a886961f7fa70633f382e3301ada2ee917154f"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "92fc83264b6675f7b608b5eedfae17e52332fd43"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -147,10 +147,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "a91c37f0ba2a2da838ff8fdbc69a632ac6b4169e"},
-		Force:  kit.Script{Name: "meta_window_force", Source: metaWindowForceSource, SHA1: "25e4d8686c033e11617a1be03e35f404a83d5ef5"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "9f4b84a2faba8d2eb9748c81460d54309bc24fa7"},
-		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "f9002a5df7eb7948d2bfa933caf2c697fadc9867"}, Returns: []string{"t_ms", "cost", "meta"}}},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "ffbd1a95014c540e78fdaca194d4378347f515ad"},
+		Force:  kit.Script{Name: "meta_window_force", Source: metaWindowForceSource, SHA1: "e1ec86cc01659241c558b2caec778fd067366e28"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "eb95aea1fa654b061c615280c0493e63f05aafc5"},
+		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "968ad0e3fa79c5cc9e1323f80b67b1afed702516"}, Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
@@ -158,9 +158,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "e6c396375a9fb18c258c85cce0526cf5936dae2a"},
-		Force:  kit.Script{Name: "sliding_log_force", Source: slidingLogForceSource, SHA1: "c34a10ef68b356cdbee2a32fec841b0add6ce15b"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "9e32ddcf33642cf7a65e50c03ef1bfd5f5b9b14e"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "7db6763051f7bc32ad31573864ba662f999063c4"},
+		Force:  kit.Script{Name: "sliding_log_force", Source: slidingLogForceSource, SHA1: "1315c3bf86b0870d66464e411579c16c0595f4d0"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "3cdc8b4c088a6df22ea3b8b6e7ae31c86c03c7b8"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -169,9 +169,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "d210a6d4d242d55bd39a21d0b6966dafb4f4a550"},
-		Force:  kit.Script{Name: "sliding_window_force", Source: slidingWindowForceSource, SHA1: "a539217751d2d3e4db041a09629abea17448e2de"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "5ea1bf831c4f2ee22dfaaa53ed695b5583ade952"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "2941b7f124ac1f9c98fbb0a7f4a8e5fd57eb5ced"},
+		Force:  kit.Script{Name: "sliding_window_force", Source: slidingWindowForceSource, SHA1: "8cb4fe7f5d38aa263a62758e72757e80b0b9a119"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "269518f1bdc32d54c6e7409c6ced3876d8a7e491"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -180,9 +180,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "61fc9cc7117efd2a702be5444147cc6d40b2f32e"},
-		Force:  kit.Script{Name: "token_bucket_force", Source: tokenBucketForceSource, SHA1: "046126dac14982b279a10354ac9a4f4b549345a2"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "b79f8adaf60c8b8646dc95fa1fc2fbac4b6e8183"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "cf004edc6afb0208a81429219453cb9e64123ec3"},
+		Force:  kit.Script{Name: "token_bucket_force", Source: tokenBucketForceSource, SHA1: "441fd4c2cf38947aeeb263dcbc01677b1bbf34c7"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "65765e93742bf0b21319888a0e825e7b72ca92ea"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

@@ -45,6 +45,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -158,11 +162,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -176,7 +180,7 @@ local function log__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
     end
-    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
     if x_ts == nil then
       return nil, 'entry field ts is not an integer', parts[1]
     end
@@ -285,12 +289,12 @@ if tally__raw then
     return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
   end
   tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-  tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+  tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = tally_ts > now + 60000
+local stale = tally_ts > now + MAX_SKEW_MS
 if stale then
   log__card = 0
   tally_total = 0
@@ -375,8 +379,8 @@ if took > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}

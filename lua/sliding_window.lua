@@ -50,6 +50,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -135,11 +139,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -153,14 +157,14 @@ if win__raw then
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
     return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
   win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
   win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + 60000
+local stale = win_ts > now + MAX_SKEW_MS
 if stale then
   win_ts = 0
   win_cur = 0
@@ -192,6 +196,6 @@ if after > cur then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}

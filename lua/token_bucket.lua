@@ -42,6 +42,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -111,10 +115,10 @@ if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -141,11 +145,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -159,13 +163,13 @@ if bucket__raw then
   if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
     return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
   end
-  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
   bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = bucket_ts > now + 60000
+local stale = bucket_ts > now + MAX_SKEW_MS
 if stale then
   bucket_ts = 0
   bucket_level = capacity * refill_ms
@@ -188,6 +192,6 @@ if after < level then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}

@@ -87,10 +87,10 @@ func (t *bucketWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) 
 	if key[0] == '}' {
 		return p, kit.BadInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	return p, nil
@@ -170,7 +170,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.latestExp > nowMs, st.latestTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.latestExp > nowMs, st.latestTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = bucketWindowState{}
 	}
 	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something
@@ -181,7 +181,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	win := st.winEntries
 	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts: the last admission
 	latestLive := st.latestExp > nowMs
-	latestTs := kit.Field(latestLive, st.latestTs, 0, 0, 35184372088832)
+	latestTs := kit.Field(latestLive, st.latestTs, 0, 0, kit.NowMax)
 	lag := max(0, latestTs-nowMs)
 	eff := nowMs + lag
 	bucket := eff - eff%p.BucketMs
@@ -249,7 +249,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			if agg__4__need := used1 + took + c_ - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
 				agg__4__i := int64(kit.SearchEntries(int(agg__4__n), func(i int) bool { return agg__4__upto(int64(i)) >= agg__4__need }))
 				e_ := agg__4__src[agg__4__i]
-				agg__4 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
+				agg__4 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs
 			}
 		}
 	}
@@ -266,7 +266,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			if agg__5__need := used2 + took + c_ - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
 				agg__5__i := int64(kit.SearchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
 				e_ := agg__5__src[agg__5__i]
-				agg__5 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
+				agg__5 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs2
 			}
 		}
 	}
@@ -283,7 +283,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			if agg__6__need := used3 + took + c_ - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
 				agg__6__i := int64(kit.SearchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
 				e_ := agg__6__src[agg__6__i]
-				agg__6 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
+				agg__6 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs3
 			}
 		}
 	}
@@ -304,7 +304,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			if agg__7__need := x1; agg__7__upto(agg__7__n-1) >= agg__7__need {
 				agg__7__i := int64(kit.SearchEntries(int(agg__7__n), func(i int) bool { return agg__7__upto(int64(i)) >= agg__7__need }))
 				e_ := agg__7__src[agg__7__i]
-				agg__7 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs
+				agg__7 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs
 			}
 		}
 	}
@@ -321,7 +321,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			if agg__8__need := x2; agg__8__upto(agg__8__n-1) >= agg__8__need {
 				agg__8__i := int64(kit.SearchEntries(int(agg__8__n), func(i int) bool { return agg__8__upto(int64(i)) >= agg__8__need }))
 				e_ := agg__8__src[agg__8__i]
-				agg__8 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs2
+				agg__8 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs2
 			}
 		}
 	}
@@ -338,7 +338,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			if agg__9__need := x3; agg__9__upto(agg__9__n-1) >= agg__9__need {
 				agg__9__i := int64(kit.SearchEntries(int(agg__9__n), func(i int) bool { return agg__9__upto(int64(i)) >= agg__9__need }))
 				e_ := agg__9__src[agg__9__i]
-				agg__9 = min(max(e_.Start, 0), 35184372088832) + p.WindowMs3
+				agg__9 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs3
 			}
 		}
 	}

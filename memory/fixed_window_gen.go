@@ -81,10 +81,10 @@ func (t *fixedWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (
 	if key[0] == '}' {
 		return p, kit.BadInput("fixed_window: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "fixed_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "fixed_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	return p, nil
@@ -159,12 +159,12 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = fixedWindowState{}
 	}
 	// {<key>}:fw:<window_ms>: the current window's count
 	winLive := st.winExp > nowMs
-	winTs := kit.Field(winLive, st.winTs, 0, 0, 35184372088832)
+	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
 	winN := kit.Field(winLive, st.winN, 0, 0, 2*p.Limit)
 	lag := max(0, winTs-nowMs)
 	eff := nowMs + lag

@@ -80,10 +80,10 @@ func (t *gcraTable) check(c *kit.Args, lim limitspec.Limit, key string) (gcraPar
 	if key[0] == '}' {
 		return p, kit.BadInput("gcra: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "gcra: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "gcra: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	return p, nil
@@ -159,12 +159,12 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = gcraState{}
 	}
 	// {<key>}:gcra:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
 	cellLive := st.cellExp > nowMs
-	cellTs := kit.Field(cellLive, st.cellTs, 0, 0, 35184372088832)
+	cellTs := kit.Field(cellLive, st.cellTs, 0, 0, kit.NowMax)
 	cellTat := kit.Field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))
 	tau := p.Burst * p.PeriodMs
 	lag := max(0, cellTs-nowMs)

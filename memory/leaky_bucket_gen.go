@@ -82,10 +82,10 @@ func (t *leakyBucketTable) check(c *kit.Args, lim limitspec.Limit, key string) (
 	if key[0] == '}' {
 		return p, kit.BadInput("leaky_bucket: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "leaky_bucket: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "leaky_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	return p, nil
@@ -161,12 +161,12 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.queueExp > nowMs, st.queueTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.queueExp > nowMs, st.queueTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = leakyBucketState{}
 	}
 	// {<key>}:lb:<rate>:<period_ms>: the queued work at the last admission
 	queueLive := st.queueExp > nowMs
-	queueTs := kit.Field(queueLive, st.queueTs, 0, 0, 35184372088832)
+	queueTs := kit.Field(queueLive, st.queueTs, 0, 0, kit.NowMax)
 	queueWork := kit.Field(queueLive, st.queueWork, 0, 0, 2*(p.Capacity*p.PeriodMs))
 	full := p.Capacity * p.PeriodMs
 	lag := max(0, queueTs-nowMs)

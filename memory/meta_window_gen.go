@@ -84,10 +84,10 @@ func (t *metaWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (m
 	if key[0] == '}' {
 		return p, kit.BadInput("meta_window: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "meta_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "meta_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	if len(c.Inputs[0]) > 256 {
@@ -165,13 +165,13 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = metaWindowState{}
 	}
 	// {<key>}:mw:<window_ms>: the current window
 	winLive := st.winExp > nowMs
-	winTs := kit.Field(winLive, st.winTs, 0, 0, 35184372088832)
-	winStart := kit.Field(winLive, st.winStart, 0, 0, 35184372088832)
+	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
+	winStart := kit.Field(winLive, st.winStart, 0, 0, kit.NowMax)
 	winUsed := kit.Field(winLive, st.winUsed, 0, 0, 2*p.Limit)
 	// {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first
 	logLive := st.logExp > nowMs
@@ -239,13 +239,13 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = metaWindowState{}
 	}
 	// {<key>}:mw:<window_ms>: the current window
 	winLive := st.winExp > nowMs
-	winTs := kit.Field(winLive, st.winTs, 0, 0, 35184372088832)
-	winStart := kit.Field(winLive, st.winStart, 0, 0, 35184372088832)
+	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
+	winStart := kit.Field(winLive, st.winStart, 0, 0, kit.NowMax)
 	winUsed := kit.Field(winLive, st.winUsed, 0, 0, 2*p.Limit)
 	// {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first
 	logLive := st.logExp > nowMs
@@ -262,7 +262,7 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 	}
 	out := make([]kit.Record, len(log))
 	for i, x := range log {
-		out[i] = kit.Record{kit.Field(true, x.TMs, 0, 0, 35184372088832), kit.Field(true, x.Cost, 0, 1, 2*p.Limit), x.Meta}
+		out[i] = kit.Record{kit.Field(true, x.TMs, 0, 0, kit.NowMax), kit.Field(true, x.Cost, 0, 1, 2*p.Limit), x.Meta}
 	}
 	return out, nil
 }

@@ -83,10 +83,10 @@ func (t *slidingLogTable) check(c *kit.Args, lim limitspec.Limit, key string) (s
 	if key[0] == '}' {
 		return p, kit.BadInput("sliding_log: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "sliding_log: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "sliding_log: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	return p, nil
@@ -161,7 +161,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.tallyExp > nowMs, st.tallyTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.tallyExp > nowMs, st.tallyTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = slidingLogState{}
 	}
 	// {<key>}:sl:<window_ms>: one entry per admitted request
@@ -173,7 +173,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	// {<key>}:sl:<window_ms>:sum: the total cost of the log's entries
 	tallyLive := st.tallyExp > nowMs
 	tallyTotal := kit.Field(tallyLive, st.tallyTotal, 0, 0, 10000000000)
-	tallyTs := kit.Field(tallyLive, st.tallyTs, 0, 0, 35184372088832)
+	tallyTs := kit.Field(tallyLive, st.tallyTs, 0, 0, kit.NowMax)
 	lag := max(0, tallyTs-nowMs)
 	eff := nowMs + lag
 	from := eff - p.WindowMs
@@ -203,7 +203,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 		if freeAt__need := after + c_ - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
 			freeAt__i := int64(kit.SearchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
 			e_ := freeAt__src[freeAt__i]
-			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
+			freeAt = min(max(e_.Ts, 0), kit.NowMax) + p.WindowMs
 		}
 	}
 	agg__3 := eff
@@ -212,7 +212,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 		agg__3__src = agg__3__src[kit.SearchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Ts > from }):]
 		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
 			e_ := agg__3__src[agg__3__n-1]
-			agg__3 = min(max(e_.Ts, 0), 35184372088832)
+			agg__3 = min(max(e_.Ts, 0), kit.NowMax)
 		}
 	}
 	lastIn := kit.Pick(took > 0, eff, agg__3)

@@ -82,10 +82,10 @@ func (t *tokenBucketTable) check(c *kit.Args, lim limitspec.Limit, key string) (
 	if key[0] == '}' {
 		return p, kit.BadInput("token_bucket: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "token_bucket: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "token_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	return p, nil
@@ -161,12 +161,12 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = tokenBucketState{}
 	}
 	// {<key>}:tb:<refill_tokens>:<refill_ms>: the bucket level at the last admission
 	bucketLive := st.bucketExp > nowMs
-	bucketTs := kit.Field(bucketLive, st.bucketTs, 0, 0, 35184372088832)
+	bucketTs := kit.Field(bucketLive, st.bucketTs, 0, 0, kit.NowMax)
 	bucketLevel := kit.Field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0-p.Capacity*p.RefillMs, p.Capacity*p.RefillMs)
 	full := p.Capacity * p.RefillMs
 	lag := max(0, bucketTs-nowMs)

@@ -81,10 +81,10 @@ func (t *dailyQuotaTable) check(c *kit.Args, lim limitspec.Limit, key string) (d
 	if key[0] == '}' {
 		return p, kit.BadInput("daily_quota: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "daily_quota: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "daily_quota: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	return p, nil
@@ -159,12 +159,12 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.dayExp > nowMs, st.dayTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.dayExp > nowMs, st.dayTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = dailyQuotaState{}
 	}
 	// {<key>}:quota:dq:<offset_ms>: the day's count
 	dayLive := st.dayExp > nowMs
-	dayTs := kit.Field(dayLive, st.dayTs, 0, 0, 35184372088832)
+	dayTs := kit.Field(dayLive, st.dayTs, 0, 0, kit.NowMax)
 	dayN := kit.Field(dayLive, st.dayN, 0, 0, 2*p.Limit)
 	lag := max(0, dayTs-nowMs)
 	eff := nowMs + lag

@@ -30,16 +30,16 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "86e3bec5881c8b5a1aabdf53277ff9f402ae230a", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f2db6da1ba4f9e24d8aeb0226b861135f2b65308"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "729fc446f7e5a603ee2f5e2959299a2b76ff4ce5"},
+		Name: "quota", Version: "f8f1f0ca2993be858aa864e018e5e6d39d340b67", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "cb5f2968abdee78e380f9e46cf4208cb5193e9f0"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "aed6e265f189f16ba5061b37c69a2ce0f823e9b8"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "526819fe59805f561c9c5a362f6bcc6d0e0bd48f"},
-		Force:  kit.Script{Name: "daily_quota_force", Source: dailyQuotaForceSource, SHA1: "3fcb6f194045bd1f71716110ae7efe2d0eccdc0d"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "ce48365ba7f16eb3630ffaf0a2c23db8d0ac6247"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "061ff962c1ca60929c597e24ce108c9b725569b5"},
+		Force:  kit.Script{Name: "daily_quota_force", Source: dailyQuotaForceSource, SHA1: "7633755def65d040926317348055a3a5a3244f07"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "9f1a75c2dd9fb217f2cfcfa70a934f300a96b96a"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
 		Inputs: []string{},

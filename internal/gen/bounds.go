@@ -56,9 +56,9 @@ func (an *analyzer) run() {
 	an.pos = a.Pos
 	for _, r := range a.Requires {
 		if b, ok := r.Cond.(*Binary); ok {
-			if k, ok := b.Y.(*Lit); ok && (b.Op == "<=" || b.Op == "<") {
+			if k, ok := b.Y.(*Lit); ok && (b.Op == OpLe || b.Op == OpLt) {
 				v := big.NewInt(k.V)
-				if b.Op == "<" {
+				if b.Op == OpLt {
 					v.Sub(v, big.NewInt(1))
 				}
 				an.facts[Format(b.X)] = v
@@ -245,42 +245,48 @@ func (an *analyzer) bound(e Expr) bound {
 	case *VarRef:
 		return an.lets[e.L]
 	case *Unary: // integer negation
-		x := an.value(e.X)
-		return bound{an.sub(&Lit{}, x.hi), an.sub(&Lit{}, x.lo)}
+		return an.opBound(e, e.Op, an.value(e.X), bound{})
 	case *Cond:
 		an.cond(e.C)
 		a, b := an.value(e.A), an.value(e.B)
 		return bound{an.min(a.lo, b.lo), an.max(a.hi, b.hi)}
 	case *Call:
-		x, y := an.value(e.Args[0]), an.value(e.Args[1])
-		switch e.Fn {
-		case "min":
-			return bound{an.min(x.lo, y.lo), an.min(x.hi, y.hi)}
-		case "max":
-			return bound{an.max(x.lo, y.lo), an.max(x.hi, y.hi)}
-		}
-		an.division(e, x, y)
-		return bound{an.ceildiv(x.lo, y.hi), an.ceildiv(x.hi, y.lo)}
+		return an.opBound(e, e.Fn, an.value(e.Args[0]), an.value(e.Args[1]))
 	case *Binary:
-		x, y := an.value(e.X), an.value(e.Y)
-		switch e.Op {
-		case "+":
-			return bound{an.add(x.lo, y.lo), an.add(x.hi, y.hi)}
-		case "-":
-			return bound{an.sub(x.lo, y.hi), an.sub(x.hi, y.lo)}
-		case "*":
-			an.nonneg(x.lo, fmt.Sprintf("the left operand of %s may be negative", Format(e)))
-			an.nonneg(y.lo, fmt.Sprintf("the right operand of %s may be negative", Format(e)))
-			return bound{an.mul(x.lo, y.lo), an.mul(x.hi, y.hi)}
-		case "/":
-			an.division(e, x, y)
-			return bound{an.div(x.lo, y.hi), an.div(x.hi, y.lo)}
-		case "%":
-			an.division(e, x, y)
-			return bound{&Lit{}, an.min(x.hi, an.sub(y.hi, &Lit{V: 1}))}
-		}
+		return an.opBound(e, e.Op, an.value(e.X), an.value(e.Y))
 	}
 	panic(fmt.Sprintf("bound of %T", e))
+}
+
+// opBound is the bound analysis's rule for the integer operator op of e,
+// whose operands are bounded by x and y (y unused for -x).
+func (an *analyzer) opBound(e Expr, op Op, x, y bound) bound {
+	switch op {
+	case OpNeg:
+		return bound{an.sub(&Lit{}, x.hi), an.sub(&Lit{}, x.lo)}
+	case OpMin:
+		return bound{an.min(x.lo, y.lo), an.min(x.hi, y.hi)}
+	case OpMax:
+		return bound{an.max(x.lo, y.lo), an.max(x.hi, y.hi)}
+	case OpCeilDiv:
+		an.division(e, x, y)
+		return bound{an.ceildiv(x.lo, y.hi), an.ceildiv(x.hi, y.lo)}
+	case OpAdd:
+		return bound{an.add(x.lo, y.lo), an.add(x.hi, y.hi)}
+	case OpSub:
+		return bound{an.sub(x.lo, y.hi), an.sub(x.hi, y.lo)}
+	case OpMul:
+		an.nonneg(x.lo, fmt.Sprintf("the left operand of %s may be negative", Format(e)))
+		an.nonneg(y.lo, fmt.Sprintf("the right operand of %s may be negative", Format(e)))
+		return bound{an.mul(x.lo, y.lo), an.mul(x.hi, y.hi)}
+	case OpDiv:
+		an.division(e, x, y)
+		return bound{an.div(x.lo, y.hi), an.div(x.hi, y.lo)}
+	case OpMod:
+		an.division(e, x, y)
+		return bound{&Lit{}, an.min(x.hi, an.sub(y.hi, &Lit{V: 1}))}
+	}
+	panic(fmt.Sprintf("no bound rule for %s in %s", op, Format(e)))
 }
 
 // aggregate bounds sum, last and reach. A sum adds at most MaxEntries
@@ -291,7 +297,7 @@ func (an *analyzer) aggregate(e *Agg) bound {
 	}
 	v := an.value(e.V)
 	var total bound
-	if e.Fn == "sum" || e.Fn == "reach" {
+	if e.Fn == Sum || e.Fn == Reach {
 		an.nonneg(v.lo, fmt.Sprintf("the values %s summed by %s may be negative", Format(e.V), e.Fn))
 		total = bound{&Lit{}, an.mul(e.It.State.MaxEntries, v.hi)}
 		if e.It.State.Kind == ZSet {
@@ -303,9 +309,9 @@ func (an *analyzer) aggregate(e *Agg) bound {
 		an.safe(total, e)
 	}
 	switch e.Fn {
-	case "sum":
+	case Sum:
 		return total
-	case "last":
+	case Last:
 		d := an.value(e.D)
 		return bound{an.min(v.lo, d.lo), an.max(v.hi, d.hi)}
 	}
@@ -348,7 +354,7 @@ func (an *analyzer) division(e Expr, x, y bound) {
 	if lo, _ := an.static(y.lo); lo.Cmp(big.NewInt(1)) < 0 {
 		an.errf("the divisor of %s may be below 1", Format(e))
 	}
-	an.safe(bound{&Lit{}, an.add(x.hi, y.hi)}, &Binary{Op: "+", X: dividend(e), Y: divisor(e)})
+	an.safe(bound{&Lit{}, an.add(x.hi, y.hi)}, &Binary{Op: OpAdd, X: dividend(e), Y: divisor(e)})
 }
 
 func dividend(e Expr) Expr {
@@ -380,14 +386,14 @@ func (an *analyzer) safe(b bound, e Expr) {
 			an.errf("%s exceeds 2^53-1 for every parameter value", Format(e))
 			return
 		}
-		an.check(&Binary{Op: "<=", X: b.hi, Y: &Lit{V: MaxSafe}}, e)
+		an.check(&Binary{Op: OpLe, X: b.hi, Y: &Lit{V: MaxSafe, Name: maxSafeName}}, e)
 	}
 	if lo, hi := an.static(b.lo); lo.Cmp(neg) < 0 {
 		if hi.Cmp(neg) < 0 {
 			an.errf("%s is below -(2^53-1) for every parameter value", Format(e))
 			return
 		}
-		an.check(&Binary{Op: ">=", X: b.lo, Y: &Lit{V: -MaxSafe}}, e)
+		an.check(&Binary{Op: OpGe, X: b.lo, Y: &Unary{Op: OpNeg, X: &Lit{V: MaxSafe, Name: maxSafeName}}}, e)
 	}
 }
 
@@ -425,9 +431,9 @@ func (an *analyzer) static1(e Expr) (lo, hi *big.Int) {
 		xl, xh := an.static(e.Args[0])
 		yl, yh := an.static(e.Args[1])
 		switch e.Fn {
-		case "min":
+		case OpMin:
 			return bigMin(xl, yl), bigMin(xh, yh)
-		case "max":
+		case OpMax:
 			return bigMax(xl, yl), bigMax(xh, yh)
 		}
 		if yl.Sign() <= 0 || xl.Sign() < 0 {
@@ -438,16 +444,16 @@ func (an *analyzer) static1(e Expr) (lo, hi *big.Int) {
 		xl, xh := an.static(e.X)
 		yl, yh := an.static(e.Y)
 		switch e.Op {
-		case "+":
+		case OpAdd:
 			return new(big.Int).Add(xl, yl), new(big.Int).Add(xh, yh)
-		case "-":
+		case OpSub:
 			return new(big.Int).Sub(xl, yh), new(big.Int).Sub(xh, yl)
-		case "*":
+		case OpMul:
 			if xl.Sign() < 0 || yl.Sign() < 0 {
 				return new(big.Int).Neg(inf), inf
 			}
 			return new(big.Int).Mul(xl, yl), new(big.Int).Mul(xh, yh)
-		case "/":
+		case OpDiv:
 			if yl.Sign() <= 0 || xl.Sign() < 0 {
 				return new(big.Int).Neg(inf), inf
 			}
@@ -495,7 +501,7 @@ func isLit(e Expr, v int64) bool { x, ok := lit(e); return ok && x == v }
 
 // fold computes a constant operation if both sides are literals and the
 // result fits int64.
-func fold(op string, a, b Expr, f func(x, y *big.Int) *big.Int) Expr {
+func fold(a, b Expr, f func(x, y *big.Int) *big.Int) Expr {
 	x, okx := lit(a)
 	y, oky := lit(b)
 	if !okx || !oky {
@@ -515,10 +521,10 @@ func (an *analyzer) add(a, b Expr) Expr {
 	case isLit(b, 0):
 		return a
 	}
-	if f := fold("+", a, b, func(x, y *big.Int) *big.Int { return x.Add(x, y) }); f != nil {
+	if f := fold(a, b, func(x, y *big.Int) *big.Int { return x.Add(x, y) }); f != nil {
 		return f
 	}
-	return &Binary{Op: "+", X: a, Y: b}
+	return &Binary{Op: OpAdd, X: a, Y: b}
 }
 
 func (an *analyzer) sub(a, b Expr) Expr {
@@ -528,18 +534,18 @@ func (an *analyzer) sub(a, b Expr) Expr {
 	case Format(a) == Format(b):
 		return &Lit{}
 	}
-	if f := fold("-", a, b, func(x, y *big.Int) *big.Int { return x.Sub(x, y) }); f != nil {
+	if f := fold(a, b, func(x, y *big.Int) *big.Int { return x.Sub(x, y) }); f != nil {
 		return f
 	}
 	// (x + y) - x = y
-	if s, ok := a.(*Binary); ok && s.Op == "+" && Format(s.X) == Format(b) {
+	if s, ok := a.(*Binary); ok && s.Op == OpAdd && Format(s.X) == Format(b) {
 		return s.Y
 	}
 	// x - (x - y) = y
-	if s, ok := b.(*Binary); ok && s.Op == "-" && Format(s.X) == Format(a) {
+	if s, ok := b.(*Binary); ok && s.Op == OpSub && Format(s.X) == Format(a) {
 		return s.Y
 	}
-	return &Binary{Op: "-", X: a, Y: b}
+	return &Binary{Op: OpSub, X: a, Y: b}
 }
 
 func (an *analyzer) mul(a, b Expr) Expr {
@@ -551,7 +557,7 @@ func (an *analyzer) mul(a, b Expr) Expr {
 	case isLit(b, 1):
 		return a
 	}
-	if f := fold("*", a, b, func(x, y *big.Int) *big.Int { return x.Mul(x, y) }); f != nil {
+	if f := fold(a, b, func(x, y *big.Int) *big.Int { return x.Mul(x, y) }); f != nil {
 		return f
 	}
 	// Products are distributed over sums, differences and maxima ((x + z)
@@ -561,19 +567,19 @@ func (an *analyzer) mul(a, b Expr) Expr {
 	switch s := a.(type) {
 	case *Binary:
 		switch _, k := lit(s.X); {
-		case s.Op == "+":
+		case s.Op == OpAdd:
 			return an.add(an.mul(s.X, b), an.mul(s.Y, b))
-		case s.Op == "-":
+		case s.Op == OpSub:
 			return an.sub(an.mul(s.X, b), an.mul(s.Y, b))
-		case s.Op == "*" && k:
+		case s.Op == OpMul && k:
 			return an.mul(s.X, an.mul(s.Y, b))
 		}
 	case *Call:
-		if s.Fn == "max" {
+		if s.Fn == OpMax {
 			return an.max(an.mul(s.Args[0], b), an.mul(s.Args[1], b))
 		}
 	}
-	return &Binary{Op: "*", X: a, Y: b}
+	return &Binary{Op: OpMul, X: a, Y: b}
 }
 
 func (an *analyzer) div(a, b Expr) Expr {
@@ -584,11 +590,11 @@ func (an *analyzer) div(a, b Expr) Expr {
 		return a
 	}
 	if _, ok := lit(b); ok {
-		if f := fold("/", a, b, func(x, y *big.Int) *big.Int { return x.Quo(x, y) }); f != nil {
+		if f := fold(a, b, func(x, y *big.Int) *big.Int { return x.Quo(x, y) }); f != nil {
 			return f
 		}
 	}
-	return &Binary{Op: "/", X: a, Y: b}
+	return &Binary{Op: OpDiv, X: a, Y: b}
 }
 
 func (an *analyzer) ceildiv(a, b Expr) Expr {
@@ -599,25 +605,25 @@ func (an *analyzer) ceildiv(a, b Expr) Expr {
 		return a
 	}
 	if y, ok := lit(b); ok && y > 0 {
-		if f := fold("ceildiv", a, b, ceilDivBig); f != nil {
+		if f := fold(a, b, ceilDivBig); f != nil {
 			return f
 		}
 	}
-	return &Call{Fn: "ceildiv", Args: []Expr{a, b}}
+	return &Call{Fn: OpCeilDiv, Args: []Expr{a, b}}
 }
 
 func (an *analyzer) min(a, b Expr) Expr {
 	if lo, _, ok := an.order(a, b); ok {
 		return lo
 	}
-	return &Call{Fn: "min", Args: []Expr{a, b}}
+	return &Call{Fn: OpMin, Args: []Expr{a, b}}
 }
 
 func (an *analyzer) max(a, b Expr) Expr {
 	if _, hi, ok := an.order(a, b); ok {
 		return hi
 	}
-	return &Call{Fn: "max", Args: []Expr{a, b}}
+	return &Call{Fn: OpMax, Args: []Expr{a, b}}
 }
 
 // order returns a and b, the lower first, when one is known to be at most
@@ -641,7 +647,7 @@ func (an *analyzer) order(a, b Expr) (lo, hi Expr, ok bool) {
 // grows reports whether b is a + x or x + a with x statically >= 0, or
 // a is b - x likewise, so that a <= b for every parameter value.
 func (an *analyzer) grows(a, b Expr) bool {
-	if s, ok := b.(*Binary); ok && s.Op == "+" {
+	if s, ok := b.(*Binary); ok && s.Op == OpAdd {
 		if Format(s.X) == Format(a) {
 			l, _ := an.static(s.Y)
 			return l.Sign() >= 0
@@ -651,7 +657,7 @@ func (an *analyzer) grows(a, b Expr) bool {
 			return l.Sign() >= 0
 		}
 	}
-	if s, ok := a.(*Binary); ok && s.Op == "-" && Format(s.X) == Format(b) {
+	if s, ok := a.(*Binary); ok && s.Op == OpSub && Format(s.X) == Format(b) {
 		l, _ := an.static(s.Y)
 		return l.Sign() >= 0
 	}

@@ -130,7 +130,10 @@
 // # The spec
 //
 // constants: NAME: integer. NOW_MAX and COST_MAX bound the per-call inputs
-// now_ms and cost. reply: the fields every decision returns, in order,
+// now_ms and cost. Every script declares the spec's constants as locals
+// at its top (and MAX_SAFE, 2^53-1, the bound of the exactness checks)
+// and reads them by name; the Go decisions read NOW_MAX and COST_MAX as
+// kit.NowMax and kit.CostMax. reply: the fields every decision returns, in order,
 // each int or bool; an int field may have a default. Generate requires
 // the catalogue's reply (allowed, limit, remaining, retry_after_ms,
 // reset_after_ms, delay_ms, tier), by which the policy script and package
@@ -434,5 +437,7 @@
 // A new algorithm is a spec entry. A new state type is a StateKind with
 // its reads and writes in the parser, the analysis and each emitter. A new
 // target language is one more emitter over the same Spec, added to
-// Generate, with a conformance target to prove it.
+// Generate, with a conformance target to prove it: it prints the
+// operators from a table of its own (op.go: a test fails while one is
+// missing) and the aggregates as lower.go plans them.
 package gen

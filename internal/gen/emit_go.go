@@ -73,11 +73,10 @@ func goEntries(s *State) string { return goName(s.Name + "_entries") }
 func goEntryType(a *Algorithm, s *State) string { return goName(a.Name) + goExported(s.Name) + "Entry" }
 
 func goLeaf(e Expr) string {
+	if s, ok := literal(e); ok {
+		return s
+	}
 	switch e := e.(type) {
-	case *Lit:
-		return fmt.Sprint(e.V)
-	case *BoolLit:
-		return fmt.Sprint(e.V)
 	case *ForceRef:
 		return "c.Force"
 	case *ParamRef:
@@ -100,6 +99,19 @@ func goLeaf(e Expr) string {
 	panic(fmt.Sprintf("go leaf %T", e))
 }
 
+// goKitConsts are the spec's constants package kit declares, by which
+// the decisions in Go read them (kit_test.go checks their values).
+var goKitConsts = map[string]string{"NOW_MAX": "kit.NowMax", "COST_MAX": "kit.CostMax"}
+
+// goExactLeaf is goLeaf, but for the constants of goKitConsts, written
+// by name.
+func goExactLeaf(e Expr) string {
+	if l, ok := e.(*Lit); ok && goKitConsts[l.Name] != "" {
+		return goKitConsts[l.Name]
+	}
+	return goLeaf(e)
+}
+
 // goDomain renders a domain bound, an expression over parameters and
 // constants, as goExact does (goLeaf, which calls it, cannot name the
 // variable goExact, built from goLeaf).
@@ -111,42 +123,39 @@ var goExact = goExactDialect()
 
 func goExactDialect() dialect {
 	return dialect{
-		leaf: goLeaf,
-		op:   func(op string) (string, bool) { return op, true },
-		call: func(fn string, args []string) string {
-			if fn == "ceildiv" {
-				fn = "kit.CeilDiv"
-			}
-			return fn + "(" + strings.Join(args, ", ") + ")"
-		},
+		leaf: goExactLeaf,
+		ops:  goExactOps,
+		call: callText,
 		cond: func(c, a, b string, _ Type) string { return "kit.Pick(" + c + ", " + a + ", " + b + ")" },
 	}
 }
+
+// goExactOps are Go's operators as the spec's, but ceildiv (kit.CeilDiv).
+var goExactOps = func() *[numOps]opForm {
+	f := opForms()
+	f[OpCeilDiv] = opForm{"kit.CeilDiv", true}
+	return f
+}()
+
+// goSaturatingOps are goExactOps with + - * / ceildiv saturating (the
+// generated helpers satAdd, ...).
+var goSaturatingOps = func() *[numOps]opForm {
+	f := *goExactOps
+	f[OpAdd] = opForm{"satAdd", true}
+	f[OpSub] = opForm{"satSub", true}
+	f[OpMul] = opForm{"satMul", true}
+	f[OpDiv] = opForm{"satDiv", true}
+	f[OpCeilDiv] = opForm{"satCeilDiv", true}
+	return &f
+}()
 
 // goSaturating renders conditions on parameters alone (requirements and
 // the runtime bound checks), whose values may pass int64: every operation
 // saturates, which keeps each comparison exact.
 var goSaturating = dialect{
 	leaf: goLeaf,
-	op: func(op string) (string, bool) {
-		switch op {
-		case "+":
-			return "satAdd", false
-		case "-":
-			return "satSub", false
-		case "*":
-			return "satMul", false
-		case "/":
-			return "satDiv", false
-		}
-		return op, true
-	},
-	call: func(fn string, args []string) string {
-		if fn == "ceildiv" {
-			fn = "satCeilDiv"
-		}
-		return fn + "(" + strings.Join(args, ", ") + ")"
-	},
+	ops:  goSaturatingOps,
+	call: callText,
 	cond: func(c, a, b string, _ Type) string { return "pick(" + c + ", " + a + ", " + b + ")" },
 }
 
@@ -230,95 +239,89 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 }
 
 // goAggregates computes the aggregates of one statement into locals
-// before it; a let that is exactly an aggregate takes its name.
+// before it, as lowerAggregates plans them.
 func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
-	named := goExact
-	named.agg = func(_ dialect, e *Agg) string { return names[e] }
-	for _, e := range stmtExprs(s) {
-		for _, g := range aggregates(e) {
-			ag := g.ag
-			name := fmt.Sprintf("agg__%d", len(names)+1)
-			if l, ok := s.(*Let); ok && l.X == ag {
-				name = goName(l.Name)
-			}
-			names[ag] = name
-			list, it := goName(ag.It.State.Name), goName(ag.It.Name)
-			if ag.Fn == "sum" {
-				w.line("%s := int64(0)", name)
-			} else {
-				w.line("%s := %s", name, goTyped(goExact.print(ag.D), ag.D))
-			}
-			if len(g.guard) > 0 {
-				var conds []string
-				for _, c := range g.guard {
-					conds = append(conds, named.prec(c, 3))
-				}
-				w.line("if %s { // else the value is not used", strings.Join(conds, " && "))
-			}
-			if ag.Fn == "reach" && ag.It.State.Kind == List {
-				w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
-			}
-			if ag.It.State.Kind == ZSet {
-				// Entries are sorted by score: look only at those within
-				// the where clause's bounds.
-				b := zsetBounds(ag)
-				src, score := name+"__src", goExported(ag.It.State.Entry[0].Name)
-				w.line("%s := %s", src, list)
-				if b.min != nil {
-					cmp := ">="
-					if b.minOpen {
-						cmp = ">"
-					}
-					w.line("%s = %s[kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s }):]", src, src, src, src, score, cmp, goExact.print(b.min))
-				}
-				if b.max != nil {
-					cmp := ">"
-					if b.maxOpen {
-						cmp = ">="
-					}
-					w.line("%s = %s[:kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s })]", src, src, src, src, score, cmp, goExact.print(b.max))
-				}
-				goZsetAgg(w, ag, name, src)
-				if len(g.guard) > 0 {
-					w.line("}")
-				}
-				continue
-			}
-			if refersTo(ag.Where, ag.It) || refersTo(ag.V, ag.It) || refersTo(ag.R, ag.It) {
-				w.line("for _, %s := range %s {", it, list)
-			} else {
-				w.line("for range %s {", list)
-			}
-			if ag.Where != nil {
-				w.line("if !(%s) {", goExact.print(ag.Where))
-				w.line("continue")
-				w.line("}")
-			}
-			switch ag.Fn {
-			case "sum":
-				w.line("%s += %s", name, goExact.print(ag.V))
-			case "last":
-				w.line("%s = %s", name, goExact.print(ag.V))
-			case "reach":
-				w.line("%s__run += %s", name, goExact.print(ag.V))
-				w.line("if %s__run >= %s__need {", name, name)
-				w.line("%s = %s", name, goExact.print(ag.R))
-				w.line("break")
-				w.line("}")
-			}
+	named := naming(goExact, names)
+	for _, st := range lowerAggregates(s, names, goName) {
+		if st.Init == nil {
+			w.line("%s := int64(0)", st.Name)
+		} else {
+			w.line("%s := %s", st.Name, goTyped(goExact.print(st.Init), st.Init))
+		}
+		if len(st.Guard) > 0 {
+			w.line("if %s { // else the value is not used", st.guardText(named, "&&"))
+		}
+		if st.Agg.It.State.Kind == ZSet {
+			goZsetRange(w, st)
+		} else {
+			goListAgg(w, st)
+		}
+		if len(st.Guard) > 0 {
 			w.line("}")
-			if len(g.guard) > 0 {
-				w.line("}")
-			}
 		}
 	}
+}
+
+// goZsetRange cuts a zset's entries to the score range of an aggregate's
+// where clause (they are sorted by score), then computes it (goZsetAgg).
+func goZsetRange(w *writer, st aggStep) {
+	ag, b, name := st.Agg, st.Index.bounds, st.Name
+	src, score := name+"__src", goExported(ag.It.State.Entry[0].Name)
+	w.line("%s := %s", src, goName(ag.It.State.Name))
+	if b.min != nil {
+		cmp := ">="
+		if b.minOpen {
+			cmp = ">"
+		}
+		w.line("%s = %s[kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s }):]", src, src, src, src, score, cmp, goExact.print(b.min))
+	}
+	if b.max != nil {
+		cmp := ">"
+		if b.maxOpen {
+			cmp = ">="
+		}
+		w.line("%s = %s[:kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s })]", src, src, src, src, score, cmp, goExact.print(b.max))
+	}
+	goZsetAgg(w, st, src)
+}
+
+// goListAgg computes an aggregate over a list (in a view) by a loop over
+// its entries.
+func goListAgg(w *writer, st aggStep) {
+	ag, name := st.Agg, st.Name
+	list, it := goName(ag.It.State.Name), goName(ag.It.Name)
+	if ag.Fn == Reach {
+		w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
+	}
+	if st.Bind {
+		w.line("for _, %s := range %s {", it, list)
+	} else {
+		w.line("for range %s {", list)
+	}
+	if ag.Where != nil {
+		w.line("if !(%s) {", goExact.print(ag.Where))
+		w.line("continue")
+		w.line("}")
+	}
+	switch ag.Fn {
+	case Sum:
+		w.line("%s += %s", name, goExact.print(ag.V))
+	case Last:
+		w.line("%s = %s", name, goExact.print(ag.V))
+	case Reach:
+		w.line("%s__run += %s", name, goExact.print(ag.V))
+		w.line("if %s__run >= %s__need {", name, name)
+		w.line("%s = %s", name, goExact.print(ag.R))
+		w.line("break")
+		w.line("}")
+	}
+	w.line("}")
 }
 
 // goBlock emits body; later says whether a statement after it may write,
 // so that a write keeps the entry it stores only for writes to come.
 func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]string, later bool) {
-	d := goExact
-	d.agg = func(_ dialect, e *Agg) string { return names[e] }
+	d := naming(goExact, names)
 	for i, s := range body {
 		after := later || writesIn(body[i+1:])
 		put := func() {
@@ -337,8 +340,8 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 		}
 		switch s := s.(type) {
 		case *Let:
-			if ag, ok := s.X.(*Agg); ok && names[ag] == goName(s.Name) {
-				continue // computed in place
+			if computedInPlace(s, names, goName) {
+				continue
 			}
 			w.line("%s := %s", goName(s.Name), goTyped(d.print(s.X), s.X))
 		case *If:
@@ -360,38 +363,13 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
 			put()
 		case *Drop:
-			list := "st." + goEntries(s.State)
-			first := goExported(s.State.Entry[0].Name)
-			w.line("{")
-			w.line("n := 0")
-			w.line("for n < len(%s) && %s[n].%s <= %s {", list, list, first, d.print(s.Upto))
-			w.line("n++")
-			w.line("}")
-			w.line("%s = %s[n:]", list, list)
-			w.line("}")
+			goDrop(w, s, d)
 			put()
 		case *Clear:
 			w.line("st.%s = nil", goEntries(s.State))
 			put()
 		case *Show:
-			w.line("if !(%s) {", d.print(s.Cond))
-			w.line("return []kit.Record{}, nil")
-			w.line("}")
-			// Every integer is read clamped into its domain, as the
-			// scripts parse it: entries written under other amounts.
-			var fields []string
-			for _, f := range s.State.Entry {
-				x := "x." + goExported(f.Name)
-				if f.Type != Str {
-					x = fmt.Sprintf("kit.Field(true, %s, 0, %s, %s)", x, d.print(f.Min), d.print(f.Max))
-				}
-				fields = append(fields, x)
-			}
-			w.line("out := make([]kit.Record, len(%s))", goName(s.State.Name))
-			w.line("for i, x := range %s {", goName(s.State.Name))
-			w.line("out[i] = kit.Record{%s}", strings.Join(fields, ", "))
-			w.line("}")
-			w.line("return out, nil")
+			goShow(w, s, d)
 		case *Reply:
 			var fields []string
 			for i, f := range sp.Reply {
@@ -403,6 +381,43 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 			w.line("}")
 		}
 	}
+}
+
+// goDrop removes the entries whose first field is at most the drop's
+// bound, as ZREMRANGEBYSCORE does.
+func goDrop(w *writer, s *Drop, d dialect) {
+	list := "st." + goEntries(s.State)
+	first := goExported(s.State.Entry[0].Name)
+	w.line("{")
+	w.line("n := 0")
+	w.line("for n < len(%s) && %s[n].%s <= %s {", list, list, first, d.print(s.Upto))
+	w.line("n++")
+	w.line("}")
+	w.line("%s = %s[n:]", list, list)
+	w.line("}")
+}
+
+// goShow ends a view: the entries of its collection as records, if its
+// condition holds.
+func goShow(w *writer, s *Show, d dialect) {
+	w.line("if !(%s) {", d.print(s.Cond))
+	w.line("return []kit.Record{}, nil")
+	w.line("}")
+	// Every integer is read clamped into its domain, as the
+	// scripts parse it: entries written under other amounts.
+	var fields []string
+	for _, f := range s.State.Entry {
+		x := "x." + goExported(f.Name)
+		if f.Type != Str {
+			x = fmt.Sprintf("kit.Field(true, %s, 0, %s, %s)", x, d.print(f.Min), d.print(f.Max))
+		}
+		fields = append(fields, x)
+	}
+	w.line("out := make([]kit.Record, len(%s))", goName(s.State.Name))
+	w.line("for i, x := range %s {", goName(s.State.Name))
+	w.line("out[i] = kit.Record{%s}", strings.Join(fields, ", "))
+	w.line("}")
+	w.line("return out, nil")
 }
 
 // goTyped makes an integer built of literals alone an int64, so that :=

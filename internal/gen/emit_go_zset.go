@@ -8,8 +8,8 @@ import (
 // goZsetAgg computes an aggregate over a zset's entries src, already cut
 // to its score range, as the Lua script does (see index.go): from their
 // count, the entry at the top, or their running sums.
-func goZsetAgg(w *writer, ag *Agg, name, src string) {
-	plan, _ := planIndex(ag)
+func goZsetAgg(w *writer, st aggStep, src string) {
+	ag, plan, name := st.Agg, st.Index, st.Name
 	it := goName(ag.It.Name)
 	// bind declares the iterator as the entry at index i, when used.
 	bind := func(i string, uses ...Expr) {
@@ -25,7 +25,7 @@ func goZsetAgg(w *writer, ag *Agg, name, src string) {
 	case plan.kind == byLast:
 		bind(name+"__n-1", ag.V)
 		w.line("%s = %s", name, goExact.print(ag.V))
-	case plan.kind == byCount && ag.Fn == "sum":
+	case plan.kind == byCount && ag.Fn == Sum:
 		count := name + "__n"
 		if plan.k != 1 {
 			count += fmt.Sprintf("*%d", plan.k)
@@ -41,7 +41,7 @@ func goZsetAgg(w *writer, ag *Agg, name, src string) {
 		run, of := goExported(s.Running.Name), goExported(s.RunOf.Name)
 		w.line("%s__base := %s[0].%s - %s[0].%s", name, src, run, src, of)
 		w.line("%s__upto := func(i int64) int64 { return min(kit.RunDiff(%s[i].%s, %s__base, %d), %d) }", name, src, run, name, s.Mod, ag.Cap)
-		if ag.Fn == "sum" {
+		if ag.Fn == Sum {
 			w.line("%s = %s__upto(%s__n - 1)", name, name, name)
 			break
 		}

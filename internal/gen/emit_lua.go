@@ -36,11 +36,13 @@ func luaFieldVar(f *Field) string { return f.State.Name + "_" + f.Name }
 // 2^53, so doubles compute it exactly.
 var luaExact = dialect{
 	leaf: func(e Expr) string {
+		if l, ok := e.(*Lit); ok && l.Name != "" {
+			return l.Name // a local of every script (luaConstants)
+		}
+		if s, ok := literal(e); ok {
+			return s
+		}
 		switch e := e.(type) {
-		case *Lit:
-			return fmt.Sprint(e.V)
-		case *BoolLit:
-			return fmt.Sprint(e.V)
 		case *ForceRef:
 			return "force"
 		case *ParamRef:
@@ -58,21 +60,7 @@ var luaExact = dialect{
 		}
 		panic(fmt.Sprintf("lua leaf %T", e))
 	},
-	op: func(op string) (string, bool) {
-		switch op {
-		case "&&":
-			return "and", true
-		case "||":
-			return "or", true
-		case "!":
-			return "not ", true
-		case "!=":
-			return "~=", true
-		case "/":
-			return "/", false
-		}
-		return op, true
-	},
+	ops: luaOps,
 	// Divisions and conditions are written inline: a helper function
 	// would be a closure made at every call of the script.
 	call: func(fn string, args []string) string {
@@ -91,6 +79,18 @@ var luaExact = dialect{
 		return "(" + luaParen(c) + " and " + luaParen(a) + " or " + luaParen(b) + ")"
 	},
 }
+
+// luaOps are Lua's operators: && || ! != as and, or, not, ~=, and /
+// written as a call (floor division, inline: see luaExact's call).
+var luaOps = func() *[numOps]opForm {
+	f := opForms()
+	f[OpAnd] = opForm{"and", false}
+	f[OpOr] = opForm{"or", false}
+	f[OpNot] = opForm{"not ", false}
+	f[OpNe] = opForm{"~=", false}
+	f[OpDiv] = opForm{"/", true}
+	return f
+}()
 
 // luaParen parenthesises the Lua expression s unless it is one name, one
 // number, one call or already parenthesised as a whole.
@@ -124,6 +124,29 @@ func wholeParens(s string) bool {
 	}
 	return true
 }
+
+// luaConstants declares the spec's constants, by which the code reads
+// them (NOW_MAX, COST_MAX, MAX_SKEW_MS, ...), and MAX_SAFE, the bound
+// of the exactness checks (see bounds.go).
+func luaConstants(w *writer, sp *Spec) {
+	w.line("-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly")
+	names, values := []string{}, []string{}
+	for _, c := range sp.Consts {
+		names = append(names, c.Name)
+		values = append(values, fmt.Sprint(c.Value))
+	}
+	names = append(names, maxSafeName)
+	values = append(values, fmt.Sprint(int64(MaxSafe)))
+	for len(names) > 0 { // a few per line, so that lines stay short
+		n := min(len(names), 4)
+		w.line("local %s = %s", strings.Join(names[:n], ", "), strings.Join(values[:n], ", "))
+		names, values = names[n:], values[n:]
+	}
+	w.line("")
+}
+
+// maxSafeName names 2^53 - 1 (MaxSafe) in the generated Lua.
+const maxSafeName = "MAX_SAFE"
 
 // luaPrelude is the same in every script: math's functions as locals and
 // small helpers for integer arguments and stored fields (divisions and
@@ -249,15 +272,10 @@ func emitLuaScript(sp *Spec, a *Algorithm, v *View, force bool) []byte {
 	w.line("--")
 	luaHeader(&w, sp, a, v, force)
 	w.line("")
+	luaConstants(&w, sp)
 	w.raw(luaPrelude)
 	w.line("")
-	w.line("local ALG = %s", luaStr(a.Name+": "))
-	w.line("local function bad(msg)")
-	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
-	w.line("end")
-	w.line("local function corrupt(key, what, v)")
-	w.line("  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))")
-	w.line("end")
+	luaErrors(&w, a.Name, true)
 	for _, s := range a.States {
 		if used.entries[s] || luaZsetUsed(a, v, used, s) {
 			w.raw(luaEntryPrelude)
@@ -387,7 +405,7 @@ func luaInputs(w *writer, ints []*Input, strs []*StrInput) {
 		} else {
 			w.line("local %s = int(%s)", in.Name, arg)
 		}
-		w.line("if %s == nil or %s < %d or %s > %d then", in.Name, in.Name, in.Min, in.Name, in.Max)
+		w.line("if %s == nil or %s < %d or %s > %s then", in.Name, in.Name, in.Min, in.Name, luaExact.print(&Lit{V: in.Max, Name: in.MaxName}))
 		w.line("  return bad(%s .. clip(%s))", luaStr(msgInputPrefix(in)), arg)
 		w.line("end")
 	}
@@ -484,7 +502,7 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 	w.line("")
 	w.line("-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written")
 	w.line("-- by a clock that is wrong: it is not trusted, and reads as absent")
-	w.line("local stale = %s > now + %d", luaFieldVar(a.Clock), sp.MaxSkew)
+	w.line("local stale = %s > now + MAX_SKEW_MS", luaFieldVar(a.Clock))
 	w.line("if stale then")
 	for _, s := range a.States {
 		if readsFields(a, v, used, s) || used.entries[s] {
@@ -612,42 +630,27 @@ func luaReadPacked(w *writer, s *State, k string) {
 }
 
 // luaAggregates computes the aggregates of one statement into locals
-// before it; a let that is exactly an aggregate takes its name.
+// before it, as lowerAggregates plans them.
 func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]string) {
-	named := luaExact
-	named.agg = func(_ dialect, e *Agg) string { return names[e] }
-	for _, e := range stmtExprs(s) {
-		for _, g := range aggregates(e) {
-			ag := g.ag
-			name := fmt.Sprintf("agg__%d", len(names)+1)
-			if l, ok := s.(*Let); ok && l.X == ag {
-				name = luaName(l.Name)
-			}
-			names[ag] = name
-			switch ag.Fn {
-			case "sum":
-				w.line("%slocal %s = 0", ind, name)
-			default:
-				w.line("%slocal %s = %s", ind, name, luaExact.print(ag.D))
-			}
-			outer := ind
-			if len(g.guard) > 0 {
-				var conds []string
-				for _, c := range g.guard {
-					conds = append(conds, named.prec(c, 3))
-				}
-				w.line("%sif %s then -- else the value is not used", ind, strings.Join(conds, " and "))
-				ind += "  "
-			}
-			if ag.It.State.Kind == ZSet {
-				luaZsetAgg(w, a, ag, name, ind)
-			} else {
-				luaListAgg(w, ag, name, ind)
-			}
-			if len(g.guard) > 0 {
-				ind = outer
-				w.line("%send", ind)
-			}
+	named := naming(luaExact, names)
+	for _, st := range lowerAggregates(s, names, luaName) {
+		if st.Init == nil {
+			w.line("%slocal %s = 0", ind, st.Name)
+		} else {
+			w.line("%slocal %s = %s", ind, st.Name, luaExact.print(st.Init))
+		}
+		in := ind
+		if len(st.Guard) > 0 {
+			w.line("%sif %s then -- else the value is not used", ind, st.guardText(named, "and"))
+			in += "  "
+		}
+		if st.Agg.It.State.Kind == ZSet {
+			luaZsetAgg(w, a, st, in)
+		} else {
+			luaListAgg(w, st.Agg, st.Name, in)
+		}
+		if len(st.Guard) > 0 {
+			w.line("%send", ind)
 		}
 	}
 }
@@ -657,7 +660,7 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 func luaListAgg(w *writer, ag *Agg, name, ind string) {
 	list, it := luaName(ag.It.State.Name), luaName(ag.It.Name)
 	body := ind + "  "
-	if ag.Fn == "reach" {
+	if ag.Fn == Reach {
 		w.line("%slocal %s__need, %s__run = %s, 0", ind, name, name, luaExact.print(ag.N))
 	}
 	w.line("%sfor _, %s in ipairs(%s) do", ind, it, list)
@@ -666,11 +669,11 @@ func luaListAgg(w *writer, ag *Agg, name, ind string) {
 		body += "  "
 	}
 	switch ag.Fn {
-	case "sum":
+	case Sum:
 		w.line("%s%s = %s + %s", body, name, name, luaExact.print(ag.V))
-	case "last":
+	case Last:
 		w.line("%s%s = %s", body, name, luaExact.print(ag.V))
-	case "reach":
+	case Reach:
 		w.line("%s%s__run = %s__run + %s", body, name, name, luaExact.print(ag.V))
 		w.line("%sif %s__run >= %s__need then", body, name, name)
 		w.line("%s  %s = %s", body, name, luaExact.print(ag.R))
@@ -700,138 +703,184 @@ func addsLater(body []Stmt, drop *Drop) bool {
 }
 
 func luaBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string) {
-	luaBlockNamed(w, sp, a, body, ind, map[*Agg]string{}, a.Clock == nil)
+	e := &luaEmitter{w: w, sp: sp, a: a, names: map[*Agg]string{}}
+	e.d = naming(luaExact, e.names)
+	e.block(body, ind, a.Clock == nil)
 }
 
-// luaBlockNamed emits body. wiped says whether every path to it has
-// already called wipe (or there is no clock); it returns the same for the
-// end of body.
-func luaBlockNamed(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string, names map[*Agg]string, wiped bool) bool {
-	d := luaExact
-	d.agg = func(_ dialect, e *Agg) string { return names[e] }
+// luaEmitter emits the statements of one decision or view.
+type luaEmitter struct {
+	w     *writer
+	sp    *Spec
+	a     *Algorithm
+	names map[*Agg]string // the locals of the aggregates computed so far
+	d     dialect         // luaExact, naming them
+}
+
+// luaBlockState is what a block's statements tell the ones after them.
+type luaBlockState struct {
+	body []Stmt
+	ind  string
+	// wiped says whether every path to here has already called wipe (or
+	// there is no clock).
+	wiped bool
 	// ttls holds, per key, the TTL this block has already set, so that an
 	// add after a write of the same key with the same TTL runs no second
 	// PEXPIRE (ZADD and RPUSH keep a key's TTL).
-	ttls := map[*State]string{}
-	dropped := map[*State]*Drop{} // drops written after the block's next add
-	pexpire := func(ind string, st *State, ttl string) {
-		if ttls[st] == ttl {
-			return
-		}
-		ttls[st] = ttl
-		w.line("%sredis.call('PEXPIRE', KEYS[%d], num(%s))", ind, stateIndex(a, st)+1, ttl)
-	}
+	ttls map[*State]string
+	// dropped are the drops written after the block's next add (see Drop).
+	dropped map[*State]*Drop
+}
+
+// block emits body, indented by ind. wiped says whether every path to it
+// has already called wipe (or there is no clock); it returns the same for
+// the end of body.
+func (e *luaEmitter) block(body []Stmt, ind string, wiped bool) bool {
+	b := &luaBlockState{body: body, ind: ind, wiped: wiped, ttls: map[*State]string{}, dropped: map[*State]*Drop{}}
 	for _, s := range body {
-		luaAggregates(w, a, s, ind, names)
-		ind := ind
-		guard := w.commitOnly && isWrite(s)
+		luaAggregates(e.w, e.a, s, ind, e.names)
+		guard := e.w.commitOnly && isWrite(s)
 		if guard {
-			w.line("%swrites[#writes + 1] = function()", ind)
-			ind += "  "
+			e.w.line("%swrites[#writes + 1] = function()", ind)
+			b.ind = ind + "  "
 		}
-		switch s := s.(type) {
-		case *Let:
-			if ag, ok := s.X.(*Agg); ok && names[ag] == luaName(s.Name) {
-				continue // computed in place
-			}
-			w.line("%slocal %s = %s", ind, luaName(s.Name), d.print(s.X))
-		case *If:
-			w.line("%sif %s then", ind, d.print(s.Cond))
-			thenWiped, elseWiped := luaBlockNamed(w, sp, a, s.Then, ind+"  ", names, wiped), wiped
-			if len(s.Else) > 0 {
-				w.line("%selse", ind)
-				elseWiped = luaBlockNamed(w, sp, a, s.Else, ind+"  ", names, wiped)
-			}
-			w.line("%send", ind)
-			wiped = thenWiped && elseWiped
-			ttls = map[*State]string{} // the branch may have changed any key
-		case *Store:
-			wiped = luaWipe(w, a, ind, wiped)
-			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
-			var vals []string
-			for i := range s.State.Fields {
-				vals = append(vals, "num("+d.print(s.Values[i])+")")
-			}
-			ttl := d.print(s.TTL)
-			w.line("%sredis.call('SET', %s, %s, 'PX', num(%s))", ind, key, strings.Join(vals, " .. ':' .. "), ttl)
-			ttls[s.State] = ttl
-		case *Add:
-			wiped = luaWipe(w, a, ind, wiped)
-			if s.State.Kind == ZSet {
-				luaZsetAdd(w, a, s, d, ind)
-			} else {
-				luaListAdd(w, a, s, d, ind)
-			}
-			pexpire(ind, s.State, d.print(s.TTL))
-			if drop := dropped[s.State]; drop != nil {
-				delete(dropped, s.State)
-				w.line("%sredis.call('ZREMRANGEBYSCORE', KEYS[%d], '-inf', num(%s)) -- after the add (see Drop)", ind, stateIndex(a, s.State)+1, d.print(drop.Upto))
-			}
-		case *Drop:
-			wiped = luaWipe(w, a, ind, wiped)
-			key := fmt.Sprintf("KEYS[%d]", stateIndex(a, s.State)+1)
-			if addsLater(body, s) {
-				// Written after the add that follows, so that the key
-				// never vanishes between two writes of one call: a
-				// Cluster refuses a script's access to a key it does not
-				// hold while the key's slot migrates ("non local key"),
-				// after the writes before it were made.
-				dropped[s.State] = s
-			} else {
-				delete(ttls, s.State) // a drop may empty, and so delete, the key
-				w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, key, d.print(s.Upto))
-			}
-			if s.State.GrowsAtEnd() {
-				top := luaName(s.State.Name) + "__top"
-				w.line("%sif %s ~= nil and %s.%s <= %s then", ind, top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))
-				w.line("%s  %s = nil -- every entry is gone: the next add starts afresh", ind, top)
-				w.line("%send", ind)
-			}
-		case *Clear:
-			wiped = luaWipe(w, a, ind, wiped)
-			delete(ttls, s.State)
-			w.line("%sredis.call('DEL', KEYS[%d])", ind, stateIndex(a, s.State)+1)
-			if s.State.GrowsAtEnd() {
-				w.line("%s%s__top = nil", ind, luaName(s.State.Name))
-			}
-		case *Show:
-			list := luaName(s.State.Name)
-			if s.State.Kind == ZSet {
-				w.line("%slocal %s, bad__what, bad__v = %s__parse(redis.call('ZRANGE', KEYS[%d], 0, -1))", ind, list, list, stateIndex(a, s.State)+1)
-				luaCorruptCheck(w, list, stateIndex(a, s.State)+1, ind)
-			}
-			w.line("%sif not (%s) then", ind, d.print(s.Cond))
-			w.line("%s  return {}", ind)
-			w.line("%send", ind)
-			w.line("%slocal out = {}", ind)
-			w.line("%sfor _, x in ipairs(%s) do", ind, list)
-			var vals []string
-			for _, f := range s.State.Entry {
-				vals = append(vals, "x."+luaName(f.Name))
-			}
-			w.line("%s  out[#out + 1] = {%s}", ind, strings.Join(vals, ", "))
-			w.line("%send", ind)
-			w.line("%sreturn out", ind)
-		case *Reply:
-			var vals []string
-			for i, v := range s.Values {
-				if sp.Reply[i].Type == Bool {
-					vals = append(vals, "("+luaParen(d.print(v))+" and 1 or 0)")
-				} else {
-					vals = append(vals, d.print(v))
-				}
-			}
-			if w.commitOnly {
-				w.line("%sreturn {%s}, writes", ind, strings.Join(vals, ", "))
-			} else {
-				w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
-			}
-		}
+		e.stmt(b, s)
 		if guard {
-			w.line("%send", ind[2:])
+			e.w.line("%send", ind)
+			b.ind = ind
 		}
 	}
-	return wiped
+	return b.wiped
+}
+
+// stmt emits one statement of the block b.
+func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
+	w, d, ind := e.w, e.d, b.ind
+	switch s := s.(type) {
+	case *Let:
+		if !computedInPlace(s, e.names, luaName) {
+			w.line("%slocal %s = %s", ind, luaName(s.Name), d.print(s.X))
+		}
+	case *If:
+		w.line("%sif %s then", ind, d.print(s.Cond))
+		thenWiped, elseWiped := e.block(s.Then, ind+"  ", b.wiped), b.wiped
+		if len(s.Else) > 0 {
+			w.line("%selse", ind)
+			elseWiped = e.block(s.Else, ind+"  ", b.wiped)
+		}
+		w.line("%send", ind)
+		b.wiped = thenWiped && elseWiped
+		b.ttls = map[*State]string{} // the branch may have changed any key
+	case *Store:
+		b.wiped = luaWipe(w, e.a, ind, b.wiped)
+		var vals []string
+		for i := range s.State.Fields {
+			vals = append(vals, "num("+d.print(s.Values[i])+")")
+		}
+		ttl := d.print(s.TTL)
+		w.line("%sredis.call('SET', %s, %s, 'PX', num(%s))", ind, e.key(s.State), strings.Join(vals, " .. ':' .. "), ttl)
+		b.ttls[s.State] = ttl
+	case *Add:
+		e.add(b, s)
+	case *Drop:
+		e.drop(b, s)
+	case *Clear:
+		b.wiped = luaWipe(w, e.a, ind, b.wiped)
+		delete(b.ttls, s.State)
+		w.line("%sredis.call('DEL', %s)", ind, e.key(s.State))
+		if s.State.GrowsAtEnd() {
+			w.line("%s%s__top = nil", ind, luaName(s.State.Name))
+		}
+	case *Show:
+		e.show(s, ind)
+	case *Reply:
+		e.reply(s, ind)
+	}
+}
+
+// key is the KEYS entry of the state s.
+func (e *luaEmitter) key(s *State) string { return fmt.Sprintf("KEYS[%d]", stateIndex(e.a, s)+1) }
+
+// add emits an add, its PEXPIRE unless the block has set that TTL, and a
+// drop of the same collection deferred to after it.
+func (e *luaEmitter) add(b *luaBlockState, s *Add) {
+	w, ind := e.w, b.ind
+	b.wiped = luaWipe(w, e.a, ind, b.wiped)
+	if s.State.Kind == ZSet {
+		luaZsetAdd(w, e.a, s, e.d, ind)
+	} else {
+		luaListAdd(w, e.a, s, e.d, ind)
+	}
+	if ttl := e.d.print(s.TTL); b.ttls[s.State] != ttl {
+		b.ttls[s.State] = ttl
+		w.line("%sredis.call('PEXPIRE', %s, num(%s))", ind, e.key(s.State), ttl)
+	}
+	if drop := b.dropped[s.State]; drop != nil {
+		delete(b.dropped, s.State)
+		w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s)) -- after the add (see Drop)", ind, e.key(s.State), e.d.print(drop.Upto))
+	}
+}
+
+// drop emits a drop, or defers it to after the add that follows.
+func (e *luaEmitter) drop(b *luaBlockState, s *Drop) {
+	w, d, ind := e.w, e.d, b.ind
+	b.wiped = luaWipe(w, e.a, ind, b.wiped)
+	if addsLater(b.body, s) {
+		// Written after the add that follows, so that the key
+		// never vanishes between two writes of one call: a
+		// Cluster refuses a script's access to a key it does not
+		// hold while the key's slot migrates ("non local key"),
+		// after the writes before it were made.
+		b.dropped[s.State] = s
+	} else {
+		delete(b.ttls, s.State) // a drop may empty, and so delete, the key
+		w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, e.key(s.State), d.print(s.Upto))
+	}
+	if s.State.GrowsAtEnd() {
+		top := luaName(s.State.Name) + "__top"
+		w.line("%sif %s ~= nil and %s.%s <= %s then", ind, top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))
+		w.line("%s  %s = nil -- every entry is gone: the next add starts afresh", ind, top)
+		w.line("%send", ind)
+	}
+}
+
+// show ends a view: the entries of its collection, if its condition holds.
+func (e *luaEmitter) show(s *Show, ind string) {
+	w, list, key := e.w, luaName(s.State.Name), stateIndex(e.a, s.State)+1
+	if s.State.Kind == ZSet {
+		w.line("%slocal %s, bad__what, bad__v = %s__parse(redis.call('ZRANGE', KEYS[%d], 0, -1))", ind, list, list, key)
+		luaCorruptCheck(w, list, key, ind)
+	}
+	w.line("%sif not (%s) then", ind, e.d.print(s.Cond))
+	w.line("%s  return {}", ind)
+	w.line("%send", ind)
+	w.line("%slocal out = {}", ind)
+	w.line("%sfor _, x in ipairs(%s) do", ind, list)
+	var vals []string
+	for _, f := range s.State.Entry {
+		vals = append(vals, "x."+luaName(f.Name))
+	}
+	w.line("%s  out[#out + 1] = {%s}", ind, strings.Join(vals, ", "))
+	w.line("%send", ind)
+	w.line("%sreturn out", ind)
+}
+
+// reply ends a decision: the reply's fields, bools as 1 or 0, and in a
+// policy's function the deferred writes.
+func (e *luaEmitter) reply(s *Reply, ind string) {
+	var vals []string
+	for i, v := range s.Values {
+		if e.sp.Reply[i].Type == Bool {
+			vals = append(vals, "("+luaParen(e.d.print(v))+" and 1 or 0)")
+		} else {
+			vals = append(vals, e.d.print(v))
+		}
+	}
+	if e.w.commitOnly {
+		e.w.line("%sreturn {%s}, writes", ind, strings.Join(vals, ", "))
+	} else {
+		e.w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
+	}
 }
 
 // isWrite reports whether s writes to Redis.
@@ -1052,5 +1101,35 @@ func (w *writer) line(format string, args ...any) {
 }
 
 func (w *writer) raw(s string) { w.b.WriteString(s) }
+
+// text writes a block of fixed text, each {name} in it replaced by its
+// value: pairs are "{name}", value, ...
+func (w *writer) text(t string, pairs ...string) { w.raw(strings.NewReplacer(pairs...).Replace(t)) }
+
+// goFileHeader begins a generated Go file: generated from source, of
+// package pkg.
+func goFileHeader(w *writer, source, pkg string) {
+	w.line("// Code generated by cmd/gen from %s. DO NOT EDIT.", source)
+	w.line("")
+	w.line("package %s", pkg)
+	w.line("")
+}
+
+// luaErrors declares ALG, the algorithm's prefix in errors (unless alg
+// is empty: a policy's function takes it), bad, which refuses input,
+// and, when corrupt is set, corrupt, which refuses a stored value.
+func luaErrors(w *writer, alg string, corrupt bool) {
+	if alg != "" {
+		w.line("local ALG = %s", luaStr(alg+": "))
+	}
+	w.line("local function bad(msg)")
+	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
+	w.line("end")
+	if corrupt {
+		w.line("local function corrupt(key, what, v)")
+		w.line("  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))")
+		w.line("end")
+	}
+}
 
 func (w *writer) bytes() []byte { return []byte(w.b.String()) }

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 )
 
@@ -32,6 +33,7 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 	w.line("--")
 	luaPolicyHeader(&w, sp, algs, reset)
 	w.line("")
+	luaConstants(&w, sp)
 	w.raw(luaPrelude)
 	for _, a := range algs {
 		if luaUsesEntries(a) {
@@ -94,12 +96,7 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm) {
 	_, _, firstParam := luaArgs(sp, a, nil)
 	var body writer
 	body.commitOnly = true
-	body.line("local function bad(msg)")
-	body.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
-	body.line("end")
-	body.line("local function corrupt(key, what, v)")
-	body.line("  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))")
-	body.line("end")
+	luaErrors(&body, "", true)
 	luaParams(&body, a, firstParam)
 	luaKeys(&body, a, "infix")
 	body.line("if mode == 'check' then")
@@ -145,45 +142,50 @@ func luaPolicyLimits(w *writer, algs []*Algorithm, reset bool) {
 		w.line("  return bad('expected now_ms, cost, force, then each limit: algorithm, key infix, n, n parameters; got ' .. #ARGV .. ' arguments')")
 		w.line("end")
 	}
-	w.line("local LIMITS, arg, key = {}, %d, 1", first)
-	w.line("while arg <= #ARGV do")
-	w.line("  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])")
-	w.line("  if alg == nil then")
-	w.line("    return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))")
-	w.line("  end")
-	w.line("  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then")
-	w.line("    return bad('limit ' .. i .. ': the key infix must be :<policy>:<limit>, got ' .. clip(infix))")
-	w.line("  end")
-	w.line("  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then")
-	w.line("    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))")
-	w.line("  end")
-	w.line("  local argv, keys = {'', ''}, {}")
-	w.line("  for _ = 1, alg[3] do")
-	w.line("    argv[#argv + 1] = '' -- a policy passes no string input")
-	w.line("  end")
-	w.line("  for j = 1, n do")
-	w.line("    argv[#argv + 1] = ARGV[arg + 2 + j]")
-	w.line("  end")
-	w.line("  for j = 1, alg[2] do")
-	w.line("    keys[j] = KEYS[key + j - 1]")
-	w.line("  end")
-	w.line("  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '")
-	w.line("  LIMITS[i] = {alg[1], keys, argv, prefix, infix}")
-	w.line("  arg, key = arg + 3 + n, key + alg[2]")
-	w.line("end")
-	w.line("if #LIMITS == 0 then")
-	w.line("  return bad('a policy needs at least one limit')")
-	w.line("end")
-	w.line("if #KEYS ~= key - 1 then")
-	w.line("  return bad('expected ' .. (key - 1) .. ' keys, every limit\\'s, got ' .. #KEYS)")
-	w.line("end")
-	w.line("for _, l in ipairs(LIMITS) do")
-	w.line("  local e = l[1](l[2], l[3], 'check', l[4], l[5])")
-	w.line("  if e then")
-	w.line("    return e")
-	w.line("  end")
-	w.line("end")
+	w.text(luaPolicyLimitsText, "{first}", fmt.Sprint(first))
 }
+
+// luaPolicyLimitsText reads the limits from ARGV, from ARGV[{first}] on, into
+// LIMITS, then checks every limit's parameters and keys.
+const luaPolicyLimitsText = `local LIMITS, arg, key = {}, {first}, 1
+while arg <= #ARGV do
+  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
+  if alg == nil then
+    return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
+  end
+  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+    return bad('limit ' .. i .. ': the key infix must be :<policy>:<limit>, got ' .. clip(infix))
+  end
+  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  end
+  local argv, keys = {'', ''}, {}
+  for _ = 1, alg[3] do
+    argv[#argv + 1] = '' -- a policy passes no string input
+  end
+  for j = 1, n do
+    argv[#argv + 1] = ARGV[arg + 2 + j]
+  end
+  for j = 1, alg[2] do
+    keys[j] = KEYS[key + j - 1]
+  end
+  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
+  LIMITS[i] = {alg[1], keys, argv, prefix, infix}
+  arg, key = arg + 3 + n, key + alg[2]
+end
+if #LIMITS == 0 then
+  return bad('a policy needs at least one limit')
+end
+if #KEYS ~= key - 1 then
+  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
+end
+for _, l in ipairs(LIMITS) do
+  local e = l[1](l[2], l[3], 'check', l[4], l[5])
+  if e then
+    return e
+  end
+end
+`
 
 // luaPolicyHeader documents the policy script's interface.
 func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {

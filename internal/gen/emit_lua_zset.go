@@ -18,29 +18,33 @@ func luaZsetUsed(a *Algorithm, v *View, used usage, s *State) bool {
 // size (whose ZCARD also checks its type), the entry at a rank, and the
 // number of entries scored below a bound.
 func luaZsetRead(w *writer, s *State, key int) {
-	list, k := luaName(s.Name), fmt.Sprintf("KEYS[%d]", key)
-	w.line("local %s__card = redis.call('ZCARD', %s)", list, k)
-	w.line("-- the entry at rank r (0: the oldest), or nil, what is wrong, and the value")
-	w.line("local function %s__at(r)", list)
-	w.line("  local raw = redis.call('ZRANGE', %s, r, r)", k)
-	w.line("  local got, what, v = %s__parse(raw)", list)
-	w.line("  if got == nil then")
-	w.line("    return nil, what, v")
-	w.line("  end")
-	w.line("  got[1].member__ = raw[1]")
-	w.line("  return got[1]")
-	w.line("end")
-	w.line("-- the number of entries scored below bound, as ZCOUNT's max takes it")
-	w.line("local function %s__below(bound)", list)
-	w.line("  if %s__card == 0 then", list)
-	w.line("    return 0")
-	w.line("  end")
-	w.line("  return redis.call('ZCOUNT', %s, '-inf', bound)", k)
-	w.line("end")
+	w.text(luaZsetReadText, "{list}", luaName(s.Name), "{key}", fmt.Sprintf("KEYS[%d]", key))
 	if s.Running != nil {
 		luaRunHelpers(w, s)
 	}
 }
+
+// luaZsetReadText are the helpers of luaZsetRead for the zset {list} at
+// {key}.
+const luaZsetReadText = `local {list}__card = redis.call('ZCARD', {key})
+-- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+local function {list}__at(r)
+  local raw = redis.call('ZRANGE', {key}, r, r)
+  local got, what, v = {list}__parse(raw)
+  if got == nil then
+    return nil, what, v
+  end
+  got[1].member__ = raw[1]
+  return got[1]
+end
+-- the number of entries scored below bound, as ZCOUNT's max takes it
+local function {list}__below(bound)
+  if {list}__card == 0 then
+    return 0
+  end
+  return redis.call('ZCOUNT', {key}, '-inf', bound)
+end
+`
 
 // luaZsetTop reads the newest entry of each zset whose adds continue it,
 // after the clock rule has had its say (a stale zset reads as empty).
@@ -71,10 +75,10 @@ func luaCorruptCheck(w *writer, name string, key int, ind string) {
 }
 
 // luaZsetAgg computes one aggregate over a zset into name, by index.
-func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
+func luaZsetAgg(w *writer, a *Algorithm, st aggStep, ind string) {
+	ag, plan, name := st.Agg, st.Index, st.Name
 	s := ag.It.State
 	list, it, key := luaName(s.Name), luaName(ag.It.Name), stateIndex(a, s)+1
-	plan, _ := planIndex(ag)
 	b := plan.bounds
 	lo, hi := "0", list+"__card"
 	if b.min != nil {
@@ -100,7 +104,7 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 	w.line("%sdo -- the entries in range are those at ranks [lo, hi)", ind)
 	w.line("%slocal lo__, hi__ = %s, %s", in, lo, hi)
 	switch {
-	case plan.kind == byCount && ag.Fn == "sum":
+	case plan.kind == byCount && ag.Fn == Sum:
 		count := "max(0, hi__ - lo__)"
 		if plan.k != 1 {
 			count += fmt.Sprintf(" * %d", plan.k)
@@ -119,7 +123,7 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 		call(it, "at", "r__")
 		w.line("%s%s = %s", in, name, luaExact.print(ag.R))
 		w.line("%send", ind+"  ")
-	case ag.Fn == "sum":
+	case ag.Fn == Sum:
 		call("sum__", "sum", "lo__", "hi__")
 		w.line("%s%s = min(sum__, %d)", in, name, ag.Cap)
 	default:
@@ -138,72 +142,76 @@ func luaZsetAgg(w *writer, a *Algorithm, ag *Agg, name, ind string) {
 // it, then a binary search between the last two, so that a value reached
 // after k entries costs O(log k) reads and any value O(log n).
 func luaRunHelpers(w *writer, s *State) {
-	list := luaName(s.Name)
-	run, of := luaName(s.Running.Name), luaName(s.RunOf.Name)
-	w.line("-- the sum of %s over the entries at ranks [lo, hi), the running sum", s.RunOf.Name)
-	w.line("-- before lo, and the entries at lo and hi - 1; nil, what is wrong and")
-	w.line("-- the value if an entry is not one")
-	w.line("local function %s__sum(lo, hi)", list)
-	w.line("  if hi <= lo then")
-	w.line("    return 0, 0")
-	w.line("  end")
-	w.line("  local first, what, v = %s__at(lo)", list)
-	w.line("  if first == nil then")
-	w.line("    return nil, what, v")
-	w.line("  end")
-	w.line("  local top = first")
-	w.line("  if hi - 1 > lo then")
-	w.line("    top, what, v = %s__at(hi - 1)", list)
-	w.line("    if top == nil then")
-	w.line("      return nil, what, v")
-	w.line("    end")
-	w.line("  end")
-	w.line("  local base = first.%s - first.%s", run, of)
-	w.line("  return (top.%s - base) %% %d, base, first, top", run, s.Mod)
-	w.line("end")
-	w.line("-- the first entry at ranks [lo, hi) at which the sum of %s from lo", s.RunOf.Name)
-	w.line("-- (at most cap) reaches need, false if none; nil, what, value as above")
-	w.line("local function %s__reach(lo, hi, need, cap)", list)
-	w.line("  local total, base, first, top = %s__sum(lo, hi)", list)
-	w.line("  if total == nil then")
-	w.line("    return nil, base, first")
-	w.line("  end")
-	w.line("  if hi <= lo or min(total, cap) < need then")
-	w.line("    return false")
-	w.line("  end")
-	w.line("  if min((first.%s - base) %% %d, cap) >= need then", run, s.Mod)
-	w.line("    return first")
-	w.line("  end")
-	w.line("  -- the entry sought is at a rank in [a, b]; found is the entry at b")
-	w.line("  local a, b, found = lo + 1, hi - 1, top")
-	w.line("  local function probe(r)")
-	w.line("    local x, what, v = %s__at(r)", list)
-	w.line("    if x == nil then")
-	w.line("      return nil, what, v")
-	w.line("    end")
-	w.line("    if min((x.%s - base) %% %d, cap) >= need then", run, s.Mod)
-	w.line("      b, found = r, x")
-	w.line("    else")
-	w.line("      a = r + 1")
-	w.line("    end")
-	w.line("    return true")
-	w.line("  end")
-	w.line("  local step, galloping = 2, true")
-	w.line("  while a < b do")
-	w.line("    local r = floor((a + b) / 2)")
-	w.line("    if galloping then")
-	w.line("      r = min(lo + step - 1, b - 1)")
-	w.line("      step = step * 2")
-	w.line("    end")
-	w.line("    local ok, what, v = probe(r)")
-	w.line("    if ok == nil then")
-	w.line("      return nil, what, v")
-	w.line("    end")
-	w.line("    galloping = galloping and b ~= r")
-	w.line("  end")
-	w.line("  return found")
-	w.line("end")
+	w.text(luaRunHelpersText, "{list}", luaName(s.Name), "{run}", luaName(s.Running.Name),
+		"{of}", luaName(s.RunOf.Name), "{of_name}", s.RunOf.Name, "{mod}", fmt.Sprint(s.Mod))
 }
+
+// luaRunHelpersText are the helpers of luaRunHelpers, over the zset
+// {list} whose entry field {run} is the running sum of {of} modulo {mod}.
+const luaRunHelpersText = `-- the sum of {of_name} over the entries at ranks [lo, hi), the running sum
+-- before lo, and the entries at lo and hi - 1; nil, what is wrong and
+-- the value if an entry is not one
+local function {list}__sum(lo, hi)
+  if hi <= lo then
+    return 0, 0
+  end
+  local first, what, v = {list}__at(lo)
+  if first == nil then
+    return nil, what, v
+  end
+  local top = first
+  if hi - 1 > lo then
+    top, what, v = {list}__at(hi - 1)
+    if top == nil then
+      return nil, what, v
+    end
+  end
+  local base = first.{run} - first.{of}
+  return (top.{run} - base) % {mod}, base, first, top
+end
+-- the first entry at ranks [lo, hi) at which the sum of {of_name} from lo
+-- (at most cap) reaches need, false if none; nil, what, value as above
+local function {list}__reach(lo, hi, need, cap)
+  local total, base, first, top = {list}__sum(lo, hi)
+  if total == nil then
+    return nil, base, first
+  end
+  if hi <= lo or min(total, cap) < need then
+    return false
+  end
+  if min((first.{run} - base) % {mod}, cap) >= need then
+    return first
+  end
+  -- the entry sought is at a rank in [a, b]; found is the entry at b
+  local a, b, found = lo + 1, hi - 1, top
+  local function probe(r)
+    local x, what, v = {list}__at(r)
+    if x == nil then
+      return nil, what, v
+    end
+    if min((x.{run} - base) % {mod}, cap) >= need then
+      b, found = r, x
+    else
+      a = r + 1
+    end
+    return true
+  end
+  local step, galloping = 2, true
+  while a < b do
+    local r = floor((a + b) / 2)
+    if galloping then
+      r = min(lo + step - 1, b - 1)
+      step = step * 2
+    end
+    local ok, what, v = probe(r)
+    if ok == nil then
+      return nil, what, v
+    end
+    galloping = galloping and b ~= r
+  end
+  return found
+end
+`
 
 // luaZsetAdd adds an entry to a zset: at its end when its adds continue
 // the newest entry (merged into it when the score is the same and the

@@ -38,11 +38,11 @@ func planIndex(ag *Agg) (zsetIndex, error) {
 	if !x.bounds.exact {
 		return x, fmt.Errorf("the where clause of an aggregate over the zset %s must compare its score %s.%s with values that do not depend on the entry, joined by &&", s.Name, ag.It.Name, s.Entry[0].Name)
 	}
-	if ag.Fn == "last" {
+	if ag.Fn == Last {
 		x.kind = byLast
 		return x, nil
 	}
-	if l, ok := ag.V.(*Lit); ok && (l.V >= 1 || l.V == 0 && ag.Fn == "sum") {
+	if l, ok := ag.V.(*Lit); ok && (l.V >= 1 || l.V == 0 && ag.Fn == Sum) {
 		x.kind, x.k = byCount, l.V
 		return x, nil
 	}

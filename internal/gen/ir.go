@@ -428,7 +428,7 @@ type EntryRef struct {
 //	                                        R of the first entry at which the
 //	                                        running sum of V reaches N, or D
 type Agg struct {
-	Fn    string // sum, last, reach
+	Fn    AggFn
 	It    *Iter
 	Where Expr
 	V     Expr
@@ -440,21 +440,21 @@ type Agg struct {
 	Cap int64
 }
 
-// Unary is -x or !x.
+// Unary is -x (OpNeg) or !x (OpNot).
 type Unary struct {
-	Op string
+	Op Op
 	X  Expr
 }
 
 // Binary is x op y; op is one of + - * / % < <= > >= == != && ||.
 type Binary struct {
-	Op   string
+	Op   Op
 	X, Y Expr
 }
 
-// Call is min, max or ceildiv.
+// Call is min, max or ceildiv (OpMin, OpMax, OpCeilDiv).
 type Call struct {
-	Fn   string
+	Fn   Op
 	Args []Expr
 }
 
@@ -465,7 +465,7 @@ func (*Lit) Type() Type        { return Int }
 func (*StrRef) Type() Type     { return Str }
 func (e *EntryRef) Type() Type { return e.F.Type }
 func (a *Agg) Type() Type {
-	if a.Fn == "sum" {
+	if a.Fn == Sum {
 		return Int
 	}
 	return a.D.Type()
@@ -480,26 +480,8 @@ func (u *Unary) Type() Type  { return u.X.Type() }
 func (c *Call) Type() Type   { return Int }
 func (c *Cond) Type() Type   { return c.A.Type() }
 func (b *Binary) Type() Type {
-	switch b.Op {
-	case "+", "-", "*", "/", "%":
-		return Int
+	if b.Op.Bool() {
+		return Bool
 	}
-	return Bool
-}
-
-// precedence of binary operators, shared by the spec, Lua and Go.
-func precedence(op string) int {
-	switch op {
-	case "||":
-		return 1
-	case "&&":
-		return 2
-	case "<", "<=", ">", ">=", "==", "!=":
-		return 3
-	case "+", "-":
-		return 4
-	case "*", "/", "%":
-		return 5
-	}
-	return 6
+	return Int
 }

@@ -467,12 +467,12 @@ func (p *parser) binary(min int) Expr {
 	x := p.unary()
 	for {
 		t := p.peek()
-		if t.kind != "op" || precedence(t.text) > 5 || precedence(t.text) < min {
+		op, ok := binaryOps[t.text]
+		if t.kind != "op" || !ok || op.Prec() < min {
 			return x
 		}
-		op := t.text
 		p.next()
-		prec := precedence(op)
+		prec := op.Prec()
 		y := p.binary(prec + 1)
 		b := &Binary{Op: op, X: x, Y: y}
 		switch prec {
@@ -484,7 +484,7 @@ func (p *parser) binary(min int) Expr {
 			if x.Type() != Int || y.Type() != Int {
 				p.fail(t, "%s needs int operands", op)
 			}
-			if n := p.peek(); n.kind == "op" && precedence(n.text) == 3 {
+			if n := p.peek(); n.kind == "op" && binaryOps[n.text].Comparison() {
 				p.fail(n, "comparisons do not chain; use &&")
 			}
 		default:
@@ -507,7 +507,7 @@ func (p *parser) unary() Expr {
 		if l, ok := x.(*Lit); ok && t.text == "-" {
 			return &Lit{V: -l.V}
 		}
-		return &Unary{Op: t.text, X: x}
+		return &Unary{Op: map[string]Op{"-": OpNeg, "!": OpNot}[t.text], X: x}
 	}
 	return p.primary()
 }
@@ -535,7 +535,7 @@ func (p *parser) primary() Expr {
 		p.expect(",")
 		b := p.typed(Int)
 		p.expect(")")
-		return &Call{Fn: t.text, Args: []Expr{a, b}}
+		return &Call{Fn: funcOps[t.text], Args: []Expr{a, b}}
 	case t.text == "force":
 		if !p.sc.inputs || p.sc.view != nil {
 			p.fail(t, "force cannot be used here: only in an algorithm's logic")
@@ -581,7 +581,7 @@ func (p *parser) aggregate(t token) Expr {
 	}
 	p.sc.inAgg = true
 	defer func() { p.sc.inAgg = false }()
-	a := &Agg{Fn: t.text, It: &Iter{Name: name.text, State: st}}
+	a := &Agg{Fn: aggFns[t.text], It: &Iter{Name: name.text, State: st}}
 	p.sc.iters = append(p.sc.iters, a.It)
 	defer func() { p.sc.iters = p.sc.iters[:len(p.sc.iters)-1] }()
 	if p.is("where") {
@@ -589,7 +589,7 @@ func (p *parser) aggregate(t token) Expr {
 		a.Where = p.typed(Bool)
 	}
 	p.expect(":")
-	if a.Fn == "reach" {
+	if a.Fn == Reach {
 		vt := p.peek()
 		a.V = p.binary(4) // stops at >=
 		if a.V.Type() != Int {
@@ -598,13 +598,13 @@ func (p *parser) aggregate(t token) Expr {
 	} else {
 		a.V = p.typed(Int)
 	}
-	if a.Fn == "reach" {
+	if a.Fn == Reach {
 		p.expect(">=")
 		a.N = p.typed(Int)
 		p.expect("then")
 		a.R = p.typed(Int)
 	}
-	if a.Fn != "sum" {
+	if a.Fn != Sum {
 		p.expect("else")
 		p.sc.iters = p.sc.iters[:len(p.sc.iters)-1] // the default sees no entry
 		a.D = p.typed(Int)

@@ -9,10 +9,10 @@ import (
 type dialect struct {
 	// leaf renders literals and references.
 	leaf func(e Expr) string
-	// op maps a binary or unary operator; ok is false when the operator
-	// is rendered as a call instead (fn(x, y)).
-	op func(op string) (text string, infix bool)
-	// call renders min, max, ceildiv and operators rendered as calls.
+	// ops says how each operator is written: infix (or prefix), or as a
+	// call, which call renders.
+	ops *[numOps]opForm
+	// call renders the operators written as calls: fn is their text.
 	call func(fn string, args []string) string
 	// cond renders if-then-else.
 	cond func(c, a, b string, t Type) string
@@ -20,12 +20,41 @@ type dialect struct {
 	agg func(d dialect, e *Agg) string
 }
 
+// opForm is how a dialect writes an operator: text between its operands
+// (before its operand, for a unary one), or a call of text (call).
+type opForm struct {
+	text string
+	call bool
+}
+
+// opForms are the operators written as the spec writes them: a function
+// as a call, the others infix.
+func opForms() *[numOps]opForm {
+	var f [numOps]opForm
+	for o := range numOps {
+		f[o] = opForm{text: o.String(), call: o >= OpMin}
+	}
+	return &f
+}
+
+// literal is an integer or bool literal as Go and Lua write it; ok is
+// false for any other expression.
+func literal(e Expr) (text string, ok bool) {
+	switch e := e.(type) {
+	case *Lit:
+		return fmt.Sprint(e.V), true
+	case *BoolLit:
+		return fmt.Sprint(e.V), true
+	}
+	return "", false
+}
+
 // specDialect prints expressions as the spec writes them.
 var specDialect = dialect{
 	leaf: func(e Expr) string {
 		switch e := e.(type) {
 		case *Lit:
-			if e.Name != "" {
+			if e.Name != "" && e.Name != maxSafeName { // MAX_SAFE is no constant of the spec
 				return e.Name
 			}
 			return fmt.Sprint(e.V)
@@ -48,21 +77,24 @@ var specDialect = dialect{
 		}
 		panic(fmt.Sprintf("leaf %T", e))
 	},
-	op: func(op string) (string, bool) { return op, true },
-	call: func(fn string, args []string) string {
-		return fn + "(" + strings.Join(args, ", ") + ")"
-	},
+	ops:  opForms(),
+	call: callText,
 	cond: func(c, a, b string, _ Type) string { return "if " + c + " then " + a + " else " + b },
 	agg:  formatAgg,
 }
 
+// callText is fn(args...).
+func callText(fn string, args []string) string {
+	return fn + "(" + strings.Join(args, ", ") + ")"
+}
+
 func formatAgg(d dialect, e *Agg) string {
-	s := e.Fn + "(" + e.It.Name + " in " + e.It.State.Name
+	s := e.Fn.String() + "(" + e.It.Name + " in " + e.It.State.Name
 	if e.Where != nil {
 		s += " where " + d.print(e.Where)
 	}
 	s += ": " + d.print(e.V)
-	if e.Fn == "reach" {
+	if e.Fn == Reach {
 		s += " >= " + d.print(e.N) + " then " + d.print(e.R)
 	}
 	if e.D != nil {
@@ -80,10 +112,10 @@ func (d dialect) print(e Expr) string { return d.prec(e, 0) }
 func (d dialect) prec(e Expr, min int) string {
 	switch e := e.(type) {
 	case *Binary:
-		p := precedence(e.Op)
-		text, infix := d.op(e.Op)
-		if !infix {
-			return d.call(text, []string{d.print(e.X), d.print(e.Y)})
+		p := e.Op.Prec()
+		form := d.ops[e.Op]
+		if form.call {
+			return d.call(form.text, []string{d.print(e.X), d.print(e.Y)})
 		}
 		// Left-associative: the right operand binds tighter; comparisons
 		// do not chain, so both of their sides bind tighter.
@@ -91,14 +123,13 @@ func (d dialect) prec(e Expr, min int) string {
 		if p == 3 {
 			left = p + 1
 		}
-		s := d.prec(e.X, left) + " " + text + " " + d.prec(e.Y, p+1)
+		s := d.prec(e.X, left) + " " + form.text + " " + d.prec(e.Y, p+1)
 		if p < min {
 			return "(" + s + ")"
 		}
 		return s
 	case *Unary:
-		text, _ := d.op(e.Op)
-		s := text + d.prec(e.X, 6)
+		s := d.ops[e.Op].text + d.prec(e.X, 6)
 		if 6 < min {
 			return "(" + s + ")"
 		}
@@ -116,7 +147,7 @@ func (d dialect) prec(e Expr, min int) string {
 		for i, a := range e.Args {
 			args[i] = d.print(a)
 		}
-		return d.call(e.Fn, args)
+		return d.call(d.ops[e.Fn].text, args)
 	case *Cond:
 		s := d.cond(d.print(e.C), d.print(e.A), d.print(e.B), e.Type())
 		if min > 0 && strings.HasPrefix(s, "if ") {

@@ -406,6 +406,8 @@ func (l *loader) reply(ys []yamlReply) {
 	}
 }
 
+// algorithm reads one algorithm of the spec, item index of its list at
+// pos, section by section; nil when its name is refused.
 func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 	a := &Algorithm{Name: ya.Name, Library: l.sp.Library, Doc: strings.TrimSpace(ya.Doc), Pos: pos}
 	if !nameRE.MatchString(a.Name) {
@@ -415,101 +417,77 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 	if a.Doc == "" {
 		l.errf(pos, "algorithm %s: doc is required", a.Name)
 	}
-	if len(ya.Params) > MaxParams {
-		l.errf(pos, "%s: %d parameters; an algorithm takes at most %d", a.Name, len(ya.Params), MaxParams)
+	at := func(list string, j int) Pos { return l.itemPos(index, list, j, pos) }
+	l.params(a, ya.Params, at)
+	l.strInputs(a, ya.Inputs, at)
+	l.states(a, ya.State, at)
+	l.requires(a, ya.Require)
+	l.window(a, &ya.Window)
+	if len(l.errs) > 0 {
+		return a
 	}
-	for j, yp := range ya.Params {
-		pos := l.itemPos(index, "params", j, pos)
-		p := &Param{Name: yp.Name, Min: yp.Min, Max: yp.Max, Default: yp.Default, Doc: strings.TrimSpace(yp.Doc), Index: j}
-		switch {
-		case !nameRE.MatchString(p.Name) || keywords[p.Name]:
-			l.errf(pos, "%s: parameter %q: names are lower_case and not a keyword", a.Name, p.Name)
-		case p.Min > p.Max || p.Min < -MaxSafe || p.Max > MaxSafe:
-			l.errf(pos, "%s: parameter %s: domain [%d, %d] must be non-empty and within ±(2^53-1)", a.Name, p.Name, p.Min, p.Max)
-		case p.Default != nil && (*p.Default < p.Min || *p.Default > p.Max):
-			l.errf(pos, "%s: parameter %s: default %d is outside [%d, %d]", a.Name, p.Name, *p.Default, p.Min, p.Max)
-		case p.Default != nil && *p.Default != 0 && p.Min <= 0:
-			// A typed limit's zero field leaves an optional parameter out:
-			// 0 must not also be one of its values.
-			l.errf(pos, "%s: parameter %s: an optional parameter whose domain holds 0 has the default 0, not %d (a Go limit's zero field leaves it out)", a.Name, p.Name, *p.Default)
-		case isDurationName(p.Name) && (p.Min < 0 || p.Max > maxDurationMs):
-			l.errf(pos, "%s: parameter %s: a duration (a name ending in _ms) has a domain within [0, %d] ms, what a time.Duration holds", a.Name, p.Name, maxDurationMs)
-		}
-		for _, q := range a.Params {
-			if q.Name == p.Name {
-				l.errf(pos, "%s: parameter %s declared twice", a.Name, p.Name)
-			}
-		}
-		a.Params = append(a.Params, p)
+	if !l.logic(a, &ya.Logic, pos) {
+		return a
 	}
-	for j, yi := range ya.Inputs {
-		pos := l.itemPos(index, "inputs", j, pos)
-		in := &StrInput{Name: yi.Name, Doc: strings.TrimSpace(yi.Doc), MaxLen: yi.MaxLen, Index: j}
-		switch {
-		case !nameRE.MatchString(in.Name) || keywords[in.Name]:
-			l.errf(pos, "%s: input %q: names are lower_case and not a keyword", a.Name, in.Name)
-		case yi.Type != "string":
-			l.errf(pos, "%s: input %s: type must be string (now_ms and cost are the integer inputs)", a.Name, in.Name)
-		case in.MaxLen < 1 || in.MaxLen > 65536:
-			l.errf(pos, "%s: input %s: max_len must be in [1, 65536]", a.Name, in.Name)
-		}
-		a.Strings = append(a.Strings, in)
+	l.clock(a, ya, pos)
+	l.views(a, ya.Views, at)
+	return a
+}
+
+// logic parses an algorithm's decision; false when it is missing or
+// refused.
+func (l *loader) logic(a *Algorithm, n *yaml.Node, pos Pos) bool {
+	if n.Kind != yaml.ScalarNode || strings.TrimSpace(n.Value) == "" {
+		l.errf(pos, "%s: logic is required", a.Name)
+		return false
 	}
-	suffixes := map[string]bool{}
-	for j, ys := range ya.State {
-		pos := l.itemPos(index, "state", j, pos)
-		s := &State{Name: ys.Name, Doc: strings.TrimSpace(ys.Doc), Pos: pos}
-		switch {
-		case !nameRE.MatchString(s.Name):
-			l.errf(pos, "%s: state %q: names are lower_case", a.Name, s.Name)
-		case suffixes[ys.Key]:
-			l.errf(pos, "%s: state %s: key %q is used twice", a.Name, s.Name, ys.Key)
-		default:
-			suffixes[ys.Key] = true
-			l.keyParts(a, s, ys.Key, pos)
-		}
-		switch ys.Type {
-		case "string":
-			s.Kind = Packed
-			if len(ys.Fields) == 0 {
-				l.errf(pos, "%s: state %s: a string needs fields", a.Name, s.Name)
-			}
-			if len(ys.Entry) > 0 {
-				// Reading or dropping a string's entries would read all
-				// of them: entries live in a zset, read by index.
-				l.errf(pos, "%s: state %s: a string has fields, not entries: keep entries in a zset", a.Name, s.Name)
-			}
-		case "hash":
-			l.errf(pos, "%s: state %s: type hash is no longer supported: fixed fields are kept packed in a string (type: string), one GET and one SET per decision", a.Name, s.Name)
-		case "zset", "list":
-			s.Kind = map[string]StateKind{"zset": ZSet, "list": List}[ys.Type]
-			if len(ys.Fields) > 0 {
-				l.errf(pos, "%s: state %s: a %s has entries, not fields", a.Name, s.Name, ys.Type)
-			}
-			if len(ys.Entry) == 0 {
-				l.errf(pos, "%s: state %s: a %s needs entry fields", a.Name, s.Name, ys.Type)
-			}
-		default:
-			l.errf(pos, "%s: state %s: type %q is not supported (supported: string, zset, list)", a.Name, s.Name, ys.Type)
-		}
-		if len(ys.Entry) > 0 {
-			l.entries(a, s, ys, pos)
-		} else if ys.MaxEntries.Kind != 0 || ys.Merge != "" {
-			l.errf(pos, "%s: state %s: max_entries and merge need entries", a.Name, s.Name)
-		}
-		a.States = append(a.States, s)
-		for i, yf := range ys.Fields {
-			f := &Field{State: s, Name: yf.Name, Doc: strings.TrimSpace(yf.Doc), Index: i}
-			if !nameRE.MatchString(f.Name) {
-				l.errf(pos, "%s: field %q: names are lower_case", a.Name, f.Name)
-			}
-			f.Min = l.paramExpr(a, &yf.Min, fmt.Sprintf("%s.%s min", s.Name, f.Name))
-			f.Max = l.paramExpr(a, &yf.Max, fmt.Sprintf("%s.%s max", s.Name, f.Name))
-			f.Default = l.paramExpr(a, &yf.Default, fmt.Sprintf("%s.%s default", s.Name, f.Name))
-			s.Fields = append(s.Fields, f)
-		}
+	body, err := parseLogic(l.sp, a, nil, n.Value, l.textStart(n))
+	if err != nil {
+		l.errs = append(l.errs, err)
+		return false
 	}
-	for _, yr := range ya.Require {
+	a.Body = body
+	return true
+}
+
+// textStart is the position of the first line of a block of logic: the
+// line after the | or > indicator of a block scalar.
+func (l *loader) textStart(n *yaml.Node) Pos {
+	first := n.Line
+	if n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle {
+		first++
+	}
+	return Pos{l.file, first}
+}
+
+// views reads an algorithm's views, each a read-only script over its
+// state; at is the position of an item of its lists.
+func (l *loader) views(a *Algorithm, yvs []yamlView, at func(string, int) Pos) {
+	for j, yv := range yvs {
+		pos := at("views", j)
+		v := &View{Name: yv.Name, Doc: strings.TrimSpace(yv.Doc), Pos: l.pos(&yv.Logic)}
+		if !nameRE.MatchString(v.Name) || v.Doc == "" {
+			l.errf(pos, "%s: view %q: names are lower_case and a doc is required", a.Name, v.Name)
+			continue
+		}
+		if yv.Logic.Kind != yaml.ScalarNode {
+			l.errf(pos, "%s: view %s: logic is required", a.Name, v.Name)
+			continue
+		}
+		body, err := parseLogic(l.sp, a, v, yv.Logic.Value, l.textStart(&yv.Logic))
+		if err != nil {
+			l.errs = append(l.errs, err)
+			continue
+		}
+		v.Body = body
+		a.Views = append(a.Views, v)
+	}
+}
+
+// requires reads an algorithm's joint constraints on its parameters, each
+// a comparison whose doc is the error message.
+func (l *loader) requires(a *Algorithm, yrs []yamlRequire) {
+	for _, yr := range yrs {
 		e := l.paramExpr(a, &yr.Expr, "require")
 		if e == nil {
 			continue
@@ -523,136 +501,6 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 		}
 		a.Requires = append(a.Requires, &Require{Cond: e, Doc: strings.TrimSpace(yr.Doc), Pos: l.pos(&yr.Expr)})
 	}
-	l.window(a, &ya.Window)
-	if len(l.errs) > 0 {
-		return a
-	}
-	if ya.Logic.Kind != yaml.ScalarNode || strings.TrimSpace(ya.Logic.Value) == "" {
-		l.errf(pos, "%s: logic is required", a.Name)
-		return a
-	}
-	first := ya.Logic.Line
-	if ya.Logic.Style == yaml.LiteralStyle || ya.Logic.Style == yaml.FoldedStyle {
-		first++ // the text starts on the line after the | indicator
-	}
-	body, err := parseLogic(l.sp, a, nil, ya.Logic.Value, Pos{l.file, first})
-	if err != nil {
-		l.errs = append(l.errs, err)
-		return a
-	}
-	a.Body = body
-	l.clock(a, ya, pos)
-	for j, yv := range ya.Views {
-		pos := l.itemPos(index, "views", j, pos)
-		v := &View{Name: yv.Name, Doc: strings.TrimSpace(yv.Doc), Pos: l.pos(&yv.Logic)}
-		if !nameRE.MatchString(v.Name) || v.Doc == "" {
-			l.errf(pos, "%s: view %q: names are lower_case and a doc is required", a.Name, v.Name)
-			continue
-		}
-		if yv.Logic.Kind != yaml.ScalarNode {
-			l.errf(pos, "%s: view %s: logic is required", a.Name, v.Name)
-			continue
-		}
-		first := yv.Logic.Line
-		if yv.Logic.Style == yaml.LiteralStyle || yv.Logic.Style == yaml.FoldedStyle {
-			first++
-		}
-		body, err := parseLogic(l.sp, a, v, yv.Logic.Value, Pos{l.file, first})
-		if err != nil {
-			l.errs = append(l.errs, err)
-			continue
-		}
-		v.Body = body
-		a.Views = append(a.Views, v)
-	}
-	return a
-}
-
-// keyParts parses a state's key: "{key}" (the hash tag, shared by every
-// key of a call so that all land in one Redis Cluster slot), then
-// colon-separated pieces, each literal text or a parameter in braces,
-// the first literal (it names the algorithm). Every key of an algorithm
-// names the same parameters. The keys of a user's spec carry its
-// library's name after the hash tag.
-func (l *loader) keyParts(a *Algorithm, s *State, key string, pos Pos) {
-	suffix, ok := strings.CutPrefix(key, "{key}:")
-	pieces := strings.Split(suffix, ":")
-	if !ok || !keyLiteralRE.MatchString(pieces[0]) {
-		l.errf(pos, "%s: state %s: key %q must be \"{key}:\" and a name, then more :pieces, each text or a {parameter}, so that all keys of one call share the hash tag {key} and one cluster slot", a.Name, s.Name, key)
-		return
-	}
-	if lib := l.sp.Library; lib != CatalogueLibrary {
-		// A user's library names itself in its keys, so that no two
-		// libraries' algorithms share a key.
-		s.KeyParts = appendKeyText(s.KeyParts, ":"+lib)
-	}
-	named := map[*Param]bool{}
-	for _, piece := range pieces {
-		m := keyParamRE.FindStringSubmatch(piece)
-		if m == nil {
-			if !keyLiteralRE.MatchString(piece) {
-				l.errf(pos, "%s: state %s: key piece %q is neither text ([A-Za-z0-9_.-]) nor a {parameter}", a.Name, s.Name, piece)
-			}
-			s.KeyParts = appendKeyText(s.KeyParts, ":"+piece)
-			continue
-		}
-		p := paramNamed(a, m[1])
-		switch {
-		case p == nil:
-			l.errf(pos, "%s: state %s: key names %q, which is not a parameter", a.Name, s.Name, m[1])
-		case named[p]:
-			l.errf(pos, "%s: state %s: key names %s twice", a.Name, s.Name, p.Name)
-		default:
-			named[p] = true
-			s.KeyParts = appendKeyText(s.KeyParts, ":")
-			s.KeyParts = append(s.KeyParts, KeyPart{Param: p})
-		}
-	}
-	if len(a.States) > 0 && !sameParams(a.States[0].KeyParams(), s.KeyParams()) {
-		l.errf(pos, "%s: state %s: every key of an algorithm names the same parameters (%s names %s)", a.Name, s.Name, a.States[0].Name, paramNames(a.States[0].KeyParams()))
-	}
-}
-
-// appendKeyText appends literal text to a key's parts, joining it to a
-// literal before it.
-func appendKeyText(parts []KeyPart, text string) []KeyPart {
-	if n := len(parts); n > 0 && parts[n-1].Param == nil {
-		parts[n-1].Text += text
-		return parts
-	}
-	return append(parts, KeyPart{Text: text})
-}
-
-func paramNamed(a *Algorithm, name string) *Param {
-	for _, p := range a.Params {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
-}
-
-func sameParams(x, y []*Param) bool {
-	if len(x) != len(y) {
-		return false
-	}
-	for _, p := range x {
-		if !slices.Contains(y, p) {
-			return false
-		}
-	}
-	return true
-}
-
-func paramNames(ps []*Param) string {
-	var names []string
-	for _, p := range ps {
-		names = append(names, p.Name)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
 }
 
 // window reads an algorithm's optional window, an integer expression in
@@ -675,63 +523,6 @@ func (l *loader) window(a *Algorithm, n *yaml.Node) {
 		return
 	}
 	a.Window, a.WindowPos = e, l.pos(n)
-}
-
-// entries reads the entry fields of a collection, its running sum and the
-// field its entries merge by.
-func (l *loader) entries(a *Algorithm, s *State, ys yamlState, pos Pos) {
-	s.MaxEntries = l.paramExpr(a, &ys.MaxEntries, s.Name+" max_entries")
-	running := map[*Field]string{}
-	for i, yf := range ys.Entry {
-		f := &Field{State: s, Name: yf.Name, Doc: strings.TrimSpace(yf.Doc), Index: i, Entry: true}
-		if !nameRE.MatchString(f.Name) {
-			l.errf(pos, "%s: entry field %q: names are lower_case", a.Name, f.Name)
-		}
-		switch {
-		case yf.Type == "string":
-			f.Type = Str
-			if s.Kind != List || i != len(ys.Entry)-1 || i == 0 {
-				l.errf(pos, "%s: entry field %s.%s: only the last field of a list entry may be a string", a.Name, s.Name, f.Name)
-			}
-		case yf.Running != "":
-			running[f] = yf.Running
-			if yf.Min.Kind != 0 || yf.Max.Kind != 0 {
-				l.errf(pos, "%s: entry field %s.%s: a running sum's domain is [0, RUN_MOD - 1]", a.Name, s.Name, f.Name)
-			}
-			f.Min, f.Max = &Lit{}, &Lit{V: l.sp.RunMod - 1}
-		default:
-			f.Min = l.paramExpr(a, &yf.Min, fmt.Sprintf("%s.%s min", s.Name, f.Name))
-			f.Max = l.paramExpr(a, &yf.Max, fmt.Sprintf("%s.%s max", s.Name, f.Name))
-		}
-		s.Entry = append(s.Entry, f)
-	}
-	entryField := func(name, what string) *Field {
-		for _, g := range s.Entry[1:] {
-			if g.Name == name && g.Type == Int && running[g] == "" {
-				return g
-			}
-		}
-		l.errf(pos, "%s: state %s: %s %q is not an integer entry field of %s other than its score", a.Name, s.Name, what, name, s.Name)
-		return nil
-	}
-	for f, of := range running {
-		switch {
-		case s.Kind != ZSet:
-			l.errf(pos, "%s: entry field %s.%s: only a zset keeps running sums", a.Name, s.Name, f.Name)
-		case s.Running != nil:
-			l.errf(pos, "%s: state %s: one running sum per zset", a.Name, s.Name)
-		case l.sp.RunMod < 2 || l.sp.RunMod > 1<<52:
-			l.errf(pos, "%s: entry field %s.%s: a running sum needs the constant RUN_MOD, in [2, 2^52]", a.Name, s.Name, f.Name)
-		default:
-			s.Running, s.RunOf, s.Mod = f, entryField(of, "running sum of"), l.sp.RunMod
-		}
-	}
-	if ys.Merge != "" {
-		s.Merge = entryField(ys.Merge, "merge")
-		if s.Kind != ZSet || (s.Running != nil && s.Merge != nil && s.Merge != s.RunOf) {
-			l.errf(pos, "%s: state %s: merge is for a zset, by the field its running sum adds up", a.Name, s.Name)
-		}
-	}
 }
 
 // paramExpr parses an expression over parameters and constants.

@@ -175,7 +175,7 @@ func aggregates(e Expr) []guarded {
 		case *Cond:
 			visit(e.C, guard)
 			visit(e.A, with(e.C))
-			visit(e.B, with(&Unary{Op: "!", X: e.C}))
+			visit(e.B, with(&Unary{Op: OpNot, X: e.C}))
 		default:
 			for _, x := range children(e) {
 				visit(x, guard)
@@ -248,7 +248,7 @@ func zsetBounds(ag *Agg) scoreBounds {
 	var terms []Expr
 	var split func(e Expr)
 	split = func(e Expr) {
-		if x, ok := e.(*Binary); ok && x.Op == "&&" {
+		if x, ok := e.(*Binary); ok && x.Op == OpAnd {
 			split(x.X)
 			split(x.Y)
 			return
@@ -262,16 +262,19 @@ func zsetBounds(ag *Agg) scoreBounds {
 		r, ok := e.(*EntryRef)
 		return ok && r.It == ag.It && r.F == score
 	}
-	flip := map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
 	for _, t := range terms {
 		x, ok := t.(*Binary)
-		if !ok || flip[x.Op] == "" {
+		flipped, orders := Op(0), false
+		if ok {
+			flipped, orders = x.Op.Flip()
+		}
+		if !orders {
 			b.exact = false
 			continue
 		}
 		op, v := x.Op, x.Y
 		if !isScore(x.X) {
-			op, v = flip[x.Op], x.X
+			op, v = flipped, x.X
 			if !isScore(x.Y) {
 				b.exact = false
 				continue
@@ -282,11 +285,11 @@ func zsetBounds(ag *Agg) scoreBounds {
 			continue
 		}
 		switch {
-		case (op == ">" || op == ">=") && b.min == nil:
-			b.min, b.minOpen = v, op == ">"
-		case (op == "<" || op == "<=") && b.max == nil:
-			b.max, b.maxOpen = v, op == "<"
-		case op == "==" && b.min == nil && b.max == nil:
+		case (op == OpGt || op == OpGe) && b.min == nil:
+			b.min, b.minOpen = v, op == OpGt
+		case (op == OpLt || op == OpLe) && b.max == nil:
+			b.max, b.maxOpen = v, op == OpLt
+		case op == OpEq && b.min == nil && b.max == nil:
 			b.min, b.max = v, v
 		default:
 			b.exact = false

@@ -39,6 +39,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -121,11 +125,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -139,13 +143,13 @@ if day__raw then
   if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
     return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
   end
-  day_ts = min(max(tonumber(day__raw__ts), 0), 35184372088832)
+  day_ts = min(max(tonumber(day__raw__ts), 0), NOW_MAX)
   day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = day_ts > now + 60000
+local stale = day_ts > now + MAX_SKEW_MS
 if stale then
   day_ts = 0
   day_n = 0
@@ -166,6 +170,6 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + 60000))
+  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
 end
 return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}

@@ -34,6 +34,10 @@
 -- policy's name in the first infix); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -174,7 +178,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -183,7 +187,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -192,7 +196,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -225,11 +229,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -240,7 +244,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -344,12 +348,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
       return corrupt(KEYS[2], 'want the integers ts', latest__raw)
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + 60000
+  local stale = latest_ts > now + MAX_SKEW_MS
   if stale then
     win__card = 0
     latest_ts = 0
@@ -522,7 +526,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       do
@@ -542,10 +546,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
           redis.call('ZREM', KEYS[1], win__x.replaces__)
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
@@ -595,11 +599,11 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -610,13 +614,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_n = 0
@@ -638,7 +642,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
@@ -672,10 +676,10 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -704,11 +708,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -719,13 +723,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
       return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
     cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + 60000
+  local stale = cell_ts > now + MAX_SKEW_MS
   if stale then
     cell_ts = 0
     cell_tat = 0
@@ -748,7 +752,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
@@ -782,10 +786,10 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -814,11 +818,11 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -829,13 +833,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
       return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
     queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + 60000
+  local stale = queue_ts > now + MAX_SKEW_MS
   if stale then
     queue_ts = 0
     queue_work = 0
@@ -858,7 +862,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
@@ -911,11 +915,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local meta = ARGV[3] or ''
@@ -930,14 +934,14 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
       return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
     win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_start = 0
@@ -976,11 +980,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
+      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
@@ -1029,11 +1033,11 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1044,13 +1048,13 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
     if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
     end
-    day_ts = min(max(tonumber(day__raw__ts), 0), 35184372088832)
+    day_ts = min(max(tonumber(day__raw__ts), 0), NOW_MAX)
     day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = day_ts > now + 60000
+  local stale = day_ts > now + MAX_SKEW_MS
   if stale then
     day_ts = 0
     day_n = 0
@@ -1072,7 +1076,7 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
@@ -1125,11 +1129,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1140,7 +1144,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -1249,12 +1253,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
     end
     tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + 60000
+  local stale = tally_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     tally_total = 0
@@ -1342,11 +1346,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
@@ -1398,11 +1402,11 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1413,14 +1417,14 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
       return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
     win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_cur = 0
@@ -1453,7 +1457,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
@@ -1487,10 +1491,10 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1519,11 +1523,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1534,13 +1538,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
       return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
     bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + 60000
+  local stale = bucket_ts > now + MAX_SKEW_MS
   if stale then
     bucket_ts = 0
     bucket_level = capacity * refill_ms
@@ -1564,7 +1568,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
@@ -1636,11 +1640,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 if ARGV[3] ~= '0' and ARGV[3] ~= '1' then

@@ -79,10 +79,10 @@ func (t *counterTable) check(c *kit.Args, lim limitspec.Limit, key string) (coun
 	if key[0] == '}' {
 		return p, kit.BadInput("counter: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "counter: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "counter: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	return p, nil
@@ -157,12 +157,12 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = counterState{}
 	}
 	// {<key>}:small:ctr:<gap_ms>: the count
 	ctrLive := st.ctrExp > nowMs
-	ctrTs := kit.Field(ctrLive, st.ctrTs, 0, 0, 35184372088832)
+	ctrTs := kit.Field(ctrLive, st.ctrTs, 0, 0, kit.NowMax)
 	ctrN := kit.Field(ctrLive, st.ctrN, 0, 0, p.Limit)
 	idle := nowMs-ctrTs >= p.GapMs
 	used := kit.Pick(idle || !(ctrN > 0), 0, ctrN)

@@ -36,6 +36,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -121,11 +125,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -139,13 +143,13 @@ if ctr__raw then
   if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
     return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
   end
-  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
   ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = ctr_ts > now + 60000
+local stale = ctr_ts > now + MAX_SKEW_MS
 if stale then
   ctr_ts = 0
   ctr_n = 0
@@ -161,7 +165,7 @@ if ok then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
+  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
 else
   local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
   if odd then

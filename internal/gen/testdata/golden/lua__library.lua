@@ -46,6 +46,10 @@ redis.register_function{function_name = 'small_counter', callback = function(KEY
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -131,11 +135,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -149,13 +153,13 @@ if ctr__raw then
   if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
     return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
   end
-  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
   ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = ctr_ts > now + 60000
+local stale = ctr_ts > now + MAX_SKEW_MS
 if stale then
   ctr_ts = 0
   ctr_n = 0
@@ -171,7 +175,7 @@ if ok then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
+  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
 else
   local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
   if odd then
@@ -228,6 +232,10 @@ redis.register_function{function_name = 'small_counter_force', callback = functi
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -313,11 +321,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 
@@ -331,13 +339,13 @@ if ctr__raw then
   if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
     return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
   end
-  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
   ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = ctr_ts > now + 60000
+local stale = ctr_ts > now + MAX_SKEW_MS
 if stale then
   ctr_ts = 0
   ctr_n = 0
@@ -353,7 +361,7 @@ if ok then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
+  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
 else
   local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
   if odd then
@@ -377,6 +385,10 @@ redis.register_function{function_name = 'small_counter_reset', callback = functi
 -- ARGV: the parameters, as counter's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -492,6 +504,10 @@ redis.register_function{function_name = 'small_policy', callback = function(KEYS
 -- and keys, BADINPUT P: <message> for now_ms, cost and force (P the
 -- policy's name in the first infix); BADSTATE and WRONGTYPE as the
 -- algorithms'.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -633,7 +649,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -642,7 +658,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -651,7 +667,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -684,11 +700,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -699,7 +715,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -803,12 +819,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
       return corrupt(KEYS[2], 'want the integers ts', latest__raw)
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + 60000
+  local stale = latest_ts > now + MAX_SKEW_MS
   if stale then
     win__card = 0
     latest_ts = 0
@@ -981,7 +997,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       do
@@ -1001,10 +1017,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
           redis.call('ZREM', KEYS[1], win__x.replaces__)
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
@@ -1054,11 +1070,11 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1069,13 +1085,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_n = 0
@@ -1097,7 +1113,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
@@ -1131,10 +1147,10 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1163,11 +1179,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1178,13 +1194,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
       return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
     cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + 60000
+  local stale = cell_ts > now + MAX_SKEW_MS
   if stale then
     cell_ts = 0
     cell_tat = 0
@@ -1207,7 +1223,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
@@ -1241,10 +1257,10 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1273,11 +1289,11 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1288,13 +1304,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
       return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
     queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + 60000
+  local stale = queue_ts > now + MAX_SKEW_MS
   if stale then
     queue_ts = 0
     queue_work = 0
@@ -1317,7 +1333,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
@@ -1370,11 +1386,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local meta = ARGV[3] or ''
@@ -1389,14 +1405,14 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
       return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
     win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_start = 0
@@ -1435,11 +1451,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
+      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
@@ -1492,11 +1508,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1507,7 +1523,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -1616,12 +1632,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
     end
     tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + 60000
+  local stale = tally_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     tally_total = 0
@@ -1709,11 +1725,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
@@ -1765,11 +1781,11 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1780,14 +1796,14 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
       return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
     win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_cur = 0
@@ -1820,7 +1836,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
@@ -1872,11 +1888,11 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1887,13 +1903,13 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
     end
-    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
     ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = ctr_ts > now + 60000
+  local stale = ctr_ts > now + MAX_SKEW_MS
   if stale then
     ctr_ts = 0
     ctr_n = 0
@@ -1910,7 +1926,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
+      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
     end
   else
     local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
@@ -1987,11 +2003,11 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local note = ARGV[3] or ''
@@ -2006,7 +2022,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -2110,7 +2126,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -2147,12 +2163,12 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if seen__raw__ts == nil or #seen__raw__ts > 17 then
       return corrupt(KEYS[4], 'want the integers ts', seen__raw)
     end
-    seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
+    seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = seen_ts > now + 60000
+  local stale = seen_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     hits__card = 0
@@ -2249,7 +2265,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[1], num(window_ms + MARGIN))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
@@ -2258,7 +2274,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
+      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
     end
     writes[#writes + 1] = function()
       do
@@ -2278,7 +2294,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
         hits__top = hits__x
       end
-      redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[3], num(window_ms + MARGIN))
       redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
     end
     if newest <= from then
@@ -2288,7 +2304,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
-      redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
     end
   end
   return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}, writes
@@ -2322,10 +2338,10 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2354,11 +2370,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -2369,13 +2385,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
       return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
     bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + 60000
+  local stale = bucket_ts > now + MAX_SKEW_MS
   if stale then
     bucket_ts = 0
     bucket_level = capacity * refill_ms
@@ -2399,7 +2415,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
@@ -2472,11 +2488,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
@@ -2548,6 +2564,10 @@ redis.register_function{function_name = 'small_policy_reset', callback = functio
 -- its keys name. KEYS as policy's; ARGV: each limit, as in policy's.
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -2670,7 +2690,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -2679,7 +2699,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -2688,7 +2708,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2721,11 +2741,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -2736,7 +2756,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -2840,12 +2860,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
       return corrupt(KEYS[2], 'want the integers ts', latest__raw)
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + 60000
+  local stale = latest_ts > now + MAX_SKEW_MS
   if stale then
     win__card = 0
     latest_ts = 0
@@ -3018,7 +3038,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       do
@@ -3038,10 +3058,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
           redis.call('ZREM', KEYS[1], win__x.replaces__)
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
@@ -3091,11 +3111,11 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -3106,13 +3126,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_n = 0
@@ -3134,7 +3154,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
@@ -3168,10 +3188,10 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3200,11 +3220,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -3215,13 +3235,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
       return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
     cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + 60000
+  local stale = cell_ts > now + MAX_SKEW_MS
   if stale then
     cell_ts = 0
     cell_tat = 0
@@ -3244,7 +3264,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
@@ -3278,10 +3298,10 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3310,11 +3330,11 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -3325,13 +3345,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
       return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
     queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + 60000
+  local stale = queue_ts > now + MAX_SKEW_MS
   if stale then
     queue_ts = 0
     queue_work = 0
@@ -3354,7 +3374,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
@@ -3407,11 +3427,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local meta = ARGV[3] or ''
@@ -3426,14 +3446,14 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
       return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
     win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_start = 0
@@ -3472,11 +3492,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
+      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
@@ -3529,11 +3549,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -3544,7 +3564,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -3653,12 +3673,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
     end
     tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + 60000
+  local stale = tally_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     tally_total = 0
@@ -3746,11 +3766,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
@@ -3802,11 +3822,11 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -3817,14 +3837,14 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
       return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
     win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_cur = 0
@@ -3857,7 +3877,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
@@ -3909,11 +3929,11 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -3924,13 +3944,13 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
     end
-    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
     ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = ctr_ts > now + 60000
+  local stale = ctr_ts > now + MAX_SKEW_MS
   if stale then
     ctr_ts = 0
     ctr_n = 0
@@ -3947,7 +3967,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
+      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
     end
   else
     local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
@@ -4024,11 +4044,11 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local note = ARGV[3] or ''
@@ -4043,7 +4063,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -4147,7 +4167,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -4184,12 +4204,12 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if seen__raw__ts == nil or #seen__raw__ts > 17 then
       return corrupt(KEYS[4], 'want the integers ts', seen__raw)
     end
-    seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
+    seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = seen_ts > now + 60000
+  local stale = seen_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     hits__card = 0
@@ -4286,7 +4306,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[1], num(window_ms + MARGIN))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
@@ -4295,7 +4315,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
+      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
     end
     writes[#writes + 1] = function()
       do
@@ -4315,7 +4335,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
         hits__top = hits__x
       end
-      redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[3], num(window_ms + MARGIN))
       redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
     end
     if newest <= from then
@@ -4325,7 +4345,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
-      redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
     end
   end
   return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}, writes
@@ -4359,10 +4379,10 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -4391,11 +4411,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -4406,13 +4426,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
       return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
     bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + 60000
+  local stale = bucket_ts > now + MAX_SKEW_MS
   if stale then
     bucket_ts = 0
     bucket_level = capacity * refill_ms
@@ -4436,7 +4456,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
@@ -4555,6 +4575,10 @@ redis.register_function{function_name = 'small_trail', callback = function(KEYS,
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -4681,11 +4705,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 local note = ARGV[3] or ''
@@ -4703,7 +4727,7 @@ local function log__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
-    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
     if x_ts == nil then
       return nil, 'entry field ts is not an integer', parts[1]
     end
@@ -4807,7 +4831,7 @@ local function hits__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
-    local x_start = field(parts[1], nil, 0, 35184372088832)
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
     if x_start == nil then
       return nil, 'entry field start is not an integer', parts[1]
     end
@@ -4844,12 +4868,12 @@ if seen__raw then
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
     return corrupt(KEYS[4], 'want the integers ts', seen__raw)
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = seen_ts > now + 60000
+local stale = seen_ts > now + MAX_SKEW_MS
 if stale then
   log__card = 0
   hits__card = 0
@@ -4943,12 +4967,12 @@ if ok and c > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[1], num(window_ms + MARGIN))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
+  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
@@ -4966,13 +4990,13 @@ if ok and c > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
     hits__top = hits__x
   end
-  redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[3], num(window_ms + MARGIN))
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
-  redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
 end
 return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}
 end}
@@ -5033,6 +5057,10 @@ redis.register_function{function_name = 'small_trail_force', callback = function
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -5159,11 +5187,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 local note = ARGV[3] or ''
@@ -5181,7 +5209,7 @@ local function log__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
-    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
     if x_ts == nil then
       return nil, 'entry field ts is not an integer', parts[1]
     end
@@ -5285,7 +5313,7 @@ local function hits__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
-    local x_start = field(parts[1], nil, 0, 35184372088832)
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
     if x_start == nil then
       return nil, 'entry field start is not an integer', parts[1]
     end
@@ -5322,12 +5350,12 @@ if seen__raw then
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
     return corrupt(KEYS[4], 'want the integers ts', seen__raw)
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = seen_ts > now + 60000
+local stale = seen_ts > now + MAX_SKEW_MS
 if stale then
   log__card = 0
   hits__card = 0
@@ -5421,12 +5449,12 @@ if ok and c > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[1], num(window_ms + MARGIN))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
+  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
@@ -5444,13 +5472,13 @@ if ok and c > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
     hits__top = hits__x
   end
-  redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[3], num(window_ms + MARGIN))
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
-  redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
 end
 return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}
 end}
@@ -5498,6 +5526,10 @@ redis.register_function{function_name = 'small_trail_recent', flags = {'no-write
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -5625,7 +5657,7 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 
@@ -5637,7 +5669,7 @@ local function notes__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
-    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
     if x_ts == nil then
       return nil, 'entry field ts is not an integer', parts[1]
     end
@@ -5657,12 +5689,12 @@ if seen__raw then
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
     return corrupt(KEYS[4], 'want the integers ts', seen__raw)
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = seen_ts > now + 60000
+local stale = seen_ts > now + MAX_SKEW_MS
 if stale then
   notes = {}
   seen_ts = 0
@@ -5697,6 +5729,10 @@ redis.register_function{function_name = 'small_trail_reset', callback = function
 -- ARGV: the parameters, as trail's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
+
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
 
 local min, max, floor = math.min, math.max, math.floor
 
@@ -5790,5 +5826,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '7ee2dc8155c3dbce55f13476b715298a7c820ae8'
+  return '37e0badc2860583ba5a5c3943da24eb87afe4709'
 end}

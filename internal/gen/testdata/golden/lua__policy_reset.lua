@@ -5,6 +5,10 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -126,7 +130,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= 3600) then
+  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -135,7 +139,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -144,7 +148,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= 3600) then
+  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -177,11 +181,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -192,7 +196,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -296,12 +300,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
       return corrupt(KEYS[2], 'want the integers ts', latest__raw)
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), 35184372088832)
+    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + 60000
+  local stale = latest_ts > now + MAX_SKEW_MS
   if stale then
     win__card = 0
     latest_ts = 0
@@ -474,7 +478,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       do
@@ -494,10 +498,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
           redis.call('ZREM', KEYS[1], win__x.replaces__)
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(3600) - 1)) -- keep the newest BUCKETS_MAX
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
@@ -547,11 +551,11 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -562,13 +566,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_n = 0
@@ -590,7 +594,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
@@ -624,10 +628,10 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -656,11 +660,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -671,13 +675,13 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
       return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), 35184372088832)
+    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
     cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + 60000
+  local stale = cell_ts > now + MAX_SKEW_MS
   if stale then
     cell_ts = 0
     cell_tat = 0
@@ -700,7 +704,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
@@ -734,10 +738,10 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(35184372088832, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= (-9007199254740991)) then
+  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -766,11 +770,11 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -781,13 +785,13 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
       return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), 35184372088832)
+    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
     queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + 60000
+  local stale = queue_ts > now + MAX_SKEW_MS
   if stale then
     queue_ts = 0
     queue_work = 0
@@ -810,7 +814,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
@@ -863,11 +867,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local meta = ARGV[3] or ''
@@ -882,14 +886,14 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
       return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
-    win_start = min(max(tonumber(win__raw__start), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
+    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
     win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_start = 0
@@ -928,11 +932,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + 60000))
+      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
@@ -985,11 +989,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1000,7 +1004,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -1109,12 +1113,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
     end
     tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), 35184372088832)
+    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + 60000
+  local stale = tally_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     tally_total = 0
@@ -1202,11 +1206,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + 60000))
+      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + 60000))
+      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
@@ -1258,11 +1262,11 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1273,14 +1277,14 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
       return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), 35184372088832)
+    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
     win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
     win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + 60000
+  local stale = win_ts > now + MAX_SKEW_MS
   if stale then
     win_ts = 0
     win_cur = 0
@@ -1313,7 +1317,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + 60000))
+      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
@@ -1365,11 +1369,11 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1380,13 +1384,13 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
       return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
     end
-    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), 35184372088832)
+    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
     ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = ctr_ts > now + 60000
+  local stale = ctr_ts > now + MAX_SKEW_MS
   if stale then
     ctr_ts = 0
     ctr_n = 0
@@ -1403,7 +1407,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + 1000))
+      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
     end
   else
     local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
@@ -1480,11 +1484,11 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   local note = ARGV[3] or ''
@@ -1499,7 +1503,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
       end
-      local x_ts = field(parts[1], nil, 0, 35184372088832)
+      local x_ts = field(parts[1], nil, 0, NOW_MAX)
       if x_ts == nil then
         return nil, 'entry field ts is not an integer', parts[1]
       end
@@ -1603,7 +1607,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if parts == nil then
         return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
       end
-      local x_start = field(parts[1], nil, 0, 35184372088832)
+      local x_start = field(parts[1], nil, 0, NOW_MAX)
       if x_start == nil then
         return nil, 'entry field start is not an integer', parts[1]
       end
@@ -1640,12 +1644,12 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if seen__raw__ts == nil or #seen__raw__ts > 17 then
       return corrupt(KEYS[4], 'want the integers ts', seen__raw)
     end
-    seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
+    seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = seen_ts > now + 60000
+  local stale = seen_ts > now + MAX_SKEW_MS
   if stale then
     log__card = 0
     hits__card = 0
@@ -1742,7 +1746,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[1], num(window_ms + MARGIN))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
@@ -1751,7 +1755,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
+      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
     end
     writes[#writes + 1] = function()
       do
@@ -1771,7 +1775,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
         hits__top = hits__x
       end
-      redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[3], num(window_ms + MARGIN))
       redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
     end
     if newest <= from then
@@ -1781,7 +1785,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
-      redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
+      redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
     end
   end
   return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}, writes
@@ -1815,10 +1819,10 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(35184372088832, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= 9007199254740991) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1847,11 +1851,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   else
     now = int(ARGV[1])
   end
-  if now == nil or now < 0 or now > 35184372088832 then
+  if now == nil or now < 0 or now > NOW_MAX then
     return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
   end
   local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > 9007199254740991 then
+  if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
   -- state
@@ -1862,13 +1866,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
       return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), 35184372088832)
+    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
     bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + 60000
+  local stale = bucket_ts > now + MAX_SKEW_MS
   if stale then
     bucket_ts = 0
     bucket_level = capacity * refill_ms
@@ -1892,7 +1896,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + 60000))
+      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
   return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes

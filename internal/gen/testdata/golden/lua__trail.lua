@@ -51,6 +51,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -177,11 +181,11 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > 9007199254740991 then
+if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
 local note = ARGV[3] or ''
@@ -199,7 +203,7 @@ local function log__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
     end
-    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
     if x_ts == nil then
       return nil, 'entry field ts is not an integer', parts[1]
     end
@@ -303,7 +307,7 @@ local function hits__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
-    local x_start = field(parts[1], nil, 0, 35184372088832)
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
     if x_start == nil then
       return nil, 'entry field start is not an integer', parts[1]
     end
@@ -340,12 +344,12 @@ if seen__raw then
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
     return corrupt(KEYS[4], 'want the integers ts', seen__raw)
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = seen_ts > now + 60000
+local stale = seen_ts > now + MAX_SKEW_MS
 if stale then
   log__card = 0
   hits__card = 0
@@ -439,12 +443,12 @@ if ok and c > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[1], num(window_ms + MARGIN))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + 1000))
+  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
@@ -462,12 +466,12 @@ if ok and c > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
     hits__top = hits__x
   end
-  redis.call('PEXPIRE', KEYS[3], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[3], num(window_ms + MARGIN))
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
-  redis.call('PEXPIRE', KEYS[2], num(window_ms + 1000))
+  redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
 end
 return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}

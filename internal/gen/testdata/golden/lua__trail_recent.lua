@@ -41,6 +41,10 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
+local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
+local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+
 local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
@@ -167,7 +171,7 @@ if ARGV[1] == '' then -- the Redis server's clock
 else
   now = int(ARGV[1])
 end
-if now == nil or now < 0 or now > 35184372088832 then
+if now == nil or now < 0 or now > NOW_MAX then
   return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
 end
 
@@ -179,7 +183,7 @@ local function notes__parse(raw)
     if parts == nil then
       return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
     end
-    local x_ts = field(parts[1], nil, 0, 35184372088832)
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
     if x_ts == nil then
       return nil, 'entry field ts is not an integer', parts[1]
     end
@@ -199,12 +203,12 @@ if seen__raw then
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
     return corrupt(KEYS[4], 'want the integers ts', seen__raw)
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), 35184372088832)
+  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = seen_ts > now + 60000
+local stale = seen_ts > now + MAX_SKEW_MS
 if stale then
   notes = {}
   seen_ts = 0

@@ -42,16 +42,16 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "7ee2dc8155c3dbce55f13476b715298a7c820ae8", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5dc918abf9b0a50b684c52778a3095717c5841e4"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "16d7af95ee1fa0154e5f8249d66adcd7aca15142"},
+		Name: "small", Version: "37e0badc2860583ba5a5c3943da24eb87afe4709", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "c8ecfb1e76134fa88eff2fc7e18f803dfcbe20d4"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "000e1870abef2be8ca4d8dff29eef74f225b491b"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "addebb8c76654c40e6213f2c607cb96aa57c3d3c"},
-		Force:  kit.Script{Name: "counter_force", Source: counterForceSource, SHA1: "689b9b2082e996b568551d3d0f2bd4cd3d7a9ed2"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "ed3177819b9043684df83c52e776a218fdeb55e4"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "52cb940e045c2e0294e51c88186089e8426bc11f"},
+		Force:  kit.Script{Name: "counter_force", Source: counterForceSource, SHA1: "5c48b0688798f34b0ba72fa8ab53ca4eb9ff0d60"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "b36721bf4bb8eddf104c1bd123c7f83865cbbed0"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -60,10 +60,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "6cc8629bbf81c2cb04cdd430d7b0b41ce15847f9"},
-		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "eb0d2a9af568eefdb150d3076adbcc74041db5f6"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "92f41893091d978183b1dbb0e41e609e3696b0a4"},
-		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "efab0eb4ee6d090e508602f6955b74775bd5db3a"}, Returns: []string{"ts", "text"}}},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "ec039ca3455932ec0f8689cc65551cb71d0d22d4"},
+		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "12e0f5aac8764d6d5173edefd490e0de99a4ec06"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "1bb8bc9427963774c4f34533eedf7a9595b659ee"},
+		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "f7dc4b014d2d50f007e53deba4a30c0dd9711819"}, Returns: []string{"ts", "text"}}},
 		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},

@@ -85,10 +85,10 @@ func (t *trailTable) check(c *kit.Args, lim limitspec.Limit, key string) (trailP
 	if key[0] == '}' {
 		return p, kit.BadInput("trail: key must not begin with '}' (its hash tag would be empty)")
 	}
-	if c.NowMs < 0 || c.NowMs > 35184372088832 {
+	if c.NowMs < 0 || c.NowMs > kit.NowMax {
 		return p, kit.BadInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
-	if c.Cost < 0 || c.Cost > 9007199254740991 {
+	if c.Cost < 0 || c.Cost > kit.CostMax {
 		return p, kit.BadInput("%s%d", "trail: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	if len(c.Inputs[0]) > 16 {
@@ -167,7 +167,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = trailState{}
 	}
 	// {<key>}:small:log:<window_ms>:<bucket_ms>: one entry per admission
@@ -200,7 +200,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 	newest__src := log
 	if newest__n := int64(len(newest__src)); newest__n > 0 {
 		e_ := newest__src[newest__n-1]
-		newest = min(max(e_.Ts, 0), 35184372088832)
+		newest = min(max(e_.Ts, 0), kit.NowMax)
 	}
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
@@ -215,7 +215,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 		if freeAt__need := used + c_ - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
 			freeAt__i := int64(kit.SearchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
 			e_ := freeAt__src[freeAt__i]
-			freeAt = min(max(e_.Ts, 0), 35184372088832) + p.WindowMs
+			freeAt = min(max(e_.Ts, 0), kit.NowMax) + p.WindowMs
 		}
 	}
 	bucket := nowMs - nowMs%p.BucketMs
@@ -331,7 +331,7 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, 35184372088832) > nowMs+60000 {
+	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+60000 {
 		st = trailState{}
 	}
 	// {<key>}:small:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first
@@ -345,7 +345,7 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	}
 	agg__1 := int64(0)
 	for _, n_ := range notes {
-		agg__1 = min(max(n_.Ts, 0), 35184372088832)
+		agg__1 = min(max(n_.Ts, 0), kit.NowMax)
 	}
 	fresh := agg__1 > nowMs-p.WindowMs
 	if !(fresh) {
@@ -353,7 +353,7 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	}
 	out := make([]kit.Record, len(notes))
 	for i, x := range notes {
-		out[i] = kit.Record{kit.Field(true, x.Ts, 0, 0, 35184372088832), x.Text}
+		out[i] = kit.Record{kit.Field(true, x.Ts, 0, 0, kit.NowMax), x.Text}
 	}
 	return out, nil
 }
