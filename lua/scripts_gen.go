@@ -13,17 +13,11 @@ import (
 //go:embed bucket_window.lua
 var bucketWindowSource string
 
-//go:embed bucket_window_force.lua
-var bucketWindowForceSource string
-
 //go:embed bucket_window_reset.lua
 var bucketWindowResetSource string
 
 //go:embed fixed_window.lua
 var fixedWindowSource string
-
-//go:embed fixed_window_force.lua
-var fixedWindowForceSource string
 
 //go:embed fixed_window_reset.lua
 var fixedWindowResetSource string
@@ -31,17 +25,11 @@ var fixedWindowResetSource string
 //go:embed gcra.lua
 var gcraSource string
 
-//go:embed gcra_force.lua
-var gcraForceSource string
-
 //go:embed gcra_reset.lua
 var gcraResetSource string
 
 //go:embed leaky_bucket.lua
 var leakyBucketSource string
-
-//go:embed leaky_bucket_force.lua
-var leakyBucketForceSource string
 
 //go:embed leaky_bucket_reset.lua
 var leakyBucketResetSource string
@@ -51,9 +39,6 @@ var metaWindowSource string
 
 //go:embed meta_window_entries.lua
 var metaWindowEntriesSource string
-
-//go:embed meta_window_force.lua
-var metaWindowForceSource string
 
 //go:embed meta_window_reset.lua
 var metaWindowResetSource string
@@ -67,26 +52,17 @@ var policyResetSource string
 //go:embed sliding_log.lua
 var slidingLogSource string
 
-//go:embed sliding_log_force.lua
-var slidingLogForceSource string
-
 //go:embed sliding_log_reset.lua
 var slidingLogResetSource string
 
 //go:embed sliding_window.lua
 var slidingWindowSource string
 
-//go:embed sliding_window_force.lua
-var slidingWindowForceSource string
-
 //go:embed sliding_window_reset.lua
 var slidingWindowResetSource string
 
 //go:embed token_bucket.lua
 var tokenBucketSource string
-
-//go:embed token_bucket_force.lua
-var tokenBucketForceSource string
 
 //go:embed token_bucket_reset.lua
 var tokenBucketResetSource string
@@ -96,16 +72,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "64a381a1c20a47d02a89d09ce9da1bb289f394e2", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "73a49ea5cf2516e5d49e8ff6d72c203dece1caed"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4ddf03d3fda809ed759604dfe70f62242a56c74b"},
+		Name: "limitspec", Version: "108c6e8947bc6218ea409560be26e1340ec15f94", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "40ce77d2fc6c546709f269a1d0e1d9492f4dd71e"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "7c3d1084ea8db655092f9efcc0cf60deb5ebe933"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "5cad759fc91dc04ea581db654874cdf9b5a0be63"},
-		Force:  kit.Script{Name: "bucket_window_force", Source: bucketWindowForceSource, SHA1: "d794486b3f59b5ff4c839c6b3b3044aa56823e02"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "917450df972929f998e760181df14b81ba190217"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "991b5d307b005d648554d4976babb894e614992d"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "8508a281672dfa13105046ae8fb861cead70f34f"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -114,9 +89,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "2092109962df9ca2db8d73eca9af466d4cfbfc2f"},
-		Force:  kit.Script{Name: "fixed_window_force", Source: fixedWindowForceSource, SHA1: "cebca654e16d095472c106767456bfe826865f4c"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "23a2a26156879d9c35aafe1b8a39f1a432a18db4"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "b30be32bc590b829f652876ecf0346206a1ac404"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "9b59a6da6e102118f1446ed5ce3160d67a160736"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -125,9 +99,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "d1f2968cbddcb89d1d90c16a6053e56180d91da2"},
-		Force:  kit.Script{Name: "gcra_force", Source: gcraForceSource, SHA1: "f450c61b86de96c882e772c9cb44a1a53b158b4b"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "7543ae9e59871bdff2b2d493c9247eb6d1ce9124"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "f8f140b538bca21a0e7df425b11d71513b94f775"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "a85ea4c95c303d83de674b1969cf71e0ea7686ef"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -136,9 +109,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "3b0fb1c4914341aaf75cb8fa1f53e476eba6e4e9"},
-		Force:  kit.Script{Name: "leaky_bucket_force", Source: leakyBucketForceSource, SHA1: "eceb28fef4fd95b0ade5086398d8f3cb22b62880"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "7d7e7e1aa7011bbdac4ce77c16ffa24b8443c73e"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "a06dc38d4321f7c9c36af885c2da96267c46e0bd"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "c393eb207e8e8b29a9d80ad2d9f5306e457ee750"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -147,10 +119,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "a91c37f0ba2a2da838ff8fdbc69a632ac6b4169e"},
-		Force:  kit.Script{Name: "meta_window_force", Source: metaWindowForceSource, SHA1: "25e4d8686c033e11617a1be03e35f404a83d5ef5"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "9f4b84a2faba8d2eb9748c81460d54309bc24fa7"},
-		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "f9002a5df7eb7948d2bfa933caf2c697fadc9867"}, Returns: []string{"t_ms", "cost", "meta"}}},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "02b3bedb616c12dbc9db80721a1156f8ca59de79"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "747a6f686e505dcaa871b82ec64835853f721e25"},
+		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "ede9b1e965b523bd1a8ab7dc81086e8c0e77d6ef"}, Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
@@ -158,9 +129,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "e6c396375a9fb18c258c85cce0526cf5936dae2a"},
-		Force:  kit.Script{Name: "sliding_log_force", Source: slidingLogForceSource, SHA1: "c34a10ef68b356cdbee2a32fec841b0add6ce15b"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "9e32ddcf33642cf7a65e50c03ef1bfd5f5b9b14e"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "02738d588db0fcbfa81d1b859d28972258eee9af"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "56a9d9bf8a7cae1d533ed39f215c75a0ea9280cb"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -169,9 +139,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "d210a6d4d242d55bd39a21d0b6966dafb4f4a550"},
-		Force:  kit.Script{Name: "sliding_window_force", Source: slidingWindowForceSource, SHA1: "a539217751d2d3e4db041a09629abea17448e2de"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "5ea1bf831c4f2ee22dfaaa53ed695b5583ade952"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "0fe8a7963fe801beca00cd8edce7df10c6198e81"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "30eb9b80ffdb88ccae52e05eda14eb2606dbb014"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -180,9 +149,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "61fc9cc7117efd2a702be5444147cc6d40b2f32e"},
-		Force:  kit.Script{Name: "token_bucket_force", Source: tokenBucketForceSource, SHA1: "046126dac14982b279a10354ac9a4f4b549345a2"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "b79f8adaf60c8b8646dc95fa1fc2fbac4b6e8183"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "de767f154f9537bf853c7286f29c80b083a42560"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "01a06cfd3cabebeecf0bb64902f0d1856eaf02d3"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

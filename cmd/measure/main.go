@@ -74,6 +74,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitspec/limitspec/kit"
 )
 
 func main() {
@@ -389,11 +391,11 @@ func keyNames(s script, key string, v map[string]int64) []string {
 	return s.KeyNames(key, params)
 }
 
-// args is the ARGV of a decision: now_ms, cost, the strings, the
-// parameters.
+// args is the ARGV of a decision: now_ms, cost, force (0: a decision),
+// the strings, the parameters.
 func args(s script, ps []any) func(call) []any {
 	return func(c call) []any {
-		a := []any{c.t, c.cost}
+		a := []any{c.t, c.cost, kit.ForceArg(false)}
 		for range s.Strings {
 			a = append(a, Meta)
 		}

@@ -13,9 +13,6 @@ import (
 //go:embed lua/daily_quota.lua
 var dailyQuotaSource string
 
-//go:embed lua/daily_quota_force.lua
-var dailyQuotaForceSource string
-
 //go:embed lua/daily_quota_reset.lua
 var dailyQuotaResetSource string
 
@@ -30,16 +27,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "86e3bec5881c8b5a1aabdf53277ff9f402ae230a", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f2db6da1ba4f9e24d8aeb0226b861135f2b65308"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "729fc446f7e5a603ee2f5e2959299a2b76ff4ce5"},
+		Name: "quota", Version: "e2a4a06cedfa892c6bc2820e0a4d8405c53c2eab", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "7fd700bd7d9bd41f6a886b709d764cd80fd59180"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "5bbb5271b1b332305dabb295411244265a299fd4"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "526819fe59805f561c9c5a362f6bcc6d0e0bd48f"},
-		Force:  kit.Script{Name: "daily_quota_force", Source: dailyQuotaForceSource, SHA1: "3fcb6f194045bd1f71716110ae7efe2d0eccdc0d"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "ce48365ba7f16eb3630ffaf0a2c23db8d0ac6247"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "276dc817a46524fec9ace758c5d8b73dc231927a"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "2f3d3b14a572e430f11109c93af7d22c7a48e088"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
 		Inputs: []string{},

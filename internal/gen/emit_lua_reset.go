@@ -29,7 +29,7 @@ func emitLuaReset(sp *Spec, a *Algorithm) []byte {
 	w.line("-- Reply: the number of keys deleted. Errors (nothing is deleted):")
 	w.line("-- BADINPUT <message>, as the decision's for its parameters and keys.")
 	w.line("")
-	w.raw(luaPrelude)
+	luaHelpers(&w, false)
 	w.line("")
 	w.line("local ALG = %s", luaStr(a.Name+": "))
 	w.line("local function bad(msg)")
