@@ -73,9 +73,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/limitspec/limitspec/kit"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {

@@ -27,7 +27,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message

@@ -60,7 +60,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -75,14 +75,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
-local ALG = 'trail: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -110,6 +102,14 @@ local function keep_last(list, n)
     out[#out + 1] = list[i]
   end
   return out
+end
+
+local ALG = 'trail: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments

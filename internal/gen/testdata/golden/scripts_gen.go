@@ -13,9 +13,6 @@ import (
 //go:embed lua/counter.lua
 var counterSource string
 
-//go:embed lua/counter_force.lua
-var counterForceSource string
-
 //go:embed lua/counter_reset.lua
 var counterResetSource string
 
@@ -28,9 +25,6 @@ var policyResetSource string
 //go:embed lua/trail.lua
 var trailSource string
 
-//go:embed lua/trail_force.lua
-var trailForceSource string
-
 //go:embed lua/trail_recent.lua
 var trailRecentSource string
 
@@ -42,16 +36,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "7ee2dc8155c3dbce55f13476b715298a7c820ae8", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5dc918abf9b0a50b684c52778a3095717c5841e4"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "16d7af95ee1fa0154e5f8249d66adcd7aca15142"},
+		Name: "small", Version: "642052b80424df9f7112f6c734adee574504017f", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6d590d83e18d436e560b5d8f65974665fb54cd17"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "40fa173afe3370077fcb3b9a625f869ba66ed10d"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "addebb8c76654c40e6213f2c607cb96aa57c3d3c"},
-		Force:  kit.Script{Name: "counter_force", Source: counterForceSource, SHA1: "689b9b2082e996b568551d3d0f2bd4cd3d7a9ed2"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "ed3177819b9043684df83c52e776a218fdeb55e4"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "90b3f0f265d350a67317e7e921f456faa51b751c"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "712a3517814f32bf892d9ada6b50ec40bade8d87"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -60,10 +53,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "6cc8629bbf81c2cb04cdd430d7b0b41ce15847f9"},
-		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "eb0d2a9af568eefdb150d3076adbcc74041db5f6"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "92f41893091d978183b1dbb0e41e609e3696b0a4"},
-		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "efab0eb4ee6d090e508602f6955b74775bd5db3a"}, Returns: []string{"ts", "text"}}},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "311af8f28f65884d2a49edcda390042f607c3400"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "518d32a3949a5922445f6d61062be3ce7d8e4f7e"},
+		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "768c2503f2a31747222117e663a538d86ff99572"}, Returns: []string{"ts", "text"}}},
 		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},
