@@ -50,7 +50,7 @@ func limitspecDecider(lim limitspec.Limit) (*redisDecider, error) {
 		Group: name, Name: "limitspec lua/" + name + ".lua", Ours: true,
 		load: loader(s.Decide.Source),
 		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
-			argv := []any{strconv.FormatInt(time.Now().UnixMilli(), 10), "1"}
+			argv := []any{strconv.FormatInt(time.Now().UnixMilli(), 10), "1", kit.ForceArg(false)}
 			for _, in := range s.Inputs {
 				argv = append(argv, input(in))
 			}

@@ -33,17 +33,18 @@ type View struct {
 // Scripts are an algorithm's Lua scripts and their calling convention:
 //
 //	KEYS = KeyNames(...)
-//	ARGV = now_ms, cost, the Inputs, then the Params in order
+//	ARGV = now_ms, cost, force, the Inputs, then the Params in order
 //
-// and the reply, the Reply's fields in order (docs/semantics.md). A
-// forced call takes the same; a reset and a view, the parameters alone (a
-// view, now_ms first).
+// and the reply, the Reply's fields in order (docs/semantics.md). force
+// is ForceArg's: Decide with "1" is the forced call, which charges the
+// cost even when it denies (docs/semantics.md, "Force"). A reset and a
+// view take the parameters alone (a view, now_ms first).
 type Scripts struct {
 	ID limitspec.Algorithm
 	// Library is the Functions library holding them.
-	Library              string
-	Decide, Force, Reset Script
-	Views                []View
+	Library       string
+	Decide, Reset Script
+	Views         []View
 	// Keys are the suffixes of the keys, each naming parameters in angle
 	// brackets: ":sl:<window_ms>:sum".
 	Keys   []string
@@ -90,6 +91,15 @@ func (s *Scripts) param(name string, params []string) string {
 		return p.Default
 	}
 	return ""
+}
+
+// ForceArg is the argument force as a decision script and the policy
+// script take it: "1" for the forced call, "0" for a decision.
+func ForceArg(force bool) string {
+	if force {
+		return "1"
+	}
+	return "0"
 }
 
 // Decimal writes parameters as the scripts take them.

@@ -46,13 +46,14 @@
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
 --   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
---   ARGV[3]  limit in [1, 500000000000]: cost admitted per window_ms (tier 1)
---   ARGV[4]  window_ms in [1, 100000000000]: tier 1's window in ms, a multiple of bucket_ms
---   ARGV[5]  bucket_ms in [1, 100000000000]: bucket length in ms
---   ARGV[6]  limit_2 in [0, 500000000000] (optional, default 0): cost admitted per window_ms_2 (tier 2; 0: no tier 2)
---   ARGV[7]  window_ms_2 in [0, 100000000000] (optional, default 0): tier 2's window in ms, a multiple of bucket_ms (0: no tier 2)
---   ARGV[8]  limit_3 in [0, 500000000000] (optional, default 0): cost admitted per window_ms_3 (tier 3; 0: no tier 3)
---   ARGV[9]  window_ms_3 in [0, 100000000000] (optional, default 0): tier 3's window in ms, a multiple of bucket_ms (0: no tier 3)
+--   ARGV[3]  force: "1" charges the cost even when the request is denied, for work already done (docs/semantics.md, "Force"); "0" decides
+--   ARGV[4]  limit in [1, 500000000000]: cost admitted per window_ms (tier 1)
+--   ARGV[5]  window_ms in [1, 100000000000]: tier 1's window in ms, a multiple of bucket_ms
+--   ARGV[6]  bucket_ms in [1, 100000000000]: bucket length in ms
+--   ARGV[7]  limit_2 in [0, 500000000000] (optional, default 0): cost admitted per window_ms_2 (tier 2; 0: no tier 2)
+--   ARGV[8]  window_ms_2 in [0, 100000000000] (optional, default 0): tier 2's window in ms, a multiple of bucket_ms (0: no tier 2)
+--   ARGV[9]  limit_3 in [0, 500000000000] (optional, default 0): cost admitted per window_ms_3 (tier 3; 0: no tier 3)
+--   ARGV[10]  window_ms_3 in [0, 100000000000] (optional, default 0): tier 3's window in ms, a multiple of bucket_ms (0: no tier 3)
 --   and window_ms % bucket_ms == 0
 --   and window_ms / bucket_ms <= BUCKETS_MAX
 --   and limit_2 == 0 && window_ms_2 == 0 || limit_2 > 0 && window_ms_2 > 0
@@ -81,11 +82,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
 local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
 local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
-
-local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -104,7 +105,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -119,14 +120,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
-local ALG = 'bucket_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -156,51 +149,59 @@ local function keep_last(list, n)
   return out
 end
 
+local ALG = 'bucket_window: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
+end
+
 -- arguments
-if #ARGV < 5 or #ARGV > 9 then
-  return bad('expected 5 to 9 arguments (now_ms cost limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
+if #ARGV < 6 or #ARGV > 10 then
+  return bad('expected 6 to 10 arguments (now_ms cost force limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
 end
 
 -- parameters
-local limit = int(ARGV[3])
+local limit = int(ARGV[4])
 if limit == nil or limit < 1 or limit > 500000000000 then
-  return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[3]))
+  return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
 end
-local window_ms = int(ARGV[4])
+local window_ms = int(ARGV[5])
 if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
 end
-local bucket_ms = int(ARGV[5])
+local bucket_ms = int(ARGV[6])
 if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-  return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
 end
 local limit_2 = 0
-if ARGV[6] ~= nil then
-  limit_2 = int(ARGV[6])
+if ARGV[7] ~= nil then
+  limit_2 = int(ARGV[7])
 end
 if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-  return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[6]))
+  return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
 end
 local window_ms_2 = 0
-if ARGV[7] ~= nil then
-  window_ms_2 = int(ARGV[7])
+if ARGV[8] ~= nil then
+  window_ms_2 = int(ARGV[8])
 end
 if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-  return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[7]))
+  return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
 end
 local limit_3 = 0
-if ARGV[8] ~= nil then
-  limit_3 = int(ARGV[8])
+if ARGV[9] ~= nil then
+  limit_3 = int(ARGV[9])
 end
 if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-  return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[8]))
+  return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
 end
 local window_ms_3 = 0
-if ARGV[9] ~= nil then
-  window_ms_3 = int(ARGV[9])
+if ARGV[10] ~= nil then
+  window_ms_3 = int(ARGV[10])
 end
 if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-  return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[9]))
+  return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
 end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
@@ -261,8 +262,10 @@ local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
-
-local force = false -- the decision (the forced call is its own script)
+if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+end
+local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local function win__parse(raw)

@@ -18,9 +18,10 @@
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
 --   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
---   ARGV[3]  capacity in [1, 1000000000000]: units that may be queued
---   ARGV[4]  rate in [1, 1000000000000]: units drained per period_ms
---   ARGV[5]  period_ms in [1, 100000000000]: period of the rate in ms
+--   ARGV[3]  force: "1" charges the cost even when the request is denied, for work already done (docs/semantics.md, "Force"); "0" decides
+--   ARGV[4]  capacity in [1, 1000000000000]: units that may be queued
+--   ARGV[5]  rate in [1, 1000000000000]: units drained per period_ms
+--   ARGV[6]  period_ms in [1, 100000000000]: period of the rate in ms
 --   and capacity * period_ms <= 1000000000000000
 --   and ceildiv(capacity * period_ms, rate) <= 100000000000
 --
@@ -43,11 +44,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
 local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
 local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
-
-local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -66,7 +67,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -92,22 +93,22 @@ local function corrupt(key, what, v)
 end
 
 -- arguments
-if #ARGV < 5 or #ARGV > 5 then
-  return bad('expected 5 arguments (now_ms cost capacity rate period_ms), got ' .. #ARGV)
+if #ARGV < 6 or #ARGV > 6 then
+  return bad('expected 6 arguments (now_ms cost force capacity rate period_ms), got ' .. #ARGV)
 end
 
 -- parameters
-local capacity = int(ARGV[3])
+local capacity = int(ARGV[4])
 if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
 end
-local rate = int(ARGV[4])
+local rate = int(ARGV[5])
 if rate == nil or rate < 1 or rate > 1000000000000 then
-  return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
 end
-local period_ms = int(ARGV[5])
+local period_ms = int(ARGV[6])
 if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-  return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
 end
 if not (capacity * period_ms <= 1000000000000000) then
   return bad('capacity times period_ms must not exceed 10^15')
@@ -153,8 +154,10 @@ local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
-
-local force = false -- the decision (the forced call is its own script)
+if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+end
+local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local queue_ts, queue_work = 0, 0

@@ -2,7 +2,7 @@
 // for Redis, and registers them (kit.RegisterScripts, kit.RegisterLibrary)
 // for package redislimit, which imports it. The scripts themselves are
 // the files beside it, for clients in any language: per algorithm its
-// decision (<name>.lua), forced call (<name>_force.lua), reset
+// decision (<name>.lua, which with ARGV force 1 is the forced call), reset
 // (<name>_reset.lua) and views; policy.lua and policy_reset.lua, which
 // decide a policy of any of them; library.lua, all of them as the Redis
 // Functions library limitspec; and manifest.json, the interface of each.

@@ -13,17 +13,11 @@ import (
 //go:embed bucket_window.lua
 var bucketWindowSource string
 
-//go:embed bucket_window_force.lua
-var bucketWindowForceSource string
-
 //go:embed bucket_window_reset.lua
 var bucketWindowResetSource string
 
 //go:embed fixed_window.lua
 var fixedWindowSource string
-
-//go:embed fixed_window_force.lua
-var fixedWindowForceSource string
 
 //go:embed fixed_window_reset.lua
 var fixedWindowResetSource string
@@ -31,17 +25,11 @@ var fixedWindowResetSource string
 //go:embed gcra.lua
 var gcraSource string
 
-//go:embed gcra_force.lua
-var gcraForceSource string
-
 //go:embed gcra_reset.lua
 var gcraResetSource string
 
 //go:embed leaky_bucket.lua
 var leakyBucketSource string
-
-//go:embed leaky_bucket_force.lua
-var leakyBucketForceSource string
 
 //go:embed leaky_bucket_reset.lua
 var leakyBucketResetSource string
@@ -51,9 +39,6 @@ var metaWindowSource string
 
 //go:embed meta_window_entries.lua
 var metaWindowEntriesSource string
-
-//go:embed meta_window_force.lua
-var metaWindowForceSource string
 
 //go:embed meta_window_reset.lua
 var metaWindowResetSource string
@@ -67,26 +52,17 @@ var policyResetSource string
 //go:embed sliding_log.lua
 var slidingLogSource string
 
-//go:embed sliding_log_force.lua
-var slidingLogForceSource string
-
 //go:embed sliding_log_reset.lua
 var slidingLogResetSource string
 
 //go:embed sliding_window.lua
 var slidingWindowSource string
 
-//go:embed sliding_window_force.lua
-var slidingWindowForceSource string
-
 //go:embed sliding_window_reset.lua
 var slidingWindowResetSource string
 
 //go:embed token_bucket.lua
 var tokenBucketSource string
-
-//go:embed token_bucket_force.lua
-var tokenBucketForceSource string
 
 //go:embed token_bucket_reset.lua
 var tokenBucketResetSource string
@@ -96,16 +72,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "bca8bbc48c41e6cfebb964934b7ed7288d2e5f2d", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ccc57cef9876d2ad9a28ea40ec9887d5ca2ae83e"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "905b4e87c385025c4035175f64c79d1148feeab0"},
+		Name: "limitspec", Version: "5d9b27888f0e94621cc0d0dd0a631d5890fe0e28", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6f4ccce7f88271f8d14eec22950ff9d712c0c18d"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "03ab9398a34c595df665218b926439e87638cbab"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "c5e206bca4674f36d7990953423ae6eec7c591e5"},
-		Force:  kit.Script{Name: "bucket_window_force", Source: bucketWindowForceSource, SHA1: "5582ca426b7d65b1099ec099e499e897c72edd39"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "4eacb9013e48b277e1e1da5bff19338e19dd07e3"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "863717fbca74925796c66ed1693b097263d96bab"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "36fa9ff78bf3404293e86469033ff255875dd3f4"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -114,9 +89,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "181f293a8a3efe95f1f217025652a2797bdb2a33"},
-		Force:  kit.Script{Name: "fixed_window_force", Source: fixedWindowForceSource, SHA1: "8dc1dde94b37d327c639432cae4caba59730d49e"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "c20f14412d139e4fec91cc575f17066c6fa12ae5"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "b5368fbc1326b50029022ad82b64777d03426833"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "38599717b3b11ba9a2d8982c31f31ad9f7d2b4ca"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -125,9 +99,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "cbfbcf132f93378074081b2caaac348db90a4ff6"},
-		Force:  kit.Script{Name: "gcra_force", Source: gcraForceSource, SHA1: "3d1b975ef08d330e02a8c39859f0c3f8aaa82b42"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "909aa49b0ec82eadfe56db79827f15f99e6985f5"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "3a027ad072582b482060a117b19c97c257e2c7bb"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "c229054a3a533c98f87981191d2086ae30710f5e"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -136,9 +109,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "2592a2264726fca003250db10811ae4dc6413bb5"},
-		Force:  kit.Script{Name: "leaky_bucket_force", Source: leakyBucketForceSource, SHA1: "63a886961f7fa70633f382e3301ada2ee917154f"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "92fc83264b6675f7b608b5eedfae17e52332fd43"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "9bfe868c6dfed32c873005a92ee2f5d2c90bf545"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "441d200fb04a4e262b816becf3a36412ac932bad"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -147,10 +119,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "ffbd1a95014c540e78fdaca194d4378347f515ad"},
-		Force:  kit.Script{Name: "meta_window_force", Source: metaWindowForceSource, SHA1: "e1ec86cc01659241c558b2caec778fd067366e28"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "eb95aea1fa654b061c615280c0493e63f05aafc5"},
-		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "968ad0e3fa79c5cc9e1323f80b67b1afed702516"}, Returns: []string{"t_ms", "cost", "meta"}}},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "0042a4d0f3dbd729d59c07d49b349d8c540d1a62"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "516f1451ba02294c6842eb45dd56eeef45bf6b7f"},
+		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "1430e9d730f7cef55eec146cb7ac186e312229c7"}, Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
@@ -158,9 +129,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "7db6763051f7bc32ad31573864ba662f999063c4"},
-		Force:  kit.Script{Name: "sliding_log_force", Source: slidingLogForceSource, SHA1: "1315c3bf86b0870d66464e411579c16c0595f4d0"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "3cdc8b4c088a6df22ea3b8b6e7ae31c86c03c7b8"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "31f35b9e6466b5d9a1c85fc4b2e720b7877c6359"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "132a2d72fc68eb3aa3795ec8d7e58b1a843c3827"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -169,9 +139,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "2941b7f124ac1f9c98fbb0a7f4a8e5fd57eb5ced"},
-		Force:  kit.Script{Name: "sliding_window_force", Source: slidingWindowForceSource, SHA1: "8cb4fe7f5d38aa263a62758e72757e80b0b9a119"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "269518f1bdc32d54c6e7409c6ced3876d8a7e491"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "69754ddbec09de4b3e7a8089dea52fc539a8ce55"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "1cc8240d9f791a651fd26f0a6ebf5507f79ce832"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -180,9 +149,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "cf004edc6afb0208a81429219453cb9e64123ec3"},
-		Force:  kit.Script{Name: "token_bucket_force", Source: tokenBucketForceSource, SHA1: "441fd4c2cf38947aeeb263dcbc01677b1bbf34c7"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "65765e93742bf0b21319888a0e825e7b72ca92ea"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "5dfe7211f7fa6eb96c80689e300fc9384b1351ef"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "759e0d6db24928508f06bd4a833ccb32a33162d2"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

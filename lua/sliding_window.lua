@@ -27,8 +27,9 @@
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
 --   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
---   ARGV[3]  limit in [1, 1000000000000]: cost admitted per sliding window
---   ARGV[4]  window_ms in [1, 100000000000]: window length in ms
+--   ARGV[3]  force: "1" charges the cost even when the request is denied, for work already done (docs/semantics.md, "Force"); "0" decides
+--   ARGV[4]  limit in [1, 1000000000000]: cost admitted per sliding window
+--   ARGV[5]  window_ms in [1, 100000000000]: window length in ms
 --   and limit * window_ms <= 1000000000000000
 --
 -- Reply: an array of 7 integers:
@@ -50,11 +51,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
 local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
 local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
-
-local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -73,7 +74,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -99,18 +100,18 @@ local function corrupt(key, what, v)
 end
 
 -- arguments
-if #ARGV < 4 or #ARGV > 4 then
-  return bad('expected 4 arguments (now_ms cost limit window_ms), got ' .. #ARGV)
+if #ARGV < 5 or #ARGV > 5 then
+  return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
 end
 
 -- parameters
-local limit = int(ARGV[3])
+local limit = int(ARGV[4])
 if limit == nil or limit < 1 or limit > 1000000000000 then
-  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
 end
-local window_ms = int(ARGV[4])
+local window_ms = int(ARGV[5])
 if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
 end
 if not (limit * window_ms <= 1000000000000000) then
   return bad('limit times window_ms must not exceed 10^15')
@@ -146,8 +147,10 @@ local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
-
-local force = false -- the decision (the forced call is its own script)
+if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+end
+local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local win_ts, win_cur, win_prev = 0, 0, 0

@@ -8,14 +8,14 @@ import (
 )
 
 // call is a request's script call, prepared: the library and scripts it
-// runs, its KEYS and its ARGV after now_ms and cost, and how to read its
-// reply.
+// runs, its KEYS and its ARGV after now_ms, cost and force, and how to
+// read its reply.
 type call struct {
-	lib                  string
-	decide, force, reset kit.Script
-	keys                 []string
-	argv                 []any // after now_ms and cost
-	resetArgv            []any
+	lib           string
+	decide, reset kit.Script
+	keys          []string
+	argv          []any // after now_ms, cost and force
+	resetArgv     []any
 	// names and limits are each limit's, for Result.Limits; policy says
 	// whether the reply is a policy's (its result, the binding index,
 	// then each limit's).
@@ -44,7 +44,7 @@ func (l *Limiter) prepare(req limitspec.Request) (*call, error) {
 		return nil, kit.BadInput("%s: %s", alg, kit.KeyBrace)
 	}
 	params := kit.Decimal(args)
-	c := &call{lib: s.Library, decide: s.Decide, force: s.Force, reset: s.Reset,
+	c := &call{lib: s.Library, decide: s.Decide, reset: s.Reset,
 		keys:  s.KeyNames(l.o.prefix+kit.StoredKey(req.Key), "", params),
 		names: []string{req.Limit.Algorithm().String()}, limits: []limitspec.Limit{req.Limit}}
 	for _, in := range s.Inputs {
@@ -69,9 +69,8 @@ func scriptsOf(lim limitspec.Limit) (*kit.Scripts, []int64, error) {
 }
 
 // preparePolicy prepares a policy's call (kit.NewPolicyCall): the policy
-// script of its library, every limit's keys, and ARGV force, then for
-// each limit its algorithm, key infix, number of parameters and
-// parameters. On a Cluster or a Ring it refuses a policy whose keys may
+// script of its library, every limit's keys, and ARGV for each limit its
+// algorithm, key infix, number of parameters and parameters. On a Cluster or a Ring it refuses a policy whose keys may
 // lie in several slots.
 func (l *Limiter) preparePolicy(req limitspec.Request) (*call, error) {
 	p := req.Policy
@@ -82,17 +81,12 @@ func (l *Limiter) preparePolicy(req limitspec.Request) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	force := "0"
-	if req.Force {
-		force = "1"
-	}
-	c := &call{lib: pc.Library.Name, decide: pc.Library.Policy, force: pc.Library.Policy, reset: pc.Library.PolicyReset,
-		keys: pc.Keys, argv: make([]any, 1, 1+len(pc.Limits)), policy: true}
-	c.argv[0] = force
+	c := &call{lib: pc.Library.Name, decide: pc.Library.Policy, reset: pc.Library.PolicyReset,
+		keys: pc.Keys, argv: make([]any, 0, len(pc.Limits)), policy: true}
 	for _, v := range pc.Limits {
 		c.argv = append(c.argv, v)
 	}
-	c.resetArgv = c.argv[1:]
+	c.resetArgv = c.argv
 	for _, pl := range p.Limits() {
 		c.names, c.limits = append(c.names, pl.Name), append(c.limits, pl.Limit)
 	}

@@ -242,12 +242,8 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	if err != nil {
 		return limitspec.Result{}, err
 	}
-	argv := append([]any{nowArg(l.nowMs(req.Now)), strconv.FormatInt(req.Cost, 10)}, c.argv...)
-	s := c.decide
-	if req.Force {
-		s = c.force
-	}
-	reply, err := l.run(ctx, c.lib, s, c.keys, argv)
+	argv := append([]any{nowArg(l.nowMs(req.Now)), strconv.FormatInt(req.Cost, 10), kit.ForceArg(req.Force)}, c.argv...)
+	reply, err := l.run(ctx, c.lib, c.decide, c.keys, argv)
 	if err != nil {
 		return limitspec.Result{}, err
 	}

@@ -73,6 +73,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitspec/limitspec/kit"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -389,11 +390,11 @@ func keyNames(s script, key string, v map[string]int64) []string {
 	return s.KeyNames(key, params)
 }
 
-// args is the ARGV of a decision: now_ms, cost, the strings, the
-// parameters.
+// args is the ARGV of a decision: now_ms, cost, force (0: a decision),
+// the strings, the parameters.
 func args(s script, ps []any) func(call) []any {
 	return func(c call) []any {
-		a := []any{c.t, c.cost}
+		a := []any{c.t, c.cost, kit.ForceArg(false)}
 		for range s.Strings {
 			a = append(a, Meta)
 		}

@@ -127,7 +127,7 @@ func (m *measurer) decideWay(i int, p *limitspec.Policy, fw script, ids map[stri
 	pipe := m.rdb.Pipeline()
 	for _, l := range p.Limits() {
 		v := limitParams(fw, l)
-		argv := []any{t, 1}
+		argv := []any{t, 1, kit.ForceArg(false)}
 		for _, name := range fw.Params {
 			argv = append(argv, v[name])
 		}

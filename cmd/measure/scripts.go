@@ -75,7 +75,7 @@ func policyCall(p *limitspec.Policy, prefix string, ids map[string]string, t int
 	if err != nil {
 		return nil, nil, err
 	}
-	argv := []any{t, 1, 0}
+	argv := []any{t, 1, kit.ForceArg(false)}
 	for _, v := range c.Limits {
 		argv = append(argv, v)
 	}

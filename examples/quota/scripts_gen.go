@@ -13,9 +13,6 @@ import (
 //go:embed lua/daily_quota.lua
 var dailyQuotaSource string
 
-//go:embed lua/daily_quota_force.lua
-var dailyQuotaForceSource string
-
 //go:embed lua/daily_quota_reset.lua
 var dailyQuotaResetSource string
 
@@ -30,16 +27,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "f8f1f0ca2993be858aa864e018e5e6d39d340b67", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "cb5f2968abdee78e380f9e46cf4208cb5193e9f0"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "aed6e265f189f16ba5061b37c69a2ce0f823e9b8"},
+		Name: "quota", Version: "9204729991852d7ad7b97c23a21e293261dca75b", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "0ade5d9b15c04f9c79b54d3c513afa7007e5d9fc"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "d6e4ea4ab147fbf4378ae45214800cbca30ae668"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "061ff962c1ca60929c597e24ce108c9b725569b5"},
-		Force:  kit.Script{Name: "daily_quota_force", Source: dailyQuotaForceSource, SHA1: "7633755def65d040926317348055a3a5a3244f07"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "9f1a75c2dd9fb217f2cfcfa70a934f300a96b96a"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "563ea7af971c6f3fd19a467b38c30e2a62c7e111"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "7c69344820d582b0eef67c7540827929b0b8759e"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
 		Inputs: []string{},

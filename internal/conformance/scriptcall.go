@@ -72,10 +72,7 @@ func prepareCall(prefix string, r Request, kind callKind, view string) (scriptCa
 		c.script, c.argv = s.Views[i].Script.Name, append([]string{now}, argvParams...)
 	default:
 		c.script = s.Decide.Name
-		if r.Force {
-			c.script = s.Force.Name
-		}
-		c.argv = append([]string{now, r.Cost.String()}, stringArgs(s.Inputs, r.Inputs)...)
+		c.argv = append([]string{now, r.Cost.String(), kit.ForceArg(r.Force)}, stringArgs(s.Inputs, r.Inputs)...)
 		c.argv = append(c.argv, argvParams...)
 	}
 	return c, nil
@@ -190,8 +187,7 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 	if kind == resetCall {
 		c.script = lib.PolicyReset.Name
 	} else {
-		force := map[bool]string{false: "0", true: "1"}[r.Force]
-		c.argv = []string{strconv.FormatInt(r.NowMs, 10), r.Cost.String(), force}
+		c.argv = []string{strconv.FormatInt(r.NowMs, 10), r.Cost.String(), kit.ForceArg(r.Force)}
 	}
 	for i, l := range p.Limits {
 		s, _ := lookupScripts(l.Algorithm)
@@ -259,13 +255,13 @@ func policyPrologue(prefix string, p *Policy, ids map[string]string) (*kit.Libra
 }
 
 // scriptSources maps the function name of every script of every library
-// linked in to its source: each algorithm's decision, forced call, reset
-// and views, and each library's policy scripts.
+// linked in to its source: each algorithm's decision, reset and views,
+// and each library's policy scripts.
 func scriptSources() map[string]string {
 	out := map[string]string{}
 	add := func(lib string, s kit.Script) { out[lib+"_"+s.Name] = s.Source }
 	for _, s := range kit.AllScripts() {
-		for _, x := range []kit.Script{s.Decide, s.Force, s.Reset} {
+		for _, x := range []kit.Script{s.Decide, s.Reset} {
 			add(s.Library, x)
 		}
 		for _, v := range s.Views {

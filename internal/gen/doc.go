@@ -19,9 +19,9 @@
 // Output: CatalogueOutput, or PackageOutput for a user's package. Per
 // algorithm it writes
 //
-//	lua/<name>.lua           the decision (emit_lua.go, emit_lua_zset.go)
-//	lua/<name>_force.lua     the decision with force true: it charges a
-//	                         denied request too
+//	lua/<name>.lua           the decision (emit_lua.go, emit_lua_zset.go),
+//	                         and with ARGV force 1 the forced call, which
+//	                         charges a denied request too (emit_lua_force.go)
 //	lua/<name>_reset.lua     deletes a key's state (emit_lua_reset.go)
 //	lua/<name>_<view>.lua    each view, read-only
 //	<memory>/<name>_gen.go   the decision in Go, a kit.Table (emit_memory.go,
@@ -33,7 +33,8 @@
 //	                         scope (emit_lua_policy.go; see Policies)
 //	lua/policy_reset.lua     deletes a policy's keys
 //	lua/library.lua          every script above as one Redis Functions
-//	                         library, named after the spec's library
+//	                         library, named after the spec's library, the
+//	                         helpers they share stated once
 //	                         (emit_lua_library.go)
 //	lua/manifest.json        the interface of every script, for clients in
 //	                         any language (manifest.go)
@@ -253,8 +254,8 @@
 // keys it reads at the start are checked by the reads themselves. So a
 // refused call writes nothing, whichever key is at fault.
 //
-// Scripts count their arguments first: ARGV must hold now_ms, cost, every
-// string input and every parameter up to the last required one, and no
+// Scripts count their arguments first: ARGV must hold now_ms, cost, force
+// (a decision's; exactly 0 or 1), every string input and every parameter up to the last required one, and no
 // more than all of them. Each KEYS entry must be its state's key for the
 // call's parameters: the hash tag, then the key's template with the
 // parameters' values (and a policy's infix). An empty now_ms reads the
@@ -350,7 +351,7 @@
 // # Inputs, optional parameters and reply defaults
 //
 // An algorithm may declare string inputs, with a max_len in [1, 65536]
-// bytes. They follow now_ms and cost in ARGV, in the order declared, before
+// bytes. They follow now_ms, cost and force in ARGV, in the order declared, before
 // the parameters; each must be passed (the empty string is a value), and
 // a longer one is refused with BADINPUT (<name> must be at most N bytes).
 // In Go a request passes them by name, in limitspec.Request.Inputs

@@ -116,7 +116,6 @@ func luaRegisterScripts(w *writer, sp *Spec, o *Output, a *Algorithm, files map[
 	w.line("kit.RegisterScripts(&kit.Scripts{")
 	w.line("ID: limitspec.Algorithm{Library: %q, Name: %q}, Library: %q,", sp.Library, a.Name, sp.Library)
 	w.line("Decide: %s,", luaScript(o, a.Name, files))
-	w.line("Force: %s,", luaScript(o, luaForceName(a.Name), files))
 	w.line("Reset: %s,", luaScript(o, luaResetName(a.Name), files))
 	w.line("Views: []kit.View{%s},", strings.Join(views, ", "))
 	w.line("Keys: []string{%s},", strings.Join(keys, ", "))

@@ -15,13 +15,15 @@ const libraryScript = "library"
 func libraryFunction(sp *Spec, script string) string { return sp.Library + "_" + script }
 
 // emitLuaLibrary returns the Redis Functions library of a spec, named
-// after its library: every script of files (o's .lua files but the
+// after its library: the helpers every script shares (luaHelpers), stated
+// once as locals, then every script of files (o's .lua files but the
 // library itself), sorted by name, each wrapped as a function of KEYS and
-// ARGV that runs the script's text unchanged, so that FCALL decides
-// exactly as EVALSHA. A view's function is flagged no-writes (FCALL_RO may
-// run it on a replica). The function <library>_version replies with the
-// library's version, a digest of the scripts' SHA1s, so that a client can
-// tell whether the loaded library is the one it was built with.
+// ARGV that runs the script's own code unchanged (luaOwnCode), so that
+// FCALL decides exactly as EVALSHA. A view's function is flagged
+// no-writes (FCALL_RO may run it on a replica). The function
+// <library>_version replies with the library's version, a digest of the
+// scripts' SHA1s, so that a client can tell whether the loaded library is
+// the one it was built with.
 func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte) []byte {
 	names := libraryScripts(o, files)
 	views := map[string]bool{}
@@ -36,17 +38,22 @@ func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte) []byte {
 	w.line("--")
 	w.line("-- The Redis Functions library %s (Redis 7 and later): every script", sp.Library)
 	w.line("-- beside it, script <name>.lua as the function %s, with the same", libraryFunction(sp, "<name>"))
-	w.line("-- KEYS, ARGV and reply. FUNCTION LOAD it once, on every master of a")
-	w.line("-- cluster; it is persisted and replicated with the data. %s", libraryFunction(sp, "version"))
-	w.line("-- replies with its version (manifest.json).")
+	w.line("-- KEYS, ARGV and reply, which the script's header documents. The helpers")
+	w.line("-- the scripts share come first, once; each function holds its script's")
+	w.line("-- own code. FUNCTION LOAD it once, on every master of a cluster; it is")
+	w.line("-- persisted and replicated with the data. %s replies with", libraryFunction(sp, "version"))
+	w.line("-- its version (manifest.json).")
+	w.line("")
+	luaSharedHelpers(&w, sp, true)
 	for _, n := range names {
 		flags := ""
 		if views[n] {
 			flags = ", flags = {'no-writes'}"
 		}
 		w.line("")
+		w.line("-- %s", o.luaFile(n))
 		w.line("redis.register_function{function_name = %s%s, callback = function(KEYS, ARGV)", luaStr(libraryFunction(sp, n)), flags)
-		w.raw(string(files[o.luaFile(n)]))
+		w.raw(luaOwnCode(sp, files[o.luaFile(n)]))
 		w.line("")
 		w.line("end}")
 	}
@@ -78,4 +85,36 @@ func libraryVersion(o *Output, files map[string][]byte) string {
 		sums = append(sums, sha1Hex(files[o.luaFile(n)]))
 	}
 	return sha1Hex([]byte(strings.Join(sums, "\n")))
+}
+
+// luaHelpers writes what every script begins with, after its header:
+// math's functions as locals (luaMathLocals), then the shared helpers.
+func luaHelpers(w *writer, sp *Spec, entries bool) {
+	w.raw(luaMathLocals)
+	w.line("")
+	luaSharedHelpers(w, sp, entries)
+}
+
+// luaSharedHelpers writes what the library states once: the spec's
+// constants (luaConstants), the helpers (luaPrelude) and, with entries,
+// those of scripts that read collections (luaEntryPrelude).
+func luaSharedHelpers(w *writer, sp *Spec, entries bool) {
+	luaConstants(w, sp)
+	w.raw(luaPrelude)
+	if entries {
+		w.raw(luaEntryPrelude)
+	}
+}
+
+// luaOwnCode is a script's own code: its text after its header and the
+// helpers, math's locals first (a library's function reads math when
+// called, not at load).
+func luaOwnCode(sp *Spec, script []byte) string {
+	var shared writer
+	luaHelpers(&shared, sp, false)
+	_, code, ok := strings.Cut(string(script), shared.b.String())
+	if !ok {
+		panic("a generated script does not begin with the shared helpers")
+	}
+	return luaMathLocals + strings.TrimLeft(strings.TrimPrefix(code, luaEntryPrelude), "\n")
 }

@@ -33,14 +33,11 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 	w.line("--")
 	luaPolicyHeader(&w, sp, algs, reset)
 	w.line("")
-	luaConstants(&w, sp)
-	w.raw(luaPrelude)
+	entries := false
 	for _, a := range algs {
-		if luaUsesEntries(a) {
-			w.raw(luaEntryPrelude)
-			break
-		}
+		entries = entries || (!reset && luaUsesEntries(a, nil))
 	}
+	luaHelpers(&w, sp, entries)
 	if !reset {
 		w.raw(luaPolicyPrelude)
 	}
@@ -49,10 +46,9 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 	w.line("local function bad(msg)")
 	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
 	w.line("end")
-	w.line("local force = false -- the logic reads it; ARGV[3] sets it below")
 	for _, a := range algs {
 		w.line("")
-		luaDecideFunc(&w, sp, a)
+		luaDecideFunc(&w, sp, a, reset)
 	}
 	w.line("")
 	luaPolicyLimits(&w, algs, reset)
@@ -63,25 +59,25 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 	}
 	w.line("ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
-	luaInputs(&w, ints, nil)
-	w.line("if ARGV[3] ~= '0' and ARGV[3] ~= '1' then")
-	w.line("  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))")
-	w.line("end")
-	w.line("force = ARGV[3] == '1'")
+	luaInputs(&w, ints, nil, true)
 	w.line("for _, l in ipairs(LIMITS) do")
-	w.line("  l[3][1], l[3][2] = num(now), num(cost)")
+	w.line("  l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]")
 	w.line("end")
 	w.line("")
 	w.raw(luaPolicyDecide)
 	return bytes.TrimRight(w.bytes(), "\n")
 }
 
-// luaUsesEntries reports whether the decision of a reads entries, and so
-// needs the entry helpers.
-func luaUsesEntries(a *Algorithm) bool {
-	used := usedNames(a.Body)
+// luaUsesEntries reports whether the decision of a (v nil) or its view v
+// reads entries, and so needs the entry helpers.
+func luaUsesEntries(a *Algorithm, v *View) bool {
+	body := a.Body
+	if v != nil {
+		body = v.Body
+	}
+	used := usedNames(body)
 	for _, s := range a.States {
-		if used.entries[s] || luaZsetUsed(a, nil, used, s) {
+		if used.entries[s] || luaZsetUsed(a, v, used, s) {
 			return true
 		}
 	}
@@ -91,21 +87,26 @@ func luaUsesEntries(a *Algorithm) bool {
 // luaDecideFunc emits the function deciding a limit of algorithm a with
 // the limit's KEYS, ARGV, error prefix and key infix: mode 'check' checks
 // the parameters and the keys only; 'decide' decides, writing nothing,
-// and returns the reply and the writes that apply the decision.
-func luaDecideFunc(w *writer, sp *Spec, a *Algorithm) {
+// and returns the reply and the writes that apply the decision. With
+// checkOnly (policy_reset, which decides nothing) it only checks.
+func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 	_, _, firstParam := luaArgs(sp, a, nil)
 	var body writer
 	body.commitOnly = true
-	luaErrors(&body, "", true)
+	luaErrors(&body, "", !checkOnly)
 	luaParams(&body, a, firstParam)
 	luaKeys(&body, a, "infix")
-	body.line("if mode == 'check' then")
-	body.line("  return nil")
-	body.line("end")
-	body.line("local writes = {}")
-	ints, strs, _ := luaArgs(sp, a, nil)
-	luaInputs(&body, ints, strs)
-	luaDecision(&body, sp, a, nil, "")
+	if checkOnly {
+		body.line("return nil")
+	} else {
+		body.line("if mode == 'check' then")
+		body.line("  return nil")
+		body.line("end")
+		body.line("local writes = {}")
+		ints, strs, _ := luaArgs(sp, a, nil)
+		luaInputs(&body, ints, strs, true)
+		luaDecision(&body, sp, a, nil, "")
+	}
 	w.line("-- a limit of %s; ALG names the policy, the limit and %s in errors", a.Qualified(), a.Name)
 	w.line("local function %s(KEYS, ARGV, mode, ALG, infix)", luaDecideName(a))
 	for _, line := range strings.Split(strings.TrimRight(body.b.String(), "\n"), "\n") {
@@ -120,8 +121,8 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm) {
 
 // luaPolicyLimits reads the limits from ARGV (each its algorithm, key
 // infix, number of parameters and parameters) into LIMITS, each its
-// function, KEYS, ARGV (now_ms and cost filled in later, no string
-// input, then its parameters), error prefix and infix, and checks every
+// function, KEYS, ARGV (now_ms, cost and force filled in later, no
+// string input, then its parameters), error prefix and infix, and checks every
 // limit's parameters and keys. A reset's ARGV holds the limits alone.
 func luaPolicyLimits(w *writer, algs []*Algorithm, reset bool) {
 	first := 4
@@ -159,7 +160,7 @@ while arg <= #ARGV do
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  local argv, keys = {'', ''}, {}
+  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
   for _ = 1, alg[3] do
     argv[#argv + 1] = '' -- a policy passes no string input
   end

@@ -133,13 +133,12 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 	return files, nil
 }
 
-// algorithmFiles adds an algorithm's scripts (decision, forced call,
-// reset, views) and its table for package memory.
+// algorithmFiles adds an algorithm's scripts (decision, reset, views)
+// and its table for package memory.
 func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet) error {
 	by := fmt.Sprintf("%s: algorithm %s", a.Pos, a.Name)
 	scripts := map[string][]byte{
 		a.Name:               emitLua(sp, a, nil),
-		luaForceName(a.Name): emitLuaScript(sp, a, nil, true),
 		luaResetName(a.Name): emitLuaReset(sp, a),
 	}
 	for _, v := range a.Views {

@@ -100,7 +100,7 @@ type Algorithm struct {
 	Params   []*Param
 	Requires []*Require
 	// Strings are the algorithm's per-call string inputs, in ARGV order
-	// after now_ms and cost.
+	// after now_ms, cost and force.
 	Strings []*StrInput
 	States  []*State
 	Body    []Stmt

@@ -23,7 +23,7 @@ func TestUserSpecRejects(t *testing.T) {
 		// Names that make another file's name: Generate refuses them.
 		{"an algorithm named as the policy script", "small", "  - name: trail\n", "  - name: policy\n", "algorithm policy: its file lua/policy.lua is also the policy script's"},
 		{"an algorithm named as the typed limits", "small", "  - name: trail\n", "  - name: limits\n", "algorithm limits: its file limits_gen.go is also the typed limits'"},
-		{"an algorithm named as another's forced call", "small", "  - name: trail\n", "  - name: counter_force\n", "algorithm counter_force: its file lua/counter_force.lua is also"},
+		{"an algorithm named as another's reset", "small", "  - name: trail\n", "  - name: counter_reset\n", "algorithm counter_reset: its file lua/counter_reset.lua is also"},
 		{"a view named as the reset", "small", "      - name: recent\n", "      - name: reset\n", "its view reset's script trail_reset is another of its scripts'"},
 		{"more parameters than a call holds", "small", "      - {name: gap_ms, min: 1, max: 1000000000, doc: \"idle time that resets\"}\n",
 			"      - {name: gap_ms, min: 1, max: 1000000000, doc: \"idle time that resets\"}\n" + manyParams(15), "counter: 17 parameters; an algorithm takes at most 16"},

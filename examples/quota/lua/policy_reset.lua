@@ -5,11 +5,11 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
 local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
 local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
-
-local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -28,7 +28,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -45,87 +45,56 @@ local function num(n)
   return string.format('%d', n)
 end
 
--- s split at its first n-1 colons into n parts, or nil
-local function split(s, n)
-  local parts, from = {}, 1
-  for i = 1, n - 1 do
-    local at = string.find(s, ':', from, true)
-    if not at then
-      return nil
-    end
-    parts[i] = string.sub(s, from, at - 1)
-    from = at + 1
-  end
-  parts[n] = string.sub(s, from)
-  return parts
-end
-
--- the last n entries of list
-local function keep_last(list, n)
-  if #list <= n then
-    return list
-  end
-  local out = {}
-  for i = #list - n + 1, #list do
-    out[#out + 1] = list[i]
-  end
-  return out
-end
-
 local ALG = 'policy: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local force = false -- the logic reads it; ARGV[3] sets it below
 
 -- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
 local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 500000000000 then
-    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
   end
-  local window_ms = int(ARGV[4])
+  local window_ms = int(ARGV[5])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
-  local bucket_ms = int(ARGV[5])
+  local bucket_ms = int(ARGV[6])
   if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   local limit_2 = 0
-  if ARGV[6] ~= nil then
-    limit_2 = int(ARGV[6])
+  if ARGV[7] ~= nil then
+    limit_2 = int(ARGV[7])
   end
   if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[6]))
+    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
   end
   local window_ms_2 = 0
-  if ARGV[7] ~= nil then
-    window_ms_2 = int(ARGV[7])
+  if ARGV[8] ~= nil then
+    window_ms_2 = int(ARGV[8])
   end
   if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[7]))
+    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
   end
   local limit_3 = 0
-  if ARGV[8] ~= nil then
-    limit_3 = int(ARGV[8])
+  if ARGV[9] ~= nil then
+    limit_3 = int(ARGV[9])
   end
   if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[8]))
+    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
   end
   local window_ms_3 = 0
-  if ARGV[9] ~= nil then
-    window_ms_3 = int(ARGV[9])
+  if ARGV[10] ~= nil then
+    window_ms_3 = int(ARGV[10])
   end
   if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[9]))
+    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
   end
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
@@ -169,343 +138,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  -- state
-  local function win__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local parts = split(raw[i], 3)
-      if parts == nil then
-        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
-      end
-      local x_start = field(parts[1], nil, 0, NOW_MAX)
-      if x_start == nil then
-        return nil, 'entry field start is not an integer', parts[1]
-      end
-      local x_count = field(parts[2], nil, 1, 1000000000000)
-      if x_count == nil then
-        return nil, 'entry field count is not an integer', parts[2]
-      end
-      local x_run = field(parts[3], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[3]
-      end
-      out[#out + 1] = {start = x_start, count = x_count, run = x_run}
-    end
-    return out
-  end
-  local win__card = redis.call('ZCARD', KEYS[1])
-  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
-  local function win__at(r)
-    local raw = redis.call('ZRANGE', KEYS[1], r, r)
-    local got, what, v = win__parse(raw)
-    if got == nil then
-      return nil, what, v
-    end
-    got[1].member__ = raw[1]
-    return got[1]
-  end
-  -- the number of entries scored below bound, as ZCOUNT's max takes it
-  local function win__below(bound)
-    if win__card == 0 then
-      return 0
-    end
-    return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
-  end
-  -- the sum of count over the entries at ranks [lo, hi), the running sum
-  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
-  -- the value if an entry is not one
-  local function win__sum(lo, hi)
-    if hi <= lo then
-      return 0, 0
-    end
-    local first, what, v = win__at(lo)
-    if first == nil then
-      return nil, what, v
-    end
-    local top = first
-    if hi - 1 > lo then
-      top, what, v = win__at(hi - 1)
-      if top == nil then
-        return nil, what, v
-      end
-    end
-    local base = first.run - first.count
-    return (top.run - base) % 4503599627370496, base, first, top
-  end
-  -- the first entry at ranks [lo, hi) at which the sum of count from lo
-  -- (at most cap) reaches need, false if none; nil, what, value as above
-  local function win__reach(lo, hi, need, cap)
-    local total, base, first, top = win__sum(lo, hi)
-    if total == nil then
-      return nil, base, first
-    end
-    if hi <= lo or min(total, cap) < need then
-      return false
-    end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
-      return first
-    end
-    -- the entry sought is at a rank in [a, b]; found is the entry at b
-    local a, b, found = lo + 1, hi - 1, top
-    local function probe(r)
-      local x, what, v = win__at(r)
-      if x == nil then
-        return nil, what, v
-      end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
-        b, found = r, x
-      else
-        a = r + 1
-      end
-      return true
-    end
-    local step, galloping = 2, true
-    while a < b do
-      local r = floor((a + b) / 2)
-      if galloping then
-        r = min(lo + step - 1, b - 1)
-        step = step * 2
-      end
-      local ok, what, v = probe(r)
-      if ok == nil then
-        return nil, what, v
-      end
-      galloping = galloping and b ~= r
-    end
-    return found
-  end
-  local latest_ts = 0
-  local latest__raw = redis.call('GET', KEYS[2])
-  if latest__raw then
-    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
-    if latest__raw__ts == nil or #latest__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
-    end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + MAX_SKEW_MS
-  if stale then
-    win__card = 0
-    latest_ts = 0
-  end
-  -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
-  local win__top = nil
-  if win__card > 0 then
-    local bad__what, bad__v
-    win__top, bad__what, bad__v = win__at(win__card - 1)
-    if win__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
-    end
-  end
-
-  -- decision
-  local lag = max(0, latest_ts - now)
-  local eff = now + lag
-  local bucket = eff - eff % bucket_ms
-  local on2 = limit_2 > 0
-  local on3 = limit_3 > 0
-  local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
-  local widest = max(window_ms, max(window_ms_2, window_ms_3))
-  local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
-  local from1 = bucket - window_ms
-  local from2 = bucket - window_ms_2
-  local from3 = bucket - window_ms_3
-  local used1 = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from1)), win__card
-    local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-    if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
-    end
-    used1 = min(sum__, 3600000000000000)
-  end
-  local agg__2 = 0
-  if on2 then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
-      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-      if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
-      end
-      agg__2 = min(sum__, 3600000000000000)
-    end
-  end
-  local used2 = (on2 and agg__2 or 0)
-  local agg__3 = 0
-  if on3 then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
-      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-      if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
-      end
-      agg__3 = min(sum__, 3600000000000000)
-    end
-  end
-  local used3 = (on3 and agg__3 or 0)
-  local ok1 = used1 + c <= limit
-  local ok2 = not on2 or used2 + c <= limit_2
-  local ok3 = not on3 or used3 + c <= limit_3
-  local ok = ok1 and ok2 and ok3
-  local free1 = max(0, 2 * limit - used1)
-  local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
-  local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
-  local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
-  local agg__4 = bucket + window_ms
-  if not (ok or used1 + took + c <= limit) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from1)), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
-      if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
-      end
-      if e then
-        agg__4 = e.start + window_ms
-      end
-    end
-  end
-  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
-  local agg__5 = bucket + window_ms_2
-  if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
-      if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
-      end
-      if e then
-        agg__5 = e.start + window_ms_2
-      end
-    end
-  end
-  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
-  local agg__6 = bucket + window_ms_3
-  if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
-      if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
-      end
-      if e then
-        agg__6 = e.start + window_ms_3
-      end
-    end
-  end
-  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
-  local retry_at = max(at1, max(at2, at3))
-  local x1 = max(0, used1 + took - (limit - lim))
-  local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
-  local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
-  local agg__7 = bucket + window_ms
-  if not (x1 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from1)), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
-      if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
-      end
-      if e then
-        agg__7 = e.start + window_ms
-      end
-    end
-  end
-  local r1 = ((x1 == 0) and 0 or agg__7)
-  local agg__8 = bucket + window_ms_2
-  if not (x2 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
-      if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
-      end
-      if e then
-        agg__8 = e.start + window_ms_2
-      end
-    end
-  end
-  local r2 = ((x2 == 0) and 0 or agg__8)
-  local agg__9 = bucket + window_ms_3
-  if not (x3 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
-      if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
-      end
-      if e then
-        agg__9 = e.start + window_ms_3
-      end
-    end
-  end
-  local r3 = ((x3 == 0) and 0 or agg__9)
-  local reset_at = max(r1, max(r2, r3))
-  local room1 = max(0, limit - (used1 + took))
-  local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
-  local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
-  local room = min(room1, min(room2, room3))
-  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
-      end
-      if win__top ~= nil and win__top.start <= bucket - widest then
-        win__top = nil -- every entry is gone: the next add starts afresh
-      end
-    end
-    writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
-    end
-    writes[#writes + 1] = function()
-      do
-        local win__x = {start = bucket, count = took}
-        if win__top ~= nil then
-          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
-          win__x.run = (win__top.run + win__x.count) % 4503599627370496
-          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
-            win__x.replaces__ = win__top.member__
-            win__x.count = win__x.count + win__top.count
-          end
-        else
-          win__x.run = win__x.count % 4503599627370496
-        end
-        win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
-        redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
-        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
-          redis.call('ZREM', KEYS[1], win__x.replaces__)
-        end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
-        win__top = win__x
-      end
-      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
-    end
-  end
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}, writes
+  return nil
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -513,17 +146,14 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local window_ms = int(ARGV[4])
+  local window_ms = int(ARGV[5])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
@@ -539,65 +169,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  -- state
-  local win_ts, win_n = 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
-    end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
-  if stale then
-    win_ts = 0
-    win_n = 0
-  end
-
-  -- decision
-  local lag = max(0, win_ts - now)
-  local eff = now + lag
-  local into = eff % window_ms
-  local used = ((win_ts >= eff - into) and win_n or 0)
-  local c = min(cost, limit + 1)
-  local ok = used + c <= limit
-  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
-  local after = used + took
-  local until_end = lag + window_ms - into
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
-    end
-  end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
+  return nil
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
@@ -605,21 +177,18 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local burst = int(ARGV[3])
+  local burst = int(ARGV[4])
   if burst == nil or burst < 1 or burst > 1000000000000 then
-    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local rate = int(ARGV[4])
+  local rate = int(ARGV[5])
   if rate == nil or rate < 1 or rate > 1000000000000 then
-    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
   end
-  local period_ms = int(ARGV[5])
+  local period_ms = int(ARGV[6])
   if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
@@ -648,66 +217,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  -- state
-  local cell_ts, cell_tat = 0, 0
-  local cell__raw = redis.call('GET', KEYS[1])
-  if cell__raw then
-    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
-    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
-    end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
-    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + MAX_SKEW_MS
-  if stale then
-    cell_ts = 0
-    cell_tat = 0
-  end
-
-  -- decision
-  local tau = burst * period_ms
-  local lag = max(0, cell_ts - now)
-  local elapsed = max(0, now - cell_ts)
-  local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
-  local tat = max(0, cell_tat - drained)
-  local c = min(cost, burst + 1)
-  local new_tat = tat + c * period_ms
-  local ok = new_tat <= tau
-  local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
-  local reset = lag + floor((final + rate - 1) / rate)
-  if final > tat then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
-    end
-  end
-  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
+  return nil
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -715,21 +225,18 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local capacity = int(ARGV[3])
+  local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local rate = int(ARGV[4])
+  local rate = int(ARGV[5])
   if rate == nil or rate < 1 or rate > 1000000000000 then
-    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
   end
-  local period_ms = int(ARGV[5])
+  local period_ms = int(ARGV[6])
   if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
@@ -758,66 +265,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  -- state
-  local queue_ts, queue_work = 0, 0
-  local queue__raw = redis.call('GET', KEYS[1])
-  if queue__raw then
-    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
-    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
-    end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
-    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + MAX_SKEW_MS
-  if stale then
-    queue_ts = 0
-    queue_work = 0
-  end
-
-  -- decision
-  local full = capacity * period_ms
-  local lag = max(0, queue_ts - now)
-  local elapsed = max(0, now - queue_ts)
-  local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
-  local ahead = max(0, queue_work - drained)
-  local c = min(cost, capacity + 1)
-  local with_this = ahead + c * period_ms
-  local ok = with_this <= full
-  local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
-  local reset = lag + floor((final + rate - 1) / rate)
-  if final > ahead then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
-    end
-  end
-  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
+  return nil
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -825,17 +273,14 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local limit = int(ARGV[4])
+  local limit = int(ARGV[5])
   if limit == nil or limit < 1 or limit > 100000 then
-    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
   end
-  local window_ms = int(ARGV[5])
+  local window_ms = int(ARGV[6])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 2 then
@@ -855,91 +300,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
     return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  local meta = ARGV[3] or ''
-  if #meta > 256 then
-    return bad('meta must be at most 256 bytes, got ' .. #meta)
-  end
-  -- state
-  local win_ts, win_start, win_used = 0, 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
-    end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
-  if stale then
-    win_ts = 0
-    win_start = 0
-    win_used = 0
-  end
-
-  -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
-  local log__type = redis.call('TYPE', KEYS[2]).ok
-  if log__type ~= 'none' and log__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
-  end
-
-  -- decision
-  local lag = max(0, win_ts - now)
-  local eff = now + lag
-  local open = win_used > 0 and eff < win_start + window_ms
-  local used = (open and win_used or 0)
-  local start = (open and win_start or eff)
-  local ends = lag + max(0, start + window_ms - eff)
-  local c = min(cost, limit + 1)
-  local ok = used + c <= limit
-  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
-  local after = used + took
-  if took > 0 then
-    if not open then
-      writes[#writes + 1] = function()
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1], KEYS[2])
-        end
-        redis.call('DEL', KEYS[2])
-      end
-    end
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
-      end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
-    end
-    writes[#writes + 1] = function()
-      redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
-    end
-  end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
+  return nil
 end
 
 -- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
@@ -947,17 +308,14 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
   end
-  local offset_ms = int(ARGV[4])
+  local offset_ms = int(ARGV[5])
   if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
-    return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[4]))
+    return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
@@ -973,65 +331,7 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  -- state
-  local day_ts, day_n = 0, 0
-  local day__raw = redis.call('GET', KEYS[1])
-  if day__raw then
-    local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
-    if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
-    end
-    day_ts = min(max(tonumber(day__raw__ts), 0), NOW_MAX)
-    day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = day_ts > now + MAX_SKEW_MS
-  if stale then
-    day_ts = 0
-    day_n = 0
-  end
-
-  -- decision
-  local lag = max(0, day_ts - now)
-  local eff = now + lag
-  local into = (eff + 86400000 - offset_ms) % 86400000
-  local used = ((day_ts >= eff - into) and day_n or 0)
-  local c = min(cost, limit + 1)
-  local ok = used + c <= limit
-  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
-  local after = used + took
-  local ends = lag + 86400000 - into
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
-    end
-  end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
+  return nil
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -1039,17 +339,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 100000 then
-    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
   end
-  local window_ms = int(ARGV[4])
+  local window_ms = int(ARGV[5])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 2 then
@@ -1069,243 +366,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
     return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  -- state
-  local function log__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local parts = split(raw[i], 4)
-      if parts == nil then
-        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
-      end
-      local x_ts = field(parts[1], nil, 0, NOW_MAX)
-      if x_ts == nil then
-        return nil, 'entry field ts is not an integer', parts[1]
-      end
-      local x_seq = field(parts[2], nil, 0, 200000)
-      if x_seq == nil then
-        return nil, 'entry field seq is not an integer', parts[2]
-      end
-      local x_cost = field(parts[3], nil, 1, 200000)
-      if x_cost == nil then
-        return nil, 'entry field cost is not an integer', parts[3]
-      end
-      local x_run = field(parts[4], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[4]
-      end
-      out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
-    end
-    return out
-  end
-  local log__card = redis.call('ZCARD', KEYS[1])
-  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
-  local function log__at(r)
-    local raw = redis.call('ZRANGE', KEYS[1], r, r)
-    local got, what, v = log__parse(raw)
-    if got == nil then
-      return nil, what, v
-    end
-    got[1].member__ = raw[1]
-    return got[1]
-  end
-  -- the number of entries scored below bound, as ZCOUNT's max takes it
-  local function log__below(bound)
-    if log__card == 0 then
-      return 0
-    end
-    return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
-  end
-  -- the sum of cost over the entries at ranks [lo, hi), the running sum
-  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
-  -- the value if an entry is not one
-  local function log__sum(lo, hi)
-    if hi <= lo then
-      return 0, 0
-    end
-    local first, what, v = log__at(lo)
-    if first == nil then
-      return nil, what, v
-    end
-    local top = first
-    if hi - 1 > lo then
-      top, what, v = log__at(hi - 1)
-      if top == nil then
-        return nil, what, v
-      end
-    end
-    local base = first.run - first.cost
-    return (top.run - base) % 4503599627370496, base, first, top
-  end
-  -- the first entry at ranks [lo, hi) at which the sum of cost from lo
-  -- (at most cap) reaches need, false if none; nil, what, value as above
-  local function log__reach(lo, hi, need, cap)
-    local total, base, first, top = log__sum(lo, hi)
-    if total == nil then
-      return nil, base, first
-    end
-    if hi <= lo or min(total, cap) < need then
-      return false
-    end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
-      return first
-    end
-    -- the entry sought is at a rank in [a, b]; found is the entry at b
-    local a, b, found = lo + 1, hi - 1, top
-    local function probe(r)
-      local x, what, v = log__at(r)
-      if x == nil then
-        return nil, what, v
-      end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
-        b, found = r, x
-      else
-        a = r + 1
-      end
-      return true
-    end
-    local step, galloping = 2, true
-    while a < b do
-      local r = floor((a + b) / 2)
-      if galloping then
-        r = min(lo + step - 1, b - 1)
-        step = step * 2
-      end
-      local ok, what, v = probe(r)
-      if ok == nil then
-        return nil, what, v
-      end
-      galloping = galloping and b ~= r
-    end
-    return found
-  end
-  local tally_total, tally_ts = 0, 0
-  local tally__raw = redis.call('GET', KEYS[2])
-  if tally__raw then
-    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
-    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
-    end
-    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + MAX_SKEW_MS
-  if stale then
-    log__card = 0
-    tally_total = 0
-    tally_ts = 0
-  end
-  -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
-  local log__top = nil
-  if log__card > 0 then
-    local bad__what, bad__v
-    log__top, bad__what, bad__v = log__at(log__card - 1)
-    if log__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
-    end
-  end
-
-  -- decision
-  local lag = max(0, tally_ts - now)
-  local eff = now + lag
-  local from = eff - window_ms
-  local gone = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, log__below(num(from))
-    local sum__, bad__what, bad__v = log__sum(lo__, hi__)
-    if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
-    end
-    gone = min(sum__, 40000000000)
-  end
-  local used = max(0, tally_total - gone)
-  local c = min(cost, limit + 1)
-  local ok = used + c <= limit
-  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
-  local after = used + took
-  local free_at = eff + window_ms
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(num(from)), log__card
-    local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
-    if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
-    end
-    if e then
-      free_at = e.ts + window_ms
-    end
-  end
-  local agg__3 = eff
-  if not (took > 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(num(from)), log__card
-      if hi__ > lo__ then
-        local e, bad__what, bad__v = log__at(hi__ - 1)
-        if e == nil then
-          return corrupt(KEYS[1], bad__what, bad__v)
-        end
-        agg__3 = e.ts
-      end
-    end
-  end
-  local last_in = ((took > 0) and eff or agg__3)
-  local seq = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = min(max(0, hi__ - lo__), 200000)
-  end
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
-      end
-      if log__top ~= nil and log__top.ts <= from then
-        log__top = nil -- every entry is gone: the next add starts afresh
-      end
-    end
-    writes[#writes + 1] = function()
-      do
-        local log__x = {ts = eff, seq = seq, cost = took}
-        if log__top ~= nil then
-          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-          log__x.run = (log__top.run + log__x.cost) % 4503599627370496
-        else
-          log__x.run = log__x.cost % 4503599627370496
-        end
-        log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
-        redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
-        log__top = log__x
-      end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-    end
-    writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
-    end
-  end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
+  return nil
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -1313,17 +374,14 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local window_ms = int(ARGV[4])
+  local window_ms = int(ARGV[5])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   if not (limit * window_ms <= 1000000000000000) then
     return bad('limit times window_ms must not exceed 10^15')
@@ -1342,77 +400,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  -- state
-  local win_ts, win_cur, win_prev = 0, 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
-    end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
-    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
-  if stale then
-    win_ts = 0
-    win_cur = 0
-    win_prev = 0
-  end
-
-  -- decision
-  local lag = max(0, win_ts - now)
-  local eff = now + lag
-  local e = eff % window_ms
-  local start = eff - e
-  local to_next = window_ms - e
-  local same = win_ts >= start
-  local next = not same and win_ts >= start - window_ms
-  local prev = (same and win_prev or (next and win_cur or 0))
-  local cur = (same and win_cur or 0)
-  local weighted = prev * (window_ms - e)
-  local c = min(cost, limit + 1)
-  local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
-  local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
-  local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
-  local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
-  local short_next = max(0, after + c - limit) * window_ms
-  local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
-  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
-  if after > cur then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
-    end
-  end
-  return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
+  return nil
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
@@ -1420,21 +408,18 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
-  local capacity = int(ARGV[3])
+  local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local refill_tokens = int(ARGV[4])
+  local refill_tokens = int(ARGV[5])
   if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
   end
-  local refill_ms = int(ARGV[5])
+  local refill_ms = int(ARGV[6])
   if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
@@ -1463,67 +448,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
-  if mode == 'check' then
-    return nil
-  end
-  local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  -- state
-  local bucket_ts, bucket_level = 0, capacity * refill_ms
-  local bucket__raw = redis.call('GET', KEYS[1])
-  if bucket__raw then
-    local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
-    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
-    end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
-    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + MAX_SKEW_MS
-  if stale then
-    bucket_ts = 0
-    bucket_level = capacity * refill_ms
-  end
-
-  -- decision
-  local full = capacity * refill_ms
-  local lag = max(0, bucket_ts - now)
-  local elapsed = max(0, now - bucket_ts)
-  local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
-  local gained = min(elapsed, to_full) * refill_tokens
-  local level = min(full, bucket_level + gained)
-  local c = min(cost, capacity + 1)
-  local need = c * refill_ms
-  local ok = need <= level
-  local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
-  local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
-  if after < level then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
-    end
-  end
-  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
+  return nil
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -1553,7 +478,7 @@ while arg <= #ARGV do
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  local argv, keys = {'', ''}, {}
+  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
   for _ = 1, alg[3] do
     argv[#argv + 1] = '' -- a policy passes no string input
   end

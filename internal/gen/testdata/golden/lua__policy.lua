@@ -35,11 +35,11 @@
 -- policy's name in the first infix); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
 local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
 local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
-
-local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -58,7 +58,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -125,7 +125,6 @@ local ALG = 'policy: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local force = false -- the logic reads it; ARGV[3] sets it below
 
 -- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
 local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
@@ -136,45 +135,45 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 500000000000 then
-    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
   end
-  local window_ms = int(ARGV[4])
+  local window_ms = int(ARGV[5])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
-  local bucket_ms = int(ARGV[5])
+  local bucket_ms = int(ARGV[6])
   if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   local limit_2 = 0
-  if ARGV[6] ~= nil then
-    limit_2 = int(ARGV[6])
+  if ARGV[7] ~= nil then
+    limit_2 = int(ARGV[7])
   end
   if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[6]))
+    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
   end
   local window_ms_2 = 0
-  if ARGV[7] ~= nil then
-    window_ms_2 = int(ARGV[7])
+  if ARGV[8] ~= nil then
+    window_ms_2 = int(ARGV[8])
   end
   if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[7]))
+    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
   end
   local limit_3 = 0
-  if ARGV[8] ~= nil then
-    limit_3 = int(ARGV[8])
+  if ARGV[9] ~= nil then
+    limit_3 = int(ARGV[9])
   end
   if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[8]))
+    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
   end
   local window_ms_3 = 0
-  if ARGV[9] ~= nil then
-    window_ms_3 = int(ARGV[9])
+  if ARGV[10] ~= nil then
+    window_ms_3 = int(ARGV[10])
   end
   if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[9]))
+    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
   end
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
@@ -237,6 +236,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local function win__parse(raw)
     local out = {}
@@ -566,13 +569,13 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local window_ms = int(ARGV[4])
+  local window_ms = int(ARGV[5])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
@@ -607,6 +610,10 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local win_ts, win_n = 0, 0
   local win__raw = redis.call('GET', KEYS[1])
@@ -658,17 +665,17 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local burst = int(ARGV[3])
+  local burst = int(ARGV[4])
   if burst == nil or burst < 1 or burst > 1000000000000 then
-    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local rate = int(ARGV[4])
+  local rate = int(ARGV[5])
   if rate == nil or rate < 1 or rate > 1000000000000 then
-    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
   end
-  local period_ms = int(ARGV[5])
+  local period_ms = int(ARGV[6])
   if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
@@ -716,6 +723,10 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local cell_ts, cell_tat = 0, 0
   local cell__raw = redis.call('GET', KEYS[1])
@@ -768,17 +779,17 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local capacity = int(ARGV[3])
+  local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local rate = int(ARGV[4])
+  local rate = int(ARGV[5])
   if rate == nil or rate < 1 or rate > 1000000000000 then
-    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
   end
-  local period_ms = int(ARGV[5])
+  local period_ms = int(ARGV[6])
   if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
@@ -826,6 +837,10 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local queue_ts, queue_work = 0, 0
   local queue__raw = redis.call('GET', KEYS[1])
@@ -878,13 +893,13 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local limit = int(ARGV[4])
+  local limit = int(ARGV[5])
   if limit == nil or limit < 1 or limit > 100000 then
-    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
   end
-  local window_ms = int(ARGV[5])
+  local window_ms = int(ARGV[6])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 2 then
@@ -923,7 +938,11 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
-  local meta = ARGV[3] or ''
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+  local meta = ARGV[4] or ''
   if #meta > 256 then
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
@@ -1000,13 +1019,13 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 100000 then
-    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
   end
-  local window_ms = int(ARGV[4])
+  local window_ms = int(ARGV[5])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 2 then
@@ -1045,6 +1064,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local function log__parse(raw)
     local out = {}
@@ -1274,13 +1297,13 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local window_ms = int(ARGV[4])
+  local window_ms = int(ARGV[5])
   if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   if not (limit * window_ms <= 1000000000000000) then
     return bad('limit times window_ms must not exceed 10^15')
@@ -1318,6 +1341,10 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local win_ts, win_cur, win_prev = 0, 0, 0
   local win__raw = redis.call('GET', KEYS[1])
@@ -1381,13 +1408,13 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local limit = int(ARGV[3])
+  local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000 then
-    return bad('parameter limit must be an integer in [1, 1000], got ' .. clip(ARGV[3]))
+    return bad('parameter limit must be an integer in [1, 1000], got ' .. clip(ARGV[4]))
   end
-  local gap_ms = int(ARGV[4])
+  local gap_ms = int(ARGV[5])
   if gap_ms == nil or gap_ms < 1 or gap_ms > 1000000000 then
-    return bad('parameter gap_ms must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter gap_ms must be an integer in [1, 1000000000], got ' .. clip(ARGV[5]))
   end
   if not (limit * gap_ms <= 100000000000) then
     return bad('limit times gap_ms must not exceed 10^11')
@@ -1425,6 +1452,10 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local ctr_ts, ctr_n = 0, 0
   local ctr__raw = redis.call('GET', KEYS[1])
@@ -1482,20 +1513,20 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local limit = int(ARGV[4])
+  local limit = int(ARGV[5])
   if limit == nil or limit < 1 or limit > 100 then
-    return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[4]))
+    return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[5]))
   end
-  local window_ms = int(ARGV[5])
+  local window_ms = int(ARGV[6])
   if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
-    return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[5]))
+    return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[6]))
   end
   local bucket_ms = 10
-  if ARGV[6] ~= nil then
-    bucket_ms = int(ARGV[6])
+  if ARGV[7] ~= nil then
+    bucket_ms = int(ARGV[7])
   end
   if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
-    return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[6]))
+    return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[7]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 4 then
@@ -1540,7 +1571,11 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
-  local note = ARGV[3] or ''
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+  local note = ARGV[4] or ''
   if #note > 16 then
     return bad('note must be at most 16 bytes, got ' .. #note)
   end
@@ -1849,17 +1884,17 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
-  local capacity = int(ARGV[3])
+  local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[3]))
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
   end
-  local refill_tokens = int(ARGV[4])
+  local refill_tokens = int(ARGV[5])
   if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
   end
-  local refill_ms = int(ARGV[5])
+  local refill_ms = int(ARGV[6])
   if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
@@ -1907,6 +1942,10 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if cost == nil or cost < 0 or cost > COST_MAX then
     return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
   end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local bucket_ts, bucket_level = 0, capacity * refill_ms
   local bucket__raw = redis.call('GET', KEYS[1])
@@ -1982,7 +2021,7 @@ while arg <= #ARGV do
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  local argv, keys = {'', ''}, {}
+  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
   for _ = 1, alg[3] do
     argv[#argv + 1] = '' -- a policy passes no string input
   end
@@ -2028,9 +2067,9 @@ end
 if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
   return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
 end
-force = ARGV[3] == '1'
+local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 for _, l in ipairs(LIMITS) do
-  l[3][1], l[3][2] = num(now), num(cost)
+  l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]
 end
 
 -- every limit decides, writing nothing

@@ -27,10 +27,11 @@
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
 --   ARGV[2]  cost in [0, 9007199254740991]: integer; 0 is a peek
---   ARGV[3]  note: a string of at most 16 bytes (may be empty): recorded with an admission
---   ARGV[4]  limit in [1, 100]: cost admitted per window
---   ARGV[5]  window_ms in [1, 1000000]: window length
---   ARGV[6]  bucket_ms in [1, 1000] (optional, default 10): bucket length
+--   ARGV[3]  force: "1" charges the cost even when the request is denied, for work already done (docs/semantics.md, "Force"); "0" decides
+--   ARGV[4]  note: a string of at most 16 bytes (may be empty): recorded with an admission
+--   ARGV[5]  limit in [1, 100]: cost admitted per window
+--   ARGV[6]  window_ms in [1, 1000000]: window length
+--   ARGV[7]  bucket_ms in [1, 1000] (optional, default 10): bucket length
 --
 -- Reply: an array of 7 integers:
 --   [1] allowed (1 or 0): whether the request was admitted
@@ -51,11 +52,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
 local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
 local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
-
-local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -74,7 +75,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -89,14 +90,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
-local ALG = 'trail: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -126,26 +119,34 @@ local function keep_last(list, n)
   return out
 end
 
+local ALG = 'trail: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
+end
+
 -- arguments
-if #ARGV < 5 or #ARGV > 6 then
-  return bad('expected 5 to 6 arguments (now_ms cost note limit window_ms [bucket_ms]), got ' .. #ARGV)
+if #ARGV < 6 or #ARGV > 7 then
+  return bad('expected 6 to 7 arguments (now_ms cost force note limit window_ms [bucket_ms]), got ' .. #ARGV)
 end
 
 -- parameters
-local limit = int(ARGV[4])
+local limit = int(ARGV[5])
 if limit == nil or limit < 1 or limit > 100 then
-  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[4]))
+  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[5]))
 end
-local window_ms = int(ARGV[5])
+local window_ms = int(ARGV[6])
 if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
-  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[5]))
+  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[6]))
 end
 local bucket_ms = 10
-if ARGV[6] ~= nil then
-  bucket_ms = int(ARGV[6])
+if ARGV[7] ~= nil then
+  bucket_ms = int(ARGV[7])
 end
 if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
-  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[6]))
+  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[7]))
 end
 
 -- keys: all share the hash tag {key}, and name the parameters
@@ -188,12 +189,14 @@ local cost = int(ARGV[2])
 if cost == nil or cost < 0 or cost > COST_MAX then
   return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
 end
-local note = ARGV[3] or ''
+if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+end
+local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+local note = ARGV[4] or ''
 if #note > 16 then
   return bad('note must be at most 16 bytes, got ' .. #note)
 end
-
-local force = false -- the decision (the forced call is its own script)
 
 -- state
 local function log__parse(raw)

@@ -41,11 +41,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local min, max, floor = math.min, math.max, math.floor
+
 -- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
 local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
 local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
-
-local min, max, floor = math.min, math.max, math.floor
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -64,7 +64,7 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return min(max(n, lo), hi)
+  return math.min(math.max(n, lo), hi)
 end
 
 -- s cut to 32 bytes, for an error message
@@ -79,14 +79,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
-local ALG = 'trail: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- s split at its first n-1 colons into n parts, or nil
@@ -114,6 +106,14 @@ local function keep_last(list, n)
     out[#out + 1] = list[i]
   end
   return out
+end
+
+local ALG = 'trail: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+local function corrupt(key, what, v)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments

@@ -13,9 +13,6 @@ import (
 //go:embed lua/counter.lua
 var counterSource string
 
-//go:embed lua/counter_force.lua
-var counterForceSource string
-
 //go:embed lua/counter_reset.lua
 var counterResetSource string
 
@@ -28,9 +25,6 @@ var policyResetSource string
 //go:embed lua/trail.lua
 var trailSource string
 
-//go:embed lua/trail_force.lua
-var trailForceSource string
-
 //go:embed lua/trail_recent.lua
 var trailRecentSource string
 
@@ -42,16 +36,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "37e0badc2860583ba5a5c3943da24eb87afe4709", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "c8ecfb1e76134fa88eff2fc7e18f803dfcbe20d4"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "000e1870abef2be8ca4d8dff29eef74f225b491b"},
+		Name: "small", Version: "a3e6cc6eccaab7ac24ad636b7ad6de6703a31552", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "aa8bf47b5a8c653397fd5cc414c4332edd473cb4"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "2a569853748cfeed77fba08370b0ae4183ce1258"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "52cb940e045c2e0294e51c88186089e8426bc11f"},
-		Force:  kit.Script{Name: "counter_force", Source: counterForceSource, SHA1: "5c48b0688798f34b0ba72fa8ab53ca4eb9ff0d60"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "b36721bf4bb8eddf104c1bd123c7f83865cbbed0"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "809eef4b9c03e5ed8d621868cb1399da112828f5"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "8104f8e420630aae9b41894b53d13ea9efec9832"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -60,10 +53,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "ec039ca3455932ec0f8689cc65551cb71d0d22d4"},
-		Force:  kit.Script{Name: "trail_force", Source: trailForceSource, SHA1: "12e0f5aac8764d6d5173edefd490e0de99a4ec06"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "1bb8bc9427963774c4f34533eedf7a9595b659ee"},
-		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "f7dc4b014d2d50f007e53deba4a30c0dd9711819"}, Returns: []string{"ts", "text"}}},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "d4bab764a56ffa63cc512aa6f7ee18a55f853dd3"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "f384f06d1b2d7467ee08467008b7065f6b442d49"},
+		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "9ba2b2228def14fad4e4aa961f0af060d899813a"}, Returns: []string{"ts", "text"}}},
 		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},
