@@ -60,6 +60,16 @@ func (s *Store) pttl(a []string) (Reply, error) {
 	return v.ttl, nil
 }
 
+// size is LLEN's and ZCARD's answer: the elements of the value of kind
+// at key, 0 if absent.
+func (s *Store) size(key, kind string) (Reply, error) {
+	v, err := s.of(key, kind)
+	if v == nil || err != nil {
+		return int64(0), err
+	}
+	return int64(len(v.list) + len(v.zset)), nil
+}
+
 // dropIfEmpty removes a sorted set or a list whose last element was
 // removed, as Redis does.
 func (s *Store) dropIfEmpty(key string, v *value) {

@@ -41,13 +41,7 @@ func (s *Store) lrange(a []string) (Reply, error) {
 	return out, nil
 }
 
-func (s *Store) llen(a []string) (Reply, error) {
-	v, err := s.of(a[0], "list")
-	if v == nil || err != nil {
-		return int64(0), err
-	}
-	return int64(len(v.list)), nil
-}
+func (s *Store) llen(a []string) (Reply, error) { return s.size(a[0], "list") }
 
 // ltrim is LTRIM; a list trimmed to nothing is removed.
 func (s *Store) ltrim(a []string) (Reply, error) {

@@ -219,13 +219,7 @@ func (s *Store) remove(key string, v *value, members ...string) int64 {
 	return n
 }
 
-func (s *Store) zcard(a []string) (Reply, error) {
-	v, err := s.of(a[0], "zset")
-	if v == nil || err != nil {
-		return int64(0), err
-	}
-	return int64(len(v.zset)), nil
-}
+func (s *Store) zcard(a []string) (Reply, error) { return s.size(a[0], "zset") }
 
 func (s *Store) zcount(a []string) (Reply, error) {
 	_, in, err := s.scoreRange(a[0], a[1], a[2])
