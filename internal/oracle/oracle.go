@@ -65,8 +65,8 @@ type EntryLister interface {
 
 // The input domains of docs/semantics.md.
 const (
-	nowMax  = 1 << 45
-	costMax = 1<<53 - 1
+	nowMax   = 1 << 45
+	costMax  = 1<<53 - 1
 	inputMax = 256 // bytes, of each string input
 )
 
