@@ -48,7 +48,7 @@ func TestTwoLimitsTwoKeys(t *testing.T) {
 	l := newLimiter(t)
 	for i, s := range steps {
 		res := decide(t, l, limitspec.Request{Key: s.key, Limit: limits[s.lim], Cost: 1, Now: at(start + s.dt)})
-		o, err := models[s.lim].Decide(s.key, start+s.dt, 1, "")
+		o, err := models[s.lim].Decide(s.key, start+s.dt, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,14 +112,14 @@ func TestDecisionsMatchOracle(t *testing.T) {
 			now += rng.Int64N(300)
 		}
 		i, key := rng.IntN(len(limits)), []string{"alice", "bob", "carol"}[rng.IntN(3)]
-		cost, force, meta := rng.Int64N(5), rng.IntN(10) == 0, "m"+strconv.Itoa(step)
+		cost, force, inputs := rng.Int64N(5), rng.IntN(10) == 0, map[string]string{"meta": "m" + strconv.Itoa(step)}
 		res, err := l.Limit(context.Background(), limitspec.Request{Key: key, Limit: limits[i], Cost: cost, Now: at(now),
-			Force: force, Inputs: map[string]string{"meta": meta}})
+			Force: force, Inputs: inputs})
 		call := models[i].Decide
 		if force {
 			call = models[i].Force
 		}
-		o, oerr := call(key, now, cost, meta)
+		o, oerr := call(key, now, cost, inputs)
 		if err != nil || oerr != nil {
 			t.Fatalf("step %d: %v; oracle: %v", step, err, oerr)
 		}

@@ -50,7 +50,7 @@ func TestTwoLimitsPerCall(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := models[key].Decide(key, now, 1, "")
+			want, err := models[key].Decide(key, now, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +210,7 @@ func TestView(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _ := m.(oracle.Model).Decide("shared", t0+10*int64(i), req.Cost, who)
+			want, _ := m.(oracle.Model).Decide("shared", t0+10*int64(i), req.Cost, req.Inputs)
 			checkOne(t, who, res, "meta_window", want)
 		}
 		for _, when := range []int64{30, 59_999, 60_000} {
@@ -222,7 +222,7 @@ func TestView(t *testing.T) {
 			list, _ := m.Entries("shared", t0+when)
 			want := [][]any{}
 			for _, e := range list {
-				want = append(want, []any{e.TMs, e.Cost, e.Meta})
+				want = append(want, e.Row())
 			}
 			if when == 30 && len(want) != 2 {
 				t.Fatalf("the oracle lists %v at t0+30; the trace should leave alice's and bob's", want)

@@ -126,7 +126,7 @@ func trace(t *testing.T, lim *redislimit.Limiter, m oracle.Model, from, n int) (
 		if force {
 			decide = m.Force
 		}
-		want, err := decide(key, now, cost, "")
+		want, err := decide(key, now, cost, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,17 +72,17 @@ type domainData struct {
 
 // callData is one call, or with Calls a group, repeated Repeat times.
 type callData struct {
-	DT        expr              `yaml:"dt"`
-	Cost      expr              `yaml:"cost"`
-	Key       *string           `yaml:"key"`
-	IDs       map[string]string `yaml:"ids"`
-	Meta      *string           `yaml:"meta"`
-	MetaTimes int               `yaml:"meta_times"`
-	View      bool              `yaml:"view"`
-	Reset     bool              `yaml:"reset"`
-	Force     bool              `yaml:"force"`
-	Repeat    expr              `yaml:"repeat"`
-	Calls     []callData        `yaml:"calls"`
+	DT         expr              `yaml:"dt"`
+	Cost       expr              `yaml:"cost"`
+	Key        *string           `yaml:"key"`
+	IDs        map[string]string `yaml:"ids"`
+	Inputs     map[string]string `yaml:"inputs"`
+	InputTimes int               `yaml:"input_times"`
+	View       bool              `yaml:"view"`
+	Reset      bool              `yaml:"reset"`
+	Force      bool              `yaml:"force"`
+	Repeat     expr              `yaml:"repeat"`
+	Calls      []callData        `yaml:"calls"`
 }
 
 // loadData decodes scenarios.yaml, refusing unknown fields, algorithms
@@ -246,12 +246,11 @@ func algorithmCall(c callData, dt, cost int64) call {
 	if c.Key != nil {
 		out.key = *c.Key
 	}
-	if c.Meta != nil {
-		meta := *c.Meta
-		if c.MetaTimes > 0 {
-			meta = strings.Repeat(meta, c.MetaTimes)
+	for name, v := range c.Inputs {
+		if out.inputs == nil {
+			out.inputs = map[string]string{}
 		}
-		out.meta = &meta
+		out.inputs[name] = strings.Repeat(v, max(1, c.InputTimes))
 	}
 	return out
 }

@@ -16,8 +16,8 @@
 // deterministic: fixed seeds, sorted keys, two-space indentation.
 //
 // The code names no algorithm, policy or parameter. The generic scenarios
-// (generic.go) need only the limit, which the oracle reports; whether a
-// request carries a meta, and whether an algorithm has an entries view,
+// (generic.go) need only the limit, which the oracle reports; the string
+// inputs a request carries, and whether an algorithm has an entries view,
 // come from its scripts (package kit's registry). Everything else is data, in scenarios.yaml
 // (embedded): each algorithm's parameter sets, its extra edge scenarios
 // and its vectors at the edges of its input domains, and each policy's
@@ -43,6 +43,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,12 +90,15 @@ type vector struct {
 }
 
 // A step with View "entries" reads the key's recorded entries back
-// instead of making a request: it has no cost and no meta.
+// instead of making a request: it has no cost and no inputs. A request's
+// string input named meta is written in the contract's field meta, any
+// other in inputs.
 type step struct {
 	T         int64                      `json:"t_ms"`
 	Key       string                     `json:"key"`
 	Cost      json.RawMessage            `json:"cost,omitempty"`
 	Meta      *string                    `json:"meta,omitempty"`
+	Inputs    map[string]string          `json:"inputs,omitempty"`
 	View      string                     `json:"view,omitempty"`
 	Params    map[string]json.RawMessage `json:"params,omitempty"`
 	Reset     bool                       `json:"reset,omitempty"`
@@ -110,12 +114,14 @@ type call struct {
 	key       string
 	cost      int64
 	rawCost   string
-	wrongType bool    // plant a value of another type at the keys first
-	wrongKeys []int   // only at these keys (1-based places in KEYS)
-	meta      *string // nil: the default meta, where the algorithm takes one
-	view      bool    // read the key's entries back instead
-	reset     bool    // delete the key's state instead
-	force     bool    // the forced call: consumes the cost even when denied
+	wrongType bool  // plant a value of another type at the keys first
+	wrongKeys []int // only at these keys (1-based places in KEYS)
+	// inputs are the string inputs the call gives; every other one the
+	// algorithm takes gets its default (defaultInputs).
+	inputs map[string]string
+	view   bool // read the key's entries back instead
+	reset  bool // delete the key's state instead
+	force  bool // the forced call: consumes the cost even when denied
 	// params, when set, are the parameters from this call on: a limit
 	// changing between calls.
 	params map[string]int64
@@ -138,9 +144,36 @@ type algorithm struct {
 	scripts *kit.Scripts
 }
 
-// takesMeta reports whether every request of the algorithm carries a meta
-// (its script takes a string input).
-func (a algorithm) takesMeta() bool { return len(a.scripts.Inputs) > 0 }
+// defaultInputs are the string inputs of c, the n-th request of a
+// vector: those c gives, and "<key>-<n>" for every other one the
+// algorithm takes.
+func (a algorithm) defaultInputs(c call, n int) map[string]string {
+	out := maps.Clone(c.inputs)
+	for _, name := range a.scripts.Inputs {
+		if _, given := out[name]; !given {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = fmt.Sprintf("%s-%d", c.key, n)
+		}
+	}
+	return out
+}
+
+// setInputs writes a request's string inputs into s: the input named meta
+// in the contract's field meta, the others in inputs.
+func (s *step) setInputs(inputs map[string]string) {
+	for name, v := range inputs {
+		if name == "meta" {
+			s.Meta = &v
+			continue
+		}
+		if s.Inputs == nil {
+			s.Inputs = map[string]string{}
+		}
+		s.Inputs[name] = v
+	}
+}
 
 // hasEntries reports whether the algorithm's recorded entries can be read
 // back.
@@ -149,8 +182,6 @@ func (a algorithm) hasEntries() bool {
 }
 
 func at(t int64) *int64 { return &t }
-
-func str(s string) *string { return &s }
 
 const t0 = 1700006400000 // 2023-11-15T00:00:00Z: a multiple of a second, a minute and a day
 
@@ -185,7 +216,7 @@ func build(name string, a algorithm, comment string, params map[string]json.RawM
 	store := oracle.NewStore()
 	m, mErr := model(store, a.name, params)
 	t := int64(t0)
-	requests := 0 // numbers the default metas
+	requests := 0 // numbers the default inputs
 	for _, c := range calls {
 		t += c.dt
 		if c.at != nil {
@@ -214,7 +245,7 @@ func build(name string, a algorithm, comment string, params map[string]json.RawM
 
 // requestStep decides the n-th request of a vector at t.
 func (a algorithm) requestStep(m oracle.Model, mErr error, t int64, c call, n int) step {
-	s := step{T: t, Key: c.key, Cost: rawInt(c.cost), Meta: c.meta, Force: c.force, Expect: map[string]any{"error": true}}
+	s := step{T: t, Key: c.key, Cost: rawInt(c.cost), Force: c.force, Expect: map[string]any{"error": true}}
 	switch {
 	case len(c.wrongKeys) > 0:
 		s.WrongType = c.wrongKeys
@@ -224,13 +255,8 @@ func (a algorithm) requestStep(m oracle.Model, mErr error, t int64, c call, n in
 	if c.rawCost != "" {
 		s.Cost = json.RawMessage(c.rawCost)
 	}
-	if s.Meta == nil && a.takesMeta() {
-		s.Meta = str(fmt.Sprintf("%s-%d", c.key, n))
-	}
-	meta := ""
-	if s.Meta != nil {
-		meta = *s.Meta
-	}
+	inputs := a.defaultInputs(c, n)
+	s.setInputs(inputs)
 	var cost int64
 	if mErr != nil || json.Unmarshal(s.Cost, &cost) != nil || s.WrongType != nil {
 		return s
@@ -239,7 +265,7 @@ func (a algorithm) requestStep(m oracle.Model, mErr error, t int64, c call, n in
 	if c.force {
 		decide = m.Force
 	}
-	r, err := decide(c.key, t, cost, meta)
+	r, err := decide(c.key, t, cost, inputs)
 	if err != nil {
 		return s
 	}
@@ -250,8 +276,8 @@ func (a algorithm) requestStep(m oracle.Model, mErr error, t int64, c call, n in
 	return s
 }
 
-// viewStep reads a key's entries back at t: {"entries": [[t_ms, cost,
-// meta], ...]}, or an error.
+// viewStep reads a key's entries back at t: {"entries": [row, ...]},
+// each row the entry's fields as the view returns them, or an error.
 func viewStep(m oracle.Model, mErr error, t int64, key string) step {
 	s := step{T: t, Key: key, View: entriesView, Expect: map[string]any{"error": true}}
 	lister, ok := m.(oracle.EntryLister)
@@ -264,7 +290,7 @@ func viewStep(m oracle.Model, mErr error, t int64, key string) step {
 	}
 	list := []any{}
 	for _, e := range entries {
-		list = append(list, []any{e.TMs, e.Cost, e.Meta})
+		list = append(list, e.Row())
 	}
 	s.Expect = map[string]any{"entries": list}
 	return s
@@ -298,7 +324,7 @@ func symbols(a algorithm, p map[string]int64) (map[string]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s %v: %v", a.name, p, err)
 	}
-	peek, err := m.Decide("k", t0, 0, "")
+	peek, err := m.Decide("k", t0, 0, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s %v: peek: %v", a.name, p, err)
 	}

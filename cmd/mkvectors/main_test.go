@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -177,6 +178,50 @@ func TestExpr(t *testing.T) {
 	for _, e := range []expr{"W / 2", "1.5", "1 / 0", "L % 0", "L << 2", `"x"`, "L +"} {
 		if got, err := e.eval(sym); err == nil {
 			t.Errorf("%q: %d, want an error", e, got)
+		}
+	}
+}
+
+// TestStringInputs: a request carries every string input its algorithm
+// declares, by name, whatever their names: those a call gives, the
+// others "<key>-<n>"; the vector writes the one named meta in the
+// contract's field meta and the others in inputs (docs/vectors.md), and
+// conformance reads them back as the same inputs.
+func TestStringInputs(t *testing.T) {
+	tests := []struct {
+		declared []string
+		given    map[string]string
+		want     map[string]string
+		json     string
+	}{
+		{nil, nil, nil, `{}`},
+		{[]string{"meta"}, nil, map[string]string{"meta": "k-3"}, `{"meta":"k-3"}`},
+		{[]string{"meta"}, map[string]string{"meta": "alice"}, map[string]string{"meta": "alice"}, `{"meta":"alice"}`},
+		{[]string{"note"}, nil, map[string]string{"note": "k-3"}, `{"inputs":{"note":"k-3"}}`},
+		{[]string{"meta", "note"}, map[string]string{"note": "x"},
+			map[string]string{"meta": "k-3", "note": "x"}, `{"meta":"k-3","inputs":{"note":"x"}}`},
+	}
+	for _, tt := range tests {
+		a := algorithm{scripts: &kit.Scripts{Inputs: tt.declared}}
+		got := a.defaultInputs(call{key: "k", inputs: tt.given}, 3)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%v given %v: inputs (-want +got):\n%s", tt.declared, tt.given, diff)
+		}
+		var s step
+		s.setInputs(got)
+		b, err := json.Marshal(struct {
+			Meta   *string           `json:"meta,omitempty"`
+			Inputs map[string]string `json:"inputs,omitempty"`
+		}{s.Meta, s.Inputs})
+		if err != nil || string(b) != tt.json {
+			t.Errorf("%v given %v: written %s, want %s", tt.declared, tt.given, b, tt.json)
+		}
+		var back conformance.Step
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, (&conformance.Vector{}).Request(back, nil).Inputs); diff != "" {
+			t.Errorf("%v given %v: read back (-want +got):\n%s", tt.declared, tt.given, diff)
 		}
 	}
 }

@@ -134,16 +134,16 @@ func scenarios(t *testing.T, r Request) (map[string]work, error) {
 	var failed error
 	step := func(name string, cost int64, force bool, allowed ...bool) Outcome {
 		now++
-		before := lt.store.work
+		before, beforeInputs := lt.store.Work(), lt.inputs
 		req := r
 		req.NowMs, req.Cost, req.Force = now, json.Number(fmt.Sprint(cost)), force
 		o := lt.Decide(req)
 		if o.Error != "" || len(allowed) > 0 && o.Allowed != allowed[0] {
 			failed = cmp.Or(failed, fmt.Errorf("%s: %+v, want allowed = %v", name, o, allowed))
 		}
-		w := lt.store.work
+		w := lt.store.Work()
 		if name != "" {
-			out[name] = work{w.commands - before.commands, w.args - before.args, w.inputs - before.inputs}
+			out[name] = work{w.Commands - before.Commands, w.Args - before.Args, lt.inputs - beforeInputs}
 		}
 		return o
 	}

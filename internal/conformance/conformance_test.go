@@ -165,9 +165,9 @@ type scribbler struct{ *LuaTarget }
 func (s scribbler) Decide(r Request) Outcome {
 	o := s.LuaTarget.Decide(r)
 	if o.Error != "" {
-		for _, v := range s.store.keys {
-			if v.kind == "string" {
-				v.str += ":1"
+		for _, k := range s.store.Keys() {
+			if strings.HasPrefix(k.Content, "string ") {
+				s.store.Do("SET", []string{k.Name, strings.TrimPrefix(k.Content, "string ") + ":1", "PX", strconv.FormatInt(k.TTL, 10)})
 			}
 		}
 	}
@@ -345,7 +345,7 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 	}
 	defer mini.Close()
 	plant := map[string]func(args ...string) error{
-		"gopherlua": func(args ...string) error { _, err := luaT.store.do(args[0], args[1:]); return err },
+		"gopherlua": func(args ...string) error { _, err := luaT.store.Do(args[0], args[1:]); return err },
 		"miniredis": func(args ...string) error {
 			a := make([]any, len(args))
 			for i, x := range args {

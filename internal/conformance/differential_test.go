@@ -17,9 +17,9 @@ import (
 // randomVector derives an algorithm, parameters and a trace from a seed.
 // Parameters are mostly small, sometimes at or just past the ends of their
 // domains, so that refusals are compared too; bucket_window's windows are
-// mostly multiples of its bucket, with up to three tiers. Steps carry a
-// meta (sometimes too long), and meta_window's traces read its entries
-// back.
+// mostly multiples of its bucket, with up to three tiers. Steps carry
+// every string input the algorithm declares (sometimes too long), and
+// the traces of an algorithm with views run them.
 func randomVector(seed int64) Vector {
 	rng := rand.New(rand.NewSource(seed))
 	algs := oracle.Algorithms()
@@ -63,16 +63,17 @@ func randomVector(seed int64) Vector {
 			}
 		}
 	}
-	var views []string
+	var views, inputs []string
 	if s, ok := kit.LookupScripts(limitspec.Algorithm{Library: limitspec.Catalogue, Name: alg}); ok {
 		for _, v := range s.Views {
 			views = append(views, v.Name)
 		}
+		inputs = s.Inputs
 	}
 	v := Vector{Name: fmt.Sprintf("random/%s/seed-%d", alg, seed), Algorithm: alg, Params: params}
 	now := int64(1700000000000) + rng.Int63n(1e9)
 	keys := []string{"a", "b", "c"}
-	metas := []string{"", "alice", "bob:42", "über ✓", strings.Repeat("m", 256), strings.Repeat("m", 257)}
+	values := []string{"", "alice", "bob:42", "über ✓", strings.Repeat("m", 256), strings.Repeat("m", 257)}
 	for i := 0; i < 60; i++ {
 		switch r := rng.Intn(20); {
 		case r < 8:
@@ -96,8 +97,12 @@ func randomVector(seed int64) Vector {
 			cost = rng.Int63n(1 << 20)
 		}
 		c := json.Number(strconv.FormatInt(cost, 10))
-		meta := metas[rng.Intn(len(metas))]
-		v.Steps = append(v.Steps, Step{T: t, Key: key, Cost: &c, Meta: &meta})
+		value := values[rng.Intn(len(values))]
+		s := Step{T: t, Key: key, Cost: &c, Inputs: map[string]string{}}
+		for _, name := range inputs {
+			s.Inputs[name] = value
+		}
+		v.Steps = append(v.Steps, s)
 	}
 	return v
 }

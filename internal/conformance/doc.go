@@ -15,7 +15,8 @@
 //     limit limitspec.NewLimit makes of the step's algorithm and
 //     parameters, or the policy limitspec.NewPolicy makes of its limits.
 //   - gopherlua: the generated Lua run in gopher-lua, with a redis.call
-//     of this package's own over an in-process store (LuaTarget).
+//     of this package's own over package standin, an in-process
+//     stand-in for the Redis commands the scripts call (LuaTarget).
 //   - miniredis, redis, cluster: the same Lua through go-redis on
 //     miniredis in process, on a real Redis server by URL, or on a Redis
 //     Cluster (RedisTarget). UseFunctions makes a real server's target

@@ -31,8 +31,9 @@ type Outcome struct {
 
 // Request is the input of one step: the algorithm and its parameters, or
 // the policy, it is decided by; an algorithm's key or a policy's identity
-// values; the time, the cost, the string inputs by name (meta_window's
-// meta), and whether the call is forced.
+// values; the time, the cost, the string inputs by name (those the
+// algorithm declares, such as meta_window's meta), and whether the call
+// is forced.
 type Request struct {
 	Algorithm string
 	Params    map[string]json.Number

@@ -2,25 +2,29 @@ package conformance
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/limitspec/limitspec/internal/standin"
 	glua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 )
 
 // LuaTarget runs the generated Lua in gopher-lua, with a redis.call of
-// this package's own over an in-process store.
+// this package's own over the stand-in for Redis's commands (package
+// standin).
 type LuaTarget struct {
 	L      *glua.LState
 	protos map[string]*glua.FunctionProto
-	store  *store
+	store  *standin.Store
+	// inputs counts the KEYS and ARGV of the scripts called, so that
+	// tests can bound what a script is given.
+	inputs int64
 }
 
 // NewLuaTarget compiles every generated script once.
 func NewLuaTarget() (*LuaTarget, error) {
-	t := &LuaTarget{L: glua.NewState(), protos: map[string]*glua.FunctionProto{}, store: newStore()}
+	t := &LuaTarget{L: glua.NewState(), protos: map[string]*glua.FunctionProto{}, store: standin.New()}
 	for name, src := range scriptSources() {
 		chunk, err := parse.Parse(strings.NewReader(src), name+".lua")
 		if err != nil {
@@ -52,7 +56,7 @@ func NewLuaTarget() (*LuaTarget, error) {
 func (t *LuaTarget) Name() string { return "gopherlua" }
 
 func (t *LuaTarget) Begin(*Vector) error {
-	t.store = newStore()
+	t.store = standin.New()
 	return nil
 }
 
@@ -104,7 +108,7 @@ func (t *LuaTarget) Reset(r Request) Outcome {
 // value, or the outcome of the error it raised.
 func (t *LuaTarget) call(c scriptCall) (glua.LValue, *Outcome) {
 	L := t.L
-	t.store.work.inputs += int64(len(c.keys) + len(c.argv))
+	t.inputs += int64(len(c.keys) + len(c.argv))
 	L.SetGlobal("KEYS", stringTable(L, c.keys))
 	L.SetGlobal("ARGV", stringTable(L, c.argv))
 	L.Push(L.NewFunctionFromProto(t.protos[c.function()]))
@@ -194,7 +198,7 @@ func (t *LuaTarget) redisCall(L *glua.LState, protected bool) int {
 	if len(args) == 0 {
 		L.RaiseError("Please specify at least one argument for this redis lib call")
 	}
-	r, err := t.store.do(args[0], args[1:])
+	r, err := t.store.Do(args[0], args[1:])
 	if err != nil {
 		tbl := errTable(L, err.Error())
 		if protected {
@@ -208,7 +212,7 @@ func (t *LuaTarget) redisCall(L *glua.LState, protected bool) int {
 }
 
 // toLua converts a command's reply to Lua as Redis does: nil becomes false.
-func toLua(L *glua.LState, r reply) glua.LValue {
+func toLua(L *glua.LState, r standin.Reply) glua.LValue {
 	switch r := r.(type) {
 	case nil:
 		return glua.LFalse
@@ -216,7 +220,7 @@ func toLua(L *glua.LState, r reply) glua.LValue {
 		return glua.LNumber(r)
 	case string:
 		return glua.LString(r)
-	case status:
+	case standin.Status:
 		tbl := L.NewTable()
 		L.SetField(tbl, "ok", glua.LString(r))
 		return tbl
@@ -244,26 +248,25 @@ func stringTable(L *glua.LState, list []string) *glua.LTable {
 	return tbl
 }
 
-// Keys lists the store's keys and TTLs.
+// Keys lists the store's keys, TTLs and contents.
 func (t *LuaTarget) Keys() ([]KeyTTL, error) {
 	var out []KeyTTL
-	for k, v := range t.store.keys {
-		out = append(out, KeyTTL{Key: k, TTL: v.ttl, Content: t.store.render(k)})
+	for _, k := range t.store.Keys() {
+		out = append(out, KeyTTL{Key: k.Name, TTL: k.TTL, Content: k.Content})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
 }
 
 func (t *LuaTarget) PlantWrongType(r Request, w WrongType) error {
 	for _, k := range wrongTypeKeys("", r, w) {
 		// A hash: the type of no state (see wrongTypeKeys).
-		if _, err := t.store.do("DEL", []string{k}); err != nil {
+		if _, err := t.store.Do("DEL", []string{k}); err != nil {
 			return err
 		}
-		if _, err := t.store.do("HSET", []string{k, "x", "1"}); err != nil {
+		if _, err := t.store.Do("HSET", []string{k, "x", "1"}); err != nil {
 			return err
 		}
-		if _, err := t.store.do("PEXPIRE", []string{k, "60000"}); err != nil {
+		if _, err := t.store.Do("PEXPIRE", []string{k, "60000"}); err != nil {
 			return err
 		}
 	}

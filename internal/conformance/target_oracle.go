@@ -3,7 +3,6 @@ package conformance
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/limitspec/limitspec/internal/oracle"
 )
@@ -73,7 +72,7 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 	if r.Force {
 		decide = m.Force
 	}
-	res, err := decide(r.Key, r.NowMs, c, r.Inputs["meta"])
+	res, err := decide(r.Key, r.NowMs, c, r.Inputs)
 	if err != nil {
 		return oracleError(err)
 	}
@@ -118,11 +117,11 @@ func (o *OracleTarget) View(view string, r Request) Outcome {
 	if err != nil {
 		return oracleError(err)
 	}
-	var out [][]string
+	rows := [][]any{}
 	for _, e := range es {
-		out = append(out, []string{strconv.FormatInt(e.TMs, 10), strconv.FormatInt(e.Cost, 10), e.Meta})
+		rows = append(rows, e.Row())
 	}
-	return entriesOutcome(out)
+	return entriesOutcome(entryStrings(rows))
 }
 
 func oracleError(err error) Outcome {

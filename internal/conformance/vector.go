@@ -77,9 +77,10 @@ type Step struct {
 	Key  string       `json:"key,omitempty"`
 	Cost *json.Number `json:"cost,omitempty"` // 1 when absent
 	Meta *string      `json:"meta,omitempty"`
+	// Meta is the contract's field for the string input named meta;
 	// Inputs (a project extension) are the step's string inputs by name,
-	// for an algorithm that takes others than meta (a user's spec may);
-	// Meta is the input named meta.
+	// whatever the algorithm declares (a user's spec may declare any).
+	// Request merges them.
 	Inputs map[string]string `json:"inputs,omitempty"`
 	// Params (a project extension) are the algorithm's parameters from
 	// this step on, in place of the vector's: a limit changing between
@@ -98,7 +99,7 @@ type Step struct {
 	Force bool `json:"force,omitempty"`
 	// View (a project extension) names a read-only view to run instead of
 	// a decision, such as meta_window's "entries"; its expectation is
-	// Entries. Cost and meta do not apply.
+	// Entries. Cost and the string inputs do not apply.
 	View string `json:"view,omitempty"`
 	// WrongType (a project extension) stores a value of another Redis type
 	// at the step key's state keys first: all of them (true) or those

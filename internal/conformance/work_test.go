@@ -85,10 +85,10 @@ func TestWorkPerDecision(t *testing.T) {
 			if params == nil {
 				params = tt.fill.params
 			}
-			before := lt.store.work
+			before := lt.store.Work()
 			got := lt.Decide(req(tt.alg, params, "k", last+tt.after, num(tt.cost)))
-			work := lt.store.work
-			commands, returned := work.commands-before.commands, work.returned-before.returned
+			work := lt.store.Work()
+			commands, returned := work.Commands-before.Commands, work.Returned-before.Returned
 			if got.Error != "" || got.Allowed != tt.allowed {
 				t.Fatalf("decision %+v, want allowed = %v", got, tt.allowed)
 			}

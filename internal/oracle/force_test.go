@@ -38,7 +38,7 @@ func freplay(t *testing.T, m Model, steps []fstep) {
 		if s.force {
 			call, name = m.Force, "Force"
 		}
-		got, err := call(key, s.t, s.cost, s.meta)
+		got, err := call(key, s.t, s.cost, metaInput(s.meta))
 		if err != nil || got != s.want {
 			t.Errorf("step %d %s(t %d, %s, cost %d): got %+v %v, want %+v", i+1, name, s.t, key, s.cost, got, err, s.want)
 		}
@@ -469,8 +469,8 @@ func TestForceRefusals(t *testing.T) {
 			if alg == "fixed_window" && len(c.meta) > 0 {
 				continue // only meta_window checks meta
 			}
-			_, errD := m.Decide(c.key, c.now, c.cost, c.meta)
-			_, errF := m.Force(c.key, c.now, c.cost, c.meta)
+			_, errD := m.Decide(c.key, c.now, c.cost, metaInput(c.meta))
+			_, errF := m.Force(c.key, c.now, c.cost, metaInput(c.meta))
 			if !errors.Is(errF, ErrBadInput) || errD == nil || errF.Error() != errD.Error() {
 				t.Errorf("%s Force(%q, %d, %d): %v, Decide: %v", alg, c.key, c.now, c.cost, errF, errD)
 			}
@@ -549,9 +549,9 @@ func TestForceGCRAIsTokenBucket(t *testing.T) {
 			}
 			call := func(m Model) (Result, error) {
 				if force {
-					return m.Force(key, now, cost, "")
+					return m.Force(key, now, cost, nil)
 				}
-				return m.Decide(key, now, cost, "")
+				return m.Decide(key, now, cost, nil)
 			}
 			x, errX := call(g)
 			y, errY := call(tb)
@@ -617,12 +617,12 @@ func TestForceWaitsAreTight(t *testing.T) {
 			c := mustNew(t, set.alg, set.p)
 			for _, h := range hist {
 				if h.force {
-					c.Force(h.key, h.now, h.cost, "")
+					c.Force(h.key, h.now, h.cost, nil)
 				} else {
-					c.Decide(h.key, h.now, h.cost, "")
+					c.Decide(h.key, h.now, h.cost, nil)
 				}
 			}
-			r, err := c.Decide(key, now, cost, "")
+			r, err := c.Decide(key, now, cost, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -640,9 +640,9 @@ func TestForceWaitsAreTight(t *testing.T) {
 			var r Result
 			var err error
 			if force {
-				r, err = m.Force(key, now, cost, "")
+				r, err = m.Force(key, now, cost, nil)
 			} else {
-				r, err = m.Decide(key, now, cost, "")
+				r, err = m.Decide(key, now, cost, nil)
 			}
 			if err != nil {
 				t.Fatal(err)

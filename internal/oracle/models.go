@@ -32,7 +32,7 @@ type fixedWindowState struct {
 	used int64 // cost admitted in the window of last
 }
 
-func (m fixedWindow) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+func (m fixedWindow) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
 	eff, used := now, int64(0)
 	if s, ok := st.(fixedWindowState); ok {
 		eff = max(now, s.last)
@@ -96,7 +96,7 @@ func (m tokenBucket) msUntil(tokens *big.Rat) int64 {
 	return ceilRat(new(big.Rat).Quo(tokens, ratFrac(m.tokens, m.per)))
 }
 
-func (m tokenBucket) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+func (m tokenBucket) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
 	eff, level := m.levelAt(st, now)
 	lag := eff - now
 	allowed := level.Cmp(rat(cost)) >= 0
@@ -159,7 +159,7 @@ func (m gcra) read(st any, now int64) (eff int64, tat *big.Rat) {
 	return eff, tat
 }
 
-func (m gcra) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+func (m gcra) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
 	T := ratFrac(m.period, m.rate)
 	tau := m.tau()
 	eff, tat := m.read(st, now)
@@ -207,9 +207,9 @@ func (m gcra) decide(st any, now, cost int64, _ string, force bool) (Result, any
 // that is denied: its work is queued too.
 type leakyBucket struct{ capacity, rate, period int64 }
 
-func (m leakyBucket) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+func (m leakyBucket) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
 	g := gcra{burst: m.capacity, rate: m.rate, period: m.period}
-	r, next := g.decide(st, now, cost, "", force)
+	r, next := g.decide(st, now, cost, nil, force)
 	if r.Allowed || (force && cost > 0) {
 		// The queue ahead: the TAT before this request, past eff.
 		eff, tat := g.read(st, now)
@@ -258,7 +258,7 @@ func (m slidingWindow) fits(s slidingState, t, c int64) bool {
 	return c <= m.limit && load+c*m.window <= m.limit*m.window
 }
 
-func (m slidingWindow) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+func (m slidingWindow) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
 	stored, ok := st.(slidingState)
 	eff := now
 	if ok {

@@ -34,16 +34,18 @@ func bad(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
 }
 
-// Model decides requests for many keys of one limiter. meta is the
-// caller's string recorded by meta_window; every other algorithm ignores it.
+// Model decides requests for many keys of one limiter. inputs are the
+// request's string inputs by name: those the algorithm takes (meta_window's
+// meta, which it records) are checked and read, "" when left out; the
+// others are ignored.
 type Model interface {
-	Decide(key string, nowMs, cost int64, meta string) (Result, error)
+	Decide(key string, nowMs, cost int64, inputs map[string]string) (Result, error)
 	// Force decides as Decide and reports that decision, but charges the
 	// cost even when the decision denies, up to the bound of
 	// docs/semantics.md, "Force": the state then holds at most twice the
 	// limit's worth, and the result describes the state after the charge.
 	// Its input is checked as Decide's, with the same messages.
-	Force(key string, nowMs, cost int64, meta string) (Result, error)
+	Force(key string, nowMs, cost int64, inputs map[string]string) (Result, error)
 }
 
 // Entry is one admitted request recorded by meta_window.
@@ -51,6 +53,9 @@ type Entry struct {
 	TMs, Cost int64
 	Meta      string
 }
+
+// Row is the entry as the entries view returns it: its fields in order.
+func (e Entry) Row() []any { return []any{e.TMs, e.Cost, e.Meta} }
 
 // EntryLister is implemented by the models that record entries
 // (meta_window): Entries reads a key's entries back at nowMs.
@@ -60,9 +65,9 @@ type EntryLister interface {
 
 // The input domains of docs/semantics.md.
 const (
-	nowMax  = 1 << 45
-	costMax = 1<<53 - 1
-	metaMax = 256 // bytes
+	nowMax   = 1 << 45
+	costMax  = 1<<53 - 1
+	inputMax = 256 // bytes, of each string input
 )
 
 // The time bounds of docs/semantics.md, "State and time".
@@ -91,8 +96,8 @@ type algorithm struct {
 	// joint checks the joint bound; it returns the refusal or nil.
 	joint func(p map[string]int64) error
 	make  func(p map[string]int64) decider
-	// meta: the algorithm records the caller's meta string.
-	meta bool
+	// inputs name the string inputs the algorithm takes.
+	inputs []string
 	// horizon is the longest reset_after_ms a caller whose clock is not
 	// behind the key's can be told: how long state can matter.
 	horizon func(p map[string]int64) int64
@@ -118,7 +123,7 @@ func debtMs(count, per, tokens string) func(p map[string]int64) int64 {
 // is forced (force) and charges more than 0 although denied. A decider
 // never modifies the state it is given.
 type decider interface {
-	decide(st any, now, cost int64, meta string, force bool) (Result, any)
+	decide(st any, now, cost int64, inputs map[string]string, force bool) (Result, any)
 }
 
 // charged is the cost a request applies to its key's state: all of it
@@ -174,7 +179,7 @@ var algorithms = map[string]algorithm{
 		make: func(p map[string]int64) decider {
 			return metaWindow{limit: p["limit"], window: p["window_ms"]}
 		},
-		meta: true,
+		inputs: []string{"meta"},
 	},
 	"token_bucket": {
 		horizon: debtMs("capacity", "refill_ms", "refill_tokens"),
@@ -339,8 +344,8 @@ func (s *Store) Limit(name string, params map[string]int64) (Model, error) {
 		shared = &model{states: map[string]any{}, clocks: map[string]int64{}}
 		s.states[id] = shared
 	}
-	m := &model{d: a.make(full), meta: a.meta, states: shared.states, clocks: shared.clocks}
-	if a.meta {
+	m := &model{d: a.make(full), inputs: a.inputs, states: shared.states, clocks: shared.clocks}
+	if a.inputs != nil {
 		return entryModel{m}, nil
 	}
 	return m, nil
@@ -378,7 +383,7 @@ func accept(name string, params map[string]int64) (algorithm, map[string]int64, 
 
 type model struct {
 	d      decider
-	meta   bool             // check the meta's length
+	inputs []string         // the string inputs, whose lengths are checked
 	states map[string]any   // nil: no state
 	clocks map[string]int64 // the time of each key's last admission
 }
@@ -407,25 +412,25 @@ func checkKeyNow(key string, now int64) error {
 
 // Decide decides a request of cost at now for key, and keeps the state
 // an admission with cost > 0 leaves.
-func (m *model) Decide(key string, now, cost int64, meta string) (Result, error) {
-	return m.call(key, now, cost, meta, false)
+func (m *model) Decide(key string, now, cost int64, inputs map[string]string) (Result, error) {
+	return m.call(key, now, cost, inputs, false)
 }
 
 // Force decides a request as Decide does, but charges it even when the
 // decision denies (docs/semantics.md, "Force").
-func (m *model) Force(key string, now, cost int64, meta string) (Result, error) {
-	return m.call(key, now, cost, meta, true)
+func (m *model) Force(key string, now, cost int64, inputs map[string]string) (Result, error) {
+	return m.call(key, now, cost, inputs, true)
 }
 
 // call checks a request, decides it (forced or not) and keeps the state it
 // writes, if any. Whatever is written sets the key's clock as an
 // admission does; a state untrusted under MaxSkewMs is replaced whole.
-func (m *model) call(key string, now, cost int64, meta string, force bool) (Result, error) {
-	if err := m.check(key, now, cost, meta); err != nil {
+func (m *model) call(key string, now, cost int64, inputs map[string]string, force bool) (Result, error) {
+	if err := m.check(key, now, cost, inputs); err != nil {
 		return Result{}, err
 	}
 	st := m.trusted(key, now)
-	r, next := m.d.decide(st, now, cost, meta, force)
+	r, next := m.d.decide(st, now, cost, inputs, force)
 	if next != nil {
 		m.states[key] = next
 		if st == nil {
@@ -438,16 +443,18 @@ func (m *model) call(key string, now, cost int64, meta string, force bool) (Resu
 }
 
 // check refuses a request's input in the order of docs/semantics.md: the
-// key, now, cost, meta.
-func (m *model) check(key string, now, cost int64, meta string) error {
+// key, now, cost, the string inputs in order.
+func (m *model) check(key string, now, cost int64, inputs map[string]string) error {
 	if err := checkKeyNow(key, now); err != nil {
 		return err
 	}
 	if cost < 0 || cost > costMax {
 		return bad("cost out of range: %d", cost)
 	}
-	if m.meta && len(meta) > metaMax {
-		return bad("meta longer than %d bytes: %d", metaMax, len(meta))
+	for _, name := range m.inputs {
+		if n := len(inputs[name]); n > inputMax {
+			return bad("%s longer than %d bytes: %d", name, inputMax, n)
+		}
 	}
 	return nil
 }

@@ -26,8 +26,8 @@ func TestGCRAIsTokenBucket(t *testing.T) {
 		for i := 0; i < 300; i++ {
 			now += rng.Int63n(p/2+2) - rng.Int63n(3)*int64(rng.Intn(2))
 			key, cost := []string{"a", "b"}[rng.Intn(2)], rng.Int63n(b+2)
-			x, errX := g.Decide(key, now, cost, "")
-			y, errY := tb.Decide(key, now, cost, "")
+			x, errX := g.Decide(key, now, cost, nil)
+			y, errY := tb.Decide(key, now, cost, nil)
 			if x != y || errX != nil || errY != nil {
 				t.Fatalf("burst %d rate %d period %d, step %d (t %d, %s, cost %d): gcra %+v %v, token_bucket %+v %v",
 					b, r, p, i, now, key, cost, x, errX, y, errY)
@@ -65,7 +65,7 @@ func TestRefusals(t *testing.T) {
 		key       string
 		now, cost int64
 	}{{"", 0, 1}, {"k", -1, 1}, {"k", 1<<45 + 1, 1}, {"k", 0, -1}, {"k", 0, 1 << 53}} {
-		if _, err := m.Decide(c.key, c.now, c.cost, ""); !errors.Is(err, ErrBadInput) {
+		if _, err := m.Decide(c.key, c.now, c.cost, nil); !errors.Is(err, ErrBadInput) {
 			t.Errorf("Decide(%q, %d, %d) = %v, want ErrBadInput", c.key, c.now, c.cost, err)
 		}
 	}

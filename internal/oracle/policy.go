@@ -144,7 +144,7 @@ func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult,
 		case allowed:
 			// Nothing has changed since the try: Decide decides alike and
 			// writes what the algorithm alone would.
-			if r, err := l.m.Decide(l.key(ids), nowMs, cost, ""); err != nil || r != out.Limits[i] {
+			if r, err := l.m.Decide(l.key(ids), nowMs, cost, nil); err != nil || r != out.Limits[i] {
 				panic("oracle: a limit's commit differs from its try")
 			}
 		case out.Limits[i].Allowed:
@@ -179,7 +179,7 @@ func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, 
 	out := PolicyResult{Limits: make([]Result, len(p.limits))}
 	allowed := true
 	for i, l := range p.limits {
-		r, err := l.m.Force(l.key(ids), nowMs, cost, "")
+		r, err := l.m.Force(l.key(ids), nowMs, cost, nil)
 		if err != nil {
 			panic("oracle: a limit refused a forced request the policy accepted: " + err.Error())
 		}
@@ -240,10 +240,10 @@ func (p *Policy) check(ids map[string]string, now, cost int64) error {
 }
 
 // try is the result of a valid request for key at now, as Decide would
-// return it, writing nothing. meta is "" (meta_window in a policy records
-// none); the deciders never modify the state they are given.
+// return it, writing nothing. Its string inputs are "" (meta_window in a
+// policy records none); the deciders never modify the state they are given.
 func (m *model) try(key string, now, cost int64) Result {
-	r, _ := m.d.decide(m.trusted(key, now), now, cost, "", false)
+	r, _ := m.d.decide(m.trusted(key, now), now, cost, nil, false)
 	return r
 }
 

@@ -484,12 +484,12 @@ func conjunction(t *testing.T, limits []PolicyLimit, admitted []request, req req
 			return r.ids[l.Identity]
 		}
 		for _, r := range admitted {
-			if _, err := m.Decide(key(r), r.now, r.cost, ""); err != nil {
+			if _, err := m.Decide(key(r), r.now, r.cost, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		peek, err1 := m.Decide(key(req), req.now, 0, "") // writes nothing
-		r, err2 := m.Decide(key(req), req.now, req.cost, "")
+		peek, err1 := m.Decide(key(req), req.now, 0, nil) // writes nothing
+		r, err2 := m.Decide(key(req), req.now, req.cost, nil)
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}

@@ -124,7 +124,7 @@ func replayStore(t *testing.T, algorithm string, calls []storeCall) {
 		if c.force {
 			decide = m.Force
 		}
-		got, err := decide("k", c.t, c.cost, "m"+string(rune('0'+i)))
+		got, err := decide("k", c.t, c.cost, metaInput("m"+string(rune('0'+i))))
 		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}

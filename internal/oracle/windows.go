@@ -44,7 +44,7 @@ func (m slidingLog) firstTime(entries []logEntry, eff int64, ok func(used int64)
 	panic("oracle: sliding_log condition never holds")
 }
 
-func (m slidingLog) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+func (m slidingLog) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
 	s, ok := st.(logState)
 	eff := now
 	if ok {
@@ -169,7 +169,7 @@ func (m bucketWindow) firstTime(counts map[int64]int64, tr tier, eff int64, ok f
 	panic("oracle: bucket_window condition never holds")
 }
 
-func (m bucketWindow) decide(st any, now, cost int64, _ string, force bool) (Result, any) {
+func (m bucketWindow) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
 	s, ok := st.(bucketWindowState)
 	eff := now
 	if ok {
@@ -266,7 +266,7 @@ func (m metaWindow) open(s metaState, eff int64) bool {
 	return s.used > 0 && eff < s.start+m.window
 }
 
-func (m metaWindow) decide(st any, now, cost int64, meta string, force bool) (Result, any) {
+func (m metaWindow) decide(st any, now, cost int64, inputs map[string]string, force bool) (Result, any) {
 	s, ok := st.(metaState)
 	eff := now
 	if ok {
@@ -283,7 +283,7 @@ func (m metaWindow) decide(st any, now, cost int64, meta string, force bool) (Re
 	// entries always sum to used.
 	add := charged(allowed, force, cost, 2*m.limit-used)
 	if add > 0 {
-		e := Entry{TMs: eff, Cost: add, Meta: meta}
+		e := Entry{TMs: eff, Cost: add, Meta: inputs["meta"]}
 		if open {
 			next.used += add
 			next.entries = append(append([]Entry(nil), s.entries...), e)

@@ -37,7 +37,7 @@ func replay(t *testing.T, m Model, steps []step) {
 		if key == "" {
 			key = "k"
 		}
-		got, err := m.Decide(key, s.t, s.cost, s.meta)
+		got, err := m.Decide(key, s.t, s.cost, metaInput(s.meta))
 		if err != nil || got != s.want {
 			t.Errorf("step %d (t %d, %s, cost %d): got %+v %v, want %+v", i+1, s.t, key, s.cost, got, err, s.want)
 		}
@@ -226,7 +226,7 @@ func TestMetaWindow(t *testing.T) {
 	entries("other", 1750)
 
 	// Meta of 257 bytes is refused and changes nothing; 256 is fine.
-	if _, err := m.Decide("k", 1800, 1, strings.Repeat("m", 257)); !errors.Is(err, ErrBadInput) {
+	if _, err := m.Decide("k", 1800, 1, metaInput(strings.Repeat("m", 257))); !errors.Is(err, ErrBadInput) {
 		t.Errorf("257-byte meta: %v, want ErrBadInput", err)
 	}
 	entries("k", 1800, Entry{1750, 2, "erin"})
@@ -330,9 +330,9 @@ func TestWindowWaitsAreTight(t *testing.T) {
 		at := func(key string, now, cost int64) Result {
 			c := mustNew(t, set.alg, set.p)
 			for _, h := range hist {
-				c.Decide(h.key, h.now, h.cost, "")
+				c.Decide(h.key, h.now, h.cost, nil)
 			}
-			r, err := c.Decide(key, now, cost, "")
+			r, err := c.Decide(key, now, cost, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,7 +343,7 @@ func TestWindowWaitsAreTight(t *testing.T) {
 		for i := 0; i < 250; i++ {
 			now += rng.Int63n(12) - 2
 			key, cost := []string{"a", "b"}[rng.Intn(2)], rng.Int63n(4)
-			r, err := m.Decide(key, now, cost, "")
+			r, err := m.Decide(key, now, cost, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,3 +378,7 @@ func TestWindowWaitsAreTight(t *testing.T) {
 		t.Logf("%s %v: %d denied with a retry, %d with a reset wait", set.alg, set.p, denied, waited)
 	}
 }
+
+// metaInput is the string inputs of a meta_window request whose meta is
+// meta.
+func metaInput(meta string) map[string]string { return map[string]string{"meta": meta} }

@@ -1,0 +1,42 @@
+package standin
+
+// keyCases are command sequences of the keyspace commands, SET among them, run on a
+// store and on a real Redis by TestMatchesRedis.
+var keyCases = []redisCase{
+	{name: "keyspace", cmds: [][]string{
+		{"SET", "s", "x"},
+		{"HSET", "h", "f", "1"},
+		{"ZADD", "z", "1", "a"},
+		{"RPUSH", "l", "a"},
+		{"TYPE", "s"},
+		{"TYPE", "h"},
+		{"TYPE", "z"},
+		{"TYPE", "l"},
+		{"TYPE", "nokey"},
+		{"EXISTS", "s", "h", "z", "l", "nokey", "z"},
+		{"PEXPIRE", "z", "100000"},
+		{"PEXPIRE", "l", "100000"},
+		{"PEXPIRE", "nokey", "100000"},
+		{"PTTL", "z"},
+		{"PTTL", "l"},
+		{"PTTL", "h"},
+		{"PTTL", "nokey"},
+		{"PEXPIRE", "z", "0"},
+		{"EXISTS", "z"},
+		{"PEXPIRE", "l", "-5"},
+		{"EXISTS", "l"},
+		{"PEXPIRE", "h", "+5"},
+		{"PEXPIRE", "h", "1.5"},
+		{"PEXPIRE", "h", " 5"},
+		{"SET", "k", "v", "PX", "abc"},
+		{"SET", "k", "v", "PX", "+5"},
+		{"SET", "k", "v", "PX", "0"},
+		{"SET", "k", "v", "PX", "-1"},
+		{"SET", "k", "v", "PX", "100000"},
+		{"PTTL", "k"},
+		{"RPUSH", "l", "b"},
+		{"ZADD", "z", "2", "b"},
+		{"DEL", "s", "h", "nokey", "z", "l"},
+		{"EXISTS", "s", "h", "z", "l"},
+	}},
+}
