@@ -41,7 +41,7 @@ type ExecOptions struct {
 // memory's limiter.
 type ExecTarget struct {
 	command    string
-	hello      execHello
+	hello      ExecHello
 	timeout    time.Duration
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
@@ -53,16 +53,17 @@ type ExecTarget struct {
 	vectorName string
 }
 
-// execHello is the adapter's reply to the handshake.
-type execHello struct {
+// ExecHello is the adapter's reply to the handshake (docs/protocol.md).
+type ExecHello struct {
 	Protocol   int      `json:"protocol"`
 	Name       string   `json:"name"`
 	Algorithms []string `json:"algorithms"`
 	Fields     []string `json:"fields"`
 }
 
-// execRequest is a decide or reset request: a step's input.
-type execRequest struct {
+// ExecRequest is a decide or reset request of the protocol: a step's
+// input.
+type ExecRequest struct {
 	Op        string                 `json:"op"`
 	Algorithm string                 `json:"algorithm"`
 	Params    map[string]json.Number `json:"params"`
@@ -274,7 +275,7 @@ func (t *ExecTarget) View(view string, r Request) Outcome {
 // is the step's fault.
 func (t *ExecTarget) step(op string, r Request, decision bool) Outcome {
 	t.fault = ""
-	line, err := t.roundTrip(execRequest{Op: op, Algorithm: r.Algorithm, Params: r.Params, Key: r.Key,
+	line, err := t.roundTrip(ExecRequest{Op: op, Algorithm: r.Algorithm, Params: r.Params, Key: r.Key,
 		TMs: r.NowMs, Cost: r.Cost, Force: r.Force, Inputs: r.Inputs})
 	if err != nil {
 		t.fault = err.Error()

@@ -10,26 +10,15 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/limitspec/limitspec/internal/conformance"
 )
 
-// Hello is the handshake's reply.
-type Hello struct {
-	Protocol   int      `json:"protocol"`
-	Name       string   `json:"name"`
-	Algorithms []string `json:"algorithms"`
-	Fields     []string `json:"fields"`
-}
+// Hello is the handshake's reply, as verify reads it.
+type Hello = conformance.ExecHello
 
-// Request is a decide or reset request.
-type Request struct {
-	Op        string                 `json:"op"`
-	Algorithm string                 `json:"algorithm"`
-	Params    map[string]json.Number `json:"params"`
-	Key       string                 `json:"key"`
-	TMs       int64                  `json:"t_ms"`
-	Cost      json.Number            `json:"cost"`
-	Force     bool                   `json:"force"`
-}
+// Request is a decide or reset request, as verify writes it.
+type Request = conformance.ExecRequest
 
 // Reply is a decision's fields, or an error (Error its class).
 type Reply map[string]any
@@ -57,9 +46,6 @@ type Peer interface {
 type GCRA struct {
 	Burst, Rate, PeriodMs, Cost int64
 }
-
-// Now is the request's time.
-func (r Request) Now() time.Time { return time.UnixMilli(r.TMs) }
 
 // Serve answers the requests of in on out until in ends. A panic of the
 // peer is replied as an error of class PANIC.

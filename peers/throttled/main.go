@@ -70,7 +70,7 @@ func (p *peer) Decide(r adapter.Request, g adapter.GCRA) adapter.Reply {
 	if err != nil {
 		return adapter.Refuse("BADINPUT", "%v", err)
 	}
-	p.now = r.Now()
+	p.now = time.UnixMilli(r.TMs)
 	key := fmt.Sprintf("%s#%d", state(r, g), p.gen[state(r, g)])
 	limited, res, err := rl.RateLimitCtx(context.Background(), key, int(g.Cost))
 	if err != nil {

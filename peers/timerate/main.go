@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"time"
 
 	"github.com/limitspec/limitspec/peers/adapter"
 	"golang.org/x/time/rate"
@@ -45,7 +46,7 @@ func (l *limiters) Reset(r adapter.Request, g adapter.GCRA) adapter.Reply {
 }
 
 func (l *limiters) Decide(r adapter.Request, g adapter.GCRA) adapter.Reply {
-	t := r.Now()
+	t := time.UnixMilli(r.TMs)
 	lim, ok := (*l)[state(r, g)]
 	if !ok {
 		lim = rate.NewLimiter(rate.Limit(float64(g.Rate)*1000/float64(g.PeriodMs)), int(g.Burst))
