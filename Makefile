@@ -2,7 +2,7 @@
 # newcomer runs; both work on a fresh machine with Go and redis-server.
 GO ?= go
 
-.PHONY: generate verify test test-all redis-server test-faults bench bench-readme bench-go check
+.PHONY: generate verify test test-all redis-server test-faults bench bench-readme bench-go peers check
 
 # Regenerate the catalogue (the typed limits, memory/, lua/) from spec/,
 # and examples/quota from its spec.
@@ -58,6 +58,12 @@ bench-readme:
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Where x/time/rate and throttled's GCRA agree with the gcra vectors and
+# where they diverge: runs verify -exec on each peer's adapter (peers/,
+# a module of its own) and writes the table into docs/peers.md.
+peers:
+	cd peers && $(GO) run ./cmd/table -doc ../docs/peers.md
+
 # The README's pictures (docs/pictures/<algorithm>.svg): how each
 # algorithm decides one shared trace of requests, drawn again.
 .PHONY: pictures
@@ -70,6 +76,7 @@ check:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	cd peers && $(GO) vet ./...
 	$(GO) run ./cmd/gen -check
 	cd examples/quota && $(GO) run ../../cmd/gen -spec quota.yaml -out . -package quota -check
 	$(GO) run ./cmd/pictures -check

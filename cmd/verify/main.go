@@ -4,6 +4,10 @@
 // reports where any of them departs from a vector or from another.
 //
 //	go run ./cmd/verify [-vectors DIR] [-redis URL] [-cluster ADDRS] [-functions] [-v]
+//	go run ./cmd/verify -exec CMD [-exec-timeout D] [-vectors DIR]
+//
+// With -exec it replays them on an implementation in any language
+// instead, through the line protocol of docs/protocol.md.
 //
 // See -h for the details.
 package main
@@ -14,11 +18,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/limitspec/limitspec/internal/conformance"
 )
 
 const usage = `usage: go run ./cmd/verify [-vectors DIR] [-redis URL] [-cluster ADDRS] [-functions] [-v]
+       go run ./cmd/verify -exec CMD [-exec-timeout D] [-vectors DIR] [-v]
 
 Replays every vector (*.json, searched recursively) in DIR against every
 target and checks each step against the vector's expectations and against
@@ -33,6 +39,19 @@ the other targets:
   redis-functions, cluster-functions
              the same through the Redis Functions library, lua/library.lua
              (FCALL limitspec_<script>; only with -functions)
+
+  exec:NAME  with -exec, in place of the embedded targets: the program
+             CMD, run by sh -c, an adapter of another implementation
+             speaking the line protocol of docs/protocol.md (NAME is
+             the name it gives). It is held to the vectors only, on the
+             result fields it says it reports, and is compared with no
+             other target. Vectors of the algorithms it does not
+             implement, of policies and with a view are SKIPped;
+             wrong_type steps are not run (as on memory). A first line
+             names what it implements and the fields not compared. An
+             adapter that takes longer than -exec-timeout to reply, or
+             exits, FAILs its vector and every later one; it is stopped
+             (with what it started) when verify ends.
 
 The algorithms are the catalogue's (spec/algorithms.yaml); the vectors of
 a user's spec (algorithm "library.name") run in the test cmd/gen writes
@@ -90,6 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cluster := fs.String("cluster", "", "comma-separated host:port of Redis Cluster nodes to verify too")
 	functions := fs.Bool("functions", false, "run the vectors on -redis and -cluster through the Redis Functions library (FCALL) too, loading lua/library.lua where it is missing and deleting it after; Redis 7 and later")
 	verbose := fs.Bool("v", false, "print the comment of each failing vector")
+	execCmd := fs.String("exec", "", "run the vectors on the adapter CMD (run by sh -c; docs/protocol.md) in place of the embedded targets")
+	execTimeout := fs.Duration("exec-timeout", 10*time.Second, "with -exec, the longest wait for one reply of the adapter")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -109,7 +130,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verify: no vectors (*.json) under %s\n", *dir)
 		return 1
 	}
-	targets, err := targets(*url, *cluster, *functions)
+	open := func() ([]conformance.Target, error) { return targets(*url, *cluster, *functions) }
+	if *execCmd != "" {
+		open = func() ([]conformance.Target, error) { return execTarget(*execCmd, *execTimeout, stdout, stderr) }
+	}
+	targets, err := open()
 	if err != nil {
 		fmt.Fprintln(stderr, "verify:", err)
 		return 1
@@ -152,6 +177,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// execTarget starts the adapter command and names what it reports.
+func execTarget(command string, timeout time.Duration, stdout, stderr io.Writer) ([]conformance.Target, error) {
+	t, err := conformance.NewExecTarget(command, conformance.ExecOptions{Timeout: timeout, Stderr: stderr})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(stdout, t.Describe())
+	return []conformance.Target{t}, nil
 }
 
 // targets opens the embedded targets, the real Redis when url is set and

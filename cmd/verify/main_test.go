@@ -3,15 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/kit"
 )
@@ -158,4 +162,94 @@ func TestFunctions(t *testing.T) {
 func catalogueVersion() string {
 	lib, _ := kit.LookupLibrary(limitspec.Catalogue)
 	return lib.Version
+}
+
+// buildAdapter builds testdata/adapter, fixed_window behind the protocol
+// of docs/protocol.md, written from that page and docs/semantics.md.
+func buildAdapter(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "adapter")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/adapter").CombinedOutput(); err != nil {
+		t.Fatalf("building the adapter: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestExecAdapter runs every vector on an adapter of another
+// implementation: it passes each fixed_window vector and skips every
+// other, and its broken and hanging variants fail.
+func TestExecAdapter(t *testing.T) {
+	bin := buildAdapter(t)
+	vectors, err := conformance.Load("../../vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixedWindow := 0
+	for _, v := range vectors {
+		if v.Algorithm == "fixed_window" {
+			fixedWindow++
+		}
+	}
+	cases := []struct {
+		name, flags string
+		code        int
+		want        []string
+	}{
+		{"faithful", "", 0, []string{
+			"exec:testdata-fixed-window (" + bin + "): algorithms fixed_window; compares allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, tier, error; not compared: none\n",
+			"PASS fixed_window/boundary-burst [exec:testdata-fixed-window] 8 steps\n",
+			"SKIP gcra/redis-cell-readme [exec:testdata-fixed-window] not applicable on this target: gcra; the adapter implements fixed_window\n",
+			"SKIP burst_quota/",
+			fmt.Sprintf("%d passed, 0 failed, %d skipped\n", fixedWindow, len(vectors)-fixedWindow)}},
+		// boundary-burst: 3 per 1000 ms, a cost of 2 then 1 fill the
+		// window; the third request, at t 999, must be denied.
+		{"broken", " -broken", 1, []string{
+			"FAIL fixed_window/boundary-burst [exec:testdata-fixed-window]",
+			"step 2 (t_ms 1700000000999, key \"k\", cost 1): differs from the vector (-want +got)",
+			`- "allowed": bool(false),`, `+ "allowed": bool(true),`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run([]string{"-vectors", "../../vectors", "-exec", bin + c.flags}, &out, &errOut)
+			if code != c.code {
+				t.Errorf("exit %d, want %d\n%s", code, c.code, errOut.String())
+			}
+			// go-cmp's diffs space their columns at random: compare
+			// with every run of spaces as one.
+			got := strings.Join(strings.Fields(out.String()), " ")
+			for _, w := range c.want {
+				w = strings.Join(strings.Fields(w), " ")
+				if !strings.Contains(got, w) {
+					t.Errorf("no %q in\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+// TestExecAdapterHangs: an adapter that never answers fails at the
+// timeout, and so does every later vector, at once.
+func TestExecAdapterHangs(t *testing.T) {
+	bin := buildAdapter(t)
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := run([]string{"-vectors", "../../vectors/fixed_window", "-exec", bin + " -hang", "-exec-timeout", "500ms"}, &out, &errOut)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("verify took %v", d)
+	}
+	for _, w := range []string{
+		"FAIL fixed_window/boundary-burst [exec:testdata-fixed-window]",
+		`no reply within 500ms to {"op":"decide","algorithm":"fixed_window"`,
+		"FAIL fixed_window/window-edges",
+		"begin: the adapter is not running: no reply within 500ms",
+		"0 passed, ",
+	} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("no %q in\n%s", w, out.String())
+		}
+	}
 }
