@@ -10,10 +10,14 @@
 // calls (change.go: amounts lowered and raised, which keep the state, and
 // measures changed, which do not); an algorithm with an entries view also
 // reads the recorded entries back. Their expectations come from
-// package oracle. Generated files are named <out>/<algorithm>/gen-*.json
-// (a policy's: <out>/<policy>/gen-*.json);
-// every other file in <out> is written by hand and left alone. Output is
-// deterministic: fixed seeds, sorted keys, two-space indentation.
+// package oracle, the class of each refusal too (oracle.Class). Generated
+// files are named <out>/<algorithm>/gen-*.json (a policy's:
+// <out>/<policy>/gen-*.json); every other file in <out> is written by
+// hand and left alone. A vector is written as the types conformance reads
+// (conformance.Vector, Step, Expect), its head on one line and then one
+// step per line, and read back before it is written. Output is
+// deterministic: fixed seeds, fields in their types' order, sorted map
+// keys.
 //
 // The code names no algorithm, policy or parameter. The generic scenarios
 // (generic.go) need only the limit, which the oracle reports; the string

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -63,6 +64,34 @@ func TestSchemaAcceptsEveryVector(t *testing.T) {
 		}
 	}
 	t.Logf("%d vectors valid", n)
+}
+
+// TestDocExamplesAreVectors reads every JSON example of docs/vectors.md
+// as a vector, and validates it against the schema.
+func TestDocExamplesAreVectors(t *testing.T) {
+	schema := loadSchema(t)
+	doc, err := os.ReadFile("../../docs/vectors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) < 5 {
+		t.Fatalf("%d JSON examples", len(blocks))
+	}
+	for _, b := range blocks {
+		v, err := Parse(b[1])
+		if err != nil {
+			t.Errorf("%v:\n%s", err, b[1])
+			continue
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b[1]))
+		if err == nil {
+			err = schema.Validate(inst)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", v.Name, err)
+		}
+	}
 }
 
 // TestSchemaAndReaderRefuseBadVectors holds the schema and the reader
