@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"slices"
 
+	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
 )
 
@@ -97,7 +98,7 @@ func limitChangeCalls(c changes, L int64) []call {
 // between calls on parameter set i (the scenario of limitChangeCalls,
 // and a random trace whose calls switch between the parameter sets), and
 // the measured parameters they change alone.
-func limitChangeVectors(a algorithm, p map[string]int64, L int64, i int) ([]vector, []string, error) {
+func limitChangeVectors(a algorithm, p map[string]int64, L int64, i int) ([]conformance.Vector, []string, error) {
 	c, ok := changesOf(a.name, p)
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: parameter set %d %v: the oracle accepts neither its amounts lowered nor raised", a.name, i+1, p)
@@ -116,9 +117,9 @@ func limitChangeVectors(a algorithm, p map[string]int64, L int64, i int) ([]vect
 		scripted, traced = withViews(scripted, 1), withViews(traced, 8)
 		comment += "; requests are followed by read-backs of their key's entries"
 	}
-	return []vector{
-		build(fmt.Sprintf("limit-change-p%d", i+1), a, "a limit changing between calls on one key (docs/semantics.md, \"Keys\"): filled and forced into debt, then lowered (the state read clamped), raised (read as stored), each measure changed alone (a fresh state) and back (the first state kept), reset; "+comment, intParams(p), scripted),
-		build(fmt.Sprintf("limit-change-random-p%d", i+1), a, "a long random trace whose limit changes between calls among the parameter set, its amounts lowered and raised, and each measure changed alone; "+comment, intParams(p), traced),
+	return []conformance.Vector{
+		build(fmt.Sprintf("limit-change-p%d", i+1), a, "a limit changing between calls on one key (docs/semantics.md, \"Keys\"): filled and forced into debt, then lowered (the state read clamped), raised (read as stored), each measure changed alone (a fresh state) and back (the first state kept), reset; "+comment, numbers(p), scripted),
+		build(fmt.Sprintf("limit-change-random-p%d", i+1), a, "a long random trace whose limit changes between calls among the parameter set, its amounts lowered and raised, and each measure changed alone; "+comment, numbers(p), traced),
 	}, c.measured, nil
 }
 

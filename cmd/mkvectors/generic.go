@@ -6,14 +6,15 @@ import (
 	"maps"
 	"math/rand"
 
+	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
 )
 
 // algorithmVectors returns every generated vector of an algorithm: each
 // parameter set's scenarios and random trace, then the refused input and
 // the domain's edges on the first parameter set.
-func algorithmVectors(a algorithm) ([]vector, error) {
-	var out []vector
+func algorithmVectors(a algorithm) ([]conformance.Vector, error) {
+	var out []conformance.Vector
 	var changed []string
 	for i, p := range a.Params {
 		sym, err := symbols(a, p)
@@ -25,7 +26,7 @@ func algorithmVectors(a algorithm) ([]vector, error) {
 			return nil, err
 		}
 		for _, n := range sortedKeys(sc) {
-			out = append(out, build(fmt.Sprintf("%s-p%d", n, i+1), a, sc[n].comment+fmt.Sprintf(" (parameter set %d)", i+1), intParams(p), sc[n].calls))
+			out = append(out, build(fmt.Sprintf("%s-p%d", n, i+1), a, sc[n].comment+fmt.Sprintf(" (parameter set %d)", i+1), numbers(p), sc[n].calls))
 		}
 		out = append(out, randomVector(a, p, sym["L"], i))
 		vs, measured, err := limitChangeVectors(a, p, sym["L"], i)
@@ -148,13 +149,13 @@ func requestThenPeek() []call { return []call{{key: "k", cost: 1}, {dt: 1, key: 
 // badInput returns the generic refused-input vectors of an algorithm, on
 // its first parameter set: costs, keys, times and wrong types, and each
 // parameter missing, out of its domain and not an integer.
-func badInput(a algorithm) []vector {
+func badInput(a algorithm) []conformance.Vector {
 	p := a.Params[0]
-	var out []vector
-	add := func(name, comment string, params map[string]json.RawMessage, calls []call) {
+	var out []conformance.Vector
+	add := func(name, comment string, params map[string]json.Number, calls []call) {
 		out = append(out, build(name, a, comment, params, calls))
 	}
-	ok := intParams(p)
+	ok := numbers(p)
 	add("bad-negative-cost", "cost -1 is refused and writes nothing: the next request sees a fresh key",
 		ok, []call{{key: "k", rawCost: "-1"}, {key: "k", cost: 1}})
 	add("bad-non-integer-cost", "cost 1.5 and 1e3 are refused", ok,
@@ -182,27 +183,27 @@ func badInput(a algorithm) []vector {
 // badParams returns, for each parameter of an algorithm, its first
 // parameter set with that parameter missing (unless optional), just
 // outside its domain, and not an integer.
-func badParams(a algorithm) []vector {
+func badParams(a algorithm) []conformance.Vector {
 	p := a.Params[0]
 	names, lo, hi := oracle.Params(a.name)
-	var out []vector
-	add := func(name, comment string, params map[string]json.RawMessage) {
+	var out []conformance.Vector
+	add := func(name, comment string, params map[string]json.Number) {
 		out = append(out, build(name, a, comment, params, requestThenPeek()))
 	}
 	for i, n := range names {
 		if !oracle.Optional(a.name, n) {
-			missing := intParams(p)
+			missing := numbers(p)
 			delete(missing, n)
 			add("bad-missing-"+n, "parameter "+n+" missing", missing)
 		}
-		below := intParams(p)
-		below[n] = rawInt(lo[i] - 1)
+		below := numbers(p)
+		below[n] = number(lo[i] - 1)
 		add("bad-below-"+n, fmt.Sprintf("parameter %s below its domain [%d, %d]", n, lo[i], hi[i]), below)
-		above := intParams(p)
-		above[n] = rawInt(hi[i] + 1)
+		above := numbers(p)
+		above[n] = number(hi[i] + 1)
 		add("bad-above-"+n, fmt.Sprintf("parameter %s above its domain [%d, %d]", n, lo[i], hi[i]), above)
-		frac := intParams(p)
-		frac[n] = json.RawMessage("2.5")
+		frac := numbers(p)
+		frac[n] = json.Number("2.5")
 		add("bad-fraction-"+n, "parameter "+n+" not an integer", frac)
 	}
 	return out
@@ -211,17 +212,17 @@ func badParams(a algorithm) []vector {
 // domainVectors returns an algorithm's vectors at the edges of its input
 // domains from scenarios.yaml: its first parameter set, some values
 // replaced.
-func domainVectors(a algorithm) ([]vector, error) {
+func domainVectors(a algorithm) ([]conformance.Vector, error) {
 	sym, err := symbols(a, a.Params[0])
 	if err != nil {
 		return nil, err
 	}
-	var out []vector
+	var out []conformance.Vector
 	for _, name := range sortedKeys(a.Domain) {
 		d := a.Domain[name]
-		params := intParams(a.Params[0])
+		params := numbers(a.Params[0])
 		for k, v := range d.Params {
-			params[k] = rawInt(v)
+			params[k] = number(v)
 		}
 		calls := requestThenPeek()
 		if d.Calls != nil {
@@ -236,14 +237,14 @@ func domainVectors(a algorithm) ([]vector, error) {
 
 // randomVector is the random trace of the i-th parameter set p, whose
 // limit is L.
-func randomVector(a algorithm, p map[string]int64, L int64, i int) vector {
+func randomVector(a algorithm, p map[string]int64, L int64, i int) conformance.Vector {
 	calls := random(L, int64(1000*i+len(a.name)), 400)
 	comment := "a long random trace, expectations from the oracle"
 	if a.hasEntries() {
 		calls = withViews(calls, 8)
 		comment += "; every 8th request is followed by a read-back of its key's entries"
 	}
-	return build(fmt.Sprintf("random-p%d", i+1), a, comment, intParams(p), calls)
+	return build(fmt.Sprintf("random-p%d", i+1), a, comment, numbers(p), calls)
 }
 
 // random returns a long random trace: several keys, costs from 0 to above

@@ -10,10 +10,14 @@
 // calls (change.go: amounts lowered and raised, which keep the state, and
 // measures changed, which do not); an algorithm with an entries view also
 // reads the recorded entries back. Their expectations come from
-// package oracle. Generated files are named <out>/<algorithm>/gen-*.json
-// (a policy's: <out>/<policy>/gen-*.json);
-// every other file in <out> is written by hand and left alone. Output is
-// deterministic: fixed seeds, sorted keys, two-space indentation.
+// package oracle, the class of each refusal too (oracle.Class). Generated
+// files are named <out>/<algorithm>/gen-*.json (a policy's:
+// <out>/<policy>/gen-*.json); every other file in <out> is written by
+// hand and left alone. A vector is written as the types conformance reads
+// (conformance.Vector, Step, Expect), its head on one line and then one
+// step per line, and read back before it is written. Output is
+// deterministic: fixed seeds, fields in their types' order, sorted map
+// keys.
 //
 // The code names no algorithm, policy or parameter. The generic scenarios
 // (generic.go) need only the limit, which the oracle reports; the string
@@ -47,8 +51,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/kit"
 )
@@ -77,34 +83,6 @@ func main() {
 		}
 	}
 	fmt.Printf("wrote %d vectors to %s\n", len(files), *out)
-}
-
-// vector is the contract's JSON shape. Params and Cost are raw so that a
-// vector can carry a non-integer as refused input.
-type vector struct {
-	Name      string                     `json:"name"`
-	Algorithm string                     `json:"algorithm"`
-	Comment   string                     `json:"comment,omitempty"`
-	Params    map[string]json.RawMessage `json:"params"`
-	Steps     []step                     `json:"steps"`
-}
-
-// A step with View "entries" reads the key's recorded entries back
-// instead of making a request: it has no cost and no inputs. A request's
-// string input named meta is written in the contract's field meta, any
-// other in inputs.
-type step struct {
-	T         int64                      `json:"t_ms"`
-	Key       string                     `json:"key"`
-	Cost      json.RawMessage            `json:"cost,omitempty"`
-	Meta      *string                    `json:"meta,omitempty"`
-	Inputs    map[string]string          `json:"inputs,omitempty"`
-	View      string                     `json:"view,omitempty"`
-	Params    map[string]json.RawMessage `json:"params,omitempty"`
-	Reset     bool                       `json:"reset,omitempty"`
-	Force     bool                       `json:"force,omitempty"`
-	WrongType any                        `json:"wrong_type,omitempty"` // true, or the 1-based places of the keys
-	Expect    map[string]any             `json:"expect"`
 }
 
 // call is one request of a scenario; a raw cost overrides cost.
@@ -162,7 +140,7 @@ func (a algorithm) defaultInputs(c call, n int) map[string]string {
 
 // setInputs writes a request's string inputs into s: the input named meta
 // in the contract's field meta, the others in inputs.
-func (s *step) setInputs(inputs map[string]string) {
+func setInputs(s *conformance.Step, inputs map[string]string) {
 	for name, v := range inputs {
 		if name == "meta" {
 			s.Meta = &v
@@ -185,24 +163,26 @@ func at(t int64) *int64 { return &t }
 
 const t0 = 1700006400000 // 2023-11-15T00:00:00Z: a multiple of a second, a minute and a day
 
-func rawInt(v int64) json.RawMessage { return json.RawMessage(fmt.Sprint(v)) }
+// number writes an integer as a vector does.
+func number(v int64) json.Number { return json.Number(strconv.FormatInt(v, 10)) }
 
-func intParams(p map[string]int64) map[string]json.RawMessage {
-	out := map[string]json.RawMessage{}
+// numbers writes integer parameters as a vector does.
+func numbers(p map[string]int64) map[string]json.Number {
+	out := map[string]json.Number{}
 	for k, v := range p {
-		out[k] = rawInt(v)
+		out[k] = number(v)
 	}
 	return out
 }
 
 // model is the oracle's model of alg with params on store's state, or why
 // there is none.
-func model(store *oracle.Store, alg string, params map[string]json.RawMessage) (oracle.Model, error) {
+func model(store *oracle.Store, alg string, params map[string]json.Number) (oracle.Model, error) {
 	ints := map[string]int64{}
-	for k, raw := range params {
-		var n int64
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return nil, fmt.Errorf("non-integer parameter")
+	for k, v := range params {
+		n, err := v.Int64()
+		if err != nil {
+			return nil, fmt.Errorf("%w: parameter %s is no integer", oracle.ErrBadInput, k)
 		}
 		ints[k] = n
 	}
@@ -210,9 +190,9 @@ func model(store *oracle.Store, alg string, params map[string]json.RawMessage) (
 }
 
 // build replays calls through the oracle and records its answers; refused
-// input expects an error.
-func build(name string, a algorithm, comment string, params map[string]json.RawMessage, calls []call) vector {
-	v := vector{Name: a.name + "/" + name, Algorithm: a.name, Comment: comment, Params: params}
+// input expects the class of the oracle's refusal.
+func build(name string, a algorithm, comment string, params map[string]json.Number, calls []call) conformance.Vector {
+	v := conformance.Vector{Name: a.name + "/" + name, Algorithm: a.name, Comment: comment, Params: params}
 	store := oracle.NewStore()
 	m, mErr := model(store, a.name, params)
 	t := int64(t0)
@@ -223,9 +203,10 @@ func build(name string, a algorithm, comment string, params map[string]json.RawM
 			t = *c.at
 		}
 		if c.params != nil {
+			params = numbers(c.params)
 			m, mErr = store.Limit(a.name, c.params)
 		}
-		var s step
+		var s conformance.Step
 		switch {
 		case c.view:
 			s = viewStep(m, mErr, t, c.key)
@@ -233,75 +214,120 @@ func build(name string, a algorithm, comment string, params map[string]json.RawM
 			s = resetStep(m, mErr, t, c.key)
 		default:
 			requests++
-			s = a.requestStep(m, mErr, t, c, requests)
+			dm, dErr := m, mErr
+			if c.wrongType || len(c.wrongKeys) > 0 {
+				// The input is checked before any key is read: decided
+				// on a fresh state, the call shows whether it is refused.
+				dm, dErr = model(oracle.NewStore(), a.name, params)
+			}
+			s = a.requestStep(dm, dErr, t, c, requests)
 		}
 		if c.params != nil {
-			s.Params = intParams(c.params)
+			s.Params = params
 		}
 		v.Steps = append(v.Steps, s)
 	}
 	return v
 }
 
-// requestStep decides the n-th request of a vector at t.
-func (a algorithm) requestStep(m oracle.Model, mErr error, t int64, c call, n int) step {
-	s := step{T: t, Key: c.key, Cost: rawInt(c.cost), Force: c.force, Expect: map[string]any{"error": true}}
-	switch {
-	case len(c.wrongKeys) > 0:
-		s.WrongType = c.wrongKeys
-	case c.wrongType:
-		s.WrongType = true
-	}
-	if c.rawCost != "" {
-		s.Cost = json.RawMessage(c.rawCost)
-	}
-	inputs := a.defaultInputs(c, n)
-	s.setInputs(inputs)
-	var cost int64
-	if mErr != nil || json.Unmarshal(s.Cost, &cost) != nil || s.WrongType != nil {
-		return s
-	}
-	decide := m.Decide
-	if c.force {
-		decide = m.Force
-	}
-	r, err := decide(c.key, t, cost, inputs)
-	if err != nil {
-		return s
-	}
-	s.Expect = resultExpect(r)
-	if a.Tiers {
-		s.Expect["tier"] = r.Tier
-	}
+// requestStep decides the nth request of a vector at t. A request that
+// plants another Redis type at its keys is decided on m, a fresh state:
+// WRONGTYPE, unless its input is refused.
+func (a algorithm) requestStep(m oracle.Model, mErr error, t int64, c call, nth int) conformance.Step {
+	cost := stepCost(c.cost, c.rawCost)
+	s := conformance.Step{T: t, Key: c.key, Cost: cost, Force: c.force,
+		WrongType: conformance.WrongType{All: c.wrongType && len(c.wrongKeys) == 0, Keys: c.wrongKeys}}
+	inputs := a.defaultInputs(c, nth)
+	setInputs(&s, inputs)
+	s.Expect = expectOf(mErr, cost, s.WrongType.Any(), func(n int64) (oracle.Result, error) {
+		decide := m.Decide
+		if c.force {
+			decide = m.Force
+		}
+		return decide(c.key, t, n, inputs)
+	}, func(r oracle.Result) conformance.Expect {
+		e := resultExpect(r)
+		if a.Tiers {
+			e.Tier = &r.Tier
+		}
+		return e
+	})
 	return s
+}
+
+// stepCost is a call's cost as a vector writes it: raw when given.
+func stepCost(cost int64, raw string) *json.Number {
+	n := number(cost)
+	if raw != "" {
+		n = json.Number(raw)
+	}
+	return &n
+}
+
+// expectOf is what a request expects: the class of its refusal (for mErr,
+// the model's, for its cost, or by decide), else WRONGTYPE when it plants
+// another Redis type at its keys (wrongType), else what expect makes of
+// decide's result.
+func expectOf[R any](mErr error, cost *json.Number, wrongType bool, decide func(cost int64) (R, error), expect func(R) conformance.Expect) conformance.Expect {
+	n, err := cost.Int64()
+	if err != nil {
+		err = fmt.Errorf("%w: cost %s is no integer", oracle.ErrBadInput, *cost)
+	}
+	var r R
+	switch {
+	case mErr != nil:
+		err = mErr
+	case err == nil:
+		r, err = decide(n)
+	}
+	switch {
+	case err != nil:
+		return refused(err)
+	case wrongType:
+		return refused(oracle.ErrWrongType)
+	}
+	return expect(r)
+}
+
+// refused expects the class of err.
+func refused(err error) conformance.Expect {
+	class := conformance.ErrorClass(oracle.Class(err))
+	return conformance.Expect{Error: &class}
 }
 
 // viewStep reads a key's entries back at t: {"entries": [row, ...]},
 // each row the entry's fields as the view returns them, or an error.
-func viewStep(m oracle.Model, mErr error, t int64, key string) step {
-	s := step{T: t, Key: key, View: entriesView, Expect: map[string]any{"error": true}}
+func viewStep(m oracle.Model, mErr error, t int64, key string) conformance.Step {
+	s := conformance.Step{T: t, Key: key, View: entriesView}
 	lister, ok := m.(oracle.EntryLister)
-	if mErr != nil || !ok {
+	if mErr == nil && !ok {
+		mErr = fmt.Errorf("%w: no view %s", oracle.ErrBadInput, entriesView)
+	}
+	if mErr != nil {
+		s.Expect = refused(mErr)
 		return s
 	}
 	entries, err := lister.Entries(key, t)
 	if err != nil {
+		s.Expect = refused(err)
 		return s
 	}
-	list := []any{}
+	list := [][]any{}
 	for _, e := range entries {
 		list = append(list, e.Row())
 	}
-	s.Expect = map[string]any{"entries": list}
+	s.Expect = conformance.Expect{Entries: &list}
 	return s
 }
 
-// resetStep deletes a key's state: {"error": false}, or an error.
-func resetStep(m oracle.Model, mErr error, t int64, key string) step {
-	s := step{T: t, Key: key, Reset: true, Expect: map[string]any{"error": true}}
-	if mErr == nil && m.(oracle.Resetter).Reset(key) == nil {
-		s.Expect = map[string]any{"error": false}
+// resetStep deletes a key's state: {"error": false}, or the class of
+// its refusal.
+func resetStep(m oracle.Model, mErr error, t int64, key string) conformance.Step {
+	s := conformance.Step{T: t, Key: key, Reset: true}
+	if mErr == nil {
+		mErr = m.(oracle.Resetter).Reset(key)
 	}
+	s.Expect = refused(mErr)
 	return s
 }
 
@@ -345,68 +371,69 @@ func generate() (map[string][]byte, error) {
 		return nil, err
 	}
 	files := map[string][]byte{}
+	var vs []conformance.Vector
 	for _, name := range sortedKeys(d.Algorithms) {
 		scripts, _ := scriptsOf(name)
-		vs, err := algorithmVectors(algorithm{algorithmData: d.Algorithms[name], name: name, scripts: scripts})
+		avs, err := algorithmVectors(algorithm{algorithmData: d.Algorithms[name], name: name, scripts: scripts})
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range vs {
-			b, err := marshal(v)
-			if err != nil {
-				return nil, err
-			}
-			files[filepath.Join(v.Algorithm, "gen-"+strings.TrimPrefix(v.Name, v.Algorithm+"/")+".json")] = b
-		}
+		vs = append(vs, avs...)
 	}
 	pvs, err := policyVectors(d.Policies)
 	if err != nil {
 		return nil, err
 	}
-	for _, v := range pvs {
-		head := v
-		head.Steps = nil
-		b, err := marshalParts(v.Name, head, v.Steps)
+	for _, v := range append(vs, pvs...) {
+		dir := v.Algorithm
+		if v.Policy != nil {
+			dir = v.Policy.Name
+		}
+		b, err := marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		files[filepath.Join(v.Policy.Name, "gen-"+strings.TrimPrefix(v.Name, v.Policy.Name+"/")+".json")] = b
+		files[filepath.Join(dir, "gen-"+strings.TrimPrefix(v.Name, dir+"/")+".json")] = b
 	}
 	return files, nil
 }
 
-// marshal writes a vector with one step per line, for readable diffs.
-func marshal(v vector) ([]byte, error) {
+// marshal writes a vector with one step per line, for readable diffs,
+// and reads it back as conformance does, so that what is written is what
+// is read.
+func marshal(v conformance.Vector) ([]byte, error) {
+	whole, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
 	head := v
 	head.Steps = nil
-	return marshalParts(v.Name, head, v.Steps)
-}
-
-// marshalParts writes a vector's head (its steps nil) and its steps.
-func marshalParts[S any](name string, head any, steps []S) ([]byte, error) {
-	var b bytes.Buffer
 	h, err := json.Marshal(head)
 	if err != nil {
 		return nil, err
 	}
 	b.Write(bytes.TrimSuffix(h, []byte(`,"steps":null}`)))
 	b.WriteString(",\n\"steps\": [\n")
-	for i, s := range steps {
+	for i, s := range v.Steps {
 		sb, err := json.Marshal(s)
 		if err != nil {
 			return nil, err
 		}
 		b.WriteString("  ")
 		b.Write(sb)
-		if i < len(steps)-1 {
+		if i < len(v.Steps)-1 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\n')
 	}
 	b.WriteString("]}\n")
-	var check any
-	if err := json.Unmarshal(b.Bytes(), &check); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+	back, err := conformance.Parse(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", v.Name, err)
+	}
+	if again, err := json.Marshal(back); err != nil || !bytes.Equal(again, whole) {
+		return nil, fmt.Errorf("%s: the vector read back differs from the one written", v.Name)
 	}
 	return b.Bytes(), nil
 }

@@ -207,8 +207,8 @@ func TestStringInputs(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%v given %v: inputs (-want +got):\n%s", tt.declared, tt.given, diff)
 		}
-		var s step
-		s.setInputs(got)
+		var s conformance.Step
+		setInputs(&s, got)
 		b, err := json.Marshal(struct {
 			Meta   *string           `json:"meta,omitempty"`
 			Inputs map[string]string `json:"inputs,omitempty"`

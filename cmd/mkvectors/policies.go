@@ -1,36 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand"
-	"strconv"
 
 	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/internal/gen"
 	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/spec"
 )
-
-// policyVector is a vector of a policy: its definition, as a policy file
-// writes it, and steps that give identities instead of a key.
-type policyVector struct {
-	Name    string              `json:"name"`
-	Policy  *conformance.Policy `json:"policy"`
-	Comment string              `json:"comment,omitempty"`
-	Steps   []policyStep        `json:"steps"`
-}
-
-type policyStep struct {
-	T         int64             `json:"t_ms"`
-	IDs       map[string]string `json:"ids"`
-	Cost      json.RawMessage   `json:"cost,omitempty"`
-	Reset     bool              `json:"reset,omitempty"`
-	Force     bool              `json:"force,omitempty"`
-	WrongType any               `json:"wrong_type,omitempty"`
-	Expect    map[string]any    `json:"expect"`
-}
 
 // pcall is one request of a policy scenario.
 type pcall struct {
@@ -84,75 +63,65 @@ func definition(name string, d policyData, specs map[string]*gen.Policy, params 
 	return def
 }
 
-// numbers writes integer parameters as a vector does.
-func numbers(p map[string]int64) map[string]json.Number {
-	out := map[string]json.Number{}
-	for k, v := range p {
-		out[k] = json.Number(strconv.FormatInt(v, 10))
-	}
-	return out
-}
-
 // buildPolicy replays calls through the oracle's model of the policy.
-func buildPolicy(name string, def *conformance.Policy, comment string, calls []pcall) policyVector {
-	v := policyVector{Name: def.Name + "/" + name, Policy: def, Comment: comment}
+func buildPolicy(name string, def *conformance.Policy, comment string, calls []pcall) conformance.Vector {
+	v := conformance.Vector{Name: def.Name + "/" + name, Policy: def, Comment: comment}
 	m, mErr := conformance.OraclePolicy(def)
 	t := int64(t0)
 	for _, c := range calls {
 		t += c.dt
 		if c.reset {
-			s := policyStep{T: t, IDs: c.ids, Reset: true, Expect: map[string]any{"error": true}}
-			if mErr == nil && m.Reset(c.ids) == nil {
-				s.Expect = map[string]any{"error": false}
+			s := conformance.Step{T: t, IDs: c.ids, Reset: true}
+			err := mErr
+			if err == nil {
+				err = m.Reset(c.ids)
 			}
+			s.Expect = refused(err)
 			v.Steps = append(v.Steps, s)
 			continue
 		}
-		v.Steps = append(v.Steps, policyRequest(m, mErr, t, c))
+		dm, dErr := m, mErr
+		if len(c.wrongKeys) > 0 {
+			// The input is checked before any key is read: decided on a
+			// fresh state, the call shows whether it is refused.
+			dm, dErr = conformance.OraclePolicy(def)
+		}
+		v.Steps = append(v.Steps, policyRequest(dm, dErr, t, c))
 	}
 	return v
 }
 
-// policyRequest decides one request of a policy at t.
-func policyRequest(m *oracle.Policy, mErr error, t int64, c pcall) policyStep {
-	s := policyStep{T: t, IDs: c.ids, Cost: rawInt(c.cost), Force: c.force}
-	if c.rawCost != "" {
-		s.Cost = json.RawMessage(c.rawCost)
-	}
-	if len(c.wrongKeys) > 0 {
-		s.WrongType = c.wrongKeys
-	}
-	var n int64
-	costOK := json.Unmarshal(s.Cost, &n) == nil
-	s.Expect = map[string]any{"error": true}
-	if mErr == nil && costOK && s.WrongType == nil {
+// policyRequest decides one request of a policy at t. A request that
+// plants another Redis type at its keys is decided on m, a fresh state:
+// WRONGTYPE, unless its input is refused.
+func policyRequest(m *oracle.Policy, mErr error, t int64, c pcall) conformance.Step {
+	cost := stepCost(c.cost, c.rawCost)
+	s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Force: c.force, WrongType: conformance.WrongType{Keys: c.wrongKeys}}
+	s.Expect = expectOf(mErr, cost, s.WrongType.Any(), func(n int64) (oracle.PolicyResult, error) {
 		decide := m.Decide
 		if c.force {
 			decide = m.Force
 		}
-		if r, err := decide(c.ids, t, n); err == nil {
-			s.Expect = policyExpect(r)
-		}
-	}
+		return decide(c.ids, t, n)
+	}, policyExpect)
 	return s
 }
 
-func policyExpect(r oracle.PolicyResult) map[string]any {
+func policyExpect(r oracle.PolicyResult) conformance.Expect {
 	e := resultExpect(r.Result)
-	e["index"] = r.Index
-	var limits []map[string]any
+	index := int64(r.Index)
+	e.Index = &index
 	for _, l := range r.Limits {
-		limits = append(limits, resultExpect(l))
+		e.Limits = append(e.Limits, resultExpect(l))
 	}
-	e["limits"] = limits
 	return e
 }
 
-func resultExpect(r oracle.Result) map[string]any {
-	return map[string]any{
-		"allowed": r.Allowed, "limit": r.Limit, "remaining": r.Remaining,
-		"retry_after_ms": r.RetryAfterMs, "reset_after_ms": r.ResetAfterMs, "delay_ms": r.DelayMs,
-	}
+// resultExpect expects every field of the contract's result but the
+// tier.
+func resultExpect(r oracle.Result) conformance.Expect {
+	return conformance.Expect{Allowed: &r.Allowed, Limit: &r.Limit, Remaining: &r.Remaining,
+		RetryAfterMs: &r.RetryAfterMs, ResetAfterMs: &r.ResetAfterMs, DelayMs: &r.DelayMs}
 }
 
 func repeat(n int, c pcall) []pcall {
@@ -190,7 +159,7 @@ func policyScenarios(policy string, d policyData) (map[string]policyScenario, er
 // values out of their domains, missing and refused per-call parameters
 // (of a policy of spec/policies.yaml: limit.param), and a key of each
 // limit holding another Redis type.
-func policyBadInput(name string, d policyData, specs map[string]*gen.Policy) []policyVector {
+func policyBadInput(name string, d policyData, specs map[string]*gen.Policy) []conformance.Vector {
 	def := definition(name, d, specs, d.Params)
 	good := map[string]string{}
 	for _, id := range def.Identities() {
@@ -201,7 +170,7 @@ func policyBadInput(name string, d policyData, specs map[string]*gen.Policy) []p
 		m[id] = v
 		return m
 	}
-	var out []policyVector
+	var out []conformance.Vector
 	add := func(vname, comment string, def *conformance.Policy, calls []pcall) {
 		out = append(out, buildPolicy(vname, def, comment, calls))
 	}
@@ -270,12 +239,12 @@ func policyForce(def *conformance.Policy) []pcall {
 
 // policyVectors returns every generated policy vector, with the data of
 // each policy.
-func policyVectors(data map[string]policyData) ([]policyVector, error) {
+func policyVectors(data map[string]policyData) ([]conformance.Vector, error) {
 	specs, err := specPolicies()
 	if err != nil {
 		return nil, err
 	}
-	var out []policyVector
+	var out []conformance.Vector
 	for _, name := range sortedKeys(data) {
 		d := data[name]
 		def := definition(name, d, specs, d.Params)

@@ -45,7 +45,8 @@ func TestForeignVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	code := run([]string{"-vectors", dir, "-redis", redistest.Start(t)}, &out, &errOut)
+	url := redistest.Start(t)
+	code := run([]string{"-vectors", dir, "-redis", url, "-v"}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
@@ -54,8 +55,13 @@ func TestForeignVectors(t *testing.T) {
 			t.Errorf("no PASS line for %s:\n%s", target, out.String())
 		}
 	}
-	if !strings.HasSuffix(out.String(), "4 passed, 0 failed\n") {
+	if !strings.HasSuffix(out.String(), "4 passed, 0 failed, 0 skipped over 1 vectors and 4 targets\n") {
 		t.Errorf("last line:\n%s", out.String())
+	}
+	out.Reset()
+	if code := run([]string{"-vectors", dir, "-redis", url}, &out, &errOut); code != 0 ||
+		!regexp.MustCompile(`(?m)^ +memory +gopherlua +miniredis +redis\nalgorithms\n  gcra +1/1 +1/1 +1/1 +1/1\n`).MatchString(out.String()) {
+		t.Errorf("exit %d, no table of one row for gcra:\n%s", code, out.String())
 	}
 }
 
@@ -68,7 +74,8 @@ func TestFailureExitsNonZero(t *testing.T) {
 	if code := run([]string{"-vectors", dir}, &out, &errOut); code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	if !regexp.MustCompile(`(?m)^0 passed, 3 failed$`).MatchString(out.String()) {
+	if !regexp.MustCompile(`(?m)^  fixed_window +0/1 FAIL +0/1 FAIL +0/1 FAIL$`).MatchString(out.String()) ||
+		!strings.HasSuffix(out.String(), "0 passed, 3 failed, 0 skipped over 1 vectors and 3 targets\n") {
 		t.Errorf("output:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), `"remaining": int64(1)`) {
@@ -101,21 +108,21 @@ func TestHelp(t *testing.T) {
 func TestCluster(t *testing.T) {
 	var out, errOut bytes.Buffer
 	addrs := strings.Join(redistest.StartCluster(t, 3), ",")
-	code := run([]string{"-vectors", "../../vectors/gcra", "-cluster", addrs}, &out, &errOut)
+	code := run([]string{"-vectors", "../../vectors/gcra", "-cluster", addrs, "-v"}, &out, &errOut)
 	if code != 0 || !strings.Contains(out.String(), "PASS gcra/redis-cell-readme [cluster] 20 steps") {
 		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 	// A policy over one identity runs on the cluster; one over several is
 	// skipped with the reason, and is no failure.
 	out.Reset()
-	code = run([]string{"-vectors", "../../vectors/burst_quota", "-cluster", addrs}, &out, &errOut)
+	code = run([]string{"-vectors", "../../vectors/burst_quota", "-cluster", addrs, "-v"}, &out, &errOut)
 	if code != 0 || !strings.Contains(out.String(), "PASS burst_quota/burst-then-quota [cluster]") {
 		t.Errorf("burst_quota: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 	out.Reset()
-	code = run([]string{"-vectors", "../../vectors/ip_user", "-cluster", addrs}, &out, &errOut)
+	code = run([]string{"-vectors", "../../vectors/ip_user", "-cluster", addrs, "-v"}, &out, &errOut)
 	if code != 0 || !strings.Contains(out.String(), "SKIP ip_user/seed-one-call [cluster]") ||
-		!strings.Contains(out.String(), "several identities") || !strings.Contains(out.String(), "skipped") {
+		!strings.Contains(out.String(), "several identities") || !regexp.MustCompile(`(?m)^\d+ passed, 0 failed, [1-9]\d* skipped over`).MatchString(out.String()) {
 		t.Errorf("ip_user: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
@@ -134,7 +141,7 @@ func TestFunctions(t *testing.T) {
 	defer rdb.Close()
 	ctx := context.Background()
 	var out, errOut bytes.Buffer
-	code := run([]string{"-vectors", "../../vectors/gcra", "-redis", url, "-functions"}, &out, &errOut)
+	code := run([]string{"-vectors", "../../vectors/gcra", "-redis", url, "-functions", "-v"}, &out, &errOut)
 	for _, want := range []string{"PASS gcra/redis-cell-readme [redis] 20 steps", "PASS gcra/redis-cell-readme [redis-functions] 20 steps", "PASS gcra/force-p1 [redis-functions]"} {
 		if code != 0 || !strings.Contains(out.String(), want) {
 			t.Errorf("exit %d, want %q in\n%s%s", code, want, out.String(), errOut.String())
@@ -200,7 +207,7 @@ func TestExecAdapter(t *testing.T) {
 			"PASS fixed_window/boundary-burst [exec:testdata-fixed-window] 8 steps\n",
 			"SKIP gcra/redis-cell-readme [exec:testdata-fixed-window] not applicable on this target: gcra; the adapter implements fixed_window\n",
 			"SKIP burst_quota/",
-			fmt.Sprintf("%d passed, 0 failed, %d skipped\n", fixedWindow, len(vectors)-fixedWindow)}},
+			fmt.Sprintf("%d passed, 0 failed, %d skipped over %d vectors and 1 targets\n", fixedWindow, len(vectors)-fixedWindow, len(vectors))}},
 		// boundary-burst: 3 per 1000 ms, a cost of 2 then 1 fill the
 		// window; the third request, at t 999, must be denied.
 		{"broken", " -broken", 1, []string{
@@ -211,7 +218,7 @@ func TestExecAdapter(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := run([]string{"-vectors", "../../vectors", "-exec", bin + c.flags}, &out, &errOut)
+			code := run([]string{"-vectors", "../../vectors", "-exec", bin + c.flags, "-v"}, &out, &errOut)
 			if code != c.code {
 				t.Errorf("exit %d, want %d\n%s", code, c.code, errOut.String())
 			}
@@ -234,7 +241,7 @@ func TestExecAdapterHangs(t *testing.T) {
 	bin := buildAdapter(t)
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	code := run([]string{"-vectors", "../../vectors/fixed_window", "-exec", bin + " -hang", "-exec-timeout", "500ms"}, &out, &errOut)
+	code := run([]string{"-vectors", "../../vectors/fixed_window", "-exec", bin + " -hang", "-exec-timeout", "500ms", "-v"}, &out, &errOut)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
@@ -250,6 +257,43 @@ func TestExecAdapterHangs(t *testing.T) {
 	} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("no %q in\n%s", w, out.String())
+		}
+	}
+}
+
+// TestFlags checks -run, -json and the usage errors, on a directory of
+// two vectors.
+func TestFlags(t *testing.T) {
+	dir := t.TempDir()
+	for name, vec := range map[string]string{
+		"a.json": `{"name": "gcra/admit", "algorithm": "gcra", "params": {"burst": 1, "rate": 1, "period_ms": 1000},
+  "steps": [{"t_ms": 1000, "key": "k", "expect": {"allowed": true, "remaining": 0}}]}`,
+		"b.json": `{"name": "gcra/refuse", "algorithm": "gcra", "params": {"burst": 1, "rate": 1, "period_ms": 1000},
+  "steps": [{"t_ms": 1000, "key": "k", "cost": -1, "expect": {"error": "BADINPUT"}}]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(vec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		args   []string
+		code   int
+		stdout string // a part of the output
+		stderr string
+	}{
+		{[]string{"-run", "refuse"}, 0, "3 passed, 0 failed, 0 skipped over 1 vectors and 3 targets\n", ""},
+		{[]string{}, 0, "6 passed, 0 failed, 0 skipped over 2 vectors and 3 targets\n", ""},
+		{[]string{"-run", "nothing"}, 1, "", "none of the 2 vectors"},
+		{[]string{"-run", "("}, 2, "", "-run"},
+		{[]string{"extra"}, 2, "", "unexpected argument"},
+		{[]string{"-v", "-json"}, 2, "", "not both"},
+		{[]string{"-nosuchflag"}, 2, "", "not defined"},
+		{[]string{"-json", "-run", "admit"}, 0, `"status": "pass"`, ""},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(append([]string{"-vectors", dir}, tt.args...), &out, &errOut)
+		if code != tt.code || !strings.Contains(out.String(), tt.stdout) || !strings.Contains(errOut.String(), tt.stderr) {
+			t.Errorf("%v: exit %d\n%s%s", tt.args, code, out.String(), errOut.String())
 		}
 	}
 }

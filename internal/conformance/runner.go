@@ -172,9 +172,16 @@ func runStep(t Target, s Step, r Request, maxTTL int64) (Outcome, string) {
 
 // checkExpect compares an outcome with the fields a vector expects.
 func checkExpect(e Expect, o Outcome) string {
-	if e.Error != nil && *e.Error {
-		if o.Error == "" {
-			return fmt.Sprintf("expected an error, got %+v", o)
+	if e.Error.Refused() {
+		want := "an error"
+		if *e.Error != AnyError {
+			want = "a " + string(*e.Error) + " error"
+		}
+		switch {
+		case o.Error == "":
+			return fmt.Sprintf("expected %s, got %+v", want, o)
+		case *e.Error != AnyError && ErrorClass(o.Error) != *e.Error:
+			return fmt.Sprintf("expected %s, got %s", want, o.Message)
 		}
 		return ""
 	}

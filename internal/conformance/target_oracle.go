@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/limitspec/limitspec/internal/oracle"
@@ -43,7 +42,7 @@ func (o *OracleTarget) model(r Request) (oracle.Model, error) {
 func (o *OracleTarget) Decide(r Request) Outcome {
 	c, err := r.Cost.Int64()
 	if err != nil {
-		return failure("BADINPUT", "cost")
+		return failure(oracle.ClassBadInput, "cost")
 	}
 	if r.Policy != nil {
 		if o.polErr != nil {
@@ -124,11 +123,6 @@ func (o *OracleTarget) View(view string, r Request) Outcome {
 	return entriesOutcome(entryStrings(rows))
 }
 
-func oracleError(err error) Outcome {
-	if errors.Is(err, oracle.ErrBadInput) {
-		return failure("BADINPUT", err.Error())
-	}
-	return failure("ERROR", err.Error())
-}
+func oracleError(err error) Outcome { return failure(oracle.Class(err), err.Error()) }
 
 func (o *OracleTarget) Close() error { return nil }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/limitspec/limitspec/internal/oracle"
 )
 
 // Vector is one replayable scenario, in the contract's JSON format.
@@ -90,8 +92,8 @@ type Step struct {
 	// identity name.
 	IDs map[string]string `json:"ids,omitempty"`
 	// Reset (a project extension) deletes the state of the step's key (a
-	// policy's: of every limit for its ids) instead of deciding; its
-	// expectation is {} or an error. Cost does not apply.
+	// policy's: of every limit for its ids) instead of deciding; it
+	// expects NoError or an error's class. Cost does not apply.
 	Reset bool `json:"reset,omitempty"`
 	// Force (a project extension) makes the step a forced call: decided as
 	// usual, but consuming the cost even when denied (docs/semantics.md,
@@ -105,8 +107,23 @@ type Step struct {
 	// at the step key's state keys first: all of them (true) or those
 	// listed, by their 1-based place in KEYS ([2]); only targets with a
 	// keyspace run such a step.
-	WrongType WrongType `json:"wrong_type,omitempty"`
+	WrongType WrongType `json:"wrong_type,omitzero"`
 	Expect    Expect    `json:"expect"`
+}
+
+// MarshalJSON writes the step with its fields in their order, and its
+// key even when empty unless it is a policy's step (it gives IDs): an
+// empty key is refused input a vector may state.
+func (s Step) MarshalJSON() ([]byte, error) {
+	type plain Step // no MarshalJSON
+	if s.IDs != nil {
+		return json.Marshal(plain(s))
+	}
+	return json.Marshal(struct {
+		T   int64  `json:"t_ms"`
+		Key string `json:"key"`
+		plain
+	}{s.T, s.Key, plain(s)})
 }
 
 // WrongType says which state keys a step plants a value of another type
@@ -118,6 +135,9 @@ type WrongType struct {
 
 // Any reports whether the step plants anything.
 func (w WrongType) Any() bool { return w.All || len(w.Keys) > 0 }
+
+// IsZero reports whether the step plants nothing: JSON leaves it out.
+func (w WrongType) IsZero() bool { return !w.Any() }
 
 // UnmarshalJSON reads true, false or a list of 1-based key places.
 func (w *WrongType) UnmarshalJSON(b []byte) error {
@@ -184,7 +204,61 @@ type Expect struct {
 	// limit's index from 1, and what each limit's own result must be.
 	Index  *int64   `json:"index,omitempty"`
 	Limits []Expect `json:"limits,omitempty"`
-	Error  *bool    `json:"error,omitempty"`
+	// Error is the class of error the step must end in, or NoError.
+	Error *ErrorClass `json:"error,omitempty"`
+}
+
+// ErrorClass is what a step expects of an error: its class, the first
+// word of the error (one of Classes; docs/semantics.md, "Errors"), or
+// NoError. In JSON it is the class as a string ("BADINPUT"), false for
+// NoError, and true for AnyError.
+type ErrorClass string
+
+const (
+	// NoError (JSON false) expects a step that ends in no error, such as
+	// a reset that succeeds.
+	NoError ErrorClass = ""
+	// AnyError (JSON true) expects an error of any class.
+	//
+	// Deprecated: name the class. It is read because the contract's
+	// format writes a refusal as {"error": true}; nothing here writes it.
+	AnyError ErrorClass = "any class"
+)
+
+// Classes are the classes a vector may expect, as docs/semantics.md,
+// "Errors", defines them.
+var Classes = []ErrorClass{oracle.ClassBadInput, oracle.ClassWrongType, oracle.ClassBadState}
+
+// Refused reports whether the expectation is an error.
+func (c *ErrorClass) Refused() bool { return c != nil && *c != NoError }
+
+// UnmarshalJSON reads a class, false or true.
+func (c *ErrorClass) UnmarshalJSON(b []byte) error {
+	var refused bool
+	if err := json.Unmarshal(b, &refused); err == nil {
+		*c = NoError
+		if refused {
+			*c = AnyError
+		}
+		return nil
+	}
+	var class string
+	if err := json.Unmarshal(b, &class); err != nil || !slices.Contains(Classes, ErrorClass(class)) {
+		return fmt.Errorf("error must be a class (%v), or false for none; got %s", Classes, b)
+	}
+	*c = ErrorClass(class)
+	return nil
+}
+
+// MarshalJSON writes the class, false or true.
+func (c ErrorClass) MarshalJSON() ([]byte, error) {
+	switch c {
+	case NoError:
+		return []byte("false"), nil
+	case AnyError:
+		return []byte("true"), nil
+	}
+	return json.Marshal(string(c))
 }
 
 // entryStrings renders expected entries as Outcome.Entries does.
@@ -227,60 +301,70 @@ func Load(dir string) ([]Vector, error) {
 	return out, nil
 }
 
-// LoadFile reads one vector. Unknown top-level fields (comments, ids) are
-// allowed; an unknown field of the policy, a step or an expectation is an
-// error, since it would silently check nothing.
+// LoadFile reads one vector (see Parse).
 func LoadFile(path string) (Vector, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Vector{}, err
 	}
+	v, err := Parse(b)
+	if err != nil {
+		return Vector{}, fmt.Errorf("%s: %v", path, err)
+	}
+	v.File = path
+	return v, nil
+}
+
+// Parse reads one vector from its JSON. Unknown top-level fields
+// (comments, ids) are allowed; an unknown field of the policy, a step or
+// an expectation is an error, since it would silently check nothing.
+func Parse(b []byte) (Vector, error) {
 	var v Vector
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return Vector{}, fmt.Errorf("%s: %v", path, err)
+		return Vector{}, err
 	}
 	var raw struct {
 		Policy json.RawMessage   `json:"policy"`
 		Steps  []json.RawMessage `json:"steps"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return Vector{}, fmt.Errorf("%s: %v", path, err)
+		return Vector{}, err
 	}
 	if raw.Policy != nil {
-		d := json.NewDecoder(bytes.NewReader(raw.Policy))
-		d.UseNumber()
-		d.DisallowUnknownFields()
-		if err := d.Decode(new(Policy)); err != nil {
-			return Vector{}, fmt.Errorf("%s: policy: %v", path, err)
+		if err := decodeStrict(raw.Policy, new(Policy)); err != nil {
+			return Vector{}, fmt.Errorf("policy: %v", err)
 		}
 	}
 	for i, s := range raw.Steps {
-		var st Step
-		d := json.NewDecoder(bytes.NewReader(s))
-		d.UseNumber()
-		d.DisallowUnknownFields()
-		if err := d.Decode(&st); err != nil {
-			return Vector{}, fmt.Errorf("%s: step %d: %v", path, i, err)
+		if err := decodeStrict(s, new(Step)); err != nil {
+			return Vector{}, fmt.Errorf("step %d: %v", i, err)
 		}
 	}
-	v.File = path
 	switch {
 	case v.Name == "":
-		return v, fmt.Errorf("%s: no name", path)
+		return v, fmt.Errorf("no name")
 	case (v.Algorithm == "") == (v.Policy == nil):
-		return v, fmt.Errorf("%s: give an algorithm or a policy", path)
+		return v, fmt.Errorf("give an algorithm or a policy")
 	case len(v.Steps) == 0:
-		return v, fmt.Errorf("%s: no steps", path)
+		return v, fmt.Errorf("no steps")
 	}
 	for i, s := range v.Steps {
-		if s.WrongType.Any() && (s.Expect.Error == nil || !*s.Expect.Error) {
-			return v, fmt.Errorf("%s: step %d: a wrong_type step must expect an error", path, i)
+		if s.WrongType.Any() && !s.Expect.Error.Refused() {
+			return v, fmt.Errorf("step %d: a wrong_type step must expect an error", i)
 		}
 		if s.Params != nil && v.Policy != nil {
-			return v, fmt.Errorf("%s: step %d: params change an algorithm's parameters; a policy's are its limits'", path, i)
+			return v, fmt.Errorf("step %d: params change an algorithm's parameters; a policy's are its limits'", i)
 		}
 	}
 	return v, nil
+}
+
+// decodeStrict decodes b into x, refusing unknown fields.
+func decodeStrict(b []byte, x any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	d.DisallowUnknownFields()
+	return d.Decode(x)
 }

@@ -27,8 +27,38 @@ type Result struct {
 	Tier int64
 }
 
-// ErrBadInput is matched by every refusal.
+// ErrBadInput is matched by every refusal of a call's input.
 var ErrBadInput = errors.New("bad input")
+
+// ErrWrongType is the refusal of a call one of whose state keys holds
+// another Redis type. The oracle holds no Redis types: a caller that
+// plants one reports the refusal with this error, unless the call's
+// input is refused, which is checked before any key is read.
+var ErrWrongType = errors.New("a state key holds another Redis type")
+
+// The error classes of docs/semantics.md, "Errors": the first word of a
+// script's error reply, and what a vector expects of a refused step.
+const (
+	ClassBadInput  = "BADINPUT"
+	ClassWrongType = "WRONGTYPE"
+	ClassBadState  = "BADSTATE"
+)
+
+// Class is the class of an error of the oracle: ClassBadInput for one
+// matching ErrBadInput, ClassWrongType for one matching ErrWrongType, ""
+// for nil. The oracle never reads a stored state it did not write, so it
+// gives no ClassBadState.
+func Class(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrWrongType):
+		return ClassWrongType
+	case errors.Is(err, ErrBadInput):
+		return ClassBadInput
+	}
+	panic(fmt.Sprintf("oracle: an error of no class: %v", err))
+}
 
 func bad(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))

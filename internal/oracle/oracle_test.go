@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"errors"
+	"fmt"
 	"math/rand"
 	"testing"
 )
@@ -67,6 +68,30 @@ func TestRefusals(t *testing.T) {
 	}{{"", 0, 1}, {"k", -1, 1}, {"k", 1<<45 + 1, 1}, {"k", 0, -1}, {"k", 0, 1 << 53}} {
 		if _, err := m.Decide(c.key, c.now, c.cost, nil); !errors.Is(err, ErrBadInput) {
 			t.Errorf("Decide(%q, %d, %d) = %v, want ErrBadInput", c.key, c.now, c.cost, err)
+		}
+	}
+}
+
+// TestClass checks the classes of docs/semantics.md, "Errors": a refused
+// parameter, key or cost is BADINPUT; a wrong type, reported by the
+// caller, WRONGTYPE.
+func TestClass(t *testing.T) {
+	_, badParam := New("gcra", map[string]int64{"burst": 0, "rate": 1, "period_ms": 1000})
+	m, err := New("gcra", map[string]int64{"burst": 1, "rate": 1, "period_ms": 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, badCost := m.Decide("k", 1000, -1, nil)
+	_, badKey := m.Decide("", 1000, 1, nil)
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""}, {badParam, "BADINPUT"}, {badCost, "BADINPUT"}, {badKey, "BADINPUT"},
+		{ErrWrongType, "WRONGTYPE"}, {fmt.Errorf("planted: %w", ErrWrongType), "WRONGTYPE"},
+	} {
+		if got := Class(tt.err); got != tt.want {
+			t.Errorf("Class(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }

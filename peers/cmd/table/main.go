@@ -52,7 +52,7 @@ func run(doc string) error {
 		}
 		// verify exits 1 when a vector fails, as some do: its output is
 		// what counts.
-		cmd := exec.Command(verify, "-vectors", "vectors/gcra", "-exec", bin)
+		cmd := exec.Command(verify, "-vectors", "vectors/gcra", "-exec", bin, "-v")
 		cmd.Dir, cmd.Stderr = "..", os.Stderr
 		out, _ := cmd.Output()
 		r, err := parse(out)

@@ -21,10 +21,13 @@ type report struct {
 var (
 	resultLine = regexp.MustCompile(`^(PASS|FAIL|SKIP) (\S+) \[[^\]]*\] ?(.*)$`)
 	stepLine   = regexp.MustCompile(`^step (\d+) \(([^)]*)\)(, params map\[[^\]]*\])?(, forced)?: (.*)$`)
-	diffLine   = regexp.MustCompile(`^([-+])\s+"([a-z_]+)":\s+\w+\(([^)]*)\),?$`)
+	// expectedError begins the failure of a step that expects a refusal
+	// (of a class, "a BADINPUT error", or of any, "an error").
+	expectedError = regexp.MustCompile(`^expected an? (\S+ )?error, got `)
+	diffLine      = regexp.MustCompile(`^([-+])\s+"([a-z_]+)":\s+\w+\(([^)]*)\),?$`)
 )
 
-// parse reads verify's lines: the adapter's first, then PASS, SKIP or
+// parse reads verify -v's lines: the adapter's first, then PASS, SKIP or
 // FAIL per vector, a FAIL followed by its indented failure.
 func parse(out []byte) (report, error) {
 	r := report{outcome: map[string]string{}}
@@ -81,8 +84,10 @@ func summarize(failure []string) string {
 	}
 	step, msg := "step "+m[1]+m[4], m[5]
 	switch {
-	case strings.HasPrefix(msg, "expected an error"):
+	case expectedError.MatchString(msg) && strings.Contains(msg, " error, got {"):
 		return step + ": no refusal; the vector expects one"
+	case expectedError.MatchString(msg):
+		return step + ": " + msg
 	case strings.HasPrefix(msg, "unexpected error"):
 		return step + ": " + strings.TrimPrefix(msg, "unexpected ")
 	}
