@@ -53,6 +53,7 @@ func (l FixedWindow) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// a used-up limit is whole at the next boundary, at most window_ms away
 	return time.Duration(p.WindowMs) * time.Millisecond
 }
 
@@ -145,6 +146,7 @@ func (l TokenBucket) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// the time to refill from empty: capacity * refill_ms / refill_tokens, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens)) * time.Millisecond
 }
 
@@ -259,6 +261,7 @@ func (l GCRA) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// the time to drain a full burst (limit is burst): burst * T, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate)) * time.Millisecond
 }
 
@@ -479,6 +482,7 @@ func (l LeakyBucket) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// the time to drain a full queue: capacity * T, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate)) * time.Millisecond
 }
 
@@ -600,6 +604,7 @@ func (l SlidingLog) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// each admission leaves the window window_ms after it
 	return time.Duration(p.WindowMs) * time.Millisecond
 }
 
@@ -898,6 +903,7 @@ func (l MetaWindow) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// a window ends window_ms after it opened
 	return time.Duration(p.WindowMs) * time.Millisecond
 }
 

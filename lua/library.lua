@@ -9,9 +9,21 @@
 -- persisted and replicated with the data. limitspec_version replies with
 -- its version (manifest.json).
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -328,14 +340,18 @@ if win__card > 0 then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, latest_ts - now)
+-- the time this request is decided at
 local eff = now + lag
+-- the current bucket's start
 local bucket = eff - eff % bucket_ms
 local on2 = limit_2 > 0
 local on3 = limit_3 > 0
 local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
 local widest = max(window_ms, max(window_ms_2, window_ms_3))
 local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
+-- Tier i counts the buckets that start after bucket - window_i.
 local from1 = bucket - window_ms
 local from2 = bucket - window_ms_2
 local from3 = bucket - window_ms_3
@@ -376,10 +392,14 @@ local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
+-- a forced denial is charged too, up to 2 * limit_i in every tier
 local free1 = max(0, 2 * limit - used1)
 local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
 local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
 local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
+-- Denied: tier i admits once the oldest buckets holding
+-- used_i + took + c - limit_i have left its window (this request's
+-- bucket last).
 local agg__4 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -423,6 +443,8 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
 end
 local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
 local retry_at = max(at1, max(at2, at3))
+-- Reset: remaining is lim again once every tier i holds at most
+-- limit_i - lim; what this request adds sits in the current bucket.
 local x1 = max(0, used1 + took - (limit - lim))
 local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
 local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
@@ -692,12 +714,17 @@ if stale then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, win_ts - now)
+-- the time this request is decided at
 local eff = now + lag
+-- ms since the current window began
 local into = eff % window_ms
 local used = ((win_ts >= eff - into) and win_n or 0)
+-- cost past the limit is denied anyway
 local c = min(cost, limit + 1)
 local ok = used + c <= limit
+-- a forced denial is charged too, up to 2 * limit
 local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 local until_end = lag + window_ms - into
@@ -851,14 +878,19 @@ if stale then
 end
 
 -- decision
+-- the tolerance, times rate
 local tau = burst * period_ms
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, cell_ts - now)
+-- ms since the last admission
 local elapsed = max(0, now - cell_ts)
 local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+-- TAT - eff, times rate
 local tat = max(0, cell_tat - drained)
 local c = min(cost, burst + 1)
 local new_tat = tat + c * period_ms
 local ok = new_tat <= tau
+-- a forced denial is charged too, up to 2 * tau
 local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
 local reset = lag + floor((final + rate - 1) / rate)
 if final > tat then
@@ -1028,14 +1060,19 @@ if stale then
 end
 
 -- decision
+-- the queue's room, times rate
 local full = capacity * period_ms
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, queue_ts - now)
+-- ms of draining since the last admission
 local elapsed = max(0, now - queue_ts)
 local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+-- work queued ahead of this request
 local ahead = max(0, queue_work - drained)
 local c = min(cost, capacity + 1)
 local with_this = ahead + c * period_ms
 local ok = with_this <= full
+-- a forced denial is queued too, up to 2 * full
 local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
 local reset = lag + floor((final + rate - 1) / rate)
 if final > ahead then
@@ -1204,14 +1241,19 @@ if log__type ~= 'none' and log__type ~= 'list' then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, win_ts - now)
+-- the time this request is decided at
 local eff = now + lag
 local open = win_used > 0 and eff < win_start + window_ms
 local used = (open and win_used or 0)
+-- an admission now would open a window
 local start = (open and win_start or eff)
+-- from now until the window ends
 local ends = lag + max(0, start + window_ms - eff)
 local c = min(cost, limit + 1)
 local ok = used + c <= limit
+-- a forced denial is recorded too, up to 2 * limit in the window
 local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 if took > 0 then
@@ -1668,14 +1710,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, latest_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- the current bucket's start
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
   local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
   local widest = max(window_ms, max(window_ms_2, window_ms_3))
   local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
+  -- Tier i counts the buckets that start after bucket - window_i.
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -1716,10 +1762,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
+  -- a forced denial is charged too, up to 2 * limit_i in every tier
   local free1 = max(0, 2 * limit - used1)
   local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
   local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
   local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
+  -- Denied: tier i admits once the oldest buckets holding
+  -- used_i + took + c - limit_i have left its window (this request's
+  -- bucket last).
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -1763,6 +1813,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
   local retry_at = max(at1, max(at2, at3))
+  -- Reset: remaining is lim again once every tier i holds at most
+  -- limit_i - lim; what this request adds sits in the current bucket.
   local x1 = max(0, used1 + took - (limit - lim))
   local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
   local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
@@ -1930,12 +1982,17 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- ms since the current window began
   local into = eff % window_ms
   local used = ((win_ts >= eff - into) and win_n or 0)
+  -- cost past the limit is denied anyway
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is charged too, up to 2 * limit
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
@@ -2043,14 +2100,19 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- the tolerance, times rate
   local tau = burst * period_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, cell_ts - now)
+  -- ms since the last admission
   local elapsed = max(0, now - cell_ts)
   local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  -- TAT - eff, times rate
   local tat = max(0, cell_tat - drained)
   local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
+  -- a forced denial is charged too, up to 2 * tau
   local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
   local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
@@ -2157,14 +2219,19 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- the queue's room, times rate
   local full = capacity * period_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, queue_ts - now)
+  -- ms of draining since the last admission
   local elapsed = max(0, now - queue_ts)
   local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  -- work queued ahead of this request
   local ahead = max(0, queue_work - drained)
   local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
+  -- a forced denial is queued too, up to 2 * full
   local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
   local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
@@ -2270,14 +2337,19 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
   local used = (open and win_used or 0)
+  -- an admission now would open a window
   local start = (open and win_start or eff)
+  -- from now until the window ends
   local ends = lag + max(0, start + window_ms - eff)
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
@@ -2502,8 +2574,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, tally_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- entries at or before from have left the window
   local from = eff - window_ms
   local gone = 0
   do -- the entries in range are those at ranks [lo, hi)
@@ -2514,11 +2589,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     gone = min(sum__, 40000000000)
   end
+  -- the costs admitted in the window
   local used = max(0, tally_total - gone)
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
+  -- Denied: the window must lose after + c - limit, oldest entries first
+  -- (this request's own, at eff, last).
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(num(from)), log__card
@@ -2544,6 +2623,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local last_in = ((took > 0) and eff or agg__3)
+  -- earlier admissions at the same ms
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
@@ -2663,20 +2743,30 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- ms into the current window
   local e = eff % window_ms
   local start = eff - e
+  -- ms until the next window begins
   local to_next = window_ms - e
+  -- the last admission is in this window
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
   local prev = (same and win_prev or (next and win_cur or 0))
   local cur = (same and win_cur or 0)
+  -- the previous window's share, times window_ms
   local weighted = prev * (window_ms - e)
   local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
+  -- a forced denial is charged too, up to 2 * limit in this window
   local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
   local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  -- Denied: wait until the previous window's share has shrunk enough, in
+  -- this window, or else into the next one, where this window's count
+  -- is the previous one.
   local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
   local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
   local short_next = max(0, after + c - limit) * window_ms
@@ -2787,7 +2877,9 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   local full = capacity * refill_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, bucket_ts - now)
+  -- ms of refill since the last admission
   local elapsed = max(0, now - bucket_ts)
   local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
   local gained = min(elapsed, to_full) * refill_tokens
@@ -2795,6 +2887,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
+  -- a forced denial is charged too, down to -full
   local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
   local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
@@ -3582,8 +3675,11 @@ if log__card > 0 then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, tally_ts - now)
+-- the time this request is decided at
 local eff = now + lag
+-- entries at or before from have left the window
 local from = eff - window_ms
 local gone = 0
 do -- the entries in range are those at ranks [lo, hi)
@@ -3594,11 +3690,15 @@ do -- the entries in range are those at ranks [lo, hi)
   end
   gone = min(sum__, 40000000000)
 end
+-- the costs admitted in the window
 local used = max(0, tally_total - gone)
 local c = min(cost, limit + 1)
 local ok = used + c <= limit
+-- a forced denial is recorded too, up to 2 * limit in the window
 local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
+-- Denied: the window must lose after + c - limit, oldest entries first
+-- (this request's own, at eff, last).
 local free_at = eff + window_ms
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
@@ -3624,6 +3724,7 @@ if not (took > 0) then -- else the value is not used
   end
 end
 local last_in = ((took > 0) and eff or agg__3)
+-- earlier admissions at the same ms
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
@@ -3789,20 +3890,30 @@ if stale then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, win_ts - now)
+-- the time this request is decided at
 local eff = now + lag
+-- ms into the current window
 local e = eff % window_ms
 local start = eff - e
+-- ms until the next window begins
 local to_next = window_ms - e
+-- the last admission is in this window
 local same = win_ts >= start
 local next = not same and win_ts >= start - window_ms
 local prev = (same and win_prev or (next and win_cur or 0))
 local cur = (same and win_cur or 0)
+-- the previous window's share, times window_ms
 local weighted = prev * (window_ms - e)
 local c = min(cost, limit + 1)
 local ok = weighted + (cur + c) * window_ms <= limit * window_ms
+-- a forced denial is charged too, up to 2 * limit in this window
 local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
 local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+-- Denied: wait until the previous window's share has shrunk enough, in
+-- this window, or else into the next one, where this window's count
+-- is the previous one.
 local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
 local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
 local short_next = max(0, after + c - limit) * window_ms
@@ -3962,7 +4073,9 @@ end
 
 -- decision
 local full = capacity * refill_ms
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, bucket_ts - now)
+-- ms of refill since the last admission
 local elapsed = max(0, now - bucket_ts)
 local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
 local gained = min(elapsed, to_full) * refill_tokens
@@ -3970,6 +4083,7 @@ local level = min(full, bucket_level + gained)
 local c = min(cost, capacity + 1)
 local need = c * refill_ms
 local ok = need <= level
+-- a forced denial is charged too, down to -full
 local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
 local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
 if after < level then
@@ -4041,5 +4155,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '5d9b27888f0e94621cc0d0dd0a631d5890fe0e28'
+  return 'eccaacd69761fb01b2cc956237ac003adadc8017'
 end}

@@ -72,15 +72,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "5d9b27888f0e94621cc0d0dd0a631d5890fe0e28", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6f4ccce7f88271f8d14eec22950ff9d712c0c18d"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "03ab9398a34c595df665218b926439e87638cbab"},
+		Name: "limitspec", Version: "eccaacd69761fb01b2cc956237ac003adadc8017", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "47d45bcc28c34daf397c5b123f62663be5806ecd"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "d580a38a130e983a98d0217ec034b3a4f7d77719"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "863717fbca74925796c66ed1693b097263d96bab"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "36fa9ff78bf3404293e86469033ff255875dd3f4"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "a1d11892a944059b613ca6babc43ed2ba8df9bfa"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "212c1a9d7d04e73fa38628b6e547cb05914418d3"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -89,8 +89,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "b5368fbc1326b50029022ad82b64777d03426833"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "38599717b3b11ba9a2d8982c31f31ad9f7d2b4ca"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "aa66b4b8b2d56311363fa0e596809403d8b54452"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "77647c523f2863df9f8e3c0f8bb6c00540ad8520"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -99,8 +99,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "3a027ad072582b482060a117b19c97c257e2c7bb"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "c229054a3a533c98f87981191d2086ae30710f5e"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "51e932841b804b6e78c5726881ba2fe8e5381cdb"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "426608b5840526e79c05bb6235e0390b9bd28578"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -109,8 +109,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "9bfe868c6dfed32c873005a92ee2f5d2c90bf545"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "441d200fb04a4e262b816becf3a36412ac932bad"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "1c90e2ba17df8d0aef2987c5c0f88c26550512ab"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "33dca0b088e1c735014a6549b36490773128de9e"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -119,9 +119,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "0042a4d0f3dbd729d59c07d49b349d8c540d1a62"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "516f1451ba02294c6842eb45dd56eeef45bf6b7f"},
-		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "1430e9d730f7cef55eec146cb7ac186e312229c7"}, Returns: []string{"t_ms", "cost", "meta"}}},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "784d83b6b6ad2c80cd6d34668b710dcc16b8f734"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "ef8caeba2682df7127188b853865f22f91b3c84d"},
+		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "464b414a848806940412d0de8a27df0c67cd3e0a"}, Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
@@ -129,8 +129,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "31f35b9e6466b5d9a1c85fc4b2e720b7877c6359"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "132a2d72fc68eb3aa3795ec8d7e58b1a843c3827"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "2ee7387ad59af80cf9ca7fca4324565b5df8ff59"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "b0e1807f36e35bbc1da461544e054ba1cd6de4f5"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -139,8 +139,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "69754ddbec09de4b3e7a8089dea52fc539a8ce55"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "1cc8240d9f791a651fd26f0a6ebf5507f79ce832"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "ebdef2e995af7059f9766b0142f94797c72abc8a"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "dd84a4b54af20baade0d2a4d759f0943fc72e384"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -149,8 +149,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "5dfe7211f7fa6eb96c80689e300fc9384b1351ef"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "759e0d6db24928508f06bd4a833ccb32a33162d2"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "7cb54c5b739f291a51fcdaaf9721ba169d27a86e"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "ec3bdefed000bd662a8d09f110a04584154ff755"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

@@ -182,14 +182,18 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts: the last admission
 	latestLive := st.latestExp > nowMs
 	latestTs := kit.Field(latestLive, st.latestTs, 0, 0, kit.NowMax)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, latestTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// the current bucket's start
 	bucket := eff - eff%p.BucketMs
 	on2 := p.Limit2 > 0
 	on3 := p.Limit3 > 0
 	lim := min(p.Limit, min(kit.Pick(on2, p.Limit2, p.Limit), kit.Pick(on3, p.Limit3, p.Limit)))
 	widest := max(p.WindowMs, max(p.WindowMs2, p.WindowMs3))
 	c_ := min(c.Cost, max(p.Limit, max(p.Limit2, p.Limit3))+1)
+	// Tier i counts the buckets that start after bucket - window_i.
 	from1 := bucket - p.WindowMs
 	from2 := bucket - p.WindowMs2
 	from3 := bucket - p.WindowMs3
@@ -233,10 +237,14 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	ok2 := !on2 || used2+c_ <= p.Limit2
 	ok3 := !on3 || used3+c_ <= p.Limit3
 	ok := ok1 && ok2 && ok3
+	// a forced denial is charged too, up to 2 * limit_i in every tier
 	free1 := max(0, 2*p.Limit-used1)
 	free2 := kit.Pick(on2, max(0, 2*p.Limit2-used2), free1)
 	free3 := kit.Pick(on3, max(0, 2*p.Limit3-used3), free1)
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, min(free1, min(free2, free3))), 0))
+	// Denied: tier i admits once the oldest buckets holding
+	// used_i + took + c - limit_i have left its window (this request's
+	// bucket last).
 	agg__4 := bucket + p.WindowMs
 	if !(ok || used1+took+c_ <= p.Limit) { // else the value is not used
 		agg__4__src := win
@@ -289,6 +297,8 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	}
 	at3 := kit.Pick(ok || !on3 || used3+took+c_ <= p.Limit3, 0, agg__6)
 	retryAt := max(at1, max(at2, at3))
+	// Reset: remaining is lim again once every tier i holds at most
+	// limit_i - lim; what this request adds sits in the current bucket.
 	x1 := max(0, used1+took-(p.Limit-lim))
 	x2 := kit.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
 	x3 := kit.Pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)

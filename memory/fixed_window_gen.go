@@ -166,12 +166,17 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 	winLive := st.winExp > nowMs
 	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
 	winN := kit.Field(winLive, st.winN, 0, 0, 2*p.Limit)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, winTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// ms since the current window began
 	into := eff % p.WindowMs
 	used := kit.Pick(winTs >= eff-into, winN, 0)
+	// cost past the limit is denied anyway
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
+	// a forced denial is charged too, up to 2 * limit
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	untilEnd := lag + p.WindowMs - into

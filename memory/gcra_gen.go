@@ -166,14 +166,19 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	cellLive := st.cellExp > nowMs
 	cellTs := kit.Field(cellLive, st.cellTs, 0, 0, kit.NowMax)
 	cellTat := kit.Field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))
+	// the tolerance, times rate
 	tau := p.Burst * p.PeriodMs
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, cellTs-nowMs)
+	// ms since the last admission
 	elapsed := max(0, nowMs-cellTs)
 	drained := min(elapsed, kit.CeilDiv(cellTat, p.Rate)) * p.Rate
+	// TAT - eff, times rate
 	tat := max(0, cellTat-drained)
 	c_ := min(c.Cost, p.Burst+1)
 	newTat := tat + c_*p.PeriodMs
 	ok := newTat <= tau
+	// a forced denial is charged too, up to 2 * tau
 	final := kit.Pick(ok, newTat, kit.Pick(c.Force, min(2*tau, tat+min(c.Cost, 2*p.Burst)*p.PeriodMs), tat))
 	reset := lag + kit.CeilDiv(final, p.Rate)
 	if final > tat {

@@ -168,14 +168,19 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 	queueLive := st.queueExp > nowMs
 	queueTs := kit.Field(queueLive, st.queueTs, 0, 0, kit.NowMax)
 	queueWork := kit.Field(queueLive, st.queueWork, 0, 0, 2*(p.Capacity*p.PeriodMs))
+	// the queue's room, times rate
 	full := p.Capacity * p.PeriodMs
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, queueTs-nowMs)
+	// ms of draining since the last admission
 	elapsed := max(0, nowMs-queueTs)
 	drained := min(elapsed, kit.CeilDiv(queueWork, p.Rate)) * p.Rate
+	// work queued ahead of this request
 	ahead := max(0, queueWork-drained)
 	c_ := min(c.Cost, p.Capacity+1)
 	withThis := ahead + c_*p.PeriodMs
 	ok := withThis <= full
+	// a forced denial is queued too, up to 2 * full
 	final := kit.Pick(ok, withThis, kit.Pick(c.Force, min(2*full, ahead+min(c.Cost, 2*p.Capacity)*p.PeriodMs), ahead))
 	reset := lag + kit.CeilDiv(final, p.Rate)
 	if final > ahead {

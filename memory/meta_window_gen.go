@@ -178,14 +178,19 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 	if !logLive {
 		st.logEntries = nil
 	}
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, winTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
 	open := winUsed > 0 && eff < winStart+p.WindowMs
 	used := kit.Pick(open, winUsed, 0)
+	// an admission now would open a window
 	start := kit.Pick(open, winStart, eff)
+	// from now until the window ends
 	ends := lag + max(0, start+p.WindowMs-eff)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
+	// a forced denial is recorded too, up to 2 * limit in the window
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	if took > 0 {

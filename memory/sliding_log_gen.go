@@ -174,8 +174,11 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	tallyLive := st.tallyExp > nowMs
 	tallyTotal := kit.Field(tallyLive, st.tallyTotal, 0, 0, 10000000000)
 	tallyTs := kit.Field(tallyLive, st.tallyTs, 0, 0, kit.NowMax)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, tallyTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// entries at or before from have left the window
 	from := eff - p.WindowMs
 	gone := int64(0)
 	gone__src := log
@@ -187,11 +190,15 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 		}
 		gone = gone__upto(gone__n - 1)
 	}
+	// the costs admitted in the window
 	used := max(0, tallyTotal-gone)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
+	// a forced denial is recorded too, up to 2 * limit in the window
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
+	// Denied: the window must lose after + c - limit, oldest entries first
+	// (this request's own, at eff, last).
 	freeAt := eff + p.WindowMs
 	freeAt__src := log
 	freeAt__src = freeAt__src[kit.SearchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
@@ -216,6 +223,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 		}
 	}
 	lastIn := kit.Pick(took > 0, eff, agg__3)
+	// earlier admissions at the same ms
 	seq := int64(0)
 	seq__src := log
 	seq__src = seq__src[kit.SearchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]

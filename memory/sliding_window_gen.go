@@ -168,20 +168,30 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
 	winCur := kit.Field(winLive, st.winCur, 0, 0, 2*p.Limit)
 	winPrev := kit.Field(winLive, st.winPrev, 0, 0, 2*p.Limit)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, winTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// ms into the current window
 	e_ := eff % p.WindowMs
 	start := eff - e_
+	// ms until the next window begins
 	toNext := p.WindowMs - e_
+	// the last admission is in this window
 	same := winTs >= start
 	next := !same && winTs >= start-p.WindowMs
 	prev := kit.Pick(same, winPrev, kit.Pick(next, winCur, 0))
 	cur := kit.Pick(same, winCur, 0)
+	// the previous window's share, times window_ms
 	weighted := prev * (p.WindowMs - e_)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := weighted+(cur+c_)*p.WindowMs <= p.Limit*p.WindowMs
+	// a forced denial is charged too, up to 2 * limit in this window
 	after := kit.Pick(ok, cur+c_, kit.Pick(c.Force, cur+min(c.Cost, max(0, 2*p.Limit-cur)), cur))
 	room := max(0, p.Limit*p.WindowMs-weighted)/p.WindowMs - after
+	// Denied: wait until the previous window's share has shrunk enough, in
+	// this window, or else into the next one, where this window's count
+	// is the previous one.
 	short := max(0, weighted+(after+c_)*p.WindowMs-p.Limit*p.WindowMs)
 	inThis := prev > 0 && e_+kit.CeilDiv(short, max(1, prev)) < p.WindowMs
 	shortNext := max(0, after+c_-p.Limit) * p.WindowMs

@@ -169,7 +169,9 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	bucketTs := kit.Field(bucketLive, st.bucketTs, 0, 0, kit.NowMax)
 	bucketLevel := kit.Field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0-p.Capacity*p.RefillMs, p.Capacity*p.RefillMs)
 	full := p.Capacity * p.RefillMs
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, bucketTs-nowMs)
+	// ms of refill since the last admission
 	elapsed := max(0, nowMs-bucketTs)
 	toFull := kit.CeilDiv(full-bucketLevel, p.RefillTokens)
 	gained := min(elapsed, toFull) * p.RefillTokens
@@ -177,6 +179,7 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	c_ := min(c.Cost, p.Capacity+1)
 	need := c_ * p.RefillMs
 	ok := need <= level
+	// a forced denial is charged too, down to -full
 	after := kit.Pick(ok, level-need, kit.Pick(c.Force, max(0-full, level-min(c.Cost, 2*p.Capacity)*p.RefillMs), level))
 	reset := lag + kit.CeilDiv(full-after, p.RefillTokens)
 	if after < level {

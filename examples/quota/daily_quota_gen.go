@@ -166,14 +166,19 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 	dayLive := st.dayExp > nowMs
 	dayTs := kit.Field(dayLive, st.dayTs, 0, 0, kit.NowMax)
 	dayN := kit.Field(dayLive, st.dayN, 0, 0, 2*p.Limit)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, dayTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// ms since the day began
 	into := (eff + 86400000 - p.OffsetMs) % 86400000
 	used := kit.Pick(dayTs >= eff-into, dayN, 0)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
+	// a forced denial is charged too, up to 2 * limit in the day
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
+	// from now until the next day begins
 	ends := lag + 86400000 - into
 	if took > 0 {
 		if c.Commit {

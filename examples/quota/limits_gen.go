@@ -48,6 +48,7 @@ func (l DailyQuota) QuotaWindow() time.Duration {
 	if _, err := l.args(); err != nil {
 		return 0
 	}
+	// a used-up quota is whole when the next day starts
 	return time.Duration(86400000) * time.Millisecond
 }
 

@@ -288,6 +288,12 @@
 // && ||, min(a, b), max(a, b), ceildiv(a, b), if C then A else B, and the
 // aggregates below. A string input has type string: it can only be written
 // into a string entry field. Comments run from # to the end of the line.
+// The generated Lua and Go carry them over (Commented): the whole-line
+// comments above a statement and the one at the end of its last line (of
+// an if, of its opening brace's line) become comment lines just above the
+// code the statement lowers to, above the first of its lines; a
+// window's comment goes above QuotaWindow's return, a constant's above
+// its declaration.
 //
 // A store writes every fixed field of a string and the key's TTL, in ms
 // from now, at once (SET key fields PX ttl). Only store, add, drop and clear

@@ -331,6 +331,7 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 				w.line("sh.Put(key, hash, e, st)")
 			}
 		}
+		commentLines(w, "//", s.commented().Comments)
 		goAggregates(w, s, names)
 		// Without commit, a write changes nothing, not even st's entries,
 		// whose arrays the stored state shares.

@@ -216,6 +216,7 @@ func limitWindow(w *writer, a *Algorithm) {
 	}
 	w.line("return 0")
 	w.line("}")
+	commentLines(w, "//", a.WindowComments)
 	w.line("return time.Duration(%s) * time.Millisecond", goSaturating.print(a.Window))
 	w.line("}")
 	w.line("")

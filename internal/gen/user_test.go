@@ -14,7 +14,7 @@ func TestUserSpecRejects(t *testing.T) {
 	tests := []struct {
 		name, library, old, new, want string
 	}{
-		{"a catalogue constant again", "small", "  MARGIN: 1000\n", "  MARGIN: 1000\n  NOW_MAX: 5\n", "constant NOW_MAX is defined already"},
+		{"a catalogue constant again", "small", "constants:\n", "constants:\n  NOW_MAX: 5\n", "constant NOW_MAX is defined already"},
 		{"a catalogue algorithm's name", "small", "  - name: counter\n", "  - name: gcra\n", "algorithm gcra: the catalogue has one of that name"},
 		{"a reply of its own", "small", "constants:\n", "reply:\n  - {name: x, doc: x}\nconstants:\n", "field reply not found"},
 		{"the catalogue's library name", "limitspec", "", "", "must be lower_case and not limitspec"},

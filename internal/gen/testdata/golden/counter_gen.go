@@ -164,11 +164,15 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	ctrLive := st.ctrExp > nowMs
 	ctrTs := kit.Field(ctrLive, st.ctrTs, 0, 0, kit.NowMax)
 	ctrN := kit.Field(ctrLive, st.ctrN, 0, 0, p.Limit)
+	// a comment
 	idle := nowMs-ctrTs >= p.GapMs
 	used := kit.Pick(idle || !(ctrN > 0), 0, ctrN)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit && c_ != (-1)
+	// an admission stores the count; a denial may store it again
+	// admitted
 	if ok {
+		// the count outlives the gap
 		if c.Commit {
 			st.ctrTs = max(nowMs, ctrTs)
 			st.ctrN = used + c_

@@ -48,6 +48,7 @@ func (l Counter) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// a full count is whole after an idle gap
 	return time.Duration(p.GapMs) * time.Millisecond
 }
 

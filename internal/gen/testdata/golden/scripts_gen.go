@@ -36,15 +36,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "a3e6cc6eccaab7ac24ad636b7ad6de6703a31552", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "aa8bf47b5a8c653397fd5cc414c4332edd473cb4"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "2a569853748cfeed77fba08370b0ae4183ce1258"},
+		Name: "small", Version: "2c9063e57a1c98a93d8b853ce2e76ff3d4dcc5f7", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "663785243ce45ebc3a6c044684f84de171d258ec"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c8c1c628a73149a3a1cdc9f6576f2bbdad315ba5"},
 		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "809eef4b9c03e5ed8d621868cb1399da112828f5"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "8104f8e420630aae9b41894b53d13ea9efec9832"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "8e42fd6b32697923388d62ff4721cb23d344741e"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "daba868b87a181f080cac6a84ca061f2cb911832"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -53,9 +53,9 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "d4bab764a56ffa63cc512aa6f7ee18a55f853dd3"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "f384f06d1b2d7467ee08467008b7065f6b442d49"},
-		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "9ba2b2228def14fad4e4aa961f0af060d899813a"}, Returns: []string{"ts", "text"}}},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "ee8e31b38b5754a90d18cb8e1c38f5ca486efdc7"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "ad96cfe5ae15b53054da3a261b4d7cb9c74bedcc"},
+		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "bddd222dd047a94c5c73405c383175ce1695bcc7"}, Returns: []string{"ts", "text"}}},
 		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},

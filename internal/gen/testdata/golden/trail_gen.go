@@ -188,6 +188,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 	}
 	hits := st.hitsEntries
 	from := nowMs - p.WindowMs
+	// the costs admitted in the window, by the running sums
 	used := int64(0)
 	used__src := log
 	used__src = used__src[kit.SearchEntries(len(used__src), func(i int) bool { return used__src[i].Ts > from }):]
@@ -238,6 +239,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 			}
 			e = sh.Put(key, hash, e, st)
 		}
+		// trims the log to limit entries
 		if c.Commit {
 			{
 				x := trailLogEntry{Ts: max(nowMs, newest), Cost: c_}
@@ -343,6 +345,7 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	if n := p.Limit; int64(len(notes)) > n {
 		notes = notes[int64(len(notes))-n:]
 	}
+	// the newest note is younger than window_ms
 	agg__1 := int64(0)
 	for _, n_ := range notes {
 		agg__1 = min(max(n_.Ts, 0), kit.NowMax)
