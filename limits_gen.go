@@ -158,7 +158,8 @@ func (l TokenBucket) args() (p tokenBucketArgs, err error) {
 		return p, err
 	}
 	p.RefillTokens = l.RefillTokens
-	if err := checkParam(p.RefillTokens, 1, 1000000000000, "token_bucket: parameter refill_tokens must be an integer in [1, 1000000000000], got "); err != nil {
+	if err := checkParam(p.RefillTokens, 1, 1000000000000,
+		"token_bucket: parameter refill_tokens must be an integer in [1, 1000000000000], got "); err != nil {
 		return p, err
 	}
 	if p.RefillMs, err = millis(l.Refill, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); err != nil {
@@ -174,10 +175,13 @@ func (l TokenBucket) args() (p tokenBucketArgs, err error) {
 		return p, badInput("token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)), p.RefillTokens) <= 9007199254740991) {
+	if !(satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
+		p.RefillTokens) <= 9007199254740991) {
 		return p, badInput("token_bucket: parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1")
 	}
-	if !(satAdd(satMul(p.Capacity, p.RefillMs), satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)), p.RefillTokens)) <= 9007199254740991) {
+	if !(satAdd(satMul(p.Capacity, p.RefillMs),
+		satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
+			p.RefillTokens)) <= 9007199254740991) {
 		return p, badInput("token_bucket: parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1")
 	}
 	return p, nil
@@ -691,11 +695,13 @@ type BucketWindow struct {
 	Bucket time.Duration
 	// Limit2: cost admitted per window_ms_2 (tier 2; 0: no tier 2) (limit_2), in [0, 500000000000]; optional: 0 leaves it out.
 	Limit2 int64
-	// Window2: tier 2's window in ms, a multiple of bucket_ms (0: no tier 2) (window_ms_2), a whole number of ms in [0, 100000000000]; optional: 0 leaves it out.
+	// Window2: tier 2's window in ms, a multiple of bucket_ms (0: no tier 2) (window_ms_2), a whole
+	// number of ms in [0, 100000000000]; optional: 0 leaves it out.
 	Window2 time.Duration
 	// Limit3: cost admitted per window_ms_3 (tier 3; 0: no tier 3) (limit_3), in [0, 500000000000]; optional: 0 leaves it out.
 	Limit3 int64
-	// Window3: tier 3's window in ms, a multiple of bucket_ms (0: no tier 3) (window_ms_3), a whole number of ms in [0, 100000000000]; optional: 0 leaves it out.
+	// Window3: tier 3's window in ms, a multiple of bucket_ms (0: no tier 3) (window_ms_3), a whole
+	// number of ms in [0, 100000000000]; optional: 0 leaves it out.
 	Window3 time.Duration
 }
 
@@ -763,7 +769,8 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if p.WindowMs2, err = millis(l.Window2, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
 		return p, err
 	}
-	if err := checkParam(p.WindowMs2, 0, 100000000000, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
+	if err := checkParam(p.WindowMs2, 0, 100000000000,
+		"bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
 		return p, err
 	}
 	p.Limit3 = l.Limit3
@@ -773,7 +780,8 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if p.WindowMs3, err = millis(l.Window3, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
 		return p, err
 	}
-	if err := checkParam(p.WindowMs3, 0, 100000000000, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
+	if err := checkParam(p.WindowMs3, 0, 100000000000,
+		"bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
 		return p, err
 	}
 	if !(p.WindowMs%p.BucketMs == 0) {

@@ -242,7 +242,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+      '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
 local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -567,7 +568,9 @@ local room1 = max(0, limit - (used1 + took))
 local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
 local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
 local room = min(room1, min(room2, room3))
-local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
+local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
+    ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
+    ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
 if took > 0 then
   if stale then -- every key, before this call's first write
     stale = false

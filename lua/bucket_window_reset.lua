@@ -139,7 +139,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+      '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
 local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then

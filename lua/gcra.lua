@@ -215,4 +215,6 @@ if final > tat then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}
+return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms),
+    ((ok or c > burst) and -1 or (lag +
+    floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}

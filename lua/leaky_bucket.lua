@@ -13,7 +13,8 @@
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  string: the queued work at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
---              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after forced calls) (in [0, 2 * (capacity * period_ms)])
+--              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after
+--              forced calls) (in [0, 2 * (capacity * period_ms)])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -214,4 +215,6 @@ if final > ahead then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}
+return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms),
+    ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))),
+    reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}

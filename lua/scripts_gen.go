@@ -72,20 +72,26 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "eccaacd69761fb01b2cc956237ac003adadc8017", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "47d45bcc28c34daf397c5b123f62663be5806ecd"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "d580a38a130e983a98d0217ec034b3a4f7d77719"},
-		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
+		Name: "limitspec", Version: "c702215c2cb93aa5c1cc6defe2b07cacce711f44", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ede7d45ff7b8a00e5100c3817dee720d33bec797"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "a0d88bc0622ade0c3f192cd343b5c3490e59d119"},
+		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
+			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
+			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
+			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
+			{Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "a1d11892a944059b613ca6babc43ed2ba8df9bfa"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "212c1a9d7d04e73fa38628b6e547cb05914418d3"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "14ed42e97da93c7346099d9076af1429ddc43af1"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "df0a86a7a59a1b7b0c11d6add5678d6f06516218"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
-		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms"}, {Name: "limit_2", Default: "0"}, {Name: "window_ms_2", Default: "0"}, {Name: "limit_3", Default: "0"}, {Name: "window_ms_3", Default: "0"}},
-		Args:   bucketWindowScriptArgs,
+		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms"},
+			{Name: "limit_2", Default: "0"}, {Name: "window_ms_2", Default: "0"},
+			{Name: "limit_3", Default: "0"}, {Name: "window_ms_3", Default: "0"}},
+		Args: bucketWindowScriptArgs,
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
@@ -99,7 +105,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "51e932841b804b6e78c5726881ba2fe8e5381cdb"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "f4405383c87a0fb066173197fb8ceaf94b823f38"},
 		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "426608b5840526e79c05bb6235e0390b9bd28578"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
@@ -109,7 +115,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "1c90e2ba17df8d0aef2987c5c0f88c26550512ab"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "78f63e6a21a9c6fa353bfeedec8427e6b4a3beed"},
 		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "33dca0b088e1c735014a6549b36490773128de9e"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
@@ -121,7 +127,9 @@ func init() {
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
 		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "784d83b6b6ad2c80cd6d34668b710dcc16b8f734"},
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "ef8caeba2682df7127188b853865f22f91b3c84d"},
-		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "464b414a848806940412d0de8a27df0c67cd3e0a"}, Returns: []string{"t_ms", "cost", "meta"}}},
+		Views: []kit.View{{Name: "entries",
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "464b414a848806940412d0de8a27df0c67cd3e0a"},
+			Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
@@ -129,7 +137,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "2ee7387ad59af80cf9ca7fca4324565b5df8ff59"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "d425a71cae27bfee23ccb85385a529c295e67da5"},
 		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "b0e1807f36e35bbc1da461544e054ba1cd6de4f5"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
@@ -149,8 +157,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "7cb54c5b739f291a51fcdaaf9721ba169d27a86e"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "ec3bdefed000bd662a8d09f110a04584154ff755"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "db8f4457fdf5b7da6e07ff547bfd3d13cf9c18ae"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "154e9da56f61cbcf06b66ea56ac381e5a4584c5b"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},
@@ -176,7 +184,8 @@ func bucketWindowScriptArgs(lim limitspec.Limit) ([]int64, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	return []int64{l.Limit, int64(l.Window / time.Millisecond), int64(l.Bucket / time.Millisecond), l.Limit2, int64(l.Window2 / time.Millisecond), l.Limit3, int64(l.Window3 / time.Millisecond)}, nil
+	return []int64{l.Limit, int64(l.Window / time.Millisecond), int64(l.Bucket / time.Millisecond),
+		l.Limit2, int64(l.Window2 / time.Millisecond), l.Limit3, int64(l.Window3 / time.Millisecond)}, nil
 }
 
 // fixedWindowScriptArgs returns a fixed_window limit's parameters as its scripts take them.

@@ -416,4 +416,6 @@ if took > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after),
+    ((ok or c > limit) and -1 or (free_at - now)),
+    ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}

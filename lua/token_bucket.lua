@@ -131,7 +131,8 @@ end
 if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+    refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -212,4 +213,6 @@ if after < level then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}
+return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms),
+    ((ok or c > capacity) and -1 or (lag +
+    floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}

@@ -93,7 +93,8 @@ end
 if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+    refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 

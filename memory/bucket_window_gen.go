@@ -80,7 +80,10 @@ func (t *bucketWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) 
 		}
 		t.valid.Add(l)
 	}
-	p := bucketWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond), BucketMs: int64(l.Bucket / time.Millisecond), Limit2: l.Limit2, WindowMs2: int64(l.Window2 / time.Millisecond), Limit3: l.Limit3, WindowMs3: int64(l.Window3 / time.Millisecond)}
+	p := bucketWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
+		BucketMs: int64(l.Bucket / time.Millisecond), Limit2: l.Limit2,
+		WindowMs2: int64(l.Window2 / time.Millisecond), Limit3: l.Limit3,
+		WindowMs3: int64(l.Window3 / time.Millisecond)}
 	if key == "" {
 		return p, kit.BadInput("bucket_window: key must not be empty")
 	}
@@ -130,7 +133,8 @@ func (t *bucketWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string
 
 // params are a prepared call's parameters.
 func (t *bucketWindowTable) params(c *kit.Call) bucketWindowParams {
-	return bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2], Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
+	return bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2],
+		Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
 }
 
 // key is the key of the state named name of a call of parameters p.
@@ -358,7 +362,9 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	room2 := kit.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
 	room3 := kit.Pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
 	room := min(room1, min(room2, room3))
-	tier := int64(kit.Pick(ok, kit.Pick(room1 == room, 1, kit.Pick(room2 == room, 2, 3)), kit.Pick(c_ > lim, kit.Pick(c_ > p.Limit, 1, kit.Pick(on2 && c_ > p.Limit2, 2, 3)), kit.Pick(at1 == retryAt, 1, kit.Pick(at2 == retryAt, 2, 3)))))
+	tier := int64(kit.Pick(ok, kit.Pick(room1 == room, 1, kit.Pick(room2 == room, 2, 3)),
+		kit.Pick(c_ > lim, kit.Pick(c_ > p.Limit, 1, kit.Pick(on2 && c_ > p.Limit2, 2, 3)),
+			kit.Pick(at1 == retryAt, 1, kit.Pick(at2 == retryAt, 2, 3)))))
 	if took > 0 {
 		if c.Commit {
 			{
@@ -398,7 +404,9 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: kit.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}
+	return kit.Reply{Allowed: ok, Limit: lim, Remaining: room,
+		RetryAfterMs: kit.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs),
+		DelayMs: 0, Tier: tier}
 }
 
 // View runs a view of c's state by name; it writes nothing.
@@ -406,7 +414,9 @@ func (t *bucketWindowTable) View(name string, c *kit.Call) ([]kit.Record, error)
 	return nil, kit.BadInput("bucket_window: unknown view %q (it has none)", name)
 }
 
-// bucketWindowWinEntry is one entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something.
+// bucketWindowWinEntry is one entry of
+// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that
+// admitted something.
 type bucketWindowWinEntry struct {
 	// Start: the score: the bucket's start in ms.
 	Start int64

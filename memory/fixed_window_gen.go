@@ -188,7 +188,9 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, untilEnd), ResetAfterMs: kit.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
+		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, untilEnd),
+		ResetAfterMs: kit.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

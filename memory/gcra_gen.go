@@ -189,7 +189,9 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs,
+		RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)),
+		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -191,7 +191,10 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)), ResetAfterMs: reset, DelayMs: kit.Pick(ok || c.Force && c_ > 0, lag+kit.CeilDiv(ahead, p.Rate), 0), Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs,
+		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)),
+		ResetAfterMs: reset, DelayMs: kit.Pick(ok || c.Force && c_ > 0,
+			lag+kit.CeilDiv(ahead, p.Rate), 0), Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

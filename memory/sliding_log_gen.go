@@ -267,7 +267,9 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs), ResetAfterMs: kit.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
+		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs),
+		ResetAfterMs: kit.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -206,7 +206,9 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait), ResetAfterMs: kit.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room),
+		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait),
+		ResetAfterMs: kit.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -190,7 +190,9 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs, RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, need-after), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs,
+		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, need-after), p.RefillTokens)),
+		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

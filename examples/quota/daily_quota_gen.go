@@ -188,7 +188,9 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
+		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends),
+		DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

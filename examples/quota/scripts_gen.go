@@ -27,10 +27,14 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "cc75b770cfeabbd2b67de28b9c858713c1d84dda", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5a9da4632699d56298ef99b5b9a072b699e69a11"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "9190c768e1e6e891e9016e2b34c9b3c3c285dd73"},
-		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
+		Name: "quota", Version: "fa135dca623e70beac1f809b284a717d2eac6bbe", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ece2074ef9a8afbf5a56671f3735c16dba30fa70"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "086375a60e3025db9e68f1509eb8851a183a97dd"},
+		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
+			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
+			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
+			{Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"},
+			{Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",

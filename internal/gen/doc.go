@@ -46,6 +46,12 @@
 //	<limits>/policies_gen.go the spec's policies as ready-made values, when
 //	                         it has any (emit_policies.go)
 //
+// No generated line is longer than 150 characters (wrap.go): a longer
+// line of code breaks after a comma or an operator at its outermost
+// level, into lines of about 100 with continuation indentation, a long
+// string into two joined by .. or +, a comment between words; the
+// manifest gives each doc as an array of its lines.
+//
 // For the catalogue, <limits> is the root package limitspec, <memory>
 // package memory and <lua> package lua, in lua/ beside the scripts. For a
 // user's spec all three are the one package, whose directory holds lua/

@@ -2,7 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"go/format"
 	"strings"
 )
 
@@ -82,16 +81,6 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 		limitRegister(&w, a, o)
 	}
 	return formatGo(w, "the typed limits")
-}
-
-// formatGo gofmts generated Go, or says which file would not compile.
-func formatGo(w writer, what string) ([]byte, error) {
-	src := w.bytes()
-	out, err := format.Source(src)
-	if err != nil {
-		return nil, fmt.Errorf("gofmt of %s: %v\n%s", what, err, src)
-	}
-	return out, nil
 }
 
 // limitType declares an algorithm's typed limit and its Args struct.

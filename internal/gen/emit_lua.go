@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -258,7 +257,7 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	luaScriptCode(&w, sp, a, v)
 	// No newline at the end: the shell's "$(cat lua/x.lua)" drops it, and
 	// SCRIPT LOAD of that text must give the manifest's SHA1.
-	return bytes.TrimRight(w.bytes(), "\n")
+	return luaSource(&w)
 }
 
 // The suffix of the script that goes with a decision, its reset:

@@ -13,7 +13,9 @@
 -- each limit: its algorithm, its key infix (:P:L), the number n of its
 -- parameters, and those n, in the algorithm's order (trailing optional
 -- ones may be left out). The algorithms:
---   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]): {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
+--   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]):
+--   {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
+--   {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
 --   fixed_window(limit, window_ms): {<key>}:fw:<window_ms>
 --   gcra(burst, rate, period_ms): {<key>}:gcra:<rate>:<period_ms>
 --   leaky_bucket(capacity, rate, period_ms): {<key>}:lb:<rate>:<period_ms>
@@ -212,7 +214,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -225,7 +228,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' ..
+      num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -539,7 +543,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
   local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
   local room = min(room1, min(room2, room3))
-  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
+      ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
+      ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
@@ -798,7 +804,9 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms),
+      ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))),
+      reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -917,7 +925,9 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms),
+      ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))),
+      reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -1435,7 +1445,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after),
+      ((ok or c > limit) and -1 or (free_at - now)),
+      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -1587,10 +1599,12 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+      refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+      refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1674,7 +1688,9 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms),
+      ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))),
+      reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,

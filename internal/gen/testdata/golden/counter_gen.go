@@ -190,7 +190,8 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 			}
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used), RetryAfterMs: kit.Pick(ok, -1, p.GapMs), ResetAfterMs: p.GapMs, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
+		RetryAfterMs: kit.Pick(ok, -1, p.GapMs), ResetAfterMs: p.GapMs, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -154,7 +154,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then

@@ -36,10 +36,15 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "2c9063e57a1c98a93d8b853ce2e76ff3d4dcc5f7", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "663785243ce45ebc3a6c044684f84de171d258ec"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c8c1c628a73149a3a1cdc9f6576f2bbdad315ba5"},
-		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
+		Name: "small", Version: "be43a2bc7a60de1879fd8de194d7e5ca35b8a3d5", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "1c062b7bb4d4093088993846c1ae4e2fc62636be"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "ea8a050f16a260ce93978304436972cf24292f0c"},
+		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
+			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
+			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
+			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
+			{Library: "small", Name: "counter"}, {Library: "small", Name: "trail"},
+			{Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
@@ -53,10 +58,13 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "ee8e31b38b5754a90d18cb8e1c38f5ca486efdc7"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "ad96cfe5ae15b53054da3a261b4d7cb9c74bedcc"},
-		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "bddd222dd047a94c5c73405c383175ce1695bcc7"}, Returns: []string{"ts", "text"}}},
-		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "729c513520d22e780b0f5570d16622f4a55ff43f"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "754c107eaede58e95d081e0b2b48703f9b8b10f9"},
+		Views: []kit.View{{Name: "recent",
+			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "0eb862affea0764ca0f3ded8a20ce70c0cdd1237"},
+			Returns: []string{"ts", "text"}}},
+		Keys: []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes",
+			":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},
 		Args:   trailScriptArgs,

@@ -78,7 +78,8 @@ func (t *trailTable) check(c *kit.Args, lim limitspec.Limit, key string) (trailP
 		}
 		t.valid.Add(l)
 	}
-	p := trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond), BucketMs: kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
+	p := trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
+		BucketMs: kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
 	if key == "" {
 		return p, kit.BadInput("trail: key must not be empty")
 	}
@@ -304,7 +305,9 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used), RetryAfterMs: kit.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
+		RetryAfterMs: kit.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs,
+		DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
