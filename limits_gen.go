@@ -6,6 +6,24 @@ import (
 	"time"
 )
 
+// The spec's constants, named as the generated code reads them.
+const (
+	// 2^45 ms since the epoch, about the year 3085
+	nowMax = 35184372088832
+	// 2^53 - 1
+	costMax = 9007199254740991
+	// kept past the reset time, for lagging clocks
+	ttlMarginMs = 60000
+	// a key's clock further ahead of a request is not trusted
+	maxSkewMs = 60000
+	// the most buckets one bucket_window tier spans
+	bucketsMax = 3600
+	// 2^52: running sums of zset entries are kept modulo it
+	runMod = 4503599627370496
+	// 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+	maxSafe = 9007199254740991
+)
+
 // FixedWindow is a limit of fixed_window:
 //
 // Fixed window counter: at most `limit` cost in each window of
@@ -175,13 +193,13 @@ func (l TokenBucket) args() (p tokenBucketArgs, err error) {
 		return p, badInput("token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
-		p.RefillTokens) <= 9007199254740991) {
+	if !(satMul(min(nowMax, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
+		p.RefillTokens) <= maxSafe) {
 		return p, badInput("token_bucket: parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1")
 	}
 	if !(satAdd(satMul(p.Capacity, p.RefillMs),
-		satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
-			p.RefillTokens)) <= 9007199254740991) {
+		satMul(min(nowMax, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
+			p.RefillTokens)) <= maxSafe) {
 		return p, badInput("token_bucket: parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1")
 	}
 	return p, nil
@@ -293,10 +311,10 @@ func (l GCRA) args() (p gcraArgs, err error) {
 		return p, badInput("gcra: the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
+	if !(satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate) <= maxSafe) {
 		return p, badInput("gcra: parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1")
 	}
-	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate)) >= -9007199254740991) {
+	if !(satSub(0, satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate)) >= -maxSafe) {
 		return p, badInput("gcra: parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1")
 	}
 	return p, nil
@@ -514,10 +532,10 @@ func (l LeakyBucket) args() (p leakyBucketArgs, err error) {
 		return p, badInput("leaky_bucket: the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
+	if !(satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate) <= maxSafe) {
 		return p, badInput("leaky_bucket: parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1")
 	}
-	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate)) >= -9007199254740991) {
+	if !(satSub(0, satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate)) >= -maxSafe) {
 		return p, badInput("leaky_bucket: parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1")
 	}
 	return p, nil
@@ -787,7 +805,7 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if !(p.WindowMs%p.BucketMs == 0) {
 		return p, badInput("bucket_window: window_ms must be a multiple of bucket_ms")
 	}
-	if !(satDiv(p.WindowMs, p.BucketMs) <= 3600) {
+	if !(satDiv(p.WindowMs, p.BucketMs) <= bucketsMax) {
 		return p, badInput("bucket_window: window_ms must span at most 3600 buckets")
 	}
 	if !(p.Limit2 == 0 && p.WindowMs2 == 0 || p.Limit2 > 0 && p.WindowMs2 > 0) {
@@ -796,7 +814,7 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if !(p.WindowMs2%p.BucketMs == 0) {
 		return p, badInput("bucket_window: window_ms_2 must be a multiple of bucket_ms")
 	}
-	if !(satDiv(p.WindowMs2, p.BucketMs) <= 3600) {
+	if !(satDiv(p.WindowMs2, p.BucketMs) <= bucketsMax) {
 		return p, badInput("bucket_window: window_ms_2 must span at most 3600 buckets")
 	}
 	if !(p.Limit3 == 0 && p.WindowMs3 == 0 || p.Limit3 > 0 && p.WindowMs3 > 0) {
@@ -805,7 +823,7 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if !(p.WindowMs3%p.BucketMs == 0) {
 		return p, badInput("bucket_window: window_ms_3 must be a multiple of bucket_ms")
 	}
-	if !(satDiv(p.WindowMs3, p.BucketMs) <= 3600) {
+	if !(satDiv(p.WindowMs3, p.BucketMs) <= bucketsMax) {
 		return p, badInput("bucket_window: window_ms_3 must span at most 3600 buckets")
 	}
 	return p, nil

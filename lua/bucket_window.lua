@@ -341,7 +341,7 @@ local function win__sum(lo, hi)
     end
   end
   local base = first.run - first.count
-  return (top.run - base) % 4503599627370496, base, first, top
+  return (top.run - base) % RUN_MOD, base, first, top
 end
 -- the first entry at ranks [lo, hi) at which the sum of count from lo
 -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -353,7 +353,7 @@ local function win__reach(lo, hi, need, cap)
   if hi <= lo or min(total, cap) < need then
     return false
   end
-  if min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % RUN_MOD, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -363,7 +363,7 @@ local function win__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % RUN_MOD, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -584,13 +584,13 @@ if took > 0 then
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
       win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
-      win__x.run = (win__top.run + win__x.count) % 4503599627370496
+      win__x.run = (win__top.run + win__x.count) % RUN_MOD
       if win__top.start == win__x.start then -- merge into it (its member removed after the add)
         win__x.replaces__ = win__top.member__
         win__x.count = win__x.count + win__top.count
       end
     else
-      win__x.run = win__x.count % 4503599627370496
+      win__x.run = win__x.count % RUN_MOD
     end
     win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
     redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)

@@ -72,8 +72,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "c702215c2cb93aa5c1cc6defe2b07cacce711f44", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ede7d45ff7b8a00e5100c3817dee720d33bec797"},
+		Name: "limitspec", Version: "96e176f1c88060e94ff97a494a91c71557b8aa2f", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "387746a7fb28cb44c0cf8338e557fda7a3505eb4"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "a0d88bc0622ade0c3f192cd343b5c3490e59d119"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
@@ -83,7 +83,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "14ed42e97da93c7346099d9076af1429ddc43af1"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "5bbd43825886db261f9d7ef70424b7aca71b09d6"},
 		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "df0a86a7a59a1b7b0c11d6add5678d6f06516218"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
@@ -137,7 +137,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "d425a71cae27bfee23ccb85385a529c295e67da5"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "b494c3c60b60dd708747626ab29130f5370eb21b"},
 		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "b0e1807f36e35bbc1da461544e054ba1cd6de4f5"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},

@@ -174,7 +174,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.latestExp > nowMs, st.latestTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.latestExp > nowMs, st.latestTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = bucketWindowState{}
 	}
 	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something
@@ -206,9 +206,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	used1__src = used1__src[kit.SearchEntries(len(used1__src), func(i int) bool { return used1__src[i].Start > from1 }):]
 	if used1__n := int64(len(used1__src)); used1__n > 0 {
 		used1__base := used1__src[0].Run - used1__src[0].Count
-		used1__upto := func(i int64) int64 {
-			return min(kit.RunDiff(used1__src[i].Run, used1__base, 4503599627370496), 3600000000000000)
-		}
+		used1__upto := func(i int64) int64 { return min(kit.RunDiff(used1__src[i].Run, used1__base, runMod), 3600000000000000) }
 		used1 = used1__upto(used1__n - 1)
 	}
 	agg__2 := int64(0)
@@ -218,7 +216,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__2__n := int64(len(agg__2__src)); agg__2__n > 0 {
 			agg__2__base := agg__2__src[0].Run - agg__2__src[0].Count
 			agg__2__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__2__src[i].Run, agg__2__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__2__src[i].Run, agg__2__base, runMod), 3600000000000000)
 			}
 			agg__2 = agg__2__upto(agg__2__n - 1)
 		}
@@ -231,7 +229,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
 			agg__3__base := agg__3__src[0].Run - agg__3__src[0].Count
 			agg__3__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__3__src[i].Run, agg__3__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__3__src[i].Run, agg__3__base, runMod), 3600000000000000)
 			}
 			agg__3 = agg__3__upto(agg__3__n - 1)
 		}
@@ -256,7 +254,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
 			agg__4__base := agg__4__src[0].Run - agg__4__src[0].Count
 			agg__4__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__4__src[i].Run, agg__4__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__4__src[i].Run, agg__4__base, runMod), 3600000000000000)
 			}
 			if agg__4__need := used1 + took + c_ - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
 				agg__4__i := int64(kit.SearchEntries(int(agg__4__n), func(i int) bool { return agg__4__upto(int64(i)) >= agg__4__need }))
@@ -273,7 +271,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__5__n := int64(len(agg__5__src)); agg__5__n > 0 {
 			agg__5__base := agg__5__src[0].Run - agg__5__src[0].Count
 			agg__5__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__5__src[i].Run, agg__5__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__5__src[i].Run, agg__5__base, runMod), 3600000000000000)
 			}
 			if agg__5__need := used2 + took + c_ - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
 				agg__5__i := int64(kit.SearchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
@@ -290,7 +288,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__6__n := int64(len(agg__6__src)); agg__6__n > 0 {
 			agg__6__base := agg__6__src[0].Run - agg__6__src[0].Count
 			agg__6__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__6__src[i].Run, agg__6__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__6__src[i].Run, agg__6__base, runMod), 3600000000000000)
 			}
 			if agg__6__need := used3 + took + c_ - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
 				agg__6__i := int64(kit.SearchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
@@ -313,7 +311,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__7__n := int64(len(agg__7__src)); agg__7__n > 0 {
 			agg__7__base := agg__7__src[0].Run - agg__7__src[0].Count
 			agg__7__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__7__src[i].Run, agg__7__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__7__src[i].Run, agg__7__base, runMod), 3600000000000000)
 			}
 			if agg__7__need := x1; agg__7__upto(agg__7__n-1) >= agg__7__need {
 				agg__7__i := int64(kit.SearchEntries(int(agg__7__n), func(i int) bool { return agg__7__upto(int64(i)) >= agg__7__need }))
@@ -330,7 +328,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__8__n := int64(len(agg__8__src)); agg__8__n > 0 {
 			agg__8__base := agg__8__src[0].Run - agg__8__src[0].Count
 			agg__8__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__8__src[i].Run, agg__8__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__8__src[i].Run, agg__8__base, runMod), 3600000000000000)
 			}
 			if agg__8__need := x2; agg__8__upto(agg__8__n-1) >= agg__8__need {
 				agg__8__i := int64(kit.SearchEntries(int(agg__8__n), func(i int) bool { return agg__8__upto(int64(i)) >= agg__8__need }))
@@ -347,7 +345,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__9__n := int64(len(agg__9__src)); agg__9__n > 0 {
 			agg__9__base := agg__9__src[0].Run - agg__9__src[0].Count
 			agg__9__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__9__src[i].Run, agg__9__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__9__src[i].Run, agg__9__base, runMod), 3600000000000000)
 			}
 			if agg__9__need := x3; agg__9__upto(agg__9__n-1) >= agg__9__need {
 				agg__9__i := int64(kit.SearchEntries(int(agg__9__n), func(i int) bool { return agg__9__upto(int64(i)) >= agg__9__need }))
@@ -378,7 +376,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		}
 		if c.Commit {
 			st.latestTs = eff
-			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + ttlMarginMs
 			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
@@ -387,20 +385,20 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 				if n := len(st.winEntries); n > 0 {
 					top := st.winEntries[n-1]
 					x.Start = max(x.Start, top.Start) // the set grows at its end
-					x.Run = (top.Run + x.Count) % 4503599627370496
+					x.Run = (top.Run + x.Count) % runMod
 					if x.Start == top.Start { // merge into it
 						x.Count += top.Count
 						st.winEntries = st.winEntries[:n-1]
 					}
 				} else {
-					x.Run = x.Count % 4503599627370496
+					x.Run = x.Count % runMod
 				}
 				st.winEntries = append(st.winEntries, x)
-				if n := int64(3600); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
+				if n := int64(bucketsMax); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
 					st.winEntries = st.winEntries[int64(len(st.winEntries))-n:]
 				}
 			}
-			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}

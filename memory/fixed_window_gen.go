@@ -159,7 +159,7 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = fixedWindowState{}
 	}
 	// {<key>}:fw:<window_ms>: the current window's count
@@ -184,7 +184,7 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 		if c.Commit {
 			st.winTs = eff
 			st.winN = after
-			st.winExp = nowMs + untilEnd + 60000
+			st.winExp = nowMs + untilEnd + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}

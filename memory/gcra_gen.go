@@ -159,7 +159,7 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = gcraState{}
 	}
 	// {<key>}:gcra:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
@@ -185,7 +185,7 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 		if c.Commit {
 			st.cellTs = nowMs + lag
 			st.cellTat = final
-			st.cellExp = nowMs + reset + 60000
+			st.cellExp = nowMs + reset + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}

@@ -161,7 +161,7 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.queueExp > nowMs, st.queueTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.queueExp > nowMs, st.queueTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = leakyBucketState{}
 	}
 	// {<key>}:lb:<rate>:<period_ms>: the queued work at the last admission
@@ -187,7 +187,7 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 		if c.Commit {
 			st.queueTs = nowMs + lag
 			st.queueWork = final
-			st.queueExp = nowMs + reset + 60000
+			st.queueExp = nowMs + reset + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}

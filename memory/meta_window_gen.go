@@ -165,7 +165,7 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = metaWindowState{}
 	}
 	// {<key>}:mw:<window_ms>: the current window
@@ -204,12 +204,12 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 			st.winTs = eff
 			st.winStart = start
 			st.winUsed = after
-			st.winExp = nowMs + ends + 60000
+			st.winExp = nowMs + ends + ttlMarginMs
 			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.logEntries = append(st.logEntries, metaWindowLogEntry{TMs: eff, Cost: took, Meta: c.Inputs[0]})
-			st.logExp = nowMs + ends + 60000
+			st.logExp = nowMs + ends + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
@@ -246,7 +246,7 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = metaWindowState{}
 	}
 	// {<key>}:mw:<window_ms>: the current window

@@ -160,7 +160,7 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = slidingWindowState{}
 	}
 	// {<key>}:sw:<window_ms>: the counts of the last admission's window and the one before
@@ -202,7 +202,7 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 			st.winTs = eff
 			st.winCur = after
 			st.winPrev = prev
-			st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
+			st.winExp = nowMs + lag + p.WindowMs + toNext + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}

@@ -161,7 +161,7 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = tokenBucketState{}
 	}
 	// {<key>}:tb:<refill_tokens>:<refill_ms>: the bucket level at the last admission
@@ -186,7 +186,7 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 		if c.Commit {
 			st.bucketTs = nowMs + lag
 			st.bucketLevel = after
-			st.bucketExp = nowMs + reset + 60000
+			st.bucketExp = nowMs + reset + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}

@@ -159,7 +159,7 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.dayExp > nowMs, st.dayTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.dayExp > nowMs, st.dayTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = dailyQuotaState{}
 	}
 	// {<key>}:quota:dq:<offset_ms>: the day's count
@@ -184,7 +184,7 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 		if c.Commit {
 			st.dayTs = eff
 			st.dayN = after
-			st.dayExp = nowMs + ends + 60000
+			st.dayExp = nowMs + ends + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}

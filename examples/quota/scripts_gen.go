@@ -27,8 +27,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "fa135dca623e70beac1f809b284a717d2eac6bbe", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ece2074ef9a8afbf5a56671f3735c16dba30fa70"},
+		Name: "quota", Version: "49c500f1d502d4f7732ed3f22ddfbef1e1f78f91", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "44faf1219ac310b34e5c2aecfdcb1748ba4cd299"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "086375a60e3025db9e68f1509eb8851a183a97dd"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

@@ -139,8 +139,12 @@
 // constants: NAME: integer. NOW_MAX and COST_MAX bound the per-call inputs
 // now_ms and cost. Every script declares the spec's constants as locals
 // at its top (and MAX_SAFE, 2^53-1, the bound of the exactness checks)
-// and reads them by name; the Go decisions read NOW_MAX and COST_MAX as
-// kit.NowMax and kit.CostMax. reply: the fields every decision returns, in order,
+// and reads them by name; the generated Go declares them as unexported
+// constants of its packages, Go-cased (MAX_SKEW_MS: maxSkewMs, in
+// limits_gen.go and, for the catalogue, memory/constants_gen.go), and
+// reads them by name, but the decisions read NOW_MAX and COST_MAX as
+// kit.NowMax and kit.CostMax. A let may not take a constant's Go name
+// (max_skew_ms), which would hide it. reply: the fields every decision returns, in order,
 // each int or bool; an int field may have a default. Generate requires
 // the catalogue's reply (allowed, limit, remaining, retry_after_ms,
 // reset_after_ms, delay_ms, tier), by which the policy script and package

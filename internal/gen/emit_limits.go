@@ -75,6 +75,7 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 		w.line("%q", o.contract.path)
 	}
 	w.line(")")
+	goConstants(&w, sp, true)
 	for _, a := range sp.Algorithms {
 		limitType(&w, a)
 		limitMethods(&w, sp, a, o)

@@ -151,8 +151,15 @@ func commentLines(w *writer, prefix string, comments []string) {
 	}
 }
 
-// maxSafeName names 2^53 - 1 (MaxSafe) in the generated Lua.
+// maxSafeName names 2^53 - 1 (MaxSafe) in the generated code.
 const maxSafeName = "MAX_SAFE"
+
+// The constants the generator itself reads (Spec.MaxSkew, Spec.RunMod),
+// by which the generated code names them.
+const (
+	maxSkewName = "MAX_SKEW_MS"
+	runModName  = "RUN_MOD"
+)
 
 // luaMathLocals begins every script: math's functions as locals.
 const luaMathLocals = "local min, max, floor = math.min, math.max, math.floor\n"

@@ -322,13 +322,7 @@ func (p *parser) statement(top bool) Stmt {
 		}
 		return s
 	case "let":
-		name := p.ident()
-		if p.lookup(name.text) != nil {
-			p.fail(name, "%q is already defined", name.text)
-		}
-		if strings.Contains(name.text, "__") {
-			p.fail(name, "%q: names with __ are kept for generated code", name.text)
-		}
+		name := p.letName()
 		p.expect("=")
 		l := &Let{Name: name.text, X: p.expr(), Pos: pos}
 		p.sc.lets[len(p.sc.lets)-1][l.Name] = l
@@ -356,6 +350,25 @@ func (p *parser) statement(top bool) Stmt {
 	}
 	p.fail(t, "expected let, if, store, add, drop, clear or reply, found %q", t.text)
 	return nil
+}
+
+// letName reads the name a let binds: not yet defined, without __ (kept
+// for the generated code's own locals), and not a constant's name in Go
+// (goConstName), which a local would hide.
+func (p *parser) letName() token {
+	name := p.ident()
+	if p.lookup(name.text) != nil {
+		p.fail(name, "%q is already defined", name.text)
+	}
+	if strings.Contains(name.text, "__") {
+		p.fail(name, "%q: names with __ are kept for generated code", name.text)
+	}
+	for _, c := range constants(p.sc.spec) {
+		if goName(name.text) == goConstName(c.Name) {
+			p.fail(name, "%q: in Go it would hide the constant %s (%s); rename it", name.text, c.Name, goConstName(c.Name))
+		}
+	}
+	return name
 }
 
 // collection resolves the name of a state that holds entries.

@@ -349,9 +349,9 @@ func (l *loader) inputs() {
 func (l *loader) namedConsts() {
 	for _, c := range l.sp.Consts {
 		switch c.Name {
-		case "MAX_SKEW_MS":
+		case maxSkewName:
 			l.sp.MaxSkew = c.Value
-		case "RUN_MOD":
+		case runModName:
 			l.sp.RunMod = c.Value
 		}
 	}

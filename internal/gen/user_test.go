@@ -19,6 +19,8 @@ func TestUserSpecRejects(t *testing.T) {
 		{"a reply of its own", "small", "constants:\n", "reply:\n  - {name: x, doc: x}\nconstants:\n", "field reply not found"},
 		{"the catalogue's library name", "limitspec", "", "", "must be lower_case and not limitspec"},
 		{"a library name that is no Go name", "Small", "", "", "must be lower_case"},
+		{"a let named as a constant in Go", "small", "      let idle = now - ctr.ts >= gap_ms",
+			"      let margin = MARGIN\n      let idle = now - ctr.ts >= gap_ms + margin", `"margin": in Go it would hide the constant MARGIN`},
 		{"a policy of an unknown algorithm", "small", "algorithm: counter, identity: key", "algorithm: nope, identity: key", `unknown algorithm "nope"`},
 		// Names that make another file's name: Generate refuses them.
 		{"an algorithm named as the policy script", "small", "  - name: trail\n", "  - name: policy\n", "algorithm policy: its file lua/policy.lua is also the policy script's"},

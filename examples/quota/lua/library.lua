@@ -437,7 +437,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.count
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of count from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -449,7 +449,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -459,7 +459,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -685,13 +685,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
           win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
-          win__x.run = (win__top.run + win__x.count) % 4503599627370496
+          win__x.run = (win__top.run + win__x.count) % RUN_MOD
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
-          win__x.run = win__x.count % 4503599627370496
+          win__x.run = win__x.count % RUN_MOD
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
@@ -1406,7 +1406,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.cost
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of cost from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -1418,7 +1418,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1428,7 +1428,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1550,9 +1550,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
           log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-          log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
-          log__x.run = log__x.cost % 4503599627370496
+          log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
         redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
@@ -2421,5 +2421,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return 'fa135dca623e70beac1f809b284a717d2eac6bbe'
+  return '49c500f1d502d4f7732ed3f22ddfbef1e1f78f91'
 end}

@@ -316,7 +316,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.count
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of count from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -328,7 +328,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -338,7 +338,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -564,13 +564,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
           win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
-          win__x.run = (win__top.run + win__x.count) % 4503599627370496
+          win__x.run = (win__top.run + win__x.count) % RUN_MOD
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
-          win__x.run = win__x.count % 4503599627370496
+          win__x.run = win__x.count % RUN_MOD
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
@@ -1285,7 +1285,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.cost
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of cost from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -1297,7 +1297,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1307,7 +1307,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1429,9 +1429,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
           log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-          log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
-          log__x.run = log__x.cost % 4503599627370496
+          log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
         redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)

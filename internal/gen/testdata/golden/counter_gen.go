@@ -157,7 +157,7 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = counterState{}
 	}
 	// {<key>}:small:ctr:<gap_ms>: the count
@@ -176,7 +176,7 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 		if c.Commit {
 			st.ctrTs = max(nowMs, ctrTs)
 			st.ctrN = used + c_
-			st.ctrExp = nowMs + p.GapMs + 1000
+			st.ctrExp = nowMs + p.GapMs + margin
 			sh.Put(key, hash, e, st)
 		}
 	} else {

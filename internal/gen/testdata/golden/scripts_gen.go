@@ -36,8 +36,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "be43a2bc7a60de1879fd8de194d7e5ca35b8a3d5", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "1c062b7bb4d4093088993846c1ae4e2fc62636be"},
+		Name: "small", Version: "88f59028e82c776178206cb5edce8eea76143351", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "3320e099a46d4cf3cb4daeb79db536c5e3e8e8c3"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "ea8a050f16a260ce93978304436972cf24292f0c"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
@@ -58,7 +58,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "729c513520d22e780b0f5570d16622f4a55ff43f"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "ad66b1529a063584e450221624a2ab219ad4d0fc"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "754c107eaede58e95d081e0b2b48703f9b8b10f9"},
 		Views: []kit.View{{Name: "recent",
 			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "0eb862affea0764ca0f3ded8a20ce70c0cdd1237"},
