@@ -6,6 +6,24 @@ import (
 	"time"
 )
 
+// The spec's constants, named as the generated code reads them.
+const (
+	// 2^45 ms since the epoch, about the year 3085
+	nowMax = 35184372088832
+	// 2^53 - 1
+	costMax = 9007199254740991
+	// kept past the reset time, for lagging clocks
+	ttlMarginMs = 60000
+	// a key's clock further ahead of a request is not trusted
+	maxSkewMs = 60000
+	// the most buckets one bucket_window tier spans
+	bucketsMax = 3600
+	// 2^52: running sums of zset entries are kept modulo it
+	runMod = 4503599627370496
+	// 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+	maxSafe = 9007199254740991
+)
+
 // FixedWindow is a limit of fixed_window:
 //
 // Fixed window counter: at most `limit` cost in each window of
@@ -53,6 +71,7 @@ func (l FixedWindow) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// a used-up limit is whole at the next boundary, at most window_ms away
 	return time.Duration(p.WindowMs) * time.Millisecond
 }
 
@@ -145,6 +164,7 @@ func (l TokenBucket) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// the time to refill from empty: capacity * refill_ms / refill_tokens, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens)) * time.Millisecond
 }
 
@@ -156,7 +176,8 @@ func (l TokenBucket) args() (p tokenBucketArgs, err error) {
 		return p, err
 	}
 	p.RefillTokens = l.RefillTokens
-	if err := checkParam(p.RefillTokens, 1, 1000000000000, "token_bucket: parameter refill_tokens must be an integer in [1, 1000000000000], got "); err != nil {
+	if err := checkParam(p.RefillTokens, 1, 1000000000000,
+		"token_bucket: parameter refill_tokens must be an integer in [1, 1000000000000], got "); err != nil {
 		return p, err
 	}
 	if p.RefillMs, err = millis(l.Refill, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); err != nil {
@@ -172,10 +193,13 @@ func (l TokenBucket) args() (p tokenBucketArgs, err error) {
 		return p, badInput("token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)), p.RefillTokens) <= 9007199254740991) {
+	if !(satMul(min(nowMax, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
+		p.RefillTokens) <= maxSafe) {
 		return p, badInput("token_bucket: parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1")
 	}
-	if !(satAdd(satMul(p.Capacity, p.RefillMs), satMul(min(35184372088832, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)), p.RefillTokens)) <= 9007199254740991) {
+	if !(satAdd(satMul(p.Capacity, p.RefillMs),
+		satMul(min(nowMax, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
+			p.RefillTokens)) <= maxSafe) {
 		return p, badInput("token_bucket: parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1")
 	}
 	return p, nil
@@ -259,6 +283,7 @@ func (l GCRA) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// the time to drain a full burst (limit is burst): burst * T, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate)) * time.Millisecond
 }
 
@@ -286,10 +311,10 @@ func (l GCRA) args() (p gcraArgs, err error) {
 		return p, badInput("gcra: the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
+	if !(satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate) <= maxSafe) {
 		return p, badInput("gcra: parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1")
 	}
-	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate)) >= -9007199254740991) {
+	if !(satSub(0, satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate)) >= -maxSafe) {
 		return p, badInput("gcra: parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1")
 	}
 	return p, nil
@@ -479,6 +504,7 @@ func (l LeakyBucket) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// the time to drain a full queue: capacity * T, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate)) * time.Millisecond
 }
 
@@ -506,10 +532,10 @@ func (l LeakyBucket) args() (p leakyBucketArgs, err error) {
 		return p, badInput("leaky_bucket: the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms")
 	}
 	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate) <= 9007199254740991) {
+	if !(satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate) <= maxSafe) {
 		return p, badInput("leaky_bucket: parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1")
 	}
-	if !(satSub(0, satMul(min(35184372088832, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate)) >= -9007199254740991) {
+	if !(satSub(0, satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate)) >= -maxSafe) {
 		return p, badInput("leaky_bucket: parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1")
 	}
 	return p, nil
@@ -600,6 +626,7 @@ func (l SlidingLog) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// each admission leaves the window window_ms after it
 	return time.Duration(p.WindowMs) * time.Millisecond
 }
 
@@ -686,11 +713,13 @@ type BucketWindow struct {
 	Bucket time.Duration
 	// Limit2: cost admitted per window_ms_2 (tier 2; 0: no tier 2) (limit_2), in [0, 500000000000]; optional: 0 leaves it out.
 	Limit2 int64
-	// Window2: tier 2's window in ms, a multiple of bucket_ms (0: no tier 2) (window_ms_2), a whole number of ms in [0, 100000000000]; optional: 0 leaves it out.
+	// Window2: tier 2's window in ms, a multiple of bucket_ms (0: no tier 2) (window_ms_2), a whole
+	// number of ms in [0, 100000000000]; optional: 0 leaves it out.
 	Window2 time.Duration
 	// Limit3: cost admitted per window_ms_3 (tier 3; 0: no tier 3) (limit_3), in [0, 500000000000]; optional: 0 leaves it out.
 	Limit3 int64
-	// Window3: tier 3's window in ms, a multiple of bucket_ms (0: no tier 3) (window_ms_3), a whole number of ms in [0, 100000000000]; optional: 0 leaves it out.
+	// Window3: tier 3's window in ms, a multiple of bucket_ms (0: no tier 3) (window_ms_3), a whole
+	// number of ms in [0, 100000000000]; optional: 0 leaves it out.
 	Window3 time.Duration
 }
 
@@ -758,7 +787,8 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if p.WindowMs2, err = millis(l.Window2, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
 		return p, err
 	}
-	if err := checkParam(p.WindowMs2, 0, 100000000000, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
+	if err := checkParam(p.WindowMs2, 0, 100000000000,
+		"bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
 		return p, err
 	}
 	p.Limit3 = l.Limit3
@@ -768,13 +798,14 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if p.WindowMs3, err = millis(l.Window3, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
 		return p, err
 	}
-	if err := checkParam(p.WindowMs3, 0, 100000000000, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
+	if err := checkParam(p.WindowMs3, 0, 100000000000,
+		"bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
 		return p, err
 	}
 	if !(p.WindowMs%p.BucketMs == 0) {
 		return p, badInput("bucket_window: window_ms must be a multiple of bucket_ms")
 	}
-	if !(satDiv(p.WindowMs, p.BucketMs) <= 3600) {
+	if !(satDiv(p.WindowMs, p.BucketMs) <= bucketsMax) {
 		return p, badInput("bucket_window: window_ms must span at most 3600 buckets")
 	}
 	if !(p.Limit2 == 0 && p.WindowMs2 == 0 || p.Limit2 > 0 && p.WindowMs2 > 0) {
@@ -783,7 +814,7 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if !(p.WindowMs2%p.BucketMs == 0) {
 		return p, badInput("bucket_window: window_ms_2 must be a multiple of bucket_ms")
 	}
-	if !(satDiv(p.WindowMs2, p.BucketMs) <= 3600) {
+	if !(satDiv(p.WindowMs2, p.BucketMs) <= bucketsMax) {
 		return p, badInput("bucket_window: window_ms_2 must span at most 3600 buckets")
 	}
 	if !(p.Limit3 == 0 && p.WindowMs3 == 0 || p.Limit3 > 0 && p.WindowMs3 > 0) {
@@ -792,7 +823,7 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	if !(p.WindowMs3%p.BucketMs == 0) {
 		return p, badInput("bucket_window: window_ms_3 must be a multiple of bucket_ms")
 	}
-	if !(satDiv(p.WindowMs3, p.BucketMs) <= 3600) {
+	if !(satDiv(p.WindowMs3, p.BucketMs) <= bucketsMax) {
 		return p, badInput("bucket_window: window_ms_3 must span at most 3600 buckets")
 	}
 	return p, nil
@@ -898,6 +929,7 @@ func (l MetaWindow) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// a window ends window_ms after it opened
 	return time.Duration(p.WindowMs) * time.Millisecond
 }
 

@@ -84,9 +84,21 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -230,7 +242,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+      '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
 end
 local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -328,7 +341,7 @@ local function win__sum(lo, hi)
     end
   end
   local base = first.run - first.count
-  return (top.run - base) % 4503599627370496, base, first, top
+  return (top.run - base) % RUN_MOD, base, first, top
 end
 -- the first entry at ranks [lo, hi) at which the sum of count from lo
 -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -340,7 +353,7 @@ local function win__reach(lo, hi, need, cap)
   if hi <= lo or min(total, cap) < need then
     return false
   end
-  if min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % RUN_MOD, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -350,7 +363,7 @@ local function win__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % RUN_MOD, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -400,14 +413,18 @@ if win__card > 0 then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, latest_ts - now)
+-- the time this request is decided at
 local eff = now + lag
+-- the current bucket's start
 local bucket = eff - eff % bucket_ms
 local on2 = limit_2 > 0
 local on3 = limit_3 > 0
 local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
 local widest = max(window_ms, max(window_ms_2, window_ms_3))
 local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
+-- Tier i counts the buckets that start after bucket - window_i.
 local from1 = bucket - window_ms
 local from2 = bucket - window_ms_2
 local from3 = bucket - window_ms_3
@@ -448,10 +465,14 @@ local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
+-- a forced denial is charged too, up to 2 * limit_i in every tier
 local free1 = max(0, 2 * limit - used1)
 local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
 local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
 local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
+-- Denied: tier i admits once the oldest buckets holding
+-- used_i + took + c - limit_i have left its window (this request's
+-- bucket last).
 local agg__4 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -495,6 +516,8 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
 end
 local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
 local retry_at = max(at1, max(at2, at3))
+-- Reset: remaining is lim again once every tier i holds at most
+-- limit_i - lim; what this request adds sits in the current bucket.
 local x1 = max(0, used1 + took - (limit - lim))
 local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
 local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
@@ -545,7 +568,9 @@ local room1 = max(0, limit - (used1 + took))
 local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
 local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
 local room = min(room1, min(room2, room3))
-local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
+local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
+    ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
+    ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
 if took > 0 then
   if stale then -- every key, before this call's first write
     stale = false
@@ -559,13 +584,13 @@ if took > 0 then
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
       win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
-      win__x.run = (win__top.run + win__x.count) % 4503599627370496
+      win__x.run = (win__top.run + win__x.count) % RUN_MOD
       if win__top.start == win__x.start then -- merge into it (its member removed after the add)
         win__x.replaces__ = win__top.member__
         win__x.count = win__x.count + win__top.count
       end
     else
-      win__x.run = win__x.count % 4503599627370496
+      win__x.run = win__x.count % RUN_MOD
     end
     win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
     redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)

@@ -47,9 +47,21 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -181,14 +193,19 @@ if stale then
 end
 
 -- decision
+-- the tolerance, times rate
 local tau = burst * period_ms
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, cell_ts - now)
+-- ms since the last admission
 local elapsed = max(0, now - cell_ts)
 local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+-- TAT - eff, times rate
 local tat = max(0, cell_tat - drained)
 local c = min(cost, burst + 1)
 local new_tat = tat + c * period_ms
 local ok = new_tat <= tau
+-- a forced denial is charged too, up to 2 * tau
 local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
 local reset = lag + floor((final + rate - 1) / rate)
 if final > tat then
@@ -198,4 +215,6 @@ if final > tat then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}
+return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms),
+    ((ok or c > burst) and -1 or (lag +
+    floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}

@@ -13,7 +13,8 @@
 -- Redis Cluster slot; key is the limited identity and must not be empty):
 --   KEYS[1]  {<key>}:lb:<rate>:<period_ms>  string: the queued work at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
---              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after forced calls) (in [0, 2 * (capacity * period_ms)])
+--              work: queued work at ts, in units of 1/rate ms (past capacity * period_ms only after
+--              forced calls) (in [0, 2 * (capacity * period_ms)])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -46,9 +47,21 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -180,14 +193,19 @@ if stale then
 end
 
 -- decision
+-- the queue's room, times rate
 local full = capacity * period_ms
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, queue_ts - now)
+-- ms of draining since the last admission
 local elapsed = max(0, now - queue_ts)
 local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+-- work queued ahead of this request
 local ahead = max(0, queue_work - drained)
 local c = min(cost, capacity + 1)
 local with_this = ahead + c * period_ms
 local ok = with_this <= full
+-- a forced denial is queued too, up to 2 * full
 local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
 local reset = lag + floor((final + rate - 1) / rate)
 if final > ahead then
@@ -197,4 +215,6 @@ if final > ahead then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}
+return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms),
+    ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))),
+    reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}

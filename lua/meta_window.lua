@@ -53,9 +53,21 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -186,14 +198,19 @@ if log__type ~= 'none' and log__type ~= 'list' then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, win_ts - now)
+-- the time this request is decided at
 local eff = now + lag
 local open = win_used > 0 and eff < win_start + window_ms
 local used = (open and win_used or 0)
+-- an admission now would open a window
 local start = (open and win_start or eff)
+-- from now until the window ends
 local ends = lag + max(0, start + window_ms - eff)
 local c = min(cost, limit + 1)
 local ok = used + c <= limit
+-- a forced denial is recorded too, up to 2 * limit in the window
 local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
 if took > 0 then

@@ -72,25 +72,31 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "5d9b27888f0e94621cc0d0dd0a631d5890fe0e28", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6f4ccce7f88271f8d14eec22950ff9d712c0c18d"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "03ab9398a34c595df665218b926439e87638cbab"},
-		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
+		Name: "limitspec", Version: "96e176f1c88060e94ff97a494a91c71557b8aa2f", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "387746a7fb28cb44c0cf8338e557fda7a3505eb4"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "a0d88bc0622ade0c3f192cd343b5c3490e59d119"},
+		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
+			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
+			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
+			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
+			{Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "863717fbca74925796c66ed1693b097263d96bab"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "36fa9ff78bf3404293e86469033ff255875dd3f4"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "5bbd43825886db261f9d7ef70424b7aca71b09d6"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "df0a86a7a59a1b7b0c11d6add5678d6f06516218"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
-		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms"}, {Name: "limit_2", Default: "0"}, {Name: "window_ms_2", Default: "0"}, {Name: "limit_3", Default: "0"}, {Name: "window_ms_3", Default: "0"}},
-		Args:   bucketWindowScriptArgs,
+		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms"},
+			{Name: "limit_2", Default: "0"}, {Name: "window_ms_2", Default: "0"},
+			{Name: "limit_3", Default: "0"}, {Name: "window_ms_3", Default: "0"}},
+		Args: bucketWindowScriptArgs,
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "b5368fbc1326b50029022ad82b64777d03426833"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "38599717b3b11ba9a2d8982c31f31ad9f7d2b4ca"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "aa66b4b8b2d56311363fa0e596809403d8b54452"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "77647c523f2863df9f8e3c0f8bb6c00540ad8520"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -99,8 +105,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "3a027ad072582b482060a117b19c97c257e2c7bb"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "c229054a3a533c98f87981191d2086ae30710f5e"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "f4405383c87a0fb066173197fb8ceaf94b823f38"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "426608b5840526e79c05bb6235e0390b9bd28578"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -109,8 +115,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "9bfe868c6dfed32c873005a92ee2f5d2c90bf545"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "441d200fb04a4e262b816becf3a36412ac932bad"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "78f63e6a21a9c6fa353bfeedec8427e6b4a3beed"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "33dca0b088e1c735014a6549b36490773128de9e"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -119,9 +125,11 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "0042a4d0f3dbd729d59c07d49b349d8c540d1a62"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "516f1451ba02294c6842eb45dd56eeef45bf6b7f"},
-		Views:  []kit.View{{Name: "entries", Script: kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "1430e9d730f7cef55eec146cb7ac186e312229c7"}, Returns: []string{"t_ms", "cost", "meta"}}},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "784d83b6b6ad2c80cd6d34668b710dcc16b8f734"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "ef8caeba2682df7127188b853865f22f91b3c84d"},
+		Views: []kit.View{{Name: "entries",
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "464b414a848806940412d0de8a27df0c67cd3e0a"},
+			Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
@@ -129,8 +137,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "31f35b9e6466b5d9a1c85fc4b2e720b7877c6359"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "132a2d72fc68eb3aa3795ec8d7e58b1a843c3827"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "b494c3c60b60dd708747626ab29130f5370eb21b"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "b0e1807f36e35bbc1da461544e054ba1cd6de4f5"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -139,8 +147,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "69754ddbec09de4b3e7a8089dea52fc539a8ce55"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "1cc8240d9f791a651fd26f0a6ebf5507f79ce832"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "ebdef2e995af7059f9766b0142f94797c72abc8a"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "dd84a4b54af20baade0d2a4d759f0943fc72e384"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -149,8 +157,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "5dfe7211f7fa6eb96c80689e300fc9384b1351ef"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "759e0d6db24928508f06bd4a833ccb32a33162d2"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "db8f4457fdf5b7da6e07ff547bfd3d13cf9c18ae"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "154e9da56f61cbcf06b66ea56ac381e5a4584c5b"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},
@@ -176,7 +184,8 @@ func bucketWindowScriptArgs(lim limitspec.Limit) ([]int64, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	return []int64{l.Limit, int64(l.Window / time.Millisecond), int64(l.Bucket / time.Millisecond), l.Limit2, int64(l.Window2 / time.Millisecond), l.Limit3, int64(l.Window3 / time.Millisecond)}, nil
+	return []int64{l.Limit, int64(l.Window / time.Millisecond), int64(l.Bucket / time.Millisecond),
+		l.Limit2, int64(l.Window2 / time.Millisecond), l.Limit3, int64(l.Window3 / time.Millisecond)}, nil
 }
 
 // fixedWindowScriptArgs returns a fixed_window limit's parameters as its scripts take them.

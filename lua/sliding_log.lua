@@ -58,9 +58,21 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -250,7 +262,7 @@ local function log__sum(lo, hi)
     end
   end
   local base = first.run - first.cost
-  return (top.run - base) % 4503599627370496, base, first, top
+  return (top.run - base) % RUN_MOD, base, first, top
 end
 -- the first entry at ranks [lo, hi) at which the sum of cost from lo
 -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -262,7 +274,7 @@ local function log__reach(lo, hi, need, cap)
   if hi <= lo or min(total, cap) < need then
     return false
   end
-  if min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % RUN_MOD, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -272,7 +284,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % RUN_MOD, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -324,8 +336,11 @@ if log__card > 0 then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, tally_ts - now)
+-- the time this request is decided at
 local eff = now + lag
+-- entries at or before from have left the window
 local from = eff - window_ms
 local gone = 0
 do -- the entries in range are those at ranks [lo, hi)
@@ -336,11 +351,15 @@ do -- the entries in range are those at ranks [lo, hi)
   end
   gone = min(sum__, 40000000000)
 end
+-- the costs admitted in the window
 local used = max(0, tally_total - gone)
 local c = min(cost, limit + 1)
 local ok = used + c <= limit
+-- a forced denial is recorded too, up to 2 * limit in the window
 local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
 local after = used + took
+-- Denied: the window must lose after + c - limit, oldest entries first
+-- (this request's own, at eff, last).
 local free_at = eff + window_ms
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
@@ -366,6 +385,7 @@ if not (took > 0) then -- else the value is not used
   end
 end
 local last_in = ((took > 0) and eff or agg__3)
+-- earlier admissions at the same ms
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
@@ -383,9 +403,9 @@ if took > 0 then
     local log__x = {ts = eff, seq = seq, cost = took}
     if log__top ~= nil then
       log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-      log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+      log__x.run = (log__top.run + log__x.cost) % RUN_MOD
     else
-      log__x.run = log__x.cost % 4503599627370496
+      log__x.run = log__x.cost % RUN_MOD
     end
     log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
     redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
@@ -396,4 +416,6 @@ if took > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
+return {(ok and 1 or 0), limit, max(0, limit - after),
+    ((ok or c > limit) and -1 or (free_at - now)),
+    ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}

@@ -53,9 +53,21 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -175,20 +187,30 @@ if stale then
 end
 
 -- decision
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, win_ts - now)
+-- the time this request is decided at
 local eff = now + lag
+-- ms into the current window
 local e = eff % window_ms
 local start = eff - e
+-- ms until the next window begins
 local to_next = window_ms - e
+-- the last admission is in this window
 local same = win_ts >= start
 local next = not same and win_ts >= start - window_ms
 local prev = (same and win_prev or (next and win_cur or 0))
 local cur = (same and win_cur or 0)
+-- the previous window's share, times window_ms
 local weighted = prev * (window_ms - e)
 local c = min(cost, limit + 1)
 local ok = weighted + (cur + c) * window_ms <= limit * window_ms
+-- a forced denial is charged too, up to 2 * limit in this window
 local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
 local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+-- Denied: wait until the previous window's share has shrunk enough, in
+-- this window, or else into the next one, where this window's count
+-- is the previous one.
 local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
 local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
 local short_next = max(0, after + c - limit) * window_ms

@@ -45,9 +45,21 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MAX_SAFE = 3600, 4503599627370496, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -119,7 +131,8 @@ end
 if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+    refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -180,7 +193,9 @@ end
 
 -- decision
 local full = capacity * refill_ms
+-- how far the last admission is ahead of this caller's clock
 local lag = max(0, bucket_ts - now)
+-- ms of refill since the last admission
 local elapsed = max(0, now - bucket_ts)
 local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
 local gained = min(elapsed, to_full) * refill_tokens
@@ -188,6 +203,7 @@ local level = min(full, bucket_level + gained)
 local c = min(cost, capacity + 1)
 local need = c * refill_ms
 local ok = need <= level
+-- a forced denial is charged too, down to -full
 local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
 local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
 if after < level then
@@ -197,4 +213,6 @@ if after < level then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}
+return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms),
+    ((ok or c > capacity) and -1 or (lag +
+    floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}

@@ -80,7 +80,10 @@ func (t *bucketWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) 
 		}
 		t.valid.Add(l)
 	}
-	p := bucketWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond), BucketMs: int64(l.Bucket / time.Millisecond), Limit2: l.Limit2, WindowMs2: int64(l.Window2 / time.Millisecond), Limit3: l.Limit3, WindowMs3: int64(l.Window3 / time.Millisecond)}
+	p := bucketWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
+		BucketMs: int64(l.Bucket / time.Millisecond), Limit2: l.Limit2,
+		WindowMs2: int64(l.Window2 / time.Millisecond), Limit3: l.Limit3,
+		WindowMs3: int64(l.Window3 / time.Millisecond)}
 	if key == "" {
 		return p, kit.BadInput("bucket_window: key must not be empty")
 	}
@@ -130,7 +133,8 @@ func (t *bucketWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string
 
 // params are a prepared call's parameters.
 func (t *bucketWindowTable) params(c *kit.Call) bucketWindowParams {
-	return bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2], Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
+	return bucketWindowParams{Limit: c.Params[0], WindowMs: c.Params[1], BucketMs: c.Params[2],
+		Limit2: c.Params[3], WindowMs2: c.Params[4], Limit3: c.Params[5], WindowMs3: c.Params[6]}
 }
 
 // key is the key of the state named name of a call of parameters p.
@@ -170,7 +174,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.latestExp > nowMs, st.latestTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.latestExp > nowMs, st.latestTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = bucketWindowState{}
 	}
 	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something
@@ -182,14 +186,18 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts: the last admission
 	latestLive := st.latestExp > nowMs
 	latestTs := kit.Field(latestLive, st.latestTs, 0, 0, kit.NowMax)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, latestTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// the current bucket's start
 	bucket := eff - eff%p.BucketMs
 	on2 := p.Limit2 > 0
 	on3 := p.Limit3 > 0
 	lim := min(p.Limit, min(kit.Pick(on2, p.Limit2, p.Limit), kit.Pick(on3, p.Limit3, p.Limit)))
 	widest := max(p.WindowMs, max(p.WindowMs2, p.WindowMs3))
 	c_ := min(c.Cost, max(p.Limit, max(p.Limit2, p.Limit3))+1)
+	// Tier i counts the buckets that start after bucket - window_i.
 	from1 := bucket - p.WindowMs
 	from2 := bucket - p.WindowMs2
 	from3 := bucket - p.WindowMs3
@@ -198,9 +206,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	used1__src = used1__src[kit.SearchEntries(len(used1__src), func(i int) bool { return used1__src[i].Start > from1 }):]
 	if used1__n := int64(len(used1__src)); used1__n > 0 {
 		used1__base := used1__src[0].Run - used1__src[0].Count
-		used1__upto := func(i int64) int64 {
-			return min(kit.RunDiff(used1__src[i].Run, used1__base, 4503599627370496), 3600000000000000)
-		}
+		used1__upto := func(i int64) int64 { return min(kit.RunDiff(used1__src[i].Run, used1__base, runMod), 3600000000000000) }
 		used1 = used1__upto(used1__n - 1)
 	}
 	agg__2 := int64(0)
@@ -210,7 +216,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__2__n := int64(len(agg__2__src)); agg__2__n > 0 {
 			agg__2__base := agg__2__src[0].Run - agg__2__src[0].Count
 			agg__2__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__2__src[i].Run, agg__2__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__2__src[i].Run, agg__2__base, runMod), 3600000000000000)
 			}
 			agg__2 = agg__2__upto(agg__2__n - 1)
 		}
@@ -223,7 +229,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
 			agg__3__base := agg__3__src[0].Run - agg__3__src[0].Count
 			agg__3__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__3__src[i].Run, agg__3__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__3__src[i].Run, agg__3__base, runMod), 3600000000000000)
 			}
 			agg__3 = agg__3__upto(agg__3__n - 1)
 		}
@@ -233,10 +239,14 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	ok2 := !on2 || used2+c_ <= p.Limit2
 	ok3 := !on3 || used3+c_ <= p.Limit3
 	ok := ok1 && ok2 && ok3
+	// a forced denial is charged too, up to 2 * limit_i in every tier
 	free1 := max(0, 2*p.Limit-used1)
 	free2 := kit.Pick(on2, max(0, 2*p.Limit2-used2), free1)
 	free3 := kit.Pick(on3, max(0, 2*p.Limit3-used3), free1)
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, min(free1, min(free2, free3))), 0))
+	// Denied: tier i admits once the oldest buckets holding
+	// used_i + took + c - limit_i have left its window (this request's
+	// bucket last).
 	agg__4 := bucket + p.WindowMs
 	if !(ok || used1+took+c_ <= p.Limit) { // else the value is not used
 		agg__4__src := win
@@ -244,7 +254,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
 			agg__4__base := agg__4__src[0].Run - agg__4__src[0].Count
 			agg__4__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__4__src[i].Run, agg__4__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__4__src[i].Run, agg__4__base, runMod), 3600000000000000)
 			}
 			if agg__4__need := used1 + took + c_ - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
 				agg__4__i := int64(kit.SearchEntries(int(agg__4__n), func(i int) bool { return agg__4__upto(int64(i)) >= agg__4__need }))
@@ -261,7 +271,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__5__n := int64(len(agg__5__src)); agg__5__n > 0 {
 			agg__5__base := agg__5__src[0].Run - agg__5__src[0].Count
 			agg__5__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__5__src[i].Run, agg__5__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__5__src[i].Run, agg__5__base, runMod), 3600000000000000)
 			}
 			if agg__5__need := used2 + took + c_ - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
 				agg__5__i := int64(kit.SearchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
@@ -278,7 +288,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__6__n := int64(len(agg__6__src)); agg__6__n > 0 {
 			agg__6__base := agg__6__src[0].Run - agg__6__src[0].Count
 			agg__6__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__6__src[i].Run, agg__6__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__6__src[i].Run, agg__6__base, runMod), 3600000000000000)
 			}
 			if agg__6__need := used3 + took + c_ - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
 				agg__6__i := int64(kit.SearchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
@@ -289,6 +299,8 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	}
 	at3 := kit.Pick(ok || !on3 || used3+took+c_ <= p.Limit3, 0, agg__6)
 	retryAt := max(at1, max(at2, at3))
+	// Reset: remaining is lim again once every tier i holds at most
+	// limit_i - lim; what this request adds sits in the current bucket.
 	x1 := max(0, used1+took-(p.Limit-lim))
 	x2 := kit.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
 	x3 := kit.Pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
@@ -299,7 +311,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__7__n := int64(len(agg__7__src)); agg__7__n > 0 {
 			agg__7__base := agg__7__src[0].Run - agg__7__src[0].Count
 			agg__7__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__7__src[i].Run, agg__7__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__7__src[i].Run, agg__7__base, runMod), 3600000000000000)
 			}
 			if agg__7__need := x1; agg__7__upto(agg__7__n-1) >= agg__7__need {
 				agg__7__i := int64(kit.SearchEntries(int(agg__7__n), func(i int) bool { return agg__7__upto(int64(i)) >= agg__7__need }))
@@ -316,7 +328,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__8__n := int64(len(agg__8__src)); agg__8__n > 0 {
 			agg__8__base := agg__8__src[0].Run - agg__8__src[0].Count
 			agg__8__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__8__src[i].Run, agg__8__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__8__src[i].Run, agg__8__base, runMod), 3600000000000000)
 			}
 			if agg__8__need := x2; agg__8__upto(agg__8__n-1) >= agg__8__need {
 				agg__8__i := int64(kit.SearchEntries(int(agg__8__n), func(i int) bool { return agg__8__upto(int64(i)) >= agg__8__need }))
@@ -333,7 +345,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		if agg__9__n := int64(len(agg__9__src)); agg__9__n > 0 {
 			agg__9__base := agg__9__src[0].Run - agg__9__src[0].Count
 			agg__9__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__9__src[i].Run, agg__9__base, 4503599627370496), 3600000000000000)
+				return min(kit.RunDiff(agg__9__src[i].Run, agg__9__base, runMod), 3600000000000000)
 			}
 			if agg__9__need := x3; agg__9__upto(agg__9__n-1) >= agg__9__need {
 				agg__9__i := int64(kit.SearchEntries(int(agg__9__n), func(i int) bool { return agg__9__upto(int64(i)) >= agg__9__need }))
@@ -348,7 +360,9 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	room2 := kit.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
 	room3 := kit.Pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
 	room := min(room1, min(room2, room3))
-	tier := int64(kit.Pick(ok, kit.Pick(room1 == room, 1, kit.Pick(room2 == room, 2, 3)), kit.Pick(c_ > lim, kit.Pick(c_ > p.Limit, 1, kit.Pick(on2 && c_ > p.Limit2, 2, 3)), kit.Pick(at1 == retryAt, 1, kit.Pick(at2 == retryAt, 2, 3)))))
+	tier := int64(kit.Pick(ok, kit.Pick(room1 == room, 1, kit.Pick(room2 == room, 2, 3)),
+		kit.Pick(c_ > lim, kit.Pick(c_ > p.Limit, 1, kit.Pick(on2 && c_ > p.Limit2, 2, 3)),
+			kit.Pick(at1 == retryAt, 1, kit.Pick(at2 == retryAt, 2, 3)))))
 	if took > 0 {
 		if c.Commit {
 			{
@@ -362,7 +376,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		}
 		if c.Commit {
 			st.latestTs = eff
-			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + ttlMarginMs
 			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
@@ -371,24 +385,26 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 				if n := len(st.winEntries); n > 0 {
 					top := st.winEntries[n-1]
 					x.Start = max(x.Start, top.Start) // the set grows at its end
-					x.Run = (top.Run + x.Count) % 4503599627370496
+					x.Run = (top.Run + x.Count) % runMod
 					if x.Start == top.Start { // merge into it
 						x.Count += top.Count
 						st.winEntries = st.winEntries[:n-1]
 					}
 				} else {
-					x.Run = x.Count % 4503599627370496
+					x.Run = x.Count % runMod
 				}
 				st.winEntries = append(st.winEntries, x)
-				if n := int64(3600); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
+				if n := int64(bucketsMax); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
 					st.winEntries = st.winEntries[int64(len(st.winEntries))-n:]
 				}
 			}
-			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + 60000
+			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: lim, Remaining: room, RetryAfterMs: kit.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs), DelayMs: 0, Tier: tier}
+	return kit.Reply{Allowed: ok, Limit: lim, Remaining: room,
+		RetryAfterMs: kit.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs),
+		DelayMs: 0, Tier: tier}
 }
 
 // View runs a view of c's state by name; it writes nothing.
@@ -396,7 +412,9 @@ func (t *bucketWindowTable) View(name string, c *kit.Call) ([]kit.Record, error)
 	return nil, kit.BadInput("bucket_window: unknown view %q (it has none)", name)
 }
 
-// bucketWindowWinEntry is one entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something.
+// bucketWindowWinEntry is one entry of
+// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that
+// admitted something.
 type bucketWindowWinEntry struct {
 	// Start: the score: the bucket's start in ms.
 	Start int64

@@ -159,19 +159,24 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = fixedWindowState{}
 	}
 	// {<key>}:fw:<window_ms>: the current window's count
 	winLive := st.winExp > nowMs
 	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
 	winN := kit.Field(winLive, st.winN, 0, 0, 2*p.Limit)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, winTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// ms since the current window began
 	into := eff % p.WindowMs
 	used := kit.Pick(winTs >= eff-into, winN, 0)
+	// cost past the limit is denied anyway
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
+	// a forced denial is charged too, up to 2 * limit
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	untilEnd := lag + p.WindowMs - into
@@ -179,11 +184,13 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 		if c.Commit {
 			st.winTs = eff
 			st.winN = after
-			st.winExp = nowMs + untilEnd + 60000
+			st.winExp = nowMs + untilEnd + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, untilEnd), ResetAfterMs: kit.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
+		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, untilEnd),
+		ResetAfterMs: kit.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -159,32 +159,39 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = gcraState{}
 	}
 	// {<key>}:gcra:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
 	cellLive := st.cellExp > nowMs
 	cellTs := kit.Field(cellLive, st.cellTs, 0, 0, kit.NowMax)
 	cellTat := kit.Field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))
+	// the tolerance, times rate
 	tau := p.Burst * p.PeriodMs
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, cellTs-nowMs)
+	// ms since the last admission
 	elapsed := max(0, nowMs-cellTs)
 	drained := min(elapsed, kit.CeilDiv(cellTat, p.Rate)) * p.Rate
+	// TAT - eff, times rate
 	tat := max(0, cellTat-drained)
 	c_ := min(c.Cost, p.Burst+1)
 	newTat := tat + c_*p.PeriodMs
 	ok := newTat <= tau
+	// a forced denial is charged too, up to 2 * tau
 	final := kit.Pick(ok, newTat, kit.Pick(c.Force, min(2*tau, tat+min(c.Cost, 2*p.Burst)*p.PeriodMs), tat))
 	reset := lag + kit.CeilDiv(final, p.Rate)
 	if final > tat {
 		if c.Commit {
 			st.cellTs = nowMs + lag
 			st.cellTat = final
-			st.cellExp = nowMs + reset + 60000
+			st.cellExp = nowMs + reset + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs, RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs,
+		RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)),
+		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

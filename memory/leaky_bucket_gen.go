@@ -161,32 +161,40 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.queueExp > nowMs, st.queueTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.queueExp > nowMs, st.queueTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = leakyBucketState{}
 	}
 	// {<key>}:lb:<rate>:<period_ms>: the queued work at the last admission
 	queueLive := st.queueExp > nowMs
 	queueTs := kit.Field(queueLive, st.queueTs, 0, 0, kit.NowMax)
 	queueWork := kit.Field(queueLive, st.queueWork, 0, 0, 2*(p.Capacity*p.PeriodMs))
+	// the queue's room, times rate
 	full := p.Capacity * p.PeriodMs
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, queueTs-nowMs)
+	// ms of draining since the last admission
 	elapsed := max(0, nowMs-queueTs)
 	drained := min(elapsed, kit.CeilDiv(queueWork, p.Rate)) * p.Rate
+	// work queued ahead of this request
 	ahead := max(0, queueWork-drained)
 	c_ := min(c.Cost, p.Capacity+1)
 	withThis := ahead + c_*p.PeriodMs
 	ok := withThis <= full
+	// a forced denial is queued too, up to 2 * full
 	final := kit.Pick(ok, withThis, kit.Pick(c.Force, min(2*full, ahead+min(c.Cost, 2*p.Capacity)*p.PeriodMs), ahead))
 	reset := lag + kit.CeilDiv(final, p.Rate)
 	if final > ahead {
 		if c.Commit {
 			st.queueTs = nowMs + lag
 			st.queueWork = final
-			st.queueExp = nowMs + reset + 60000
+			st.queueExp = nowMs + reset + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs, RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)), ResetAfterMs: reset, DelayMs: kit.Pick(ok || c.Force && c_ > 0, lag+kit.CeilDiv(ahead, p.Rate), 0), Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs,
+		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)),
+		ResetAfterMs: reset, DelayMs: kit.Pick(ok || c.Force && c_ > 0,
+			lag+kit.CeilDiv(ahead, p.Rate), 0), Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -165,7 +165,7 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = metaWindowState{}
 	}
 	// {<key>}:mw:<window_ms>: the current window
@@ -178,14 +178,19 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 	if !logLive {
 		st.logEntries = nil
 	}
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, winTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
 	open := winUsed > 0 && eff < winStart+p.WindowMs
 	used := kit.Pick(open, winUsed, 0)
+	// an admission now would open a window
 	start := kit.Pick(open, winStart, eff)
+	// from now until the window ends
 	ends := lag + max(0, start+p.WindowMs-eff)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
+	// a forced denial is recorded too, up to 2 * limit in the window
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	if took > 0 {
@@ -199,16 +204,18 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 			st.winTs = eff
 			st.winStart = start
 			st.winUsed = after
-			st.winExp = nowMs + ends + 60000
+			st.winExp = nowMs + ends + ttlMarginMs
 			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.logEntries = append(st.logEntries, metaWindowLogEntry{TMs: eff, Cost: took, Meta: c.Inputs[0]})
-			st.logExp = nowMs + ends + 60000
+			st.logExp = nowMs + ends + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
+		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends),
+		DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
@@ -239,7 +246,7 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = metaWindowState{}
 	}
 	// {<key>}:mw:<window_ms>: the current window

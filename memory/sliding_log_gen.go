@@ -161,7 +161,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.tallyExp > nowMs, st.tallyTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.tallyExp > nowMs, st.tallyTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = slidingLogState{}
 	}
 	// {<key>}:sl:<window_ms>: one entry per admitted request
@@ -174,32 +174,35 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	tallyLive := st.tallyExp > nowMs
 	tallyTotal := kit.Field(tallyLive, st.tallyTotal, 0, 0, 10000000000)
 	tallyTs := kit.Field(tallyLive, st.tallyTs, 0, 0, kit.NowMax)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, tallyTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// entries at or before from have left the window
 	from := eff - p.WindowMs
 	gone := int64(0)
 	gone__src := log
 	gone__src = gone__src[:kit.SearchEntries(len(gone__src), func(i int) bool { return gone__src[i].Ts > from })]
 	if gone__n := int64(len(gone__src)); gone__n > 0 {
 		gone__base := gone__src[0].Run - gone__src[0].Cost
-		gone__upto := func(i int64) int64 {
-			return min(kit.RunDiff(gone__src[i].Run, gone__base, 4503599627370496), 40000000000)
-		}
+		gone__upto := func(i int64) int64 { return min(kit.RunDiff(gone__src[i].Run, gone__base, runMod), 40000000000) }
 		gone = gone__upto(gone__n - 1)
 	}
+	// the costs admitted in the window
 	used := max(0, tallyTotal-gone)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
+	// a forced denial is recorded too, up to 2 * limit in the window
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
+	// Denied: the window must lose after + c - limit, oldest entries first
+	// (this request's own, at eff, last).
 	freeAt := eff + p.WindowMs
 	freeAt__src := log
 	freeAt__src = freeAt__src[kit.SearchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
 	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
 		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
-		freeAt__upto := func(i int64) int64 {
-			return min(kit.RunDiff(freeAt__src[i].Run, freeAt__base, 4503599627370496), 40000000000)
-		}
+		freeAt__upto := func(i int64) int64 { return min(kit.RunDiff(freeAt__src[i].Run, freeAt__base, runMod), 40000000000) }
 		if freeAt__need := after + c_ - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
 			freeAt__i := int64(kit.SearchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
 			e_ := freeAt__src[freeAt__i]
@@ -216,6 +219,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 		}
 	}
 	lastIn := kit.Pick(took > 0, eff, agg__3)
+	// earlier admissions at the same ms
 	seq := int64(0)
 	seq__src := log
 	seq__src = seq__src[kit.SearchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
@@ -240,26 +244,28 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 				if n := len(st.logEntries); n > 0 {
 					top := st.logEntries[n-1]
 					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
-					x.Run = (top.Run + x.Cost) % 4503599627370496
+					x.Run = (top.Run + x.Cost) % runMod
 				} else {
-					x.Run = x.Cost % 4503599627370496
+					x.Run = x.Cost % runMod
 				}
 				st.logEntries = append(st.logEntries, x)
 				if n := 2 * p.Limit; int64(len(st.logEntries)) > n { // keep the newest 2 * limit
 					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
 				}
 			}
-			st.logExp = nowMs + lag + p.WindowMs + 60000
+			st.logExp = nowMs + lag + p.WindowMs + ttlMarginMs
 			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.tallyTotal = after
 			st.tallyTs = eff
-			st.tallyExp = nowMs + lag + p.WindowMs + 60000
+			st.tallyExp = nowMs + lag + p.WindowMs + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs), ResetAfterMs: kit.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
+		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs),
+		ResetAfterMs: kit.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

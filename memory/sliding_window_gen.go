@@ -160,7 +160,7 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = slidingWindowState{}
 	}
 	// {<key>}:sw:<window_ms>: the counts of the last admission's window and the one before
@@ -168,20 +168,30 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
 	winCur := kit.Field(winLive, st.winCur, 0, 0, 2*p.Limit)
 	winPrev := kit.Field(winLive, st.winPrev, 0, 0, 2*p.Limit)
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, winTs-nowMs)
+	// the time this request is decided at
 	eff := nowMs + lag
+	// ms into the current window
 	e_ := eff % p.WindowMs
 	start := eff - e_
+	// ms until the next window begins
 	toNext := p.WindowMs - e_
+	// the last admission is in this window
 	same := winTs >= start
 	next := !same && winTs >= start-p.WindowMs
 	prev := kit.Pick(same, winPrev, kit.Pick(next, winCur, 0))
 	cur := kit.Pick(same, winCur, 0)
+	// the previous window's share, times window_ms
 	weighted := prev * (p.WindowMs - e_)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := weighted+(cur+c_)*p.WindowMs <= p.Limit*p.WindowMs
+	// a forced denial is charged too, up to 2 * limit in this window
 	after := kit.Pick(ok, cur+c_, kit.Pick(c.Force, cur+min(c.Cost, max(0, 2*p.Limit-cur)), cur))
 	room := max(0, p.Limit*p.WindowMs-weighted)/p.WindowMs - after
+	// Denied: wait until the previous window's share has shrunk enough, in
+	// this window, or else into the next one, where this window's count
+	// is the previous one.
 	short := max(0, weighted+(after+c_)*p.WindowMs-p.Limit*p.WindowMs)
 	inThis := prev > 0 && e_+kit.CeilDiv(short, max(1, prev)) < p.WindowMs
 	shortNext := max(0, after+c_-p.Limit) * p.WindowMs
@@ -192,11 +202,13 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 			st.winTs = eff
 			st.winCur = after
 			st.winPrev = prev
-			st.winExp = nowMs + lag + p.WindowMs + toNext + 60000
+			st.winExp = nowMs + lag + p.WindowMs + toNext + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room), RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait), ResetAfterMs: kit.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room),
+		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait),
+		ResetAfterMs: kit.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

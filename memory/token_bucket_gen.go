@@ -161,7 +161,7 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = tokenBucketState{}
 	}
 	// {<key>}:tb:<refill_tokens>:<refill_ms>: the bucket level at the last admission
@@ -169,7 +169,9 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	bucketTs := kit.Field(bucketLive, st.bucketTs, 0, 0, kit.NowMax)
 	bucketLevel := kit.Field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0-p.Capacity*p.RefillMs, p.Capacity*p.RefillMs)
 	full := p.Capacity * p.RefillMs
+	// how far the last admission is ahead of this caller's clock
 	lag := max(0, bucketTs-nowMs)
+	// ms of refill since the last admission
 	elapsed := max(0, nowMs-bucketTs)
 	toFull := kit.CeilDiv(full-bucketLevel, p.RefillTokens)
 	gained := min(elapsed, toFull) * p.RefillTokens
@@ -177,17 +179,20 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	c_ := min(c.Cost, p.Capacity+1)
 	need := c_ * p.RefillMs
 	ok := need <= level
+	// a forced denial is charged too, down to -full
 	after := kit.Pick(ok, level-need, kit.Pick(c.Force, max(0-full, level-min(c.Cost, 2*p.Capacity)*p.RefillMs), level))
 	reset := lag + kit.CeilDiv(full-after, p.RefillTokens)
 	if after < level {
 		if c.Commit {
 			st.bucketTs = nowMs + lag
 			st.bucketLevel = after
-			st.bucketExp = nowMs + reset + 60000
+			st.bucketExp = nowMs + reset + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs, RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, need-after), p.RefillTokens)), ResetAfterMs: reset, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs,
+		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, need-after), p.RefillTokens)),
+		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -8,6 +8,24 @@ import (
 	"github.com/limitspec/limitspec"
 )
 
+// The spec's constants, named as the generated code reads them.
+const (
+	// 2^45 ms since the epoch, about the year 3085
+	nowMax = 35184372088832
+	// 2^53 - 1
+	costMax = 9007199254740991
+	// kept past the reset time, for lagging clocks
+	ttlMarginMs = 60000
+	// a key's clock further ahead of a request is not trusted
+	maxSkewMs = 60000
+	// the most buckets one bucket_window tier spans
+	bucketsMax = 3600
+	// 2^52: running sums of zset entries are kept modulo it
+	runMod = 4503599627370496
+	// 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+	maxSafe = 9007199254740991
+)
+
 // DailyQuota is a limit of daily_quota:
 //
 // At most `limit` cost per day, a day starting `offset_ms` after
@@ -48,6 +66,7 @@ func (l DailyQuota) QuotaWindow() time.Duration {
 	if _, err := l.args(); err != nil {
 		return 0
 	}
+	// a used-up quota is whole when the next day starts
 	return time.Duration(86400000) * time.Millisecond
 }
 

@@ -27,15 +27,19 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "9204729991852d7ad7b97c23a21e293261dca75b", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "0ade5d9b15c04f9c79b54d3c513afa7007e5d9fc"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "d6e4ea4ab147fbf4378ae45214800cbca30ae668"},
-		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
+		Name: "quota", Version: "49c500f1d502d4f7732ed3f22ddfbef1e1f78f91", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "44faf1219ac310b34e5c2aecfdcb1748ba4cd299"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "086375a60e3025db9e68f1509eb8851a183a97dd"},
+		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
+			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
+			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
+			{Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"},
+			{Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "563ea7af971c6f3fd19a467b38c30e2a62c7e111"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "7c69344820d582b0eef67c7540827929b0b8759e"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "7c81fada8de8f345124168070ab19503b88e2e9d"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "b24a9552c4e88278cb81c3cc8ef99e8141ad2ae1"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
 		Inputs: []string{},

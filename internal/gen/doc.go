@@ -46,6 +46,12 @@
 //	<limits>/policies_gen.go the spec's policies as ready-made values, when
 //	                         it has any (emit_policies.go)
 //
+// No generated line is longer than 150 characters (wrap.go): a longer
+// line of code breaks after a comma or an operator at its outermost
+// level, into lines of about 100 with continuation indentation, a long
+// string into two joined by .. or +, a comment between words; the
+// manifest gives each doc as an array of its lines.
+//
 // For the catalogue, <limits> is the root package limitspec, <memory>
 // package memory and <lua> package lua, in lua/ beside the scripts. For a
 // user's spec all three are the one package, whose directory holds lua/
@@ -133,8 +139,12 @@
 // constants: NAME: integer. NOW_MAX and COST_MAX bound the per-call inputs
 // now_ms and cost. Every script declares the spec's constants as locals
 // at its top (and MAX_SAFE, 2^53-1, the bound of the exactness checks)
-// and reads them by name; the Go decisions read NOW_MAX and COST_MAX as
-// kit.NowMax and kit.CostMax. reply: the fields every decision returns, in order,
+// and reads them by name; the generated Go declares them as unexported
+// constants of its packages, Go-cased (MAX_SKEW_MS: maxSkewMs, in
+// limits_gen.go and, for the catalogue, memory/constants_gen.go), and
+// reads them by name, but the decisions read NOW_MAX and COST_MAX as
+// kit.NowMax and kit.CostMax. A let may not take a constant's Go name
+// (max_skew_ms), which would hide it. reply: the fields every decision returns, in order,
 // each int or bool; an int field may have a default. Generate requires
 // the catalogue's reply (allowed, limit, remaining, retry_after_ms,
 // reset_after_ms, delay_ms, tier), by which the policy script and package
@@ -288,6 +298,12 @@
 // && ||, min(a, b), max(a, b), ceildiv(a, b), if C then A else B, and the
 // aggregates below. A string input has type string: it can only be written
 // into a string entry field. Comments run from # to the end of the line.
+// The generated Lua and Go carry them over (Commented): the whole-line
+// comments above a statement and the one at the end of its last line (of
+// an if, of its opening brace's line) become comment lines just above the
+// code the statement lowers to, above the first of its lines; a
+// window's comment goes above QuotaWindow's return, a constant's above
+// its declaration.
 //
 // A store writes every fixed field of a string and the key's TTL, in ms
 // from now, at once (SET key fields PX ttl). Only store, add, drop and clear

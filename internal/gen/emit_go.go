@@ -73,6 +73,9 @@ func goEntries(s *State) string { return goName(s.Name + "_entries") }
 func goEntryType(a *Algorithm, s *State) string { return goName(a.Name) + goExported(s.Name) + "Entry" }
 
 func goLeaf(e Expr) string {
+	if l, ok := e.(*Lit); ok && l.Name != "" {
+		return goConstName(l.Name)
+	}
 	if s, ok := literal(e); ok {
 		return s
 	}
@@ -97,6 +100,27 @@ func goLeaf(e Expr) string {
 		return fmt.Sprintf("min(max(%s.%s, %s), %s)", goName(e.It.Name), goExported(e.F.Name), goDomain(e.F.Min), goDomain(e.F.Max))
 	}
 	panic(fmt.Sprintf("go leaf %T", e))
+}
+
+// goConstName is the Go name of a spec's constant (constants), as the
+// generated Go declares it (goConstants): MAX_SKEW_MS is maxSkewMs. The
+// parser refuses a let of the same Go name.
+func goConstName(name string) string { return goName(strings.ToLower(name)) }
+
+// goConstants declares the spec's constants (constants) in a package of
+// generated Go, each with its comments, but those package kit declares
+// when kitToo is false (the package reads those from kit).
+func goConstants(w *writer, sp *Spec, kitToo bool) {
+	w.line("")
+	w.line("// The spec's constants, named as the generated code reads them.")
+	w.line("const (")
+	for _, c := range constants(sp) {
+		if kitToo || goKitConsts[c.Name] == "" {
+			commentLines(w, "//", c.Comments)
+			w.line("%s = %d", goConstName(c.Name), c.Value)
+		}
+	}
+	w.line(")")
 }
 
 // goKitConsts are the spec's constants package kit declares, by which
@@ -200,8 +224,8 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 	if c := a.Clock; c != nil {
 		w.line("// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written")
 		w.line("// by a clock that is wrong: it is not trusted, and reads as absent.")
-		w.line("if kit.Field(st.%s > nowMs, st.%s, %s, %s, %s) > nowMs+%d {", goExpField(c.State), goStructField(c),
-			goExact.print(c.Default), goExact.print(c.Min), goExact.print(c.Max), sp.MaxSkew)
+		w.line("if kit.Field(st.%s > nowMs, st.%s, %s, %s, %s) > nowMs+%s {", goExpField(c.State), goStructField(c),
+			goExact.print(c.Default), goExact.print(c.Min), goExact.print(c.Max), goConstName(maxSkewName))
 		w.line("st = %s{}", st)
 		w.line("}")
 	}
@@ -331,6 +355,7 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 				w.line("sh.Put(key, hash, e, st)")
 			}
 		}
+		commentLines(w, "//", s.commented().Comments)
 		goAggregates(w, s, names)
 		// Without commit, a write changes nothing, not even st's entries,
 		// whose arrays the stored state shares.

@@ -40,7 +40,7 @@ func goZsetAgg(w *writer, st aggStep, src string) {
 		s := ag.It.State
 		run, of := goExported(s.Running.Name), goExported(s.RunOf.Name)
 		w.line("%s__base := %s[0].%s - %s[0].%s", name, src, run, src, of)
-		w.line("%s__upto := func(i int64) int64 { return min(kit.RunDiff(%s[i].%s, %s__base, %d), %d) }", name, src, run, name, s.Mod, ag.Cap)
+		w.line("%s__upto := func(i int64) int64 { return min(kit.RunDiff(%s[i].%s, %s__base, %s), %d) }", name, src, run, name, goConstName(runModName), ag.Cap)
 		if ag.Fn == Sum {
 			w.line("%s = %s__upto(%s__n - 1)", name, name, name)
 			break
@@ -77,7 +77,8 @@ func goZsetAdd(w *writer, s *Add, d dialect, list, lit string) {
 		w.line("%s := %s[n-1]", top, list)
 		w.line("x.%s = max(x.%s, %s.%s) // the set grows at its end", score, score, top, score)
 		if st.Running != nil {
-			w.line("x.%s = (%s.%s + x.%s) %% %d", goExported(st.Running.Name), top, goExported(st.Running.Name), goExported(st.RunOf.Name), st.Mod)
+			w.line("x.%s = (%s.%s + x.%s) %% %s", goExported(st.Running.Name), top, goExported(st.Running.Name), goExported(st.RunOf.Name),
+				goConstName(runModName))
 		}
 		if st.Merge != nil {
 			m := goExported(st.Merge.Name)
@@ -88,7 +89,7 @@ func goZsetAdd(w *writer, s *Add, d dialect, list, lit string) {
 		}
 		if st.Running != nil {
 			w.line("} else {")
-			w.line("x.%s = x.%s %% %d", goExported(st.Running.Name), goExported(st.RunOf.Name), st.Mod)
+			w.line("x.%s = x.%s %% %s", goExported(st.Running.Name), goExported(st.RunOf.Name), goConstName(runModName))
 		}
 		w.line("}")
 		w.line("%s = append(%s, x)", list, list)

@@ -2,7 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"go/format"
 	"strings"
 )
 
@@ -76,22 +75,13 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 		w.line("%q", o.contract.path)
 	}
 	w.line(")")
+	goConstants(&w, sp, true)
 	for _, a := range sp.Algorithms {
 		limitType(&w, a)
 		limitMethods(&w, sp, a, o)
 		limitRegister(&w, a, o)
 	}
 	return formatGo(w, "the typed limits")
-}
-
-// formatGo gofmts generated Go, or says which file would not compile.
-func formatGo(w writer, what string) ([]byte, error) {
-	src := w.bytes()
-	out, err := format.Source(src)
-	if err != nil {
-		return nil, fmt.Errorf("gofmt of %s: %v\n%s", what, err, src)
-	}
-	return out, nil
 }
 
 // limitType declares an algorithm's typed limit and its Args struct.
@@ -216,6 +206,7 @@ func limitWindow(w *writer, a *Algorithm) {
 	}
 	w.line("return 0")
 	w.line("}")
+	commentLines(w, "//", a.WindowComments)
 	w.line("return time.Duration(%s) * time.Millisecond", goSaturating.print(a.Window))
 	w.line("}")
 	w.line("")

@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,24 +128,38 @@ func wholeParens(s string) bool {
 // them (NOW_MAX, COST_MAX, MAX_SKEW_MS, ...), and MAX_SAFE, the bound
 // of the exactness checks (see bounds.go).
 func luaConstants(w *writer, sp *Spec) {
-	w.line("-- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly")
-	names, values := []string{}, []string{}
-	for _, c := range sp.Consts {
-		names = append(names, c.Name)
-		values = append(values, fmt.Sprint(c.Value))
-	}
-	names = append(names, maxSafeName)
-	values = append(values, fmt.Sprint(int64(MaxSafe)))
-	for len(names) > 0 { // a few per line, so that lines stay short
-		n := min(len(names), 4)
-		w.line("local %s = %s", strings.Join(names[:n], ", "), strings.Join(values[:n], ", "))
-		names, values = names[n:], values[n:]
+	w.line("-- the spec's constants")
+	for _, c := range constants(sp) {
+		commentLines(w, "--", c.Comments)
+		w.line("local %s = %d", c.Name, c.Value)
 	}
 	w.line("")
 }
 
-// maxSafeName names 2^53 - 1 (MaxSafe) in the generated Lua.
+// constants are the spec's constants and MAX_SAFE, as the generated code
+// names them.
+func constants(sp *Spec) []*Const {
+	return append(slices.Clone(sp.Consts), &Const{Name: maxSafeName, Value: MaxSafe,
+		Comments: []string{"2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks"}})
+}
+
+// commentLines writes each of comments as a line of its own, after
+// prefix (the indentation and the comment marker) and a space.
+func commentLines(w *writer, prefix string, comments []string) {
+	for _, c := range comments {
+		w.line("%s", strings.TrimRight(prefix+" "+c, " "))
+	}
+}
+
+// maxSafeName names 2^53 - 1 (MaxSafe) in the generated code.
 const maxSafeName = "MAX_SAFE"
+
+// The constants the generator itself reads (Spec.MaxSkew, Spec.RunMod),
+// by which the generated code names them.
+const (
+	maxSkewName = "MAX_SKEW_MS"
+	runModName  = "RUN_MOD"
+)
 
 // luaMathLocals begins every script: math's functions as locals.
 const luaMathLocals = "local min, max, floor = math.min, math.max, math.floor\n"
@@ -251,7 +264,7 @@ func emitLua(sp *Spec, a *Algorithm, v *View) []byte {
 	luaScriptCode(&w, sp, a, v)
 	// No newline at the end: the shell's "$(cat lua/x.lua)" drops it, and
 	// SCRIPT LOAD of that text must give the manifest's SHA1.
-	return bytes.TrimRight(w.bytes(), "\n")
+	return luaSource(&w)
 }
 
 // The suffix of the script that goes with a decision, its reset:
@@ -719,6 +732,7 @@ type luaBlockState struct {
 func (e *luaEmitter) block(body []Stmt, ind string, wiped bool) bool {
 	b := &luaBlockState{body: body, ind: ind, wiped: wiped, ttls: map[*State]string{}, dropped: map[*State]*Drop{}}
 	for _, s := range body {
+		commentLines(e.w, ind+"--", s.commented().Comments)
 		luaAggregates(e.w, e.a, s, ind, e.names)
 		guard := e.w.commitOnly && isWrite(s)
 		if guard {

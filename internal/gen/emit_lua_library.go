@@ -61,7 +61,7 @@ func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte) []byte {
 	w.line("redis.register_function{function_name = %s, flags = {'no-writes'}, callback = function()", luaStr(libraryFunction(sp, "version")))
 	w.line("  return %s", luaStr(libraryVersion(o, files)))
 	w.line("end}")
-	return []byte(strings.TrimRight(w.b.String(), "\n"))
+	return luaSource(&w)
 }
 
 // libraryScripts names the scripts of files the library holds: every

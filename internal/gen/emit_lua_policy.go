@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 )
@@ -55,7 +54,7 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 	w.line("")
 	if reset {
 		luaResetDel(&w)
-		return bytes.TrimRight(w.bytes(), "\n")
+		return luaSource(&w)
 	}
 	w.line("ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
@@ -65,7 +64,7 @@ func emitLuaPolicy(sp *Spec, reset bool) []byte {
 	w.line("end")
 	w.line("")
 	w.raw(luaPolicyDecide)
-	return bytes.TrimRight(w.bytes(), "\n")
+	return luaSource(&w)
 }
 
 // luaUsesEntries reports whether the decision of a (v nil) or its view v

@@ -1,7 +1,5 @@
 package gen
 
-import "bytes"
-
 // The reset scripts delete every key of one limit for one key (an
 // algorithm's reset), or of every limit of a policy for the given
 // identities (policy_reset, emit_lua_policy.go): an operator lifts a ban,
@@ -39,7 +37,7 @@ func emitLuaReset(sp *Spec, a *Algorithm) []byte {
 	w.line("")
 	luaKeys(&w, a, "")
 	luaResetDel(&w)
-	return bytes.TrimRight(w.bytes(), "\n")
+	return luaSource(&w)
 }
 
 func luaResetDel(w *writer) {

@@ -143,7 +143,7 @@ func luaZsetAgg(w *writer, a *Algorithm, st aggStep, ind string) {
 // after k entries costs O(log k) reads and any value O(log n).
 func luaRunHelpers(w *writer, s *State) {
 	w.text(luaRunHelpersText, "{list}", luaName(s.Name), "{run}", luaName(s.Running.Name),
-		"{of}", luaName(s.RunOf.Name), "{of_name}", s.RunOf.Name, "{mod}", fmt.Sprint(s.Mod))
+		"{of}", luaName(s.RunOf.Name), "{of_name}", s.RunOf.Name, "{mod}", runModName)
 }
 
 // luaRunHelpersText are the helpers of luaRunHelpers, over the zset
@@ -237,7 +237,7 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 		w.line("%s  %s.%s = max(%s.%s, %s.%s) -- the set grows at its end", in, x, score, x, score, top, score)
 		if st.Running != nil {
 			run, of := luaName(st.Running.Name), luaName(st.RunOf.Name)
-			w.line("%s  %s.%s = (%s.%s + %s.%s) %% %d", in, x, run, top, run, x, of, st.Mod)
+			w.line("%s  %s.%s = (%s.%s + %s.%s) %% %s", in, x, run, top, run, x, of, runModName)
 		}
 		if st.Merge != nil {
 			m := luaName(st.Merge.Name)
@@ -249,7 +249,7 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 		if st.Running != nil {
 			run, of := luaName(st.Running.Name), luaName(st.RunOf.Name)
 			w.line("%selse", in)
-			w.line("%s  %s.%s = %s.%s %% %d", in, x, run, x, of, st.Mod)
+			w.line("%s  %s.%s = %s.%s %% %s", in, x, run, x, of, runModName)
 		}
 		w.line("%send", in)
 	}

@@ -116,6 +116,16 @@ func memTypes(w *writer, a *Algorithm, typ string) {
 	w.line("}")
 }
 
+// emitMemoryConstants declares the spec's constants in the package of
+// the decisions in Go, when it is not the typed limits' (which declares
+// them in limits_gen.go).
+func emitMemoryConstants(sp *Spec, o *Output) ([]byte, error) {
+	var w writer
+	goFileHeader(&w, sp.Source, o.memory.name)
+	goConstants(&w, sp, false)
+	return formatGo(w, "the spec's constants")
+}
+
 // memHash is the hash function of an algorithm's keys.
 func memHash(a *Algorithm) string { return goName(a.Name) + "Hash" }
 

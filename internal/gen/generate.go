@@ -177,6 +177,15 @@ func goFiles(sp *Spec, o *Output, fs *fileSet) error {
 			}
 		}
 	}
+	if o.memory.path != o.limits.path {
+		src, err := emitMemoryConstants(sp, o)
+		if err != nil {
+			return err
+		}
+		if err := fs.put(o.memory.file("constants_gen.go"), "the spec's constants", src); err != nil {
+			return err
+		}
+	}
 	if o.vectorsTest {
 		src, err := emitVectorsTest(sp, o)
 		if err != nil {

@@ -69,6 +69,8 @@ type Spec struct {
 type Const struct {
 	Name  string
 	Value int64
+	// Comments are those of its line in the spec, as Commented's.
+	Comments []string
 }
 
 // Input is a per-call integer argument (now_ms, cost) with its domain.
@@ -114,8 +116,10 @@ type Algorithm struct {
 	// [0, 2^53-1] for every accepted parameter value; nil when the
 	// algorithm declares none (a typed limit's QuotaWindow is then 0).
 	Window Expr
-	// WindowPos is the position of the window in the spec.
-	WindowPos Pos
+	// WindowPos is the position of the window in the spec, and
+	// WindowComments the comments at the end of its line.
+	WindowPos      Pos
+	WindowComments []string
 	// Clock is the state field holding the time of the last write. A
 	// state whose clock is more than Spec.MaxSkew ahead of now_ms is not
 	// trusted: it reads as absent, and the first write of that call
@@ -301,10 +305,25 @@ type Field struct {
 }
 
 // Stmt is a statement of the logic language.
-type Stmt interface{ stmtNode() }
+type Stmt interface {
+	stmtNode()
+	commented() *Commented
+}
+
+// Commented holds the comments of the spec that explain a statement: the
+// whole-line comments just above it, then the one at the end of its line
+// (of its last line; of an if, the line of its opening brace), each the
+// text after # without surrounding spaces. The emitters print them as
+// comment lines just above the code the statement lowers to.
+type Commented struct {
+	Comments []string
+}
+
+func (c *Commented) commented() *Commented { return c }
 
 // Let binds a name to a value for the rest of its block.
 type Let struct {
+	Commented
 	Name string
 	X    Expr
 	Pos  Pos
@@ -313,6 +332,7 @@ type Let struct {
 
 // If runs Then or Else.
 type If struct {
+	Commented
 	Cond Expr
 	Then []Stmt
 	Else []Stmt
@@ -321,6 +341,7 @@ type If struct {
 
 // Store writes every field of a state key and sets its TTL.
 type Store struct {
+	Commented
 	State  *State
 	Values []Expr // by field index
 	TTL    Expr   // ms from now
@@ -329,6 +350,7 @@ type Store struct {
 
 // Reply ends the decision with the reply fields, by index.
 type Reply struct {
+	Commented
 	Values []Expr
 	Pos    Pos
 }
@@ -339,6 +361,7 @@ type Reply struct {
 // when the zset merges (State.Merge); the oldest entries past MaxEntries
 // are removed.
 type Add struct {
+	Commented
 	State  *State
 	Values []Expr // by entry field index; nil for the running sum
 	TTL    Expr
@@ -347,6 +370,7 @@ type Add struct {
 
 // Drop removes the entries whose first field is at most Upto.
 type Drop struct {
+	Commented
 	State *State
 	Upto  Expr
 	Pos   Pos
@@ -354,6 +378,7 @@ type Drop struct {
 
 // Clear deletes a collection's key.
 type Clear struct {
+	Commented
 	State *State
 	Pos   Pos
 }
@@ -361,6 +386,7 @@ type Clear struct {
 // Show ends a view: the collection's entries, in order, if Cond holds;
 // none otherwise.
 type Show struct {
+	Commented
 	State *State
 	Cond  Expr
 	Pos   Pos

@@ -14,9 +14,18 @@ type token struct {
 	line int
 }
 
-// lex splits src into tokens; line numbers start at firstLine.
-func lex(src string, firstLine int) ([]token, error) {
+// comment is a comment of the logic language: its text after #, without
+// surrounding spaces, and its line.
+type comment struct {
+	line int
+	text string
+}
+
+// lex splits src into tokens and comments; line numbers start at
+// firstLine.
+func lex(src string, firstLine int) ([]token, []comment, error) {
 	var toks []token
+	var comments []comment
 	line := firstLine
 	for i := 0; i < len(src); {
 		c := src[i]
@@ -27,9 +36,12 @@ func lex(src string, firstLine int) ([]token, error) {
 		case c == ' ' || c == '\t' || c == '\r':
 			i++
 		case c == '#':
-			for i < len(src) && src[i] != '\n' {
-				i++
+			j := i
+			for j < len(src) && src[j] != '\n' {
+				j++
 			}
+			comments = append(comments, comment{line, strings.TrimSpace(src[i+1 : j])})
+			i = j
 		case isIdentStart(rune(c)):
 			j := i
 			for j < len(src) && (isIdentStart(rune(src[j])) || unicode.IsDigit(rune(src[j]))) {
@@ -60,10 +72,22 @@ func lex(src string, firstLine int) ([]token, error) {
 				i++
 				continue
 			}
-			return nil, fmt.Errorf("line %d: unexpected character %q", line, c)
+			return nil, nil, fmt.Errorf("line %d: unexpected character %q", line, c)
 		}
 	}
-	return append(toks, token{"eof", "", line}), nil
+	return append(toks, token{"eof", "", line}), comments, nil
+}
+
+// yamlComments are the comments of a YAML line comment ("# text"), as
+// Commented holds them.
+func yamlComments(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "#")); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func isIdentStart(r rune) bool { return r == '_' || unicode.IsLetter(r) }
@@ -100,6 +124,8 @@ type parser struct {
 	pos  int
 	file string
 	sc   *scope
+	// comments are those not yet attached to a statement, in order.
+	comments []comment
 }
 
 type parseError struct {
@@ -163,7 +189,7 @@ func catch(err *error) {
 // parameters.
 func parseExprText(sp *Spec, alg *Algorithm, src string, pos Pos, params bool) (e Expr, err error) {
 	defer catch(&err)
-	toks, lerr := lex(src, pos.Line)
+	toks, _, lerr := lex(src, pos.Line)
 	if lerr != nil {
 		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
 	}
@@ -179,11 +205,12 @@ func parseExprText(sp *Spec, alg *Algorithm, src string, pos Pos, params bool) (
 // when view is not nil.
 func parseLogic(sp *Spec, alg *Algorithm, view *View, src string, pos Pos) (body []Stmt, err error) {
 	defer catch(&err)
-	toks, lerr := lex(src, pos.Line)
+	toks, comments, lerr := lex(src, pos.Line)
 	if lerr != nil {
 		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
 	}
-	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, added: map[*State]bool{}}}
+	sc := &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, added: map[*State]bool{}}
+	p := &parser{toks: toks, file: pos.File, sc: sc, comments: comments}
 	body = p.block(true)
 	if t := p.peek(); t.kind != "eof" {
 		p.fail(t, "unexpected %q", t.text)
@@ -227,7 +254,33 @@ func (p *parser) block(top bool) []Stmt {
 	return out
 }
 
+// stmt parses a statement with its comments (see Commented): those on
+// the lines above it not yet attached, then the one at the end of its
+// last line (an if takes the one of its opening brace's line in
+// statement).
 func (p *parser) stmt(top bool) Stmt {
+	above := p.takeComments(p.peek().line - 1)
+	s := p.statement(top)
+	c := s.commented()
+	if _, ok := s.(*If); !ok {
+		c.Comments = p.takeComments(p.toks[p.pos-1].line)
+	}
+	c.Comments = append(above, c.Comments...)
+	return s
+}
+
+// takeComments removes and returns the comments not yet attached up to
+// line.
+func (p *parser) takeComments(line int) []string {
+	var out []string
+	for len(p.comments) > 0 && p.comments[0].line <= line {
+		out = append(out, p.comments[0].text)
+		p.comments = p.comments[1:]
+	}
+	return out
+}
+
+func (p *parser) statement(top bool) Stmt {
 	t := p.next()
 	pos := Pos{p.file, t.line}
 	if v := p.sc.view; v != nil && t.text != "let" && t.text != "show" {
@@ -269,20 +322,14 @@ func (p *parser) stmt(top bool) Stmt {
 		}
 		return s
 	case "let":
-		name := p.ident()
-		if p.lookup(name.text) != nil {
-			p.fail(name, "%q is already defined", name.text)
-		}
-		if strings.Contains(name.text, "__") {
-			p.fail(name, "%q: names with __ are kept for generated code", name.text)
-		}
+		name := p.letName()
 		p.expect("=")
 		l := &Let{Name: name.text, X: p.expr(), Pos: pos}
 		p.sc.lets[len(p.sc.lets)-1][l.Name] = l
 		return l
 	case "if":
 		s := &If{Cond: p.typed(Bool), Pos: pos}
-		p.expect("{")
+		s.Comments = p.takeComments(p.expect("{").line)
 		s.Then = p.block(false)
 		p.expect("}")
 		if p.is("else") {
@@ -303,6 +350,25 @@ func (p *parser) stmt(top bool) Stmt {
 	}
 	p.fail(t, "expected let, if, store, add, drop, clear or reply, found %q", t.text)
 	return nil
+}
+
+// letName reads the name a let binds: not yet defined, without __ (kept
+// for the generated code's own locals), and not a constant's name in Go
+// (goConstName), which a local would hide.
+func (p *parser) letName() token {
+	name := p.ident()
+	if p.lookup(name.text) != nil {
+		p.fail(name, "%q is already defined", name.text)
+	}
+	if strings.Contains(name.text, "__") {
+		p.fail(name, "%q: names with __ are kept for generated code", name.text)
+	}
+	for _, c := range constants(p.sc.spec) {
+		if goName(name.text) == goConstName(c.Name) {
+			p.fail(name, "%q: in Go it would hide the constant %s (%s); rename it", name.text, c.Name, goConstName(c.Name))
+		}
+	}
+	return name
 }
 
 // collection resolves the name of a state that holds entries.

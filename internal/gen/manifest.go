@@ -35,9 +35,9 @@ type manifestLibrary struct {
 // manifestPolicy describes the script that decides a policy
 // (docs/semantics.md, "Policies").
 type manifestPolicy struct {
-	File string `json:"file"`
-	SHA1 string `json:"sha1"`
-	Doc  string `json:"doc"`
+	File string   `json:"file"`
+	SHA1 string   `json:"sha1"`
+	Doc  []string `json:"doc"` // its lines, as a script's
 	// Algorithms are those it decides, as its ARGV names them.
 	Algorithms []string `json:"algorithms"`
 	// Reset deletes a policy's keys: the same KEYS, ARGV the limits alone.
@@ -78,15 +78,17 @@ type manifestField struct {
 }
 
 type manifestScript struct {
-	Name      string        `json:"name"`
-	Algorithm string        `json:"algorithm"`
-	View      string        `json:"view,omitempty"` // a read-only view; "" for the decision
-	File      string        `json:"file"`
-	SHA1      string        `json:"sha1"`
-	Doc       string        `json:"doc"`
-	Keys      []manifestKey `json:"keys"`
-	Argv      []manifestArg `json:"argv"`
-	Requires  []string      `json:"requires"`
+	Name      string `json:"name"`
+	Algorithm string `json:"algorithm"`
+	View      string `json:"view,omitempty"` // a read-only view; "" for the decision
+	File      string `json:"file"`
+	SHA1      string `json:"sha1"`
+	// Doc is the algorithm's or the view's doc, its lines in order, so
+	// that no line of the manifest is long.
+	Doc      []string      `json:"doc"`
+	Keys     []manifestKey `json:"keys"`
+	Argv     []manifestArg `json:"argv"`
+	Requires []string      `json:"requires"`
 	// Window is the decision's window in ms, an expression over the
 	// parameters (Algorithm.Window); "" for a view or when none.
 	Window string `json:"window,omitempty"`
@@ -133,7 +135,11 @@ func emitManifest(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 		}
 	}
 	m.Policy = manifestPolicy{File: policyScript + ".lua", SHA1: sha1Hex(files[o.luaFile(policyScript)]),
-		Doc:   "decides several limits at once, all or nothing: KEYS every limit's keys; ARGV now_ms, cost, force (0 or 1), then per limit its algorithm, key infix :<policy>:<limit>, number of parameters and parameters",
+		Doc: []string{
+			"decides several limits at once, all or nothing: KEYS every limit's keys;",
+			"ARGV now_ms, cost, force (0 or 1), then per limit its algorithm, key infix",
+			":<policy>:<limit>, number of parameters and parameters",
+		},
 		Reset: fileOf(o, policyResetScript, files)}
 	for _, a := range sp.InScope() {
 		m.Policy.Algorithms = append(m.Policy.Algorithms, a.Qualified())
@@ -152,14 +158,15 @@ func emitManifest(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 // manifestOf describes the script of an algorithm, or of one view.
 func manifestOf(sp *Spec, o *Output, a *Algorithm, v *View, files map[string][]byte) manifestScript {
 	name := luaScriptName(a, v)
-	s := manifestScript{Name: name, Algorithm: a.Qualified(), File: name + ".lua", SHA1: sha1Hex(files[o.luaFile(name)]), Doc: a.Doc, Requires: []string{}}
+	s := manifestScript{Name: name, Algorithm: a.Qualified(), File: name + ".lua", SHA1: sha1Hex(files[o.luaFile(name)]),
+		Doc: docLines(a.Doc), Requires: []string{}}
 	if v == nil {
 		s.Reset = fileOf(o, luaResetName(a.Name), files)
 		if a.Window != nil {
 			s.Window = Format(a.Window)
 		}
 	} else {
-		s.View, s.Doc = v.Name, v.Doc
+		s.View, s.Doc = v.Name, docLines(v.Doc)
 		for _, f := range showState(v).Entry {
 			s.Returns = append(s.Returns, f.Name)
 		}
@@ -216,3 +223,6 @@ func inputDoc(in *Input) string {
 	}
 	return "integer; 0 is a peek"
 }
+
+// docLines are the lines of a doc.
+func docLines(doc string) []string { return strings.Split(strings.TrimSpace(doc), "\n") }

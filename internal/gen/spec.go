@@ -320,7 +320,7 @@ func (l *loader) consts(n *yaml.Node) {
 		case slices.ContainsFunc(l.sp.Consts, func(c *Const) bool { return c.Name == k.Value }):
 			l.errf(l.pos(k), "constant %s is defined already (the catalogue's constants are in scope)", k.Value)
 		default:
-			l.sp.Consts = append(l.sp.Consts, &Const{Name: k.Value, Value: val})
+			l.sp.Consts = append(l.sp.Consts, &Const{Name: k.Value, Value: val, Comments: yamlComments(k.LineComment + "\n" + v.LineComment)})
 		}
 	}
 }
@@ -349,9 +349,9 @@ func (l *loader) inputs() {
 func (l *loader) namedConsts() {
 	for _, c := range l.sp.Consts {
 		switch c.Name {
-		case "MAX_SKEW_MS":
+		case maxSkewName:
 			l.sp.MaxSkew = c.Value
-		case "RUN_MOD":
+		case runModName:
 			l.sp.RunMod = c.Value
 		}
 	}
@@ -522,7 +522,7 @@ func (l *loader) window(a *Algorithm, n *yaml.Node) {
 		l.errf(l.pos(n), "%s: window must be an integer expression (ms) over the parameters, not a %s", a.Name, e.Type())
 		return
 	}
-	a.Window, a.WindowPos = e, l.pos(n)
+	a.Window, a.WindowPos, a.WindowComments = e, l.pos(n), yamlComments(n.LineComment)
 }
 
 // paramExpr parses an expression over parameters and constants.

@@ -14,11 +14,13 @@ func TestUserSpecRejects(t *testing.T) {
 	tests := []struct {
 		name, library, old, new, want string
 	}{
-		{"a catalogue constant again", "small", "  MARGIN: 1000\n", "  MARGIN: 1000\n  NOW_MAX: 5\n", "constant NOW_MAX is defined already"},
+		{"a catalogue constant again", "small", "constants:\n", "constants:\n  NOW_MAX: 5\n", "constant NOW_MAX is defined already"},
 		{"a catalogue algorithm's name", "small", "  - name: counter\n", "  - name: gcra\n", "algorithm gcra: the catalogue has one of that name"},
 		{"a reply of its own", "small", "constants:\n", "reply:\n  - {name: x, doc: x}\nconstants:\n", "field reply not found"},
 		{"the catalogue's library name", "limitspec", "", "", "must be lower_case and not limitspec"},
 		{"a library name that is no Go name", "Small", "", "", "must be lower_case"},
+		{"a let named as a constant in Go", "small", "      let idle = now - ctr.ts >= gap_ms",
+			"      let margin = MARGIN\n      let idle = now - ctr.ts >= gap_ms + margin", `"margin": in Go it would hide the constant MARGIN`},
 		{"a policy of an unknown algorithm", "small", "algorithm: counter, identity: key", "algorithm: nope, identity: key", `unknown algorithm "nope"`},
 		// Names that make another file's name: Generate refuses them.
 		{"an algorithm named as the policy script", "small", "  - name: trail\n", "  - name: policy\n", "algorithm policy: its file lua/policy.lua is also the policy script's"},

@@ -157,22 +157,26 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = counterState{}
 	}
 	// {<key>}:small:ctr:<gap_ms>: the count
 	ctrLive := st.ctrExp > nowMs
 	ctrTs := kit.Field(ctrLive, st.ctrTs, 0, 0, kit.NowMax)
 	ctrN := kit.Field(ctrLive, st.ctrN, 0, 0, p.Limit)
+	// a comment
 	idle := nowMs-ctrTs >= p.GapMs
 	used := kit.Pick(idle || !(ctrN > 0), 0, ctrN)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit && c_ != (-1)
+	// an admission stores the count; a denial may store it again
+	// admitted
 	if ok {
+		// the count outlives the gap
 		if c.Commit {
 			st.ctrTs = max(nowMs, ctrTs)
 			st.ctrN = used + c_
-			st.ctrExp = nowMs + p.GapMs + 1000
+			st.ctrExp = nowMs + p.GapMs + margin
 			sh.Put(key, hash, e, st)
 		}
 	} else {
@@ -186,7 +190,8 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 			}
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used), RetryAfterMs: kit.Pick(ok, -1, p.GapMs), ResetAfterMs: p.GapMs, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
+		RetryAfterMs: kit.Pick(ok, -1, p.GapMs), ResetAfterMs: p.GapMs, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

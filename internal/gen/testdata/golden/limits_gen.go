@@ -8,6 +8,26 @@ import (
 	"github.com/limitspec/limitspec"
 )
 
+// The spec's constants, named as the generated code reads them.
+const (
+	// 2^45 ms since the epoch, about the year 3085
+	nowMax = 35184372088832
+	// 2^53 - 1
+	costMax = 9007199254740991
+	// kept past the reset time, for lagging clocks
+	ttlMarginMs = 60000
+	// a key's clock further ahead of a request is not trusted
+	maxSkewMs = 60000
+	// the most buckets one bucket_window tier spans
+	bucketsMax = 3600
+	// 2^52: running sums of zset entries are kept modulo it
+	runMod = 4503599627370496
+	// kept past the window, for lagging clocks
+	margin = 1000
+	// 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+	maxSafe = 9007199254740991
+)
+
 // Counter is a limit of counter:
 //
 // Counts admitted cost since the last idle gap of gap_ms.
@@ -48,6 +68,7 @@ func (l Counter) QuotaWindow() time.Duration {
 	if err != nil {
 		return 0
 	}
+	// a full count is whole after an idle gap
 	return time.Duration(p.GapMs) * time.Millisecond
 }
 

@@ -9,9 +9,23 @@
 -- persisted and replicated with the data. small_version replies with
 -- its version (manifest.json).
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- kept past the window, for lagging clocks
+local MARGIN = 1000
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -159,11 +173,15 @@ if stale then
 end
 
 -- decision
+-- a comment
 local idle = now - ctr_ts >= gap_ms
 local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
 local c = min(cost, limit + 1)
 local ok = used + c <= limit and c ~= (-1)
+-- an admission stores the count; a denial may store it again
+-- admitted
 if ok then
+  -- the count outlives the gap
   if stale then -- every key, before this call's first write
     stale = false
     redis.call('DEL', KEYS[1])
@@ -328,7 +346,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -341,7 +360,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' ..
+      num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -428,7 +448,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.count
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of count from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -440,7 +460,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -450,7 +470,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -500,14 +520,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, latest_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- the current bucket's start
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
   local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
   local widest = max(window_ms, max(window_ms_2, window_ms_3))
   local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
+  -- Tier i counts the buckets that start after bucket - window_i.
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -548,10 +572,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
+  -- a forced denial is charged too, up to 2 * limit_i in every tier
   local free1 = max(0, 2 * limit - used1)
   local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
   local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
   local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
+  -- Denied: tier i admits once the oldest buckets holding
+  -- used_i + took + c - limit_i have left its window (this request's
+  -- bucket last).
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -595,6 +623,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
   local retry_at = max(at1, max(at2, at3))
+  -- Reset: remaining is lim again once every tier i holds at most
+  -- limit_i - lim; what this request adds sits in the current bucket.
   local x1 = max(0, used1 + took - (limit - lim))
   local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
   local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
@@ -645,7 +675,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
   local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
   local room = min(room1, min(room2, room3))
-  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
+      ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
+      ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
@@ -664,13 +696,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
           win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
-          win__x.run = (win__top.run + win__x.count) % 4503599627370496
+          win__x.run = (win__top.run + win__x.count) % RUN_MOD
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
-          win__x.run = win__x.count % 4503599627370496
+          win__x.run = win__x.count % RUN_MOD
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
@@ -762,12 +794,17 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- ms since the current window began
   local into = eff % window_ms
   local used = ((win_ts >= eff - into) and win_n or 0)
+  -- cost past the limit is denied anyway
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is charged too, up to 2 * limit
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
@@ -875,14 +912,19 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- the tolerance, times rate
   local tau = burst * period_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, cell_ts - now)
+  -- ms since the last admission
   local elapsed = max(0, now - cell_ts)
   local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  -- TAT - eff, times rate
   local tat = max(0, cell_tat - drained)
   local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
+  -- a forced denial is charged too, up to 2 * tau
   local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
   local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
@@ -894,7 +936,9 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms),
+      ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))),
+      reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -989,14 +1033,19 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- the queue's room, times rate
   local full = capacity * period_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, queue_ts - now)
+  -- ms of draining since the last admission
   local elapsed = max(0, now - queue_ts)
   local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  -- work queued ahead of this request
   local ahead = max(0, queue_work - drained)
   local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
+  -- a forced denial is queued too, up to 2 * full
   local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
   local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
@@ -1008,7 +1057,9 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms),
+      ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))),
+      reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -1102,14 +1153,19 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
   local used = (open and win_used or 0)
+  -- an admission now would open a window
   local start = (open and win_start or eff)
+  -- from now until the window ends
   local ends = lag + max(0, start + window_ms - eff)
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
@@ -1260,7 +1316,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.cost
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of cost from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -1272,7 +1328,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1282,7 +1338,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1334,8 +1390,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, tally_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- entries at or before from have left the window
   local from = eff - window_ms
   local gone = 0
   do -- the entries in range are those at ranks [lo, hi)
@@ -1346,11 +1405,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     gone = min(sum__, 40000000000)
   end
+  -- the costs admitted in the window
   local used = max(0, tally_total - gone)
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
+  -- Denied: the window must lose after + c - limit, oldest entries first
+  -- (this request's own, at eff, last).
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(num(from)), log__card
@@ -1376,6 +1439,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local last_in = ((took > 0) and eff or agg__3)
+  -- earlier admissions at the same ms
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
@@ -1396,9 +1460,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
           log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-          log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
-          log__x.run = log__x.cost % 4503599627370496
+          log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
         redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
@@ -1412,7 +1476,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after),
+      ((ok or c > limit) and -1 or (free_at - now)),
+      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -1495,20 +1561,30 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- ms into the current window
   local e = eff % window_ms
   local start = eff - e
+  -- ms until the next window begins
   local to_next = window_ms - e
+  -- the last admission is in this window
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
   local prev = (same and win_prev or (next and win_cur or 0))
   local cur = (same and win_cur or 0)
+  -- the previous window's share, times window_ms
   local weighted = prev * (window_ms - e)
   local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
+  -- a forced denial is charged too, up to 2 * limit in this window
   local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
   local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  -- Denied: wait until the previous window's share has shrunk enough, in
+  -- this window, or else into the next one, where this window's count
+  -- is the previous one.
   local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
   local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
   local short_next = max(0, after + c - limit) * window_ms
@@ -1604,11 +1680,15 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- a comment
   local idle = now - ctr_ts >= gap_ms
   local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
   local c = min(cost, limit + 1)
   local ok = used + c <= limit and c ~= (-1)
+  -- an admission stores the count; a denial may store it again
+  -- admitted
   if ok then
+    -- the count outlives the gap
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
@@ -1657,7 +1737,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 4 then
-    return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+    return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:notes ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
   end
   local tail = '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -1767,7 +1849,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.cost
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of cost from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -1779,7 +1861,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1789,7 +1871,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1893,6 +1975,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   local from = now - window_ms
+  -- the costs admitted in the window, by the running sums
   local used = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(num(from)), log__card
@@ -1943,14 +2026,15 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         log__top = nil -- every entry is gone: the next add starts afresh
       end
     end
+    -- trims the log to limit entries
     writes[#writes + 1] = function()
       do
         local log__x = {ts = max(now, newest), cost = c}
         if log__top ~= nil then
           log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-          log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
-          log__x.run = log__x.cost % 4503599627370496
+          log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = num(log__x.ts) .. ':' .. string.format('%03d', log__x.cost) .. ':' .. num(log__x.run)
         redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
@@ -2030,10 +2114,12 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+      refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+      refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2095,7 +2181,9 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   local full = capacity * refill_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, bucket_ts - now)
+  -- ms of refill since the last admission
   local elapsed = max(0, now - bucket_ts)
   local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
   local gained = min(elapsed, to_full) * refill_tokens
@@ -2103,6 +2191,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
+  -- a forced denial is charged too, down to -full
   local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
   local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
@@ -2114,7 +2203,9 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms),
+      ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))),
+      reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -2333,7 +2424,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -2346,7 +2438,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' ..
+      num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   return nil
@@ -2640,7 +2733,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 4 then
-    return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+    return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:notes ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
   end
   local tail = '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -2690,10 +2785,12 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+      refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+      refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2807,7 +2904,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -2915,7 +3013,7 @@ local function log__sum(lo, hi)
     end
   end
   local base = first.run - first.cost
-  return (top.run - base) % 4503599627370496, base, first, top
+  return (top.run - base) % RUN_MOD, base, first, top
 end
 -- the first entry at ranks [lo, hi) at which the sum of cost from lo
 -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -2927,7 +3025,7 @@ local function log__reach(lo, hi, need, cap)
   if hi <= lo or min(total, cap) < need then
     return false
   end
-  if min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % RUN_MOD, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -2937,7 +3035,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % RUN_MOD, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -3041,6 +3139,7 @@ end
 
 -- decision
 local from = now - window_ms
+-- the costs admitted in the window, by the running sums
 local used = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
@@ -3089,13 +3188,14 @@ if ok and c > 0 then
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
+  -- trims the log to limit entries
   do
     local log__x = {ts = max(now, newest), cost = c}
     if log__top ~= nil then
       log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-      log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+      log__x.run = (log__top.run + log__x.cost) % RUN_MOD
     else
-      log__x.run = log__x.cost % 4503599627370496
+      log__x.run = log__x.cost % RUN_MOD
     end
     log__x.member__ = num(log__x.ts) .. ':' .. string.format('%03d', log__x.cost) .. ':' .. num(log__x.run)
     redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
@@ -3171,7 +3271,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -3246,6 +3347,7 @@ if stale then
 end
 
 -- view
+-- the newest note is younger than window_ms
 local agg__1 = 0
 for _, n in ipairs(notes) do
   agg__1 = n.ts
@@ -3293,7 +3395,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -3320,5 +3423,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return 'a3e6cc6eccaab7ac24ad636b7ad6de6703a31552'
+  return '88f59028e82c776178206cb5edce8eea76143351'
 end}

@@ -13,7 +13,9 @@
 -- each limit: its algorithm, its key infix (:P:L), the number n of its
 -- parameters, and those n, in the algorithm's order (trailing optional
 -- ones may be left out). The algorithms:
---   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]): {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
+--   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]):
+--   {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
+--   {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
 --   fixed_window(limit, window_ms): {<key>}:fw:<window_ms>
 --   gcra(burst, rate, period_ms): {<key>}:gcra:<rate>:<period_ms>
 --   leaky_bucket(capacity, rate, period_ms): {<key>}:lb:<rate>:<period_ms>
@@ -21,7 +23,9 @@
 --   sliding_log(limit, window_ms): {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum
 --   sliding_window(limit, window_ms): {<key>}:sw:<window_ms>
 --   small.counter(limit, gap_ms): {<key>}:small:ctr:<gap_ms>
---   small.trail(limit, window_ms, [bucket_ms]): {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen
+--   small.trail(limit, window_ms, [bucket_ms]): {<key>}:small:log:<window_ms>:<bucket_ms>
+--   {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits
+--   {<key>}:small:log:<window_ms>:<bucket_ms>:seen
 --   token_bucket(capacity, refill_tokens, refill_ms): {<key>}:tb:<refill_tokens>:<refill_ms>
 --
 -- Reply: an array of 8 + 7 * limits integers: the policy's result, as an
@@ -37,9 +41,23 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- kept past the window, for lagging clocks
+local MARGIN = 1000
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -201,7 +219,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
   end
   local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -214,7 +233,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
   end
   local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' ..
+      num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
     return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
@@ -301,7 +321,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.count
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of count from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -313,7 +333,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -323,7 +343,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -373,14 +393,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, latest_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- the current bucket's start
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
   local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
   local widest = max(window_ms, max(window_ms_2, window_ms_3))
   local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
+  -- Tier i counts the buckets that start after bucket - window_i.
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
   local from3 = bucket - window_ms_3
@@ -421,10 +445,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
+  -- a forced denial is charged too, up to 2 * limit_i in every tier
   local free1 = max(0, 2 * limit - used1)
   local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
   local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
   local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
+  -- Denied: tier i admits once the oldest buckets holding
+  -- used_i + took + c - limit_i have left its window (this request's
+  -- bucket last).
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -468,6 +496,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
   local retry_at = max(at1, max(at2, at3))
+  -- Reset: remaining is lim again once every tier i holds at most
+  -- limit_i - lim; what this request adds sits in the current bucket.
   local x1 = max(0, used1 + took - (limit - lim))
   local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
   local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
@@ -518,7 +548,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
   local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
   local room = min(room1, min(room2, room3))
-  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
+  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
+      ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
+      ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
@@ -537,13 +569,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
           win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
-          win__x.run = (win__top.run + win__x.count) % 4503599627370496
+          win__x.run = (win__top.run + win__x.count) % RUN_MOD
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
             win__x.count = win__x.count + win__top.count
           end
         else
-          win__x.run = win__x.count % 4503599627370496
+          win__x.run = win__x.count % RUN_MOD
         end
         win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
         redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
@@ -635,12 +667,17 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- ms since the current window began
   local into = eff % window_ms
   local used = ((win_ts >= eff - into) and win_n or 0)
+  -- cost past the limit is denied anyway
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is charged too, up to 2 * limit
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   local until_end = lag + window_ms - into
@@ -748,14 +785,19 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- the tolerance, times rate
   local tau = burst * period_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, cell_ts - now)
+  -- ms since the last admission
   local elapsed = max(0, now - cell_ts)
   local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  -- TAT - eff, times rate
   local tat = max(0, cell_tat - drained)
   local c = min(cost, burst + 1)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
+  -- a forced denial is charged too, up to 2 * tau
   local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
   local reset = lag + floor((final + rate - 1) / rate)
   if final > tat then
@@ -767,7 +809,9 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms), ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}, writes
+  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms),
+      ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))),
+      reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -862,14 +906,19 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- the queue's room, times rate
   local full = capacity * period_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, queue_ts - now)
+  -- ms of draining since the last admission
   local elapsed = max(0, now - queue_ts)
   local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  -- work queued ahead of this request
   local ahead = max(0, queue_work - drained)
   local c = min(cost, capacity + 1)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
+  -- a forced denial is queued too, up to 2 * full
   local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
   local reset = lag + floor((final + rate - 1) / rate)
   if final > ahead then
@@ -881,7 +930,9 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))), reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms),
+      ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))),
+      reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -975,14 +1026,19 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
   local used = (open and win_used or 0)
+  -- an admission now would open a window
   local start = (open and win_start or eff)
+  -- from now until the window ends
   local ends = lag + max(0, start + window_ms - eff)
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
   if took > 0 then
@@ -1133,7 +1189,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.cost
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of cost from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -1145,7 +1201,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1155,7 +1211,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1207,8 +1263,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, tally_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- entries at or before from have left the window
   local from = eff - window_ms
   local gone = 0
   do -- the entries in range are those at ranks [lo, hi)
@@ -1219,11 +1278,15 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     gone = min(sum__, 40000000000)
   end
+  -- the costs admitted in the window
   local used = max(0, tally_total - gone)
   local c = min(cost, limit + 1)
   local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
   local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
   local after = used + took
+  -- Denied: the window must lose after + c - limit, oldest entries first
+  -- (this request's own, at eff, last).
   local free_at = eff + window_ms
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(num(from)), log__card
@@ -1249,6 +1312,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local last_in = ((took > 0) and eff or agg__3)
+  -- earlier admissions at the same ms
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
@@ -1269,9 +1333,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
           log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-          log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
-          log__x.run = log__x.cost % 4503599627370496
+          log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
         redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
@@ -1285,7 +1349,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or (free_at - now)), ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
+  return {(ok and 1 or 0), limit, max(0, limit - after),
+      ((ok or c > limit) and -1 or (free_at - now)),
+      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
@@ -1368,20 +1434,30 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, win_ts - now)
+  -- the time this request is decided at
   local eff = now + lag
+  -- ms into the current window
   local e = eff % window_ms
   local start = eff - e
+  -- ms until the next window begins
   local to_next = window_ms - e
+  -- the last admission is in this window
   local same = win_ts >= start
   local next = not same and win_ts >= start - window_ms
   local prev = (same and win_prev or (next and win_cur or 0))
   local cur = (same and win_cur or 0)
+  -- the previous window's share, times window_ms
   local weighted = prev * (window_ms - e)
   local c = min(cost, limit + 1)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
+  -- a forced denial is charged too, up to 2 * limit in this window
   local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
   local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  -- Denied: wait until the previous window's share has shrunk enough, in
+  -- this window, or else into the next one, where this window's count
+  -- is the previous one.
   local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
   local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
   local short_next = max(0, after + c - limit) * window_ms
@@ -1477,11 +1553,15 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   end
 
   -- decision
+  -- a comment
   local idle = now - ctr_ts >= gap_ms
   local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
   local c = min(cost, limit + 1)
   local ok = used + c <= limit and c ~= (-1)
+  -- an admission stores the count; a denial may store it again
+  -- admitted
   if ok then
+    -- the count outlives the gap
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
@@ -1530,7 +1610,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 4 then
-    return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+    return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:notes ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
   end
   local tail = '}' .. infix .. ':small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -1640,7 +1722,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     local base = first.run - first.cost
-    return (top.run - base) % 4503599627370496, base, first, top
+    return (top.run - base) % RUN_MOD, base, first, top
   end
   -- the first entry at ranks [lo, hi) at which the sum of cost from lo
   -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -1652,7 +1734,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if hi <= lo or min(total, cap) < need then
       return false
     end
-    if min((first.run - base) % 4503599627370496, cap) >= need then
+    if min((first.run - base) % RUN_MOD, cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1662,7 +1744,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % 4503599627370496, cap) >= need then
+      if min((x.run - base) % RUN_MOD, cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1766,6 +1848,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   local from = now - window_ms
+  -- the costs admitted in the window, by the running sums
   local used = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(num(from)), log__card
@@ -1816,14 +1899,15 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
         log__top = nil -- every entry is gone: the next add starts afresh
       end
     end
+    -- trims the log to limit entries
     writes[#writes + 1] = function()
       do
         local log__x = {ts = max(now, newest), cost = c}
         if log__top ~= nil then
           log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-          log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
-          log__x.run = log__x.cost % 4503599627370496
+          log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = num(log__x.ts) .. ':' .. string.format('%03d', log__x.cost) .. ':' .. num(log__x.run)
         redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
@@ -1903,10 +1987,12 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+      refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+      refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1968,7 +2054,9 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   local full = capacity * refill_ms
+  -- how far the last admission is ahead of this caller's clock
   local lag = max(0, bucket_ts - now)
+  -- ms of refill since the last admission
   local elapsed = max(0, now - bucket_ts)
   local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
   local gained = min(elapsed, to_full) * refill_tokens
@@ -1976,6 +2064,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local c = min(cost, capacity + 1)
   local need = c * refill_ms
   local ok = need <= level
+  -- a forced denial is charged too, down to -full
   local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
   local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
   if after < level then
@@ -1987,7 +2076,9 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms), ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}, writes
+  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms),
+      ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))),
+      reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,

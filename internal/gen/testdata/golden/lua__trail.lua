@@ -54,9 +54,23 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- kept past the window, for lagging clocks
+local MARGIN = 1000
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -151,7 +165,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -259,7 +274,7 @@ local function log__sum(lo, hi)
     end
   end
   local base = first.run - first.cost
-  return (top.run - base) % 4503599627370496, base, first, top
+  return (top.run - base) % RUN_MOD, base, first, top
 end
 -- the first entry at ranks [lo, hi) at which the sum of cost from lo
 -- (at most cap) reaches need, false if none; nil, what, value as above
@@ -271,7 +286,7 @@ local function log__reach(lo, hi, need, cap)
   if hi <= lo or min(total, cap) < need then
     return false
   end
-  if min((first.run - base) % 4503599627370496, cap) >= need then
+  if min((first.run - base) % RUN_MOD, cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -281,7 +296,7 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % 4503599627370496, cap) >= need then
+    if min((x.run - base) % RUN_MOD, cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -385,6 +400,7 @@ end
 
 -- decision
 local from = now - window_ms
+-- the costs admitted in the window, by the running sums
 local used = 0
 do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
@@ -433,13 +449,14 @@ if ok and c > 0 then
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
   end
+  -- trims the log to limit entries
   do
     local log__x = {ts = max(now, newest), cost = c}
     if log__top ~= nil then
       log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
-      log__x.run = (log__top.run + log__x.cost) % 4503599627370496
+      log__x.run = (log__top.run + log__x.cost) % RUN_MOD
     else
-      log__x.run = log__x.cost % 4503599627370496
+      log__x.run = log__x.cost % RUN_MOD
     end
     log__x.member__ = num(log__x.ts) .. ':' .. string.format('%03d', log__x.cost) .. ':' .. num(log__x.run)
     redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)

@@ -43,9 +43,23 @@
 
 local min, max, floor = math.min, math.max, math.floor
 
--- the spec's constants, and 2^53 - 1, the largest integer Lua's numbers hold exactly
-local NOW_MAX, COST_MAX, TTL_MARGIN_MS, MAX_SKEW_MS = 35184372088832, 9007199254740991, 60000, 60000
-local BUCKETS_MAX, RUN_MOD, MARGIN, MAX_SAFE = 3600, 4503599627370496, 1000, 9007199254740991
+-- the spec's constants
+-- 2^45 ms since the epoch, about the year 3085
+local NOW_MAX = 35184372088832
+-- 2^53 - 1
+local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
+-- a key's clock further ahead of a request is not trusted
+local MAX_SKEW_MS = 60000
+-- the most buckets one bucket_window tier spans
+local BUCKETS_MAX = 3600
+-- 2^52: running sums of zset entries are kept modulo it
+local RUN_MOD = 4503599627370496
+-- kept past the window, for lagging clocks
+local MARGIN = 1000
+-- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
+local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -140,7 +154,8 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> {<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
 end
 local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -215,6 +230,7 @@ if stale then
 end
 
 -- view
+-- the newest note is younger than window_ms
 local agg__1 = 0
 for _, n in ipairs(notes) do
   agg__1 = n.ts

@@ -36,15 +36,20 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "a3e6cc6eccaab7ac24ad636b7ad6de6703a31552", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "aa8bf47b5a8c653397fd5cc414c4332edd473cb4"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "2a569853748cfeed77fba08370b0ae4183ce1258"},
-		Algorithms:  []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"}, {Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"}, {Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
+		Name: "small", Version: "88f59028e82c776178206cb5edce8eea76143351", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "3320e099a46d4cf3cb4daeb79db536c5e3e8e8c3"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "ea8a050f16a260ce93978304436972cf24292f0c"},
+		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
+			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
+			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
+			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
+			{Library: "small", Name: "counter"}, {Library: "small", Name: "trail"},
+			{Library: "limitspec", Name: "token_bucket"}},
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "809eef4b9c03e5ed8d621868cb1399da112828f5"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "8104f8e420630aae9b41894b53d13ea9efec9832"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "8e42fd6b32697923388d62ff4721cb23d344741e"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "daba868b87a181f080cac6a84ca061f2cb911832"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -53,10 +58,13 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "d4bab764a56ffa63cc512aa6f7ee18a55f853dd3"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "f384f06d1b2d7467ee08467008b7065f6b442d49"},
-		Views:  []kit.View{{Name: "recent", Script: kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "9ba2b2228def14fad4e4aa961f0af060d899813a"}, Returns: []string{"ts", "text"}}},
-		Keys:   []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes", ":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "ad66b1529a063584e450221624a2ab219ad4d0fc"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "754c107eaede58e95d081e0b2b48703f9b8b10f9"},
+		Views: []kit.View{{Name: "recent",
+			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "0eb862affea0764ca0f3ded8a20ce70c0cdd1237"},
+			Returns: []string{"ts", "text"}}},
+		Keys: []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes",
+			":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},
 		Args:   trailScriptArgs,

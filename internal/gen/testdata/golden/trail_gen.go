@@ -78,7 +78,8 @@ func (t *trailTable) check(c *kit.Args, lim limitspec.Limit, key string) (trailP
 		}
 		t.valid.Add(l)
 	}
-	p := trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond), BucketMs: kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
+	p := trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
+		BucketMs: kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
 	if key == "" {
 		return p, kit.BadInput("trail: key must not be empty")
 	}
@@ -167,7 +168,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = trailState{}
 	}
 	// {<key>}:small:log:<window_ms>:<bucket_ms>: one entry per admission
@@ -188,12 +189,13 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 	}
 	hits := st.hitsEntries
 	from := nowMs - p.WindowMs
+	// the costs admitted in the window, by the running sums
 	used := int64(0)
 	used__src := log
 	used__src = used__src[kit.SearchEntries(len(used__src), func(i int) bool { return used__src[i].Ts > from }):]
 	if used__n := int64(len(used__src)); used__n > 0 {
 		used__base := used__src[0].Run - used__src[0].Cost
-		used__upto := func(i int64) int64 { return min(kit.RunDiff(used__src[i].Run, used__base, 4503599627370496), 10000) }
+		used__upto := func(i int64) int64 { return min(kit.RunDiff(used__src[i].Run, used__base, runMod), 10000) }
 		used = used__upto(used__n - 1)
 	}
 	newest := int64(0)
@@ -209,9 +211,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 	freeAt__src = freeAt__src[kit.SearchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
 	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
 		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
-		freeAt__upto := func(i int64) int64 {
-			return min(kit.RunDiff(freeAt__src[i].Run, freeAt__base, 4503599627370496), 10000)
-		}
+		freeAt__upto := func(i int64) int64 { return min(kit.RunDiff(freeAt__src[i].Run, freeAt__base, runMod), 10000) }
 		if freeAt__need := used + c_ - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
 			freeAt__i := int64(kit.SearchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
 			e_ := freeAt__src[freeAt__i]
@@ -238,22 +238,23 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 			}
 			e = sh.Put(key, hash, e, st)
 		}
+		// trims the log to limit entries
 		if c.Commit {
 			{
 				x := trailLogEntry{Ts: max(nowMs, newest), Cost: c_}
 				if n := len(st.logEntries); n > 0 {
 					top := st.logEntries[n-1]
 					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
-					x.Run = (top.Run + x.Cost) % 4503599627370496
+					x.Run = (top.Run + x.Cost) % runMod
 				} else {
-					x.Run = x.Cost % 4503599627370496
+					x.Run = x.Cost % runMod
 				}
 				st.logEntries = append(st.logEntries, x)
 				if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
 					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
 				}
 			}
-			st.logExp = nowMs + p.WindowMs + 1000
+			st.logExp = nowMs + p.WindowMs + margin
 			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
@@ -268,7 +269,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 		}
 		if c.Commit {
 			st.seenTs = nowMs
-			st.seenExp = nowMs + p.WindowMs + 1000
+			st.seenExp = nowMs + p.WindowMs + margin
 			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
@@ -287,7 +288,7 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 					st.hitsEntries = st.hitsEntries[int64(len(st.hitsEntries))-n:]
 				}
 			}
-			st.hitsExp = nowMs + p.WindowMs + 1000
+			st.hitsExp = nowMs + p.WindowMs + margin
 			e = sh.Put(key, hash, e, st)
 		}
 		if newest <= from {
@@ -298,11 +299,13 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 		}
 		if c.Commit {
 			st.notesEntries = append(st.notesEntries, trailNotesEntry{Ts: nowMs, Text: c.Inputs[0]})
-			st.notesExp = nowMs + p.WindowMs + 1000
+			st.notesExp = nowMs + p.WindowMs + margin
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used), RetryAfterMs: kit.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
+		RetryAfterMs: kit.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs,
+		DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
@@ -331,7 +334,7 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+60000 {
+	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = trailState{}
 	}
 	// {<key>}:small:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first
@@ -343,6 +346,7 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	if n := p.Limit; int64(len(notes)) > n {
 		notes = notes[int64(len(notes))-n:]
 	}
+	// the newest note is younger than window_ms
 	agg__1 := int64(0)
 	for _, n_ := range notes {
 		agg__1 = min(max(n_.Ts, 0), kit.NowMax)
