@@ -58,6 +58,7 @@ func TestWorkPerDecision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each case its own targets
 			lt, err := NewLuaTarget()
 			if err != nil {
 				t.Fatal(err)
