@@ -40,6 +40,20 @@ type Checker interface {
 	Check(req Request) error
 }
 
+// ResetThrough is the Reset of a limiter that wraps primary (package
+// denials, lease): it runs drop, which forgets what the wrapper holds for
+// req, then resets req on primary. A primary that does not implement
+// Resetter is an error matching ErrBadInput, naming who, and nothing is
+// dropped.
+func ResetThrough(ctx context.Context, primary Limiter, req Request, who string, drop func()) error {
+	r, ok := primary.(Resetter)
+	if !ok {
+		return &InputError{Msg: who + ": the primary limiter has no reset"}
+	}
+	drop()
+	return r.Reset(ctx, req)
+}
+
 // Check reports whether l can decide req's limit or policy: l's own
 // verdict when it implements Checker, else the Limit's Validate (a policy
 // is then taken as decidable). Wrappers (package denials, lease,

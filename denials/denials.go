@@ -163,18 +163,13 @@ func (d *denial) answer(now time.Time) limitspec.Result {
 // Reset clears req's denial and resets the key on the primary, which
 // must implement limitspec.Resetter.
 func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
-	r, ok := l.primary.(limitspec.Resetter)
-	if !ok {
-		return &limitspec.InputError{Msg: "denials: the primary limiter has no reset"}
-	}
-	l.resets.Add(1)
-	l.denied.Delete(req)
-	return r.Reset(ctx, req)
+	return limitspec.ResetThrough(ctx, l.primary, req, "denials", func() {
+		l.resets.Add(1)
+		l.denied.Delete(req)
+	})
 }
 
-// Check reports whether the limiter can decide req's limit or policy:
-// the primary's verdict when it implements limitspec.Checker, else a
-// Limit's own Validate.
+// Check answers as the primary would (limitspec.Check).
 func (l *Limiter) Check(req limitspec.Request) error {
 	return limitspec.Check(l.primary, req)
 }

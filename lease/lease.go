@@ -261,18 +261,13 @@ func (e *lease) result(now time.Time) limitspec.Result {
 // Reset drops req's lease (its units lapse) and resets the key on the
 // primary, which must implement limitspec.Resetter.
 func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
-	r, ok := l.primary.(limitspec.Resetter)
-	if !ok {
-		return badInput("lease: the primary limiter has no reset")
-	}
-	l.resets.Add(1)
-	l.leases.Delete(req)
-	return r.Reset(ctx, req)
+	return limitspec.ResetThrough(ctx, l.primary, req, "lease", func() {
+		l.resets.Add(1)
+		l.leases.Delete(req)
+	})
 }
 
-// Check reports whether the limiter can decide req's limit or policy:
-// the primary's verdict when it implements limitspec.Checker, else a
-// Limit's own Validate.
+// Check answers as the primary would (limitspec.Check).
 func (l *Limiter) Check(req limitspec.Request) error {
 	return limitspec.Check(l.primary, req)
 }

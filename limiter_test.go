@@ -1,0 +1,71 @@
+package limitspec_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+)
+
+// plain decides nothing and implements neither Checker nor Resetter.
+type plain struct{}
+
+func (plain) Limit(context.Context, limitspec.Request) (limitspec.Result, error) {
+	return limitspec.Result{}, nil
+}
+
+// checking answers Check with its verdict and counts its resets.
+type checking struct {
+	plain
+	verdict error
+	resets  int
+}
+
+func (c *checking) Check(limitspec.Request) error { return c.verdict }
+
+func (c *checking) Reset(context.Context, limitspec.Request) error {
+	c.resets++
+	return nil
+}
+
+func TestCheck(t *testing.T) {
+	refused := errors.New("refused by the limiter")
+	valid := limitspec.FixedWindow{Limit: 10, Window: time.Second}
+	invalid := limitspec.FixedWindow{Limit: 0, Window: time.Second}
+	tests := []struct {
+		name    string
+		l       limitspec.Limiter
+		limit   limitspec.Limit
+		want    error // nil, refused, or limitspec.ErrBadInput
+		wantNil bool
+	}{
+		{"no Checker, a valid limit", plain{}, valid, nil, true},
+		{"no Checker, an invalid limit: Validate's error", plain{}, invalid, limitspec.ErrBadInput, false},
+		{"no Checker, no limit (a policy)", plain{}, nil, nil, true},
+		{"a Checker's verdict, whatever the limit", &checking{verdict: refused}, valid, refused, false},
+		{"a Checker that accepts", &checking{}, invalid, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := limitspec.Check(tt.l, limitspec.Request{Key: "k", Limit: tt.limit})
+			if tt.wantNil != (err == nil) || (tt.want != nil && !errors.Is(err, tt.want)) {
+				t.Fatalf("Check: %v; want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestResetThrough(t *testing.T) {
+	dropped := 0
+	drop := func() { dropped++ }
+	err := limitspec.ResetThrough(context.Background(), plain{}, limitspec.Request{Key: "k"}, "wrapper", drop)
+	if !errors.Is(err, limitspec.ErrBadInput) || err.Error() != "wrapper: the primary limiter has no reset" || dropped != 0 {
+		t.Fatalf("a primary without Reset: %v, %d dropped; want ErrBadInput naming the wrapper, nothing dropped", err, dropped)
+	}
+	c := &checking{}
+	if err := limitspec.ResetThrough(context.Background(), c, limitspec.Request{Key: "k"}, "wrapper", drop); err != nil || dropped != 1 || c.resets != 1 {
+		t.Fatalf("a primary with Reset: %v, %d dropped, %d resets; want nil, 1, 1", err, dropped, c.resets)
+	}
+}
