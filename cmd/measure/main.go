@@ -247,6 +247,10 @@ func run(url string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A pipeline that times out is never sent again: a retry would run
+	// its decisions twice, and the fill would count past the limit. A
+	// loaded machine gets 30 s per reply before the run stops.
+	opt.MaxRetries, opt.ReadTimeout = -1, 30*time.Second
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	ctx := context.Background()
