@@ -16,9 +16,11 @@ verify:
 
 # The tests, in under two minutes: every vector on every target (a real
 # Redis and a Redis Cluster included; each test starts its own servers),
-# the fault suite, and the rest, with -short: the slowest fills and the
-# tests that build modules with the go tool run in test-all only (grep
-# testing.Short). Installs redis-server first when it is missing.
+# the fault suite, and the rest, with -short: the slowest fills, the
+# tests that build modules with the go tool, the Cluster by FCALL and
+# through redislimit, most random traces and the race run are left to
+# test-all (grep testing.Short). Installs redis-server first when it is
+# missing.
 test: redis-server
 	$(GO) test -short -count=1 ./...
 

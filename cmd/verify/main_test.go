@@ -24,6 +24,7 @@ import (
 // format by someone else (no project extensions, no comments, a nested
 // folder) against every target, a real Redis included.
 func TestForeignVectors(t *testing.T) {
+	t.Parallel() // its own servers or adapter
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "theirs", "gcra")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -106,6 +107,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestCluster(t *testing.T) {
+	t.Parallel() // its own servers or adapter
 	var out, errOut bytes.Buffer
 	addrs := strings.Join(redistest.StartCluster(t, 3), ",")
 	code := run([]string{"-vectors", "../../vectors/gcra", "-cluster", addrs, "-v"}, &out, &errOut)
@@ -132,6 +134,7 @@ func TestCluster(t *testing.T) {
 // loaded is deleted. A server holding another version of the library is
 // refused, and its library left alone.
 func TestFunctions(t *testing.T) {
+	t.Parallel() // its own servers or adapter
 	url := redistest.Start(t)
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -186,6 +189,7 @@ func buildAdapter(t *testing.T) string {
 // implementation: it passes each fixed_window vector and skips every
 // other, and its broken and hanging variants fail.
 func TestExecAdapter(t *testing.T) {
+	t.Parallel() // its own servers or adapter
 	bin := buildAdapter(t)
 	vectors, err := conformance.Load("../../vectors")
 	if err != nil {
@@ -238,6 +242,7 @@ func TestExecAdapter(t *testing.T) {
 // TestExecAdapterHangs: an adapter that never answers fails at the
 // timeout, and so does every later vector, at once.
 func TestExecAdapterHangs(t *testing.T) {
+	t.Parallel() // its own servers or adapter
 	bin := buildAdapter(t)
 	var out, errOut bytes.Buffer
 	start := time.Now()

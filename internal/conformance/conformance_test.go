@@ -34,6 +34,7 @@ func embedded(tb testing.TB) []Target {
 // TestVectors replays every vector in ../vectors on every target, a real
 // redis-server included, and requires all of them to pass.
 func TestVectors(t *testing.T) {
+	t.Parallel() // its own servers; waits on them as much as it computes
 	vectors, err := Load("../../vectors")
 	if err != nil {
 		t.Fatal(err)
@@ -42,33 +43,11 @@ func TestVectors(t *testing.T) {
 		t.Fatal("no vectors")
 	}
 	addr := redistest.Start(t)
-	real, err := NewRedisTarget(addr)
-	if err != nil {
-		t.Fatal(err)
+	opened := redisWays(t, 3, func() (*RedisTarget, error) { return NewRedisTarget(addr) })
+	targets := embedded(t)
+	for _, w := range opened {
+		targets = append(targets, w.target)
 	}
-	defer real.Close()
-	functions, err := NewRedisTarget(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer functions.Close()
-	if err := functions.UseFunctions(); err != nil {
-		t.Fatal(err)
-	}
-	client, err := NewRedisTarget(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	clientFunctions, err := NewRedisTarget(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer clientFunctions.Close()
-	if err := clientFunctions.UseFunctions(); err != nil {
-		t.Fatal(err)
-	}
-	targets := append(embedded(t), real, functions, NewClientTarget(client), NewClientTarget(clientFunctions))
 	steps := map[string]int{}
 	for _, r := range Run(vectors, targets) {
 		steps[r.Target] += r.Steps
@@ -84,8 +63,8 @@ func TestVectors(t *testing.T) {
 	}
 	// Everything written under the run's prefix, and the libraries, are
 	// gone after Close.
-	for _, tg := range []*RedisTarget{real, functions, client, clientFunctions} {
-		if err := tg.Close(); err != nil {
+	for _, w := range opened {
+		if err := w.redis.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,6 +77,43 @@ func TestVectors(t *testing.T) {
 	if v, err := rdb.FCall(context.Background(), limitspec.Catalogue+"_version", nil).Result(); err == nil {
 		t.Errorf("the library (version %v) is still loaded after Close", v)
 	}
+}
+
+// redisWay is a Redis target reached one way: by EVALSHA or through the
+// Functions library, directly or through package redislimit's client.
+type redisWay struct {
+	target Target
+	redis  *RedisTarget
+}
+
+// redisWays opens a target on one server or cluster for each way of
+// reaching it: EVALSHA, FCALL, redislimit's client by EVALSHA, and by
+// FCALL. With -short (make test) only the first short of them, the
+// others' parts being run elsewhere: FCALL and the client on one server.
+func redisWays(t *testing.T, short int, open func() (*RedisTarget, error)) []redisWay {
+	ways := []struct{ functions, client bool }{{false, false}, {true, false}, {false, true}, {true, true}}
+	if testing.Short() {
+		ways = ways[:short]
+	}
+	var out []redisWay
+	for _, w := range ways {
+		rt, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close() })
+		if w.functions {
+			if err := rt.UseFunctions(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var tg Target = rt
+		if w.client {
+			tg = NewClientTarget(rt)
+		}
+		out = append(out, redisWay{target: tg, redis: rt})
+	}
+	return out
 }
 
 // req is a request of an algorithm with no string input.
@@ -196,37 +212,24 @@ func TestRunnerCatchesWriteOnRefusal(t *testing.T) {
 // each call's keys share one hash tag, so no script meets CROSSSLOT, and
 // the vector's many keys land on different nodes.
 func TestVectorsOnCluster(t *testing.T) {
+	t.Parallel() // its own servers; waits on them as much as it computes
 	vectors, err := Load("../../vectors")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addrs := redistest.StartCluster(t, 3)
-	cluster, err := NewRedisClusterTarget(addrs)
-	if err != nil {
-		t.Fatal(err)
+	opened := redisWays(t, 1, func() (*RedisTarget, error) { return NewRedisClusterTarget(addrs) })
+	targets := []Target{NewMemoryTarget()}
+	for _, w := range opened {
+		targets = append(targets, w.target)
 	}
-	defer cluster.Close()
-	functions, err := NewRedisClusterTarget(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer functions.Close()
-	if err := functions.UseFunctions(); err != nil {
-		t.Fatal(err)
-	}
-	rt, err := NewRedisClusterTarget(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	client := NewClientTarget(rt)
 	byName := map[string]Vector{}
 	for _, v := range vectors {
 		byName[v.Name] = v
 	}
 	// Per cluster target: steps, steps of policies, vectors refused.
 	steps, policySteps, skipped := map[string]int{}, map[string]int{}, map[string]int{}
-	for _, r := range Run(vectors, []Target{NewMemoryTarget(), cluster, functions, client}) {
+	for _, r := range Run(vectors, targets) {
 		if r.Failed != "" {
 			t.Errorf("%s [%s] (%s): %s", r.Vector, r.Target, r.File, r.Failed)
 		}
@@ -248,7 +251,8 @@ func TestVectorsOnCluster(t *testing.T) {
 		}
 		steps[r.Target] += r.Steps
 	}
-	for _, tg := range []string{cluster.Name(), functions.Name(), client.Name()} {
+	for _, w := range opened {
+		tg := w.target.Name()
 		if steps[tg] == 0 || policySteps[tg] == 0 || skipped[tg] == 0 {
 			t.Fatalf("%s ran %d steps, %d of policies, and skipped %d vectors of policies not for a cluster; want all three > 0", tg, steps[tg], policySteps[tg], skipped[tg])
 		}

@@ -126,10 +126,14 @@ func wrongClock(rng *rand.Rand, now int64) int64 {
 
 // FuzzDifferential drives random traces through the oracle and every
 // embedded target and requires them to agree at every step. As a plain
-// test it runs the seeds below; `go test -fuzz FuzzDifferential
+// test it runs the seeds below (fewer with -short); `go test -fuzz FuzzDifferential
 // ./internal/conformance` explores further.
 func FuzzDifferential(f *testing.F) {
-	for seed := int64(0); seed < 250; seed++ {
+	seeds := int64(250)
+	if testing.Short() {
+		seeds = 80 // make test; make test-all runs all 250
+	}
+	for seed := range seeds {
 		f.Add(seed)
 	}
 	targets := append([]Target{NewOracleTarget()}, embedded(f)...)
@@ -146,6 +150,7 @@ func FuzzDifferential(f *testing.F) {
 // TestDifferentialOnRedis runs random traces through the oracle, package
 // memory and a real redis-server, the fourth target of the embedded three.
 func TestDifferentialOnRedis(t *testing.T) {
+	t.Parallel() // its own server
 	real, err := NewRedisTarget(redistest.Start(t))
 	if err != nil {
 		t.Fatal(err)
