@@ -23,7 +23,7 @@ func StartCluster(tb testing.TB, n int) []string {
 		if os.Getenv("LIMITSPEC_SKIP_REDIS") == "1" {
 			tb.Skip("redis-server or redis-cli not found and LIMITSPEC_SKIP_REDIS=1")
 		}
-		tb.Fatal("redis-server and redis-cli are needed on PATH: install them (apt-get install redis-server)")
+		tb.Fatal("redis-server and redis-cli are needed on PATH: make test installs them (scripts/install-redis), or apt-get install redis-server")
 	}
 	var addrs []string
 	for i := 0; i < n; i++ {

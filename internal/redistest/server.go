@@ -67,7 +67,7 @@ func serverBinary(tb testing.TB) string {
 		if os.Getenv("LIMITSPEC_SKIP_REDIS") == "1" {
 			tb.Skip("redis-server not found and LIMITSPEC_SKIP_REDIS=1")
 		}
-		tb.Fatal("redis-server not found on PATH: install it (apt-get install redis-server), or set LIMITSPEC_SKIP_REDIS=1 to skip the real-Redis tests")
+		tb.Fatal("redis-server not found on PATH: run the tests with make test, which installs it (scripts/install-redis), or install it yourself (apt-get install redis-server); LIMITSPEC_SKIP_REDIS=1 skips the real-Redis tests")
 	}
 	return bin
 }
