@@ -116,24 +116,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	rep := newReport(vectors, conformance.Run(vectors, targets))
-	switch {
-	case o.json:
-		if err := writeJSON(stdout, rep); err != nil {
-			fmt.Fprintln(stderr, "verify:", err)
-			return 1
-		}
-	case o.verbose:
-		writeLines(stdout, rep)
-		writeSummary(stdout, rep.Summary)
-	default:
-		writeTable(stdout, rep)
-		writeFailures(stdout, rep, maxFailures)
-		writeSummary(stdout, rep.Summary)
+	if err := write(stdout, o, rep); err != nil {
+		fmt.Fprintln(stderr, "verify:", err)
+		return 1
 	}
 	if rep.Summary.Failed > 0 {
 		return 1
 	}
 	return 0
+}
+
+// write prints the report as the flags ask: one JSON object (-json), a
+// line per vector and target (-v), or the table with the first failures;
+// the last two end with the summary line.
+func write(w io.Writer, o options, rep report) error {
+	switch {
+	case o.json:
+		return writeJSON(w, rep)
+	case o.verbose:
+		writeLines(w, rep)
+	default:
+		writeTable(w, rep)
+		writeFailures(w, rep, maxFailures)
+	}
+	writeSummary(w, rep.Summary)
+	return nil
 }
 
 // load reads the vectors under dir whose name matches selected; none is
