@@ -44,7 +44,12 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  if n < lo then
+    return lo
+  elseif n > hi then
+    return hi
+  end
+  return n
 end
 
 -- s cut to 32 bytes, for an error message

@@ -42,7 +42,12 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  if n < lo then
+    return lo
+  elseif n > hi then
+    return hi
+  end
+  return n
 end
 
 -- s cut to 32 bytes, for an error message
@@ -4187,5 +4192,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '96e176f1c88060e94ff97a494a91c71557b8aa2f'
+  return 'bd64459a24227a0f0d1e3f64b5daec08dbb0d111'
 end}

@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "96e176f1c88060e94ff97a494a91c71557b8aa2f", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "387746a7fb28cb44c0cf8338e557fda7a3505eb4"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "a0d88bc0622ade0c3f192cd343b5c3490e59d119"},
+		Name: "limitspec", Version: "bd64459a24227a0f0d1e3f64b5daec08dbb0d111", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "8266a053f06cabdccc6a552925413e7864507902"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "30ca7c4386acaabdb16a2504b743a6ce582dd896"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -83,8 +83,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "5bbd43825886db261f9d7ef70424b7aca71b09d6"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "df0a86a7a59a1b7b0c11d6add5678d6f06516218"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "d48d4e5d7e14ae362f4396ddcb5a0f14d2f47bc3"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "fe3833e07eea32527194453ee8f95770ce31de26"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -95,8 +95,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "aa66b4b8b2d56311363fa0e596809403d8b54452"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "77647c523f2863df9f8e3c0f8bb6c00540ad8520"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "590f3200720f7ed64d7d824683e560cdbb00a4f9"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "fc02ca6e59293967e3eb52abc2fad42cb6f83057"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -105,8 +105,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "f4405383c87a0fb066173197fb8ceaf94b823f38"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "426608b5840526e79c05bb6235e0390b9bd28578"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "3731faeb9c7476fa9f9a25a083c101a009453fd8"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "a40384e67005c894749bf70f25c494f3d5da6a24"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -115,8 +115,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "78f63e6a21a9c6fa353bfeedec8427e6b4a3beed"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "33dca0b088e1c735014a6549b36490773128de9e"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "9c8b9a6c79f7895e29e018d11b6955c7ba823208"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "d7de1912f5e7205bac3c0cdd95712c442cfc0873"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -125,10 +125,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "784d83b6b6ad2c80cd6d34668b710dcc16b8f734"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "ef8caeba2682df7127188b853865f22f91b3c84d"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "b2b293553295c3700bcc378c95ec77dd550b23c5"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "6197e1940a3936e1b14693a9d76726e7745a2fcf"},
 		Views: []kit.View{{Name: "entries",
-			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "464b414a848806940412d0de8a27df0c67cd3e0a"},
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "392e56b1cc60b12189119d63a77f88361d0c6d55"},
 			Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
@@ -137,8 +137,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "b494c3c60b60dd708747626ab29130f5370eb21b"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "b0e1807f36e35bbc1da461544e054ba1cd6de4f5"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "03b6feb2c68102736860ee49f6a5e6a4055309ba"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "056daae6dafb2f4165caa863813d50974f9afecb"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -147,8 +147,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "ebdef2e995af7059f9766b0142f94797c72abc8a"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "dd84a4b54af20baade0d2a4d759f0943fc72e384"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "4626b92f913b590cd6ef2811821b5fa7781f79b0"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "2ebc827446dc0e5eb1e65585a6e3b02c1dafd56c"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -157,8 +157,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "db8f4457fdf5b7da6e07ff547bfd3d13cf9c18ae"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "154e9da56f61cbcf06b66ea56ac381e5a4584c5b"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "9b0aaa9264bdbd3513456209c1252d1f0fbccfc2"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "2d966a6cacc0115b164d9d230bf71444d22209bf"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

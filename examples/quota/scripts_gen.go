@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "49c500f1d502d4f7732ed3f22ddfbef1e1f78f91", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "44faf1219ac310b34e5c2aecfdcb1748ba4cd299"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "086375a60e3025db9e68f1509eb8851a183a97dd"},
+		Name: "quota", Version: "134233268fed43707bfe58cc5f2cd5a7cc2f46c2", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ef99e47a4e97d7e23dbc7ce2c648376948c2d0e0"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "cba99cc9d7a12d0054d5136ed1bb6b0f99829d7c"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -38,8 +38,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "7c81fada8de8f345124168070ab19503b88e2e9d"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "b24a9552c4e88278cb81c3cc8ef99e8141ad2ae1"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "7bf059d834b5e0ee934cf60ef3cef1be2423a886"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "1e2556b893712cc6e64060599f526786585338d9"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
 		Inputs: []string{},

@@ -42,7 +42,12 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  if n < lo then
+    return lo
+  elseif n > hi then
+    return hi
+  end
+  return n
 end
 
 -- s cut to 32 bytes, for an error message
@@ -2421,5 +2426,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return '49c500f1d502d4f7732ed3f22ddfbef1e1f78f91'
+  return '134233268fed43707bfe58cc5f2cd5a7cc2f46c2'
 end}

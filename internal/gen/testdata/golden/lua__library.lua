@@ -44,7 +44,12 @@ local function field(v, dflt, lo, hi)
   if n == nil then
     return nil
   end
-  return math.min(math.max(n, lo), hi)
+  if n < lo then
+    return lo
+  elseif n > hi then
+    return hi
+  end
+  return n
 end
 
 -- s cut to 32 bytes, for an error message
@@ -3423,5 +3428,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '88f59028e82c776178206cb5edce8eea76143351'
+  return '96daed1d0ce305435c70d34fc717e102ce20ba84'
 end}

@@ -36,9 +36,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "88f59028e82c776178206cb5edce8eea76143351", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "3320e099a46d4cf3cb4daeb79db536c5e3e8e8c3"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "ea8a050f16a260ce93978304436972cf24292f0c"},
+		Name: "small", Version: "96daed1d0ce305435c70d34fc717e102ce20ba84", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e0d52f7652e82eeab933da7fe98579fa254d8041"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "90fd12a26e9892d5ea4cbcfe24300fd1bcd86839"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -48,8 +48,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "8e42fd6b32697923388d62ff4721cb23d344741e"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "daba868b87a181f080cac6a84ca061f2cb911832"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "aee7074d3bac208cc39cab470085511483beec14"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "f24369c9cf9a7bcee3b4c43ea4c96b67ed67e3eb"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -58,10 +58,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "ad66b1529a063584e450221624a2ab219ad4d0fc"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "754c107eaede58e95d081e0b2b48703f9b8b10f9"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "c6cbdc96fd90328c26579e1e4622c4fccdc724b0"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "c6d29110941090c7189a89fba4ad8f729a168424"},
 		Views: []kit.View{{Name: "recent",
-			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "0eb862affea0764ca0f3ded8a20ce70c0cdd1237"},
+			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "de819dde65bcc5b4c490c86b7729d6049e6e9cff"},
 			Returns: []string{"ts", "text"}}},
 		Keys: []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes",
 			":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
