@@ -43,8 +43,9 @@ var ignoreMessage = cmpopts.IgnoreFields(Outcome{}, "Message")
 
 // RunVector replays one vector on all targets. At each step it checks
 // every target against the vector's expectations and against the first
-// target (a Peer against the vector only), and on targets with a keyspace that every key has a TTL and that
-// a refused step changed no key. It reports the first failure per target.
+// target (a Peer against the vector only), and on targets with a
+// keyspace that every key has a TTL and that a refused step changed no
+// key. It reports the first failure per target.
 func RunVector(v Vector, targets []Target) []VectorResult {
 	res := make([]VectorResult, len(targets))
 	for i, t := range targets {

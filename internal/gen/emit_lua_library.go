@@ -18,13 +18,13 @@ func libraryFunction(sp *Spec, script string) string { return sp.Library + "_" +
 // after its library: the helpers every script shares (luaHelpers), stated
 // once as locals, then every script of files (o's .lua files but the
 // library itself), sorted by name, each wrapped as a function of KEYS and
-// ARGV that runs the script's own code unchanged (luaOwnCode), so that
+// ARGV that runs the script's own code (codes, by script) unchanged, so that
 // FCALL decides exactly as EVALSHA. A view's function is flagged
 // no-writes (FCALL_RO may run it on a replica). The function
 // <library>_version replies with the library's version, a digest of the
 // scripts' SHA1s, so that a client can tell whether the loaded library is
 // the one it was built with.
-func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte) []byte {
+func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte, codes map[string]string) []byte {
 	names := libraryScripts(o, files)
 	views := map[string]bool{}
 	for _, a := range sp.Algorithms {
@@ -53,7 +53,9 @@ func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte) []byte {
 		w.line("")
 		w.line("-- %s", o.luaFile(n))
 		w.line("redis.register_function{function_name = %s%s, callback = function(KEYS, ARGV)", luaStr(libraryFunction(sp, n)), flags)
-		w.raw(luaOwnCode(sp, files[o.luaFile(n)]))
+		// math's locals first: a library's function reads math when
+		// called, not at load.
+		w.raw(luaMathLocals + codes[n])
 		w.line("")
 		w.line("end}")
 	}
@@ -93,6 +95,7 @@ func luaHelpers(w *writer, sp *Spec, entries bool) {
 	w.raw(luaMathLocals)
 	w.line("")
 	luaSharedHelpers(w, sp, entries)
+	w.codeAt = w.b.Len()
 }
 
 // luaSharedHelpers writes what the library states once: the spec's
@@ -106,15 +109,17 @@ func luaSharedHelpers(w *writer, sp *Spec, entries bool) {
 	}
 }
 
-// luaOwnCode is a script's own code: its text after its header and the
-// helpers, math's locals first (a library's function reads math when
-// called, not at load).
-func luaOwnCode(sp *Spec, script []byte) string {
-	var shared writer
-	luaHelpers(&shared, sp, false)
-	_, code, ok := strings.Cut(string(script), shared.b.String())
-	if !ok {
-		panic("a generated script does not begin with the shared helpers")
-	}
-	return luaMathLocals + strings.TrimLeft(strings.TrimPrefix(code, luaEntryPrelude), "\n")
+// scriptParts is a generated Lua script: its file, and its own code (the file
+// after its header and the shared helpers), which the Functions library
+// runs as a function.
+type scriptParts struct {
+	file []byte
+	code string
+}
+
+// luaScriptOf is the script w holds. Its file has no newline at the end:
+// the shell's "$(cat lua/x.lua)" drops it, and SCRIPT LOAD of that text
+// must give the manifest's SHA1.
+func luaScriptOf(w *writer) scriptParts {
+	return scriptParts{file: luaSource(w), code: strings.Trim(w.b.String()[w.codeAt:], "\n")}
 }

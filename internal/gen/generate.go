@@ -111,15 +111,18 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 	}
 	algs := slices.Clone(sp.Algorithms)
 	slices.SortFunc(algs, func(x, y *Algorithm) int { return strings.Compare(x.Name, y.Name) })
+	codes := map[string]string{} // each script's own code, by name, for the library
 	for _, a := range algs {
-		if err := algorithmFiles(sp, &o, a, fs); err != nil {
+		if err := algorithmFiles(sp, &o, a, fs, codes); err != nil {
 			return nil, err
 		}
 	}
 	files := fs.files
-	files[o.luaFile(policyScript)] = emitLuaPolicy(sp, false)
-	files[o.luaFile(policyResetScript)] = emitLuaPolicy(sp, true)
-	files[o.luaFile(libraryScript)] = emitLuaLibrary(sp, &o, files)
+	for name, reset := range map[string]bool{policyScript: false, policyResetScript: true} {
+		s := emitLuaPolicy(sp, reset)
+		files[o.luaFile(name)], codes[name] = s.file, s.code
+	}
+	files[o.luaFile(libraryScript)] = emitLuaLibrary(sp, &o, files, codes)
 	man, err := emitManifest(sp, &o, algs, files)
 	if err != nil {
 		return nil, err
@@ -135,9 +138,9 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 
 // algorithmFiles adds an algorithm's scripts (decision, reset, views)
 // and its table for package memory.
-func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet) error {
+func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet, codes map[string]string) error {
 	by := fmt.Sprintf("%s: algorithm %s", a.Pos, a.Name)
-	scripts := map[string][]byte{
+	scripts := map[string]scriptParts{
 		a.Name:               emitLua(sp, a, nil),
 		luaResetName(a.Name): emitLuaReset(sp, a),
 	}
@@ -149,9 +152,10 @@ func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet) error {
 		scripts[name] = emitLua(sp, a, v)
 	}
 	for _, name := range slices.Sorted(maps.Keys(scripts)) {
-		if err := fs.put(o.luaFile(name), by, scripts[name]); err != nil {
+		if err := fs.put(o.luaFile(name), by, scripts[name].file); err != nil {
 			return err
 		}
+		codes[name] = scripts[name].code
 	}
 	src, err := emitMemory(sp, a, o)
 	if err != nil {
