@@ -361,16 +361,3 @@ func sameKeys(a, b []KeyTTL) bool {
 	}
 	return true
 }
-
-// Summary counts passed and failed vector×target pairs.
-func Summary(results []VectorResult) (passed, failed int) {
-	for _, r := range results {
-		switch {
-		case r.Passed():
-			passed++
-		case r.Skipped == "":
-			failed++
-		}
-	}
-	return passed, failed
-}
