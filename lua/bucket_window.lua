@@ -223,7 +223,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
+if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -232,7 +232,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
+if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -241,7 +241,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
+if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 
@@ -419,16 +419,23 @@ end
 
 -- decision
 -- how far the last admission is ahead of this caller's clock
-local lag = max(0, latest_ts - now)
+local t__1 = latest_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
 -- the current bucket's start
 local bucket = eff - eff % bucket_ms
 local on2 = limit_2 > 0
 local on3 = limit_3 > 0
-local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
-local widest = max(window_ms, max(window_ms_2, window_ms_3))
-local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
+local t__2 = (on2 and limit_2 or limit)
+local t__3 = (on3 and limit_3 or limit)
+local t__4 = (t__3 < t__2 and t__3 or t__2)
+local lim = (t__4 < limit and t__4 or limit)
+local t__5 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
+local widest = (t__5 > window_ms and t__5 or window_ms)
+local t__6 = (limit_3 > limit_2 and limit_3 or limit_2)
+local t__7 = (t__6 > limit and t__6 or limit) + 1
+local c = (t__7 < cost and t__7 or cost)
 -- Tier i counts the buckets that start after bucket - window_i.
 local from1 = bucket - window_ms
 local from2 = bucket - window_ms_2
@@ -471,10 +478,32 @@ local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
 local ok = ok1 and ok2 and ok3
 -- a forced denial is charged too, up to 2 * limit_i in every tier
-local free1 = max(0, 2 * limit - used1)
-local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
-local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
-local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
+local t__8 = 2 * limit - used1
+local free1 = (t__8 > 0 and t__8 or 0)
+local free2
+if on2 then
+  local t__9 = 2 * limit_2 - used2
+  free2 = (t__9 > 0 and t__9 or 0)
+else
+  free2 = free1
+end
+local free3
+if on3 then
+  local t__10 = 2 * limit_3 - used3
+  free3 = (t__10 > 0 and t__10 or 0)
+else
+  free3 = free1
+end
+local took
+if ok then
+  took = c
+elseif force then
+  local t__11 = (free3 < free2 and free3 or free2)
+  local t__12 = (t__11 < free1 and t__11 or free1)
+  took = (t__12 < cost and t__12 or cost)
+else
+  took = 0
+end
 -- Denied: tier i admits once the oldest buckets holding
 -- used_i + took + c - limit_i have left its window (this request's
 -- bucket last).
@@ -520,12 +549,26 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
   end
 end
 local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
-local retry_at = max(at1, max(at2, at3))
+local t__13 = (at3 > at2 and at3 or at2)
+local retry_at = (t__13 > at1 and t__13 or at1)
 -- Reset: remaining is lim again once every tier i holds at most
 -- limit_i - lim; what this request adds sits in the current bucket.
-local x1 = max(0, used1 + took - (limit - lim))
-local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
-local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
+local t__14 = used1 + took - (limit - lim)
+local x1 = (t__14 > 0 and t__14 or 0)
+local x2
+if on2 then
+  local t__15 = used2 + took - (limit_2 - lim)
+  x2 = (t__15 > 0 and t__15 or 0)
+else
+  x2 = 0
+end
+local x3
+if on3 then
+  local t__16 = used3 + took - (limit_3 - lim)
+  x3 = (t__16 > 0 and t__16 or 0)
+else
+  x3 = 0
+end
 local agg__7 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
@@ -568,11 +611,26 @@ if not (x3 == 0) then -- else the value is not used
   end
 end
 local r3 = ((x3 == 0) and 0 or agg__9)
-local reset_at = max(r1, max(r2, r3))
-local room1 = max(0, limit - (used1 + took))
-local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
-local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
-local room = min(room1, min(room2, room3))
+local t__17 = (r3 > r2 and r3 or r2)
+local reset_at = (t__17 > r1 and t__17 or r1)
+local t__18 = limit - (used1 + took)
+local room1 = (t__18 > 0 and t__18 or 0)
+local room2
+if on2 then
+  local t__19 = limit_2 - (used2 + took)
+  room2 = (t__19 > 0 and t__19 or 0)
+else
+  room2 = limit
+end
+local room3
+if on3 then
+  local t__20 = limit_3 - (used3 + took)
+  room3 = (t__20 > 0 and t__20 or 0)
+else
+  room3 = limit
+end
+local t__21 = (room3 < room2 and room3 or room2)
+local room = (t__21 < room1 and t__21 or room1)
 local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
     ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
     ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
@@ -584,7 +642,8 @@ if took > 0 then
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
+  local t__22 = widest - eff % bucket_ms
+  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
@@ -605,7 +664,9 @@ if took > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
+  local t__23 = widest - eff % bucket_ms
+  redis.call('PEXPIRE', KEYS[1], num(lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
 end
-return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}
+local t__24 = reset_at - now
+return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}

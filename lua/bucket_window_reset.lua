@@ -120,7 +120,7 @@ end
 if not (window_ms % bucket_ms == 0) then
   return bad('window_ms must be a multiple of bucket_ms')
 end
-if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
+if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms must span at most 3600 buckets')
 end
 if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -129,7 +129,7 @@ end
 if not (window_ms_2 % bucket_ms == 0) then
   return bad('window_ms_2 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
+if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_2 must span at most 3600 buckets')
 end
 if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -138,7 +138,7 @@ end
 if not (window_ms_3 % bucket_ms == 0) then
   return bad('window_ms_3 must be a multiple of bucket_ms')
 end
-if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
+if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
   return bad('window_ms_3 must span at most 3600 buckets')
 end
 

@@ -180,17 +180,28 @@ end
 
 -- decision
 -- how far the last admission is ahead of this caller's clock
-local lag = max(0, win_ts - now)
+local t__1 = win_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
 -- ms since the current window began
 local into = eff % window_ms
 local used = ((win_ts >= eff - into) and win_n or 0)
 -- cost past the limit is denied anyway
-local c = min(cost, limit + 1)
+local t__2 = limit + 1
+local c = (t__2 < cost and t__2 or cost)
 local ok = used + c <= limit
 -- a forced denial is charged too, up to 2 * limit
-local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
+local took
+if ok then
+  took = c
+elseif force then
+  local t__3 = 2 * limit - used
+  local t__4 = (t__3 > 0 and t__3 or 0)
+  took = (t__4 < cost and t__4 or cost)
+else
+  took = 0
+end
 local after = used + took
 local until_end = lag + window_ms - into
 if took > 0 then
@@ -200,4 +211,5 @@ if took > 0 then
   end
   redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}
+local t__5 = limit - after
+return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}

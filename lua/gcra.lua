@@ -131,14 +131,18 @@ end
 if not (burst * period_ms <= 1000000000000000) then
   return bad('burst times period_ms must not exceed 10^15')
 end
-if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
+if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+    ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+    rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+    ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+    rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 
@@ -201,18 +205,33 @@ end
 -- the tolerance, times rate
 local tau = burst * period_ms
 -- how far the last admission is ahead of this caller's clock
-local lag = max(0, cell_ts - now)
+local t__1 = cell_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
 -- ms since the last admission
-local elapsed = max(0, now - cell_ts)
-local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+local t__2 = now - cell_ts
+local elapsed = (t__2 > 0 and t__2 or 0)
+local t__3 = ((cell_tat + (0 - cell_tat) % rate) / rate)
+local drained = (t__3 < elapsed and t__3 or elapsed) * rate
 -- TAT - eff, times rate
-local tat = max(0, cell_tat - drained)
-local c = min(cost, burst + 1)
+local t__4 = cell_tat - drained
+local tat = (t__4 > 0 and t__4 or 0)
+local t__5 = burst + 1
+local c = (t__5 < cost and t__5 or cost)
 local new_tat = tat + c * period_ms
 local ok = new_tat <= tau
 -- a forced denial is charged too, up to 2 * tau
-local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
-local reset = lag + floor((final + rate - 1) / rate)
+local final
+if ok then
+  final = new_tat
+elseif force then
+  local t__6 = 2 * burst
+  local t__7 = 2 * tau
+  local t__8 = tat + (t__6 < cost and t__6 or cost) * period_ms
+  final = (t__8 < t__7 and t__8 or t__7)
+else
+  final = tat
+end
+local reset = lag + ((final + (0 - final) % rate) / rate)
 if final > tat then
   if stale then -- every key, before this call's first write
     stale = false
@@ -220,6 +239,14 @@ if final > tat then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms),
-    ((ok or c > burst) and -1 or (lag +
-    floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))), reset, 0, 0}
+local t__9 = tau - final
+local t__10 = (t__9 > 0 and t__9 or 0)
+local t__11
+if ok or c > burst then
+  t__11 = -1
+else
+  local t__12 = final + c * period_ms - tau
+  local t__13 = (t__12 > 0 and t__12 or 0)
+  t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
+end
+return {(ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0}

@@ -91,14 +91,18 @@ end
 if not (burst * period_ms <= 1000000000000000) then
   return bad('burst times period_ms must not exceed 10^15')
 end
-if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
+if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+    ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+    rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+    ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+    rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
 end
 

@@ -131,14 +131,18 @@ end
 if not (capacity * period_ms <= 1000000000000000) then
   return bad('capacity times period_ms must not exceed 10^15')
 end
-if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
+if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+    ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+    rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+    ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+    rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 
@@ -201,18 +205,33 @@ end
 -- the queue's room, times rate
 local full = capacity * period_ms
 -- how far the last admission is ahead of this caller's clock
-local lag = max(0, queue_ts - now)
+local t__1 = queue_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
 -- ms of draining since the last admission
-local elapsed = max(0, now - queue_ts)
-local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+local t__2 = now - queue_ts
+local elapsed = (t__2 > 0 and t__2 or 0)
+local t__3 = ((queue_work + (0 - queue_work) % rate) / rate)
+local drained = (t__3 < elapsed and t__3 or elapsed) * rate
 -- work queued ahead of this request
-local ahead = max(0, queue_work - drained)
-local c = min(cost, capacity + 1)
+local t__4 = queue_work - drained
+local ahead = (t__4 > 0 and t__4 or 0)
+local t__5 = capacity + 1
+local c = (t__5 < cost and t__5 or cost)
 local with_this = ahead + c * period_ms
 local ok = with_this <= full
 -- a forced denial is queued too, up to 2 * full
-local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
-local reset = lag + floor((final + rate - 1) / rate)
+local final
+if ok then
+  final = with_this
+elseif force then
+  local t__6 = 2 * capacity
+  local t__7 = 2 * full
+  local t__8 = ahead + (t__6 < cost and t__6 or cost) * period_ms
+  final = (t__8 < t__7 and t__8 or t__7)
+else
+  final = ahead
+end
+local reset = lag + ((final + (0 - final) % rate) / rate)
 if final > ahead then
   if stale then -- every key, before this call's first write
     stale = false
@@ -220,6 +239,15 @@ if final > ahead then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms),
-    ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))),
-    reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}
+local t__9 = full - final
+local t__10 = (t__9 > 0 and t__9 or 0)
+local t__11
+if ok or c > capacity then
+  t__11 = -1
+else
+  local t__12 = final + c * period_ms - full
+  local t__13 = (t__12 > 0 and t__12 or 0)
+  t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
+end
+return {(ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
+    ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0}

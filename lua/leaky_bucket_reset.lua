@@ -91,14 +91,18 @@ end
 if not (capacity * period_ms <= 1000000000000000) then
   return bad('capacity times period_ms must not exceed 10^15')
 end
-if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
+if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+    ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+    rate <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
 end
-if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+    ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+    rate >= -MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
 end
 

@@ -204,7 +204,8 @@ end
 
 -- decision
 -- how far the last admission is ahead of this caller's clock
-local lag = max(0, win_ts - now)
+local t__1 = win_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
 local open = win_used > 0 and eff < win_start + window_ms
@@ -212,11 +213,22 @@ local used = (open and win_used or 0)
 -- an admission now would open a window
 local start = (open and win_start or eff)
 -- from now until the window ends
-local ends = lag + max(0, start + window_ms - eff)
-local c = min(cost, limit + 1)
+local t__2 = start + window_ms - eff
+local ends = lag + (t__2 > 0 and t__2 or 0)
+local t__3 = limit + 1
+local c = (t__3 < cost and t__3 or cost)
 local ok = used + c <= limit
 -- a forced denial is recorded too, up to 2 * limit in the window
-local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
+local took
+if ok then
+  took = c
+elseif force then
+  local t__4 = 2 * limit - used
+  local t__5 = (t__4 > 0 and t__4 or 0)
+  took = (t__5 < cost and t__5 or cost)
+else
+  took = 0
+end
 local after = used + took
 if took > 0 then
   if not open then
@@ -234,4 +246,5 @@ if took > 0 then
   redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
   redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+local t__6 = limit - after
+return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}

@@ -222,7 +222,7 @@ if stale then
 end
 
 -- view
-local eff = max(now, win_ts)
+local eff = (win_ts > now and win_ts or now)
 if not (win_used > 0 and eff < win_start + window_ms) then
   return {}
 end

@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "bd64459a24227a0f0d1e3f64b5daec08dbb0d111", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "8266a053f06cabdccc6a552925413e7864507902"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "30ca7c4386acaabdb16a2504b743a6ce582dd896"},
+		Name: "limitspec", Version: "3a061a3be1945e0619d9de3c2c2f88344c10e22e", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "29aadc7dc5eff88b8f835f68f45f39c2e72e3e1c"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3a4773b914d012a7336d2fb7c49cf16a73b941d7"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -83,8 +83,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "d48d4e5d7e14ae362f4396ddcb5a0f14d2f47bc3"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "fe3833e07eea32527194453ee8f95770ce31de26"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "90ad1240d56e4cbc9e2cecab47d28b9dd5edbdc4"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "cb53caf1acf1bb604248b2488f432240f590ac46"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -95,7 +95,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "590f3200720f7ed64d7d824683e560cdbb00a4f9"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "9aacc16ff1dbe3c7aca6b02f51664bfce5b5126a"},
 		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "fc02ca6e59293967e3eb52abc2fad42cb6f83057"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
@@ -105,8 +105,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "3731faeb9c7476fa9f9a25a083c101a009453fd8"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "a40384e67005c894749bf70f25c494f3d5da6a24"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "e10fac8f5973d2552d0630ec494f98b9253d2d71"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "d5ce2af42849459f725e673f61567d49b757bb13"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -115,8 +115,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "9c8b9a6c79f7895e29e018d11b6955c7ba823208"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "d7de1912f5e7205bac3c0cdd95712c442cfc0873"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "28e8a687d2d5148a885522c8fd272b5501b84eac"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "aa673be3e34673f48c16be055d3e6eed1b8fc649"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -125,10 +125,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "b2b293553295c3700bcc378c95ec77dd550b23c5"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "2e244c48a41f68c423224f204726ceebd1dba9c4"},
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "6197e1940a3936e1b14693a9d76726e7745a2fcf"},
 		Views: []kit.View{{Name: "entries",
-			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "392e56b1cc60b12189119d63a77f88361d0c6d55"},
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "f95a76ce02deca71f6730b43ff692d461bb3a03a"},
 			Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
@@ -137,7 +137,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "03b6feb2c68102736860ee49f6a5e6a4055309ba"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "be29a78d0836274017fb3892a24f895bbe421315"},
 		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "056daae6dafb2f4165caa863813d50974f9afecb"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
@@ -147,7 +147,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "4626b92f913b590cd6ef2811821b5fa7781f79b0"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "0c06201b2436e3c26ed1cd444fe5f07e815ecfd7"},
 		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "2ebc827446dc0e5eb1e65585a6e3b02c1dafd56c"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
@@ -157,8 +157,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "9b0aaa9264bdbd3513456209c1252d1f0fbccfc2"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "2d966a6cacc0115b164d9d230bf71444d22209bf"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "50c79519b88bed8ba70500287d059f43441566d3"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "c85c812ffa0c9de28e01a3a2e5ac349ab889cb8a"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

@@ -342,7 +342,8 @@ end
 
 -- decision
 -- how far the last admission is ahead of this caller's clock
-local lag = max(0, tally_ts - now)
+local t__1 = tally_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
 -- entries at or before from have left the window
@@ -357,11 +358,22 @@ do -- the entries in range are those at ranks [lo, hi)
   gone = min(sum__, 40000000000)
 end
 -- the costs admitted in the window
-local used = max(0, tally_total - gone)
-local c = min(cost, limit + 1)
+local t__2 = tally_total - gone
+local used = (t__2 > 0 and t__2 or 0)
+local t__3 = limit + 1
+local c = (t__3 < cost and t__3 or cost)
 local ok = used + c <= limit
 -- a forced denial is recorded too, up to 2 * limit in the window
-local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
+local took
+if ok then
+  took = c
+elseif force then
+  local t__4 = 2 * limit - used
+  local t__5 = (t__4 > 0 and t__4 or 0)
+  took = (t__5 < cost and t__5 or cost)
+else
+  took = 0
+end
 local after = used + took
 -- Denied: the window must lose after + c - limit, oldest entries first
 -- (this request's own, at eff, last).
@@ -421,6 +433,7 @@ if took > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
   redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), limit, max(0, limit - after),
+local t__6 = limit - after
+return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0),
     ((ok or c > limit) and -1 or (free_at - now)),
     ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}

@@ -193,7 +193,8 @@ end
 
 -- decision
 -- how far the last admission is ahead of this caller's clock
-local lag = max(0, win_ts - now)
+local t__1 = win_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
 -- ms into the current window
@@ -208,18 +209,40 @@ local prev = (same and win_prev or (next and win_cur or 0))
 local cur = (same and win_cur or 0)
 -- the previous window's share, times window_ms
 local weighted = prev * (window_ms - e)
-local c = min(cost, limit + 1)
+local t__2 = limit + 1
+local c = (t__2 < cost and t__2 or cost)
 local ok = weighted + (cur + c) * window_ms <= limit * window_ms
 -- a forced denial is charged too, up to 2 * limit in this window
-local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
-local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+local after
+if ok then
+  after = cur + c
+elseif force then
+  local t__3 = 2 * limit - cur
+  local t__4 = (t__3 > 0 and t__3 or 0)
+  after = cur + (t__4 < cost and t__4 or cost)
+else
+  after = cur
+end
+local t__5 = limit * window_ms - weighted
+local t__6 = (t__5 > 0 and t__5 or 0)
+local room = ((t__6 - t__6 % window_ms) / window_ms) - after
 -- Denied: wait until the previous window's share has shrunk enough, in
 -- this window, or else into the next one, where this window's count
 -- is the previous one.
-local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
-local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
-local short_next = max(0, after + c - limit) * window_ms
-local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+local t__7 = weighted + (after + c) * window_ms - limit * window_ms
+local short = (t__7 > 0 and t__7 or 0)
+local t__8 = (prev > 1 and prev or 1)
+local in_this = prev > 0 and e + ((short + (0 - short) % t__8) / t__8) < window_ms
+local t__9 = after + c - limit
+local short_next = (t__9 > 0 and t__9 or 0) * window_ms
+local wait
+if in_this then
+  local t__10 = (prev > 1 and prev or 1)
+  wait = ((short + (0 - short) % t__10) / t__10)
+else
+  local t__11 = (after > 1 and after or 1)
+  wait = to_next + ((short_next + (0 - short_next) % t__11) / t__11)
+end
 local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
 if after > cur then
   if stale then -- every key, before this call's first write
@@ -228,4 +251,4 @@ if after > cur then
   end
   redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}
+return {(ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}

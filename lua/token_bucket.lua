@@ -129,15 +129,20 @@ end
 if not (capacity * refill_ms <= 1000000000000000) then
   return bad('capacity times refill_ms must not exceed 10^15')
 end
-if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
+if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+    refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+    (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
+    refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
-    refill_tokens <= MAX_SAFE) then
+if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+    (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
+    ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+    refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 
@@ -199,18 +204,34 @@ end
 -- decision
 local full = capacity * refill_ms
 -- how far the last admission is ahead of this caller's clock
-local lag = max(0, bucket_ts - now)
+local t__1 = bucket_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
 -- ms of refill since the last admission
-local elapsed = max(0, now - bucket_ts)
-local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
-local gained = min(elapsed, to_full) * refill_tokens
-local level = min(full, bucket_level + gained)
-local c = min(cost, capacity + 1)
+local t__2 = now - bucket_ts
+local elapsed = (t__2 > 0 and t__2 or 0)
+local t__3 = full - bucket_level
+local to_full = ((t__3 + (0 - t__3) % refill_tokens) / refill_tokens)
+local gained = (to_full < elapsed and to_full or elapsed) * refill_tokens
+local t__4 = bucket_level + gained
+local level = (t__4 < full and t__4 or full)
+local t__5 = capacity + 1
+local c = (t__5 < cost and t__5 or cost)
 local need = c * refill_ms
 local ok = need <= level
 -- a forced denial is charged too, down to -full
-local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
-local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
+local after
+if ok then
+  after = level - need
+elseif force then
+  local t__6 = 2 * capacity
+  local t__7 = 0 - full
+  local t__8 = level - (t__6 < cost and t__6 or cost) * refill_ms
+  after = (t__8 > t__7 and t__8 or t__7)
+else
+  after = level
+end
+local t__9 = full - after
+local reset = lag + ((t__9 + (0 - t__9) % refill_tokens) / refill_tokens)
 if after < level then
   if stale then -- every key, before this call's first write
     stale = false
@@ -218,6 +239,13 @@ if after < level then
   end
   redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
 end
-return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms),
-    ((ok or c > capacity) and -1 or (lag +
-    floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))), reset, 0, 0}
+local t__10 = (after > 0 and after or 0)
+local t__11
+if ok or c > capacity then
+  t__11 = -1
+else
+  local t__12 = need - after
+  local t__13 = (t__12 > 0 and t__12 or 0)
+  t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
+end
+return {(ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0}

@@ -91,15 +91,20 @@ end
 if not (capacity * refill_ms <= 1000000000000000) then
   return bad('capacity times refill_ms must not exceed 10^15')
 end
-if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
+if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
 -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) * refill_tokens <= MAX_SAFE) then
+if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+    refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+    (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
+    refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
 end
-if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
-    refill_tokens <= MAX_SAFE) then
+if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+    (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
+    ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+    refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
   return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
 end
 

@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "134233268fed43707bfe58cc5f2cd5a7cc2f46c2", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ef99e47a4e97d7e23dbc7ce2c648376948c2d0e0"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "cba99cc9d7a12d0054d5136ed1bb6b0f99829d7c"},
+		Name: "quota", Version: "a93bb3b452b8472ff5606c20a4f79a43520ec46a", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "b4afc897f8049d1d775f8d4ad16f3573c48dcd7d"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b93e786500f07d55d0b9c1fdfb9e078cac8fb5c4"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -38,7 +38,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "7bf059d834b5e0ee934cf60ef3cef1be2423a886"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "6f863c307e39c9841bbef15beebacce1317068e3"},
 		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "1e2556b893712cc6e64060599f526786585338d9"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},

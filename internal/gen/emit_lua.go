@@ -32,51 +32,111 @@ func luaName(n string) string {
 func luaFieldVar(f *Field) string { return f.State.Name + "_" + f.Name }
 
 // luaExact renders decision logic: every value is an exact integer below
-// 2^53, so doubles compute it exactly.
-var luaExact = dialect{
-	leaf: func(e Expr) string {
-		if l, ok := e.(*Lit); ok && l.Name != "" {
-			return l.Name // a local of every script (luaConstants)
+// 2^53, so doubles compute it exactly. An operand its rendering reads
+// twice is written out twice where it is not a leaf (luaHoisting names it
+// instead).
+var luaExact = luaDialect(nil)
+
+// luaDialect is luaExact with hoist, which turns an operand that is not a
+// leaf into a local computed before the statement (nil: the operand is
+// written out twice, parenthesised).
+func luaDialect(hoist func(operand string) string) dialect {
+	if hoist == nil {
+		hoist = func(s string) string { return "(" + s + ")" }
+	}
+	return dialect{
+		leaf: luaLeaf,
+		ops:  luaOps,
+		call: luaCall(hoist),
+		cond: luaCond,
+		agg:  formatAgg,
+	}
+}
+
+// luaLeaf renders literals and references.
+func luaLeaf(e Expr) string {
+	if l, ok := e.(*Lit); ok && l.Name != "" {
+		return l.Name // a local of every script (luaConstants)
+	}
+	if s, ok := literal(e); ok {
+		return s
+	}
+	switch e := e.(type) {
+	case *ForceRef:
+		return "force"
+	case *ParamRef:
+		return luaName(e.P.Name)
+	case *InputRef:
+		return e.In.Name
+	case *FieldRef:
+		return luaFieldVar(e.F)
+	case *VarRef:
+		return luaName(e.L.Name)
+	case *StrRef:
+		return luaName(e.In.Name)
+	case *EntryRef:
+		return luaName(e.It.Name) + "." + luaName(e.F.Name)
+	}
+	panic(fmt.Sprintf("lua leaf %T", e))
+}
+
+// luaCall renders the operators written as calls, and floor division,
+// inline: a call of math.min or math.floor is a call into C from the
+// script, some hundreds of machine instructions, where these are a few
+// operations of Lua's VM. Each reads its operands twice, so an operand
+// that is not a leaf goes through hoist. For 0 <= a and 1 <= b with
+// a + b below 2^53 (the analysis requires it of every division), Lua's
+// a % b (a - floor(a / b) * b in doubles) is exact, and so are
+// (a - a % b) / b, floor(a / b), and (a + (0 - a) % b) / b, ceil(a / b):
+// exact_test.go checks it. min and max pick a unless b is below (above)
+// it, as math.min and math.max do.
+func luaCall(hoist func(string) string) func(fn string, args []string) string {
+	return func(fn string, args []string) string {
+		a, b := args[0], args[1]
+		if !luaIsLeaf(a) {
+			a = hoist(a)
 		}
-		if s, ok := literal(e); ok {
-			return s
+		if !luaIsLeaf(b) {
+			b = hoist(b)
 		}
-		switch e := e.(type) {
-		case *ForceRef:
-			return "force"
-		case *ParamRef:
-			return luaName(e.P.Name)
-		case *InputRef:
-			return e.In.Name
-		case *FieldRef:
-			return luaFieldVar(e.F)
-		case *VarRef:
-			return luaName(e.L.Name)
-		case *StrRef:
-			return luaName(e.In.Name)
-		case *EntryRef:
-			return luaName(e.It.Name) + "." + luaName(e.F.Name)
-		}
-		panic(fmt.Sprintf("lua leaf %T", e))
-	},
-	ops: luaOps,
-	// Divisions and conditions are written inline: a helper function
-	// would be a closure made at every call of the script.
-	call: func(fn string, args []string) string {
 		switch fn {
+		case "min":
+			return "(" + b + " < " + a + " and " + b + " or " + a + ")"
+		case "max":
+			return "(" + b + " > " + a + " and " + b + " or " + a + ")"
 		case "/":
-			return "floor(" + luaParen(args[0]) + " / " + luaParen(args[1]) + ")"
+			return "((" + a + " - " + a + " % " + b + ") / " + b + ")"
 		case "ceildiv":
-			return "floor((" + args[0] + " + " + luaParen(args[1]) + " - 1) / " + luaParen(args[1]) + ")"
+			return "((" + a + " + (0 - " + a + ") % " + b + ") / " + b + ")"
 		}
-		return fn + "(" + strings.Join(args, ", ") + ")"
-	},
-	cond: func(c, a, b string, t Type) string {
-		if t == Bool { // a may be false: and-or would pick b
-			return "(" + luaParen(c) + " and " + luaParen(a) + " or not " + luaParen(c) + " and " + luaParen(b) + ")"
+		panic("lua call " + fn)
+	}
+}
+
+// luaIsLeaf reports whether the Lua expression s is a name (a.b included)
+// or a literal: read twice, it costs no more than read once.
+func luaIsLeaf(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] >= '0' && s[0] <= '9' {
+		return strings.Trim(s, "0123456789") == ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
 		}
-		return "(" + luaParen(c) + " and " + luaParen(a) + " or " + luaParen(b) + ")"
-	},
+	}
+	return true
+}
+
+// luaCond renders if-then-else as and-or.
+func luaCond(c, a, b string, t Type) string {
+	if t == Bool { // a may be false: and-or would pick b
+		return "(" + luaParen(c) + " and " + luaParen(a) + " or not " + luaParen(c) + " and " + luaParen(b) + ")"
+	}
+	return "(" + luaParen(c) + " and " + luaParen(a) + " or " + luaParen(b) + ")"
 }
 
 // luaOps are Lua's operators: && || ! != as and, or, not, ~=, and /
@@ -701,7 +761,8 @@ func addsLater(body []Stmt, drop *Drop) bool {
 
 func luaBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, ind string) {
 	e := &luaEmitter{w: w, sp: sp, a: a, names: map[*Agg]string{}}
-	e.d = naming(luaExact, e.names)
+	e.d = naming(luaDialect(e.hoist), e.names)
+	e.d.condExpr = e.condExpr
 	e.block(body, ind, a.Clock == nil)
 }
 
@@ -711,7 +772,110 @@ type luaEmitter struct {
 	sp    *Spec
 	a     *Algorithm
 	names map[*Agg]string // the locals of the aggregates computed so far
-	d     dialect         // luaExact, naming them
+	d     dialect         // luaExact, naming them and hoisting operands
+	// hoisted are the locals the expressions of the statement being
+	// written need before it (see hoist); temps counts them all.
+	hoisted []string
+	temps   int
+}
+
+// hoist makes the operand s a local computed before the statement being
+// written, and returns its name.
+func (e *luaEmitter) hoist(s string) string {
+	name := e.temp()
+	e.hoisted = append(e.hoisted, "local "+name+" = "+s)
+	return name
+}
+
+// condExpr renders if-then-else as and-or, unless a branch hoists an
+// operand: it would be computed whichever branch is taken, so the value
+// is then a local set by an if statement (condInto), each branch's
+// hoisted locals inside it.
+func (e *luaEmitter) condExpr(c *Cond) string {
+	if e.branchesHoist(c) {
+		name := e.temp()
+		e.hoisted = append(e.hoisted, "local "+name)
+		e.hoisted = append(e.hoisted, e.condInto(name, c)...)
+		return name
+	}
+	cond, hc := e.hoisting(c.C)
+	e.hoisted = append(e.hoisted, hc...)
+	return luaCond(cond, e.d.print(c.A), e.d.print(c.B), c.Type())
+}
+
+// branchesHoist reports whether printing a branch of c hoists a local.
+func (e *luaEmitter) branchesHoist(c *Cond) bool {
+	temps := e.temps
+	defer func() { e.temps = temps }() // a trial: its locals are not written
+	_, ha := e.hoisting(c.A)
+	_, hb := e.hoisting(c.B)
+	return len(ha) > 0 || len(hb) > 0
+}
+
+// condInto is the if statement that sets target to the value of c, each
+// branch computing the locals it hoists (an else-if chain for a nested
+// if-then-else in the else branch): lines to write before the statement
+// that reads target.
+func (e *luaEmitter) condInto(target string, c *Cond) []string {
+	cond, hc := e.hoisting(c.C)
+	out := append(hc, "if "+cond+" then")
+	out = append(out, luaIndent(e.assign(target, c.A))...)
+	if b, ok := c.B.(*Cond); ok {
+		rest := e.condInto(target, b)
+		if strings.HasPrefix(rest[0], "if ") { // nothing hoisted before it
+			return append(append(out, "else"+rest[0]), rest[1:]...)
+		}
+		return append(append(append(out, "else"), luaIndent(rest)...), "end")
+	}
+	return append(append(append(out, "else"), luaIndent(e.assign(target, c.B))...), "end")
+}
+
+// assign is target = x, after the locals x hoists.
+func (e *luaEmitter) assign(target string, x Expr) []string {
+	v, h := e.hoisting(x)
+	return append(h, target+" = "+v)
+}
+
+// hoisting prints x, and returns it and the locals it hoisted (which
+// are not added to the statement's).
+func (e *luaEmitter) hoisting(x Expr) (string, []string) {
+	saved := e.hoisted
+	e.hoisted = nil
+	s := e.d.print(x)
+	h := e.hoisted
+	e.hoisted = saved
+	return s, h
+}
+
+// temp names a new local.
+func (e *luaEmitter) temp() string {
+	e.temps++
+	return fmt.Sprintf("t__%d", e.temps)
+}
+
+// luaIndent indents lines by two spaces.
+func luaIndent(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = "  " + l
+	}
+	return out
+}
+
+// dup is the emitter's dialect without hoisting: for code written by
+// helpers that write their own lines, where an operand that is not a leaf
+// is written out twice.
+func (e *luaEmitter) dup() dialect { return naming(luaExact, e.names) }
+
+// line writes the locals hoisted so far, then the line format makes, at
+// the indentation ind.
+func (e *luaEmitter) line(ind, format string, args ...any) {
+	text := fmt.Sprintf(format, args...) // prints the expressions: hoists
+	for _, h := range e.hoisted {
+		e.w.line("%s%s", ind, h)
+	}
+	e.hoisted = e.hoisted[:0]
+	e.w.line("%s%s", ind, text)
 }
 
 // luaBlockState is what a block's statements tell the ones after them.
@@ -756,11 +920,18 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 	w, d, ind := e.w, e.d, b.ind
 	switch s := s.(type) {
 	case *Let:
-		if !computedInPlace(s, e.names, luaName) {
-			w.line("%slocal %s = %s", ind, luaName(s.Name), d.print(s.X))
+		switch c, ok := s.X.(*Cond); {
+		case computedInPlace(s, e.names, luaName):
+		case ok && e.branchesHoist(c):
+			e.line(ind, "local %s", luaName(s.Name))
+			for _, l := range e.condInto(luaName(s.Name), c) {
+				w.line("%s%s", ind, l)
+			}
+		default:
+			e.line(ind, "local %s = %s", luaName(s.Name), d.print(s.X))
 		}
 	case *If:
-		w.line("%sif %s then", ind, d.print(s.Cond))
+		e.line(ind, "if %s then", d.print(s.Cond))
 		thenWiped, elseWiped := e.block(s.Then, ind+"  ", b.wiped), b.wiped
 		if len(s.Else) > 0 {
 			w.line("%selse", ind)
@@ -776,7 +947,7 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 			vals = append(vals, "num("+d.print(s.Values[i])+")")
 		}
 		ttl := d.print(s.TTL)
-		w.line("%sredis.call('SET', %s, %s, 'PX', num(%s))", ind, e.key(s.State), strings.Join(vals, " .. ':' .. "), ttl)
+		e.line(ind, "redis.call('SET', %s, %s, 'PX', num(%s))", e.key(s.State), strings.Join(vals, " .. ':' .. "), ttl)
 		b.ttls[s.State] = ttl
 	case *Add:
 		e.add(b, s)
@@ -805,17 +976,17 @@ func (e *luaEmitter) add(b *luaBlockState, s *Add) {
 	w, ind := e.w, b.ind
 	b.wiped = luaWipe(w, e.a, ind, b.wiped)
 	if s.State.Kind == ZSet {
-		luaZsetAdd(w, e.a, s, e.d, ind)
+		luaZsetAdd(w, e.a, s, e.dup(), ind)
 	} else {
-		luaListAdd(w, e.a, s, e.d, ind)
+		luaListAdd(w, e.a, s, e.dup(), ind)
 	}
-	if ttl := e.d.print(s.TTL); b.ttls[s.State] != ttl {
+	if ttl := e.dup().print(s.TTL); b.ttls[s.State] != ttl {
 		b.ttls[s.State] = ttl
-		w.line("%sredis.call('PEXPIRE', %s, num(%s))", ind, e.key(s.State), ttl)
+		e.line(ind, "redis.call('PEXPIRE', %s, num(%s))", e.key(s.State), e.d.print(s.TTL))
 	}
 	if drop := b.dropped[s.State]; drop != nil {
 		delete(b.dropped, s.State)
-		w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s)) -- after the add (see Drop)", ind, e.key(s.State), e.d.print(drop.Upto))
+		e.line(ind, "redis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s)) -- after the add (see Drop)", e.key(s.State), e.d.print(drop.Upto))
 	}
 }
 
@@ -832,11 +1003,11 @@ func (e *luaEmitter) drop(b *luaBlockState, s *Drop) {
 		b.dropped[s.State] = s
 	} else {
 		delete(b.ttls, s.State) // a drop may empty, and so delete, the key
-		w.line("%sredis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", ind, e.key(s.State), d.print(s.Upto))
+		e.line(ind, "redis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", e.key(s.State), d.print(s.Upto))
 	}
 	if s.State.GrowsAtEnd() {
 		top := luaName(s.State.Name) + "__top"
-		w.line("%sif %s ~= nil and %s.%s <= %s then", ind, top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))
+		e.line(ind, "if %s ~= nil and %s.%s <= %s then", top, top, luaName(s.State.Entry[0].Name), d.print(s.Upto))
 		w.line("%s  %s = nil -- every entry is gone: the next add starts afresh", ind, top)
 		w.line("%send", ind)
 	}
@@ -849,7 +1020,7 @@ func (e *luaEmitter) show(s *Show, ind string) {
 		w.line("%slocal %s, bad__what, bad__v = %s__parse(redis.call('ZRANGE', KEYS[%d], 0, -1))", ind, list, list, key)
 		luaCorruptCheck(w, list, key, ind)
 	}
-	w.line("%sif not (%s) then", ind, e.d.print(s.Cond))
+	e.line(ind, "if not (%s) then", e.d.print(s.Cond))
 	w.line("%s  return {}", ind)
 	w.line("%send", ind)
 	w.line("%slocal out = {}", ind)
@@ -875,9 +1046,9 @@ func (e *luaEmitter) reply(s *Reply, ind string) {
 		}
 	}
 	if e.w.commitOnly {
-		e.w.line("%sreturn {%s}, writes", ind, strings.Join(vals, ", "))
+		e.line(ind, "return {%s}, writes", strings.Join(vals, ", "))
 	} else {
-		e.w.line("%sreturn {%s}", ind, strings.Join(vals, ", "))
+		e.line(ind, "return {%s}", strings.Join(vals, ", "))
 	}
 }
 

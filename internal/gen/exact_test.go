@@ -9,7 +9,10 @@ import (
 // TestDoubleDivisionExact backs the rule the analysis enforces for every
 // division: with 0 <= a, 1 <= b and a + b <= 2^53-1, floor(a / b) computed
 // in IEEE doubles (as Lua does) equals the integer quotient, and so does
-// the ceiling floor((a + b - 1) / b). Go's float64 is the same IEEE double.
+// the ceiling floor((a + b - 1) / b); and so do the forms the Lua emitter
+// writes, which call no math function: (a - a % b) / b and
+// (a + (0 - a) % b) / b, with Lua 5.1's a % b, a - floor(a / b) * b in
+// doubles (luaMod). Go's float64 is the same IEEE double.
 func TestDoubleDivisionExact(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	check := func(a, b int64) {
@@ -21,6 +24,13 @@ func TestDoubleDivisionExact(t *testing.T) {
 		}
 		if got, want := int64(math.Floor(float64(a+b-1)/float64(b))), (a+b-1)/b; got != want {
 			t.Fatalf("ceil(%d / %d) = %d in doubles, want %d", a, b, got, want)
+		}
+		x, y := float64(a), float64(b)
+		if got := (x - luaMod(x, y)) / y; got != float64(a/b) || got != math.Trunc(got) {
+			t.Fatalf("(a - a %% b) / b for a = %d, b = %d is %v in doubles, want %d", a, b, got, a/b)
+		}
+		if got, want := (x+luaMod(0-x, y))/y, (a+b-1)/b; got != float64(want) || got != math.Trunc(got) {
+			t.Fatalf("(a + (0 - a) %% b) / b for a = %d, b = %d is %v in doubles, want %d", a, b, got, want)
 		}
 	}
 	for i := 0; i < 2000000; i++ {
@@ -40,3 +50,6 @@ func TestDoubleDivisionExact(t *testing.T) {
 		}
 	}
 }
+
+// luaMod is Lua 5.1's a % b on numbers: a - floor(a / b) * b, in doubles.
+func luaMod(a, b float64) float64 { return a - math.Floor(a/b)*b }

@@ -18,6 +18,9 @@ type dialect struct {
 	cond func(c, a, b string, t Type) string
 	// agg renders an aggregate, printing its parts with d.
 	agg func(d dialect, e *Agg) string
+	// condExpr, when set, renders if-then-else in place of cond, from
+	// its parts unprinted (see luaEmitter.condExpr).
+	condExpr func(e *Cond) string
 }
 
 // opForm is how a dialect writes an operator: text between its operands
@@ -149,6 +152,9 @@ func (d dialect) prec(e Expr, min int) string {
 		}
 		return d.call(d.ops[e.Fn].text, args)
 	case *Cond:
+		if d.condExpr != nil {
+			return d.condExpr(e)
+		}
 		s := d.cond(d.print(e.C), d.print(e.A), d.print(e.B), e.Type())
 		if min > 0 && strings.HasPrefix(s, "if ") {
 			return "(" + s + ")"

@@ -181,7 +181,8 @@ end
 -- a comment
 local idle = now - ctr_ts >= gap_ms
 local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
-local c = min(cost, limit + 1)
+local t__1 = limit + 1
+local c = (t__1 < cost and t__1 or cost)
 local ok = used + c <= limit and c ~= (-1)
 -- an admission stores the count; a denial may store it again
 -- admitted
@@ -191,9 +192,11 @@ if ok then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
+  redis.call('SET', KEYS[1], num((ctr_ts > now and ctr_ts or now)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
 else
-  local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
+  local t__2 = limit * gap_ms
+  local t__3 = ((t__2 + (0 - t__2) % 7) / 7)
+  local odd = ((t__3 - t__3 % 2) / 2) % 3 == 1
   if odd then
     if stale then -- every key, before this call's first write
       stale = false

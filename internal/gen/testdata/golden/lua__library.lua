@@ -181,7 +181,8 @@ end
 -- a comment
 local idle = now - ctr_ts >= gap_ms
 local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
-local c = min(cost, limit + 1)
+local t__1 = limit + 1
+local c = (t__1 < cost and t__1 or cost)
 local ok = used + c <= limit and c ~= (-1)
 -- an admission stores the count; a denial may store it again
 -- admitted
@@ -191,9 +192,11 @@ if ok then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
+  redis.call('SET', KEYS[1], num((ctr_ts > now and ctr_ts or now)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
 else
-  local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
+  local t__2 = limit * gap_ms
+  local t__3 = ((t__2 + (0 - t__2) % 7) / 7)
+  local odd = ((t__3 - t__3 % 2) / 2) % 3 == 1
   if odd then
     if stale then -- every key, before this call's first write
       stale = false
@@ -328,7 +331,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -337,7 +340,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -346,7 +349,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -526,16 +529,23 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   -- how far the last admission is ahead of this caller's clock
-  local lag = max(0, latest_ts - now)
+  local t__1 = latest_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
   -- the current bucket's start
   local bucket = eff - eff % bucket_ms
   local on2 = limit_2 > 0
   local on3 = limit_3 > 0
-  local lim = min(limit, min((on2 and limit_2 or limit), (on3 and limit_3 or limit)))
-  local widest = max(window_ms, max(window_ms_2, window_ms_3))
-  local c = min(cost, max(limit, max(limit_2, limit_3)) + 1)
+  local t__2 = (on2 and limit_2 or limit)
+  local t__3 = (on3 and limit_3 or limit)
+  local t__4 = (t__3 < t__2 and t__3 or t__2)
+  local lim = (t__4 < limit and t__4 or limit)
+  local t__5 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
+  local widest = (t__5 > window_ms and t__5 or window_ms)
+  local t__6 = (limit_3 > limit_2 and limit_3 or limit_2)
+  local t__7 = (t__6 > limit and t__6 or limit) + 1
+  local c = (t__7 < cost and t__7 or cost)
   -- Tier i counts the buckets that start after bucket - window_i.
   local from1 = bucket - window_ms
   local from2 = bucket - window_ms_2
@@ -578,10 +588,32 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local ok3 = not on3 or used3 + c <= limit_3
   local ok = ok1 and ok2 and ok3
   -- a forced denial is charged too, up to 2 * limit_i in every tier
-  local free1 = max(0, 2 * limit - used1)
-  local free2 = (on2 and max(0, 2 * limit_2 - used2) or free1)
-  local free3 = (on3 and max(0, 2 * limit_3 - used3) or free1)
-  local took = (ok and c or (force and min(cost, min(free1, min(free2, free3))) or 0))
+  local t__8 = 2 * limit - used1
+  local free1 = (t__8 > 0 and t__8 or 0)
+  local free2
+  if on2 then
+    local t__9 = 2 * limit_2 - used2
+    free2 = (t__9 > 0 and t__9 or 0)
+  else
+    free2 = free1
+  end
+  local free3
+  if on3 then
+    local t__10 = 2 * limit_3 - used3
+    free3 = (t__10 > 0 and t__10 or 0)
+  else
+    free3 = free1
+  end
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__11 = (free3 < free2 and free3 or free2)
+    local t__12 = (t__11 < free1 and t__11 or free1)
+    took = (t__12 < cost and t__12 or cost)
+  else
+    took = 0
+  end
   -- Denied: tier i admits once the oldest buckets holding
   -- used_i + took + c - limit_i have left its window (this request's
   -- bucket last).
@@ -627,12 +659,26 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
-  local retry_at = max(at1, max(at2, at3))
+  local t__13 = (at3 > at2 and at3 or at2)
+  local retry_at = (t__13 > at1 and t__13 or at1)
   -- Reset: remaining is lim again once every tier i holds at most
   -- limit_i - lim; what this request adds sits in the current bucket.
-  local x1 = max(0, used1 + took - (limit - lim))
-  local x2 = (on2 and max(0, used2 + took - (limit_2 - lim)) or 0)
-  local x3 = (on3 and max(0, used3 + took - (limit_3 - lim)) or 0)
+  local t__14 = used1 + took - (limit - lim)
+  local x1 = (t__14 > 0 and t__14 or 0)
+  local x2
+  if on2 then
+    local t__15 = used2 + took - (limit_2 - lim)
+    x2 = (t__15 > 0 and t__15 or 0)
+  else
+    x2 = 0
+  end
+  local x3
+  if on3 then
+    local t__16 = used3 + took - (limit_3 - lim)
+    x3 = (t__16 > 0 and t__16 or 0)
+  else
+    x3 = 0
+  end
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -675,11 +721,26 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local r3 = ((x3 == 0) and 0 or agg__9)
-  local reset_at = max(r1, max(r2, r3))
-  local room1 = max(0, limit - (used1 + took))
-  local room2 = (on2 and max(0, limit_2 - (used2 + took)) or limit)
-  local room3 = (on3 and max(0, limit_3 - (used3 + took)) or limit)
-  local room = min(room1, min(room2, room3))
+  local t__17 = (r3 > r2 and r3 or r2)
+  local reset_at = (t__17 > r1 and t__17 or r1)
+  local t__18 = limit - (used1 + took)
+  local room1 = (t__18 > 0 and t__18 or 0)
+  local room2
+  if on2 then
+    local t__19 = limit_2 - (used2 + took)
+    room2 = (t__19 > 0 and t__19 or 0)
+  else
+    room2 = limit
+  end
+  local room3
+  if on3 then
+    local t__20 = limit_3 - (used3 + took)
+    room3 = (t__20 > 0 and t__20 or 0)
+  else
+    room3 = limit
+  end
+  local t__21 = (room3 < room2 and room3 or room2)
+  local room = (t__21 < room1 and t__21 or room1)
   local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
       ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
       ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
@@ -694,7 +755,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
+      local t__22 = widest - eff % bucket_ms
+      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
     end
     writes[#writes + 1] = function()
       do
@@ -717,11 +779,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
         win__top = win__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + max(0, widest - eff % bucket_ms) + TTL_MARGIN_MS))
+      local t__23 = widest - eff % bucket_ms
+      redis.call('PEXPIRE', KEYS[1], num(lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
     end
   end
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), max(0, reset_at - now), 0, tier}, writes
+  local t__24 = reset_at - now
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -800,17 +864,28 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   -- how far the last admission is ahead of this caller's clock
-  local lag = max(0, win_ts - now)
+  local t__1 = win_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
   -- ms since the current window began
   local into = eff % window_ms
   local used = ((win_ts >= eff - into) and win_n or 0)
   -- cost past the limit is denied anyway
-  local c = min(cost, limit + 1)
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
   local ok = used + c <= limit
   -- a forced denial is charged too, up to 2 * limit
-  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__3 = 2 * limit - used
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    took = (t__4 < cost and t__4 or cost)
+  else
+    took = 0
+  end
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
@@ -822,7 +897,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
+  local t__5 = limit - after
+  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
@@ -849,14 +925,18 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
+  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -920,18 +1000,33 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   -- the tolerance, times rate
   local tau = burst * period_ms
   -- how far the last admission is ahead of this caller's clock
-  local lag = max(0, cell_ts - now)
+  local t__1 = cell_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
   -- ms since the last admission
-  local elapsed = max(0, now - cell_ts)
-  local drained = min(elapsed, floor((cell_tat + rate - 1) / rate)) * rate
+  local t__2 = now - cell_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = ((cell_tat + (0 - cell_tat) % rate) / rate)
+  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
   -- TAT - eff, times rate
-  local tat = max(0, cell_tat - drained)
-  local c = min(cost, burst + 1)
+  local t__4 = cell_tat - drained
+  local tat = (t__4 > 0 and t__4 or 0)
+  local t__5 = burst + 1
+  local c = (t__5 < cost and t__5 or cost)
   local new_tat = tat + c * period_ms
   local ok = new_tat <= tau
   -- a forced denial is charged too, up to 2 * tau
-  local final = (ok and new_tat or (force and min(2 * tau, tat + min(cost, 2 * burst) * period_ms) or tat))
-  local reset = lag + floor((final + rate - 1) / rate)
+  local final
+  if ok then
+    final = new_tat
+  elseif force then
+    local t__6 = 2 * burst
+    local t__7 = 2 * tau
+    local t__8 = tat + (t__6 < cost and t__6 or cost) * period_ms
+    final = (t__8 < t__7 and t__8 or t__7)
+  else
+    final = tat
+  end
+  local reset = lag + ((final + (0 - final) % rate) / rate)
   if final > tat then
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
@@ -941,9 +1036,17 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), burst, floor(max(0, tau - final) / period_ms),
-      ((ok or c > burst) and -1 or (lag + floor((max(0, final + c * period_ms - tau) + rate - 1) / rate))),
-      reset, 0, 0}, writes
+  local t__9 = tau - final
+  local t__10 = (t__9 > 0 and t__9 or 0)
+  local t__11
+  if ok or c > burst then
+    t__11 = -1
+  else
+    local t__12 = final + c * period_ms - tau
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
+  end
+  return {(ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0}, writes
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
@@ -970,14 +1073,18 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
+  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -1041,18 +1148,33 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   -- the queue's room, times rate
   local full = capacity * period_ms
   -- how far the last admission is ahead of this caller's clock
-  local lag = max(0, queue_ts - now)
+  local t__1 = queue_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
   -- ms of draining since the last admission
-  local elapsed = max(0, now - queue_ts)
-  local drained = min(elapsed, floor((queue_work + rate - 1) / rate)) * rate
+  local t__2 = now - queue_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = ((queue_work + (0 - queue_work) % rate) / rate)
+  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
   -- work queued ahead of this request
-  local ahead = max(0, queue_work - drained)
-  local c = min(cost, capacity + 1)
+  local t__4 = queue_work - drained
+  local ahead = (t__4 > 0 and t__4 or 0)
+  local t__5 = capacity + 1
+  local c = (t__5 < cost and t__5 or cost)
   local with_this = ahead + c * period_ms
   local ok = with_this <= full
   -- a forced denial is queued too, up to 2 * full
-  local final = (ok and with_this or (force and min(2 * full, ahead + min(cost, 2 * capacity) * period_ms) or ahead))
-  local reset = lag + floor((final + rate - 1) / rate)
+  local final
+  if ok then
+    final = with_this
+  elseif force then
+    local t__6 = 2 * capacity
+    local t__7 = 2 * full
+    local t__8 = ahead + (t__6 < cost and t__6 or cost) * period_ms
+    final = (t__8 < t__7 and t__8 or t__7)
+  else
+    final = ahead
+  end
+  local reset = lag + ((final + (0 - final) % rate) / rate)
   if final > ahead then
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
@@ -1062,9 +1184,18 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), capacity, floor(max(0, full - final) / period_ms),
-      ((ok or c > capacity) and -1 or (lag + floor((max(0, final + c * period_ms - full) + rate - 1) / rate))),
-      reset, ((ok or force and c > 0) and (lag + floor((ahead + rate - 1) / rate)) or 0), 0}, writes
+  local t__9 = full - final
+  local t__10 = (t__9 > 0 and t__9 or 0)
+  local t__11
+  if ok or c > capacity then
+    t__11 = -1
+  else
+    local t__12 = final + c * period_ms - full
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
+  end
+  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
+      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0}, writes
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
@@ -1159,7 +1290,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   -- how far the last admission is ahead of this caller's clock
-  local lag = max(0, win_ts - now)
+  local t__1 = win_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
   local open = win_used > 0 and eff < win_start + window_ms
@@ -1167,11 +1299,22 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   -- an admission now would open a window
   local start = (open and win_start or eff)
   -- from now until the window ends
-  local ends = lag + max(0, start + window_ms - eff)
-  local c = min(cost, limit + 1)
+  local t__2 = start + window_ms - eff
+  local ends = lag + (t__2 > 0 and t__2 or 0)
+  local t__3 = limit + 1
+  local c = (t__3 < cost and t__3 or cost)
   local ok = used + c <= limit
   -- a forced denial is recorded too, up to 2 * limit in the window
-  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__4 = 2 * limit - used
+    local t__5 = (t__4 > 0 and t__4 or 0)
+    took = (t__5 < cost and t__5 or cost)
+  else
+    took = 0
+  end
   local after = used + took
   if took > 0 then
     if not open then
@@ -1195,7 +1338,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
       redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), limit, max(0, limit - after), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
+  local t__6 = limit - after
+  return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
@@ -1396,7 +1540,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   -- how far the last admission is ahead of this caller's clock
-  local lag = max(0, tally_ts - now)
+  local t__1 = tally_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
   -- entries at or before from have left the window
@@ -1411,11 +1556,22 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     gone = min(sum__, 40000000000)
   end
   -- the costs admitted in the window
-  local used = max(0, tally_total - gone)
-  local c = min(cost, limit + 1)
+  local t__2 = tally_total - gone
+  local used = (t__2 > 0 and t__2 or 0)
+  local t__3 = limit + 1
+  local c = (t__3 < cost and t__3 or cost)
   local ok = used + c <= limit
   -- a forced denial is recorded too, up to 2 * limit in the window
-  local took = (ok and c or (force and min(cost, max(0, 2 * limit - used)) or 0))
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__4 = 2 * limit - used
+    local t__5 = (t__4 > 0 and t__4 or 0)
+    took = (t__5 < cost and t__5 or cost)
+  else
+    took = 0
+  end
   local after = used + took
   -- Denied: the window must lose after + c - limit, oldest entries first
   -- (this request's own, at eff, last).
@@ -1481,7 +1637,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), limit, max(0, limit - after),
+  local t__6 = limit - after
+  return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0),
       ((ok or c > limit) and -1 or (free_at - now)),
       ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
@@ -1567,7 +1724,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
 
   -- decision
   -- how far the last admission is ahead of this caller's clock
-  local lag = max(0, win_ts - now)
+  local t__1 = win_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
   -- ms into the current window
@@ -1582,18 +1740,40 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local cur = (same and win_cur or 0)
   -- the previous window's share, times window_ms
   local weighted = prev * (window_ms - e)
-  local c = min(cost, limit + 1)
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
   local ok = weighted + (cur + c) * window_ms <= limit * window_ms
   -- a forced denial is charged too, up to 2 * limit in this window
-  local after = (ok and (cur + c) or (force and (cur + min(cost, max(0, 2 * limit - cur))) or cur))
-  local room = floor(max(0, limit * window_ms - weighted) / window_ms) - after
+  local after
+  if ok then
+    after = cur + c
+  elseif force then
+    local t__3 = 2 * limit - cur
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    after = cur + (t__4 < cost and t__4 or cost)
+  else
+    after = cur
+  end
+  local t__5 = limit * window_ms - weighted
+  local t__6 = (t__5 > 0 and t__5 or 0)
+  local room = ((t__6 - t__6 % window_ms) / window_ms) - after
   -- Denied: wait until the previous window's share has shrunk enough, in
   -- this window, or else into the next one, where this window's count
   -- is the previous one.
-  local short = max(0, weighted + (after + c) * window_ms - limit * window_ms)
-  local in_this = prev > 0 and e + floor((short + max(1, prev) - 1) / max(1, prev)) < window_ms
-  local short_next = max(0, after + c - limit) * window_ms
-  local wait = (in_this and floor((short + max(1, prev) - 1) / max(1, prev)) or (to_next + floor((short_next + max(1, after) - 1) / max(1, after))))
+  local t__7 = weighted + (after + c) * window_ms - limit * window_ms
+  local short = (t__7 > 0 and t__7 or 0)
+  local t__8 = (prev > 1 and prev or 1)
+  local in_this = prev > 0 and e + ((short + (0 - short) % t__8) / t__8) < window_ms
+  local t__9 = after + c - limit
+  local short_next = (t__9 > 0 and t__9 or 0) * window_ms
+  local wait
+  if in_this then
+    local t__10 = (prev > 1 and prev or 1)
+    wait = ((short + (0 - short) % t__10) / t__10)
+  else
+    local t__11 = (after > 1 and after or 1)
+    wait = to_next + ((short_next + (0 - short_next) % t__11) / t__11)
+  end
   local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
     writes[#writes + 1] = function()
@@ -1604,7 +1784,9 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), limit, max(0, room), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
+  return {(ok and 1 or 0), limit, (room > 0 and room or 0),
+      ((ok or c > limit) and -1 or (lag + wait)),
+      ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
 end
 
 -- a limit of small.counter; ALG names the policy, the limit and counter in errors
@@ -1688,7 +1870,8 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   -- a comment
   local idle = now - ctr_ts >= gap_ms
   local used = ((idle or not (ctr_n > 0)) and 0 or ctr_n)
-  local c = min(cost, limit + 1)
+  local t__1 = limit + 1
+  local c = (t__1 < cost and t__1 or cost)
   local ok = used + c <= limit and c ~= (-1)
   -- an admission stores the count; a denial may store it again
   -- admitted
@@ -1699,10 +1882,12 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(max(now, ctr_ts)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
+      redis.call('SET', KEYS[1], num((ctr_ts > now and ctr_ts or now)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
     end
   else
-    local odd = floor(floor((limit * gap_ms + 7 - 1) / 7) / 2) % 3 == 1
+    local t__2 = limit * gap_ms
+    local t__3 = ((t__2 + (0 - t__2) % 7) / 7)
+    local odd = ((t__3 - t__3 % 2) / 2) % 3 == 1
     if odd then
       writes[#writes + 1] = function()
         if stale then -- every key, before this call's first write
@@ -2001,7 +2186,8 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       newest = e.ts
     end
   end
-  local c = min(cost, limit + 1)
+  local t__1 = limit + 1
+  local c = (t__1 < cost and t__1 or cost)
   local ok = used + c <= limit
   local free_at = now
   do -- the entries in range are those at ranks [lo, hi)
@@ -2034,7 +2220,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     -- trims the log to limit entries
     writes[#writes + 1] = function()
       do
-        local log__x = {ts = max(now, newest), cost = c}
+        local log__x = {ts = (newest > now and newest or now), cost = c}
         if log__top ~= nil then
           log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
           log__x.run = (log__top.run + log__x.cost) % RUN_MOD
@@ -2088,7 +2274,14 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
     end
   end
-  return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}, writes
+  local t__2
+  if ok or busy then
+    t__2 = -1
+  else
+    local t__3 = free_at - now
+    t__2 = (t__3 > 0 and t__3 or 0)
+  end
+  return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), t__2, window_ms, 0, 0}, writes
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
@@ -2115,16 +2308,20 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
+  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
       refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
-      refill_tokens <= MAX_SAFE) then
+  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
+      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2187,18 +2384,34 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   -- decision
   local full = capacity * refill_ms
   -- how far the last admission is ahead of this caller's clock
-  local lag = max(0, bucket_ts - now)
+  local t__1 = bucket_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
   -- ms of refill since the last admission
-  local elapsed = max(0, now - bucket_ts)
-  local to_full = floor((full - bucket_level + refill_tokens - 1) / refill_tokens)
-  local gained = min(elapsed, to_full) * refill_tokens
-  local level = min(full, bucket_level + gained)
-  local c = min(cost, capacity + 1)
+  local t__2 = now - bucket_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = full - bucket_level
+  local to_full = ((t__3 + (0 - t__3) % refill_tokens) / refill_tokens)
+  local gained = (to_full < elapsed and to_full or elapsed) * refill_tokens
+  local t__4 = bucket_level + gained
+  local level = (t__4 < full and t__4 or full)
+  local t__5 = capacity + 1
+  local c = (t__5 < cost and t__5 or cost)
   local need = c * refill_ms
   local ok = need <= level
   -- a forced denial is charged too, down to -full
-  local after = (ok and (level - need) or (force and max(0 - full, level - min(cost, 2 * capacity) * refill_ms) or level))
-  local reset = lag + floor((full - after + refill_tokens - 1) / refill_tokens)
+  local after
+  if ok then
+    after = level - need
+  elseif force then
+    local t__6 = 2 * capacity
+    local t__7 = 0 - full
+    local t__8 = level - (t__6 < cost and t__6 or cost) * refill_ms
+    after = (t__8 > t__7 and t__8 or t__7)
+  else
+    after = level
+  end
+  local t__9 = full - after
+  local reset = lag + ((t__9 + (0 - t__9) % refill_tokens) / refill_tokens)
   if after < level then
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
@@ -2208,9 +2421,16 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
     end
   end
-  return {(ok and 1 or 0), capacity, floor(max(0, after) / refill_ms),
-      ((ok or c > capacity) and -1 or (lag + floor((max(0, need - after) + refill_tokens - 1) / refill_tokens))),
-      reset, 0, 0}, writes
+  local t__10 = (after > 0 and after or 0)
+  local t__11
+  if ok or c > capacity then
+    t__11 = -1
+  else
+    local t__12 = need - after
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
+  end
+  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0}, writes
 end
 
 -- the algorithms: each its function, number of keys, string inputs,
@@ -2406,7 +2626,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -2415,7 +2635,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -2424,7 +2644,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2502,14 +2722,18 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
+  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2550,14 +2774,18 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
+  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -2786,16 +3014,20 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
+  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
       refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
-      refill_tokens <= MAX_SAFE) then
+  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
+      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -3165,7 +3397,8 @@ do -- the entries in range are those at ranks [lo, hi)
     newest = e.ts
   end
 end
-local c = min(cost, limit + 1)
+local t__1 = limit + 1
+local c = (t__1 < cost and t__1 or cost)
 local ok = used + c <= limit
 local free_at = now
 do -- the entries in range are those at ranks [lo, hi)
@@ -3195,7 +3428,7 @@ if ok and c > 0 then
   end
   -- trims the log to limit entries
   do
-    local log__x = {ts = max(now, newest), cost = c}
+    local log__x = {ts = (newest > now and newest or now), cost = c}
     if log__top ~= nil then
       log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % RUN_MOD
@@ -3238,7 +3471,14 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
 end
-return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}
+local t__2
+if ok or busy then
+  t__2 = -1
+else
+  local t__3 = free_at - now
+  t__2 = (t__3 > 0 and t__3 or 0)
+end
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), t__2, window_ms, 0, 0}
 end}
 
 -- lua/trail_recent.lua
@@ -3428,5 +3668,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '96daed1d0ce305435c70d34fc717e102ce20ba84'
+  return '9662c7ecf95ed65877c56c6c5c7800d8381014eb'
 end}

@@ -118,7 +118,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms % bucket_ms == 0) then
     return bad('window_ms must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms must span at most 3600 buckets')
   end
   if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
@@ -127,7 +127,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_2 % bucket_ms == 0) then
     return bad('window_ms_2 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_2 / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_2 must span at most 3600 buckets')
   end
   if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
@@ -136,7 +136,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if not (window_ms_3 % bucket_ms == 0) then
     return bad('window_ms_3 must be a multiple of bucket_ms')
   end
-  if not (floor(window_ms_3 / bucket_ms) <= BUCKETS_MAX) then
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -214,14 +214,18 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not (burst * period_ms <= 1000000000000000) then
     return bad('burst times period_ms must not exceed 10^15')
   end
-  if not (floor((burst * period_ms + rate - 1) / rate) <= 100000000000) then
+  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(NOW_MAX, floor((2 * (burst * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -262,14 +266,18 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * period_ms <= 1000000000000000) then
     return bad('capacity times period_ms must not exceed 10^15')
   end
-  if not (floor((capacity * period_ms + rate - 1) / rate) <= 100000000000) then
+  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate <= MAX_SAFE) then
+  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
   end
-  if not (0 - min(NOW_MAX, floor((2 * (capacity * period_ms) + rate - 1) / rate)) * rate >= -MAX_SAFE) then
+  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
+      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
+      rate >= -MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
@@ -498,16 +506,20 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not (capacity * refill_ms <= 1000000000000000) then
     return bad('capacity times refill_ms must not exceed 10^15')
   end
-  if not (floor((capacity * refill_ms + refill_tokens - 1) / refill_tokens) <= 100000000000) then
+  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
   -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not (min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
+  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
       refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
   end
-  if not (capacity * refill_ms + min(NOW_MAX, floor((capacity * refill_ms - (0 - capacity * refill_ms) + refill_tokens - 1) / refill_tokens)) *
-      refill_tokens <= MAX_SAFE) then
+  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
+      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
+      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
+      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
     return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters

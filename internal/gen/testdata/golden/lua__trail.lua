@@ -426,7 +426,8 @@ do -- the entries in range are those at ranks [lo, hi)
     newest = e.ts
   end
 end
-local c = min(cost, limit + 1)
+local t__1 = limit + 1
+local c = (t__1 < cost and t__1 or cost)
 local ok = used + c <= limit
 local free_at = now
 do -- the entries in range are those at ranks [lo, hi)
@@ -456,7 +457,7 @@ if ok and c > 0 then
   end
   -- trims the log to limit entries
   do
-    local log__x = {ts = max(now, newest), cost = c}
+    local log__x = {ts = (newest > now and newest or now), cost = c}
     if log__top ~= nil then
       log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
       log__x.run = (log__top.run + log__x.cost) % RUN_MOD
@@ -499,4 +500,11 @@ if ok and c > 0 then
   redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
   redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
 end
-return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), ((ok or busy) and -1 or max(0, free_at - now)), window_ms, 0, 0}
+local t__2
+if ok or busy then
+  t__2 = -1
+else
+  local t__3 = free_at - now
+  t__2 = (t__3 > 0 and t__3 or 0)
+end
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), t__2, window_ms, 0, 0}

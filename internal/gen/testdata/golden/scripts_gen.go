@@ -36,9 +36,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "96daed1d0ce305435c70d34fc717e102ce20ba84", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e0d52f7652e82eeab933da7fe98579fa254d8041"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "90fd12a26e9892d5ea4cbcfe24300fd1bcd86839"},
+		Name: "small", Version: "9662c7ecf95ed65877c56c6c5c7800d8381014eb", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f626472029a43b7dcaee245fadb1779ca76b864d"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b0ef8fc81d2ebb1dce9c8772e67ebceb13f0e4f1"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -48,7 +48,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "aee7074d3bac208cc39cab470085511483beec14"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "52f2e8871d2d003685ca21cfa6617121335cc5d3"},
 		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "f24369c9cf9a7bcee3b4c43ea4c96b67ed67e3eb"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
@@ -58,7 +58,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "c6cbdc96fd90328c26579e1e4622c4fccdc724b0"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "b85bcded9cfd5aa10a89f27b2174745df772bb5a"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "c6d29110941090c7189a89fba4ad8f729a168424"},
 		Views: []kit.View{{Name: "recent",
 			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "de819dde65bcc5b4c490c86b7729d6049e6e9cff"},
