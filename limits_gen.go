@@ -192,16 +192,6 @@ func (l TokenBucket) args() (p tokenBucketArgs, err error) {
 	if !(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens) <= 100000000000) {
 		return p, badInput("token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms")
 	}
-	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(nowMax, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
-		p.RefillTokens) <= maxSafe) {
-		return p, badInput("token_bucket: parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1")
-	}
-	if !(satAdd(satMul(p.Capacity, p.RefillMs),
-		satMul(min(nowMax, satCeilDiv(satSub(satMul(p.Capacity, p.RefillMs), satSub(0, satMul(p.Capacity, p.RefillMs))), p.RefillTokens)),
-			p.RefillTokens)) <= maxSafe) {
-		return p, badInput("token_bucket: parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1")
-	}
 	return p, nil
 }
 
@@ -309,13 +299,6 @@ func (l GCRA) args() (p gcraArgs, err error) {
 	}
 	if !(satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate) <= 100000000000) {
 		return p, badInput("gcra: the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms")
-	}
-	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate) <= maxSafe) {
-		return p, badInput("gcra: parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1")
-	}
-	if !(satSub(0, satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Burst, p.PeriodMs)), p.Rate)), p.Rate)) >= -maxSafe) {
-		return p, badInput("gcra: parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1")
 	}
 	return p, nil
 }
@@ -530,13 +513,6 @@ func (l LeakyBucket) args() (p leakyBucketArgs, err error) {
 	}
 	if !(satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate) <= 100000000000) {
 		return p, badInput("leaky_bucket: the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms")
-	}
-	// Parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go).
-	if !(satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate) <= maxSafe) {
-		return p, badInput("leaky_bucket: parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1")
-	}
-	if !(satSub(0, satMul(min(nowMax, satCeilDiv(satMul(2, satMul(p.Capacity, p.PeriodMs)), p.Rate)), p.Rate)) >= -maxSafe) {
-		return p, badInput("leaky_bucket: parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1")
 	}
 	return p, nil
 }

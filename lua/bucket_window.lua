@@ -97,8 +97,6 @@ local MAX_SKEW_MS = 60000
 local BUCKETS_MAX = 3600
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -125,15 +123,6 @@ local function field(v, dflt, lo, hi)
   return n
 end
 
--- s cut to 32 bytes, for an error message
-local function clip(s)
-  s = tostring(s)
-  if #s > 32 then
-    return string.sub(s, 1, 32) .. '...'
-  end
-  return s
-end
-
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -154,136 +143,231 @@ local function split(s, n)
   return parts
 end
 
--- the last n entries of list
-local function keep_last(list, n)
-  if #list <= n then
-    return list
-  end
-  local out = {}
-  for i = #list - n + 1, #list do
-    out[#out + 1] = list[i]
-  end
-  return out
-end
-
 local ALG = 'bucket_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 10 then
-  return bad('expected 6 to 10 arguments (now_ms cost force limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 10 or #KEYS ~= 2 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 500000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 100000000000 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  bucket_ms = s + 0
+  if bucket_ms > 100000000000 then break end
+  s = ARGV[7]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit_2 = s + 0
+  if limit_2 > 500000000000 then break end
+  s = ARGV[8]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms_2 = s + 0
+  if window_ms_2 > 100000000000 then break end
+  s = ARGV[9]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit_3 = s + 0
+  if limit_3 > 500000000000 then break end
+  s = ARGV[10]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms_3 = s + 0
+  if window_ms_3 > 100000000000 then break end
+  if not (window_ms % bucket_ms == 0) then break end
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then break end
+  if not (window_ms_2 % bucket_ms == 0) then break end
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then break end
+  if not (window_ms_3 % bucket_ms == 0) then break end
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+  local k = KEYS[1]
+  local tail = '}:bw:' .. ARGV[6] .. ':' .. ARGV[5] .. ':' .. ARGV[8] .. ':' .. ARGV[10]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  if KEYS[2] ~= k .. ':ts' then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
+  -- the most buckets one bucket_window tier spans
+  local BUCKETS_MAX = 3600
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 500000000000 then
-  return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
-end
-local window_ms = int(ARGV[5])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-end
-local bucket_ms = int(ARGV[6])
-if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-  return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-end
-local limit_2 = 0
-if ARGV[7] ~= nil then
-  limit_2 = int(ARGV[7])
-end
-if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-  return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
-end
-local window_ms_2 = 0
-if ARGV[8] ~= nil then
-  window_ms_2 = int(ARGV[8])
-end
-if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-  return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
-end
-local limit_3 = 0
-if ARGV[9] ~= nil then
-  limit_3 = int(ARGV[9])
-end
-if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-  return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
-end
-local window_ms_3 = 0
-if ARGV[10] ~= nil then
-  window_ms_3 = int(ARGV[10])
-end
-if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-  return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
-end
-if not (window_ms % bucket_ms == 0) then
-  return bad('window_ms must be a multiple of bucket_ms')
-end
-if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-  return bad('window_ms must span at most 3600 buckets')
-end
-if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
-  return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
-end
-if not (window_ms_2 % bucket_ms == 0) then
-  return bad('window_ms_2 must be a multiple of bucket_ms')
-end
-if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-  return bad('window_ms_2 must span at most 3600 buckets')
-end
-if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
-  return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
-end
-if not (window_ms_3 % bucket_ms == 0) then
-  return bad('window_ms_3 must be a multiple of bucket_ms')
-end
-if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-  return bad('window_ms_3 must span at most 3600 buckets')
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-      '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
-end
-local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 10 then
+    return bad('expected 6 to 10 arguments (now_ms cost force limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 500000000000 then
+    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
+  end
+  window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  bucket_ms = int(ARGV[6])
+  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
+    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  limit_2 = 0
+  if ARGV[7] ~= nil then
+    limit_2 = int(ARGV[7])
+  end
+  if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
+  end
+  window_ms_2 = 0
+  if ARGV[8] ~= nil then
+    window_ms_2 = int(ARGV[8])
+  end
+  if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
+    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
+  end
+  limit_3 = 0
+  if ARGV[9] ~= nil then
+    limit_3 = int(ARGV[9])
+  end
+  if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
+  end
+  window_ms_3 = 0
+  if ARGV[10] ~= nil then
+    window_ms_3 = int(ARGV[10])
+  end
+  if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
+    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
+  end
+  if not (window_ms % bucket_ms == 0) then
+    return bad('window_ms must be a multiple of bucket_ms')
+  end
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms must span at most 3600 buckets')
+  end
+  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
+    return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
+  end
+  if not (window_ms_2 % bucket_ms == 0) then
+    return bad('window_ms_2 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_2 must span at most 3600 buckets')
+  end
+  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
+    return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
+  end
+  if not (window_ms_3 % bucket_ms == 0) then
+    return bad('window_ms_3 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_3 must span at most 3600 buckets')
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 2 then
+    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  end
+  local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+    return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local function win__parse(raw)
@@ -395,9 +479,13 @@ local latest__raw = redis.call('GET', KEYS[2])
 if latest__raw then
   local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
   if latest__raw__ts == nil or #latest__raw__ts > 17 then
-    return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+        'want the integers ts' .. ', got ' ..
+        (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
   end
-  latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
+  latest_ts = latest__raw__ts + 0
+  if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -413,7 +501,9 @@ if win__card > 0 then
   local bad__what, bad__v
   win__top, bad__what, bad__v = win__at(win__card - 1)
   if win__top == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
 
@@ -445,7 +535,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = win__below(num(from1)), win__card
   local sum__, bad__what, bad__v = win__sum(lo__, hi__)
   if sum__ == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   used1 = min(sum__, 3600000000000000)
 end
@@ -455,7 +547,9 @@ if on2 then -- else the value is not used
     local lo__, hi__ = win__below(num(from2)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     agg__2 = min(sum__, 3600000000000000)
   end
@@ -467,7 +561,9 @@ if on3 then -- else the value is not used
     local lo__, hi__ = win__below(num(from3)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     agg__3 = min(sum__, 3600000000000000)
   end
@@ -513,7 +609,9 @@ if not (ok or used1 + took + c <= limit) then -- else the value is not used
     local lo__, hi__ = win__below(num(from1)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__4 = e.start + window_ms
@@ -527,7 +625,9 @@ if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is 
     local lo__, hi__ = win__below(num(from2)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__5 = e.start + window_ms_2
@@ -541,7 +641,9 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
     local lo__, hi__ = win__below(num(from3)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__6 = e.start + window_ms_3
@@ -575,7 +677,9 @@ if not (x1 == 0) then -- else the value is not used
     local lo__, hi__ = win__below(num(from1)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__7 = e.start + window_ms
@@ -589,7 +693,9 @@ if not (x2 == 0) then -- else the value is not used
     local lo__, hi__ = win__below(num(from2)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__8 = e.start + window_ms_2
@@ -603,7 +709,9 @@ if not (x3 == 0) then -- else the value is not used
     local lo__, hi__ = win__below(num(from3)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__9 = e.start + window_ms_3
@@ -643,7 +751,7 @@ if took > 0 then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
   local t__22 = widest - eff % bucket_ms
-  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then

@@ -9,23 +9,9 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
-local min, max, floor = math.min, math.max, math.floor
-
 -- the spec's constants
--- 2^45 ms since the epoch, about the year 3085
-local NOW_MAX = 35184372088832
--- 2^53 - 1
-local COST_MAX = 9007199254740991
--- kept past the reset time, for lagging clocks
-local TTL_MARGIN_MS = 60000
--- a key's clock further ahead of a request is not trusted
-local MAX_SKEW_MS = 60000
 -- the most buckets one bucket_window tier spans
 local BUCKETS_MAX = 3600
--- 2^52: running sums of zset entries are kept modulo it
-local RUN_MOD = 4503599627370496
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -33,23 +19,6 @@ local function int(s)
     return nil
   end
   return tonumber(s)
-end
-
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
 end
 
 -- s cut to 32 bytes, for an error message

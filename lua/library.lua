@@ -95,123 +95,230 @@ end
 redis.register_function{function_name = 'limitspec_bucket_window', callback = function(KEYS, ARGV)
 local min, max, floor = math.min, math.max, math.floor
 local ALG = 'bucket_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 10 then
-  return bad('expected 6 to 10 arguments (now_ms cost force limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 10 or #KEYS ~= 2 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 500000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 100000000000 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  bucket_ms = s + 0
+  if bucket_ms > 100000000000 then break end
+  s = ARGV[7]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit_2 = s + 0
+  if limit_2 > 500000000000 then break end
+  s = ARGV[8]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms_2 = s + 0
+  if window_ms_2 > 100000000000 then break end
+  s = ARGV[9]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit_3 = s + 0
+  if limit_3 > 500000000000 then break end
+  s = ARGV[10]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms_3 = s + 0
+  if window_ms_3 > 100000000000 then break end
+  if not (window_ms % bucket_ms == 0) then break end
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then break end
+  if not (window_ms_2 % bucket_ms == 0) then break end
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then break end
+  if not (window_ms_3 % bucket_ms == 0) then break end
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+  local k = KEYS[1]
+  local tail = '}:bw:' .. ARGV[6] .. ':' .. ARGV[5] .. ':' .. ARGV[8] .. ':' .. ARGV[10]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  if KEYS[2] ~= k .. ':ts' then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
+  -- the most buckets one bucket_window tier spans
+  local BUCKETS_MAX = 3600
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 500000000000 then
-  return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
-end
-local window_ms = int(ARGV[5])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-end
-local bucket_ms = int(ARGV[6])
-if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-  return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-end
-local limit_2 = 0
-if ARGV[7] ~= nil then
-  limit_2 = int(ARGV[7])
-end
-if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-  return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
-end
-local window_ms_2 = 0
-if ARGV[8] ~= nil then
-  window_ms_2 = int(ARGV[8])
-end
-if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-  return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
-end
-local limit_3 = 0
-if ARGV[9] ~= nil then
-  limit_3 = int(ARGV[9])
-end
-if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-  return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
-end
-local window_ms_3 = 0
-if ARGV[10] ~= nil then
-  window_ms_3 = int(ARGV[10])
-end
-if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-  return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
-end
-if not (window_ms % bucket_ms == 0) then
-  return bad('window_ms must be a multiple of bucket_ms')
-end
-if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-  return bad('window_ms must span at most 3600 buckets')
-end
-if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
-  return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
-end
-if not (window_ms_2 % bucket_ms == 0) then
-  return bad('window_ms_2 must be a multiple of bucket_ms')
-end
-if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-  return bad('window_ms_2 must span at most 3600 buckets')
-end
-if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
-  return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
-end
-if not (window_ms_3 % bucket_ms == 0) then
-  return bad('window_ms_3 must be a multiple of bucket_ms')
-end
-if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-  return bad('window_ms_3 must span at most 3600 buckets')
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-      '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
-end
-local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 10 then
+    return bad('expected 6 to 10 arguments (now_ms cost force limit window_ms bucket_ms [limit_2 window_ms_2 limit_3 window_ms_3]), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 500000000000 then
+    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
+  end
+  window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  bucket_ms = int(ARGV[6])
+  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
+    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  limit_2 = 0
+  if ARGV[7] ~= nil then
+    limit_2 = int(ARGV[7])
+  end
+  if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
+  end
+  window_ms_2 = 0
+  if ARGV[8] ~= nil then
+    window_ms_2 = int(ARGV[8])
+  end
+  if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
+    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
+  end
+  limit_3 = 0
+  if ARGV[9] ~= nil then
+    limit_3 = int(ARGV[9])
+  end
+  if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
+  end
+  window_ms_3 = 0
+  if ARGV[10] ~= nil then
+    window_ms_3 = int(ARGV[10])
+  end
+  if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
+    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
+  end
+  if not (window_ms % bucket_ms == 0) then
+    return bad('window_ms must be a multiple of bucket_ms')
+  end
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms must span at most 3600 buckets')
+  end
+  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
+    return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
+  end
+  if not (window_ms_2 % bucket_ms == 0) then
+    return bad('window_ms_2 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_2 must span at most 3600 buckets')
+  end
+  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
+    return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
+  end
+  if not (window_ms_3 % bucket_ms == 0) then
+    return bad('window_ms_3 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_3 must span at most 3600 buckets')
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 2 then
+    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
+        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  end
+  local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
+    return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local function win__parse(raw)
@@ -323,9 +430,13 @@ local latest__raw = redis.call('GET', KEYS[2])
 if latest__raw then
   local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
   if latest__raw__ts == nil or #latest__raw__ts > 17 then
-    return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+        'want the integers ts' .. ', got ' ..
+        (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
   end
-  latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
+  latest_ts = latest__raw__ts + 0
+  if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -341,7 +452,9 @@ if win__card > 0 then
   local bad__what, bad__v
   win__top, bad__what, bad__v = win__at(win__card - 1)
   if win__top == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
 
@@ -373,7 +486,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = win__below(num(from1)), win__card
   local sum__, bad__what, bad__v = win__sum(lo__, hi__)
   if sum__ == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   used1 = min(sum__, 3600000000000000)
 end
@@ -383,7 +498,9 @@ if on2 then -- else the value is not used
     local lo__, hi__ = win__below(num(from2)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     agg__2 = min(sum__, 3600000000000000)
   end
@@ -395,7 +512,9 @@ if on3 then -- else the value is not used
     local lo__, hi__ = win__below(num(from3)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     agg__3 = min(sum__, 3600000000000000)
   end
@@ -441,7 +560,9 @@ if not (ok or used1 + took + c <= limit) then -- else the value is not used
     local lo__, hi__ = win__below(num(from1)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__4 = e.start + window_ms
@@ -455,7 +576,9 @@ if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is 
     local lo__, hi__ = win__below(num(from2)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__5 = e.start + window_ms_2
@@ -469,7 +592,9 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
     local lo__, hi__ = win__below(num(from3)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__6 = e.start + window_ms_3
@@ -503,7 +628,9 @@ if not (x1 == 0) then -- else the value is not used
     local lo__, hi__ = win__below(num(from1)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__7 = e.start + window_ms
@@ -517,7 +644,9 @@ if not (x2 == 0) then -- else the value is not used
     local lo__, hi__ = win__below(num(from2)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__8 = e.start + window_ms_2
@@ -531,7 +660,9 @@ if not (x3 == 0) then -- else the value is not used
     local lo__, hi__ = win__below(num(from3)), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       agg__9 = e.start + window_ms_3
@@ -571,7 +702,7 @@ if took > 0 then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
   local t__22 = widest - eff % bucket_ms
-  redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
@@ -602,7 +733,6 @@ end}
 
 -- lua/bucket_window_reset.lua
 redis.register_function{function_name = 'limitspec_bucket_window_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'bucket_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -704,64 +834,139 @@ end}
 
 -- lua/fixed_window.lua
 redis.register_function{function_name = 'limitspec_fixed_window', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'fixed_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 5 or #ARGV > 5 then
-  return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, window_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 1000000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 100000000000 then break end
+  local k = KEYS[1]
+  local tail = '}:fw:' .. ARGV[5]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 1000000000000 then
-  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-end
-local window_ms = int(ARGV[5])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:fw:<window_ms>')
-end
-local tail = '}:fw:' .. num(window_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 5 or #ARGV > 5 then
+    return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:fw:<window_ms>')
+  end
+  local tail = '}:fw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local win_ts, win_n = 0, 0
@@ -769,10 +974,14 @@ local win__raw = redis.call('GET', KEYS[1])
 if win__raw then
   local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:n' .. ', got ' ..
+        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-  win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
+  win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
+  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+  if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -814,7 +1023,7 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
 end
 local t__5 = limit - after
 return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}
@@ -822,7 +1031,6 @@ end}
 
 -- lua/fixed_window_reset.lua
 redis.register_function{function_name = 'limitspec_fixed_window_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'fixed_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -863,85 +1071,155 @@ end}
 
 -- lua/gcra.lua
 redis.register_function{function_name = 'limitspec_gcra', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'gcra: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 6 then
-  return bad('expected 6 arguments (now_ms cost force burst rate period_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, burst, rate, period_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  burst = s + 0
+  if burst < 1 or burst > 1000000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  rate = s + 0
+  if rate > 1000000000000 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  period_ms = s + 0
+  if period_ms > 100000000000 then break end
+  if not (burst * period_ms <= 1000000000000000) then break end
+  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then break end
+  local k = KEYS[1]
+  local tail = '}:gcra:' .. ARGV[5] .. ':' .. ARGV[6]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local burst = int(ARGV[4])
-if burst == nil or burst < 1 or burst > 1000000000000 then
-  return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-end
-local rate = int(ARGV[5])
-if rate == nil or rate < 1 or rate > 1000000000000 then
-  return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-end
-local period_ms = int(ARGV[6])
-if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-  return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-end
-if not (burst * period_ms <= 1000000000000000) then
-  return bad('burst times period_ms must not exceed 10^15')
-end
-if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
-  return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
-end
--- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-    ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-    rate <= MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
-end
-if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-    ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-    rate >= -MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
-end
-local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 6 then
+    return bad('expected 6 arguments (now_ms cost force burst rate period_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  burst = int(ARGV[4])
+  if burst == nil or burst < 1 or burst > 1000000000000 then
+    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  rate = int(ARGV[5])
+  if rate == nil or rate < 1 or rate > 1000000000000 then
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  period_ms = int(ARGV[6])
+  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (burst * period_ms <= 1000000000000000) then
+    return bad('burst times period_ms must not exceed 10^15')
+  end
+  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
+    return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+  end
+  local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local cell_ts, cell_tat = 0, 0
@@ -949,10 +1227,14 @@ local cell__raw = redis.call('GET', KEYS[1])
 if cell__raw then
   local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
   if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:tat' .. ', got ' ..
+        (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
   end
-  cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
-  cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
+  cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
+  if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
+  if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -999,7 +1281,7 @@ if final > tat then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
 end
 local t__9 = tau - final
 local t__10 = (t__9 > 0 and t__9 or 0)
@@ -1016,7 +1298,6 @@ end}
 
 -- lua/gcra_reset.lua
 redis.register_function{function_name = 'limitspec_gcra_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'gcra: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -1046,17 +1327,6 @@ end
 if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
   return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-    ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-    rate <= MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
-end
-if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-    ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-    rate >= -MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
-end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
@@ -1078,85 +1348,155 @@ end}
 
 -- lua/leaky_bucket.lua
 redis.register_function{function_name = 'limitspec_leaky_bucket', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'leaky_bucket: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 6 then
-  return bad('expected 6 arguments (now_ms cost force capacity rate period_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, capacity, rate, period_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  capacity = s + 0
+  if capacity < 1 or capacity > 1000000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  rate = s + 0
+  if rate > 1000000000000 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  period_ms = s + 0
+  if period_ms > 100000000000 then break end
+  if not (capacity * period_ms <= 1000000000000000) then break end
+  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then break end
+  local k = KEYS[1]
+  local tail = '}:lb:' .. ARGV[5] .. ':' .. ARGV[6]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local capacity = int(ARGV[4])
-if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-end
-local rate = int(ARGV[5])
-if rate == nil or rate < 1 or rate > 1000000000000 then
-  return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-end
-local period_ms = int(ARGV[6])
-if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-  return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-end
-if not (capacity * period_ms <= 1000000000000000) then
-  return bad('capacity times period_ms must not exceed 10^15')
-end
-if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
-  return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-end
--- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-    ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-    rate <= MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
-end
-if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-    ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-    rate >= -MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
-end
-local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 6 then
+    return bad('expected 6 arguments (now_ms cost force capacity rate period_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  capacity = int(ARGV[4])
+  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  rate = int(ARGV[5])
+  if rate == nil or rate < 1 or rate > 1000000000000 then
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  period_ms = int(ARGV[6])
+  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (capacity * period_ms <= 1000000000000000) then
+    return bad('capacity times period_ms must not exceed 10^15')
+  end
+  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
+    return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
+  end
+  local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local queue_ts, queue_work = 0, 0
@@ -1164,10 +1504,14 @@ local queue__raw = redis.call('GET', KEYS[1])
 if queue__raw then
   local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
   if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:work' .. ', got ' ..
+        (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
   end
-  queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
-  queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
+  queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
+  if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
+  if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1214,7 +1558,7 @@ if final > ahead then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
 end
 local t__9 = full - final
 local t__10 = (t__9 > 0 and t__9 or 0)
@@ -1232,7 +1576,6 @@ end}
 
 -- lua/leaky_bucket_reset.lua
 redis.register_function{function_name = 'limitspec_leaky_bucket_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'leaky_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -1262,17 +1605,6 @@ end
 if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
   return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-    ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-    rate <= MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
-end
-if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-    ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-    rate >= -MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
-end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
@@ -1294,71 +1626,150 @@ end}
 
 -- lua/meta_window.lua
 redis.register_function{function_name = 'limitspec_meta_window', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'meta_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 6 then
-  return bad('expected 6 arguments (now_ms cost force meta limit window_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, meta, limit, window_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 6 or #KEYS ~= 2 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 100000 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 100000000000 then break end
+  local k = KEYS[1]
+  local tail = '}:mw:' .. ARGV[6]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  if KEYS[2] ~= k .. ':log' then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[4]
+  if #s > 256 then break end
+  meta = s
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[5])
-if limit == nil or limit < 1 or limit > 100000 then
-  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
-end
-local window_ms = int(ARGV[6])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
-end
-local tail = '}:mw:' .. num(window_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
-  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
-end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
-local meta = ARGV[4] or ''
-if #meta > 256 then
-  return bad('meta must be at most 256 bytes, got ' .. #meta)
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 6 then
+    return bad('expected 6 arguments (now_ms cost force meta limit window_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[5])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
+  end
+  window_ms = int(ARGV[6])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 2 then
+    return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+  end
+  local tail = '}:mw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
+    return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+  meta = ARGV[4] or ''
+  if #meta > 256 then
+    return bad('meta must be at most 256 bytes, got ' .. #meta)
+  end
 end
 
 -- state
@@ -1367,11 +1778,15 @@ local win__raw = redis.call('GET', KEYS[1])
 if win__raw then
   local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:start:used' .. ', got ' ..
+        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-  win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-  win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+  win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+  if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+  if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1386,7 +1801,9 @@ end
 -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
 local log__type = redis.call('TYPE', KEYS[2]).ok
 if log__type ~= 'none' and log__type ~= 'list' then
-  return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
+  return redis.error_reply('WRONGTYPE ' .. ALG ..
+      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+      log__type .. ', not a ' .. 'list')
 end
 
 -- decision
@@ -1429,7 +1846,7 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1], KEYS[2])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
   redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
   redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
 end
@@ -1439,7 +1856,6 @@ end}
 
 -- lua/meta_window_entries.lua
 redis.register_function{function_name = 'limitspec_meta_window_entries', flags = {'no-writes'}, callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -1486,7 +1902,8 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end
@@ -1500,11 +1917,15 @@ local win__raw = redis.call('GET', KEYS[1])
 if win__raw then
   local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:start:used' .. ', got ' ..
+        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-  win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-  win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+  win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+  if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+  if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
 end
 local function log__parse(raw)
   local out = {}
@@ -1527,7 +1948,9 @@ local function log__parse(raw)
 end
 local log, bad__what, bad__v = log__parse(redis.call('LRANGE', KEYS[2], 0, -1))
 if log == nil then
-  return corrupt(KEYS[2], bad__what, bad__v)
+  return redis.error_reply('BADSTATE ' .. ALG ..
+      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' .. bad__what ..
+      ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
 end
 log = keep_last(log, 2 * limit)
 
@@ -1555,7 +1978,6 @@ end}
 
 -- lua/meta_window_reset.lua
 redis.register_function{function_name = 'limitspec_meta_window_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -1726,7 +2148,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1851,9 +2274,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if latest__raw then
     local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
+    latest_ts = latest__raw__ts + 0
+    if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1869,7 +2296,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
     if win__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -1901,7 +2330,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = win__below(num(from1)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     used1 = min(sum__, 3600000000000000)
   end
@@ -1911,7 +2342,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__2 = min(sum__, 3600000000000000)
     end
@@ -1923,7 +2357,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__3 = min(sum__, 3600000000000000)
     end
@@ -1969,7 +2406,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__4 = e.start + window_ms
@@ -1983,7 +2423,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__5 = e.start + window_ms_2
@@ -1997,7 +2440,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__6 = e.start + window_ms_3
@@ -2031,7 +2477,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__7 = e.start + window_ms
@@ -2045,7 +2494,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__8 = e.start + window_ms_2
@@ -2059,7 +2511,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__9 = e.start + window_ms_3
@@ -2102,7 +2557,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     writes[#writes + 1] = function()
       local t__22 = widest - eff % bucket_ms
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
     end
     writes[#writes + 1] = function()
       do
@@ -2173,7 +2628,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -2194,10 +2650,14 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
+    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2240,7 +2700,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
     end
   end
   local t__5 = limit - after
@@ -2274,17 +2734,6 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
@@ -2307,7 +2756,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -2328,10 +2778,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if cell__raw then
     local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:tat' .. ', got ' ..
+          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
-    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
+    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
+    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
+    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2379,7 +2833,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = tau - final
@@ -2422,17 +2876,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
@@ -2455,7 +2898,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -2476,10 +2920,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if queue__raw then
     local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:work' .. ', got ' ..
+          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
-    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
+    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
+    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
+    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2527,7 +2975,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = full - final
@@ -2587,7 +3035,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -2612,11 +3061,15 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:start:used' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+    win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+    if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2631,7 +3084,9 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
   if log__type ~= 'none' and log__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
+    return redis.error_reply('WRONGTYPE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+        log__type .. ', not a ' .. 'list')
   end
 
   -- decision
@@ -2677,7 +3132,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
@@ -2731,7 +3186,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -2860,10 +3316,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if tally__raw then
     local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
     if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers total:ts' .. ', got ' ..
+          (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
     end
-    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
+    tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
+    if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
+    if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2880,7 +3340,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
     if log__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -2897,7 +3359,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = 0, log__below(num(from))
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     gone = min(sum__, 40000000000)
   end
@@ -2926,7 +3390,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       free_at = e.ts + window_ms
@@ -2939,7 +3405,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if hi__ > lo__ then
         local e, bad__what, bad__v = log__at(hi__ - 1)
         if e == nil then
-          return corrupt(KEYS[1], bad__what, bad__v)
+          return redis.error_reply('BADSTATE ' .. ALG ..
+              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+              bad__what .. ', got ' .. (#bad__v > 32 and
+              string.sub(bad__v, 1, 32) .. '...' or bad__v))
         end
         agg__3 = e.ts
       end
@@ -2980,7 +3449,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
     end
   end
   local t__6 = limit - after
@@ -3031,7 +3500,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -3052,11 +3522,15 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:cur:prev' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
-    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
+    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
+    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3127,7 +3601,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
     end
   end
   return {(ok and 1 or 0), limit, (room > 0 and room or 0),
@@ -3162,19 +3636,6 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
-      refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
-  end
-  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
-      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
@@ -3197,7 +3658,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -3218,10 +3680,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if bucket__raw then
     local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:level' .. ', got ' ..
+          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
-    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
+    bucket_ts, bucket_level = bucket__raw__ts + 0, bucket__raw__level + 0
+    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
+    if bucket_level < 0 - capacity * refill_ms then bucket_level = 0 - capacity * refill_ms elseif bucket_level >
+        capacity * refill_ms then bucket_level = capacity * refill_ms end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3269,7 +3736,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
     end
   end
   local t__10 = (after > 0 and after or 0)
@@ -3345,7 +3812,8 @@ ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, fro
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end
@@ -3420,7 +3888,6 @@ end}
 
 -- lua/policy_reset.lua
 redis.register_function{function_name = 'limitspec_policy_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'policy: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -3574,17 +4041,6 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
@@ -3625,17 +4081,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-  end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
@@ -3782,19 +4227,6 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
-      refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
-  end
-  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
-      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
@@ -3873,66 +4305,143 @@ end}
 redis.register_function{function_name = 'limitspec_sliding_log', callback = function(KEYS, ARGV)
 local min, max, floor = math.min, math.max, math.floor
 local ALG = 'sliding_log: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 5 or #ARGV > 5 then
-  return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, window_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 5 or #KEYS ~= 2 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 100000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 100000000000 then break end
+  local k = KEYS[1]
+  local tail = '}:sl:' .. ARGV[5]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  if KEYS[2] ~= k .. ':sum' then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 100000 then
-  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
-end
-local window_ms = int(ARGV[5])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
-end
-local tail = '}:sl:' .. num(window_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
-  return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 5 or #ARGV > 5 then
+    return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
+  end
+  window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 2 then
+    return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+  end
+  local tail = '}:sl:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
+    return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local function log__parse(raw)
@@ -4048,10 +4557,14 @@ local tally__raw = redis.call('GET', KEYS[2])
 if tally__raw then
   local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
   if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-    return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+        'want the integers total:ts' .. ', got ' ..
+        (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
   end
-  tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-  tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
+  tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
+  if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
+  if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4068,7 +4581,9 @@ if log__card > 0 then
   local bad__what, bad__v
   log__top, bad__what, bad__v = log__at(log__card - 1)
   if log__top == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
 
@@ -4085,7 +4600,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = 0, log__below(num(from))
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   gone = min(sum__, 40000000000)
 end
@@ -4114,7 +4631,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
   local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
   if e == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   if e then
     free_at = e.ts + window_ms
@@ -4127,7 +4646,10 @@ if not (took > 0) then -- else the value is not used
     if hi__ > lo__ then
       local e, bad__what, bad__v = log__at(hi__ - 1)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__3 = e.ts
     end
@@ -4163,7 +4685,7 @@ if took > 0 then
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
 end
 local t__6 = limit - after
 return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0),
@@ -4173,7 +4695,6 @@ end}
 
 -- lua/sliding_log_reset.lua
 redis.register_function{function_name = 'limitspec_sliding_log_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'sliding_log: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -4218,67 +4739,143 @@ end}
 
 -- lua/sliding_window.lua
 redis.register_function{function_name = 'limitspec_sliding_window', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'sliding_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 5 or #ARGV > 5 then
-  return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, window_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 1000000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 100000000000 then break end
+  if not (limit * window_ms <= 1000000000000000) then break end
+  local k = KEYS[1]
+  local tail = '}:sw:' .. ARGV[5]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 1000000000000 then
-  return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-end
-local window_ms = int(ARGV[5])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-end
-if not (limit * window_ms <= 1000000000000000) then
-  return bad('limit times window_ms must not exceed 10^15')
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:sw:<window_ms>')
-end
-local tail = '}:sw:' .. num(window_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 5 or #ARGV > 5 then
+    return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  if not (limit * window_ms <= 1000000000000000) then
+    return bad('limit times window_ms must not exceed 10^15')
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sw:<window_ms>')
+  end
+  local tail = '}:sw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local win_ts, win_cur, win_prev = 0, 0, 0
@@ -4286,11 +4883,15 @@ local win__raw = redis.call('GET', KEYS[1])
 if win__raw then
   local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:cur:prev' .. ', got ' ..
+        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-  win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
-  win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
+  win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
+  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+  if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
+  if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4360,14 +4961,13 @@ if after > cur then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
 end
 return {(ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}
 end}
 
 -- lua/sliding_window_reset.lua
 redis.register_function{function_name = 'limitspec_sliding_window_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'sliding_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -4411,87 +5011,155 @@ end}
 
 -- lua/token_bucket.lua
 redis.register_function{function_name = 'limitspec_token_bucket', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'token_bucket: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 6 then
-  return bad('expected 6 arguments (now_ms cost force capacity refill_tokens refill_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, capacity, refill_tokens, refill_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  capacity = s + 0
+  if capacity < 1 or capacity > 1000000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  refill_tokens = s + 0
+  if refill_tokens > 1000000000000 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  refill_ms = s + 0
+  if refill_ms > 100000000000 then break end
+  if not (capacity * refill_ms <= 1000000000000000) then break end
+  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then break end
+  local k = KEYS[1]
+  local tail = '}:tb:' .. ARGV[5] .. ':' .. ARGV[6]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local capacity = int(ARGV[4])
-if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-  return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-end
-local refill_tokens = int(ARGV[5])
-if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-  return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-end
-local refill_ms = int(ARGV[6])
-if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-  return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-end
-if not (capacity * refill_ms <= 1000000000000000) then
-  return bad('capacity times refill_ms must not exceed 10^15')
-end
-if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
-  return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-end
--- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-    refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-    (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
-    refill_tokens <= MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
-end
-if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-    (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
-    ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-    refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
-end
-local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 6 then
+    return bad('expected 6 arguments (now_ms cost force capacity refill_tokens refill_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  capacity = int(ARGV[4])
+  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  refill_tokens = int(ARGV[5])
+  if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
+    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  refill_ms = int(ARGV[6])
+  if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
+    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (capacity * refill_ms <= 1000000000000000) then
+    return bad('capacity times refill_ms must not exceed 10^15')
+  end
+  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
+    return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
+  end
+  local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local bucket_ts, bucket_level = 0, capacity * refill_ms
@@ -4499,10 +5167,15 @@ local bucket__raw = redis.call('GET', KEYS[1])
 if bucket__raw then
   local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
   if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:level' .. ', got ' ..
+        (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
   end
-  bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
-  bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
+  bucket_ts, bucket_level = bucket__raw__ts + 0, bucket__raw__level + 0
+  if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
+  if bucket_level < 0 - capacity * refill_ms then bucket_level = 0 - capacity * refill_ms elseif bucket_level >
+      capacity * refill_ms then bucket_level = capacity * refill_ms end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -4549,7 +5222,7 @@ if after < level then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
 end
 local t__10 = (after > 0 and after or 0)
 local t__11
@@ -4565,7 +5238,6 @@ end}
 
 -- lua/token_bucket_reset.lua
 redis.register_function{function_name = 'limitspec_token_bucket_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'token_bucket: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -4595,19 +5267,6 @@ end
 if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
   return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
 end
--- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-    refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-    (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
-    refill_tokens <= MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
-end
-if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-    (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
-    ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-    refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
-  return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
-end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
@@ -4628,5 +5287,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '3a061a3be1945e0619d9de3c2c2f88344c10e22e'
+  return '075ccb58a84a6e32c27cc4b5d72f27c81f46f31c'
 end}

@@ -51,8 +51,6 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
-local min, max, floor = math.min, math.max, math.floor
-
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
@@ -62,46 +60,6 @@ local COST_MAX = 9007199254740991
 local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
--- the most buckets one bucket_window tier spans
-local BUCKETS_MAX = 3600
--- 2^52: running sums of zset entries are kept modulo it
-local RUN_MOD = 4503599627370496
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
-
--- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-local function int(s)
-  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-    return nil
-  end
-  return tonumber(s)
-end
-
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
-end
-
--- s cut to 32 bytes, for an error message
-local function clip(s)
-  s = tostring(s)
-  if #s > 32 then
-    return string.sub(s, 1, 32) .. '...'
-  end
-  return s
-end
 
 -- integer to string without exponent notation
 local function num(n)
@@ -109,69 +67,149 @@ local function num(n)
 end
 
 local ALG = 'meta_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 6 then
-  return bad('expected 6 arguments (now_ms cost force meta limit window_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, meta, limit, window_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 6 or #KEYS ~= 2 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 100000 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 100000000000 then break end
+  local k = KEYS[1]
+  local tail = '}:mw:' .. ARGV[6]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  if KEYS[2] ~= k .. ':log' then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[4]
+  if #s > 256 then break end
+  meta = s
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[5])
-if limit == nil or limit < 1 or limit > 100000 then
-  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
-end
-local window_ms = int(ARGV[6])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
-end
-local tail = '}:mw:' .. num(window_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
-  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
-end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
-local meta = ARGV[4] or ''
-if #meta > 256 then
-  return bad('meta must be at most 256 bytes, got ' .. #meta)
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 6 then
+    return bad('expected 6 arguments (now_ms cost force meta limit window_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[5])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
+  end
+  window_ms = int(ARGV[6])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 2 then
+    return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+  end
+  local tail = '}:mw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
+    return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+  meta = ARGV[4] or ''
+  if #meta > 256 then
+    return bad('meta must be at most 256 bytes, got ' .. #meta)
+  end
 end
 
 -- state
@@ -180,11 +218,15 @@ local win__raw = redis.call('GET', KEYS[1])
 if win__raw then
   local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:start:used' .. ', got ' ..
+        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-  win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-  win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+  win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+  if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+  if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -199,7 +241,9 @@ end
 -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
 local log__type = redis.call('TYPE', KEYS[2]).ok
 if log__type ~= 'none' and log__type ~= 'list' then
-  return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
+  return redis.error_reply('WRONGTYPE ' .. ALG ..
+      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+      log__type .. ', not a ' .. 'list')
 end
 
 -- decision
@@ -242,7 +286,7 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1], KEYS[2])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
   redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
   redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
 end

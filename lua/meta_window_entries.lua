@@ -36,23 +36,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
-local min, max, floor = math.min, math.max, math.floor
-
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
--- 2^53 - 1
-local COST_MAX = 9007199254740991
--- kept past the reset time, for lagging clocks
-local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
--- the most buckets one bucket_window tier spans
-local BUCKETS_MAX = 3600
--- 2^52: running sums of zset entries are kept modulo it
-local RUN_MOD = 4503599627370496
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -166,7 +154,8 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end
@@ -180,11 +169,15 @@ local win__raw = redis.call('GET', KEYS[1])
 if win__raw then
   local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
   if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:start:used' .. ', got ' ..
+        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
   end
-  win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-  win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-  win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+  win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+  if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+  if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
 end
 local function log__parse(raw)
   local out = {}
@@ -207,7 +200,9 @@ local function log__parse(raw)
 end
 local log, bad__what, bad__v = log__parse(redis.call('LRANGE', KEYS[2], 0, -1))
 if log == nil then
-  return corrupt(KEYS[2], bad__what, bad__v)
+  return redis.error_reply('BADSTATE ' .. ALG ..
+      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' .. bad__what ..
+      ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
 end
 log = keep_last(log, 2 * limit)
 

@@ -50,8 +50,6 @@ local MAX_SKEW_MS = 60000
 local BUCKETS_MAX = 3600
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -107,17 +105,6 @@ local function split(s, n)
   return parts
 end
 
--- the last n entries of list
-local function keep_last(list, n)
-  if #list <= n then
-    return list
-  end
-  local out = {}
-  for i = #list - n + 1, #list do
-    out[#out + 1] = list[i]
-  end
-  return out
-end
 
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
@@ -244,7 +231,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -369,9 +357,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if latest__raw then
     local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
+    latest_ts = latest__raw__ts + 0
+    if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -387,7 +379,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
     if win__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -419,7 +413,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = win__below(num(from1)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     used1 = min(sum__, 3600000000000000)
   end
@@ -429,7 +425,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__2 = min(sum__, 3600000000000000)
     end
@@ -441,7 +440,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__3 = min(sum__, 3600000000000000)
     end
@@ -487,7 +489,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__4 = e.start + window_ms
@@ -501,7 +506,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__5 = e.start + window_ms_2
@@ -515,7 +523,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__6 = e.start + window_ms_3
@@ -549,7 +560,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__7 = e.start + window_ms
@@ -563,7 +577,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__8 = e.start + window_ms_2
@@ -577,7 +594,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__9 = e.start + window_ms_3
@@ -620,7 +640,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     writes[#writes + 1] = function()
       local t__22 = widest - eff % bucket_ms
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
     end
     writes[#writes + 1] = function()
       do
@@ -691,7 +711,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -712,10 +733,14 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
+    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -758,7 +783,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
     end
   end
   local t__5 = limit - after
@@ -792,17 +817,6 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
@@ -825,7 +839,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -846,10 +861,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if cell__raw then
     local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:tat' .. ', got ' ..
+          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
-    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
+    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
+    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
+    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -897,7 +916,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = tau - final
@@ -940,17 +959,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
@@ -973,7 +981,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -994,10 +1003,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if queue__raw then
     local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:work' .. ', got ' ..
+          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
-    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
+    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
+    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
+    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1045,7 +1058,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = full - final
@@ -1105,7 +1118,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1130,11 +1144,15 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:start:used' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+    win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+    if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1149,7 +1167,9 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
   if log__type ~= 'none' and log__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
+    return redis.error_reply('WRONGTYPE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+        log__type .. ', not a ' .. 'list')
   end
 
   -- decision
@@ -1195,7 +1215,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
@@ -1249,7 +1269,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1378,10 +1399,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if tally__raw then
     local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
     if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers total:ts' .. ', got ' ..
+          (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
     end
-    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
+    tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
+    if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
+    if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1398,7 +1423,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
     if log__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -1415,7 +1442,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = 0, log__below(num(from))
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     gone = min(sum__, 40000000000)
   end
@@ -1444,7 +1473,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       free_at = e.ts + window_ms
@@ -1457,7 +1488,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if hi__ > lo__ then
         local e, bad__what, bad__v = log__at(hi__ - 1)
         if e == nil then
-          return corrupt(KEYS[1], bad__what, bad__v)
+          return redis.error_reply('BADSTATE ' .. ALG ..
+              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+              bad__what .. ', got ' .. (#bad__v > 32 and
+              string.sub(bad__v, 1, 32) .. '...' or bad__v))
         end
         agg__3 = e.ts
       end
@@ -1498,7 +1532,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
     end
   end
   local t__6 = limit - after
@@ -1549,7 +1583,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1570,11 +1605,15 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:cur:prev' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
-    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
+    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
+    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1645,7 +1684,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
     end
   end
   return {(ok and 1 or 0), limit, (room > 0 and room or 0),
@@ -1680,19 +1719,6 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
-      refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
-  end
-  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
-      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
@@ -1715,7 +1741,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1736,10 +1763,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if bucket__raw then
     local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:level' .. ', got ' ..
+          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
-    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
+    bucket_ts, bucket_level = bucket__raw__ts + 0, bucket__raw__level + 0
+    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
+    if bucket_level < 0 - capacity * refill_ms then bucket_level = 0 - capacity * refill_ms elseif bucket_level >
+        capacity * refill_ms then bucket_level = capacity * refill_ms end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1787,7 +1819,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
     end
   end
   local t__10 = (after > 0 and after or 0)
@@ -1863,7 +1895,8 @@ ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, fro
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end

@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "3a061a3be1945e0619d9de3c2c2f88344c10e22e", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "29aadc7dc5eff88b8f835f68f45f39c2e72e3e1c"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3a4773b914d012a7336d2fb7c49cf16a73b941d7"},
+		Name: "limitspec", Version: "075ccb58a84a6e32c27cc4b5d72f27c81f46f31c", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6a03b33db7c69165547155856b10079575012b31"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e15777594f429097e7a496182324ee30fd668215"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -83,8 +83,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "90ad1240d56e4cbc9e2cecab47d28b9dd5edbdc4"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "cb53caf1acf1bb604248b2488f432240f590ac46"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "ace38a30fe59cfea0bbfaa2e8f7911826bcd4df5"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "310c6b4c14f02344d297312c6b51a93cb4db8240"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -95,8 +95,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "9aacc16ff1dbe3c7aca6b02f51664bfce5b5126a"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "fc02ca6e59293967e3eb52abc2fad42cb6f83057"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "2fee4ad9b9f53de27c62d999009f145bfbd5d861"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "b15601b81eff870018cbb4a1dd9ab993a1638bc3"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -105,8 +105,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "e10fac8f5973d2552d0630ec494f98b9253d2d71"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "d5ce2af42849459f725e673f61567d49b757bb13"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "6eb7461a5648029401163913b3d257d006a65c19"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "403e5f030af66bd6b65187528f0c0a4d0e2fabe1"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -115,8 +115,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "28e8a687d2d5148a885522c8fd272b5501b84eac"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "aa673be3e34673f48c16be055d3e6eed1b8fc649"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "990365273146a20bd0b56e8a81b24a98b433f645"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "16b6455fdaa477ec3ea104aa2b1ce93678b082ea"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -125,10 +125,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "2e244c48a41f68c423224f204726ceebd1dba9c4"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "6197e1940a3936e1b14693a9d76726e7745a2fcf"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "2c02775cbbe4ff7187c96ae4a368d4b443a0200f"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "9729bdf6c2c09f27a8684db5002510a553faaf7f"},
 		Views: []kit.View{{Name: "entries",
-			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "f95a76ce02deca71f6730b43ff692d461bb3a03a"},
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "45e5326c6a63657c3e9ffb46351bd5960085ce3d"},
 			Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
@@ -137,8 +137,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "be29a78d0836274017fb3892a24f895bbe421315"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "056daae6dafb2f4165caa863813d50974f9afecb"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "60f4ee886aa05dafd34055f59a4bfee0e64ab86f"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "727ea2fdc02efeae1dc6cf79b67057019176c744"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -147,8 +147,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "0c06201b2436e3c26ed1cd444fe5f07e815ecfd7"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "2ebc827446dc0e5eb1e65585a6e3b02c1dafd56c"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "bf162fdcb310cc46a5784a2a6ff068e379b9e002"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "cac790b58e6613902375f76bfaa0e69b7094ff92"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -157,8 +157,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "50c79519b88bed8ba70500287d059f43441566d3"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "c85c812ffa0c9de28e01a3a2e5ac349ab889cb8a"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "496a4da523922c2387dcff29e79ed543a7a8852c"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "ff39a11ba300c4caa978542695a69a641074c90d"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

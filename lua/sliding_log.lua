@@ -67,12 +67,8 @@ local COST_MAX = 9007199254740991
 local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
--- the most buckets one bucket_window tier spans
-local BUCKETS_MAX = 3600
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -99,15 +95,6 @@ local function field(v, dflt, lo, hi)
   return n
 end
 
--- s cut to 32 bytes, for an error message
-local function clip(s)
-  s = tostring(s)
-  if #s > 32 then
-    return string.sub(s, 1, 32) .. '...'
-  end
-  return s
-end
-
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -128,79 +115,144 @@ local function split(s, n)
   return parts
 end
 
--- the last n entries of list
-local function keep_last(list, n)
-  if #list <= n then
-    return list
-  end
-  local out = {}
-  for i = #list - n + 1, #list do
-    out[#out + 1] = list[i]
-  end
-  return out
-end
-
 local ALG = 'sliding_log: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 5 or #ARGV > 5 then
-  return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, window_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 5 or #KEYS ~= 2 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 100000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 100000000000 then break end
+  local k = KEYS[1]
+  local tail = '}:sl:' .. ARGV[5]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  if KEYS[2] ~= k .. ':sum' then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 100000 then
-  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
-end
-local window_ms = int(ARGV[5])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
-end
-local tail = '}:sl:' .. num(window_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
-  return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 5 or #ARGV > 5 then
+    return bad('expected 5 arguments (now_ms cost force limit window_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
+  end
+  window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 2 then
+    return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+  end
+  local tail = '}:sl:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
+    return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local function log__parse(raw)
@@ -316,10 +368,14 @@ local tally__raw = redis.call('GET', KEYS[2])
 if tally__raw then
   local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
   if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-    return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+        'want the integers total:ts' .. ', got ' ..
+        (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
   end
-  tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-  tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
+  tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
+  if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
+  if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -336,7 +392,9 @@ if log__card > 0 then
   local bad__what, bad__v
   log__top, bad__what, bad__v = log__at(log__card - 1)
   if log__top == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
 
@@ -353,7 +411,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = 0, log__below(num(from))
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   gone = min(sum__, 40000000000)
 end
@@ -382,7 +442,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
   local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
   if e == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   if e then
     free_at = e.ts + window_ms
@@ -395,7 +457,10 @@ if not (took > 0) then -- else the value is not used
     if hi__ > lo__ then
       local e, bad__what, bad__v = log__at(hi__ - 1)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__3 = e.ts
     end
@@ -431,7 +496,7 @@ if took > 0 then
   end
   redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
-  redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
 end
 local t__6 = limit - after
 return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0),

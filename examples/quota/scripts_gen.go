@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "a93bb3b452b8472ff5606c20a4f79a43520ec46a", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "b4afc897f8049d1d775f8d4ad16f3573c48dcd7d"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b93e786500f07d55d0b9c1fdfb9e078cac8fb5c4"},
+		Name: "quota", Version: "2e1506707bb45a8f81b12b35069a6394597c4bb1", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "fbe1ceb3f089049c0ff407bd079d0cff42a0be42"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3ce75e9a69e0d2e6bbe1614acff62c8aa59e6e86"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -38,8 +38,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "6f863c307e39c9841bbef15beebacce1317068e3"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "1e2556b893712cc6e64060599f526786585338d9"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "a4bc23b70f95f8f639d73ca992a48b7953b21178"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "2fb9e54f47d5fac53b4b4336372406904be2c64b"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
 		Inputs: []string{},

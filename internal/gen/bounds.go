@@ -452,7 +452,14 @@ func (an *analyzer) static1(e Expr) (lo, hi *big.Int) {
 			if xl.Sign() < 0 || yl.Sign() < 0 {
 				return new(big.Int).Neg(inf), inf
 			}
-			return new(big.Int).Mul(xl, yl), new(big.Int).Mul(xh, yh)
+			hi := new(big.Int).Mul(xh, yh)
+			if q, ok := an.quotientTimesDivisor(e.X, e.Y); ok && q.Cmp(hi) < 0 {
+				hi = q
+			}
+			if q, ok := an.quotientTimesDivisor(e.Y, e.X); ok && q.Cmp(hi) < 0 {
+				hi = q
+			}
+			return new(big.Int).Mul(xl, yl), hi
 		case OpDiv:
 			if yl.Sign() <= 0 || xl.Sign() < 0 {
 				return new(big.Int).Neg(inf), inf
@@ -461,6 +468,50 @@ func (an *analyzer) static1(e Expr) (lo, hi *big.Int) {
 		}
 	}
 	panic(fmt.Sprintf("static bound of %s", Format(e)))
+}
+
+// quotientTimesDivisor bounds q * d where q is a / d, ceildiv(a, d), or
+// the min of one of them and anything: a / d * d is at most a, and
+// ceildiv(a, d) * d at most a + d - 1, for 0 <= a and 1 <= d. The
+// intervals alone would multiply the largest quotient by the largest
+// divisor, which no pair of values reaches: min(NOW_MAX, ceildiv(x, r))
+// * r is below x + r, not NOW_MAX * r.
+func (an *analyzer) quotientTimesDivisor(q, d Expr) (*big.Int, bool) {
+	for {
+		c, ok := q.(*Call)
+		if !ok || c.Fn != OpMin {
+			break
+		}
+		if x, ok := an.quotientTimesDivisor(c.Args[0], d); ok {
+			return x, true
+		}
+		q = c.Args[1]
+	}
+	var a, b Expr
+	ceil := false
+	switch q := q.(type) {
+	case *Call:
+		if q.Fn != OpCeilDiv {
+			return nil, false
+		}
+		a, b, ceil = q.Args[0], q.Args[1], true
+	case *Binary:
+		if q.Op != OpDiv {
+			return nil, false
+		}
+		a, b = q.X, q.Y
+	default:
+		return nil, false
+	}
+	al, ah := an.static(a)
+	bl, bh := an.static(b)
+	if Format(b) != Format(d) || al.Sign() < 0 || bl.Sign() <= 0 {
+		return nil, false
+	}
+	if !ceil {
+		return ah, true
+	}
+	return new(big.Int).Sub(new(big.Int).Add(ah, bh), big.NewInt(1)), true
 }
 
 func bigMin(a, b *big.Int) *big.Int {

@@ -187,9 +187,12 @@ func wholeParens(s string) bool {
 // luaConstants declares the spec's constants, by which the code reads
 // them (NOW_MAX, COST_MAX, MAX_SKEW_MS, ...), and MAX_SAFE, the bound
 // of the exactness checks (see bounds.go).
-func luaConstants(w *writer, sp *Spec) {
+func luaConstants(w *writer, sp *Spec) { luaConstantList(w, constants(sp)) }
+
+// luaConstantList declares the constants cs.
+func luaConstantList(w *writer, cs []*Const) {
 	w.line("-- the spec's constants")
-	for _, c := range constants(sp) {
+	for _, c := range cs {
 		commentLines(w, "--", c.Comments)
 		w.line("local %s = %d", c.Name, c.Value)
 	}
@@ -221,84 +224,6 @@ const (
 	runModName  = "RUN_MOD"
 )
 
-// luaMathLocals begins every script: math's functions as locals.
-const luaMathLocals = "local min, max, floor = math.min, math.max, math.floor\n"
-
-// luaPrelude is the same in every script: small helpers for integer
-// arguments and stored fields (divisions and conditions are written
-// inline: see luaExact). They read no global until called, so that the
-// Functions library can define them once: a library's code may read no
-// global such as math while it loads.
-const luaPrelude = `-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-local function int(s)
-  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-    return nil
-  end
-  return tonumber(s)
-end
-
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
-end
-
--- s cut to 32 bytes, for an error message
-local function clip(s)
-  s = tostring(s)
-  if #s > 32 then
-    return string.sub(s, 1, 32) .. '...'
-  end
-  return s
-end
-
--- integer to string without exponent notation
-local function num(n)
-  return string.format('%d', n)
-end
-`
-
-// luaEntryPrelude holds the helpers of scripts that read collections.
-const luaEntryPrelude = `
--- s split at its first n-1 colons into n parts, or nil
-local function split(s, n)
-  local parts, from = {}, 1
-  for i = 1, n - 1 do
-    local at = string.find(s, ':', from, true)
-    if not at then
-      return nil
-    end
-    parts[i] = string.sub(s, from, at - 1)
-    from = at + 1
-  end
-  parts[n] = string.sub(s, from)
-  return parts
-end
-
--- the last n entries of list
-local function keep_last(list, n)
-  if #list <= n then
-    return list
-  end
-  local out = {}
-  for i = #list - n + 1, #list do
-    out[#out + 1] = list[i]
-  end
-  return out
-end
-`
-
 // luaScriptName is the script of an algorithm, or of one of its views.
 func luaScriptName(a *Algorithm, v *View) string {
 	if v == nil {
@@ -324,10 +249,9 @@ func emitLua(sp *Spec, a *Algorithm, v *View) scriptParts {
 	w.line("--")
 	luaHeader(&w, sp, a, v)
 	w.line("")
-	luaHelpers(&w, sp, luaUsesEntries(a, v))
-	w.line("")
-	luaScriptCode(&w, sp, a, v)
-	return luaScriptOf(&w)
+	var code writer
+	exact := luaScriptCode(&code, sp, a, v)
+	return luaAssemble(&w, sp, code.b.String(), exact)
 }
 
 // The suffix of the script that goes with a decision, its reset:
@@ -343,20 +267,33 @@ func algorithmSource(sp *Spec) string {
 }
 
 // luaScriptCode emits a script's own code, after its header and the
-// shared helpers: the decision of a (v nil) or the view v.
-func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View) {
+// helpers it uses: the decision of a (v nil) or the view v. It returns
+// the text of the block that checks a decision's arguments exactly
+// (luaExactArgs), which declares the helpers it calls itself.
+func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View) string {
 	ints, strs, firstParam := luaArgs(sp, a, v)
-	luaErrors(w, a.Name, true)
+	if v != nil {
+		luaErrors(w, a.Name, true)
+		w.line("")
+		luaArgCount(w, sp, a, v)
+		w.line("")
+		luaParams(w, a, firstParam)
+		w.line("")
+		luaKeys(w, a, "")
+		w.line("")
+		luaInputs(w, ints, strs, false)
+		w.line("")
+		luaDecision(w, sp, a, v, "")
+		return ""
+	}
+	w.line("local ALG = %s", luaStr(a.Name+": "))
 	w.line("")
-	luaArgCount(w, sp, a, v)
+	luaFastArgs(w, sp, a)
+	exact := luaExactArgs(sp, a)
+	w.raw(exact)
 	w.line("")
-	luaParams(w, a, firstParam)
-	w.line("")
-	luaKeys(w, a, "")
-	w.line("")
-	luaInputs(w, ints, strs, luaTakesForce(v))
-	w.line("")
-	luaDecision(w, sp, a, v, "")
+	luaDecision(w, sp, a, nil, "")
+	return exact
 }
 
 // luaParams parses and checks the parameters, from ARGV[firstParam] on,
@@ -367,12 +304,12 @@ func luaParams(w *writer, a *Algorithm, firstParam int) {
 		arg := fmt.Sprintf("ARGV[%d]", i+firstParam)
 		n := luaName(p.Name)
 		if p.Default != nil {
-			w.line("local %s = %d", n, *p.Default)
+			w.line("%s%s = %d", w.decl(), n, *p.Default)
 			w.line("if %s ~= nil then", arg)
 			w.line("  %s = int(%s)", n, arg)
 			w.line("end")
 		} else {
-			w.line("local %s = int(%s)", n, arg)
+			w.line("%s%s = int(%s)", w.decl(), n, arg)
 		}
 		w.line("if %s == nil or %s < %d or %s > %d then", n, n, p.Min, n, p.Max)
 		w.line("  return bad(%s .. clip(%s))", luaStr(msgParamPrefix(p)), arg)
@@ -455,15 +392,16 @@ func luaInputs(w *writer, ints []*Input, strs []*StrInput, force bool) {
 	for i, in := range ints {
 		arg := fmt.Sprintf("ARGV[%d]", i+1)
 		if in.Name == "now" {
-			w.line("local now")
+			if w.decl() != "" {
+				w.line("local now")
+			}
 			w.line("if %s == '' then -- the Redis server's clock", arg)
-			w.line("  local t = redis.call('TIME')")
-			w.line("  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)")
+			luaServerClock(w, "  ")
 			w.line("else")
 			w.line("  now = int(%s)", arg)
 			w.line("end")
 		} else {
-			w.line("local %s = int(%s)", in.Name, arg)
+			w.line("%s%s = int(%s)", w.decl(), in.Name, arg)
 		}
 		w.line("if %s == nil or %s < %d or %s > %s then", in.Name, in.Name, in.Min, in.Name, luaExact.print(&Lit{V: in.Max, Name: in.MaxName}))
 		w.line("  return bad(%s .. clip(%s))", luaStr(msgInputPrefix(in)), arg)
@@ -477,7 +415,7 @@ func luaInputs(w *writer, ints []*Input, strs []*StrInput, force bool) {
 	for i, in := range strs {
 		arg := fmt.Sprintf("ARGV[%d]", first+i)
 		n := luaName(in.Name)
-		w.line("local %s = %s or ''", n, arg)
+		w.line("%s%s = %s or ''", w.decl(), n, arg)
 		w.line("if #%s > %d then", n, in.MaxLen)
 		w.line("  return bad(%s .. #%s)", luaStr(msgStrPrefix(in)), n)
 		w.line("end")
@@ -593,7 +531,7 @@ func luaTypeChecks(w *writer, a *Algorithm, used usage) {
 		w.line("-- %s is written but not read: its type, before any write", keyTemplate(s))
 		w.line("local %s__type = redis.call('TYPE', KEYS[%d]).ok", luaName(s.Name), i+1)
 		w.line("if %s__type ~= 'none' and %s__type ~= %s then", luaName(s.Name), luaName(s.Name), luaStr(s.Kind.String()))
-		w.line("  return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[%d]) .. ' holds a ' .. %s__type .. ', not a ' .. %s)", i+1, luaName(s.Name), luaStr(s.Kind.String()))
+		w.line("  return redis.error_reply('WRONGTYPE ' .. ALG .. %s .. ' holds a ' .. %s__type .. ', not a ' .. %s)", luaClip(fmt.Sprintf("KEYS[%d]", i+1)), luaName(s.Name), luaStr(s.Kind.String()))
 		w.line("end")
 	}
 }
@@ -661,29 +599,48 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 // expression) into their locals: each its default when the key is
 // absent, else the integers the string packs, joined by ":", each clamped
 // into its domain. A string that does not hold them, or one of more than
-// 17 characters, is BADSTATE.
+// 17 characters, is BADSTATE. One pattern match reads every field, and
+// Lua's conversion of a string in arithmetic turns each into a number
+// (the pattern has checked it is one).
 func luaReadPacked(w *writer, s *State, k string) {
 	raw := luaName(s.Name) + "__raw"
-	var vars, defaults, caps, names, parts, long []string
+	var vars, defaults, caps, names, parts, long, nums []string
 	for _, f := range s.Fields {
+		p := raw + "__" + f.Name
 		vars = append(vars, luaFieldVar(f))
 		defaults = append(defaults, luaExact.print(f.Default))
 		caps = append(caps, "(%-?%d+)")
 		names = append(names, f.Name)
-		parts = append(parts, raw+"__"+f.Name)
-		long = append(long, "#"+raw+"__"+f.Name+" > 17")
+		parts = append(parts, p)
+		long = append(long, "#"+p+" > 17")
+		nums = append(nums, p+" + 0")
 	}
 	w.line("local %s = %s", strings.Join(vars, ", "), strings.Join(defaults, ", "))
 	w.line("local %s = redis.call('GET', %s)", raw, k)
 	w.line("if %s then", raw)
 	w.line("  local %s = string.match(%s, %s)", strings.Join(parts, ", "), raw, luaStr("^"+strings.Join(caps, ":")+"$"))
 	w.line("  if %s == nil or %s then", parts[0], strings.Join(long, " or "))
-	w.line("    return corrupt(%s, %s, %s)", k, luaStr("want the integers "+strings.Join(names, ":")), raw)
+	w.line("    return %s", luaCorrupt(k, luaStr("want the integers "+strings.Join(names, ":")), raw))
 	w.line("  end")
+	w.line("  %s = %s", strings.Join(vars, ", "), strings.Join(nums, ", "))
 	for i, f := range s.Fields {
-		w.line("  %s = min(max(tonumber(%s), %s), %s)", vars[i], parts[i], luaExact.print(f.Min), luaExact.print(f.Max))
+		v, lo, hi := vars[i], luaExact.print(f.Min), luaExact.print(f.Max)
+		w.line("  if %s < %s then %s = %s elseif %s > %s then %s = %s end", v, lo, v, lo, v, hi, v, hi)
 	}
 	w.line("end")
+}
+
+// luaCorrupt is the Lua expression of the BADSTATE error of the key k
+// holding v, for the reason what (Lua expressions, all three).
+func luaCorrupt(k, what, v string) string {
+	return "redis.error_reply('BADSTATE ' .. ALG .. " + luaClip(k) + " .. ': ' .. " + what + " .. ', got ' .. " + luaClip(v) + ")"
+}
+
+// luaClip is the Lua expression of the string s (a leaf) cut to 32
+// bytes, for an error message, as the helper clip cuts it: written out,
+// so that a script makes no helper for its errors.
+func luaClip(s string) string {
+	return "(#" + s + " > 32 and string.sub(" + s + ", 1, 32) .. '...' or " + s + ")"
 }
 
 // luaAggregates computes the aggregates of one statement into locals
@@ -942,12 +899,13 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 		b.ttls = map[*State]string{} // the branch may have changed any key
 	case *Store:
 		b.wiped = luaWipe(w, e.a, ind, b.wiped)
-		var vals []string
+		var vals, formats []string
 		for i := range s.State.Fields {
-			vals = append(vals, "num("+d.print(s.Values[i])+")")
+			vals, formats = append(vals, d.print(s.Values[i])), append(formats, "%d")
 		}
 		ttl := d.print(s.TTL)
-		e.line(ind, "redis.call('SET', %s, %s, 'PX', num(%s))", e.key(s.State), strings.Join(vals, " .. ':' .. "), ttl)
+		e.line(ind, "redis.call('PSETEX', %s, string.format('%%d', %s), string.format(%s, %s))",
+			e.key(s.State), ttl, luaStr(strings.Join(formats, ":")), strings.Join(vals, ", "))
 		b.ttls[s.State] = ttl
 	case *Add:
 		e.add(b, s)
@@ -1251,8 +1209,20 @@ type writer struct {
 	// Go it runs under "if commit".
 	commitOnly bool
 	// codeAt is where a Lua script's own code begins: after its header
-	// and the shared helpers (luaHelpers sets it).
+	// and the helpers it uses (luaAssemble sets it).
 	codeAt int
+	// assign writes the parsed arguments into locals declared before
+	// (luaExactArgs), instead of declaring them.
+	assign bool
+}
+
+// decl is what begins the statement that sets a parsed argument: "local "
+// unless w assigns.
+func (w *writer) decl() string {
+	if w.assign {
+		return ""
+	}
+	return "local "
 }
 
 func (w *writer) line(format string, args ...any) {

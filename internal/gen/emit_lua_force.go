@@ -23,7 +23,7 @@ func luaForceArg(w *writer, i int) {
 	w.line("if %s ~= '0' and %s ~= '1' then", arg, arg)
 	w.line("  return bad(%s .. clip(%s))", luaStr(msgForcePrefix), arg)
 	w.line("end")
-	w.line("local force = %s == '1' -- the forced call: the cost is consumed even when denied", arg)
+	w.line("%sforce = %s == '1' -- the forced call: the cost is consumed even when denied", w.decl(), arg)
 }
 
 // msgForcePrefix refuses a force that is not "0" or "1" (the policy

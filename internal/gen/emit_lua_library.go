@@ -44,7 +44,7 @@ func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte, codes map[stri
 	w.line("-- persisted and replicated with the data. %s replies with", libraryFunction(sp, "version"))
 	w.line("-- its version (manifest.json).")
 	w.line("")
-	luaSharedHelpers(&w, sp, true)
+	luaAllHelpers(&w, sp)
 	for _, n := range names {
 		flags := ""
 		if views[n] {
@@ -53,9 +53,7 @@ func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte, codes map[stri
 		w.line("")
 		w.line("-- %s", o.luaFile(n))
 		w.line("redis.register_function{function_name = %s%s, callback = function(KEYS, ARGV)", luaStr(libraryFunction(sp, n)), flags)
-		// math's locals first: a library's function reads math when
-		// called, not at load.
-		w.raw(luaMathLocals + codes[n])
+		w.raw(luaMathLocals(codes[n]) + codes[n])
 		w.line("")
 		w.line("end}")
 	}
@@ -87,26 +85,6 @@ func libraryVersion(o *Output, files map[string][]byte) string {
 		sums = append(sums, sha1Hex(files[o.luaFile(n)]))
 	}
 	return sha1Hex([]byte(strings.Join(sums, "\n")))
-}
-
-// luaHelpers writes what every script begins with, after its header:
-// math's functions as locals (luaMathLocals), then the shared helpers.
-func luaHelpers(w *writer, sp *Spec, entries bool) {
-	w.raw(luaMathLocals)
-	w.line("")
-	luaSharedHelpers(w, sp, entries)
-	w.codeAt = w.b.Len()
-}
-
-// luaSharedHelpers writes what the library states once: the spec's
-// constants (luaConstants), the helpers (luaPrelude) and, with entries,
-// those of scripts that read collections (luaEntryPrelude).
-func luaSharedHelpers(w *writer, sp *Spec, entries bool) {
-	luaConstants(w, sp)
-	w.raw(luaPrelude)
-	if entries {
-		w.raw(luaEntryPrelude)
-	}
 }
 
 // scriptParts is a generated Lua script: its file, and its own code (the file

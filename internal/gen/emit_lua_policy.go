@@ -32,39 +32,35 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	w.line("--")
 	luaPolicyHeader(&w, sp, algs, reset)
 	w.line("")
-	entries := false
-	for _, a := range algs {
-		entries = entries || (!reset && luaUsesEntries(a, nil))
-	}
-	luaHelpers(&w, sp, entries)
+	var code writer
 	if !reset {
-		w.raw(luaPolicyPrelude)
+		code.raw(luaPolicyPrelude)
 	}
-	w.line("")
-	w.line("local ALG = 'policy: '")
-	w.line("local function bad(msg)")
-	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
-	w.line("end")
+	code.line("")
+	code.line("local ALG = 'policy: '")
+	code.line("local function bad(msg)")
+	code.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
+	code.line("end")
 	for _, a := range algs {
-		w.line("")
-		luaDecideFunc(&w, sp, a, reset)
+		code.line("")
+		luaDecideFunc(&code, sp, a, reset)
 	}
-	w.line("")
-	luaPolicyLimits(&w, algs, reset)
-	w.line("")
+	code.line("")
+	luaPolicyLimits(&code, algs, reset)
+	code.line("")
 	if reset {
-		luaResetDel(&w)
-		return luaScriptOf(&w)
+		luaResetDel(&code)
+		return luaAssemble(&w, sp, code.b.String())
 	}
-	w.line("ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix")
+	code.line("ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
-	luaInputs(&w, ints, nil, true)
-	w.line("for _, l in ipairs(LIMITS) do")
-	w.line("  l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]")
-	w.line("end")
-	w.line("")
-	w.raw(luaPolicyDecide)
-	return luaScriptOf(&w)
+	luaInputs(&code, ints, nil, true)
+	code.line("for _, l in ipairs(LIMITS) do")
+	code.line("  l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]")
+	code.line("end")
+	code.line("")
+	code.raw(luaPolicyDecide)
+	return luaAssemble(&w, sp, code.b.String())
 }
 
 // luaUsesEntries reports whether the decision of a (v nil) or its view v

@@ -27,17 +27,16 @@ func emitLuaReset(sp *Spec, a *Algorithm) scriptParts {
 	w.line("-- Reply: the number of keys deleted. Errors (nothing is deleted):")
 	w.line("-- BADINPUT <message>, as the decision's for its parameters and keys.")
 	w.line("")
-	luaHelpers(&w, sp, false)
-	w.line("")
-	luaErrors(&w, a.Name, false)
-	w.line("")
-	luaCountCheck(&w, nil, a)
-	w.line("")
-	luaParams(&w, a, 1)
-	w.line("")
-	luaKeys(&w, a, "")
-	luaResetDel(&w)
-	return luaScriptOf(&w)
+	var code writer
+	luaErrors(&code, a.Name, false)
+	code.line("")
+	luaCountCheck(&code, nil, a)
+	code.line("")
+	luaParams(&code, a, 1)
+	code.line("")
+	luaKeys(&code, a, "")
+	luaResetDel(&code)
+	return luaAssemble(&w, sp, code.b.String())
 }
 
 func luaResetDel(w *writer) {

@@ -70,7 +70,7 @@ func luaZsetTop(w *writer, a *Algorithm, v *View, used usage) {
 // luaCorruptCheck returns BADSTATE when the entry read into name is nil.
 func luaCorruptCheck(w *writer, name string, key int, ind string) {
 	w.line("%sif %s == nil then", ind, name)
-	w.line("%s  return corrupt(KEYS[%d], bad__what, bad__v)", ind, key)
+	w.line("%s  return %s", ind, luaCorrupt(fmt.Sprintf("KEYS[%d]", key), "bad__what", "bad__v"))
 	w.line("%send", ind)
 }
 

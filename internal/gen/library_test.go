@@ -7,15 +7,17 @@ import (
 )
 
 // TestLibraryStatesHelpersOnce: the Functions library defines each shared
-// helper once, and each of its functions holds its script's own code,
-// math's locals first, and not the script's header; every standalone
-// script still defines the helpers itself (EVALSHA runs it alone).
+// helper once at its top level, and each of its functions holds its
+// script's own code, math's locals it calls first, and not the script's
+// header; every standalone script defines the helpers it calls itself
+// (EVALSHA runs it alone), at its top or in the block that calls them.
 func TestLibraryStatesHelpersOnce(t *testing.T) {
 	files := userFiles(t)
 	lib := string(files["lua/library.lua"])
-	for _, def := range []string{"local function int(", "local function field(", "local function clip(", "local function num(", "local function split(", "local function keep_last("} {
+	for _, h := range luaHelperList {
+		def := "\nlocal function " + h.name + "("
 		if n := strings.Count(lib, def); n != 1 {
-			t.Errorf("the library defines %q %d times, want once", def, n)
+			t.Errorf("the library defines %q at its top level %d times, want once", strings.TrimSpace(def), n)
 		}
 	}
 	scripts := 0
@@ -25,8 +27,10 @@ func TestLibraryStatesHelpersOnce(t *testing.T) {
 		}
 		scripts++
 		src := string(b)
-		if !strings.Contains(src, "local function int(") {
-			t.Errorf("%s does not define the helpers itself", p)
+		for _, h := range luaHelperList {
+			if luaCalls(src, h.name) && !strings.Contains(src, "local function "+h.name+"(") {
+				t.Errorf("%s calls the helper %s but does not define it", p, h.name)
+			}
 		}
 		want := "-- " + p + "\nredis.register_function{"
 		at := strings.Index(lib, want)
@@ -37,10 +41,11 @@ func TestLibraryStatesHelpersOnce(t *testing.T) {
 		body := lib[at:]
 		body = body[strings.Index(body, "callback = function(KEYS, ARGV)\n")+len("callback = function(KEYS, ARGV)\n"):]
 		body = body[:strings.Index(body, "\nend}")]
-		if !strings.HasPrefix(body, luaMathLocals) || !strings.HasSuffix(src, strings.TrimPrefix(body, luaMathLocals)) {
+		code := strings.TrimPrefix(body, luaMathLocals(body))
+		if !strings.HasSuffix(src, "\n"+code) || luaMathLocals(body) != luaMathLocals(code) {
 			t.Errorf("the library's function of %s is not the script's own code", p)
 		}
-		if header, _, _ := strings.Cut(src, luaMathLocals); strings.Contains(body, header) {
+		if header, _, _ := strings.Cut(src, "\n"+code); strings.Contains(body, header) {
 			t.Errorf("the library's function of %s repeats the script's header", p)
 		}
 	}

@@ -9,7 +9,7 @@
 // them:
 //
 //   - keys.go, the keyspace: DEL, EXISTS, TYPE, PEXPIRE, PTTL
-//   - strings.go: GET, SET key value [PX ms]
+//   - strings.go: GET, SET key value [PX ms], PSETEX
 //   - hashes.go: HGET, HMGET, HSET, HGETALL
 //   - sortedsets.go: ZADD (no flags), ZRANGE by index, ZRANGEBYSCORE,
 //     ZREVRANGEBYSCORE, ZREMRANGEBYSCORE, ZREMRANGEBYRANK, ZREM, ZCARD,

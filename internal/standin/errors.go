@@ -15,9 +15,13 @@ const (
 	errNotFloat   replyError = "ERR value is not a valid float"
 	errRange      replyError = "ERR min or max is not a float"
 	errSyntax     replyError = "ERR syntax error"
-	errSetExpire  replyError = "ERR invalid expire time in 'set' command"
 	errLimitAlone replyError = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
 )
+
+// errExpire is the error of SET PX or PSETEX given a time of 0 ms or less.
+func errExpire(cmd string) error {
+	return replyError("ERR invalid expire time in '" + strings.ToLower(cmd) + "' command")
+}
 
 // errArity is the error of a command given too few or too many
 // arguments.

@@ -63,8 +63,9 @@ var commands = map[string]command{
 	"PEXPIRE": {-3, (*Store).pexpire},
 	"PTTL":    {2, (*Store).pttl},
 
-	"GET": {2, (*Store).get},
-	"SET": {-3, (*Store).set},
+	"GET":    {2, (*Store).get},
+	"SET":    {-3, (*Store).set},
+	"PSETEX": {4, (*Store).psetex},
 
 	"HGET":    {3, (*Store).hget},
 	"HMGET":   {-3, (*Store).hmget},

@@ -18,12 +18,9 @@ func (s *Store) set(a []string) (Reply, error) {
 	switch opts := a[2:]; {
 	case len(opts) == 0:
 	case len(opts) == 2 && strings.EqualFold(opts[0], "PX"):
-		ms, err := parseInt(opts[1])
+		ms, err := expireMs(opts[1], "SET")
 		if err != nil {
 			return nil, err
-		}
-		if ms <= 0 {
-			return nil, errSetExpire
 		}
 		v.ttl = ms
 	default:
@@ -31,6 +28,29 @@ func (s *Store) set(a []string) (Reply, error) {
 	}
 	s.keys[a[0]] = v
 	return statusOK, nil
+}
+
+// psetex is PSETEX key ms value: SET key value PX ms.
+func (s *Store) psetex(a []string) (Reply, error) {
+	ms, err := expireMs(a[1], "PSETEX")
+	if err != nil {
+		return nil, err
+	}
+	s.keys[a[0]] = &value{kind: "string", str: a[2], ttl: ms}
+	return statusOK, nil
+}
+
+// expireMs reads the time to live of cmd (SET PX, PSETEX): an integer
+// of at least 1 ms.
+func expireMs(arg, cmd string) (int64, error) {
+	ms, err := parseInt(arg)
+	if err != nil {
+		return 0, err
+	}
+	if ms <= 0 {
+		return 0, errExpire(cmd)
+	}
+	return ms, nil
 }
 
 // setOptionError is the refusal of SET's options other than one PX.

@@ -37,8 +37,6 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
-local min, max, floor = math.min, math.max, math.floor
-
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
@@ -48,109 +46,140 @@ local COST_MAX = 9007199254740991
 local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
--- the most buckets one bucket_window tier spans
-local BUCKETS_MAX = 3600
--- 2^52: running sums of zset entries are kept modulo it
-local RUN_MOD = 4503599627370496
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
-
--- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-local function int(s)
-  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-    return nil
-  end
-  return tonumber(s)
-end
-
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
-end
-
--- s cut to 32 bytes, for an error message
-local function clip(s)
-  s = tostring(s)
-  if #s > 32 then
-    return string.sub(s, 1, 32) .. '...'
-  end
-  return s
-end
-
--- integer to string without exponent notation
-local function num(n)
-  return string.format('%d', n)
-end
 
 local ALG = 'daily_quota: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 5 or #ARGV > 5 then
-  return bad('expected 5 arguments (now_ms cost force limit offset_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, offset_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 1000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  offset_ms = s + 0
+  if offset_ms > 86399999 then break end
+  local k = KEYS[1]
+  local tail = '}:quota:dq:' .. ARGV[5]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 1000000000 then
-  return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
-end
-local offset_ms = int(ARGV[5])
-if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
-  return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
-end
-local tail = '}:quota:dq:' .. num(offset_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 5 or #ARGV > 5 then
+    return bad('expected 5 arguments (now_ms cost force limit offset_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
+  end
+  offset_ms = int(ARGV[5])
+  if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
+    return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
+  end
+  local tail = '}:quota:dq:' .. num(offset_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local day_ts, day_n = 0, 0
@@ -158,10 +187,14 @@ local day__raw = redis.call('GET', KEYS[1])
 if day__raw then
   local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
   if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:n' .. ', got ' ..
+        (#day__raw > 32 and string.sub(day__raw, 1, 32) .. '...' or day__raw))
   end
-  day_ts = min(max(tonumber(day__raw__ts), 0), NOW_MAX)
-  day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
+  day_ts, day_n = day__raw__ts + 0, day__raw__n + 0
+  if day_ts < 0 then day_ts = 0 elseif day_ts > NOW_MAX then day_ts = NOW_MAX end
+  if day_n < 0 then day_n = 0 elseif day_n > 2 * limit then day_n = 2 * limit end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -203,7 +236,7 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
 end
 local t__5 = limit - after
 return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}

@@ -93,64 +93,139 @@ end
 
 -- lua/daily_quota.lua
 redis.register_function{function_name = 'quota_daily_quota', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'daily_quota: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 5 or #ARGV > 5 then
-  return bad('expected 5 arguments (now_ms cost force limit offset_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, offset_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 1000000000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  offset_ms = s + 0
+  if offset_ms > 86399999 then break end
+  local k = KEYS[1]
+  local tail = '}:quota:dq:' .. ARGV[5]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 1000000000 then
-  return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
-end
-local offset_ms = int(ARGV[5])
-if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
-  return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
-end
-local tail = '}:quota:dq:' .. num(offset_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 5 or #ARGV > 5 then
+    return bad('expected 5 arguments (now_ms cost force limit offset_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
+  end
+  offset_ms = int(ARGV[5])
+  if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
+    return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
+  end
+  local tail = '}:quota:dq:' .. num(offset_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local day_ts, day_n = 0, 0
@@ -158,10 +233,14 @@ local day__raw = redis.call('GET', KEYS[1])
 if day__raw then
   local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
   if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:n' .. ', got ' ..
+        (#day__raw > 32 and string.sub(day__raw, 1, 32) .. '...' or day__raw))
   end
-  day_ts = min(max(tonumber(day__raw__ts), 0), NOW_MAX)
-  day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
+  day_ts, day_n = day__raw__ts + 0, day__raw__n + 0
+  if day_ts < 0 then day_ts = 0 elseif day_ts > NOW_MAX then day_ts = NOW_MAX end
+  if day_n < 0 then day_n = 0 elseif day_n > 2 * limit then day_n = 2 * limit end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -203,7 +282,7 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+  redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
 end
 local t__5 = limit - after
 return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
@@ -211,7 +290,6 @@ end}
 
 -- lua/daily_quota_reset.lua
 redis.register_function{function_name = 'quota_daily_quota_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'daily_quota: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -378,7 +456,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -503,9 +582,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if latest__raw then
     local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
+    latest_ts = latest__raw__ts + 0
+    if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -521,7 +604,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
     if win__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -553,7 +638,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = win__below(num(from1)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     used1 = min(sum__, 3600000000000000)
   end
@@ -563,7 +650,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__2 = min(sum__, 3600000000000000)
     end
@@ -575,7 +665,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__3 = min(sum__, 3600000000000000)
     end
@@ -621,7 +714,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__4 = e.start + window_ms
@@ -635,7 +731,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__5 = e.start + window_ms_2
@@ -649,7 +748,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__6 = e.start + window_ms_3
@@ -683,7 +785,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__7 = e.start + window_ms
@@ -697,7 +802,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__8 = e.start + window_ms_2
@@ -711,7 +819,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__9 = e.start + window_ms_3
@@ -754,7 +865,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     writes[#writes + 1] = function()
       local t__22 = widest - eff % bucket_ms
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
     end
     writes[#writes + 1] = function()
       do
@@ -825,7 +936,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -846,10 +958,14 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
+    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -892,7 +1008,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
     end
   end
   local t__5 = limit - after
@@ -959,7 +1075,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -980,10 +1097,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if cell__raw then
     local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:tat' .. ', got ' ..
+          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
-    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
+    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
+    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
+    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1031,7 +1152,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = tau - final
@@ -1107,7 +1228,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1128,10 +1250,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if queue__raw then
     local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:work' .. ', got ' ..
+          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
-    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
+    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
+    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
+    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1179,7 +1305,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = full - final
@@ -1239,7 +1365,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1264,11 +1391,15 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:start:used' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+    win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+    if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1283,7 +1414,9 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
   if log__type ~= 'none' and log__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
+    return redis.error_reply('WRONGTYPE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+        log__type .. ', not a ' .. 'list')
   end
 
   -- decision
@@ -1329,7 +1462,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
@@ -1379,7 +1512,8 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1400,10 +1534,14 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   if day__raw then
     local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
     if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', day__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#day__raw > 32 and string.sub(day__raw, 1, 32) .. '...' or day__raw))
     end
-    day_ts = min(max(tonumber(day__raw__ts), 0), NOW_MAX)
-    day_n = min(max(tonumber(day__raw__n), 0), 2 * limit)
+    day_ts, day_n = day__raw__ts + 0, day__raw__n + 0
+    if day_ts < 0 then day_ts = 0 elseif day_ts > NOW_MAX then day_ts = NOW_MAX end
+    if day_n < 0 then day_n = 0 elseif day_n > 2 * limit then day_n = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1446,7 +1584,7 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
     end
   end
   local t__5 = limit - after
@@ -1496,7 +1634,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1625,10 +1764,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if tally__raw then
     local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
     if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers total:ts' .. ', got ' ..
+          (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
     end
-    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
+    tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
+    if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
+    if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1645,7 +1788,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
     if log__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -1662,7 +1807,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = 0, log__below(num(from))
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     gone = min(sum__, 40000000000)
   end
@@ -1691,7 +1838,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       free_at = e.ts + window_ms
@@ -1704,7 +1853,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if hi__ > lo__ then
         local e, bad__what, bad__v = log__at(hi__ - 1)
         if e == nil then
-          return corrupt(KEYS[1], bad__what, bad__v)
+          return redis.error_reply('BADSTATE ' .. ALG ..
+              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+              bad__what .. ', got ' .. (#bad__v > 32 and
+              string.sub(bad__v, 1, 32) .. '...' or bad__v))
         end
         agg__3 = e.ts
       end
@@ -1745,7 +1897,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
     end
   end
   local t__6 = limit - after
@@ -1796,7 +1948,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1817,11 +1970,15 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:cur:prev' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
-    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
+    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
+    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1892,7 +2049,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
     end
   end
   return {(ok and 1 or 0), limit, (room > 0 and room or 0),
@@ -1962,7 +2119,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1983,10 +2141,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if bucket__raw then
     local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:level' .. ', got ' ..
+          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
-    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
+    bucket_ts, bucket_level = bucket__raw__ts + 0, bucket__raw__level + 0
+    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
+    if bucket_level < 0 - capacity * refill_ms then bucket_level = 0 - capacity * refill_ms elseif bucket_level >
+        capacity * refill_ms then bucket_level = capacity * refill_ms end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2034,7 +2197,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
     end
   end
   local t__10 = (after > 0 and after or 0)
@@ -2111,7 +2274,8 @@ ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, fro
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end
@@ -2186,7 +2350,6 @@ end}
 
 -- lua/policy_reset.lua
 redis.register_function{function_name = 'quota_policy_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'policy: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -2668,5 +2831,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return 'a93bb3b452b8472ff5606c20a4f79a43520ec46a'
+  return '2e1506707bb45a8f81b12b35069a6394597c4bb1'
 end}

@@ -5,21 +5,11 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
 
-local min, max, floor = math.min, math.max, math.floor
-
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
--- 2^53 - 1
-local COST_MAX = 9007199254740991
--- kept past the reset time, for lagging clocks
-local TTL_MARGIN_MS = 60000
--- a key's clock further ahead of a request is not trusted
-local MAX_SKEW_MS = 60000
 -- the most buckets one bucket_window tier spans
 local BUCKETS_MAX = 3600
--- 2^52: running sums of zset entries are kept modulo it
-local RUN_MOD = 4503599627370496
 -- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
 local MAX_SAFE = 9007199254740991
 
@@ -29,23 +19,6 @@ local function int(s)
     return nil
   end
   return tonumber(s)
-end
-
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
 end
 
 -- s cut to 32 bytes, for an error message
@@ -61,6 +34,7 @@ end
 local function num(n)
   return string.format('%d', n)
 end
+
 
 local ALG = 'policy: '
 local function bad(msg)

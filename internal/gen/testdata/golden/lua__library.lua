@@ -95,67 +95,143 @@ end
 
 -- lua/counter.lua
 redis.register_function{function_name = 'small_counter', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'counter: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 5 or #ARGV > 5 then
-  return bad('expected 5 arguments (now_ms cost force limit gap_ms), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, limit, gap_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  s = ARGV[4]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 1000 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  gap_ms = s + 0
+  if gap_ms > 1000000000 then break end
+  if not (limit * gap_ms <= 100000000000) then break end
+  local k = KEYS[1]
+  local tail = '}:small:ctr:' .. ARGV[5]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[4])
-if limit == nil or limit < 1 or limit > 1000 then
-  return bad('parameter limit must be an integer in [1, 1000], got ' .. clip(ARGV[4]))
-end
-local gap_ms = int(ARGV[5])
-if gap_ms == nil or gap_ms < 1 or gap_ms > 1000000000 then
-  return bad('parameter gap_ms must be an integer in [1, 1000000000], got ' .. clip(ARGV[5]))
-end
-if not (limit * gap_ms <= 100000000000) then
-  return bad('limit times gap_ms must not exceed 10^11')
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
-end
-local tail = '}:small:ctr:' .. num(gap_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 5 or #ARGV > 5 then
+    return bad('expected 5 arguments (now_ms cost force limit gap_ms), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000 then
+    return bad('parameter limit must be an integer in [1, 1000], got ' .. clip(ARGV[4]))
+  end
+  gap_ms = int(ARGV[5])
+  if gap_ms == nil or gap_ms < 1 or gap_ms > 1000000000 then
+    return bad('parameter gap_ms must be an integer in [1, 1000000000], got ' .. clip(ARGV[5]))
+  end
+  if not (limit * gap_ms <= 100000000000) then
+    return bad('limit times gap_ms must not exceed 10^11')
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:small:ctr:<gap_ms>')
+  end
+  local tail = '}:small:ctr:' .. num(gap_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:small:ctr:<gap_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- state
 local ctr_ts, ctr_n = 0, 0
@@ -163,10 +239,14 @@ local ctr__raw = redis.call('GET', KEYS[1])
 if ctr__raw then
   local ctr__raw__ts, ctr__raw__n = string.match(ctr__raw, '^(%-?%d+):(%-?%d+)$')
   if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
-    return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+        'want the integers ts:n' .. ', got ' ..
+        (#ctr__raw > 32 and string.sub(ctr__raw, 1, 32) .. '...' or ctr__raw))
   end
-  ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
-  ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
+  ctr_ts, ctr_n = ctr__raw__ts + 0, ctr__raw__n + 0
+  if ctr_ts < 0 then ctr_ts = 0 elseif ctr_ts > NOW_MAX then ctr_ts = NOW_MAX end
+  if ctr_n < 0 then ctr_n = 0 elseif ctr_n > limit then ctr_n = limit end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -192,7 +272,7 @@ if ok then
     stale = false
     redis.call('DEL', KEYS[1])
   end
-  redis.call('SET', KEYS[1], num((ctr_ts > now and ctr_ts or now)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
+  redis.call('PSETEX', KEYS[1], string.format('%d', gap_ms + MARGIN), string.format('%d:%d', (ctr_ts > now and ctr_ts or now), used + c))
 else
   local t__2 = limit * gap_ms
   local t__3 = ((t__2 + (0 - t__2) % 7) / 7)
@@ -202,7 +282,7 @@ else
       stale = false
       redis.call('DEL', KEYS[1])
     end
-    redis.call('SET', KEYS[1], num(ctr_ts) .. ':' .. num(used), 'PX', num(1000))
+    redis.call('PSETEX', KEYS[1], string.format('%d', 1000), string.format('%d:%d', ctr_ts, used))
   end
 end
 return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), (ok and -1 or gap_ms), gap_ms, 0, 0}
@@ -210,7 +290,6 @@ end}
 
 -- lua/counter_reset.lua
 redis.register_function{function_name = 'small_counter_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'counter: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -380,7 +459,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -505,9 +585,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if latest__raw then
     local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
+    latest_ts = latest__raw__ts + 0
+    if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -523,7 +607,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
     if win__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -555,7 +641,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = win__below(num(from1)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     used1 = min(sum__, 3600000000000000)
   end
@@ -565,7 +653,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__2 = min(sum__, 3600000000000000)
     end
@@ -577,7 +668,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__3 = min(sum__, 3600000000000000)
     end
@@ -623,7 +717,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__4 = e.start + window_ms
@@ -637,7 +734,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__5 = e.start + window_ms_2
@@ -651,7 +751,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__6 = e.start + window_ms_3
@@ -685,7 +788,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__7 = e.start + window_ms
@@ -699,7 +805,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__8 = e.start + window_ms_2
@@ -713,7 +822,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__9 = e.start + window_ms_3
@@ -756,7 +868,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     writes[#writes + 1] = function()
       local t__22 = widest - eff % bucket_ms
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
     end
     writes[#writes + 1] = function()
       do
@@ -827,7 +939,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -848,10 +961,14 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
+    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -894,7 +1011,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
     end
   end
   local t__5 = limit - after
@@ -961,7 +1078,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -982,10 +1100,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if cell__raw then
     local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:tat' .. ', got ' ..
+          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
-    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
+    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
+    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
+    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1033,7 +1155,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = tau - final
@@ -1109,7 +1231,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1130,10 +1253,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if queue__raw then
     local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:work' .. ', got ' ..
+          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
-    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
+    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
+    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
+    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1181,7 +1308,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = full - final
@@ -1241,7 +1368,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1266,11 +1394,15 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:start:used' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+    win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+    if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1285,7 +1417,9 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
   if log__type ~= 'none' and log__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
+    return redis.error_reply('WRONGTYPE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+        log__type .. ', not a ' .. 'list')
   end
 
   -- decision
@@ -1331,7 +1465,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
@@ -1385,7 +1519,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1514,10 +1649,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if tally__raw then
     local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
     if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers total:ts' .. ', got ' ..
+          (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
     end
-    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
+    tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
+    if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
+    if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1534,7 +1673,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
     if log__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -1551,7 +1692,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = 0, log__below(num(from))
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     gone = min(sum__, 40000000000)
   end
@@ -1580,7 +1723,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       free_at = e.ts + window_ms
@@ -1593,7 +1738,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if hi__ > lo__ then
         local e, bad__what, bad__v = log__at(hi__ - 1)
         if e == nil then
-          return corrupt(KEYS[1], bad__what, bad__v)
+          return redis.error_reply('BADSTATE ' .. ALG ..
+              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+              bad__what .. ', got ' .. (#bad__v > 32 and
+              string.sub(bad__v, 1, 32) .. '...' or bad__v))
         end
         agg__3 = e.ts
       end
@@ -1634,7 +1782,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
     end
   end
   local t__6 = limit - after
@@ -1685,7 +1833,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1706,11 +1855,15 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:cur:prev' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
-    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
+    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
+    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1781,7 +1934,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
     end
   end
   return {(ok and 1 or 0), limit, (room > 0 and room or 0),
@@ -1831,7 +1984,8 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1852,10 +2006,14 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   if ctr__raw then
     local ctr__raw__ts, ctr__raw__n = string.match(ctr__raw, '^(%-?%d+):(%-?%d+)$')
     if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#ctr__raw > 32 and string.sub(ctr__raw, 1, 32) .. '...' or ctr__raw))
     end
-    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
-    ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
+    ctr_ts, ctr_n = ctr__raw__ts + 0, ctr__raw__n + 0
+    if ctr_ts < 0 then ctr_ts = 0 elseif ctr_ts > NOW_MAX then ctr_ts = NOW_MAX end
+    if ctr_n < 0 then ctr_n = 0 elseif ctr_n > limit then ctr_n = limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1882,7 +2040,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num((ctr_ts > now and ctr_ts or now)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
+      redis.call('PSETEX', KEYS[1], string.format('%d', gap_ms + MARGIN), string.format('%d:%d', (ctr_ts > now and ctr_ts or now), used + c))
     end
   else
     local t__2 = limit * gap_ms
@@ -1894,7 +2052,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
           stale = false
           redis.call('DEL', KEYS[1])
         end
-        redis.call('SET', KEYS[1], num(ctr_ts) .. ':' .. num(used), 'PX', num(1000))
+        redis.call('PSETEX', KEYS[1], string.format('%d', 1000), string.format('%d:%d', ctr_ts, used))
       end
     end
   end
@@ -1959,7 +2117,8 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -2125,9 +2284,13 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   if seen__raw then
     local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
     if seen__raw__ts == nil or #seen__raw__ts > 17 then
-      return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[4] > 32 and string.sub(KEYS[4], 1, 32) .. '...' or KEYS[4]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#seen__raw > 32 and string.sub(seen__raw, 1, 32) .. '...' or seen__raw))
     end
-    seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
+    seen_ts = seen__raw__ts + 0
+    if seen_ts < 0 then seen_ts = 0 elseif seen_ts > NOW_MAX then seen_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2144,7 +2307,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
     if log__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
   -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>:hits, which an add continues
@@ -2153,14 +2318,18 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     hits__top, bad__what, bad__v = hits__at(hits__card - 1)
     if hits__top == nil then
-      return corrupt(KEYS[3], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[3] > 32 and string.sub(KEYS[3], 1, 32) .. '...' or KEYS[3]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
   -- {<key>}:small:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
   local notes__type = redis.call('TYPE', KEYS[2]).ok
   if notes__type ~= 'none' and notes__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
+    return redis.error_reply('WRONGTYPE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+        notes__type .. ', not a ' .. 'list')
   end
 
   -- decision
@@ -2171,7 +2340,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     used = min(sum__, 10000)
   end
@@ -2181,7 +2352,10 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if hi__ > lo__ then
       local e, bad__what, bad__v = log__at(hi__ - 1)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       newest = e.ts
     end
@@ -2194,7 +2368,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       free_at = e.ts + window_ms
@@ -2241,7 +2417,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
+      redis.call('PSETEX', KEYS[4], string.format('%d', window_ms + MARGIN), string.format('%d', now))
     end
     writes[#writes + 1] = function()
       do
@@ -2346,7 +2522,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -2367,10 +2544,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if bucket__raw then
     local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:level' .. ', got ' ..
+          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
-    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
+    bucket_ts, bucket_level = bucket__raw__ts + 0, bucket__raw__level + 0
+    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
+    if bucket_level < 0 - capacity * refill_ms then bucket_level = 0 - capacity * refill_ms elseif bucket_level >
+        capacity * refill_ms then bucket_level = capacity * refill_ms end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2418,7 +2600,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
     end
   end
   local t__10 = (after > 0 and after or 0)
@@ -2496,7 +2678,8 @@ ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, fro
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end
@@ -2571,7 +2754,6 @@ end}
 
 -- lua/policy_reset.lua
 redis.register_function{function_name = 'small_policy_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'policy: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -3110,83 +3292,170 @@ end}
 redis.register_function{function_name = 'small_trail', callback = function(KEYS, ARGV)
 local min, max, floor = math.min, math.max, math.floor
 local ALG = 'trail: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 7 then
-  return bad('expected 6 to 7 arguments (now_ms cost force note limit window_ms [bucket_ms]), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, note, limit, window_ms, bucket_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 7 or #KEYS ~= 4 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 100 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 1000000 then break end
+  s = ARGV[7]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  bucket_ms = s + 0
+  if bucket_ms > 1000 then break end
+  local k = KEYS[1]
+  local tail = '}:small:log:' .. ARGV[6] .. ':' .. ARGV[7]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  if KEYS[2] ~= k .. ':notes' then break end
+  if KEYS[3] ~= k .. ':hits' then break end
+  if KEYS[4] ~= k .. ':seen' then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[4]
+  if #s > 16 then break end
+  note = s
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[5])
-if limit == nil or limit < 1 or limit > 100 then
-  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[5]))
-end
-local window_ms = int(ARGV[6])
-if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
-  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[6]))
-end
-local bucket_ms = 10
-if ARGV[7] ~= nil then
-  bucket_ms = int(ARGV[7])
-end
-if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
-  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[7]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
-      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
-end
-local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
-  return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
-end
-if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
-  return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
-end
-if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
-  return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
-end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
-local note = ARGV[4] or ''
-if #note > 16 then
-  return bad('note must be at most 16 bytes, got ' .. #note)
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 7 then
+    return bad('expected 6 to 7 arguments (now_ms cost force note limit window_ms [bucket_ms]), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[5])
+  if limit == nil or limit < 1 or limit > 100 then
+    return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[5]))
+  end
+  window_ms = int(ARGV[6])
+  if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
+    return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[6]))
+  end
+  bucket_ms = 10
+  if ARGV[7] ~= nil then
+    bucket_ms = int(ARGV[7])
+  end
+  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
+    return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[7]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 4 then
+    return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:notes ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+  end
+  local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+    return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
+  end
+  if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+    return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
+  end
+  if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+    return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+  note = ARGV[4] or ''
+  if #note > 16 then
+    return bad('note must be at most 16 bytes, got ' .. #note)
+  end
 end
 
 -- state
@@ -3336,9 +3605,13 @@ local seen__raw = redis.call('GET', KEYS[4])
 if seen__raw then
   local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
-    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[4] > 32 and string.sub(KEYS[4], 1, 32) .. '...' or KEYS[4]) .. ': ' ..
+        'want the integers ts' .. ', got ' ..
+        (#seen__raw > 32 and string.sub(seen__raw, 1, 32) .. '...' or seen__raw))
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
+  seen_ts = seen__raw__ts + 0
+  if seen_ts < 0 then seen_ts = 0 elseif seen_ts > NOW_MAX then seen_ts = NOW_MAX end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3355,7 +3628,9 @@ if log__card > 0 then
   local bad__what, bad__v
   log__top, bad__what, bad__v = log__at(log__card - 1)
   if log__top == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
 -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>:hits, which an add continues
@@ -3364,14 +3639,18 @@ if hits__card > 0 then
   local bad__what, bad__v
   hits__top, bad__what, bad__v = hits__at(hits__card - 1)
   if hits__top == nil then
-    return corrupt(KEYS[3], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[3] > 32 and string.sub(KEYS[3], 1, 32) .. '...' or KEYS[3]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
 
 -- {<key>}:small:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
 local notes__type = redis.call('TYPE', KEYS[2]).ok
 if notes__type ~= 'none' and notes__type ~= 'list' then
-  return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
+  return redis.error_reply('WRONGTYPE ' .. ALG ..
+      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+      notes__type .. ', not a ' .. 'list')
 end
 
 -- decision
@@ -3382,7 +3661,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   used = min(sum__, 10000)
 end
@@ -3392,7 +3673,9 @@ do -- the entries in range are those at ranks [lo, hi)
   if hi__ > lo__ then
     local e, bad__what, bad__v = log__at(hi__ - 1)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     newest = e.ts
   end
@@ -3405,7 +3688,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
   local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000)
   if e == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   if e then
     free_at = e.ts + window_ms
@@ -3445,7 +3730,7 @@ if ok and c > 0 then
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
+  redis.call('PSETEX', KEYS[4], string.format('%d', window_ms + MARGIN), string.format('%d', now))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
@@ -3483,7 +3768,6 @@ end}
 
 -- lua/trail_recent.lua
 redis.register_function{function_name = 'small_trail_recent', flags = {'no-writes'}, callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -3544,7 +3828,8 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end
@@ -3570,7 +3855,9 @@ local function notes__parse(raw)
 end
 local notes, bad__what, bad__v = notes__parse(redis.call('LRANGE', KEYS[2], 0, -1))
 if notes == nil then
-  return corrupt(KEYS[2], bad__what, bad__v)
+  return redis.error_reply('BADSTATE ' .. ALG ..
+      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' .. bad__what ..
+      ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
 end
 notes = keep_last(notes, limit)
 local seen_ts = 0
@@ -3578,9 +3865,13 @@ local seen__raw = redis.call('GET', KEYS[4])
 if seen__raw then
   local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
-    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[4] > 32 and string.sub(KEYS[4], 1, 32) .. '...' or KEYS[4]) .. ': ' ..
+        'want the integers ts' .. ', got ' ..
+        (#seen__raw > 32 and string.sub(seen__raw, 1, 32) .. '...' or seen__raw))
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
+  seen_ts = seen__raw__ts + 0
+  if seen_ts < 0 then seen_ts = 0 elseif seen_ts > NOW_MAX then seen_ts = NOW_MAX end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -3610,7 +3901,6 @@ end}
 
 -- lua/trail_reset.lua
 redis.register_function{function_name = 'small_trail_reset', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
@@ -3668,5 +3958,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '9662c7ecf95ed65877c56c6c5c7800d8381014eb'
+  return '6cf9c58f54b8b25de7f2f535dd8db916471310de'
 end}

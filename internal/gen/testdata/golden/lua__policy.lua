@@ -113,17 +113,6 @@ local function split(s, n)
   return parts
 end
 
--- the last n entries of list
-local function keep_last(list, n)
-  if #list <= n then
-    return list
-  end
-  local out = {}
-  for i = #list - n + 1, #list do
-    out[#out + 1] = list[i]
-  end
-  return out
-end
 
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
@@ -250,7 +239,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -375,9 +365,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   if latest__raw then
     local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
     if latest__raw__ts == nil or #latest__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers ts', latest__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
     end
-    latest_ts = min(max(tonumber(latest__raw__ts), 0), NOW_MAX)
+    latest_ts = latest__raw__ts + 0
+    if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -393,7 +387,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
     if win__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -425,7 +421,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = win__below(num(from1)), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     used1 = min(sum__, 3600000000000000)
   end
@@ -435,7 +433,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__2 = min(sum__, 3600000000000000)
     end
@@ -447,7 +448,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       agg__3 = min(sum__, 3600000000000000)
     end
@@ -493,7 +497,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__4 = e.start + window_ms
@@ -507,7 +514,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__5 = e.start + window_ms_2
@@ -521,7 +531,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__6 = e.start + window_ms_3
@@ -555,7 +568,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from1)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__7 = e.start + window_ms
@@ -569,7 +585,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from2)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__8 = e.start + window_ms_2
@@ -583,7 +602,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       local lo__, hi__ = win__below(num(from3)), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
         agg__9 = e.start + window_ms_3
@@ -626,7 +648,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     writes[#writes + 1] = function()
       local t__22 = widest - eff % bucket_ms
-      redis.call('SET', KEYS[2], num(eff), 'PX', num(lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
     end
     writes[#writes + 1] = function()
       do
@@ -697,7 +719,8 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -718,10 +741,14 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_n = min(max(tonumber(win__raw__n), 0), 2 * limit)
+    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -764,7 +791,7 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after), 'PX', num(until_end + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
     end
   end
   local t__5 = limit - after
@@ -831,7 +858,8 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -852,10 +880,14 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if cell__raw then
     local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:tat', cell__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:tat' .. ', got ' ..
+          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
     end
-    cell_ts = min(max(tonumber(cell__raw__ts), 0), NOW_MAX)
-    cell_tat = min(max(tonumber(cell__raw__tat), 0), 2 * (burst * period_ms))
+    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
+    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
+    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -903,7 +935,7 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = tau - final
@@ -979,7 +1011,8 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1000,10 +1033,14 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   if queue__raw then
     local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:work', queue__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:work' .. ', got ' ..
+          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
     end
-    queue_ts = min(max(tonumber(queue__raw__ts), 0), NOW_MAX)
-    queue_work = min(max(tonumber(queue__raw__work), 0), 2 * (capacity * period_ms))
+    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
+    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
+    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1051,7 +1088,7 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(final), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
     end
   end
   local t__9 = full - final
@@ -1111,7 +1148,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1136,11 +1174,15 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:start:used', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:start:used' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_start = min(max(tonumber(win__raw__start), 0), NOW_MAX)
-    win_used = min(max(tonumber(win__raw__used), 0), 2 * limit)
+    win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
+    if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1155,7 +1197,9 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
   local log__type = redis.call('TYPE', KEYS[2]).ok
   if log__type ~= 'none' and log__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. log__type .. ', not a ' .. 'list')
+    return redis.error_reply('WRONGTYPE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+        log__type .. ', not a ' .. 'list')
   end
 
   -- decision
@@ -1201,7 +1245,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1], KEYS[2])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(start) .. ':' .. num(after), 'PX', num(ends + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
     end
     writes[#writes + 1] = function()
       redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
@@ -1255,7 +1299,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1384,10 +1429,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   if tally__raw then
     local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
     if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-      return corrupt(KEYS[2], 'want the integers total:ts', tally__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
+          'want the integers total:ts' .. ', got ' ..
+          (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
     end
-    tally_total = min(max(tonumber(tally__raw__total), 0), 10000000000)
-    tally_ts = min(max(tonumber(tally__raw__ts), 0), NOW_MAX)
+    tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
+    if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
+    if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1404,7 +1453,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
     if log__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
@@ -1421,7 +1472,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = 0, log__below(num(from))
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     gone = min(sum__, 40000000000)
   end
@@ -1450,7 +1503,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       free_at = e.ts + window_ms
@@ -1463,7 +1518,10 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if hi__ > lo__ then
         local e, bad__what, bad__v = log__at(hi__ - 1)
         if e == nil then
-          return corrupt(KEYS[1], bad__what, bad__v)
+          return redis.error_reply('BADSTATE ' .. ALG ..
+              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+              bad__what .. ', got ' .. (#bad__v > 32 and
+              string.sub(bad__v, 1, 32) .. '...' or bad__v))
         end
         agg__3 = e.ts
       end
@@ -1504,7 +1562,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[2], num(after) .. ':' .. num(eff), 'PX', num(lag + window_ms + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
     end
   end
   local t__6 = limit - after
@@ -1555,7 +1613,8 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1576,11 +1635,15 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   if win__raw then
     local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:cur:prev', win__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:cur:prev' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
     end
-    win_ts = min(max(tonumber(win__raw__ts), 0), NOW_MAX)
-    win_cur = min(max(tonumber(win__raw__cur), 0), 2 * limit)
-    win_prev = min(max(tonumber(win__raw__prev), 0), 2 * limit)
+    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
+    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1651,7 +1714,7 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(eff) .. ':' .. num(after) .. ':' .. num(prev), 'PX', num(lag + window_ms + to_next + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
     end
   end
   return {(ok and 1 or 0), limit, (room > 0 and room or 0),
@@ -1701,7 +1764,8 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1722,10 +1786,14 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   if ctr__raw then
     local ctr__raw__ts, ctr__raw__n = string.match(ctr__raw, '^(%-?%d+):(%-?%d+)$')
     if ctr__raw__ts == nil or #ctr__raw__ts > 17 or #ctr__raw__n > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:n', ctr__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#ctr__raw > 32 and string.sub(ctr__raw, 1, 32) .. '...' or ctr__raw))
     end
-    ctr_ts = min(max(tonumber(ctr__raw__ts), 0), NOW_MAX)
-    ctr_n = min(max(tonumber(ctr__raw__n), 0), limit)
+    ctr_ts, ctr_n = ctr__raw__ts + 0, ctr__raw__n + 0
+    if ctr_ts < 0 then ctr_ts = 0 elseif ctr_ts > NOW_MAX then ctr_ts = NOW_MAX end
+    if ctr_n < 0 then ctr_n = 0 elseif ctr_n > limit then ctr_n = limit end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -1752,7 +1820,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num((ctr_ts > now and ctr_ts or now)) .. ':' .. num(used + c), 'PX', num(gap_ms + MARGIN))
+      redis.call('PSETEX', KEYS[1], string.format('%d', gap_ms + MARGIN), string.format('%d:%d', (ctr_ts > now and ctr_ts or now), used + c))
     end
   else
     local t__2 = limit * gap_ms
@@ -1764,7 +1832,7 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
           stale = false
           redis.call('DEL', KEYS[1])
         end
-        redis.call('SET', KEYS[1], num(ctr_ts) .. ':' .. num(used), 'PX', num(1000))
+        redis.call('PSETEX', KEYS[1], string.format('%d', 1000), string.format('%d:%d', ctr_ts, used))
       end
     end
   end
@@ -1829,7 +1897,8 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -1995,9 +2064,13 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   if seen__raw then
     local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
     if seen__raw__ts == nil or #seen__raw__ts > 17 then
-      return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[4] > 32 and string.sub(KEYS[4], 1, 32) .. '...' or KEYS[4]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#seen__raw > 32 and string.sub(seen__raw, 1, 32) .. '...' or seen__raw))
     end
-    seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
+    seen_ts = seen__raw__ts + 0
+    if seen_ts < 0 then seen_ts = 0 elseif seen_ts > NOW_MAX then seen_ts = NOW_MAX end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2014,7 +2087,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
     if log__top == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
   -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>:hits, which an add continues
@@ -2023,14 +2098,18 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     local bad__what, bad__v
     hits__top, bad__what, bad__v = hits__at(hits__card - 1)
     if hits__top == nil then
-      return corrupt(KEYS[3], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[3] > 32 and string.sub(KEYS[3], 1, 32) .. '...' or KEYS[3]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
 
   -- {<key>}:small:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
   local notes__type = redis.call('TYPE', KEYS[2]).ok
   if notes__type ~= 'none' and notes__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
+    return redis.error_reply('WRONGTYPE ' .. ALG ..
+        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+        notes__type .. ', not a ' .. 'list')
   end
 
   -- decision
@@ -2041,7 +2120,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     used = min(sum__, 10000)
   end
@@ -2051,7 +2132,10 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if hi__ > lo__ then
       local e, bad__what, bad__v = log__at(hi__ - 1)
       if e == nil then
-        return corrupt(KEYS[1], bad__what, bad__v)
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       newest = e.ts
     end
@@ -2064,7 +2148,9 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     local lo__, hi__ = log__below(num(from)), log__card
     local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
       free_at = e.ts + window_ms
@@ -2111,7 +2197,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
+      redis.call('PSETEX', KEYS[4], string.format('%d', window_ms + MARGIN), string.format('%d', now))
     end
     writes[#writes + 1] = function()
       do
@@ -2216,7 +2302,8 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local now
   if ARGV[1] == '' then -- the Redis server's clock
     local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
   else
     now = int(ARGV[1])
   end
@@ -2237,10 +2324,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if bucket__raw then
     local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
-      return corrupt(KEYS[1], 'want the integers ts:level', bucket__raw)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:level' .. ', got ' ..
+          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
     end
-    bucket_ts = min(max(tonumber(bucket__raw__ts), 0), NOW_MAX)
-    bucket_level = min(max(tonumber(bucket__raw__level), 0 - capacity * refill_ms), capacity * refill_ms)
+    bucket_ts, bucket_level = bucket__raw__ts + 0, bucket__raw__level + 0
+    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
+    if bucket_level < 0 - capacity * refill_ms then bucket_level = 0 - capacity * refill_ms elseif bucket_level >
+        capacity * refill_ms then bucket_level = capacity * refill_ms end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2288,7 +2380,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
         stale = false
         redis.call('DEL', KEYS[1])
       end
-      redis.call('SET', KEYS[1], num(now + lag) .. ':' .. num(after), 'PX', num(reset + TTL_MARGIN_MS))
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
     end
   end
   local t__10 = (after > 0 and after or 0)
@@ -2366,7 +2458,8 @@ ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, fro
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end

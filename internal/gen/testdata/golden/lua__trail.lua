@@ -59,18 +59,12 @@ local min, max, floor = math.min, math.max, math.floor
 local NOW_MAX = 35184372088832
 -- 2^53 - 1
 local COST_MAX = 9007199254740991
--- kept past the reset time, for lagging clocks
-local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
--- the most buckets one bucket_window tier spans
-local BUCKETS_MAX = 3600
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
 -- kept past the window, for lagging clocks
 local MARGIN = 1000
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -97,15 +91,6 @@ local function field(v, dflt, lo, hi)
   return n
 end
 
--- s cut to 32 bytes, for an error message
-local function clip(s)
-  s = tostring(s)
-  if #s > 32 then
-    return string.sub(s, 1, 32) .. '...'
-  end
-  return s
-end
-
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
@@ -126,96 +111,171 @@ local function split(s, n)
   return parts
 end
 
--- the last n entries of list
-local function keep_last(list, n)
-  if #list <= n then
-    return list
-  end
-  local out = {}
-  for i = #list - n + 1, #list do
-    out[#out + 1] = list[i]
-  end
-  return out
-end
-
 local ALG = 'trail: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
--- arguments
-if #ARGV < 6 or #ARGV > 7 then
-  return bad('expected 6 to 7 arguments (now_ms cost force note limit window_ms [bucket_ms]), got ' .. #ARGV)
-end
+-- arguments: the common call (every argument given, each integer in
+-- decimal digits, the key's parameters as the key spells them) is checked
+-- here at little cost; any other call goes to the exact checks below
+local now, cost, force, note, limit, window_ms, bucket_ms
+local checked = false
+repeat
+  local find, s = string.find
+  if #ARGV ~= 7 or #KEYS ~= 4 then break end
+  s = ARGV[5]
+  if #s > 17 or not find(s, '^%d+$') then break end
+  limit = s + 0
+  if limit < 1 or limit > 100 then break end
+  s = ARGV[6]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  window_ms = s + 0
+  if window_ms > 1000000 then break end
+  s = ARGV[7]
+  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  bucket_ms = s + 0
+  if bucket_ms > 1000 then break end
+  local k = KEYS[1]
+  local tail = '}:small:log:' .. ARGV[6] .. ':' .. ARGV[7]
+  local at = #k - #tail + 1
+  if at < 3 or find(k, tail, at, true) ~= at then break end
+  local b1, b2 = string.byte(k, 1, 2)
+  if b1 ~= 123 or b2 == 125 then break end
+  if KEYS[2] ~= k .. ':notes' then break end
+  if KEYS[3] ~= k .. ':hits' then break end
+  if KEYS[4] ~= k .. ':seen' then break end
+  s = ARGV[2]
+  if s == '1' then
+    cost = 1
+  elseif #s <= 17 and find(s, '^%d+$') then
+    cost = s + 0
+    if cost > COST_MAX then break end
+  else
+    break
+  end
+  s = ARGV[3]
+  if s == '0' then force = false elseif s == '1' then force = true else break end
+  s = ARGV[4]
+  if #s > 16 then break end
+  note = s
+  s = ARGV[1]
+  if s == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  elseif #s <= 17 and find(s, '^%d+$') then
+    now = s + 0
+  else
+    break
+  end
+  if now > NOW_MAX then break end
+  checked = true
+until true
+-- the exact checks of any other call: they refuse it with the message
+-- every target gives, or accept it
+if not checked then
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+  -- 2^53 - 1
+  local COST_MAX = 9007199254740991
 
--- parameters
-local limit = int(ARGV[5])
-if limit == nil or limit < 1 or limit > 100 then
-  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[5]))
-end
-local window_ms = int(ARGV[6])
-if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
-  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[6]))
-end
-local bucket_ms = 10
-if ARGV[7] ~= nil then
-  bucket_ms = int(ARGV[7])
-end
-if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
-  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[7]))
-end
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
 
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 4 then
-  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
-      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
-end
-local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
-  return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
-end
-if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
-  return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
-end
-if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
-  return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
-end
+  -- s cut to 32 bytes, for an error message
+  local function clip(s)
+    s = tostring(s)
+    if #s > 32 then
+      return string.sub(s, 1, 32) .. '...'
+    end
+    return s
+  end
 
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-else
-  now = int(ARGV[1])
-end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-end
-if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-end
-local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
-local note = ARGV[4] or ''
-if #note > 16 then
-  return bad('note must be at most 16 bytes, got ' .. #note)
+  -- integer to string without exponent notation
+  local function num(n)
+    return string.format('%d', n)
+  end
+
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+
+  -- arguments
+  if #ARGV < 6 or #ARGV > 7 then
+    return bad('expected 6 to 7 arguments (now_ms cost force note limit window_ms [bucket_ms]), got ' .. #ARGV)
+  end
+
+  -- parameters
+  limit = int(ARGV[5])
+  if limit == nil or limit < 1 or limit > 100 then
+    return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[5]))
+  end
+  window_ms = int(ARGV[6])
+  if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
+    return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[6]))
+  end
+  bucket_ms = 10
+  if ARGV[7] ~= nil then
+    bucket_ms = int(ARGV[7])
+  end
+  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
+    return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[7]))
+  end
+
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 4 then
+    return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:notes ' ..
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+  end
+  local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+  if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+    return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
+  end
+  if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+    return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
+  end
+  if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+    return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
+  end
+
+  -- per-call inputs
+  if ARGV[1] == '' then -- the Redis server's clock
+    local t = redis.call('TIME')
+    local us = t[2] + 0
+    now = t[1] * 1000 + (us - us % 1000) / 1000
+  else
+    now = int(ARGV[1])
+  end
+  if now == nil or now < 0 or now > NOW_MAX then
+    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  end
+  cost = int(ARGV[2])
+  if cost == nil or cost < 0 or cost > COST_MAX then
+    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  end
+  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  end
+  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+  note = ARGV[4] or ''
+  if #note > 16 then
+    return bad('note must be at most 16 bytes, got ' .. #note)
+  end
 end
 
 -- state
@@ -365,9 +425,13 @@ local seen__raw = redis.call('GET', KEYS[4])
 if seen__raw then
   local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
-    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[4] > 32 and string.sub(KEYS[4], 1, 32) .. '...' or KEYS[4]) .. ': ' ..
+        'want the integers ts' .. ', got ' ..
+        (#seen__raw > 32 and string.sub(seen__raw, 1, 32) .. '...' or seen__raw))
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
+  seen_ts = seen__raw__ts + 0
+  if seen_ts < 0 then seen_ts = 0 elseif seen_ts > NOW_MAX then seen_ts = NOW_MAX end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -384,7 +448,9 @@ if log__card > 0 then
   local bad__what, bad__v
   log__top, bad__what, bad__v = log__at(log__card - 1)
   if log__top == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
 -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>:hits, which an add continues
@@ -393,14 +459,18 @@ if hits__card > 0 then
   local bad__what, bad__v
   hits__top, bad__what, bad__v = hits__at(hits__card - 1)
   if hits__top == nil then
-    return corrupt(KEYS[3], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[3] > 32 and string.sub(KEYS[3], 1, 32) .. '...' or KEYS[3]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
 
 -- {<key>}:small:log:<window_ms>:<bucket_ms>:notes is written but not read: its type, before any write
 local notes__type = redis.call('TYPE', KEYS[2]).ok
 if notes__type ~= 'none' and notes__type ~= 'list' then
-  return redis.error_reply('WRONGTYPE ' .. ALG .. clip(KEYS[2]) .. ' holds a ' .. notes__type .. ', not a ' .. 'list')
+  return redis.error_reply('WRONGTYPE ' .. ALG ..
+      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
+      notes__type .. ', not a ' .. 'list')
 end
 
 -- decision
@@ -411,7 +481,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   used = min(sum__, 10000)
 end
@@ -421,7 +493,9 @@ do -- the entries in range are those at ranks [lo, hi)
   if hi__ > lo__ then
     local e, bad__what, bad__v = log__at(hi__ - 1)
     if e == nil then
-      return corrupt(KEYS[1], bad__what, bad__v)
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     newest = e.ts
   end
@@ -434,7 +508,9 @@ do -- the entries in range are those at ranks [lo, hi)
   local lo__, hi__ = log__below(num(from)), log__card
   local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000)
   if e == nil then
-    return corrupt(KEYS[1], bad__what, bad__v)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
   if e then
     free_at = e.ts + window_ms
@@ -474,7 +550,7 @@ if ok and c > 0 then
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('SET', KEYS[4], num(now), 'PX', num(window_ms + MARGIN))
+  redis.call('PSETEX', KEYS[4], string.format('%d', window_ms + MARGIN), string.format('%d', now))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then

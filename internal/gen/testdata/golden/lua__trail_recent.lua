@@ -41,25 +41,11 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
-local min, max, floor = math.min, math.max, math.floor
-
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
--- 2^53 - 1
-local COST_MAX = 9007199254740991
--- kept past the reset time, for lagging clocks
-local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
--- the most buckets one bucket_window tier spans
-local BUCKETS_MAX = 3600
--- 2^52: running sums of zset entries are kept modulo it
-local RUN_MOD = 4503599627370496
--- kept past the window, for lagging clocks
-local MARGIN = 1000
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -187,7 +173,8 @@ end
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 else
   now = int(ARGV[1])
 end
@@ -213,7 +200,9 @@ local function notes__parse(raw)
 end
 local notes, bad__what, bad__v = notes__parse(redis.call('LRANGE', KEYS[2], 0, -1))
 if notes == nil then
-  return corrupt(KEYS[2], bad__what, bad__v)
+  return redis.error_reply('BADSTATE ' .. ALG ..
+      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' .. bad__what ..
+      ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
 end
 notes = keep_last(notes, limit)
 local seen_ts = 0
@@ -221,9 +210,13 @@ local seen__raw = redis.call('GET', KEYS[4])
 if seen__raw then
   local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
   if seen__raw__ts == nil or #seen__raw__ts > 17 then
-    return corrupt(KEYS[4], 'want the integers ts', seen__raw)
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[4] > 32 and string.sub(KEYS[4], 1, 32) .. '...' or KEYS[4]) .. ': ' ..
+        'want the integers ts' .. ', got ' ..
+        (#seen__raw > 32 and string.sub(seen__raw, 1, 32) .. '...' or seen__raw))
   end
-  seen_ts = min(max(tonumber(seen__raw__ts), 0), NOW_MAX)
+  seen_ts = seen__raw__ts + 0
+  if seen_ts < 0 then seen_ts = 0 elseif seen_ts > NOW_MAX then seen_ts = NOW_MAX end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written

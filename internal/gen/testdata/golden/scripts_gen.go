@@ -36,9 +36,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "9662c7ecf95ed65877c56c6c5c7800d8381014eb", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f626472029a43b7dcaee245fadb1779ca76b864d"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b0ef8fc81d2ebb1dce9c8772e67ebceb13f0e4f1"},
+		Name: "small", Version: "6cf9c58f54b8b25de7f2f535dd8db916471310de", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "8ee578a19046e64483794b1b66fa5f12a5046b8d"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c67a336f5c8145cda3cddf15ba1fd9f054adccb4"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -48,8 +48,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "52f2e8871d2d003685ca21cfa6617121335cc5d3"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "f24369c9cf9a7bcee3b4c43ea4c96b67ed67e3eb"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "34e8b298f42ed8ce46c1dd89f9806bd21ab42910"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "00c9c7a69ff4306aeb8a77483905c103c8ef67ed"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -58,10 +58,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "b85bcded9cfd5aa10a89f27b2174745df772bb5a"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "c6d29110941090c7189a89fba4ad8f729a168424"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "77955c2cead5b9a7f74cb3cab2e42ee3cad4b023"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "081f0de52ef3f1dd4a9f12277aa5b06af01a8e80"},
 		Views: []kit.View{{Name: "recent",
-			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "de819dde65bcc5b4c490c86b7729d6049e6e9cff"},
+			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "0f988fb1aecf51e1050691ee5b64b2fb94a6b556"},
 			Returns: []string{"ts", "text"}}},
 		Keys: []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes",
 			":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},

@@ -1,0 +1,191 @@
+package gen
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A script states only what its code uses, and only where it runs it:
+// each helper function is a closure made at every call of the script
+// (EVAL runs the script's whole text as one function), so that a helper
+// the common path does not call is defined inside the branch that does
+// (the exact checks of the arguments, luaExactArgs). The Functions library
+// defines every helper and constant once, when it loads.
+
+// luaHelper is a helper function of the scripts: its name and its source.
+type luaHelper struct {
+	name, src string
+}
+
+// luaHelperList are the helpers, each after those it calls.
+var luaHelperList = []luaHelper{
+	{"int", `-- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+local function int(s)
+  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(s)
+end
+`},
+	{"field", `-- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+local function field(v, dflt, lo, hi)
+  if not v then
+    return dflt
+  end
+  local n = int(v)
+  if n == nil then
+    return nil
+  end
+  if n < lo then
+    return lo
+  elseif n > hi then
+    return hi
+  end
+  return n
+end
+`},
+	{"clip", `-- s cut to 32 bytes, for an error message
+local function clip(s)
+  s = tostring(s)
+  if #s > 32 then
+    return string.sub(s, 1, 32) .. '...'
+  end
+  return s
+end
+`},
+	{"num", `-- integer to string without exponent notation
+local function num(n)
+  return string.format('%d', n)
+end
+`},
+	{"split", `-- s split at its first n-1 colons into n parts, or nil
+local function split(s, n)
+  local parts, from = {}, 1
+  for i = 1, n - 1 do
+    local at = string.find(s, ':', from, true)
+    if not at then
+      return nil
+    end
+    parts[i] = string.sub(s, from, at - 1)
+    from = at + 1
+  end
+  parts[n] = string.sub(s, from)
+  return parts
+end
+`},
+	{"keep_last", `-- the last n entries of list
+local function keep_last(list, n)
+  if #list <= n then
+    return list
+  end
+  local out = {}
+  for i = #list - n + 1, #list do
+    out[#out + 1] = list[i]
+  end
+  return out
+end
+`},
+}
+
+// luaMathFuncs are math's functions the scripts may read, as locals.
+var luaMathFuncs = []string{"min", "max", "floor"}
+
+// luaCalls reports whether code calls name: name( not after a dot or a
+// letter, outside string literals and comments.
+func luaCalls(code, name string) bool {
+	return regexp.MustCompile(`(^|[^.\w])` + name + `\(`).MatchString(luaCodeOnly(code))
+}
+
+// luaReads reports whether code reads the name (a constant) as a word,
+// outside string literals and comments.
+func luaReads(code, name string) bool {
+	return regexp.MustCompile(`\b` + name + `\b`).MatchString(luaCodeOnly(code))
+}
+
+// luaLiterals matches a string literal in single quotes (the generator
+// writes no other) or a comment to the end of its line.
+var luaLiterals = regexp.MustCompile(`'(\\.|[^'\\])*'|--[^\n]*`)
+
+// luaCodeOnly is code with its string literals and comments blanked out.
+func luaCodeOnly(code string) string { return luaLiterals.ReplaceAllString(code, "''") }
+
+// luaMathLocals declares math's functions code calls as locals ("" if
+// none): a function of the library reads them when called, since a
+// library may read no global while it loads.
+func luaMathLocals(code string) string {
+	var names, vals []string
+	for _, f := range luaMathFuncs {
+		if luaCalls(code, f) {
+			names, vals = append(names, f), append(vals, "math."+f)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "local " + strings.Join(names, ", ") + " = " + strings.Join(vals, ", ") + "\n"
+}
+
+// luaHelpersFor writes what code needs before it: math's functions it
+// calls, the spec's constants it reads (luaConstants), and the helpers it
+// calls with those they call in turn. declared are names a scope around
+// code declares already.
+func luaHelpersFor(w *writer, sp *Spec, code string, declared map[string]bool) {
+	if m := luaMathLocals(code); m != "" {
+		w.raw(m)
+		w.line("")
+	}
+	uses := code
+	var helpers []luaHelper
+	for i := len(luaHelperList) - 1; i >= 0; i-- { // callers first: they add their callees' uses
+		h := luaHelperList[i]
+		if !declared[h.name] && luaCalls(uses, h.name) {
+			helpers = append([]luaHelper{h}, helpers...)
+			uses += h.src
+		}
+	}
+	var consts []*Const
+	for _, c := range constants(sp) {
+		if !declared[c.Name] && luaReads(uses, c.Name) {
+			consts = append(consts, c)
+		}
+	}
+	if len(consts) > 0 {
+		luaConstantList(w, consts)
+	}
+	for i, h := range helpers {
+		if i > 0 {
+			w.line("")
+		}
+		w.raw(h.src)
+	}
+	if len(helpers) > 0 {
+		w.line("")
+	}
+}
+
+// luaAllHelpers writes every constant and helper: what the Functions
+// library states once, for all its functions.
+func luaAllHelpers(w *writer, sp *Spec) {
+	luaConstantList(w, constants(sp))
+	for i, h := range luaHelperList {
+		if i > 0 {
+			w.line("")
+		}
+		w.raw(h.src)
+	}
+}
+
+// luaAssemble is a script: header, then what code needs before it
+// (luaHelpersFor; the text of each of inner, a block of code that
+// declares its own helpers, is not looked at), then code, its own code,
+// which the Functions library runs as a function.
+func luaAssemble(header *writer, sp *Spec, code string, inner ...string) scriptParts {
+	uses := code
+	for _, b := range inner {
+		uses = strings.Replace(uses, b, "", 1)
+	}
+	luaHelpersFor(header, sp, uses, nil)
+	header.codeAt = header.b.Len()
+	header.raw(code)
+	return luaScriptOf(header)
+}
