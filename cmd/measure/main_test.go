@@ -15,20 +15,20 @@ import (
 )
 
 // writeCommands are the commands that change a key.
-var writeCommands = []string{"SET", "ZADD", "ZREM", "RPUSH", "DEL", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "PEXPIRE"}
+var writeCommands = []string{"SET", "PSETEX", "ZADD", "ZREM", "RPUSH", "DEL", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "PEXPIRE"}
 
 // admittedWrites are the writes each algorithm's admitted decision must
 // run once, as "NAME 1"; an algorithm not listed must run at least one
 // write.
 var admittedWrites = map[string][]string{
-	"fixed_window":   {"SET"},
-	"sliding_window": {"SET"},
-	"token_bucket":   {"SET"},
-	"gcra":           {"SET"},
-	"leaky_bucket":   {"SET"},
+	"fixed_window":   {"PSETEX"},
+	"sliding_window": {"PSETEX"},
+	"token_bucket":   {"PSETEX"},
+	"gcra":           {"PSETEX"},
+	"leaky_bucket":   {"PSETEX"},
 	"sliding_log":    {"ZADD"},
-	"meta_window":    {"SET", "RPUSH"},
-	"bucket_window":  {"SET", "ZADD"},
+	"meta_window":    {"PSETEX", "RPUSH"},
+	"bucket_window":  {"PSETEX", "ZADD"},
 }
 
 // growing are the algorithms whose state holds one entry per admitted

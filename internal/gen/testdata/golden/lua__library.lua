@@ -1045,17 +1045,6 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
@@ -1197,17 +1186,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-  end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
@@ -2487,19 +2465,6 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
-      refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
-  end
-  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
-      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
@@ -2907,17 +2872,6 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
@@ -2958,17 +2912,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-  end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
@@ -3198,19 +3141,6 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-  end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
-      refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
-  end
-  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
-      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
@@ -3958,5 +3888,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '6cf9c58f54b8b25de7f2f535dd8db916471310de'
+  return '2b1552752b87e3d08934d4bc4cb37c9c1e116bbf'
 end}

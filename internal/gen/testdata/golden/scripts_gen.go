@@ -36,9 +36,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "6cf9c58f54b8b25de7f2f535dd8db916471310de", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "8ee578a19046e64483794b1b66fa5f12a5046b8d"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c67a336f5c8145cda3cddf15ba1fd9f054adccb4"},
+		Name: "small", Version: "2b1552752b87e3d08934d4bc4cb37c9c1e116bbf", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "dfadc093a563078faac0970e00589bf811db208b"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "bcc5b0d41ebde4f9d4fb738115654b0c4a13ad7a"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
