@@ -82,7 +82,7 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
-local min, max, floor = math.min, math.max, math.floor
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
 
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
@@ -98,51 +98,6 @@ local BUCKETS_MAX = 3600
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
 
--- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-local function int(s)
-  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-    return nil
-  end
-  return tonumber(s)
-end
-
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
-end
-
--- integer to string without exponent notation
-local function num(n)
-  return string.format('%d', n)
-end
-
--- s split at its first n-1 colons into n parts, or nil
-local function split(s, n)
-  local parts, from = {}, 1
-  for i = 1, n - 1 do
-    local at = string.find(s, ':', from, true)
-    if not at then
-      return nil
-    end
-    parts[i] = string.sub(s, from, at - 1)
-    from = at + 1
-  end
-  parts[n] = string.sub(s, from)
-  return parts
-end
-
 local ALG = 'bucket_window: '
 
 -- arguments: the common call (every argument given, each integer in
@@ -154,31 +109,35 @@ repeat
   local find, s = string.find
   if #ARGV ~= 10 or #KEYS ~= 2 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 500000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[5] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 100000000000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  if window_ms < 1 or window_ms > 100000000000 then break end
+  local bucket_ms__s = ARGV[6] -- the key spells it so
+  s = bucket_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   bucket_ms = s + 0
-  if bucket_ms > 100000000000 then break end
+  if bucket_ms < 1 or bucket_ms > 100000000000 then break end
   s = ARGV[7]
   if #s > 17 or not find(s, '^%d+$') then break end
   limit_2 = s + 0
   if limit_2 > 500000000000 then break end
-  s = ARGV[8]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms_2__s = ARGV[8] -- the key spells it so
+  s = window_ms_2__s
+  if #s > 17 or not find(s, '^%d+$') then break end
   window_ms_2 = s + 0
   if window_ms_2 > 100000000000 then break end
   s = ARGV[9]
   if #s > 17 or not find(s, '^%d+$') then break end
   limit_3 = s + 0
   if limit_3 > 500000000000 then break end
-  s = ARGV[10]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms_3__s = ARGV[10] -- the key spells it so
+  s = window_ms_3__s
+  if #s > 17 or not find(s, '^%d+$') then break end
   window_ms_3 = s + 0
   if window_ms_3 > 100000000000 then break end
   if not (window_ms % bucket_ms == 0) then break end
@@ -190,7 +149,7 @@ repeat
   if not (window_ms_3 % bucket_ms == 0) then break end
   if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
   local k = KEYS[1]
-  local tail = '}:bw:' .. ARGV[6] .. ':' .. ARGV[5] .. ':' .. ARGV[8] .. ':' .. ARGV[10]
+  local tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -199,6 +158,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -370,46 +331,113 @@ if not checked then
 end
 
 -- state
-local function win__parse(raw)
-  local out = {}
-  for i = 1, #raw do
-    local parts = split(raw[i], 3)
-    if parts == nil then
-      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
-    end
-    local x_start = field(parts[1], nil, 0, NOW_MAX)
-    if x_start == nil then
-      return nil, 'entry field start is not an integer', parts[1]
-    end
-    local x_count = field(parts[2], nil, 1, 1000000000000)
-    if x_count == nil then
-      return nil, 'entry field count is not an integer', parts[2]
-    end
-    local x_run = field(parts[3], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[3]
-    end
-    out[#out + 1] = {start = x_start, count = x_count, run = x_run}
+-- the entry m holds, or nil, what is wrong, and the value
+local function win__entry(m)
+  local e_start, e_count, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 then
+    e_start = e_start + 0
+    if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+    e_count = e_count + 0
+    if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
+    e_run = e_run + 0
+    if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+    return {start = e_start, count = e_count, run = e_run}
   end
-  return out
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 3)
+  if parts == nil then
+    return nil, 'an entry is not 3 fields joined by \':\'', m
+  end
+  local x_start = field(parts[1], nil, 0, NOW_MAX)
+  if x_start == nil then
+    return nil, 'entry field start is not an integer', parts[1]
+  end
+  local x_count = field(parts[2], nil, 1, 1000000000000)
+  if x_count == nil then
+    return nil, 'entry field count is not an integer', parts[2]
+  end
+  local x_run = field(parts[3], nil, 0, 4503599627370495)
+  if x_run == nil then
+    return nil, 'entry field run is not an integer', parts[3]
+  end
+  return {start = x_start, count = x_count, run = x_run}
 end
 local win__card = redis.call('ZCARD', KEYS[1])
+local win__top = nil -- the newest entry, read below
+-- what this call has read of the set, which it reads before any write:
+-- the entries by rank, and the counts below each bound, open and closed
+local win__ranks, win__lt, win__le = {}, {}, {}
 -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
 local function win__at(r)
-  local raw = redis.call('ZRANGE', KEYS[1], r, r)
-  local got, what, v = win__parse(raw)
-  if got == nil then
-    return nil, what, v
+  local e = win__ranks[r]
+  if e == nil then
+    local raw = redis.call('ZRANGE', KEYS[1], r, r)
+    local what, v
+    e, what, v = win__entry(raw[1])
+    if e == nil then
+      return nil, what, v
+    end
+    e.member__ = raw[1]
+    win__ranks[r] = e
   end
-  got[1].member__ = raw[1]
-  return got[1]
+  return e
 end
--- the number of entries scored below bound, as ZCOUNT's max takes it
-local function win__below(bound)
-  if win__card == 0 then
-    return 0
+-- the number of entries scored below x, or at most x when closed
+local function win__below(x, closed)
+  local top = win__top
+  if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
+    return win__card
   end
-  return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+  local known = closed and win__le or win__lt
+  local n = known[x]
+  if n == nil then
+    n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+    known[x] = n
+  end
+  return n
 end
 -- the sum of count over the entries at ranks [lo, hi), the running sum
 -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -439,10 +467,11 @@ local function win__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or min(total, cap) < need then
+  if hi <= lo or (total < cap and total or cap) < need then
     return false
   end
-  if min((first.run - base) % RUN_MOD, cap) >= need then
+  local s = (first.run - base) % RUN_MOD
+  if (s < cap and s or cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -452,7 +481,8 @@ local function win__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % RUN_MOD, cap) >= need then
+    local s = (x.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -461,9 +491,12 @@ local function win__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = floor((a + b) / 2)
+    local r = (a + b - (a + b) % 2) / 2
     if galloping then
-      r = min(lo + step - 1, b - 1)
+      r = lo + step - 1
+      if r > b - 1 then
+        r = b - 1
+      end
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -496,7 +529,6 @@ if stale then
   latest_ts = 0
 end
 -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
-local win__top = nil
 if win__card > 0 then
   local bad__what, bad__v
   win__top, bad__what, bad__v = win__at(win__card - 1)
@@ -532,40 +564,40 @@ local from2 = bucket - window_ms_2
 local from3 = bucket - window_ms_3
 local used1 = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = win__below(num(from1)), win__card
+  local lo__, hi__ = win__below(from1, true), win__card
   local sum__, bad__what, bad__v = win__sum(lo__, hi__)
   if sum__ == nil then
     return redis.error_reply('BADSTATE ' .. ALG ..
         (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
-  used1 = min(sum__, 3600000000000000)
+  used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
 end
 local agg__2 = 0
 if on2 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from2)), win__card
+    local lo__, hi__ = win__below(from2, true), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    agg__2 = min(sum__, 3600000000000000)
+    agg__2 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
 end
 local used2 = (on2 and agg__2 or 0)
 local agg__3 = 0
 if on3 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from3)), win__card
+    local lo__, hi__ = win__below(from3, true), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    agg__3 = min(sum__, 3600000000000000)
+    agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
 end
 local used3 = (on3 and agg__3 or 0)
@@ -606,7 +638,7 @@ end
 local agg__4 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from1)), win__card
+    local lo__, hi__ = win__below(from1, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -622,7 +654,7 @@ local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
 local agg__5 = bucket + window_ms_2
 if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from2)), win__card
+    local lo__, hi__ = win__below(from2, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -638,7 +670,7 @@ local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
 local agg__6 = bucket + window_ms_3
 if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from3)), win__card
+    local lo__, hi__ = win__below(from3, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -674,7 +706,7 @@ end
 local agg__7 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from1)), win__card
+    local lo__, hi__ = win__below(from1, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -690,7 +722,7 @@ local r1 = ((x1 == 0) and 0 or agg__7)
 local agg__8 = bucket + window_ms_2
 if not (x2 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from2)), win__card
+    local lo__, hi__ = win__below(from2, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -706,7 +738,7 @@ local r2 = ((x2 == 0) and 0 or agg__8)
 local agg__9 = bucket + window_ms_3
 if not (x3 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from3)), win__card
+    local lo__, hi__ = win__below(from3, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -755,7 +787,9 @@ if took > 0 then
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
-      win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
+      if win__top.start > win__x.start then -- the set grows at its end
+        win__x.start = win__top.start
+      end
       win__x.run = (win__top.run + win__x.count) % RUN_MOD
       if win__top.start == win__x.start then -- merge into it (its member removed after the add)
         win__x.replaces__ = win__top.member__
@@ -764,17 +798,26 @@ if took > 0 then
     else
       win__x.run = win__x.count % RUN_MOD
     end
-    win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
-    redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+    win__x.member__ = string.format('%d:%d:%d', win__x.start, win__x.count, win__x.run)
+    redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+    win__card = win__card + 1
     if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
       redis.call('ZREM', KEYS[1], win__x.replaces__)
+      win__card = win__card - 1
     end
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
+    if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
+      redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+      win__card = BUCKETS_MAX
+    end
     win__top = win__x
   end
   local t__23 = widest - eff % bucket_ms
-  redis.call('PEXPIRE', KEYS[1], num(lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
+  -- after the add (see Drop)
+  local t__24 = bucket - widest
+  if win__card > 0 and win__le[t__24] ~= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__24))
+  end
 end
-local t__24 = reset_at - now
-return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}
+local t__25 = reset_at - now
+return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__25 > 0 and t__25 or 0), 0, tier}

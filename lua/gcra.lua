@@ -45,6 +45,8 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
@@ -66,21 +68,24 @@ repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   burst = s + 0
   if burst < 1 or burst > 1000000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local rate__s = ARGV[5] -- the key spells it so
+  s = rate__s
+  if not find(s, '^[1-9]%d*$') then break end
   rate = s + 0
-  if rate > 1000000000000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  if rate < 1 or rate > 1000000000000 then break end
+  local period_ms__s = ARGV[6] -- the key spells it so
+  s = period_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   period_ms = s + 0
-  if period_ms > 100000000000 then break end
+  if period_ms < 1 or period_ms > 100000000000 then break end
   if not (burst * period_ms <= 1000000000000000) then break end
-  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then break end
+  local h__1 = burst * period_ms
+  if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:gcra:' .. ARGV[5] .. ':' .. ARGV[6]
+  local tail = '}:gcra:' .. rate__s .. ':' .. period_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -88,6 +93,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end

@@ -93,7 +93,6 @@ end
 
 -- lua/bucket_window.lua
 redis.register_function{function_name = 'limitspec_bucket_window', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'bucket_window: '
 
 -- arguments: the common call (every argument given, each integer in
@@ -105,31 +104,35 @@ repeat
   local find, s = string.find
   if #ARGV ~= 10 or #KEYS ~= 2 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 500000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[5] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 100000000000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  if window_ms < 1 or window_ms > 100000000000 then break end
+  local bucket_ms__s = ARGV[6] -- the key spells it so
+  s = bucket_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   bucket_ms = s + 0
-  if bucket_ms > 100000000000 then break end
+  if bucket_ms < 1 or bucket_ms > 100000000000 then break end
   s = ARGV[7]
   if #s > 17 or not find(s, '^%d+$') then break end
   limit_2 = s + 0
   if limit_2 > 500000000000 then break end
-  s = ARGV[8]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms_2__s = ARGV[8] -- the key spells it so
+  s = window_ms_2__s
+  if #s > 17 or not find(s, '^%d+$') then break end
   window_ms_2 = s + 0
   if window_ms_2 > 100000000000 then break end
   s = ARGV[9]
   if #s > 17 or not find(s, '^%d+$') then break end
   limit_3 = s + 0
   if limit_3 > 500000000000 then break end
-  s = ARGV[10]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms_3__s = ARGV[10] -- the key spells it so
+  s = window_ms_3__s
+  if #s > 17 or not find(s, '^%d+$') then break end
   window_ms_3 = s + 0
   if window_ms_3 > 100000000000 then break end
   if not (window_ms % bucket_ms == 0) then break end
@@ -141,7 +144,7 @@ repeat
   if not (window_ms_3 % bucket_ms == 0) then break end
   if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
   local k = KEYS[1]
-  local tail = '}:bw:' .. ARGV[6] .. ':' .. ARGV[5] .. ':' .. ARGV[8] .. ':' .. ARGV[10]
+  local tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -150,6 +153,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -321,46 +326,113 @@ if not checked then
 end
 
 -- state
-local function win__parse(raw)
-  local out = {}
-  for i = 1, #raw do
-    local parts = split(raw[i], 3)
-    if parts == nil then
-      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
-    end
-    local x_start = field(parts[1], nil, 0, NOW_MAX)
-    if x_start == nil then
-      return nil, 'entry field start is not an integer', parts[1]
-    end
-    local x_count = field(parts[2], nil, 1, 1000000000000)
-    if x_count == nil then
-      return nil, 'entry field count is not an integer', parts[2]
-    end
-    local x_run = field(parts[3], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[3]
-    end
-    out[#out + 1] = {start = x_start, count = x_count, run = x_run}
+-- the entry m holds, or nil, what is wrong, and the value
+local function win__entry(m)
+  local e_start, e_count, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 then
+    e_start = e_start + 0
+    if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+    e_count = e_count + 0
+    if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
+    e_run = e_run + 0
+    if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+    return {start = e_start, count = e_count, run = e_run}
   end
-  return out
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 3)
+  if parts == nil then
+    return nil, 'an entry is not 3 fields joined by \':\'', m
+  end
+  local x_start = field(parts[1], nil, 0, NOW_MAX)
+  if x_start == nil then
+    return nil, 'entry field start is not an integer', parts[1]
+  end
+  local x_count = field(parts[2], nil, 1, 1000000000000)
+  if x_count == nil then
+    return nil, 'entry field count is not an integer', parts[2]
+  end
+  local x_run = field(parts[3], nil, 0, 4503599627370495)
+  if x_run == nil then
+    return nil, 'entry field run is not an integer', parts[3]
+  end
+  return {start = x_start, count = x_count, run = x_run}
 end
 local win__card = redis.call('ZCARD', KEYS[1])
+local win__top = nil -- the newest entry, read below
+-- what this call has read of the set, which it reads before any write:
+-- the entries by rank, and the counts below each bound, open and closed
+local win__ranks, win__lt, win__le = {}, {}, {}
 -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
 local function win__at(r)
-  local raw = redis.call('ZRANGE', KEYS[1], r, r)
-  local got, what, v = win__parse(raw)
-  if got == nil then
-    return nil, what, v
+  local e = win__ranks[r]
+  if e == nil then
+    local raw = redis.call('ZRANGE', KEYS[1], r, r)
+    local what, v
+    e, what, v = win__entry(raw[1])
+    if e == nil then
+      return nil, what, v
+    end
+    e.member__ = raw[1]
+    win__ranks[r] = e
   end
-  got[1].member__ = raw[1]
-  return got[1]
+  return e
 end
--- the number of entries scored below bound, as ZCOUNT's max takes it
-local function win__below(bound)
-  if win__card == 0 then
-    return 0
+-- the number of entries scored below x, or at most x when closed
+local function win__below(x, closed)
+  local top = win__top
+  if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
+    return win__card
   end
-  return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+  local known = closed and win__le or win__lt
+  local n = known[x]
+  if n == nil then
+    n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+    known[x] = n
+  end
+  return n
 end
 -- the sum of count over the entries at ranks [lo, hi), the running sum
 -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -390,10 +462,11 @@ local function win__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or min(total, cap) < need then
+  if hi <= lo or (total < cap and total or cap) < need then
     return false
   end
-  if min((first.run - base) % RUN_MOD, cap) >= need then
+  local s = (first.run - base) % RUN_MOD
+  if (s < cap and s or cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -403,7 +476,8 @@ local function win__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % RUN_MOD, cap) >= need then
+    local s = (x.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -412,9 +486,12 @@ local function win__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = floor((a + b) / 2)
+    local r = (a + b - (a + b) % 2) / 2
     if galloping then
-      r = min(lo + step - 1, b - 1)
+      r = lo + step - 1
+      if r > b - 1 then
+        r = b - 1
+      end
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -447,7 +524,6 @@ if stale then
   latest_ts = 0
 end
 -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
-local win__top = nil
 if win__card > 0 then
   local bad__what, bad__v
   win__top, bad__what, bad__v = win__at(win__card - 1)
@@ -483,40 +559,40 @@ local from2 = bucket - window_ms_2
 local from3 = bucket - window_ms_3
 local used1 = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = win__below(num(from1)), win__card
+  local lo__, hi__ = win__below(from1, true), win__card
   local sum__, bad__what, bad__v = win__sum(lo__, hi__)
   if sum__ == nil then
     return redis.error_reply('BADSTATE ' .. ALG ..
         (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
-  used1 = min(sum__, 3600000000000000)
+  used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
 end
 local agg__2 = 0
 if on2 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from2)), win__card
+    local lo__, hi__ = win__below(from2, true), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    agg__2 = min(sum__, 3600000000000000)
+    agg__2 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
 end
 local used2 = (on2 and agg__2 or 0)
 local agg__3 = 0
 if on3 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from3)), win__card
+    local lo__, hi__ = win__below(from3, true), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    agg__3 = min(sum__, 3600000000000000)
+    agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
 end
 local used3 = (on3 and agg__3 or 0)
@@ -557,7 +633,7 @@ end
 local agg__4 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from1)), win__card
+    local lo__, hi__ = win__below(from1, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -573,7 +649,7 @@ local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
 local agg__5 = bucket + window_ms_2
 if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from2)), win__card
+    local lo__, hi__ = win__below(from2, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -589,7 +665,7 @@ local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
 local agg__6 = bucket + window_ms_3
 if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from3)), win__card
+    local lo__, hi__ = win__below(from3, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -625,7 +701,7 @@ end
 local agg__7 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from1)), win__card
+    local lo__, hi__ = win__below(from1, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -641,7 +717,7 @@ local r1 = ((x1 == 0) and 0 or agg__7)
 local agg__8 = bucket + window_ms_2
 if not (x2 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from2)), win__card
+    local lo__, hi__ = win__below(from2, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -657,7 +733,7 @@ local r2 = ((x2 == 0) and 0 or agg__8)
 local agg__9 = bucket + window_ms_3
 if not (x3 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from3)), win__card
+    local lo__, hi__ = win__below(from3, true), win__card
     local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -706,7 +782,9 @@ if took > 0 then
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
-      win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
+      if win__top.start > win__x.start then -- the set grows at its end
+        win__x.start = win__top.start
+      end
       win__x.run = (win__top.run + win__x.count) % RUN_MOD
       if win__top.start == win__x.start then -- merge into it (its member removed after the add)
         win__x.replaces__ = win__top.member__
@@ -715,20 +793,29 @@ if took > 0 then
     else
       win__x.run = win__x.count % RUN_MOD
     end
-    win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
-    redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+    win__x.member__ = string.format('%d:%d:%d', win__x.start, win__x.count, win__x.run)
+    redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+    win__card = win__card + 1
     if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
       redis.call('ZREM', KEYS[1], win__x.replaces__)
+      win__card = win__card - 1
     end
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
+    if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
+      redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+      win__card = BUCKETS_MAX
+    end
     win__top = win__x
   end
   local t__23 = widest - eff % bucket_ms
-  redis.call('PEXPIRE', KEYS[1], num(lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
+  -- after the add (see Drop)
+  local t__24 = bucket - widest
+  if win__card > 0 and win__le[t__24] ~= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__24))
+  end
 end
-local t__24 = reset_at - now
-return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}
+local t__25 = reset_at - now
+return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__25 > 0 and t__25 or 0), 0, tier}
 end}
 
 -- lua/bucket_window_reset.lua
@@ -845,15 +932,16 @@ repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 1000000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[5] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 100000000000 then break end
+  if window_ms < 1 or window_ms > 100000000000 then break end
   local k = KEYS[1]
-  local tail = '}:fw:' .. ARGV[5]
+  local tail = '}:fw:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -861,6 +949,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -1082,21 +1172,24 @@ repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   burst = s + 0
   if burst < 1 or burst > 1000000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local rate__s = ARGV[5] -- the key spells it so
+  s = rate__s
+  if not find(s, '^[1-9]%d*$') then break end
   rate = s + 0
-  if rate > 1000000000000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  if rate < 1 or rate > 1000000000000 then break end
+  local period_ms__s = ARGV[6] -- the key spells it so
+  s = period_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   period_ms = s + 0
-  if period_ms > 100000000000 then break end
+  if period_ms < 1 or period_ms > 100000000000 then break end
   if not (burst * period_ms <= 1000000000000000) then break end
-  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then break end
+  local h__1 = burst * period_ms
+  if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:gcra:' .. ARGV[5] .. ':' .. ARGV[6]
+  local tail = '}:gcra:' .. rate__s .. ':' .. period_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -1104,6 +1197,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -1359,21 +1454,24 @@ repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   capacity = s + 0
   if capacity < 1 or capacity > 1000000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local rate__s = ARGV[5] -- the key spells it so
+  s = rate__s
+  if not find(s, '^[1-9]%d*$') then break end
   rate = s + 0
-  if rate > 1000000000000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  if rate < 1 or rate > 1000000000000 then break end
+  local period_ms__s = ARGV[6] -- the key spells it so
+  s = period_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   period_ms = s + 0
-  if period_ms > 100000000000 then break end
+  if period_ms < 1 or period_ms > 100000000000 then break end
   if not (capacity * period_ms <= 1000000000000000) then break end
-  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then break end
+  local h__1 = capacity * period_ms
+  if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:lb:' .. ARGV[5] .. ':' .. ARGV[6]
+  local tail = '}:lb:' .. rate__s .. ':' .. period_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -1381,6 +1479,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -1637,15 +1737,16 @@ repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 2 then break end
   s = ARGV[5]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 100000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[6] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 100000000000 then break end
+  if window_ms < 1 or window_ms > 100000000000 then break end
   local k = KEYS[1]
-  local tail = '}:mw:' .. ARGV[6]
+  local tail = '}:mw:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -1654,6 +1755,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -1847,8 +1950,8 @@ if took > 0 then
     redis.call('DEL', KEYS[1], KEYS[2])
   end
   redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
-  redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-  redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
+  redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
+  redis.call('PEXPIRE', KEYS[2], string.format('%d', ends + TTL_MARGIN_MS))
 end
 local t__6 = limit - after
 return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
@@ -1927,22 +2030,82 @@ if win__raw then
   if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
   if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
 end
+-- the entry m holds, or nil, what is wrong, and the value
+local function log__entry(m)
+  local e_t_ms, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(.*)$')
+  if e_t_ms ~= nil and #e_t_ms <= 17 and #e_cost <= 17 then
+    e_t_ms = e_t_ms + 0
+    if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+    e_cost = e_cost + 0
+    if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
+    return {t_ms = e_t_ms, cost = e_cost, meta = e_meta}
+  end
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 3)
+  if parts == nil then
+    return nil, 'an entry is not 3 fields joined by \':\'', m
+  end
+  local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
+  if x_t_ms == nil then
+    return nil, 'entry field t_ms is not an integer', parts[1]
+  end
+  local x_cost = field(parts[2], nil, 1, 2 * limit)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[2]
+  end
+  return {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
+end
 local function log__parse(raw)
   local out = {}
   for i = 1, #raw do
-    local parts = split(raw[i], 3)
-    if parts == nil then
-      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
+    local e, what, v = log__entry(raw[i])
+    if e == nil then
+      return nil, what, v
     end
-    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
-    if x_t_ms == nil then
-      return nil, 'entry field t_ms is not an integer', parts[1]
-    end
-    local x_cost = field(parts[2], nil, 1, 2 * limit)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[2]
-    end
-    out[#out + 1] = {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
+    out[i] = e
   end
   return out
 end
@@ -2022,7 +2185,7 @@ end}
 
 -- lua/policy.lua
 redis.register_function{function_name = 'limitspec_policy', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
+local max, floor = math.max, math.floor
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
@@ -2165,46 +2328,113 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
-  local function win__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local parts = split(raw[i], 3)
-      if parts == nil then
-        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
-      end
-      local x_start = field(parts[1], nil, 0, NOW_MAX)
-      if x_start == nil then
-        return nil, 'entry field start is not an integer', parts[1]
-      end
-      local x_count = field(parts[2], nil, 1, 1000000000000)
-      if x_count == nil then
-        return nil, 'entry field count is not an integer', parts[2]
-      end
-      local x_run = field(parts[3], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[3]
-      end
-      out[#out + 1] = {start = x_start, count = x_count, run = x_run}
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function win__entry(m)
+    local e_start, e_count, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 then
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_count = e_count + 0
+      if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      return {start = e_start, count = e_count, run = e_run}
     end
-    return out
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 3)
+    if parts == nil then
+      return nil, 'an entry is not 3 fields joined by \':\'', m
+    end
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[1]
+    end
+    local x_count = field(parts[2], nil, 1, 1000000000000)
+    if x_count == nil then
+      return nil, 'entry field count is not an integer', parts[2]
+    end
+    local x_run = field(parts[3], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[3]
+    end
+    return {start = x_start, count = x_count, run = x_run}
   end
   local win__card = redis.call('ZCARD', KEYS[1])
+  local win__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local win__ranks, win__lt, win__le = {}, {}, {}
   -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
   local function win__at(r)
-    local raw = redis.call('ZRANGE', KEYS[1], r, r)
-    local got, what, v = win__parse(raw)
-    if got == nil then
-      return nil, what, v
+    local e = win__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = win__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      win__ranks[r] = e
     end
-    got[1].member__ = raw[1]
-    return got[1]
+    return e
   end
-  -- the number of entries scored below bound, as ZCOUNT's max takes it
-  local function win__below(bound)
-    if win__card == 0 then
-      return 0
+  -- the number of entries scored below x, or at most x when closed
+  local function win__below(x, closed)
+    local top = win__top
+    if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
+      return win__card
     end
-    return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+    local known = closed and win__le or win__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
   end
   -- the sum of count over the entries at ranks [lo, hi), the running sum
   -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -2234,10 +2464,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or min(total, cap) < need then
+    if hi <= lo or (total < cap and total or cap) < need then
       return false
     end
-    if min((first.run - base) % RUN_MOD, cap) >= need then
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -2247,7 +2478,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % RUN_MOD, cap) >= need then
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -2256,9 +2488,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = floor((a + b) / 2)
+      local r = (a + b - (a + b) % 2) / 2
       if galloping then
-        r = min(lo + step - 1, b - 1)
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -2291,7 +2526,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     latest_ts = 0
   end
   -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
-  local win__top = nil
   if win__card > 0 then
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
@@ -2327,19 +2561,19 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local from3 = bucket - window_ms_3
   local used1 = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from1)), win__card
+    local lo__, hi__ = win__below(from1, true), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    used1 = min(sum__, 3600000000000000)
+    used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
   local agg__2 = 0
   if on2 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
+      local lo__, hi__ = win__below(from2, true), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2347,14 +2581,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__2 = min(sum__, 3600000000000000)
+      agg__2 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
   end
   local used2 = (on2 and agg__2 or 0)
   local agg__3 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
+      local lo__, hi__ = win__below(from3, true), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2362,7 +2596,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__3 = min(sum__, 3600000000000000)
+      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
   end
   local used3 = (on3 and agg__3 or 0)
@@ -2403,7 +2637,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from1)), win__card
+      local lo__, hi__ = win__below(from1, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2420,7 +2654,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__5 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
+      local lo__, hi__ = win__below(from2, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2437,7 +2671,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__6 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
+      local lo__, hi__ = win__below(from3, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2474,7 +2708,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from1)), win__card
+      local lo__, hi__ = win__below(from1, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2491,7 +2725,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
+      local lo__, hi__ = win__below(from2, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2508,7 +2742,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__9 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
+      local lo__, hi__ = win__below(from3, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2563,7 +2797,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       do
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
-          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
+          if win__top.start > win__x.start then -- the set grows at its end
+            win__x.start = win__top.start
+          end
           win__x.run = (win__top.run + win__x.count) % RUN_MOD
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
@@ -2572,21 +2808,30 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         else
           win__x.run = win__x.count % RUN_MOD
         end
-        win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
-        redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        win__x.member__ = string.format('%d:%d:%d', win__x.start, win__x.count, win__x.run)
+        redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+        win__card = win__card + 1
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
           redis.call('ZREM', KEYS[1], win__x.replaces__)
+          win__card = win__card - 1
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
+        if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
+          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+          win__card = BUCKETS_MAX
+        end
         win__top = win__x
       end
       local t__23 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], num(lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
+      -- after the add (see Drop)
+      local t__24 = bucket - widest
+      if win__card > 0 and win__le[t__24] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__24))
+      end
     end
   end
-  local t__24 = reset_at - now
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
+  local t__25 = reset_at - now
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__25 > 0 and t__25 or 0), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -3135,8 +3380,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
       redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
     end
     writes[#writes + 1] = function()
-      redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
+      redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
+      redis.call('PEXPIRE', KEYS[2], string.format('%d', ends + TTL_MARGIN_MS))
     end
   end
   local t__6 = limit - after
@@ -3203,50 +3448,119 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
   local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
-  local function log__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local parts = split(raw[i], 4)
-      if parts == nil then
-        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
-      end
-      local x_ts = field(parts[1], nil, 0, NOW_MAX)
-      if x_ts == nil then
-        return nil, 'entry field ts is not an integer', parts[1]
-      end
-      local x_seq = field(parts[2], nil, 0, 200000)
-      if x_seq == nil then
-        return nil, 'entry field seq is not an integer', parts[2]
-      end
-      local x_cost = field(parts[3], nil, 1, 200000)
-      if x_cost == nil then
-        return nil, 'entry field cost is not an integer', parts[3]
-      end
-      local x_run = field(parts[4], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[4]
-      end
-      out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
+      e_ts = e_ts + 0
+      if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+      e_seq = e_seq + 0
+      if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
     end
-    return out
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 4)
+    if parts == nil then
+      return nil, 'an entry is not 4 fields joined by \':\'', m
+    end
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
+    if x_ts == nil then
+      return nil, 'entry field ts is not an integer', parts[1]
+    end
+    local x_seq = field(parts[2], nil, 0, 200000)
+    if x_seq == nil then
+      return nil, 'entry field seq is not an integer', parts[2]
+    end
+    local x_cost = field(parts[3], nil, 1, 200000)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[3]
+    end
+    local x_run = field(parts[4], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[4]
+    end
+    return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
   end
   local log__card = redis.call('ZCARD', KEYS[1])
+  local log__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local log__ranks, log__lt, log__le = {}, {}, {}
   -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
   local function log__at(r)
-    local raw = redis.call('ZRANGE', KEYS[1], r, r)
-    local got, what, v = log__parse(raw)
-    if got == nil then
-      return nil, what, v
+    local e = log__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = log__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      log__ranks[r] = e
     end
-    got[1].member__ = raw[1]
-    return got[1]
+    return e
   end
-  -- the number of entries scored below bound, as ZCOUNT's max takes it
-  local function log__below(bound)
-    if log__card == 0 then
-      return 0
+  -- the number of entries scored below x, or at most x when closed
+  local function log__below(x, closed)
+    local top = log__top
+    if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+      return log__card
     end
-    return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+    local known = closed and log__le or log__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
   end
   -- the sum of cost over the entries at ranks [lo, hi), the running sum
   -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -3276,10 +3590,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or min(total, cap) < need then
+    if hi <= lo or (total < cap and total or cap) < need then
       return false
     end
-    if min((first.run - base) % RUN_MOD, cap) >= need then
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -3289,7 +3604,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % RUN_MOD, cap) >= need then
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -3298,9 +3614,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = floor((a + b) / 2)
+      local r = (a + b - (a + b) % 2) / 2
       if galloping then
-        r = min(lo + step - 1, b - 1)
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -3335,7 +3654,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     tally_ts = 0
   end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
-  local log__top = nil
   if log__card > 0 then
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
@@ -3356,14 +3674,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local from = eff - window_ms
   local gone = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, log__below(num(from))
+    local lo__, hi__ = 0, log__below(from, true)
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    gone = min(sum__, 40000000000)
+    gone = (40000000000 < sum__ and 40000000000 or sum__)
   end
   -- the costs admitted in the window
   local t__2 = tally_total - gone
@@ -3384,24 +3702,28 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
   local after = used + took
   -- Denied: the window must lose after + c - limit, oldest entries first
-  -- (this request's own, at eff, last).
-  local free_at = eff + window_ms
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(num(from)), log__card
-    local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
-    if e == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-    if e then
-      free_at = e.ts + window_ms
+  -- (this request's own, at eff, last); read only when the reply needs it.
+  local agg__2 = eff + window_ms
+  if not (ok or c > limit) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = log__below(from, true), log__card
+      local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__2 = e.ts + window_ms
+      end
     end
   end
+  local free_at = ((ok or c > limit) and 0 or agg__2)
   local agg__3 = eff
   if not (took > 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(num(from)), log__card
+      local lo__, hi__ = log__below(from, true), log__card
       if hi__ > lo__ then
         local e, bad__what, bad__v = log__at(hi__ - 1)
         if e == nil then
@@ -3418,8 +3740,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   -- earlier admissions at the same ms
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = min(max(0, hi__ - lo__), 200000)
+    local lo__, hi__ = log__below(eff, false), log__below(eff, true)
+    seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
   end
   if took > 0 then
     writes[#writes + 1] = function()
@@ -3435,18 +3757,27 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
-          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
+          if log__top.ts > log__x.ts then -- the set grows at its end
+            log__x.ts = log__top.ts
+          end
           log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
           log__x.run = log__x.cost % RUN_MOD
         end
-        log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
-        redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
+        log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
+        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+        log__card = log__card + 1
+        if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
+          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+          log__card = 2 * limit
+        end
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+      -- after the add (see Drop)
+      if log__card > 0 and log__le[from] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+      end
     end
     writes[#writes + 1] = function()
       redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
@@ -4303,7 +4634,6 @@ end}
 
 -- lua/sliding_log.lua
 redis.register_function{function_name = 'limitspec_sliding_log', callback = function(KEYS, ARGV)
-local min, max, floor = math.min, math.max, math.floor
 local ALG = 'sliding_log: '
 
 -- arguments: the common call (every argument given, each integer in
@@ -4315,15 +4645,16 @@ repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 2 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 100000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[5] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 100000000000 then break end
+  if window_ms < 1 or window_ms > 100000000000 then break end
   local k = KEYS[1]
-  local tail = '}:sl:' .. ARGV[5]
+  local tail = '}:sl:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -4332,6 +4663,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -4444,50 +4777,119 @@ if not checked then
 end
 
 -- state
-local function log__parse(raw)
-  local out = {}
-  for i = 1, #raw do
-    local parts = split(raw[i], 4)
-    if parts == nil then
-      return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
-    end
-    local x_ts = field(parts[1], nil, 0, NOW_MAX)
-    if x_ts == nil then
-      return nil, 'entry field ts is not an integer', parts[1]
-    end
-    local x_seq = field(parts[2], nil, 0, 200000)
-    if x_seq == nil then
-      return nil, 'entry field seq is not an integer', parts[2]
-    end
-    local x_cost = field(parts[3], nil, 1, 200000)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[3]
-    end
-    local x_run = field(parts[4], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[4]
-    end
-    out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
+-- the entry m holds, or nil, what is wrong, and the value
+local function log__entry(m)
+  local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
+    e_ts = e_ts + 0
+    if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+    e_seq = e_seq + 0
+    if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
+    e_cost = e_cost + 0
+    if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
+    e_run = e_run + 0
+    if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+    return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
   end
-  return out
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 4)
+  if parts == nil then
+    return nil, 'an entry is not 4 fields joined by \':\'', m
+  end
+  local x_ts = field(parts[1], nil, 0, NOW_MAX)
+  if x_ts == nil then
+    return nil, 'entry field ts is not an integer', parts[1]
+  end
+  local x_seq = field(parts[2], nil, 0, 200000)
+  if x_seq == nil then
+    return nil, 'entry field seq is not an integer', parts[2]
+  end
+  local x_cost = field(parts[3], nil, 1, 200000)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[3]
+  end
+  local x_run = field(parts[4], nil, 0, 4503599627370495)
+  if x_run == nil then
+    return nil, 'entry field run is not an integer', parts[4]
+  end
+  return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
 end
 local log__card = redis.call('ZCARD', KEYS[1])
+local log__top = nil -- the newest entry, read below
+-- what this call has read of the set, which it reads before any write:
+-- the entries by rank, and the counts below each bound, open and closed
+local log__ranks, log__lt, log__le = {}, {}, {}
 -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
 local function log__at(r)
-  local raw = redis.call('ZRANGE', KEYS[1], r, r)
-  local got, what, v = log__parse(raw)
-  if got == nil then
-    return nil, what, v
+  local e = log__ranks[r]
+  if e == nil then
+    local raw = redis.call('ZRANGE', KEYS[1], r, r)
+    local what, v
+    e, what, v = log__entry(raw[1])
+    if e == nil then
+      return nil, what, v
+    end
+    e.member__ = raw[1]
+    log__ranks[r] = e
   end
-  got[1].member__ = raw[1]
-  return got[1]
+  return e
 end
--- the number of entries scored below bound, as ZCOUNT's max takes it
-local function log__below(bound)
-  if log__card == 0 then
-    return 0
+-- the number of entries scored below x, or at most x when closed
+local function log__below(x, closed)
+  local top = log__top
+  if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+    return log__card
   end
-  return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+  local known = closed and log__le or log__lt
+  local n = known[x]
+  if n == nil then
+    n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+    known[x] = n
+  end
+  return n
 end
 -- the sum of cost over the entries at ranks [lo, hi), the running sum
 -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -4517,10 +4919,11 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or min(total, cap) < need then
+  if hi <= lo or (total < cap and total or cap) < need then
     return false
   end
-  if min((first.run - base) % RUN_MOD, cap) >= need then
+  local s = (first.run - base) % RUN_MOD
+  if (s < cap and s or cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -4530,7 +4933,8 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % RUN_MOD, cap) >= need then
+    local s = (x.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -4539,9 +4943,12 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = floor((a + b) / 2)
+    local r = (a + b - (a + b) % 2) / 2
     if galloping then
-      r = min(lo + step - 1, b - 1)
+      r = lo + step - 1
+      if r > b - 1 then
+        r = b - 1
+      end
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -4576,7 +4983,6 @@ if stale then
   tally_ts = 0
 end
 -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
-local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
   log__top, bad__what, bad__v = log__at(log__card - 1)
@@ -4597,14 +5003,14 @@ local eff = now + lag
 local from = eff - window_ms
 local gone = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = 0, log__below(num(from))
+  local lo__, hi__ = 0, log__below(from, true)
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
     return redis.error_reply('BADSTATE ' .. ALG ..
         (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
-  gone = min(sum__, 40000000000)
+  gone = (40000000000 < sum__ and 40000000000 or sum__)
 end
 -- the costs admitted in the window
 local t__2 = tally_total - gone
@@ -4625,24 +5031,27 @@ else
 end
 local after = used + took
 -- Denied: the window must lose after + c - limit, oldest entries first
--- (this request's own, at eff, last).
-local free_at = eff + window_ms
-do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = log__below(num(from)), log__card
-  local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
-  if e == nil then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-  end
-  if e then
-    free_at = e.ts + window_ms
+-- (this request's own, at eff, last); read only when the reply needs it.
+local agg__2 = eff + window_ms
+if not (ok or c > limit) then -- else the value is not used
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = log__below(from, true), log__card
+    local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
+    if e == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+    if e then
+      agg__2 = e.ts + window_ms
+    end
   end
 end
+local free_at = ((ok or c > limit) and 0 or agg__2)
 local agg__3 = eff
 if not (took > 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(num(from)), log__card
+    local lo__, hi__ = log__below(from, true), log__card
     if hi__ > lo__ then
       local e, bad__what, bad__v = log__at(hi__ - 1)
       if e == nil then
@@ -4659,8 +5068,8 @@ local last_in = ((took > 0) and eff or agg__3)
 -- earlier admissions at the same ms
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-  seq = min(max(0, hi__ - lo__), 200000)
+  local lo__, hi__ = log__below(eff, false), log__below(eff, true)
+  seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
 end
 if took > 0 then
   if stale then -- every key, before this call's first write
@@ -4673,18 +5082,27 @@ if took > 0 then
   do
     local log__x = {ts = eff, seq = seq, cost = took}
     if log__top ~= nil then
-      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
+      if log__top.ts > log__x.ts then -- the set grows at its end
+        log__x.ts = log__top.ts
+      end
       log__x.run = (log__top.run + log__x.cost) % RUN_MOD
     else
       log__x.run = log__x.cost % RUN_MOD
     end
-    log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
-    redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
+    log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
+    redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+    log__card = log__card + 1
+    if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
+      redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+      log__card = 2 * limit
+    end
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+  -- after the add (see Drop)
+  if log__card > 0 and log__le[from] ~= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+  end
   redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
 end
 local t__6 = limit - after
@@ -4750,16 +5168,17 @@ repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 1000000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[5] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 100000000000 then break end
+  if window_ms < 1 or window_ms > 100000000000 then break end
   if not (limit * window_ms <= 1000000000000000) then break end
   local k = KEYS[1]
-  local tail = '}:sw:' .. ARGV[5]
+  local tail = '}:sw:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -4767,6 +5186,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -5022,21 +5443,24 @@ repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   capacity = s + 0
   if capacity < 1 or capacity > 1000000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local refill_tokens__s = ARGV[5] -- the key spells it so
+  s = refill_tokens__s
+  if not find(s, '^[1-9]%d*$') then break end
   refill_tokens = s + 0
-  if refill_tokens > 1000000000000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  if refill_tokens < 1 or refill_tokens > 1000000000000 then break end
+  local refill_ms__s = ARGV[6] -- the key spells it so
+  s = refill_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   refill_ms = s + 0
-  if refill_ms > 100000000000 then break end
+  if refill_ms < 1 or refill_ms > 100000000000 then break end
   if not (capacity * refill_ms <= 1000000000000000) then break end
-  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then break end
+  local h__1 = capacity * refill_ms
+  if not (((h__1 + (0 - h__1) % refill_tokens) / refill_tokens) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:tb:' .. ARGV[5] .. ':' .. ARGV[6]
+  local tail = '}:tb:' .. refill_tokens__s .. ':' .. refill_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -5044,6 +5468,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -5287,5 +5713,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '075ccb58a84a6e32c27cc4b5d72f27c81f46f31c'
+  return '9f7ad9541dc7d178797db7bf93762daadacfda63'
 end}

@@ -51,6 +51,8 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
@@ -60,11 +62,6 @@ local COST_MAX = 9007199254740991
 local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
-
--- integer to string without exponent notation
-local function num(n)
-  return string.format('%d', n)
-end
 
 local ALG = 'meta_window: '
 
@@ -77,15 +74,16 @@ repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 2 then break end
   s = ARGV[5]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 100000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[6] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 100000000000 then break end
+  if window_ms < 1 or window_ms > 100000000000 then break end
   local k = KEYS[1]
-  local tail = '}:mw:' .. ARGV[6]
+  local tail = '}:mw:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -94,6 +92,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -287,8 +287,8 @@ if took > 0 then
     redis.call('DEL', KEYS[1], KEYS[2])
   end
   redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
-  redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-  redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
+  redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
+  redis.call('PEXPIRE', KEYS[2], string.format('%d', ends + TTL_MARGIN_MS))
 end
 local t__6 = limit - after
 return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}

@@ -36,6 +36,8 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
@@ -50,23 +52,6 @@ local function int(s)
   return tonumber(s)
 end
 
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
-end
-
 -- s cut to 32 bytes, for an error message
 local function clip(s)
   s = tostring(s)
@@ -79,21 +64,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- s split at its first n-1 colons into n parts, or nil
-local function split(s, n)
-  local parts, from = {}, 1
-  for i = 1, n - 1 do
-    local at = string.find(s, ':', from, true)
-    if not at then
-      return nil
-    end
-    parts[i] = string.sub(s, from, at - 1)
-    from = at + 1
-  end
-  parts[n] = string.sub(s, from)
-  return parts
 end
 
 -- the last n entries of list
@@ -179,22 +149,82 @@ if win__raw then
   if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
   if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
 end
+-- the entry m holds, or nil, what is wrong, and the value
+local function log__entry(m)
+  local e_t_ms, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(.*)$')
+  if e_t_ms ~= nil and #e_t_ms <= 17 and #e_cost <= 17 then
+    e_t_ms = e_t_ms + 0
+    if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+    e_cost = e_cost + 0
+    if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
+    return {t_ms = e_t_ms, cost = e_cost, meta = e_meta}
+  end
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 3)
+  if parts == nil then
+    return nil, 'an entry is not 3 fields joined by \':\'', m
+  end
+  local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
+  if x_t_ms == nil then
+    return nil, 'entry field t_ms is not an integer', parts[1]
+  end
+  local x_cost = field(parts[2], nil, 1, 2 * limit)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[2]
+  end
+  return {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
+end
 local function log__parse(raw)
   local out = {}
   for i = 1, #raw do
-    local parts = split(raw[i], 3)
-    if parts == nil then
-      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
+    local e, what, v = log__entry(raw[i])
+    if e == nil then
+      return nil, what, v
     end
-    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
-    if x_t_ms == nil then
-      return nil, 'entry field t_ms is not an integer', parts[1]
-    end
-    local x_cost = field(parts[2], nil, 1, 2 * limit)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[2]
-    end
-    out[#out + 1] = {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
+    out[i] = e
   end
   return out
 end

@@ -9,6 +9,8 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
   if not s or #s > 17 or not string.match(s, '^%-?%d+$') then

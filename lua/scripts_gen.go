@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "075ccb58a84a6e32c27cc4b5d72f27c81f46f31c", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6a03b33db7c69165547155856b10079575012b31"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e15777594f429097e7a496182324ee30fd668215"},
+		Name: "limitspec", Version: "9f7ad9541dc7d178797db7bf93762daadacfda63", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "a589c8f818dfbc1e0594105ed4890bbc42f0314d"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "240fd34bca707e50e884dd2c3a03a2749aad526c"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -83,8 +83,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "ace38a30fe59cfea0bbfaa2e8f7911826bcd4df5"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "310c6b4c14f02344d297312c6b51a93cb4db8240"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "9d9ce2e162fa28ce6a2b986cebf6dac3cabe93e9"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "db6ad6e753a631eb776b5bce9b396ea3e3b12091"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
 		Inputs: []string{},
@@ -95,8 +95,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "2fee4ad9b9f53de27c62d999009f145bfbd5d861"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "b15601b81eff870018cbb4a1dd9ab993a1638bc3"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "96338098b78619526bf77f53fe800874cba521e4"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "284abf7fa183750b0b9dcac1c8dae4602c34853b"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
 		Inputs: []string{},
@@ -105,8 +105,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "6eb7461a5648029401163913b3d257d006a65c19"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "403e5f030af66bd6b65187528f0c0a4d0e2fabe1"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "c4d2d1ff0c5d67bb642d08b66b34da6fe4117731"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "444081771d3292adc1f5bd15b721b76d199c2fd0"},
 		Views:  []kit.View{},
 		Keys:   []string{":gcra:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -115,8 +115,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "990365273146a20bd0b56e8a81b24a98b433f645"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "16b6455fdaa477ec3ea104aa2b1ce93678b082ea"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "8c8b5737be2d8a99fca1cc50b5cd662a668cff25"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "9b40f312a586b706cb99dcd2543e2b2c00d98df4"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
 		Inputs: []string{},
@@ -125,10 +125,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "2c02775cbbe4ff7187c96ae4a368d4b443a0200f"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "9729bdf6c2c09f27a8684db5002510a553faaf7f"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "7f34b5b609bf8d7e79fd6a337a1350361e174809"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "4805d82cd1e0e416a5a84d8ae7d88e4efb5b674e"},
 		Views: []kit.View{{Name: "entries",
-			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "45e5326c6a63657c3e9ffb46351bd5960085ce3d"},
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "99c30a8124a38699babe4bb8b9ff20cddf41c2a2"},
 			Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},
@@ -137,8 +137,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "60f4ee886aa05dafd34055f59a4bfee0e64ab86f"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "727ea2fdc02efeae1dc6cf79b67057019176c744"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "3d6ed79561ee5faaceb19de79f66e2b1f159427f"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5aff31102760d7f5640d156627d3a11f04c7b107"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
 		Inputs: []string{},
@@ -147,8 +147,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "bf162fdcb310cc46a5784a2a6ff068e379b9e002"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "cac790b58e6613902375f76bfaa0e69b7094ff92"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "53efb7f315d0955dee918c1850f15d821bd43171"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "b78828a20553c7815c594d469de1e5ab8915cb4a"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
 		Inputs: []string{},
@@ -157,8 +157,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "496a4da523922c2387dcff29e79ed543a7a8852c"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "ff39a11ba300c4caa978542695a69a641074c90d"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "b6e011e7efead05fdb556ff8047720793a53087b"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "01b2f557cda5068278ea1889c732f64aad08e8ea"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},

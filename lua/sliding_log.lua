@@ -56,7 +56,7 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
-local min, max, floor = math.min, math.max, math.floor
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
 
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
@@ -70,51 +70,6 @@ local MAX_SKEW_MS = 60000
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
 
--- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-local function int(s)
-  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-    return nil
-  end
-  return tonumber(s)
-end
-
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
-end
-
--- integer to string without exponent notation
-local function num(n)
-  return string.format('%d', n)
-end
-
--- s split at its first n-1 colons into n parts, or nil
-local function split(s, n)
-  local parts, from = {}, 1
-  for i = 1, n - 1 do
-    local at = string.find(s, ':', from, true)
-    if not at then
-      return nil
-    end
-    parts[i] = string.sub(s, from, at - 1)
-    from = at + 1
-  end
-  parts[n] = string.sub(s, from)
-  return parts
-end
-
 local ALG = 'sliding_log: '
 
 -- arguments: the common call (every argument given, each integer in
@@ -126,15 +81,16 @@ repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 2 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 100000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[5] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 100000000000 then break end
+  if window_ms < 1 or window_ms > 100000000000 then break end
   local k = KEYS[1]
-  local tail = '}:sl:' .. ARGV[5]
+  local tail = '}:sl:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -143,6 +99,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -255,50 +213,119 @@ if not checked then
 end
 
 -- state
-local function log__parse(raw)
-  local out = {}
-  for i = 1, #raw do
-    local parts = split(raw[i], 4)
-    if parts == nil then
-      return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
-    end
-    local x_ts = field(parts[1], nil, 0, NOW_MAX)
-    if x_ts == nil then
-      return nil, 'entry field ts is not an integer', parts[1]
-    end
-    local x_seq = field(parts[2], nil, 0, 200000)
-    if x_seq == nil then
-      return nil, 'entry field seq is not an integer', parts[2]
-    end
-    local x_cost = field(parts[3], nil, 1, 200000)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[3]
-    end
-    local x_run = field(parts[4], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[4]
-    end
-    out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
+-- the entry m holds, or nil, what is wrong, and the value
+local function log__entry(m)
+  local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
+    e_ts = e_ts + 0
+    if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+    e_seq = e_seq + 0
+    if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
+    e_cost = e_cost + 0
+    if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
+    e_run = e_run + 0
+    if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+    return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
   end
-  return out
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 4)
+  if parts == nil then
+    return nil, 'an entry is not 4 fields joined by \':\'', m
+  end
+  local x_ts = field(parts[1], nil, 0, NOW_MAX)
+  if x_ts == nil then
+    return nil, 'entry field ts is not an integer', parts[1]
+  end
+  local x_seq = field(parts[2], nil, 0, 200000)
+  if x_seq == nil then
+    return nil, 'entry field seq is not an integer', parts[2]
+  end
+  local x_cost = field(parts[3], nil, 1, 200000)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[3]
+  end
+  local x_run = field(parts[4], nil, 0, 4503599627370495)
+  if x_run == nil then
+    return nil, 'entry field run is not an integer', parts[4]
+  end
+  return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
 end
 local log__card = redis.call('ZCARD', KEYS[1])
+local log__top = nil -- the newest entry, read below
+-- what this call has read of the set, which it reads before any write:
+-- the entries by rank, and the counts below each bound, open and closed
+local log__ranks, log__lt, log__le = {}, {}, {}
 -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
 local function log__at(r)
-  local raw = redis.call('ZRANGE', KEYS[1], r, r)
-  local got, what, v = log__parse(raw)
-  if got == nil then
-    return nil, what, v
+  local e = log__ranks[r]
+  if e == nil then
+    local raw = redis.call('ZRANGE', KEYS[1], r, r)
+    local what, v
+    e, what, v = log__entry(raw[1])
+    if e == nil then
+      return nil, what, v
+    end
+    e.member__ = raw[1]
+    log__ranks[r] = e
   end
-  got[1].member__ = raw[1]
-  return got[1]
+  return e
 end
--- the number of entries scored below bound, as ZCOUNT's max takes it
-local function log__below(bound)
-  if log__card == 0 then
-    return 0
+-- the number of entries scored below x, or at most x when closed
+local function log__below(x, closed)
+  local top = log__top
+  if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+    return log__card
   end
-  return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+  local known = closed and log__le or log__lt
+  local n = known[x]
+  if n == nil then
+    n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+    known[x] = n
+  end
+  return n
 end
 -- the sum of cost over the entries at ranks [lo, hi), the running sum
 -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -328,10 +355,11 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or min(total, cap) < need then
+  if hi <= lo or (total < cap and total or cap) < need then
     return false
   end
-  if min((first.run - base) % RUN_MOD, cap) >= need then
+  local s = (first.run - base) % RUN_MOD
+  if (s < cap and s or cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -341,7 +369,8 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % RUN_MOD, cap) >= need then
+    local s = (x.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -350,9 +379,12 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = floor((a + b) / 2)
+    local r = (a + b - (a + b) % 2) / 2
     if galloping then
-      r = min(lo + step - 1, b - 1)
+      r = lo + step - 1
+      if r > b - 1 then
+        r = b - 1
+      end
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -387,7 +419,6 @@ if stale then
   tally_ts = 0
 end
 -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
-local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
   log__top, bad__what, bad__v = log__at(log__card - 1)
@@ -408,14 +439,14 @@ local eff = now + lag
 local from = eff - window_ms
 local gone = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = 0, log__below(num(from))
+  local lo__, hi__ = 0, log__below(from, true)
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
     return redis.error_reply('BADSTATE ' .. ALG ..
         (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
-  gone = min(sum__, 40000000000)
+  gone = (40000000000 < sum__ and 40000000000 or sum__)
 end
 -- the costs admitted in the window
 local t__2 = tally_total - gone
@@ -436,24 +467,27 @@ else
 end
 local after = used + took
 -- Denied: the window must lose after + c - limit, oldest entries first
--- (this request's own, at eff, last).
-local free_at = eff + window_ms
-do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = log__below(num(from)), log__card
-  local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
-  if e == nil then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-  end
-  if e then
-    free_at = e.ts + window_ms
+-- (this request's own, at eff, last); read only when the reply needs it.
+local agg__2 = eff + window_ms
+if not (ok or c > limit) then -- else the value is not used
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = log__below(from, true), log__card
+    local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
+    if e == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+    if e then
+      agg__2 = e.ts + window_ms
+    end
   end
 end
+local free_at = ((ok or c > limit) and 0 or agg__2)
 local agg__3 = eff
 if not (took > 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(num(from)), log__card
+    local lo__, hi__ = log__below(from, true), log__card
     if hi__ > lo__ then
       local e, bad__what, bad__v = log__at(hi__ - 1)
       if e == nil then
@@ -470,8 +504,8 @@ local last_in = ((took > 0) and eff or agg__3)
 -- earlier admissions at the same ms
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-  seq = min(max(0, hi__ - lo__), 200000)
+  local lo__, hi__ = log__below(eff, false), log__below(eff, true)
+  seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
 end
 if took > 0 then
   if stale then -- every key, before this call's first write
@@ -484,18 +518,27 @@ if took > 0 then
   do
     local log__x = {ts = eff, seq = seq, cost = took}
     if log__top ~= nil then
-      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
+      if log__top.ts > log__x.ts then -- the set grows at its end
+        log__x.ts = log__top.ts
+      end
       log__x.run = (log__top.run + log__x.cost) % RUN_MOD
     else
       log__x.run = log__x.cost % RUN_MOD
     end
-    log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
-    redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
+    log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
+    redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+    log__card = log__card + 1
+    if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
+      redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+      log__card = 2 * limit
+    end
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+  -- after the add (see Drop)
+  if log__card > 0 and log__le[from] ~= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+  end
   redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
 end
 local t__6 = limit - after

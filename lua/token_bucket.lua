@@ -43,6 +43,8 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
@@ -64,21 +66,24 @@ repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   capacity = s + 0
   if capacity < 1 or capacity > 1000000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local refill_tokens__s = ARGV[5] -- the key spells it so
+  s = refill_tokens__s
+  if not find(s, '^[1-9]%d*$') then break end
   refill_tokens = s + 0
-  if refill_tokens > 1000000000000 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  if refill_tokens < 1 or refill_tokens > 1000000000000 then break end
+  local refill_ms__s = ARGV[6] -- the key spells it so
+  s = refill_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   refill_ms = s + 0
-  if refill_ms > 100000000000 then break end
+  if refill_ms < 1 or refill_ms > 100000000000 then break end
   if not (capacity * refill_ms <= 1000000000000000) then break end
-  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then break end
+  local h__1 = capacity * refill_ms
+  if not (((h__1 + (0 - h__1) % refill_tokens) / refill_tokens) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:tb:' .. ARGV[5] .. ':' .. ARGV[6]
+  local tail = '}:tb:' .. refill_tokens__s .. ':' .. refill_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -86,6 +91,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end

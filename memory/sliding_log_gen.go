@@ -196,19 +196,22 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	// Denied: the window must lose after + c - limit, oldest entries first
-	// (this request's own, at eff, last).
-	freeAt := eff + p.WindowMs
-	freeAt__src := log
-	freeAt__src = freeAt__src[kit.SearchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
-	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
-		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
-		freeAt__upto := func(i int64) int64 { return min(kit.RunDiff(freeAt__src[i].Run, freeAt__base, runMod), 40000000000) }
-		if freeAt__need := after + c_ - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
-			freeAt__i := int64(kit.SearchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
-			e_ := freeAt__src[freeAt__i]
-			freeAt = min(max(e_.Ts, 0), kit.NowMax) + p.WindowMs
+	// (this request's own, at eff, last); read only when the reply needs it.
+	agg__2 := eff + p.WindowMs
+	if !(ok || c_ > p.Limit) { // else the value is not used
+		agg__2__src := log
+		agg__2__src = agg__2__src[kit.SearchEntries(len(agg__2__src), func(i int) bool { return agg__2__src[i].Ts > from }):]
+		if agg__2__n := int64(len(agg__2__src)); agg__2__n > 0 {
+			agg__2__base := agg__2__src[0].Run - agg__2__src[0].Cost
+			agg__2__upto := func(i int64) int64 { return min(kit.RunDiff(agg__2__src[i].Run, agg__2__base, runMod), 40000000000) }
+			if agg__2__need := after + c_ - p.Limit; agg__2__upto(agg__2__n-1) >= agg__2__need {
+				agg__2__i := int64(kit.SearchEntries(int(agg__2__n), func(i int) bool { return agg__2__upto(int64(i)) >= agg__2__need }))
+				e_ := agg__2__src[agg__2__i]
+				agg__2 = min(max(e_.Ts, 0), kit.NowMax) + p.WindowMs
+			}
 		}
 	}
+	freeAt := kit.Pick(ok || c_ > p.Limit, 0, agg__2)
 	agg__3 := eff
 	if !(took > 0) { // else the value is not used
 		agg__3__src := log

@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "2e1506707bb45a8f81b12b35069a6394597c4bb1", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "fbe1ceb3f089049c0ff407bd079d0cff42a0be42"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3ce75e9a69e0d2e6bbe1614acff62c8aa59e6e86"},
+		Name: "quota", Version: "1ef298d670080a8a2147c9c5b9c01d80ead8096f", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5a61ec3536fa305f8755ea8a2fab9ef73ae066b2"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "57bc84c7c1a55cf628fe183b063e6de3278b978a"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -38,8 +38,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "a4bc23b70f95f8f639d73ca992a48b7953b21178"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "2fb9e54f47d5fac53b4b4336372406904be2c64b"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "b64c9e60a49cd05350800495edaeb44fa36be1f9"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "8ad967b81d96523ddb1f00d5e87ede93fce2b1b6"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
 		Inputs: []string{},

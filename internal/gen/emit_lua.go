@@ -250,8 +250,8 @@ func emitLua(sp *Spec, a *Algorithm, v *View) scriptParts {
 	luaHeader(&w, sp, a, v)
 	w.line("")
 	var code writer
-	exact := luaScriptCode(&code, sp, a, v)
-	return luaAssemble(&w, sp, code.b.String(), exact)
+	luaScriptCode(&code, sp, a, v)
+	return luaAssemble(&w, sp, &code)
 }
 
 // The suffix of the script that goes with a decision, its reset:
@@ -267,10 +267,8 @@ func algorithmSource(sp *Spec) string {
 }
 
 // luaScriptCode emits a script's own code, after its header and the
-// helpers it uses: the decision of a (v nil) or the view v. It returns
-// the text of the block that checks a decision's arguments exactly
-// (luaExactArgs), which declares the helpers it calls itself.
-func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View) string {
+// helpers it uses: the decision of a (v nil) or the view v.
+func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View) {
 	ints, strs, firstParam := luaArgs(sp, a, v)
 	if v != nil {
 		luaErrors(w, a.Name, true)
@@ -284,16 +282,16 @@ func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View) string {
 		luaInputs(w, ints, strs, false)
 		w.line("")
 		luaDecision(w, sp, a, v, "")
-		return ""
+		return
 	}
 	w.line("local ALG = %s", luaStr(a.Name+": "))
 	w.line("")
 	luaFastArgs(w, sp, a)
 	exact := luaExactArgs(sp, a)
+	w.inner = append(w.inner, exact)
 	w.raw(exact)
 	w.line("")
 	luaDecision(w, sp, a, nil, "")
-	return exact
 }
 
 // luaParams parses and checks the parameters, from ARGV[firstParam] on,
@@ -432,7 +430,7 @@ func luaDecision(w *writer, sp *Spec, a *Algorithm, v *View, ind string) {
 	used := usedNames(body)
 	w.line("-- state")
 	for i, s := range a.States {
-		luaRead(w, s, i+1, readsFields(a, v, used, s), used.entries[s] || luaZsetUsed(a, v, used, s))
+		luaRead(w, sp, s, i+1, readsFields(a, v, used, s), used.entries[s] || luaZsetUsed(a, v, used, s))
 	}
 	luaStale(w, sp, a, v, used)
 	luaZsetTop(w, a, v, used)
@@ -541,28 +539,9 @@ func luaTypeChecks(w *writer, a *Algorithm, used usage) {
 // list (a list of tables named after the state, in order, the last
 // MaxEntries of them), or the helpers that read a zset by index
 // (luaZsetRead).
-func luaRead(w *writer, s *State, key int, fields, entries bool) {
+func luaRead(w *writer, sp *Spec, s *State, key int, fields, entries bool) {
 	k := fmt.Sprintf("KEYS[%d]", key)
 	list := luaName(s.Name)
-	// entry parses the parts of one entry into a table appended to into,
-	// or fails with what is wrong and the value.
-	entry := func(parts, into, ind string, fail func(what, v string) string) {
-		var vals []string
-		for j, f := range s.Entry {
-			p := fmt.Sprintf("%s[%d]", parts, j+1)
-			if f.Type == Str {
-				vals = append(vals, luaName(f.Name)+" = "+p)
-				continue
-			}
-			n := "x_" + f.Name
-			w.line("%slocal %s = field(%s, nil, %s, %s)", ind, n, p, luaExact.print(f.Min), luaExact.print(f.Max))
-			w.line("%sif %s == nil then", ind, n)
-			w.line("%s  %s", ind, fail(luaStr("entry field "+f.Name+" is not an integer"), p))
-			w.line("%send", ind)
-			vals = append(vals, luaName(f.Name)+" = "+n)
-		}
-		w.line("%s%s[#%s + 1] = {%s}", ind, into, into, strings.Join(vals, ", "))
-	}
 	switch {
 	case s.Kind == Packed:
 		if fields {
@@ -572,27 +551,114 @@ func luaRead(w *writer, s *State, key int, fields, entries bool) {
 		if !entries {
 			return
 		}
-		// parse turns members into entries, or returns nil, what is
-		// wrong, and the value.
-		w.line("local function %s__parse(raw)", list)
-		w.line("  local out = {}")
-		w.line("  for i = 1, #raw do")
-		w.line("    local parts = split(raw[i], %d)", len(s.Entry))
-		w.line("    if parts == nil then")
-		w.line("      return nil, %s, raw[i]", luaStr(fmt.Sprintf("an entry is not %d fields joined by ':'", len(s.Entry))))
-		w.line("    end")
-		entry("parts", "out", "    ", func(what, v string) string { return "return nil, " + what + ", " + v })
-		w.line("  end")
-		w.line("  return out")
-		w.line("end")
+		luaEntryParser(w, sp, s)
 		if s.Kind == ZSet {
 			luaZsetRead(w, s, key)
 			return
 		}
+		luaEntriesParser(w, s)
 		w.line("local %s, bad__what, bad__v = %s__parse(redis.call('LRANGE', %s, 0, -1))", list, list, k)
 		luaCorruptCheck(w, list, key, "")
 		w.line("%s = keep_last(%s, %s)", list, list, luaExact.print(s.MaxEntries))
 	}
+}
+
+// luaEntryParser emits {list}__entry(m), the entry a member of the
+// collection s (or an item of the list) holds, as a table of its fields:
+// one pattern match and Lua's conversion of each integer, clamped into
+// its domain. An entry the match refuses is read again as the scripts
+// always have (split at its colons, each field an integer of at most 17
+// characters), in a block that declares its own helpers: the function
+// then returns nil, what is wrong, and the value.
+func luaEntryParser(w *writer, sp *Spec, s *State) {
+	list := luaName(s.Name)
+	var caps, vars, ok, vals []string
+	for _, f := range s.Entry {
+		v := "e_" + f.Name
+		vars = append(vars, v)
+		if f.Type == Str {
+			caps, vals = append(caps, "(.*)"), append(vals, luaName(f.Name)+" = "+v)
+			continue
+		}
+		caps, ok = append(caps, "(%-?%d+)"), append(ok, "#"+v+" <= 17")
+		vals = append(vals, luaName(f.Name)+" = "+v)
+	}
+	w.line("-- the entry m holds, or nil, what is wrong, and the value")
+	w.line("local function %s__entry(m)", list)
+	w.line("  local %s = string.match(m, %s)", strings.Join(vars, ", "), luaStr("^"+strings.Join(caps, ":")+"$"))
+	w.line("  if %s ~= nil and %s then", vars[0], strings.Join(ok, " and "))
+	for _, f := range s.Entry {
+		if f.Type == Str {
+			continue
+		}
+		v, lo, hi := "e_"+f.Name, luaExact.print(f.Min), luaExact.print(f.Max)
+		w.line("    %s = %s + 0", v, v)
+		w.line("    if %s < %s then %s = %s elseif %s > %s then %s = %s end", v, lo, v, lo, v, hi, v, hi)
+	}
+	w.line("    return {%s}", strings.Join(vals, ", "))
+	w.line("  end")
+	slow := luaEntrySlow(sp, s)
+	w.inner = append(w.inner, slow)
+	w.raw(slow)
+	w.line("end")
+}
+
+// luaEntrySlow is the block of {list}__entry that reads an entry the
+// pattern refused, field by field, for the error it gives.
+func luaEntrySlow(sp *Spec, s *State) string {
+	var body writer
+	body.line("local parts = split(m, %d)", len(s.Entry))
+	body.line("if parts == nil then")
+	body.line("  return nil, %s, m", luaStr(fmt.Sprintf("an entry is not %d fields joined by ':'", len(s.Entry))))
+	body.line("end")
+	var vals []string
+	for j, f := range s.Entry {
+		p := fmt.Sprintf("parts[%d]", j+1)
+		if f.Type == Str {
+			vals = append(vals, luaName(f.Name)+" = "+p)
+			continue
+		}
+		n := "x_" + f.Name
+		body.line("local %s = field(%s, nil, %s, %s)", n, p, luaExact.print(f.Min), luaExact.print(f.Max))
+		body.line("if %s == nil then", n)
+		body.line("  return nil, %s, %s", luaStr("entry field "+f.Name+" is not an integer"), p)
+		body.line("end")
+		vals = append(vals, luaName(f.Name)+" = "+n)
+	}
+	body.line("return {%s}", strings.Join(vals, ", "))
+	var block writer
+	luaHelpersFor(&block, sp, body.b.String(), map[string]bool{"KEYS": true})
+	block.raw(body.b.String())
+	return luaIndentText(block.b.String(), "  ")
+}
+
+// luaEntriesParser emits {list}__parse(raw), the entries of the members
+// or items raw, in order, or nil, what is wrong, and the value.
+func luaEntriesParser(w *writer, s *State) {
+	list := luaName(s.Name)
+	w.line("local function %s__parse(raw)", list)
+	w.line("  local out = {}")
+	w.line("  for i = 1, #raw do")
+	w.line("    local e, what, v = %s__entry(raw[i])", list)
+	w.line("    if e == nil then")
+	w.line("      return nil, what, v")
+	w.line("    end")
+	w.line("    out[i] = e")
+	w.line("  end")
+	w.line("  return out")
+	w.line("end")
+}
+
+// luaIndentText indents every line of text but the empty ones by ind.
+func luaIndentText(text, ind string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if l != "" {
+			b.WriteString(ind)
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
 }
 
 // luaReadPacked reads the fixed fields of the string at k (a Lua
@@ -940,12 +1006,27 @@ func (e *luaEmitter) add(b *luaBlockState, s *Add) {
 	}
 	if ttl := e.dup().print(s.TTL); b.ttls[s.State] != ttl {
 		b.ttls[s.State] = ttl
-		e.line(ind, "redis.call('PEXPIRE', %s, num(%s))", e.key(s.State), e.d.print(s.TTL))
+		e.line(ind, "redis.call('PEXPIRE', %s, string.format('%%d', %s))", e.key(s.State), e.d.print(s.TTL))
 	}
 	if drop := b.dropped[s.State]; drop != nil {
 		delete(b.dropped, s.State)
-		e.line(ind, "redis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s)) -- after the add (see Drop)", e.key(s.State), e.d.print(drop.Upto))
+		w.line("%s-- after the add (see Drop)", ind)
+		e.dropNow(ind, drop)
 	}
+}
+
+// dropNow removes the entries of a drop's zset scored at most its bound,
+// unless this call has counted none there: the decision read the set
+// before any write, and an add puts its entry above every bound a drop
+// deferred after it removes (see Drop).
+func (e *luaEmitter) dropNow(ind string, s *Drop) {
+	list, upto := luaName(s.State.Name), e.d.print(s.Upto)
+	if !luaIsLeaf(upto) {
+		upto = e.hoist(upto)
+	}
+	e.line(ind, "if %s__card > 0 and %s__le[%s] ~= 0 then", list, list, upto)
+	e.line(ind+"  ", "redis.call('ZREMRANGEBYSCORE', %s, '-inf', string.format('%%d', %s))", e.key(s.State), upto)
+	e.w.line("%send", ind)
 }
 
 // drop emits a drop, or defers it to after the add that follows.
@@ -961,7 +1042,7 @@ func (e *luaEmitter) drop(b *luaBlockState, s *Drop) {
 		b.dropped[s.State] = s
 	} else {
 		delete(b.ttls, s.State) // a drop may empty, and so delete, the key
-		e.line(ind, "redis.call('ZREMRANGEBYSCORE', %s, '-inf', num(%s))", e.key(s.State), d.print(s.Upto))
+		e.dropNow(ind, s)
 	}
 	if s.State.GrowsAtEnd() {
 		top := luaName(s.State.Name) + "__top"
@@ -1021,15 +1102,17 @@ func isWrite(s Stmt) bool {
 
 // luaListAdd appends an entry to a list.
 func luaListAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
-	var parts []string
+	var formats, vals []string
 	for i, f := range s.State.Entry {
+		vals = append(vals, d.print(s.Values[i]))
 		if f.Type == Str {
-			parts = append(parts, d.print(s.Values[i]))
+			formats = append(formats, "%s")
 		} else {
-			parts = append(parts, "num("+d.print(s.Values[i])+")")
+			formats = append(formats, "%d")
 		}
 	}
-	w.line("%sredis.call('RPUSH', KEYS[%d], %s)", ind, stateIndex(a, s.State)+1, strings.Join(parts, " .. ':' .. "))
+	w.line("%sredis.call('RPUSH', KEYS[%d], string.format(%s, %s))", ind, stateIndex(a, s.State)+1,
+		luaStr(strings.Join(formats, ":")), strings.Join(vals, ", "))
 }
 
 // luaWipe deletes a stale state, once, before the first write of a path
@@ -1214,6 +1297,9 @@ type writer struct {
 	// assign writes the parsed arguments into locals declared before
 	// (luaExactArgs), instead of declaring them.
 	assign bool
+	// inner are blocks of the code that declare the helpers they use
+	// themselves (see luaAssemble).
+	inner []string
 }
 
 // decl is what begins the statement that sets a parsed argument: "local "

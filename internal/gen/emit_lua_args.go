@@ -50,15 +50,26 @@ func luaFastArgs(w *writer, sp *Spec, a *Algorithm) {
 	w.line("  local find, s = string.find")
 	w.line("  if #ARGV ~= %d or #KEYS ~= %d then break end", firstParam+len(a.Params)-1, len(a.States))
 	for _, p := range a.Params {
-		luaFastInt(w, fmt.Sprintf("ARGV[%d]", firstParam+p.Index), luaName(p.Name), p.Min, luaExact.print(&Lit{V: p.Max}), namedByKey(a, p))
+		arg := fmt.Sprintf("ARGV[%d]", firstParam+p.Index)
+		if namedByKey(a, p) {
+			w.line("  local %s = %s -- the key spells it so", luaKeyArg(p), arg)
+			arg = luaKeyArg(p)
+		}
+		luaFastInt(w, arg, luaName(p.Name), p.Min, luaExact.print(&Lit{V: p.Max}))
 	}
+	h := &luaHoister{}
+	d := luaDialect(h.hoist)
 	for _, r := range a.Requires {
-		w.line("  if not (%s) then break end", luaExact.print(r.Cond))
+		cond := d.print(r.Cond)
+		h.flush(w, "  ")
+		w.line("  if not (%s) then break end", cond)
 	}
 	for _, c := range a.Checks {
-		w.line("  if not (%s) then break end", luaExact.print(c.Cond))
+		cond := d.print(c.Cond)
+		h.flush(w, "  ")
+		w.line("  if not (%s) then break end", cond)
 	}
-	luaFastKeys(w, a, firstParam)
+	luaFastKeys(w, a)
 	for i, in := range ints {
 		if in.Name != "now" {
 			luaFastInput(w, fmt.Sprintf("ARGV[%d]", i+1), in)
@@ -93,36 +104,57 @@ func namedByKey(a *Algorithm, p *Param) bool {
 	return false
 }
 
-// luaFastInt reads the integer in arg into name, within [lo, hi]: decimal
-// digits, without a leading zero when canonical (a key spells it so),
-// at most 17 characters.
-func luaFastInt(w *writer, arg, name string, lo int64, hi string, canonical bool) {
-	pattern, least := "^%d+$", int64(0)
-	if canonical {
-		pattern, least = "^[1-9]%d*$", 1
-	}
+// luaFastInt reads the integer in arg into name, within [lo, hi]: its
+// shortest decimal form, when lo is at least 1 (a longer one than 17
+// digits is then above hi), or else decimal digits, at most 17 of them.
+func luaFastInt(w *writer, arg, name string, lo int64, hi string) {
 	w.line("  s = %s", arg)
-	w.line("  if #s > 17 or not find(s, %s) then break end", luaStr(pattern))
-	w.line("  %s = s + 0", name)
-	if lo > least {
-		w.line("  if %s < %d or %s > %s then break end", name, lo, name, hi)
+	if lo >= 1 {
+		w.line("  if not find(s, '^[1-9]%%d*$') then break end")
 	} else {
-		w.line("  if %s > %s then break end", name, hi)
+		w.line("  if #s > 17 or not find(s, '^%%d+$') then break end")
 	}
+	w.line("  %s = s + 0", name)
+	w.line("  if %s then break end", luaRange(name, lo, hi))
+}
+
+// luaKeyArg names the local holding the argument of a parameter that a
+// key names, as given.
+func luaKeyArg(p *Param) string { return luaName(p.Name) + "__s" }
+
+// luaHoister collects the locals a dialect hoists (see luaDialect).
+type luaHoister struct {
+	lines []string
+	n     int
+}
+
+// hoist makes s a local, and returns its name.
+func (h *luaHoister) hoist(s string) string {
+	h.n++
+	name := fmt.Sprintf("h__%d", h.n)
+	h.lines = append(h.lines, "local "+name+" = "+s)
+	return name
+}
+
+// flush writes the locals hoisted since the last flush, at ind.
+func (h *luaHoister) flush(w *writer, ind string) {
+	for _, l := range h.lines {
+		w.line("%s%s", ind, l)
+	}
+	h.lines = h.lines[:0]
 }
 
 // luaFastInput reads a per-call integer input other than now_ms (cost);
-// "1", the most common, without a pattern.
+// "1" and "0" (a peek), the most common, without a pattern. Its domain
+// holds both.
 func luaFastInput(w *writer, arg string, in *Input) {
 	max := luaExact.print(&Lit{V: in.Max, Name: in.MaxName})
 	w.line("  s = %s", arg)
-	if in.Min <= 1 && in.Max >= 1 {
-		w.line("  if s == '1' then")
-		w.line("    %s = 1", in.Name)
-		w.line("  elseif #s <= 17 and find(s, '^%%d+$') then")
-	} else {
-		w.line("  if #s <= 17 and find(s, '^%%d+$') then")
-	}
+	w.line("  if s == '1' then")
+	w.line("    %s = 1", in.Name)
+	w.line("  elseif s == '0' then")
+	w.line("    %s = 0", in.Name)
+	w.line("  elseif #s <= 17 and find(s, '^%%d+$') then")
 	w.line("    %s = s + 0", in.Name)
 	w.line("    if %s then break end", luaRange(in.Name, in.Min, max))
 	w.line("  else")
@@ -163,9 +195,9 @@ func luaServerClock(w *writer, ind string) {
 // not beginning with '}', then its tail, which names the parameters as
 // their arguments spell them; every other key is the same key with its
 // own tail.
-func luaFastKeys(w *writer, a *Algorithm, firstParam int) {
+func luaFastKeys(w *writer, a *Algorithm) {
 	w.line("  local k = KEYS[1]")
-	w.line("  local tail = %s", luaRawTail(a.States[0], firstParam))
+	w.line("  local tail = %s", luaRawTail(a.States[0]))
 	w.line("  local at = #k - #tail + 1")
 	w.line("  if at < 3 or find(k, tail, at, true) ~= at then break end")
 	w.line("  local b1, b2 = string.byte(k, 1, 2)")
@@ -176,14 +208,15 @@ func luaFastKeys(w *writer, a *Algorithm, firstParam int) {
 		if more, ok := strings.CutPrefix(suffix, first); ok && !strings.Contains(more, "<") {
 			w.line("  if KEYS[%d] ~= k .. %s then break end", i+2, luaStr(more))
 		} else {
-			w.line("  if KEYS[%d] ~= string.sub(k, 1, at - 1) .. %s then break end", i+2, luaRawTail(s, firstParam))
+			w.line("  if KEYS[%d] ~= string.sub(k, 1, at - 1) .. %s then break end", i+2, luaRawTail(s))
 		}
 	}
 }
 
 // luaRawTail is the Lua expression of what follows a key's hash tag,
-// from its closing brace, each parameter as its argument spells it.
-func luaRawTail(s *State, firstParam int) string {
+// from its closing brace, each parameter as its argument spells it (its
+// luaKeyArg).
+func luaRawTail(s *State) string {
 	var parts []string
 	text := "}"
 	for _, p := range s.KeyParts {
@@ -191,7 +224,7 @@ func luaRawTail(s *State, firstParam int) string {
 			text += p.Text
 			continue
 		}
-		parts = append(parts, luaStr(text), fmt.Sprintf("ARGV[%d]", firstParam+p.Param.Index))
+		parts = append(parts, luaStr(text), luaKeyArg(p.Param))
 		text = ""
 	}
 	if text != "" {
@@ -217,19 +250,13 @@ func luaExactArgs(sp *Spec, a *Algorithm) string {
 	body.line("")
 	luaInputs(&body, ints, strs, true)
 	var block writer
-	luaHelpersFor(&block, sp, body.b.String(), nil)
+	luaHelpersFor(&block, sp, body.b.String(), map[string]bool{"KEYS": true})
 	block.raw(body.b.String())
 	var w writer
 	w.line("-- the exact checks of any other call: they refuse it with the message")
 	w.line("-- every target gives, or accept it")
 	w.line("if not checked then")
-	for _, l := range strings.Split(strings.TrimRight(block.b.String(), "\n"), "\n") {
-		if l == "" {
-			w.line("")
-		} else {
-			w.line("  %s", l)
-		}
-	}
+	w.raw(luaIndentText(block.b.String(), "  "))
 	w.line("end")
 	return w.b.String()
 }

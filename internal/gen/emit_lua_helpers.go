@@ -134,6 +134,10 @@ func luaHelpersFor(w *writer, sp *Spec, code string, declared map[string]bool) {
 		w.raw(m)
 		w.line("")
 	}
+	if !declared["KEYS"] && (luaReads(code, "KEYS") || luaReads(code, "ARGV")) {
+		w.line("local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals")
+		w.line("")
+	}
 	uses := code
 	var helpers []luaHelper
 	for i := len(luaHelperList) - 1; i >= 0; i-- { // callers first: they add their callees' uses
@@ -176,16 +180,16 @@ func luaAllHelpers(w *writer, sp *Spec) {
 }
 
 // luaAssemble is a script: header, then what code needs before it
-// (luaHelpersFor; the text of each of inner, a block of code that
-// declares its own helpers, is not looked at), then code, its own code,
-// which the Functions library runs as a function.
-func luaAssemble(header *writer, sp *Spec, code string, inner ...string) scriptParts {
-	uses := code
-	for _, b := range inner {
+// (luaHelpersFor; code's inner blocks, which declare their own helpers,
+// are not looked at), then code, its own code, which the Functions
+// library runs as a function.
+func luaAssemble(header *writer, sp *Spec, code *writer) scriptParts {
+	uses := code.b.String()
+	for _, b := range code.inner {
 		uses = strings.Replace(uses, b, "", 1)
 	}
 	luaHelpersFor(header, sp, uses, nil)
 	header.codeAt = header.b.Len()
-	header.raw(code)
+	header.raw(code.b.String())
 	return luaScriptOf(header)
 }

@@ -50,7 +50,7 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	code.line("")
 	if reset {
 		luaResetDel(&code)
-		return luaAssemble(&w, sp, code.b.String())
+		return luaAssemble(&w, sp, &code)
 	}
 	code.line("ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
@@ -60,7 +60,7 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	code.line("end")
 	code.line("")
 	code.raw(luaPolicyDecide)
-	return luaAssemble(&w, sp, code.b.String())
+	return luaAssemble(&w, sp, &code)
 }
 
 // luaUsesEntries reports whether the decision of a (v nil) or its view v

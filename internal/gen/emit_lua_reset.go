@@ -36,7 +36,7 @@ func emitLuaReset(sp *Spec, a *Algorithm) scriptParts {
 	code.line("")
 	luaKeys(&code, a, "")
 	luaResetDel(&code)
-	return luaAssemble(&w, sp, code.b.String())
+	return luaAssemble(&w, sp, &code)
 }
 
 func luaResetDel(w *writer) {

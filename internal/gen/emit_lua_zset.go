@@ -16,33 +16,58 @@ func luaZsetUsed(a *Algorithm, v *View, used usage, s *State) bool {
 
 // luaZsetRead emits the reading helpers of the zset s, at KEYS[key]: its
 // size (whose ZCARD also checks its type), the entry at a rank, and the
-// number of entries scored below a bound.
+// number of entries scored below a bound. A decision reads every entry
+// before it writes (see Drop), so the helpers remember what they read:
+// each rank and each bound costs one command at most, and a bound at or
+// past the newest entry's score none (the newest is read first, for the
+// zsets whose adds continue it).
 func luaZsetRead(w *writer, s *State, key int) {
-	w.text(luaZsetReadText, "{list}", luaName(s.Name), "{key}", fmt.Sprintf("KEYS[%d]", key))
+	top := "nil -- no newest entry is read"
+	if s.GrowsAtEnd() {
+		top = "nil -- the newest entry, read below"
+	}
+	w.text(luaZsetReadText, "{list}", luaName(s.Name), "{key}", fmt.Sprintf("KEYS[%d]", key),
+		"{score}", luaName(s.Entry[0].Name), "{top}", top)
 	if s.Running != nil {
 		luaRunHelpers(w, s)
 	}
 }
 
 // luaZsetReadText are the helpers of luaZsetRead for the zset {list} at
-// {key}.
+// {key}, whose score is {score}.
 const luaZsetReadText = `local {list}__card = redis.call('ZCARD', {key})
+local {list}__top = {top}
+-- what this call has read of the set, which it reads before any write:
+-- the entries by rank, and the counts below each bound, open and closed
+local {list}__ranks, {list}__lt, {list}__le = {}, {}, {}
 -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
 local function {list}__at(r)
-  local raw = redis.call('ZRANGE', {key}, r, r)
-  local got, what, v = {list}__parse(raw)
-  if got == nil then
-    return nil, what, v
+  local e = {list}__ranks[r]
+  if e == nil then
+    local raw = redis.call('ZRANGE', {key}, r, r)
+    local what, v
+    e, what, v = {list}__entry(raw[1])
+    if e == nil then
+      return nil, what, v
+    end
+    e.member__ = raw[1]
+    {list}__ranks[r] = e
   end
-  got[1].member__ = raw[1]
-  return got[1]
+  return e
 end
--- the number of entries scored below bound, as ZCOUNT's max takes it
-local function {list}__below(bound)
-  if {list}__card == 0 then
-    return 0
+-- the number of entries scored below x, or at most x when closed
+local function {list}__below(x, closed)
+  local top = {list}__top
+  if {list}__card == 0 or top ~= nil and (top.{score} < x or closed and top.{score} == x) then
+    return {list}__card
   end
-  return redis.call('ZCOUNT', {key}, '-inf', bound)
+  local known = closed and {list}__le or {list}__lt
+  local n = known[x]
+  if n == nil then
+    n = redis.call('ZCOUNT', {key}, '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+    known[x] = n
+  end
+  return n
 end
 `
 
@@ -58,7 +83,6 @@ func luaZsetTop(w *writer, a *Algorithm, v *View, used usage) {
 		}
 		list := luaName(s.Name)
 		w.line("-- the newest entry of %s, which an add continues", keyTemplate(s))
-		w.line("local %s__top = nil", list)
 		w.line("if %s__card > 0 then", list)
 		w.line("  local bad__what, bad__v")
 		w.line("  %s__top, bad__what, bad__v = %s__at(%s__card - 1)", list, list, list)
@@ -81,19 +105,11 @@ func luaZsetAgg(w *writer, a *Algorithm, st aggStep, ind string) {
 	list, it, key := luaName(s.Name), luaName(ag.It.Name), stateIndex(a, s)+1
 	b := plan.bounds
 	lo, hi := "0", list+"__card"
-	if b.min != nil {
-		bound := "'(' .. num(" + luaExact.print(b.min) + ")" // those below min
-		if b.minOpen {
-			bound = "num(" + luaExact.print(b.min) + ")" // those at or below min
-		}
-		lo = list + "__below(" + bound + ")"
+	if b.min != nil { // those below min, or at or below an open min
+		lo = fmt.Sprintf("%s__below(%s, %v)", list, luaExact.print(b.min), b.minOpen)
 	}
-	if b.max != nil {
-		bound := "num(" + luaExact.print(b.max) + ")"
-		if b.maxOpen {
-			bound = "'(' .. num(" + luaExact.print(b.max) + ")"
-		}
-		hi = list + "__below(" + bound + ")"
+	if b.max != nil { // those at or below max, or below an open max
+		hi = fmt.Sprintf("%s__below(%s, %v)", list, luaExact.print(b.max), !b.maxOpen)
 	}
 	in := ind + "  "
 	// call reads into local the result of a helper that fails with nil.
@@ -103,13 +119,14 @@ func luaZsetAgg(w *writer, a *Algorithm, st aggStep, ind string) {
 	}
 	w.line("%sdo -- the entries in range are those at ranks [lo, hi)", ind)
 	w.line("%slocal lo__, hi__ = %s, %s", in, lo, hi)
+	lo__, hi__ := luaLocal("lo__"), luaLocal("hi__")
+	count := Expr(&Call{Fn: OpMax, Args: []Expr{&Lit{}, &Binary{Op: OpSub, X: hi__, Y: lo__}}})
 	switch {
 	case plan.kind == byCount && ag.Fn == Sum:
-		count := "max(0, hi__ - lo__)"
 		if plan.k != 1 {
-			count += fmt.Sprintf(" * %d", plan.k)
+			count = &Binary{Op: OpMul, X: count, Y: &Lit{V: plan.k}}
 		}
-		w.line("%s%s = min(%s, %d)", in, name, count, ag.Cap)
+		w.line("%s%s = %s", in, name, luaExact.print(&Call{Fn: OpMin, Args: []Expr{count, &Lit{V: ag.Cap}}}))
 	case plan.kind == byLast:
 		w.line("%sif hi__ > lo__ then", in)
 		in += "  "
@@ -117,7 +134,8 @@ func luaZsetAgg(w *writer, a *Algorithm, st aggStep, ind string) {
 		w.line("%s%s = %s", in, name, luaExact.print(ag.V))
 		w.line("%send", ind+"  ")
 	case plan.kind == byCount: // reach: the entry at which the count reaches need
-		w.line("%slocal r__ = lo__ + max(0, floor((max(0, %s) + %d - 1) / %d) - 1)", in, luaExact.print(ag.N), plan.k, plan.k)
+		need := &Call{Fn: OpCeilDiv, Args: []Expr{&Call{Fn: OpMax, Args: []Expr{&Lit{}, ag.N}}, &Lit{V: plan.k}}}
+		w.line("%slocal r__ = lo__ + %s", in, luaExact.print(&Call{Fn: OpMax, Args: []Expr{&Lit{}, &Binary{Op: OpSub, X: need, Y: &Lit{V: 1}}}}))
 		w.line("%sif r__ < hi__ then", in)
 		in += "  "
 		call(it, "at", "r__")
@@ -125,7 +143,7 @@ func luaZsetAgg(w *writer, a *Algorithm, st aggStep, ind string) {
 		w.line("%send", ind+"  ")
 	case ag.Fn == Sum:
 		call("sum__", "sum", "lo__", "hi__")
-		w.line("%s%s = min(sum__, %d)", in, name, ag.Cap)
+		w.line("%s%s = %s", in, name, luaExact.print(&Call{Fn: OpMin, Args: []Expr{luaLocal("sum__"), &Lit{V: ag.Cap}}}))
 	default:
 		call(it, "reach", "lo__", "hi__", luaExact.print(ag.N), fmt.Sprint(ag.Cap))
 		w.line("%sif %s then", in, it)
@@ -176,10 +194,11 @@ local function {list}__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or min(total, cap) < need then
+  if hi <= lo or (total < cap and total or cap) < need then
     return false
   end
-  if min((first.{run} - base) % {mod}, cap) >= need then
+  local s = (first.{run} - base) % {mod}
+  if (s < cap and s or cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -189,7 +208,8 @@ local function {list}__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.{run} - base) % {mod}, cap) >= need then
+    local s = (x.{run} - base) % {mod}
+    if (s < cap and s or cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -198,9 +218,12 @@ local function {list}__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = floor((a + b) / 2)
+    local r = (a + b - (a + b) % 2) / 2
     if galloping then
-      r = min(lo + step - 1, b - 1)
+      r = lo + step - 1
+      if r > b - 1 then
+        r = b - 1
+      end
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -234,7 +257,9 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 		// sum continued, merged into it at the same score.
 		top, score := list+"__top", luaName(st.Entry[0].Name)
 		w.line("%sif %s ~= nil then", in, top)
-		w.line("%s  %s.%s = max(%s.%s, %s.%s) -- the set grows at its end", in, x, score, x, score, top, score)
+		w.line("%s  if %s.%s > %s.%s then -- the set grows at its end", in, top, score, x, score)
+		w.line("%s    %s.%s = %s.%s", in, x, score, top, score)
+		w.line("%s  end", in)
 		if st.Running != nil {
 			run, of := luaName(st.Running.Name), luaName(st.RunOf.Name)
 			w.line("%s  %s.%s = (%s.%s + %s.%s) %% %s", in, x, run, top, run, x, of, runModName)
@@ -253,28 +278,36 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 		}
 		w.line("%send", in)
 	}
-	var parts []string
+	var formats, fields []string
 	for i, f := range st.Entry {
-		v := x + "." + luaName(f.Name)
-		switch {
-		case i == 1 && st.PadWidth > 0:
-			parts = append(parts, fmt.Sprintf("string.format('%%0%dd', %s)", st.PadWidth, v))
-		default:
-			parts = append(parts, "num("+v+")")
+		fields = append(fields, x+"."+luaName(f.Name))
+		if i == 1 && st.PadWidth > 0 {
+			formats = append(formats, fmt.Sprintf("%%0%dd", st.PadWidth))
+		} else {
+			formats = append(formats, "%d")
 		}
 	}
-	w.line("%s%s.member__ = %s", in, x, strings.Join(parts, " .. ':' .. "))
-	w.line("%sredis.call('ZADD', %s, num(%s.%s), %s.member__)", in, key, x, luaName(st.Entry[0].Name), x)
+	w.line("%s%s.member__ = string.format(%s, %s)", in, x, luaStr(strings.Join(formats, ":")), strings.Join(fields, ", "))
+	w.line("%sredis.call('ZADD', %s, string.format('%%d', %s.%s), %s.member__)", in, key, x, luaName(st.Entry[0].Name), x)
+	w.line("%s%s__card = %s__card + 1", in, list, list)
 	if st.GrowsAtEnd() && st.Merge != nil {
 		// Removed after the add, so that the key never vanishes between two
 		// writes of one call (see Drop in luaBlockNamed).
 		w.line("%sif %s.replaces__ ~= nil and %s.replaces__ ~= %s.member__ then", in, x, x, x)
 		w.line("%s  redis.call('ZREM', %s, %s.replaces__)", in, key, x)
+		w.line("%s  %s__card = %s__card - 1", in, list, list)
 		w.line("%send", in)
 	}
-	w.line("%sredis.call('ZREMRANGEBYRANK', %s, 0, num(-(%s) - 1)) -- keep the newest %s", in, key, d.print(st.MaxEntries), Format(st.MaxEntries))
+	max := d.print(st.MaxEntries)
+	w.line("%sif %s__card > %s then -- keep the newest %s (the count read, which only errs high)", in, list, max, Format(st.MaxEntries))
+	w.line("%s  redis.call('ZREMRANGEBYRANK', %s, 0, string.format('%%d', -(%s) - 1))", in, key, max)
+	w.line("%s  %s__card = %s", in, list, max)
+	w.line("%send", in)
 	if st.GrowsAtEnd() {
 		w.line("%s%s__top = %s", in, list, x)
 	}
 	w.line("%send", ind)
 }
+
+// luaLocal is a Lua local of the generated code, as an expression.
+func luaLocal(name string) Expr { return &VarRef{L: &Let{Name: name}} }

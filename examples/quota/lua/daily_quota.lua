@@ -37,6 +37,8 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
@@ -58,15 +60,16 @@ repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
   s = ARGV[4]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 1000000000 then break end
-  s = ARGV[5]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local offset_ms__s = ARGV[5] -- the key spells it so
+  s = offset_ms__s
+  if #s > 17 or not find(s, '^%d+$') then break end
   offset_ms = s + 0
   if offset_ms > 86399999 then break end
   local k = KEYS[1]
-  local tail = '}:quota:dq:' .. ARGV[5]
+  local tail = '}:quota:dq:' .. offset_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -74,6 +77,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end

@@ -5,13 +5,11 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the spec's constants
--- 2^45 ms since the epoch, about the year 3085
-local NOW_MAX = 35184372088832
 -- the most buckets one bucket_window tier spans
 local BUCKETS_MAX = 3600
--- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
-local MAX_SAFE = 9007199254740991
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -189,17 +187,6 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
   end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(cell.tat, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (burst * period_ms)) + (0 - (2 * (burst * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: cell.tat - drained could pass 2^53-1')
-  end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
     return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
@@ -240,17 +227,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
     return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-  end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, ceildiv(queue.work, rate)) * rate could pass 2^53-1')
-  end
-  if not (0 - (((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) < NOW_MAX and
-      ((((2 * (capacity * period_ms)) + (0 - (2 * (capacity * period_ms))) % rate) / rate)) or NOW_MAX) *
-      rate >= -MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: queue.work - drained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
@@ -427,19 +403,6 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
     return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-  end
-  -- parameters under which a value could pass 2^53-1 (see internal/gen/bounds.go)
-  if not ((((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) < NOW_MAX and ((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) or NOW_MAX) *
-      refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: min(elapsed, to_full) * refill_tokens could pass 2^53-1')
-  end
-  if not (capacity * refill_ms + (((((capacity * refill_ms - (0 - capacity * refill_ms)) +
-      (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) / refill_tokens)) < NOW_MAX and
-      ((((capacity * refill_ms - (0 - capacity * refill_ms)) + (0 - (capacity * refill_ms - (0 - capacity * refill_ms))) % refill_tokens) /
-      refill_tokens)) or NOW_MAX) * refill_tokens <= MAX_SAFE) then
-    return bad('parameters too large for exact arithmetic: bucket.level + gained could pass 2^53-1')
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then

@@ -39,7 +39,9 @@
 -- policy's name in the first infix); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
-local min, max, floor = math.min, math.max, math.floor
+local max, floor = math.max, math.floor
+
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
 
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
@@ -254,46 +256,113 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   end
   local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
-  local function win__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local parts = split(raw[i], 3)
-      if parts == nil then
-        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
-      end
-      local x_start = field(parts[1], nil, 0, NOW_MAX)
-      if x_start == nil then
-        return nil, 'entry field start is not an integer', parts[1]
-      end
-      local x_count = field(parts[2], nil, 1, 1000000000000)
-      if x_count == nil then
-        return nil, 'entry field count is not an integer', parts[2]
-      end
-      local x_run = field(parts[3], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[3]
-      end
-      out[#out + 1] = {start = x_start, count = x_count, run = x_run}
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function win__entry(m)
+    local e_start, e_count, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 then
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_count = e_count + 0
+      if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      return {start = e_start, count = e_count, run = e_run}
     end
-    return out
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 3)
+    if parts == nil then
+      return nil, 'an entry is not 3 fields joined by \':\'', m
+    end
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[1]
+    end
+    local x_count = field(parts[2], nil, 1, 1000000000000)
+    if x_count == nil then
+      return nil, 'entry field count is not an integer', parts[2]
+    end
+    local x_run = field(parts[3], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[3]
+    end
+    return {start = x_start, count = x_count, run = x_run}
   end
   local win__card = redis.call('ZCARD', KEYS[1])
+  local win__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local win__ranks, win__lt, win__le = {}, {}, {}
   -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
   local function win__at(r)
-    local raw = redis.call('ZRANGE', KEYS[1], r, r)
-    local got, what, v = win__parse(raw)
-    if got == nil then
-      return nil, what, v
+    local e = win__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = win__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      win__ranks[r] = e
     end
-    got[1].member__ = raw[1]
-    return got[1]
+    return e
   end
-  -- the number of entries scored below bound, as ZCOUNT's max takes it
-  local function win__below(bound)
-    if win__card == 0 then
-      return 0
+  -- the number of entries scored below x, or at most x when closed
+  local function win__below(x, closed)
+    local top = win__top
+    if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
+      return win__card
     end
-    return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+    local known = closed and win__le or win__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
   end
   -- the sum of count over the entries at ranks [lo, hi), the running sum
   -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -323,10 +392,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or min(total, cap) < need then
+    if hi <= lo or (total < cap and total or cap) < need then
       return false
     end
-    if min((first.run - base) % RUN_MOD, cap) >= need then
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -336,7 +406,8 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % RUN_MOD, cap) >= need then
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -345,9 +416,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = floor((a + b) / 2)
+      local r = (a + b - (a + b) % 2) / 2
       if galloping then
-        r = min(lo + step - 1, b - 1)
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -380,7 +454,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     latest_ts = 0
   end
   -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
-  local win__top = nil
   if win__card > 0 then
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
@@ -416,19 +489,19 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local from3 = bucket - window_ms_3
   local used1 = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(num(from1)), win__card
+    local lo__, hi__ = win__below(from1, true), win__card
     local sum__, bad__what, bad__v = win__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    used1 = min(sum__, 3600000000000000)
+    used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
   local agg__2 = 0
   if on2 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
+      local lo__, hi__ = win__below(from2, true), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -436,14 +509,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__2 = min(sum__, 3600000000000000)
+      agg__2 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
   end
   local used2 = (on2 and agg__2 or 0)
   local agg__3 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
+      local lo__, hi__ = win__below(from3, true), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -451,7 +524,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__3 = min(sum__, 3600000000000000)
+      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
   end
   local used3 = (on3 and agg__3 or 0)
@@ -492,7 +565,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__4 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from1)), win__card
+      local lo__, hi__ = win__below(from1, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -509,7 +582,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__5 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
+      local lo__, hi__ = win__below(from2, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -526,7 +599,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__6 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
+      local lo__, hi__ = win__below(from3, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -563,7 +636,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__7 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from1)), win__card
+      local lo__, hi__ = win__below(from1, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -580,7 +653,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from2)), win__card
+      local lo__, hi__ = win__below(from2, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -597,7 +670,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local agg__9 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(num(from3)), win__card
+      local lo__, hi__ = win__below(from3, true), win__card
       local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
       if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -652,7 +725,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       do
         local win__x = {start = bucket, count = took}
         if win__top ~= nil then
-          win__x.start = max(win__x.start, win__top.start) -- the set grows at its end
+          if win__top.start > win__x.start then -- the set grows at its end
+            win__x.start = win__top.start
+          end
           win__x.run = (win__top.run + win__x.count) % RUN_MOD
           if win__top.start == win__x.start then -- merge into it (its member removed after the add)
             win__x.replaces__ = win__top.member__
@@ -661,21 +736,30 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         else
           win__x.run = win__x.count % RUN_MOD
         end
-        win__x.member__ = num(win__x.start) .. ':' .. num(win__x.count) .. ':' .. num(win__x.run)
-        redis.call('ZADD', KEYS[1], num(win__x.start), win__x.member__)
+        win__x.member__ = string.format('%d:%d:%d', win__x.start, win__x.count, win__x.run)
+        redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+        win__card = win__card + 1
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
           redis.call('ZREM', KEYS[1], win__x.replaces__)
+          win__card = win__card - 1
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(BUCKETS_MAX) - 1)) -- keep the newest BUCKETS_MAX
+        if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
+          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+          win__card = BUCKETS_MAX
+        end
         win__top = win__x
       end
       local t__23 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], num(lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(bucket - widest)) -- after the add (see Drop)
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
+      -- after the add (see Drop)
+      local t__24 = bucket - widest
+      if win__card > 0 and win__le[t__24] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__24))
+      end
     end
   end
-  local t__24 = reset_at - now
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
+  local t__25 = reset_at - now
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__25 > 0 and t__25 or 0), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -1224,8 +1308,8 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
       redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
     end
     writes[#writes + 1] = function()
-      redis.call('RPUSH', KEYS[2], num(eff) .. ':' .. num(took) .. ':' .. meta)
-      redis.call('PEXPIRE', KEYS[2], num(ends + TTL_MARGIN_MS))
+      redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
+      redis.call('PEXPIRE', KEYS[2], string.format('%d', ends + TTL_MARGIN_MS))
     end
   end
   local t__6 = limit - after
@@ -1292,50 +1376,119 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
   local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
-  local function log__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local parts = split(raw[i], 4)
-      if parts == nil then
-        return nil, 'an entry is not 4 fields joined by \':\'', raw[i]
-      end
-      local x_ts = field(parts[1], nil, 0, NOW_MAX)
-      if x_ts == nil then
-        return nil, 'entry field ts is not an integer', parts[1]
-      end
-      local x_seq = field(parts[2], nil, 0, 200000)
-      if x_seq == nil then
-        return nil, 'entry field seq is not an integer', parts[2]
-      end
-      local x_cost = field(parts[3], nil, 1, 200000)
-      if x_cost == nil then
-        return nil, 'entry field cost is not an integer', parts[3]
-      end
-      local x_run = field(parts[4], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[4]
-      end
-      out[#out + 1] = {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
+      e_ts = e_ts + 0
+      if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+      e_seq = e_seq + 0
+      if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
     end
-    return out
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 4)
+    if parts == nil then
+      return nil, 'an entry is not 4 fields joined by \':\'', m
+    end
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
+    if x_ts == nil then
+      return nil, 'entry field ts is not an integer', parts[1]
+    end
+    local x_seq = field(parts[2], nil, 0, 200000)
+    if x_seq == nil then
+      return nil, 'entry field seq is not an integer', parts[2]
+    end
+    local x_cost = field(parts[3], nil, 1, 200000)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[3]
+    end
+    local x_run = field(parts[4], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[4]
+    end
+    return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
   end
   local log__card = redis.call('ZCARD', KEYS[1])
+  local log__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local log__ranks, log__lt, log__le = {}, {}, {}
   -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
   local function log__at(r)
-    local raw = redis.call('ZRANGE', KEYS[1], r, r)
-    local got, what, v = log__parse(raw)
-    if got == nil then
-      return nil, what, v
+    local e = log__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = log__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      log__ranks[r] = e
     end
-    got[1].member__ = raw[1]
-    return got[1]
+    return e
   end
-  -- the number of entries scored below bound, as ZCOUNT's max takes it
-  local function log__below(bound)
-    if log__card == 0 then
-      return 0
+  -- the number of entries scored below x, or at most x when closed
+  local function log__below(x, closed)
+    local top = log__top
+    if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+      return log__card
     end
-    return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+    local known = closed and log__le or log__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
   end
   -- the sum of cost over the entries at ranks [lo, hi), the running sum
   -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -1365,10 +1518,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or min(total, cap) < need then
+    if hi <= lo or (total < cap and total or cap) < need then
       return false
     end
-    if min((first.run - base) % RUN_MOD, cap) >= need then
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1378,7 +1532,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % RUN_MOD, cap) >= need then
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1387,9 +1542,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = floor((a + b) / 2)
+      local r = (a + b - (a + b) % 2) / 2
       if galloping then
-        r = min(lo + step - 1, b - 1)
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -1424,7 +1582,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     tally_ts = 0
   end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
-  local log__top = nil
   if log__card > 0 then
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
@@ -1445,14 +1602,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local from = eff - window_ms
   local gone = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, log__below(num(from))
+    local lo__, hi__ = 0, log__below(from, true)
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    gone = min(sum__, 40000000000)
+    gone = (40000000000 < sum__ and 40000000000 or sum__)
   end
   -- the costs admitted in the window
   local t__2 = tally_total - gone
@@ -1473,24 +1630,28 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
   local after = used + took
   -- Denied: the window must lose after + c - limit, oldest entries first
-  -- (this request's own, at eff, last).
-  local free_at = eff + window_ms
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(num(from)), log__card
-    local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
-    if e == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-    if e then
-      free_at = e.ts + window_ms
+  -- (this request's own, at eff, last); read only when the reply needs it.
+  local agg__2 = eff + window_ms
+  if not (ok or c > limit) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = log__below(from, true), log__card
+      local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__2 = e.ts + window_ms
+      end
     end
   end
+  local free_at = ((ok or c > limit) and 0 or agg__2)
   local agg__3 = eff
   if not (took > 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(num(from)), log__card
+      local lo__, hi__ = log__below(from, true), log__card
       if hi__ > lo__ then
         local e, bad__what, bad__v = log__at(hi__ - 1)
         if e == nil then
@@ -1507,8 +1668,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   -- earlier admissions at the same ms
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below('(' .. num(eff)), log__below(num(eff))
-    seq = min(max(0, hi__ - lo__), 200000)
+    local lo__, hi__ = log__below(eff, false), log__below(eff, true)
+    seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
   end
   if took > 0 then
     writes[#writes + 1] = function()
@@ -1524,18 +1685,27 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
-          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
+          if log__top.ts > log__x.ts then -- the set grows at its end
+            log__x.ts = log__top.ts
+          end
           log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
           log__x.run = log__x.cost % RUN_MOD
         end
-        log__x.member__ = num(log__x.ts) .. ':' .. string.format('%06d', log__x.seq) .. ':' .. num(log__x.cost) .. ':' .. num(log__x.run)
-        redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(2 * limit) - 1)) -- keep the newest 2 * limit
+        log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
+        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+        log__card = log__card + 1
+        if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
+          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+          log__card = 2 * limit
+        end
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(lag + window_ms + TTL_MARGIN_MS))
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+      -- after the add (see Drop)
+      if log__card > 0 and log__le[from] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+      end
     end
     writes[#writes + 1] = function()
       redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
@@ -1894,46 +2064,113 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     return bad('note must be at most 16 bytes, got ' .. #note)
   end
   -- state
-  local function log__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local parts = split(raw[i], 3)
-      if parts == nil then
-        return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
-      end
-      local x_ts = field(parts[1], nil, 0, NOW_MAX)
-      if x_ts == nil then
-        return nil, 'entry field ts is not an integer', parts[1]
-      end
-      local x_cost = field(parts[2], nil, 1, 100)
-      if x_cost == nil then
-        return nil, 'entry field cost is not an integer', parts[2]
-      end
-      local x_run = field(parts[3], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[3]
-      end
-      out[#out + 1] = {ts = x_ts, cost = x_cost, run = x_run}
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_ts, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_ts ~= nil and #e_ts <= 17 and #e_cost <= 17 and #e_run <= 17 then
+      e_ts = e_ts + 0
+      if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 100 then e_cost = 100 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      return {ts = e_ts, cost = e_cost, run = e_run}
     end
-    return out
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 3)
+    if parts == nil then
+      return nil, 'an entry is not 3 fields joined by \':\'', m
+    end
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
+    if x_ts == nil then
+      return nil, 'entry field ts is not an integer', parts[1]
+    end
+    local x_cost = field(parts[2], nil, 1, 100)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[2]
+    end
+    local x_run = field(parts[3], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[3]
+    end
+    return {ts = x_ts, cost = x_cost, run = x_run}
   end
   local log__card = redis.call('ZCARD', KEYS[1])
+  local log__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local log__ranks, log__lt, log__le = {}, {}, {}
   -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
   local function log__at(r)
-    local raw = redis.call('ZRANGE', KEYS[1], r, r)
-    local got, what, v = log__parse(raw)
-    if got == nil then
-      return nil, what, v
+    local e = log__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = log__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      log__ranks[r] = e
     end
-    got[1].member__ = raw[1]
-    return got[1]
+    return e
   end
-  -- the number of entries scored below bound, as ZCOUNT's max takes it
-  local function log__below(bound)
-    if log__card == 0 then
-      return 0
+  -- the number of entries scored below x, or at most x when closed
+  local function log__below(x, closed)
+    local top = log__top
+    if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+      return log__card
     end
-    return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+    local known = closed and log__le or log__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
   end
   -- the sum of cost over the entries at ranks [lo, hi), the running sum
   -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -1963,10 +2200,11 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     if total == nil then
       return nil, base, first
     end
-    if hi <= lo or min(total, cap) < need then
+    if hi <= lo or (total < cap and total or cap) < need then
       return false
     end
-    if min((first.run - base) % RUN_MOD, cap) >= need then
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       return first
     end
     -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -1976,7 +2214,8 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       if x == nil then
         return nil, what, v
       end
-      if min((x.run - base) % RUN_MOD, cap) >= need then
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
         b, found = r, x
       else
         a = r + 1
@@ -1985,9 +2224,12 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     local step, galloping = 2, true
     while a < b do
-      local r = floor((a + b) / 2)
+      local r = (a + b - (a + b) % 2) / 2
       if galloping then
-        r = min(lo + step - 1, b - 1)
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
         step = step * 2
       end
       local ok, what, v = probe(r)
@@ -1998,42 +2240,107 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local function hits__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local parts = split(raw[i], 2)
-      if parts == nil then
-        return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
-      end
-      local x_start = field(parts[1], nil, 0, NOW_MAX)
-      if x_start == nil then
-        return nil, 'entry field start is not an integer', parts[1]
-      end
-      local x_n = field(parts[2], nil, 1, 100)
-      if x_n == nil then
-        return nil, 'entry field n is not an integer', parts[2]
-      end
-      out[#out + 1] = {start = x_start, n = x_n}
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function hits__entry(m)
+    local e_start, e_n = string.match(m, '^(%-?%d+):(%-?%d+)$')
+    if e_start ~= nil and #e_start <= 17 and #e_n <= 17 then
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_n = e_n + 0
+      if e_n < 1 then e_n = 1 elseif e_n > 100 then e_n = 100 end
+      return {start = e_start, n = e_n}
     end
-    return out
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 2)
+    if parts == nil then
+      return nil, 'an entry is not 2 fields joined by \':\'', m
+    end
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[1]
+    end
+    local x_n = field(parts[2], nil, 1, 100)
+    if x_n == nil then
+      return nil, 'entry field n is not an integer', parts[2]
+    end
+    return {start = x_start, n = x_n}
   end
   local hits__card = redis.call('ZCARD', KEYS[3])
+  local hits__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local hits__ranks, hits__lt, hits__le = {}, {}, {}
   -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
   local function hits__at(r)
-    local raw = redis.call('ZRANGE', KEYS[3], r, r)
-    local got, what, v = hits__parse(raw)
-    if got == nil then
-      return nil, what, v
+    local e = hits__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[3], r, r)
+      local what, v
+      e, what, v = hits__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      hits__ranks[r] = e
     end
-    got[1].member__ = raw[1]
-    return got[1]
+    return e
   end
-  -- the number of entries scored below bound, as ZCOUNT's max takes it
-  local function hits__below(bound)
-    if hits__card == 0 then
-      return 0
+  -- the number of entries scored below x, or at most x when closed
+  local function hits__below(x, closed)
+    local top = hits__top
+    if hits__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
+      return hits__card
     end
-    return redis.call('ZCOUNT', KEYS[3], '-inf', bound)
+    local known = closed and hits__le or hits__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[3], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
   end
   local seen_ts = 0
   local seen__raw = redis.call('GET', KEYS[4])
@@ -2058,7 +2365,6 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     seen_ts = 0
   end
   -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>, which an add continues
-  local log__top = nil
   if log__card > 0 then
     local bad__what, bad__v
     log__top, bad__what, bad__v = log__at(log__card - 1)
@@ -2069,7 +2375,6 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
     end
   end
   -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>:hits, which an add continues
-  local hits__top = nil
   if hits__card > 0 then
     local bad__what, bad__v
     hits__top, bad__what, bad__v = hits__at(hits__card - 1)
@@ -2093,14 +2398,14 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   -- the costs admitted in the window, by the running sums
   local used = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(num(from)), log__card
+    local lo__, hi__ = log__below(from, true), log__card
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    used = min(sum__, 10000)
+    used = (10000 < sum__ and 10000 or sum__)
   end
   local newest = 0
   do -- the entries in range are those at ranks [lo, hi)
@@ -2121,7 +2426,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local ok = used + c <= limit
   local free_at = now
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(num(from)), log__card
+    local lo__, hi__ = log__below(from, true), log__card
     local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000)
     if e == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
@@ -2135,8 +2440,8 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local bucket = now - now % bucket_ms
   local agg__4 = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
-    agg__4 = min(max(0, hi__ - lo__), 100)
+    local lo__, hi__ = hits__below(bucket, false), hits__below(bucket, true)
+    agg__4 = (100 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 100 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
   end
   local busy = agg__4 > 0
   if ok and c > 0 then
@@ -2154,18 +2459,27 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       do
         local log__x = {ts = (newest > now and newest or now), cost = c}
         if log__top ~= nil then
-          log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
+          if log__top.ts > log__x.ts then -- the set grows at its end
+            log__x.ts = log__top.ts
+          end
           log__x.run = (log__top.run + log__x.cost) % RUN_MOD
         else
           log__x.run = log__x.cost % RUN_MOD
         end
-        log__x.member__ = num(log__x.ts) .. ':' .. string.format('%03d', log__x.cost) .. ':' .. num(log__x.run)
-        redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
+        log__x.member__ = string.format('%d:%03d:%d', log__x.ts, log__x.cost, log__x.run)
+        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+        log__card = log__card + 1
+        if log__card > limit then -- keep the newest limit (the count read, which only errs high)
+          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(limit) - 1))
+          log__card = limit
+        end
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], num(window_ms + MARGIN))
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', window_ms + MARGIN))
+      -- after the add (see Drop)
+      if log__card > 0 and log__le[from] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+      end
     end
     writes[#writes + 1] = function()
       if hits__top ~= nil and hits__top.start <= from then
@@ -2179,22 +2493,32 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       do
         local hits__x = {start = bucket, n = c}
         if hits__top ~= nil then
-          hits__x.start = max(hits__x.start, hits__top.start) -- the set grows at its end
+          if hits__top.start > hits__x.start then -- the set grows at its end
+            hits__x.start = hits__top.start
+          end
           if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
             hits__x.replaces__ = hits__top.member__
             hits__x.n = hits__x.n + hits__top.n
           end
         end
-        hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
-        redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+        hits__x.member__ = string.format('%d:%d', hits__x.start, hits__x.n)
+        redis.call('ZADD', KEYS[3], string.format('%d', hits__x.start), hits__x.member__)
+        hits__card = hits__card + 1
         if hits__x.replaces__ ~= nil and hits__x.replaces__ ~= hits__x.member__ then
           redis.call('ZREM', KEYS[3], hits__x.replaces__)
+          hits__card = hits__card - 1
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
+        if hits__card > 100 then -- keep the newest 100 (the count read, which only errs high)
+          redis.call('ZREMRANGEBYRANK', KEYS[3], 0, string.format('%d', -(100) - 1))
+          hits__card = 100
+        end
         hits__top = hits__x
       end
-      redis.call('PEXPIRE', KEYS[3], num(window_ms + MARGIN))
-      redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
+      redis.call('PEXPIRE', KEYS[3], string.format('%d', window_ms + MARGIN))
+      -- after the add (see Drop)
+      if hits__card > 0 and hits__le[from] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', string.format('%d', from))
+      end
     end
     if newest <= from then
       writes[#writes + 1] = function()
@@ -2202,8 +2526,8 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
       end
     end
     writes[#writes + 1] = function()
-      redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
-      redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
+      redis.call('RPUSH', KEYS[2], string.format('%d:%s', now, note))
+      redis.call('PEXPIRE', KEYS[2], string.format('%d', window_ms + MARGIN))
     end
   end
   local t__2

@@ -5,6 +5,8 @@
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT, as policy's for the limits and keys.
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the spec's constants
 -- the most buckets one bucket_window tier spans
 local BUCKETS_MAX = 3600

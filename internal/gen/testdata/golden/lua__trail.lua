@@ -52,7 +52,7 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
-local min, max, floor = math.min, math.max, math.floor
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
 
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
@@ -66,51 +66,6 @@ local RUN_MOD = 4503599627370496
 -- kept past the window, for lagging clocks
 local MARGIN = 1000
 
--- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-local function int(s)
-  if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-    return nil
-  end
-  return tonumber(s)
-end
-
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
-end
-
--- integer to string without exponent notation
-local function num(n)
-  return string.format('%d', n)
-end
-
--- s split at its first n-1 colons into n parts, or nil
-local function split(s, n)
-  local parts, from = {}, 1
-  for i = 1, n - 1 do
-    local at = string.find(s, ':', from, true)
-    if not at then
-      return nil
-    end
-    parts[i] = string.sub(s, from, at - 1)
-    from = at + 1
-  end
-  parts[n] = string.sub(s, from)
-  return parts
-end
-
 local ALG = 'trail: '
 
 -- arguments: the common call (every argument given, each integer in
@@ -122,19 +77,21 @@ repeat
   local find, s = string.find
   if #ARGV ~= 7 or #KEYS ~= 4 then break end
   s = ARGV[5]
-  if #s > 17 or not find(s, '^%d+$') then break end
+  if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit < 1 or limit > 100 then break end
-  s = ARGV[6]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  local window_ms__s = ARGV[6] -- the key spells it so
+  s = window_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   window_ms = s + 0
-  if window_ms > 1000000 then break end
-  s = ARGV[7]
-  if #s > 17 or not find(s, '^[1-9]%d*$') then break end
+  if window_ms < 1 or window_ms > 1000000 then break end
+  local bucket_ms__s = ARGV[7] -- the key spells it so
+  s = bucket_ms__s
+  if not find(s, '^[1-9]%d*$') then break end
   bucket_ms = s + 0
-  if bucket_ms > 1000 then break end
+  if bucket_ms < 1 or bucket_ms > 1000 then break end
   local k = KEYS[1]
-  local tail = '}:small:log:' .. ARGV[6] .. ':' .. ARGV[7]
+  local tail = '}:small:log:' .. window_ms__s .. ':' .. bucket_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -145,6 +102,8 @@ repeat
   s = ARGV[2]
   if s == '1' then
     cost = 1
+  elseif s == '0' then
+    cost = 0
   elseif #s <= 17 and find(s, '^%d+$') then
     cost = s + 0
     if cost > COST_MAX then break end
@@ -279,46 +238,113 @@ if not checked then
 end
 
 -- state
-local function log__parse(raw)
-  local out = {}
-  for i = 1, #raw do
-    local parts = split(raw[i], 3)
-    if parts == nil then
-      return nil, 'an entry is not 3 fields joined by \':\'', raw[i]
-    end
-    local x_ts = field(parts[1], nil, 0, NOW_MAX)
-    if x_ts == nil then
-      return nil, 'entry field ts is not an integer', parts[1]
-    end
-    local x_cost = field(parts[2], nil, 1, 100)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[2]
-    end
-    local x_run = field(parts[3], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[3]
-    end
-    out[#out + 1] = {ts = x_ts, cost = x_cost, run = x_run}
+-- the entry m holds, or nil, what is wrong, and the value
+local function log__entry(m)
+  local e_ts, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if e_ts ~= nil and #e_ts <= 17 and #e_cost <= 17 and #e_run <= 17 then
+    e_ts = e_ts + 0
+    if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+    e_cost = e_cost + 0
+    if e_cost < 1 then e_cost = 1 elseif e_cost > 100 then e_cost = 100 end
+    e_run = e_run + 0
+    if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+    return {ts = e_ts, cost = e_cost, run = e_run}
   end
-  return out
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 3)
+  if parts == nil then
+    return nil, 'an entry is not 3 fields joined by \':\'', m
+  end
+  local x_ts = field(parts[1], nil, 0, NOW_MAX)
+  if x_ts == nil then
+    return nil, 'entry field ts is not an integer', parts[1]
+  end
+  local x_cost = field(parts[2], nil, 1, 100)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[2]
+  end
+  local x_run = field(parts[3], nil, 0, 4503599627370495)
+  if x_run == nil then
+    return nil, 'entry field run is not an integer', parts[3]
+  end
+  return {ts = x_ts, cost = x_cost, run = x_run}
 end
 local log__card = redis.call('ZCARD', KEYS[1])
+local log__top = nil -- the newest entry, read below
+-- what this call has read of the set, which it reads before any write:
+-- the entries by rank, and the counts below each bound, open and closed
+local log__ranks, log__lt, log__le = {}, {}, {}
 -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
 local function log__at(r)
-  local raw = redis.call('ZRANGE', KEYS[1], r, r)
-  local got, what, v = log__parse(raw)
-  if got == nil then
-    return nil, what, v
+  local e = log__ranks[r]
+  if e == nil then
+    local raw = redis.call('ZRANGE', KEYS[1], r, r)
+    local what, v
+    e, what, v = log__entry(raw[1])
+    if e == nil then
+      return nil, what, v
+    end
+    e.member__ = raw[1]
+    log__ranks[r] = e
   end
-  got[1].member__ = raw[1]
-  return got[1]
+  return e
 end
--- the number of entries scored below bound, as ZCOUNT's max takes it
-local function log__below(bound)
-  if log__card == 0 then
-    return 0
+-- the number of entries scored below x, or at most x when closed
+local function log__below(x, closed)
+  local top = log__top
+  if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+    return log__card
   end
-  return redis.call('ZCOUNT', KEYS[1], '-inf', bound)
+  local known = closed and log__le or log__lt
+  local n = known[x]
+  if n == nil then
+    n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+    known[x] = n
+  end
+  return n
 end
 -- the sum of cost over the entries at ranks [lo, hi), the running sum
 -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
@@ -348,10 +374,11 @@ local function log__reach(lo, hi, need, cap)
   if total == nil then
     return nil, base, first
   end
-  if hi <= lo or min(total, cap) < need then
+  if hi <= lo or (total < cap and total or cap) < need then
     return false
   end
-  if min((first.run - base) % RUN_MOD, cap) >= need then
+  local s = (first.run - base) % RUN_MOD
+  if (s < cap and s or cap) >= need then
     return first
   end
   -- the entry sought is at a rank in [a, b]; found is the entry at b
@@ -361,7 +388,8 @@ local function log__reach(lo, hi, need, cap)
     if x == nil then
       return nil, what, v
     end
-    if min((x.run - base) % RUN_MOD, cap) >= need then
+    local s = (x.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
       b, found = r, x
     else
       a = r + 1
@@ -370,9 +398,12 @@ local function log__reach(lo, hi, need, cap)
   end
   local step, galloping = 2, true
   while a < b do
-    local r = floor((a + b) / 2)
+    local r = (a + b - (a + b) % 2) / 2
     if galloping then
-      r = min(lo + step - 1, b - 1)
+      r = lo + step - 1
+      if r > b - 1 then
+        r = b - 1
+      end
       step = step * 2
     end
     local ok, what, v = probe(r)
@@ -383,42 +414,107 @@ local function log__reach(lo, hi, need, cap)
   end
   return found
 end
-local function hits__parse(raw)
-  local out = {}
-  for i = 1, #raw do
-    local parts = split(raw[i], 2)
-    if parts == nil then
-      return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
-    end
-    local x_start = field(parts[1], nil, 0, NOW_MAX)
-    if x_start == nil then
-      return nil, 'entry field start is not an integer', parts[1]
-    end
-    local x_n = field(parts[2], nil, 1, 100)
-    if x_n == nil then
-      return nil, 'entry field n is not an integer', parts[2]
-    end
-    out[#out + 1] = {start = x_start, n = x_n}
+-- the entry m holds, or nil, what is wrong, and the value
+local function hits__entry(m)
+  local e_start, e_n = string.match(m, '^(%-?%d+):(%-?%d+)$')
+  if e_start ~= nil and #e_start <= 17 and #e_n <= 17 then
+    e_start = e_start + 0
+    if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+    e_n = e_n + 0
+    if e_n < 1 then e_n = 1 elseif e_n > 100 then e_n = 100 end
+    return {start = e_start, n = e_n}
   end
-  return out
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 2)
+  if parts == nil then
+    return nil, 'an entry is not 2 fields joined by \':\'', m
+  end
+  local x_start = field(parts[1], nil, 0, NOW_MAX)
+  if x_start == nil then
+    return nil, 'entry field start is not an integer', parts[1]
+  end
+  local x_n = field(parts[2], nil, 1, 100)
+  if x_n == nil then
+    return nil, 'entry field n is not an integer', parts[2]
+  end
+  return {start = x_start, n = x_n}
 end
 local hits__card = redis.call('ZCARD', KEYS[3])
+local hits__top = nil -- the newest entry, read below
+-- what this call has read of the set, which it reads before any write:
+-- the entries by rank, and the counts below each bound, open and closed
+local hits__ranks, hits__lt, hits__le = {}, {}, {}
 -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
 local function hits__at(r)
-  local raw = redis.call('ZRANGE', KEYS[3], r, r)
-  local got, what, v = hits__parse(raw)
-  if got == nil then
-    return nil, what, v
+  local e = hits__ranks[r]
+  if e == nil then
+    local raw = redis.call('ZRANGE', KEYS[3], r, r)
+    local what, v
+    e, what, v = hits__entry(raw[1])
+    if e == nil then
+      return nil, what, v
+    end
+    e.member__ = raw[1]
+    hits__ranks[r] = e
   end
-  got[1].member__ = raw[1]
-  return got[1]
+  return e
 end
--- the number of entries scored below bound, as ZCOUNT's max takes it
-local function hits__below(bound)
-  if hits__card == 0 then
-    return 0
+-- the number of entries scored below x, or at most x when closed
+local function hits__below(x, closed)
+  local top = hits__top
+  if hits__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
+    return hits__card
   end
-  return redis.call('ZCOUNT', KEYS[3], '-inf', bound)
+  local known = closed and hits__le or hits__lt
+  local n = known[x]
+  if n == nil then
+    n = redis.call('ZCOUNT', KEYS[3], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+    known[x] = n
+  end
+  return n
 end
 local seen_ts = 0
 local seen__raw = redis.call('GET', KEYS[4])
@@ -443,7 +539,6 @@ if stale then
   seen_ts = 0
 end
 -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>, which an add continues
-local log__top = nil
 if log__card > 0 then
   local bad__what, bad__v
   log__top, bad__what, bad__v = log__at(log__card - 1)
@@ -454,7 +549,6 @@ if log__card > 0 then
   end
 end
 -- the newest entry of {<key>}:small:log:<window_ms>:<bucket_ms>:hits, which an add continues
-local hits__top = nil
 if hits__card > 0 then
   local bad__what, bad__v
   hits__top, bad__what, bad__v = hits__at(hits__card - 1)
@@ -478,14 +572,14 @@ local from = now - window_ms
 -- the costs admitted in the window, by the running sums
 local used = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = log__below(num(from)), log__card
+  local lo__, hi__ = log__below(from, true), log__card
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
     return redis.error_reply('BADSTATE ' .. ALG ..
         (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
-  used = min(sum__, 10000)
+  used = (10000 < sum__ and 10000 or sum__)
 end
 local newest = 0
 do -- the entries in range are those at ranks [lo, hi)
@@ -505,7 +599,7 @@ local c = (t__1 < cost and t__1 or cost)
 local ok = used + c <= limit
 local free_at = now
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = log__below(num(from)), log__card
+  local lo__, hi__ = log__below(from, true), log__card
   local e, bad__what, bad__v = log__reach(lo__, hi__, used + c - limit, 10000)
   if e == nil then
     return redis.error_reply('BADSTATE ' .. ALG ..
@@ -519,8 +613,8 @@ end
 local bucket = now - now % bucket_ms
 local agg__4 = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = hits__below('(' .. num(bucket)), hits__below(num(bucket))
-  agg__4 = min(max(0, hi__ - lo__), 100)
+  local lo__, hi__ = hits__below(bucket, false), hits__below(bucket, true)
+  agg__4 = (100 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 100 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
 end
 local busy = agg__4 > 0
 if ok and c > 0 then
@@ -535,18 +629,27 @@ if ok and c > 0 then
   do
     local log__x = {ts = (newest > now and newest or now), cost = c}
     if log__top ~= nil then
-      log__x.ts = max(log__x.ts, log__top.ts) -- the set grows at its end
+      if log__top.ts > log__x.ts then -- the set grows at its end
+        log__x.ts = log__top.ts
+      end
       log__x.run = (log__top.run + log__x.cost) % RUN_MOD
     else
       log__x.run = log__x.cost % RUN_MOD
     end
-    log__x.member__ = num(log__x.ts) .. ':' .. string.format('%03d', log__x.cost) .. ':' .. num(log__x.run)
-    redis.call('ZADD', KEYS[1], num(log__x.ts), log__x.member__)
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, num(-(limit) - 1)) -- keep the newest limit
+    log__x.member__ = string.format('%d:%03d:%d', log__x.ts, log__x.cost, log__x.run)
+    redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+    log__card = log__card + 1
+    if log__card > limit then -- keep the newest limit (the count read, which only errs high)
+      redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(limit) - 1))
+      log__card = limit
+    end
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], num(window_ms + MARGIN))
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', num(from)) -- after the add (see Drop)
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', window_ms + MARGIN))
+  -- after the add (see Drop)
+  if log__card > 0 and log__le[from] ~= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+  end
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
@@ -554,27 +657,37 @@ if ok and c > 0 then
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
-      hits__x.start = max(hits__x.start, hits__top.start) -- the set grows at its end
+      if hits__top.start > hits__x.start then -- the set grows at its end
+        hits__x.start = hits__top.start
+      end
       if hits__top.start == hits__x.start then -- merge into it (its member removed after the add)
         hits__x.replaces__ = hits__top.member__
         hits__x.n = hits__x.n + hits__top.n
       end
     end
-    hits__x.member__ = num(hits__x.start) .. ':' .. num(hits__x.n)
-    redis.call('ZADD', KEYS[3], num(hits__x.start), hits__x.member__)
+    hits__x.member__ = string.format('%d:%d', hits__x.start, hits__x.n)
+    redis.call('ZADD', KEYS[3], string.format('%d', hits__x.start), hits__x.member__)
+    hits__card = hits__card + 1
     if hits__x.replaces__ ~= nil and hits__x.replaces__ ~= hits__x.member__ then
       redis.call('ZREM', KEYS[3], hits__x.replaces__)
+      hits__card = hits__card - 1
     end
-    redis.call('ZREMRANGEBYRANK', KEYS[3], 0, num(-(100) - 1)) -- keep the newest 100
+    if hits__card > 100 then -- keep the newest 100 (the count read, which only errs high)
+      redis.call('ZREMRANGEBYRANK', KEYS[3], 0, string.format('%d', -(100) - 1))
+      hits__card = 100
+    end
     hits__top = hits__x
   end
-  redis.call('PEXPIRE', KEYS[3], num(window_ms + MARGIN))
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', num(from)) -- after the add (see Drop)
+  redis.call('PEXPIRE', KEYS[3], string.format('%d', window_ms + MARGIN))
+  -- after the add (see Drop)
+  if hits__card > 0 and hits__le[from] ~= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', string.format('%d', from))
+  end
   if newest <= from then
     redis.call('DEL', KEYS[2])
   end
-  redis.call('RPUSH', KEYS[2], num(now) .. ':' .. note)
-  redis.call('PEXPIRE', KEYS[2], num(window_ms + MARGIN))
+  redis.call('RPUSH', KEYS[2], string.format('%d:%s', now, note))
+  redis.call('PEXPIRE', KEYS[2], string.format('%d', window_ms + MARGIN))
 end
 local t__2
 if ok or busy then

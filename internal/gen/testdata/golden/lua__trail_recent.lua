@@ -41,6 +41,8 @@
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
 
+local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
+
 -- the spec's constants
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
@@ -55,23 +57,6 @@ local function int(s)
   return tonumber(s)
 end
 
--- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-local function field(v, dflt, lo, hi)
-  if not v then
-    return dflt
-  end
-  local n = int(v)
-  if n == nil then
-    return nil
-  end
-  if n < lo then
-    return lo
-  elseif n > hi then
-    return hi
-  end
-  return n
-end
-
 -- s cut to 32 bytes, for an error message
 local function clip(s)
   s = tostring(s)
@@ -84,21 +69,6 @@ end
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
-end
-
--- s split at its first n-1 colons into n parts, or nil
-local function split(s, n)
-  local parts, from = {}, 1
-  for i = 1, n - 1 do
-    local at = string.find(s, ':', from, true)
-    if not at then
-      return nil
-    end
-    parts[i] = string.sub(s, from, at - 1)
-    from = at + 1
-  end
-  parts[n] = string.sub(s, from)
-  return parts
 end
 
 -- the last n entries of list
@@ -183,18 +153,76 @@ if now == nil or now < 0 or now > NOW_MAX then
 end
 
 -- state
+-- the entry m holds, or nil, what is wrong, and the value
+local function notes__entry(m)
+  local e_ts, e_text = string.match(m, '^(%-?%d+):(.*)$')
+  if e_ts ~= nil and #e_ts <= 17 then
+    e_ts = e_ts + 0
+    if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+    return {ts = e_ts, text = e_text}
+  end
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 2)
+  if parts == nil then
+    return nil, 'an entry is not 2 fields joined by \':\'', m
+  end
+  local x_ts = field(parts[1], nil, 0, NOW_MAX)
+  if x_ts == nil then
+    return nil, 'entry field ts is not an integer', parts[1]
+  end
+  return {ts = x_ts, text = parts[2]}
+end
 local function notes__parse(raw)
   local out = {}
   for i = 1, #raw do
-    local parts = split(raw[i], 2)
-    if parts == nil then
-      return nil, 'an entry is not 2 fields joined by \':\'', raw[i]
+    local e, what, v = notes__entry(raw[i])
+    if e == nil then
+      return nil, what, v
     end
-    local x_ts = field(parts[1], nil, 0, NOW_MAX)
-    if x_ts == nil then
-      return nil, 'entry field ts is not an integer', parts[1]
-    end
-    out[#out + 1] = {ts = x_ts, text = parts[2]}
+    out[i] = e
   end
   return out
 end

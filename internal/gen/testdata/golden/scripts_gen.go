@@ -36,9 +36,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "2b1552752b87e3d08934d4bc4cb37c9c1e116bbf", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "dfadc093a563078faac0970e00589bf811db208b"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "bcc5b0d41ebde4f9d4fb738115654b0c4a13ad7a"},
+		Name: "small", Version: "67f8819158ef1b6c4496136c31399482ee221b34", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "8fd42757e9a1dc64ec3cec46023f8ca50ce0b06f"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "830a9ce40f3b931fd883e36484e247312b7042d5"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -48,8 +48,8 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "34e8b298f42ed8ce46c1dd89f9806bd21ab42910"},
-		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "00c9c7a69ff4306aeb8a77483905c103c8ef67ed"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "ee7ee7fcd9c99b1c514458dbeb46f34312e203aa"},
+		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "7165678f14e7acf241d9747f8fff3de70d6873a8"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
 		Inputs: []string{},
@@ -58,10 +58,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "77955c2cead5b9a7f74cb3cab2e42ee3cad4b023"},
-		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "081f0de52ef3f1dd4a9f12277aa5b06af01a8e80"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "e202981af7044aa3cd15e2e45f46cd354e4180b9"},
+		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "66971a844c3db5e05c4d432cff1ae5f028fc1782"},
 		Views: []kit.View{{Name: "recent",
-			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "0f988fb1aecf51e1050691ee5b64b2fb94a6b556"},
+			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "1e305a6762f565a5910c7d9086633d7c580a1d02"},
 			Returns: []string{"ts", "text"}}},
 		Keys: []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes",
 			":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
