@@ -26,7 +26,7 @@ func memoryUsage(ctx context.Context, rdb *redis.Client) (Table, error) {
 		if !constantSpace(lim) {
 			continue
 		}
-		d, err := limitspecDecider(lim)
+		d, err := limitspecDecider(lim, false)
 		if err != nil {
 			return Table{}, err
 		}
