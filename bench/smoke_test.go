@@ -5,6 +5,7 @@ import (
 	"flag"
 	"math"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -27,7 +28,7 @@ func TestSmoke(t *testing.T) {
 	if err := flag.Set("test.benchtime", o.benchtime); err != nil {
 		t.Fatal(err)
 	}
-	all, err := selected("redis-cpu,throughput,redis-memory,inprocess,heap")
+	all, err := selected(strings.Join(figures, ","))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +44,8 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables = append(tables, local...)
-	if len(tables) != 5 {
-		t.Fatalf("%d tables, want 5", len(tables))
+	if len(tables) != len(figures) {
+		t.Fatalf("%d tables, want %d", len(tables), len(figures))
 	}
 	for _, tab := range tables {
 		for _, r := range tab.Rows {
