@@ -51,7 +51,7 @@ func denialsDecider(ctx context.Context, rdb *redis.Client) (goDecider, error) {
 // o.Rounds rounds, a round measuring every limiter in turn.
 func denied(ctx context.Context, opts *redis.Options, o throughputOptions) (Table, error) {
 	t := Table{
-		Title: "Denied decisions on a hot key",
+		Title: titleDenied,
 		Notes: []string{fmt.Sprintf("A key over its limit (gcra: a burst of 1 and 1 per hour; redis_rate the same), decided again and again: per limiter, one go-redis client with the options of the decisions/s figure, on an emptied server, one admitted request of the key, then its requests of cost 1 from one goroutine and from %d, counted for %v after a warm-up of %v; every limiter in turn, %d rounds, the median of each row's. Every measured decision is denied. "+
 			"ns per decision: the wall time over the decisions, from all the goroutines together. redislimit sends every denied request to Redis (one EVALSHA each, batched); behind denials.Limiter, the key's first denial is kept and the requests after it are answered in process until its RetryAfter; redis_rate sends each (EVALSHA; its script writes nothing when it denies).",
 			o.Goroutines, o.For, o.Warm, o.Rounds)},

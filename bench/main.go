@@ -4,7 +4,8 @@
 // decisions per second through one Redis (batched and not, and from
 // leases), the denied path of a hot key (with and without the denials
 // cache), in-process ns/op and allocations, heap per tracked key in
-// process, and Redis memory per key. It starts a throwaway
+// process, and Redis memory per key; then the Goals table, which reads
+// the project's targets off those figures. It starts a throwaway
 // redis-server on a free loopback port, measures, prints Markdown tables
 // headed with the machine and the versions, and stops the server:
 //
@@ -104,9 +105,11 @@ func run(o options) error {
 		version, local = v, append(local, t)
 	}
 	report := environment(version, command()).Markdown() + LimitText()
-	for _, t := range append(tables, local...) {
+	tables = append(tables, local...)
+	for _, t := range tables {
 		report += t.Markdown()
 	}
+	report += goalsTable(goals, tables)
 	fmt.Print(report)
 	if o.readme != "" {
 		return updateReadme(o.readme, report)

@@ -75,7 +75,7 @@ func redisCPU(ctx context.Context, rdb *redis.Client, o cpuOptions) (Table, erro
 	procs := max(1, runtime.NumCPU()-1)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	t := Table{
-		Title: "Redis CPU per admitted decision",
+		Title: titleRedisCPU,
 		Notes: []string{fmt.Sprintf("Each script on an emptied server: one decision per key on %s keys (creating them; not measured), then CONFIG RESETSTAT and %s decisions spread evenly over the keys, from %d goroutines each sending pipelines of %d (the driver on GOMAXPROCS %d); every script in turn, %d rounds, the least of each row's (a busy machine only adds to a round's time). Every decision admits; the logs hold %d entries per key at the end of a round. limitspec's scripts run twice: given now_ms from the caller's clock, and given an empty now_ms, reading the server's TIME (redislimit's WithServerClock; redis_rate's script always reads it). "+
 			"EVALSHA µs: INFO commandstats usec_per_call of EVALSHA, the time Redis spends running the script, the commands it calls included (wall time: a server that loses its core mid-script is billed for the wait). Server CPU µs: the redis-server main thread's CPU time (INFO cpu, user + sys) over the run, divided by the decisions: the script plus reading, parsing and answering the call.",
 			groupThousands(int64(o.Keys)), groupThousands(int64(o.Decisions)), o.Clients, o.Depth, procs, o.Rounds, 1+o.Decisions/o.Keys)},

@@ -118,7 +118,7 @@ var throttledQuota = throttled.RateQuota{MaxRate: throttled.PerMin(Amount), MaxB
 // a round measuring every limiter in turn.
 func throughput(ctx context.Context, opts *redis.Options, o throughputOptions) (Table, error) {
 	t := Table{
-		Title: "Decisions per second through one Redis",
+		Title: titleThroughput,
 		Notes: []string{fmt.Sprintf("Each Go limiter through its own API, one go-redis client each with the same options (PoolSize %d, ContextTimeoutEnabled), on an emptied server: every one of %s keys created first, then %d goroutines deciding requests of cost 1 for the keys in turn, counted for %v after a warm-up of %v; every limiter in turn, %d rounds, the median of each row's. Every decision admits. "+
 			"Round trips per decision: redislimit one EVALSHA per decision, by default the calls that arrive during a round trip sent together as the next pipeline (up to 64), so a fraction of a round trip each; with WithoutBatching one round trip each; the lease one redislimit call (batched as by default) per %d decisions of a key, a lease, and none for the others; redis_rate one (EVALSHA); throttled two (TIME and GET pipelined, then EVAL of its compare-and-swap script). "+
 			"The lease decides fixed_window, whose script costs about what gcra's does (Redis CPU figure): a lease ends after 1 s or when its limit is whole again, if sooner, which for this gcra limit is 0.6 ms after it was taken and for a fixed window the window's end. "+
