@@ -11,7 +11,7 @@ import (
 // tracked key.
 func heapPerKeyTable(n int) (Table, error) {
 	t := Table{
-		Title: "Heap per tracked key, in process",
+		Title: titleHeap,
 		Notes: []string{fmt.Sprintf("Per limiter, a fresh one: the live heap after a full GC (runtime/metrics /gc/heap/live:bytes) before and after one admitted request for each of %s new keys (\"user:0000000\" on, 12 bytes, made for each request and kept by nothing but the limiter), divided by the keys: the key's state, its map entry and the key itself as the limiter keeps it.",
 			groupThousands(int64(n)))},
 		Columns: []Column{{"bytes per key", Lower}},

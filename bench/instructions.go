@@ -59,8 +59,8 @@ func instructions(ctx context.Context, o options) (string, Table, error) {
 		return "", Table{}, err
 	}
 	t := Table{
-		Title: "Redis instructions per admitted decision",
-		Notes: []string{fmt.Sprintf("redis-server run under valgrind --tool=callgrind, which counts the instructions it runs: the same figure on a busy machine as on a quiet one. Per script, on an emptied server: one decision per key on %d keys (creating them; not counted), then the counters zeroed and %d decisions from one client in pipelines of %d, every one admitted; the instructions the server ran (reading, parsing and answering the calls included) divided by the decisions.",
+		Title: titleInstructions,
+		Notes: []string{fmt.Sprintf("redis-server run under valgrind --tool=callgrind, which counts the instructions it runs: the same figure on a busy machine as on a quiet one. Per script, on an emptied server: one decision per key on %d keys (creating them; not counted), then the counters zeroed and %d decisions from one client in pipelines of %d, every one admitted; the instructions the server ran (reading, parsing and answering the calls included) divided by the decisions. limitspec's scripts run on the caller's clock and on the server's (an empty now_ms), as in the Redis CPU figure.",
 			instrKeys, instrDecisions, instrDepth)},
 		Columns: []Column{{"instructions per decision", Lower}},
 	}

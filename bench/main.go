@@ -1,10 +1,13 @@
 // Command bench compares limitspec with its peers, side by side, in one
-// run: the Redis CPU of an admitted decision (every algorithm, with the
-// hand-written peer where one exists), decisions per second through one
-// Redis, in-process ns/op and allocations, heap per tracked key in
-// process, and Redis memory per key. It starts a throwaway redis-server
-// on a free loopback port, measures, prints Markdown tables headed with
-// the machine and the versions, and stops the server:
+// run: the Redis CPU of an admitted decision (every algorithm, on the
+// caller's clock and on the server's, beside its hand-written peers),
+// decisions per second through one Redis (batched and not, and from
+// leases), the denied path of a hot key (with and without the denials
+// cache), in-process ns/op and allocations, heap per tracked key in
+// process, and Redis memory per key; then the Goals table, which reads
+// the project's targets off those figures. It starts a throwaway
+// redis-server on a free loopback port, measures, prints Markdown tables
+// headed with the machine and the versions, and stops the server:
 //
 //	make bench                      # from the repository's root
 //	cd bench && go run . -only redis-cpu,heap
@@ -30,7 +33,7 @@ import (
 // figures are the names -only takes by default, in the order they run;
 // optional, those it takes only when named (they need more tools).
 var (
-	figures  = []string{"redis-cpu", "throughput", "redis-memory", "inprocess", "heap"}
+	figures  = []string{"redis-cpu", "throughput", "denied", "redis-memory", "inprocess", "heap"}
 	optional = []string{"redis-instructions"}
 )
 
@@ -54,11 +57,11 @@ func main() {
 	flag.IntVar(&o.cpu.Decisions, "decisions", 50000, "measured decisions per row of the Redis CPU figure")
 	flag.IntVar(&o.cpu.Clients, "clients", 50, "concurrent clients of the Redis CPU figure")
 	flag.IntVar(&o.cpu.Depth, "pipeline", 16, "pipeline depth of the Redis CPU figure")
-	flag.IntVar(&o.tput.Goroutines, "goroutines", 64, "goroutines of the decisions/s figure")
-	flag.DurationVar(&o.tput.Warm, "warm", 500*time.Millisecond, "warm-up of each decisions/s round")
-	flag.DurationVar(&o.tput.For, "for", time.Second, "measured time of each decisions/s round")
+	flag.IntVar(&o.tput.Goroutines, "goroutines", 64, "goroutines of the decisions/s figure and of the denied figure's parallel column")
+	flag.DurationVar(&o.tput.Warm, "warm", 500*time.Millisecond, "warm-up of each decisions/s round and of each denied measure")
+	flag.DurationVar(&o.tput.For, "for", time.Second, "measured time of each decisions/s round and of each denied measure")
 	flag.StringVar(&o.benchtime, "benchtime", "500ms", "testing.Benchmark's benchtime for the in-process figure")
-	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the Redis CPU, decisions/s and in-process figures (each row the median)")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the Redis CPU, decisions/s, denied and in-process figures (each row the median, or the least for Redis CPU)")
 	flag.IntVar(&o.heapKeys, "heap-keys", 100000, "keys of the heap figure")
 	flag.Parse()
 	o.tput.Keys, o.cpu.Rounds, o.tput.Rounds = o.cpu.Keys, o.rounds, o.rounds
@@ -84,7 +87,7 @@ func run(o options) error {
 	ctx := context.Background()
 	version := "not started"
 	var tables []Table
-	if want["redis-cpu"] || want["throughput"] || want["redis-memory"] {
+	if want["redis-cpu"] || want["throughput"] || want["denied"] || want["redis-memory"] {
 		version, tables, err = redisFigures(ctx, o, want)
 		if err != nil {
 			return err
@@ -102,9 +105,11 @@ func run(o options) error {
 		version, local = v, append(local, t)
 	}
 	report := environment(version, command()).Markdown() + LimitText()
-	for _, t := range append(tables, local...) {
+	tables = append(tables, local...)
+	for _, t := range tables {
 		report += t.Markdown()
 	}
+	report += goalsTable(goals, tables)
 	fmt.Print(report)
 	if o.readme != "" {
 		return updateReadme(o.readme, report)
@@ -159,6 +164,7 @@ func redisFigures(ctx context.Context, o options, want map[string]bool) (string,
 	}{
 		{"redis-cpu", func() (Table, error) { return redisCPU(ctx, rdb, o.cpu) }},
 		{"throughput", func() (Table, error) { return throughput(ctx, opts, o.tput) }},
+		{"denied", func() (Table, error) { return denied(ctx, opts, o.tput) }},
 		{"redis-memory", func() (Table, error) { return memoryUsage(ctx, rdb) }},
 	}
 	for _, s := range steps {

@@ -17,7 +17,7 @@ const memoryID = "user:12345"
 // on a fresh identity, for limitspec's O(1) algorithms and their peers.
 func memoryUsage(ctx context.Context, rdb *redis.Client) (Table, error) {
 	t := Table{
-		Title:   "Redis memory per key",
+		Title:   titleRedisMemory,
 		Notes:   []string{fmt.Sprintf("MEMORY USAGE key SAMPLES 0 (the key's name included) after one admitted request of the identity %q on an emptied server, summed over the keys of its state (one key each here).", memoryID)},
 		Columns: []Column{{"bytes", Lower}},
 	}
@@ -26,7 +26,7 @@ func memoryUsage(ctx context.Context, rdb *redis.Client) (Table, error) {
 		if !constantSpace(lim) {
 			continue
 		}
-		d, err := limitspecDecider(lim)
+		d, err := limitspecDecider(lim, false)
 		if err != nil {
 			return Table{}, err
 		}

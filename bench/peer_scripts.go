@@ -107,13 +107,7 @@ func zcardDecider() *redisDecider {
 		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
 			return p.EvalSha(ctx, script.Hash(), []string{"zlog:" + id}, time.Now().UnixMilli(), windowMs, LogAmount, member())
 		},
-		admitted: func(reply any) (bool, error) {
-			n, ok := reply.(int64)
-			if !ok {
-				return false, fmt.Errorf("unexpected reply %v", reply)
-			}
-			return n == 1, nil
-		},
-		keys: func(id string) []string { return []string{"zlog:" + id} },
+		admitted: isOne,
+		keys:     func(id string) []string { return []string{"zlog:" + id} },
 	}
 }

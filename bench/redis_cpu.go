@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/limitspec/limitspec"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,23 +17,45 @@ type cpuOptions struct {
 }
 
 // redisCPUDeciders are the rows of the Redis CPU figure: every algorithm
-// of limitspec, each followed by its peers.
+// of limitspec, on the caller's clock and on the server's, each followed
+// by its hand-written peers.
 func redisCPUDeciders() ([]*redisDecider, error) {
-	peers := map[string][]*redisDecider{
-		"gcra":         {redisRateDecider()},
-		"fixed_window": {incrDecider()},
-		"sliding_log":  {rollingDecider(), zcardDecider()},
-	}
 	var out []*redisDecider
 	for _, lim := range limits {
-		d, err := limitspecDecider(lim)
-		if err != nil {
-			return nil, err
+		for _, serverClock := range []bool{false, true} {
+			d, err := limitspecDecider(lim, serverClock)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, d)
 		}
-		out = append(out, d)
-		out = append(out, peers[d.Group]...)
+		out = append(out, peersOf(lim)...)
 	}
 	return out, nil
+}
+
+// peersOf are the hand-written scripts that decide lim's algorithm, each
+// given lim's limit.
+func peersOf(lim limitspec.Limit) []*redisDecider {
+	switch l := lim.(type) {
+	case limitspec.GCRA:
+		return []*redisDecider{redisRateDecider()}
+	case limitspec.FixedWindow:
+		return []*redisDecider{incrDecider()}
+	case limitspec.SlidingLog:
+		return []*redisDecider{rollingDecider(), zcardDecider()}
+	case limitspec.SlidingWindow:
+		return []*redisDecider{weightedWindowsDecider(l)}
+	case limitspec.TokenBucket:
+		return []*redisDecider{tokenHashDecider(l)}
+	case limitspec.LeakyBucket:
+		return []*redisDecider{queueLevelDecider(l)}
+	case limitspec.BucketWindow:
+		return []*redisDecider{bucketKeysDecider(l)}
+	case limitspec.MetaWindow:
+		return []*redisDecider{metaListDecider(l)}
+	}
+	return nil
 }
 
 // redisCPU measures the Redis-side CPU of admitted decisions: per
@@ -52,8 +75,8 @@ func redisCPU(ctx context.Context, rdb *redis.Client, o cpuOptions) (Table, erro
 	procs := max(1, runtime.NumCPU()-1)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	t := Table{
-		Title: "Redis CPU per admitted decision",
-		Notes: []string{fmt.Sprintf("Each script on an emptied server: one decision per key on %s keys (creating them; not measured), then CONFIG RESETSTAT and %s decisions spread evenly over the keys, from %d goroutines each sending pipelines of %d (the driver on GOMAXPROCS %d); every script in turn, %d rounds, the least of each row's (a busy machine only adds to a round's time). Every decision admits; the logs hold %d entries per key at the end of a round. "+
+		Title: titleRedisCPU,
+		Notes: []string{fmt.Sprintf("Each script on an emptied server: one decision per key on %s keys (creating them; not measured), then CONFIG RESETSTAT and %s decisions spread evenly over the keys, from %d goroutines each sending pipelines of %d (the driver on GOMAXPROCS %d); every script in turn, %d rounds, the least of each row's (a busy machine only adds to a round's time). Every decision admits; the logs hold %d entries per key at the end of a round. limitspec's scripts run twice: given now_ms from the caller's clock, and given an empty now_ms, reading the server's TIME (redislimit's WithServerClock; redis_rate's script always reads it). "+
 			"EVALSHA µs: INFO commandstats usec_per_call of EVALSHA, the time Redis spends running the script, the commands it calls included (wall time: a server that loses its core mid-script is billed for the wait). Server CPU µs: the redis-server main thread's CPU time (INFO cpu, user + sys) over the run, divided by the decisions: the script plus reading, parsing and answering the call.",
 			groupThousands(int64(o.Keys)), groupThousands(int64(o.Decisions)), o.Clients, o.Depth, procs, o.Rounds, 1+o.Decisions/o.Keys)},
 		Columns: []Column{{"EVALSHA µs per call", Lower}, {"server CPU µs per decision", Lower}},

@@ -34,8 +34,10 @@ type redisDecider struct {
 
 // limitspecDecider calls lim's decision script (package lua), with KEYS
 // and ARGV built as redislimit builds them (kit.Scripts.KeyNames, Args,
-// kit.Decimal) and now_ms from the caller's clock.
-func limitspecDecider(lim limitspec.Limit) (*redisDecider, error) {
+// kit.Decimal) and now_ms from the caller's clock, or, with serverClock,
+// an empty now_ms: the script reads the server's TIME, as redislimit's
+// WithServerClock has it.
+func limitspecDecider(lim limitspec.Limit, serverClock bool) (*redisDecider, error) {
 	s, ok := kit.LookupScripts(lim.Algorithm())
 	if !ok {
 		return nil, fmt.Errorf("no scripts of %s", lim.Algorithm())
@@ -46,11 +48,15 @@ func limitspecDecider(lim limitspec.Limit) (*redisDecider, error) {
 	}
 	params := kit.Decimal(args)
 	name := lim.Algorithm().Name
+	title, now := "limitspec lua/"+name+".lua", func() string { return strconv.FormatInt(time.Now().UnixMilli(), 10) }
+	if serverClock {
+		title, now = title+", the server's clock (empty now_ms)", func() string { return "" }
+	}
 	return &redisDecider{
-		Group: name, Name: "limitspec lua/" + name + ".lua", Ours: true,
+		Group: name, Name: title, Ours: true,
 		load: loader(s.Decide.Source),
 		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
-			argv := []any{strconv.FormatInt(time.Now().UnixMilli(), 10), "1", kit.ForceArg(false)}
+			argv := []any{now(), "1", kit.ForceArg(false)}
 			for _, in := range s.Inputs {
 				argv = append(argv, input(in))
 			}

@@ -8,6 +8,17 @@ import (
 	"strings"
 )
 
+// The figures' titles, by which the goals find them.
+const (
+	titleRedisCPU     = "Redis CPU per admitted decision"
+	titleInstructions = "Redis instructions per admitted decision"
+	titleThroughput   = "Decisions per second through one Redis"
+	titleDenied       = "Denied decisions on a hot key"
+	titleRedisMemory  = "Redis memory per key"
+	titleInProcess    = "In-process decisions on an existing key"
+	titleHeap         = "Heap per tracked key, in process"
+)
+
 // Better says which way a column's values improve.
 type Better int
 
@@ -148,7 +159,8 @@ func formatValue(v float64) string {
 	}
 }
 
-// formatRatio is v / best as "0.71×"; "—" when best is 0 (no ratio).
+// formatRatio is v / best as "0.71×", with two significant digits
+// below 0.1 ("0.0042×"); "—" when best is 0 (no ratio).
 func formatRatio(v, best float64) string {
 	if best == 0 {
 		if v == 0 {
@@ -156,7 +168,11 @@ func formatRatio(v, best float64) string {
 		}
 		return "—"
 	}
-	return strconv.FormatFloat(v/best, 'f', 2, 64) + "×"
+	r := v / best
+	if r != 0 && math.Abs(r) < 0.0995 {
+		return strconv.FormatFloat(r, 'g', 2, 64) + "×"
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64) + "×"
 }
 
 // groupThousands writes n with a comma every three digits.

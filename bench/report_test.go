@@ -63,7 +63,7 @@ func TestFormat(t *testing.T) {
 	for _, c := range []struct {
 		v, best float64
 		want    string
-	}{{8.29, 5.33, "1.56×"}, {0, 0, "1.00×"}, {5, 0, "—"}, {1, 4, "0.25×"}} {
+	}{{8.29, 5.33, "1.56×"}, {0, 0, "1.00×"}, {5, 0, "—"}, {1, 4, "0.25×"}, {1, 10, "0.10×"}, {21, 5000, "0.0042×"}, {0, 7, "0.00×"}} {
 		if got := formatRatio(c.v, c.best); got != c.want {
 			t.Errorf("formatRatio(%v, %v) = %q, want %q", c.v, c.best, got, c.want)
 		}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// goal is a figure the project aims at: row Ours's value in column
+// Column of the table titled Table, against row Than's in the same
+// column (fastestPeer: the best peer of Ours's group there; "": Target
+// is a value, not a ratio). It is met when the value, or its ratio to
+// Than's, is at most Target in a lower-is-better column and at least
+// Target in a higher-is-better one. Cause says in a line why it is not
+// met, should it not be.
+type goal struct {
+	Name   string
+	Table  string
+	Column int
+	Ours   string
+	Than   string
+	Target float64
+	Cause  string
+}
+
+// fastestPeer as a goal's Than is the best peer of Ours's group.
+const fastestPeer = "*"
+
+// The rows the goals name, beside the tables' own.
+const (
+	boundRow          = "limitspec memory.Bound (gcra)"
+	memoryRow         = "limitspec memory.Limiter (gcra)"
+	gcraScriptRow     = "limitspec lua/gcra.lua"
+	gcraServerRow     = "limitspec lua/gcra.lua, the server's clock (empty now_ms)"
+	redisRateRow      = "go-redis/redis_rate v10 (Limiter.Allow's script)"
+	redislimitRow     = "limitspec redislimit.Limiter (gcra)"
+	unbatchedRow      = "limitspec redislimit.Limiter (gcra), WithoutBatching"
+	redisRateAllowRow = "go-redis/redis_rate v10 Limiter.Allow"
+	denialsRow        = "limitspec denials.Limiter over redislimit.Limiter (gcra)"
+)
+
+// The causes of the goals not met, each a line.
+const (
+	causeBound   = "the key's state is still found in a map under a shard's lock and computed exactly (divisions); README: Where limitspec is behind"
+	causeAllow   = "a call through the general API checks the request, converts the limit from the interface, finds the state by key and parameters and fills a Result with a Limits slice (its one allocation); README: Where limitspec is behind"
+	causeGCRA    = "two more arguments (now_ms, force) and three more reply fields than redis_rate's script, and every input checked before it writes; README: Where limitspec is behind"
+	causeWindow  = "the script checks every input and keeps the window's start with its count in one value it parses and writes, where the INCR script runs INCR alone; README: Where limitspec is behind"
+	causeLog     = "each entry keeps a running sum, read and written beside the set and a second key, where the ZCARD script only counts and adds; README: Where limitspec is behind"
+	causeTput    = "one Redis core runs the script at the Redis CPU above per decision and shares the machine's cores with the client's goroutines; README: Where limitspec is behind"
+	causeDenials = "the cache answers from a map under a lock, shared by every goroutine of the process"
+	causeMemory  = "the key's name names the limit's parameters (:gcra:<rate>:<period_ms>), so that two limits never share a state; README: Where limitspec is behind"
+)
+
+// goals are the project's goals, in the order the Goals table lists
+// them. A goal whose table was not measured is left out of it; one
+// whose row is missing (a row not written yet) is listed as skipped.
+var goals = []goal{
+	{"in-process, bound handle, 1 goroutine", titleInProcess, 0, boundRow, fastestPeer, 1, causeBound},
+	{"in-process, bound handle, GOMAXPROCS goroutines", titleInProcess, 1, boundRow, fastestPeer, 1, causeBound},
+	{"in-process, bound handle, allocations", titleInProcess, 2, boundRow, "", 0, "a decision allocates (B/op in the table)"},
+	{"in-process, per-call Allow, 1 goroutine", titleInProcess, 0, memoryRow, fastestPeer, 1.5, causeAllow},
+	{"in-process, per-call Allow, GOMAXPROCS goroutines", titleInProcess, 1, memoryRow, fastestPeer, 1.5, causeAllow},
+	{"gcra Redis CPU, the client's clock", titleRedisCPU, 1, gcraScriptRow, redisRateRow, 1, causeGCRA},
+	{"gcra Redis CPU, the server's clock", titleRedisCPU, 1, gcraServerRow, redisRateRow, 1, causeGCRA},
+	{"fixed_window Redis CPU", titleRedisCPU, 1, "limitspec lua/fixed_window.lua", "INCR + PEXPIRE script", 2, causeWindow},
+	{"sliding_log Redis CPU", titleRedisCPU, 1, "limitspec lua/sliding_log.lua", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", 2, causeLog},
+	{"gcra instructions, the client's clock", titleInstructions, 0, gcraScriptRow, redisRateRow, 1, causeGCRA},
+	{"gcra instructions, the server's clock", titleInstructions, 0, gcraServerRow, redisRateRow, 1, causeGCRA},
+	{"fixed_window instructions", titleInstructions, 0, "limitspec lua/fixed_window.lua", "INCR + PEXPIRE script", 2, causeWindow},
+	{"sliding_log instructions", titleInstructions, 0, "limitspec lua/sliding_log.lua", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", 2, causeLog},
+	{"decisions/s through one Redis, the defaults", titleThroughput, 0, redislimitRow, redisRateAllowRow, 2, causeTput},
+	{"decisions/s through one Redis, WithoutBatching", titleThroughput, 0, unbatchedRow, redisRateAllowRow, 1.1, causeTput},
+	{"a hot denied key, 1 goroutine", titleDenied, 0, denialsRow, redisRateAllowRow, 0.1, causeDenials},
+	{"a hot denied key, many goroutines", titleDenied, 1, denialsRow, redisRateAllowRow, 0.1, causeDenials},
+	{"Redis memory per key (gcra)", titleRedisMemory, 0, gcraScriptRow, redisRateRow, 1, causeMemory},
+}
+
+// goalsTable is the Goals table of goals checked against tables, as
+// Markdown; "" when tables hold none of the goals' tables.
+func goalsTable(goals []goal, tables []Table) string {
+	var lines [][]string
+	for _, g := range goals {
+		if t, ok := tableTitled(tables, g.Table); ok {
+			lines = append(lines, g.check(t))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("### Goals\n\n")
+	b.WriteString("Each figure the project aims at, read from the tables above: the target (a ratio to the row named, in the same column of the same table, or a value), the values measured, their ratio, whether it is met and, if not, why. A goal whose table this run did not measure is left out; one whose row is missing is listed as skipped.\n\n")
+	writeRow(&b, []string{"goal", "measured in", "target", "measured", "ratio", "met", "why not"})
+	writeRow(&b, []string{"---", "---", "---", "---", "---", "---", "---"})
+	for _, l := range lines {
+		writeRow(&b, l)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// check is g's line of the Goals table, read from t.
+func (g goal) check(t Table) []string {
+	col := t.Columns[g.Column]
+	where := t.Title + ": " + col.Name
+	cmp := "≤"
+	if col.Better == Higher {
+		cmp = "≥"
+	}
+	target := fmt.Sprintf("%s %s", cmp, formatValue(g.Target))
+	if g.Than != "" {
+		target = fmt.Sprintf("%s %.2f× %s", cmp, g.Target, thanText(g.Than))
+	}
+	line := func(measured, ratio, met string) []string {
+		return []string{g.Name, where, target, measured, ratio, met, ""}
+	}
+	ours, ok := rowNamed(t, g.Ours)
+	if !ok || math.IsNaN(ours.Values[g.Column]) {
+		return line("—", "—", fmt.Sprintf("skipped: no row %q", g.Ours))
+	}
+	v := ours.Values[g.Column]
+	if g.Than == "" {
+		out := line(formatValue(v), "—", metText(col.Better, v, g.Target))
+		return withCause(out, g.Cause)
+	}
+	ref, refName, ok := g.reference(t, ours)
+	if !ok {
+		return line(formatValue(v), "—", fmt.Sprintf("skipped: no row %q", g.Than))
+	}
+	measured := fmt.Sprintf("%s against %s", formatValue(v), formatValue(ref))
+	if g.Than == fastestPeer {
+		measured += " (" + refName + ")"
+	}
+	if ref == 0 {
+		return line(measured, "—", "skipped: the reference is 0")
+	}
+	return withCause(line(measured, formatRatio(v, ref), metText(col.Better, v/ref, g.Target)), g.Cause)
+}
+
+// reference is the value g compares ours with, and its row's name.
+func (g goal) reference(t Table, ours Row) (float64, string, bool) {
+	if g.Than == fastestPeer {
+		best, ok := t.bestPeer(ours.Group, g.Column)
+		if !ok {
+			return 0, "", false
+		}
+		for _, r := range t.Rows {
+			if !r.Ours && r.Group == ours.Group && r.Values[g.Column] == best {
+				return best, r.Name, true
+			}
+		}
+	}
+	r, ok := rowNamed(t, g.Than)
+	if !ok || math.IsNaN(r.Values[g.Column]) {
+		return 0, "", false
+	}
+	return r.Values[g.Column], r.Name, true
+}
+
+// withCause fills a line's last cell with cause when it is not met.
+func withCause(line []string, cause string) []string {
+	if line[5] == "no" {
+		line[6] = cause
+	}
+	return line
+}
+
+// metText is "yes" when x is at most target (lower is better) or at
+// least target (higher is better), else "no".
+func metText(better Better, x, target float64) string {
+	if (better == Lower && x <= target) || (better == Higher && x >= target) {
+		return "yes"
+	}
+	return "no"
+}
+
+// thanText names a goal's reference row.
+func thanText(than string) string {
+	if than == fastestPeer {
+		return "the fastest peer"
+	}
+	return than
+}
+
+// tableTitled is the table of tables titled title.
+func tableTitled(tables []Table, title string) (Table, bool) {
+	for _, t := range tables {
+		if t.Title == title {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
+
+// rowNamed is t's row named name, or whose name is name followed by
+// ": " and more (the memory figure's rows name their key after it).
+func rowNamed(t Table, name string) (Row, bool) {
+	for _, r := range t.Rows {
+		if r.Name == name || strings.HasPrefix(r.Name, name+": ") {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
