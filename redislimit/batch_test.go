@@ -329,3 +329,40 @@ func batchLostScripts(t *testing.T, via func(*redislimit.Limiter) decider) {
 		})
 	}
 }
+
+// TestBatchLanesReused runs rounds of 16 goroutines deciding 20 keys
+// each, with a wait of 50 µs, so that late batches are sent by the
+// lane's timer while calls land, and the lane is forgotten after each
+// round and made again (from the one kept) at the next, by
+// Limiter.Limit and through a bound handle: every call is decided once
+// (each key, of a fixed window of 2, admitted and counted once), and no
+// lane is left after a round.
+func TestBatchLanesReused(t *testing.T) {
+	t.Parallel()
+	for _, way := range ways {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			_, rdb := newClient(t)
+			lim := newLimiter(t, rdb, redislimit.WithBatching(8, 50*time.Microsecond))
+			d := way.via(lim)
+			limit := limitspec.FixedWindow{Limit: 2, Window: time.Hour}
+			for round := range 5 {
+				req := func(i int) limitspec.Request {
+					return limitspec.Request{Key: fmt.Sprintf("r%d-%d", round, i), Limit: limit, Cost: 1, Now: t0Time}
+				}
+				if lost := decideAll(t, d, req, 16, 20); count(lost) != 0 {
+					t.Fatalf("round %d: %d calls lost", round, count(lost))
+				}
+				eventually(t, "no lane left", func() bool { return redislimit.Lanes(lim) == 0 })
+				for i := range 16 * 20 {
+					peek := req(i)
+					peek.Cost = 0
+					res, err := lim.Limit(t.Context(), peek)
+					if err != nil || res.Limits[0].Remaining != 1 {
+						t.Fatalf("round %d, key %d: %+v, %v; want 1 remaining (counted once)", round, i, res, err)
+					}
+				}
+			}
+		})
+	}
+}
