@@ -108,9 +108,9 @@ func (l *Limiter) now(t time.Time) any {
 }
 
 // tags are the hash tags of req's keys, appended to into: the request's
-// key for a limit; for a policy each limit's identity's value, or its
-// constant. They are refused as the scripts refuse them, with package
-// memory's words.
+// key for a limit; for a policy its identities' values, then its
+// constants (see plan). They are refused as the scripts refuse them, with
+// package memory's words.
 func (p *plan) tags(req limitspec.Request, into []string) ([]string, error) {
 	if p.policy == nil {
 		switch {
@@ -126,18 +126,14 @@ func (p *plan) tags(req limitspec.Request, into []string) ([]string, error) {
 			return nil, p.refuseIDs(req.IDs)
 		}
 	}
-	for i, id := range p.identity {
-		if id == "" {
-			into = append(into, p.constant[i])
-			continue
-		}
+	for _, id := range p.identities {
 		v := req.IDs[id]
 		if v == "" || v[0] == '}' {
 			return nil, p.refuseIDs(req.IDs)
 		}
 		into = append(into, kit.StoredKey(v))
 	}
-	return into, nil
+	return append(into, p.constants...), nil
 }
 
 // refuseIDs is the refusal of the identity values ids, which tags found

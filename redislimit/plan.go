@@ -2,6 +2,7 @@ package redislimit
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -20,8 +21,9 @@ type plan struct {
 	// scripts are a limit's (for its views); nil for a policy.
 	scripts *kit.Scripts
 	// tails are the keys' names after "{" and the hash tag
-	// (kit.Scripts.KeyTails); of[i] is the limit (the hash tag) of key
-	// i, nil for a limit, whose keys share one.
+	// (kit.Scripts.KeyTails); of[i] is the index of key i's hash tag
+	// among the call's (see tags), nil for a limit, whose keys share
+	// one.
 	tails []string
 	of    []int
 	// tailBytes is the length of the tails together; numKeys is
@@ -37,12 +39,12 @@ type plan struct {
 	// names and limits are each limit's, for Result.Limits.
 	names  []string
 	limits []limitspec.Limit
-	// A policy's plan: the policy, its identities, and each limit's
-	// identity ("" for a constant) or constant.
+	// A policy's plan: the policy, its identities, and the constants of
+	// its limits that count one: a call's hash tags are the identities'
+	// values, then the constants.
 	policy     *limitspec.Policy
 	identities []string
-	identity   []string
-	constant   []string
+	constants  []string
 }
 
 // limitPlan is lim's plan, lim checked (Limit.Validate, and an
@@ -80,10 +82,19 @@ func policyPlan(p *limitspec.Policy) (*plan, error) {
 		return nil, err
 	}
 	pl := &plan{decide: scriptOf(t.Library.Name, t.Library.Policy), reset: scriptOf(t.Library.Name, t.Library.PolicyReset),
-		tails: t.Tails, of: t.Of, params: boxed(t.Limits), policy: p, identities: p.Identities()}
+		tails: t.Tails, params: boxed(t.Limits), policy: p, identities: p.Identities()}
+	tag := make([]int, 0, len(p.Limits())) // each limit's
 	for _, l := range p.Limits() {
 		pl.names, pl.limits = append(pl.names, l.Name), append(pl.limits, l.Limit)
-		pl.identity, pl.constant = append(pl.identity, l.Identity), append(pl.constant, l.Constant)
+		if l.Identity != "" {
+			tag = append(tag, slices.Index(pl.identities, l.Identity))
+			continue
+		}
+		tag = append(tag, len(pl.identities)+len(pl.constants))
+		pl.constants = append(pl.constants, l.Constant)
+	}
+	for _, limit := range t.Of {
+		pl.of = append(pl.of, tag[limit])
 	}
 	pl.count()
 	return pl, nil
