@@ -31,15 +31,14 @@ type goDecider struct {
 // redisGoDecider makes a goDecider on a client.
 type redisGoDecider func(ctx context.Context, rdb *redis.Client) (goDecider, error)
 
-// redisGoDeciders are the Go limiters compared on Redis.
+// redisGoDeciders are the Go limiters compared on Redis: limitspec's
+// Limiter and its handle bound to the limit, with batching (the
+// default) and without, and the peers.
 var redisGoDeciders = []redisGoDecider{
-	func(ctx context.Context, rdb *redis.Client) (goDecider, error) {
-		lim, err := redislimit.New(ctx, rdb)
-		return goDecider{"limitspec redislimit.Limiter (gcra)", true, func(ctx context.Context, id string) (bool, error) {
-			res, err := lim.Allow(ctx, id, gcraLimit)
-			return res.Allowed, err
-		}}, err
-	},
+	redislimitLimiter(""),
+	redislimitBound(""),
+	redislimitLimiter(", WithoutBatching", redislimit.WithoutBatching()),
+	redislimitBound(", WithoutBatching", redislimit.WithoutBatching()),
 	func(ctx context.Context, rdb *redis.Client) (goDecider, error) {
 		rr := redis_rate.NewLimiter(rdb)
 		return goDecider{"go-redis/redis_rate v10 Limiter.Allow", false, func(ctx context.Context, id string) (bool, error) {
@@ -63,6 +62,34 @@ var redisGoDeciders = []redisGoDecider{
 	},
 }
 
+// redislimitLimiter decides by redislimit.Limiter.Allow, the limiter
+// made with opts, its row named with how.
+func redislimitLimiter(how string, opts ...redislimit.Option) redisGoDecider {
+	return func(ctx context.Context, rdb *redis.Client) (goDecider, error) {
+		lim, err := redislimit.New(ctx, rdb, opts...)
+		return goDecider{"limitspec redislimit.Limiter (gcra)" + how, true, func(ctx context.Context, id string) (bool, error) {
+			res, err := lim.Allow(ctx, id, gcraLimit)
+			return res.Allowed, err
+		}}, err
+	}
+}
+
+// redislimitBound decides by redislimit.Bound.Allow, a handle bound to
+// the limit of the limiter made with opts, its row named with how.
+func redislimitBound(how string, opts ...redislimit.Option) redisGoDecider {
+	return func(ctx context.Context, rdb *redis.Client) (goDecider, error) {
+		lim, err := redislimit.New(ctx, rdb, opts...)
+		if err != nil {
+			return goDecider{}, err
+		}
+		bound, err := lim.Bind(gcraLimit)
+		return goDecider{"limitspec redislimit.Bound (gcra)" + how, true, func(ctx context.Context, id string) (bool, error) {
+			res, err := bound.Allow(ctx, id)
+			return res.Allowed, err
+		}}, err
+	}
+}
+
 // throttledQuota is gcraLimit as throttled takes it: its limit is
 // MaxBurst + 1.
 var throttledQuota = throttled.RateQuota{MaxRate: throttled.PerMin(Amount), MaxBurst: Amount - 1}
@@ -76,7 +103,7 @@ func throughput(ctx context.Context, opts *redis.Options, o throughputOptions) (
 	t := Table{
 		Title: "Decisions per second through one Redis",
 		Notes: []string{fmt.Sprintf("Each Go limiter through its own API, one go-redis client each with the same options (PoolSize %d, ContextTimeoutEnabled), on an emptied server: every one of %s keys created first, then %d goroutines deciding requests of cost 1 for the keys in turn, counted for %v after a warm-up of %v; every limiter in turn, %d rounds, the median of each row's. Every decision admits. "+
-			"Round trips per decision: redislimit and redis_rate one (EVALSHA); throttled two (TIME and GET pipelined, then EVAL of its compare-and-swap script). The Go process and redis-server share the machine's cores.",
+			"Round trips per decision: redislimit and redis_rate one (EVALSHA; redislimit's calls share pipelines, its batching, unless WithoutBatching); throttled two (TIME and GET pipelined, then EVAL of its compare-and-swap script). redislimit.Bound is the Limiter's handle bound to the limit (Limiter.Bind), which prepares its call once. The Go process and redis-server share the machine's cores.",
 			opts.PoolSize, groupThousands(int64(o.Keys)), o.Goroutines, o.For, o.Warm, o.Rounds)},
 		Columns: []Column{{"decisions/s", Higher}},
 	}
