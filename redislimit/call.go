@@ -115,9 +115,9 @@ func (p *plan) tags(req limitspec.Request, into []string) ([]string, error) {
 	if p.policy == nil {
 		switch {
 		case req.Key == "":
-			return nil, kit.BadInput("%s: %s", p.names[0], kit.KeyEmpty)
+			return nil, kit.BadInput("%s: %s", p.alg, kit.KeyEmpty)
 		case req.Key[0] == '}':
-			return nil, kit.BadInput("%s: %s", p.names[0], kit.KeyBrace)
+			return nil, kit.BadInput("%s: %s", p.alg, kit.KeyBrace)
 		}
 		return append(into, kit.StoredKey(req.Key)), nil
 	}

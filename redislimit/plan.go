@@ -36,9 +36,11 @@ type plan struct {
 	// policy's limits (kit.PolicyTemplate.Limits); a reset's whole ARGV,
 	// a view's after now_ms.
 	params []any
-	// names and limits are each limit's, for Result.Limits.
+	// names and limits are each limit's, for Result.Limits; alg is a
+	// limit's algorithm's name, which its key's refusals begin with.
 	names  []string
 	limits []limitspec.Limit
+	alg    string
 	// A policy's plan: the policy, its identities, and the constants of
 	// its limits that count one: a call's hash tags are the identities'
 	// values, then the constants.
@@ -57,7 +59,7 @@ func limitPlan(lim limitspec.Limit) (*plan, error) {
 	params := kit.Decimal(args)
 	p := &plan{decide: scriptOf(s.Library, s.Decide), reset: scriptOf(s.Library, s.Reset), scripts: s,
 		tails: s.KeyTails("", params), inputs: s.Inputs, params: boxed(params),
-		names: []string{lim.Algorithm().String()}, limits: []limitspec.Limit{lim}}
+		names: []string{lim.Algorithm().String()}, limits: []limitspec.Limit{lim}, alg: lim.Algorithm().Name}
 	p.count()
 	return p, nil
 }
