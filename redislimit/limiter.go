@@ -23,6 +23,38 @@
 // shards, and is refused on a Cluster or a Ring (Check says so before any
 // request).
 //
+// # Bound handles
+//
+// A service that decides by the same limit, or the same policy, call
+// after call can bind it once:
+//
+//	logins, err := lim.Bind(limitspec.GCRA{Burst: 5, Rate: 1, Period: 10 * time.Second})
+//	...
+//	res, err := logins.Allow(ctx, user) // the limit's LimitResult
+//
+// Bind checks the limit as Limit checks a request's, with the same
+// errors, and prepares its call: the script, its keys' names after the
+// hash tag, and its parameters as go-redis sends them. A call then
+// builds only the key, now_ms and cost, and its result holds the limit
+// the handle was bound to. BindPolicy binds a policy (refusing, on a
+// Cluster or a Ring, one whose keys may lie in several slots), and its
+// LimitInto decides into a Result the caller reuses. A request to a
+// handle names no limit or policy, or the bound one; its Key (or IDs),
+// Cost, Now, Force and Inputs are taken as Limit takes them. A handle
+// keeps every guarantee of its Limiter's Limit (batching, deadlines, at
+// most once, NOSCRIPT, Functions, Cluster redirections, the error
+// classes), and is safe for concurrent use.
+//
+// Limit prepares the call of the first 16 distinct limits (by value) and
+// 16 policies (by pointer) it decides once too, and keeps them: a
+// service that decides by a few plans prepares each once, whether it
+// binds them or not. BenchmarkPrepare measures the work before a call
+// reaches Redis (checking the request, building KEYS, ARGV and
+// go-redis's command): 5 allocations for a gcra limit, by Limit or by a
+// handle, and 10 for the ip_user policy of six limits; BenchmarkCall, a
+// whole call one at a time on a local Redis, 15 allocations by Limit and
+// 13 by a handle for gcra, go-redis's own included.
+//
 // # Errors and time
 //
 // Every call takes a context: its deadline bounds the whole call, reloads
