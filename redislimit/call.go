@@ -23,8 +23,12 @@ import (
 // cost below 256 is boxed without an allocation) and the inputs; force
 // and every prepared argument are boxed once.
 
-// headArgs is how many arguments come before KEYS.
-const headArgs = 3
+// headArgs is how many arguments come before KEYS, decisionArgs how
+// many of a decision's ARGV come first: now_ms, cost and force.
+const (
+	headArgs     = 3
+	decisionArgs = 3
+)
 
 // The arguments force, boxed once.
 var (
@@ -70,7 +74,7 @@ func (l *Limiter) decideArgs(p *plan, req limitspec.Request) ([]any, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	args := make([]any, headArgs, headArgs+len(p.tails)+3+len(p.inputs)+len(p.params))
+	args := make([]any, headArgs, headArgs+len(p.tails)+decisionArgs+len(p.inputs)+len(p.params))
 	args[2] = p.numKeys
 	args, first := p.appendKeys(args, l.o.prefix, tags)
 	args = append(args, l.now(req.Now), req.Cost, forceArg(req.Force))
