@@ -37,7 +37,9 @@ type redisGoDecider func(ctx context.Context, rdb *redis.Client) (goDecider, err
 // redisGoDeciders are the Go limiters compared on Redis.
 var redisGoDeciders = []redisGoDecider{
 	redislimitDecider("limitspec redislimit.Limiter (gcra)", gcraLimit),
+	redislimitBoundDecider("limitspec redislimit.Bound (gcra)", gcraLimit),
 	redislimitDecider("limitspec redislimit.Limiter (gcra), WithoutBatching", gcraLimit, redislimit.WithoutBatching()),
+	redislimitBoundDecider("limitspec redislimit.Bound (gcra), WithoutBatching", gcraLimit, redislimit.WithoutBatching()),
 	leaseDecider,
 	redisRateGoDecider(redisRateLimit),
 	throttledDecider,
@@ -54,6 +56,22 @@ func redislimitDecider(name string, lim limitspec.Limit, opts ...redislimit.Opti
 		l, err := redislimit.New(ctx, rdb, opts...)
 		return goDecider{name, true, func(ctx context.Context, id string) (bool, error) {
 			res, err := l.Allow(ctx, id, lim)
+			return res.Allowed, err
+		}}, err
+	}
+}
+
+// redislimitBoundDecider decides by lim with a redislimit.Bound, the
+// handle bound to lim of a redislimit.Limiter made with opts.
+func redislimitBoundDecider(name string, lim limitspec.Limit, opts ...redislimit.Option) redisGoDecider {
+	return func(ctx context.Context, rdb *redis.Client) (goDecider, error) {
+		l, err := redislimit.New(ctx, rdb, opts...)
+		if err != nil {
+			return goDecider{}, err
+		}
+		bound, err := l.Bind(lim)
+		return goDecider{name, true, func(ctx context.Context, id string) (bool, error) {
+			res, err := bound.Allow(ctx, id)
 			return res.Allowed, err
 		}}, err
 	}

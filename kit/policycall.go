@@ -25,18 +25,51 @@ func NewPolicyCall(p *limitspec.Policy, ids map[string]string, prefix string) (*
 	if err != nil {
 		return nil, err
 	}
+	t, err := NewPolicyTemplate(p)
+	if err != nil {
+		return nil, err
+	}
+	c := &PolicyCall{Library: t.Library, Keys: make([]string, len(t.Tails)), Limits: t.Limits}
+	for i, tail := range t.Tails {
+		c.Keys[i] = "{" + prefix + tags[t.Of[i]] + tail
+	}
+	return c, nil
+}
+
+// PolicyTemplate is a policy's call before any identity value is known:
+// what a caller that decides one policy for many identities prepares
+// once. A key's name is "{", the prefix and the hash tag of its limit
+// (PolicyKeys's), then its tail.
+type PolicyTemplate struct {
+	// Library is the library whose policy script decides the policy.
+	Library *Library
+	// Tails are every limit's keys after their hash tags (see
+	// Scripts.KeyTails), the limits' in order; Of[i] is the index of the
+	// limit (in Policy.Limits) whose key Tails[i] is.
+	Tails []string
+	Of    []int
+	// Limits is what ARGV holds after now_ms, cost and force (see
+	// PolicyCall).
+	Limits []string
+}
+
+// NewPolicyTemplate prepares p's call (see PolicyTemplate). It refuses
+// what PolicyLibrary refuses.
+func NewPolicyTemplate(p *limitspec.Policy) (*PolicyTemplate, error) {
 	lib, limits, err := policyLimits(p)
 	if err != nil {
 		return nil, err
 	}
-	c := &PolicyCall{Library: lib}
+	t := &PolicyTemplate{Library: lib}
 	for i, pl := range p.Limits() {
 		params, infix := Decimal(limits[i].args), p.KeyInfix(i)
-		c.Keys = append(c.Keys, limits[i].scripts.KeyNames(prefix+tags[i], infix, params)...)
-		c.Limits = append(c.Limits, pl.Limit.Algorithm().String(), infix, strconv.Itoa(len(params)))
-		c.Limits = append(c.Limits, params...)
+		for _, tail := range limits[i].scripts.KeyTails(infix, params) {
+			t.Tails, t.Of = append(t.Tails, tail), append(t.Of, i)
+		}
+		t.Limits = append(t.Limits, pl.Limit.Algorithm().String(), infix, strconv.Itoa(len(params)))
+		t.Limits = append(t.Limits, params...)
 	}
-	return c, nil
+	return t, nil
 }
 
 // PolicyLibrary returns the library whose policy script decides p: the

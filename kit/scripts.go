@@ -59,10 +59,22 @@ type Scripts struct {
 // each suffix with the parameters it names. params are in the order of
 // s.Params, in decimal; a missing trailing one is its default.
 func (s *Scripts) KeyNames(tag, infix string, params []string) []string {
+	out := s.KeyTails(infix, params)
+	for i, tail := range out {
+		out[i] = "{" + tag + tail
+	}
+	return out
+}
+
+// KeyTails are the names of a call's keys after the hash tag's "{" and
+// value: "}" + infix + each suffix with the parameters it names (see
+// KeyNames), so that a caller that decides one limit for many keys
+// writes them once and each key's name is "{" + tag + its tail.
+func (s *Scripts) KeyTails(infix string, params []string) []string {
 	out := make([]string, len(s.Keys))
 	for i, suffix := range s.Keys {
 		var b strings.Builder
-		b.WriteString("{" + tag + "}" + infix)
+		b.WriteString("}" + infix)
 		for {
 			open := strings.IndexByte(suffix, '<')
 			end := strings.IndexByte(suffix, '>')

@@ -12,7 +12,8 @@ import (
 
 // TestKeyNames: a call's keys are the hash tag, the infix and each
 // suffix with the parameters it names, in decimal; a parameter left out
-// at the end is its default.
+// at the end is its default. KeyTails are the same names after "{" and
+// the tag.
 func TestKeyNames(t *testing.T) {
 	sl := &Scripts{Keys: []string{":sl:<window_ms>", ":sl:<window_ms>:sum"}, Params: []Param{{Name: "limit"}, {Name: "window_ms"}}}
 	bw := &Scripts{
@@ -36,6 +37,12 @@ func TestKeyNames(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.s.KeyNames(tt.tag, tt.infix, tt.params); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+		tails := tt.s.KeyTails(tt.infix, tt.params)
+		for i, want := range tt.want {
+			if i >= len(tails) || "{"+tt.tag+tails[i] != want {
+				t.Errorf("%s: tails %v: the key %q is not \"{%s\" and a tail", tt.name, tails, want, tt.tag)
+			}
 		}
 	}
 	if got, want := Decimal([]int64{0, -5, 1e15}), []string{"0", "-5", "1000000000000000"}; !slices.Equal(got, want) {

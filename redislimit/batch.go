@@ -36,6 +36,11 @@ type batcher struct {
 
 	mu    sync.Mutex
 	lanes map[any]*lane // the lanes with calls queued or in flight
+	// spare is a lane forgotten whose timer will not run, kept for the
+	// next lane, so that a lone call at low load allocates none.
+	spare *lane
+	// flown numbers the flights.
+	flown uint64
 }
 
 // flights is how many batches a lane keeps in flight while calls are
@@ -52,21 +57,43 @@ const (
 type lane struct {
 	id    any
 	queue []*waiter
-	air   []*flight   // in flight, the lone calls sent by their callers included
+	air   []flight    // in flight, the lone calls sent by their callers included
 	timer *time.Timer // armed while calls are queued: at the oldest's wait
 	armed bool
 }
 
-// A flight is a batch (or a lone call) in the air since start.
-type flight struct{ start time.Time }
+// A flight is a batch (or a lone call) in the air since start; id tells
+// it from the others.
+type flight struct {
+	id    uint64
+	start time.Time
+}
 
 // A waiter is one queued call; state is guarded by the batcher's mu.
 type waiter struct {
 	ctx   context.Context
 	cmd   onceCmd
 	since time.Time
-	done  chan struct{} // closed once cmd holds its reply or error
+	// done receives once cmd holds its reply or error: its batch sends,
+	// never waiting (it holds one), the call receives.
+	done  chan struct{}
 	state waitState
+}
+
+// waiters holds the waiters of calls that have received their replies,
+// for the calls to come: nothing refers to one then (its batch took it
+// off the queue, sent it and is done with it). A waiter whose call
+// returned before its reply (its context ended) is left to the garbage
+// collector: its batch may still send it, or answer it.
+var waiters = sync.Pool{New: func() any { return &waiter{done: make(chan struct{}, 1)} }}
+
+// answered returns the error of w's call, which has its reply, and w to
+// the waiters.
+func (w *waiter) answered() error {
+	err := w.cmd.Err()
+	w.ctx, w.cmd = nil, onceCmd{}
+	waiters.Put(w)
+	return err
 }
 
 type waitState uint8
@@ -121,23 +148,42 @@ func (b *batcher) do(ctx context.Context, key string, cmd onceCmd) error {
 	}
 	now := time.Now()
 	b.mu.Lock()
-	ln := b.lanes[id]
-	if ln == nil {
-		ln = &lane{id: id}
-		b.lanes[id] = ln
-	}
+	ln := b.lane(id)
 	if len(ln.air) < flights { // room in the air: sent at once, by its caller
-		f := &flight{start: now}
-		ln.air = append(ln.air, f)
+		f := b.launch(ln, now)
 		b.mu.Unlock()
 		defer b.hand(ln, f) // even if a hook panics
 		return b.rdb.Process(ctx, cmd)
 	}
-	w := &waiter{ctx: ctx, cmd: cmd, since: now, done: make(chan struct{})}
+	w := waiters.Get().(*waiter)
+	w.ctx, w.cmd, w.since, w.state = ctx, cmd, now, queued
 	ln.queue = append(ln.queue, w)
 	b.arm(ln)
 	b.mu.Unlock()
 	return b.await(w)
+}
+
+// lane is the lane of id: the lane held, or else the spare one or a new
+// one, then held; b.mu is held.
+func (b *batcher) lane(id any) *lane {
+	if ln := b.lanes[id]; ln != nil {
+		return ln
+	}
+	ln := b.spare
+	if ln == nil {
+		ln = &lane{}
+	}
+	b.spare, ln.id = nil, id
+	b.lanes[id] = ln
+	return ln
+}
+
+// launch puts a new flight of ln in the air since now and returns its
+// id; b.mu is held.
+func (b *batcher) launch(ln *lane, now time.Time) uint64 {
+	b.flown++
+	ln.air = append(ln.air, flight{id: b.flown, start: now})
+	return b.flown
 }
 
 // await waits for w's reply, or for its context to end: then w leaves
@@ -146,7 +192,7 @@ func (b *batcher) do(ctx context.Context, key string, cmd onceCmd) error {
 func (b *batcher) await(w *waiter) error {
 	select {
 	case <-w.done:
-		return w.cmd.Err()
+		return w.answered()
 	case <-w.ctx.Done():
 	}
 	b.mu.Lock()
@@ -160,7 +206,7 @@ func (b *batcher) await(w *waiter) error {
 	}
 	select {
 	case <-w.done: // the reply came as the context ended
-		return w.cmd.Err()
+		return w.answered()
 	default:
 		return w.ctx.Err()
 	}
@@ -168,7 +214,7 @@ func (b *batcher) await(w *waiter) error {
 
 // hand lands f, a lone call's flight, and hands the next batch it gives,
 // if any, to a goroutine of its own.
-func (b *batcher) hand(ln *lane, f *flight) {
+func (b *batcher) hand(ln *lane, f uint64) {
 	if batch := b.landed(ln, f); batch != nil {
 		go b.fly(ln, f, batch)
 	}
@@ -176,7 +222,7 @@ func (b *batcher) hand(ln *lane, f *flight) {
 
 // fly sends batch, and then the batches landed gives f, until it gives
 // none.
-func (b *batcher) fly(ln *lane, f *flight, batch []*waiter) {
+func (b *batcher) fly(ln *lane, f uint64, batch []*waiter) {
 	for batch != nil {
 		b.exec(batch)
 		batch = b.landed(ln, f)
@@ -188,16 +234,15 @@ func (b *batcher) fly(ln *lane, f *flight, batch []*waiter) {
 // air, or every other one has been in the air for wait or longer;
 // otherwise f ends (and the lane is forgotten when it has nothing queued
 // or in flight).
-func (b *batcher) landed(ln *lane, f *flight) []*waiter {
+func (b *batcher) landed(ln *lane, f uint64) []*waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
-	ln.air = slices.DeleteFunc(ln.air, func(g *flight) bool { return g == f })
+	ln.air = slices.DeleteFunc(ln.air, func(g flight) bool { return g.id == f })
 	var batch []*waiter
 	if len(ln.air) < flights || b.overdue(ln, now) {
 		if batch = b.take(ln); batch != nil {
-			f.start = now
-			ln.air = append(ln.air, f)
+			ln.air = append(ln.air, flight{id: f, start: now})
 		}
 	}
 	if len(ln.air) == 0 {
@@ -260,9 +305,7 @@ func (b *batcher) late(ln *lane) {
 	due := len(ln.queue) > 0 && now.Sub(ln.queue[0].since) >= b.wait
 	if due && len(ln.air) < maxFlights && b.overdue(ln, now) {
 		if batch := b.take(ln); batch != nil {
-			f := &flight{start: now}
-			ln.air = append(ln.air, f)
-			go b.fly(ln, f, batch)
+			go b.fly(ln, b.launch(ln, now), batch)
 		}
 	}
 	b.arm(ln)
@@ -298,19 +341,23 @@ func (b *batcher) take(ln *lane) []*waiter {
 }
 
 // forget drops ln, which has nothing in flight and nothing wanted queued
-// (a queued call whose context ended is dropped); b.mu is held.
+// (a queued call whose context ended is dropped), and keeps it as the
+// spare lane when its timer will not run (late of a forgotten lane does
+// nothing, but it must not find the lane serving again); b.mu is held.
 func (b *batcher) forget(ln *lane) {
 	for _, w := range ln.queue {
 		if w.state == queued {
 			w.state = dropped
 		}
 	}
-	ln.queue = nil
-	if ln.timer != nil {
-		ln.timer.Stop()
-		ln.armed = false
-	}
+	clear(ln.queue)
+	ln.queue = ln.queue[:0]
+	idle := !ln.armed || ln.timer.Stop() // armed: late runs, unless stopped now
+	ln.armed = false
 	delete(b.lanes, ln.id)
+	if idle {
+		ln.id, b.spare = nil, ln
+	}
 }
 
 // exec sends batch as one pipeline, under a context whose deadline is the
@@ -326,7 +373,7 @@ func (b *batcher) exec(batch []*waiter) {
 	}
 	_, _ = pipe.Exec(ctx) // each command holds its own reply or error
 	for _, w := range batch {
-		close(w.done)
+		w.done <- struct{}{}
 	}
 }
 

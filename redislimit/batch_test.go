@@ -107,18 +107,18 @@ type outcome struct {
 	err error
 }
 
-// goAllow runs lim.Allow(ctx, key, burst) in a goroutine and returns the
-// channel of its outcome.
-func goAllow(ctx context.Context, lim *redislimit.Limiter, key string) <-chan outcome {
+// goAllow decides a request of cost 1 of key by burst in a goroutine and
+// returns the channel of its outcome.
+func goAllow(ctx context.Context, lim decider, key string) <-chan outcome {
 	return goDecide(ctx, lim, key, burst)
 }
 
-// goDecide runs lim.Allow(ctx, key, limit) in a goroutine and returns the
-// channel of its outcome.
-func goDecide(ctx context.Context, lim *redislimit.Limiter, key string, limit limitspec.Limit) <-chan outcome {
+// goDecide decides a request of cost 1 of key by limit in a goroutine
+// and returns the channel of its outcome.
+func goDecide(ctx context.Context, lim decider, key string, limit limitspec.Limit) <-chan outcome {
 	ch := make(chan outcome, 1)
 	go func() {
-		res, err := lim.Allow(ctx, key, limit)
+		res, err := lim.Limit(ctx, limitspec.Request{Key: key, Limit: limit, Cost: 1})
 		ch <- outcome{res, err}
 	}()
 	return ch
@@ -162,29 +162,40 @@ func warm(t *testing.T, lim *redislimit.Limiter) {
 // never sent; a call canceled while its batch is in flight (held in
 // turn) returns at once with ErrOutcomeUnknown, and was applied once;
 // the others are decided once each, and the limiter ends holding no
-// lane.
+// lane. It runs through Limiter.Limit and through a bound handle.
 func TestFaultBatchDeadline(t *testing.T) {
 	t.Parallel()
+	for _, way := range ways {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			batchDeadline(t, way.via)
+		})
+	}
+}
+
+// batchDeadline is TestFaultBatchDeadline, deciding by via's decider.
+func batchDeadline(t *testing.T, via func(*redislimit.Limiter) decider) {
 	_, rdb := newClient(t)
 	h := newHolder()
 	rdb.AddHook(h)
 	lim := newLimiter(t, rdb, redislimit.WithBatching(64, time.Hour))
+	d := via(lim)
 	warm(t, lim)
 	lone := h.hold("first", "second")
-	firstDone, secondDone := goAllow(t.Context(), lim, "first"), goAllow(t.Context(), lim, "second")
+	firstDone, secondDone := goAllow(t.Context(), d, "first"), goAllow(t.Context(), d, "second")
 	entered(t, lone, 2, "the two lone calls")
 
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
-	_, err := lim.Allow(ctx, "never", burst)
+	_, err := d.Limit(ctx, limitspec.Request{Key: "never", Limit: burst, Cost: 1})
 	if !errors.Is(err, limitspec.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, limitspec.ErrOutcomeUnknown) {
 		t.Errorf("a call whose deadline passed in the queue: %v; want ErrUnavailable and context.DeadlineExceeded, not ErrOutcomeUnknown", err)
 	}
 
 	late := h.hold("late")
 	lateCtx, lateCancel := context.WithCancel(t.Context())
-	lateDone := goAllow(lateCtx, lim, "late")
-	otherDone := goAllow(t.Context(), lim, "other")
+	lateDone := goAllow(lateCtx, d, "late")
+	otherDone := goAllow(t.Context(), d, "other")
 	eventually(t, "two calls queued", func() bool { return redislimit.Queued(lim) == 2 })
 	close(lone.release)
 	entered(t, late, 1, "the batch of late and other")
@@ -214,24 +225,36 @@ func TestFaultBatchDeadline(t *testing.T) {
 // each time, up to four in flight; a call queued then waits, and, its
 // deadline passed, returns ErrUnavailable without ErrOutcomeUnknown,
 // never sent. Released, the four are decided once each, and the limiter
-// ends holding no lane.
+// ends holding no lane. It runs through Limiter.Limit and through a
+// bound handle.
 func TestFaultBatchStall(t *testing.T) {
 	t.Parallel()
+	for _, way := range ways {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			batchStall(t, way.via)
+		})
+	}
+}
+
+// batchStall is TestFaultBatchStall, deciding by via's decider.
+func batchStall(t *testing.T, via func(*redislimit.Limiter) decider) {
 	_, rdb := newClient(t)
 	h := newHolder()
 	rdb.AddHook(h)
 	lim := newLimiter(t, rdb, redislimit.WithBatching(64, time.Millisecond))
+	d := via(lim)
 	warm(t, lim)
 	var gates []*gate
 	var done []<-chan outcome
 	for _, key := range []string{"a", "b", "c", "d"} {
 		g := h.hold(key)
-		gates, done = append(gates, g), append(done, goAllow(t.Context(), lim, key))
+		gates, done = append(gates, g), append(done, goAllow(t.Context(), d, key))
 		entered(t, g, 1, "the call of "+key+", after the calls held before it")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	_, err := lim.Allow(ctx, "e", burst)
+	_, err := d.Limit(ctx, limitspec.Request{Key: "e", Limit: burst, Cost: 1})
 	if !errors.Is(err, limitspec.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, limitspec.ErrOutcomeUnknown) {
 		t.Errorf("a call queued behind four batches held: %v; want ErrUnavailable and context.DeadlineExceeded, not ErrOutcomeUnknown", err)
 	}
@@ -253,8 +276,19 @@ func TestFaultBatchStall(t *testing.T) {
 // first) call by call, and each call is sent again by EVAL (or after the
 // library is loaded again) and decided once: all twelve admitted, 4
 // remaining of 5, and by EVALSHA twelve NOSCRIPT replies, one per call.
+// It runs through Limiter.Limit and through bound handles.
 func TestBatchLostScripts(t *testing.T) {
 	t.Parallel()
+	for _, way := range ways {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			batchLostScripts(t, way.via)
+		})
+	}
+}
+
+// batchLostScripts is TestBatchLostScripts, deciding by via's decider.
+func batchLostScripts(t *testing.T, via func(*redislimit.Limiter) decider) {
 	for _, tc := range []struct {
 		name  string
 		opts  []redislimit.Option
@@ -271,13 +305,14 @@ func TestBatchLostScripts(t *testing.T) {
 			h := newHolder()
 			rdb.AddHook(h)
 			lim := newLimiter(t, rdb, append(tc.opts, redislimit.WithBatching(64, time.Hour))...)
+			d := via(lim)
 			warm(t, lim)
 			lone := h.hold("first", "second")
-			done := []<-chan outcome{goDecide(t.Context(), lim, "first", limitspec.FixedWindow{Limit: 5, Window: time.Hour}),
-				goDecide(t.Context(), lim, "second", limitspec.SlidingWindow{Limit: 5, Window: time.Hour})}
+			done := []<-chan outcome{goDecide(t.Context(), d, "first", limitspec.FixedWindow{Limit: 5, Window: time.Hour}),
+				goDecide(t.Context(), d, "second", limitspec.SlidingWindow{Limit: 5, Window: time.Hour})}
 			entered(t, lone, 2, "the two lone calls")
 			for i := range 10 {
-				done = append(done, goAllow(t.Context(), lim, fmt.Sprintf("user%d", i)))
+				done = append(done, goAllow(t.Context(), d, fmt.Sprintf("user%d", i)))
 			}
 			eventually(t, "ten calls queued", func() bool { return redislimit.Queued(lim) == 10 })
 			if err := tc.flush(t.Context(), rdb); err != nil {
@@ -290,6 +325,43 @@ func TestBatchLostScripts(t *testing.T) {
 			}
 			if n := errorCount(t, rdb, "NOSCRIPT") - before; tc.noscript >= 0 && n != tc.noscript {
 				t.Errorf("%d NOSCRIPT replies; want %d, one per call", n, tc.noscript)
+			}
+		})
+	}
+}
+
+// TestBatchLanesReused runs rounds of 16 goroutines deciding 20 keys
+// each, with a wait of 50 µs, so that late batches are sent by the
+// lane's timer while calls land, and the lane is forgotten after each
+// round and made again (from the one kept) at the next, by
+// Limiter.Limit and through a bound handle: every call is decided once
+// (each key, of a fixed window of 2, admitted and counted once), and no
+// lane is left after a round.
+func TestBatchLanesReused(t *testing.T) {
+	t.Parallel()
+	for _, way := range ways {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			_, rdb := newClient(t)
+			lim := newLimiter(t, rdb, redislimit.WithBatching(8, 50*time.Microsecond))
+			d := way.via(lim)
+			limit := limitspec.FixedWindow{Limit: 2, Window: time.Hour}
+			for round := range 5 {
+				req := func(i int) limitspec.Request {
+					return limitspec.Request{Key: fmt.Sprintf("r%d-%d", round, i), Limit: limit, Cost: 1, Now: t0Time}
+				}
+				if lost := decideAll(t, d, req, 16, 20); count(lost) != 0 {
+					t.Fatalf("round %d: %d calls lost", round, count(lost))
+				}
+				eventually(t, "no lane left", func() bool { return redislimit.Lanes(lim) == 0 })
+				for i := range 16 * 20 {
+					peek := req(i)
+					peek.Cost = 0
+					res, err := lim.Limit(t.Context(), peek)
+					if err != nil || res.Limits[0].Remaining != 1 {
+						t.Fatalf("round %d, key %d: %+v, %v; want 1 remaining (counted once)", round, i, res, err)
+					}
+				}
 			}
 		})
 	}

@@ -1,164 +1,259 @@
 package redislimit
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 )
 
-// call is a request's script call, prepared: the library and scripts it
-// runs, its KEYS and its ARGV after now_ms, cost and force, and how to
-// read its reply.
-type call struct {
-	lib           string
-	decide, reset kit.Script
-	keys          []string
-	argv          []any // after now_ms, cost and force
-	resetArgv     []any
-	// names and limits are each limit's, for Result.Limits; policy says
-	// whether the reply is a policy's (its result, the binding index,
-	// then each limit's).
-	names  []string
-	limits []limitspec.Limit
-	policy bool
+// A request's call by a plan: its KEYS and ARGV in one []any, as go-redis
+// sends them after the verb and the script, which run sets for each way
+// of running it:
+//
+//	verb, script, numkeys, KEYS..., ARGV...
+//
+// Only what the request changes is built per call: one string holding
+// every key's name (a key is a slice of it), now_ms (boxed), cost
+// (boxed: go-redis writes an int64 as the scripts read a decimal, and a
+// cost below 256 is boxed without an allocation) and the inputs; force
+// and every prepared argument are boxed once.
+
+// headArgs is how many arguments come before KEYS, decisionArgs how
+// many of a decision's ARGV come first: now_ms, cost and force.
+const (
+	headArgs     = 3
+	decisionArgs = 3
+)
+
+// The arguments force, boxed once.
+var (
+	forced   any = kit.ForceArg(true)
+	unforced any = kit.ForceArg(false)
+)
+
+// forceArg is the argument force.
+func forceArg(force bool) any {
+	if force {
+		return forced
+	}
+	return unforced
 }
 
-// prepare checks req and prepares its call.
-func (l *Limiter) prepare(req limitspec.Request) (*call, error) {
-	if err := kit.CheckRule(req); err != nil {
-		return nil, err
-	}
-	if req.Policy != nil {
-		return l.preparePolicy(req)
-	}
-	s, args, err := scriptsOf(req.Limit)
+// serverNow is now_ms left to the server's clock, boxed once.
+var serverNow any = ""
+
+// maxTags is the most hash tags a call builds without an allocation.
+const maxTags = 8
+
+// decide decides req by p (req already checked against p by its caller:
+// kit.CheckRule, or the bound handle's check) and returns the decision's
+// own reply, the binding limit's index and each limit's part, appended to
+// limits.
+func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
+	args, first, err := l.decideArgs(p, req)
 	if err != nil {
-		return nil, err
+		return kit.Reply{}, 0, nil, err
 	}
-	alg := req.Limit.Algorithm().Name
-	switch {
-	case req.Key == "":
-		return nil, kit.BadInput("%s: %s", alg, kit.KeyEmpty)
-	case req.Key[0] == '}':
-		return nil, kit.BadInput("%s: %s", alg, kit.KeyBrace)
-	}
-	params := kit.Decimal(args)
-	c := &call{lib: s.Library, decide: s.Decide, reset: s.Reset,
-		keys:  s.KeyNames(l.o.prefix+kit.StoredKey(req.Key), "", params),
-		names: []string{req.Limit.Algorithm().String()}, limits: []limitspec.Limit{req.Limit}}
-	for _, in := range s.Inputs {
-		c.argv = append(c.argv, req.Inputs[in])
-	}
-	for _, p := range params {
-		c.argv = append(c.argv, p)
-		c.resetArgv = append(c.resetArgv, p)
-	}
-	return c, nil
-}
-
-// scriptsOf returns the scripts of lim's algorithm and lim's parameters
-// as they take them, lim checked.
-func scriptsOf(lim limitspec.Limit) (*kit.Scripts, []int64, error) {
-	s, ok := kit.LookupScripts(lim.Algorithm())
-	if !ok {
-		return nil, nil, kit.BadInput("%s: no scripts of this algorithm are linked in (%T is not a limit of a generated package)", lim.Algorithm(), lim)
-	}
-	args, err := s.Args(lim)
-	return s, args, err
-}
-
-// preparePolicy prepares a policy's call (kit.NewPolicyCall): the policy
-// script of its library, every limit's keys, and ARGV for each limit its
-// algorithm, key infix, number of parameters and parameters. On a Cluster or a Ring it refuses a policy whose keys may
-// lie in several slots.
-func (l *Limiter) preparePolicy(req limitspec.Request) (*call, error) {
-	p := req.Policy
-	if err := l.checkSlots(p); err != nil {
-		return nil, err
-	}
-	pc, err := kit.NewPolicyCall(p, req.IDs, l.o.prefix)
+	reply, err := l.run(ctx, p.decide, args, first)
 	if err != nil {
-		return nil, err
+		return kit.Reply{}, 0, nil, err
 	}
-	c := &call{lib: pc.Library.Name, decide: pc.Library.Policy, reset: pc.Library.PolicyReset,
-		keys: pc.Keys, argv: make([]any, 0, len(pc.Limits)), policy: true}
-	for _, v := range pc.Limits {
-		c.argv = append(c.argv, v)
-	}
-	c.resetArgv = c.argv
-	for _, pl := range p.Limits() {
-		c.names, c.limits = append(c.names, pl.Name), append(c.limits, pl.Limit)
-	}
-	return c, nil
+	return p.decision(reply, limits)
 }
 
-// checkSlots refuses, on a Cluster or a Ring, a policy whose keys may lie
-// in several slots.
-func (l *Limiter) checkSlots(p *limitspec.Policy) error {
-	if l.spread && !p.OneSlot() {
-		return kit.BadInput("policy %s counts several identities or a constant (%v), whose keys a Redis Cluster or Ring may place on different nodes: "+
-			"no script can decide it atomically there; split it into one policy per identity, or count every limit by one identity "+
-			"(docs/semantics.md, \"Policies\")", p.Name(), p.Identities())
+// decideArgs are the KEYS and ARGV of req's decision by p, and its first
+// key.
+func (l *Limiter) decideArgs(p *plan, req limitspec.Request) ([]any, string, error) {
+	var buf [maxTags]string
+	tags, err := p.tags(req, buf[:0])
+	if err != nil {
+		return nil, "", err
 	}
-	return nil
+	args := make([]any, headArgs, headArgs+len(p.tails)+decisionArgs+len(p.inputs)+len(p.params))
+	args[2] = p.numKeys
+	args, first := p.appendKeys(args, l.o.prefix, tags)
+	args = append(args, l.now(req.Now), req.Cost, forceArg(req.Force))
+	for _, in := range p.inputs {
+		args = append(args, req.Inputs[in])
+	}
+	return append(args, p.params...), first, nil
 }
 
-// result decodes a decision's reply: an algorithm's 7 integers, or a
-// policy's (its result, the binding index, then each limit's 7).
-func (c *call) result(reply any) (limitspec.Result, error) {
+// resetArgs are the KEYS and ARGV of req's reset by p: its keys, then
+// the parameters; with now, a view's (now_ms first).
+func (l *Limiter) resetArgs(p *plan, req limitspec.Request, now bool) ([]any, string, error) {
+	var buf [maxTags]string
+	tags, err := p.tags(req, buf[:0])
+	if err != nil {
+		return nil, "", err
+	}
+	args := make([]any, headArgs, headArgs+len(p.tails)+1+len(p.params))
+	args[2] = p.numKeys
+	args, first := p.appendKeys(args, l.o.prefix, tags)
+	if now {
+		args = append(args, l.now(req.Now))
+	}
+	return append(args, p.params...), first, nil
+}
+
+// now is now_ms as a call's argument: t's, or the clock's, or empty for
+// the server's clock.
+func (l *Limiter) now(t time.Time) any {
+	ms, known := l.nowMs(t)
+	if !known {
+		return serverNow
+	}
+	return ms
+}
+
+// tags are the hash tags of req's keys, appended to into: the request's
+// key for a limit; for a policy its identities' values, then its
+// constants (see plan). They are refused as the scripts refuse them, with
+// package memory's words.
+func (p *plan) tags(req limitspec.Request, into []string) ([]string, error) {
+	if p.policy == nil {
+		switch {
+		case req.Key == "":
+			return nil, kit.BadInput("%s: %s", p.alg, kit.KeyEmpty)
+		case req.Key[0] == '}':
+			return nil, kit.BadInput("%s: %s", p.alg, kit.KeyBrace)
+		}
+		return append(into, kit.StoredKey(req.Key)), nil
+	}
+	for name := range req.IDs {
+		if !slices.Contains(p.identities, name) {
+			return nil, p.refuseIDs(req.IDs)
+		}
+	}
+	for _, id := range p.identities {
+		v := req.IDs[id]
+		if v == "" || v[0] == '}' {
+			return nil, p.refuseIDs(req.IDs)
+		}
+		into = append(into, kit.StoredKey(v))
+	}
+	return append(into, p.constants...), nil
+}
+
+// refuseIDs is the refusal of the identity values ids, which tags found
+// wanting: kit.PolicyKeys's, so that every limiter says the same.
+func (p *plan) refuseIDs(ids map[string]string) error {
+	if _, err := kit.PolicyKeys(p.policy, ids); err != nil {
+		return err
+	}
+	return kit.BadInput("%s: identities %v refused", p.policy.Name(), ids) // not reached: PolicyKeys refuses what tags does
+}
+
+// appendKeys appends the call's keys to args, each "{", the prefix, its
+// hash tag and its tail, all in one string, and returns the first.
+func (p *plan) appendKeys(args []any, prefix string, tags []string) ([]any, string) {
+	size := p.tailBytes + len(p.tails)*(1+len(prefix))
+	for i := range p.tails {
+		size += len(tags[p.tag(i)])
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i, tail := range p.tails {
+		b.WriteByte('{')
+		b.WriteString(prefix)
+		b.WriteString(tags[p.tag(i)])
+		b.WriteString(tail)
+	}
+	all, at, first := b.String(), 0, ""
+	for i, tail := range p.tails {
+		n := 1 + len(prefix) + len(tags[p.tag(i)]) + len(tail)
+		key := all[at : at+n]
+		if i == 0 {
+			first = key
+		}
+		args = append(args, key)
+		at += n
+	}
+	return args, first
+}
+
+// tag is the index of key i's hash tag among the call's.
+func (p *plan) tag(i int) int {
+	if p.of == nil {
+		return 0
+	}
+	return p.of[i]
+}
+
+// decision decodes a decision's reply: an algorithm's 7 integers, or a
+// policy's (its result, the binding index, then each limit's 7). It
+// returns the decision's own reply, the binding limit's index, and each
+// limit's part appended to limits, which it writes only once the whole
+// reply is found sound.
+func (p *plan) decision(reply any, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
 	n := len(kit.ReplyFields)
-	ints, ok := integers(reply)
-	want := n
-	if c.policy {
-		want = n + 1 + n*len(c.limits)
-	}
-	if !ok || len(ints) != want {
-		return limitspec.Result{}, c.badReply(reply, want)
-	}
-	decision, ok := fromReply(ints[:n])
-	binding, limits := 0, []kit.Reply{decision}
-	if c.policy {
-		binding, limits = int(ints[n])-1, make([]kit.Reply, len(c.limits))
-		for i := range limits {
-			from := n + 1 + n*i
-			var valid bool
-			limits[i], valid = fromReply(ints[from : from+n])
-			ok = ok && valid
-		}
-	}
-	if !ok || binding < 0 || binding >= len(limits) {
-		return limitspec.Result{}, c.badReply(reply, want)
-	}
-	out := make([]limitspec.LimitResult, len(limits))
-	for i, r := range limits {
-		out[i] = kit.LimitResult(c.names[i], c.limits[i], r)
-	}
-	return kit.Result(decision, binding, out), nil
-}
-
-func (c *call) badReply(reply any, want int) error {
-	return fmt.Errorf("redislimit: %s: unexpected reply %v: want %d integers (does the server run another version of the scripts?)", c.decide.Name, reply, want)
-}
-
-// fromReply is the Reply of a decision's 7 integers, or false when
-// allowed is neither 0 nor 1.
-func fromReply(r []int64) (kit.Reply, bool) {
-	return kit.Reply{Allowed: r[0] == 1, Limit: r[1], Remaining: r[2], RetryAfterMs: r[3], ResetAfterMs: r[4], DelayMs: r[5], Tier: r[6]},
-		r[0] == 0 || r[0] == 1
-}
-
-// integers is reply as integers, if it is an array of them.
-func integers(reply any) ([]int64, bool) {
-	arr, ok := reply.([]any)
+	arr, binding, ok := p.sound(reply)
 	if !ok {
-		return nil, false
+		return kit.Reply{}, 0, nil, p.badReply(reply)
 	}
-	out := make([]int64, len(arr))
-	for i, v := range arr {
-		if out[i], ok = v.(int64); !ok {
-			return nil, false
+	decision := fromReply(arr[:n])
+	if p.policy == nil {
+		return decision, 0, append(limits, kit.LimitResult(p.names[0], p.limits[0], decision)), nil
+	}
+	for i := range p.limits {
+		from := n + 1 + n*i
+		limits = append(limits, kit.LimitResult(p.names[i], p.limits[i], fromReply(arr[from:from+n])))
+	}
+	return decision, binding, limits, nil
+}
+
+// sound reports whether reply is a decision's by p: as many integers as
+// it holds, each allowed 0 or 1, and a policy's binding index one of its
+// limits'. It returns the reply's integers and the binding limit's index
+// (0 for a limit).
+func (p *plan) sound(reply any) ([]any, int, bool) {
+	n := len(kit.ReplyFields)
+	arr, _ := reply.([]any)
+	if len(arr) != p.replyLen() {
+		return nil, 0, false
+	}
+	for _, x := range arr {
+		if _, ok := x.(int64); !ok {
+			return nil, 0, false
 		}
 	}
-	return out, true
+	if p.policy == nil {
+		return arr, 0, allowedField(arr[0])
+	}
+	binding := arr[n].(int64)
+	ok := allowedField(arr[0]) && binding >= 1 && binding <= int64(len(p.limits))
+	for i := range p.limits {
+		ok = ok && allowedField(arr[n+1+n*i])
+	}
+	return arr, int(binding) - 1, ok
+}
+
+// replyLen is how many integers a decision's reply holds.
+func (p *plan) replyLen() int {
+	n := len(kit.ReplyFields)
+	if p.policy == nil {
+		return n
+	}
+	return n + 1 + n*len(p.limits)
+}
+
+// allowedField reports whether x, a reply's allowed, is 0 or 1.
+func allowedField(x any) bool {
+	v := x.(int64)
+	return v == 0 || v == 1
+}
+
+func (p *plan) badReply(reply any) error {
+	return fmt.Errorf("redislimit: %s: unexpected reply %v: want %d integers (does the server run another version of the scripts?)", p.decide.name, reply, p.replyLen())
+}
+
+// fromReply is the Reply of a decision's 7 integers, found sound.
+func fromReply(r []any) kit.Reply {
+	return kit.Reply{Allowed: r[0].(int64) == 1, Limit: r[1].(int64), Remaining: r[2].(int64), RetryAfterMs: r[3].(int64),
+		ResetAfterMs: r[4].(int64), DelayMs: r[5].(int64), Tier: r[6].(int64)}
 }

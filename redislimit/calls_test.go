@@ -293,3 +293,22 @@ func TestExample(t *testing.T) {
 		t.Errorf("{bob}:gcra:1:1000 records ts %d (%v); want the server's clock, within [%d, %d] give or take 1 s", ts, err, before, after)
 	}
 }
+
+// TestExampleBound runs Example_bound's loginAttempts on a server of its
+// own: three attempts at one instant use the burst of 3 (2, 1, 0 left),
+// and the fourth waits for the 10 s a login takes to come back
+// (docs/semantics.md, "The algorithms, exactly").
+func TestExampleBound(t *testing.T) {
+	t.Parallel()
+	_, rdb := newClient(t)
+	got, err := loginAttempts(t.Context(), rdb, "alice", []time.Time{at(0), at(0), at(0), at(0)})
+	want := []string{
+		"allowed true, 2 left, retry after 0s",
+		"allowed true, 1 left, retry after 0s",
+		"allowed true, 0 left, retry after 0s",
+		"allowed false, 0 left, retry after 10s",
+	}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("%q, %v; want %q", got, err, want)
+	}
+}

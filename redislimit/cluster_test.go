@@ -20,10 +20,11 @@ import (
 
 // TestCluster, on a Redis Cluster of three masters: New with
 // WithFunctions loads the library on every master; a policy over several
-// identities, or with a constant, is refused by Check and by Limit with
-// an error that says why, and writes nothing; a policy over one identity
-// (burst_quota) is decided as the oracle decides it, by EVALSHA and by
-// FCALL, its keys in one slot.
+// identities, or with a constant, is refused by Check, by Limit and by
+// BindPolicy with an error that says why, and writes nothing; a policy
+// over one identity (burst_quota) is decided as the oracle decides it,
+// by EVALSHA and by FCALL, through Limit and through a bound handle, its
+// keys in one slot.
 func TestCluster(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -44,18 +45,20 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("%d masters: %v; want 3, each with the library", masters.Load(), err)
 	}
 	clusterRefusals(t, cluster, scripts)
-	for i, lim := range []*redislimit.Limiter{scripts, functions} {
-		clusterBurstQuota(t, lim, fmt.Sprintf("user%d", i))
+	var want []string
+	for i, lim := range []*redislimit.Limiter{scripts, functions, scripts, functions} {
+		user := fmt.Sprintf("user%d", i)
+		clusterBurstQuota(t, lim, ways[i/2].via(lim), user)
+		want = append(want, "{"+user+"}:burst_quota:burst:gcra:10:1000", "{"+user+"}:burst_quota:daily:sl:86400000", "{"+user+"}:burst_quota:daily:sl:86400000:sum")
 	}
-	if ks := clusterKeys(t, cluster); strings.Join(ks, " ") !=
-		"{user0}:burst_quota:burst:gcra:10:1000 {user0}:burst_quota:daily:sl:86400000 {user0}:burst_quota:daily:sl:86400000:sum "+
-			"{user1}:burst_quota:burst:gcra:10:1000 {user1}:burst_quota:daily:sl:86400000 {user1}:burst_quota:daily:sl:86400000:sum" {
-		t.Errorf("the cluster holds %v; want burst_quota's keys of user0 and user1", ks)
+	if ks := clusterKeys(t, cluster); !slices.Equal(ks, want) {
+		t.Errorf("the cluster holds %v; want burst_quota's keys of user0 to user3", ks)
 	}
 }
 
 // clusterRefusals: ip_user (two identities) and user_global (a
-// constant) are refused on a cluster, by Check and by Limit.
+// constant) are refused on a cluster, by Check, by Limit and by
+// BindPolicy.
 func clusterRefusals(t *testing.T, cluster *redis.ClusterClient, lim *redislimit.Limiter) {
 	ipUser, err := limitspec.IPUserPolicy()
 	if err != nil {
@@ -72,7 +75,8 @@ func clusterRefusals(t *testing.T, cluster *redis.ClusterClient, lim *redislimit
 		name := req.Policy.Name()
 		checked := lim.Check(req)
 		_, decided := lim.Limit(t.Context(), req)
-		for what, err := range map[string]error{"Check": checked, "Limit": decided} {
+		_, bound := lim.BindPolicy(req.Policy)
+		for what, err := range map[string]error{"Check": checked, "Limit": decided, "BindPolicy": bound} {
 			if !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), "policy "+name+" counts several identities or a constant") ||
 				!strings.Contains(err.Error(), "Redis Cluster") {
 				t.Errorf("%s of %s on a cluster: %v; want ErrBadInput saying it spans several identities on a cluster", what, name, err)
@@ -84,10 +88,10 @@ func clusterRefusals(t *testing.T, cluster *redis.ClusterClient, lim *redislimit
 	}
 }
 
-// clusterBurstQuota decides burst_quota (daily limit 8) for user, 12
-// requests 40 ms apart, as the oracle does: the burst and then the daily
-// quota deny.
-func clusterBurstQuota(t *testing.T, lim *redislimit.Limiter, user string) {
+// clusterBurstQuota decides burst_quota (daily limit 8) for user by d, a
+// decider of lim, 12 requests 40 ms apart, as the oracle does: the burst
+// and then the daily quota deny.
+func clusterBurstQuota(t *testing.T, lim *redislimit.Limiter, d decider, user string) {
 	quota, err := limitspec.BurstQuotaPolicy(8)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +110,7 @@ func clusterBurstQuota(t *testing.T, lim *redislimit.Limiter, user string) {
 	binding := map[int]int{}
 	for i := range 12 {
 		req.Now = at(40 * int64(i))
-		res, err := lim.Limit(t.Context(), req)
+		res, err := d.Limit(t.Context(), req)
 		if err != nil {
 			t.Fatalf("%s, request %d: %v", user, i, err)
 		}
@@ -192,15 +196,26 @@ func masterOf(t *testing.T, cluster *redis.ClusterClient, key string) string {
 // TestRingBatched: on a Ring of two shards, 16 goroutines decide 50
 // requests each of 20 keys, a fixed window of 10 at one instant, in
 // batches per shard: each key admits exactly 10, and pipelines of
-// several calls were sent.
+// several calls were sent; through Limiter.Limit and through a bound
+// handle.
 func TestRingBatched(t *testing.T) {
 	t.Parallel()
+	for _, way := range ways {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			ringBatched(t, way.via)
+		})
+	}
+}
+
+// ringBatched is TestRingBatched, deciding by via's decider.
+func ringBatched(t *testing.T, via func(*redislimit.Limiter) decider) {
 	ring := redis.NewRing(&redis.RingOptions{ContextTimeoutEnabled: true, Addrs: map[string]string{
 		"a": redistest.StartServer(t).Addr(), "b": redistest.StartServer(t).Addr()}})
 	t.Cleanup(func() { ring.Close() })
 	pipelines := &pipelineCounter{}
 	ring.AddHook(pipelines)
-	lim := newLimiter(t, ring)
+	lim := via(newLimiter(t, ring))
 	limit := limitspec.FixedWindow{Limit: 10, Window: time.Hour}
 	var admissions [20]atomic.Int64
 	var wg sync.WaitGroup

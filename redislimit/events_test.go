@@ -59,42 +59,50 @@ var scriptEvents = []scriptEvent{
 // with NOSCRIPT. With the EVAL fallback refused (a client hook), the
 // first step after the event fails, writing nothing; with it, the same
 // step and the rest are decided as the oracle decides them, from the
-// state kept through the event.
+// state kept through the event. Each event is run through Limiter.Limit
+// and through a bound handle.
 func TestNoScript(t *testing.T) {
 	gcra, _ := kit.LookupScripts(burst.Algorithm())
 	for _, ev := range scriptEvents {
-		t.Run(ev.name, func(t *testing.T) {
-			t.Parallel()
-			rdb, event := ev.setup(t)
-			sw := &evalSwitch{}
-			rdb.AddHook(sw)
-			lim, m := newLimiter(t, rdb), burstModel(t)
-			mustTrace(t, lim, m, 0, 60)
-			known := func(c *redis.Client) []bool {
-				return c.ScriptExists(context.Background(), gcra.Decide.SHA1).Val()
-			}
-			if got := known(rdb); len(got) != 1 || !got[0] {
-				t.Fatalf("before the event, SCRIPT EXISTS gcra: %v; want it", got)
-			}
-			serving := event()
-			if got := known(serving); len(got) != 1 || got[0] {
-				t.Fatalf("after the event, SCRIPT EXISTS gcra: %v; want not (the test would not exercise NOSCRIPT)", got)
-			}
-			noscript := errorCount(t, serving, "NOSCRIPT")
-			sw.refuse.Store(true)
-			_, _, stopped, err := trace(t, lim, m, 60, 60)
-			if stopped != 60 || !errors.Is(err, errEvalRefused) || !errors.Is(err, limitspec.ErrUnavailable) {
-				t.Fatalf("without the EVAL fallback: step %d failed with %v; want step 60 to fail with the refused EVAL", stopped, err)
-			}
-			if n := errorCount(t, serving, "NOSCRIPT") - noscript; n != 1 {
-				t.Fatalf("the refused step was answered NOSCRIPT %d times; want 1", n)
-			}
-			sw.refuse.Store(false)
-			mustTrace(t, lim, m, 60, 60) // step 60 again: the refused call wrote nothing
-			if n := errorCount(t, serving, "NOSCRIPT") - noscript; n < 2 {
-				t.Errorf("with the fallback, no further NOSCRIPT was answered (%d in all): the reload path did not run", n)
-			}
-		})
+		for _, way := range ways {
+			t.Run(ev.name+"/"+way.name, func(t *testing.T) {
+				t.Parallel()
+				noScript(t, ev, way.via, gcra)
+			})
+		}
+	}
+}
+
+// noScript is TestNoScript of the event ev, deciding by via's decider.
+func noScript(t *testing.T, ev scriptEvent, via func(*redislimit.Limiter) decider, gcra *kit.Scripts) {
+	rdb, event := ev.setup(t)
+	sw := &evalSwitch{}
+	rdb.AddHook(sw)
+	lim, m := via(newLimiter(t, rdb)), burstModel(t)
+	mustTrace(t, lim, m, 0, 60)
+	known := func(c *redis.Client) []bool {
+		return c.ScriptExists(context.Background(), gcra.Decide.SHA1).Val()
+	}
+	if got := known(rdb); len(got) != 1 || !got[0] {
+		t.Fatalf("before the event, SCRIPT EXISTS gcra: %v; want it", got)
+	}
+	serving := event()
+	if got := known(serving); len(got) != 1 || got[0] {
+		t.Fatalf("after the event, SCRIPT EXISTS gcra: %v; want not (the test would not exercise NOSCRIPT)", got)
+	}
+	noscript := errorCount(t, serving, "NOSCRIPT")
+	sw.refuse.Store(true)
+	_, _, stopped, err := trace(t, lim, m, 60, 60)
+	if stopped != 60 || !errors.Is(err, errEvalRefused) || !errors.Is(err, limitspec.ErrUnavailable) {
+		t.Fatalf("without the EVAL fallback: step %d failed with %v; want step 60 to fail with the refused EVAL", stopped, err)
+	}
+	if n := errorCount(t, serving, "NOSCRIPT") - noscript; n != 1 {
+		t.Fatalf("the refused step was answered NOSCRIPT %d times; want 1", n)
+	}
+	sw.refuse.Store(false)
+	mustTrace(t, lim, m, 60, 60) // step 60 again: the refused call wrote nothing
+	if n := errorCount(t, serving, "NOSCRIPT") - noscript; n < 2 {
+		t.Errorf("with the fallback, no further NOSCRIPT was answered (%d in all): the reload path did not run", n)
 	}
 }
 

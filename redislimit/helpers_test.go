@@ -110,11 +110,16 @@ func step(i int) (key string, now, cost int64, force bool) {
 	return fmt.Sprintf("user%d", i%3), t0 + 37*int64(i), int64(i % 4), i%7 == 6
 }
 
+// decider decides requests: a Limiter, or the handles viaBound binds.
+type decider interface {
+	Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error)
+}
+
 // trace replays steps from to from+n-1 of the trace on lim (by burst) and
 // on m, failing at the first decision that differs. It stops at the first
 // error, returning its step and the error (and m does not decide that
 // step); stopped is -1 when none failed.
-func trace(t *testing.T, lim *redislimit.Limiter, m oracle.Model, from, n int) (allowed, denied, stopped int, err error) {
+func trace(t *testing.T, lim decider, m oracle.Model, from, n int) (allowed, denied, stopped int, err error) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
 		key, now, cost, force := step(i)
@@ -145,7 +150,7 @@ func trace(t *testing.T, lim *redislimit.Limiter, m oracle.Model, from, n int) (
 
 // mustTrace is trace, failing the test on an error, and unless the steps
 // both admitted and denied.
-func mustTrace(t *testing.T, lim *redislimit.Limiter, m oracle.Model, from, n int) {
+func mustTrace(t *testing.T, lim decider, m oracle.Model, from, n int) {
 	t.Helper()
 	allowed, denied, stopped, err := trace(t, lim, m, from, n)
 	if err != nil {

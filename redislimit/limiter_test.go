@@ -156,11 +156,13 @@ func silentListener(t *testing.T) string {
 // TestUnavailable: a port where nothing listens, and a server that
 // accepts and never answers, are ErrUnavailable by the caller's
 // deadline, with or without Functions (New, which cannot reach them to
-// load the library, does not refuse them).
+// load the library, does not refuse them), through Limiter.Limit and
+// through a bound handle.
 func TestUnavailable(t *testing.T) {
 	t.Parallel()
 	for _, addr := range []string{freeAddr(t), silentListener(t)} {
-		for _, functions := range []bool{false, true} {
+		for i, functions := range []bool{false, true, false, true} {
+			way := ways[i/2]
 			rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 			var opts []redislimit.Option
 			if functions {
@@ -175,18 +177,18 @@ func TestUnavailable(t *testing.T) {
 				rdb.Close()
 				continue
 			}
-			_, err = lim.Allow(ctx, "u", burst)
+			_, err = way.via(lim).Limit(ctx, limitspec.Request{Key: "u", Limit: burst, Cost: 1})
 			took := time.Since(start)
 			cancel()
 			rdb.Close()
 			if !errors.Is(err, limitspec.ErrUnavailable) {
-				t.Errorf("%s, functions %v: %v; want ErrUnavailable", addr, functions, err)
+				t.Errorf("%s, functions %v, %s: %v; want ErrUnavailable", addr, functions, way.name, err)
 			}
 			// A bound on blocking, not a speed figure: New and the call
 			// together must not outlive the deadline by more than
 			// scheduling slack.
 			if took > 800*time.Millisecond {
-				t.Errorf("%s, functions %v: New and the call took %v past a 300 ms deadline", addr, functions, took)
+				t.Errorf("%s, functions %v, %s: New and the call took %v past a 300 ms deadline", addr, functions, way.name, took)
 			}
 		}
 	}

@@ -29,31 +29,35 @@ import (
 // its quota: none lost, none counted twice. Every key ends on the new
 // master with a TTL. It runs with batching on (the default: the calls
 // of a batch answered TRYAGAIN are sent again, each in a later batch)
-// and off.
+// and off, and through handles bound to each limit and the policy
+// (batched).
 func TestFaultSlotMigration(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
+		via  func(*redislimit.Limiter) decider
 		opts []redislimit.Option
 	}{
-		{"batched", nil},
-		{"unbatched", []redislimit.Option{redislimit.WithoutBatching()}},
+		{"batched", ways[0].via, nil},
+		{"unbatched", ways[0].via, []redislimit.Option{redislimit.WithoutBatching()}},
+		{"bound", ways[1].via, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			slotMigration(t, tc.opts...)
+			slotMigration(t, tc.via, tc.opts...)
 		})
 	}
 }
 
-// slotMigration is TestFaultSlotMigration with a limiter of opts.
-func slotMigration(t *testing.T, opts ...redislimit.Option) {
+// slotMigration is TestFaultSlotMigration with a limiter of opts,
+// deciding by via's decider.
+func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, opts ...redislimit.Option) {
 	ctx := context.Background()
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { cluster.Close() })
 	pipelines := &pipelineCounter{}
 	cluster.AddHook(pipelines)
-	lim := newLimiter(t, cluster, opts...)
+	lim := via(newLimiter(t, cluster, opts...))
 	quota, err := limitspec.BurstQuotaPolicy(40)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -132,5 +133,46 @@ func TestMisusedRequests(t *testing.T) {
 	})
 	if !errors.Is(canceled, context.Canceled) {
 		t.Errorf("a canceled context: %v; want context.Canceled", canceled)
+	}
+}
+
+// userAlgorithm is an algorithm of a user's library, registered with
+// scripts of its own (a spec's package would register them), so that a
+// call refused before it is sent names the algorithm as package memory
+// does: by its name, not its library's.
+var userAlgorithm = limitspec.Algorithm{Library: "misusetest", Name: "quota"}
+
+// userLimit is a limit of userAlgorithm.
+type userLimit struct{}
+
+func (userLimit) Algorithm() limitspec.Algorithm { return userAlgorithm }
+func (userLimit) Validate() error                { return nil }
+func (userLimit) QuotaWindow() time.Duration     { return time.Second }
+
+func init() {
+	kit.RegisterScripts(&kit.Scripts{ID: userAlgorithm, Library: "misusetest", Keys: []string{":q"},
+		Decide: kit.Script{Name: "quota"}, Reset: kit.Script{Name: "quota_reset"},
+		Args: func(limitspec.Limit) ([]int64, error) { return nil, nil }})
+}
+
+// TestUserAlgorithmKeyRefused: an empty key, or one that begins with
+// '}', of a user's algorithm is refused before any call, by Limit and by
+// a bound handle, with the words its generated Go decision uses
+// ("quota: key must not be empty").
+func TestUserAlgorithmKeyRefused(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, nowhere(t, true))
+	b, err := lim.Bind(userLimit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"": "quota: " + kit.KeyEmpty, "}x": "quota: " + kit.KeyBrace} {
+		_, byLimit := lim.Limit(t.Context(), limitspec.Request{Key: key, Limit: userLimit{}, Cost: 1})
+		_, byBound := b.Allow(t.Context(), key)
+		for what, err := range map[string]error{"Limit": byLimit, "Bound": byBound} {
+			if !errors.Is(err, limitspec.ErrBadInput) || err.Error() != want {
+				t.Errorf("%s of key %q: %v; want ErrBadInput %q", what, key, err, want)
+			}
+		}
 	}
 }

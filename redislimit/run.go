@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,41 +16,51 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// run calls s of the library lib with keys and argv: by EVALSHA, sending
+// run calls s with args, a call's KEYS and ARGV after the verb and the
+// script (see call.go), whose first key is first: by EVALSHA, sending
 // the script with EVAL when the server does not know it (NOSCRIPT), or
 // by FCALL, loading the library when the server lacks it. Either way the
 // server runs the call at most once (see send): a NOSCRIPT or a missing
 // function is answered before anything runs.
-func (l *Limiter) run(ctx context.Context, lib string, s kit.Script, keys []string, argv []any) (any, error) {
+func (l *Limiter) run(ctx context.Context, s *script, args []any, first string) (any, error) {
 	var reply any
 	var err error
 	if l.o.functions {
 		// The library is checked (its version) before its first call: a
 		// function of another version would decide otherwise, silently.
-		library, _ := kit.LookupLibrary(lib)
-		if err := l.library(ctx, library); err != nil {
-			return nil, classify(s.Name, err)
+		if err := l.library(ctx, s.lib); err != nil {
+			return nil, classify(s.name, err)
 		}
-		fn := lib + "_" + s.Name
-		reply, err = l.send(ctx, "fcall", fn, keys, argv)
+		args[0], args[1] = verbFCall, s.function
+		reply, err = l.send(ctx, args, first)
 		if isMissingFunction(err) { // lost since (FUNCTION FLUSH, a new server)
-			l.forget(lib)
-			if lerr := l.library(ctx, library); lerr != nil {
-				return nil, classify(s.Name, lerr)
+			l.forget(s.lib)
+			if lerr := l.library(ctx, s.lib); lerr != nil {
+				return nil, classify(s.name, lerr)
 			}
-			reply, err = l.send(ctx, "fcall", fn, keys, argv)
+			reply, err = l.send(ctx, args, first)
 		}
 	} else {
-		reply, err = l.send(ctx, "evalsha", s.SHA1, keys, argv)
+		args[0], args[1] = verbEvalSHA, s.sha
+		reply, err = l.send(ctx, args, first)
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			reply, err = l.send(ctx, "eval", s.Source, keys, argv)
+			args = slices.Clone(args) // the first command keeps its own
+			args[0], args[1] = verbEval, s.source
+			reply, err = l.send(ctx, args, first)
 		}
 	}
 	if err != nil {
-		return nil, classify(s.Name, err)
+		return nil, classify(s.name, err)
 	}
 	return reply, nil
 }
+
+// The verbs of a script call, boxed once.
+var (
+	verbEvalSHA any = "evalsha"
+	verbEval    any = "eval"
+	verbFCall   any = "fcall"
+)
 
 // onceCmd is a command go-redis never sends twice, whatever the client's
 // MaxRetries (or a Cluster's MaxRedirects) say: a script call whose
@@ -60,24 +71,18 @@ type onceCmd struct{ *redis.Cmd }
 // NoRetry tells go-redis not to re-send the command after an error.
 func (onceCmd) NoRetry() bool { return true }
 
-// send runs a script call (EVALSHA, EVAL or FCALL of script with keys
-// and argv) at most once. It sends it again only after a Cluster's
+// send runs a script call (args: EVALSHA, EVAL or FCALL, the script,
+// KEYS and ARGV) at most once. It sends it again only after a Cluster's
 // answer that it did not run it (notRun: TRYAGAIN during a slot's
 // migration, CLUSTERDOWN), after a pause, for as long as ctx's deadline
 // leaves time for another attempt (for retryFor when ctx has none).
 // go-redis itself still follows MOVED and ASK, which are answered before
 // anything runs.
-func (l *Limiter) send(ctx context.Context, verb, script string, keys []string, argv []any) (any, error) {
-	args := make([]any, 0, 3+len(keys)+len(argv))
-	args = append(args, verb, script, len(keys))
-	for _, k := range keys {
-		args = append(args, k)
-	}
-	args = append(args, argv...)
+func (l *Limiter) send(ctx context.Context, args []any, first string) (any, error) {
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		cmd := onceCmd{redis.NewCmd(ctx, args...)}
-		err := l.process(ctx, cmd, keys)
+		err := l.process(ctx, cmd, first)
 		if err == nil {
 			return cmd.Val(), nil
 		}
@@ -87,13 +92,13 @@ func (l *Limiter) send(ctx context.Context, verb, script string, keys []string, 
 	}
 }
 
-// process sends cmd, a script call of keys: in a batch when batching is
-// on, by itself otherwise.
-func (l *Limiter) process(ctx context.Context, cmd onceCmd, keys []string) error {
-	if l.batch == nil || len(keys) == 0 {
+// process sends cmd, a script call whose first key is first: in a batch
+// when batching is on, by itself otherwise.
+func (l *Limiter) process(ctx context.Context, cmd onceCmd, first string) error {
+	if l.batch == nil || first == "" {
 		return l.rdb.Process(ctx, cmd)
 	}
-	return l.batch.do(ctx, keys[0], cmd)
+	return l.batch.do(ctx, first, cmd)
 }
 
 // retryFor bounds the retries of a call whose ctx has no deadline.
@@ -228,30 +233,26 @@ func ErrorReply(msg string) string {
 // uses it.
 var ErrOtherLibrary = fmt.Errorf("%w: another version of a Functions library is loaded", limitspec.ErrMisconfigured)
 
-// library makes sure every server holds lib, loading it where missing,
-// once per Limiter (again after a server lost it).
-func (l *Limiter) library(ctx context.Context, lib *kit.Library) error {
-	l.mu.Lock()
-	done := l.loaded[lib.Name]
-	l.mu.Unlock()
-	if done {
+// library makes sure every server holds the library of that name,
+// loading it where missing, once per Limiter (again after a server lost
+// it).
+func (l *Limiter) library(ctx context.Context, name string) error {
+	if _, done := l.loaded.Load(name); done {
 		return nil
+	}
+	lib, ok := kit.LookupLibrary(name)
+	if !ok {
+		return fmt.Errorf("%w: the Functions library %s is not linked in", limitspec.ErrMisconfigured, name)
 	}
 	if _, err := LoadLibrary(ctx, l.rdb, lib); err != nil {
 		return err
 	}
-	l.mu.Lock()
-	l.loaded[lib.Name] = true
-	l.mu.Unlock()
+	l.loaded.Store(name, true)
 	return nil
 }
 
-// forget says lib may be missing again.
-func (l *Limiter) forget(lib string) {
-	l.mu.Lock()
-	delete(l.loaded, lib)
-	l.mu.Unlock()
-}
+// forget says the library of that name may be missing again.
+func (l *Limiter) forget(name string) { l.loaded.Delete(name) }
 
 // LoadLibrary loads a Functions library (lib.Source) on every server of
 // rdb that lacks it: a single Redis, or every master of a Cluster or

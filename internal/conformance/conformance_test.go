@@ -43,7 +43,7 @@ func TestVectors(t *testing.T) {
 		t.Fatal("no vectors")
 	}
 	addr := redistest.Start(t)
-	opened := redisWays(t, 3, func() (*RedisTarget, error) { return NewRedisTarget(addr) })
+	opened := redisWays(t, 4, func() (*RedisTarget, error) { return NewRedisTarget(addr) })
 	targets := embedded(t)
 	for _, w := range opened {
 		targets = append(targets, w.target)
@@ -87,11 +87,14 @@ type redisWay struct {
 }
 
 // redisWays opens a target on one server or cluster for each way of
-// reaching it: EVALSHA, FCALL, redislimit's client by EVALSHA, and by
-// FCALL. With -short (make test) only the first short of them, the
-// others' parts being run elsewhere: FCALL and the client on one server.
+// reaching it: EVALSHA, FCALL, redislimit's client by EVALSHA, its
+// handles bound to a limit or a policy by EVALSHA, and the client and the
+// handles by FCALL. With -short (make test) only the first short of
+// them, the others' parts being run elsewhere: FCALL, the client and the
+// handles on one server.
 func redisWays(t *testing.T, short int, open func() (*RedisTarget, error)) []redisWay {
-	ways := []struct{ functions, client bool }{{false, false}, {true, false}, {false, true}, {true, true}}
+	ways := []struct{ functions, client, bound bool }{{false, false, false}, {true, false, false}, {false, true, false}, {false, true, true},
+		{true, true, false}, {true, true, true}}
 	if testing.Short() {
 		ways = ways[:short]
 	}
@@ -108,7 +111,10 @@ func redisWays(t *testing.T, short int, open func() (*RedisTarget, error)) []red
 			}
 		}
 		var tg Target = rt
-		if w.client {
+		switch {
+		case w.bound:
+			tg = NewBoundTarget(rt)
+		case w.client:
 			tg = NewClientTarget(rt)
 		}
 		out = append(out, redisWay{target: tg, redis: rt})

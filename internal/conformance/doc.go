@@ -26,6 +26,10 @@
 //     redislimit's Limiter, the client a service uses, on a RedisTarget's
 //     server (ClientTarget), so that its typed limits, ARGV, key names,
 //     reply decoding and error classes are held to every vector too.
+//   - redis-bound, cluster-bound, and their -functions twins: the
+//     handles of that Limiter bound to one limit or one policy
+//     (BoundTarget), each step decided by the handle of its limit or
+//     policy, bound at the first step that names it.
 //
 // The targets that run the scripts themselves call them as a client in
 // any language would, from the vector's raw input. Every script of every

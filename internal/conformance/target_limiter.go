@@ -233,3 +233,76 @@ func (t *ClientTarget) Decide(r Request) Outcome { return t.limiterTarget.Decide
 func (t *ClientTarget) Reset(r Request) Outcome { return t.limiterTarget.Reset(r) }
 
 func (t *ClientTarget) View(view string, r Request) Outcome { return t.limiterTarget.View(view, r) }
+
+// BoundTarget drives package redislimit's handles bound to one limit or
+// one policy (Limiter.Bind and BindPolicy), on a RedisTarget's server as
+// ClientTarget does: each step is decided by the handle of its limit
+// (its algorithm and parameters) or its policy, bound at the first step
+// that names it in the vector and kept for the steps after; resets and
+// views, which a handle does not run, go through the Limiter.
+type BoundTarget struct {
+	*ClientTarget
+	limits   map[string]*redislimit.Bound
+	policies map[string]*redislimit.BoundPolicy
+}
+
+// NewBoundTarget drives redislimit's bound handles on rt's server; with
+// rt.UseFunctions called first, they call the Functions libraries too.
+func NewBoundTarget(rt *RedisTarget) *BoundTarget {
+	return &BoundTarget{ClientTarget: NewClientTarget(rt)}
+}
+
+// Name is the ClientTarget's with "-client" made "-bound": redis-bound,
+// or cluster-bound-functions.
+func (t *BoundTarget) Name() string {
+	return strings.Replace(t.ClientTarget.Name(), "-client", "-bound", 1)
+}
+
+func (t *BoundTarget) Begin(v *Vector) error {
+	t.limits, t.policies = map[string]*redislimit.Bound{}, map[string]*redislimit.BoundPolicy{}
+	return t.ClientTarget.Begin(v)
+}
+
+func (t *BoundTarget) Decide(r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lim := t.lim.(*redislimit.Limiter)
+	if req.Policy != nil {
+		b, err := bound(t.policies, fmt.Sprintf("%+v", *r.Policy), func() (*redislimit.BoundPolicy, error) { return lim.BindPolicy(req.Policy) })
+		if err != nil {
+			return limiterError(err)
+		}
+		req.Policy = nil // this step's is another, equal to the bound one
+		res, err := b.Limit(ctx, req)
+		if err != nil {
+			return limiterError(err)
+		}
+		return resultOutcome(res, true)
+	}
+	b, err := bound(t.limits, fmt.Sprint(r.Algorithm, r.Params), func() (*redislimit.Bound, error) { return lim.Bind(req.Limit) })
+	if err != nil {
+		return limiterError(err)
+	}
+	lr, err := b.Limit(ctx, limitspec.Request{Key: req.Key, Cost: req.Cost, Now: req.Now, Force: req.Force, Inputs: req.Inputs})
+	if err != nil {
+		return limiterError(err)
+	}
+	return resultOutcome(limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: []limitspec.LimitResult{lr}}, false)
+}
+
+// bound is the handle of name in handles, bound by bind when there is
+// none.
+func bound[H any](handles map[string]*H, name string, bind func() (*H, error)) (*H, error) {
+	if h := handles[name]; h != nil {
+		return h, nil
+	}
+	h, err := bind()
+	if err == nil {
+		handles[name] = h
+	}
+	return h, err
+}

@@ -1,0 +1,116 @@
+package redislimit
+
+import (
+	"context"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
+)
+
+// Bound decides requests by one limit, checked once when it was bound
+// (Limiter.Bind): its scripts, its keys' names after the hash tag and its
+// parameters are prepared then, so that a call builds only the key, now_ms
+// and cost. It keeps every guarantee of its Limiter's Limit (batching,
+// deadlines, at most once, NOSCRIPT, Functions, Cluster redirections, the
+// error classes), and is safe for concurrent use.
+type Bound struct {
+	l *Limiter
+	p *plan
+}
+
+// Bind returns a handle that decides requests by lim, which it checks
+// now, as Limit checks a request's limit: errors match
+// limitspec.ErrBadInput, with Limit's words. The handle decides by lim as
+// it is now: a pointer's later changes do not reach it.
+func (l *Limiter) Bind(lim limitspec.Limit) (*Bound, error) {
+	if err := kit.CheckBind(lim); err != nil {
+		return nil, err
+	}
+	p, err := limitPlan(lim)
+	if err != nil {
+		return nil, err
+	}
+	return &Bound{l: l, p: p}, nil
+}
+
+// Allow decides a request of cost 1 for key.
+func (b *Bound) Allow(ctx context.Context, key string) (limitspec.LimitResult, error) {
+	return b.Limit(ctx, limitspec.Request{Key: key, Cost: 1})
+}
+
+// Limit decides req for req.Key by the bound limit: req.Cost, req.Now
+// (zero: the limiter's clock, or the server's with WithServerClock),
+// req.Force and req.Inputs as Limiter.Limit takes them. req.Limit is nil
+// or the bound limit, req.Policy nil; anything else is refused
+// (limitspec.ErrBadInput). The result's Limit is the bound limit.
+func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (limitspec.LimitResult, error) {
+	if err := kit.CheckBound(req, b.p.limits[0]); err != nil {
+		return limitspec.LimitResult{}, err
+	}
+	var one [1]limitspec.LimitResult
+	_, _, limits, err := b.l.decide(ctx, b.p, req, one[:0])
+	if err != nil {
+		return limitspec.LimitResult{}, err
+	}
+	return limits[0], nil
+}
+
+// BoundPolicy decides requests by one policy, checked once when it was
+// bound (Limiter.BindPolicy), as Bound does a limit's. It is safe for
+// concurrent use.
+type BoundPolicy struct {
+	l *Limiter
+	p *plan
+}
+
+// BindPolicy returns a handle that decides requests by p, which it
+// checks now, as Limit checks a request's policy (on a Cluster or a Ring,
+// a policy whose keys may lie in several slots is refused): errors match
+// limitspec.ErrBadInput, with Limit's words.
+func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
+	if err := kit.CheckBindPolicy(p); err != nil {
+		return nil, err
+	}
+	if err := l.checkSlots(p); err != nil {
+		return nil, err
+	}
+	pl, err := policyPlan(p)
+	if err != nil {
+		return nil, err
+	}
+	return &BoundPolicy{l: l, p: pl}, nil
+}
+
+// Limit decides req for req.IDs by the bound policy: req.Cost, req.Now
+// and req.Force as Limiter.Limit takes them. req.Policy is nil or the
+// bound policy, req.Limit nil; anything else is refused
+// (limitspec.ErrBadInput).
+func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	var res limitspec.Result
+	if err := b.LimitInto(ctx, req, &res); err != nil {
+		return limitspec.Result{}, err
+	}
+	return res, nil
+}
+
+// LimitInto decides req as Limit does and writes its result to *res,
+// leaving it as it was on an error. The result's Limits reuse the array
+// of res.Limits (they are appended to res.Limits[:0]), so that a caller
+// that decides into one Result again and again allocates nothing for
+// them; whatever refers to the Limits of a Result decided into again
+// sees the new decision's.
+func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
+	if err := kit.CheckBoundPolicy(req, b.p.policy); err != nil {
+		return err
+	}
+	limits := res.Limits[:0]
+	if cap(limits) < len(b.p.limits) {
+		limits = make([]limitspec.LimitResult, 0, len(b.p.limits))
+	}
+	decision, binding, limits, err := b.l.decide(ctx, b.p, req, limits)
+	if err != nil {
+		return err
+	}
+	*res = kit.Result(decision, binding, limits)
+	return nil
+}
