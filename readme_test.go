@@ -106,7 +106,7 @@ func TestOpening(t *testing.T) {
 		get()
 	}
 	check("21st request", get(), 429, `"gcra";r=0;t=2`, "1")
-	if n := rdb.Exists(t.Context(), "{127.0.0.1}:gcra:10:1000").Val(); n != 1 {
+	if n := rdb.Exists(t.Context(), "{127.0.0.1}:gc:10:1000").Val(); n != 1 {
 		t.Errorf("the decisions left no key on Redis")
 	}
 	srv.Kill()

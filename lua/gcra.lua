@@ -12,7 +12,7 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>  string: the theoretical arrival time relative to the last admission
+--   KEYS[1]  {<key>}:gc:<rate>:<period_ms>  string: the theoretical arrival time relative to the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              tat: TAT minus ts, times rate (past burst * period_ms only after forced calls) (in [0, 2 * (burst * period_ms)])
 --
@@ -85,7 +85,7 @@ repeat
   local h__1 = burst * period_ms
   if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:gcra:' .. rate__s .. ':' .. period_ms__s
+  local tail = '}:gc:' .. rate__s .. ':' .. period_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -178,11 +178,11 @@ if not checked then
 
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}:gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')

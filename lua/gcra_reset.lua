@@ -3,7 +3,7 @@
 -- gcra_reset: deletes the state of one key of gcra.
 --
 -- KEYS: as gcra's:
---   KEYS[1]  {<key>}:gcra:<rate>:<period_ms>
+--   KEYS[1]  {<key>}:gc:<rate>:<period_ms>
 -- ARGV: the parameters, as gcra's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
@@ -64,11 +64,11 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+  return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
 end
-local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+local tail = '}:gc:' .. num(rate) .. ':' .. num(period_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
 end
 if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')

@@ -1189,7 +1189,7 @@ repeat
   local h__1 = burst * period_ms
   if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:gcra:' .. rate__s .. ':' .. period_ms__s
+  local tail = '}:gc:' .. rate__s .. ':' .. period_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -1282,11 +1282,11 @@ if not checked then
 
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}:gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -1425,11 +1425,11 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+  return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
 end
-local tail = '}:gcra:' .. num(rate) .. ':' .. num(period_ms)
+local tail = '}:gc:' .. num(rate) .. ':' .. num(period_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
 end
 if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
@@ -2981,11 +2981,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -4374,11 +4374,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -5713,5 +5713,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '9f7ad9541dc7d178797db7bf93762daadacfda63'
+  return 'b5e4ad460da281df09b84f8681f50d3aa62aef08'
 end}

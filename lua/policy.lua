@@ -17,7 +17,7 @@
 --   {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
 --   {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
 --   fixed_window(limit, window_ms): {<key>}:fw:<window_ms>
---   gcra(burst, rate, period_ms): {<key>}:gcra:<rate>:<period_ms>
+--   gcra(burst, rate, period_ms): {<key>}:gc:<rate>:<period_ms>
 --   leaky_bucket(capacity, rate, period_ms): {<key>}:lb:<rate>:<period_ms>
 --   meta_window(limit, window_ms): {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log
 --   sliding_log(limit, window_ms): {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum
@@ -903,11 +903,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')

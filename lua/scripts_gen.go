@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "9f7ad9541dc7d178797db7bf93762daadacfda63", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "a589c8f818dfbc1e0594105ed4890bbc42f0314d"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "240fd34bca707e50e884dd2c3a03a2749aad526c"},
+		Name: "limitspec", Version: "b5e4ad460da281df09b84f8681f50d3aa62aef08", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "03417394203ef5b5287e21a4101dd8169220e8cb"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "934c065b4845cd2356938fc529b64b9e22df218e"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -105,10 +105,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "c4d2d1ff0c5d67bb642d08b66b34da6fe4117731"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "444081771d3292adc1f5bd15b721b76d199c2fd0"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "af16adc93414c63c43fa7d18dc24e8da6805359c"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "9376e3a7c757b5f9ed7a9fd9d6587c548cd04efb"},
 		Views:  []kit.View{},
-		Keys:   []string{":gcra:<rate>:<period_ms>"},
+		Keys:   []string{":gc:<rate>:<period_ms>"},
 		Inputs: []string{},
 		Params: []kit.Param{{Name: "burst"}, {Name: "rate"}, {Name: "period_ms"}},
 		Args:   gcraScriptArgs,

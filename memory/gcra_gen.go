@@ -18,7 +18,7 @@ type gcraTable struct {
 }
 
 // gcraKey names a gcra state: the call's key, and the parameters the
-// state is measured in, those its Redis key names: {<key>}:gcra:<rate>:<period_ms>.
+// state is measured in, those its Redis key names: {<key>}:gc:<rate>:<period_ms>.
 type gcraKey = kit.Key[[2]int64]
 
 // gcraState is what gcraTable keeps per key: the fields and entries of each
@@ -162,7 +162,7 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = gcraState{}
 	}
-	// {<key>}:gcra:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
+	// {<key>}:gc:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
 	cellLive := st.cellExp > nowMs
 	cellTs := kit.Field(cellLive, st.cellTs, 0, 0, kit.NowMax)
 	cellTat := kit.Field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))

@@ -209,7 +209,7 @@ func batchDeadline(t *testing.T, via func(*redislimit.Limiter) decider) {
 		admitted(t, receive(t, ch, what), what)
 	}
 	eventually(t, "no lane left", func() bool { return redislimit.Lanes(lim) == 0 })
-	if ks := strings.Join(keys(t, rdb), " "); ks != "{first}:gcra:10:1000 {late}:gcra:10:1000 {other}:gcra:10:1000 {second}:gcra:10:1000 {warm}:gcra:10:1000" {
+	if ks := strings.Join(keys(t, rdb), " "); ks != "{first}:gc:10:1000 {late}:gc:10:1000 {other}:gc:10:1000 {second}:gc:10:1000 {warm}:gc:10:1000" {
 		t.Errorf("Redis holds %s; want the keys of first, late (sent, its reply unseen), other, second and warm, never the one whose deadline passed in the queue", ks)
 	}
 	peek, err := lim.Limit(t.Context(), limitspec.Request{Key: "late", Limit: burst})
@@ -263,7 +263,7 @@ func batchStall(t *testing.T, via func(*redislimit.Limiter) decider) {
 		admitted(t, receive(t, done[i], "a held call"), "a held call")
 	}
 	eventually(t, "no lane left", func() bool { return redislimit.Lanes(lim) == 0 })
-	if ks := strings.Join(keys(t, rdb), " "); ks != "{a}:gcra:10:1000 {b}:gcra:10:1000 {c}:gcra:10:1000 {d}:gcra:10:1000 {warm}:gcra:10:1000" {
+	if ks := strings.Join(keys(t, rdb), " "); ks != "{a}:gc:10:1000 {b}:gc:10:1000 {c}:gc:10:1000 {d}:gc:10:1000 {warm}:gc:10:1000" {
 		t.Errorf("Redis holds %s; want the keys of a, b, c, d and warm, never e's", ks)
 	}
 }

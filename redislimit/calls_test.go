@@ -62,8 +62,8 @@ func TestTwoLimitsPerCall(t *testing.T) {
 		if denied == 0 {
 			t.Error("no call was denied: the trace does not reach either limit")
 		}
-		if got := keys(t, rdb); !slices.Equal(got, []string{"{alice}:gcra:1:1000", "{bob}:fw:60000"}) {
-			t.Errorf("keys %v; want {alice}:gcra:1:1000 and {bob}:fw:60000", got)
+		if got := keys(t, rdb); !slices.Equal(got, []string{"{alice}:gc:1:1000", "{bob}:fw:60000"}) {
+			t.Errorf("keys %v; want {alice}:gc:1:1000 and {bob}:fw:60000", got)
 		}
 	})
 }
@@ -123,17 +123,17 @@ func TestLimitChange(t *testing.T) {
 			}
 			checkOne(t, c.what, res, c.limit.Algorithm().Name, c.want)
 		}
-		want := []string{"{dave}:gcra:1:1000", "{dave}:gcra:1:2000", "{dave}:gcra:2:1000", "{erin}:fw:3600000", "{erin}:fw:60000"}
+		want := []string{"{dave}:gc:1:1000", "{dave}:gc:1:2000", "{dave}:gc:2:1000", "{erin}:fw:3600000", "{erin}:fw:60000"}
 		if got := keys(t, rdb); !slices.Equal(got, want) {
 			t.Errorf("keys %v; want %v", got, want)
 		}
-		if tat, err := field(t, rdb, "{dave}:gcra:1:1000", 1); tat != 11000 {
-			t.Errorf("{dave}:gcra:1:1000 holds tat %d (%v) after the rate and period changed; want 11000, as burst 20 left it", tat, err)
+		if tat, err := field(t, rdb, "{dave}:gc:1:1000", 1); tat != 11000 {
+			t.Errorf("{dave}:gc:1:1000 holds tat %d (%v) after the rate and period changed; want 11000, as burst 20 left it", tat, err)
 		}
 		if err := lim.Reset(t.Context(), limitspec.Request{Key: "dave", Limit: gcraBurst(20, 1, time.Second)}); err != nil {
 			t.Fatal(err)
 		}
-		want = slices.DeleteFunc(want, func(k string) bool { return k == "{dave}:gcra:1:1000" })
+		want = slices.DeleteFunc(want, func(k string) bool { return k == "{dave}:gc:1:1000" })
 		if got := keys(t, rdb); !slices.Equal(got, want) {
 			t.Errorf("after Reset: keys %v; want %v", got, want)
 		}
@@ -281,16 +281,16 @@ func TestExample(t *testing.T) {
 	after := time.Now().UnixMilli()
 	var want []string
 	for _, user := range []string{"alice", "bob"} {
-		want = append(want, "{"+user+"}:burst_quota:burst:gcra:10:1000", "{"+user+"}:burst_quota:daily:sl:86400000",
+		want = append(want, "{"+user+"}:burst_quota:burst:gc:10:1000", "{"+user+"}:burst_quota:daily:sl:86400000",
 			"{"+user+"}:burst_quota:daily:sl:86400000:sum")
 	}
-	want = append(want, "{alice}:gcra:20:1000", "{bob}:gcra:1:1000")
+	want = append(want, "{alice}:gc:20:1000", "{bob}:gc:1:1000")
 	slices.Sort(want)
 	if got := keys(t, rdb); !slices.Equal(got, want) {
 		t.Errorf("keys %v; want %v", got, want)
 	}
-	if ts, err := field(t, rdb, "{bob}:gcra:1:1000", 0); err != nil || ts < before-1000 || ts > after+1000 {
-		t.Errorf("{bob}:gcra:1:1000 records ts %d (%v); want the server's clock, within [%d, %d] give or take 1 s", ts, err, before, after)
+	if ts, err := field(t, rdb, "{bob}:gc:1:1000", 0); err != nil || ts < before-1000 || ts > after+1000 {
+		t.Errorf("{bob}:gc:1:1000 records ts %d (%v); want the server's clock, within [%d, %d] give or take 1 s", ts, err, before, after)
 	}
 }
 

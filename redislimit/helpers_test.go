@@ -38,7 +38,7 @@ func at(ms int64) time.Time { return time.UnixMilli(t0 + ms) }
 var burst = limitspec.GCRA{Burst: 5, Rate: 10, Period: time.Second}
 
 // burstKey is burst's key for the key u: it names the rate and period.
-const burstKey = "{u}:gcra:10:1000"
+const burstKey = "{u}:gc:10:1000"
 
 // newClient starts a redis-server of its own, with args, and returns it
 // and a client of it whose context deadlines bound its calls.

@@ -155,7 +155,7 @@ func TestRedisWithFallback(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 	// The client's key, by the GCRA's rate and period (docs/semantics.md, "Keys").
-	if keys, err := rdb.Keys(t.Context(), "*").Result(); err != nil || len(keys) != 1 || keys[0] != "{127.0.0.1}:gcra:1:60000" {
+	if keys, err := rdb.Keys(t.Context(), "*").Result(); err != nil || len(keys) != 1 || keys[0] != "{127.0.0.1}:gc:1:60000" {
 		t.Errorf("keys on Redis: %q, %v; want the client's GCRA key alone", keys, err)
 	}
 	srv.Kill()

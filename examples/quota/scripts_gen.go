@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "1ef298d670080a8a2147c9c5b9c01d80ead8096f", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5a61ec3536fa305f8755ea8a2fab9ef73ae066b2"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "57bc84c7c1a55cf628fe183b063e6de3278b978a"},
+		Name: "quota", Version: "c0bd5ab9ee3dda75b6afa55caa370f3bc3992395", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ed283a8337bd50477f6e3edace0e0005b548dad0"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "8e2b0ebb79372ab83028c18047d9a0b131ebcedc"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

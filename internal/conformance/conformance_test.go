@@ -371,9 +371,9 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 		view   string
 	}{
 		{"gcra", map[string]json.Number{"burst": "5", "rate": "7", "period_ms": "1000"},
-			[][]string{{"SET", "{k}:gcra:7:1000", "x", "PX", "60000"}}, ""},
+			[][]string{{"SET", "{k}:gc:7:1000", "x", "PX", "60000"}}, ""},
 		{"gcra", map[string]json.Number{"burst": "5", "rate": "7", "period_ms": "1000"},
-			[][]string{{"SET", "{k}:gcra:7:1000", "1700000000000:1:2", "PX", "60000"}}, ""},
+			[][]string{{"SET", "{k}:gc:7:1000", "1700000000000:1:2", "PX", "60000"}}, ""},
 		{"fixed_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
 			[][]string{{"SET", "{k}:fw:1000", "1700000000000:123456789012345678", "PX", "60000"}}, ""},
 		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},

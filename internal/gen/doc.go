@@ -182,13 +182,13 @@
 //	views:   name, doc, logic              read-only scripts over the state
 //
 // Every key of an algorithm names the same parameters, those its state is
-// measured in ({key}:gcra:{rate}:{period_ms}), so that two limits that
+// measured in ({key}:gc:{rate}:{period_ms}), so that two limits that
 // differ in one of them never share state, while a limit whose amounts
 // change between calls keeps its state (docs/semantics.md, "Keys"). After
 // the hash tag, a policy's limit adds :<policy>:<limit> and an algorithm
 // of a user's spec :<library>, so that no two limits of a policy, and no
-// two libraries, share a key: {alice}:gcra:10:1000,
-// {alice}:burst_quota:burst:gcra:10:1000, {acme}:quota:dq:18000000.
+// two libraries, share a key: {alice}:gc:10:1000,
+// {alice}:burst_quota:burst:gc:10:1000, {acme}:quota:dq:18000000.
 //
 // policies (spec/policies.yaml, or a user's spec): a list, each with name,
 // doc and limits, each limit with name, algorithm (any in scope: the

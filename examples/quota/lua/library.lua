@@ -1129,11 +1129,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -2641,11 +2641,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -2932,5 +2932,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return '1ef298d670080a8a2147c9c5b9c01d80ead8096f'
+  return 'c0bd5ab9ee3dda75b6afa55caa370f3bc3992395'
 end}

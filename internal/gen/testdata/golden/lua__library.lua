@@ -1132,11 +1132,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -3199,11 +3199,11 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gcra:<rate>:<period_ms>')
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
   end
-  local tail = '}' .. infix .. ':gcra:' .. num(rate) .. ':' .. num(period_ms)
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gcra:<rate>:<period_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -4428,5 +4428,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '67f8819158ef1b6c4496136c31399482ee221b34'
+  return '76a77e299b033e3f44104b95e62f5448a5b61184'
 end}

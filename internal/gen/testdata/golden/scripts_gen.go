@@ -36,9 +36,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "67f8819158ef1b6c4496136c31399482ee221b34", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "8fd42757e9a1dc64ec3cec46023f8ca50ce0b06f"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "830a9ce40f3b931fd883e36484e247312b7042d5"},
+		Name: "small", Version: "76a77e299b033e3f44104b95e62f5448a5b61184", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "63e249b90a52904dd0c254f45851215c99d51e0f"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "16008ce4ec173f3fd8b2f7a6352520ed2025045f"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
