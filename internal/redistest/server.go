@@ -22,6 +22,11 @@ type Server struct {
 	port int
 	dir  string
 	args []string // extra redis-server arguments
+	// wrap is the program, and its options, that runs redis-server's
+	// command line after it (valgrind); nil runs redis-server itself.
+	wrap []string
+	// startWait bounds how long a start waits for the server to answer.
+	startWait time.Duration
 
 	mu      sync.Mutex
 	running *process // nil once killed
@@ -41,6 +46,20 @@ type process struct {
 // the test ends.
 func StartServer(tb testing.TB, args ...string) *Server {
 	tb.Helper()
+	return startServer(tb, nil, args)
+}
+
+// StartUnder runs a redis-server as StartServer does, under the program
+// wrap (valgrind and its options), which runs the server's command line
+// after it: a server under valgrind runs the same code, and starts
+// slowly, so that it is given a minute to answer.
+func StartUnder(tb testing.TB, wrap []string, args ...string) *Server {
+	tb.Helper()
+	return startServer(tb, wrap, args)
+}
+
+func startServer(tb testing.TB, wrap, args []string) *Server {
+	tb.Helper()
 	bin := serverBinary(tb)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
@@ -49,6 +68,9 @@ func StartServer(tb testing.TB, args ...string) *Server {
 			tb.Fatal(err)
 		}
 		s := newServer(tb, bin, port, args)
+		if wrap != nil {
+			s.wrap, s.startWait = wrap, time.Minute
+		}
 		if lastErr = s.launch(); lastErr == nil {
 			tb.Cleanup(s.Kill)
 			return s
@@ -73,7 +95,18 @@ func serverBinary(tb testing.TB) string {
 }
 
 func newServer(tb testing.TB, bin string, port int, args []string) *Server {
-	return &Server{tb: tb, bin: bin, port: port, dir: tb.TempDir(), args: args}
+	return &Server{tb: tb, bin: bin, port: port, dir: tb.TempDir(), args: args, startWait: 10 * time.Second}
+}
+
+// PID is the process id of the running server (of the program it runs
+// under, which is the same process for valgrind), 0 once it is killed.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == nil {
+		return 0
+	}
+	return s.running.cmd.Process.Pid
 }
 
 // Addr is the server's address, host:port.
@@ -147,7 +180,7 @@ func (s *Server) Restart() {
 
 // launch starts the server and waits until it answers INFO with its own
 // process id, or until it exits, another server answers on its port or
-// 10 s have passed, which is an error with its log.
+// startWait has passed, which is an error with its log.
 func (s *Server) launch() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -158,7 +191,7 @@ func (s *Server) launch() error {
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(s.startWait)
 	for time.Now().Before(deadline) {
 		if pid, ok := serverPID(s.Addr()); ok {
 			if pid == p.cmd.Process.Pid {
@@ -193,7 +226,8 @@ func (s *Server) spawn() (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(s.bin, args...)
+	line := append(append(append([]string(nil), s.wrap...), s.bin), args...)
+	cmd := exec.Command(line[0], line[1:]...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()
