@@ -108,37 +108,32 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 10 or #KEYS ~= 2 then break end
+  local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
-  if limit < 1 or limit > 500000000000 then break end
-  local window_ms__s = ARGV[5] -- the key spells it so
-  s = window_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  window_ms = s + 0
-  if window_ms < 1 or window_ms > 100000000000 then break end
-  local bucket_ms__s = ARGV[6] -- the key spells it so
-  s = bucket_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  bucket_ms = s + 0
-  if bucket_ms < 1 or bucket_ms > 100000000000 then break end
+  if limit > 500000000000 then break end
+  local window_ms__s = ARGV[5]
+  local bucket_ms__s = ARGV[6]
   s = ARGV[7]
   if #s > 17 or not find(s, '^%d+$') then break end
   limit_2 = s + 0
   if limit_2 > 500000000000 then break end
-  local window_ms_2__s = ARGV[8] -- the key spells it so
-  s = window_ms_2__s
-  if #s > 17 or not find(s, '^%d+$') then break end
-  window_ms_2 = s + 0
-  if window_ms_2 > 100000000000 then break end
+  local window_ms_2__s = ARGV[8]
   s = ARGV[9]
   if #s > 17 or not find(s, '^%d+$') then break end
   limit_3 = s + 0
   if limit_3 > 500000000000 then break end
-  local window_ms_3__s = ARGV[10] -- the key spells it so
-  s = window_ms_3__s
-  if #s > 17 or not find(s, '^%d+$') then break end
-  window_ms_3 = s + 0
+  local window_ms_3__s = ARGV[10]
+  tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
+  if not find(tail, '^%}:bw:[1-9]%d*:[1-9]%d*:[1-9]%d*:[1-9]%d*$') then break end
+  window_ms = window_ms__s + 0
+  if window_ms > 100000000000 then break end
+  bucket_ms = bucket_ms__s + 0
+  if bucket_ms > 100000000000 then break end
+  window_ms_2 = window_ms_2__s + 0
+  if window_ms_2 > 100000000000 then break end
+  window_ms_3 = window_ms_3__s + 0
   if window_ms_3 > 100000000000 then break end
   if not (window_ms % bucket_ms == 0) then break end
   if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
@@ -149,7 +144,6 @@ repeat
   if not (window_ms_3 % bucket_ms == 0) then break end
   if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
   local k = KEYS[1]
-  local tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)

@@ -67,25 +67,23 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
   burst = s + 0
-  if burst < 1 or burst > 1000000000000 then break end
-  local rate__s = ARGV[5] -- the key spells it so
-  s = rate__s
-  if not find(s, '^[1-9]%d*$') then break end
-  rate = s + 0
-  if rate < 1 or rate > 1000000000000 then break end
-  local period_ms__s = ARGV[6] -- the key spells it so
-  s = period_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  period_ms = s + 0
-  if period_ms < 1 or period_ms > 100000000000 then break end
+  if burst > 1000000000000 then break end
+  local rate__s = ARGV[5]
+  local period_ms__s = ARGV[6]
+  tail = '}:gc:' .. rate__s .. ':' .. period_ms__s
+  if not find(tail, '^%}:gc:[1-9]%d*:[1-9]%d*$') then break end
+  rate = rate__s + 0
+  if rate > 1000000000000 then break end
+  period_ms = period_ms__s + 0
+  if period_ms > 100000000000 then break end
   if not (burst * period_ms <= 1000000000000000) then break end
   local h__1 = burst * period_ms
   if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:gc:' .. rate__s .. ':' .. period_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)

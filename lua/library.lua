@@ -92,6 +92,8 @@ local function keep_last(list, n)
 end
 
 -- lua/bucket_window.lua
+-- the parameters of bucket_window found valid, by their arguments
+local bucket_window__valid, bucket_window__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_bucket_window', callback = function(KEYS, ARGV)
 local ALG = 'bucket_window: '
 
@@ -103,48 +105,96 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 10 or #KEYS ~= 2 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  limit = s + 0
-  if limit < 1 or limit > 500000000000 then break end
-  local window_ms__s = ARGV[5] -- the key spells it so
-  s = window_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  window_ms = s + 0
-  if window_ms < 1 or window_ms > 100000000000 then break end
-  local bucket_ms__s = ARGV[6] -- the key spells it so
-  s = bucket_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  bucket_ms = s + 0
-  if bucket_ms < 1 or bucket_ms > 100000000000 then break end
-  s = ARGV[7]
-  if #s > 17 or not find(s, '^%d+$') then break end
-  limit_2 = s + 0
-  if limit_2 > 500000000000 then break end
-  local window_ms_2__s = ARGV[8] -- the key spells it so
-  s = window_ms_2__s
-  if #s > 17 or not find(s, '^%d+$') then break end
-  window_ms_2 = s + 0
-  if window_ms_2 > 100000000000 then break end
-  s = ARGV[9]
-  if #s > 17 or not find(s, '^%d+$') then break end
-  limit_3 = s + 0
-  if limit_3 > 500000000000 then break end
-  local window_ms_3__s = ARGV[10] -- the key spells it so
-  s = window_ms_3__s
-  if #s > 17 or not find(s, '^%d+$') then break end
-  window_ms_3 = s + 0
-  if window_ms_3 > 100000000000 then break end
-  if not (window_ms % bucket_ms == 0) then break end
-  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
-  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then break end
-  if not (window_ms_2 % bucket_ms == 0) then break end
-  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
-  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then break end
-  if not (window_ms_3 % bucket_ms == 0) then break end
-  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = bucket_window__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  p = p and p[ARGV[6]]
+  p = p and p[ARGV[7]]
+  p = p and p[ARGV[8]]
+  p = p and p[ARGV[9]]
+  p = p and p[ARGV[10]]
+  local tail
+  if p then
+    limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3, tail = p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    limit = s + 0
+    if limit > 500000000000 then break end
+    local window_ms__s = ARGV[5]
+    local bucket_ms__s = ARGV[6]
+    s = ARGV[7]
+    if #s > 17 or not find(s, '^%d+$') then break end
+    limit_2 = s + 0
+    if limit_2 > 500000000000 then break end
+    local window_ms_2__s = ARGV[8]
+    s = ARGV[9]
+    if #s > 17 or not find(s, '^%d+$') then break end
+    limit_3 = s + 0
+    if limit_3 > 500000000000 then break end
+    local window_ms_3__s = ARGV[10]
+    tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
+    if not find(tail, '^%}:bw:[1-9]%d*:[1-9]%d*:[1-9]%d*:[1-9]%d*$') then break end
+    window_ms = window_ms__s + 0
+    if window_ms > 100000000000 then break end
+    bucket_ms = bucket_ms__s + 0
+    if bucket_ms > 100000000000 then break end
+    window_ms_2 = window_ms_2__s + 0
+    if window_ms_2 > 100000000000 then break end
+    window_ms_3 = window_ms_3__s + 0
+    if window_ms_3 > 100000000000 then break end
+    if not (window_ms % bucket_ms == 0) then break end
+    if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+    if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then break end
+    if not (window_ms_2 % bucket_ms == 0) then break end
+    if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+    if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then break end
+    if not (window_ms_3 % bucket_ms == 0) then break end
+    if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end
+    bucket_window__valid__n = bucket_window__valid__n + 1
+    if bucket_window__valid__n > 1000 then -- a bounded memory: forget them all
+      bucket_window__valid, bucket_window__valid__n = {}, 1
+    end
+    local q = bucket_window__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    p = q[ARGV[5]]
+    if p == nil then
+      p = {}
+      q[ARGV[5]] = p
+    end
+    q = p
+    p = q[ARGV[6]]
+    if p == nil then
+      p = {}
+      q[ARGV[6]] = p
+    end
+    q = p
+    p = q[ARGV[7]]
+    if p == nil then
+      p = {}
+      q[ARGV[7]] = p
+    end
+    q = p
+    p = q[ARGV[8]]
+    if p == nil then
+      p = {}
+      q[ARGV[8]] = p
+    end
+    q = p
+    p = q[ARGV[9]]
+    if p == nil then
+      p = {}
+      q[ARGV[9]] = p
+    end
+    q = p
+    q[ARGV[10]] = {limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -920,6 +970,8 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/fixed_window.lua
+-- the parameters of fixed_window found valid, by their arguments
+local fixed_window__valid, fixed_window__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_fixed_window', callback = function(KEYS, ARGV)
 local ALG = 'fixed_window: '
 
@@ -931,17 +983,36 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  limit = s + 0
-  if limit < 1 or limit > 1000000000000 then break end
-  local window_ms__s = ARGV[5] -- the key spells it so
-  s = window_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  window_ms = s + 0
-  if window_ms < 1 or window_ms > 100000000000 then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = fixed_window__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  local tail
+  if p then
+    limit, window_ms, tail = p[1], p[2], p[3]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    limit = s + 0
+    if limit > 1000000000000 then break end
+    local window_ms__s = ARGV[5]
+    tail = '}:fw:' .. window_ms__s
+    if not find(tail, '^%}:fw:[1-9]%d*$') then break end
+    window_ms = window_ms__s + 0
+    if window_ms > 100000000000 then break end
+    fixed_window__valid__n = fixed_window__valid__n + 1
+    if fixed_window__valid__n > 1000 then -- a bounded memory: forget them all
+      fixed_window__valid, fixed_window__valid__n = {}, 1
+    end
+    local q = fixed_window__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    q[ARGV[5]] = {limit, window_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:fw:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -1160,6 +1231,8 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/gcra.lua
+-- the parameters of gcra found valid, by their arguments
+local gcra__valid, gcra__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_gcra', callback = function(KEYS, ARGV)
 local ALG = 'gcra: '
 
@@ -1171,25 +1244,49 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  burst = s + 0
-  if burst < 1 or burst > 1000000000000 then break end
-  local rate__s = ARGV[5] -- the key spells it so
-  s = rate__s
-  if not find(s, '^[1-9]%d*$') then break end
-  rate = s + 0
-  if rate < 1 or rate > 1000000000000 then break end
-  local period_ms__s = ARGV[6] -- the key spells it so
-  s = period_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  period_ms = s + 0
-  if period_ms < 1 or period_ms > 100000000000 then break end
-  if not (burst * period_ms <= 1000000000000000) then break end
-  local h__1 = burst * period_ms
-  if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = gcra__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  p = p and p[ARGV[6]]
+  local tail
+  if p then
+    burst, rate, period_ms, tail = p[1], p[2], p[3], p[4]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    burst = s + 0
+    if burst > 1000000000000 then break end
+    local rate__s = ARGV[5]
+    local period_ms__s = ARGV[6]
+    tail = '}:gc:' .. rate__s .. ':' .. period_ms__s
+    if not find(tail, '^%}:gc:[1-9]%d*:[1-9]%d*$') then break end
+    rate = rate__s + 0
+    if rate > 1000000000000 then break end
+    period_ms = period_ms__s + 0
+    if period_ms > 100000000000 then break end
+    if not (burst * period_ms <= 1000000000000000) then break end
+    local h__1 = burst * period_ms
+    if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
+    gcra__valid__n = gcra__valid__n + 1
+    if gcra__valid__n > 1000 then -- a bounded memory: forget them all
+      gcra__valid, gcra__valid__n = {}, 1
+    end
+    local q = gcra__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    p = q[ARGV[5]]
+    if p == nil then
+      p = {}
+      q[ARGV[5]] = p
+    end
+    q = p
+    q[ARGV[6]] = {burst, rate, period_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:gc:' .. rate__s .. ':' .. period_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -1442,6 +1539,8 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/leaky_bucket.lua
+-- the parameters of leaky_bucket found valid, by their arguments
+local leaky_bucket__valid, leaky_bucket__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_leaky_bucket', callback = function(KEYS, ARGV)
 local ALG = 'leaky_bucket: '
 
@@ -1453,25 +1552,49 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  capacity = s + 0
-  if capacity < 1 or capacity > 1000000000000 then break end
-  local rate__s = ARGV[5] -- the key spells it so
-  s = rate__s
-  if not find(s, '^[1-9]%d*$') then break end
-  rate = s + 0
-  if rate < 1 or rate > 1000000000000 then break end
-  local period_ms__s = ARGV[6] -- the key spells it so
-  s = period_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  period_ms = s + 0
-  if period_ms < 1 or period_ms > 100000000000 then break end
-  if not (capacity * period_ms <= 1000000000000000) then break end
-  local h__1 = capacity * period_ms
-  if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = leaky_bucket__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  p = p and p[ARGV[6]]
+  local tail
+  if p then
+    capacity, rate, period_ms, tail = p[1], p[2], p[3], p[4]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    capacity = s + 0
+    if capacity > 1000000000000 then break end
+    local rate__s = ARGV[5]
+    local period_ms__s = ARGV[6]
+    tail = '}:lb:' .. rate__s .. ':' .. period_ms__s
+    if not find(tail, '^%}:lb:[1-9]%d*:[1-9]%d*$') then break end
+    rate = rate__s + 0
+    if rate > 1000000000000 then break end
+    period_ms = period_ms__s + 0
+    if period_ms > 100000000000 then break end
+    if not (capacity * period_ms <= 1000000000000000) then break end
+    local h__1 = capacity * period_ms
+    if not (((h__1 + (0 - h__1) % rate) / rate) <= 100000000000) then break end
+    leaky_bucket__valid__n = leaky_bucket__valid__n + 1
+    if leaky_bucket__valid__n > 1000 then -- a bounded memory: forget them all
+      leaky_bucket__valid, leaky_bucket__valid__n = {}, 1
+    end
+    local q = leaky_bucket__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    p = q[ARGV[5]]
+    if p == nil then
+      p = {}
+      q[ARGV[5]] = p
+    end
+    q = p
+    q[ARGV[6]] = {capacity, rate, period_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:lb:' .. rate__s .. ':' .. period_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -1725,6 +1848,8 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/meta_window.lua
+-- the parameters of meta_window found valid, by their arguments
+local meta_window__valid, meta_window__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_meta_window', callback = function(KEYS, ARGV)
 local ALG = 'meta_window: '
 
@@ -1736,17 +1861,36 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 2 then break end
-  s = ARGV[5]
-  if not find(s, '^[1-9]%d*$') then break end
-  limit = s + 0
-  if limit < 1 or limit > 100000 then break end
-  local window_ms__s = ARGV[6] -- the key spells it so
-  s = window_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  window_ms = s + 0
-  if window_ms < 1 or window_ms > 100000000000 then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = meta_window__valid[ARGV[5]]
+  p = p and p[ARGV[6]]
+  local tail
+  if p then
+    limit, window_ms, tail = p[1], p[2], p[3]
+  else
+    s = ARGV[5]
+    if not find(s, '^[1-9]%d*$') then break end
+    limit = s + 0
+    if limit > 100000 then break end
+    local window_ms__s = ARGV[6]
+    tail = '}:mw:' .. window_ms__s
+    if not find(tail, '^%}:mw:[1-9]%d*$') then break end
+    window_ms = window_ms__s + 0
+    if window_ms > 100000000000 then break end
+    meta_window__valid__n = meta_window__valid__n + 1
+    if meta_window__valid__n > 1000 then -- a bounded memory: forget them all
+      meta_window__valid, meta_window__valid__n = {}, 1
+    end
+    local q = meta_window__valid
+    p = q[ARGV[5]]
+    if p == nil then
+      p = {}
+      q[ARGV[5]] = p
+    end
+    q = p
+    q[ARGV[6]] = {limit, window_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:mw:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -4633,6 +4777,8 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/sliding_log.lua
+-- the parameters of sliding_log found valid, by their arguments
+local sliding_log__valid, sliding_log__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_sliding_log', callback = function(KEYS, ARGV)
 local ALG = 'sliding_log: '
 
@@ -4644,17 +4790,36 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 2 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  limit = s + 0
-  if limit < 1 or limit > 100000 then break end
-  local window_ms__s = ARGV[5] -- the key spells it so
-  s = window_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  window_ms = s + 0
-  if window_ms < 1 or window_ms > 100000000000 then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = sliding_log__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  local tail
+  if p then
+    limit, window_ms, tail = p[1], p[2], p[3]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    limit = s + 0
+    if limit > 100000 then break end
+    local window_ms__s = ARGV[5]
+    tail = '}:sl:' .. window_ms__s
+    if not find(tail, '^%}:sl:[1-9]%d*$') then break end
+    window_ms = window_ms__s + 0
+    if window_ms > 100000000000 then break end
+    sliding_log__valid__n = sliding_log__valid__n + 1
+    if sliding_log__valid__n > 1000 then -- a bounded memory: forget them all
+      sliding_log__valid, sliding_log__valid__n = {}, 1
+    end
+    local q = sliding_log__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    q[ARGV[5]] = {limit, window_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:sl:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -5156,6 +5321,8 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/sliding_window.lua
+-- the parameters of sliding_window found valid, by their arguments
+local sliding_window__valid, sliding_window__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_sliding_window', callback = function(KEYS, ARGV)
 local ALG = 'sliding_window: '
 
@@ -5167,18 +5334,37 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  limit = s + 0
-  if limit < 1 or limit > 1000000000000 then break end
-  local window_ms__s = ARGV[5] -- the key spells it so
-  s = window_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  window_ms = s + 0
-  if window_ms < 1 or window_ms > 100000000000 then break end
-  if not (limit * window_ms <= 1000000000000000) then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = sliding_window__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  local tail
+  if p then
+    limit, window_ms, tail = p[1], p[2], p[3]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    limit = s + 0
+    if limit > 1000000000000 then break end
+    local window_ms__s = ARGV[5]
+    tail = '}:sw:' .. window_ms__s
+    if not find(tail, '^%}:sw:[1-9]%d*$') then break end
+    window_ms = window_ms__s + 0
+    if window_ms > 100000000000 then break end
+    if not (limit * window_ms <= 1000000000000000) then break end
+    sliding_window__valid__n = sliding_window__valid__n + 1
+    if sliding_window__valid__n > 1000 then -- a bounded memory: forget them all
+      sliding_window__valid, sliding_window__valid__n = {}, 1
+    end
+    local q = sliding_window__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    q[ARGV[5]] = {limit, window_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:sw:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -5431,6 +5617,8 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/token_bucket.lua
+-- the parameters of token_bucket found valid, by their arguments
+local token_bucket__valid, token_bucket__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_token_bucket', callback = function(KEYS, ARGV)
 local ALG = 'token_bucket: '
 
@@ -5442,25 +5630,49 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  capacity = s + 0
-  if capacity < 1 or capacity > 1000000000000 then break end
-  local refill_tokens__s = ARGV[5] -- the key spells it so
-  s = refill_tokens__s
-  if not find(s, '^[1-9]%d*$') then break end
-  refill_tokens = s + 0
-  if refill_tokens < 1 or refill_tokens > 1000000000000 then break end
-  local refill_ms__s = ARGV[6] -- the key spells it so
-  s = refill_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  refill_ms = s + 0
-  if refill_ms < 1 or refill_ms > 100000000000 then break end
-  if not (capacity * refill_ms <= 1000000000000000) then break end
-  local h__1 = capacity * refill_ms
-  if not (((h__1 + (0 - h__1) % refill_tokens) / refill_tokens) <= 100000000000) then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = token_bucket__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  p = p and p[ARGV[6]]
+  local tail
+  if p then
+    capacity, refill_tokens, refill_ms, tail = p[1], p[2], p[3], p[4]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    capacity = s + 0
+    if capacity > 1000000000000 then break end
+    local refill_tokens__s = ARGV[5]
+    local refill_ms__s = ARGV[6]
+    tail = '}:tb:' .. refill_tokens__s .. ':' .. refill_ms__s
+    if not find(tail, '^%}:tb:[1-9]%d*:[1-9]%d*$') then break end
+    refill_tokens = refill_tokens__s + 0
+    if refill_tokens > 1000000000000 then break end
+    refill_ms = refill_ms__s + 0
+    if refill_ms > 100000000000 then break end
+    if not (capacity * refill_ms <= 1000000000000000) then break end
+    local h__1 = capacity * refill_ms
+    if not (((h__1 + (0 - h__1) % refill_tokens) / refill_tokens) <= 100000000000) then break end
+    token_bucket__valid__n = token_bucket__valid__n + 1
+    if token_bucket__valid__n > 1000 then -- a bounded memory: forget them all
+      token_bucket__valid, token_bucket__valid__n = {}, 1
+    end
+    local q = token_bucket__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    p = q[ARGV[5]]
+    if p == nil then
+      p = {}
+      q[ARGV[5]] = p
+    end
+    q = p
+    q[ARGV[6]] = {capacity, refill_tokens, refill_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:tb:' .. refill_tokens__s .. ':' .. refill_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -5713,5 +5925,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'b5e4ad460da281df09b84f8681f50d3aa62aef08'
+  return 'cf49734f80f8cd44700d204a5246d5a080813077'
 end}

@@ -73,17 +73,17 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 2 then break end
+  local tail
   s = ARGV[5]
   if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
-  if limit < 1 or limit > 100000 then break end
-  local window_ms__s = ARGV[6] -- the key spells it so
-  s = window_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  window_ms = s + 0
-  if window_ms < 1 or window_ms > 100000000000 then break end
+  if limit > 100000 then break end
+  local window_ms__s = ARGV[6]
+  tail = '}:mw:' .. window_ms__s
+  if not find(tail, '^%}:mw:[1-9]%d*$') then break end
+  window_ms = window_ms__s + 0
+  if window_ms > 100000000000 then break end
   local k = KEYS[1]
-  local tail = '}:mw:' .. window_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)

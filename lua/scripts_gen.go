@@ -72,7 +72,7 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "b5e4ad460da281df09b84f8681f50d3aa62aef08", Source: librarySource,
+		Name: "limitspec", Version: "cf49734f80f8cd44700d204a5246d5a080813077", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "03417394203ef5b5287e21a4101dd8169220e8cb"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "934c065b4845cd2356938fc529b64b9e22df218e"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
@@ -83,7 +83,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "9d9ce2e162fa28ce6a2b986cebf6dac3cabe93e9"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "4372445600944318a493c9cb3e3faaec0c663333"},
 		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "db6ad6e753a631eb776b5bce9b396ea3e3b12091"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
@@ -95,7 +95,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "96338098b78619526bf77f53fe800874cba521e4"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "201278ec310a1da1288d856a48049fd4e3ff59d1"},
 		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "284abf7fa183750b0b9dcac1c8dae4602c34853b"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
@@ -105,7 +105,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "af16adc93414c63c43fa7d18dc24e8da6805359c"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "85e7869eab760e787461e31453c1f32f478da4cb"},
 		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "9376e3a7c757b5f9ed7a9fd9d6587c548cd04efb"},
 		Views:  []kit.View{},
 		Keys:   []string{":gc:<rate>:<period_ms>"},
@@ -115,7 +115,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "8c8b5737be2d8a99fca1cc50b5cd662a668cff25"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "5b89ee3179b9a8219392e2a22a27c63e2d30633f"},
 		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "9b40f312a586b706cb99dcd2543e2b2c00d98df4"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
@@ -125,7 +125,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "7f34b5b609bf8d7e79fd6a337a1350361e174809"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "c437336ee4e4e2f2c4ab256bb6b40797b9d87b34"},
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "4805d82cd1e0e416a5a84d8ae7d88e4efb5b674e"},
 		Views: []kit.View{{Name: "entries",
 			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "99c30a8124a38699babe4bb8b9ff20cddf41c2a2"},
@@ -137,7 +137,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "3d6ed79561ee5faaceb19de79f66e2b1f159427f"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "25e72fa293baa8603d14207b7efb6ea886928fe0"},
 		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5aff31102760d7f5640d156627d3a11f04c7b107"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
@@ -147,7 +147,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "53efb7f315d0955dee918c1850f15d821bd43171"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "53221c8a7344c1fc51682b17001910fb5116472f"},
 		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "b78828a20553c7815c594d469de1e5ab8915cb4a"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
@@ -157,7 +157,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "b6e011e7efead05fdb556ff8047720793a53087b"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "5fe13c93e0210be3e90e2577dd5f01ef300caf24"},
 		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "01b2f557cda5068278ea1889c732f64aad08e8ea"},
 		Views:  []kit.View{},
 		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},

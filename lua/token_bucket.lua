@@ -65,25 +65,23 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
   capacity = s + 0
-  if capacity < 1 or capacity > 1000000000000 then break end
-  local refill_tokens__s = ARGV[5] -- the key spells it so
-  s = refill_tokens__s
-  if not find(s, '^[1-9]%d*$') then break end
-  refill_tokens = s + 0
-  if refill_tokens < 1 or refill_tokens > 1000000000000 then break end
-  local refill_ms__s = ARGV[6] -- the key spells it so
-  s = refill_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  refill_ms = s + 0
-  if refill_ms < 1 or refill_ms > 100000000000 then break end
+  if capacity > 1000000000000 then break end
+  local refill_tokens__s = ARGV[5]
+  local refill_ms__s = ARGV[6]
+  tail = '}:tb:' .. refill_tokens__s .. ':' .. refill_ms__s
+  if not find(tail, '^%}:tb:[1-9]%d*:[1-9]%d*$') then break end
+  refill_tokens = refill_tokens__s + 0
+  if refill_tokens > 1000000000000 then break end
+  refill_ms = refill_ms__s + 0
+  if refill_ms > 100000000000 then break end
   if not (capacity * refill_ms <= 1000000000000000) then break end
   local h__1 = capacity * refill_ms
   if not (((h__1 + (0 - h__1) % refill_tokens) / refill_tokens) <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:tb:' .. refill_tokens__s .. ':' .. refill_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)

@@ -250,8 +250,15 @@ func emitLua(sp *Spec, a *Algorithm, v *View) scriptParts {
 	luaHeader(&w, sp, a, v)
 	w.line("")
 	var code writer
-	luaScriptCode(&code, sp, a, v)
-	return luaAssemble(&w, sp, &code)
+	luaScriptCode(&code, sp, a, v, "")
+	parts := luaAssemble(&w, sp, &code)
+	if v == nil { // the library's function remembers the parameters it found valid
+		memo, decl := luaMemo(a)
+		var lib writer
+		luaScriptCode(&lib, sp, a, nil, memo)
+		parts.lib = libFunc{code: strings.Trim(lib.b.String(), "\n"), top: decl}
+	}
+	return parts
 }
 
 // The suffix of the script that goes with a decision, its reset:
@@ -267,8 +274,10 @@ func algorithmSource(sp *Spec) string {
 }
 
 // luaScriptCode emits a script's own code, after its header and the
-// helpers it uses: the decision of a (v nil) or the view v.
-func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View) {
+// helpers it uses: the decision of a (v nil) or the view v; with memo,
+// the decision of the Functions library's function, which looks its
+// parameters up in memo (luaFastArgs).
+func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View, memo string) {
 	ints, strs, firstParam := luaArgs(sp, a, v)
 	if v != nil {
 		luaErrors(w, a.Name, true)
@@ -286,7 +295,7 @@ func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View) {
 	}
 	w.line("local ALG = %s", luaStr(a.Name+": "))
 	w.line("")
-	luaFastArgs(w, sp, a)
+	luaFastArgs(w, sp, a, memo)
 	exact := luaExactArgs(sp, a)
 	w.inner = append(w.inner, exact)
 	w.raw(exact)

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -39,8 +40,12 @@ func luaDeclareArgs(w *writer, sp *Spec, a *Algorithm) {
 }
 
 // luaFastArgs checks the common call (see above), with a break out of
-// its block at the first check that fails.
-func luaFastArgs(w *writer, sp *Spec, a *Algorithm) {
+// its block at the first check that fails. With memo (in the Functions
+// library), the parameters are looked up first among those found valid
+// by earlier calls, by their arguments (luaMemo): a library's locals
+// live as long as it is loaded, and whether arguments are valid
+// parameters depends on those strings alone.
+func luaFastArgs(w *writer, sp *Spec, a *Algorithm, memo string) {
 	ints, strs, firstParam := luaArgs(sp, a, nil)
 	w.line("-- arguments: the common call (every argument given, each integer in")
 	w.line("-- decimal digits, the key's parameters as the key spells them) is checked")
@@ -49,25 +54,11 @@ func luaFastArgs(w *writer, sp *Spec, a *Algorithm) {
 	w.line("repeat")
 	w.line("  local find, s = string.find")
 	w.line("  if #ARGV ~= %d or #KEYS ~= %d then break end", firstParam+len(a.Params)-1, len(a.States))
-	for _, p := range a.Params {
-		arg := fmt.Sprintf("ARGV[%d]", firstParam+p.Index)
-		if namedByKey(a, p) {
-			w.line("  local %s = %s -- the key spells it so", luaKeyArg(p), arg)
-			arg = luaKeyArg(p)
-		}
-		luaFastInt(w, arg, luaName(p.Name), p.Min, luaExact.print(&Lit{V: p.Max}))
-	}
-	h := &luaHoister{}
-	d := luaDialect(h.hoist)
-	for _, r := range a.Requires {
-		cond := d.print(r.Cond)
-		h.flush(w, "  ")
-		w.line("  if not (%s) then break end", cond)
-	}
-	for _, c := range a.Checks {
-		cond := d.print(c.Cond)
-		h.flush(w, "  ")
-		w.line("  if not (%s) then break end", cond)
+	if memo == "" {
+		w.line("  local tail")
+		luaFastParams(w, a, firstParam, "  ")
+	} else {
+		luaMemoLookup(w, a, firstParam, memo)
 	}
 	luaFastKeys(w, a)
 	for i, in := range ints {
@@ -91,6 +82,123 @@ func luaFastArgs(w *writer, sp *Spec, a *Algorithm) {
 	w.line("until true")
 }
 
+// luaFastParams checks the parameters of the common call, at ind, and
+// sets tail (declared before) to the tail of KEYS[1], which names the
+// key's parameters as given: each parameter no key names read with its
+// own pattern, those the keys name with one pattern over tail, then
+// their joint bounds.
+func luaFastParams(w *writer, a *Algorithm, firstParam int, ind string) {
+	var named []*Param
+	for _, p := range a.Params {
+		arg := fmt.Sprintf("ARGV[%d]", firstParam+p.Index)
+		if namedByKey(a, p) {
+			w.line("%slocal %s = %s", ind, luaKeyArg(p), arg)
+			named = append(named, p)
+			continue
+		}
+		luaFastInt(w, arg, luaName(p.Name), p.Min, luaExact.print(&Lit{V: p.Max}), ind)
+	}
+	w.line("%stail = %s", ind, luaRawTail(a.States[0]))
+	w.line("%sif not find(tail, %s) then break end", ind, luaStr(luaTailPattern(a.States[0])))
+	for _, p := range named { // shortest decimal forms, so at least 1 and within 17 digits of hi
+		n := luaName(p.Name)
+		w.line("%s%s = %s + 0", ind, n, luaKeyArg(p))
+		w.line("%sif %s then break end", ind, luaRange(n, p.Min, 1, luaExact.print(&Lit{V: p.Max})))
+	}
+	h := &luaHoister{}
+	d := luaDialect(h.hoist)
+	for _, c := range append(slices.Clone(a.Requires), luaChecksAsRequires(a)...) {
+		cond := d.print(c.Cond)
+		h.flush(w, ind)
+		w.line("%sif not (%s) then break end", ind, cond)
+	}
+}
+
+// luaChecksAsRequires are the algorithm's runtime checks (the bound
+// analysis's), as requirements.
+func luaChecksAsRequires(a *Algorithm) []*Require {
+	var out []*Require
+	for _, c := range a.Checks {
+		out = append(out, &Require{Cond: c.Cond, Doc: c.Msg})
+	}
+	return out
+}
+
+// luaTailPattern is the pattern of a key's tail whose parameters are in
+// their shortest decimal form (at least 1: a parameter of 0 goes to the
+// exact checks).
+func luaTailPattern(s *State) string {
+	pat := "^%}"
+	for _, p := range s.KeyParts {
+		if p.Param != nil {
+			pat += "[1-9]%d*"
+			continue
+		}
+		for _, c := range p.Text {
+			if strings.ContainsRune("^$()%.[]*+-?", c) {
+				pat += "%"
+			}
+			pat += string(c)
+		}
+	}
+	return pat + "$"
+}
+
+// luaMemoLookup looks the parameters up in memo (luaMemo) by their
+// arguments, and checks them at a miss (luaFastParams), remembering
+// them once found valid.
+func luaMemoLookup(w *writer, a *Algorithm, firstParam int, memo string) {
+	var args, vals []string
+	for _, p := range a.Params {
+		args = append(args, fmt.Sprintf("ARGV[%d]", firstParam+p.Index))
+		vals = append(vals, luaName(p.Name))
+	}
+	w.line("  -- the parameters found valid by earlier calls, by their arguments")
+	w.line("  local p = %s[%s]", memo, args[0])
+	for _, arg := range args[1:] {
+		w.line("  p = p and p[%s]", arg)
+	}
+	w.line("  local tail")
+	w.line("  if p then")
+	w.line("    %s, tail = %s, p[%d]", strings.Join(vals, ", "), luaMemoFields(len(vals)), len(vals)+1)
+	w.line("  else")
+	luaFastParams(w, a, firstParam, "    ")
+	w.line("    %s__n = %s__n + 1", memo, memo)
+	w.line("    if %s__n > %d then -- a bounded memory: forget them all", memo, luaMemoSize)
+	w.line("      %s, %s__n = {}, 1", memo, memo)
+	w.line("    end")
+	w.line("    local q = %s", memo)
+	for _, arg := range args[:len(args)-1] {
+		w.line("    p = q[%s]", arg)
+		w.line("    if p == nil then")
+		w.line("      p = {}")
+		w.line("      q[%s] = p", arg)
+		w.line("    end")
+		w.line("    q = p")
+	}
+	w.line("    q[%s] = {%s, tail}", args[len(args)-1], strings.Join(vals, ", "))
+	w.line("  end")
+}
+
+// luaMemoSize is the most parameter sets a library function remembers.
+const luaMemoSize = 1000
+
+// luaMemoFields is p[1], p[2], ..., p[n].
+func luaMemoFields(n int) string {
+	var out []string
+	for i := 1; i <= n; i++ {
+		out = append(out, fmt.Sprintf("p[%d]", i))
+	}
+	return strings.Join(out, ", ")
+}
+
+// luaMemo names the memory of a's function in the Functions library,
+// and declares it (a library's local, before its functions).
+func luaMemo(a *Algorithm) (name, decl string) {
+	name = luaName(a.Name) + "__valid"
+	return name, fmt.Sprintf("-- the parameters of %s found valid, by their arguments\nlocal %s, %s__n = {}, 0\n", a.Name, name, name)
+}
+
 // namedByKey reports whether a key of a names p: the key spells it, and
 // the fast path compares the argument's string with the key's.
 func namedByKey(a *Algorithm, p *Param) bool {
@@ -104,18 +212,21 @@ func namedByKey(a *Algorithm, p *Param) bool {
 	return false
 }
 
-// luaFastInt reads the integer in arg into name, within [lo, hi]: its
-// shortest decimal form, when lo is at least 1 (a longer one than 17
-// digits is then above hi), or else decimal digits, at most 17 of them.
-func luaFastInt(w *writer, arg, name string, lo int64, hi string) {
-	w.line("  s = %s", arg)
+// luaFastInt reads the integer in arg into name, within [lo, hi], at
+// ind: its shortest decimal form, when lo is at least 1 (a longer one
+// than 17 digits is then above hi), or else decimal digits, at most 17
+// of them.
+func luaFastInt(w *writer, arg, name string, lo int64, hi, ind string) {
+	w.line("%ss = %s", ind, arg)
+	least := int64(0)
 	if lo >= 1 {
-		w.line("  if not find(s, '^[1-9]%%d*$') then break end")
+		least = 1
+		w.line("%sif not find(s, '^[1-9]%%d*$') then break end", ind)
 	} else {
-		w.line("  if #s > 17 or not find(s, '^%%d+$') then break end")
+		w.line("%sif #s > 17 or not find(s, '^%%d+$') then break end", ind)
 	}
-	w.line("  %s = s + 0", name)
-	w.line("  if %s then break end", luaRange(name, lo, hi))
+	w.line("%s%s = s + 0", ind, name)
+	w.line("%sif %s then break end", ind, luaRange(name, lo, least, hi))
 }
 
 // luaKeyArg names the local holding the argument of a parameter that a
@@ -156,7 +267,7 @@ func luaFastInput(w *writer, arg string, in *Input) {
 	w.line("    %s = 0", in.Name)
 	w.line("  elseif #s <= 17 and find(s, '^%%d+$') then")
 	w.line("    %s = s + 0", in.Name)
-	w.line("    if %s then break end", luaRange(in.Name, in.Min, max))
+	w.line("    if %s then break end", luaRange(in.Name, in.Min, 0, max))
 	w.line("  else")
 	w.line("    break")
 	w.line("  end")
@@ -172,13 +283,13 @@ func luaFastNow(w *writer, arg string, in *Input) {
 	w.line("  else")
 	w.line("    break")
 	w.line("  end")
-	w.line("  if %s then break end", luaRange("now", in.Min, luaExact.print(&Lit{V: in.Max, Name: in.MaxName})))
+	w.line("  if %s then break end", luaRange("now", in.Min, 0, luaExact.print(&Lit{V: in.Max, Name: in.MaxName})))
 }
 
 // luaRange is the condition that name, read from decimal digits (so at
-// least 0), is outside [lo, hi].
-func luaRange(name string, lo int64, hi string) string {
-	if lo > 0 {
+// least least: 1 without a leading zero, else 0), is outside [lo, hi].
+func luaRange(name string, lo, least int64, hi string) string {
+	if lo > least {
 		return fmt.Sprintf("%s < %d or %s > %s", name, lo, name, hi)
 	}
 	return fmt.Sprintf("%s > %s", name, hi)
@@ -197,7 +308,6 @@ func luaServerClock(w *writer, ind string) {
 // own tail.
 func luaFastKeys(w *writer, a *Algorithm) {
 	w.line("  local k = KEYS[1]")
-	w.line("  local tail = %s", luaRawTail(a.States[0]))
 	w.line("  local at = #k - #tail + 1")
 	w.line("  if at < 3 or find(k, tail, at, true) ~= at then break end")
 	w.line("  local b1, b2 = string.byte(k, 1, 2)")

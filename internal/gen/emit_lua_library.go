@@ -24,7 +24,7 @@ func libraryFunction(sp *Spec, script string) string { return sp.Library + "_" +
 // <library>_version replies with the library's version, a digest of the
 // scripts' SHA1s, so that a client can tell whether the loaded library is
 // the one it was built with.
-func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte, codes map[string]string) []byte {
+func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte, codes map[string]libFunc) []byte {
 	names := libraryScripts(o, files)
 	views := map[string]bool{}
 	for _, a := range sp.Algorithms {
@@ -52,8 +52,9 @@ func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte, codes map[stri
 		}
 		w.line("")
 		w.line("-- %s", o.luaFile(n))
+		w.raw(codes[n].top)
 		w.line("redis.register_function{function_name = %s%s, callback = function(KEYS, ARGV)", luaStr(libraryFunction(sp, n)), flags)
-		w.raw(luaMathLocals(codes[n]) + codes[n])
+		w.raw(luaMathLocals(codes[n].code) + codes[n].code)
 		w.line("")
 		w.line("end}")
 	}
@@ -93,6 +94,23 @@ func libraryVersion(o *Output, files map[string][]byte) string {
 type scriptParts struct {
 	file []byte
 	code string
+	// lib is the library's function, when it is not code alone.
+	lib libFunc
+}
+
+// libFunc is a function of the Functions library: its code, and what
+// the library declares before it (its locals).
+type libFunc struct {
+	code, top string
+}
+
+// libFunction is the library's function of a script: lib, or its own
+// code.
+func (s scriptParts) libFunction() libFunc {
+	if s.lib.code != "" {
+		return s.lib
+	}
+	return libFunc{code: s.code}
 }
 
 // luaScriptOf is the script w holds. Its file has no newline at the end:

@@ -111,7 +111,7 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 	}
 	algs := slices.Clone(sp.Algorithms)
 	slices.SortFunc(algs, func(x, y *Algorithm) int { return strings.Compare(x.Name, y.Name) })
-	codes := map[string]string{} // each script's own code, by name, for the library
+	codes := map[string]libFunc{} // each script's function in the library, by name
 	for _, a := range algs {
 		if err := algorithmFiles(sp, &o, a, fs, codes); err != nil {
 			return nil, err
@@ -120,7 +120,7 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 	files := fs.files
 	for name, reset := range map[string]bool{policyScript: false, policyResetScript: true} {
 		s := emitLuaPolicy(sp, reset)
-		files[o.luaFile(name)], codes[name] = s.file, s.code
+		files[o.luaFile(name)], codes[name] = s.file, s.libFunction()
 	}
 	files[o.luaFile(libraryScript)] = emitLuaLibrary(sp, &o, files, codes)
 	man, err := emitManifest(sp, &o, algs, files)
@@ -138,7 +138,7 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 
 // algorithmFiles adds an algorithm's scripts (decision, reset, views)
 // and its table for package memory.
-func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet, codes map[string]string) error {
+func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet, codes map[string]libFunc) error {
 	by := fmt.Sprintf("%s: algorithm %s", a.Pos, a.Name)
 	scripts := map[string]scriptParts{
 		a.Name:               emitLua(sp, a, nil),
@@ -155,7 +155,7 @@ func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet, codes map[st
 		if err := fs.put(o.luaFile(name), by, scripts[name].file); err != nil {
 			return err
 		}
-		codes[name] = scripts[name].code
+		codes[name] = scripts[name].libFunction()
 	}
 	src, err := emitMemory(sp, a, o)
 	if err != nil {

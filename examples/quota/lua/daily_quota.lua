@@ -59,17 +59,17 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
-  if limit < 1 or limit > 1000000000 then break end
-  local offset_ms__s = ARGV[5] -- the key spells it so
-  s = offset_ms__s
-  if #s > 17 or not find(s, '^%d+$') then break end
-  offset_ms = s + 0
+  if limit > 1000000000 then break end
+  local offset_ms__s = ARGV[5]
+  tail = '}:quota:dq:' .. offset_ms__s
+  if not find(tail, '^%}:quota:dq:[1-9]%d*$') then break end
+  offset_ms = offset_ms__s + 0
   if offset_ms > 86399999 then break end
   local k = KEYS[1]
-  local tail = '}:quota:dq:' .. offset_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)

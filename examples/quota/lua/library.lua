@@ -92,6 +92,8 @@ local function keep_last(list, n)
 end
 
 -- lua/daily_quota.lua
+-- the parameters of daily_quota found valid, by their arguments
+local daily_quota__valid, daily_quota__valid__n = {}, 0
 redis.register_function{function_name = 'quota_daily_quota', callback = function(KEYS, ARGV)
 local ALG = 'daily_quota: '
 
@@ -103,17 +105,36 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  limit = s + 0
-  if limit < 1 or limit > 1000000000 then break end
-  local offset_ms__s = ARGV[5] -- the key spells it so
-  s = offset_ms__s
-  if #s > 17 or not find(s, '^%d+$') then break end
-  offset_ms = s + 0
-  if offset_ms > 86399999 then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = daily_quota__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  local tail
+  if p then
+    limit, offset_ms, tail = p[1], p[2], p[3]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    limit = s + 0
+    if limit > 1000000000 then break end
+    local offset_ms__s = ARGV[5]
+    tail = '}:quota:dq:' .. offset_ms__s
+    if not find(tail, '^%}:quota:dq:[1-9]%d*$') then break end
+    offset_ms = offset_ms__s + 0
+    if offset_ms > 86399999 then break end
+    daily_quota__valid__n = daily_quota__valid__n + 1
+    if daily_quota__valid__n > 1000 then -- a bounded memory: forget them all
+      daily_quota__valid, daily_quota__valid__n = {}, 1
+    end
+    local q = daily_quota__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    q[ARGV[5]] = {limit, offset_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:quota:dq:' .. offset_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -2932,5 +2953,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return 'c0bd5ab9ee3dda75b6afa55caa370f3bc3992395'
+  return '978b4a237d5dcc186029c9d07e87f5b40c065221'
 end}

@@ -59,18 +59,18 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
-  if limit < 1 or limit > 1000 then break end
-  local gap_ms__s = ARGV[5] -- the key spells it so
-  s = gap_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  gap_ms = s + 0
-  if gap_ms < 1 or gap_ms > 1000000000 then break end
+  if limit > 1000 then break end
+  local gap_ms__s = ARGV[5]
+  tail = '}:small:ctr:' .. gap_ms__s
+  if not find(tail, '^%}:small:ctr:[1-9]%d*$') then break end
+  gap_ms = gap_ms__s + 0
+  if gap_ms > 1000000000 then break end
   if not (limit * gap_ms <= 100000000000) then break end
   local k = KEYS[1]
-  local tail = '}:small:ctr:' .. gap_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)

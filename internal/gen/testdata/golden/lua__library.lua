@@ -94,6 +94,8 @@ local function keep_last(list, n)
 end
 
 -- lua/counter.lua
+-- the parameters of counter found valid, by their arguments
+local counter__valid, counter__valid__n = {}, 0
 redis.register_function{function_name = 'small_counter', callback = function(KEYS, ARGV)
 local ALG = 'counter: '
 
@@ -105,18 +107,37 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 5 or #KEYS ~= 1 then break end
-  s = ARGV[4]
-  if not find(s, '^[1-9]%d*$') then break end
-  limit = s + 0
-  if limit < 1 or limit > 1000 then break end
-  local gap_ms__s = ARGV[5] -- the key spells it so
-  s = gap_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  gap_ms = s + 0
-  if gap_ms < 1 or gap_ms > 1000000000 then break end
-  if not (limit * gap_ms <= 100000000000) then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = counter__valid[ARGV[4]]
+  p = p and p[ARGV[5]]
+  local tail
+  if p then
+    limit, gap_ms, tail = p[1], p[2], p[3]
+  else
+    s = ARGV[4]
+    if not find(s, '^[1-9]%d*$') then break end
+    limit = s + 0
+    if limit > 1000 then break end
+    local gap_ms__s = ARGV[5]
+    tail = '}:small:ctr:' .. gap_ms__s
+    if not find(tail, '^%}:small:ctr:[1-9]%d*$') then break end
+    gap_ms = gap_ms__s + 0
+    if gap_ms > 1000000000 then break end
+    if not (limit * gap_ms <= 100000000000) then break end
+    counter__valid__n = counter__valid__n + 1
+    if counter__valid__n > 1000 then -- a bounded memory: forget them all
+      counter__valid, counter__valid__n = {}, 1
+    end
+    local q = counter__valid
+    p = q[ARGV[4]]
+    if p == nil then
+      p = {}
+      q[ARGV[4]] = p
+    end
+    q = p
+    q[ARGV[5]] = {limit, gap_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:small:ctr:' .. gap_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -3544,6 +3565,8 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/trail.lua
+-- the parameters of trail found valid, by their arguments
+local trail__valid, trail__valid__n = {}, 0
 redis.register_function{function_name = 'small_trail', callback = function(KEYS, ARGV)
 local ALG = 'trail: '
 
@@ -3555,22 +3578,46 @@ local checked = false
 repeat
   local find, s = string.find
   if #ARGV ~= 7 or #KEYS ~= 4 then break end
-  s = ARGV[5]
-  if not find(s, '^[1-9]%d*$') then break end
-  limit = s + 0
-  if limit < 1 or limit > 100 then break end
-  local window_ms__s = ARGV[6] -- the key spells it so
-  s = window_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  window_ms = s + 0
-  if window_ms < 1 or window_ms > 1000000 then break end
-  local bucket_ms__s = ARGV[7] -- the key spells it so
-  s = bucket_ms__s
-  if not find(s, '^[1-9]%d*$') then break end
-  bucket_ms = s + 0
-  if bucket_ms < 1 or bucket_ms > 1000 then break end
+  -- the parameters found valid by earlier calls, by their arguments
+  local p = trail__valid[ARGV[5]]
+  p = p and p[ARGV[6]]
+  p = p and p[ARGV[7]]
+  local tail
+  if p then
+    limit, window_ms, bucket_ms, tail = p[1], p[2], p[3], p[4]
+  else
+    s = ARGV[5]
+    if not find(s, '^[1-9]%d*$') then break end
+    limit = s + 0
+    if limit > 100 then break end
+    local window_ms__s = ARGV[6]
+    local bucket_ms__s = ARGV[7]
+    tail = '}:small:log:' .. window_ms__s .. ':' .. bucket_ms__s
+    if not find(tail, '^%}:small:log:[1-9]%d*:[1-9]%d*$') then break end
+    window_ms = window_ms__s + 0
+    if window_ms > 1000000 then break end
+    bucket_ms = bucket_ms__s + 0
+    if bucket_ms > 1000 then break end
+    trail__valid__n = trail__valid__n + 1
+    if trail__valid__n > 1000 then -- a bounded memory: forget them all
+      trail__valid, trail__valid__n = {}, 1
+    end
+    local q = trail__valid
+    p = q[ARGV[5]]
+    if p == nil then
+      p = {}
+      q[ARGV[5]] = p
+    end
+    q = p
+    p = q[ARGV[6]]
+    if p == nil then
+      p = {}
+      q[ARGV[6]] = p
+    end
+    q = p
+    q[ARGV[7]] = {limit, window_ms, bucket_ms, tail}
+  end
   local k = KEYS[1]
-  local tail = '}:small:log:' .. window_ms__s .. ':' .. bucket_ms__s
   local at = #k - #tail + 1
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
@@ -4428,5 +4475,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '76a77e299b033e3f44104b95e62f5448a5b61184'
+  return 'e737b8e1c0e501086e7f5993da0a8a1be692104e'
 end}

@@ -36,7 +36,7 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "76a77e299b033e3f44104b95e62f5448a5b61184", Source: librarySource,
+		Name: "small", Version: "e737b8e1c0e501086e7f5993da0a8a1be692104e", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "63e249b90a52904dd0c254f45851215c99d51e0f"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "16008ce4ec173f3fd8b2f7a6352520ed2025045f"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
@@ -48,7 +48,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "ee7ee7fcd9c99b1c514458dbeb46f34312e203aa"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "c958794ef1a05fdf165a3b4cc57f54d36aaa1726"},
 		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "7165678f14e7acf241d9747f8fff3de70d6873a8"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
@@ -58,7 +58,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "e202981af7044aa3cd15e2e45f46cd354e4180b9"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "57a272f9bc4003688d6fbfd68a7dd9cb4fac7434"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "66971a844c3db5e05c4d432cff1ae5f028fc1782"},
 		Views: []kit.View{{Name: "recent",
 			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "1e305a6762f565a5910c7d9086633d7c580a1d02"},
