@@ -126,14 +126,16 @@ repeat
   if limit_3 > 500000000000 then break end
   local window_ms_3__s = ARGV[10]
   tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
-  if not find(tail, '^%}:bw:[1-9]%d*:[1-9]%d*:[1-9]%d*:[1-9]%d*$') then break end
+  if not find(tail, '^%}:bw:[1-9]%d*:[1-9]%d*:%d+:%d+$') then break end
   window_ms = window_ms__s + 0
   if window_ms > 100000000000 then break end
   bucket_ms = bucket_ms__s + 0
   if bucket_ms > 100000000000 then break end
   window_ms_2 = window_ms_2__s + 0
+  if #window_ms_2__s > 1 and window_ms_2 < 10 ^ (#window_ms_2__s - 1) then break end
   if window_ms_2 > 100000000000 then break end
   window_ms_3 = window_ms_3__s + 0
+  if #window_ms_3__s > 1 and window_ms_3 < 10 ^ (#window_ms_3__s - 1) then break end
   if window_ms_3 > 100000000000 then break end
   if not (window_ms % bucket_ms == 0) then break end
   if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then break end

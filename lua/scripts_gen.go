@@ -72,7 +72,7 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "cf49734f80f8cd44700d204a5246d5a080813077", Source: librarySource,
+		Name: "limitspec", Version: "1f40b1a7d4526aaec790d9ad40b556aefbaba320", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "03417394203ef5b5287e21a4101dd8169220e8cb"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "934c065b4845cd2356938fc529b64b9e22df218e"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
@@ -83,7 +83,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "4372445600944318a493c9cb3e3faaec0c663333"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "fc125dea45382fe3c3f2090ecb17e6f4a9593916"},
 		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "db6ad6e753a631eb776b5bce9b396ea3e3b12091"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},

@@ -27,7 +27,7 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "978b4a237d5dcc186029c9d07e87f5b40c065221", Source: librarySource,
+		Name: "quota", Version: "7d4581dfa124f729b831ee2e56cd585e59885ddb", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ed283a8337bd50477f6e3edace0e0005b548dad0"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "8e2b0ebb79372ab83028c18047d9a0b131ebcedc"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
@@ -38,7 +38,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "7ea5ffb37cbec9bac2e423c15420f7af9939502e"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "82b8921e664d18383911756ff1d65ab264b32107"},
 		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "8ad967b81d96523ddb1f00d5e87ede93fce2b1b6"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},

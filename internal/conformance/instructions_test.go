@@ -19,6 +19,7 @@ import (
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/kit"
+	"github.com/limitspec/limitspec/redislimit"
 )
 
 const instructionsFile = "testdata/instructions.txt"
@@ -39,23 +40,28 @@ const (
 
 // instrSubject is one script call counted: an algorithm's decision
 // admitting a request of cost 1 on an existing key, with the caller's
-// clock or (serverClock) the server's.
+// clock or (serverClock) the server's, by EVALSHA or (functions) by
+// FCALL of the Functions library.
 type instrSubject struct {
-	limit       limitspec.Limit
-	serverClock bool
+	limit                  limitspec.Limit
+	serverClock, functions bool
 }
 
 // name is the subject's line name in instructionsFile.
 func (s instrSubject) name() string {
-	if s.serverClock {
-		return s.limit.Algorithm().String() + " server-clock"
+	n := s.limit.Algorithm().String() + " admitted"
+	if s.functions {
+		n += " fcall"
 	}
-	return s.limit.Algorithm().String() + " admitted"
+	if s.serverClock {
+		n += " server-clock"
+	}
+	return n
 }
 
 // instrSubjects are the subjects: every algorithm of the catalogue with
-// limits so large that every counted decision admits, gcra on the
-// server's clock too.
+// limits so large that every counted decision admits, by EVALSHA and by
+// FCALL, gcra on the server's clock too.
 func instrSubjects() []instrSubject {
 	const n, per = 1_000_000, time.Minute
 	limits := []limitspec.Limit{
@@ -70,9 +76,9 @@ func instrSubjects() []instrSubject {
 	}
 	var out []instrSubject
 	for _, l := range limits {
-		out = append(out, instrSubject{limit: l})
+		out = append(out, instrSubject{limit: l}, instrSubject{limit: l, functions: true})
 	}
-	return append(out, instrSubject{limit: limits[0], serverClock: true})
+	return append(out, instrSubject{limit: limits[0], serverClock: true}, instrSubject{limit: limits[0], serverClock: true, functions: true})
 }
 
 // TestInstructionBudgets holds the Redis server's work per decision to
@@ -87,7 +93,7 @@ func instrSubjects() []instrSubject {
 // as much is logged, for the budget to be lowered. The budgets hold for
 // the redis-server they were recorded with (its version heads the file):
 // another version's server skips the test, saying so. It takes about a
-// minute, and is left out with -short.
+// minute and a half, and is left out with -short.
 func TestInstructionBudgets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("left to make test-all: it runs a redis-server under valgrind for about a minute")
@@ -161,12 +167,7 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 		return 0, err
 	}
 	params := kit.Decimal(args)
-	for _, c := range []*redis.StatusCmd{rdb.FlushAll(ctx), rdb.ScriptFlush(ctx)} {
-		if c.Err() != nil {
-			return 0, c.Err()
-		}
-	}
-	sha, err := rdb.ScriptLoad(ctx, sc.Decide.Source).Result()
+	run, err := freshScript(ctx, rdb, sc, s.functions)
 	if err != nil {
 		return 0, err
 	}
@@ -182,8 +183,7 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 		for _, v := range params {
 			argv = append(argv, v)
 		}
-		key := fmt.Sprintf("user:%05d", i%instrKeys)
-		p.EvalSha(ctx, sha, sc.KeyNames(key, "", params), argv...)
+		run(p, sc.KeyNames(fmt.Sprintf("user:%05d", i%instrKeys), "", params), argv)
 	}
 	if err := pipelined(ctx, rdb, 0, instrKeys, call); err != nil {
 		return 0, err
@@ -196,6 +196,32 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 	}
 	total, err := dumpInstructions(pid, out)
 	return total / instrCalls, err
+}
+
+// freshScript empties the server and gives it a fresh Lua state (its
+// scripts flushed, or its libraries flushed and the catalogue's loaded
+// again), so that the garbage collector's work falls the same way at
+// each run, and returns what queues a call of sc's decision, by EVALSHA
+// or by FCALL.
+func freshScript(ctx context.Context, rdb *redis.Client, sc *kit.Scripts, functions bool) (func(redis.Pipeliner, []string, []any), error) {
+	for _, c := range []redis.Cmder{rdb.FlushAll(ctx), rdb.ScriptFlush(ctx), rdb.FunctionFlush(ctx)} {
+		if c.Err() != nil {
+			return nil, c.Err()
+		}
+	}
+	if functions {
+		lib, ok := kit.LookupLibrary(sc.Library)
+		if !ok {
+			return nil, fmt.Errorf("no library %s", sc.Library)
+		}
+		if _, err := redislimit.LoadLibrary(ctx, rdb, lib); err != nil {
+			return nil, err
+		}
+		fn := lib.Name + "_" + sc.Decide.Name
+		return func(p redis.Pipeliner, keys []string, argv []any) { p.FCall(ctx, fn, keys, argv...) }, nil
+	}
+	sha, err := rdb.ScriptLoad(ctx, sc.Decide.Source).Result()
+	return func(p redis.Pipeliner, keys []string, argv []any) { p.EvalSha(ctx, sha, keys, argv...) }, err
 }
 
 // pipelined runs call for the decisions from to to-1, in pipelines of

@@ -100,10 +100,13 @@ func luaFastParams(w *writer, a *Algorithm, firstParam int, ind string) {
 	}
 	w.line("%stail = %s", ind, luaRawTail(a.States[0]))
 	w.line("%sif not find(tail, %s) then break end", ind, luaStr(luaTailPattern(a.States[0])))
-	for _, p := range named { // shortest decimal forms, so at least 1 and within 17 digits of hi
+	for _, p := range named { // decimal digits, so at least 0
 		n := luaName(p.Name)
 		w.line("%s%s = %s + 0", ind, n, luaKeyArg(p))
-		w.line("%sif %s then break end", ind, luaRange(n, p.Min, 1, luaExact.print(&Lit{V: p.Max})))
+		if p.Min < 1 { // shortest: no leading zero (then its 17 digits bound it too)
+			w.line("%sif #%s > 1 and %s < 10 ^ (#%s - 1) then break end", ind, luaKeyArg(p), n, luaKeyArg(p))
+		}
+		w.line("%sif %s then break end", ind, luaRange(n, p.Min, min(p.Min, 1), luaExact.print(&Lit{V: p.Max})))
 	}
 	h := &luaHoister{}
 	d := luaDialect(h.hoist)
@@ -125,13 +128,18 @@ func luaChecksAsRequires(a *Algorithm) []*Require {
 }
 
 // luaTailPattern is the pattern of a key's tail whose parameters are in
-// their shortest decimal form (at least 1: a parameter of 0 goes to the
-// exact checks).
+// decimal digits, without a leading zero where the parameter is at least
+// 1 (one that may be 0 is checked for it after: a pattern cannot say
+// "0, or no leading zero").
 func luaTailPattern(s *State) string {
 	pat := "^%}"
 	for _, p := range s.KeyParts {
-		if p.Param != nil {
+		if p.Param != nil && p.Param.Min >= 1 {
 			pat += "[1-9]%d*"
+			continue
+		}
+		if p.Param != nil {
+			pat += "%d+"
 			continue
 		}
 		for _, c := range p.Text {

@@ -66,8 +66,9 @@ repeat
   if limit > 1000000000 then break end
   local offset_ms__s = ARGV[5]
   tail = '}:quota:dq:' .. offset_ms__s
-  if not find(tail, '^%}:quota:dq:[1-9]%d*$') then break end
+  if not find(tail, '^%}:quota:dq:%d+$') then break end
   offset_ms = offset_ms__s + 0
+  if #offset_ms__s > 1 and offset_ms < 10 ^ (#offset_ms__s - 1) then break end
   if offset_ms > 86399999 then break end
   local k = KEYS[1]
   local at = #k - #tail + 1

@@ -118,8 +118,9 @@ repeat
     if limit > 1000000000 then break end
     local offset_ms__s = ARGV[5]
     tail = '}:quota:dq:' .. offset_ms__s
-    if not find(tail, '^%}:quota:dq:[1-9]%d*$') then break end
+    if not find(tail, '^%}:quota:dq:%d+$') then break end
     offset_ms = offset_ms__s + 0
+    if #offset_ms__s > 1 and offset_ms < 10 ^ (#offset_ms__s - 1) then break end
     if offset_ms > 86399999 then break end
     daily_quota__valid__n = daily_quota__valid__n + 1
     if daily_quota__valid__n > 1000 then -- a bounded memory: forget them all
@@ -2953,5 +2954,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return '978b4a237d5dcc186029c9d07e87f5b40c065221'
+  return '7d4581dfa124f729b831ee2e56cd585e59885ddb'
 end}
