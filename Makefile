@@ -19,8 +19,8 @@ verify:
 # the fault suite, and the rest, with -short: the slowest fills, the
 # tests that build modules with the go tool, the Cluster by FCALL and
 # through redislimit, most random traces and the race run are left to
-# test-all (grep testing.Short). Installs redis-server first when it is
-# missing.
+# test-all (grep testing.Short). Installs redis-server and valgrind
+# first when they are missing.
 test: redis-server
 	$(GO) test -short -count=1 ./...
 
@@ -32,8 +32,10 @@ test-all: redis-server check
 
 RACE_PKGS = ./kit/ ./memory/ ./fallback/ ./lease/ ./denials/ ./internal/keyed/ ./httplimit/
 
-# redis-server and redis-cli from the distribution's packages, with sudo
-# when not root, unless both are on the PATH.
+# redis-server, redis-cli and valgrind (whose callgrind counts the
+# instructions of the scripts, TestInstructionBudgets) from the
+# distribution's packages, with sudo when not root, unless they are on
+# the PATH.
 redis-server:
 	@./scripts/install-redis
 
