@@ -779,7 +779,8 @@ if took > 0 then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
   local t__22 = widest - eff % bucket_ms
-  redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
+  local t__23 = string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS) -- the TTL of the writes below
+  redis.call('PSETEX', KEYS[2], t__23, string.format('%d', eff))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
@@ -807,8 +808,7 @@ if took > 0 then
     end
     win__top = win__x
   end
-  local t__23 = widest - eff % bucket_ms
-  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
+  redis.call('PEXPIRE', KEYS[1], t__23)
   -- after the add (see Drop)
   local t__24 = bucket - widest
   if win__card > 0 and win__le[t__24] ~= 0 then

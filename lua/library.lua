@@ -830,7 +830,8 @@ if took > 0 then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
   local t__22 = widest - eff % bucket_ms
-  redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
+  local t__23 = string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS) -- the TTL of the writes below
+  redis.call('PSETEX', KEYS[2], t__23, string.format('%d', eff))
   do
     local win__x = {start = bucket, count = took}
     if win__top ~= nil then
@@ -858,8 +859,7 @@ if took > 0 then
     end
     win__top = win__x
   end
-  local t__23 = widest - eff % bucket_ms
-  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
+  redis.call('PEXPIRE', KEYS[1], t__23)
   -- after the add (see Drop)
   local t__24 = bucket - widest
   if win__card > 0 and win__le[t__24] ~= 0 then
@@ -2095,12 +2095,13 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1], KEYS[2])
   end
-  redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
+  local t__6 = string.format('%d', ends + TTL_MARGIN_MS) -- the TTL of the writes below
+  redis.call('PSETEX', KEYS[1], t__6, string.format('%d:%d:%d', eff, start, after))
   redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
-  redis.call('PEXPIRE', KEYS[2], string.format('%d', ends + TTL_MARGIN_MS))
+  redis.call('PEXPIRE', KEYS[2], t__6)
 end
-local t__6 = limit - after
-return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+local t__7 = limit - after
+return {(ok and 1 or 0), limit, (t__7 > 0 and t__7 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
 end}
 
 -- lua/meta_window_entries.lua
@@ -5265,15 +5266,16 @@ if took > 0 then
     end
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+  local t__6 = string.format('%d', lag + window_ms + TTL_MARGIN_MS) -- the TTL of the writes below
+  redis.call('PEXPIRE', KEYS[1], t__6)
   -- after the add (see Drop)
   if log__card > 0 and log__le[from] ~= 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
   end
-  redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
+  redis.call('PSETEX', KEYS[2], t__6, string.format('%d:%d', after, eff))
 end
-local t__6 = limit - after
-return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0),
+local t__7 = limit - after
+return {(ok and 1 or 0), limit, (t__7 > 0 and t__7 or 0),
     ((ok or c > limit) and -1 or (free_at - now)),
     ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
 end}
@@ -5927,5 +5929,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '1f40b1a7d4526aaec790d9ad40b556aefbaba320'
+  return '499e9de91196fd3439e5b451bbeaab7ba98e13f9'
 end}

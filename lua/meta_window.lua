@@ -286,9 +286,10 @@ if took > 0 then
     stale = false
     redis.call('DEL', KEYS[1], KEYS[2])
   end
-  redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
+  local t__6 = string.format('%d', ends + TTL_MARGIN_MS) -- the TTL of the writes below
+  redis.call('PSETEX', KEYS[1], t__6, string.format('%d:%d:%d', eff, start, after))
   redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
-  redis.call('PEXPIRE', KEYS[2], string.format('%d', ends + TTL_MARGIN_MS))
+  redis.call('PEXPIRE', KEYS[2], t__6)
 end
-local t__6 = limit - after
-return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+local t__7 = limit - after
+return {(ok and 1 or 0), limit, (t__7 > 0 and t__7 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}

@@ -72,7 +72,7 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "1f40b1a7d4526aaec790d9ad40b556aefbaba320", Source: librarySource,
+		Name: "limitspec", Version: "499e9de91196fd3439e5b451bbeaab7ba98e13f9", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "03417394203ef5b5287e21a4101dd8169220e8cb"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "934c065b4845cd2356938fc529b64b9e22df218e"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
@@ -83,7 +83,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "fc125dea45382fe3c3f2090ecb17e6f4a9593916"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "d8b7eb4b2c934baa9c046fe97a1061e7993244f7"},
 		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "db6ad6e753a631eb776b5bce9b396ea3e3b12091"},
 		Views:  []kit.View{},
 		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
@@ -125,7 +125,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "c437336ee4e4e2f2c4ab256bb6b40797b9d87b34"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "7c23516fd87ae5058eee3d69fee56d7739e0093c"},
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "4805d82cd1e0e416a5a84d8ae7d88e4efb5b674e"},
 		Views: []kit.View{{Name: "entries",
 			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "99c30a8124a38699babe4bb8b9ff20cddf41c2a2"},
@@ -137,7 +137,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "25e72fa293baa8603d14207b7efb6ea886928fe0"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "ca1e4f8f0bbd1b453d9fdbc55240507adc3a8537"},
 		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5aff31102760d7f5640d156627d3a11f04c7b107"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},

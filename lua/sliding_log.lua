@@ -534,14 +534,15 @@ if took > 0 then
     end
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+  local t__6 = string.format('%d', lag + window_ms + TTL_MARGIN_MS) -- the TTL of the writes below
+  redis.call('PEXPIRE', KEYS[1], t__6)
   -- after the add (see Drop)
   if log__card > 0 and log__le[from] ~= 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
   end
-  redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
+  redis.call('PSETEX', KEYS[2], t__6, string.format('%d:%d', after, eff))
 end
-local t__6 = limit - after
-return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0),
+local t__7 = limit - after
+return {(ok and 1 or 0), limit, (t__7 > 0 and t__7 or 0),
     ((ok or c > limit) and -1 or (free_at - now)),
     ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}

@@ -923,13 +923,27 @@ type luaBlockState struct {
 	ttls map[*State]string
 	// dropped are the drops written after the block's next add (see Drop).
 	dropped map[*State]*Drop
+	// ttlUses counts the writes of the block by TTL (as the spec writes
+	// it), and ttlText holds the local of each TTL written as text once
+	// for several (see ttlArg).
+	ttlUses map[string]int
+	ttlText map[string]string
 }
 
 // block emits body, indented by ind. wiped says whether every path to it
 // has already called wipe (or there is no clock); it returns the same for
 // the end of body.
 func (e *luaEmitter) block(body []Stmt, ind string, wiped bool) bool {
-	b := &luaBlockState{body: body, ind: ind, wiped: wiped, ttls: map[*State]string{}, dropped: map[*State]*Drop{}}
+	b := &luaBlockState{body: body, ind: ind, wiped: wiped, ttls: map[*State]string{}, dropped: map[*State]*Drop{},
+		ttlUses: map[string]int{}, ttlText: map[string]string{}}
+	for _, s := range body {
+		switch s := s.(type) {
+		case *Store:
+			b.ttlUses[Format(s.TTL)]++
+		case *Add:
+			b.ttlUses[Format(s.TTL)]++
+		}
+	}
 	for _, s := range body {
 		commentLines(e.w, ind+"--", s.commented().Comments)
 		luaAggregates(e.w, e.a, s, ind, e.names)
@@ -978,10 +992,10 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 		for i := range s.State.Fields {
 			vals, formats = append(vals, d.print(s.Values[i])), append(formats, "%d")
 		}
-		ttl := d.print(s.TTL)
-		e.line(ind, "redis.call('PSETEX', %s, string.format('%%d', %s), string.format(%s, %s))",
+		ttl := e.ttlArg(b, s.TTL)
+		e.line(ind, "redis.call('PSETEX', %s, %s, string.format(%s, %s))",
 			e.key(s.State), ttl, luaStr(strings.Join(formats, ":")), strings.Join(vals, ", "))
-		b.ttls[s.State] = ttl
+		b.ttls[s.State] = e.dup().print(s.TTL)
 	case *Add:
 		e.add(b, s)
 	case *Drop:
@@ -1015,13 +1029,31 @@ func (e *luaEmitter) add(b *luaBlockState, s *Add) {
 	}
 	if ttl := e.dup().print(s.TTL); b.ttls[s.State] != ttl {
 		b.ttls[s.State] = ttl
-		e.line(ind, "redis.call('PEXPIRE', %s, string.format('%%d', %s))", e.key(s.State), e.d.print(s.TTL))
+		e.line(ind, "redis.call('PEXPIRE', %s, %s)", e.key(s.State), e.ttlArg(b, s.TTL))
 	}
 	if drop := b.dropped[s.State]; drop != nil {
 		delete(b.dropped, s.State)
 		w.line("%s-- after the add (see Drop)", ind)
 		e.dropNow(ind, drop)
 	}
+}
+
+// ttlArg is the TTL ttl as a command's argument, decimal text: written
+// out where the block writes with it once, else made once into a local
+// that its writes share.
+func (e *luaEmitter) ttlArg(b *luaBlockState, ttl Expr) string {
+	key := Format(ttl)
+	if name, ok := b.ttlText[key]; ok {
+		return name
+	}
+	text := "string.format('%d', " + e.d.print(ttl) + ")"
+	if b.ttlUses[key] < 2 || e.w.commitOnly { // a policy's writes are closures of their own
+		return text
+	}
+	name := e.temp()
+	e.line(b.ind, "local %s = %s -- the TTL of the writes below", name, text)
+	b.ttlText[key] = name
+	return name
 }
 
 // dropNow removes the entries of a drop's zset scored at most its bound,

@@ -4171,7 +4171,8 @@ if ok and c > 0 then
     end
     log__top = log__x
   end
-  redis.call('PEXPIRE', KEYS[1], string.format('%d', window_ms + MARGIN))
+  local t__2 = string.format('%d', window_ms + MARGIN) -- the TTL of the writes below
+  redis.call('PEXPIRE', KEYS[1], t__2)
   -- after the add (see Drop)
   if log__card > 0 and log__le[from] ~= 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
@@ -4179,7 +4180,7 @@ if ok and c > 0 then
   if hits__top ~= nil and hits__top.start <= from then
     hits__top = nil -- every entry is gone: the next add starts afresh
   end
-  redis.call('PSETEX', KEYS[4], string.format('%d', window_ms + MARGIN), string.format('%d', now))
+  redis.call('PSETEX', KEYS[4], t__2, string.format('%d', now))
   do
     local hits__x = {start = bucket, n = c}
     if hits__top ~= nil then
@@ -4204,7 +4205,7 @@ if ok and c > 0 then
     end
     hits__top = hits__x
   end
-  redis.call('PEXPIRE', KEYS[3], string.format('%d', window_ms + MARGIN))
+  redis.call('PEXPIRE', KEYS[3], t__2)
   -- after the add (see Drop)
   if hits__card > 0 and hits__le[from] ~= 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', string.format('%d', from))
@@ -4213,16 +4214,16 @@ if ok and c > 0 then
     redis.call('DEL', KEYS[2])
   end
   redis.call('RPUSH', KEYS[2], string.format('%d:%s', now, note))
-  redis.call('PEXPIRE', KEYS[2], string.format('%d', window_ms + MARGIN))
+  redis.call('PEXPIRE', KEYS[2], t__2)
 end
-local t__2
+local t__3
 if ok or busy then
-  t__2 = -1
+  t__3 = -1
 else
-  local t__3 = free_at - now
-  t__2 = (t__3 > 0 and t__3 or 0)
+  local t__4 = free_at - now
+  t__3 = (t__4 > 0 and t__4 or 0)
 end
-return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), t__2, window_ms, 0, 0}
+return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), t__3, window_ms, 0, 0}
 end}
 
 -- lua/trail_recent.lua
@@ -4475,5 +4476,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return 'e737b8e1c0e501086e7f5993da0a8a1be692104e'
+  return '961708b6efce6d371a23bad51497b866c0b989ca'
 end}

@@ -36,7 +36,7 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "e737b8e1c0e501086e7f5993da0a8a1be692104e", Source: librarySource,
+		Name: "small", Version: "961708b6efce6d371a23bad51497b866c0b989ca", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "63e249b90a52904dd0c254f45851215c99d51e0f"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "16008ce4ec173f3fd8b2f7a6352520ed2025045f"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
@@ -58,7 +58,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "57a272f9bc4003688d6fbfd68a7dd9cb4fac7434"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "d97cd38c0a093772b28714282ba0d5e3311340a5"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "66971a844c3db5e05c4d432cff1ae5f028fc1782"},
 		Views: []kit.View{{Name: "recent",
 			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "1e305a6762f565a5910c7d9086633d7c580a1d02"},
