@@ -13,6 +13,15 @@
 // (docs/semantics.md, "Keys"). A policy is decided all or nothing, with
 // every shard its limits touch locked at once.
 //
+// A limit known in advance can be bound once: Bind checks it and returns
+// a Bound, which decides keys by it on the same states as the Limiter,
+// checking only each request's key, time, cost and inputs (BindPolicy
+// does the same for a policy):
+//
+//	perUser, err := lim.Bind(limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
+//	...
+//	res, err := perUser.Allow(ctx, "alice") // a limitspec.LimitResult
+//
 // A process alone, or the fallback of package fallback while Redis is
 // unavailable, decides with it; each process then limits on its own.
 //
@@ -26,8 +35,20 @@
 // integers (fixed_window, sliding_window, token_bucket, gcra,
 // leaky_bucket) allocates only its result's Limits, and nothing when it
 // is decided into a Result the caller reuses (LimitInto) with a limit
-// held in a limitspec.Limit; a state with entries allocates as its
-// entries grow.
+// held in a limitspec.Limit, nor through a Bound, whose result is a
+// LimitResult; a state with entries allocates as its entries grow. A
+// Bound's decision also spares the Limiter's per-call work on the limit:
+// converting it from the interface, finding its algorithm's table and
+// looking up whether it was validated.
+//
+// A request without a Now is decided at the limiter's clock: WithClock's,
+// or else the system's wall clock, read as time.Now reads it but with
+// one clock read where time.Now makes two (the wall and the monotonic
+// clocks): the Limiter reads both once a second, and the monotonic one
+// alone in between. They advance alike (what slews the wall clock slews the
+// monotonic one), so the readings are time.Now's but after a step of the
+// wall clock (set by hand, by NTP at start-up, a leap second), which is
+// followed within a second.
 //
 // A key's state carries the TTL the script would give it in Redis, on
 // the caller's clock (the request's Now, or the limiter's clock), and
@@ -57,7 +78,8 @@ import (
 // limitspec.Limiter, limitspec.Resetter and limitspec.Checker, and is
 // safe for concurrent use. Make one with New.
 type Limiter struct {
-	clock     func() time.Time
+	clock     func() time.Time // WithClock's; nil: sys
+	sys       systemClock
 	noSweeper bool
 	mu        sync.Mutex // serializes the creation of tables
 	// tables are the tables made so far, one per algorithm decided, in
@@ -78,7 +100,8 @@ type table struct {
 type Option func(*Limiter) error
 
 // WithClock decides requests without a Now at clock's time instead of
-// time.Now's.
+// the system's wall clock (time.Now's, read as the Limiter reads it: see
+// "Memory and time").
 func WithClock(clock func() time.Time) Option {
 	return func(l *Limiter) error {
 		if clock == nil {
@@ -102,7 +125,7 @@ func WithoutSweeper() Option {
 // New returns a Limiter; it refuses a nil option, and an option that
 // cannot work, with an error that says why.
 func New(opts ...Option) (*Limiter, error) {
-	l := &Limiter{clock: time.Now}
+	l := &Limiter{}
 	for i, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("memory: option %d of New is nil", i+1)
@@ -325,16 +348,15 @@ func find(tables []*table, id limitspec.Algorithm) *table {
 }
 
 // nowMs is t in ms since the epoch, or the limiter's clock's for the
-// zero Time (time.Now's for a Limiter not made by New).
+// zero Time.
 func (l *Limiter) nowMs(t time.Time) int64 {
 	switch {
 	case !t.IsZero():
-	case l.clock == nil:
-		t = time.Now()
-	default:
-		t = l.clock()
+		return t.UnixMilli()
+	case l.clock != nil:
+		return l.clock().UnixMilli()
 	}
-	return t.UnixMilli()
+	return l.sys.nowMs()
 }
 
 // inputs orders the named inputs as names lists them; missing ones are
