@@ -198,9 +198,9 @@ func IsNil(v any) bool {
 	if v == nil {
 		return true
 	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
+	switch reflect.TypeOf(v).Kind() { // the type alone, for a value of no pointer kind (a typed limit)
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
+		return reflect.ValueOf(v).IsNil()
 	}
 	return false
 }

@@ -17,6 +17,9 @@ func heapPerKeyTable(n int) (Table, error) {
 		Columns: []Column{{"bytes per key", Lower}},
 	}
 	for _, l := range localLimiters {
+		if l.Handle {
+			continue // the states of the row above
+		}
 		b, err := heapPerKey(l, n)
 		if err != nil {
 			return Table{}, err

@@ -21,6 +21,9 @@ type localLimiter struct {
 	Group, Name string
 	Ours        bool
 	New         func() (allow func(key string) bool, stop func())
+	// Handle marks a limiter decided through a handle (memory.Bound) on
+	// the states of another row's: the heap figure measures those once.
+	Handle bool
 }
 
 // throttledMaxKeys is the size of throttled's LRU store: its README
@@ -28,15 +31,19 @@ type localLimiter struct {
 const throttledMaxKeys = 1 << 20
 
 // localLimiters are the in-process limiters compared: limitspec's gcra
-// with the GCRA and token-bucket peers, and limitspec's fixed_window
-// with ulule/limiter, whose memory store counts fixed windows.
+// (through the Limiter, a limit per call, and through a Bound, one limit
+// bound once) with the GCRA and token-bucket peers, and limitspec's
+// fixed_window with ulule/limiter, whose memory store counts fixed
+// windows.
 var localLimiters = []localLimiter{
-	{"gcra", "limitspec memory.Limiter (gcra)", true, memoryLimiter(gcraLimit)},
-	{"gcra", "x/time/rate, a rate.Limiter per key in a map under a mutex", false, timeRate},
-	{"gcra", "sethvargo/go-limiter memorystore (a token bucket)", false, sethvargo},
-	{"gcra", "throttled v2 GCRA, memstore (an LRU)", false, throttledMem},
-	{"fixed window", "limitspec memory.Limiter (fixed_window)", true, memoryLimiter(fixedWindowLimit)},
-	{"fixed window", "ulule/limiter v3, memory store (a fixed window)", false, ulule},
+	{"gcra", "limitspec memory.Limiter (gcra)", true, memoryLimiter(gcraLimit), false},
+	{"gcra", "limitspec memory.Bound (gcra)", true, memoryBound(gcraLimit), true},
+	{"gcra", "x/time/rate, a rate.Limiter per key in a map under a mutex", false, timeRate, false},
+	{"gcra", "sethvargo/go-limiter memorystore (a token bucket)", false, sethvargo, false},
+	{"gcra", "throttled v2 GCRA, memstore (an LRU)", false, throttledMem, false},
+	{"fixed window", "limitspec memory.Limiter (fixed_window)", true, memoryLimiter(fixedWindowLimit), false},
+	{"fixed window", "limitspec memory.Bound (fixed_window)", true, memoryBound(fixedWindowLimit), true},
+	{"fixed window", "ulule/limiter v3, memory store (a fixed window)", false, ulule, false},
 }
 
 // memoryLimiter decides by lim with limitspec's memory.Limiter (its
@@ -50,6 +57,27 @@ func memoryLimiter(lim limitspec.Limit) func() (func(string) bool, func()) {
 		ctx := context.Background()
 		return func(key string) bool {
 			res, err := l.Allow(ctx, key, lim)
+			return err == nil && res.Allowed
+		}, func() {}
+	}
+}
+
+// memoryBound decides by lim through a memory.Bound, lim bound once to
+// limitspec's memory.Limiter (its background sweeper on, as New makes
+// it): Allow at the limiter's clock.
+func memoryBound(lim limitspec.Limit) func() (func(string) bool, func()) {
+	return func() (func(string) bool, func()) {
+		l, err := memory.New()
+		if err != nil {
+			panic(err)
+		}
+		b, err := l.Bind(lim)
+		if err != nil {
+			panic(err)
+		}
+		ctx := context.Background()
+		return func(key string) bool {
+			res, err := b.Allow(ctx, key)
 			return err == nil && res.Allowed
 		}, func() {}
 	}

@@ -80,8 +80,13 @@ const MaxKeyBytes = 256
 // Two keys share a state only if they are equal or their SHA-256 are.
 func StoredKey(key string) string {
 	if len(key) <= MaxKeyBytes || key[0] == '}' {
-		return key
+		return key // in a line its callers inline
 	}
+	return hashedKey(key)
+}
+
+// hashedKey is StoredKey of a key longer than MaxKeyBytes.
+func hashedKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

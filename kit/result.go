@@ -18,31 +18,41 @@ func Millis(ms int64) time.Duration {
 }
 
 // retryAfter is a reply's retry_after_ms as a wait: 0 when allowed, Never
-// when the request never will be (-1 on a denial).
-func retryAfter(r Reply) time.Duration {
+// when the request never will be (-1 on a denial). It takes the two
+// fields rather than the reply, which its inlined callers would copy.
+func retryAfter(allowed bool, ms int64) time.Duration {
 	switch {
-	case r.Allowed:
+	case allowed:
 		return 0
-	case r.RetryAfterMs < 0:
+	case ms < 0:
 		return limitspec.Never
 	}
-	return Millis(r.RetryAfterMs)
+	return Millis(ms)
 }
 
 // LimitResult is a limit's part in a decision, from its reply.
 func LimitResult(name string, lim limitspec.Limit, r Reply) limitspec.LimitResult {
-	return limitspec.LimitResult{
-		Name: name, Limit: lim, Allowed: r.Allowed, Quota: r.Limit, Remaining: r.Remaining,
-		RetryAfter: retryAfter(r), ResetAfter: Millis(r.ResetAfterMs), Delay: Millis(r.DelayMs), Tier: int(r.Tier),
-	}
+	res := limitspec.LimitResult{Name: name, Limit: lim}
+	r.WriteTo(&res)
+	return res
+}
+
+// WriteTo writes r's fields to a limit's part in a decision, *res (all
+// but its Name and Limit), field by field where it is: cheaper than
+// building a LimitResult apart and copying it (a Reply or a LimitResult
+// passed by value is copied whole).
+func (r *Reply) WriteTo(res *limitspec.LimitResult) {
+	res.Allowed, res.Quota, res.Remaining = r.Allowed, r.Limit, r.Remaining
+	res.RetryAfter = retryAfter(r.Allowed, r.RetryAfterMs)
+	res.ResetAfter, res.Delay, res.Tier = Millis(r.ResetAfterMs), Millis(r.DelayMs), int(r.Tier)
 }
 
 // Result is a decision: its own reply (a policy's is its binding limit's,
 // with the delay of all), the index of the binding limit, and each
 // limit's part.
 func Result(decision Reply, binding int, limits []limitspec.LimitResult) limitspec.Result {
-	return limitspec.Result{Allowed: decision.Allowed, RetryAfter: retryAfter(decision), Delay: Millis(decision.DelayMs),
-		Limits: limits, Binding: binding}
+	return limitspec.Result{Allowed: decision.Allowed, RetryAfter: retryAfter(decision.Allowed, decision.RetryAfterMs),
+		Delay: Millis(decision.DelayMs), Limits: limits, Binding: binding}
 }
 
 // BadInput is an error matching limitspec.ErrBadInput with the message
@@ -70,15 +80,46 @@ const (
 // CheckRule refuses a request without a limit or a policy, or with both,
 // or with a policy not made by NewPolicy (the zero Policy: no name, no
 // limits).
-func CheckRule(req limitspec.Request) error {
-	hasLimit := !limitspec.IsNil(req.Limit)
+func CheckRule(req limitspec.Request) error { return CheckRuleOf(req.Limit, req.Policy) }
+
+// CheckRuleOf is CheckRule of a request's limit and policy, lim and p,
+// with no Request to copy.
+func CheckRuleOf(lim limitspec.Limit, p *limitspec.Policy) error {
+	hasLimit := !limitspec.IsNil(lim)
 	switch {
-	case req.Policy != nil && hasLimit:
+	case p != nil && hasLimit:
 		return BadInput("a request names a Limit or a Policy, not both")
-	case req.Policy == nil && !hasLimit:
+	case p == nil && !hasLimit:
 		return BadInput("a request needs a Limit or a Policy (none was given)")
-	case req.Policy != nil && req.Policy.Name() == "":
+	case p != nil && p.Name() == "":
 		return BadInput("a policy needs a name and limits: make it with limitspec.NewPolicy")
+	}
+	return nil
+}
+
+// CheckBound refuses a request to a limit's bound handle, of limit lim
+// and policy p, that names a policy, or another limit than the bound one
+// (given, as it was bound, or value, its value); a nil lim names the
+// bound one. name is the limit's algorithm's.
+func CheckBound(lim limitspec.Limit, p *limitspec.Policy, name string, given, value limitspec.Limit) error {
+	switch {
+	case p != nil:
+		return BadInput("%s: a request to a bound limit names no Policy", name)
+	case !limitspec.IsNil(lim) && lim != given && lim != value:
+		return BadInput("%s: a request to a bound limit names it or no Limit, not %+v", name, lim)
+	}
+	return nil
+}
+
+// CheckBoundPolicy refuses a request to a policy's bound handle, of
+// limit lim and policy p, that names a limit, or another policy than the
+// bound one; a nil p names the bound one.
+func CheckBoundPolicy(lim limitspec.Limit, p, bound *limitspec.Policy) error {
+	switch {
+	case !limitspec.IsNil(lim):
+		return BadInput("%s: a request to a bound policy names no Limit", bound.Name())
+	case p != nil && p != bound:
+		return BadInput("%s: a request to a bound policy names it or no Policy, not %s", bound.Name(), p.Name())
 	}
 	return nil
 }

@@ -61,14 +61,20 @@ type Key[P comparable] struct {
 
 // HashKey is the hash of the key named name measured in params, under
 // seed: what a Store's hash function, generated per algorithm, returns.
-// The params are mixed in one by one, with no string built.
+// The params are mixed in one by one (Mix), with no string built; the
+// generated function mixes its params in line, with no loop.
 func HashKey(seed maphash.Seed, name string, params ...int64) uint64 {
 	h := maphash.String(seed, name)
 	for _, p := range params {
-		h = (h ^ uint64(p)) * 0x9e3779b97f4a7c15
-		h ^= h >> 32
+		h = Mix(h, p)
 	}
 	return h
+}
+
+// Mix is the hash h with the parameter p mixed in (see HashKey).
+func Mix(h uint64, p int64) uint64 {
+	h = (h ^ uint64(p)) * 0x9e3779b97f4a7c15
+	return h ^ h>>32
 }
 
 // Store keeps per-key state in shards, each behind its own mutex. A key
@@ -156,26 +162,26 @@ func newGeneration[P comparable, S any]() generation[P, S] {
 
 // at returns the entry at position i.
 func (g *generation[P, S]) at(i int) *Entry[P, S] {
-	return &g.chunks[i/chunkSize][i%chunkSize]
+	return &g.chunks[uint(i)/chunkSize][uint(i)%chunkSize]
 }
 
 // name returns the name of the key of the entry at position i, in the
 // chunk's names: to be copied before they are let go of.
 func (g *generation[P, S]) name(i int) []byte {
 	e := g.at(i)
-	return g.names[i/chunkSize][e.off : e.off+e.size]
-}
-
-// holds reports whether the entry at position i is k's.
-func (g *generation[P, S]) holds(i int, k Key[P]) bool {
-	return g.at(i).params == k.Params && string(g.name(i)) == k.Name
+	return g.names[uint(i)/chunkSize][e.off : e.off+e.size]
 }
 
 // find returns the entry of k, whose hash is h, nil when the generation
 // has none at a position from on (those before have been moved on).
 func (g *generation[P, S]) find(k Key[P], h uint64, from int) *Entry[P, S] {
-	if i, ok := g.m[top(h)]; ok && int(i) >= from && g.holds(int(i), k) {
-		return g.at(int(i))
+	if i, ok := g.m[top(h)]; ok && int(i) >= from {
+		if e := g.at(int(i)); e.params == k.Params && string(g.names[uint(i)/chunkSize][e.off:e.off+e.size]) == k.Name {
+			return e
+		}
+	}
+	if g.more == nil {
+		return nil
 	}
 	if i, ok := g.more[k]; ok && int(i) >= from {
 		return g.at(int(i))
@@ -247,8 +253,12 @@ func NewStore[P comparable, S any](hash func(maphash.Seed, Key[P]) uint64) *Stor
 }
 
 // Hash is the hash of k, by which the store finds it: a call computes it
-// once, for Index, Get and Put.
+// once, for Index, Get and Put. The generated code calls the store's hash
+// function itself, under Seed, which spares a call through a func value.
 func (s *Store[P, S]) Hash(k Key[P]) uint64 { return s.hash(s.seed, k) }
+
+// Seed is the seed of the store's hash function.
+func (s *Store[P, S]) Seed() maphash.Seed { return s.seed }
 
 // Index is the index of the shard holding the key of hash h.
 func (s *Store[P, S]) Index(h uint64) int { return int(h % Shards) }
@@ -259,9 +269,13 @@ func (s *Store[P, S]) Shard(i int) *Shard[P, S] { return &s.shards[i] }
 // Lock locks the shard for a call. A call that has to wait says so, and
 // the sweeper, if it holds the lock, lets go after the entry at hand.
 func (sh *Shard[P, S]) Lock() {
-	if sh.mu.TryLock() {
-		return
+	if !sh.mu.TryLock() {
+		sh.wait()
 	}
+}
+
+// wait locks the shard for a call that found it locked.
+func (sh *Shard[P, S]) wait() {
 	sh.wanted.Add(1)
 	sh.mu.Lock()
 	sh.wanted.Add(-1)
@@ -278,6 +292,14 @@ func (sh *Shard[P, S]) Unlock() { sh.mu.Unlock() }
 // sweeper has stopped. The sweeper moves the entries of the others.
 func (sh *Shard[P, S]) Get(k Key[P], h uint64, nowMs int64) *Entry[P, S] {
 	sh.now = nowMs
+	if sh.old.m == nil && len(sh.cur.m) < sh.sweepAt {
+		return sh.cur.find(k, h, 0) // no pass under way, none due
+	}
+	return sh.getSweeping(k, h, nowMs)
+}
+
+// getSweeping is Get once a pass is under way or due.
+func (sh *Shard[P, S]) getSweeping(k Key[P], h uint64, nowMs int64) *Entry[P, S] {
 	if len(sh.cur.m) >= sh.sweepAt {
 		if sh.old.m == nil {
 			sh.begin()
@@ -323,7 +345,12 @@ func (sh *Shard[P, S]) Put(k Key[P], h uint64, e *Entry[P, S], st S) *Entry[P, S
 		e.State = st
 		return e
 	}
-	e = sh.cur.add(k, h, st)
+	return sh.add(k, h, st)
+}
+
+// add adds k, whose hash is h, with st (see Put).
+func (sh *Shard[P, S]) add(k Key[P], h uint64, st S) *Entry[P, S] {
+	e := sh.cur.add(k, h, st)
 	sh.sw.start()
 	return e
 }

@@ -114,6 +114,10 @@ type Table interface {
 	// interface's method escapes to the heap): a decision on an existing
 	// key allocates nothing.
 	Limit(args Args, lim limitspec.Limit, key string) (Reply, error)
+	// Bind checks lim as Prepare does (a valid limit of the table's
+	// algorithm), once, and returns what decides its calls without
+	// checking it again: package memory's Bound.
+	Bind(lim limitspec.Limit) (Bound, error)
 	// Shard is the index of the shard holding a prepared call's state;
 	// Lock and Unlock lock and unlock a shard.
 	Shard(c *Call) int
@@ -128,6 +132,21 @@ type Table interface {
 	// StopSweeper stops the table's background reclaiming of expired
 	// keys (see Store.StopSweeper).
 	StopSweeper()
+}
+
+// Bound is a limit of a Table's algorithm, checked once by the Table's
+// Bind, and the table that decides its calls: its parameters are worked
+// out once, so that a call checks only its key, time, cost and inputs.
+type Bound interface {
+	// Limit decides a call of the bound limit alone, as the Table's Limit
+	// does.
+	Limit(args Args, key string) (Reply, error)
+	// Prepare checks a call of the bound limit and names its state, as
+	// the Table's Prepare does.
+	Prepare(c *Call, infix, key string) error
+	// Value is the bound limit: a copy of the value Bind was given (a
+	// pointer's target), boxed once.
+	Value() limitspec.Limit
 }
 
 // TableAlgorithm is an algorithm's decision in Go.

@@ -86,6 +86,60 @@ func BenchmarkExistingKey(b *testing.B) {
 	})
 }
 
+// BenchmarkBound measures one gcra decision on an existing key among
+// 10000 through a Bound, the limit bound once: by Allow at the limiter's
+// clock (its own, as New makes it), from one goroutine and from
+// GOMAXPROCS goroutines, and by Limit at a given time, as
+// BenchmarkExistingKey decides (no allocation in any):
+//
+//	go test -run '^$' -bench 'Bound|ExistingKey' -benchmem ./memory
+func BenchmarkBound(b *testing.B) {
+	l := newLimiter(b, WithoutSweeper())
+	bound := bind(b, l, limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second})
+	keys := make([]string, 10000)
+	ctx := context.Background()
+	for i := range keys {
+		keys[i] = "user" + strconv.Itoa(i)
+		if _, err := bound.Allow(ctx, keys[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := bound.Allow(ctx, keys[i%len(keys)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		var offset atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			i := int(offset.Add(7919))
+			for pb.Next() {
+				i++
+				if _, err := bound.Allow(ctx, keys[i%len(keys)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("serial-limit", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			req := limitspec.Request{Key: keys[i%len(keys)], Cost: 1, Now: at(t0 + int64(i)/1000)}
+			if _, err := bound.Limit(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkAllow measures one decision on an existing key of every
 // algorithm, from GOMAXPROCS goroutines over 1024 keys.
 func BenchmarkAllow(b *testing.B) {

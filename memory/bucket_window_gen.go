@@ -46,7 +46,7 @@ type bucketWindowParams struct {
 
 // bucketWindowHash is the hash of a state's key (see kit.HashKey).
 func bucketWindowHash(seed maphash.Seed, k bucketWindowKey) uint64 {
-	return kit.HashKey(seed, k.Name, k.Params[:]...)
+	return kit.Mix(kit.Mix(kit.Mix(kit.Mix(maphash.String(seed, k.Name), k.Params[0]), k.Params[1]), k.Params[2]), k.Params[3])
 }
 
 func init() {
@@ -59,51 +59,77 @@ func init() {
 	})
 }
 
-// check checks a call of a bucket_window limit, of arguments c, and returns its
-// parameters (see kit.Table's Prepare).
-func (t *bucketWindowTable) check(c *kit.Args, lim limitspec.Limit, key string) (bucketWindowParams, error) {
+// checkLimit checks a bucket_window limit: its type, then its Validate, which runs
+// once for each of the first few distinct limits (see kit.Valid).
+func (t *bucketWindowTable) checkLimit(lim limitspec.Limit) (limitspec.BucketWindow, error) {
 	var l limitspec.BucketWindow
 	switch v := lim.(type) {
 	case limitspec.BucketWindow:
 		l = v
 	case *limitspec.BucketWindow:
 		if v == nil {
-			return bucketWindowParams{}, kit.NotA("bucket_window", lim)
+			return limitspec.BucketWindow{}, kit.NotA("bucket_window", lim)
 		}
 		l = *v
 	default:
-		return bucketWindowParams{}, kit.NotA("bucket_window", lim)
+		return limitspec.BucketWindow{}, kit.NotA("bucket_window", lim)
 	}
 	if !t.valid.Has(l) {
 		if err := l.Validate(); err != nil {
-			return bucketWindowParams{}, err
+			return limitspec.BucketWindow{}, err
 		}
 		t.valid.Add(l)
 	}
-	p := bucketWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
+	return l, nil
+}
+
+// limitParams are the parameters of a checked limit, as the scripts take them.
+func (t *bucketWindowTable) limitParams(l limitspec.BucketWindow) bucketWindowParams {
+	return bucketWindowParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
 		BucketMs: int64(l.Bucket / time.Millisecond), Limit2: l.Limit2,
 		WindowMs2: int64(l.Window2 / time.Millisecond), Limit3: l.Limit3,
 		WindowMs3: int64(l.Window3 / time.Millisecond)}
+}
+
+// argsOK reports whether a call's key, time, cost and string inputs are
+// within their domains, in few enough steps for its callers to inline it;
+// refuseArgs says what is wrong with those of a call it refuses.
+func (t *bucketWindowTable) argsOK(c *kit.Args, key string) bool {
+	return key != "" && key[0] != '}' && uint64(c.NowMs) <= kit.NowMax && uint64(c.Cost) <= kit.CostMax
+}
+
+// refuseArgs refuses a call's key, time, cost or string inputs, in the
+// scripts' order (after the limit's parameters); nil if argsOK.
+func (t *bucketWindowTable) refuseArgs(c *kit.Args, key string) error {
 	if key == "" {
-		return p, kit.BadInput("bucket_window: key must not be empty")
+		return kit.BadInput("bucket_window: key must not be empty")
 	}
 	if key[0] == '}' {
-		return p, kit.BadInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
+		return kit.BadInput("bucket_window: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > kit.NowMax {
-		return p, kit.BadInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return kit.BadInput("%s%d", "bucket_window: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > kit.CostMax {
-		return p, kit.BadInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return kit.BadInput("%s%d", "bucket_window: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	return p, nil
+	return nil
 }
 
 // Prepare checks a call of a bucket_window limit and names its state (see kit.Table).
 func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
-	p, err := t.check(&c.Args, lim, key)
+	l, err := t.checkLimit(lim)
 	if err != nil {
 		return err
+	}
+	return t.prepare(c, t.limitParams(l), infix, key)
+}
+
+// prepare checks the arguments and the key of a call of parameters p and
+// names its state.
+func (t *bucketWindowTable) prepare(c *kit.Call, p bucketWindowParams, infix, key string) error {
+	if !t.argsOK(&c.Args, key) {
+		return t.refuseArgs(&c.Args, key)
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.WindowMs
@@ -113,23 +139,65 @@ func (t *bucketWindowTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key
 	c.Params[5] = p.Limit3
 	c.Params[6] = p.WindowMs3
 	c.Key = kit.StateName(key, infix)
-	c.Hash = t.states.Hash(t.key(c.Key, p))
+	c.Hash = bucketWindowHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }
 
 // Limit decides a bucket_window limit's call alone (see kit.Table).
 func (t *bucketWindowTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
-	p, err := t.check(&args, lim, key)
+	l, err := t.checkLimit(lim)
 	if err != nil {
 		return kit.Reply{}, err
 	}
+	p := t.limitParams(l)
+	if !t.argsOK(&args, key) {
+		return kit.Reply{}, t.refuseArgs(&args, key)
+	}
 	k := t.key(key, p)
-	h := t.states.Hash(k)
+	h := bucketWindowHash(t.states.Seed(), k)
 	sh := t.states.Shard(t.states.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
 	return t.decide(p, k, h, &args), nil
 }
+
+// Bind checks a bucket_window limit once and returns what decides its calls (see kit.Table).
+func (t *bucketWindowTable) Bind(lim limitspec.Limit) (kit.Bound, error) {
+	l, err := t.checkLimit(lim)
+	if err != nil {
+		return nil, err
+	}
+	return &bucketWindowBound{t: t, p: t.limitParams(l), lim: l}, nil
+}
+
+// bucketWindowBound is a bucket_window limit bound to its table, checked once (see kit.Bound).
+type bucketWindowBound struct {
+	t   *bucketWindowTable
+	p   bucketWindowParams
+	lim limitspec.Limit // boxed once
+}
+
+// Limit decides a call of the bound limit alone (see kit.Bound).
+func (b *bucketWindowBound) Limit(args kit.Args, key string) (kit.Reply, error) {
+	t, p := b.t, b.p
+	if !t.argsOK(&args, key) {
+		return kit.Reply{}, t.refuseArgs(&args, key)
+	}
+	k := t.key(key, p)
+	h := bucketWindowHash(t.states.Seed(), k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// Prepare checks a call of the bound limit and names its state (see kit.Bound).
+func (b *bucketWindowBound) Prepare(c *kit.Call, infix, key string) error {
+	return b.t.prepare(c, b.p, infix, key)
+}
+
+// Value is the bound limit (see kit.Bound).
+func (b *bucketWindowBound) Value() limitspec.Limit { return b.lim }
 
 // params are a prepared call's parameters.
 func (t *bucketWindowTable) params(c *kit.Call) bucketWindowParams {

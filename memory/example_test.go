@@ -54,6 +54,33 @@ func ExampleLimiter_Allow() {
 	// false 0 1s 2s 2s
 }
 
+// Bind checks a limit once and returns a handle that decides keys by it,
+// here at a held clock: the same decisions as Allow's above, with no
+// limit converted or validated per call, and no allocation on an
+// existing key.
+func ExampleLimiter_Bind() {
+	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
+	lim, err := memory.New(memory.WithClock(held))
+	if err != nil {
+		log.Fatal(err)
+	}
+	perUser, err := lim.Bind(limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second})
+	if err != nil {
+		log.Fatal(err) // errors.Is(err, limitspec.ErrBadInput): a limit out of its domain
+	}
+	for range 3 {
+		res, err := perUser.Allow(context.Background(), "alice")
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(res.Allowed, res.Remaining, res.RetryAfter, res.ResetAfter, res.Window())
+	}
+	// Output:
+	// true 1 0s 1s 2s
+	// true 0 0s 2s 2s
+	// false 0 1s 2s 2s
+}
+
 // A forced request charges work that has been served already, even when
 // the limit would have denied it: after a burst of 16 spent at once, 4
 // more are charged. Each costs T = 60000 / 30 = 2000 ms, so the next 4

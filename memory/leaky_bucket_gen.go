@@ -41,7 +41,7 @@ type leakyBucketParams struct {
 
 // leakyBucketHash is the hash of a state's key (see kit.HashKey).
 func leakyBucketHash(seed maphash.Seed, k leakyBucketKey) uint64 {
-	return kit.HashKey(seed, k.Name, k.Params[:]...)
+	return kit.Mix(kit.Mix(maphash.String(seed, k.Name), k.Params[0]), k.Params[1])
 }
 
 func init() {
@@ -54,70 +54,138 @@ func init() {
 	})
 }
 
-// check checks a call of a leaky_bucket limit, of arguments c, and returns its
-// parameters (see kit.Table's Prepare).
-func (t *leakyBucketTable) check(c *kit.Args, lim limitspec.Limit, key string) (leakyBucketParams, error) {
+// checkLimit checks a leaky_bucket limit: its type, then its Validate, which runs
+// once for each of the first few distinct limits (see kit.Valid).
+func (t *leakyBucketTable) checkLimit(lim limitspec.Limit) (limitspec.LeakyBucket, error) {
 	var l limitspec.LeakyBucket
 	switch v := lim.(type) {
 	case limitspec.LeakyBucket:
 		l = v
 	case *limitspec.LeakyBucket:
 		if v == nil {
-			return leakyBucketParams{}, kit.NotA("leaky_bucket", lim)
+			return limitspec.LeakyBucket{}, kit.NotA("leaky_bucket", lim)
 		}
 		l = *v
 	default:
-		return leakyBucketParams{}, kit.NotA("leaky_bucket", lim)
+		return limitspec.LeakyBucket{}, kit.NotA("leaky_bucket", lim)
 	}
 	if !t.valid.Has(l) {
 		if err := l.Validate(); err != nil {
-			return leakyBucketParams{}, err
+			return limitspec.LeakyBucket{}, err
 		}
 		t.valid.Add(l)
 	}
-	p := leakyBucketParams{Capacity: l.Capacity, Rate: l.Rate, PeriodMs: int64(l.Period / time.Millisecond)}
+	return l, nil
+}
+
+// limitParams are the parameters of a checked limit, as the scripts take them.
+func (t *leakyBucketTable) limitParams(l limitspec.LeakyBucket) leakyBucketParams {
+	return leakyBucketParams{Capacity: l.Capacity, Rate: l.Rate, PeriodMs: int64(l.Period / time.Millisecond)}
+}
+
+// argsOK reports whether a call's key, time, cost and string inputs are
+// within their domains, in few enough steps for its callers to inline it;
+// refuseArgs says what is wrong with those of a call it refuses.
+func (t *leakyBucketTable) argsOK(c *kit.Args, key string) bool {
+	return key != "" && key[0] != '}' && uint64(c.NowMs) <= kit.NowMax && uint64(c.Cost) <= kit.CostMax
+}
+
+// refuseArgs refuses a call's key, time, cost or string inputs, in the
+// scripts' order (after the limit's parameters); nil if argsOK.
+func (t *leakyBucketTable) refuseArgs(c *kit.Args, key string) error {
 	if key == "" {
-		return p, kit.BadInput("leaky_bucket: key must not be empty")
+		return kit.BadInput("leaky_bucket: key must not be empty")
 	}
 	if key[0] == '}' {
-		return p, kit.BadInput("leaky_bucket: key must not begin with '}' (its hash tag would be empty)")
+		return kit.BadInput("leaky_bucket: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > kit.NowMax {
-		return p, kit.BadInput("%s%d", "leaky_bucket: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return kit.BadInput("%s%d", "leaky_bucket: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > kit.CostMax {
-		return p, kit.BadInput("%s%d", "leaky_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return kit.BadInput("%s%d", "leaky_bucket: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	return p, nil
+	return nil
 }
 
 // Prepare checks a call of a leaky_bucket limit and names its state (see kit.Table).
 func (t *leakyBucketTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
-	p, err := t.check(&c.Args, lim, key)
+	l, err := t.checkLimit(lim)
 	if err != nil {
 		return err
+	}
+	return t.prepare(c, t.limitParams(l), infix, key)
+}
+
+// prepare checks the arguments and the key of a call of parameters p and
+// names its state.
+func (t *leakyBucketTable) prepare(c *kit.Call, p leakyBucketParams, infix, key string) error {
+	if !t.argsOK(&c.Args, key) {
+		return t.refuseArgs(&c.Args, key)
 	}
 	c.Params[0] = p.Capacity
 	c.Params[1] = p.Rate
 	c.Params[2] = p.PeriodMs
 	c.Key = kit.StateName(key, infix)
-	c.Hash = t.states.Hash(t.key(c.Key, p))
+	c.Hash = leakyBucketHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }
 
 // Limit decides a leaky_bucket limit's call alone (see kit.Table).
 func (t *leakyBucketTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
-	p, err := t.check(&args, lim, key)
+	l, err := t.checkLimit(lim)
 	if err != nil {
 		return kit.Reply{}, err
 	}
+	p := t.limitParams(l)
+	if !t.argsOK(&args, key) {
+		return kit.Reply{}, t.refuseArgs(&args, key)
+	}
 	k := t.key(key, p)
-	h := t.states.Hash(k)
+	h := leakyBucketHash(t.states.Seed(), k)
 	sh := t.states.Shard(t.states.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
 	return t.decide(p, k, h, &args), nil
 }
+
+// Bind checks a leaky_bucket limit once and returns what decides its calls (see kit.Table).
+func (t *leakyBucketTable) Bind(lim limitspec.Limit) (kit.Bound, error) {
+	l, err := t.checkLimit(lim)
+	if err != nil {
+		return nil, err
+	}
+	return &leakyBucketBound{t: t, p: t.limitParams(l), lim: l}, nil
+}
+
+// leakyBucketBound is a leaky_bucket limit bound to its table, checked once (see kit.Bound).
+type leakyBucketBound struct {
+	t   *leakyBucketTable
+	p   leakyBucketParams
+	lim limitspec.Limit // boxed once
+}
+
+// Limit decides a call of the bound limit alone (see kit.Bound).
+func (b *leakyBucketBound) Limit(args kit.Args, key string) (kit.Reply, error) {
+	t, p := b.t, b.p
+	if !t.argsOK(&args, key) {
+		return kit.Reply{}, t.refuseArgs(&args, key)
+	}
+	k := t.key(key, p)
+	h := leakyBucketHash(t.states.Seed(), k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// Prepare checks a call of the bound limit and names its state (see kit.Bound).
+func (b *leakyBucketBound) Prepare(c *kit.Call, infix, key string) error {
+	return b.t.prepare(c, b.p, infix, key)
+}
+
+// Value is the bound limit (see kit.Bound).
+func (b *leakyBucketBound) Value() limitspec.Limit { return b.lim }
 
 // params are a prepared call's parameters.
 func (t *leakyBucketTable) params(c *kit.Call) leakyBucketParams {

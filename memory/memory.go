@@ -13,6 +13,15 @@
 // (docs/semantics.md, "Keys"). A policy is decided all or nothing, with
 // every shard its limits touch locked at once.
 //
+// A limit known in advance can be bound once: Bind checks it and returns
+// a Bound, which decides keys by it on the same states as the Limiter,
+// checking only each request's key, time, cost and inputs (BindPolicy
+// does the same for a policy):
+//
+//	perUser, err := lim.Bind(limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
+//	...
+//	res, err := perUser.Allow(ctx, "alice") // a limitspec.LimitResult
+//
 // A process alone, or the fallback of package fallback while Redis is
 // unavailable, decides with it; each process then limits on its own.
 //
@@ -26,8 +35,20 @@
 // integers (fixed_window, sliding_window, token_bucket, gcra,
 // leaky_bucket) allocates only its result's Limits, and nothing when it
 // is decided into a Result the caller reuses (LimitInto) with a limit
-// held in a limitspec.Limit; a state with entries allocates as its
-// entries grow.
+// held in a limitspec.Limit, nor through a Bound, whose result is a
+// LimitResult; a state with entries allocates as its entries grow. A
+// Bound's decision also spares the Limiter's per-call work on the limit:
+// converting it from the interface, finding its algorithm's table and
+// looking up whether it was validated.
+//
+// A request without a Now is decided at the limiter's clock: WithClock's,
+// or else the system's wall clock, read as time.Now reads it but with
+// one clock read where time.Now makes two (the wall and the monotonic
+// clocks): the Limiter reads both once a second, and the monotonic one
+// alone in between. They advance alike (what slews the wall clock slews the
+// monotonic one), so the readings are time.Now's but after a step of the
+// wall clock (set by hand, by NTP at start-up, a leap second), which is
+// followed within a second.
 //
 // A key's state carries the TTL the script would give it in Redis, on
 // the caller's clock (the request's Now, or the limiter's clock), and
@@ -57,7 +78,8 @@ import (
 // limitspec.Limiter, limitspec.Resetter and limitspec.Checker, and is
 // safe for concurrent use. Make one with New.
 type Limiter struct {
-	clock     func() time.Time
+	clock     func() time.Time // WithClock's; nil: sys
+	sys       systemClock
 	noSweeper bool
 	mu        sync.Mutex // serializes the creation of tables
 	// tables are the tables made so far, one per algorithm decided, in
@@ -78,7 +100,8 @@ type table struct {
 type Option func(*Limiter) error
 
 // WithClock decides requests without a Now at clock's time instead of
-// time.Now's.
+// the system's wall clock (time.Now's, read as the Limiter reads it: see
+// "Memory and time").
 func WithClock(clock func() time.Time) Option {
 	return func(l *Limiter) error {
 		if clock == nil {
@@ -102,7 +125,7 @@ func WithoutSweeper() Option {
 // New returns a Limiter; it refuses a nil option, and an option that
 // cannot work, with an error that says why.
 func New(opts ...Option) (*Limiter, error) {
-	l := &Limiter{clock: time.Now}
+	l := &Limiter{}
 	for i, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("memory: option %d of New is nil", i+1)
@@ -115,16 +138,18 @@ func New(opts ...Option) (*Limiter, error) {
 }
 
 // Allow decides a request of cost 1 for key by limit.
-func (l *Limiter) Allow(ctx context.Context, key string, limit limitspec.Limit) (limitspec.Result, error) {
-	return l.Limit(ctx, limitspec.Request{Key: key, Limit: limit, Cost: 1})
+func (l *Limiter) Allow(ctx context.Context, key string, limit limitspec.Limit) (res limitspec.Result, err error) {
+	if err = l.limitInto(ctx, &limitspec.Request{Key: key, Limit: limit, Cost: 1}, &res); err != nil {
+		return limitspec.Result{}, err
+	}
+	return res, nil
 }
 
 // Limit decides req (see limitspec.Limiter): by req.Limit for req.Key, or
 // by req.Policy for req.IDs. Its errors match limitspec.ErrBadInput, or
 // are ctx's. Its result's Limits are a new slice (LimitInto reuses one).
-func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
-	var res limitspec.Result
-	if err := l.LimitInto(ctx, req, &res); err != nil {
+func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (res limitspec.Result, err error) {
+	if err = l.limitInto(ctx, &req, &res); err != nil {
 		return limitspec.Result{}, err
 	}
 	return res, nil
@@ -141,15 +166,21 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 // Whatever refers to the Limits of a Result that is decided into again
 // sees the new decision's.
 func (l *Limiter) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
+	return l.limitInto(ctx, &req, res)
+}
+
+// limitInto is LimitInto, req passed where it is (Allow, Limit and
+// LimitInto would each copy it again).
+func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *limitspec.Result) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := kit.CheckRule(req); err != nil {
+	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	now := l.nowMs(req.Now)
 	if req.Policy != nil {
-		return l.decidePolicy(req, now, res)
+		return l.decidePolicy(*req, now, nil, res)
 	}
 	t, err := l.table(req.Limit)
 	if err != nil {
@@ -160,8 +191,25 @@ func (l *Limiter) LimitInto(ctx context.Context, req limitspec.Request, res *lim
 	if err != nil {
 		return err
 	}
-	*res = kit.Result(r, 0, append(res.Limits[:0], kit.LimitResult(t.name, req.Limit, r)))
+	writeResult(res, t.name, req.Limit, &r)
 	return nil
+}
+
+// writeResult writes a limit's decision r to *res, its one LimitResult in
+// the array of res.Limits if it has room, else in a new one: field by
+// field, where they are (a LimitResult built apart and copied would cost
+// about a fifth of a decision).
+func writeResult(res *limitspec.Result, name string, lim limitspec.Limit, r *kit.Reply) {
+	out := res.Limits[:0]
+	if cap(out) == 0 {
+		out = make([]limitspec.LimitResult, 1)
+	} else {
+		out = out[:1]
+	}
+	lr := &out[0]
+	lr.Name, lr.Limit = name, lim
+	r.WriteTo(lr)
+	*res = limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: out}
 }
 
 // Reset deletes the state of req.Key under req.Limit, or of every limit
@@ -171,12 +219,12 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := kit.CheckRule(req); err != nil {
+	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	if req.Policy != nil {
 		req.Cost = 0 // a reset takes no cost
-		_, calls, err := l.preparePolicy(req, 0)
+		_, calls, err := l.preparePolicy(req, 0, nil)
 		if err != nil {
 			return err
 		}
@@ -237,7 +285,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 // Check reports whether the limiter can decide req's limit or policy: it
 // can any valid one (see limitspec.Checker).
 func (l *Limiter) Check(req limitspec.Request) error {
-	if err := kit.CheckRule(req); err != nil {
+	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	if req.Policy != nil {
@@ -300,16 +348,15 @@ func find(tables []*table, id limitspec.Algorithm) *table {
 }
 
 // nowMs is t in ms since the epoch, or the limiter's clock's for the
-// zero Time (time.Now's for a Limiter not made by New).
+// zero Time.
 func (l *Limiter) nowMs(t time.Time) int64 {
 	switch {
 	case !t.IsZero():
-	case l.clock == nil:
-		t = time.Now()
-	default:
-		t = l.clock()
+		return t.UnixMilli()
+	case l.clock != nil:
+		return l.clock().UnixMilli()
 	}
-	return t.UnixMilli()
+	return l.sys.nowMs()
 }
 
 // inputs orders the named inputs as names lists them; missing ones are

@@ -19,10 +19,18 @@ type limitCall struct {
 	c kit.Call
 }
 
+// policyTable is the table of a policy's limit and, for a bound policy,
+// the limit bound to it (nil: the limit is checked at each call).
+type policyTable struct {
+	t     *table
+	bound kit.Bound
+}
+
 // preparePolicy checks a policy's call and prepares each limit's: the
-// identities (each a key), the time and the cost, then each limit. It
-// returns the limits and their calls, or the first refusal.
-func (l *Limiter) preparePolicy(req limitspec.Request, now int64) ([]limitspec.PolicyLimit, []limitCall, error) {
+// identities (each a key), the time and the cost, then each limit, by
+// its table in tables (a bound policy's), or found now when tables is
+// nil. It returns the limits and their calls, or the first refusal.
+func (l *Limiter) preparePolicy(req limitspec.Request, now int64, tables []policyTable) ([]limitspec.PolicyLimit, []limitCall, error) {
 	p := req.Policy
 	limits := p.Limits()
 	keys, err := kit.PolicyKeys(p, req.IDs)
@@ -35,25 +43,33 @@ func (l *Limiter) preparePolicy(req limitspec.Request, now int64) ([]limitspec.P
 	if req.Cost < 0 || req.Cost > kit.CostMax {
 		return nil, nil, kit.BadInput("%s: cost must be an integer in [0, %d], got %d", p.Name(), int64(kit.CostMax), req.Cost)
 	}
-	calls := make([]limitCall, 0, len(limits))
+	calls := make([]limitCall, len(limits))
 	for i, pl := range limits {
-		t, err := l.table(pl.Limit)
-		if err != nil {
+		var pt policyTable
+		if tables != nil {
+			pt = tables[i]
+		} else if pt.t, err = l.table(pl.Limit); err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
-		args := kit.Args{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(t.alg.Inputs))}
-		calls = append(calls, limitCall{t: t, c: kit.Call{Args: args}})
+		args := kit.Args{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(pt.t.alg.Inputs))}
 		// Prepared in place: a call passed to a table escapes to the heap.
-		if err := t.Prepare(&calls[i].c, pl.Limit, p.KeyInfix(i), keys[i]); err != nil {
+		calls[i] = limitCall{t: pt.t, c: kit.Call{Args: args}}
+		if pt.bound != nil {
+			err = pt.bound.Prepare(&calls[i].c, p.KeyInfix(i), keys[i])
+		} else {
+			err = pt.t.Prepare(&calls[i].c, pl.Limit, p.KeyInfix(i), keys[i])
+		}
+		if err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
 	}
 	return limits, calls, nil
 }
 
-// decidePolicy decides a policy's request into *res (see LimitInto).
-func (l *Limiter) decidePolicy(req limitspec.Request, now int64, res *limitspec.Result) error {
-	limits, calls, err := l.preparePolicy(req, now)
+// decidePolicy decides a policy's request into *res (see LimitInto), by
+// the tables of its limits (nil: found at this call).
+func (l *Limiter) decidePolicy(req limitspec.Request, now int64, tables []policyTable, res *limitspec.Result) error {
+	limits, calls, err := l.preparePolicy(req, now, tables)
 	if err != nil {
 		return err
 	}

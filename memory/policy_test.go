@@ -228,7 +228,7 @@ func snapshot(t *testing.T, l *Limiter, p *limitspec.Policy, ids map[string]stri
 	for _, pl := range p.Limits() {
 		out += fmt.Sprintf("%s: %d states; ", pl.Limit.Algorithm(), probeOf(t, l, pl.Limit).Len())
 	}
-	_, calls, err := l.preparePolicy(limitspec.Request{Policy: p, IDs: ids}, nowMs)
+	_, calls, err := l.preparePolicy(limitspec.Request{Policy: p, IDs: ids}, nowMs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,6 +102,17 @@ func TestMisuseNeverPanics(t *testing.T) {
 		{"a cancelled context", func() error { _, err := l.Allow(cancelled, "k", gcra); return err }, "context canceled", []error{context.Canceled}},
 		{"a zero Limiter at its clock", func() error { _, err := zero.Allow(ctx, "k", gcra); return err }, "", nil},
 		{"a zero Limiter at a given time", limit(&zero, limitspec.Request{Key: "k", Limit: gcra, Cost: 1, Now: at(t0)}), "", nil},
+		{"a zero Limiter's Bound at its clock", func() error {
+			b, err := zero.Bind(gcra)
+			if err == nil {
+				_, err = b.Allow(ctx, "k")
+			}
+			return err
+		}, "", nil},
+		{"Bind of a nil limit", func() error { _, err := l.Bind(nil); return err }, "a request needs a Limit or a Policy", bad},
+		{"Bind of a typed nil *GCRA", func() error { _, err := l.Bind(nilGCRA); return err }, "a request needs a Limit or a Policy", bad},
+		{"BindPolicy of a nil policy", func() error { _, err := l.BindPolicy(nil); return err }, "a request needs a Limit or a Policy", bad},
+		{"BindPolicy of a zero Policy", func() error { _, err := l.BindPolicy(zeroPolicy); return err }, "a policy needs a name and limits", bad},
 		{"New with a nil option", func() error { _, err := New(WithoutSweeper(), nil); return err }, "memory: option 2 of New is nil", nil},
 		{"WithClock(nil)", func() error { _, err := New(WithClock(nil)); return err }, "memory: WithClock(nil): give a clock", nil},
 	}

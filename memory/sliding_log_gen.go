@@ -42,7 +42,7 @@ type slidingLogParams struct {
 
 // slidingLogHash is the hash of a state's key (see kit.HashKey).
 func slidingLogHash(seed maphash.Seed, k slidingLogKey) uint64 {
-	return kit.HashKey(seed, k.Name, k.Params[:]...)
+	return kit.Mix(maphash.String(seed, k.Name), k.Params[0])
 }
 
 func init() {
@@ -55,69 +55,137 @@ func init() {
 	})
 }
 
-// check checks a call of a sliding_log limit, of arguments c, and returns its
-// parameters (see kit.Table's Prepare).
-func (t *slidingLogTable) check(c *kit.Args, lim limitspec.Limit, key string) (slidingLogParams, error) {
+// checkLimit checks a sliding_log limit: its type, then its Validate, which runs
+// once for each of the first few distinct limits (see kit.Valid).
+func (t *slidingLogTable) checkLimit(lim limitspec.Limit) (limitspec.SlidingLog, error) {
 	var l limitspec.SlidingLog
 	switch v := lim.(type) {
 	case limitspec.SlidingLog:
 		l = v
 	case *limitspec.SlidingLog:
 		if v == nil {
-			return slidingLogParams{}, kit.NotA("sliding_log", lim)
+			return limitspec.SlidingLog{}, kit.NotA("sliding_log", lim)
 		}
 		l = *v
 	default:
-		return slidingLogParams{}, kit.NotA("sliding_log", lim)
+		return limitspec.SlidingLog{}, kit.NotA("sliding_log", lim)
 	}
 	if !t.valid.Has(l) {
 		if err := l.Validate(); err != nil {
-			return slidingLogParams{}, err
+			return limitspec.SlidingLog{}, err
 		}
 		t.valid.Add(l)
 	}
-	p := slidingLogParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond)}
+	return l, nil
+}
+
+// limitParams are the parameters of a checked limit, as the scripts take them.
+func (t *slidingLogTable) limitParams(l limitspec.SlidingLog) slidingLogParams {
+	return slidingLogParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond)}
+}
+
+// argsOK reports whether a call's key, time, cost and string inputs are
+// within their domains, in few enough steps for its callers to inline it;
+// refuseArgs says what is wrong with those of a call it refuses.
+func (t *slidingLogTable) argsOK(c *kit.Args, key string) bool {
+	return key != "" && key[0] != '}' && uint64(c.NowMs) <= kit.NowMax && uint64(c.Cost) <= kit.CostMax
+}
+
+// refuseArgs refuses a call's key, time, cost or string inputs, in the
+// scripts' order (after the limit's parameters); nil if argsOK.
+func (t *slidingLogTable) refuseArgs(c *kit.Args, key string) error {
 	if key == "" {
-		return p, kit.BadInput("sliding_log: key must not be empty")
+		return kit.BadInput("sliding_log: key must not be empty")
 	}
 	if key[0] == '}' {
-		return p, kit.BadInput("sliding_log: key must not begin with '}' (its hash tag would be empty)")
+		return kit.BadInput("sliding_log: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > kit.NowMax {
-		return p, kit.BadInput("%s%d", "sliding_log: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return kit.BadInput("%s%d", "sliding_log: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > kit.CostMax {
-		return p, kit.BadInput("%s%d", "sliding_log: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return kit.BadInput("%s%d", "sliding_log: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
-	return p, nil
+	return nil
 }
 
 // Prepare checks a call of a sliding_log limit and names its state (see kit.Table).
 func (t *slidingLogTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
-	p, err := t.check(&c.Args, lim, key)
+	l, err := t.checkLimit(lim)
 	if err != nil {
 		return err
+	}
+	return t.prepare(c, t.limitParams(l), infix, key)
+}
+
+// prepare checks the arguments and the key of a call of parameters p and
+// names its state.
+func (t *slidingLogTable) prepare(c *kit.Call, p slidingLogParams, infix, key string) error {
+	if !t.argsOK(&c.Args, key) {
+		return t.refuseArgs(&c.Args, key)
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.WindowMs
 	c.Key = kit.StateName(key, infix)
-	c.Hash = t.states.Hash(t.key(c.Key, p))
+	c.Hash = slidingLogHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }
 
 // Limit decides a sliding_log limit's call alone (see kit.Table).
 func (t *slidingLogTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
-	p, err := t.check(&args, lim, key)
+	l, err := t.checkLimit(lim)
 	if err != nil {
 		return kit.Reply{}, err
 	}
+	p := t.limitParams(l)
+	if !t.argsOK(&args, key) {
+		return kit.Reply{}, t.refuseArgs(&args, key)
+	}
 	k := t.key(key, p)
-	h := t.states.Hash(k)
+	h := slidingLogHash(t.states.Seed(), k)
 	sh := t.states.Shard(t.states.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
 	return t.decide(p, k, h, &args), nil
 }
+
+// Bind checks a sliding_log limit once and returns what decides its calls (see kit.Table).
+func (t *slidingLogTable) Bind(lim limitspec.Limit) (kit.Bound, error) {
+	l, err := t.checkLimit(lim)
+	if err != nil {
+		return nil, err
+	}
+	return &slidingLogBound{t: t, p: t.limitParams(l), lim: l}, nil
+}
+
+// slidingLogBound is a sliding_log limit bound to its table, checked once (see kit.Bound).
+type slidingLogBound struct {
+	t   *slidingLogTable
+	p   slidingLogParams
+	lim limitspec.Limit // boxed once
+}
+
+// Limit decides a call of the bound limit alone (see kit.Bound).
+func (b *slidingLogBound) Limit(args kit.Args, key string) (kit.Reply, error) {
+	t, p := b.t, b.p
+	if !t.argsOK(&args, key) {
+		return kit.Reply{}, t.refuseArgs(&args, key)
+	}
+	k := t.key(key, p)
+	h := slidingLogHash(t.states.Seed(), k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// Prepare checks a call of the bound limit and names its state (see kit.Bound).
+func (b *slidingLogBound) Prepare(c *kit.Call, infix, key string) error {
+	return b.t.prepare(c, b.p, infix, key)
+}
+
+// Value is the bound limit (see kit.Bound).
+func (b *slidingLogBound) Value() limitspec.Limit { return b.lim }
 
 // params are a prepared call's parameters.
 func (t *slidingLogTable) params(c *kit.Call) slidingLogParams {

@@ -12,6 +12,9 @@ vector's expectations and against the other targets:
 
   memory     package memory's limiter (the generated Go), given the typed
              limit or the policy the vector names
+  memory-bound
+             the same limiter through the handles its Bind and BindPolicy
+             return, each limit and policy bound once
   gopherlua  the generated Lua in gopher-lua, over an in-process store
   miniredis  the generated Lua in miniredis, through go-redis
   redis      the generated Lua on a real Redis (only with -redis or REDIS_URL)
@@ -109,7 +112,7 @@ An expectation (expect) holds any subset of:
 Fields left out are not compared with the vector; the targets are still
 compared with each other on every field, an error's class included.
 
-On every target but memory, verify checks after each step that every
+On every target but memory and memory-bound, verify checks after each step that every
 key has a TTL, no longer than the longest its limit may need (its
 horizon plus MAX_SKEW_MS plus the margin), and that a refused step
 changed no key.

@@ -16,7 +16,7 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// embedded returns the three embedded targets.
+// embedded returns the embedded targets.
 func embedded(tb testing.TB) []Target {
 	tb.Helper()
 	ts, err := EmbeddedTargets()

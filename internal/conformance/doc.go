@@ -14,6 +14,9 @@
 //   - memory: package memory's Limiter (MemoryTarget), given the typed
 //     limit limitspec.NewLimit makes of the step's algorithm and
 //     parameters, or the policy limitspec.NewPolicy makes of its limits.
+//   - memory-bound: the same Limiter through the handles of its Bind and
+//     BindPolicy, each limit and policy bound at its first step
+//     (BoundTarget); resets and views through the Limiter.
 //   - gopherlua: the generated Lua run in gopher-lua, with a redis.call
 //     of this package's own over package standin, an in-process
 //     stand-in for the Redis commands the scripts call (LuaTarget).

@@ -144,8 +144,8 @@ func notForCluster(v *Vector) error {
 }
 
 // EmbeddedTargets returns the targets that need no Redis server: package
-// memory's limiter, the scripts in gopher-lua and in miniredis. Close
-// each when done.
+// memory's limiter, called per request and through its bound handles,
+// and the scripts in gopher-lua and in miniredis. Close each when done.
 func EmbeddedTargets() ([]Target, error) {
 	luaT, err := NewLuaTarget()
 	if err != nil {
@@ -156,5 +156,5 @@ func EmbeddedTargets() ([]Target, error) {
 		luaT.Close()
 		return nil, err
 	}
-	return []Target{NewMemoryTarget(), luaT, mini}, nil
+	return []Target{NewMemoryTarget(), NewBoundTarget(), luaT, mini}, nil
 }

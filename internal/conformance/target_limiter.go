@@ -189,6 +189,88 @@ func (t *MemoryTarget) Begin(*Vector) error {
 
 func (t *MemoryTarget) Close() error { return nil }
 
+// BoundTarget runs package memory's Limiter through its bound handles, as
+// a service that binds its limits once calls it: each step's limit bound
+// by Limiter.Bind (once per limit), its policy by Limiter.BindPolicy
+// (once per policy), the request decided by the handle; resets and views,
+// which the handles do not offer, go to the Limiter, on the same state.
+type BoundTarget struct {
+	MemoryTarget
+	mem      *memory.Limiter
+	limits   map[limitspec.Limit]*memory.Bound
+	policies map[*Policy]*memory.BoundPolicy
+}
+
+// NewBoundTarget returns the memory-bound target.
+func NewBoundTarget() *BoundTarget { return &BoundTarget{} }
+
+func (t *BoundTarget) Name() string { return "memory-bound" }
+
+func (t *BoundTarget) Begin(*Vector) error {
+	lim, err := memory.New(memory.WithoutSweeper())
+	t.lim, t.mem = lim, lim
+	t.limits, t.policies = map[limitspec.Limit]*memory.Bound{}, map[*Policy]*memory.BoundPolicy{}
+	return err
+}
+
+// Decide decides r by the handle of its limit or policy, bound at its
+// first use; a limit or policy Bind refuses is the step's refusal.
+func (t *BoundTarget) Decide(r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if req.Policy != nil {
+		b, err := t.boundPolicy(r.Policy, req.Policy)
+		if err != nil {
+			return limiterError(err)
+		}
+		req.Policy = nil
+		res, err := b.Limit(ctx, req)
+		if err != nil {
+			return limiterError(err)
+		}
+		return resultOutcome(res, true)
+	}
+	b, err := t.bound(req.Limit)
+	if err != nil {
+		return limiterError(err)
+	}
+	req.Limit = nil
+	lr, err := b.Limit(ctx, req)
+	if err != nil {
+		return limiterError(err)
+	}
+	return resultOutcome(limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: []limitspec.LimitResult{lr}}, false)
+}
+
+// bound returns the handle of lim, bound at its first use.
+func (t *BoundTarget) bound(lim limitspec.Limit) (*memory.Bound, error) {
+	if b := t.limits[lim]; b != nil {
+		return b, nil
+	}
+	b, err := t.mem.Bind(lim)
+	if err == nil {
+		t.limits[lim] = b
+	}
+	return b, err
+}
+
+// boundPolicy returns the handle of the vector's policy p, typed as
+// typed, bound at its first use.
+func (t *BoundTarget) boundPolicy(p *Policy, typed *limitspec.Policy) (*memory.BoundPolicy, error) {
+	if b := t.policies[p]; b != nil {
+		return b, nil
+	}
+	b, err := t.mem.BindPolicy(typed)
+	if err == nil {
+		t.policies[p] = b
+	}
+	return b, err
+}
+
 // ClientTarget drives package redislimit's Limiter, the Go client a
 // service uses, on the Redis (or Cluster) of a RedisTarget: the client's
 // typed limits, ARGV, key names, reply decoding and error classes are held

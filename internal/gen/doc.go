@@ -85,10 +85,15 @@
 // the first few distinct limits only once, kit.Valid) and names its
 // state: a kit.Key of the key and the parameters the state's Redis keys
 // name, compared rather than formatted, so that two calls share a state
-// exactly when their Redis keys are the same; Decide decides it as the
-// Lua script does, writing only when the call commits; Limit checks and
-// decides a limit's call alone, with no kit.Call (memory's decision of a
-// Request.Limit); View runs a view. Its init
+// exactly when their Redis keys are the same, hashed with its parameters
+// mixed in line (kit.Mix); Decide decides it as the Lua script does,
+// writing only when the call commits; Limit checks and decides a limit's
+// call alone, with no kit.Call (memory's decision of a Request.Limit);
+// Bind checks a limit once and returns a kit.Bound, which decides and
+// prepares its calls checking only their key, time, cost and inputs
+// (memory's Bound and BoundPolicy); View runs a view. A call's key, time,
+// cost and inputs are checked by argsOK, small enough to be inlined, and
+// refuseArgs words the refusal of those it refuses. Its init
 // registers it with kit.RegisterTable, and package memory's Limiter makes
 // one table per algorithm it is asked to decide. scripts_gen.go registers
 // each algorithm's scripts with kit.RegisterScripts (their names, SHA1s,

@@ -110,9 +110,13 @@ func memTypes(w *writer, a *Algorithm, typ string) {
 	}
 	w.line("}")
 	w.line("")
+	hash := "maphash.String(seed, k.Name)"
+	for i := range a.States[0].KeyParams() {
+		hash = fmt.Sprintf("kit.Mix(%s, k.Params[%d])", hash, i)
+	}
 	w.line("// %s is the hash of a state's key (see kit.HashKey).", memHash(a))
 	w.line("func %s(seed maphash.Seed, k %s) uint64 {", memHash(a), memKey(a))
-	w.line("return kit.HashKey(seed, k.Name, k.Params[:]...)")
+	w.line("return %s", hash)
 	w.line("}")
 }
 
@@ -145,87 +149,177 @@ func memRegister(w *writer, sp *Spec, a *Algorithm) {
 	w.line("}")
 }
 
-// memPrepare emits check: the limit, its parameters, the key, the time,
-// the cost and the string inputs, checked in the order of the scripts'
-// checks; Prepare, which also names the state; Limit, which checks a
-// call and decides it; and the helpers that read a prepared call's
+// memPrepare emits the checks of a call (memCheck); Prepare, which
+// checks a call and names its state; Limit, which checks a limit's call
+// and decides it alone; Bind, which checks a limit once and returns its
+// kit.Bound (memBound); and the helpers that read a prepared call's
 // parameters and key.
 func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
-	memCheck(w, sp, a, o)
-	tt := tableType(a)
+	typ := o.qualifier(o.memory, o.limits) + goType(a)
+	memCheck(w, sp, a, typ)
+	tt, pt := tableType(a), memParams(a)
 	w.line("")
 	w.line("// Prepare checks a call of a %s limit and names its state (see kit.Table).", a.Name)
 	w.line("func (t *%s) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {", tt)
-	memChecked(w, "&c.Args", "")
+	memChecked(w, "")
+	w.line("return t.prepare(c, t.limitParams(l), infix, key)")
+	w.line("}")
+	w.line("")
+	w.line("// prepare checks the arguments and the key of a call of parameters p and")
+	w.line("// names its state.")
+	w.line("func (t *%s) prepare(c *kit.Call, p %s, infix, key string) error {", tt, pt)
+	w.line("if !t.argsOK(&c.Args, key) {")
+	w.line("return t.refuseArgs(&c.Args, key)")
+	w.line("}")
 	for i, p := range a.Params {
 		w.line("c.Params[%d] = p.%s", i, goExported(p.Name))
 	}
 	w.line("c.Key = kit.StateName(key, infix)")
-	w.line("c.Hash = t.states.Hash(t.key(c.Key, p))")
+	w.line("c.Hash = %s(t.states.Seed(), t.key(c.Key, p))", memHash(a))
 	w.line("return nil")
 	w.line("}")
 	w.line("")
 	w.line("// Limit decides a %s limit's call alone (see kit.Table).", a.Name)
 	w.line("func (t *%s) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {", tt)
-	memChecked(w, "&args", "kit.Reply{}, ")
-	w.line("k := t.key(key, p)")
-	w.line("h := t.states.Hash(k)")
-	w.line("sh := t.states.Shard(t.states.Index(h))")
-	w.line("sh.Lock()")
-	w.line("defer sh.Unlock()")
-	w.line("return t.decide(p, k, h, &args), nil")
+	memChecked(w, "kit.Reply{}, ")
+	w.line("p := t.limitParams(l)")
+	memAlone(w, a, "t")
 	w.line("}")
+	memBound(w, a)
 	memCallKey(w, a)
 }
 
-// memChecked checks a call of arguments args into its parameters p, or
-// returns the refusal after zero, the function's other results.
-func memChecked(w *writer, args, zero string) {
-	w.line("p, err := t.check(%s, lim, key)", args)
+// memAlone emits the end of a Limit: it checks the arguments and the key
+// of a call of parameters p, of table t, and decides it alone, with its
+// shard locked. A Table's Limit and a Bound's state it each, so that
+// neither calls the other: a call passes the arguments and the reply on
+// (copying them), and a bound limit's call is the one to spare.
+func memAlone(w *writer, a *Algorithm, t string) {
+	w.line("if !%s.argsOK(&args, key) {", t)
+	w.line("return kit.Reply{}, %s.refuseArgs(&args, key)", t)
+	w.line("}")
+	w.line("k := %s.key(key, p)", t)
+	w.line("h := %s(%s.states.Seed(), k)", memHash(a), t)
+	w.line("sh := %s.states.Shard(%s.states.Index(h))", t, t)
+	w.line("sh.Lock()")
+	w.line("defer sh.Unlock()")
+	w.line("return %s.decide(p, k, h, &args), nil", t)
+}
+
+// memChecked checks lim into the typed limit l, or returns the refusal
+// after zero, the function's other results.
+func memChecked(w *writer, zero string) {
+	w.line("l, err := t.checkLimit(lim)")
 	w.line("if err != nil {")
 	w.line("return %serr", zero)
 	w.line("}")
 }
 
-// memCheck emits check, which checks a call as the scripts do, in their
-// order, and returns its parameters.
-func memCheck(w *writer, sp *Spec, a *Algorithm, o *Output) {
-	typ := o.qualifier(o.memory, o.limits) + goType(a)
-	pt := memParams(a)
+// memBound emits Bind and the kit.Bound it returns: the limit's
+// parameters, worked out once, and the table that decides by them.
+func memBound(w *writer, a *Algorithm) {
+	tt, bt, pt := tableType(a), memBoundType(a), memParams(a)
 	w.line("")
-	w.line("// check checks a call of a %s limit, of arguments c, and returns its", a.Name)
-	w.line("// parameters (see kit.Table's Prepare).")
-	w.line("func (t *%s) check(c *kit.Args, lim limitspec.Limit, key string) (%s, error) {", tableType(a), pt)
-	limitConv(w, a, typ, pt+"{}, ")
+	w.line("// Bind checks a %s limit once and returns what decides its calls (see kit.Table).", a.Name)
+	w.line("func (t *%s) Bind(lim limitspec.Limit) (kit.Bound, error) {", tt)
+	memChecked(w, "nil, ")
+	w.line("return &%s{t: t, p: t.limitParams(l), lim: l}, nil", bt)
+	w.line("}")
+	w.line("")
+	w.line("// %s is a %s limit bound to its table, checked once (see kit.Bound).", bt, a.Name)
+	w.line("type %s struct {", bt)
+	w.line("t   *%s", tt)
+	w.line("p   %s", pt)
+	w.line("lim limitspec.Limit // boxed once")
+	w.line("}")
+	w.line("")
+	w.line("// Limit decides a call of the bound limit alone (see kit.Bound).")
+	w.line("func (b *%s) Limit(args kit.Args, key string) (kit.Reply, error) {", bt)
+	w.line("t, p := b.t, b.p")
+	memAlone(w, a, "t")
+	w.line("}")
+	w.line("")
+	w.line("// Prepare checks a call of the bound limit and names its state (see kit.Bound).")
+	w.line("func (b *%s) Prepare(c *kit.Call, infix, key string) error { return b.t.prepare(c, b.p, infix, key) }", bt)
+	w.line("")
+	w.line("// Value is the bound limit (see kit.Bound).")
+	w.line("func (b *%s) Value() limitspec.Limit { return b.lim }", bt)
+}
+
+// memBoundType is the type of a's bound limit.
+func memBoundType(a *Algorithm) string { return goName(a.Name) + "Bound" }
+
+// memCheck emits checkLimit, which checks a limit, limitParams, its
+// parameters as the scripts take them, and argsOK, which checks a call's
+// key, time, cost and string inputs (refuseArgs says what is wrong):
+// together the scripts' checks, in their order.
+func memCheck(w *writer, sp *Spec, a *Algorithm, typ string) {
+	tt, pt := tableType(a), memParams(a)
+	w.line("")
+	w.line("// checkLimit checks a %s limit: its type, then its Validate, which runs", a.Name)
+	w.line("// once for each of the first few distinct limits (see kit.Valid).")
+	w.line("func (t *%s) checkLimit(lim limitspec.Limit) (%s, error) {", tt, typ)
+	limitConv(w, a, typ, typ+"{}, ")
 	w.line("if !t.valid.Has(l) {")
 	w.line("if err := l.Validate(); err != nil {")
-	w.line("return %s{}, err", pt)
+	w.line("return %s{}, err", typ)
 	w.line("}")
 	w.line("t.valid.Add(l)")
+	w.line("}")
+	w.line("return l, nil")
 	w.line("}")
 	var fields []string
 	for _, p := range a.Params {
 		fields = append(fields, goExported(p.Name)+": "+wireValue(p, "l"))
 	}
-	w.line("p := %s{%s}", pt, strings.Join(fields, ", "))
+	w.line("")
+	w.line("// limitParams are the parameters of a checked limit, as the scripts take them.")
+	w.line("func (t *%s) limitParams(l %s) %s {", tt, typ, pt)
+	w.line("return %s{%s}", pt, strings.Join(fields, ", "))
+	w.line("}")
+	var ok []string
+	for _, in := range sp.Inputs {
+		v := "c." + goExported(in.Arg) // kit.Args's NowMs, Cost
+		// in [min, max] as one unsigned comparison: a value below min wraps above max-min
+		max := goExact.print(&Lit{V: in.Max, Name: in.MaxName})
+		if in.Min == 0 {
+			ok = append(ok, fmt.Sprintf("uint64(%s) <= %s", v, max))
+		} else {
+			ok = append(ok, fmt.Sprintf("uint64(%s-(%d)) <= %s-(%d)", v, in.Min, max, in.Min))
+		}
+	}
+	for _, in := range a.Strings {
+		ok = append(ok, fmt.Sprintf("len(c.Inputs[%d]) <= %d", in.Index, in.MaxLen))
+	}
+	w.line("")
+	w.line("// argsOK reports whether a call's key, time, cost and string inputs are")
+	w.line("// within their domains, in few enough steps for its callers to inline it;")
+	w.line("// refuseArgs says what is wrong with those of a call it refuses.")
+	w.line("func (t *%s) argsOK(c *kit.Args, key string) bool {", tt)
+	w.line("return key != \"\" && key[0] != '}' && %s", strings.Join(ok, " && "))
+	w.line("}")
+	w.line("")
+	w.line("// refuseArgs refuses a call's key, time, cost or string inputs, in the")
+	w.line("// scripts' order (after the limit's parameters); nil if argsOK.")
+	w.line("func (t *%s) refuseArgs(c *kit.Args, key string) error {", tt)
 	w.line("if key == \"\" {")
-	w.line("return p, kit.BadInput(%q)", a.Name+": "+msgKeyEmpty)
+	w.line("return kit.BadInput(%q)", a.Name+": "+msgKeyEmpty)
 	w.line("}")
 	w.line("if key[0] == '}' {")
-	w.line("return p, kit.BadInput(%q)", a.Name+": "+msgKeyBrace)
+	w.line("return kit.BadInput(%q)", a.Name+": "+msgKeyBrace)
 	w.line("}")
 	for _, in := range sp.Inputs {
 		v := "c." + goExported(in.Arg) // kit.Args's NowMs, Cost
 		w.line("if %s < %d || %s > %s {", v, in.Min, v, goExact.print(&Lit{V: in.Max, Name: in.MaxName}))
-		w.line("return p, kit.BadInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
+		w.line("return kit.BadInput(\"%%s%%d\", %q, %s)", a.Name+": "+msgInputPrefix(in), v)
 		w.line("}")
 	}
 	for _, in := range a.Strings {
 		w.line("if len(c.Inputs[%d]) > %d {", in.Index, in.MaxLen)
-		w.line("return p, kit.BadInput(\"%%s%%d\", %q, len(c.Inputs[%d]))", a.Name+": "+msgStrPrefix(in), in.Index)
+		w.line("return kit.BadInput(\"%%s%%d\", %q, len(c.Inputs[%d]))", a.Name+": "+msgStrPrefix(in), in.Index)
 		w.line("}")
 	}
-	w.line("return p, nil")
+	w.line("return nil")
 	w.line("}")
 }
 

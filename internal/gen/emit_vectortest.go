@@ -2,8 +2,9 @@ package gen
 
 // emitVectorsTest returns the test a user's package gets: it replays the
 // vectors under testdata/vectors on every embedded target (package
-// memory's limiter, the scripts in gopher-lua and in miniredis), as
-// limitspec's own are replayed (docs/vectors.md).
+// memory's limiter, per request and through its bound handles, the
+// scripts in gopher-lua and in miniredis), as limitspec's own are
+// replayed (docs/vectors.md).
 func emitVectorsTest(sp *Spec, o *Output) ([]byte, error) {
 	var w writer
 	goFileHeader(&w, sp.Source, o.limits.name)

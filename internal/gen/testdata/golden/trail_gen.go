@@ -46,7 +46,7 @@ type trailParams struct {
 
 // trailHash is the hash of a state's key (see kit.HashKey).
 func trailHash(seed maphash.Seed, k trailKey) uint64 {
-	return kit.HashKey(seed, k.Name, k.Params[:]...)
+	return kit.Mix(kit.Mix(maphash.String(seed, k.Name), k.Params[0]), k.Params[1])
 }
 
 func init() {
@@ -57,74 +57,142 @@ func init() {
 	})
 }
 
-// check checks a call of a trail limit, of arguments c, and returns its
-// parameters (see kit.Table's Prepare).
-func (t *trailTable) check(c *kit.Args, lim limitspec.Limit, key string) (trailParams, error) {
+// checkLimit checks a trail limit: its type, then its Validate, which runs
+// once for each of the first few distinct limits (see kit.Valid).
+func (t *trailTable) checkLimit(lim limitspec.Limit) (Trail, error) {
 	var l Trail
 	switch v := lim.(type) {
 	case Trail:
 		l = v
 	case *Trail:
 		if v == nil {
-			return trailParams{}, kit.NotA("trail", lim)
+			return Trail{}, kit.NotA("trail", lim)
 		}
 		l = *v
 	default:
-		return trailParams{}, kit.NotA("trail", lim)
+		return Trail{}, kit.NotA("trail", lim)
 	}
 	if !t.valid.Has(l) {
 		if err := l.Validate(); err != nil {
-			return trailParams{}, err
+			return Trail{}, err
 		}
 		t.valid.Add(l)
 	}
-	p := trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
+	return l, nil
+}
+
+// limitParams are the parameters of a checked limit, as the scripts take them.
+func (t *trailTable) limitParams(l Trail) trailParams {
+	return trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
 		BucketMs: kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
+}
+
+// argsOK reports whether a call's key, time, cost and string inputs are
+// within their domains, in few enough steps for its callers to inline it;
+// refuseArgs says what is wrong with those of a call it refuses.
+func (t *trailTable) argsOK(c *kit.Args, key string) bool {
+	return key != "" && key[0] != '}' && uint64(c.NowMs) <= kit.NowMax && uint64(c.Cost) <= kit.CostMax && len(c.Inputs[0]) <= 16
+}
+
+// refuseArgs refuses a call's key, time, cost or string inputs, in the
+// scripts' order (after the limit's parameters); nil if argsOK.
+func (t *trailTable) refuseArgs(c *kit.Args, key string) error {
 	if key == "" {
-		return p, kit.BadInput("trail: key must not be empty")
+		return kit.BadInput("trail: key must not be empty")
 	}
 	if key[0] == '}' {
-		return p, kit.BadInput("trail: key must not begin with '}' (its hash tag would be empty)")
+		return kit.BadInput("trail: key must not begin with '}' (its hash tag would be empty)")
 	}
 	if c.NowMs < 0 || c.NowMs > kit.NowMax {
-		return p, kit.BadInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
+		return kit.BadInput("%s%d", "trail: now_ms must be an integer in [0, 35184372088832], got ", c.NowMs)
 	}
 	if c.Cost < 0 || c.Cost > kit.CostMax {
-		return p, kit.BadInput("%s%d", "trail: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
+		return kit.BadInput("%s%d", "trail: cost must be an integer in [0, 9007199254740991], got ", c.Cost)
 	}
 	if len(c.Inputs[0]) > 16 {
-		return p, kit.BadInput("%s%d", "trail: note must be at most 16 bytes, got ", len(c.Inputs[0]))
+		return kit.BadInput("%s%d", "trail: note must be at most 16 bytes, got ", len(c.Inputs[0]))
 	}
-	return p, nil
+	return nil
 }
 
 // Prepare checks a call of a trail limit and names its state (see kit.Table).
 func (t *trailTable) Prepare(c *kit.Call, lim limitspec.Limit, infix, key string) error {
-	p, err := t.check(&c.Args, lim, key)
+	l, err := t.checkLimit(lim)
 	if err != nil {
 		return err
+	}
+	return t.prepare(c, t.limitParams(l), infix, key)
+}
+
+// prepare checks the arguments and the key of a call of parameters p and
+// names its state.
+func (t *trailTable) prepare(c *kit.Call, p trailParams, infix, key string) error {
+	if !t.argsOK(&c.Args, key) {
+		return t.refuseArgs(&c.Args, key)
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.WindowMs
 	c.Params[2] = p.BucketMs
 	c.Key = kit.StateName(key, infix)
-	c.Hash = t.states.Hash(t.key(c.Key, p))
+	c.Hash = trailHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }
 
 // Limit decides a trail limit's call alone (see kit.Table).
 func (t *trailTable) Limit(args kit.Args, lim limitspec.Limit, key string) (kit.Reply, error) {
-	p, err := t.check(&args, lim, key)
+	l, err := t.checkLimit(lim)
 	if err != nil {
 		return kit.Reply{}, err
 	}
+	p := t.limitParams(l)
+	if !t.argsOK(&args, key) {
+		return kit.Reply{}, t.refuseArgs(&args, key)
+	}
 	k := t.key(key, p)
-	h := t.states.Hash(k)
+	h := trailHash(t.states.Seed(), k)
 	sh := t.states.Shard(t.states.Index(h))
 	sh.Lock()
 	defer sh.Unlock()
 	return t.decide(p, k, h, &args), nil
 }
+
+// Bind checks a trail limit once and returns what decides its calls (see kit.Table).
+func (t *trailTable) Bind(lim limitspec.Limit) (kit.Bound, error) {
+	l, err := t.checkLimit(lim)
+	if err != nil {
+		return nil, err
+	}
+	return &trailBound{t: t, p: t.limitParams(l), lim: l}, nil
+}
+
+// trailBound is a trail limit bound to its table, checked once (see kit.Bound).
+type trailBound struct {
+	t   *trailTable
+	p   trailParams
+	lim limitspec.Limit // boxed once
+}
+
+// Limit decides a call of the bound limit alone (see kit.Bound).
+func (b *trailBound) Limit(args kit.Args, key string) (kit.Reply, error) {
+	t, p := b.t, b.p
+	if !t.argsOK(&args, key) {
+		return kit.Reply{}, t.refuseArgs(&args, key)
+	}
+	k := t.key(key, p)
+	h := trailHash(t.states.Seed(), k)
+	sh := t.states.Shard(t.states.Index(h))
+	sh.Lock()
+	defer sh.Unlock()
+	return t.decide(p, k, h, &args), nil
+}
+
+// Prepare checks a call of the bound limit and names its state (see kit.Bound).
+func (b *trailBound) Prepare(c *kit.Call, infix, key string) error {
+	return b.t.prepare(c, b.p, infix, key)
+}
+
+// Value is the bound limit (see kit.Bound).
+func (b *trailBound) Value() limitspec.Limit { return b.lim }
 
 // params are a prepared call's parameters.
 func (t *trailTable) params(c *kit.Call) trailParams {
