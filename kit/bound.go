@@ -1,6 +1,10 @@
 package kit
 
-import "github.com/limitspec/limitspec"
+import (
+	"reflect"
+
+	"github.com/limitspec/limitspec"
+)
 
 // The refusals of the handles bound to one limit or one policy (the
 // limiters' Bind and BindPolicy), the same from every limiter.
@@ -24,26 +28,42 @@ func CheckBindPolicy(p *limitspec.Policy) error {
 	return nil
 }
 
-// CheckBound refuses a request to a handle bound to lim: one that names
-// a Policy, or a Limit other than lim (a request names none, or lim).
-func CheckBound(req limitspec.Request, lim limitspec.Limit) error {
+// CheckBound refuses a request to a limit's bound handle, of limit lim
+// and policy p, that names a policy, or another limit than the bound one
+// (given, as it was bound, or value, its value); a nil lim names the
+// bound one. name is the limit's algorithm's.
+func CheckBound(lim limitspec.Limit, p *limitspec.Policy, name string, given, value limitspec.Limit) error {
 	switch {
-	case req.Policy != nil:
-		return BadInput("a request to a bound limit names a Policy (it names none)")
-	case req.Limit != nil && req.Limit != lim && !limitspec.IsNil(req.Limit):
-		return BadInput("a request to a bound limit names another Limit (it names none, or the bound one)")
+	case p != nil:
+		return BadInput("%s: a request to a bound limit names no Policy", name)
+	case !limitspec.IsNil(lim) && lim != given && lim != value:
+		return BadInput("%s: a request to a bound limit names it or no Limit, not %+v", name, lim)
 	}
 	return nil
 }
 
-// CheckBoundPolicy refuses a request to a handle bound to p: one that
-// names a Limit, or a Policy other than p (a request names none, or p).
-func CheckBoundPolicy(req limitspec.Request, p *limitspec.Policy) error {
+// CheckBoundPolicy refuses a request to a policy's bound handle, of
+// limit lim and policy p, that names a limit, or another policy than the
+// bound one; a nil p names the bound one.
+func CheckBoundPolicy(lim limitspec.Limit, p, bound *limitspec.Policy) error {
 	switch {
-	case !limitspec.IsNil(req.Limit):
-		return BadInput("a request to the bound policy %s names a Limit (it names none)", p.Name())
-	case req.Policy != nil && req.Policy != p:
-		return BadInput("a request to the bound policy %s names another Policy (it names none, or the bound one)", p.Name())
+	case !limitspec.IsNil(lim):
+		return BadInput("%s: a request to a bound policy names no Limit", bound.Name())
+	case p != nil && p != bound:
+		return BadInput("%s: a request to a bound policy names it or no Policy, not %s", bound.Name(), p.Name())
 	}
 	return nil
+}
+
+// LimitValue is lim's value: the limit a pointer points to (generated
+// limits are values with value methods), or lim itself. A handle keeps it
+// so that a pointer changed after Bind does not change the bound limit.
+func LimitValue(lim limitspec.Limit) limitspec.Limit {
+	v := reflect.ValueOf(lim)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		if l, ok := v.Elem().Interface().(limitspec.Limit); ok {
+			return l
+		}
+	}
+	return lim
 }

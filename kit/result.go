@@ -97,33 +97,6 @@ func CheckRuleOf(lim limitspec.Limit, p *limitspec.Policy) error {
 	return nil
 }
 
-// CheckBound refuses a request to a limit's bound handle, of limit lim
-// and policy p, that names a policy, or another limit than the bound one
-// (given, as it was bound, or value, its value); a nil lim names the
-// bound one. name is the limit's algorithm's.
-func CheckBound(lim limitspec.Limit, p *limitspec.Policy, name string, given, value limitspec.Limit) error {
-	switch {
-	case p != nil:
-		return BadInput("%s: a request to a bound limit names no Policy", name)
-	case !limitspec.IsNil(lim) && lim != given && lim != value:
-		return BadInput("%s: a request to a bound limit names it or no Limit, not %+v", name, lim)
-	}
-	return nil
-}
-
-// CheckBoundPolicy refuses a request to a policy's bound handle, of
-// limit lim and policy p, that names a limit, or another policy than the
-// bound one; a nil p names the bound one.
-func CheckBoundPolicy(lim limitspec.Limit, p, bound *limitspec.Policy) error {
-	switch {
-	case !limitspec.IsNil(lim):
-		return BadInput("%s: a request to a bound policy names no Limit", bound.Name())
-	case p != nil && p != bound:
-		return BadInput("%s: a request to a bound policy names it or no Policy, not %s", bound.Name(), p.Name())
-	}
-	return nil
-}
-
 // PolicyKeys returns the hash tag of each limit of p for the identity
 // values ids: its identity's value, or its constant. An unknown or
 // missing identity, or a value the scripts refuse as a key, is refused.

@@ -16,6 +16,9 @@ import (
 type Bound struct {
 	l *Limiter
 	p *plan
+	// given is the limit as Bind was given it, value its value (the
+	// Limit of the results): a request may name either.
+	given, value limitspec.Limit
 }
 
 // Bind returns a handle that decides requests by lim, which it checks
@@ -26,11 +29,12 @@ func (l *Limiter) Bind(lim limitspec.Limit) (*Bound, error) {
 	if err := kit.CheckBind(lim); err != nil {
 		return nil, err
 	}
-	p, err := limitPlan(lim)
+	value := kit.LimitValue(lim)
+	p, err := limitPlan(value)
 	if err != nil {
 		return nil, err
 	}
-	return &Bound{l: l, p: p}, nil
+	return &Bound{l: l, p: p, given: lim, value: value}, nil
 }
 
 // Allow decides a request of cost 1 for key.
@@ -41,10 +45,11 @@ func (b *Bound) Allow(ctx context.Context, key string) (limitspec.LimitResult, e
 // Limit decides req for req.Key by the bound limit: req.Cost, req.Now
 // (zero: the limiter's clock, or the server's with WithServerClock),
 // req.Force and req.Inputs as Limiter.Limit takes them. req.Limit is nil
-// or the bound limit, req.Policy nil; anything else is refused
-// (limitspec.ErrBadInput). The result's Limit is the bound limit.
+// or the bound limit (as Bind was given it, or its value), req.Policy
+// nil; anything else is refused (limitspec.ErrBadInput). The result's
+// Limit is the bound limit's value.
 func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (limitspec.LimitResult, error) {
-	if err := kit.CheckBound(req, b.p.limits[0]); err != nil {
+	if err := kit.CheckBound(req.Limit, req.Policy, b.p.alg, b.given, b.value); err != nil {
 		return limitspec.LimitResult{}, err
 	}
 	var one [1]limitspec.LimitResult
@@ -100,7 +105,7 @@ func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitsp
 // them; whatever refers to the Limits of a Result decided into again
 // sees the new decision's.
 func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
-	if err := kit.CheckBoundPolicy(req, b.p.policy); err != nil {
+	if err := kit.CheckBoundPolicy(req.Limit, req.Policy, b.p.policy); err != nil {
 		return err
 	}
 	limits := res.Limits[:0]

@@ -280,7 +280,7 @@ func boundRequestRefusals(t *testing.T, b *redislimit.Bound, bp *redislimit.Boun
 		"another policy": {Policy: other, IDs: ids, Cost: 1},
 	}
 	for name, req := range policyRefusals {
-		if _, err := bp.Limit(t.Context(), req); !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), "a request to the bound policy burst_quota names") {
+		if _, err := bp.Limit(t.Context(), req); !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), "burst_quota: a request to a bound policy names") {
 			t.Errorf("a bound policy, %s: %v; want ErrBadInput", name, err)
 		}
 	}

@@ -113,7 +113,7 @@ func redisWays(t *testing.T, short int, open func() (*RedisTarget, error)) []red
 		var tg Target = rt
 		switch {
 		case w.bound:
-			tg = NewBoundTarget(rt)
+			tg = NewRedisBoundTarget(rt)
 		case w.client:
 			tg = NewClientTarget(rt)
 		}

@@ -16,7 +16,7 @@
 //     parameters, or the policy limitspec.NewPolicy makes of its limits.
 //   - memory-bound: the same Limiter through the handles of its Bind and
 //     BindPolicy, each limit and policy bound at its first step
-//     (BoundTarget); resets and views through the Limiter.
+//     (MemoryBoundTarget); resets and views through the Limiter.
 //   - gopherlua: the generated Lua run in gopher-lua, with a redis.call
 //     of this package's own over package standin, an in-process
 //     stand-in for the Redis commands the scripts call (LuaTarget).
@@ -31,7 +31,7 @@
 //     reply decoding and error classes are held to every vector too.
 //   - redis-bound, cluster-bound, and their -functions twins: the
 //     handles of that Limiter bound to one limit or one policy
-//     (BoundTarget), each step decided by the handle of its limit or
+//     (RedisBoundTarget), each step decided by the handle of its limit or
 //     policy, bound at the first step that names it.
 //
 // The targets that run the scripts themselves call them as a client in

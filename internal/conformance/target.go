@@ -156,5 +156,5 @@ func EmbeddedTargets() ([]Target, error) {
 		luaT.Close()
 		return nil, err
 	}
-	return []Target{NewMemoryTarget(), NewBoundTarget(), luaT, mini}, nil
+	return []Target{NewMemoryTarget(), NewMemoryBoundTarget(), luaT, mini}, nil
 }

@@ -189,24 +189,24 @@ func (t *MemoryTarget) Begin(*Vector) error {
 
 func (t *MemoryTarget) Close() error { return nil }
 
-// BoundTarget runs package memory's Limiter through its bound handles, as
+// MemoryBoundTarget runs package memory's Limiter through its bound handles, as
 // a service that binds its limits once calls it: each step's limit bound
 // by Limiter.Bind (once per limit), its policy by Limiter.BindPolicy
 // (once per policy), the request decided by the handle; resets and views,
 // which the handles do not offer, go to the Limiter, on the same state.
-type BoundTarget struct {
+type MemoryBoundTarget struct {
 	MemoryTarget
 	mem      *memory.Limiter
 	limits   map[limitspec.Limit]*memory.Bound
 	policies map[*Policy]*memory.BoundPolicy
 }
 
-// NewBoundTarget returns the memory-bound target.
-func NewBoundTarget() *BoundTarget { return &BoundTarget{} }
+// NewMemoryBoundTarget returns the memory-bound target.
+func NewMemoryBoundTarget() *MemoryBoundTarget { return &MemoryBoundTarget{} }
 
-func (t *BoundTarget) Name() string { return "memory-bound" }
+func (t *MemoryBoundTarget) Name() string { return "memory-bound" }
 
-func (t *BoundTarget) Begin(*Vector) error {
+func (t *MemoryBoundTarget) Begin(*Vector) error {
 	lim, err := memory.New(memory.WithoutSweeper())
 	t.lim, t.mem = lim, lim
 	t.limits, t.policies = map[limitspec.Limit]*memory.Bound{}, map[*Policy]*memory.BoundPolicy{}
@@ -215,7 +215,7 @@ func (t *BoundTarget) Begin(*Vector) error {
 
 // Decide decides r by the handle of its limit or policy, bound at its
 // first use; a limit or policy Bind refuses is the step's refusal.
-func (t *BoundTarget) Decide(r Request) Outcome {
+func (t *MemoryBoundTarget) Decide(r Request) Outcome {
 	req, refused := t.request(r)
 	if refused != nil {
 		return *refused
@@ -247,7 +247,7 @@ func (t *BoundTarget) Decide(r Request) Outcome {
 }
 
 // bound returns the handle of lim, bound at its first use.
-func (t *BoundTarget) bound(lim limitspec.Limit) (*memory.Bound, error) {
+func (t *MemoryBoundTarget) bound(lim limitspec.Limit) (*memory.Bound, error) {
 	if b := t.limits[lim]; b != nil {
 		return b, nil
 	}
@@ -260,7 +260,7 @@ func (t *BoundTarget) bound(lim limitspec.Limit) (*memory.Bound, error) {
 
 // boundPolicy returns the handle of the vector's policy p, typed as
 // typed, bound at its first use.
-func (t *BoundTarget) boundPolicy(p *Policy, typed *limitspec.Policy) (*memory.BoundPolicy, error) {
+func (t *MemoryBoundTarget) boundPolicy(p *Policy, typed *limitspec.Policy) (*memory.BoundPolicy, error) {
 	if b := t.policies[p]; b != nil {
 		return b, nil
 	}
@@ -316,36 +316,36 @@ func (t *ClientTarget) Reset(r Request) Outcome { return t.limiterTarget.Reset(r
 
 func (t *ClientTarget) View(view string, r Request) Outcome { return t.limiterTarget.View(view, r) }
 
-// BoundTarget drives package redislimit's handles bound to one limit or
+// RedisBoundTarget drives package redislimit's handles bound to one limit or
 // one policy (Limiter.Bind and BindPolicy), on a RedisTarget's server as
 // ClientTarget does: each step is decided by the handle of its limit
 // (its algorithm and parameters) or its policy, bound at the first step
 // that names it in the vector and kept for the steps after; resets and
 // views, which a handle does not run, go through the Limiter.
-type BoundTarget struct {
+type RedisBoundTarget struct {
 	*ClientTarget
 	limits   map[string]*redislimit.Bound
 	policies map[string]*redislimit.BoundPolicy
 }
 
-// NewBoundTarget drives redislimit's bound handles on rt's server; with
+// NewRedisBoundTarget drives redislimit's bound handles on rt's server; with
 // rt.UseFunctions called first, they call the Functions libraries too.
-func NewBoundTarget(rt *RedisTarget) *BoundTarget {
-	return &BoundTarget{ClientTarget: NewClientTarget(rt)}
+func NewRedisBoundTarget(rt *RedisTarget) *RedisBoundTarget {
+	return &RedisBoundTarget{ClientTarget: NewClientTarget(rt)}
 }
 
 // Name is the ClientTarget's with "-client" made "-bound": redis-bound,
 // or cluster-bound-functions.
-func (t *BoundTarget) Name() string {
+func (t *RedisBoundTarget) Name() string {
 	return strings.Replace(t.ClientTarget.Name(), "-client", "-bound", 1)
 }
 
-func (t *BoundTarget) Begin(v *Vector) error {
+func (t *RedisBoundTarget) Begin(v *Vector) error {
 	t.limits, t.policies = map[string]*redislimit.Bound{}, map[string]*redislimit.BoundPolicy{}
 	return t.ClientTarget.Begin(v)
 }
 
-func (t *BoundTarget) Decide(r Request) Outcome {
+func (t *RedisBoundTarget) Decide(r Request) Outcome {
 	req, refused := t.request(r)
 	if refused != nil {
 		return *refused
