@@ -106,10 +106,10 @@ func TestFaultSlowRedis(t *testing.T) {
 func TestFaultDownBound(t *testing.T) {
 	t.Parallel()
 	srv := redistest.StartServer(t)
-	// A deadline of seconds: the fault here is a killed server, refused at
+	// A deadline of a second: the fault here is a killed server, refused at
 	// once, and a loaded machine (the race detector) may take more than
 	// the default 50 ms for a first call.
-	opts := fallback.Options{Processes: 2, Timeout: 5 * time.Second}
+	opts := fallback.Options{Processes: 2, Timeout: time.Second}
 	p1, p2 := onRedis(t, srv.Addr(), opts), onRedis(t, srv.Addr(), opts)
 	req := limitspec.Request{Key: "down", Limit: limitspec.FixedWindow{Limit: 10, Window: time.Hour}, Cost: 1, Now: hourStart()}
 	count := func(lim *fallback.Limiter, n int, side limitspec.Side) int {
