@@ -14,12 +14,14 @@
 //	cd bench && go run . -only redis-cpu,heap
 //	cd bench && go run . -readme ../README.md
 //
-// One more figure runs only when -only names it, for it needs valgrind
-// and takes minutes: redis-instructions, the instructions a redis-server
-// under valgrind's callgrind runs per decision of every script of the
-// Redis CPU figure:
+// Two more figures run only when -only names them, for they need
+// valgrind and take minutes: redis-instructions, the instructions a
+// redis-server under valgrind's callgrind runs per decision of every
+// script of the Redis CPU figure, and redis-instruction-parts, those of
+// gcra, fixed_window and sliding_log and their peers split into calling
+// a script, its Redis commands, its argument checks and the rest:
 //
-//	cd bench && go run . -only redis-instructions
+//	cd bench && go run . -only redis-instructions,redis-instruction-parts
 //
 // It is a module of its own, so that the peers never enter the main
 // module's go.mod.
@@ -42,7 +44,7 @@ import (
 // optional, those it takes only when named (they need more tools).
 var (
 	figures  = []string{"redis-cpu", "throughput", "denied", "redis-memory", "inprocess", "heap"}
-	optional = []string{"redis-instructions"}
+	optional = []string{"redis-instructions", "redis-instruction-parts"}
 )
 
 // options are the command's flags.
@@ -59,7 +61,7 @@ func main() {
 	testing.Init() // testing.Benchmark's flags
 	var o options
 	flag.StringVar(&o.only, "only", strings.Join(figures, ","), "the figures to measure, comma-separated: "+strings.Join(figures, ", ")+
-		"; also "+strings.Join(optional, ", ")+" (instructions per script call, counted by valgrind's callgrind: slow, and needs valgrind)")
+		"; also "+strings.Join(optional, ", ")+" (instructions per script call, and per part of a call, counted by valgrind's callgrind: slow, and needs valgrind)")
 	flag.StringVar(&o.readme, "readme", "", "also write the report between the bench markers of this file (README.md)")
 	flag.StringVar(&o.serverBin, "redis-server", "redis-server", "the redis-server binary to start")
 	flag.IntVar(&o.cpu.Keys, "keys", 10000, "keys of the Redis and in-process figures")
@@ -109,7 +111,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if want["redis-instructions"] {
+	if want["redis-instructions"] || want["redis-instruction-parts"] {
 		v, t, err := callgrindFigures(ctx, o, want)
 		if err != nil {
 			return err
@@ -208,6 +210,7 @@ func callgrindFigures(ctx context.Context, o options, want map[string]bool) (str
 		do   func() (Table, error)
 	}{
 		{"redis-instructions", func() (Table, error) { return instructions(ctx, c, o.instr) }},
+		{"redis-instruction-parts", func() (Table, error) { return instructionParts(ctx, c, o.instr) }},
 	}
 	for _, s := range steps {
 		if !want[s.name] {

@@ -72,7 +72,7 @@ func checkCells(t *testing.T, tab Table) {
 // handle's); every goal's table must be one of the figures.
 func checkGoalRows(t *testing.T, tables []Table) {
 	t.Helper()
-	titles := []string{titleRedisCPU, titleInstructions, titleThroughput, titleDenied, titleRedisMemory, titleInProcess, titleHeap}
+	titles := []string{titleRedisCPU, titleInstructions, titleInstructionParts, titleThroughput, titleDenied, titleRedisMemory, titleInProcess, titleHeap}
 	for _, g := range goals {
 		tab, ok := tableTitled(tables, g.Table)
 		if !ok {
@@ -83,6 +83,40 @@ func checkGoalRows(t *testing.T, tables []Table) {
 		}
 		if line := g.check(tab); strings.HasPrefix(line[5], "skipped") && g.Ours != boundRow {
 			t.Errorf("goal %q: %s", g.Name, line[5])
+		}
+	}
+}
+
+// TestSmokeInstructionParts runs the parts figure at a small size on a
+// redis-server under callgrind (skipped without valgrind), and checks
+// that it has a row per script and a finite value in every cell but the
+// peers' argument checks, which are not measured; a part may fall below
+// 0 at this size, where a part is smaller than the counts' noise. It
+// takes about 10 seconds (the instructions figure, which shares its
+// counting, is left out: 41 scripts take twice as long).
+func TestSmokeInstructionParts(t *testing.T) {
+	for _, tool := range []string{"redis-server", "valgrind", "callgrind_control"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " not on PATH")
+		}
+	}
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	o := options{serverBin: "redis-server", instr: instrOptions{Keys: 4, Decisions: 8, Depth: 4}}
+	version, tables, err := callgrindFigures(context.Background(), o, map[string]bool{"redis-instruction-parts": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if version == "" || len(tables) != 1 || len(tables[0].Rows) != 2*len(partsCases) {
+		t.Fatalf("version %q, %d tables: %v", version, len(tables), tables)
+	}
+	for _, r := range tables[0].Rows {
+		for i, v := range r.Values {
+			peersChecks := !r.Ours && tables[0].Columns[i].Name == "argument checks"
+			if math.IsInf(v, 0) || math.IsNaN(v) != peersChecks {
+				t.Errorf("%s: %s = %v", r.Name, tables[0].Columns[i].Name, v)
+			}
 		}
 	}
 }
