@@ -79,7 +79,7 @@ func instructionParts(ctx context.Context, c *callgrindServer, o instrOptions) (
 			"Its commands: the same script running first the commands one real call on an existing key ran, as MONITOR shows them, with the same arguments (the call's keys and arguments passed on as KEYS[i] and ARGV[i], what the script computed as constants, but a value that begins with now_ms's digits, written ARGV[1] .. the rest, so that a sorted set's member is new at each call as the real one is), checked to run the same commands as the real script on the same call; less calling. " +
 			"Argument checks (limitspec's scripts alone): the real script less the same script whose check of the common call (from repeat to until true) is replaced by plain assignments of what it reads (x = ARGV[i] + 0 for an integer, force = ARGV[3] == '1', a string as given, checked = true), checked to reply as the real script on the same calls. " +
 			"The rest: the script's own Lua beyond these: the real script (limitspec's, without its checks) less its commands and calling. " +
-			"Counts: " + o.method() + "."},
+			o.method()},
 		Columns: []Column{{"calling a script", Lower}, {"its commands", Lower}, {"argument checks", Lower}, {"the rest", Lower}, {"total", Lower}},
 	}
 	for _, s := range subjects {
