@@ -94,7 +94,9 @@ func instructionParts(ctx context.Context, c *callgrindServer, o instrOptions) (
 
 // partsOf counts s's instructions per decision and its parts: calling,
 // commands, checks (NaN for a peer), the rest and the total; see
-// instructionParts' notes.
+// instructionParts' notes. The replay of the commands must run those the
+// real script ran on the same call, as replayLua writes them (so that
+// what each call was given is read from its own ARGV).
 func (c *callgrindServer) partsOf(ctx context.Context, s partsSubject, o instrOptions) ([]float64, error) {
 	total, err := c.count(ctx, s.real, o)
 	if err != nil {
@@ -133,9 +135,7 @@ func (c *callgrindServer) partsOf(ctx context.Context, s partsSubject, o instrOp
 }
 
 // monitorNext monitors (monitor) the decision of d after the last one
-// count sends, on the state count left. Two calls ran the same commands
-// when replayLua writes them alike: the arguments each was given read
-// from its own ARGV.
+// count sends, on the state count left.
 func (c *callgrindServer) monitorNext(ctx context.Context, d *redisDecider, o instrOptions) (monitoredCall, error) {
 	i := o.Keys + o.Decisions
 	return monitor(ctx, c.addr, c.rdb, d, ids(o.Keys)[i%o.Keys], fixedClock(i))

@@ -106,7 +106,9 @@ func (o instrOptions) method() string {
 // count counts the instructions the server runs per decision of d: from
 // a fresh Lua state, o.Keys decisions (one per key) create the keys, the
 // counters are zeroed, o.Decisions decisions are counted; decision i is
-// at fixedClock(i).
+// at fixedClock(i). A key that expires meanwhile (INFO stats) is an
+// error: its next decision would be counted as one on a fresh key
+// (redis_rate's keys live 1 s, and a server under valgrind is slow).
 func (c *callgrindServer) count(ctx context.Context, d *redisDecider, o instrOptions) (float64, error) {
 	if err := freshLua(ctx, c.rdb); err != nil {
 		return 0, err
@@ -118,6 +120,10 @@ func (c *callgrindServer) count(ctx context.Context, d *redisDecider, o instrOpt
 	if err := drive(ctx, c.rdb, d, run); err != nil {
 		return 0, err
 	}
+	expired, err := expiredKeys(ctx, c.rdb)
+	if err != nil {
+		return 0, err
+	}
 	pid := strconv.Itoa(c.cmd.Process.Pid)
 	if err := exec.Command("callgrind_control", "-z", pid).Run(); err != nil {
 		return 0, fmt.Errorf("callgrind_control -z: %w", err)
@@ -127,7 +133,28 @@ func (c *callgrindServer) count(ctx context.Context, d *redisDecider, o instrOpt
 		return 0, err
 	}
 	total, err := c.dump()
-	return float64(total) / float64(o.Decisions), err
+	if err != nil {
+		return 0, err
+	}
+	if n, err := expiredKeys(ctx, c.rdb); err != nil || n != expired {
+		return 0, fmt.Errorf("%d keys expired while counted (%v): a key's TTL passed between two of its decisions, so that they were not decided on an existing key; fewer keys (-instr-keys) bring a key's decisions closer", n-expired, err)
+	}
+	return float64(total) / float64(o.Decisions), nil
+}
+
+// expiredKeys is the number of keys the server has expired (INFO stats
+// expired_keys).
+func expiredKeys(ctx context.Context, rdb *redis.Client) (int64, error) {
+	info, err := rdb.Info(ctx, "stats").Result()
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "expired_keys:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("INFO stats names no expired_keys")
 }
 
 // freshLua empties the server and gives it a fresh Lua state: FLUSHALL,

@@ -162,9 +162,12 @@ func redisRateDecider() *redisDecider {
 	return &redisDecider{
 		Group: "gcra", Name: "go-redis/redis_rate v10 (Limiter.Allow's script)", Command: evalSHA,
 		load: func(ctx context.Context, rdb *redis.Client) error {
-			// The first call sends the script (EVALSHA, then EVAL on NOSCRIPT).
-			_, err := redis_rate.NewLimiter(rdb).Allow(ctx, "load", redisRateLimit)
-			return err
+			// The first call sends the script (EVALSHA, then EVAL on
+			// NOSCRIPT); its key goes, not to expire during a count.
+			if _, err := redis_rate.NewLimiter(rdb).Allow(ctx, "load", redisRateLimit); err != nil {
+				return err
+			}
+			return rdb.Del(ctx, "rate:load").Err()
 		},
 		queue: func(ctx context.Context, p redis.Pipeliner, id string, _ time.Time) *redis.Cmd {
 			q := &queuedClient{Pipeliner: p}
