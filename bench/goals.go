@@ -32,9 +32,13 @@ const (
 	memoryRow         = "limitspec memory.Limiter (gcra)"
 	gcraScriptRow     = "limitspec lua/gcra.lua"
 	gcraServerRow     = "limitspec lua/gcra.lua, the server's clock (empty now_ms)"
+	gcraFCallRow      = "limitspec FCALL limitspec_gcra"
+	gcraFCallServer   = "limitspec FCALL limitspec_gcra, the server's clock (empty now_ms)"
 	redisRateRow      = "go-redis/redis_rate v10 (Limiter.Allow's script)"
 	redislimitRow     = "limitspec redislimit.Limiter (gcra)"
 	unbatchedRow      = "limitspec redislimit.Limiter (gcra), WithoutBatching"
+	redisBoundRow     = "limitspec redislimit.Bound (gcra)"
+	unbatchedBoundRow = "limitspec redislimit.Bound (gcra), WithoutBatching"
 	redisRateAllowRow = "go-redis/redis_rate v10 Limiter.Allow"
 	denialsRow        = "limitspec denials.Limiter over redislimit.Limiter (gcra)"
 )
@@ -60,16 +64,22 @@ var goals = []goal{
 	{"in-process, bound handle, allocations", titleInProcess, 2, boundRow, "", 0, "a decision allocates (B/op in the table)"},
 	{"in-process, per-call Allow, 1 goroutine", titleInProcess, 0, memoryRow, fastestPeer, 1.5, causeAllow},
 	{"in-process, per-call Allow, GOMAXPROCS goroutines", titleInProcess, 1, memoryRow, fastestPeer, 1.5, causeAllow},
-	{"gcra Redis CPU, the client's clock", titleRedisCPU, 1, gcraScriptRow, redisRateRow, 1, causeGCRA},
-	{"gcra Redis CPU, the server's clock", titleRedisCPU, 1, gcraServerRow, redisRateRow, 1, causeGCRA},
+	{"gcra Redis CPU by EVALSHA, the client's clock", titleRedisCPU, 1, gcraScriptRow, redisRateRow, 1, causeGCRA},
+	{"gcra Redis CPU by EVALSHA, the server's clock", titleRedisCPU, 1, gcraServerRow, redisRateRow, 1, causeGCRA},
+	{"gcra Redis CPU by FCALL, the client's clock", titleRedisCPU, 1, gcraFCallRow, redisRateRow, 1, causeGCRA},
+	{"gcra Redis CPU by FCALL, the server's clock", titleRedisCPU, 1, gcraFCallServer, redisRateRow, 1, causeGCRA},
 	{"fixed_window Redis CPU", titleRedisCPU, 1, "limitspec lua/fixed_window.lua", "INCR + PEXPIRE script", 2, causeWindow},
 	{"sliding_log Redis CPU", titleRedisCPU, 1, "limitspec lua/sliding_log.lua", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", 2, causeLog},
-	{"gcra instructions, the client's clock", titleInstructions, 0, gcraScriptRow, redisRateRow, 1, causeGCRA},
-	{"gcra instructions, the server's clock", titleInstructions, 0, gcraServerRow, redisRateRow, 1, causeGCRA},
+	{"gcra instructions by EVALSHA, the client's clock", titleInstructions, 0, gcraScriptRow, redisRateRow, 1, causeGCRA},
+	{"gcra instructions by EVALSHA, the server's clock", titleInstructions, 0, gcraServerRow, redisRateRow, 1, causeGCRA},
+	{"gcra instructions by FCALL, the client's clock", titleInstructions, 0, gcraFCallRow, redisRateRow, 1, causeGCRA},
+	{"gcra instructions by FCALL, the server's clock", titleInstructions, 0, gcraFCallServer, redisRateRow, 1, causeGCRA},
 	{"fixed_window instructions", titleInstructions, 0, "limitspec lua/fixed_window.lua", "INCR + PEXPIRE script", 2, causeWindow},
 	{"sliding_log instructions", titleInstructions, 0, "limitspec lua/sliding_log.lua", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", 2, causeLog},
 	{"decisions/s through one Redis, the defaults", titleThroughput, 0, redislimitRow, redisRateAllowRow, 2, causeTput},
 	{"decisions/s through one Redis, WithoutBatching", titleThroughput, 0, unbatchedRow, redisRateAllowRow, 1.1, causeTput},
+	{"decisions/s through one Redis, a bound handle, the defaults", titleThroughput, 0, redisBoundRow, redisRateAllowRow, 2, causeTput},
+	{"decisions/s through one Redis, a bound handle, WithoutBatching", titleThroughput, 0, unbatchedBoundRow, redisRateAllowRow, 1.1, causeTput},
 	{"a hot denied key, 1 goroutine", titleDenied, 0, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"a hot denied key, many goroutines", titleDenied, 1, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"Redis memory per key (gcra)", titleRedisMemory, 0, gcraScriptRow, redisRateRow, 1, causeMemory},

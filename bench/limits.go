@@ -41,6 +41,9 @@ var gcraLimit = limitspec.GCRA{Burst: Amount, Rate: Amount, Period: Per}
 // fixedWindowLimit is limits' fixed_window.
 var fixedWindowLimit = limitspec.FixedWindow{Limit: Amount, Window: Per}
 
+// slidingLogLimit is limits' sliding_log.
+var slidingLogLimit = limitspec.SlidingLog{Limit: LogAmount, Window: Per}
+
 // checkLimits validates every limit, so that a bound the spec sets is
 // reported before anything is measured.
 func checkLimits() error {

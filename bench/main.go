@@ -1,6 +1,7 @@
 // Command bench compares limitspec with its peers, side by side, in one
-// run: the Redis CPU of an admitted decision (every algorithm, on the
-// caller's clock and on the server's, beside its hand-written peers),
+// run: the Redis CPU of an admitted decision (every algorithm, by EVALSHA
+// and by FCALL, on the caller's clock and on the server's, beside its
+// hand-written peers),
 // decisions per second through one Redis (batched and not, and from
 // leases), the denied path of a hot key (with and without the denials
 // cache), in-process ns/op and allocations, heap per tracked key in
@@ -12,6 +13,15 @@
 //	make bench                      # from the repository's root
 //	cd bench && go run . -only redis-cpu,heap
 //	cd bench && go run . -readme ../README.md
+//
+// Two more figures run only when -only names them, for they need
+// valgrind and take minutes: redis-instructions, the instructions a
+// redis-server under valgrind's callgrind runs per decision of every
+// script of the Redis CPU figure, and redis-instruction-parts, those of
+// gcra, fixed_window and sliding_log and their peers split into calling
+// a script, its Redis commands, its argument checks and the rest:
+//
+//	cd bench && go run . -only redis-instructions,redis-instruction-parts
 //
 // It is a module of its own, so that the peers never enter the main
 // module's go.mod.
@@ -34,13 +44,14 @@ import (
 // optional, those it takes only when named (they need more tools).
 var (
 	figures  = []string{"redis-cpu", "throughput", "denied", "redis-memory", "inprocess", "heap"}
-	optional = []string{"redis-instructions"}
+	optional = []string{"redis-instructions", "redis-instruction-parts"}
 )
 
 // options are the command's flags.
 type options struct {
 	only, readme, serverBin string
 	cpu                     cpuOptions
+	instr                   instrOptions
 	tput                    throughputOptions
 	benchtime               string
 	heapKeys, rounds        int
@@ -50,7 +61,7 @@ func main() {
 	testing.Init() // testing.Benchmark's flags
 	var o options
 	flag.StringVar(&o.only, "only", strings.Join(figures, ","), "the figures to measure, comma-separated: "+strings.Join(figures, ", ")+
-		"; also "+strings.Join(optional, ", ")+" (instructions per script call, counted by valgrind's callgrind: slow, and needs valgrind)")
+		"; also "+strings.Join(optional, ", ")+" (instructions per script call, and per part of a call, counted by valgrind's callgrind: slow, and needs valgrind)")
 	flag.StringVar(&o.readme, "readme", "", "also write the report between the bench markers of this file (README.md)")
 	flag.StringVar(&o.serverBin, "redis-server", "redis-server", "the redis-server binary to start")
 	flag.IntVar(&o.cpu.Keys, "keys", 10000, "keys of the Redis and in-process figures")
@@ -63,8 +74,11 @@ func main() {
 	flag.StringVar(&o.benchtime, "benchtime", "500ms", "testing.Benchmark's benchtime for the in-process figure")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the Redis CPU, decisions/s, denied and in-process figures (each row the median, or the least for Redis CPU)")
 	flag.IntVar(&o.heapKeys, "heap-keys", 100000, "keys of the heap figure")
+	flag.IntVar(&o.instr.Keys, "instr-keys", 2000, "keys of the instruction figures")
+	flag.IntVar(&o.instr.Decisions, "instr-decisions", 20000, "counted decisions per script of the instruction figures")
 	flag.Parse()
 	o.tput.Keys, o.cpu.Rounds, o.tput.Rounds = o.cpu.Keys, o.rounds, o.rounds
+	o.instr.Depth = 16
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -97,12 +111,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if want["redis-instructions"] {
-		v, t, err := instructions(ctx, o)
+	if want["redis-instructions"] || want["redis-instruction-parts"] {
+		v, t, err := callgrindFigures(ctx, o, want)
 		if err != nil {
-			return fmt.Errorf("redis-instructions: %w", err)
+			return err
 		}
-		version, local = v, append(local, t)
+		version, local = v, append(local, t...)
 	}
 	report := environment(version, command()).Markdown() + LimitText()
 	tables = append(tables, local...)
@@ -179,6 +193,37 @@ func redisFigures(ctx context.Context, o options, want map[string]bool) (string,
 		tables = append(tables, t)
 	}
 	return version, tables, nil
+}
+
+// callgrindFigures starts a redis-server under valgrind's callgrind,
+// counts the instruction figures wanted and stops it; it returns the
+// server's version and the tables.
+func callgrindFigures(ctx context.Context, o options, want map[string]bool) (string, []Table, error) {
+	c, err := startCallgrind(ctx, o.serverBin)
+	if err != nil {
+		return "", nil, err
+	}
+	defer c.Stop()
+	var tables []Table
+	steps := []struct {
+		name string
+		do   func() (Table, error)
+	}{
+		{"redis-instructions", func() (Table, error) { return instructions(ctx, c, o.instr) }},
+		{"redis-instruction-parts", func() (Table, error) { return instructionParts(ctx, c, o.instr) }},
+	}
+	for _, s := range steps {
+		if !want[s.name] {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "bench: measuring %s on redis-server %s under callgrind\n", s.name, c.version)
+		t, err := s.do()
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		tables = append(tables, t)
+	}
+	return c.version, tables, nil
 }
 
 // localFigures measures the in-process figures wanted.

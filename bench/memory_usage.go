@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/redis/go-redis/v9"
@@ -26,7 +27,7 @@ func memoryUsage(ctx context.Context, rdb *redis.Client) (Table, error) {
 		if !constantSpace(lim) {
 			continue
 		}
-		d, err := limitspecDecider(lim, false)
+		d, err := limitspecDecider(lim, false, byEvalSHA)
 		if err != nil {
 			return Table{}, err
 		}
@@ -66,8 +67,9 @@ func keyBytes(ctx context.Context, rdb *redis.Client, d *redisDecider) (Row, err
 	if err := d.load(ctx, rdb); err != nil {
 		return Row{}, err
 	}
-	keys := d.keys(memoryID)
-	if err := drive(ctx, rdb, d, []string{memoryID}, 1, 1, 1); err != nil {
+	now := time.Now()
+	keys := d.keys(memoryID, now)
+	if err := drive(ctx, rdb, d, decisions{IDs: []string{memoryID}, To: 1, Clients: 1, Depth: 1, Clock: func(int) time.Time { return now }}); err != nil {
 		return Row{}, err
 	}
 	n, err := sumMemory(ctx, rdb, keys)

@@ -83,20 +83,20 @@ func queueLevelDecider(lim limitspec.LeakyBucket) *redisDecider {
 // a request of id at now.
 type peerCall func(id string, now time.Time) (keys []string, args []any)
 
-// scriptPeer decides by the hand-written script src, calling it as call
-// says; admitted reads its reply.
+// scriptPeer decides by the hand-written script src (EVALSHA), calling
+// it as call says; admitted reads its reply.
 func scriptPeer(group, name, src string, admitted func(any) (bool, error), call peerCall) *redisDecider {
 	script := redis.NewScript(src)
 	return &redisDecider{
-		Group: group, Name: name,
+		Group: group, Name: name, Command: evalSHA,
 		load: loader(src),
-		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
-			keys, args := call(id, time.Now())
+		queue: func(ctx context.Context, p redis.Pipeliner, id string, now time.Time) *redis.Cmd {
+			keys, args := call(id, now)
 			return p.EvalSha(ctx, script.Hash(), keys, args...)
 		},
 		admitted: admitted,
-		keys: func(id string) []string {
-			keys, _ := call(id, time.Now())
+		keys: func(id string, now time.Time) []string {
+			keys, _ := call(id, now)
 			return keys
 		},
 	}

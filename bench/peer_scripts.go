@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // incrScript is the common fixed-window counter: INCR the window's key,
@@ -24,26 +21,18 @@ return n
 // incrDecider decides fixed_window's limit by incrScript, on the key
 // "fw:<id>:<window index>".
 func incrDecider() *redisDecider {
-	script := redis.NewScript(incrScript)
 	windowMs := Per.Milliseconds()
-	key := func(id string) string {
-		return "fw:" + id + ":" + strconv.FormatInt(time.Now().UnixMilli()/windowMs, 10)
-	}
-	return &redisDecider{
-		Group: "fixed_window", Name: "INCR + PEXPIRE script",
-		load: loader(incrScript),
-		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
-			return p.EvalSha(ctx, script.Hash(), []string{key(id)}, windowMs)
-		},
-		admitted: func(reply any) (bool, error) {
+	return scriptPeer("fixed_window", "INCR + PEXPIRE script", incrScript,
+		func(reply any) (bool, error) {
 			n, ok := reply.(int64)
 			if !ok {
 				return false, fmt.Errorf("unexpected reply %v", reply)
 			}
 			return n <= Amount, nil
 		},
-		keys: func(id string) []string { return []string{key(id)} },
-	}
+		func(id string, now time.Time) ([]string, []any) {
+			return []string{"fw:" + id + ":" + strconv.FormatInt(now.UnixMilli()/windowMs, 10)}, []any{windowMs}
+		})
 }
 
 // rollingScript is rolling-rate-limiter's (peterkhayes/rolling-rate-limiter,
@@ -63,24 +52,19 @@ return ts
 
 // rollingDecider decides sliding_log's limit by rollingScript.
 func rollingDecider() *redisDecider {
-	script := redis.NewScript(rollingScript)
 	intervalUs := Per.Microseconds()
 	ttl := int64(Per / time.Second)
-	return &redisDecider{
-		Group: "sliding_log", Name: "rolling-rate-limiter's log (ZREMRANGEBYSCORE, ZADD, ZRANGE WITHSCORES, EXPIRE)",
-		load: loader(rollingScript),
-		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
-			return p.EvalSha(ctx, script.Hash(), []string{"rrl:" + id}, time.Now().UnixMicro(), intervalUs, member(), ttl)
-		},
-		admitted: func(reply any) (bool, error) {
+	return scriptPeer("sliding_log", "rolling-rate-limiter's log (ZREMRANGEBYSCORE, ZADD, ZRANGE WITHSCORES, EXPIRE)", rollingScript,
+		func(reply any) (bool, error) {
 			ts, ok := reply.([]any)
 			if !ok {
 				return false, fmt.Errorf("unexpected reply %v", reply)
 			}
 			return len(ts)/2 <= LogAmount, nil
 		},
-		keys: func(id string) []string { return []string{"rrl:" + id} },
-	}
+		func(id string, now time.Time) ([]string, []any) {
+			return []string{"rrl:" + id}, []any{now.UnixMicro(), intervalUs, member(), ttl}
+		})
 }
 
 // zcardScript is the sorted-set log of many blog posts: remove the
@@ -99,15 +83,9 @@ return 0
 
 // zcardDecider decides sliding_log's limit by zcardScript.
 func zcardDecider() *redisDecider {
-	script := redis.NewScript(zcardScript)
 	windowMs := Per.Milliseconds()
-	return &redisDecider{
-		Group: "sliding_log", Name: "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)",
-		load: loader(zcardScript),
-		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
-			return p.EvalSha(ctx, script.Hash(), []string{"zlog:" + id}, time.Now().UnixMilli(), windowMs, LogAmount, member())
-		},
-		admitted: isOne,
-		keys:     func(id string) []string { return []string{"zlog:" + id} },
-	}
+	return scriptPeer("sliding_log", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", zcardScript, isOne,
+		func(id string, now time.Time) ([]string, []any) {
+			return []string{"zlog:" + id}, []any{now.UnixMilli(), windowMs, LogAmount, member()}
+		})
 }

@@ -35,7 +35,7 @@ func TestPeerScripts(t *testing.T) {
 		limitspec.BucketWindow{Limit: 3, Window: 10 * time.Second, Bucket: time.Second},
 		limitspec.MetaWindow{Limit: 3, Window: time.Hour},
 	} {
-		ours, err := limitspecDecider(lim, false)
+		ours, err := limitspecDecider(lim, false, byEvalSHA)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func decideInTurn(ctx context.Context, t *testing.T, rdb *redis.Client, d *redis
 	var out []bool
 	for range n {
 		p := rdb.Pipeline()
-		c := d.queue(ctx, p, "user:1")
+		c := d.queue(ctx, p, "user:1", time.Now())
 		if _, err := p.Exec(ctx); err != nil {
 			t.Fatalf("%s: %v", d.Name, err)
 		}

@@ -7,25 +7,47 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// drive runs n decisions of d from clients goroutines, each sending them
-// in batches of depth through a go-redis pipeline; decision i is for
-// ids[i % len(ids)]. Every decision must admit.
-func drive(ctx context.Context, rdb *redis.Client, d *redisDecider, ids []string, n, clients, depth int) error {
-	var next atomic.Int64
+// decisions is a run of decisions: decision i, for i in [From, To), is a
+// request of IDs[i % len(IDs)] at Clock(i), sent by Clients goroutines,
+// each in pipelines of Depth.
+type decisions struct {
+	IDs            []string
+	From, To       int
+	Clients, Depth int
+	Clock          func(i int) time.Time
+}
+
+// wallClock is the time a decision is sent at.
+func wallClock(int) time.Time { return time.Now() }
+
+// fixedEpochMs is decision 0's time on fixedClock: a time in the past,
+// as the conformance kit's instruction budgets use.
+const fixedEpochMs = 1_700_000_000_000
+
+// fixedClock is decision i at fixedEpochMs + i ms, the same at every
+// run, so that every run sends the same arguments.
+func fixedClock(i int) time.Time { return time.UnixMilli(fixedEpochMs + int64(i)) }
+
+// drive runs the decisions of r by d through a go-redis pipeline per
+// batch. Every decision must admit.
+func drive(ctx context.Context, rdb *redis.Client, d *redisDecider, r decisions) error {
+	next := atomic.Int64{}
+	next.Store(int64(r.From))
 	var wg sync.WaitGroup
-	errs := make([]error, clients)
-	for c := range clients {
+	errs := make([]error, r.Clients)
+	for c := range r.Clients {
 		wg.Go(func() {
 			for {
-				start := int(next.Add(int64(depth))) - depth
-				if start >= n {
+				start := int(next.Add(int64(r.Depth))) - r.Depth
+				if start >= r.To {
 					return
 				}
-				if err := batch(ctx, rdb, d, ids, start, min(start+depth, n)); err != nil {
+				if err := batch(ctx, rdb, d, r, start, min(start+r.Depth, r.To)); err != nil {
 					errs[c] = err
 					return
 				}
@@ -41,13 +63,13 @@ func drive(ctx context.Context, rdb *redis.Client, d *redisDecider, ids []string
 	return nil
 }
 
-// batch sends decisions start to end-1 in one pipeline and checks that
-// each admitted.
-func batch(ctx context.Context, rdb *redis.Client, d *redisDecider, ids []string, start, end int) error {
+// batch sends decisions start to end-1 of r in one pipeline and checks
+// that each admitted.
+func batch(ctx context.Context, rdb *redis.Client, d *redisDecider, r decisions, start, end int) error {
 	pipe := rdb.Pipeline()
 	cmds := make([]*redis.Cmd, 0, end-start)
 	for i := start; i < end; i++ {
-		cmds = append(cmds, d.queue(ctx, pipe, ids[i%len(ids)]))
+		cmds = append(cmds, d.queue(ctx, pipe, r.IDs[i%len(r.IDs)], r.Clock(i)))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("%s: %w", d.Name, err)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/limitspec/limitspec"
 	"github.com/redis/go-redis/v9"
@@ -17,17 +18,20 @@ type cpuOptions struct {
 }
 
 // redisCPUDeciders are the rows of the Redis CPU figure: every algorithm
-// of limitspec, on the caller's clock and on the server's, each followed
-// by its hand-written peers.
+// of limitspec, by EVALSHA of its script and by FCALL of its function in
+// the Functions library, each on the caller's clock and on the server's,
+// followed by its hand-written peers.
 func redisCPUDeciders() ([]*redisDecider, error) {
 	var out []*redisDecider
 	for _, lim := range limits {
-		for _, serverClock := range []bool{false, true} {
-			d, err := limitspecDecider(lim, serverClock)
-			if err != nil {
-				return nil, err
+		for _, functions := range []bool{byEvalSHA, byFCall} {
+			for _, serverClock := range []bool{false, true} {
+				d, err := limitspecDecider(lim, serverClock, functions)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, d)
 			}
-			out = append(out, d)
 		}
 		out = append(out, peersOf(lim)...)
 	}
@@ -61,7 +65,8 @@ func peersOf(lim limitspec.Limit) []*redisDecider {
 // redisCPU measures the Redis-side CPU of admitted decisions: per
 // decider, on an emptied server, one decision per key to create every
 // key, then CONFIG RESETSTAT and o.Decisions decisions, pipelined; it
-// reads EVALSHA's usec per call (INFO commandstats) and the server's
+// reads the usec per call of the command the decider runs (EVALSHA or
+// FCALL: INFO commandstats) and the server's
 // main-thread CPU per decision (INFO cpu). Each row is the least of
 // o.Rounds rounds, a round measuring every decider in turn: on a busy
 // machine other processes only add to a round's time. The driver
@@ -76,10 +81,10 @@ func redisCPU(ctx context.Context, rdb *redis.Client, o cpuOptions) (Table, erro
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	t := Table{
 		Title: titleRedisCPU,
-		Notes: []string{fmt.Sprintf("Each script on an emptied server: one decision per key on %s keys (creating them; not measured), then CONFIG RESETSTAT and %s decisions spread evenly over the keys, from %d goroutines each sending pipelines of %d (the driver on GOMAXPROCS %d); every script in turn, %d rounds, the least of each row's (a busy machine only adds to a round's time). Every decision admits; the logs hold %d entries per key at the end of a round. limitspec's scripts run twice: given now_ms from the caller's clock, and given an empty now_ms, reading the server's TIME (redislimit's WithServerClock; redis_rate's script always reads it). "+
-			"EVALSHA µs: INFO commandstats usec_per_call of EVALSHA, the time Redis spends running the script, the commands it calls included (wall time: a server that loses its core mid-script is billed for the wait). Server CPU µs: the redis-server main thread's CPU time (INFO cpu, user + sys) over the run, divided by the decisions: the script plus reading, parsing and answering the call.",
+		Notes: []string{fmt.Sprintf("Each script on an emptied server: one decision per key on %s keys (creating them; not measured), then CONFIG RESETSTAT and %s decisions spread evenly over the keys, from %d goroutines each sending pipelines of %d (the driver on GOMAXPROCS %d); every script in turn, %d rounds, the least of each row's (a busy machine only adds to a round's time). Every decision admits; the logs hold %d entries per key at the end of a round. limitspec's scripts run four times: by EVALSHA of lua/<algorithm>.lua and by FCALL of the function limitspec_<algorithm> of the Functions library (lua/library.lua, loaded by redislimit.LoadLibrary), each given now_ms from the caller's clock and given an empty now_ms, reading the server's TIME (redislimit's WithServerClock; redis_rate's script always reads it). "+
+			"Script µs: INFO commandstats usec_per_call of the command the row runs (EVALSHA, or FCALL), the time Redis spends running the script, the commands it calls included (wall time: a server that loses its core mid-script is billed for the wait). Server CPU µs: the redis-server main thread's CPU time (INFO cpu, user + sys) over the run, divided by the decisions: the script plus reading, parsing and answering the call.",
 			groupThousands(int64(o.Keys)), groupThousands(int64(o.Decisions)), o.Clients, o.Depth, procs, o.Rounds, 1+o.Decisions/o.Keys)},
-		Columns: []Column{{"EVALSHA µs per call", Lower}, {"server CPU µs per decision", Lower}},
+		Columns: []Column{{"script µs per call", Lower}, {"server CPU µs per decision", Lower}},
 	}
 	keys := ids(o.Keys)
 	usec, cpu := make([][]float64, len(ds)), make([][]float64, len(ds))
@@ -106,7 +111,8 @@ func cpuOf(ctx context.Context, rdb *redis.Client, d *redisDecider, keys []strin
 	if err := d.load(ctx, rdb); err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", d.Name, err)
 	}
-	if err := drive(ctx, rdb, d, keys, len(keys), o.Clients, o.Depth); err != nil {
+	create := decisions{IDs: keys, To: len(keys), Clients: o.Clients, Depth: o.Depth, Clock: wallClock}
+	if err := drive(ctx, rdb, d, create); err != nil {
 		return 0, 0, err
 	}
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
@@ -116,7 +122,8 @@ func cpuOf(ctx context.Context, rdb *redis.Client, d *redisDecider, keys []strin
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := drive(ctx, rdb, d, keys, o.Decisions, o.Clients, o.Depth); err != nil {
+	measured := decisions{IDs: keys, To: o.Decisions, Clients: o.Clients, Depth: o.Depth, Clock: wallClock}
+	if err := drive(ctx, rdb, d, measured); err != nil {
 		return 0, 0, err
 	}
 	cpu1, err := serverCPU(ctx, rdb)
@@ -127,9 +134,9 @@ func cpuOf(ctx context.Context, rdb *redis.Client, d *redisDecider, keys []strin
 	if err != nil {
 		return 0, 0, err
 	}
-	ev := st["evalsha"]
-	if ev.Calls != int64(o.Decisions) {
-		return 0, 0, fmt.Errorf("%s: %d EVALSHA calls for %d decisions", d.Name, ev.Calls, o.Decisions)
+	cmd := st[d.Command]
+	if cmd.Calls != int64(o.Decisions) {
+		return 0, 0, fmt.Errorf("%s: %d %s calls for %d decisions", d.Name, cmd.Calls, strings.ToUpper(d.Command), o.Decisions)
 	}
-	return ev.Usec / float64(ev.Calls), math.Max(0, cpu1-cpu0) / float64(o.Decisions), nil
+	return cmd.Usec / float64(cmd.Calls), math.Max(0, cpu1-cpu0) / float64(o.Decisions), nil
 }

@@ -13,31 +13,55 @@ import (
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // registers the catalogue's scripts
+	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
 
 // redisDecider decides on Redis by one script call per decision, so that
-// its calls can be pipelined and its Redis-side CPU read from EVALSHA's
-// commandstats.
+// its calls can be pipelined and its Redis-side CPU read from its
+// command's commandstats.
 type redisDecider struct {
 	Group, Name string
 	Ours        bool
-	// load makes the server know the script (SCRIPT LOAD).
+	// Command is the command each decision runs, as INFO commandstats
+	// names it: "evalsha" or "fcall".
+	Command string
+	// load makes the server know the script (SCRIPT LOAD, or FUNCTION
+	// LOAD of a library).
 	load func(ctx context.Context, rdb *redis.Client) error
-	// queue adds the decision of one request of id to p.
-	queue func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd
+	// queue adds to p the decision of one request of id at now (a script
+	// that reads the server's clock ignores now).
+	queue func(ctx context.Context, p redis.Pipeliner, id string, now time.Time) *redis.Cmd
 	// admitted reads the reply of a decision.
 	admitted func(reply any) (bool, error)
-	// keys are the Redis keys id's state is kept in (now).
-	keys func(id string) []string
+	// keys are the Redis keys id's state is kept in at now.
+	keys func(id string, now time.Time) []string
 }
 
-// limitspecDecider calls lim's decision script (package lua), with KEYS
-// and ARGV built as redislimit builds them (kit.Scripts.KeyNames, Args,
-// kit.Decimal) and now_ms from the caller's clock, or, with serverClock,
-// an empty now_ms: the script reads the server's TIME, as redislimit's
-// WithServerClock has it.
-func limitspecDecider(lim limitspec.Limit, serverClock bool) (*redisDecider, error) {
+// The commands the deciders run, as INFO commandstats names them.
+const (
+	evalSHA = "evalsha"
+	fcall   = "fcall"
+)
+
+// How limitspecDecider calls a script: its functions argument.
+const (
+	byEvalSHA = false
+	byFCall   = true
+)
+
+// scriptCall sends one call of a script: EVALSHA of a script's SHA1 or
+// FCALL of a function.
+type scriptCall func(ctx context.Context, p redis.Pipeliner, keys []string, argv []any) *redis.Cmd
+
+// limitspecDecider calls lim's decision script (package lua) by EVALSHA,
+// or, with functions, its function of the catalogue's Functions library
+// (redislimit.LoadLibrary loads it) by FCALL. KEYS and ARGV are built as
+// redislimit builds them (kit.Scripts.KeyNames, Args, kit.Decimal), with
+// now_ms from the caller's clock, or, with serverClock, an empty now_ms:
+// the script reads the server's TIME, as redislimit's WithServerClock
+// has it.
+func limitspecDecider(lim limitspec.Limit, serverClock, functions bool) (*redisDecider, error) {
 	s, ok := kit.LookupScripts(lim.Algorithm())
 	if !ok {
 		return nil, fmt.Errorf("no scripts of %s", lim.Algorithm())
@@ -48,25 +72,55 @@ func limitspecDecider(lim limitspec.Limit, serverClock bool) (*redisDecider, err
 	}
 	params := kit.Decimal(args)
 	name := lim.Algorithm().Name
-	title, now := "limitspec lua/"+name+".lua", func() string { return strconv.FormatInt(time.Now().UnixMilli(), 10) }
-	if serverClock {
-		title, now = title+", the server's clock (empty now_ms)", func() string { return "" }
-	}
-	return &redisDecider{
-		Group: name, Name: title, Ours: true,
-		load: loader(s.Decide.Source),
-		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
-			argv := []any{now(), "1", kit.ForceArg(false)}
-			for _, in := range s.Inputs {
-				argv = append(argv, input(in))
-			}
-			for _, v := range params {
-				argv = append(argv, v)
-			}
-			return p.EvalSha(ctx, s.Decide.SHA1, s.KeyNames(id, "", params), argv...)
-		},
+	d := &redisDecider{
+		Group: name, Name: "limitspec lua/" + name + ".lua", Ours: true, Command: evalSHA,
+		load:     loader(s.Decide.Source),
 		admitted: firstIsOne,
-		keys:     func(id string) []string { return s.KeyNames(id, "", params) },
+		keys:     func(id string, _ time.Time) []string { return s.KeyNames(id, "", params) },
+	}
+	call := scriptCall(func(ctx context.Context, p redis.Pipeliner, keys []string, argv []any) *redis.Cmd {
+		return p.EvalSha(ctx, s.Decide.SHA1, keys, argv...)
+	})
+	if functions {
+		if call, err = d.byFunction(s); err != nil {
+			return nil, err
+		}
+	}
+	if serverClock {
+		d.Name += ", the server's clock (empty now_ms)"
+	}
+	d.queue = func(ctx context.Context, p redis.Pipeliner, id string, now time.Time) *redis.Cmd {
+		ms := strconv.FormatInt(now.UnixMilli(), 10)
+		if serverClock {
+			ms = ""
+		}
+		argv := []any{ms, "1", kit.ForceArg(false)}
+		for _, in := range s.Inputs {
+			argv = append(argv, input(in))
+		}
+		for _, v := range params {
+			argv = append(argv, v)
+		}
+		return call(ctx, p, s.KeyNames(id, "", params), argv)
+	}
+	return d, nil
+}
+
+// byFunction makes d decide by FCALL of s's decision in s's Functions
+// library, loaded by redislimit.LoadLibrary, and returns the call.
+func (d *redisDecider) byFunction(s *kit.Scripts) (scriptCall, error) {
+	lib, ok := kit.LookupLibrary(s.Library)
+	if !ok {
+		return nil, fmt.Errorf("no Functions library %s", s.Library)
+	}
+	fn := lib.Name + "_" + s.Decide.Name
+	d.Name, d.Command = "limitspec FCALL "+fn, fcall
+	d.load = func(ctx context.Context, rdb *redis.Client) error {
+		_, err := redislimit.LoadLibrary(ctx, rdb, lib)
+		return err
+	}
+	return func(ctx context.Context, p redis.Pipeliner, keys []string, argv []any) *redis.Cmd {
+		return p.FCall(ctx, fn, keys, argv...)
 	}, nil
 }
 
@@ -106,13 +160,16 @@ var redisRateLimit = redis_rate.Limit{Rate: Amount, Burst: Amount, Period: Per}
 // Limiter accepts (queuedClient).
 func redisRateDecider() *redisDecider {
 	return &redisDecider{
-		Group: "gcra", Name: "go-redis/redis_rate v10 (Limiter.Allow's script)",
+		Group: "gcra", Name: "go-redis/redis_rate v10 (Limiter.Allow's script)", Command: evalSHA,
 		load: func(ctx context.Context, rdb *redis.Client) error {
-			// The first call sends the script (EVALSHA, then EVAL on NOSCRIPT).
-			_, err := redis_rate.NewLimiter(rdb).Allow(ctx, "load", redisRateLimit)
-			return err
+			// The first call sends the script (EVALSHA, then EVAL on
+			// NOSCRIPT); its key goes, not to expire during a count.
+			if _, err := redis_rate.NewLimiter(rdb).Allow(ctx, "load", redisRateLimit); err != nil {
+				return err
+			}
+			return rdb.Del(ctx, "rate:load").Err()
 		},
-		queue: func(ctx context.Context, p redis.Pipeliner, id string) *redis.Cmd {
+		queue: func(ctx context.Context, p redis.Pipeliner, id string, _ time.Time) *redis.Cmd {
 			q := &queuedClient{Pipeliner: p}
 			if _, err := redis_rate.NewLimiter(q).Allow(ctx, id, redisRateLimit); err != nil {
 				panic(err) // the placeholder reply always parses
@@ -120,7 +177,7 @@ func redisRateDecider() *redisDecider {
 			return q.last
 		},
 		admitted: firstIsOne,
-		keys:     func(id string) []string { return []string{"rate:" + id} },
+		keys:     func(id string, _ time.Time) []string { return []string{"rate:" + id} },
 	}
 }
 

@@ -10,13 +10,14 @@ import (
 
 // The figures' titles, by which the goals find them.
 const (
-	titleRedisCPU     = "Redis CPU per admitted decision"
-	titleInstructions = "Redis instructions per admitted decision"
-	titleThroughput   = "Decisions per second through one Redis"
-	titleDenied       = "Denied decisions on a hot key"
-	titleRedisMemory  = "Redis memory per key"
-	titleInProcess    = "In-process decisions on an existing key"
-	titleHeap         = "Heap per tracked key, in process"
+	titleRedisCPU         = "Redis CPU per admitted decision"
+	titleInstructions     = "Redis instructions per admitted decision"
+	titleInstructionParts = "Redis instructions per admitted decision, by part"
+	titleThroughput       = "Decisions per second through one Redis"
+	titleDenied           = "Denied decisions on a hot key"
+	titleRedisMemory      = "Redis memory per key"
+	titleInProcess        = "In-process decisions on an existing key"
+	titleHeap             = "Heap per tracked key, in process"
 )
 
 // Better says which way a column's values improve.

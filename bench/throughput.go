@@ -36,10 +36,10 @@ type redisGoDecider func(ctx context.Context, rdb *redis.Client) (goDecider, err
 
 // redisGoDeciders are the Go limiters compared on Redis.
 var redisGoDeciders = []redisGoDecider{
-	redislimitDecider("limitspec redislimit.Limiter (gcra)", gcraLimit),
-	redislimitBoundDecider("limitspec redislimit.Bound (gcra)", gcraLimit),
-	redislimitDecider("limitspec redislimit.Limiter (gcra), WithoutBatching", gcraLimit, redislimit.WithoutBatching()),
-	redislimitBoundDecider("limitspec redislimit.Bound (gcra), WithoutBatching", gcraLimit, redislimit.WithoutBatching()),
+	redislimitDecider(redislimitRow, gcraLimit),
+	redislimitBoundDecider(redisBoundRow, gcraLimit),
+	redislimitDecider(unbatchedRow, gcraLimit, redislimit.WithoutBatching()),
+	redislimitBoundDecider(unbatchedBoundRow, gcraLimit, redislimit.WithoutBatching()),
 	leaseDecider,
 	redisRateGoDecider(redisRateLimit),
 	throttledDecider,
