@@ -74,7 +74,7 @@ func main() {
 	flag.StringVar(&o.benchtime, "benchtime", "500ms", "testing.Benchmark's benchtime for the in-process figure")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the Redis CPU, decisions/s, denied and in-process figures (each row the median, or the least for Redis CPU)")
 	flag.IntVar(&o.heapKeys, "heap-keys", 100000, "keys of the heap figure")
-	flag.IntVar(&o.instr.Keys, "instr-keys", 2000, "keys of the instruction figures")
+	flag.IntVar(&o.instr.Keys, "instr-keys", 200, "keys of the instruction figures")
 	flag.IntVar(&o.instr.Decisions, "instr-decisions", 20000, "counted decisions per script of the instruction figures")
 	flag.Parse()
 	o.tput.Keys, o.cpu.Rounds, o.tput.Rounds = o.cpu.Keys, o.rounds, o.rounds
