@@ -103,7 +103,10 @@
 //
 // A primary failure is slow when the call may have been applied (no
 // reply within Timeout, a reply lost: limitspec.ErrOutcomeUnknown), down
-// otherwise; Stats counts both. Options.ModeFor gives a mode per request.
+// otherwise; Stats counts both. A request whose call was slow is decided
+// locally but never told to the primary afterwards, as the local
+// admissions of the others are: the primary counted it once if it ran
+// it (docs/semantics.md, "A call whose outcome is unknown"). Options.ModeFor gives a mode per request.
 // Every change of the breaker's state is logged by Options.Logger.
 //
 // # The breaker
@@ -332,21 +335,34 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	if err := ctx.Err(); err != nil {
 		return l.fail(err)
 	}
+	fault := downed
 	if call, probe := l.br.acquire(l.now()); call {
-		if res, done, err := l.tryPrimary(ctx, req, probe); done {
+		var res limitspec.Result
+		var err error
+		if res, fault, err = l.tryPrimary(ctx, req, probe); fault == answered {
 			return res, err
 		}
 	}
-	return l.without(ctx, req)
+	return l.without(ctx, req, fault != ranMaybe)
 }
 
-// tryPrimary calls the primary; done is false when the primary failed
-// and the request is to be decided without it.
-func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe bool) (res limitspec.Result, done bool, err error) {
+// primaryFault says what became of a request sent to the primary.
+type primaryFault int
+
+const (
+	answered primaryFault = iota // the primary answered, or refused it
+	downed                       // it failed, and did not decide the request
+	ranMaybe                     // it failed, and may have decided the request (a reply lost or late)
+)
+
+// tryPrimary calls the primary: when it answers (answered), res and err
+// are the caller's; else the request is to be decided without it.
+func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe bool) (res limitspec.Result, fault primaryFault, err error) {
 	pctx, cancel := context.WithTimeout(ctx, l.timeout)
 	call := l.reports.send()
 	err = l.pay(pctx, req)
-	if err == nil {
+	sent := err == nil
+	if sent {
 		res, err = l.primary.Limit(pctx, req)
 	}
 	cancel()
@@ -354,25 +370,29 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 	case err == nil:
 		l.br.succeed(probe)
 		l.heard(ctx, req, res, call)
-		return l.decided(res, limitspec.Primary), true, nil
+		return l.decided(res, limitspec.Primary), answered, nil
 	case !limitspec.Outage(err):
 		l.br.release(probe)
 		res, err = l.fail(err)
-		return res, true, err
+		return res, answered, err
 	case ctx.Err() != nil:
 		l.br.release(probe)
 		res, err = l.fail(ctx.Err())
-		return res, true, err
+		return res, answered, err
 	}
+	fault = downed
 	if slow(err) {
 		l.c.primarySlow.Add(1)
+		if sent {
+			fault = ranMaybe
+		}
 	} else {
 		l.c.primaryDown.Add(1)
 	}
 	failure := err // err, the named result, is set again on return
 	l.lastErr.Store(&failure)
 	l.br.failed(probe, l.now())
-	return limitspec.Result{}, false, nil
+	return limitspec.Result{}, fault, nil
 }
 
 // pay tells the primary what the local limiter admitted of req's key
@@ -436,8 +456,11 @@ func (l *Limiter) modeOf(req limitspec.Request) Mode {
 	return l.modeFor(req)
 }
 
-// without decides req without the primary, as the mode says.
-func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+// without decides req without the primary, as the mode says. What the
+// local limiter admits is owed to the primary (told it before its next
+// decision of the key) when owe is set: not for a request the primary
+// may have decided already, which it counted once if it did.
+func (l *Limiter) without(ctx context.Context, req limitspec.Request, owe bool) (limitspec.Result, error) {
 	var res limitspec.Result
 	switch mode := l.modeOf(req); {
 	case mode == FailOpen:
@@ -464,7 +487,7 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request) (limitspec
 	if err != nil {
 		return l.fail(err)
 	}
-	if res.Allowed || req.Force {
+	if owe && (res.Allowed || req.Force) {
 		l.reports.owe(req, cost)
 	}
 	if l.processes > 1 {

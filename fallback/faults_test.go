@@ -27,9 +27,15 @@ var quiet = slog.New(slog.DiscardHandler)
 // with a local limiter of its own.
 func onRedis(t *testing.T, addr string, opts fallback.Options) *fallback.Limiter {
 	t.Helper()
+	return onRedisWith(t, addr, opts)
+}
+
+// onRedisWith is onRedis with a Redis limiter of redisOpts.
+func onRedisWith(t *testing.T, addr string, opts fallback.Options, redisOpts ...redislimit.Option) *fallback.Limiter {
+	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	remote, err := redislimit.New(t.Context(), rdb)
+	remote, err := redislimit.New(t.Context(), rdb, redisOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,4 +199,85 @@ func TestFaultFlapping(t *testing.T) {
 	if err != nil || res.Limits[0].Remaining != 0 {
 		t.Errorf("the primary has %d remaining (%v); want 0: told of the local admissions", res.Limits[0].Remaining, err)
 	}
+}
+
+// TestFaultLostRepliesChargedOnce drops the reply of every 20th decision
+// after Redis ran it, behind the README's setup (a fallback over
+// redislimit, batched by default, and unbatched). The fallback decides
+// each such request locally and never tells Redis of it again, for Redis
+// counted it when it ran it: Redis's count equals the admissions, and a
+// tight limit admits exactly its limit. (Told again, each was charged
+// twice: 1,050 counted for 1,000 admitted, and 95 of a limit of 100.)
+func TestFaultLostRepliesChargedOnce(t *testing.T) {
+	t.Parallel()
+	ways := []struct {
+		name string
+		opts []redislimit.Option
+	}{{"batched", nil}, {"unbatched", []redislimit.Option{redislimit.WithoutBatching()}}}
+	cases := []struct {
+		name            string
+		limit, requests int64
+	}{{"loose", 1_000_000, 1000}, {"tight", 100, 140}}
+	for _, way := range ways {
+		for _, tc := range cases {
+			t.Run(way.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				lostReplies(t, tc.limit, tc.requests, way.opts...)
+			})
+		}
+	}
+}
+
+// lostReplies decides requests of a fixed window of limit through a
+// fallback over a proxy that cuts every 20th decision's reply, and
+// checks the admissions against Redis's count.
+func lostReplies(t *testing.T, limit, requests int64, opts ...redislimit.Option) {
+	srv := redistest.StartServer(t)
+	proxy := faultproxy.Start(t, srv.Addr())
+	// The fault is a lost reply: a deadline of seconds, so that a slow
+	// call on a loaded machine is not another.
+	lim := onRedisWith(t, proxy.Addr(), fallback.Options{Timeout: 5 * time.Second}, opts...)
+	var n atomic.Int64
+	proxy.CutAfterReply(func(name string, _ []string) bool {
+		return name == "EVALSHA" && n.Add(1)%20 == 0
+	})
+	req := limitspec.Request{Key: "lost", Limit: limitspec.FixedWindow{Limit: limit, Window: time.Hour}, Cost: 1, Now: hourStart()}
+	var admitted, local int64
+	for range requests {
+		res, err := lim.Limit(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Allowed {
+			admitted++
+		}
+		if res.Side == limitspec.Fallback {
+			local++
+		}
+	}
+	proxy.CutAfterReply(nil)
+	counted := used(t, srv.Addr(), req)
+	want := min(limit, requests)
+	if admitted != want || counted != want || local != requests/20 {
+		t.Errorf("%d admitted, %d decided locally, %d counted by Redis; want %d, %d (the lost replies), %d",
+			admitted, local, counted, want, requests/20, want)
+	}
+}
+
+// used is what Redis at addr counts of req's limit for req's key (a peek
+// straight to it).
+func used(t *testing.T, addr string, req limitspec.Request) int64 {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	remote, err := redislimit.New(t.Context(), rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Cost = 0
+	res, err := remote.Limit(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Limits[0].Quota - res.Limits[0].Remaining
 }
