@@ -198,6 +198,11 @@ const (
 	DefaultOpenFor = time.Second
 )
 
+// MaxProcesses is the largest Options.Processes: a local decision
+// charges its cost times Processes, which must stay below 2^53, so that
+// a larger count would leave room for no cost worth deciding.
+const MaxProcesses = 1 << 16
+
 // maxExact is 2^53−1, the largest cost the limiters take.
 const maxExact = 1<<53 - 1
 
@@ -208,7 +213,8 @@ type Options struct {
 	Mode Mode
 	// Processes is the number of processes sharing the primary's limit,
 	// each deciding 1/Processes of it locally while the primary fails
-	// (Local mode only; see the package documentation); 0 means 1.
+	// (Local mode only; see the package documentation); 0 means 1, and
+	// at most MaxProcesses.
 	Processes int
 	// Timeout is the deadline of each primary call; 0 means
 	// DefaultTimeout.
@@ -270,8 +276,9 @@ type Limiter struct {
 // New returns a Limiter deciding with primary, and with local while the
 // primary fails (local may be nil in the FailOpen and FailClosed modes,
 // which never call it). It refuses a nil limiter it needs (a nil
-// interface, or one holding a nil pointer), an unknown mode and a
-// negative option with an error matching limitspec.ErrBadInput.
+// interface, or one holding a nil pointer), an unknown mode, a negative
+// option and Processes above MaxProcesses with an error matching
+// limitspec.ErrBadInput.
 func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if err := check(primary, local, opts); err != nil {
 		return nil, err
@@ -309,8 +316,8 @@ func check(primary, local limitspec.Limiter, opts Options) error {
 		return badInput("fallback: unknown mode %d", opts.Mode)
 	case opts.Mode == Local && limitspec.IsNil(local):
 		return badInput("fallback: the local limiter is nil in Local mode")
-	case opts.Processes < 0:
-		return badInput("fallback: Processes must be ≥ 0, got %d", opts.Processes)
+	case opts.Processes < 0 || opts.Processes > MaxProcesses:
+		return badInput("fallback: Processes must be in [0, %d], got %d", MaxProcesses, opts.Processes)
 	case opts.Timeout < 0:
 		return badInput("fallback: Timeout must be ≥ 0, got %v", opts.Timeout)
 	case opts.Failures < 0:

@@ -178,7 +178,9 @@ func TestNewRefuses(t *testing.T) {
 		{"nil local in Local mode", p, nil, Options{}, "the local limiter is nil in Local mode"},
 		{"typed nil local in Local mode", p, nilMemory, Options{}, "the local limiter is nil in Local mode"},
 		{"unknown mode", p, loc, Options{Mode: FailClosed + 1}, "unknown mode 3"},
-		{"negative processes", p, loc, Options{Processes: -1}, "Processes must be ≥ 0, got -1"},
+		{"negative processes", p, loc, Options{Processes: -1}, "Processes must be in [0, 65536], got -1"},
+		{"too many processes", p, loc, Options{Processes: 1 << 60}, "Processes must be in [0, 65536], got 1152921504606846976"},
+		{"one process too many", p, loc, Options{Processes: MaxProcesses + 1}, "Processes must be in [0, 65536], got 65537"},
 		{"negative timeout", p, loc, Options{Timeout: -time.Millisecond}, "Timeout must be ≥ 0, got -1ms"},
 		{"negative failures", p, loc, Options{Failures: -1}, "Failures must be ≥ 0, got -1"},
 		{"negative open time", p, loc, Options{OpenFor: -time.Second}, "OpenFor must be ≥ 0, got -1s"},
@@ -192,6 +194,9 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := New(p, nil, Options{Mode: m}); err != nil {
 			t.Errorf("%v mode without a local limiter: %v", m, err)
 		}
+	}
+	if _, err := New(p, loc, Options{Processes: MaxProcesses}); err != nil {
+		t.Errorf("Processes: MaxProcesses: %v", err)
 	}
 }
 

@@ -64,7 +64,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -105,7 +104,7 @@ type Option func(*Limiter) error
 func WithClock(clock func() time.Time) Option {
 	return func(l *Limiter) error {
 		if clock == nil {
-			return errors.New("memory: WithClock(nil): give a clock")
+			return fmt.Errorf("memory: %w: WithClock(nil): give a clock", limitspec.ErrMisconfigured)
 		}
 		l.clock = clock
 		return nil
@@ -123,12 +122,13 @@ func WithoutSweeper() Option {
 }
 
 // New returns a Limiter; it refuses a nil option, and an option that
-// cannot work, with an error that says why.
+// cannot work, with an error matching limitspec.ErrMisconfigured that
+// says why.
 func New(opts ...Option) (*Limiter, error) {
 	l := &Limiter{}
 	for i, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("memory: option %d of New is nil", i+1)
+			return nil, fmt.Errorf("memory: %w: option %d of New is nil", limitspec.ErrMisconfigured, i+1)
 		}
 		if err := opt(l); err != nil {
 			return nil, err

@@ -113,8 +113,8 @@ func TestMisuseNeverPanics(t *testing.T) {
 		{"Bind of a typed nil *GCRA", func() error { _, err := l.Bind(nilGCRA); return err }, "a request needs a Limit or a Policy", bad},
 		{"BindPolicy of a nil policy", func() error { _, err := l.BindPolicy(nil); return err }, "a request needs a Limit or a Policy", bad},
 		{"BindPolicy of a zero Policy", func() error { _, err := l.BindPolicy(zeroPolicy); return err }, "a policy needs a name and limits", bad},
-		{"New with a nil option", func() error { _, err := New(WithoutSweeper(), nil); return err }, "memory: option 2 of New is nil", nil},
-		{"WithClock(nil)", func() error { _, err := New(WithClock(nil)); return err }, "memory: WithClock(nil): give a clock", nil},
+		{"New with a nil option", func() error { _, err := New(WithoutSweeper(), nil); return err }, "memory: misconfigured: option 2 of New is nil", []error{limitspec.ErrMisconfigured}},
+		{"WithClock(nil)", func() error { _, err := New(WithClock(nil)); return err }, "memory: misconfigured: WithClock(nil): give a clock", []error{limitspec.ErrMisconfigured}},
 	}
 	for _, tt := range tests {
 		err := noPanic(t, tt.name, tt.call)

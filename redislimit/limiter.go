@@ -204,7 +204,8 @@ type Limiter struct {
 }
 
 // New returns the Redis limiter of rdb. It refuses a nil client, one
-// without ContextTimeoutEnabled, and an option that cannot work. With
+// without ContextTimeoutEnabled, and an option that cannot work, with an
+// error matching limitspec.ErrMisconfigured. With
 // WithFunctions it loads the libraries where they are missing, within
 // ctx, and refuses a server that holds another version of one
 // (ErrOtherLibrary); a server it cannot reach is not refused (it is
@@ -217,7 +218,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limit
 	l := &Limiter{rdb: rdb, o: options{clock: time.Now, batchSize: DefaultBatchSize, batchWait: DefaultBatchWait}}
 	for i, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("redislimit: option %d of New is nil", i+1)
+			return nil, fmt.Errorf("redislimit: %w: option %d of New is nil", limitspec.ErrMisconfigured, i+1)
 		}
 		if err := opt(&l.o); err != nil {
 			return nil, err
@@ -245,7 +246,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limit
 // call past its deadline.
 func checkClient(rdb redis.UniversalClient) error {
 	if limitspec.IsNil(rdb) {
-		return errors.New("redislimit: no Redis client (a nil one was given)")
+		return fmt.Errorf("redislimit: %w: no Redis client (a nil one was given)", limitspec.ErrMisconfigured)
 	}
 	enabled := true
 	switch c := rdb.(type) {
@@ -257,8 +258,8 @@ func checkClient(rdb redis.UniversalClient) error {
 		enabled = c.Options().ContextTimeoutEnabled
 	}
 	if !enabled {
-		return errors.New("redislimit: the Redis client must have ContextTimeoutEnabled: true, so that a call's context deadline bounds it " +
-			"(without it go-redis waits for its ReadTimeout, 5 s by default, on a server that does not answer)")
+		return fmt.Errorf("redislimit: %w: the Redis client must have ContextTimeoutEnabled: true, so that a call's context deadline bounds it "+
+			"(without it go-redis waits for its ReadTimeout, 5 s by default, on a server that does not answer)", limitspec.ErrMisconfigured)
 	}
 	return nil
 }
@@ -445,7 +446,7 @@ type options struct {
 func WithClock(clock func() time.Time) Option {
 	return func(o *options) error {
 		if clock == nil {
-			return errors.New("redislimit: WithClock(nil): give a clock")
+			return fmt.Errorf("redislimit: %w: WithClock(nil): give a clock", limitspec.ErrMisconfigured)
 		}
 		o.clock = clock
 		return nil
@@ -472,7 +473,7 @@ func WithFunctions() Option {
 func WithPrefix(prefix string) Option {
 	return func(o *options) error {
 		if strings.ContainsAny(prefix, "{}") {
-			return fmt.Errorf("redislimit: WithPrefix(%q): a prefix may not hold '{' or '}'", prefix)
+			return fmt.Errorf("redislimit: %w: WithPrefix(%q): a prefix may not hold '{' or '}'", limitspec.ErrMisconfigured, prefix)
 		}
 		o.prefix = prefix
 		return nil
@@ -501,9 +502,9 @@ func WithBatching(size int, wait time.Duration) Option {
 	return func(o *options) error {
 		switch {
 		case size < 2:
-			return fmt.Errorf("redislimit: WithBatching(%d, %v): a pipeline holds 2 calls or more (WithoutBatching sends each call by itself)", size, wait)
+			return fmt.Errorf("redislimit: %w: WithBatching(%d, %v): a pipeline holds 2 calls or more (WithoutBatching sends each call by itself)", limitspec.ErrMisconfigured, size, wait)
 		case wait <= 0:
-			return fmt.Errorf("redislimit: WithBatching(%d, %v): the wait must be more than 0 (WithoutBatching sends each call at once)", size, wait)
+			return fmt.Errorf("redislimit: %w: WithBatching(%d, %v): the wait must be more than 0 (WithoutBatching sends each call at once)", limitspec.ErrMisconfigured, size, wait)
 		}
 		o.batchSize, o.batchWait = size, wait
 		return nil

@@ -56,8 +56,8 @@ func TestNewRefuses(t *testing.T) {
 			_, err := redislimit.New(t.Context(), c.rdb, c.opts...)
 			return err
 		})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: New: %v; want an error saying %q", c.name, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, limitspec.ErrMisconfigured) {
+			t.Errorf("%s: New: %v; want an error matching ErrMisconfigured saying %q", c.name, err, c.want)
 		}
 	}
 	if _, err := redislimit.New(t.Context(), ok, redislimit.WithPrefix("app:"), redislimit.WithClock(time.Now), redislimit.WithBatching(2, time.Nanosecond), redislimit.WithoutBatching()); err != nil {
