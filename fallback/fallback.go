@@ -82,11 +82,15 @@
 // # Starting from the primary's word
 //
 // In Local mode the Limiter remembers, for the last Options.Reports keys
-// (DefaultReports), how much of the limit the primary last reported used
-// (a policy: its most used limit). The first time the local limiter
-// decides a key, its state of the key is reset and that amount is forced
-// on it (nothing once the report's ResetAfter has passed), so that it
-// starts where the primary was, not from a full limit. From then on the
+// (DefaultReports), how much of the limit the primary last reported used;
+// for a policy, of each of its limits, per value of the identity the
+// limit counts (the result's Limits carry each). The first time the local
+// limiter decides a key, its state of each of these limits is reset and
+// that limit's amount is forced on it (nothing once the report's
+// ResetAfter has passed), so that it starts where the primary was, not
+// from a full limit; a limit the primary reported nothing of (a user
+// never seen, behind a known IP) starts from what the local limiter
+// holds: full, if it never decided it either. From then on the
 // primary's admissions of the key are forced on the local limiter too,
 // and what the local limiter admitted is forced on the primary before the
 // primary decides the key again (an outage's admissions count after it).
@@ -445,11 +449,13 @@ func (l *Limiter) heard(ctx context.Context, req limitspec.Request, res limitspe
 		return
 	}
 	seeded := l.reports.record(req, res, l.now(), call)
-	if seeded == nil || !(res.Allowed || req.Force) || req.Cost == 0 {
+	if len(seeded) == 0 || !(res.Allowed || req.Force) || req.Cost == 0 {
 		return
 	}
-	if await(ctx, seeded) != nil {
-		return
+	for _, ch := range seeded {
+		if await(ctx, ch) != nil {
+			return
+		}
 	}
 	req.Force = true
 	l.local.Limit(ctx, req) // an error here only leaves the local state behind
@@ -503,16 +509,41 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request, owe bool) 
 	return l.decided(res, limitspec.Fallback), nil
 }
 
-// start starts the local limiter's state of req's key from the
-// primary's last report, once, or waits until another call has.
+// start starts the local limiter's state of each part of req (its
+// limit, or each limit of its policy) from the primary's last report of
+// it, once, or waits until another call has.
 func (l *Limiter) start(ctx context.Context, req limitspec.Request) error {
-	amount, seeding, wait := l.reports.take(req, l.now())
-	if seeding != nil {
-		defer close(seeding)
-		return seed(ctx, l.local, req, amount)
+	if req.Policy == nil {
+		return l.startPart(ctx, l.reports.takePart(req, l.now()))
 	}
-	if wait != nil {
-		return await(ctx, wait)
+	// Its own parts first, then the others': a call never waits while
+	// it holds a part another call may wait for.
+	starts := l.reports.take(req, l.now())
+	var err error
+	for _, st := range starts {
+		if st.seeding != nil {
+			if e := l.startPart(ctx, st); err == nil {
+				err = e
+			}
+		}
+	}
+	for _, st := range starts {
+		if st.wait != nil && err == nil {
+			err = l.startPart(ctx, st)
+		}
+	}
+	return err
+}
+
+// startPart starts one part of a request's local state as st says, or
+// waits until another call has.
+func (l *Limiter) startPart(ctx context.Context, st start) error {
+	if st.seeding != nil {
+		defer close(st.seeding)
+		return seed(ctx, l.local, st.part, st.amount)
+	}
+	if st.wait != nil {
+		return await(ctx, st.wait)
 	}
 	return nil
 }

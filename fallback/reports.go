@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -9,13 +10,19 @@ import (
 	"github.com/limitspec/limitspec/internal/keyed"
 )
 
-// reports remembers, per key and limit (or policy and identities), how
-// much of the limit the primary last reported used, so that the local
-// limiter starts from there instead of from a full limit. It holds at
-// most about max entries; a full shard forgets an entry at random (whose
-// local limiter then starts from what it holds, and whose debt is lost).
+// reports remembers, per key and limit, and per limit of a policy and
+// the value of its identity, how much of the limit the primary last
+// reported used, so that the local limiter starts each limit from there
+// instead of from a full limit; and, per request key, what the local
+// limiter admitted that the primary is to be told. It holds at most about
+// max entries; a full shard forgets an entry at random (whose local limit
+// then starts from what it holds, and whose debt is lost).
 type reports struct {
 	m *keyed.Map[report]
+	// parts holds each policy's limits as policies of one limit (a
+	// *limitspec.Policy to its []*limitspec.Policy), whose states are
+	// the policy's own (same name, same limit name).
+	parts sync.Map
 	// owing counts the reports that owe the primary (owed is not 0, or
 	// a payment is under way), so that a key owes nothing, without a
 	// lock, while no key does.
@@ -25,12 +32,14 @@ type reports struct {
 	sent atomic.Uint64
 }
 
-// report is the primary's last word on one key: the largest amount any
-// of its limits had used, until when that amount matters (the longest of
-// its limits' ResetAfter), and whether the local limiter has been started
-// from it (seeded). A seeded key's local state is kept: every admission
-// the primary reports for it from then on is forced on the local limiter
-// too (mirrored), and no report replaces it.
+// report is the primary's last word on one limit of a key (a request's
+// limit, or one limit of a policy for one value of its identity: a
+// part): the amount it had used, until when that amount matters (its
+// ResetAfter), and whether the local limiter has been started from it
+// (seeded). A seeded part's local state is kept: every admission the
+// primary reports for it from then on is forced on the local limiter too
+// (mirrored), and no report replaces it. A request's report also holds
+// its debt (owed, paying): a policy's, in a report of its own.
 type report struct {
 	used  int64
 	until time.Time
@@ -86,21 +95,39 @@ func (r *reports) with(req limitspec.Request, create bool, f func(*report)) {
 func (r *reports) send() uint64 { return r.sent.Add(1) }
 
 // record keeps the primary's result for req, decided at now by the call
-// numbered call (send). When the local limiter has been started from an
-// earlier report, it returns that start's channel instead (seeded): the
-// primary's admission is to be mirrored to the local limiter once the
-// channel is closed. Replies of calls that overlapped may arrive in
-// another order than the primary decided them: a reply replaces the
-// report of a call decided before it (the call was sent after that
-// report was recorded), and is otherwise merged with it, the larger
-// amount used kept, so that the local limiter never starts from less
-// than the primary's last word.
-func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time, call uint64) (seeded chan struct{}) {
-	r.with(req, true, func(rep *report) {
-		if seeded = rep.seeded; seeded != nil {
+// numbered call (send), in the report of each of req's parts. It returns
+// the start channels of the parts the local limiter has been started
+// from (seeded): the primary's admission is to be mirrored to the local
+// limiter once they are closed. Replies of calls that overlapped may
+// arrive in another order than the primary decided them: a reply
+// replaces the report of a call decided before it (the call was sent
+// after that report was recorded), and is otherwise merged with it, the
+// larger amount used kept, so that the local limiter never starts from
+// less than the primary's last word.
+func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time, call uint64) (seeded []chan struct{}) {
+	if req.Policy == nil {
+		if len(res.Limits) == 1 {
+			seeded = r.recordPart(req, res.Limits[0], now, call, seeded)
+		}
+		return seeded
+	}
+	for i, part := range r.partsOf(req) {
+		if i < len(res.Limits) {
+			seeded = r.recordPart(part, res.Limits[i], now, call, seeded)
+		}
+	}
+	return seeded
+}
+
+// recordPart is record's work for one part, decided as lr says, its
+// start channel appended to seeded if it was started.
+func (r *reports) recordPart(part limitspec.Request, lr limitspec.LimitResult, now time.Time, call uint64, seeded []chan struct{}) []chan struct{} {
+	r.with(part, true, func(rep *report) {
+		if rep.seeded != nil {
+			seeded = append(seeded, rep.seeded)
 			return
 		}
-		used, reset := used(res)
+		used, reset := lr.Quota-lr.Remaining, lr.ResetAfter
 		if call <= rep.heard {
 			used, reset = max(used, rep.used), max(reset, rep.until.Sub(now))
 		}
@@ -109,27 +136,87 @@ func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.T
 	return seeded
 }
 
-// take returns, once per key, the amount the local limiter is to start
-// from for req at now (0 once the report's ResetAfter has passed), with
-// the channel the caller closes once it has started it (seeding); or,
-// when another call has taken it, that call's channel (wait), closed once
-// the local limiter has been started. Both are nil when the key has no
-// report.
-func (r *reports) take(req limitspec.Request, now time.Time) (amount int64, seeding, wait chan struct{}) {
-	r.with(req, false, func(rep *report) {
+// start is the start of one part of a request's local state: the amount
+// the local limiter is to start it from, with the channel the caller
+// closes once it has (seeding); or, when another call has taken it, that
+// call's channel (wait), closed once the part has been started. Both are
+// nil when the part has no report: it starts from what the local limiter
+// holds (full, for a limit it never decided).
+type start struct {
+	part          limitspec.Request
+	amount        int64
+	seeding, wait chan struct{}
+}
+
+// take returns, once per part of req, the start of its local state at
+// now (an amount of 0 once the report's ResetAfter has passed).
+func (r *reports) take(req limitspec.Request, now time.Time) []start {
+	parts := r.partsOf(req)
+	starts := make([]start, len(parts))
+	for i, part := range parts {
+		starts[i] = r.takePart(part, now)
+	}
+	return starts
+}
+
+// takePart is take's work for one part.
+func (r *reports) takePart(part limitspec.Request, now time.Time) start {
+	st := start{part: part}
+	r.with(part, false, func(rep *report) {
 		switch {
 		case rep == nil:
 		case rep.seeded != nil:
-			wait = rep.seeded
+			st.wait = rep.seeded
 		default:
-			seeding = make(chan struct{})
-			rep.seeded = seeding
+			st.seeding = make(chan struct{})
+			rep.seeded = st.seeding
 			if now.Before(rep.until) {
-				amount = rep.used
+				st.amount = rep.used
 			}
 		}
 	})
-	return amount, seeding, wait
+	return st
+}
+
+// partsOf is req's parts, each a request of one limit whose report is
+// kept apart: req itself for a limit; for a policy, a request of each of
+// its limits alone for the value of its identity, so that a limit
+// shared by requests of other identities (an IP's, by each user behind
+// it) has one report.
+func (r *reports) partsOf(req limitspec.Request) []limitspec.Request {
+	if req.Policy == nil {
+		return []limitspec.Request{req}
+	}
+	ones := r.onesOf(req.Policy)
+	limits := req.Policy.Limits()
+	parts := make([]limitspec.Request, len(limits))
+	for i, pl := range limits {
+		parts[i] = limitspec.Request{Policy: ones[i], Now: req.Now, Cost: req.Cost, Force: req.Force, Inputs: req.Inputs}
+		if pl.Identity != "" {
+			parts[i].IDs = map[string]string{pl.Identity: req.IDs[pl.Identity]}
+		}
+	}
+	return parts
+}
+
+// onesOf is p's limits, each as a policy of its own under p's name, made
+// once per policy: a policy's limit's state is named by the policy's and
+// the limit's names alone, so that each decides the state of p's limit.
+func (r *reports) onesOf(p *limitspec.Policy) []*limitspec.Policy {
+	if ones, ok := r.parts.Load(p); ok {
+		return ones.([]*limitspec.Policy)
+	}
+	limits := p.Limits()
+	ones := make([]*limitspec.Policy, len(limits))
+	for i, pl := range limits {
+		one, err := limitspec.NewPolicy(p.Name(), pl)
+		if err != nil { // a limit of a valid policy is a valid policy
+			panic(err)
+		}
+		ones[i] = one
+	}
+	got, _ := r.parts.LoadOrStore(p, ones)
+	return got.([]*limitspec.Policy)
 }
 
 // owe adds cost, admitted by the local limiter, to what req's primary is
@@ -179,17 +266,6 @@ func (r *reports) paid(req limitspec.Request, owed int64, paying chan struct{}, 
 		}
 	})
 	close(paying)
-}
-
-// used is the largest amount any limit of res had used (its Quota less
-// its Remaining), and the longest of their ResetAfter.
-func used(res limitspec.Result) (int64, time.Duration) {
-	var u int64
-	var reset time.Duration
-	for _, l := range res.Limits {
-		u, reset = max(u, l.Quota-l.Remaining), max(reset, l.ResetAfter)
-	}
-	return u, reset
 }
 
 // seed starts the local limiter's state of req from amount used: its

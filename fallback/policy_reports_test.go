@@ -1,0 +1,63 @@
+package fallback_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/memory"
+)
+
+// TestFailoverStartsEachLimitFromItsOwnReport: a policy of a per-IP
+// limit (1,010 a minute) and a tenant's (1,000 a minute, 100,000 a
+// day). Tenant A has spent 2,001 of its day, and 1 of its minute, when
+// the primary fails. Each limit starts from what the primary last said
+// of it, so that A is admitted the 999 its minute has left (starting
+// every limit from the most used, 2,001, refused it all), and tenant B,
+// never seen, behind A's IP, starts with its own limits full and is
+// admitted the 10 the IP has left (it was refused too).
+func TestFailoverStartsEachLimitFromItsOwnReport(t *testing.T) {
+	policy, err := limitspec.NewPolicy("plan",
+		limitspec.PolicyLimit{Name: "ip_rate", Identity: "ip", Limit: limitspec.FixedWindow{Limit: 1010, Window: time.Minute}},
+		limitspec.PolicyLimit{Name: "tenant_rate", Identity: "tenant", Limit: limitspec.FixedWindow{Limit: 1000, Window: time.Minute}},
+		limitspec.PolicyLimit{Name: "tenant_daily", Identity: "tenant", Limit: limitspec.FixedWindow{Limit: 100_000, Window: 24 * time.Hour}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := memory.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := memory.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary := &switchable{Limiter: store}
+	lim, err := fallback.New(primary, local, fallback.Options{Failures: 1000, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := hourStart()
+	decide := func(tenant string, minute int, cost int64, n int, side limitspec.Side) (admitted int) {
+		req := limitspec.Request{Policy: policy, IDs: map[string]string{"ip": "10.0.0.1", "tenant": tenant},
+			Cost: cost, Now: start.Add(time.Duration(minute) * time.Minute)}
+		for range n {
+			res, err := lim.Limit(t.Context(), req)
+			if err != nil || res.Side != side {
+				t.Fatalf("%v, side %v; want a decision by %v", err, res.Side, side)
+			}
+			if res.Allowed {
+				admitted++
+			}
+		}
+		return admitted
+	}
+	byPrimary := decide("a", 0, 1000, 1, limitspec.Primary) + decide("a", 1, 1000, 1, limitspec.Primary) + decide("a", 2, 1, 1, limitspec.Primary)
+	primary.down.Store(true)
+	a, b := decide("a", 2, 1, 1200, limitspec.Fallback), decide("b", 2, 1, 20, limitspec.Fallback)
+	if byPrimary != 3 || a != 999 || b != 10 {
+		t.Errorf("admitted %d by the primary, then locally %d for tenant a and %d for tenant b; want 3, 999 and 10", byPrimary, a, b)
+	}
+}
