@@ -57,6 +57,16 @@ var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // one limit, limits of unique names, each a valid limit (Limit.Validate)
 // counting either an identity or a constant. An error matches
 // ErrBadInput and names the limit at fault.
+//
+// Which limits share a state: a limit's state is named by the policy's
+// name, the limit's name, the value it counts and the parameters its
+// state is measured in (a window, a rate), never by its amounts. So the
+// policies of a service's plans (free, pro) share a per-IP counter when
+// they are built under one policy name with the per-IP limit under one
+// name and window, its amounts free to differ: build them with one name,
+// passing each plan's amounts. Policies of different names never share
+// a state: two plans named apart give one IP a counter in each, twice
+// the budget across them.
 func NewPolicy(name string, limits ...PolicyLimit) (*Policy, error) {
 	if !nameRE.MatchString(name) {
 		return nil, badInputf("policy %q: names are lower_case (a-z, 0-9, _), starting with a letter", name)

@@ -423,3 +423,45 @@ func watchdog(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
 		t.Fatalf("deadlock: the goroutines did not finish in %v\n%s", d, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestPlansShareByName counts one IP's admissions across two plans, each
+// a policy of a per-IP limit (5 an hour) and a per-user one (a free
+// user's 3 an hour, a pro user's 100), 10 requests of each, from free
+// users each new and one pro user, alternately: built under one policy name, the
+// plans share the IP's counter, and the IP is admitted 5 in all; built
+// under two names (free, pro), each has its own, and the IP is admitted
+// 5 in each: 10.
+func TestPlansShareByName(t *testing.T) {
+	plan := func(name string, perUser int64) *limitspec.Policy {
+		p, err := limitspec.NewPolicy(name,
+			limitspec.PolicyLimit{Name: "per_ip", Limit: limitspec.FixedWindow{Limit: 5, Window: time.Hour}, Identity: "ip"},
+			limitspec.PolicyLimit{Name: "per_user", Limit: limitspec.FixedWindow{Limit: perUser, Window: time.Hour}, Identity: "user"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name      string
+		free, pro *limitspec.Policy
+		want      int
+	}{
+		{"one name", plan("api", 3), plan("api", 100), 5},
+		{"two names", plan("free", 3), plan("pro", 100), 10},
+	} {
+		l := newLimiter(t, WithClock(func() time.Time { return at(t0) }))
+		admitted := 0
+		for i := range 20 {
+			req := limitspec.Request{Policy: tc.free, IDs: map[string]string{"ip": "10.0.0.1", "user": "f" + strconv.Itoa(i)}, Cost: 1}
+			if i%2 == 1 {
+				req.Policy, req.IDs["user"] = tc.pro, "p"
+			}
+			if decide(t, l, req).Allowed {
+				admitted++
+			}
+		}
+		if admitted != tc.want {
+			t.Errorf("%s: one IP admitted %d across the two plans; want %d", tc.name, admitted, tc.want)
+		}
+	}
+}
