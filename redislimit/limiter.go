@@ -134,13 +134,15 @@
 // default: at low load it changes nothing (calls go at once, by
 // themselves), and under load it is what lets one Redis decide more.
 // BenchmarkThroughput, 64 goroutines on 10,000 keys through one Redis on
-// the same 2 cores, decides 110,000 to 119,000 requests per second in
-// batches (20 calls per pipeline on average) against 60,000 to 64,000
-// unbatched, the server spending 7.2 to 7.5 µs of CPU per decision
-// instead of 13 to 14 (its reads and writes shared), the client 5.0 to
-// 5.6 µs instead of 13 to 14. With 8 goroutines (2.6 calls per pipeline)
-// it decides about 3% fewer, the calls queued waiting for a round trip;
-// with 2, as many.
+// the same 2 cores, decided 56,000 to 65,000 requests per second in
+// batches (21 calls per pipeline on average) against 38,000 unbatched,
+// the server spending 14 to 16 µs of CPU per decision instead of 24 (its
+// reads and writes shared), the client 7 to 8 µs instead of 18, in two
+// runs on a virtual machine that ran at about half the speed it had on
+// an earlier day, when the same benchmark decided 110,000 to 119,000 in
+// batches against 60,000 to 64,000 unbatched. With 8 goroutines (2.6
+// calls per pipeline) batching gains less, the calls queued waiting for
+// a round trip; with 2, none.
 //
 // Batching keeps each call's guarantees:
 //
