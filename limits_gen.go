@@ -122,8 +122,12 @@ func init() {
 // Token bucket: the bucket starts full with `capacity` tokens and gains
 // `refill_tokens` every `refill_ms`, continuously and never above
 // `capacity`; a request takes `cost` tokens or is denied.
-// The level is kept exactly, in units of 1/refill_ms token, so rates
-// whose interval is not a whole ms lose nothing.
+// The state is the tokens taken and not yet refilled (what gcra keeps
+// of its burst), exactly, in units of 1/refill_ms token, so rates whose
+// interval is not a whole ms lose nothing, and a capacity raised or
+// lowered between calls reads the same state whether or not its key
+// has expired meanwhile (an expired key is a bucket with nothing
+// taken, as a kept one is once it has refilled).
 type TokenBucket struct {
 	// Capacity: tokens when full (capacity), in [1, 1000000000000].
 	Capacity int64

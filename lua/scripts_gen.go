@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "499e9de91196fd3439e5b451bbeaab7ba98e13f9", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "03417394203ef5b5287e21a4101dd8169220e8cb"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "934c065b4845cd2356938fc529b64b9e22df218e"},
+		Name: "limitspec", Version: "b3c925c0f6dd1e231fe4afd8777d778ba4698c06", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "27b6ca79a7a5ee590ec855ce5bf8b29acc423a5b"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "78d6db0f3f2b9a8071fed76b255471122fd45054"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -157,10 +157,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "5fe13c93e0210be3e90e2577dd5f01ef300caf24"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "01b2f557cda5068278ea1889c732f64aad08e8ea"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "5e48ce89bd855c95c6c7937d97585173b333f056"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "96f2598d1496d0a3e8d9e66ebaa6a865d2adac22"},
 		Views:  []kit.View{},
-		Keys:   []string{":tb:<refill_tokens>:<refill_ms>"},
+		Keys:   []string{":tk:<refill_tokens>:<refill_ms>"},
 		Inputs: []string{},
 		Params: []kit.Param{{Name: "capacity"}, {Name: "refill_tokens"}, {Name: "refill_ms"}},
 		Args:   tokenBucketScriptArgs,

@@ -5,14 +5,19 @@
 --   Token bucket: the bucket starts full with `capacity` tokens and gains
 --   `refill_tokens` every `refill_ms`, continuously and never above
 --   `capacity`; a request takes `cost` tokens or is denied.
---   The level is kept exactly, in units of 1/refill_ms token, so rates
---   whose interval is not a whole ms lose nothing.
+--   The state is the tokens taken and not yet refilled (what gcra keeps
+--   of its burst), exactly, in units of 1/refill_ms token, so rates whose
+--   interval is not a whole ms lose nothing, and a capacity raised or
+--   lowered between calls reads the same state whether or not its key
+--   has expired meanwhile (an expired key is a bucket with nothing
+--   taken, as a kept one is once it has refilled).
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>  string: the bucket level at the last admission
+--   KEYS[1]  {<key>}:tk:<refill_tokens>:<refill_ms>  string: the tokens taken at the last admission
 --              ts: time of the last admission (in [0, NOW_MAX])
---              level: tokens times refill_ms at ts (below 0 only after forced calls) (in [0 - capacity * refill_ms, capacity * refill_ms])
+--              taken: tokens taken and not yet refilled at ts, times refill_ms (past capacity *
+--              refill_ms only after forced calls) (in [0, 2 * (capacity * refill_ms)])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -72,8 +77,8 @@ repeat
   if capacity > 1000000000000 then break end
   local refill_tokens__s = ARGV[5]
   local refill_ms__s = ARGV[6]
-  tail = '}:tb:' .. refill_tokens__s .. ':' .. refill_ms__s
-  if not find(tail, '^%}:tb:[1-9]%d*:[1-9]%d*$') then break end
+  tail = '}:tk:' .. refill_tokens__s .. ':' .. refill_ms__s
+  if not find(tail, '^%}:tk:[1-9]%d*:[1-9]%d*$') then break end
   refill_tokens = refill_tokens__s + 0
   if refill_tokens > 1000000000000 then break end
   refill_ms = refill_ms__s + 0
@@ -174,11 +179,11 @@ if not checked then
 
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
+    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
   end
-  local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+  local tail = '}:tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -209,20 +214,19 @@ if not checked then
 end
 
 -- state
-local bucket_ts, bucket_level = 0, capacity * refill_ms
+local bucket_ts, bucket_taken = 0, 0
 local bucket__raw = redis.call('GET', KEYS[1])
 if bucket__raw then
-  local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
-  if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+  local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+  if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
     return redis.error_reply('BADSTATE ' .. ALG ..
         (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-        'want the integers ts:level' .. ', got ' ..
+        'want the integers ts:taken' .. ', got ' ..
         (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
   end
-  bucket_ts, bucket_level = bucket__raw__ts + 0, bucket__raw__level + 0
+  bucket_ts, bucket_taken = bucket__raw__ts + 0, bucket__raw__taken + 0
   if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
-  if bucket_level < 0 - capacity * refill_ms then bucket_level = 0 - capacity * refill_ms elseif bucket_level >
-      capacity * refill_ms then bucket_level = capacity * refill_ms end
+  if bucket_taken < 0 then bucket_taken = 0 elseif bucket_taken > 2 * (capacity * refill_ms) then bucket_taken = 2 * (capacity * refill_ms) end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -230,7 +234,7 @@ end
 local stale = bucket_ts > now + MAX_SKEW_MS
 if stale then
   bucket_ts = 0
-  bucket_level = capacity * refill_ms
+  bucket_taken = 0
 end
 
 -- decision
@@ -241,42 +245,41 @@ local lag = (t__1 > 0 and t__1 or 0)
 -- ms of refill since the last admission
 local t__2 = now - bucket_ts
 local elapsed = (t__2 > 0 and t__2 or 0)
-local t__3 = full - bucket_level
-local to_full = ((t__3 + (0 - t__3) % refill_tokens) / refill_tokens)
-local gained = (to_full < elapsed and to_full or elapsed) * refill_tokens
-local t__4 = bucket_level + gained
-local level = (t__4 < full and t__4 or full)
+local t__3 = ((bucket_taken + (0 - bucket_taken) % refill_tokens) / refill_tokens)
+local refilled = (t__3 < elapsed and t__3 or elapsed) * refill_tokens
+local t__4 = bucket_taken - refilled
+local taken = (t__4 > 0 and t__4 or 0)
 local t__5 = capacity + 1
 local c = (t__5 < cost and t__5 or cost)
 local need = c * refill_ms
-local ok = need <= level
--- a forced denial is charged too, down to -full
+local ok = taken + need <= full
+-- a forced denial is charged too, up to 2 * full
 local after
 if ok then
-  after = level - need
+  after = taken + need
 elseif force then
   local t__6 = 2 * capacity
-  local t__7 = 0 - full
-  local t__8 = level - (t__6 < cost and t__6 or cost) * refill_ms
-  after = (t__8 > t__7 and t__8 or t__7)
+  local t__7 = 2 * full
+  local t__8 = taken + (t__6 < cost and t__6 or cost) * refill_ms
+  after = (t__8 < t__7 and t__8 or t__7)
 else
-  after = level
+  after = taken
 end
-local t__9 = full - after
-local reset = lag + ((t__9 + (0 - t__9) % refill_tokens) / refill_tokens)
-if after < level then
+local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
+if after > taken then
   if stale then -- every key, before this call's first write
     stale = false
     redis.call('DEL', KEYS[1])
   end
   redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
 end
-local t__10 = (after > 0 and after or 0)
+local t__9 = full - after
+local t__10 = (t__9 > 0 and t__9 or 0)
 local t__11
 if ok or c > capacity then
   t__11 = -1
 else
-  local t__12 = need - after
+  local t__12 = after + need - full
   local t__13 = (t__12 > 0 and t__12 or 0)
   t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
 end

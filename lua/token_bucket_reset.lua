@@ -3,7 +3,7 @@
 -- token_bucket_reset: deletes the state of one key of token_bucket.
 --
 -- KEYS: as token_bucket's:
---   KEYS[1]  {<key>}:tb:<refill_tokens>:<refill_ms>
+--   KEYS[1]  {<key>}:tk:<refill_tokens>:<refill_ms>
 -- ARGV: the parameters, as token_bucket's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
@@ -64,11 +64,11 @@ end
 
 -- keys: all share the hash tag {key}, and name the parameters
 if #KEYS ~= 1 then
-  return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
+  return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
 end
-local tail = '}:tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+local tail = '}:tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
 end
 if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')

@@ -198,11 +198,11 @@ func TestLimitChange(t *testing.T) {
 			{gcra(4, 1, sec), 0, 0, false, true, 0, 0, 4000},     // the 4 s of the first three
 		}},
 		{"token_bucket: capacity shared, refill not", []changeStep{
-			{tb(10, 1), 0, 1, false, true, 9, 0, 1000}, // 9 of 10 left
-			{tb(5, 1), 0, 0, false, true, 5, 0, 0},     // 9 read as 5: a full bucket
+			{tb(10, 1), 0, 1, false, true, 9, 0, 1000}, // 1 taken: 9 of 10 left
+			{tb(5, 1), 0, 0, false, true, 4, 0, 1000},  // the 1 taken, of 5
 			{tb(10, 1), 0, 0, false, true, 9, 0, 1000}, // the read did not write
-			{tb(5, 1), 0, 2, false, true, 3, 0, 2000},  // 5 - 2, written
-			{tb(10, 1), 0, 0, false, true, 3, 0, 7000}, // 3 of 10: 7 s to full
+			{tb(5, 1), 0, 2, false, true, 2, 0, 3000},  // 3 taken of 5, written
+			{tb(10, 1), 0, 0, false, true, 7, 0, 3000}, // 3 taken of 10: 3 s to full
 			{tb(10, 2), 0, 0, false, true, 10, 0, 0},   // 2 a second: fresh, full
 		}},
 		{"sliding_log lowered: its entries count until they leave", []changeStep{

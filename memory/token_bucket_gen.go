@@ -18,14 +18,14 @@ type tokenBucketTable struct {
 }
 
 // tokenBucketKey names a token_bucket state: the call's key, and the parameters the
-// state is measured in, those its Redis key names: {<key>}:tb:<refill_tokens>:<refill_ms>.
+// state is measured in, those its Redis key names: {<key>}:tk:<refill_tokens>:<refill_ms>.
 type tokenBucketKey = kit.Key[[2]int64]
 
 // tokenBucketState is what tokenBucketTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
 type tokenBucketState struct {
 	bucketTs    int64
-	bucketLevel int64
+	bucketTaken int64
 	bucketExp   int64
 }
 
@@ -232,34 +232,33 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = tokenBucketState{}
 	}
-	// {<key>}:tb:<refill_tokens>:<refill_ms>: the bucket level at the last admission
+	// {<key>}:tk:<refill_tokens>:<refill_ms>: the tokens taken at the last admission
 	bucketLive := st.bucketExp > nowMs
 	bucketTs := kit.Field(bucketLive, st.bucketTs, 0, 0, kit.NowMax)
-	bucketLevel := kit.Field(bucketLive, st.bucketLevel, p.Capacity*p.RefillMs, 0-p.Capacity*p.RefillMs, p.Capacity*p.RefillMs)
+	bucketTaken := kit.Field(bucketLive, st.bucketTaken, 0, 0, 2*(p.Capacity*p.RefillMs))
 	full := p.Capacity * p.RefillMs
 	// how far the last admission is ahead of this caller's clock
 	lag := max(0, bucketTs-nowMs)
 	// ms of refill since the last admission
 	elapsed := max(0, nowMs-bucketTs)
-	toFull := kit.CeilDiv(full-bucketLevel, p.RefillTokens)
-	gained := min(elapsed, toFull) * p.RefillTokens
-	level := min(full, bucketLevel+gained)
+	refilled := min(elapsed, kit.CeilDiv(bucketTaken, p.RefillTokens)) * p.RefillTokens
+	taken := max(0, bucketTaken-refilled)
 	c_ := min(c.Cost, p.Capacity+1)
 	need := c_ * p.RefillMs
-	ok := need <= level
-	// a forced denial is charged too, down to -full
-	after := kit.Pick(ok, level-need, kit.Pick(c.Force, max(0-full, level-min(c.Cost, 2*p.Capacity)*p.RefillMs), level))
-	reset := lag + kit.CeilDiv(full-after, p.RefillTokens)
-	if after < level {
+	ok := taken+need <= full
+	// a forced denial is charged too, up to 2 * full
+	after := kit.Pick(ok, taken+need, kit.Pick(c.Force, min(2*full, taken+min(c.Cost, 2*p.Capacity)*p.RefillMs), taken))
+	reset := lag + kit.CeilDiv(after, p.RefillTokens)
+	if after > taken {
 		if c.Commit {
 			st.bucketTs = nowMs + lag
-			st.bucketLevel = after
+			st.bucketTaken = after
 			st.bucketExp = nowMs + reset + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, after) / p.RefillMs,
-		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, need-after), p.RefillTokens)),
+	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-after) / p.RefillMs,
+		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, after+need-full), p.RefillTokens)),
 		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 

@@ -182,7 +182,7 @@ func TestPolicyWithConstant(t *testing.T) {
 		if denied != 3 {
 			t.Errorf("%d calls denied; want 3, once the shared 4 are used", denied)
 		}
-		want := []string{"{app:alice}:user_global:user:tb:1:100", "{app:bob}:user_global:user:tb:1:100", "{app:global}:user_global:global:fw:60000"}
+		want := []string{"{app:alice}:user_global:user:tk:1:100", "{app:bob}:user_global:user:tk:1:100", "{app:global}:user_global:global:fw:60000"}
 		if got := keys(t, rdb); !slices.Equal(got, want) {
 			t.Errorf("keys %v; want %v", got, want)
 		}

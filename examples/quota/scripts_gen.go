@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "7d4581dfa124f729b831ee2e56cd585e59885ddb", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ed283a8337bd50477f6e3edace0e0005b548dad0"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "8e2b0ebb79372ab83028c18047d9a0b131ebcedc"},
+		Name: "quota", Version: "b4e6f9e6bccecd49cac30a4ff16541bf793a6ff0", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "294b0bb87d4eddb19cd6c990026b00f1a91a46b4"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3e57d841b671453fa5d6976f6ee59aa92753d62d"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

@@ -57,27 +57,31 @@ func (m fixedWindow) decide(st any, now, cost int64, _ map[string]string, force 
 	return r, fixedWindowState{last: eff, used: after}
 }
 
-// tokenBucket: starts full, gains tokens/per per ms up to capacity.
+// tokenBucket: starts full, gains tokens/per per ms up to capacity. Its
+// state is the tokens taken and not yet refilled, so that a capacity
+// changed between calls reads it as taken from the new capacity: a key
+// kept until it has refilled and a key gone decide alike.
 type tokenBucket struct{ capacity, tokens, per int64 }
 
 type bucketState struct {
 	last  int64
-	level *big.Rat // tokens at last
+	taken *big.Rat // tokens taken and not refilled at last
 }
 
-// levelAt is the bucket's level at eff.
-func (m tokenBucket) levelAt(st any, now int64) (eff int64, level *big.Rat) {
+// takenAt is the tokens taken and not yet refilled at eff: at most twice
+// the capacity (what a forced call can leave), less what refilled since.
+func (m tokenBucket) takenAt(st any, now int64) (eff int64, taken *big.Rat) {
 	s, ok := st.(bucketState)
 	if !ok {
-		return now, rat(m.capacity)
+		return now, rat(0)
 	}
 	eff = max(now, s.last)
-	gained := new(big.Rat).Mul(rat(eff-s.last), ratFrac(m.tokens, m.per))
-	level = new(big.Rat).Add(clampRat(s.level, -m.capacity, m.capacity), gained)
-	if level.Cmp(rat(m.capacity)) > 0 {
-		level = rat(m.capacity)
+	refilled := new(big.Rat).Mul(rat(eff-s.last), ratFrac(m.tokens, m.per))
+	taken = new(big.Rat).Sub(clampRat(s.taken, 0, 2*m.capacity), refilled)
+	if taken.Sign() < 0 {
+		taken = rat(0)
 	}
-	return eff, level
+	return eff, taken
 }
 
 // clampRat is x clamped into [lo, hi].
@@ -97,33 +101,35 @@ func (m tokenBucket) msUntil(tokens *big.Rat) int64 {
 }
 
 func (m tokenBucket) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
-	eff, level := m.levelAt(st, now)
+	eff, taken := m.takenAt(st, now)
 	lag := eff - now
+	level := new(big.Rat).Sub(rat(m.capacity), taken) // below 0 after forced calls
 	allowed := level.Cmp(rat(cost)) >= 0
-	after := new(big.Rat).Set(level)
+	after := new(big.Rat).Set(taken)
 	switch {
 	case allowed:
-		after.Sub(after, rat(cost))
-	case force: // down to one capacity in debt at most
-		after.Sub(after, rat(cost))
-		if floor := rat(-m.capacity); after.Cmp(floor) < 0 {
-			after = floor
+		after.Add(after, rat(cost))
+	case force: // up to twice the capacity taken at most
+		after.Add(after, rat(cost))
+		if ceiling := rat(2 * m.capacity); after.Cmp(ceiling) > 0 {
+			after = ceiling
 		}
 	}
+	left := new(big.Rat).Sub(rat(m.capacity), after)
 	r := Result{
 		Allowed:      allowed,
 		Limit:        m.capacity,
-		Remaining:    max(0, floorRat(after)),
+		Remaining:    max(0, floorRat(left)),
 		RetryAfterMs: -1,
-		ResetAfterMs: lag + m.msUntil(new(big.Rat).Sub(rat(m.capacity), after)),
+		ResetAfterMs: lag + m.msUntil(after),
 	}
 	if !allowed && cost <= m.capacity {
-		r.RetryAfterMs = lag + m.msUntil(new(big.Rat).Sub(rat(cost), after))
+		r.RetryAfterMs = lag + m.msUntil(new(big.Rat).Sub(rat(cost), left))
 	}
-	if after.Cmp(level) == 0 {
+	if after.Cmp(taken) == 0 {
 		return r, nil
 	}
-	return r, bucketState{last: eff, level: after}
+	return r, bucketState{last: eff, taken: after}
 }
 
 // gcra: the generic cell rate algorithm with emission interval

@@ -406,11 +406,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
+    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
   end
-  local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+  local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')

@@ -2813,11 +2813,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
+    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
   end
-  local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+  local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -2850,20 +2850,19 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
-  local bucket_ts, bucket_level = 0, capacity * refill_ms
+  local bucket_ts, bucket_taken = 0, 0
   local bucket__raw = redis.call('GET', KEYS[1])
   if bucket__raw then
-    local bucket__raw__ts, bucket__raw__level = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
-    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__level > 17 then
+    local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:level' .. ', got ' ..
+          'want the integers ts:taken' .. ', got ' ..
           (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
     end
-    bucket_ts, bucket_level = bucket__raw__ts + 0, bucket__raw__level + 0
+    bucket_ts, bucket_taken = bucket__raw__ts + 0, bucket__raw__taken + 0
     if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
-    if bucket_level < 0 - capacity * refill_ms then bucket_level = 0 - capacity * refill_ms elseif bucket_level >
-        capacity * refill_ms then bucket_level = capacity * refill_ms end
+    if bucket_taken < 0 then bucket_taken = 0 elseif bucket_taken > 2 * (capacity * refill_ms) then bucket_taken = 2 * (capacity * refill_ms) end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
@@ -2871,7 +2870,7 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local stale = bucket_ts > now + MAX_SKEW_MS
   if stale then
     bucket_ts = 0
-    bucket_level = capacity * refill_ms
+    bucket_taken = 0
   end
 
   -- decision
@@ -2882,30 +2881,28 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   -- ms of refill since the last admission
   local t__2 = now - bucket_ts
   local elapsed = (t__2 > 0 and t__2 or 0)
-  local t__3 = full - bucket_level
-  local to_full = ((t__3 + (0 - t__3) % refill_tokens) / refill_tokens)
-  local gained = (to_full < elapsed and to_full or elapsed) * refill_tokens
-  local t__4 = bucket_level + gained
-  local level = (t__4 < full and t__4 or full)
+  local t__3 = ((bucket_taken + (0 - bucket_taken) % refill_tokens) / refill_tokens)
+  local refilled = (t__3 < elapsed and t__3 or elapsed) * refill_tokens
+  local t__4 = bucket_taken - refilled
+  local taken = (t__4 > 0 and t__4 or 0)
   local t__5 = capacity + 1
   local c = (t__5 < cost and t__5 or cost)
   local need = c * refill_ms
-  local ok = need <= level
-  -- a forced denial is charged too, down to -full
+  local ok = taken + need <= full
+  -- a forced denial is charged too, up to 2 * full
   local after
   if ok then
-    after = level - need
+    after = taken + need
   elseif force then
     local t__6 = 2 * capacity
-    local t__7 = 0 - full
-    local t__8 = level - (t__6 < cost and t__6 or cost) * refill_ms
-    after = (t__8 > t__7 and t__8 or t__7)
+    local t__7 = 2 * full
+    local t__8 = taken + (t__6 < cost and t__6 or cost) * refill_ms
+    after = (t__8 < t__7 and t__8 or t__7)
   else
-    after = level
+    after = taken
   end
-  local t__9 = full - after
-  local reset = lag + ((t__9 + (0 - t__9) % refill_tokens) / refill_tokens)
-  if after < level then
+  local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
+  if after > taken then
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
@@ -2914,12 +2911,13 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
       redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
     end
   end
-  local t__10 = (after > 0 and after or 0)
+  local t__9 = full - after
+  local t__10 = (t__9 > 0 and t__9 or 0)
   local t__11
   if ok or c > capacity then
     t__11 = -1
   else
-    local t__12 = need - after
+    local t__12 = after + need - full
     local t__13 = (t__12 > 0 and t__12 or 0)
     t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
   end
@@ -3490,11 +3488,11 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   end
   -- keys: all share the hash tag {key}, and name the parameters
   if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:tb:<refill_tokens>:<refill_ms>')
+    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
   end
-  local tail = '}' .. infix .. ':tb:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+  local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:tb:<refill_tokens>:<refill_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
@@ -4476,5 +4474,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '961708b6efce6d371a23bad51497b866c0b989ca'
+  return '178f3933fda95215a29167a5933607130186a937'
 end}

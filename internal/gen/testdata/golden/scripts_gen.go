@@ -36,9 +36,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "961708b6efce6d371a23bad51497b866c0b989ca", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "63e249b90a52904dd0c254f45851215c99d51e0f"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "16008ce4ec173f3fd8b2f7a6352520ed2025045f"},
+		Name: "small", Version: "178f3933fda95215a29167a5933607130186a937", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ee5c8fb63c25c5bc440eef796b619f88779bb72e"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4275e94219e86c6b60484577db995aa3e9a3af72"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
