@@ -70,16 +70,18 @@ func under(params map[string]int64, c call) call {
 }
 
 // limitChangeCalls: a key filled and forced into debt under p, then
-// decided under lowered amounts (the debt read clamped), raised ones (the
-// stored state read as it is), each other measure (a fresh state beside
-// the first) and p again (its state still there), a reset under p, and
-// another measure's state left alone by it.
+// decided under lowered amounts (the debt read clamped; a forced call of
+// 1 and a forced peek there charge nothing and write nothing back),
+// raised ones (the stored state read as it is), each other measure (a
+// fresh state beside the first) and p again (its state still there), a
+// reset under p, and another measure's state left alone by it.
 func limitChangeCalls(c changes, L int64) []call {
 	calls := append(burst("k", L), call{key: "k", cost: L, force: true})
 	calls = append(calls,
 		under(c.lower, call{dt: 1, key: "k", cost: 0}),
 		call{key: "k", cost: 1},
 		call{key: "k", cost: 1, force: true},
+		call{key: "k", cost: 0, force: true},
 		under(c.higher, call{dt: 1, key: "k", cost: 0}),
 		call{key: "k", cost: 1},
 		call{key: "k", cost: 1},
@@ -118,7 +120,7 @@ func limitChangeVectors(a algorithm, p map[string]int64, L int64, i int) ([]conf
 		comment += "; requests are followed by read-backs of their key's entries"
 	}
 	return []conformance.Vector{
-		build(fmt.Sprintf("limit-change-p%d", i+1), a, "a limit changing between calls on one key (docs/semantics.md, \"Keys\"): filled and forced into debt, then lowered (the state read clamped), raised (read as stored), each measure changed alone (a fresh state) and back (the first state kept), reset; "+comment, numbers(p), scripted),
+		build(fmt.Sprintf("limit-change-p%d", i+1), a, "a limit changing between calls on one key (docs/semantics.md, \"Keys\"): filled and forced into debt, then lowered (the state read clamped; a forced call and a forced peek at the bound write nothing back), raised (read as stored), each measure changed alone (a fresh state) and back (the first state kept), reset; "+comment, numbers(p), scripted),
 		build(fmt.Sprintf("limit-change-random-p%d", i+1), a, "a long random trace whose limit changes between calls among the parameter set, its amounts lowered and raised, and each measure changed alone; "+comment, numbers(p), traced),
 	}, c.measured, nil
 }
