@@ -110,8 +110,9 @@
 // otherwise; Stats counts both. A request whose call was slow is decided
 // locally but never told to the primary afterwards, as the local
 // admissions of the others are: the primary counted it once if it ran
-// it (docs/semantics.md, "A call whose outcome is unknown"). Options.ModeFor gives a mode per request.
-// Every change of the breaker's state is logged by Options.Logger.
+// it (docs/semantics.md, "A call whose outcome is unknown").
+// Options.ModeFor gives a mode per request. Every change of the
+// breaker's state is logged by Options.Logger.
 //
 // # The breaker
 //
