@@ -61,3 +61,47 @@ func TestFailoverStartsEachLimitFromItsOwnReport(t *testing.T) {
 		t.Errorf("admitted %d by the primary, then locally %d for tenant a and %d for tenant b; want 3, 999 and 10", byPrimary, a, b)
 	}
 }
+
+// TestFailoverBurstQuota: the README's BurstQuotaPolicy(1000) (a burst of
+// 5, 10 a second, and 1,000 a day per user), 100 requests admitted by the
+// primary 100 ms apart, then the primary fails: the next request, 100 ms
+// later, finds the burst as the primary left it (1 used of 5, less what
+// 100 ms refilled) and is admitted; every limit starting from the most
+// used, 100 of the day, refused it.
+func TestFailoverBurstQuota(t *testing.T) {
+	policy, err := limitspec.BurstQuotaPolicy(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := memory.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := memory.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary := &switchable{Limiter: store}
+	lim, err := fallback.New(primary, local, fallback.Options{Failures: 1000, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := hourStart()
+	decide := func(i int) limitspec.Result {
+		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: policy, IDs: map[string]string{"user": "alice"},
+			Cost: 1, Now: start.Add(time.Duration(i) * 100 * time.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for i := range 100 {
+		if res := decide(i); !res.Allowed || res.Side != limitspec.Primary {
+			t.Fatalf("request %d: %+v; want admitted by the primary", i, res)
+		}
+	}
+	primary.down.Store(true)
+	if res := decide(100); !res.Allowed || res.Side != limitspec.Fallback {
+		t.Errorf("the first request after the failover: allowed %v by %v; want admitted by the fallback", res.Allowed, res.Side)
+	}
+}
