@@ -809,3 +809,24 @@ func must(l *Limiter, err error) *Limiter {
 	}
 	return l
 }
+
+// TestReportsForgetPolicies: a program that builds a policy per request
+// leaves reports holding at most maxPolicies policies' limits.
+func TestReportsForgetPolicies(t *testing.T) {
+	r := newReports(10)
+	for i := range 3 * maxPolicies {
+		p, err := limitspec.NewPolicy("plan", limitspec.PolicyLimit{Name: "daily", Identity: "user",
+			Limit: limitspec.FixedWindow{Limit: int64(i + 1), Window: time.Hour}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ones := r.onesOf(p); len(ones) != 1 || ones[0].Name() != "plan" {
+			t.Fatalf("policy %d: %v; want one policy named plan", i, ones)
+		}
+	}
+	held := 0
+	r.parts.Range(func(_, _ any) bool { held++; return true })
+	if held > maxPolicies || int64(held) != r.policies.Load() {
+		t.Errorf("%d policies held, %d counted; want at most %d, counted alike", held, r.policies.Load(), maxPolicies)
+	}
+}

@@ -21,8 +21,12 @@ type reports struct {
 	m *keyed.Map[report]
 	// parts holds each policy's limits as policies of one limit (a
 	// *limitspec.Policy to its []*limitspec.Policy), whose states are
-	// the policy's own (same name, same limit name).
-	parts sync.Map
+	// the policy's own (same name, same limit name); at most maxPolicies
+	// policies, then forgotten all at once (a program that builds a
+	// policy per request would otherwise grow it without end), and
+	// policies counts them.
+	parts    sync.Map
+	policies atomic.Int64
 	// owing counts the reports that owe the primary (owed is not 0, or
 	// a payment is under way), so that a key owes nothing, without a
 	// lock, while no key does.
@@ -215,9 +219,20 @@ func (r *reports) onesOf(p *limitspec.Policy) []*limitspec.Policy {
 		}
 		ones[i] = one
 	}
-	got, _ := r.parts.LoadOrStore(p, ones)
+	got, loaded := r.parts.LoadOrStore(p, ones)
+	if !loaded && r.policies.Add(1) > maxPolicies {
+		// Forgetting them loses the reports of their parts, whose local
+		// limits then start from what they hold, as an entry of a full
+		// shard does.
+		r.parts.Clear()
+		r.policies.Store(0)
+	}
 	return got.([]*limitspec.Policy)
 }
+
+// maxPolicies is the number of policies whose limits reports keeps as
+// policies of one limit.
+const maxPolicies = 1024
 
 // owe adds cost, admitted by the local limiter, to what req's primary is
 // to be told.
