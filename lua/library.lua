@@ -2110,9 +2110,6 @@ local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
 -- arguments
 if #ARGV < 3 or #ARGV > 3 then
@@ -2361,9 +2358,6 @@ end
 local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -2986,9 +2980,6 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -3103,9 +3094,6 @@ end
 local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[4])
@@ -3246,9 +3234,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -3388,9 +3373,6 @@ end
 local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[5])
@@ -3539,9 +3521,6 @@ end
 local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -3941,9 +3920,6 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -4091,9 +4067,6 @@ end
 local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[4])
@@ -5925,5 +5898,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'b3c925c0f6dd1e231fe4afd8777d778ba4698c06'
+  return '2edca27bbbabcabf5dcb9c68cae98d574da2e1e0'
 end}

@@ -82,9 +82,6 @@ local ALG = 'meta_window: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
 -- arguments
 if #ARGV < 3 or #ARGV > 3 then

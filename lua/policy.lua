@@ -137,9 +137,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 500000000000 then
@@ -761,9 +758,6 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -878,9 +872,6 @@ end
 local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[4])
@@ -1021,9 +1012,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -1163,9 +1151,6 @@ end
 local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[5])
@@ -1314,9 +1299,6 @@ end
 local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -1716,9 +1698,6 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -1866,9 +1845,6 @@ end
 local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[4])

@@ -72,8 +72,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "b3c925c0f6dd1e231fe4afd8777d778ba4698c06", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "27b6ca79a7a5ee590ec855ce5bf8b29acc423a5b"},
+		Name: "limitspec", Version: "2edca27bbbabcabf5dcb9c68cae98d574da2e1e0", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e4acd1dd2d097aa33a132adfb9652e5282c73eab"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "78d6db0f3f2b9a8071fed76b255471122fd45054"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
@@ -128,7 +128,7 @@ func init() {
 		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "7c23516fd87ae5058eee3d69fee56d7739e0093c"},
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "4805d82cd1e0e416a5a84d8ae7d88e4efb5b674e"},
 		Views: []kit.View{{Name: "entries",
-			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "99c30a8124a38699babe4bb8b9ff20cddf41c2a2"},
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "a69849bd05dad7d654ad7a47bbd12a7e4445f712"},
 			Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
 		Inputs: []string{"meta"},

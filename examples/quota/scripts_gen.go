@@ -27,8 +27,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "b4e6f9e6bccecd49cac30a4ff16541bf793a6ff0", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "294b0bb87d4eddb19cd6c990026b00f1a91a46b4"},
+		Name: "quota", Version: "1e6af7e899e40092e714af1e1aec90a45518e235", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "1d3ce686165d3c408e35bb479e4fcfafdf6ebc4c"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3e57d841b671453fa5d6976f6ee59aa92753d62d"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

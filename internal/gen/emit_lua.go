@@ -56,7 +56,7 @@ func luaDialect(hoist func(operand string) string) dialect {
 // luaLeaf renders literals and references.
 func luaLeaf(e Expr) string {
 	if l, ok := e.(*Lit); ok && l.Name != "" {
-		return l.Name // a local of every script (luaConstants)
+		return l.Name // a local of every script that reads it (luaHelpersFor)
 	}
 	if s, ok := literal(e); ok {
 		return s
@@ -184,11 +184,6 @@ func wholeParens(s string) bool {
 	return true
 }
 
-// luaConstants declares the spec's constants, by which the code reads
-// them (NOW_MAX, COST_MAX, MAX_SKEW_MS, ...), and MAX_SAFE, the bound
-// of the exactness checks (see bounds.go).
-func luaConstants(w *writer, sp *Spec) { luaConstantList(w, constants(sp)) }
-
 // luaConstantList declares the constants cs.
 func luaConstantList(w *writer, cs []*Const) {
 	w.line("-- the spec's constants")
@@ -280,7 +275,7 @@ func algorithmSource(sp *Spec) string {
 func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View, memo string) {
 	ints, strs, firstParam := luaArgs(sp, a, v)
 	if v != nil {
-		luaErrors(w, a.Name, true)
+		luaErrors(w, a.Name)
 		w.line("")
 		luaArgCount(w, sp, a, v)
 		w.line("")
@@ -1096,7 +1091,8 @@ func (e *luaEmitter) drop(b *luaBlockState, s *Drop) {
 // show ends a view: the entries of its collection, if its condition holds.
 func (e *luaEmitter) show(s *Show, ind string) {
 	w, list, key := e.w, luaName(s.State.Name), stateIndex(e.a, s.State)+1
-	if s.State.Kind == ZSet {
+	if s.State.Kind == ZSet { // a set is read here, whole: its entries parsed as a list's are
+		luaEntriesParser(w, s.State)
 		w.line("%slocal %s, bad__what, bad__v = %s__parse(redis.call('ZRANGE', KEYS[%d], 0, -1))", ind, list, list, key)
 		luaCorruptCheck(w, list, key, ind)
 	}
@@ -1373,20 +1369,15 @@ func goFileHeader(w *writer, source, pkg string) {
 }
 
 // luaErrors declares ALG, the algorithm's prefix in errors (unless alg
-// is empty: a policy's function takes it), bad, which refuses input,
-// and, when corrupt is set, corrupt, which refuses a stored value.
-func luaErrors(w *writer, alg string, corrupt bool) {
+// is empty: a policy's function takes it) and bad, which refuses input.
+// (A stored value is refused where it is read: luaCorrupt.)
+func luaErrors(w *writer, alg string) {
 	if alg != "" {
 		w.line("local ALG = %s", luaStr(alg+": "))
 	}
 	w.line("local function bad(msg)")
 	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
 	w.line("end")
-	if corrupt {
-		w.line("local function corrupt(key, what, v)")
-		w.line("  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))")
-		w.line("end")
-	}
 }
 
 func (w *writer) bytes() []byte { return []byte(w.b.String()) }

@@ -358,7 +358,7 @@ func luaRawTail(s *State) string {
 func luaExactArgs(sp *Spec, a *Algorithm) string {
 	ints, strs, firstParam := luaArgs(sp, a, nil)
 	body := writer{assign: true}
-	luaErrors(&body, "", false)
+	luaErrors(&body, "")
 	body.line("")
 	luaArgCount(&body, sp, a, nil)
 	body.line("")

@@ -88,7 +88,7 @@ end
 }
 
 // luaMathFuncs are math's functions the scripts may read, as locals.
-var luaMathFuncs = []string{"min", "max", "floor"}
+var luaMathFuncs = []string{"max", "floor"}
 
 // luaCalls reports whether code calls name: name( not after a dot or a
 // letter, outside string literals and comments.
@@ -126,7 +126,7 @@ func luaMathLocals(code string) string {
 }
 
 // luaHelpersFor writes what code needs before it: math's functions it
-// calls, the spec's constants it reads (luaConstants), and the helpers it
+// calls, the spec's constants it reads, and the helpers it
 // calls with those they call in turn. declared are names a scope around
 // code declares already.
 func luaHelpersFor(w *writer, sp *Spec, code string, declared map[string]bool) {

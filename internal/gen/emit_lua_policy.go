@@ -63,22 +63,6 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	return luaAssemble(&w, sp, &code)
 }
 
-// luaUsesEntries reports whether the decision of a (v nil) or its view v
-// reads entries, and so needs the entry helpers.
-func luaUsesEntries(a *Algorithm, v *View) bool {
-	body := a.Body
-	if v != nil {
-		body = v.Body
-	}
-	used := usedNames(body)
-	for _, s := range a.States {
-		if used.entries[s] || luaZsetUsed(a, v, used, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // luaDecideFunc emits the function deciding a limit of algorithm a with
 // the limit's KEYS, ARGV, error prefix and key infix: mode 'check' checks
 // the parameters and the keys only; 'decide' decides, writing nothing,
@@ -88,7 +72,7 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 	_, _, firstParam := luaArgs(sp, a, nil)
 	var body writer
 	body.commitOnly = true
-	luaErrors(&body, "", !checkOnly)
+	luaErrors(&body, "")
 	luaParams(&body, a, firstParam)
 	luaKeys(&body, a, "infix")
 	if checkOnly {

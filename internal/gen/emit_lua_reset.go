@@ -28,7 +28,7 @@ func emitLuaReset(sp *Spec, a *Algorithm) scriptParts {
 	w.line("-- BADINPUT <message>, as the decision's for its parameters and keys.")
 	w.line("")
 	var code writer
-	luaErrors(&code, a.Name, false)
+	luaErrors(&code, a.Name)
 	code.line("")
 	luaCountCheck(&code, nil, a)
 	code.line("")

@@ -385,9 +385,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 500000000000 then
@@ -1009,9 +1006,6 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -1126,9 +1120,6 @@ end
 local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[4])
@@ -1269,9 +1260,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -1411,9 +1399,6 @@ end
 local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[5])
@@ -1563,9 +1548,6 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000 then
@@ -1680,9 +1662,6 @@ end
 local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -2082,9 +2061,6 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -2232,9 +2208,6 @@ end
 local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[4])
@@ -2952,5 +2925,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return 'b4e6f9e6bccecd49cac30a4ff16541bf793a6ff0'
+  return '1e6af7e899e40092e714af1e1aec90a45518e235'
 end}

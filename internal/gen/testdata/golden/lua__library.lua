@@ -387,9 +387,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 500000000000 then
@@ -1011,9 +1008,6 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -1128,9 +1122,6 @@ end
 local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[4])
@@ -1271,9 +1262,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -1413,9 +1401,6 @@ end
 local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[5])
@@ -1564,9 +1549,6 @@ end
 local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -1966,9 +1948,6 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -2117,9 +2096,6 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000 then
@@ -2233,9 +2209,6 @@ end
 local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[5])
@@ -2788,9 +2761,6 @@ end
 local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[4])
@@ -4224,14 +4194,306 @@ end
 return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), t__3, window_ms, 0, 0}
 end}
 
+-- lua/trail_admitted.lua
+redis.register_function{function_name = 'small_trail_admitted', flags = {'no-writes'}, callback = function(KEYS, ARGV)
+local ALG = 'trail: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+
+-- arguments
+if #ARGV < 3 or #ARGV > 4 then
+  return bad('expected 3 to 4 arguments (now_ms limit window_ms [bucket_ms]), got ' .. #ARGV)
+end
+
+-- parameters
+local limit = int(ARGV[2])
+if limit == nil or limit < 1 or limit > 100 then
+  return bad('parameter limit must be an integer in [1, 100], got ' .. clip(ARGV[2]))
+end
+local window_ms = int(ARGV[3])
+if window_ms == nil or window_ms < 1 or window_ms > 1000000 then
+  return bad('parameter window_ms must be an integer in [1, 1000000], got ' .. clip(ARGV[3]))
+end
+local bucket_ms = 10
+if ARGV[4] ~= nil then
+  bucket_ms = int(ARGV[4])
+end
+if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 1000 then
+  return bad('parameter bucket_ms must be an integer in [1, 1000], got ' .. clip(ARGV[4]))
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
+if #KEYS ~= 4 then
+  return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
+      '{<key>}:small:log:<window_ms>:<bucket_ms>:notes {<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+end
+local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+  return bad('KEYS[1] must be {<key>}:small:log:<window_ms>:<bucket_ms> for these parameters')
+end
+if #KEYS[1] == #tail + 1 then -- {} before the tail
+  return bad('key must not be empty')
+end
+if string.byte(KEYS[1], 2) == 125 then -- {}...
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
+local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
+if KEYS[2] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':notes' then
+  return bad('KEYS[2] must be {<key>}:small:log:<window_ms>:<bucket_ms>:notes with the key of KEYS[1]')
+end
+if KEYS[3] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':hits' then
+  return bad('KEYS[3] must be {<key>}:small:log:<window_ms>:<bucket_ms>:hits with the key of KEYS[1]')
+end
+if KEYS[4] ~= head .. '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms) .. ':seen' then
+  return bad('KEYS[4] must be {<key>}:small:log:<window_ms>:<bucket_ms>:seen with the key of KEYS[1]')
+end
+
+-- per-call inputs
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
+else
+  now = int(ARGV[1])
+end
+if now == nil or now < 0 or now > NOW_MAX then
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+end
+
+-- state
+-- the entry m holds, or nil, what is wrong, and the value
+local function log__entry(m)
+  local e_ts, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if e_ts ~= nil and #e_ts <= 17 and #e_cost <= 17 and #e_run <= 17 then
+    e_ts = e_ts + 0
+    if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+    e_cost = e_cost + 0
+    if e_cost < 1 then e_cost = 1 elseif e_cost > 100 then e_cost = 100 end
+    e_run = e_run + 0
+    if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+    return {ts = e_ts, cost = e_cost, run = e_run}
+  end
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 3)
+  if parts == nil then
+    return nil, 'an entry is not 3 fields joined by \':\'', m
+  end
+  local x_ts = field(parts[1], nil, 0, NOW_MAX)
+  if x_ts == nil then
+    return nil, 'entry field ts is not an integer', parts[1]
+  end
+  local x_cost = field(parts[2], nil, 1, 100)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[2]
+  end
+  local x_run = field(parts[3], nil, 0, 4503599627370495)
+  if x_run == nil then
+    return nil, 'entry field run is not an integer', parts[3]
+  end
+  return {ts = x_ts, cost = x_cost, run = x_run}
+end
+local log__card = redis.call('ZCARD', KEYS[1])
+local log__top = nil -- the newest entry, read below
+-- what this call has read of the set, which it reads before any write:
+-- the entries by rank, and the counts below each bound, open and closed
+local log__ranks, log__lt, log__le = {}, {}, {}
+-- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+local function log__at(r)
+  local e = log__ranks[r]
+  if e == nil then
+    local raw = redis.call('ZRANGE', KEYS[1], r, r)
+    local what, v
+    e, what, v = log__entry(raw[1])
+    if e == nil then
+      return nil, what, v
+    end
+    e.member__ = raw[1]
+    log__ranks[r] = e
+  end
+  return e
+end
+-- the number of entries scored below x, or at most x when closed
+local function log__below(x, closed)
+  local top = log__top
+  if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+    return log__card
+  end
+  local known = closed and log__le or log__lt
+  local n = known[x]
+  if n == nil then
+    n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+    known[x] = n
+  end
+  return n
+end
+-- the sum of cost over the entries at ranks [lo, hi), the running sum
+-- before lo, and the entries at lo and hi - 1; nil, what is wrong and
+-- the value if an entry is not one
+local function log__sum(lo, hi)
+  if hi <= lo then
+    return 0, 0
+  end
+  local first, what, v = log__at(lo)
+  if first == nil then
+    return nil, what, v
+  end
+  local top = first
+  if hi - 1 > lo then
+    top, what, v = log__at(hi - 1)
+    if top == nil then
+      return nil, what, v
+    end
+  end
+  local base = first.run - first.cost
+  return (top.run - base) % RUN_MOD, base, first, top
+end
+-- the first entry at ranks [lo, hi) at which the sum of cost from lo
+-- (at most cap) reaches need, false if none; nil, what, value as above
+local function log__reach(lo, hi, need, cap)
+  local total, base, first, top = log__sum(lo, hi)
+  if total == nil then
+    return nil, base, first
+  end
+  if hi <= lo or (total < cap and total or cap) < need then
+    return false
+  end
+  local s = (first.run - base) % RUN_MOD
+  if (s < cap and s or cap) >= need then
+    return first
+  end
+  -- the entry sought is at a rank in [a, b]; found is the entry at b
+  local a, b, found = lo + 1, hi - 1, top
+  local function probe(r)
+    local x, what, v = log__at(r)
+    if x == nil then
+      return nil, what, v
+    end
+    local s = (x.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
+      b, found = r, x
+    else
+      a = r + 1
+    end
+    return true
+  end
+  local step, galloping = 2, true
+  while a < b do
+    local r = (a + b - (a + b) % 2) / 2
+    if galloping then
+      r = lo + step - 1
+      if r > b - 1 then
+        r = b - 1
+      end
+      step = step * 2
+    end
+    local ok, what, v = probe(r)
+    if ok == nil then
+      return nil, what, v
+    end
+    galloping = galloping and b ~= r
+  end
+  return found
+end
+local seen_ts = 0
+local seen__raw = redis.call('GET', KEYS[4])
+if seen__raw then
+  local seen__raw__ts = string.match(seen__raw, '^(%-?%d+)$')
+  if seen__raw__ts == nil or #seen__raw__ts > 17 then
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[4] > 32 and string.sub(KEYS[4], 1, 32) .. '...' or KEYS[4]) .. ': ' ..
+        'want the integers ts' .. ', got ' ..
+        (#seen__raw > 32 and string.sub(seen__raw, 1, 32) .. '...' or seen__raw))
+  end
+  seen_ts = seen__raw__ts + 0
+  if seen_ts < 0 then seen_ts = 0 elseif seen_ts > NOW_MAX then seen_ts = NOW_MAX end
+end
+
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = seen_ts > now + MAX_SKEW_MS
+if stale then
+  log__card = 0
+  seen_ts = 0
+end
+
+-- view
+local function log__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local e, what, v = log__entry(raw[i])
+    if e == nil then
+      return nil, what, v
+    end
+    out[i] = e
+  end
+  return out
+end
+local log, bad__what, bad__v = log__parse(redis.call('ZRANGE', KEYS[1], 0, -1))
+if log == nil then
+  return redis.error_reply('BADSTATE ' .. ALG ..
+      (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+      ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+end
+if not (now >= 0) then
+  return {}
+end
+local out = {}
+for _, x in ipairs(log) do
+  out[#out + 1] = {x.ts, x.cost, x.run}
+end
+return out
+end}
+
 -- lua/trail_recent.lua
 redis.register_function{function_name = 'small_trail_recent', flags = {'no-writes'}, callback = function(KEYS, ARGV)
 local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
 end
 
 -- arguments
@@ -4474,5 +4736,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '178f3933fda95215a29167a5933607130186a937'
+  return '987f8fc4935ca82a0f624c03d1575096221e3e70'
 end}

@@ -143,9 +143,6 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 500000000000 then
@@ -767,9 +764,6 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -884,9 +878,6 @@ end
 local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local burst = int(ARGV[4])
@@ -1027,9 +1018,6 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local capacity = int(ARGV[4])
   if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -1169,9 +1157,6 @@ end
 local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[5])
@@ -1320,9 +1305,6 @@ end
 local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[4])
@@ -1722,9 +1704,6 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -1873,9 +1852,6 @@ local function decide_small__counter(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-  end
   -- parameters
   local limit = int(ARGV[4])
   if limit == nil or limit < 1 or limit > 1000 then
@@ -1989,9 +1965,6 @@ end
 local function decide_small__trail(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local limit = int(ARGV[5])
@@ -2544,9 +2517,6 @@ end
 local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  local function corrupt(key, what, v)
-    return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
   end
   -- parameters
   local capacity = int(ARGV[4])

@@ -87,9 +87,6 @@ local ALG = 'trail: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
-local function corrupt(key, what, v)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(key) .. ': ' .. what .. ', got ' .. clip(v))
-end
 
 -- arguments
 if #ARGV < 3 or #ARGV > 4 then

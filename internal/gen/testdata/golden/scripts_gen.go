@@ -25,6 +25,9 @@ var policyResetSource string
 //go:embed lua/trail.lua
 var trailSource string
 
+//go:embed lua/trail_admitted.lua
+var trailAdmittedSource string
+
 //go:embed lua/trail_recent.lua
 var trailRecentSource string
 
@@ -36,8 +39,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "178f3933fda95215a29167a5933607130186a937", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ee5c8fb63c25c5bc440eef796b619f88779bb72e"},
+		Name: "small", Version: "987f8fc4935ca82a0f624c03d1575096221e3e70", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "189e789b22c5789bec6592de12ae81d851c1eae7"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4275e94219e86c6b60484577db995aa3e9a3af72"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
@@ -61,8 +64,10 @@ func init() {
 		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "d97cd38c0a093772b28714282ba0d5e3311340a5"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "66971a844c3db5e05c4d432cff1ae5f028fc1782"},
 		Views: []kit.View{{Name: "recent",
-			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "1e305a6762f565a5910c7d9086633d7c580a1d02"},
-			Returns: []string{"ts", "text"}}},
+			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "ea8c4c1c146cca9793a8e5c2a04494bbb9e0de33"},
+			Returns: []string{"ts", "text"}},
+			{Name: "admitted", Script: kit.Script{Name: "trail_admitted", Source: trailAdmittedSource, SHA1: "2d907bed99d27d8aec71376b953cd86ff1e39301"},
+				Returns: []string{"ts", "cost", "run"}}},
 		Keys: []string{":small:log:<window_ms>:<bucket_ms>", ":small:log:<window_ms>:<bucket_ms>:notes",
 			":small:log:<window_ms>:<bucket_ms>:hits", ":small:log:<window_ms>:<bucket_ms>:seen"},
 		Inputs: []string{"note"},

@@ -383,8 +383,10 @@ func (t *trailTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	switch name {
 	case "recent":
 		return t.viewRecent(p, key, c.Hash, &c.Args)
+	case "admitted":
+		return t.viewAdmitted(p, key, c.Hash, &c.Args)
 	}
-	return nil, kit.BadInput("trail: unknown view %q (views: recent)", name)
+	return nil, kit.BadInput("trail: unknown view %q (views: recent, admitted)", name)
 }
 
 // viewRecent is the view recent:
@@ -426,6 +428,40 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	out := make([]kit.Record, len(notes))
 	for i, x := range notes {
 		out[i] = kit.Record{kit.Field(true, x.Ts, 0, 0, kit.NowMax), x.Text}
+	}
+	return out, nil
+}
+
+// viewAdmitted is the view admitted:
+//
+// The log's entries, a view of a sorted set.
+func (t *trailTable) viewAdmitted(p trailParams, key trailKey, hash uint64, c *kit.Args) ([]kit.Record, error) {
+	nowMs := c.NowMs
+	sh := t.states.Shard(t.states.Index(hash))
+	sh.Lock()
+	defer sh.Unlock()
+	e := sh.Get(key, hash, nowMs)
+	var st trailState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		st = trailState{}
+	}
+	// {<key>}:small:log:<window_ms>:<bucket_ms>: one entry per admission
+	logLive := st.logExp > nowMs
+	if !logLive {
+		st.logEntries = nil
+	}
+	log := st.logEntries
+	if !(nowMs >= 0) {
+		return []kit.Record{}, nil
+	}
+	out := make([]kit.Record, len(log))
+	for i, x := range log {
+		out[i] = kit.Record{kit.Field(true, x.Ts, 0, 0, kit.NowMax), kit.Field(true, x.Cost, 0, 1, 100), kit.Field(true, x.Run, 0, 0, 4503599627370495)}
 	}
 	return out, nil
 }
