@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -47,8 +48,8 @@ const (
 const (
 	causeBound   = "the key's state is still found in a map under a shard's lock and computed exactly (divisions); README: Where limitspec is behind"
 	causeAllow   = "a call through the general API checks the request, converts the limit from the interface, finds the state by key and parameters and fills a Result with a Limits slice (its one allocation); README: Where limitspec is behind"
-	causeGCRA    = "calling it with five arguments and a seven-integer reply costs about 3,900 instructions more than redis_rate's four and four, checking every argument about 8,800, and the server's clock a TIME call (about 6,000); its commands and its decision cost less than redis_rate's; README: Where limitspec is behind"
-	causeWindow  = "calling a script with five arguments and a seven-integer reply and running GET and PSETEX alone come to 2.5 times the INCR script's whole, which keeps no time, counts denied requests and answers one integer; README: Where limitspec is behind"
+	causeGCRA    = "its six arguments and seven-integer reply cost more to call than redis_rate's four and four, it checks every argument, and on the server's clock it calls TIME, as redis_rate always does; its commands and its decision cost less than redis_rate's (the parts figure counts each); README: Where limitspec is behind"
+	causeWindow  = "calling a script of five arguments and a seven-integer reply and running GET and PSETEX alone come to more than twice the INCR script's whole (the parts figure counts them), which keeps no time, counts denied requests and answers one integer; README: Where limitspec is behind"
 	causeLog     = "each entry keeps its cost and a running sum, read and written beside a second key, and the decision finds when entries leave the window, where the ZCARD script only counts and adds; README: Where limitspec is behind"
 	causeTput    = "one Redis core runs the script at the Redis CPU above per decision and shares the machine's cores with the client's goroutines; README: Where limitspec is behind"
 	causeDenials = "the cache answers from a map under a lock, shared by every goroutine of the process"
@@ -144,7 +145,7 @@ func (g goal) check(t Table) []string {
 	if ref == 0 {
 		return line(measured, "—", "skipped: the reference is 0")
 	}
-	return withCause(line(measured, formatRatio(v, ref), metText(col.Better, v/ref, g.Target)), g.Cause)
+	return withCause(line(measured, goalRatio(v, ref, g.Target), metText(col.Better, v/ref, g.Target)), g.Cause)
 }
 
 // reference is the value g compares ours with, and its row's name.
@@ -182,6 +183,23 @@ func metText(better Better, x, target float64) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// goalRatio is formatRatio's v/ref, with as many more digits as it takes
+// to tell it from target when two digits would round it onto it (1.002×
+// against a target of 1, not 1.00×).
+func goalRatio(v, ref, target float64) string {
+	r := v / ref
+	for digits := 2; digits < 6; digits++ {
+		s := strconv.FormatFloat(r, 'f', digits, 64)
+		if r == target || s != strconv.FormatFloat(target, 'f', digits, 64) {
+			if digits == 2 {
+				return formatRatio(v, ref)
+			}
+			return s + "×"
+		}
+	}
+	return formatRatio(v, ref)
 }
 
 // thanText names a goal's reference row.

@@ -75,3 +75,22 @@ func TestGoalsTable(t *testing.T) {
 		t.Errorf("goalsTable of no tables = %q", got)
 	}
 }
+
+// TestGoalRatio: a ratio that two digits would round onto its target
+// gets the digits that tell it apart; any other has two.
+func TestGoalRatio(t *testing.T) {
+	for _, tc := range []struct {
+		v, ref, target float64
+		want           string
+	}{
+		{71323, 71194, 1, "1.002×"},
+		{70920, 71194, 1, "0.996×"},
+		{1, 1, 1, "1.00×"},
+		{2.98, 1, 2, "2.98×"},
+		{1.65, 1, 2, "1.65×"},
+	} {
+		if got := goalRatio(tc.v, tc.ref, tc.target); got != tc.want {
+			t.Errorf("goalRatio(%v, %v, %v) = %s; want %s", tc.v, tc.ref, tc.target, got, tc.want)
+		}
+	}
+}
