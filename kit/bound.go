@@ -10,23 +10,13 @@ import (
 // limiters' Bind and BindPolicy), the same from every limiter.
 
 // CheckBind refuses a limit no handle can be bound to: none (nil, or a
-// typed nil). The limiter then checks the limit itself, as it checks a
-// request's.
-func CheckBind(lim limitspec.Limit) error {
-	if limitspec.IsNil(lim) {
-		return BadInput("Bind needs a limit (none was given)")
-	}
-	return nil
-}
+// typed nil), as a request naming none is refused (CheckRuleOf). The
+// limiter then checks the limit itself, as it checks a request's.
+func CheckBind(lim limitspec.Limit) error { return CheckRuleOf(lim, nil) }
 
 // CheckBindPolicy refuses a policy no handle can be bound to: none, or
-// one not made by NewPolicy.
-func CheckBindPolicy(p *limitspec.Policy) error {
-	if p == nil || p.Name() == "" {
-		return BadInput("BindPolicy needs a policy made with limitspec.NewPolicy (none was given)")
-	}
-	return nil
-}
+// one not made by NewPolicy, as a request naming it is refused.
+func CheckBindPolicy(p *limitspec.Policy) error { return CheckRuleOf(nil, p) }
 
 // CheckBound refuses a request to a limit's bound handle, of limit lim
 // and policy p, that names a policy, or another limit than the bound one

@@ -32,7 +32,7 @@ type Bound struct {
 // handle keeps a copy of lim's value: a limit given by pointer and
 // changed afterwards is not seen.
 func (l *Limiter) Bind(lim limitspec.Limit) (*Bound, error) {
-	if err := kit.CheckRuleOf(lim, nil); err != nil {
+	if err := kit.CheckBind(lim); err != nil {
 		return nil, err
 	}
 	t, err := l.table(lim)
@@ -107,7 +107,7 @@ type BoundPolicy struct {
 // errors match limitspec.ErrBadInput, with Check's messages for the same
 // policy.
 func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
-	if err := kit.CheckRuleOf(nil, p); err != nil {
+	if err := kit.CheckBindPolicy(p); err != nil {
 		return nil, err
 	}
 	bp := &BoundPolicy{l: l, p: p}

@@ -221,10 +221,10 @@ func TestBoundRefusals(t *testing.T) {
 		bind func() error
 		want string
 	}{
-		{"Bind(nil)", func() error { _, err := lim.Bind(nil); return err }, "Bind needs a limit"},
-		{"Bind of a typed nil", func() error { _, err := lim.Bind((*limitspec.GCRA)(nil)); return err }, "Bind needs a limit"},
-		{"BindPolicy(nil)", func() error { _, err := lim.BindPolicy(nil); return err }, "BindPolicy needs a policy made with limitspec.NewPolicy"},
-		{"BindPolicy of a zero policy", func() error { _, err := lim.BindPolicy(&limitspec.Policy{}); return err }, "BindPolicy needs a policy"},
+		{"Bind(nil)", func() error { _, err := lim.Bind(nil); return err }, "a request needs a Limit or a Policy"},
+		{"Bind of a typed nil", func() error { _, err := lim.Bind((*limitspec.GCRA)(nil)); return err }, "a request needs a Limit or a Policy"},
+		{"BindPolicy(nil)", func() error { _, err := lim.BindPolicy(nil); return err }, "a request needs a Limit or a Policy"},
+		{"BindPolicy of a zero policy", func() error { _, err := lim.BindPolicy(&limitspec.Policy{}); return err }, "a policy needs a name and limits: make it with limitspec.NewPolicy"},
 	} {
 		if err := noPanic(t, c.name, c.bind); !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want ErrBadInput saying %q", c.name, err, c.want)

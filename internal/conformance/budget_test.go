@@ -15,7 +15,7 @@ import (
 	"github.com/limitspec/limitspec"
 )
 
-var updateBudgets = flag.Bool("update-budgets", false, "rewrite testdata/budgets.txt with the work measured")
+var updateBudgets = flag.Bool("update-budgets", false, "rewrite testdata/budgets.txt (and, with -run TestInstructionBudgets, testdata/instructions.txt) with the work measured")
 
 const budgetsFile = "testdata/budgets.txt"
 

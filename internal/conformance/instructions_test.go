@@ -81,13 +81,36 @@ func instrSubjects() []instrSubject {
 	return append(out, instrSubject{limit: limits[0], serverClock: true}, instrSubject{limit: limits[0], serverClock: true, functions: true})
 }
 
+// TestInstructionSubjectsCoverCatalogue: every algorithm of the catalogue
+// has an instruction budget's subject, so that a new one cannot go
+// without.
+func TestInstructionSubjectsCoverCatalogue(t *testing.T) {
+	covered := map[limitspec.Algorithm]bool{}
+	for _, s := range instrSubjects() {
+		covered[s.limit.Algorithm()] = true
+	}
+	catalogue := 0
+	for _, a := range limitspec.Algorithms() {
+		if a.Library != limitspec.Catalogue {
+			continue
+		}
+		catalogue++
+		if !covered[a] {
+			t.Errorf("%s has no instruction budget (instrSubjects)", a)
+		}
+	}
+	if catalogue != len(covered) {
+		t.Errorf("%d catalogue algorithms, %d with budgets", catalogue, len(covered))
+	}
+}
+
 // TestInstructionBudgets holds the Redis server's work per decision to
 // testdata/instructions.txt: every algorithm's script, admitting a
 // request on an existing key, is run by a redis-server under valgrind's
 // callgrind, which counts the instructions the server runs (reading,
 // parsing and answering the call included; its timer's serverCron left
-// out), the same on a busy machine as on a quiet one. A change that makes a decision dearer by more than
-// instructionTolerance fails here until the budget is raised on purpose
+// out), the same on a busy machine as on a quiet one. A change that
+// makes a decision dearer by more than instructionTolerance fails here until the budget is raised on purpose
 // (go test ./internal/conformance -run TestInstructionBudgets
 // -update-budgets, and the diff reviewed); one that makes it cheaper by
 // as much is logged, for the budget to be lowered. The budgets hold for

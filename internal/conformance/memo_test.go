@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"testing"
 
@@ -16,8 +17,8 @@ import (
 
 // TestLibraryRemembersParameters: the Functions library's decisions
 // remember the parameters they found valid, by their arguments, and
-// forget them all past a bound. Through more distinct parameter sets than
-// it remembers, each used twice (a miss, then a hit) and interleaved
+// forget them all past a bound, replying alike all the while. Through
+// more distinct parameter sets than it remembers, each used twice (a miss, then a hit) and interleaved
 // with refused ones (which it must not remember) and with ones of
 // another spelling (leading zeros, which go to the exact checks), FCALL
 // replies as EVALSHA does on a twin key, call by call.
@@ -46,7 +47,16 @@ func TestLibraryRemembersParameters(t *testing.T) {
 		b, berr := rdb.FCall(ctx, fn, twin, argv...).Result()
 		return reply(a, aerr), reply(b, berr)
 	}
-	const sets = 1200 // past the most a function remembers (luaMemoSize)
+	// More sets than a function remembers, so that it forgets them all at
+	// least once: the bound as the library's code states it.
+	const sets = 1200
+	m := regexp.MustCompile(`__n > (\d+) then`).FindStringSubmatch(lib.Source)
+	if m == nil {
+		t.Fatal("the library states no bound of the parameters it remembers")
+	}
+	if bound, _ := strconv.Atoi(m[1]); sets <= bound {
+		t.Fatalf("%d parameter sets do not pass the %d the library remembers", sets, bound)
+	}
 	for round := range 2 {
 		for i := 1; i <= sets; i++ {
 			burst := strconv.Itoa(i)
