@@ -21,13 +21,13 @@ func CheckBindPolicy(p *limitspec.Policy) error { return CheckRuleOf(nil, p) }
 // CheckBound refuses a request to a limit's bound handle, of limit lim
 // and policy p, that names a policy, or another limit than the bound one
 // (given, as it was bound, or value, its value); a nil lim names the
-// bound one. name is the limit's algorithm's.
-func CheckBound(lim limitspec.Limit, p *limitspec.Policy, name string, given, value limitspec.Limit) error {
+// bound one. A refusal names the algorithm as its scripts do.
+func CheckBound(lim limitspec.Limit, p *limitspec.Policy, given, value limitspec.Limit) error {
 	switch {
 	case p != nil:
-		return BadInput("%s: a request to a bound limit names no Policy", name)
+		return BadInput("%s: a request to a bound limit names no Policy", value.Algorithm().Name)
 	case !limitspec.IsNil(lim) && lim != given && lim != value:
-		return BadInput("%s: a request to a bound limit names it or no Limit, not %+v", name, lim)
+		return BadInput("%s: a request to a bound limit names it or no Limit, not %+v", value.Algorithm().Name, lim)
 	}
 	return nil
 }

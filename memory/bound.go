@@ -69,7 +69,7 @@ func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (res limitspec
 	if err = ctx.Err(); err != nil {
 		return res, err
 	}
-	if err = kit.CheckBound(req.Limit, req.Policy, b.name, b.given, b.lim); err != nil {
+	if err = kit.CheckBound(req.Limit, req.Policy, b.given, b.lim); err != nil {
 		return res, err
 	}
 	in := b.noInputs

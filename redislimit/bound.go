@@ -49,7 +49,7 @@ func (b *Bound) Allow(ctx context.Context, key string) (limitspec.LimitResult, e
 // nil; anything else is refused (limitspec.ErrBadInput). The result's
 // Limit is the bound limit's value.
 func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (limitspec.LimitResult, error) {
-	if err := kit.CheckBound(req.Limit, req.Policy, b.p.alg, b.given, b.value); err != nil {
+	if err := kit.CheckBound(req.Limit, req.Policy, b.given, b.value); err != nil {
 		return limitspec.LimitResult{}, err
 	}
 	var one [1]limitspec.LimitResult

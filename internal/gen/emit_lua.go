@@ -341,7 +341,7 @@ func luaKeys(w *writer, a *Algorithm, infix string) {
 	w.line("if #KEYS ~= %d then", len(a.States))
 	w.line("  return bad(%s)", luaStr(fmt.Sprintf("expected %d keys: %s", len(a.States), keyTemplates(a))))
 	w.line("end")
-	w.line("local tail = %s", luaKeyTail(a.States[0], infix))
+	w.line("local tail = %s", luaKeyTail(a.States[0], infix, luaParamNum))
 	w.line("if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then")
 	w.line("  return bad(%s)", luaStr("KEYS[1] must be "+keyTemplate(a.States[0])+" for these parameters"))
 	w.line("end")
@@ -355,7 +355,7 @@ func luaKeys(w *writer, a *Algorithm, infix string) {
 		w.line("local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}")
 	}
 	for i, s := range a.States[1:] {
-		w.line("if KEYS[%d] ~= head .. %s then", i+2, luaKeyTail(s, infix))
+		w.line("if KEYS[%d] ~= head .. %s then", i+2, luaKeyTail(s, infix, luaParamNum))
 		w.line("  return bad(%s)", luaStr(fmt.Sprintf("KEYS[%d] must be %s with the key of KEYS[1]", i+2, keyTemplate(s))))
 		w.line("end")
 	}
@@ -363,9 +363,10 @@ func luaKeys(w *writer, a *Algorithm, infix string) {
 
 // luaKeyTail is the Lua expression of what follows a key's hash tag,
 // from its closing brace: infix (a Lua expression, "" for none), then the
-// suffix, with the values of the parameters it names (locals parsed
-// already).
-func luaKeyTail(s *State, infix string) string {
+// suffix, with each parameter it names as param writes it: the value of
+// its local, parsed already (luaParamNum), or its argument as the caller
+// spelled it (luaKeyArg).
+func luaKeyTail(s *State, infix string, param func(*Param) string) string {
 	parts := []string{}
 	text := "}"
 	if infix != "" {
@@ -377,7 +378,7 @@ func luaKeyTail(s *State, infix string) string {
 			text += p.Text
 			continue
 		}
-		parts = append(parts, luaStr(text), "num("+luaName(p.Param.Name)+")")
+		parts = append(parts, luaStr(text), param(p.Param))
 		text = ""
 	}
 	if text != "" {
@@ -385,6 +386,9 @@ func luaKeyTail(s *State, infix string) string {
 	}
 	return strings.Join(parts, " .. ")
 }
+
+// luaParamNum writes a parameter as the decimal of its local.
+func luaParamNum(p *Param) string { return "num(" + luaName(p.Name) + ")" }
 
 // luaInputs parses and checks the per-call inputs: now_ms (the server's
 // TIME when empty), cost, force (when the script takes it) and the string

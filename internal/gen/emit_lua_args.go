@@ -98,7 +98,7 @@ func luaFastParams(w *writer, a *Algorithm, firstParam int, ind string) {
 		}
 		luaFastInt(w, arg, luaName(p.Name), p.Min, luaExact.print(&Lit{V: p.Max}), ind)
 	}
-	w.line("%stail = %s", ind, luaRawTail(a.States[0]))
+	w.line("%stail = %s", ind, luaKeyTail(a.States[0], "", luaKeyArg))
 	w.line("%sif not find(tail, %s) then break end", ind, luaStr(luaTailPattern(a.States[0])))
 	for _, p := range named { // decimal digits, so at least 0
 		n := luaName(p.Name)
@@ -207,18 +207,10 @@ func luaMemo(a *Algorithm) (name, decl string) {
 	return name, fmt.Sprintf("-- the parameters of %s found valid, by their arguments\nlocal %s, %s__n = {}, 0\n", a.Name, name, name)
 }
 
-// namedByKey reports whether a key of a names p: the key spells it, and
-// the fast path compares the argument's string with the key's.
-func namedByKey(a *Algorithm, p *Param) bool {
-	for _, s := range a.States {
-		for _, kp := range s.KeyParams() {
-			if kp == p {
-				return true
-			}
-		}
-	}
-	return false
-}
+// namedByKey reports whether a's keys name p (every key of an algorithm
+// names the same parameters: the loader checks it): the key spells it,
+// and the fast path compares the argument's string with the key's.
+func namedByKey(a *Algorithm, p *Param) bool { return slices.Contains(a.States[0].KeyParams(), p) }
 
 // luaFastInt reads the integer in arg into name, within [lo, hi], at
 // ind: its shortest decimal form, when lo is at least 1 (a longer one
@@ -326,29 +318,9 @@ func luaFastKeys(w *writer, a *Algorithm) {
 		if more, ok := strings.CutPrefix(suffix, first); ok && !strings.Contains(more, "<") {
 			w.line("  if KEYS[%d] ~= k .. %s then break end", i+2, luaStr(more))
 		} else {
-			w.line("  if KEYS[%d] ~= string.sub(k, 1, at - 1) .. %s then break end", i+2, luaRawTail(s))
+			w.line("  if KEYS[%d] ~= string.sub(k, 1, at - 1) .. %s then break end", i+2, luaKeyTail(s, "", luaKeyArg))
 		}
 	}
-}
-
-// luaRawTail is the Lua expression of what follows a key's hash tag,
-// from its closing brace, each parameter as its argument spells it (its
-// luaKeyArg).
-func luaRawTail(s *State) string {
-	var parts []string
-	text := "}"
-	for _, p := range s.KeyParts {
-		if p.Param == nil {
-			text += p.Text
-			continue
-		}
-		parts = append(parts, luaStr(text), luaKeyArg(p.Param))
-		text = ""
-	}
-	if text != "" {
-		parts = append(parts, luaStr(text))
-	}
-	return strings.Join(parts, " .. ")
 }
 
 // luaExactArgs is the block that checks a call luaFastArgs did not
