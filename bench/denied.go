@@ -24,7 +24,7 @@ const hotKey = "user:hot"
 
 // deniedDeciders are the rows of the denied figure.
 var deniedDeciders = []redisGoDecider{
-	redislimitDecider("limitspec redislimit.Limiter (gcra)", hotLimit),
+	redislimitDecider(redislimitRow, hotLimit),
 	denialsDecider,
 	redisRateGoDecider(hotRedisRateLimit),
 }
@@ -37,7 +37,7 @@ func denialsDecider(ctx context.Context, rdb *redis.Client) (goDecider, error) {
 		return goDecider{}, err
 	}
 	l, err := denials.New(remote, denials.Options{})
-	return goDecider{"limitspec denials.Limiter over redislimit.Limiter (gcra)", true, func(ctx context.Context, id string) (bool, error) {
+	return goDecider{denialsRow, true, func(ctx context.Context, id string) (bool, error) {
 		res, err := l.Limit(ctx, limitspec.Request{Key: id, Limit: hotLimit, Cost: 1})
 		return res.Allowed, err
 	}}, err
@@ -96,6 +96,9 @@ func deniedRound(ctx context.Context, opts *redis.Options, newDecider redisGoDec
 	p, err := decisionsPerSecond(ctx, d, keys, o.Goroutines, false, nil, o)
 	if err != nil {
 		return 0, 0, d, err
+	}
+	if s.PerSecond == 0 || p.PerSecond == 0 {
+		return 0, 0, d, fmt.Errorf("no denied decision ended within %v: a longer -for measures one", o.For)
 	}
 	return 1e9 / s.PerSecond, 1e9 / p.PerSecond, d, nil
 }

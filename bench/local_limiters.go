@@ -36,8 +36,8 @@ const throttledMaxKeys = 1 << 20
 // fixed_window with ulule/limiter, whose memory store counts fixed
 // windows.
 var localLimiters = []localLimiter{
-	{"gcra", "limitspec memory.Limiter (gcra)", true, memoryLimiter(gcraLimit), false},
-	{"gcra", "limitspec memory.Bound (gcra)", true, memoryBound(gcraLimit), true},
+	{"gcra", memoryRow, true, memoryLimiter(gcraLimit), false},
+	{"gcra", boundRow, true, memoryBound(gcraLimit), true},
 	{"gcra", "x/time/rate, a rate.Limiter per key in a map under a mutex", false, timeRate, false},
 	{"gcra", "sethvargo/go-limiter memorystore (a token bucket)", false, sethvargo, false},
 	{"gcra", "throttled v2 GCRA, memstore (an LRU)", false, throttledMem, false},

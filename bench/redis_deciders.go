@@ -160,7 +160,7 @@ var redisRateLimit = redis_rate.Limit{Rate: Amount, Burst: Amount, Period: Per}
 // Limiter accepts (queuedClient).
 func redisRateDecider() *redisDecider {
 	return &redisDecider{
-		Group: "gcra", Name: "go-redis/redis_rate v10 (Limiter.Allow's script)", Command: evalSHA,
+		Group: "gcra", Name: redisRateRow, Command: evalSHA,
 		load: func(ctx context.Context, rdb *redis.Client) error {
 			// The first call sends the script (EVALSHA, then EVAL on
 			// NOSCRIPT); its key goes, not to expire during a count.

@@ -100,7 +100,7 @@ func leaseDecider(ctx context.Context, rdb *redis.Client) (goDecider, error) {
 func redisRateGoDecider(lim redis_rate.Limit) redisGoDecider {
 	return func(ctx context.Context, rdb *redis.Client) (goDecider, error) {
 		rr := redis_rate.NewLimiter(rdb)
-		return goDecider{"go-redis/redis_rate v10 Limiter.Allow", false, func(ctx context.Context, id string) (bool, error) {
+		return goDecider{redisRateAllowRow, false, func(ctx context.Context, id string) (bool, error) {
 			res, err := rr.Allow(ctx, id, lim)
 			if err != nil {
 				return false, err
