@@ -564,11 +564,11 @@ func init() {
 // costs up to it, so that the cost of any span of entries is the
 // difference of two of them: a decision reads a few entries whatever
 // the set holds (O(log^2 n) for n entries, however the limit, the cost
-// or the clock change between calls). A second key keeps the total
-// cost of the entries and the time of the last admission; entries that
-// have left the window are removed at the next admission. The set
-// holds at most limit entries (the newest, after a limit is lowered):
-// memory grows with limit.
+// or the clock change between calls). The set is the whole state, one
+// key: its newest entry is the last admission. Entries that have left
+// the window are removed at the next admission. The set holds at most
+// 2 * limit entries (the newest, after a limit is lowered): memory
+// grows with limit.
 type SlidingLog struct {
 	// Limit: cost admitted per sliding window (limit), in [1, 100000].
 	Limit int64
@@ -668,17 +668,17 @@ func init() {
 // bucket at a time, so a tier admits up to its limit within any span of
 // window_ms_i - bucket_ms + 1 ms.
 // State: a sorted set with one entry per bucket that admitted
-// something, scored by the bucket's start and holding its count and
-// the running sum of the counts up to it, so that a tier's count is
-// the difference of two running sums: a decision reads a few entries
-// whatever the buckets hold (O(log^2 n) for n buckets). Rather than a
-// key per bucket summed with MGET: two keys per identity, no key names
-// computed inside the script (all keys are declared, as Redis Cluster
-// requires), and buckets older than the widest window are removed at
-// each admission, so the set holds at most widest window / bucket_ms
-// entries. A string beside it holds the time of the last admission.
-// The keys name bucket_ms and every window: a state's buckets are
-// always of one length.
+// something, scored by the bucket's start and holding its count, the
+// running sum of the counts up to it, so that a tier's count is the
+// difference of two running sums (a decision reads a few entries
+// whatever the buckets hold, O(log^2 n) for n buckets), and the time
+// of its last admission (the newest bucket's is the key's clock).
+// Rather than a key per bucket summed with MGET: one key per
+// identity, no key names computed inside the script (all keys are
+// declared, as Redis Cluster requires), and buckets older than the
+// widest window are removed at each admission, so the set holds at
+// most widest window / bucket_ms entries. The key names bucket_ms and
+// every window: a state's buckets are always of one length.
 // Window: window_ms with one tier (a bucket's cost leaves the window
 // window_ms after the bucket starts, so a fully used limit is whole
 // again at most window_ms later). With several tiers, 0: no single
@@ -870,8 +870,10 @@ func init() {
 // order, and the view meta_window_entries reads them back, so an
 // operator can see who used the limit up. When a window has ended, the
 // next admission opens a new one and drops the old entries: the list
-// holds at most limit entries. The list's pattern from the literature,
-// made atomic and bounded.
+// holds at most 2 * limit entries. The list's pattern from the
+// literature, made atomic and bounded, in one key: each entry also
+// holds its window's start and the cost admitted in it up to and with
+// the entry, so that a decision reads the newest entry alone.
 type MetaWindow struct {
 	// Limit: cost admitted per window (limit), in [1, 100000].
 	Limit int64

@@ -46,7 +46,7 @@ type Scripts struct {
 	Decide, Reset Script
 	Views         []View
 	// Keys are the suffixes of the keys, each naming parameters in angle
-	// brackets: ":sl:<window_ms>:sum".
+	// brackets: ":bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>".
 	Keys   []string
 	Inputs []string
 	Params []Param

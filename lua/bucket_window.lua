@@ -16,17 +16,17 @@
 --   bucket at a time, so a tier admits up to its limit within any span of
 --   window_ms_i - bucket_ms + 1 ms.
 --   State: a sorted set with one entry per bucket that admitted
---   something, scored by the bucket's start and holding its count and
---   the running sum of the counts up to it, so that a tier's count is
---   the difference of two running sums: a decision reads a few entries
---   whatever the buckets hold (O(log^2 n) for n buckets). Rather than a
---   key per bucket summed with MGET: two keys per identity, no key names
---   computed inside the script (all keys are declared, as Redis Cluster
---   requires), and buckets older than the widest window are removed at
---   each admission, so the set holds at most widest window / bucket_ms
---   entries. A string beside it holds the time of the last admission.
---   The keys name bucket_ms and every window: a state's buckets are
---   always of one length.
+--   something, scored by the bucket's start and holding its count, the
+--   running sum of the counts up to it, so that a tier's count is the
+--   difference of two running sums (a decision reads a few entries
+--   whatever the buckets hold, O(log^2 n) for n buckets), and the time
+--   of its last admission (the newest bucket's is the key's clock).
+--   Rather than a key per bucket summed with MGET: one key per
+--   identity, no key names computed inside the script (all keys are
+--   declared, as Redis Cluster requires), and buckets older than the
+--   widest window are removed at each admission, so the set holds at
+--   most widest window / bucket_ms entries. The key names bucket_ms and
+--   every window: a state's buckets are always of one length.
 --   Window: window_ms with one tier (a bucket's cost leaves the window
 --   window_ms after the bucket starts, so a fully used limit is whole
 --   again at most window_ms later). With several tiers, 0: no single
@@ -35,13 +35,12 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>  zset: one entry per recent bucket that admitted something
---              at most BUCKETS_MAX entries, each a member start:count:run scored by start:
+--   KEYS[1]  {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>  zset: one entry per recent bucket that admitted something
+--              at most BUCKETS_MAX entries, each a member start:count:run:at scored by start:
 --                start: the score: the bucket's start in ms (in [0, NOW_MAX])
 --                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts  string: the last admission
---              ts: time of the last admission (in [0, NOW_MAX])
+--                at: the time of the bucket's last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -77,7 +76,7 @@
 -- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
 -- a key holds another Redis type.
 --
--- Time: a key's state records its last admission (latest.ts). A request
+-- Time: a key's state records its last admission (win.at). A request
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
@@ -107,7 +106,7 @@ local now, cost, force, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 10 or #KEYS ~= 2 then break end
+  if #ARGV ~= 10 or #KEYS ~= 1 then break end
   local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
@@ -125,8 +124,8 @@ repeat
   limit_3 = s + 0
   if limit_3 > 500000000000 then break end
   local window_ms_3__s = ARGV[10]
-  tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
-  if not find(tail, '^%}:bw:[1-9]%d*:[1-9]%d*:%d+:%d+$') then break end
+  tail = '}:bk:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
+  if not find(tail, '^%}:bk:[1-9]%d*:[1-9]%d*:%d+:%d+$') then break end
   window_ms = window_ms__s + 0
   if window_ms > 100000000000 then break end
   bucket_ms = bucket_ms__s + 0
@@ -150,7 +149,6 @@ repeat
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
   if b1 ~= 123 or b2 == 125 then break end
-  if KEYS[2] ~= k .. ':ts' then break end
   s = ARGV[2]
   if s == '1' then
     cost = 1
@@ -286,23 +284,18 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
   end
-  local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  local tail = '}:bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-    return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
 
   -- per-call inputs
@@ -329,15 +322,17 @@ end
 -- state
 -- the entry m holds, or nil, what is wrong, and the value
 local function win__entry(m)
-  local e_start, e_count, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-  if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 then
+  local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
     e_start = e_start + 0
     if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
     e_count = e_count + 0
     if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
     e_run = e_run + 0
     if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-    return {start = e_start, count = e_count, run = e_run}
+    e_at = e_at + 0
+    if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
+    return {start = e_start, count = e_count, run = e_run, at = e_at}
   end
   -- the spec's constants
   -- 2^45 ms since the epoch, about the year 3085
@@ -383,9 +378,9 @@ local function win__entry(m)
     return parts
   end
 
-  local parts = split(m, 3)
+  local parts = split(m, 4)
   if parts == nil then
-    return nil, 'an entry is not 3 fields joined by \':\'', m
+    return nil, 'an entry is not 4 fields joined by \':\'', m
   end
   local x_start = field(parts[1], nil, 0, NOW_MAX)
   if x_start == nil then
@@ -399,7 +394,11 @@ local function win__entry(m)
   if x_run == nil then
     return nil, 'entry field run is not an integer', parts[3]
   end
-  return {start = x_start, count = x_count, run = x_run}
+  local x_at = field(parts[4], nil, 0, NOW_MAX)
+  if x_at == nil then
+    return nil, 'entry field at is not an integer', parts[4]
+  end
+  return {start = x_start, count = x_count, run = x_run, at = x_at}
 end
 local win__card = redis.call('ZCARD', KEYS[1])
 local win__top = nil -- the newest entry, read below
@@ -503,28 +502,10 @@ local function win__reach(lo, hi, need, cap)
   end
   return found
 end
-local latest_ts = 0
-local latest__raw = redis.call('GET', KEYS[2])
-if latest__raw then
-  local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
-  if latest__raw__ts == nil or #latest__raw__ts > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
-        'want the integers ts' .. ', got ' ..
-        (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
-  end
-  latest_ts = latest__raw__ts + 0
-  if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
-end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = latest_ts > now + MAX_SKEW_MS
-if stale then
-  win__card = 0
-  latest_ts = 0
-end
--- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
+-- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
 if win__card > 0 then
   local bad__what, bad__v
   win__top, bad__what, bad__v = win__at(win__card - 1)
@@ -534,10 +515,29 @@ if win__card > 0 then
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
+local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
+if stale then
+  win__card = 0
+  win__top = nil
+end
 
 -- decision
+-- the last admission
+local last_at = 0
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = 0, win__card
+  if hi__ > lo__ then
+    local e, bad__what, bad__v = win__at(hi__ - 1)
+    if e == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+    last_at = e.at
+  end
+end
 -- how far the last admission is ahead of this caller's clock
-local t__1 = latest_ts - now
+local t__1 = last_at - now
 local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
@@ -569,7 +569,7 @@ do -- the entries in range are those at ranks [lo, hi)
   end
   used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
 end
-local agg__2 = 0
+local agg__3 = 0
 if on2 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from2, true), win__card
@@ -579,11 +579,11 @@ if on2 then -- else the value is not used
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    agg__2 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+    agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
 end
-local used2 = (on2 and agg__2 or 0)
-local agg__3 = 0
+local used2 = (on2 and agg__3 or 0)
+local agg__4 = 0
 if on3 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from3, true), win__card
@@ -593,10 +593,10 @@ if on3 then -- else the value is not used
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+    agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
 end
-local used3 = (on3 and agg__3 or 0)
+local used3 = (on3 and agg__4 or 0)
 local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
@@ -631,7 +631,7 @@ end
 -- Denied: tier i admits once the oldest buckets holding
 -- used_i + took + c - limit_i have left its window (this request's
 -- bucket last).
-local agg__4 = bucket + window_ms
+local agg__5 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from1, true), win__card
@@ -642,12 +642,12 @@ if not (ok or used1 + took + c <= limit) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__4 = e.start + window_ms
+      agg__5 = e.start + window_ms
     end
   end
 end
-local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
-local agg__5 = bucket + window_ms_2
+local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
+local agg__6 = bucket + window_ms_2
 if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from2, true), win__card
@@ -658,12 +658,12 @@ if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is 
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__5 = e.start + window_ms_2
+      agg__6 = e.start + window_ms_2
     end
   end
 end
-local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
-local agg__6 = bucket + window_ms_3
+local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__6)
+local agg__7 = bucket + window_ms_3
 if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from3, true), win__card
@@ -674,11 +674,11 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__6 = e.start + window_ms_3
+      agg__7 = e.start + window_ms_3
     end
   end
 end
-local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__7)
 local t__13 = (at3 > at2 and at3 or at2)
 local retry_at = (t__13 > at1 and t__13 or at1)
 -- Reset: remaining is lim again once every tier i holds at most
@@ -699,7 +699,7 @@ if on3 then
 else
   x3 = 0
 end
-local agg__7 = bucket + window_ms
+local agg__8 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from1, true), win__card
@@ -710,12 +710,12 @@ if not (x1 == 0) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__7 = e.start + window_ms
+      agg__8 = e.start + window_ms
     end
   end
 end
-local r1 = ((x1 == 0) and 0 or agg__7)
-local agg__8 = bucket + window_ms_2
+local r1 = ((x1 == 0) and 0 or agg__8)
+local agg__9 = bucket + window_ms_2
 if not (x2 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from2, true), win__card
@@ -726,12 +726,12 @@ if not (x2 == 0) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__8 = e.start + window_ms_2
+      agg__9 = e.start + window_ms_2
     end
   end
 end
-local r2 = ((x2 == 0) and 0 or agg__8)
-local agg__9 = bucket + window_ms_3
+local r2 = ((x2 == 0) and 0 or agg__9)
+local agg__10 = bucket + window_ms_3
 if not (x3 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from3, true), win__card
@@ -742,11 +742,11 @@ if not (x3 == 0) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__9 = e.start + window_ms_3
+      agg__10 = e.start + window_ms_3
     end
   end
 end
-local r3 = ((x3 == 0) and 0 or agg__9)
+local r3 = ((x3 == 0) and 0 or agg__10)
 local t__17 = (r3 > r2 and r3 or r2)
 local reset_at = (t__17 > r1 and t__17 or r1)
 local t__18 = limit - (used1 + took)
@@ -773,16 +773,13 @@ local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
 if took > 0 then
   if stale then -- every key, before this call's first write
     stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
+    redis.call('DEL', KEYS[1])
   end
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  local t__22 = widest - eff % bucket_ms
-  local t__23 = string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS) -- the TTL of the writes below
-  redis.call('PSETEX', KEYS[2], t__23, string.format('%d', eff))
   do
-    local win__x = {start = bucket, count = took}
+    local win__x = {start = bucket, count = took, at = eff}
     if win__top ~= nil then
       if win__top.start > win__x.start then -- the set grows at its end
         win__x.start = win__top.start
@@ -795,7 +792,7 @@ if took > 0 then
     else
       win__x.run = win__x.count % RUN_MOD
     end
-    win__x.member__ = string.format('%d:%d:%d', win__x.start, win__x.count, win__x.run)
+    win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
     redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
     win__card = win__card + 1
     if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
@@ -808,12 +805,13 @@ if took > 0 then
     end
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], t__23)
+  local t__22 = widest - eff % bucket_ms
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
   -- after the add (see Drop)
-  local t__24 = bucket - widest
-  if win__card > 0 and win__le[t__24] ~= 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__24))
+  local t__23 = bucket - widest
+  if win__card > 0 and win__le[t__23] ~= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
   end
 end
-local t__25 = reset_at - now
-return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__25 > 0 and t__25 or 0), 0, tier}
+local t__24 = reset_at - now
+return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}

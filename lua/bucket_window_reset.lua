@@ -3,8 +3,7 @@
 -- bucket_window_reset: deletes the state of one key of bucket_window.
 --
 -- KEYS: as bucket_window's:
---   KEYS[1]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
---   KEYS[2]  {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
+--   KEYS[1]  {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
 -- ARGV: the parameters, as bucket_window's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
@@ -114,23 +113,18 @@ if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) th
 end
 
 -- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-      '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+if #KEYS ~= 1 then
+  return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
 end
-local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+local tail = '}:bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+  return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
 if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
 if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))

@@ -104,7 +104,7 @@ local now, cost, force, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 10 or #KEYS ~= 2 then break end
+  if #ARGV ~= 10 or #KEYS ~= 1 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = bucket_window__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -133,8 +133,8 @@ repeat
     limit_3 = s + 0
     if limit_3 > 500000000000 then break end
     local window_ms_3__s = ARGV[10]
-    tail = '}:bw:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
-    if not find(tail, '^%}:bw:[1-9]%d*:[1-9]%d*:%d+:%d+$') then break end
+    tail = '}:bk:' .. bucket_ms__s .. ':' .. window_ms__s .. ':' .. window_ms_2__s .. ':' .. window_ms_3__s
+    if not find(tail, '^%}:bk:[1-9]%d*:[1-9]%d*:%d+:%d+$') then break end
     window_ms = window_ms__s + 0
     if window_ms > 100000000000 then break end
     bucket_ms = bucket_ms__s + 0
@@ -201,7 +201,6 @@ repeat
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
   if b1 ~= 123 or b2 == 125 then break end
-  if KEYS[2] ~= k .. ':ts' then break end
   s = ARGV[2]
   if s == '1' then
     cost = 1
@@ -337,23 +336,18 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
   end
-  local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  local tail = '}:bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-    return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
 
   -- per-call inputs
@@ -380,15 +374,17 @@ end
 -- state
 -- the entry m holds, or nil, what is wrong, and the value
 local function win__entry(m)
-  local e_start, e_count, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-  if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 then
+  local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+  if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
     e_start = e_start + 0
     if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
     e_count = e_count + 0
     if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
     e_run = e_run + 0
     if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-    return {start = e_start, count = e_count, run = e_run}
+    e_at = e_at + 0
+    if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
+    return {start = e_start, count = e_count, run = e_run, at = e_at}
   end
   -- the spec's constants
   -- 2^45 ms since the epoch, about the year 3085
@@ -434,9 +430,9 @@ local function win__entry(m)
     return parts
   end
 
-  local parts = split(m, 3)
+  local parts = split(m, 4)
   if parts == nil then
-    return nil, 'an entry is not 3 fields joined by \':\'', m
+    return nil, 'an entry is not 4 fields joined by \':\'', m
   end
   local x_start = field(parts[1], nil, 0, NOW_MAX)
   if x_start == nil then
@@ -450,7 +446,11 @@ local function win__entry(m)
   if x_run == nil then
     return nil, 'entry field run is not an integer', parts[3]
   end
-  return {start = x_start, count = x_count, run = x_run}
+  local x_at = field(parts[4], nil, 0, NOW_MAX)
+  if x_at == nil then
+    return nil, 'entry field at is not an integer', parts[4]
+  end
+  return {start = x_start, count = x_count, run = x_run, at = x_at}
 end
 local win__card = redis.call('ZCARD', KEYS[1])
 local win__top = nil -- the newest entry, read below
@@ -554,28 +554,10 @@ local function win__reach(lo, hi, need, cap)
   end
   return found
 end
-local latest_ts = 0
-local latest__raw = redis.call('GET', KEYS[2])
-if latest__raw then
-  local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
-  if latest__raw__ts == nil or #latest__raw__ts > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
-        'want the integers ts' .. ', got ' ..
-        (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
-  end
-  latest_ts = latest__raw__ts + 0
-  if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
-end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = latest_ts > now + MAX_SKEW_MS
-if stale then
-  win__card = 0
-  latest_ts = 0
-end
--- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
+-- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
 if win__card > 0 then
   local bad__what, bad__v
   win__top, bad__what, bad__v = win__at(win__card - 1)
@@ -585,10 +567,29 @@ if win__card > 0 then
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
+local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
+if stale then
+  win__card = 0
+  win__top = nil
+end
 
 -- decision
+-- the last admission
+local last_at = 0
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = 0, win__card
+  if hi__ > lo__ then
+    local e, bad__what, bad__v = win__at(hi__ - 1)
+    if e == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+    last_at = e.at
+  end
+end
 -- how far the last admission is ahead of this caller's clock
-local t__1 = latest_ts - now
+local t__1 = last_at - now
 local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
@@ -620,7 +621,7 @@ do -- the entries in range are those at ranks [lo, hi)
   end
   used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
 end
-local agg__2 = 0
+local agg__3 = 0
 if on2 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from2, true), win__card
@@ -630,11 +631,11 @@ if on2 then -- else the value is not used
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    agg__2 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+    agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
 end
-local used2 = (on2 and agg__2 or 0)
-local agg__3 = 0
+local used2 = (on2 and agg__3 or 0)
+local agg__4 = 0
 if on3 then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from3, true), win__card
@@ -644,10 +645,10 @@ if on3 then -- else the value is not used
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+    agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
 end
-local used3 = (on3 and agg__3 or 0)
+local used3 = (on3 and agg__4 or 0)
 local ok1 = used1 + c <= limit
 local ok2 = not on2 or used2 + c <= limit_2
 local ok3 = not on3 or used3 + c <= limit_3
@@ -682,7 +683,7 @@ end
 -- Denied: tier i admits once the oldest buckets holding
 -- used_i + took + c - limit_i have left its window (this request's
 -- bucket last).
-local agg__4 = bucket + window_ms
+local agg__5 = bucket + window_ms
 if not (ok or used1 + took + c <= limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from1, true), win__card
@@ -693,12 +694,12 @@ if not (ok or used1 + took + c <= limit) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__4 = e.start + window_ms
+      agg__5 = e.start + window_ms
     end
   end
 end
-local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
-local agg__5 = bucket + window_ms_2
+local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
+local agg__6 = bucket + window_ms_2
 if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from2, true), win__card
@@ -709,12 +710,12 @@ if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is 
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__5 = e.start + window_ms_2
+      agg__6 = e.start + window_ms_2
     end
   end
 end
-local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
-local agg__6 = bucket + window_ms_3
+local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__6)
+local agg__7 = bucket + window_ms_3
 if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from3, true), win__card
@@ -725,11 +726,11 @@ if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is 
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__6 = e.start + window_ms_3
+      agg__7 = e.start + window_ms_3
     end
   end
 end
-local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__7)
 local t__13 = (at3 > at2 and at3 or at2)
 local retry_at = (t__13 > at1 and t__13 or at1)
 -- Reset: remaining is lim again once every tier i holds at most
@@ -750,7 +751,7 @@ if on3 then
 else
   x3 = 0
 end
-local agg__7 = bucket + window_ms
+local agg__8 = bucket + window_ms
 if not (x1 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from1, true), win__card
@@ -761,12 +762,12 @@ if not (x1 == 0) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__7 = e.start + window_ms
+      agg__8 = e.start + window_ms
     end
   end
 end
-local r1 = ((x1 == 0) and 0 or agg__7)
-local agg__8 = bucket + window_ms_2
+local r1 = ((x1 == 0) and 0 or agg__8)
+local agg__9 = bucket + window_ms_2
 if not (x2 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from2, true), win__card
@@ -777,12 +778,12 @@ if not (x2 == 0) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__8 = e.start + window_ms_2
+      agg__9 = e.start + window_ms_2
     end
   end
 end
-local r2 = ((x2 == 0) and 0 or agg__8)
-local agg__9 = bucket + window_ms_3
+local r2 = ((x2 == 0) and 0 or agg__9)
+local agg__10 = bucket + window_ms_3
 if not (x3 == 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from3, true), win__card
@@ -793,11 +794,11 @@ if not (x3 == 0) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__9 = e.start + window_ms_3
+      agg__10 = e.start + window_ms_3
     end
   end
 end
-local r3 = ((x3 == 0) and 0 or agg__9)
+local r3 = ((x3 == 0) and 0 or agg__10)
 local t__17 = (r3 > r2 and r3 or r2)
 local reset_at = (t__17 > r1 and t__17 or r1)
 local t__18 = limit - (used1 + took)
@@ -824,16 +825,13 @@ local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
 if took > 0 then
   if stale then -- every key, before this call's first write
     stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
+    redis.call('DEL', KEYS[1])
   end
   if win__top ~= nil and win__top.start <= bucket - widest then
     win__top = nil -- every entry is gone: the next add starts afresh
   end
-  local t__22 = widest - eff % bucket_ms
-  local t__23 = string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS) -- the TTL of the writes below
-  redis.call('PSETEX', KEYS[2], t__23, string.format('%d', eff))
   do
-    local win__x = {start = bucket, count = took}
+    local win__x = {start = bucket, count = took, at = eff}
     if win__top ~= nil then
       if win__top.start > win__x.start then -- the set grows at its end
         win__x.start = win__top.start
@@ -846,7 +844,7 @@ if took > 0 then
     else
       win__x.run = win__x.count % RUN_MOD
     end
-    win__x.member__ = string.format('%d:%d:%d', win__x.start, win__x.count, win__x.run)
+    win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
     redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
     win__card = win__card + 1
     if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
@@ -859,15 +857,16 @@ if took > 0 then
     end
     win__top = win__x
   end
-  redis.call('PEXPIRE', KEYS[1], t__23)
+  local t__22 = widest - eff % bucket_ms
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
   -- after the add (see Drop)
-  local t__24 = bucket - widest
-  if win__card > 0 and win__le[t__24] ~= 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__24))
+  local t__23 = bucket - widest
+  if win__card > 0 and win__le[t__23] ~= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
   end
 end
-local t__25 = reset_at - now
-return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__25 > 0 and t__25 or 0), 0, tier}
+local t__24 = reset_at - now
+return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}
 end}
 
 -- lua/bucket_window_reset.lua
@@ -949,23 +948,18 @@ if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) th
 end
 
 -- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-      '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+if #KEYS ~= 1 then
+  return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
 end
-local tail = '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+local tail = '}:bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+  return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
 end
 if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
 if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-  return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
@@ -1862,7 +1856,7 @@ local now, cost, force, meta, limit, window_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 6 or #KEYS ~= 2 then break end
+  if #ARGV ~= 6 or #KEYS ~= 1 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = meta_window__valid[ARGV[5]]
   p = p and p[ARGV[6]]
@@ -1875,8 +1869,8 @@ repeat
     limit = s + 0
     if limit > 100000 then break end
     local window_ms__s = ARGV[6]
-    tail = '}:mw:' .. window_ms__s
-    if not find(tail, '^%}:mw:[1-9]%d*$') then break end
+    tail = '}:ml:' .. window_ms__s
+    if not find(tail, '^%}:ml:[1-9]%d*$') then break end
     window_ms = window_ms__s + 0
     if window_ms > 100000000000 then break end
     meta_window__valid__n = meta_window__valid__n + 1
@@ -1897,7 +1891,6 @@ repeat
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
   if b1 ~= 123 or b2 == 125 then break end
-  if KEYS[2] ~= k .. ':log' then break end
   s = ARGV[2]
   if s == '1' then
     cost = 1
@@ -1978,22 +1971,18 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
   end
-  local tail = '}:mw:' .. num(window_ms)
+  local tail = '}:ml:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
-    return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
 
   -- per-call inputs
@@ -2022,167 +2011,19 @@ if not checked then
 end
 
 -- state
-local win_ts, win_start, win_used = 0, 0, 0
-local win__raw = redis.call('GET', KEYS[1])
-if win__raw then
-  local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-        'want the integers ts:start:used' .. ', got ' ..
-        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-  end
-  win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
-  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-  if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
-  if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
-end
-
--- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
--- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + MAX_SKEW_MS
-if stale then
-  win_ts = 0
-  win_start = 0
-  win_used = 0
-end
-
--- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
-local log__type = redis.call('TYPE', KEYS[2]).ok
-if log__type ~= 'none' and log__type ~= 'list' then
-  return redis.error_reply('WRONGTYPE ' .. ALG ..
-      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
-      log__type .. ', not a ' .. 'list')
-end
-
--- decision
--- how far the last admission is ahead of this caller's clock
-local t__1 = win_ts - now
-local lag = (t__1 > 0 and t__1 or 0)
--- the time this request is decided at
-local eff = now + lag
-local open = win_used > 0 and eff < win_start + window_ms
-local used = (open and win_used or 0)
--- an admission now would open a window
-local start = (open and win_start or eff)
--- from now until the window ends
-local t__2 = start + window_ms - eff
-local ends = lag + (t__2 > 0 and t__2 or 0)
-local t__3 = limit + 1
-local c = (t__3 < cost and t__3 or cost)
-local ok = used + c <= limit
--- a forced denial is recorded too, up to 2 * limit in the window
-local took
-if ok then
-  took = c
-elseif force then
-  local t__4 = 2 * limit - used
-  local t__5 = (t__4 > 0 and t__4 or 0)
-  took = (t__5 < cost and t__5 or cost)
-else
-  took = 0
-end
-local after = used + took
-if took > 0 then
-  if not open then
-    if stale then -- every key, before this call's first write
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
-    redis.call('DEL', KEYS[2])
-  end
-  if stale then -- every key, before this call's first write
-    stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
-  end
-  local t__6 = string.format('%d', ends + TTL_MARGIN_MS) -- the TTL of the writes below
-  redis.call('PSETEX', KEYS[1], t__6, string.format('%d:%d:%d', eff, start, after))
-  redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
-  redis.call('PEXPIRE', KEYS[2], t__6)
-end
-local t__7 = limit - after
-return {(ok and 1 or 0), limit, (t__7 > 0 and t__7 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
-end}
-
--- lua/meta_window_entries.lua
-redis.register_function{function_name = 'limitspec_meta_window_entries', flags = {'no-writes'}, callback = function(KEYS, ARGV)
-local ALG = 'meta_window: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
-end
-
--- arguments
-if #ARGV < 3 or #ARGV > 3 then
-  return bad('expected 3 arguments (now_ms limit window_ms), got ' .. #ARGV)
-end
-
--- parameters
-local limit = int(ARGV[2])
-if limit == nil or limit < 1 or limit > 100000 then
-  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[2]))
-end
-local window_ms = int(ARGV[3])
-if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
-end
-
--- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
-end
-local tail = '}:mw:' .. num(window_ms)
-if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
-end
-if #KEYS[1] == #tail + 1 then -- {} before the tail
-  return bad('key must not be empty')
-end
-if string.byte(KEYS[1], 2) == 125 then -- {}...
-  return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
-  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
-end
-
--- per-call inputs
-local now
-if ARGV[1] == '' then -- the Redis server's clock
-  local t = redis.call('TIME')
-  local us = t[2] + 0
-  now = t[1] * 1000 + (us - us % 1000) / 1000
-else
-  now = int(ARGV[1])
-end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-
--- state
-local win_ts, win_start, win_used = 0, 0, 0
-local win__raw = redis.call('GET', KEYS[1])
-if win__raw then
-  local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-        'want the integers ts:start:used' .. ', got ' ..
-        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-  end
-  win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
-  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-  if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
-  if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
-end
 -- the entry m holds, or nil, what is wrong, and the value
 local function log__entry(m)
-  local e_t_ms, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(.*)$')
-  if e_t_ms ~= nil and #e_t_ms <= 17 and #e_cost <= 17 then
+  local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+  if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
     e_t_ms = e_t_ms + 0
     if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+    e_start = e_start + 0
+    if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+    e_used = e_used + 0
+    if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
     e_cost = e_cost + 0
     if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
-    return {t_ms = e_t_ms, cost = e_cost, meta = e_meta}
+    return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
   end
   -- the spec's constants
   -- 2^45 ms since the epoch, about the year 3085
@@ -2228,19 +2069,27 @@ local function log__entry(m)
     return parts
   end
 
-  local parts = split(m, 3)
+  local parts = split(m, 5)
   if parts == nil then
-    return nil, 'an entry is not 3 fields joined by \':\'', m
+    return nil, 'an entry is not 5 fields joined by \':\'', m
   end
   local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
   if x_t_ms == nil then
     return nil, 'entry field t_ms is not an integer', parts[1]
   end
-  local x_cost = field(parts[2], nil, 1, 2 * limit)
-  if x_cost == nil then
-    return nil, 'entry field cost is not an integer', parts[2]
+  local x_start = field(parts[2], nil, 0, NOW_MAX)
+  if x_start == nil then
+    return nil, 'entry field start is not an integer', parts[2]
   end
-  return {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
+  local x_used = field(parts[3], nil, 0, 2 * limit)
+  if x_used == nil then
+    return nil, 'entry field used is not an integer', parts[3]
+  end
+  local x_cost = field(parts[4], nil, 1, 2 * limit)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[4]
+  end
+  return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
 end
 local function log__parse(raw)
   local out = {}
@@ -2253,27 +2102,262 @@ local function log__parse(raw)
   end
   return out
 end
-local log, bad__what, bad__v = log__parse(redis.call('LRANGE', KEYS[2], 0, -1))
+local log = {}
+local log__newest = redis.call('LINDEX', KEYS[1], -1)
+if log__newest then
+  local bad__what, bad__v
+  log, bad__what, bad__v = log__parse({log__newest})
+  if log == nil then
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+  end
+end
+
+-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+-- by a clock that is wrong: it is not trusted, and reads as absent
+local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
+if stale then
+  log = {}
+end
+
+-- decision
+-- the last admission
+local last_ts = 0
+if #log > 0 then
+  local e = log[#log]
+  last_ts = e.t_ms
+end
+-- when its window opened
+local last_start = 0
+if #log > 0 then
+  local e = log[#log]
+  last_start = e.start
+end
+-- what its window had admitted then
+local last_used = 0
+if #log > 0 then
+  local e = log[#log]
+  last_used = e.used
+end
+-- how far the last admission is ahead of this caller's clock
+local t__1 = last_ts - now
+local lag = (t__1 > 0 and t__1 or 0)
+-- the time this request is decided at
+local eff = now + lag
+local open = last_used > 0 and eff < last_start + window_ms
+local used = (open and last_used or 0)
+-- an admission now would open a window
+local start = (open and last_start or eff)
+-- from now until the window ends
+local t__2 = start + window_ms - eff
+local ends = lag + (t__2 > 0 and t__2 or 0)
+local t__3 = limit + 1
+local c = (t__3 < cost and t__3 or cost)
+local ok = used + c <= limit
+-- a forced denial is recorded too, up to 2 * limit in the window
+local took
+if ok then
+  took = c
+elseif force then
+  local t__4 = 2 * limit - used
+  local t__5 = (t__4 > 0 and t__4 or 0)
+  took = (t__5 < cost and t__5 or cost)
+else
+  took = 0
+end
+local after = used + took
+if took > 0 then
+  if not open then
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  if stale then -- every key, before this call's first write
+    stale = false
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
+end
+local t__6 = limit - after
+return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+end}
+
+-- lua/meta_window_entries.lua
+redis.register_function{function_name = 'limitspec_meta_window_entries', flags = {'no-writes'}, callback = function(KEYS, ARGV)
+local ALG = 'meta_window: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+
+-- arguments
+if #ARGV < 3 or #ARGV > 3 then
+  return bad('expected 3 arguments (now_ms limit window_ms), got ' .. #ARGV)
+end
+
+-- parameters
+local limit = int(ARGV[2])
+if limit == nil or limit < 1 or limit > 100000 then
+  return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[2]))
+end
+local window_ms = int(ARGV[3])
+if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+  return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[3]))
+end
+
+-- keys: all share the hash tag {key}, and name the parameters
+if #KEYS ~= 1 then
+  return bad('expected 1 keys: {<key>}:ml:<window_ms>')
+end
+local tail = '}:ml:' .. num(window_ms)
+if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+  return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
+end
+if #KEYS[1] == #tail + 1 then -- {} before the tail
+  return bad('key must not be empty')
+end
+if string.byte(KEYS[1], 2) == 125 then -- {}...
+  return bad('key must not begin with \'}\' (its hash tag would be empty)')
+end
+
+-- per-call inputs
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
+else
+  now = int(ARGV[1])
+end
+if now == nil or now < 0 or now > NOW_MAX then
+  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+end
+
+-- state
+-- the entry m holds, or nil, what is wrong, and the value
+local function log__entry(m)
+  local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+  if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
+    e_t_ms = e_t_ms + 0
+    if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+    e_start = e_start + 0
+    if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+    e_used = e_used + 0
+    if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
+    e_cost = e_cost + 0
+    if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
+    return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
+  end
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 5)
+  if parts == nil then
+    return nil, 'an entry is not 5 fields joined by \':\'', m
+  end
+  local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
+  if x_t_ms == nil then
+    return nil, 'entry field t_ms is not an integer', parts[1]
+  end
+  local x_start = field(parts[2], nil, 0, NOW_MAX)
+  if x_start == nil then
+    return nil, 'entry field start is not an integer', parts[2]
+  end
+  local x_used = field(parts[3], nil, 0, 2 * limit)
+  if x_used == nil then
+    return nil, 'entry field used is not an integer', parts[3]
+  end
+  local x_cost = field(parts[4], nil, 1, 2 * limit)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[4]
+  end
+  return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
+end
+local function log__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local e, what, v = log__entry(raw[i])
+    if e == nil then
+      return nil, what, v
+    end
+    out[i] = e
+  end
+  return out
+end
+local log, bad__what, bad__v = log__parse(redis.call('LRANGE', KEYS[1], 0, -1))
 if log == nil then
   return redis.error_reply('BADSTATE ' .. ALG ..
-      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' .. bad__what ..
+      (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
       ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
 end
 log = keep_last(log, 2 * limit)
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + MAX_SKEW_MS
+local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
 if stale then
-  win_ts = 0
-  win_start = 0
-  win_used = 0
   log = {}
 end
 
 -- view
-local eff = (win_ts > now and win_ts or now)
-if not (win_used > 0 and eff < win_start + window_ms) then
+local agg__1 = 0
+if #log > 0 then
+  local e = log[#log]
+  agg__1 = e.t_ms
+end
+local eff = (agg__1 > now and agg__1 or now)
+local start = 0
+if #log > 0 then
+  local e = log[#log]
+  start = e.start
+end
+local agg__3 = 0
+if #log > 0 then
+  local e = log[#log]
+  agg__3 = e.used
+end
+if not (agg__3 > 0 and eff < start + window_ms) then
   return {}
 end
 local out = {}
@@ -2306,22 +2390,18 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
 end
 
 -- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+if #KEYS ~= 1 then
+  return bad('expected 1 keys: {<key>}:ml:<window_ms>')
 end
-local tail = '}:mw:' .. num(window_ms)
+local tail = '}:ml:' .. num(window_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
 end
 if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
 if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
-  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
@@ -2425,24 +2505,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
   end
-  local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' ..
-      num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-    return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
     return nil
@@ -2471,15 +2545,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function win__entry(m)
-    local e_start, e_count, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 then
+    local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
       e_start = e_start + 0
       if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
       e_count = e_count + 0
       if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
       e_run = e_run + 0
       if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-      return {start = e_start, count = e_count, run = e_run}
+      e_at = e_at + 0
+      if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
+      return {start = e_start, count = e_count, run = e_run, at = e_at}
     end
     -- the spec's constants
     -- 2^45 ms since the epoch, about the year 3085
@@ -2525,9 +2601,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       return parts
     end
 
-    local parts = split(m, 3)
+    local parts = split(m, 4)
     if parts == nil then
-      return nil, 'an entry is not 3 fields joined by \':\'', m
+      return nil, 'an entry is not 4 fields joined by \':\'', m
     end
     local x_start = field(parts[1], nil, 0, NOW_MAX)
     if x_start == nil then
@@ -2541,7 +2617,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if x_run == nil then
       return nil, 'entry field run is not an integer', parts[3]
     end
-    return {start = x_start, count = x_count, run = x_run}
+    local x_at = field(parts[4], nil, 0, NOW_MAX)
+    if x_at == nil then
+      return nil, 'entry field at is not an integer', parts[4]
+    end
+    return {start = x_start, count = x_count, run = x_run, at = x_at}
   end
   local win__card = redis.call('ZCARD', KEYS[1])
   local win__top = nil -- the newest entry, read below
@@ -2645,28 +2725,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local latest_ts = 0
-  local latest__raw = redis.call('GET', KEYS[2])
-  if latest__raw then
-    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
-    if latest__raw__ts == nil or #latest__raw__ts > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
-          'want the integers ts' .. ', got ' ..
-          (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
-    end
-    latest_ts = latest__raw__ts + 0
-    if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
-  end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + MAX_SKEW_MS
-  if stale then
-    win__card = 0
-    latest_ts = 0
-  end
-  -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
+  -- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
   if win__card > 0 then
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
@@ -2676,10 +2738,30 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
+  local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
+  if stale then
+    win__card = 0
+    win__top = nil
+  end
 
   -- decision
+  -- the last admission
+  local last_at = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = 0, win__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = win__at(hi__ - 1)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      last_at = e.at
+    end
+  end
   -- how far the last admission is ahead of this caller's clock
-  local t__1 = latest_ts - now
+  local t__1 = last_at - now
   local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
@@ -2711,7 +2793,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
-  local agg__2 = 0
+  local agg__3 = 0
   if on2 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from2, true), win__card
@@ -2722,11 +2804,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__2 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
   end
-  local used2 = (on2 and agg__2 or 0)
-  local agg__3 = 0
+  local used2 = (on2 and agg__3 or 0)
+  local agg__4 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from3, true), win__card
@@ -2737,10 +2819,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+      agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
   end
-  local used3 = (on3 and agg__3 or 0)
+  local used3 = (on3 and agg__4 or 0)
   local ok1 = used1 + c <= limit
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
@@ -2775,7 +2857,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   -- Denied: tier i admits once the oldest buckets holding
   -- used_i + took + c - limit_i have left its window (this request's
   -- bucket last).
-  local agg__4 = bucket + window_ms
+  local agg__5 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from1, true), win__card
@@ -2787,12 +2869,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__4 = e.start + window_ms
+        agg__5 = e.start + window_ms
       end
     end
   end
-  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
-  local agg__5 = bucket + window_ms_2
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
+  local agg__6 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from2, true), win__card
@@ -2804,12 +2886,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__5 = e.start + window_ms_2
+        agg__6 = e.start + window_ms_2
       end
     end
   end
-  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
-  local agg__6 = bucket + window_ms_3
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__6)
+  local agg__7 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from3, true), win__card
@@ -2821,11 +2903,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__6 = e.start + window_ms_3
+        agg__7 = e.start + window_ms_3
       end
     end
   end
-  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__7)
   local t__13 = (at3 > at2 and at3 or at2)
   local retry_at = (t__13 > at1 and t__13 or at1)
   -- Reset: remaining is lim again once every tier i holds at most
@@ -2846,7 +2928,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   else
     x3 = 0
   end
-  local agg__7 = bucket + window_ms
+  local agg__8 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from1, true), win__card
@@ -2858,12 +2940,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__7 = e.start + window_ms
+        agg__8 = e.start + window_ms
       end
     end
   end
-  local r1 = ((x1 == 0) and 0 or agg__7)
-  local agg__8 = bucket + window_ms_2
+  local r1 = ((x1 == 0) and 0 or agg__8)
+  local agg__9 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from2, true), win__card
@@ -2875,12 +2957,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__8 = e.start + window_ms_2
+        agg__9 = e.start + window_ms_2
       end
     end
   end
-  local r2 = ((x2 == 0) and 0 or agg__8)
-  local agg__9 = bucket + window_ms_3
+  local r2 = ((x2 == 0) and 0 or agg__9)
+  local agg__10 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from3, true), win__card
@@ -2892,11 +2974,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__9 = e.start + window_ms_3
+        agg__10 = e.start + window_ms_3
       end
     end
   end
-  local r3 = ((x3 == 0) and 0 or agg__9)
+  local r3 = ((x3 == 0) and 0 or agg__10)
   local t__17 = (r3 > r2 and r3 or r2)
   local reset_at = (t__17 > r1 and t__17 or r1)
   local t__18 = limit - (used1 + took)
@@ -2924,19 +3006,15 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
+        redis.call('DEL', KEYS[1])
       end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
-      local t__22 = widest - eff % bucket_ms
-      redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
-    end
-    writes[#writes + 1] = function()
       do
-        local win__x = {start = bucket, count = took}
+        local win__x = {start = bucket, count = took, at = eff}
         if win__top ~= nil then
           if win__top.start > win__x.start then -- the set grows at its end
             win__x.start = win__top.start
@@ -2949,7 +3027,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         else
           win__x.run = win__x.count % RUN_MOD
         end
-        win__x.member__ = string.format('%d:%d:%d', win__x.start, win__x.count, win__x.run)
+        win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
         redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
         win__card = win__card + 1
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
@@ -2962,17 +3040,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__top = win__x
       end
-      local t__23 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
+      local t__22 = widest - eff % bucket_ms
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
       -- after the add (see Drop)
-      local t__24 = bucket - widest
-      if win__card > 0 and win__le[t__24] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__24))
+      local t__23 = bucket - widest
+      if win__card > 0 and win__le[t__23] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
       end
     end
   end
-  local t__25 = reset_at - now
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__25 > 0 and t__25 or 0), 0, tier}, writes
+  local t__24 = reset_at - now
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -3384,22 +3462,18 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
   end
-  local tail = '}' .. infix .. ':mw:' .. num(window_ms)
+  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
-    return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   if mode == 'check' then
     return nil
@@ -3430,49 +3504,144 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
   -- state
-  local win_ts, win_start, win_used = 0, 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:start:used' .. ', got ' ..
-          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+    if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
+      e_t_ms = e_t_ms + 0
+      if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_used = e_used + 0
+      if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
+      return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
     end
-    win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
-    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-    if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
-    if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 5)
+    if parts == nil then
+      return nil, 'an entry is not 5 fields joined by \':\'', m
+    end
+    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
+    if x_t_ms == nil then
+      return nil, 'entry field t_ms is not an integer', parts[1]
+    end
+    local x_start = field(parts[2], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[2]
+    end
+    local x_used = field(parts[3], nil, 0, 2 * limit)
+    if x_used == nil then
+      return nil, 'entry field used is not an integer', parts[3]
+    end
+    local x_cost = field(parts[4], nil, 1, 2 * limit)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[4]
+    end
+    return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
+  end
+  local function log__parse(raw)
+    local out = {}
+    for i = 1, #raw do
+      local e, what, v = log__entry(raw[i])
+      if e == nil then
+        return nil, what, v
+      end
+      out[i] = e
+    end
+    return out
+  end
+  local log = {}
+  local log__newest = redis.call('LINDEX', KEYS[1], -1)
+  if log__newest then
+    local bad__what, bad__v
+    log, bad__what, bad__v = log__parse({log__newest})
+    if log == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
+  local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
   if stale then
-    win_ts = 0
-    win_start = 0
-    win_used = 0
-  end
-
-  -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
-  local log__type = redis.call('TYPE', KEYS[2]).ok
-  if log__type ~= 'none' and log__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG ..
-        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
-        log__type .. ', not a ' .. 'list')
+    log = {}
   end
 
   -- decision
+  -- the last admission
+  local last_ts = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_ts = e.t_ms
+  end
+  -- when its window opened
+  local last_start = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_start = e.start
+  end
+  -- what its window had admitted then
+  local last_used = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_used = e.used
+  end
   -- how far the last admission is ahead of this caller's clock
-  local t__1 = win_ts - now
+  local t__1 = last_ts - now
   local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
-  local open = win_used > 0 and eff < win_start + window_ms
-  local used = (open and win_used or 0)
+  local open = last_used > 0 and eff < last_start + window_ms
+  local used = (open and last_used or 0)
   -- an admission now would open a window
-  local start = (open and win_start or eff)
+  local start = (open and last_start or eff)
   -- from now until the window ends
   local t__2 = start + window_ms - eff
   local ends = lag + (t__2 > 0 and t__2 or 0)
@@ -3494,23 +3663,17 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1], KEYS[2])
-        end
-        redis.call('DEL', KEYS[2])
+        stale = false
+        redis.call('DEL', KEYS[1])
       end
     end
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
+        redis.call('DEL', KEYS[1])
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
-    end
-    writes[#writes + 1] = function()
-      redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
-      redis.call('PEXPIRE', KEYS[2], string.format('%d', ends + TTL_MARGIN_MS))
+      redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
     end
   end
   local t__6 = limit - after
@@ -3532,8 +3695,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -3544,10 +3707,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
-    return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   if mode == 'check' then
     return nil
@@ -3756,29 +3915,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local tally_total, tally_ts = 0, 0
-  local tally__raw = redis.call('GET', KEYS[2])
-  if tally__raw then
-    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
-    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
-          'want the integers total:ts' .. ', got ' ..
-          (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
-    end
-    tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
-    if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
-    if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
-  end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + MAX_SKEW_MS
-  if stale then
-    log__card = 0
-    tally_total = 0
-    tally_ts = 0
-  end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   if log__card > 0 then
     local bad__what, bad__v
@@ -3789,47 +3928,65 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
+  local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
+  if stale then
+    log__card = 0
+    log__top = nil
+  end
 
   -- decision
+  -- the last admission
+  local last_ts = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = 0, log__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = log__at(hi__ - 1)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      last_ts = e.ts
+    end
+  end
   -- how far the last admission is ahead of this caller's clock
-  local t__1 = tally_ts - now
+  local t__1 = last_ts - now
   local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
   -- entries at or before from have left the window
   local from = eff - window_ms
-  local gone = 0
+  -- the costs admitted in the window
+  local used = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, log__below(from, true)
+    local lo__, hi__ = log__below(from, true), log__card
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    gone = (40000000000 < sum__ and 40000000000 or sum__)
+    used = (40000000000 < sum__ and 40000000000 or sum__)
   end
-  -- the costs admitted in the window
-  local t__2 = tally_total - gone
-  local used = (t__2 > 0 and t__2 or 0)
-  local t__3 = limit + 1
-  local c = (t__3 < cost and t__3 or cost)
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
   local ok = used + c <= limit
   -- a forced denial is recorded too, up to 2 * limit in the window
   local took
   if ok then
     took = c
   elseif force then
-    local t__4 = 2 * limit - used
-    local t__5 = (t__4 > 0 and t__4 or 0)
-    took = (t__5 < cost and t__5 or cost)
+    local t__3 = 2 * limit - used
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    took = (t__4 < cost and t__4 or cost)
   else
     took = 0
   end
   local after = used + took
   -- Denied: the window must lose after + c - limit, oldest entries first
   -- (this request's own, at eff, last); read only when the reply needs it.
-  local agg__2 = eff + window_ms
+  local agg__3 = eff + window_ms
   if not (ok or c > limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = log__below(from, true), log__card
@@ -3841,12 +3998,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__2 = e.ts + window_ms
+        agg__3 = e.ts + window_ms
       end
     end
   end
-  local free_at = ((ok or c > limit) and 0 or agg__2)
-  local agg__3 = eff
+  local free_at = ((ok or c > limit) and 0 or agg__3)
+  local agg__4 = eff
   if not (took > 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = log__below(from, true), log__card
@@ -3858,11 +4015,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
               bad__what .. ', got ' .. (#bad__v > 32 and
               string.sub(bad__v, 1, 32) .. '...' or bad__v))
         end
-        agg__3 = e.ts
+        agg__4 = e.ts
       end
     end
   end
-  local last_in = ((took > 0) and eff or agg__3)
+  local last_in = ((took > 0) and eff or agg__4)
   -- earlier admissions at the same ms
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
@@ -3873,7 +4030,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
+        redis.call('DEL', KEYS[1])
       end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
@@ -3905,12 +4062,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
       end
     end
-    writes[#writes + 1] = function()
-      redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
-    end
   end
-  local t__6 = limit - after
-  return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0),
+  local t__5 = limit - after
+  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
       ((ok or c > limit) and -1 or (free_at - now)),
       ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
@@ -4203,12 +4357,12 @@ end
 -- the algorithms: each its function, number of keys, string inputs,
 -- required and total parameters
 local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 2, 0, 3, 7},
+  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
   ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
   ['gcra'] = {decide_gcra, 1, 0, 3, 3},
   ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 2, 1, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 2, 0, 2, 2},
+  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
+  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
   ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
   ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
 }
@@ -4413,24 +4567,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
   end
-  local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' ..
-      num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-    return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   return nil
 end
@@ -4563,22 +4711,18 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
   end
-  local tail = '}' .. infix .. ':mw:' .. num(window_ms)
+  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
-    return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   return nil
 end
@@ -4598,8 +4742,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -4610,10 +4754,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
-    return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   return nil
 end
@@ -4696,12 +4836,12 @@ end
 -- the algorithms: each its function, number of keys, string inputs,
 -- required and total parameters
 local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 2, 0, 3, 7},
+  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
   ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
   ['gcra'] = {decide_gcra, 1, 0, 3, 3},
   ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 2, 1, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 2, 0, 2, 2},
+  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
+  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
   ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
   ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
 }
@@ -4763,7 +4903,7 @@ local now, cost, force, limit, window_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 5 or #KEYS ~= 2 then break end
+  if #ARGV ~= 5 or #KEYS ~= 1 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = sliding_log__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -4798,7 +4938,6 @@ repeat
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
   if b1 ~= 123 or b2 == 125 then break end
-  if KEYS[2] ~= k .. ':sum' then break end
   s = ARGV[2]
   if s == '1' then
     cost = 1
@@ -4876,8 +5015,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
   end
   local tail = '}:sl:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -4888,10 +5027,6 @@ if not checked then
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
-    return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
 
   -- per-call inputs
@@ -5098,29 +5233,9 @@ local function log__reach(lo, hi, need, cap)
   end
   return found
 end
-local tally_total, tally_ts = 0, 0
-local tally__raw = redis.call('GET', KEYS[2])
-if tally__raw then
-  local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
-  if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
-        'want the integers total:ts' .. ', got ' ..
-        (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
-  end
-  tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
-  if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
-  if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
-end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = tally_ts > now + MAX_SKEW_MS
-if stale then
-  log__card = 0
-  tally_total = 0
-  tally_ts = 0
-end
 -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
 if log__card > 0 then
   local bad__what, bad__v
@@ -5131,47 +5246,64 @@ if log__card > 0 then
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
+local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
+if stale then
+  log__card = 0
+  log__top = nil
+end
 
 -- decision
+-- the last admission
+local last_ts = 0
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = 0, log__card
+  if hi__ > lo__ then
+    local e, bad__what, bad__v = log__at(hi__ - 1)
+    if e == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+    last_ts = e.ts
+  end
+end
 -- how far the last admission is ahead of this caller's clock
-local t__1 = tally_ts - now
+local t__1 = last_ts - now
 local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
 -- entries at or before from have left the window
 local from = eff - window_ms
-local gone = 0
+-- the costs admitted in the window
+local used = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = 0, log__below(from, true)
+  local lo__, hi__ = log__below(from, true), log__card
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
     return redis.error_reply('BADSTATE ' .. ALG ..
         (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
-  gone = (40000000000 < sum__ and 40000000000 or sum__)
+  used = (40000000000 < sum__ and 40000000000 or sum__)
 end
--- the costs admitted in the window
-local t__2 = tally_total - gone
-local used = (t__2 > 0 and t__2 or 0)
-local t__3 = limit + 1
-local c = (t__3 < cost and t__3 or cost)
+local t__2 = limit + 1
+local c = (t__2 < cost and t__2 or cost)
 local ok = used + c <= limit
 -- a forced denial is recorded too, up to 2 * limit in the window
 local took
 if ok then
   took = c
 elseif force then
-  local t__4 = 2 * limit - used
-  local t__5 = (t__4 > 0 and t__4 or 0)
-  took = (t__5 < cost and t__5 or cost)
+  local t__3 = 2 * limit - used
+  local t__4 = (t__3 > 0 and t__3 or 0)
+  took = (t__4 < cost and t__4 or cost)
 else
   took = 0
 end
 local after = used + took
 -- Denied: the window must lose after + c - limit, oldest entries first
 -- (this request's own, at eff, last); read only when the reply needs it.
-local agg__2 = eff + window_ms
+local agg__3 = eff + window_ms
 if not (ok or c > limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(from, true), log__card
@@ -5182,12 +5314,12 @@ if not (ok or c > limit) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__2 = e.ts + window_ms
+      agg__3 = e.ts + window_ms
     end
   end
 end
-local free_at = ((ok or c > limit) and 0 or agg__2)
-local agg__3 = eff
+local free_at = ((ok or c > limit) and 0 or agg__3)
+local agg__4 = eff
 if not (took > 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(from, true), log__card
@@ -5199,11 +5331,11 @@ if not (took > 0) then -- else the value is not used
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__3 = e.ts
+      agg__4 = e.ts
     end
   end
 end
-local last_in = ((took > 0) and eff or agg__3)
+local last_in = ((took > 0) and eff or agg__4)
 -- earlier admissions at the same ms
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
@@ -5213,7 +5345,7 @@ end
 if took > 0 then
   if stale then -- every key, before this call's first write
     stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
+    redis.call('DEL', KEYS[1])
   end
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
@@ -5237,16 +5369,14 @@ if took > 0 then
     end
     log__top = log__x
   end
-  local t__6 = string.format('%d', lag + window_ms + TTL_MARGIN_MS) -- the TTL of the writes below
-  redis.call('PEXPIRE', KEYS[1], t__6)
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
   -- after the add (see Drop)
   if log__card > 0 and log__le[from] ~= 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
   end
-  redis.call('PSETEX', KEYS[2], t__6, string.format('%d:%d', after, eff))
 end
-local t__7 = limit - after
-return {(ok and 1 or 0), limit, (t__7 > 0 and t__7 or 0),
+local t__5 = limit - after
+return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
     ((ok or c > limit) and -1 or (free_at - now)),
     ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
 end}
@@ -5274,8 +5404,8 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
 end
 
 -- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+if #KEYS ~= 1 then
+  return bad('expected 1 keys: {<key>}:sl:<window_ms>')
 end
 local tail = '}:sl:' .. num(window_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -5286,10 +5416,6 @@ if #KEYS[1] == #tail + 1 then -- {} before the tail
 end
 if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
-  return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))
@@ -5898,5 +6024,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '2edca27bbbabcabf5dcb9c68cae98d574da2e1e0'
+  return '6afcd01160a502c7cf565398581f8d318c804317'
 end}

@@ -9,18 +9,18 @@
 --   order, and the view meta_window_entries reads them back, so an
 --   operator can see who used the limit up. When a window has ended, the
 --   next admission opens a new one and drops the old entries: the list
---   holds at most limit entries. The list's pattern from the literature,
---   made atomic and bounded.
+--   holds at most 2 * limit entries. The list's pattern from the
+--   literature, made atomic and bounded, in one key: each entry also
+--   holds its window's start and the cost admitted in it up to and with
+--   the entry, so that a decision reads the newest entry alone.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw:<window_ms>  string: the current window
---              ts: time of the last admission (in [0, NOW_MAX])
---              start: when the window opened (in [0, NOW_MAX])
---              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
---   KEYS[2]  {<key>}:mw:<window_ms>:log  list: the window's admitted requests, oldest first
---              at most 2 * limit entries, in arrival order, each t_ms:cost:meta:
+--   KEYS[1]  {<key>}:ml:<window_ms>  list: the window's admitted requests, oldest first; the newest holds the window's state
+--              at most 2 * limit entries, in arrival order, each t_ms:start:used:cost:meta:
 --                t_ms: when the request was admitted (in [0, NOW_MAX])
+--                start: when its window opened (in [0, NOW_MAX])
+--                used: the cost admitted in its window up to and with it (past limit only by forced calls) (in [0, 2 * limit])
 --                cost: its cost (past limit only by a forced call) (in [1, 2 * limit])
 --                meta: its meta (a string)
 --
@@ -46,7 +46,7 @@
 -- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
 -- a key holds another Redis type.
 --
--- Time: a key's state records its last admission (win.ts). A request
+-- Time: a key's state records its last admission (log.t_ms). A request
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
@@ -72,15 +72,15 @@ local now, cost, force, meta, limit, window_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 6 or #KEYS ~= 2 then break end
+  if #ARGV ~= 6 or #KEYS ~= 1 then break end
   local tail
   s = ARGV[5]
   if not find(s, '^[1-9]%d*$') then break end
   limit = s + 0
   if limit > 100000 then break end
   local window_ms__s = ARGV[6]
-  tail = '}:mw:' .. window_ms__s
-  if not find(tail, '^%}:mw:[1-9]%d*$') then break end
+  tail = '}:ml:' .. window_ms__s
+  if not find(tail, '^%}:ml:[1-9]%d*$') then break end
   window_ms = window_ms__s + 0
   if window_ms > 100000000000 then break end
   local k = KEYS[1]
@@ -88,7 +88,6 @@ repeat
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
   if b1 ~= 123 or b2 == 125 then break end
-  if KEYS[2] ~= k .. ':log' then break end
   s = ARGV[2]
   if s == '1' then
     cost = 1
@@ -169,22 +168,18 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
   end
-  local tail = '}:mw:' .. num(window_ms)
+  local tail = '}:ml:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
-    return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
 
   -- per-call inputs
@@ -213,49 +208,144 @@ if not checked then
 end
 
 -- state
-local win_ts, win_start, win_used = 0, 0, 0
-local win__raw = redis.call('GET', KEYS[1])
-if win__raw then
-  local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-        'want the integers ts:start:used' .. ', got ' ..
-        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
+-- the entry m holds, or nil, what is wrong, and the value
+local function log__entry(m)
+  local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+  if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
+    e_t_ms = e_t_ms + 0
+    if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+    e_start = e_start + 0
+    if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+    e_used = e_used + 0
+    if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
+    e_cost = e_cost + 0
+    if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
+    return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
   end
-  win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
-  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-  if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
-  if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
+  -- the spec's constants
+  -- 2^45 ms since the epoch, about the year 3085
+  local NOW_MAX = 35184372088832
+
+  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+  local function int(s)
+    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+      return nil
+    end
+    return tonumber(s)
+  end
+
+  -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+  local function field(v, dflt, lo, hi)
+    if not v then
+      return dflt
+    end
+    local n = int(v)
+    if n == nil then
+      return nil
+    end
+    if n < lo then
+      return lo
+    elseif n > hi then
+      return hi
+    end
+    return n
+  end
+
+  -- s split at its first n-1 colons into n parts, or nil
+  local function split(s, n)
+    local parts, from = {}, 1
+    for i = 1, n - 1 do
+      local at = string.find(s, ':', from, true)
+      if not at then
+        return nil
+      end
+      parts[i] = string.sub(s, from, at - 1)
+      from = at + 1
+    end
+    parts[n] = string.sub(s, from)
+    return parts
+  end
+
+  local parts = split(m, 5)
+  if parts == nil then
+    return nil, 'an entry is not 5 fields joined by \':\'', m
+  end
+  local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
+  if x_t_ms == nil then
+    return nil, 'entry field t_ms is not an integer', parts[1]
+  end
+  local x_start = field(parts[2], nil, 0, NOW_MAX)
+  if x_start == nil then
+    return nil, 'entry field start is not an integer', parts[2]
+  end
+  local x_used = field(parts[3], nil, 0, 2 * limit)
+  if x_used == nil then
+    return nil, 'entry field used is not an integer', parts[3]
+  end
+  local x_cost = field(parts[4], nil, 1, 2 * limit)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[4]
+  end
+  return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
+end
+local function log__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local e, what, v = log__entry(raw[i])
+    if e == nil then
+      return nil, what, v
+    end
+    out[i] = e
+  end
+  return out
+end
+local log = {}
+local log__newest = redis.call('LINDEX', KEYS[1], -1)
+if log__newest then
+  local bad__what, bad__v
+  log, bad__what, bad__v = log__parse({log__newest})
+  if log == nil then
+    return redis.error_reply('BADSTATE ' .. ALG ..
+        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+        ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+  end
 end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + MAX_SKEW_MS
+local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
 if stale then
-  win_ts = 0
-  win_start = 0
-  win_used = 0
-end
-
--- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
-local log__type = redis.call('TYPE', KEYS[2]).ok
-if log__type ~= 'none' and log__type ~= 'list' then
-  return redis.error_reply('WRONGTYPE ' .. ALG ..
-      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
-      log__type .. ', not a ' .. 'list')
+  log = {}
 end
 
 -- decision
+-- the last admission
+local last_ts = 0
+if #log > 0 then
+  local e = log[#log]
+  last_ts = e.t_ms
+end
+-- when its window opened
+local last_start = 0
+if #log > 0 then
+  local e = log[#log]
+  last_start = e.start
+end
+-- what its window had admitted then
+local last_used = 0
+if #log > 0 then
+  local e = log[#log]
+  last_used = e.used
+end
 -- how far the last admission is ahead of this caller's clock
-local t__1 = win_ts - now
+local t__1 = last_ts - now
 local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
-local open = win_used > 0 and eff < win_start + window_ms
-local used = (open and win_used or 0)
+local open = last_used > 0 and eff < last_start + window_ms
+local used = (open and last_used or 0)
 -- an admission now would open a window
-local start = (open and win_start or eff)
+local start = (open and last_start or eff)
 -- from now until the window ends
 local t__2 = start + window_ms - eff
 local ends = lag + (t__2 > 0 and t__2 or 0)
@@ -276,20 +366,15 @@ end
 local after = used + took
 if took > 0 then
   if not open then
-    if stale then -- every key, before this call's first write
-      stale = false
-      redis.call('DEL', KEYS[1], KEYS[2])
-    end
-    redis.call('DEL', KEYS[2])
+    stale = false
+    redis.call('DEL', KEYS[1])
   end
   if stale then -- every key, before this call's first write
     stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
+    redis.call('DEL', KEYS[1])
   end
-  local t__6 = string.format('%d', ends + TTL_MARGIN_MS) -- the TTL of the writes below
-  redis.call('PSETEX', KEYS[1], t__6, string.format('%d:%d:%d', eff, start, after))
-  redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
-  redis.call('PEXPIRE', KEYS[2], t__6)
+  redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
 end
-local t__7 = limit - after
-return {(ok and 1 or 0), limit, (t__7 > 0 and t__7 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+local t__6 = limit - after
+return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}

@@ -8,13 +8,11 @@
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
---   KEYS[1]  {<key>}:mw:<window_ms>  string: the current window
---              ts: time of the last admission (in [0, NOW_MAX])
---              start: when the window opened (in [0, NOW_MAX])
---              used: cost admitted since it opened (past limit only by forced calls) (in [0, 2 * limit])
---   KEYS[2]  {<key>}:mw:<window_ms>:log  list: the window's admitted requests, oldest first
---              at most 2 * limit entries, in arrival order, each t_ms:cost:meta:
+--   KEYS[1]  {<key>}:ml:<window_ms>  list: the window's admitted requests, oldest first; the newest holds the window's state
+--              at most 2 * limit entries, in arrival order, each t_ms:start:used:cost:meta:
 --                t_ms: when the request was admitted (in [0, NOW_MAX])
+--                start: when its window opened (in [0, NOW_MAX])
+--                used: the cost admitted in its window up to and with it (past limit only by forced calls) (in [0, 2 * limit])
 --                cost: its cost (past limit only by a forced call) (in [1, 2 * limit])
 --                meta: its meta (a string)
 --
@@ -31,7 +29,7 @@
 -- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
 -- a key holds another Redis type.
 --
--- Time: a key's state records its last admission (win.ts). A request
+-- Time: a key's state records its last admission (log.t_ms). A request
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
@@ -99,22 +97,18 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
 end
 
 -- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+if #KEYS ~= 1 then
+  return bad('expected 1 keys: {<key>}:ml:<window_ms>')
 end
-local tail = '}:mw:' .. num(window_ms)
+local tail = '}:ml:' .. num(window_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
 end
 if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
 if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
-  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
 -- per-call inputs
@@ -131,30 +125,19 @@ if now == nil or now < 0 or now > NOW_MAX then
 end
 
 -- state
-local win_ts, win_start, win_used = 0, 0, 0
-local win__raw = redis.call('GET', KEYS[1])
-if win__raw then
-  local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-  if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-        'want the integers ts:start:used' .. ', got ' ..
-        (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-  end
-  win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
-  if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-  if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
-  if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
-end
 -- the entry m holds, or nil, what is wrong, and the value
 local function log__entry(m)
-  local e_t_ms, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(.*)$')
-  if e_t_ms ~= nil and #e_t_ms <= 17 and #e_cost <= 17 then
+  local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+  if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
     e_t_ms = e_t_ms + 0
     if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+    e_start = e_start + 0
+    if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+    e_used = e_used + 0
+    if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
     e_cost = e_cost + 0
     if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
-    return {t_ms = e_t_ms, cost = e_cost, meta = e_meta}
+    return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
   end
   -- the spec's constants
   -- 2^45 ms since the epoch, about the year 3085
@@ -200,19 +183,27 @@ local function log__entry(m)
     return parts
   end
 
-  local parts = split(m, 3)
+  local parts = split(m, 5)
   if parts == nil then
-    return nil, 'an entry is not 3 fields joined by \':\'', m
+    return nil, 'an entry is not 5 fields joined by \':\'', m
   end
   local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
   if x_t_ms == nil then
     return nil, 'entry field t_ms is not an integer', parts[1]
   end
-  local x_cost = field(parts[2], nil, 1, 2 * limit)
-  if x_cost == nil then
-    return nil, 'entry field cost is not an integer', parts[2]
+  local x_start = field(parts[2], nil, 0, NOW_MAX)
+  if x_start == nil then
+    return nil, 'entry field start is not an integer', parts[2]
   end
-  return {t_ms = x_t_ms, cost = x_cost, meta = parts[3]}
+  local x_used = field(parts[3], nil, 0, 2 * limit)
+  if x_used == nil then
+    return nil, 'entry field used is not an integer', parts[3]
+  end
+  local x_cost = field(parts[4], nil, 1, 2 * limit)
+  if x_cost == nil then
+    return nil, 'entry field cost is not an integer', parts[4]
+  end
+  return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
 end
 local function log__parse(raw)
   local out = {}
@@ -225,27 +216,39 @@ local function log__parse(raw)
   end
   return out
 end
-local log, bad__what, bad__v = log__parse(redis.call('LRANGE', KEYS[2], 0, -1))
+local log, bad__what, bad__v = log__parse(redis.call('LRANGE', KEYS[1], 0, -1))
 if log == nil then
   return redis.error_reply('BADSTATE ' .. ALG ..
-      (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' .. bad__what ..
+      (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
       ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
 end
 log = keep_last(log, 2 * limit)
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = win_ts > now + MAX_SKEW_MS
+local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
 if stale then
-  win_ts = 0
-  win_start = 0
-  win_used = 0
   log = {}
 end
 
 -- view
-local eff = (win_ts > now and win_ts or now)
-if not (win_used > 0 and eff < win_start + window_ms) then
+local agg__1 = 0
+if #log > 0 then
+  local e = log[#log]
+  agg__1 = e.t_ms
+end
+local eff = (agg__1 > now and agg__1 or now)
+local start = 0
+if #log > 0 then
+  local e = log[#log]
+  start = e.start
+end
+local agg__3 = 0
+if #log > 0 then
+  local e = log[#log]
+  agg__3 = e.used
+end
+if not (agg__3 > 0 and eff < start + window_ms) then
   return {}
 end
 local out = {}

@@ -3,8 +3,7 @@
 -- meta_window_reset: deletes the state of one key of meta_window.
 --
 -- KEYS: as meta_window's:
---   KEYS[1]  {<key>}:mw:<window_ms>
---   KEYS[2]  {<key>}:mw:<window_ms>:log
+--   KEYS[1]  {<key>}:ml:<window_ms>
 -- ARGV: the parameters, as meta_window's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
@@ -54,22 +53,18 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
 end
 
 -- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+if #KEYS ~= 1 then
+  return bad('expected 1 keys: {<key>}:ml:<window_ms>')
 end
-local tail = '}:mw:' .. num(window_ms)
+local tail = '}:ml:' .. num(window_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-  return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+  return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
 end
 if #KEYS[1] == #tail + 1 then -- {} before the tail
   return bad('key must not be empty')
 end
 if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:mw:' .. num(window_ms) .. ':log' then
-  return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))

@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "2edca27bbbabcabf5dcb9c68cae98d574da2e1e0", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e4acd1dd2d097aa33a132adfb9652e5282c73eab"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "78d6db0f3f2b9a8071fed76b255471122fd45054"},
+		Name: "limitspec", Version: "6afcd01160a502c7cf565398581f8d318c804317", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "670c1734a844ed8a3eb1fd02baa39cf154203510"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0a3c425efbeadd343ea1a64f1aaa41bd82fa267b"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -83,10 +83,10 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "d8b7eb4b2c934baa9c046fe97a1061e7993244f7"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "db6ad6e753a631eb776b5bce9b396ea3e3b12091"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "02836c5f7ef112d47eb7a788e02c0e70ff5625a6"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "8aa0328bd84cca5a1ce56683ae827b853286ded7"},
 		Views:  []kit.View{},
-		Keys:   []string{":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>", ":bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts"},
+		Keys:   []string{":bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>"},
 		Inputs: []string{},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms"},
 			{Name: "limit_2", Default: "0"}, {Name: "window_ms_2", Default: "0"},
@@ -125,22 +125,22 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "7c23516fd87ae5058eee3d69fee56d7739e0093c"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "4805d82cd1e0e416a5a84d8ae7d88e4efb5b674e"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "c9cc33b2e40cfbff59565cf9355b05cd86813739"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "a3bf84661b7c0125ffb3dff3412260a52b48e017"},
 		Views: []kit.View{{Name: "entries",
-			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "a69849bd05dad7d654ad7a47bbd12a7e4445f712"},
-			Returns: []string{"t_ms", "cost", "meta"}}},
-		Keys:   []string{":mw:<window_ms>", ":mw:<window_ms>:log"},
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "b6319dbfa6cb818545069303da62eba686e7fe4c"},
+			Returns: []string{"t_ms", "start", "used", "cost", "meta"}}},
+		Keys:   []string{":ml:<window_ms>"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
 		Args:   metaWindowScriptArgs,
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "ca1e4f8f0bbd1b453d9fdbc55240507adc3a8537"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5aff31102760d7f5640d156627d3a11f04c7b107"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "84824e94ba5147e225f0fd9618de4ad9a8aef5e6"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5e98080cdf9c63d602dee707855035826d1bdeb5"},
 		Views:  []kit.View{},
-		Keys:   []string{":sl:<window_ms>", ":sl:<window_ms>:sum"},
+		Keys:   []string{":sl:<window_ms>"},
 		Inputs: []string{},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
 		Args:   slidingLogScriptArgs,

@@ -12,11 +12,11 @@
 --   costs up to it, so that the cost of any span of entries is the
 --   difference of two of them: a decision reads a few entries whatever
 --   the set holds (O(log^2 n) for n entries, however the limit, the cost
---   or the clock change between calls). A second key keeps the total
---   cost of the entries and the time of the last admission; entries that
---   have left the window are removed at the next admission. The set
---   holds at most limit entries (the newest, after a limit is lowered):
---   memory grows with limit.
+--   or the clock change between calls). The set is the whole state, one
+--   key: its newest entry is the last admission. Entries that have left
+--   the window are removed at the next admission. The set holds at most
+--   2 * limit entries (the newest, after a limit is lowered): memory
+--   grows with limit.
 --
 -- KEYS (every key starts with the hash tag {key}, so one call stays in one
 -- Redis Cluster slot; key is the limited identity and must not be empty):
@@ -26,9 +26,6 @@
 --                seq: how many admissions before it share its ts, so that members are unique and sort as they came (in [0, 200000])
 --                cost: the cost admitted (past limit only by a forced call) (in [1, 200000])
 --                run: the sum of the costs of the entries up to this one, modulo RUN_MOD (in [0, 4503599627370495])
---   KEYS[2]  {<key>}:sl:<window_ms>:sum  string: the total cost of the log's entries
---              total: the sum of the costs of the log's entries (10^10: 10^5 entries of 10^5) (in [0, 10000000000])
---              ts: time of the last admission (in [0, NOW_MAX])
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -51,7 +48,7 @@
 -- BADSTATE <message> when a stored field is not an integer; WRONGTYPE when
 -- a key holds another Redis type.
 --
--- Time: a key's state records its last admission (tally.ts). A request
+-- Time: a key's state records its last admission (log.ts). A request
 -- up to MAX_SKEW_MS (60000 ms) behind it is decided at that time; further
 -- behind, the state is not trusted: the request is decided as on a fresh
 -- key, and an admission replaces the state (docs/semantics.md).
@@ -79,7 +76,7 @@ local now, cost, force, limit, window_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 5 or #KEYS ~= 2 then break end
+  if #ARGV ~= 5 or #KEYS ~= 1 then break end
   local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
@@ -95,7 +92,6 @@ repeat
   if at < 3 or find(k, tail, at, true) ~= at then break end
   local b1, b2 = string.byte(k, 1, 2)
   if b1 ~= 123 or b2 == 125 then break end
-  if KEYS[2] ~= k .. ':sum' then break end
   s = ARGV[2]
   if s == '1' then
     cost = 1
@@ -173,8 +169,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
   end
   local tail = '}:sl:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -185,10 +181,6 @@ if not checked then
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
-    return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
 
   -- per-call inputs
@@ -395,29 +387,9 @@ local function log__reach(lo, hi, need, cap)
   end
   return found
 end
-local tally_total, tally_ts = 0, 0
-local tally__raw = redis.call('GET', KEYS[2])
-if tally__raw then
-  local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
-  if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
-        'want the integers total:ts' .. ', got ' ..
-        (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
-  end
-  tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
-  if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
-  if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
-end
 
 -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
 -- by a clock that is wrong: it is not trusted, and reads as absent
-local stale = tally_ts > now + MAX_SKEW_MS
-if stale then
-  log__card = 0
-  tally_total = 0
-  tally_ts = 0
-end
 -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
 if log__card > 0 then
   local bad__what, bad__v
@@ -428,47 +400,64 @@ if log__card > 0 then
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
 end
+local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
+if stale then
+  log__card = 0
+  log__top = nil
+end
 
 -- decision
+-- the last admission
+local last_ts = 0
+do -- the entries in range are those at ranks [lo, hi)
+  local lo__, hi__ = 0, log__card
+  if hi__ > lo__ then
+    local e, bad__what, bad__v = log__at(hi__ - 1)
+    if e == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+    last_ts = e.ts
+  end
+end
 -- how far the last admission is ahead of this caller's clock
-local t__1 = tally_ts - now
+local t__1 = last_ts - now
 local lag = (t__1 > 0 and t__1 or 0)
 -- the time this request is decided at
 local eff = now + lag
 -- entries at or before from have left the window
 local from = eff - window_ms
-local gone = 0
+-- the costs admitted in the window
+local used = 0
 do -- the entries in range are those at ranks [lo, hi)
-  local lo__, hi__ = 0, log__below(from, true)
+  local lo__, hi__ = log__below(from, true), log__card
   local sum__, bad__what, bad__v = log__sum(lo__, hi__)
   if sum__ == nil then
     return redis.error_reply('BADSTATE ' .. ALG ..
         (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
         ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
   end
-  gone = (40000000000 < sum__ and 40000000000 or sum__)
+  used = (40000000000 < sum__ and 40000000000 or sum__)
 end
--- the costs admitted in the window
-local t__2 = tally_total - gone
-local used = (t__2 > 0 and t__2 or 0)
-local t__3 = limit + 1
-local c = (t__3 < cost and t__3 or cost)
+local t__2 = limit + 1
+local c = (t__2 < cost and t__2 or cost)
 local ok = used + c <= limit
 -- a forced denial is recorded too, up to 2 * limit in the window
 local took
 if ok then
   took = c
 elseif force then
-  local t__4 = 2 * limit - used
-  local t__5 = (t__4 > 0 and t__4 or 0)
-  took = (t__5 < cost and t__5 or cost)
+  local t__3 = 2 * limit - used
+  local t__4 = (t__3 > 0 and t__3 or 0)
+  took = (t__4 < cost and t__4 or cost)
 else
   took = 0
 end
 local after = used + took
 -- Denied: the window must lose after + c - limit, oldest entries first
 -- (this request's own, at eff, last); read only when the reply needs it.
-local agg__2 = eff + window_ms
+local agg__3 = eff + window_ms
 if not (ok or c > limit) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(from, true), log__card
@@ -479,12 +468,12 @@ if not (ok or c > limit) then -- else the value is not used
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
     if e then
-      agg__2 = e.ts + window_ms
+      agg__3 = e.ts + window_ms
     end
   end
 end
-local free_at = ((ok or c > limit) and 0 or agg__2)
-local agg__3 = eff
+local free_at = ((ok or c > limit) and 0 or agg__3)
+local agg__4 = eff
 if not (took > 0) then -- else the value is not used
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = log__below(from, true), log__card
@@ -496,11 +485,11 @@ if not (took > 0) then -- else the value is not used
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__3 = e.ts
+      agg__4 = e.ts
     end
   end
 end
-local last_in = ((took > 0) and eff or agg__3)
+local last_in = ((took > 0) and eff or agg__4)
 -- earlier admissions at the same ms
 local seq = 0
 do -- the entries in range are those at ranks [lo, hi)
@@ -510,7 +499,7 @@ end
 if took > 0 then
   if stale then -- every key, before this call's first write
     stale = false
-    redis.call('DEL', KEYS[1], KEYS[2])
+    redis.call('DEL', KEYS[1])
   end
   if log__top ~= nil and log__top.ts <= from then
     log__top = nil -- every entry is gone: the next add starts afresh
@@ -534,15 +523,13 @@ if took > 0 then
     end
     log__top = log__x
   end
-  local t__6 = string.format('%d', lag + window_ms + TTL_MARGIN_MS) -- the TTL of the writes below
-  redis.call('PEXPIRE', KEYS[1], t__6)
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
   -- after the add (see Drop)
   if log__card > 0 and log__le[from] ~= 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
   end
-  redis.call('PSETEX', KEYS[2], t__6, string.format('%d:%d', after, eff))
 end
-local t__7 = limit - after
-return {(ok and 1 or 0), limit, (t__7 > 0 and t__7 or 0),
+local t__5 = limit - after
+return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
     ((ok or c > limit) and -1 or (free_at - now)),
     ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}

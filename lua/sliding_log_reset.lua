@@ -4,7 +4,6 @@
 --
 -- KEYS: as sliding_log's:
 --   KEYS[1]  {<key>}:sl:<window_ms>
---   KEYS[2]  {<key>}:sl:<window_ms>:sum
 -- ARGV: the parameters, as sliding_log's after its inputs (the keys name some).
 -- Reply: the number of keys deleted. Errors (nothing is deleted):
 -- BADINPUT <message>, as the decision's for its parameters and keys.
@@ -54,8 +53,8 @@ if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
 end
 
 -- keys: all share the hash tag {key}, and name the parameters
-if #KEYS ~= 2 then
-  return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+if #KEYS ~= 1 then
+  return bad('expected 1 keys: {<key>}:sl:<window_ms>')
 end
 local tail = '}:sl:' .. num(window_ms)
 if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -66,10 +65,6 @@ if #KEYS[1] == #tail + 1 then -- {} before the tail
 end
 if string.byte(KEYS[1], 2) == 125 then -- {}...
   return bad('key must not begin with \'}\' (its hash tag would be empty)')
-end
-local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-if KEYS[2] ~= head .. '}:sl:' .. num(window_ms) .. ':sum' then
-  return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
 end
 
 return redis.call('DEL', unpack(KEYS))

@@ -18,7 +18,7 @@ type bucketWindowTable struct {
 }
 
 // bucketWindowKey names a bucket_window state: the call's key, and the parameters the
-// state is measured in, those its Redis key names: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>.
+// state is measured in, those its Redis key names: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>.
 type bucketWindowKey = kit.Key[[4]int64]
 
 // bucketWindowState is what bucketWindowTable keeps per key: the fields and entries of each
@@ -26,12 +26,10 @@ type bucketWindowKey = kit.Key[[4]int64]
 type bucketWindowState struct {
 	winEntries []bucketWindowWinEntry
 	winExp     int64
-	latestTs   int64
-	latestExp  int64
 }
 
 // Expires is when the state's last key expires (see kit.Expirer).
-func (s *bucketWindowState) Expires() int64 { return max(s.winExp, s.latestExp) }
+func (s *bucketWindowState) Expires() int64 { return max(s.winExp) }
 
 // bucketWindowParams are a call's parameters, as the scripts take them.
 type bucketWindowParams struct {
@@ -242,20 +240,24 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.latestExp > nowMs, st.latestTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+	if n := len(st.winEntries); n > 0 && st.winExp > nowMs && kit.Field(true, st.winEntries[n-1].At, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = bucketWindowState{}
 	}
-	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something
+	// {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something
 	winLive := st.winExp > nowMs
 	if !winLive {
 		st.winEntries = nil
 	}
 	win := st.winEntries
-	// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts: the last admission
-	latestLive := st.latestExp > nowMs
-	latestTs := kit.Field(latestLive, st.latestTs, 0, 0, kit.NowMax)
+	// the last admission
+	lastAt := int64(0)
+	lastAt__src := win
+	if lastAt__n := int64(len(lastAt__src)); lastAt__n > 0 {
+		e_ := lastAt__src[lastAt__n-1]
+		lastAt = min(max(e_.At, 0), kit.NowMax)
+	}
 	// how far the last admission is ahead of this caller's clock
-	lag := max(0, latestTs-nowMs)
+	lag := max(0, lastAt-nowMs)
 	// the time this request is decided at
 	eff := nowMs + lag
 	// the current bucket's start
@@ -277,23 +279,10 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		used1__upto := func(i int64) int64 { return min(kit.RunDiff(used1__src[i].Run, used1__base, runMod), 3600000000000000) }
 		used1 = used1__upto(used1__n - 1)
 	}
-	agg__2 := int64(0)
-	if on2 { // else the value is not used
-		agg__2__src := win
-		agg__2__src = agg__2__src[kit.SearchEntries(len(agg__2__src), func(i int) bool { return agg__2__src[i].Start > from2 }):]
-		if agg__2__n := int64(len(agg__2__src)); agg__2__n > 0 {
-			agg__2__base := agg__2__src[0].Run - agg__2__src[0].Count
-			agg__2__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__2__src[i].Run, agg__2__base, runMod), 3600000000000000)
-			}
-			agg__2 = agg__2__upto(agg__2__n - 1)
-		}
-	}
-	used2 := kit.Pick(on2, agg__2, 0)
 	agg__3 := int64(0)
-	if on3 { // else the value is not used
+	if on2 { // else the value is not used
 		agg__3__src := win
-		agg__3__src = agg__3__src[kit.SearchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Start > from3 }):]
+		agg__3__src = agg__3__src[kit.SearchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Start > from2 }):]
 		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
 			agg__3__base := agg__3__src[0].Run - agg__3__src[0].Count
 			agg__3__upto := func(i int64) int64 {
@@ -302,7 +291,20 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			agg__3 = agg__3__upto(agg__3__n - 1)
 		}
 	}
-	used3 := kit.Pick(on3, agg__3, 0)
+	used2 := kit.Pick(on2, agg__3, 0)
+	agg__4 := int64(0)
+	if on3 { // else the value is not used
+		agg__4__src := win
+		agg__4__src = agg__4__src[kit.SearchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > from3 }):]
+		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
+			agg__4__base := agg__4__src[0].Run - agg__4__src[0].Count
+			agg__4__upto := func(i int64) int64 {
+				return min(kit.RunDiff(agg__4__src[i].Run, agg__4__base, runMod), 3600000000000000)
+			}
+			agg__4 = agg__4__upto(agg__4__n - 1)
+		}
+	}
+	used3 := kit.Pick(on3, agg__4, 0)
 	ok1 := used1+c_ <= p.Limit
 	ok2 := !on2 || used2+c_ <= p.Limit2
 	ok3 := !on3 || used3+c_ <= p.Limit3
@@ -315,114 +317,114 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	// Denied: tier i admits once the oldest buckets holding
 	// used_i + took + c - limit_i have left its window (this request's
 	// bucket last).
-	agg__4 := bucket + p.WindowMs
+	agg__5 := bucket + p.WindowMs
 	if !(ok || used1+took+c_ <= p.Limit) { // else the value is not used
-		agg__4__src := win
-		agg__4__src = agg__4__src[kit.SearchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > from1 }):]
-		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
-			agg__4__base := agg__4__src[0].Run - agg__4__src[0].Count
-			agg__4__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__4__src[i].Run, agg__4__base, runMod), 3600000000000000)
-			}
-			if agg__4__need := used1 + took + c_ - p.Limit; agg__4__upto(agg__4__n-1) >= agg__4__need {
-				agg__4__i := int64(kit.SearchEntries(int(agg__4__n), func(i int) bool { return agg__4__upto(int64(i)) >= agg__4__need }))
-				e_ := agg__4__src[agg__4__i]
-				agg__4 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs
-			}
-		}
-	}
-	at1 := kit.Pick(ok || used1+took+c_ <= p.Limit, 0, agg__4)
-	agg__5 := bucket + p.WindowMs2
-	if !(ok || !on2 || used2+took+c_ <= p.Limit2) { // else the value is not used
 		agg__5__src := win
-		agg__5__src = agg__5__src[kit.SearchEntries(len(agg__5__src), func(i int) bool { return agg__5__src[i].Start > from2 }):]
+		agg__5__src = agg__5__src[kit.SearchEntries(len(agg__5__src), func(i int) bool { return agg__5__src[i].Start > from1 }):]
 		if agg__5__n := int64(len(agg__5__src)); agg__5__n > 0 {
 			agg__5__base := agg__5__src[0].Run - agg__5__src[0].Count
 			agg__5__upto := func(i int64) int64 {
 				return min(kit.RunDiff(agg__5__src[i].Run, agg__5__base, runMod), 3600000000000000)
 			}
-			if agg__5__need := used2 + took + c_ - p.Limit2; agg__5__upto(agg__5__n-1) >= agg__5__need {
+			if agg__5__need := used1 + took + c_ - p.Limit; agg__5__upto(agg__5__n-1) >= agg__5__need {
 				agg__5__i := int64(kit.SearchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
 				e_ := agg__5__src[agg__5__i]
-				agg__5 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs2
+				agg__5 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs
 			}
 		}
 	}
-	at2 := kit.Pick(ok || !on2 || used2+took+c_ <= p.Limit2, 0, agg__5)
-	agg__6 := bucket + p.WindowMs3
-	if !(ok || !on3 || used3+took+c_ <= p.Limit3) { // else the value is not used
+	at1 := kit.Pick(ok || used1+took+c_ <= p.Limit, 0, agg__5)
+	agg__6 := bucket + p.WindowMs2
+	if !(ok || !on2 || used2+took+c_ <= p.Limit2) { // else the value is not used
 		agg__6__src := win
-		agg__6__src = agg__6__src[kit.SearchEntries(len(agg__6__src), func(i int) bool { return agg__6__src[i].Start > from3 }):]
+		agg__6__src = agg__6__src[kit.SearchEntries(len(agg__6__src), func(i int) bool { return agg__6__src[i].Start > from2 }):]
 		if agg__6__n := int64(len(agg__6__src)); agg__6__n > 0 {
 			agg__6__base := agg__6__src[0].Run - agg__6__src[0].Count
 			agg__6__upto := func(i int64) int64 {
 				return min(kit.RunDiff(agg__6__src[i].Run, agg__6__base, runMod), 3600000000000000)
 			}
-			if agg__6__need := used3 + took + c_ - p.Limit3; agg__6__upto(agg__6__n-1) >= agg__6__need {
+			if agg__6__need := used2 + took + c_ - p.Limit2; agg__6__upto(agg__6__n-1) >= agg__6__need {
 				agg__6__i := int64(kit.SearchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
 				e_ := agg__6__src[agg__6__i]
-				agg__6 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs3
+				agg__6 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs2
 			}
 		}
 	}
-	at3 := kit.Pick(ok || !on3 || used3+took+c_ <= p.Limit3, 0, agg__6)
+	at2 := kit.Pick(ok || !on2 || used2+took+c_ <= p.Limit2, 0, agg__6)
+	agg__7 := bucket + p.WindowMs3
+	if !(ok || !on3 || used3+took+c_ <= p.Limit3) { // else the value is not used
+		agg__7__src := win
+		agg__7__src = agg__7__src[kit.SearchEntries(len(agg__7__src), func(i int) bool { return agg__7__src[i].Start > from3 }):]
+		if agg__7__n := int64(len(agg__7__src)); agg__7__n > 0 {
+			agg__7__base := agg__7__src[0].Run - agg__7__src[0].Count
+			agg__7__upto := func(i int64) int64 {
+				return min(kit.RunDiff(agg__7__src[i].Run, agg__7__base, runMod), 3600000000000000)
+			}
+			if agg__7__need := used3 + took + c_ - p.Limit3; agg__7__upto(agg__7__n-1) >= agg__7__need {
+				agg__7__i := int64(kit.SearchEntries(int(agg__7__n), func(i int) bool { return agg__7__upto(int64(i)) >= agg__7__need }))
+				e_ := agg__7__src[agg__7__i]
+				agg__7 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs3
+			}
+		}
+	}
+	at3 := kit.Pick(ok || !on3 || used3+took+c_ <= p.Limit3, 0, agg__7)
 	retryAt := max(at1, max(at2, at3))
 	// Reset: remaining is lim again once every tier i holds at most
 	// limit_i - lim; what this request adds sits in the current bucket.
 	x1 := max(0, used1+took-(p.Limit-lim))
 	x2 := kit.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
 	x3 := kit.Pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
-	agg__7 := bucket + p.WindowMs
+	agg__8 := bucket + p.WindowMs
 	if !(x1 == 0) { // else the value is not used
-		agg__7__src := win
-		agg__7__src = agg__7__src[kit.SearchEntries(len(agg__7__src), func(i int) bool { return agg__7__src[i].Start > from1 }):]
-		if agg__7__n := int64(len(agg__7__src)); agg__7__n > 0 {
-			agg__7__base := agg__7__src[0].Run - agg__7__src[0].Count
-			agg__7__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__7__src[i].Run, agg__7__base, runMod), 3600000000000000)
-			}
-			if agg__7__need := x1; agg__7__upto(agg__7__n-1) >= agg__7__need {
-				agg__7__i := int64(kit.SearchEntries(int(agg__7__n), func(i int) bool { return agg__7__upto(int64(i)) >= agg__7__need }))
-				e_ := agg__7__src[agg__7__i]
-				agg__7 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs
-			}
-		}
-	}
-	r1 := kit.Pick(x1 == 0, 0, agg__7)
-	agg__8 := bucket + p.WindowMs2
-	if !(x2 == 0) { // else the value is not used
 		agg__8__src := win
-		agg__8__src = agg__8__src[kit.SearchEntries(len(agg__8__src), func(i int) bool { return agg__8__src[i].Start > from2 }):]
+		agg__8__src = agg__8__src[kit.SearchEntries(len(agg__8__src), func(i int) bool { return agg__8__src[i].Start > from1 }):]
 		if agg__8__n := int64(len(agg__8__src)); agg__8__n > 0 {
 			agg__8__base := agg__8__src[0].Run - agg__8__src[0].Count
 			agg__8__upto := func(i int64) int64 {
 				return min(kit.RunDiff(agg__8__src[i].Run, agg__8__base, runMod), 3600000000000000)
 			}
-			if agg__8__need := x2; agg__8__upto(agg__8__n-1) >= agg__8__need {
+			if agg__8__need := x1; agg__8__upto(agg__8__n-1) >= agg__8__need {
 				agg__8__i := int64(kit.SearchEntries(int(agg__8__n), func(i int) bool { return agg__8__upto(int64(i)) >= agg__8__need }))
 				e_ := agg__8__src[agg__8__i]
-				agg__8 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs2
+				agg__8 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs
 			}
 		}
 	}
-	r2 := kit.Pick(x2 == 0, 0, agg__8)
-	agg__9 := bucket + p.WindowMs3
-	if !(x3 == 0) { // else the value is not used
+	r1 := kit.Pick(x1 == 0, 0, agg__8)
+	agg__9 := bucket + p.WindowMs2
+	if !(x2 == 0) { // else the value is not used
 		agg__9__src := win
-		agg__9__src = agg__9__src[kit.SearchEntries(len(agg__9__src), func(i int) bool { return agg__9__src[i].Start > from3 }):]
+		agg__9__src = agg__9__src[kit.SearchEntries(len(agg__9__src), func(i int) bool { return agg__9__src[i].Start > from2 }):]
 		if agg__9__n := int64(len(agg__9__src)); agg__9__n > 0 {
 			agg__9__base := agg__9__src[0].Run - agg__9__src[0].Count
 			agg__9__upto := func(i int64) int64 {
 				return min(kit.RunDiff(agg__9__src[i].Run, agg__9__base, runMod), 3600000000000000)
 			}
-			if agg__9__need := x3; agg__9__upto(agg__9__n-1) >= agg__9__need {
+			if agg__9__need := x2; agg__9__upto(agg__9__n-1) >= agg__9__need {
 				agg__9__i := int64(kit.SearchEntries(int(agg__9__n), func(i int) bool { return agg__9__upto(int64(i)) >= agg__9__need }))
 				e_ := agg__9__src[agg__9__i]
-				agg__9 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs3
+				agg__9 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs2
 			}
 		}
 	}
-	r3 := kit.Pick(x3 == 0, 0, agg__9)
+	r2 := kit.Pick(x2 == 0, 0, agg__9)
+	agg__10 := bucket + p.WindowMs3
+	if !(x3 == 0) { // else the value is not used
+		agg__10__src := win
+		agg__10__src = agg__10__src[kit.SearchEntries(len(agg__10__src), func(i int) bool { return agg__10__src[i].Start > from3 }):]
+		if agg__10__n := int64(len(agg__10__src)); agg__10__n > 0 {
+			agg__10__base := agg__10__src[0].Run - agg__10__src[0].Count
+			agg__10__upto := func(i int64) int64 {
+				return min(kit.RunDiff(agg__10__src[i].Run, agg__10__base, runMod), 3600000000000000)
+			}
+			if agg__10__need := x3; agg__10__upto(agg__10__n-1) >= agg__10__need {
+				agg__10__i := int64(kit.SearchEntries(int(agg__10__n), func(i int) bool { return agg__10__upto(int64(i)) >= agg__10__need }))
+				e_ := agg__10__src[agg__10__i]
+				agg__10 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs3
+			}
+		}
+	}
+	r3 := kit.Pick(x3 == 0, 0, agg__10)
 	resetAt := max(r1, max(r2, r3))
 	room1 := max(0, p.Limit-(used1+took))
 	room2 := kit.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
@@ -443,13 +445,8 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
-			st.latestTs = eff
-			st.latestExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + ttlMarginMs
-			e = sh.Put(key, hash, e, st)
-		}
-		if c.Commit {
 			{
-				x := bucketWindowWinEntry{Start: bucket, Count: took}
+				x := bucketWindowWinEntry{Start: bucket, Count: took, At: eff}
 				if n := len(st.winEntries); n > 0 {
 					top := st.winEntries[n-1]
 					x.Start = max(x.Start, top.Start) // the set grows at its end
@@ -481,7 +478,7 @@ func (t *bucketWindowTable) View(name string, c *kit.Call) ([]kit.Record, error)
 }
 
 // bucketWindowWinEntry is one entry of
-// {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that
+// {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that
 // admitted something.
 type bucketWindowWinEntry struct {
 	// Start: the score: the bucket's start in ms.
@@ -490,8 +487,12 @@ type bucketWindowWinEntry struct {
 	Count int64
 	// Run: the sum of the counts of the buckets up to this one, modulo RUN_MOD.
 	Run int64
+	// At: the time of the bucket's last admission.
+	At int64
 }
 
 // member is the entry's member in the sorted set, which orders
 // entries of equal score.
-func (x *bucketWindowWinEntry) member() string { return kit.JoinEntry(0, x.Start, x.Count, x.Run) }
+func (x *bucketWindowWinEntry) member() string {
+	return kit.JoinEntry(0, x.Start, x.Count, x.Run, x.At)
+}

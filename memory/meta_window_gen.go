@@ -18,22 +18,18 @@ type metaWindowTable struct {
 }
 
 // metaWindowKey names a meta_window state: the call's key, and the parameters the
-// state is measured in, those its Redis key names: {<key>}:mw:<window_ms>.
+// state is measured in, those its Redis key names: {<key>}:ml:<window_ms>.
 type metaWindowKey = kit.Key[[1]int64]
 
 // metaWindowState is what metaWindowTable keeps per key: the fields and entries of each
 // Redis key, and when that key expires on the caller's clock (0: absent).
 type metaWindowState struct {
-	winTs      int64
-	winStart   int64
-	winUsed    int64
-	winExp     int64
 	logEntries []metaWindowLogEntry
 	logExp     int64
 }
 
 // Expires is when the state's last key expires (see kit.Expirer).
-func (s *metaWindowState) Expires() int64 { return max(s.winExp, s.logExp) }
+func (s *metaWindowState) Expires() int64 { return max(s.logExp) }
 
 // metaWindowParams are a call's parameters, as the scripts take them.
 type metaWindowParams struct {
@@ -233,27 +229,44 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+	if n := len(st.logEntries); n > 0 && st.logExp > nowMs && kit.Field(true, st.logEntries[n-1].TMs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = metaWindowState{}
 	}
-	// {<key>}:mw:<window_ms>: the current window
-	winLive := st.winExp > nowMs
-	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
-	winStart := kit.Field(winLive, st.winStart, 0, 0, kit.NowMax)
-	winUsed := kit.Field(winLive, st.winUsed, 0, 0, 2*p.Limit)
-	// {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first
+	// {<key>}:ml:<window_ms>: the window's admitted requests, oldest first; the newest holds the window's state
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
 	}
+	log := st.logEntries
+	if n := 2 * p.Limit; int64(len(log)) > n {
+		log = log[int64(len(log))-n:]
+	}
+	// the last admission
+	lastTs := int64(0)
+	if n := len(log); n > 0 {
+		e_ := log[n-1]
+		lastTs = min(max(e_.TMs, 0), kit.NowMax)
+	}
+	// when its window opened
+	lastStart := int64(0)
+	if n := len(log); n > 0 {
+		e_ := log[n-1]
+		lastStart = min(max(e_.Start, 0), kit.NowMax)
+	}
+	// what its window had admitted then
+	lastUsed := int64(0)
+	if n := len(log); n > 0 {
+		e_ := log[n-1]
+		lastUsed = min(max(e_.Used, 0), 2*p.Limit)
+	}
 	// how far the last admission is ahead of this caller's clock
-	lag := max(0, winTs-nowMs)
+	lag := max(0, lastTs-nowMs)
 	// the time this request is decided at
 	eff := nowMs + lag
-	open := winUsed > 0 && eff < winStart+p.WindowMs
-	used := kit.Pick(open, winUsed, 0)
+	open := lastUsed > 0 && eff < lastStart+p.WindowMs
+	used := kit.Pick(open, lastUsed, 0)
 	// an admission now would open a window
-	start := kit.Pick(open, winStart, eff)
+	start := kit.Pick(open, lastStart, eff)
 	// from now until the window ends
 	ends := lag + max(0, start+p.WindowMs-eff)
 	c_ := min(c.Cost, p.Limit+1)
@@ -269,14 +282,7 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 			}
 		}
 		if c.Commit {
-			st.winTs = eff
-			st.winStart = start
-			st.winUsed = after
-			st.winExp = nowMs + ends + ttlMarginMs
-			e = sh.Put(key, hash, e, st)
-		}
-		if c.Commit {
-			st.logEntries = append(st.logEntries, metaWindowLogEntry{TMs: eff, Cost: took, Meta: c.Inputs[0]})
+			st.logEntries = append(st.logEntries, metaWindowLogEntry{TMs: eff, Start: start, Used: after, Cost: took, Meta: c.Inputs[0]})
 			st.logExp = nowMs + ends + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
@@ -314,15 +320,10 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+	if n := len(st.logEntries); n > 0 && st.logExp > nowMs && kit.Field(true, st.logEntries[n-1].TMs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = metaWindowState{}
 	}
-	// {<key>}:mw:<window_ms>: the current window
-	winLive := st.winExp > nowMs
-	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
-	winStart := kit.Field(winLive, st.winStart, 0, 0, kit.NowMax)
-	winUsed := kit.Field(winLive, st.winUsed, 0, 0, 2*p.Limit)
-	// {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first
+	// {<key>}:ml:<window_ms>: the window's admitted requests, oldest first; the newest holds the window's state
 	logLive := st.logExp > nowMs
 	if !logLive {
 		st.logEntries = nil
@@ -331,8 +332,23 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 	if n := 2 * p.Limit; int64(len(log)) > n {
 		log = log[int64(len(log))-n:]
 	}
-	eff := max(nowMs, winTs)
-	if !(winUsed > 0 && eff < winStart+p.WindowMs) {
+	agg__1 := int64(0)
+	if n := len(log); n > 0 {
+		e_ := log[n-1]
+		agg__1 = min(max(e_.TMs, 0), kit.NowMax)
+	}
+	eff := max(nowMs, agg__1)
+	start := int64(0)
+	if n := len(log); n > 0 {
+		e_ := log[n-1]
+		start = min(max(e_.Start, 0), kit.NowMax)
+	}
+	agg__3 := int64(0)
+	if n := len(log); n > 0 {
+		e_ := log[n-1]
+		agg__3 = min(max(e_.Used, 0), 2*p.Limit)
+	}
+	if !(agg__3 > 0 && eff < start+p.WindowMs) {
 		return []kit.Record{}, nil
 	}
 	out := make([]kit.Record, len(log))
@@ -342,10 +358,14 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 	return out, nil
 }
 
-// metaWindowLogEntry is one entry of {<key>}:mw:<window_ms>:log: the window's admitted requests, oldest first.
+// metaWindowLogEntry is one entry of {<key>}:ml:<window_ms>: the window's admitted requests, oldest first; the newest holds the window's state.
 type metaWindowLogEntry struct {
 	// TMs: when the request was admitted.
 	TMs int64
+	// Start: when its window opened.
+	Start int64
+	// Used: the cost admitted in its window up to and with it (past limit only by forced calls).
+	Used int64
 	// Cost: its cost (past limit only by a forced call).
 	Cost int64
 	// Meta: its meta.

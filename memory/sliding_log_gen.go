@@ -26,13 +26,10 @@ type slidingLogKey = kit.Key[[1]int64]
 type slidingLogState struct {
 	logEntries []slidingLogLogEntry
 	logExp     int64
-	tallyTotal int64
-	tallyTs    int64
-	tallyExp   int64
 }
 
 // Expires is when the state's last key expires (see kit.Expirer).
-func (s *slidingLogState) Expires() int64 { return max(s.logExp, s.tallyExp) }
+func (s *slidingLogState) Expires() int64 { return max(s.logExp) }
 
 // slidingLogParams are a call's parameters, as the scripts take them.
 type slidingLogParams struct {
@@ -229,7 +226,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	}
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.tallyExp > nowMs, st.tallyTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+	if n := len(st.logEntries); n > 0 && st.logExp > nowMs && kit.Field(true, st.logEntries[n-1].Ts, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
 		st = slidingLogState{}
 	}
 	// {<key>}:sl:<window_ms>: one entry per admitted request
@@ -238,26 +235,28 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 		st.logEntries = nil
 	}
 	log := st.logEntries
-	// {<key>}:sl:<window_ms>:sum: the total cost of the log's entries
-	tallyLive := st.tallyExp > nowMs
-	tallyTotal := kit.Field(tallyLive, st.tallyTotal, 0, 0, 10000000000)
-	tallyTs := kit.Field(tallyLive, st.tallyTs, 0, 0, kit.NowMax)
+	// the last admission
+	lastTs := int64(0)
+	lastTs__src := log
+	if lastTs__n := int64(len(lastTs__src)); lastTs__n > 0 {
+		e_ := lastTs__src[lastTs__n-1]
+		lastTs = min(max(e_.Ts, 0), kit.NowMax)
+	}
 	// how far the last admission is ahead of this caller's clock
-	lag := max(0, tallyTs-nowMs)
+	lag := max(0, lastTs-nowMs)
 	// the time this request is decided at
 	eff := nowMs + lag
 	// entries at or before from have left the window
 	from := eff - p.WindowMs
-	gone := int64(0)
-	gone__src := log
-	gone__src = gone__src[:kit.SearchEntries(len(gone__src), func(i int) bool { return gone__src[i].Ts > from })]
-	if gone__n := int64(len(gone__src)); gone__n > 0 {
-		gone__base := gone__src[0].Run - gone__src[0].Cost
-		gone__upto := func(i int64) int64 { return min(kit.RunDiff(gone__src[i].Run, gone__base, runMod), 40000000000) }
-		gone = gone__upto(gone__n - 1)
-	}
 	// the costs admitted in the window
-	used := max(0, tallyTotal-gone)
+	used := int64(0)
+	used__src := log
+	used__src = used__src[kit.SearchEntries(len(used__src), func(i int) bool { return used__src[i].Ts > from }):]
+	if used__n := int64(len(used__src)); used__n > 0 {
+		used__base := used__src[0].Run - used__src[0].Cost
+		used__upto := func(i int64) int64 { return min(kit.RunDiff(used__src[i].Run, used__base, runMod), 40000000000) }
+		used = used__upto(used__n - 1)
+	}
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is recorded too, up to 2 * limit in the window
@@ -265,31 +264,31 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	after := used + took
 	// Denied: the window must lose after + c - limit, oldest entries first
 	// (this request's own, at eff, last); read only when the reply needs it.
-	agg__2 := eff + p.WindowMs
+	agg__3 := eff + p.WindowMs
 	if !(ok || c_ > p.Limit) { // else the value is not used
-		agg__2__src := log
-		agg__2__src = agg__2__src[kit.SearchEntries(len(agg__2__src), func(i int) bool { return agg__2__src[i].Ts > from }):]
-		if agg__2__n := int64(len(agg__2__src)); agg__2__n > 0 {
-			agg__2__base := agg__2__src[0].Run - agg__2__src[0].Cost
-			agg__2__upto := func(i int64) int64 { return min(kit.RunDiff(agg__2__src[i].Run, agg__2__base, runMod), 40000000000) }
-			if agg__2__need := after + c_ - p.Limit; agg__2__upto(agg__2__n-1) >= agg__2__need {
-				agg__2__i := int64(kit.SearchEntries(int(agg__2__n), func(i int) bool { return agg__2__upto(int64(i)) >= agg__2__need }))
-				e_ := agg__2__src[agg__2__i]
-				agg__2 = min(max(e_.Ts, 0), kit.NowMax) + p.WindowMs
-			}
-		}
-	}
-	freeAt := kit.Pick(ok || c_ > p.Limit, 0, agg__2)
-	agg__3 := eff
-	if !(took > 0) { // else the value is not used
 		agg__3__src := log
 		agg__3__src = agg__3__src[kit.SearchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Ts > from }):]
 		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
-			e_ := agg__3__src[agg__3__n-1]
-			agg__3 = min(max(e_.Ts, 0), kit.NowMax)
+			agg__3__base := agg__3__src[0].Run - agg__3__src[0].Cost
+			agg__3__upto := func(i int64) int64 { return min(kit.RunDiff(agg__3__src[i].Run, agg__3__base, runMod), 40000000000) }
+			if agg__3__need := after + c_ - p.Limit; agg__3__upto(agg__3__n-1) >= agg__3__need {
+				agg__3__i := int64(kit.SearchEntries(int(agg__3__n), func(i int) bool { return agg__3__upto(int64(i)) >= agg__3__need }))
+				e_ := agg__3__src[agg__3__i]
+				agg__3 = min(max(e_.Ts, 0), kit.NowMax) + p.WindowMs
+			}
 		}
 	}
-	lastIn := kit.Pick(took > 0, eff, agg__3)
+	freeAt := kit.Pick(ok || c_ > p.Limit, 0, agg__3)
+	agg__4 := eff
+	if !(took > 0) { // else the value is not used
+		agg__4__src := log
+		agg__4__src = agg__4__src[kit.SearchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Ts > from }):]
+		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
+			e_ := agg__4__src[agg__4__n-1]
+			agg__4 = min(max(e_.Ts, 0), kit.NowMax)
+		}
+	}
+	lastIn := kit.Pick(took > 0, eff, agg__4)
 	// earlier admissions at the same ms
 	seq := int64(0)
 	seq__src := log
@@ -325,12 +324,6 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 				}
 			}
 			st.logExp = nowMs + lag + p.WindowMs + ttlMarginMs
-			e = sh.Put(key, hash, e, st)
-		}
-		if c.Commit {
-			st.tallyTotal = after
-			st.tallyTs = eff
-			st.tallyExp = nowMs + lag + p.WindowMs + ttlMarginMs
 			sh.Put(key, hash, e, st)
 		}
 	}

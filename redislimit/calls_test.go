@@ -281,8 +281,7 @@ func TestExample(t *testing.T) {
 	after := time.Now().UnixMilli()
 	var want []string
 	for _, user := range []string{"alice", "bob"} {
-		want = append(want, "{"+user+"}:burst_quota:burst:gc:10:1000", "{"+user+"}:burst_quota:daily:sl:86400000",
-			"{"+user+"}:burst_quota:daily:sl:86400000:sum")
+		want = append(want, "{"+user+"}:burst_quota:burst:gc:10:1000", "{"+user+"}:burst_quota:daily:sl:86400000")
 	}
 	want = append(want, "{alice}:gc:20:1000", "{bob}:gc:1:1000")
 	slices.Sort(want)

@@ -17,16 +17,18 @@ import (
 
 // TestFaultSlotMigration moves the slot of one key from a master of a
 // 3-master Cluster to another, one Redis key every 100 ms, while 16
-// goroutines decide four limits of that key: sliding_log and
-// bucket_window (several Redis keys per decision, which Redis answers
-// with TRYAGAIN while they lie on both nodes), gcra (one key) and the
-// burst_quota policy. Every decision is made at one instant, so each
-// limit admits exactly its quota however many calls there are: 40 for
-// the three limits (a burst of 40 for gcra), 5 for burst_quota (its
-// gcra admits 5 at once, spec/policies.yaml). Every call must succeed
-// within its 3 s deadline (the limiter retries TRYAGAIN; go-redis alone
-// gives up after its MaxRedirects), and each limit must admit exactly
-// its quota: none lost, none counted twice. Every key ends on the new
+// goroutines decide every algorithm's limit of that key (each one Redis
+// key) and the burst_quota policy (two). Every decision is made at one
+// instant, so each limit admits exactly its quota however many calls
+// there are: 40 for each algorithm's (a burst or capacity of 40), 5 for
+// burst_quota (its gcra admits 5 at once, spec/policies.yaml). Every
+// call must succeed within its 3 s deadline, and each limit must admit
+// exactly its quota: none lost, none counted twice. A single limit's call
+// touches one key, which lies on one node or the other (go-redis
+// follows ASK to the new one), so that Redis never answers it TRYAGAIN,
+// which it gives a call whose keys lie on both; the policy's two keys
+// may, for a while, and its calls answered TRYAGAIN are sent again by
+// the limiter until its keys are together. Every key ends on the new
 // master with a TTL. It runs with batching on (the default: the calls
 // of a batch answered TRYAGAIN are sent again, each in a later batch)
 // and off, and through handles bound to each limit and the policy
@@ -64,13 +66,18 @@ func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, opts ...
 	}
 	now := time.Now()
 	reqs := []limitspec.Request{
+		{Key: "mig", Limit: limitspec.FixedWindow{Limit: 40, Window: time.Hour}},
+		{Key: "mig", Limit: limitspec.SlidingWindow{Limit: 40, Window: time.Hour}},
 		{Key: "mig", Limit: limitspec.SlidingLog{Limit: 40, Window: time.Hour}},
 		{Key: "mig", Limit: limitspec.BucketWindow{Limit: 40, Window: time.Hour, Bucket: time.Minute}},
+		{Key: "mig", Limit: limitspec.MetaWindow{Limit: 40, Window: time.Hour}},
+		{Key: "mig", Limit: limitspec.TokenBucket{Capacity: 40, RefillTokens: 1, Refill: time.Hour}},
 		{Key: "mig", Limit: limitspec.GCRA{Burst: 40, Rate: 1, Period: time.Hour}},
+		{Key: "mig", Limit: limitspec.LeakyBucket{Capacity: 40, Rate: 1, Period: time.Hour}},
 		{Policy: quota, IDs: map[string]string{"user": "mig"}},
 	}
-	want := []int64{40, 40, 40, 5}
-	var admitted [4]atomic.Int64
+	want := []int64{40, 40, 40, 40, 40, 40, 40, 40, 5}
+	var admitted [9]atomic.Int64
 	var calls atomic.Int64
 	decide := func(i int) error {
 		req := reqs[i]
@@ -128,7 +135,7 @@ func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, opts ...
 	if batched := len(opts) == 0; batched != (pipelines.several.Load() > 0) {
 		t.Errorf("batching on: %v, and %d pipelines of several calls sent", batched, pipelines.several.Load())
 	}
-	keysWithTTL(t, dst, "{mig}", 8)
+	keysWithTTL(t, dst, "{mig}", len(reqs)-1+2)
 }
 
 // name is a request's limit's or policy's name, for messages.

@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "1e6af7e899e40092e714af1e1aec90a45518e235", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "1d3ce686165d3c408e35bb479e4fcfafdf6ebc4c"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3e57d841b671453fa5d6976f6ee59aa92753d62d"},
+		Name: "quota", Version: "32bffe56a6c33f53bc633435a3765e362e62119f", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d6abc83c3568192d856a9a49915a9dee5082a3e6"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e558b869279bb895b25fcd8a3fcba5b10f4b015b"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

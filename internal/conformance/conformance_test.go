@@ -381,12 +381,15 @@ func TestMalformedEntriesAreBadState(t *testing.T) {
 		{"sliding_log", map[string]json.Number{"limit": "5", "window_ms": "1000"},
 			[][]string{{"ZADD", "{k}:sl:1000", "1", "1:0:x"}, {"PEXPIRE", "{k}:sl:1000", "60000"}}, ""},
 		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
-			[][]string{{"ZADD", "{k}:bw:100:1000:0:0", "1700000000000", "soon"}, {"PEXPIRE", "{k}:bw:100:1000:0:0", "60000"}}, ""},
+			[][]string{{"ZADD", "{k}:bk:100:1000:0:0", "1700000000000", "soon"}, {"PEXPIRE", "{k}:bk:100:1000:0:0", "60000"}}, ""},
 		{"bucket_window", map[string]json.Number{"limit": "5", "window_ms": "1000", "bucket_ms": "100"},
-			[][]string{{"ZADD", "{k}:bw:100:1000:0:0", "1700000000000", "1700000000000:1.5:2"}, {"PEXPIRE", "{k}:bw:100:1000:0:0", "60000"}}, ""},
+			[][]string{{"ZADD", "{k}:bk:100:1000:0:0", "1700000000000", "1700000000000:1.5:2:1700000000000"}, {"PEXPIRE", "{k}:bk:100:1000:0:0", "60000"}}, ""},
 		{"meta_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
-			[][]string{{"SET", "{k}:mw:1000", "1700000000000:1700000000000:1", "PX", "60000"},
-				{"RPUSH", "{k}:mw:1000:log", "1700000000000"}, {"PEXPIRE", "{k}:mw:1000", "60000"}, {"PEXPIRE", "{k}:mw:1000:log", "60000"}}, "entries"},
+			[][]string{{"RPUSH", "{k}:ml:1000", "1700000000000"}, {"PEXPIRE", "{k}:ml:1000", "60000"}}, ""},
+		{"meta_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
+			[][]string{{"RPUSH", "{k}:ml:1000", "1700000000000:1700000000000:x:1:"}, {"PEXPIRE", "{k}:ml:1000", "60000"}}, ""},
+		{"meta_window", map[string]json.Number{"limit": "5", "window_ms": "1000"},
+			[][]string{{"RPUSH", "{k}:ml:1000", "1700000000000"}, {"PEXPIRE", "{k}:ml:1000", "60000"}}, "entries"},
 	}
 	for _, tt := range tests {
 		for _, tg := range []Target{luaT, mini} {

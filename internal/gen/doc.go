@@ -180,8 +180,9 @@
 //	  merge: FIELD                         a zset whose entries of one score
 //	                                       merge, adding up FIELD
 //	clock:   STATE.FIELD                   the field holding the time of the
-//	                                       last admission; required when the
-//	                                       logic writes
+//	                                       last admission (of a collection,
+//	                                       its newest entry's); required when
+//	                                       the logic writes
 //	window:  EXPR                          optional: the window in ms (below)
 //	logic:   the decision, in the language below
 //	views:   name, doc, logic              read-only scripts over the state
@@ -239,8 +240,10 @@
 // drop before an add is written after it: a key never vanishes between
 // two writes of one call, which a Cluster slot in migration refuses).
 //
-// A list holds entries in arrival order, each its fields joined by ":",
-// and is read whole with LRANGE, by views only. Its last field may be a
+// A list holds entries in arrival order, each its fields joined by ":".
+// A view reads it whole with LRANGE; a decision reads its newest entry
+// alone with LINDEX -1, the one entry its aggregates (last with no where
+// clause) may read. Its last field may be a
 // string (the rest are integers); the string may itself contain ":", since
 // an entry is split at its first colons only.
 //
@@ -255,8 +258,10 @@
 //
 // # Clock, types, arguments: what every script checks
 //
-// An algorithm's clock (a fixed field of a string, the time of the last
-// admission) is compared with now after the state is read: when it is more
+// An algorithm's clock (a fixed field of a string, or an integer field of
+// a collection's newest entry: a list's last, or the top of a zset whose
+// adds continue its newest entry; the time of the last admission) is
+// compared with now after the state is read: when it is more
 // than MAX_SKEW_MS (a constant the spec must define) ahead, the state is
 // stale and reads as absent: every field its default, every collection
 // empty. The first write of such a call, on every path, deletes every key
@@ -367,7 +372,8 @@
 // search over the running sums (ranks lo, lo+1, lo+3, ..., then a binary
 // search), O(log k) reads for an entry k ranks in. A decision over a zset
 // of n entries thus runs O(log² n) Redis work, plus the entries a drop
-// removes. An aggregate over a list is a loop, allowed in views only.
+// removes. An aggregate over a list is a loop, in views; a decision may
+// read only a list's newest entry (last with no where clause).
 //
 // # Inputs, optional parameters and reply defaults
 //
@@ -395,7 +401,9 @@
 // # Views
 //
 // A view is a read-only script over an algorithm's state: its logic is
-// let statements ending with show C if COND (if COND may be left out). It
+// let statements ending with show C { FIELD, ... } if COND (the fields
+// returned of each entry, all of them in order when left out; if COND
+// may be left out too). It
 // may read now, the parameters, state fields and aggregates, but not cost
 // or the string inputs. The view is its own script, lua/<algorithm>_<view>.lua,
 // taking the algorithm's KEYS and ARGV now_ms then the parameters, and

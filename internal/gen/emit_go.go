@@ -224,8 +224,14 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 	if c := a.Clock; c != nil {
 		w.line("// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written")
 		w.line("// by a clock that is wrong: it is not trusted, and reads as absent.")
-		w.line("if kit.Field(st.%s > nowMs, st.%s, %s, %s, %s) > nowMs+%s {", goExpField(c.State), goStructField(c),
-			goExact.print(c.Default), goExact.print(c.Min), goExact.print(c.Max), goConstName(maxSkewName))
+		if c.Entry { // the newest entry's
+			es := "st." + goEntries(c.State)
+			w.line("if n := len(%s); n > 0 && st.%s > nowMs && kit.Field(true, %s[n-1].%s, 0, %s, %s) > nowMs+%s {", es, goExpField(c.State),
+				es, goExported(c.Name), goExact.print(c.Min), goExact.print(c.Max), goConstName(maxSkewName))
+		} else {
+			w.line("if kit.Field(st.%s > nowMs, st.%s, %s, %s, %s) > nowMs+%s {", goExpField(c.State), goStructField(c),
+				goExact.print(c.Default), goExact.print(c.Min), goExact.print(c.Max), goConstName(maxSkewName))
+		}
 		w.line("st = %s{}", st)
 		w.line("}")
 	}
@@ -309,13 +315,22 @@ func goZsetRange(w *writer, st aggStep) {
 	goZsetAgg(w, st, src)
 }
 
-// goListAgg computes an aggregate over a list (in a view) by a loop over
-// its entries.
+// goListAgg computes an aggregate over a list: in a view by a loop over
+// its entries, in a decision from its newest entry alone.
 func goListAgg(w *writer, st aggStep) {
 	ag, name := st.Agg, st.Name
 	list, it := goName(ag.It.State.Name), goName(ag.It.Name)
 	if ag.Fn == Reach {
 		w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
+	}
+	if ag.Fn == Last && ag.Where == nil { // the newest entry alone
+		w.line("if n := len(%s); n > 0 {", list)
+		if st.Bind {
+			w.line("%s := %s[n-1]", it, list)
+		}
+		w.line("%s = %s", name, goExact.print(ag.V))
+		w.line("}")
+		return
 	}
 	if st.Bind {
 		w.line("for _, %s := range %s {", it, list)
@@ -431,7 +446,7 @@ func goShow(w *writer, s *Show, d dialect) {
 	// Every integer is read clamped into its domain, as the
 	// scripts parse it: entries written under other amounts.
 	var fields []string
-	for _, f := range s.State.Entry {
+	for _, f := range s.Fields {
 		x := "x." + goExported(f.Name)
 		if f.Type != Str {
 			x = fmt.Sprintf("kit.Field(true, %s, 0, %s, %s)", x, d.print(f.Min), d.print(f.Max))

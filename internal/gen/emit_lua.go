@@ -438,7 +438,7 @@ func luaDecision(w *writer, sp *Spec, a *Algorithm, v *View, ind string) {
 	used := usedNames(body)
 	w.line("-- state")
 	for i, s := range a.States {
-		luaRead(w, sp, s, i+1, readsFields(a, v, used, s), used.entries[s] || luaZsetUsed(a, v, used, s))
+		luaRead(w, sp, s, i+1, v, readsFields(a, v, used, s), readsEntries(a, v, used, s))
 	}
 	luaStale(w, sp, a, v, used)
 	luaZsetTop(w, a, v, used)
@@ -492,6 +492,12 @@ func readsFields(a *Algorithm, v *View, used usage, s *State) bool {
 	return v == nil || used.states[s] || (a.Clock != nil && a.Clock.State == s)
 }
 
+// readsEntries reports whether the script reads the entries of s: those
+// its logic uses, a zset it writes, or the collection holding the clock.
+func readsEntries(a *Algorithm, v *View, used usage, s *State) bool {
+	return used.entries[s] || luaZsetUsed(a, v, used, s) || a.Clock != nil && a.Clock.State == s
+}
+
 // luaStale applies the clock rule (Algorithm.Clock): a state whose clock
 // is more than MAX_SKEW_MS ahead of now reads as absent, every field its
 // default and every collection empty; a decision that writes deletes the
@@ -503,7 +509,7 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 	w.line("")
 	w.line("-- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written")
 	w.line("-- by a clock that is wrong: it is not trusted, and reads as absent")
-	w.line("local stale = %s > now + MAX_SKEW_MS", luaFieldVar(a.Clock))
+	w.line("local stale = %s > now + MAX_SKEW_MS", luaClock(w, a))
 	w.line("if stale then")
 	for _, s := range a.States {
 		if readsFields(a, v, used, s) || used.entries[s] {
@@ -512,13 +518,33 @@ func luaStale(w *writer, sp *Spec, a *Algorithm, v *View, used usage) {
 			}
 		}
 		switch {
-		case luaZsetUsed(a, v, used, s):
+		case !readsEntries(a, v, used, s):
+		case s.Kind == ZSet:
 			w.line("  %s__card = 0", luaName(s.Name))
-		case used.entries[s]:
+			if a.Clock.State == s { // its newest entry, read for the clock
+				w.line("  %s__top = nil", luaName(s.Name))
+			}
+		case s.Kind == List:
 			w.line("  %s = {}", luaName(s.Name))
 		}
 	}
 	w.line("end")
+}
+
+// luaClock is the Lua expression of the algorithm's clock: a string's
+// field, or the field of a collection's newest entry (0 when it has
+// none), a zset's read here (luaZsetTop reads it for no other zset).
+func luaClock(w *writer, a *Algorithm) string {
+	c := a.Clock
+	if !c.Entry {
+		return luaFieldVar(c)
+	}
+	list, f := luaName(c.State.Name), luaName(c.Name)
+	if c.State.Kind == List {
+		return fmt.Sprintf("(#%s > 0 and %s[#%s].%s or 0)", list, list, list, f)
+	}
+	luaReadTop(w, c.State, stateIndex(a, c.State)+1)
+	return fmt.Sprintf("(%s__top ~= nil and %s__top.%s or 0)", list, list, f)
 }
 
 // luaTypeChecks checks, before any write, the type of every key the
@@ -547,7 +573,7 @@ func luaTypeChecks(w *writer, a *Algorithm, used usage) {
 // list (a list of tables named after the state, in order, the last
 // MaxEntries of them), or the helpers that read a zset by index
 // (luaZsetRead).
-func luaRead(w *writer, sp *Spec, s *State, key int, fields, entries bool) {
+func luaRead(w *writer, sp *Spec, s *State, key int, v *View, fields, entries bool) {
 	k := fmt.Sprintf("KEYS[%d]", key)
 	list := luaName(s.Name)
 	switch {
@@ -565,6 +591,16 @@ func luaRead(w *writer, sp *Spec, s *State, key int, fields, entries bool) {
 			return
 		}
 		luaEntriesParser(w, s)
+		if v == nil { // a decision reads the newest entry alone
+			w.line("local %s = {}", list)
+			w.line("local %s__newest = redis.call('LINDEX', %s, -1)", list, k)
+			w.line("if %s__newest then", list)
+			w.line("  local bad__what, bad__v")
+			w.line("  %s, bad__what, bad__v = %s__parse({%s__newest})", list, list, list)
+			luaCorruptCheck(w, list, key, "  ")
+			w.line("end")
+			return
+		}
 		w.line("local %s, bad__what, bad__v = %s__parse(redis.call('LRANGE', %s, 0, -1))", list, list, k)
 		luaCorruptCheck(w, list, key, "")
 		w.line("%s = keep_last(%s, %s)", list, list, luaExact.print(s.MaxEntries))
@@ -743,10 +779,17 @@ func luaAggregates(w *writer, a *Algorithm, s Stmt, ind string, names map[*Agg]s
 	}
 }
 
-// luaListAgg computes an aggregate over a list (in a view) by a loop over
-// its entries.
+// luaListAgg computes an aggregate over a list: in a view by a loop over
+// its entries, in a decision from its newest entry alone (luaRead).
 func luaListAgg(w *writer, ag *Agg, name, ind string) {
 	list, it := luaName(ag.It.State.Name), luaName(ag.It.Name)
+	if ag.Fn == Last && ag.Where == nil { // the newest entry alone
+		w.line("%sif #%s > 0 then", ind, list)
+		w.line("%s  local %s = %s[#%s]", ind, it, list, list)
+		w.line("%s  %s = %s", ind, name, luaExact.print(ag.V))
+		w.line("%send", ind)
+		return
+	}
 	body := ind + "  "
 	if ag.Fn == Reach {
 		w.line("%slocal %s__need, %s__run = %s, 0", ind, name, name, luaExact.print(ag.N))
@@ -1000,6 +1043,10 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 	case *Drop:
 		e.drop(b, s)
 	case *Clear:
+		if len(e.a.States) == 1 && !b.wiped { // the DEL below deletes every key
+			w.line("%sstale = false", ind)
+			b.wiped = true
+		}
 		b.wiped = luaWipe(w, e.a, ind, b.wiped)
 		delete(b.ttls, s.State)
 		w.line("%sredis.call('DEL', %s)", ind, e.key(s.State))
@@ -1106,7 +1153,7 @@ func (e *luaEmitter) show(s *Show, ind string) {
 	w.line("%slocal out = {}", ind)
 	w.line("%sfor _, x in ipairs(%s) do", ind, list)
 	var vals []string
-	for _, f := range s.State.Entry {
+	for _, f := range s.Fields {
 		vals = append(vals, "x."+luaName(f.Name))
 	}
 	w.line("%s  out[#out + 1] = {%s}", ind, strings.Join(vals, ", "))
@@ -1238,7 +1285,7 @@ func luaHeader(w *writer, sp *Spec, a *Algorithm, v *View) {
 		}
 	} else {
 		var names []string
-		for _, f := range showState(v).Entry {
+		for _, f := range viewShow(v).Fields {
 			names = append(names, f.Name)
 		}
 		w.line("-- Reply: an array of entries of %s, in order, each an array {%s};", showState(v).Name, strings.Join(names, ", "))
@@ -1287,8 +1334,11 @@ func entryLayout(s *State) string {
 	return "each a field named by " + names[0] + " holding " + names[1] + ":"
 }
 
+// viewShow is the statement that ends a view.
+func viewShow(v *View) *Show { return v.Body[len(v.Body)-1].(*Show) }
+
 // showState is the collection a view returns.
-func showState(v *View) *State { return v.Body[len(v.Body)-1].(*Show).State }
+func showState(v *View) *State { return viewShow(v).State }
 
 // keyTemplate is a state's key for any key, its parameters named:
 // {<key>}:sl:<window_ms>:sum.

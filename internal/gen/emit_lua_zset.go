@@ -72,23 +72,30 @@ end
 `
 
 // luaZsetTop reads the newest entry of each zset whose adds continue it,
-// after the clock rule has had its say (a stale zset reads as empty).
+// after the clock rule has had its say (a stale zset reads as empty);
+// the clock's zset's was read for the rule (luaClock).
 func luaZsetTop(w *writer, a *Algorithm, v *View, used usage) {
 	if v != nil {
 		return
 	}
 	for i, s := range a.States {
-		if !s.GrowsAtEnd() || !writtenStates(a.Body)[s] {
+		if !s.GrowsAtEnd() || !writtenStates(a.Body)[s] || a.Clock != nil && a.Clock.State == s {
 			continue
 		}
-		list := luaName(s.Name)
-		w.line("-- the newest entry of %s, which an add continues", keyTemplate(s))
-		w.line("if %s__card > 0 then", list)
-		w.line("  local bad__what, bad__v")
-		w.line("  %s__top, bad__what, bad__v = %s__at(%s__card - 1)", list, list, list)
-		luaCorruptCheck(w, list+"__top", i+1, "  ")
-		w.line("end")
+		luaReadTop(w, s, i+1)
 	}
+}
+
+// luaReadTop reads the newest entry of the zset s, at KEYS[key], into
+// its top.
+func luaReadTop(w *writer, s *State, key int) {
+	list := luaName(s.Name)
+	w.line("-- the newest entry of %s, which an add continues", keyTemplate(s))
+	w.line("if %s__card > 0 then", list)
+	w.line("  local bad__what, bad__v")
+	w.line("  %s__top, bad__what, bad__v = %s__at(%s__card - 1)", list, list, list)
+	luaCorruptCheck(w, list+"__top", key, "  ")
+	w.line("end")
 }
 
 // luaCorruptCheck returns BADSTATE when the entry read into name is nil.

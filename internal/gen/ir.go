@@ -120,10 +120,12 @@ type Algorithm struct {
 	// WindowComments the comments at the end of its line.
 	WindowPos      Pos
 	WindowComments []string
-	// Clock is the state field holding the time of the last write. A
-	// state whose clock is more than Spec.MaxSkew ahead of now_ms is not
-	// trusted: it reads as absent, and the first write of that call
-	// deletes every key of the algorithm before it writes.
+	// Clock is the state field holding the time of the last write: a
+	// string's field, or an entry field read from a collection's newest
+	// entry (Field.Entry). A state whose clock is more than Spec.MaxSkew
+	// ahead of now_ms is not trusted: it reads as absent, and the first
+	// write of that call deletes every key of the algorithm before it
+	// writes.
 	Clock *Field
 	// Checks are the runtime checks on parameters the bound analysis could
 	// not discharge statically; each must hold for the parameters to be
@@ -384,12 +386,14 @@ type Clear struct {
 }
 
 // Show ends a view: the collection's entries, in order, if Cond holds;
-// none otherwise.
+// none otherwise. Each entry is returned as its Fields (by default all
+// of them, in the order of the entry).
 type Show struct {
 	Commented
-	State *State
-	Cond  Expr
-	Pos   Pos
+	State  *State
+	Fields []*Field
+	Cond   Expr
+	Pos    Pos
 }
 
 func (*Let) stmtNode()   {}

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -316,6 +317,10 @@ func (p *parser) statement(top bool) Stmt {
 			p.fail(t, "show must be the last statement of the view, outside any if")
 		}
 		s := &Show{State: p.collection(p.ident()), Cond: &BoolLit{V: true}, Pos: pos}
+		s.Fields = s.State.Entry
+		if p.is("{") {
+			s.Fields = p.shownFields(s.State)
+		}
 		if p.is("if") {
 			p.next()
 			s.Cond = p.typed(Bool)
@@ -407,6 +412,30 @@ func (p *parser) add(pos Pos) Stmt {
 	p.next()
 	s.TTL = p.typed(Int)
 	return s
+}
+
+// shownFields parses the fields a show returns, `{ name, ... }`: entry
+// fields of st, each once, in the order given.
+func (p *parser) shownFields(st *State) []*Field {
+	p.expect("{")
+	var out []*Field
+	for {
+		n := p.fieldName()
+		i := slices.IndexFunc(st.Entry, func(f *Field) bool { return f.Name == n.text })
+		switch {
+		case i < 0:
+			p.fail(n, "an entry of %s has no field %q", st.Name, n.text)
+		case slices.Contains(out, st.Entry[i]):
+			p.fail(n, "field %q shown twice", n.text)
+		}
+		out = append(out, st.Entry[i])
+		if !p.is(",") {
+			break
+		}
+		p.next()
+	}
+	p.expect("}")
+	return out
 }
 
 // assignments parses `{ name = expr, ... }` against the declared names;
@@ -682,8 +711,8 @@ func (p *parser) aggregate(t token) Expr {
 		if _, err := planIndex(a); err != nil {
 			p.fail(t, "%v", err)
 		}
-	case p.sc.view == nil:
-		p.fail(t, "a decision reads entries from a zset, by index; the list %s is read whole, by views only", st.Name)
+	case p.sc.view == nil && (a.Fn != Last || a.Where != nil):
+		p.fail(t, "a decision reads a list's newest entry alone (last with no where clause): the list %s is read whole by views only; keep entries a decision aggregates in a zset", st.Name)
 	}
 	return a
 }

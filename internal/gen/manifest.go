@@ -167,7 +167,7 @@ func manifestOf(sp *Spec, o *Output, a *Algorithm, v *View, files map[string][]b
 		}
 	} else {
 		s.View, s.Doc = v.Name, docLines(v.Doc)
-		for _, f := range showState(v).Entry {
+		for _, f := range viewShow(v).Fields {
 			s.Returns = append(s.Returns, f.Name)
 		}
 	}

@@ -358,9 +358,12 @@ func (l *loader) namedConsts() {
 }
 
 // clock resolves an algorithm's clock, "state.field": a fixed field of a
-// string, in [0, NOW_MAX], the time of the state's last write. Every
-// algorithm whose logic writes needs one, so that a key written by a
-// clock far ahead cannot hold it (docs/semantics.md, "State and time").
+// string, or an integer field of a collection's entries read from its
+// newest entry (a list's last, or the top of a zset whose adds continue
+// its newest entry), in [0, NOW_MAX], the time of the state's last
+// write. Every algorithm whose logic writes needs one, so that a key
+// written by a clock far ahead cannot hold it (docs/semantics.md, "State
+// and time").
 func (l *loader) clock(a *Algorithm, ya yamlAlgo, pos Pos) {
 	if ya.Clock == "" {
 		if writesIn(a.Body) {
@@ -373,14 +376,21 @@ func (l *loader) clock(a *Algorithm, ya yamlAlgo, pos Pos) {
 	}
 	sn, fn, _ := strings.Cut(ya.Clock, ".")
 	for _, s := range a.States {
-		for _, f := range s.Fields {
-			if s.Name == sn && f.Name == fn {
-				a.Clock = f
-				return
+		if s.Name != sn {
+			continue
+		}
+		for _, f := range append(slices.Clone(s.Fields), s.Entry...) {
+			if f.Name != fn {
+				continue
 			}
+			if f.Entry && (f.Type != Int || s.Kind == ZSet && !s.GrowsAtEnd()) {
+				l.errf(pos, "%s: clock %q: an entry's clock is an integer field of a list or of a zset whose adds continue its newest entry (running or merge), read from the newest entry", a.Name, ya.Clock)
+			}
+			a.Clock = f
+			return
 		}
 	}
-	l.errf(pos, "%s: clock %q is not a field of a string state (state.field)", a.Name, ya.Clock)
+	l.errf(pos, "%s: clock %q is not a field of a state (state.field)", a.Name, ya.Clock)
 }
 
 func (l *loader) reply(ys []yamlReply) {

@@ -41,6 +41,26 @@ func (s *Store) lrange(a []string) (Reply, error) {
 	return out, nil
 }
 
+// lindex is LINDEX: the element at an index (negative from the end), or
+// nil.
+func (s *Store) lindex(a []string) (Reply, error) {
+	i, err := parseInt(a[1])
+	if err != nil {
+		return nil, errNotInt
+	}
+	v, err := s.of(a[0], "list")
+	if v == nil || err != nil {
+		return nil, err
+	}
+	if i < 0 {
+		i += int64(len(v.list))
+	}
+	if i < 0 || i >= int64(len(v.list)) {
+		return nil, nil
+	}
+	return v.list[i], nil
+}
+
 func (s *Store) llen(a []string) (Reply, error) { return s.size(a[0], "list") }
 
 // ltrim is LTRIM; a list trimmed to nothing is removed.

@@ -85,6 +85,7 @@ var commands = map[string]command{
 
 	"RPUSH":  {-3, (*Store).rpush},
 	"LRANGE": {4, (*Store).lrange},
+	"LINDEX": {3, (*Store).lindex},
 	"LLEN":   {2, (*Store).llen},
 	"LTRIM":  {4, (*Store).ltrim},
 

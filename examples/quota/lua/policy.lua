@@ -14,14 +14,13 @@
 -- parameters, and those n, in the algorithm's order (trailing optional
 -- ones may be left out). The algorithms:
 --   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]):
---   {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
---   {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts
+--   {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
 --   fixed_window(limit, window_ms): {<key>}:fw:<window_ms>
 --   gcra(burst, rate, period_ms): {<key>}:gc:<rate>:<period_ms>
 --   leaky_bucket(capacity, rate, period_ms): {<key>}:lb:<rate>:<period_ms>
---   meta_window(limit, window_ms): {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log
+--   meta_window(limit, window_ms): {<key>}:ml:<window_ms>
 --   quota.daily_quota(limit, offset_ms): {<key>}:quota:dq:<offset_ms>
---   sliding_log(limit, window_ms): {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum
+--   sliding_log(limit, window_ms): {<key>}:sl:<window_ms>
 --   sliding_window(limit, window_ms): {<key>}:sw:<window_ms>
 --   token_bucket(capacity, refill_tokens, refill_ms): {<key>}:tk:<refill_tokens>:<refill_ms>
 --
@@ -204,24 +203,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
   end
-  local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' ..
-      num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-    return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   if mode == 'check' then
     return nil
@@ -250,15 +243,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function win__entry(m)
-    local e_start, e_count, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 then
+    local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
       e_start = e_start + 0
       if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
       e_count = e_count + 0
       if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
       e_run = e_run + 0
       if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-      return {start = e_start, count = e_count, run = e_run}
+      e_at = e_at + 0
+      if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
+      return {start = e_start, count = e_count, run = e_run, at = e_at}
     end
     -- the spec's constants
     -- 2^45 ms since the epoch, about the year 3085
@@ -304,9 +299,9 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
       return parts
     end
 
-    local parts = split(m, 3)
+    local parts = split(m, 4)
     if parts == nil then
-      return nil, 'an entry is not 3 fields joined by \':\'', m
+      return nil, 'an entry is not 4 fields joined by \':\'', m
     end
     local x_start = field(parts[1], nil, 0, NOW_MAX)
     if x_start == nil then
@@ -320,7 +315,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     if x_run == nil then
       return nil, 'entry field run is not an integer', parts[3]
     end
-    return {start = x_start, count = x_count, run = x_run}
+    local x_at = field(parts[4], nil, 0, NOW_MAX)
+    if x_at == nil then
+      return nil, 'entry field at is not an integer', parts[4]
+    end
+    return {start = x_start, count = x_count, run = x_run, at = x_at}
   end
   local win__card = redis.call('ZCARD', KEYS[1])
   local win__top = nil -- the newest entry, read below
@@ -424,28 +423,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local latest_ts = 0
-  local latest__raw = redis.call('GET', KEYS[2])
-  if latest__raw then
-    local latest__raw__ts = string.match(latest__raw, '^(%-?%d+)$')
-    if latest__raw__ts == nil or #latest__raw__ts > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
-          'want the integers ts' .. ', got ' ..
-          (#latest__raw > 32 and string.sub(latest__raw, 1, 32) .. '...' or latest__raw))
-    end
-    latest_ts = latest__raw__ts + 0
-    if latest_ts < 0 then latest_ts = 0 elseif latest_ts > NOW_MAX then latest_ts = NOW_MAX end
-  end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = latest_ts > now + MAX_SKEW_MS
-  if stale then
-    win__card = 0
-    latest_ts = 0
-  end
-  -- the newest entry of {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
+  -- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
   if win__card > 0 then
     local bad__what, bad__v
     win__top, bad__what, bad__v = win__at(win__card - 1)
@@ -455,10 +436,30 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
+  local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
+  if stale then
+    win__card = 0
+    win__top = nil
+  end
 
   -- decision
+  -- the last admission
+  local last_at = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = 0, win__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = win__at(hi__ - 1)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      last_at = e.at
+    end
+  end
   -- how far the last admission is ahead of this caller's clock
-  local t__1 = latest_ts - now
+  local t__1 = last_at - now
   local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
@@ -490,7 +491,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
-  local agg__2 = 0
+  local agg__3 = 0
   if on2 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from2, true), win__card
@@ -501,11 +502,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__2 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
   end
-  local used2 = (on2 and agg__2 or 0)
-  local agg__3 = 0
+  local used2 = (on2 and agg__3 or 0)
+  local agg__4 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from3, true), win__card
@@ -516,10 +517,10 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+      agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
   end
-  local used3 = (on3 and agg__3 or 0)
+  local used3 = (on3 and agg__4 or 0)
   local ok1 = used1 + c <= limit
   local ok2 = not on2 or used2 + c <= limit_2
   local ok3 = not on3 or used3 + c <= limit_3
@@ -554,7 +555,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   -- Denied: tier i admits once the oldest buckets holding
   -- used_i + took + c - limit_i have left its window (this request's
   -- bucket last).
-  local agg__4 = bucket + window_ms
+  local agg__5 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from1, true), win__card
@@ -566,12 +567,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__4 = e.start + window_ms
+        agg__5 = e.start + window_ms
       end
     end
   end
-  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__4)
-  local agg__5 = bucket + window_ms_2
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
+  local agg__6 = bucket + window_ms_2
   if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from2, true), win__card
@@ -583,12 +584,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__5 = e.start + window_ms_2
+        agg__6 = e.start + window_ms_2
       end
     end
   end
-  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__5)
-  local agg__6 = bucket + window_ms_3
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__6)
+  local agg__7 = bucket + window_ms_3
   if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from3, true), win__card
@@ -600,11 +601,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__6 = e.start + window_ms_3
+        agg__7 = e.start + window_ms_3
       end
     end
   end
-  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__6)
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__7)
   local t__13 = (at3 > at2 and at3 or at2)
   local retry_at = (t__13 > at1 and t__13 or at1)
   -- Reset: remaining is lim again once every tier i holds at most
@@ -625,7 +626,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   else
     x3 = 0
   end
-  local agg__7 = bucket + window_ms
+  local agg__8 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from1, true), win__card
@@ -637,12 +638,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__7 = e.start + window_ms
+        agg__8 = e.start + window_ms
       end
     end
   end
-  local r1 = ((x1 == 0) and 0 or agg__7)
-  local agg__8 = bucket + window_ms_2
+  local r1 = ((x1 == 0) and 0 or agg__8)
+  local agg__9 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from2, true), win__card
@@ -654,12 +655,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__8 = e.start + window_ms_2
+        agg__9 = e.start + window_ms_2
       end
     end
   end
-  local r2 = ((x2 == 0) and 0 or agg__8)
-  local agg__9 = bucket + window_ms_3
+  local r2 = ((x2 == 0) and 0 or agg__9)
+  local agg__10 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from3, true), win__card
@@ -671,11 +672,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__9 = e.start + window_ms_3
+        agg__10 = e.start + window_ms_3
       end
     end
   end
-  local r3 = ((x3 == 0) and 0 or agg__9)
+  local r3 = ((x3 == 0) and 0 or agg__10)
   local t__17 = (r3 > r2 and r3 or r2)
   local reset_at = (t__17 > r1 and t__17 or r1)
   local t__18 = limit - (used1 + took)
@@ -703,19 +704,15 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
+        redis.call('DEL', KEYS[1])
       end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
     end
     writes[#writes + 1] = function()
-      local t__22 = widest - eff % bucket_ms
-      redis.call('PSETEX', KEYS[2], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS), string.format('%d', eff))
-    end
-    writes[#writes + 1] = function()
       do
-        local win__x = {start = bucket, count = took}
+        local win__x = {start = bucket, count = took, at = eff}
         if win__top ~= nil then
           if win__top.start > win__x.start then -- the set grows at its end
             win__x.start = win__top.start
@@ -728,7 +725,7 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         else
           win__x.run = win__x.count % RUN_MOD
         end
-        win__x.member__ = string.format('%d:%d:%d', win__x.start, win__x.count, win__x.run)
+        win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
         redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
         win__card = win__card + 1
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
@@ -741,17 +738,17 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
         end
         win__top = win__x
       end
-      local t__23 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__23 > 0 and t__23 or 0) + TTL_MARGIN_MS))
+      local t__22 = widest - eff % bucket_ms
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
       -- after the add (see Drop)
-      local t__24 = bucket - widest
-      if win__card > 0 and win__le[t__24] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__24))
+      local t__23 = bucket - widest
+      if win__card > 0 and win__le[t__23] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
       end
     end
   end
-  local t__25 = reset_at - now
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__25 > 0 and t__25 or 0), 0, tier}, writes
+  local t__24 = reset_at - now
+  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -1163,22 +1160,18 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
   end
-  local tail = '}' .. infix .. ':mw:' .. num(window_ms)
+  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
-    return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   if mode == 'check' then
     return nil
@@ -1209,49 +1202,144 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('meta must be at most 256 bytes, got ' .. #meta)
   end
   -- state
-  local win_ts, win_start, win_used = 0, 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__start, win__raw__used = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__start > 17 or #win__raw__used > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:start:used' .. ', got ' ..
-          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+    if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
+      e_t_ms = e_t_ms + 0
+      if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_used = e_used + 0
+      if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
+      return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
     end
-    win_ts, win_start, win_used = win__raw__ts + 0, win__raw__start + 0, win__raw__used + 0
-    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-    if win_start < 0 then win_start = 0 elseif win_start > NOW_MAX then win_start = NOW_MAX end
-    if win_used < 0 then win_used = 0 elseif win_used > 2 * limit then win_used = 2 * limit end
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 5)
+    if parts == nil then
+      return nil, 'an entry is not 5 fields joined by \':\'', m
+    end
+    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
+    if x_t_ms == nil then
+      return nil, 'entry field t_ms is not an integer', parts[1]
+    end
+    local x_start = field(parts[2], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[2]
+    end
+    local x_used = field(parts[3], nil, 0, 2 * limit)
+    if x_used == nil then
+      return nil, 'entry field used is not an integer', parts[3]
+    end
+    local x_cost = field(parts[4], nil, 1, 2 * limit)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[4]
+    end
+    return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
+  end
+  local function log__parse(raw)
+    local out = {}
+    for i = 1, #raw do
+      local e, what, v = log__entry(raw[i])
+      if e == nil then
+        return nil, what, v
+      end
+      out[i] = e
+    end
+    return out
+  end
+  local log = {}
+  local log__newest = redis.call('LINDEX', KEYS[1], -1)
+  if log__newest then
+    local bad__what, bad__v
+    log, bad__what, bad__v = log__parse({log__newest})
+    if log == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
   end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
+  local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
   if stale then
-    win_ts = 0
-    win_start = 0
-    win_used = 0
-  end
-
-  -- {<key>}:mw:<window_ms>:log is written but not read: its type, before any write
-  local log__type = redis.call('TYPE', KEYS[2]).ok
-  if log__type ~= 'none' and log__type ~= 'list' then
-    return redis.error_reply('WRONGTYPE ' .. ALG ..
-        (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ' holds a ' ..
-        log__type .. ', not a ' .. 'list')
+    log = {}
   end
 
   -- decision
+  -- the last admission
+  local last_ts = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_ts = e.t_ms
+  end
+  -- when its window opened
+  local last_start = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_start = e.start
+  end
+  -- what its window had admitted then
+  local last_used = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_used = e.used
+  end
   -- how far the last admission is ahead of this caller's clock
-  local t__1 = win_ts - now
+  local t__1 = last_ts - now
   local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
-  local open = win_used > 0 and eff < win_start + window_ms
-  local used = (open and win_used or 0)
+  local open = last_used > 0 and eff < last_start + window_ms
+  local used = (open and last_used or 0)
   -- an admission now would open a window
-  local start = (open and win_start or eff)
+  local start = (open and last_start or eff)
   -- from now until the window ends
   local t__2 = start + window_ms - eff
   local ends = lag + (t__2 > 0 and t__2 or 0)
@@ -1273,23 +1361,17 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1], KEYS[2])
-        end
-        redis.call('DEL', KEYS[2])
+        stale = false
+        redis.call('DEL', KEYS[1])
       end
     end
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
+        redis.call('DEL', KEYS[1])
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, start, after))
-    end
-    writes[#writes + 1] = function()
-      redis.call('RPUSH', KEYS[2], string.format('%d:%d:%s', eff, took, meta))
-      redis.call('PEXPIRE', KEYS[2], string.format('%d', ends + TTL_MARGIN_MS))
+      redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
     end
   end
   local t__6 = limit - after
@@ -1426,8 +1508,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -1438,10 +1520,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
-    return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   if mode == 'check' then
     return nil
@@ -1650,29 +1728,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     end
     return found
   end
-  local tally_total, tally_ts = 0, 0
-  local tally__raw = redis.call('GET', KEYS[2])
-  if tally__raw then
-    local tally__raw__total, tally__raw__ts = string.match(tally__raw, '^(%-?%d+):(%-?%d+)$')
-    if tally__raw__total == nil or #tally__raw__total > 17 or #tally__raw__ts > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[2] > 32 and string.sub(KEYS[2], 1, 32) .. '...' or KEYS[2]) .. ': ' ..
-          'want the integers total:ts' .. ', got ' ..
-          (#tally__raw > 32 and string.sub(tally__raw, 1, 32) .. '...' or tally__raw))
-    end
-    tally_total, tally_ts = tally__raw__total + 0, tally__raw__ts + 0
-    if tally_total < 0 then tally_total = 0 elseif tally_total > 10000000000 then tally_total = 10000000000 end
-    if tally_ts < 0 then tally_ts = 0 elseif tally_ts > NOW_MAX then tally_ts = NOW_MAX end
-  end
 
   -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
   -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = tally_ts > now + MAX_SKEW_MS
-  if stale then
-    log__card = 0
-    tally_total = 0
-    tally_ts = 0
-  end
   -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
   if log__card > 0 then
     local bad__what, bad__v
@@ -1683,47 +1741,65 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
   end
+  local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
+  if stale then
+    log__card = 0
+    log__top = nil
+  end
 
   -- decision
+  -- the last admission
+  local last_ts = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = 0, log__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = log__at(hi__ - 1)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      last_ts = e.ts
+    end
+  end
   -- how far the last admission is ahead of this caller's clock
-  local t__1 = tally_ts - now
+  local t__1 = last_ts - now
   local lag = (t__1 > 0 and t__1 or 0)
   -- the time this request is decided at
   local eff = now + lag
   -- entries at or before from have left the window
   local from = eff - window_ms
-  local gone = 0
+  -- the costs admitted in the window
+  local used = 0
   do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, log__below(from, true)
+    local lo__, hi__ = log__below(from, true), log__card
     local sum__, bad__what, bad__v = log__sum(lo__, hi__)
     if sum__ == nil then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
           ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-    gone = (40000000000 < sum__ and 40000000000 or sum__)
+    used = (40000000000 < sum__ and 40000000000 or sum__)
   end
-  -- the costs admitted in the window
-  local t__2 = tally_total - gone
-  local used = (t__2 > 0 and t__2 or 0)
-  local t__3 = limit + 1
-  local c = (t__3 < cost and t__3 or cost)
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
   local ok = used + c <= limit
   -- a forced denial is recorded too, up to 2 * limit in the window
   local took
   if ok then
     took = c
   elseif force then
-    local t__4 = 2 * limit - used
-    local t__5 = (t__4 > 0 and t__4 or 0)
-    took = (t__5 < cost and t__5 or cost)
+    local t__3 = 2 * limit - used
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    took = (t__4 < cost and t__4 or cost)
   else
     took = 0
   end
   local after = used + took
   -- Denied: the window must lose after + c - limit, oldest entries first
   -- (this request's own, at eff, last); read only when the reply needs it.
-  local agg__2 = eff + window_ms
+  local agg__3 = eff + window_ms
   if not (ok or c > limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = log__below(from, true), log__card
@@ -1735,12 +1811,12 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__2 = e.ts + window_ms
+        agg__3 = e.ts + window_ms
       end
     end
   end
-  local free_at = ((ok or c > limit) and 0 or agg__2)
-  local agg__3 = eff
+  local free_at = ((ok or c > limit) and 0 or agg__3)
+  local agg__4 = eff
   if not (took > 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = log__below(from, true), log__card
@@ -1752,11 +1828,11 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
               bad__what .. ', got ' .. (#bad__v > 32 and
               string.sub(bad__v, 1, 32) .. '...' or bad__v))
         end
-        agg__3 = e.ts
+        agg__4 = e.ts
       end
     end
   end
-  local last_in = ((took > 0) and eff or agg__3)
+  local last_in = ((took > 0) and eff or agg__4)
   -- earlier admissions at the same ms
   local seq = 0
   do -- the entries in range are those at ranks [lo, hi)
@@ -1767,7 +1843,7 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     writes[#writes + 1] = function()
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1], KEYS[2])
+        redis.call('DEL', KEYS[1])
       end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
@@ -1799,12 +1875,9 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
       end
     end
-    writes[#writes + 1] = function()
-      redis.call('PSETEX', KEYS[2], string.format('%d', lag + window_ms + TTL_MARGIN_MS), string.format('%d:%d', after, eff))
-    end
   end
-  local t__6 = limit - after
-  return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0),
+  local t__5 = limit - after
+  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
       ((ok or c > limit) and -1 or (free_at - now)),
       ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
 end
@@ -2097,13 +2170,13 @@ end
 -- the algorithms: each its function, number of keys, string inputs,
 -- required and total parameters
 local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 2, 0, 3, 7},
+  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
   ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
   ['gcra'] = {decide_gcra, 1, 0, 3, 3},
   ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 2, 1, 2, 2},
+  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
   ['quota.daily_quota'] = {decide_quota__daily_quota, 1, 0, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 2, 0, 2, 2},
+  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
   ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
   ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
 }

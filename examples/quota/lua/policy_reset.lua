@@ -110,24 +110,18 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     return bad('window_ms_3 must span at most 3600 buckets')
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> ' ..
-        '{<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
   end
-  local tail = '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':bw:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' ..
-      num(window_ms_2) .. ':' .. num(window_ms_3) .. ':ts' then
-    return bad('KEYS[2] must be {<key>}:bw:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>:ts with the key of KEYS[1]')
   end
   return nil
 end
@@ -260,22 +254,18 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
     return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:mw:<window_ms> {<key>}:mw:<window_ms>:log')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
   end
-  local tail = '}' .. infix .. ':mw:' .. num(window_ms)
+  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:mw:<window_ms> for these parameters')
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
   end
   if #KEYS[1] == #tail + 1 then -- {} before the tail
     return bad('key must not be empty')
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':mw:' .. num(window_ms) .. ':log' then
-    return bad('KEYS[2] must be {<key>}:mw:<window_ms>:log with the key of KEYS[1]')
   end
   return nil
 end
@@ -326,8 +316,8 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
     return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
   end
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 2 then
-    return bad('expected 2 keys: {<key>}:sl:<window_ms> {<key>}:sl:<window_ms>:sum')
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
   end
   local tail = '}' .. infix .. ':sl:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -338,10 +328,6 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
   end
   if string.byte(KEYS[1], 2) == 125 then -- {}...
     return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  local head = string.sub(KEYS[1], 1, -#tail - 1) -- {key}
-  if KEYS[2] ~= head .. '}' .. infix .. ':sl:' .. num(window_ms) .. ':sum' then
-    return bad('KEYS[2] must be {<key>}:sl:<window_ms>:sum with the key of KEYS[1]')
   end
   return nil
 end
@@ -424,13 +410,13 @@ end
 -- the algorithms: each its function, number of keys, string inputs,
 -- required and total parameters
 local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 2, 0, 3, 7},
+  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
   ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
   ['gcra'] = {decide_gcra, 1, 0, 3, 3},
   ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 2, 1, 2, 2},
+  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
   ['quota.daily_quota'] = {decide_quota__daily_quota, 1, 0, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 2, 0, 2, 2},
+  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
   ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
   ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
 }

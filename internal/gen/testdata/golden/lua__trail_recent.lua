@@ -255,7 +255,8 @@ end
 -- view
 -- the newest note is younger than window_ms
 local agg__1 = 0
-for _, n in ipairs(notes) do
+if #notes > 0 then
+  local n = notes[#notes]
   agg__1 = n.ts
 end
 local fresh = agg__1 > now - window_ms

@@ -39,9 +39,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "987f8fc4935ca82a0f624c03d1575096221e3e70", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "189e789b22c5789bec6592de12ae81d851c1eae7"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4275e94219e86c6b60484577db995aa3e9a3af72"},
+		Name: "small", Version: "8dff03607fa4a0e53b80237242f804b0a8bc78dd", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "a11262d4e5f97d7ed4ffe8f3214f90f8e4a7da31"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "5abfb32a1d3a113fde6c54a7ce0ae7a7efc4232c"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -64,7 +64,7 @@ func init() {
 		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "d97cd38c0a093772b28714282ba0d5e3311340a5"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "66971a844c3db5e05c4d432cff1ae5f028fc1782"},
 		Views: []kit.View{{Name: "recent",
-			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "ea8c4c1c146cca9793a8e5c2a04494bbb9e0de33"},
+			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "63d8c7ba1d2e37ad1b676a1fe48965ad84d3b0dc"},
 			Returns: []string{"ts", "text"}},
 			{Name: "admitted", Script: kit.Script{Name: "trail_admitted", Source: trailAdmittedSource, SHA1: "2d907bed99d27d8aec71376b953cd86ff1e39301"},
 				Returns: []string{"ts", "cost", "run"}}},

@@ -418,7 +418,8 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	}
 	// the newest note is younger than window_ms
 	agg__1 := int64(0)
-	for _, n_ := range notes {
+	if n := len(notes); n > 0 {
+		n_ := notes[n-1]
 		agg__1 = min(max(n_.Ts, 0), kit.NowMax)
 	}
 	fresh := agg__1 > nowMs-p.WindowMs
