@@ -76,13 +76,14 @@ type denial struct {
 }
 
 // New returns a Limiter caching primary's denials. It refuses a nil
-// primary and negative Keys with an error matching limitspec.ErrBadInput.
+// primary and negative Keys with an error matching
+// limitspec.ErrMisconfigured.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
 	case limitspec.IsNil(primary):
-		return nil, &limitspec.InputError{Msg: "denials: the primary limiter is nil"}
+		return nil, fmt.Errorf("denials: %w: the primary limiter is nil", limitspec.ErrMisconfigured)
 	case opts.Keys < 0:
-		return nil, &limitspec.InputError{Msg: fmt.Sprintf("denials: Keys must be ≥ 0, got %d", opts.Keys)}
+		return nil, fmt.Errorf("denials: %w: Keys must be ≥ 0, got %d", limitspec.ErrMisconfigured, opts.Keys)
 	}
 	l := &Limiter{primary: primary, now: opts.Now}
 	if l.now == nil {

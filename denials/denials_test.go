@@ -211,8 +211,8 @@ func TestNewRefuses(t *testing.T) {
 		"a typed nil primary": {typedNil, denials.Options{}},
 		"negative Keys":       {newMemory(t), denials.Options{Keys: -1}},
 	} {
-		if _, err := denials.New(tt.primary, tt.opts); !errors.Is(err, limitspec.ErrBadInput) {
-			t.Errorf("%s: %v, want ErrBadInput", name, err)
+		if _, err := denials.New(tt.primary, tt.opts); !errors.Is(err, limitspec.ErrMisconfigured) {
+			t.Errorf("%s: %v, want ErrMisconfigured", name, err)
 		}
 	}
 }

@@ -283,7 +283,7 @@ type Limiter struct {
 // which never call it). It refuses a nil limiter it needs (a nil
 // interface, or one holding a nil pointer), an unknown mode, a negative
 // option and Processes above MaxProcesses with an error matching
-// limitspec.ErrBadInput.
+// limitspec.ErrMisconfigured.
 func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if err := check(primary, local, opts); err != nil {
 		return nil, err
@@ -316,27 +316,33 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 func check(primary, local limitspec.Limiter, opts Options) error {
 	switch {
 	case limitspec.IsNil(primary):
-		return badInput("fallback: the primary limiter is nil")
+		return misconfigured("the primary limiter is nil")
 	case opts.Mode > FailClosed:
-		return badInput("fallback: unknown mode %d", opts.Mode)
+		return misconfigured("unknown mode %d", opts.Mode)
 	case opts.Mode == Local && limitspec.IsNil(local):
-		return badInput("fallback: the local limiter is nil in Local mode")
+		return misconfigured("the local limiter is nil in Local mode")
 	case opts.Processes < 0 || opts.Processes > MaxProcesses:
-		return badInput("fallback: Processes must be in [0, %d], got %d", MaxProcesses, opts.Processes)
+		return misconfigured("Processes must be in [0, %d], got %d", MaxProcesses, opts.Processes)
 	case opts.Timeout < 0:
-		return badInput("fallback: Timeout must be ≥ 0, got %v", opts.Timeout)
+		return misconfigured("Timeout must be ≥ 0, got %v", opts.Timeout)
 	case opts.Failures < 0:
-		return badInput("fallback: Failures must be ≥ 0, got %d", opts.Failures)
+		return misconfigured("Failures must be ≥ 0, got %d", opts.Failures)
 	case opts.OpenFor < 0:
-		return badInput("fallback: OpenFor must be ≥ 0, got %v", opts.OpenFor)
+		return misconfigured("OpenFor must be ≥ 0, got %v", opts.OpenFor)
 	case opts.Reports < 0:
-		return badInput("fallback: Reports must be ≥ 0, got %d", opts.Reports)
+		return misconfigured("Reports must be ≥ 0, got %d", opts.Reports)
 	}
 	return nil
 }
 
 func badInput(format string, args ...any) error {
 	return &limitspec.InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// misconfigured is New's refusal of what it cannot work with: an error
+// matching limitspec.ErrMisconfigured, as every constructor's refusal.
+func misconfigured(format string, args ...any) error {
+	return fmt.Errorf("fallback: %w: %s", limitspec.ErrMisconfigured, fmt.Sprintf(format, args...))
 }
 
 // Limit decides req: with the primary while it answers, else as the

@@ -186,8 +186,8 @@ func TestNewRefuses(t *testing.T) {
 		{"negative open time", p, loc, Options{OpenFor: -time.Second}, "OpenFor must be ≥ 0, got -1s"},
 	} {
 		l, err := New(tc.primary, tc.local, tc.opts)
-		if l != nil || !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(fmt.Sprint(err), tc.msg) {
-			t.Errorf("%s: New: %v, %v; want no limiter and an error matching ErrBadInput saying %q", tc.name, l, err, tc.msg)
+		if l != nil || !errors.Is(err, limitspec.ErrMisconfigured) || !strings.Contains(fmt.Sprint(err), tc.msg) {
+			t.Errorf("%s: New: %v, %v; want no limiter and an error matching ErrMisconfigured saying %q", tc.name, l, err, tc.msg)
 		}
 	}
 	for _, m := range []Mode{FailOpen, FailClosed} {

@@ -129,8 +129,26 @@ type Middleware struct {
 // Validate), a policy's identity without its KeyFunc, Routes without
 // Mux, a route's pattern no ServeMux would register (an empty one
 // included), Fields with a name missing, malformed or of a field the
-// middleware sets itself.
+// middleware sets itself. Each refusal matches limitspec.ErrMisconfigured,
+// as every constructor's does (and, for a limit its Validate refuses,
+// the limit's error too).
 func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
+	m, err := newMiddleware(l, opts)
+	if err != nil {
+		return nil, &configError{err}
+	}
+	return m, nil
+}
+
+// configError is a refusal of New: it reads as its cause and matches
+// limitspec.ErrMisconfigured.
+type configError struct{ err error }
+
+func (e *configError) Error() string        { return e.err.Error() }
+func (e *configError) Unwrap() error        { return e.err }
+func (e *configError) Is(target error) bool { return target == limitspec.ErrMisconfigured }
+
+func newMiddleware(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	if limitspec.IsNil(l) {
 		return nil, errors.New("httplimit: no Limiter (a nil one was given)")
 	}

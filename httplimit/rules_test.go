@@ -2,6 +2,7 @@ package httplimit_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -127,8 +128,8 @@ func refuses(t *testing.T, cases []refusal) {
 	t.Helper()
 	for _, c := range cases {
 		m, err := httplimit.New(c.l, c.opts)
-		if m != nil || err == nil || !strings.HasPrefix(err.Error(), c.err) {
-			t.Errorf("%s: New: %v, %v; want no middleware and the error %q", c.name, m, err, c.err)
+		if m != nil || err == nil || !strings.HasPrefix(err.Error(), c.err) || !errors.Is(err, limitspec.ErrMisconfigured) {
+			t.Errorf("%s: New: %v, %v; want no middleware and the error %q, matching ErrMisconfigured", c.name, m, err, c.err)
 		}
 	}
 }

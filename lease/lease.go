@@ -76,17 +76,17 @@ type taking struct {
 
 // New returns a Limiter taking leases from primary. It refuses a nil
 // primary and options out of their domains with an error matching
-// limitspec.ErrBadInput.
+// limitspec.ErrMisconfigured.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
 	case limitspec.IsNil(primary):
-		return nil, badInput("lease: the primary limiter is nil")
+		return nil, misconfigured("the primary limiter is nil")
 	case opts.Size < 1 || opts.Size > maxExact:
-		return nil, badInput("lease: Size must be in [1, 2^53−1], got %d", opts.Size)
+		return nil, misconfigured("Size must be in [1, 2^53−1], got %d", opts.Size)
 	case opts.For < 0:
-		return nil, badInput("lease: For must be ≥ 0, got %v", opts.For)
+		return nil, misconfigured("For must be ≥ 0, got %v", opts.For)
 	case opts.Keys < 0:
-		return nil, badInput("lease: Keys must be ≥ 0, got %d", opts.Keys)
+		return nil, misconfigured("Keys must be ≥ 0, got %d", opts.Keys)
 	}
 	l := &Limiter{primary: primary, size: opts.Size, hold: opts.For, now: opts.Now}
 	if l.hold == 0 {
@@ -103,8 +103,10 @@ func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	return l, nil
 }
 
-func badInput(format string, args ...any) error {
-	return &limitspec.InputError{Msg: fmt.Sprintf(format, args...)}
+// misconfigured is New's refusal of what it cannot work with: an error
+// matching limitspec.ErrMisconfigured, as every constructor's refusal.
+func misconfigured(format string, args ...any) error {
+	return fmt.Errorf("lease: %w: %s", limitspec.ErrMisconfigured, fmt.Sprintf(format, args...))
 }
 
 // Limit decides req from its key's lease, taking one from the primary

@@ -301,8 +301,8 @@ func TestNewRefuses(t *testing.T) {
 		{"negative Keys", p, lease.Options{Size: 1, Keys: -1}},
 	}
 	for _, tt := range tests {
-		if _, err := lease.New(tt.primary, tt.opts); !errors.Is(err, limitspec.ErrBadInput) {
-			t.Errorf("%s: error %v, want ErrBadInput", tt.name, err)
+		if _, err := lease.New(tt.primary, tt.opts); !errors.Is(err, limitspec.ErrMisconfigured) {
+			t.Errorf("%s: error %v, want ErrMisconfigured", tt.name, err)
 		}
 	}
 }
