@@ -1341,7 +1341,7 @@ func viewShow(v *View) *Show { return v.Body[len(v.Body)-1].(*Show) }
 func showState(v *View) *State { return viewShow(v).State }
 
 // keyTemplate is a state's key for any key, its parameters named:
-// {<key>}:sl:<window_ms>:sum.
+// {<key>}:sl:<window_ms>.
 func keyTemplate(s *State) string {
 	return "{<key>}" + keySuffix(s, func(p *Param) string { return "<" + p.Name + ">" })
 }
