@@ -112,23 +112,30 @@ limits:
 	// false daily 0 23h59m56s
 }
 
-// ExampleNewPolicy builds a policy from Go values: a burst per user, and
-// a daily quota per user that differs by plan.
+// ExampleNewPolicy builds a policy per plan from Go values: a burst per
+// user, and a daily quota per user that differs by plan. The limits are
+// named alike in both plans, so that a user's burst and day are counted
+// once, whichever plan decides (a state is named by its limit, not by
+// its policy).
 func ExampleNewPolicy() {
-	plan := func(daily int64) (*limitspec.Policy, error) {
-		return limitspec.NewPolicy("api",
+	plan := func(name string, daily int64) (*limitspec.Policy, error) {
+		return limitspec.NewPolicy(name,
 			limitspec.PolicyLimit{Name: "burst", Limit: limitspec.GCRA{Burst: 5, Rate: 10, Period: time.Second}, Identity: "user"},
 			limitspec.PolicyLimit{Name: "daily", Limit: limitspec.SlidingLog{Limit: daily, Window: 24 * time.Hour}, Identity: "user"},
 		)
 	}
-	free, err := plan(100)
+	free, err := plan("free", 1_000)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(free.Name(), free.Identities(), free.OneSlot())
-	_, err = plan(0)
+	pro, err := plan("pro", 100_000)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(free.Name(), pro.Name(), free.Identities(), free.OneSlot())
+	_, err = plan("trial", 0)
 	fmt.Println(err)
 	// Output:
-	// api [user] true
-	// api.daily: sliding_log: parameter limit must be an integer in [1, 100000], got 0
+	// free pro [user] true
+	// trial.daily: sliding_log: parameter limit must be an integer in [1, 100000], got 0
 }

@@ -29,6 +29,20 @@ type Limit interface {
 	QuotaWindow() time.Duration
 }
 
+// StateNamer is implemented by the typed limits of this package and of
+// every package cmd/gen writes. State names the state a limit keeps for
+// a key: its algorithm's keys after the hash tag, with the parameters the
+// state is measured in (a window, a rate) and not its amounts
+// (FixedWindow{Limit: 100, Window: time.Minute}.State() is "fw:60000"),
+// so that two limits share a state exactly when their States are equal;
+// "" for a limit that is not valid. A policy's limit keeps it under its
+// name (docs/semantics.md, "Policies"): limits of one name and State in
+// several policies, the plans of a service, share one state.
+type StateNamer interface {
+	Limit
+	State() string
+}
+
 // Shaper is implemented by the limits whose decisions may tell an
 // admitted request to wait (Result.Delay): the shapers, such as
 // leaky_bucket, which queue the work instead of refusing it. cmd/gen

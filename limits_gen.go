@@ -3,6 +3,7 @@
 package limitspec
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -73,6 +74,18 @@ func (l FixedWindow) QuotaWindow() time.Duration {
 	}
 	// a used-up limit is whole at the next boundary, at most window_ms away
 	return time.Duration(p.WindowMs) * time.Millisecond
+}
+
+// State names the state l keeps for a key, fw:<window_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l FixedWindow) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "fw:" + strconv.FormatInt(p.WindowMs, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in
@@ -170,6 +183,18 @@ func (l TokenBucket) QuotaWindow() time.Duration {
 	}
 	// the time to refill from empty: capacity * refill_ms / refill_tokens, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens)) * time.Millisecond
+}
+
+// State names the state l keeps for a key, tk:<refill_tokens>:<refill_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l TokenBucket) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "tk:" + strconv.FormatInt(p.RefillTokens, 10) + ":" + strconv.FormatInt(p.RefillMs, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in
@@ -279,6 +304,18 @@ func (l GCRA) QuotaWindow() time.Duration {
 	}
 	// the time to drain a full burst (limit is burst): burst * T, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate)) * time.Millisecond
+}
+
+// State names the state l keeps for a key, gc:<rate>:<period_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l GCRA) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "gc:" + strconv.FormatInt(p.Rate, 10) + ":" + strconv.FormatInt(p.PeriodMs, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in
@@ -394,6 +431,18 @@ func (l SlidingWindow) QuotaWindow() time.Duration {
 	return time.Duration(p.WindowMs) * time.Millisecond
 }
 
+// State names the state l keeps for a key, sw:<window_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l SlidingWindow) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "sw:" + strconv.FormatInt(p.WindowMs, 10)
+}
+
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l SlidingWindow) args() (p slidingWindowArgs, err error) {
@@ -493,6 +542,18 @@ func (l LeakyBucket) QuotaWindow() time.Duration {
 	}
 	// the time to drain a full queue: capacity * T, rounded up
 	return time.Duration(satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate)) * time.Millisecond
+}
+
+// State names the state l keeps for a key, lb:<rate>:<period_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l LeakyBucket) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "lb:" + strconv.FormatInt(p.Rate, 10) + ":" + strconv.FormatInt(p.PeriodMs, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in
@@ -608,6 +669,18 @@ func (l SlidingLog) QuotaWindow() time.Duration {
 	}
 	// each admission leaves the window window_ms after it
 	return time.Duration(p.WindowMs) * time.Millisecond
+}
+
+// State names the state l keeps for a key, sl:<window_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l SlidingLog) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "sl:" + strconv.FormatInt(p.WindowMs, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in
@@ -739,6 +812,19 @@ func (l BucketWindow) QuotaWindow() time.Duration {
 		return 0
 	}
 	return time.Duration(pick(p.Limit2 == 0 && p.Limit3 == 0, p.WindowMs, 0)) * time.Millisecond
+}
+
+// State names the state l keeps for a key, bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l BucketWindow) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "bk:" + strconv.FormatInt(p.BucketMs, 10) + ":" + strconv.FormatInt(p.WindowMs, 10) + ":" +
+		strconv.FormatInt(p.WindowMs2, 10) + ":" + strconv.FormatInt(p.WindowMs3, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in
@@ -913,6 +999,18 @@ func (l MetaWindow) QuotaWindow() time.Duration {
 	}
 	// a window ends window_ms after it opened
 	return time.Duration(p.WindowMs) * time.Millisecond
+}
+
+// State names the state l keeps for a key, ml:<window_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l MetaWindow) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "ml:" + strconv.FormatInt(p.WindowMs, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in

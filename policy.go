@@ -35,8 +35,9 @@ type Policy struct {
 // PolicyLimit is one limit of a Policy.
 type PolicyLimit struct {
 	// Name names the limit in the policy (lower_case, unique): in errors,
-	// in Result.Limits, and in its keys, so that no two limits share
-	// state.
+	// in Result.Limits, and in its keys, so that no two limits of a
+	// policy share state, and limits of one name in several policies do
+	// (see NewPolicy).
 	Name string
 	// Limit is the limit: a typed limit of this package or of a package
 	// cmd/gen wrote.
@@ -58,15 +59,14 @@ var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // counting either an identity or a constant. An error matches
 // ErrBadInput and names the limit at fault.
 //
-// Which limits share a state: a limit's state is named by the policy's
-// name, the limit's name, the value it counts and the parameters its
-// state is measured in (a window, a rate), never by its amounts. So the
-// policies of a service's plans (free, pro) share a per-IP counter when
-// they are built under one policy name with the per-IP limit under one
-// name and window, its amounts free to differ: build them with one name,
-// passing each plan's amounts. Policies of different names never share
-// a state: two plans named apart give one IP a counter in each, twice
-// the budget across them.
+// Which limits share a state: a limit's state is named by the limit's
+// name, its algorithm, the value it counts and the parameters its state
+// is measured in (a window, a rate), never by its amounts nor by the
+// policy's name. So the policies of a service's plans (free, pro), each
+// with a limit per_ip of one algorithm and window, count one IP once,
+// whatever each plan allows it: a user moving from a plan to another
+// keeps what it has spent. Limits that must count apart are named apart
+// (login_ip, api_ip), or differ in algorithm or window.
 func NewPolicy(name string, limits ...PolicyLimit) (*Policy, error) {
 	if !nameRE.MatchString(name) {
 		return nil, badInputf("policy %q: names are lower_case (a-z, 0-9, _), starting with a letter", name)
@@ -144,8 +144,10 @@ func (p *Policy) Shapes() bool {
 
 // KeyInfix is what limit i adds after the hash tag of each of its keys,
 // so that no two limits of a policy, nor a policy's limit and the same
-// limit on its own, share state: ":<policy>:<limit>".
-func (p *Policy) KeyInfix(i int) string { return ":" + p.name + ":" + p.limits[i].Name }
+// limit on its own, share state: ":<limit>". The policy's name is not in
+// it: limits of one name share their state across policies (the plans of
+// a service, each a policy), as NewPolicy says.
+func (p *Policy) KeyInfix(i int) string { return ":" + p.limits[i].Name }
 
 // policyFile is the YAML (or JSON) form of a policy.
 type policyFile struct {

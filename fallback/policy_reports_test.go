@@ -1,6 +1,7 @@
 package fallback_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -103,5 +104,64 @@ func TestFailoverBurstQuota(t *testing.T) {
 	primary.down.Store(true)
 	if res := decide(100); !res.Allowed || res.Side != limitspec.Fallback {
 		t.Errorf("the first request after the failover: allowed %v by %v; want admitted by the fallback", res.Allowed, res.Side)
+	}
+}
+
+// TestFailoverPlansShareTheIP: two plans, each a policy (free, pro), with
+// a per-IP limit named alike (100 a minute) and per-user limits of their
+// own. The primary admits 60 requests of free users and 20 of a pro user
+// from one IP, then fails: the IP's state, shared by the plans, starts
+// once from the primary's last word on it (80 used), whichever plan's
+// request comes first, and the IP is admitted the 20 it has left across
+// both plans. (A report per plan started it twice, the second start
+// erasing what the first plan had admitted since.)
+func TestFailoverPlansShareTheIP(t *testing.T) {
+	plan := func(name string, perUser int64) *limitspec.Policy {
+		p, err := limitspec.NewPolicy(name,
+			limitspec.PolicyLimit{Name: "per_ip", Identity: "ip", Limit: limitspec.FixedWindow{Limit: 100, Window: time.Minute}},
+			limitspec.PolicyLimit{Name: "per_user", Identity: "user", Limit: limitspec.FixedWindow{Limit: perUser, Window: time.Minute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	free, pro := plan("free", 5), plan("pro", 1000)
+	store, err := memory.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := memory.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary := &switchable{Limiter: store}
+	lim, err := fallback.New(primary, local, fallback.Options{Failures: 1000, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := hourStart()
+	admitted := map[limitspec.Side]int{}
+	decide := func(p *limitspec.Policy, user string) {
+		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: p, IDs: map[string]string{"ip": "10.0.0.1", "user": user}, Cost: 1, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Allowed {
+			admitted[res.Side]++
+		}
+	}
+	for i := range 60 {
+		decide(free, "f"+strconv.Itoa(i))
+	}
+	for range 20 {
+		decide(pro, "p")
+	}
+	primary.down.Store(true)
+	for i := range 50 {
+		decide(free, "g"+strconv.Itoa(i))
+		decide(pro, "p")
+	}
+	if admitted[limitspec.Primary] != 80 || admitted[limitspec.Fallback] != 20 {
+		t.Errorf("the IP was admitted %d by the primary and %d locally; want 80 and 20", admitted[limitspec.Primary], admitted[limitspec.Fallback])
 	}
 }

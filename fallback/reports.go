@@ -21,12 +21,21 @@ type reports struct {
 	m *keyed.Map[report]
 	// parts holds each policy's limits as policies of one limit (a
 	// *limitspec.Policy to its []*limitspec.Policy), whose states are
-	// the policy's own (same name, same limit name); at most maxPolicies
+	// the policy's own (same limit names); at most maxPolicies
 	// policies, then forgotten all at once (a program that builds a
 	// policy per request would otherwise grow it without end), and
 	// policies counts them.
 	parts    sync.Map
 	policies atomic.Int64
+	// shared maps each part's policy to the part whose report it shares
+	// (a *limitspec.Policy to a *limitspec.Policy): the first part made of
+	// the same state (limits of one name and limitspec.StateNamer's
+	// State in several policies, the plans of a service, share it, their
+	// amounts apart), so that the local state is started once, from the
+	// primary's last word on it, whichever plan spoke. byState finds that
+	// part by the state's name and identity. Both are forgotten with
+	// parts.
+	shared, byState sync.Map
 	// owing counts the reports that owe the primary (owed is not 0, or
 	// a payment is under way), so that a key owes nothing, without a
 	// lock, while no key does.
@@ -83,6 +92,9 @@ func newReports(max int) *reports {
 // there is none and create is false. It keeps owing up to date with
 // what f does to the report's debt.
 func (r *reports) with(req limitspec.Request, create bool, f func(*report)) {
+	if p, ok := r.shared.Load(req.Policy); ok && req.Policy != nil {
+		req.Policy = p.(*limitspec.Policy)
+	}
 	r.m.With(req, create, func(rep *report) {
 		owed := rep != nil && rep.owes()
 		f(rep)
@@ -204,8 +216,10 @@ func (r *reports) partsOf(req limitspec.Request) []limitspec.Request {
 }
 
 // onesOf is p's limits, each as a policy of its own under p's name, made
-// once per policy: a policy's limit's state is named by the policy's and
-// the limit's names alone, so that each decides the state of p's limit.
+// once per policy: a policy's limit's state is named by the limit's name
+// (not the policy's), so that each decides the state of p's limit, with
+// p's amounts; parts of other policies on the same state share its
+// report (shared).
 func (r *reports) onesOf(p *limitspec.Policy) []*limitspec.Policy {
 	if ones, ok := r.parts.Load(p); ok {
 		return ones.([]*limitspec.Policy)
@@ -218,6 +232,11 @@ func (r *reports) onesOf(p *limitspec.Policy) []*limitspec.Policy {
 			panic(err)
 		}
 		ones[i] = one
+		if sn, ok := pl.Limit.(limitspec.StateNamer); ok && sn.State() != "" {
+			state := pl.Identity + "\x00" + pl.Constant + "\x00" + one.KeyInfix(0) + "\x00" + sn.State()
+			first, _ := r.byState.LoadOrStore(state, one)
+			r.shared.Store(one, first)
+		}
 	}
 	got, loaded := r.parts.LoadOrStore(p, ones)
 	if !loaded && r.policies.Add(1) > maxPolicies {
@@ -225,6 +244,8 @@ func (r *reports) onesOf(p *limitspec.Policy) []*limitspec.Policy {
 		// limits then start from what they hold, as an entry of a full
 		// shard does.
 		r.parts.Clear()
+		r.shared.Clear()
+		r.byState.Clear()
 		r.policies.Store(0)
 	}
 	return got.([]*limitspec.Policy)

@@ -9,8 +9,8 @@ import (
 // PolicyCall is the call of the policy script that decides a policy for
 // some identity values: the library whose script it is, every limit's
 // keys in order, and what ARGV holds after now_ms, cost and force (the
-// whole ARGV of the library's PolicyReset): each limit's algorithm, key
-// infix, number of parameters and parameters.
+// whole ARGV of the library's PolicyReset): each limit's algorithm, name
+// (:<policy>:<limit>), number of parameters and parameters.
 type PolicyCall struct {
 	Library *Library
 	Keys    []string
@@ -66,7 +66,9 @@ func NewPolicyTemplate(p *limitspec.Policy) (*PolicyTemplate, error) {
 		for _, tail := range limits[i].scripts.KeyTails(infix, params) {
 			t.Tails, t.Of = append(t.Tails, tail), append(t.Of, i)
 		}
-		t.Limits = append(t.Limits, pl.Limit.Algorithm().String(), infix, strconv.Itoa(len(params)))
+		// the script reads the limit's name, :<policy>:<limit>, for its
+		// errors; its keys carry the infix, :<limit>
+		t.Limits = append(t.Limits, pl.Limit.Algorithm().String(), ":"+p.Name()+infix, strconv.Itoa(len(params)))
 		t.Limits = append(t.Limits, params...)
 	}
 	return t, nil

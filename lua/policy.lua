@@ -4,13 +4,14 @@
 -- request is admitted when every limit admits it, and only then does any
 -- limit consume (docs/semantics.md, "Policies").
 --
--- KEYS: every limit's keys, in order; limit L of policy P keeps its
--- algorithm's keys with :P:L after the hash tag, which is the value of the
--- identity it counts (or its constant): {alice}:api:daily:sl:86400000.
+-- KEYS: every limit's keys, in order; limit L keeps its algorithm's keys
+-- with :L after the hash tag, which is the value of the identity it
+-- counts (or its constant): {alice}:daily:sl:86400000. The policy's name
+-- is not in them: limits of one name share their state across policies.
 --
 -- ARGV: now_ms (empty: the Redis server's TIME), cost, force (1: charge the
 -- cost even when denied, docs/semantics.md "Force"; else 0), then for
--- each limit: its algorithm, its key infix (:P:L), the number n of its
+-- each limit: its algorithm, its name in its policy P (:P:L), the number n of its
 -- parameters, and those n, in the algorithm's order (trailing optional
 -- ones may be left out). The algorithms:
 --   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]):
@@ -31,7 +32,7 @@
 -- Errors (nothing is written): BADINPUT policy: <message> for the limits'
 -- arguments, BADINPUT P.L: <algorithm>: <message> for a limit's parameters
 -- and keys, BADINPUT P: <message> for now_ms, cost and force (P the
--- policy's name in the first infix); BADSTATE and WRONGTYPE as the
+-- policy's name in the first limit's); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
 local max, floor = math.max, math.floor
@@ -2066,7 +2067,7 @@ local ALGORITHMS = {
 
 -- the limits
 if #ARGV < 3 then
-  return bad('expected now_ms, cost, force, then each limit: algorithm, key infix, n, n parameters; got ' .. #ARGV .. ' arguments')
+  return bad('expected now_ms, cost, force, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
 local LIMITS, arg, key = {}, 4, 1
 while arg <= #ARGV do
@@ -2075,7 +2076,7 @@ while arg <= #ARGV do
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
   if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
-    return bad('limit ' .. i .. ': the key infix must be :<policy>:<limit>, got ' .. clip(infix))
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
@@ -2091,7 +2092,9 @@ while arg <= #ARGV do
     keys[j] = KEYS[key + j - 1]
   end
   local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
-  LIMITS[i] = {alg[1], keys, argv, prefix, infix}
+  -- its keys carry :<limit>, not the policy's name: limits of one name
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
@@ -2107,7 +2110,7 @@ for _, l in ipairs(LIMITS) do
   end
 end
 
-ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix
+ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 -- per-call inputs
 local now
 if ARGV[1] == '' then -- the Redis server's clock

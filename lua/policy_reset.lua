@@ -397,7 +397,7 @@ while arg <= #ARGV do
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
   if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
-    return bad('limit ' .. i .. ': the key infix must be :<policy>:<limit>, got ' .. clip(infix))
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
@@ -413,7 +413,9 @@ while arg <= #ARGV do
     keys[j] = KEYS[key + j - 1]
   end
   local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
-  LIMITS[i] = {alg[1], keys, argv, prefix, infix}
+  -- its keys carry :<limit>, not the policy's name: limits of one name
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then

@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "6afcd01160a502c7cf565398581f8d318c804317", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "670c1734a844ed8a3eb1fd02baa39cf154203510"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0a3c425efbeadd343ea1a64f1aaa41bd82fa267b"},
+		Name: "limitspec", Version: "f7eceacc2041722ae52e4154cfca03cfdd189ba7", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "0aa4bc2091d22b53e44bb5cdb75747d5dc0e1af2"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b0bb443d48e93b3f2305b91f4020600e94c8e3a2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

@@ -165,19 +165,21 @@ func checkPolicyResult(t *testing.T, what string, p *limitspec.Policy, res limit
 // TestPolicyTwinLimits: two limits of one policy with the same algorithm,
 // parameters and identity keep two states (shared, each would count every
 // request twice), and neither shares state with the same limit decided on
-// its own, nor with the same limit of another policy.
+// its own; the same limits of another policy share them (a state is
+// named by its limit's name, not its policy's), and limits named apart
+// in it do not.
 func TestPolicyTwinLimits(t *testing.T) {
 	ctx := context.Background()
 	fw := limitspec.FixedWindow{Limit: 4, Window: time.Hour}
-	twins := func(name string) *limitspec.Policy {
-		p, err := limitspec.NewPolicy(name, limitspec.PolicyLimit{Name: "a", Limit: fw, Identity: "user"},
-			limitspec.PolicyLimit{Name: "b", Limit: fw, Identity: "user"})
+	twins := func(name, a, b string) *limitspec.Policy {
+		p, err := limitspec.NewPolicy(name, limitspec.PolicyLimit{Name: a, Limit: fw, Identity: "user"},
+			limitspec.PolicyLimit{Name: b, Limit: fw, Identity: "user"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	p, other := twins("twins"), twins("others")
+	p, other, apart := twins("twins", "a", "b"), twins("others", "a", "b"), twins("apart", "c", "d")
 	alice := map[string]string{"user": "alice"}
 	l := newLimiter(t, WithClock(func() time.Time { return at(t0) }))
 	for i := range 5 {
@@ -194,8 +196,11 @@ func TestPolicyTwinLimits(t *testing.T) {
 	if res, err := l.Allow(ctx, "alice", fw); err != nil || !res.Allowed || res.Limits[0].Remaining != 3 {
 		t.Errorf("the limit on its own after the policy's 4: %+v, %v; want admitted, 3 left", res, err)
 	}
-	if res := decide(t, l, limitspec.Request{Policy: other, IDs: alice, Cost: 1}); !res.Allowed || res.Limits[0].Remaining != 3 {
-		t.Errorf("another policy's twin limits: %+v; want admitted, 3 left", res)
+	if res := decide(t, l, limitspec.Request{Policy: other, IDs: alice, Cost: 1}); res.Allowed || res.Limits[0].Remaining != 0 {
+		t.Errorf("another policy's twin limits, of the same names: %+v; want denied, 0 left", res)
+	}
+	if res := decide(t, l, limitspec.Request{Policy: apart, IDs: alice, Cost: 1}); !res.Allowed || res.Limits[0].Remaining != 3 {
+		t.Errorf("another policy's twin limits, named apart: %+v; want admitted, 3 left", res)
 	}
 }
 
@@ -336,8 +341,9 @@ func TestPolicyReset(t *testing.T) {
 
 // overlapping returns three policies over the same algorithms, in
 // different orders, counting the same identities: their shards overlap,
-// locked in different limit orders. Each holds a gate of 300 an hour
-// for every caller, and limits per identity that never deny.
+// locked in different limit orders. Each holds the gate of 300 an hour
+// for every caller, and limits per identity that never deny, of the
+// same names: they share the states.
 func overlapping(t *testing.T) []*limitspec.Policy {
 	gate := limitspec.PolicyLimit{Name: "gate", Limit: limitspec.FixedWindow{Limit: 300, Window: time.Hour}, Constant: "gate"}
 	user := limitspec.PolicyLimit{Name: "u", Limit: limitspec.GCRA{Burst: 1e6, Rate: 1, Period: time.Second}, Identity: "user"}
@@ -359,14 +365,15 @@ func overlapping(t *testing.T) []*limitspec.Policy {
 // TestConcurrentPolicies: goroutines deciding overlapping policies for
 // shared identities, with single limits of the same tables among them,
 // finish (no deadlock: a watchdog fails the test after 60 s) and decide
-// all or nothing (run with -race): each policy admits exactly its gate's
-// 300, and each limit per identity has counted exactly the admitted
-// requests of its identity.
+// all or nothing (run with -race). The policies' limits of one name share
+// their state: the three admit exactly their one gate's 300 together,
+// and each limit per identity has counted exactly the admitted requests
+// of its identity, by every policy that holds it.
 func TestConcurrentPolicies(t *testing.T) {
 	policies := overlapping(t)
 	l := newLimiter(t)
 	var mu sync.Mutex
-	admitted := map[string]int64{} // by policy, and by policy and identity value
+	admitted := map[string]int64{} // in all, and by limit and identity value
 	var wg sync.WaitGroup
 	for g := range 16 {
 		wg.Go(func() {
@@ -381,9 +388,10 @@ func TestConcurrentPolicies(t *testing.T) {
 				}
 				if res.Allowed {
 					mu.Lock()
-					admitted[p.Name()]++
-					admitted[p.Name()+"/"+ids["user"]]++
-					admitted[p.Name()+"/"+ids["ip"]]++
+					admitted["all"]++
+					for _, pl := range p.Limits() {
+						admitted[pl.Name+"/"+ids[pl.Identity]]++
+					}
 					mu.Unlock()
 				}
 				// A single limit of a table the policies lock, on a key
@@ -393,17 +401,17 @@ func TestConcurrentPolicies(t *testing.T) {
 		})
 	}
 	watchdog(t, &wg, time.Minute)
+	if got := admitted["all"]; got != 300 {
+		t.Errorf("the policies admitted %d requests, want their gate's 300", got)
+	}
 	for _, p := range policies {
-		if got := admitted[p.Name()]; got != 300 {
-			t.Errorf("%s admitted %d requests, want its gate's 300", p.Name(), got)
-		}
 		for v := range 5 {
-			user, ip := "u"+strconv.Itoa(v), "i"+strconv.Itoa(v)
-			res := decide(t, l, limitspec.Request{Policy: p, IDs: map[string]string{"user": user, "ip": ip}, Now: at(t0)})
-			for _, lr := range res.Limits {
-				id := map[string]string{"u": user, "x": user, "i": ip}[lr.Name]
-				if want := 1e6 - admitted[p.Name()+"/"+id]; id != "" && lr.Remaining != want {
-					t.Errorf("%s.%s for %s: %d left, want %d (1e6 less its admitted requests)", p.Name(), lr.Name, id, lr.Remaining, want)
+			ids := map[string]string{"user": "u" + strconv.Itoa(v), "ip": "i" + strconv.Itoa(v)}
+			res := decide(t, l, limitspec.Request{Policy: p, IDs: ids, Now: at(t0)})
+			for i, lr := range res.Limits {
+				pl := p.Limits()[i]
+				if want := 1e6 - admitted[pl.Name+"/"+ids[pl.Identity]]; pl.Identity != "" && lr.Remaining != want {
+					t.Errorf("%s.%s for %s: %d left, want %d (1e6 less its admitted requests)", p.Name(), lr.Name, ids[pl.Identity], lr.Remaining, want)
 				}
 			}
 		}
@@ -425,16 +433,16 @@ func watchdog(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
 }
 
 // TestPlansShareByName counts one IP's admissions across two plans, each
-// a policy of a per-IP limit (5 an hour) and a per-user one (a free
-// user's 3 an hour, a pro user's 100), 10 requests of each, from free
-// users each new and one pro user, alternately: built under one policy name, the
-// plans share the IP's counter, and the IP is admitted 5 in all; built
-// under two names (free, pro), each has its own, and the IP is admitted
-// 5 in each: 10.
+// a policy of its own (free, pro) with a per-IP limit (5 an hour) and a
+// per-user one (a free user's 3 an hour, a pro user's 100), 10 requests
+// of each, from free users each new and one pro user, alternately: with
+// the per-IP limit named alike in both, the plans share the IP's counter
+// and the IP is admitted 5 in all; named apart, or measured over another
+// window, each plan has its own, and the IP is admitted 5 in each: 10.
 func TestPlansShareByName(t *testing.T) {
-	plan := func(name string, perUser int64) *limitspec.Policy {
+	plan := func(name, ipLimit string, window time.Duration, perUser int64) *limitspec.Policy {
 		p, err := limitspec.NewPolicy(name,
-			limitspec.PolicyLimit{Name: "per_ip", Limit: limitspec.FixedWindow{Limit: 5, Window: time.Hour}, Identity: "ip"},
+			limitspec.PolicyLimit{Name: ipLimit, Limit: limitspec.FixedWindow{Limit: 5, Window: window}, Identity: "ip"},
 			limitspec.PolicyLimit{Name: "per_user", Limit: limitspec.FixedWindow{Limit: perUser, Window: time.Hour}, Identity: "user"})
 		if err != nil {
 			t.Fatal(err)
@@ -446,8 +454,10 @@ func TestPlansShareByName(t *testing.T) {
 		free, pro *limitspec.Policy
 		want      int
 	}{
-		{"one name", plan("api", 3), plan("api", 100), 5},
-		{"two names", plan("free", 3), plan("pro", 100), 10},
+		{"one limit name", plan("free", "per_ip", time.Hour, 3), plan("pro", "per_ip", time.Hour, 100), 5},
+		{"one policy name too", plan("api", "per_ip", time.Hour, 3), plan("api", "per_ip", time.Hour, 100), 5},
+		{"limits named apart", plan("free", "free_ip", time.Hour, 3), plan("pro", "pro_ip", time.Hour, 100), 10},
+		{"another window", plan("free", "per_ip", time.Hour, 3), plan("pro", "per_ip", 2*time.Hour, 100), 10},
 	} {
 		l := newLimiter(t, WithClock(func() time.Time { return at(t0) }))
 		admitted := 0

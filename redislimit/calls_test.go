@@ -182,7 +182,7 @@ func TestPolicyWithConstant(t *testing.T) {
 		if denied != 3 {
 			t.Errorf("%d calls denied; want 3, once the shared 4 are used", denied)
 		}
-		want := []string{"{app:alice}:user_global:user:tk:1:100", "{app:bob}:user_global:user:tk:1:100", "{app:global}:user_global:global:fw:60000"}
+		want := []string{"{app:alice}:user:tk:1:100", "{app:bob}:user:tk:1:100", "{app:global}:global:fw:60000"}
 		if got := keys(t, rdb); !slices.Equal(got, want) {
 			t.Errorf("keys %v; want %v", got, want)
 		}
@@ -281,7 +281,7 @@ func TestExample(t *testing.T) {
 	after := time.Now().UnixMilli()
 	var want []string
 	for _, user := range []string{"alice", "bob"} {
-		want = append(want, "{"+user+"}:burst_quota:burst:gc:10:1000", "{"+user+"}:burst_quota:daily:sl:86400000")
+		want = append(want, "{"+user+"}:burst:gc:10:1000", "{"+user+"}:daily:sl:86400000")
 	}
 	want = append(want, "{alice}:gc:20:1000", "{bob}:gc:1:1000")
 	slices.Sort(want)

@@ -49,7 +49,7 @@ func TestCluster(t *testing.T) {
 	for i, lim := range []*redislimit.Limiter{scripts, functions, scripts, functions} {
 		user := fmt.Sprintf("user%d", i)
 		clusterBurstQuota(t, lim, ways[i/2].via(lim), user)
-		want = append(want, "{"+user+"}:burst_quota:burst:gc:10:1000", "{"+user+"}:burst_quota:daily:sl:86400000")
+		want = append(want, "{"+user+"}:burst:gc:10:1000", "{"+user+"}:daily:sl:86400000")
 	}
 	if ks := clusterKeys(t, cluster); !slices.Equal(ks, want) {
 		t.Errorf("the cluster holds %v; want burst_quota's keys of user0 to user3", ks)

@@ -105,8 +105,8 @@ func TestBadState(t *testing.T) {
 				limitspec.Request{Key: "u", Limit: burst, Cost: 1}, ""},
 			{"BADSTATE", "{v}:fw:60000", func(k string) error { return rdb.Set(ctx, k, "x:1", 0).Err() },
 				limitspec.Request{Key: "v", Limit: window, Cost: 1}, ""},
-			{"WRONGTYPE in a policy's second limit", "{w}:burst_quota:daily:sl:86400000", func(k string) error { return rdb.Set(ctx, k, "x", 0).Err() },
-				limitspec.Request{Policy: quota, IDs: map[string]string{"user": "w"}, Cost: 1}, "{w}:burst_quota:burst:gc:10:1000"},
+			{"WRONGTYPE in a policy's second limit", "{w}:daily:sl:86400000", func(k string) error { return rdb.Set(ctx, k, "x", 0).Err() },
+				limitspec.Request{Policy: quota, IDs: map[string]string{"user": "w"}, Cost: 1}, "{w}:burst:gc:10:1000"},
 		}
 		for _, c := range cases {
 			if err := c.plant(c.key); err != nil {

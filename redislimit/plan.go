@@ -77,7 +77,7 @@ func scriptsOf(lim limitspec.Limit) (*kit.Scripts, []int64, error) {
 
 // policyPlan is p's plan (kit.NewPolicyTemplate), p checked: the policy
 // script of its library, every limit's keys, and ARGV for each limit its
-// algorithm, key infix, number of parameters and parameters.
+// algorithm, name (:<policy>:<limit>), number of parameters and parameters.
 func policyPlan(p *limitspec.Policy) (*plan, error) {
 	t, err := kit.NewPolicyTemplate(p)
 	if err != nil {

@@ -3,6 +3,7 @@
 package quota
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -68,6 +69,18 @@ func (l DailyQuota) QuotaWindow() time.Duration {
 	}
 	// a used-up quota is whole when the next day starts
 	return time.Duration(86400000) * time.Millisecond
+}
+
+// State names the state l keeps for a key, quota:dq:<offset_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see limitspec.StateNamer); "" when l is not valid.
+func (l DailyQuota) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "quota:dq:" + strconv.FormatInt(p.OffsetMs, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in

@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "32bffe56a6c33f53bc633435a3765e362e62119f", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d6abc83c3568192d856a9a49915a9dee5082a3e6"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e558b869279bb895b25fcd8a3fcba5b10f4b015b"},
+		Name: "quota", Version: "093c0e5a3e9c3121e797a61a3a6a3ef46a561fc3", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5890ad07342247b2a330a77353e746fea9399148"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0e6b3afc250d6918bd67d2167a29ec30732564d5"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

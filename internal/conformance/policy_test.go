@@ -183,7 +183,7 @@ func waitsLonger(a, b int64) bool { return a != b && (a == -1 || (b != -1 && a >
 
 // TestPolicyScriptNamesThePolicy: the composite script's refusals of a
 // call's time, cost and force name the policy (from its first limit's
-// key infix) as package memory's do, docs/semantics.md, "Errors"; those
+// name, :<policy>:<limit>) as package memory's do, docs/semantics.md, "Errors"; those
 // of its limits' arguments name the script, which knows no policy yet.
 func TestPolicyScriptNamesThePolicy(t *testing.T) {
 	mr := miniredis.RunT(t)
@@ -203,11 +203,11 @@ func TestPolicyScriptNamesThePolicy(t *testing.T) {
 		{1000, -1, 0, limit, "BADINPUT api: cost must be an integer in [0, 9007199254740991], got -1"},
 		{-5, 1, 0, limit, "BADINPUT api: now_ms must be an integer in [0, 35184372088832], got -5"},
 		{1000, 1, 2, limit, "BADINPUT api: force must be 0 or 1, got 2"},
-		{1000, 1, 0, []any{"fixed_window", "api", 2, 10, 1000}, "BADINPUT policy: limit 1: the key infix must be :<policy>:<limit>, got api"},
+		{1000, 1, 0, []any{"fixed_window", "api", 2, 10, 1000}, "BADINPUT policy: limit 1: the name must be :<policy>:<limit>, got api"},
 	}
 	for _, tt := range tests {
 		args := append([]any{tt.now, tt.cost, tt.force}, tt.limit...)
-		err := rdb.Eval(t.Context(), src, []string{"{u}:api:second:fw:1000"}, args...).Err()
+		err := rdb.Eval(t.Context(), src, []string{"{u}:second:fw:1000"}, args...).Err()
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("policy script %v: %v; want %s", args, err, tt.want)
 		}

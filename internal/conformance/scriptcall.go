@@ -175,7 +175,7 @@ func refuseKey(prefix, what, key string) *Outcome {
 
 // policyCall prepares the call of the policy script of r's policy: every
 // limit's keys; ARGV now_ms, cost, force, then each limit's algorithm,
-// key infix, number of parameters and parameters (a reset: the limits
+// name (:<policy>:<limit>), number of parameters and parameters (a reset: the limits
 // alone).
 func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) {
 	p := r.Policy
@@ -195,9 +195,10 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		if o != nil {
 			return scriptCall{}, o
 		}
-		infix := ":" + p.Name + ":" + l.Name
-		c.keys = append(c.keys, s.KeyNames(prefix+tags[i], infix, keyParams)...)
-		c.argv = append(c.argv, l.Algorithm, infix, strconv.Itoa(len(argv)))
+		// its keys carry :<limit>; the script takes :<policy>:<limit> for
+		// its errors (docs/semantics.md, "Policies")
+		c.keys = append(c.keys, s.KeyNames(prefix+tags[i], ":"+l.Name, keyParams)...)
+		c.argv = append(c.argv, l.Algorithm, ":"+p.Name+":"+l.Name, strconv.Itoa(len(argv)))
 		c.argv = append(c.argv, argv...)
 	}
 	return c, nil

@@ -120,11 +120,12 @@
 // lua/policy.lua. It holds one Lua function per algorithm in scope (the
 // catalogue's, and a user's spec's own), emitted by the same code as the
 // algorithm's script with each write deferred: called for a limit with
-// the limit's KEYS, ARGV, error prefix and key infix, the function checks
+// the limit's KEYS, ARGV, error prefix and key infix (:<limit>), the function checks
 // the limit's parameters and keys, or decides and returns its reply and
 // the writes that apply it. The script takes every limit's keys as KEYS
 // and as ARGV now_ms, cost, force (0 or 1), then per limit its algorithm
-// (as Algorithm.Qualified names it), its key infix :<policy>:<limit>,
+// (as Algorithm.Qualified names it), its name :<policy>:<limit> (its
+// keys carry :<limit>),
 // the number n of its parameters and those n (trailing optional ones may
 // be left out). It checks every limit before deciding any, decides every
 // limit writing nothing, and runs the writes only once every limit has
@@ -191,10 +192,11 @@
 // measured in ({key}:gc:{rate}:{period_ms}), so that two limits that
 // differ in one of them never share state, while a limit whose amounts
 // change between calls keeps its state (docs/semantics.md, "Keys"). After
-// the hash tag, a policy's limit adds :<policy>:<limit> and an algorithm
-// of a user's spec :<library>, so that no two limits of a policy, and no
-// two libraries, share a key: {alice}:gc:10:1000,
-// {alice}:burst_quota:burst:gc:10:1000, {acme}:quota:dq:18000000.
+// the hash tag, a policy's limit adds :<limit> and an algorithm of a
+// user's spec :<library>, so that no two limits of a policy, and no two
+// libraries, share a key: {alice}:gc:10:1000, {alice}:burst:gc:10:1000,
+// {acme}:quota:dq:18000000. Limits of one name share their state across
+// policies.
 //
 // policies (spec/policies.yaml, or a user's spec): a list, each with name,
 // doc and limits, each limit with name, algorithm (any in scope: the

@@ -69,6 +69,7 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 	var w writer
 	goFileHeader(&w, sp.Source, o.limits.name)
 	w.line("import (")
+	w.line("%q", "strconv")
 	w.line("%q", "time")
 	if q := o.qualifier(o.limits, o.contract); q != "" {
 		w.line("")
@@ -139,6 +140,7 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 		w.line("")
 	}
 	limitWindow(w, a)
+	limitState(w, a, q)
 	w.line("// args checks l and returns its parameters as the scripts take them, in")
 	w.line("// the order of the checks of docs/semantics.md, \"Errors\".")
 	w.line("func (l %s) args() (p %s, err error) {", typ, argsType(a))
@@ -175,6 +177,42 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	}
 	w.line("return p, nil")
 	w.line("}")
+}
+
+// limitState emits State: the algorithm's keys after the hash tag, each
+// parameter they name written in decimal, joined by spaces (see
+// limitspec.StateNamer).
+func limitState(w *writer, a *Algorithm, q string) {
+	typ := goType(a)
+	var templates, exprs []string
+	for _, s := range a.States {
+		templates = append(templates, strings.TrimPrefix(keySuffix(s, func(p *Param) string { return "<" + p.Name + ">" }), ":"))
+		var parts []string
+		for i, kp := range s.KeyParts {
+			text := kp.Text
+			if i == 0 {
+				text = strings.TrimPrefix(text, ":")
+			}
+			if kp.Param == nil {
+				parts = append(parts, fmt.Sprintf("%q", text))
+			} else {
+				parts = append(parts, fmt.Sprintf("strconv.FormatInt(p.%s, 10)", goExported(kp.Param.Name)))
+			}
+		}
+		exprs = append(exprs, strings.Join(parts, " + "))
+	}
+	w.line("// State names the state l keeps for a key, %s: its keys after the", strings.Join(templates, " "))
+	w.line("// hash tag, with the parameters its state is measured in and not its")
+	w.line("// amounts, the same for two limits exactly when they share their state")
+	w.line("// (see %sStateNamer); \"\" when l is not valid.", q)
+	w.line("func (l %s) State() string {", typ)
+	w.line("p, err := l.args()")
+	w.line("if err != nil {")
+	w.line("return \"\"")
+	w.line("}")
+	w.line("return %s", strings.Join(exprs, " + \" \" + "))
+	w.line("}")
+	w.line("")
 }
 
 // limitWindow emits QuotaWindow: the algorithm's window (Algorithm.Window)

@@ -52,7 +52,7 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 		luaResetDel(&code)
 		return luaAssemble(&w, sp, &code)
 	}
-	code.line("ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix")
+	code.line("ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
 	luaInputs(&code, ints, nil, true)
 	code.line("for _, l in ipairs(LIMITS) do")
@@ -119,7 +119,7 @@ func luaPolicyLimits(w *writer, algs []*Algorithm, reset bool) {
 	w.line("-- the limits")
 	if !reset {
 		w.line("if #ARGV < 3 then")
-		w.line("  return bad('expected now_ms, cost, force, then each limit: algorithm, key infix, n, n parameters; got ' .. #ARGV .. ' arguments')")
+		w.line("  return bad('expected now_ms, cost, force, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')")
 		w.line("end")
 	}
 	w.text(luaPolicyLimitsText, "{first}", fmt.Sprint(first))
@@ -134,7 +134,7 @@ while arg <= #ARGV do
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
   if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
-    return bad('limit ' .. i .. ': the key infix must be :<policy>:<limit>, got ' .. clip(infix))
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
@@ -150,7 +150,9 @@ while arg <= #ARGV do
     keys[j] = KEYS[key + j - 1]
   end
   local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
-  LIMITS[i] = {alg[1], keys, argv, prefix, infix}
+  -- its keys carry :<limit>, not the policy's name: limits of one name
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
@@ -180,13 +182,14 @@ func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 	w.line("-- request is admitted when every limit admits it, and only then does any")
 	w.line("-- limit consume (docs/semantics.md, \"Policies\").")
 	w.line("--")
-	w.line("-- KEYS: every limit's keys, in order; limit L of policy P keeps its")
-	w.line("-- algorithm's keys with :P:L after the hash tag, which is the value of the")
-	w.line("-- identity it counts (or its constant): {alice}:api:daily:sl:86400000.")
+	w.line("-- KEYS: every limit's keys, in order; limit L keeps its algorithm's keys")
+	w.line("-- with :L after the hash tag, which is the value of the identity it")
+	w.line("-- counts (or its constant): {alice}:daily:sl:86400000. The policy's name")
+	w.line("-- is not in them: limits of one name share their state across policies.")
 	w.line("--")
 	w.line("-- ARGV: now_ms (empty: the Redis server's TIME), cost, force (1: charge the")
 	w.line("-- cost even when denied, docs/semantics.md \"Force\"; else 0), then for")
-	w.line("-- each limit: its algorithm, its key infix (:P:L), the number n of its")
+	w.line("-- each limit: its algorithm, its name in its policy P (:P:L), the number n of its")
 	w.line("-- parameters, and those n, in the algorithm's order (trailing optional")
 	w.line("-- ones may be left out). The algorithms:")
 	for _, a := range algs {
@@ -209,7 +212,7 @@ func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 	w.line("-- Errors (nothing is written): BADINPUT policy: <message> for the limits'")
 	w.line("-- arguments, BADINPUT P.L: <algorithm>: <message> for a limit's parameters")
 	w.line("-- and keys, BADINPUT P: <message> for now_ms, cost and force (P the")
-	w.line("-- policy's name in the first infix); BADSTATE and WRONGTYPE as the")
+	w.line("-- policy's name in the first limit's); BADSTATE and WRONGTYPE as the")
 	w.line("-- algorithms'.")
 }
 

@@ -137,8 +137,8 @@ func emitManifest(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 	m.Policy = manifestPolicy{File: policyScript + ".lua", SHA1: sha1Hex(files[o.luaFile(policyScript)]),
 		Doc: []string{
 			"decides several limits at once, all or nothing: KEYS every limit's keys;",
-			"ARGV now_ms, cost, force (0 or 1), then per limit its algorithm, key infix",
-			":<policy>:<limit>, number of parameters and parameters",
+			"ARGV now_ms, cost, force (0 or 1), then per limit its algorithm, name",
+			":<policy>:<limit> (its keys carry :<limit>), number of parameters and parameters",
 		},
 		Reset: fileOf(o, policyResetScript, files)}
 	for _, a := range sp.InScope() {

@@ -3,6 +3,7 @@
 package small
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -70,6 +71,18 @@ func (l Counter) QuotaWindow() time.Duration {
 	}
 	// a full count is whole after an idle gap
 	return time.Duration(p.GapMs) * time.Millisecond
+}
+
+// State names the state l keeps for a key, small:ctr:<gap_ms>: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see limitspec.StateNamer); "" when l is not valid.
+func (l Counter) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "small:ctr:" + strconv.FormatInt(p.GapMs, 10)
 }
 
 // args checks l and returns its parameters as the scripts take them, in
@@ -152,6 +165,24 @@ func (l Trail) Validate() error {
 
 // QuotaWindow is 0: trail declares no window in its spec.
 func (l Trail) QuotaWindow() time.Duration { return 0 }
+
+// State names the state l keeps for a key, small:log:<window_ms>:<bucket_ms>
+// small:log:<window_ms>:<bucket_ms>:notes small:log:<window_ms>:<bucket_ms>:hits
+// small:log:<window_ms>:<bucket_ms>:seen: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see limitspec.StateNamer); "" when l is not valid.
+func (l Trail) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "small:log:" + strconv.FormatInt(p.WindowMs, 10) + ":" + strconv.FormatInt(p.BucketMs, 10) +
+		" " + "small:log:" + strconv.FormatInt(p.WindowMs, 10) + ":" + strconv.FormatInt(p.BucketMs, 10) +
+		":notes" + " " + "small:log:" + strconv.FormatInt(p.WindowMs, 10) + ":" +
+		strconv.FormatInt(p.BucketMs, 10) + ":hits" + " " + "small:log:" +
+		strconv.FormatInt(p.WindowMs, 10) + ":" + strconv.FormatInt(p.BucketMs, 10) + ":seen"
+}
 
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".

@@ -2985,7 +2985,7 @@ local ALGORITHMS = {
 
 -- the limits
 if #ARGV < 3 then
-  return bad('expected now_ms, cost, force, then each limit: algorithm, key infix, n, n parameters; got ' .. #ARGV .. ' arguments')
+  return bad('expected now_ms, cost, force, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
 local LIMITS, arg, key = {}, 4, 1
 while arg <= #ARGV do
@@ -2994,7 +2994,7 @@ while arg <= #ARGV do
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
   if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
-    return bad('limit ' .. i .. ': the key infix must be :<policy>:<limit>, got ' .. clip(infix))
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
@@ -3010,7 +3010,9 @@ while arg <= #ARGV do
     keys[j] = KEYS[key + j - 1]
   end
   local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
-  LIMITS[i] = {alg[1], keys, argv, prefix, infix}
+  -- its keys carry :<limit>, not the policy's name: limits of one name
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
@@ -3026,7 +3028,7 @@ for _, l in ipairs(LIMITS) do
   end
 end
 
-ALG = string.match(LIMITS[1][5], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's infix
+ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 -- per-call inputs
 local now
 if ARGV[1] == '' then -- the Redis server's clock
@@ -3556,7 +3558,7 @@ while arg <= #ARGV do
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
   if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
-    return bad('limit ' .. i .. ': the key infix must be :<policy>:<limit>, got ' .. clip(infix))
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
@@ -3572,7 +3574,9 @@ while arg <= #ARGV do
     keys[j] = KEYS[key + j - 1]
   end
   local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
-  LIMITS[i] = {alg[1], keys, argv, prefix, infix}
+  -- its keys carry :<limit>, not the policy's name: limits of one name
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
@@ -4797,5 +4801,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '8dff03607fa4a0e53b80237242f804b0a8bc78dd'
+  return '69339df2f92a6767841e56410bd80f3f803fbf82'
 end}

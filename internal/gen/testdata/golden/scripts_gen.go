@@ -39,9 +39,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "8dff03607fa4a0e53b80237242f804b0a8bc78dd", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "a11262d4e5f97d7ed4ffe8f3214f90f8e4a7da31"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "5abfb32a1d3a113fde6c54a7ce0ae7a7efc4232c"},
+		Name: "small", Version: "69339df2f92a6767841e56410bd80f3f803fbf82", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e2090151a3dd327b9307ed32d9ea1e67fa80706a"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c15dae127eee04301b87c1767fc3ffd9fbc5e4c2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
