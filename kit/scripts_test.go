@@ -30,7 +30,7 @@ func TestKeyNames(t *testing.T) {
 		want   []string
 	}{
 		{"two keys", sl, "alice", "", Decimal([]int64{5, 1000}), []string{"{alice}:sl:1000", "{alice}:sl:1000:sum"}},
-		{"a policy's infix", sl, "alice", ":api:daily", Decimal([]int64{5, 86400000}), []string{"{alice}:api:daily:sl:86400000", "{alice}:api:daily:sl:86400000:sum"}},
+		{"a policy's infix", sl, "alice", ":daily", Decimal([]int64{5, 86400000}), []string{"{alice}:daily:sl:86400000", "{alice}:daily:sl:86400000:sum"}},
 		{"every parameter", bw, "k", "", Decimal([]int64{10, 1000, 100, 20, 2000, 30, 3000}), []string{"{k}:bw:100:1000:2000:3000"}},
 		{"defaults", bw, "k", "", Decimal([]int64{10, 1000, 100}), []string{"{k}:bw:100:1000:0:0"}},
 	}
