@@ -3,6 +3,7 @@ package redislimit_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,28 +33,31 @@ import (
 // master with a TTL. It runs with batching on (the default: the calls
 // of a batch answered TRYAGAIN are sent again, each in a later batch)
 // and off, and through handles bound to each limit and the policy
-// (batched).
+// (batched); and once more with the single limits alone, after which
+// the masters' INFO errorstats must count no TRYAGAIN reply at all.
 func TestFaultSlotMigration(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name string
-		via  func(*redislimit.Limiter) decider
-		opts []redislimit.Option
+		name    string
+		via     func(*redislimit.Limiter) decider
+		opts    []redislimit.Option
+		singles bool
 	}{
-		{"batched", ways[0].via, nil},
-		{"unbatched", ways[0].via, []redislimit.Option{redislimit.WithoutBatching()}},
-		{"bound", ways[1].via, nil},
+		{"batched", ways[0].via, nil, false},
+		{"unbatched", ways[0].via, []redislimit.Option{redislimit.WithoutBatching()}, false},
+		{"bound", ways[1].via, nil, false},
+		{"single limits alone", ways[0].via, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			slotMigration(t, tc.via, tc.opts...)
+			slotMigration(t, tc.via, tc.singles, tc.opts...)
 		})
 	}
 }
 
 // slotMigration is TestFaultSlotMigration with a limiter of opts,
-// deciding by via's decider.
-func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, opts ...redislimit.Option) {
+// deciding by via's decider; with singles, the single limits alone.
+func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, singles bool, opts ...redislimit.Option) {
 	ctx := context.Background()
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { cluster.Close() })
@@ -77,6 +81,10 @@ func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, opts ...
 		{Policy: quota, IDs: map[string]string{"user": "mig"}},
 	}
 	want := []int64{40, 40, 40, 40, 40, 40, 40, 40, 5}
+	keys := len(reqs) - 1 + 2 // the policy's limits keep a key each
+	if singles {
+		reqs, want, keys = reqs[:len(reqs)-1], want[:len(want)-1], len(reqs)-1
+	}
 	var admitted [9]atomic.Int64
 	var calls atomic.Int64
 	decide := func(i int) error {
@@ -131,11 +139,32 @@ func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, opts ...
 			t.Errorf("%s admitted %d during the move; want exactly %d", name(reqs[i]), got, w)
 		}
 	}
-	t.Logf("%d calls, %d failed, %d pipelines of several calls", calls.Load(), failures.Load(), pipelines.several.Load())
+	tryAgain := tryAgainReplies(t, cluster)
+	t.Logf("%d calls, %d failed, %d pipelines of several calls, %d TRYAGAIN replies", calls.Load(), failures.Load(), pipelines.several.Load(), tryAgain)
+	if singles && tryAgain != 0 {
+		t.Errorf("the masters answered TRYAGAIN %d times to calls of single limits, each of one key, which a move never splits", tryAgain)
+	}
 	if batched := len(opts) == 0; batched != (pipelines.several.Load() > 0) {
 		t.Errorf("batching on: %v, and %d pipelines of several calls sent", batched, pipelines.several.Load())
 	}
-	keysWithTTL(t, dst, "{mig}", len(reqs)-1+2)
+	keysWithTTL(t, dst, "{mig}", keys)
+}
+
+// tryAgainReplies is the number of TRYAGAIN replies the cluster's masters
+// have given, by their INFO errorstats.
+func tryAgainReplies(t *testing.T, cluster *redis.ClusterClient) int64 {
+	var n atomic.Int64
+	must(t, cluster.ForEachMaster(t.Context(), func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "errorstats").Result()
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "errorstat_TRYAGAIN:count="); ok {
+				count, _ := strconv.ParseInt(v, 10, 64)
+				n.Add(count)
+			}
+		}
+		return err
+	}))
+	return n.Load()
 }
 
 // name is a request's limit's or policy's name, for messages.
