@@ -520,9 +520,6 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request, owe bool) 
 // limit, or each limit of its policy) from the primary's last report of
 // it, once, or waits until another call has.
 func (l *Limiter) start(ctx context.Context, req limitspec.Request) error {
-	if req.Policy == nil {
-		return l.startPart(ctx, l.reports.takePart(req, l.now()))
-	}
 	// Its own parts first, then the others': a call never waits while
 	// it holds a part another call may wait for.
 	starts := l.reports.take(req, l.now())

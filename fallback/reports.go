@@ -121,12 +121,6 @@ func (r *reports) send() uint64 { return r.sent.Add(1) }
 // larger amount used kept, so that the local limiter never starts from
 // less than the primary's last word.
 func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time, call uint64) (seeded []chan struct{}) {
-	if req.Policy == nil {
-		if len(res.Limits) == 1 {
-			seeded = r.recordPart(req, res.Limits[0], now, call, seeded)
-		}
-		return seeded
-	}
 	for i, part := range r.partsOf(req) {
 		if i < len(res.Limits) {
 			seeded = r.recordPart(part, res.Limits[i], now, call, seeded)

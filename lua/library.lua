@@ -2169,7 +2169,7 @@ end
 local after = used + took
 if took > 0 then
   if not open then
-    stale = false
+    stale = false -- the write below deletes every key
     redis.call('DEL', KEYS[1])
   end
   if stale then -- every key, before this call's first write
@@ -3663,7 +3663,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        stale = false
+        stale = false -- the write below deletes every key
         redis.call('DEL', KEYS[1])
       end
     end
@@ -6028,5 +6028,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'f7eceacc2041722ae52e4154cfca03cfdd189ba7'
+  return '4f89b504e4a691e2b5176454ccffd3cbfe8c8b53'
 end}

@@ -366,7 +366,7 @@ end
 local after = used + took
 if took > 0 then
   if not open then
-    stale = false
+    stale = false -- the write below deletes every key
     redis.call('DEL', KEYS[1])
   end
   if stale then -- every key, before this call's first write

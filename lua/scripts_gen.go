@@ -72,8 +72,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "f7eceacc2041722ae52e4154cfca03cfdd189ba7", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "0aa4bc2091d22b53e44bb5cdb75747d5dc0e1af2"},
+		Name: "limitspec", Version: "4f89b504e4a691e2b5176454ccffd3cbfe8c8b53", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bec6aa8b8d61a58d80ef47cf2a2b5e5f71825477"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b0bb443d48e93b3f2305b91f4020600e94c8e3a2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
@@ -125,7 +125,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "c9cc33b2e40cfbff59565cf9355b05cd86813739"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "6f328c6353cc17c741a9d282c42e1decbf69dd02"},
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "a3bf84661b7c0125ffb3dff3412260a52b48e017"},
 		Views: []kit.View{{Name: "entries",
 			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "b6319dbfa6cb818545069303da62eba686e7fe4c"},

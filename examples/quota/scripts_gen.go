@@ -27,8 +27,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "093c0e5a3e9c3121e797a61a3a6a3ef46a561fc3", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5890ad07342247b2a330a77353e746fea9399148"},
+		Name: "quota", Version: "8b9d19174f2417b3b288bbfc26b4e2e0f3f8e1d1", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "49d7fdb88e23c403eefb1f5561048d3a2a043d39"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0e6b3afc250d6918bd67d2167a29ec30732564d5"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

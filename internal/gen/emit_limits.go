@@ -187,19 +187,11 @@ func limitState(w *writer, a *Algorithm, q string) {
 	var templates, exprs []string
 	for _, s := range a.States {
 		templates = append(templates, strings.TrimPrefix(keySuffix(s, func(p *Param) string { return "<" + p.Name + ">" }), ":"))
-		var parts []string
-		for i, kp := range s.KeyParts {
-			text := kp.Text
-			if i == 0 {
-				text = strings.TrimPrefix(text, ":")
-			}
-			if kp.Param == nil {
-				parts = append(parts, fmt.Sprintf("%q", text))
-			} else {
-				parts = append(parts, fmt.Sprintf("strconv.FormatInt(p.%s, 10)", goExported(kp.Param.Name)))
-			}
-		}
-		exprs = append(exprs, strings.Join(parts, " + "))
+		// the suffix as a Go string literal, each parameter spliced in
+		expr := `"` + strings.TrimPrefix(keySuffix(s, func(p *Param) string {
+			return `" + strconv.FormatInt(p.` + goExported(p.Name) + `, 10) + "`
+		}), ":") + `"`
+		exprs = append(exprs, strings.ReplaceAll(expr, ` + ""`, ""))
 	}
 	w.line("// State names the state l keeps for a key, %s: its keys after the", strings.Join(templates, " "))
 	w.line("// hash tag, with the parameters its state is measured in and not its")

@@ -1029,7 +1029,7 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 		b.wiped = thenWiped && elseWiped
 		b.ttls = map[*State]string{} // the branch may have changed any key
 	case *Store:
-		b.wiped = luaWipe(w, e.a, ind, b.wiped)
+		b.wiped = luaWipe(w, e.a, ind, b.wiped, nil)
 		var vals, formats []string
 		for i := range s.State.Fields {
 			vals, formats = append(vals, d.print(s.Values[i])), append(formats, "%d")
@@ -1043,11 +1043,7 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 	case *Drop:
 		e.drop(b, s)
 	case *Clear:
-		if len(e.a.States) == 1 && !b.wiped { // the DEL below deletes every key
-			w.line("%sstale = false", ind)
-			b.wiped = true
-		}
-		b.wiped = luaWipe(w, e.a, ind, b.wiped)
+		b.wiped = luaWipe(w, e.a, ind, b.wiped, s.State)
 		delete(b.ttls, s.State)
 		w.line("%sredis.call('DEL', %s)", ind, e.key(s.State))
 		if s.State.GrowsAtEnd() {
@@ -1067,7 +1063,7 @@ func (e *luaEmitter) key(s *State) string { return fmt.Sprintf("KEYS[%d]", state
 // drop of the same collection deferred to after it.
 func (e *luaEmitter) add(b *luaBlockState, s *Add) {
 	w, ind := e.w, b.ind
-	b.wiped = luaWipe(w, e.a, ind, b.wiped)
+	b.wiped = luaWipe(w, e.a, ind, b.wiped, nil)
 	if s.State.Kind == ZSet {
 		luaZsetAdd(w, e.a, s, e.dup(), ind)
 	} else {
@@ -1119,7 +1115,7 @@ func (e *luaEmitter) dropNow(ind string, s *Drop) {
 // drop emits a drop, or defers it to after the add that follows.
 func (e *luaEmitter) drop(b *luaBlockState, s *Drop) {
 	w, d, ind := e.w, e.d, b.ind
-	b.wiped = luaWipe(w, e.a, ind, b.wiped)
+	b.wiped = luaWipe(w, e.a, ind, b.wiped, nil)
 	if addsLater(b.body, s) {
 		// Written after the add that follows, so that the key
 		// never vanishes between two writes of one call: a
@@ -1204,14 +1200,21 @@ func luaListAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 }
 
 // luaWipe deletes a stale state, once, before the first write of a path
-// (see luaStale); it returns true, the path's new wiped.
-func luaWipe(w *writer, a *Algorithm, ind string, wiped bool) bool {
+// (see luaStale), but for the key of deleted, whose write (a clear) is
+// that key's DEL; it returns true, the path's new wiped.
+func luaWipe(w *writer, a *Algorithm, ind string, wiped bool, deleted *State) bool {
 	if wiped {
 		return true
 	}
 	var keys []string
-	for i := range a.States {
-		keys = append(keys, fmt.Sprintf("KEYS[%d]", i+1))
+	for i, s := range a.States {
+		if s != deleted {
+			keys = append(keys, fmt.Sprintf("KEYS[%d]", i+1))
+		}
+	}
+	if len(keys) == 0 {
+		w.line("%sstale = false -- the write below deletes every key", ind)
+		return true
 	}
 	w.line("%sif stale then -- every key, before this call's first write", ind)
 	w.line("%s  stale = false", ind)

@@ -1609,7 +1609,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        stale = false
+        stale = false -- the write below deletes every key
         redis.call('DEL', KEYS[1])
       end
     end
@@ -2989,5 +2989,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return '093c0e5a3e9c3121e797a61a3a6a3ef46a561fc3'
+  return '8b9d19174f2417b3b288bbfc26b4e2e0f3f8e1d1'
 end}

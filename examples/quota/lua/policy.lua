@@ -1362,7 +1362,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        stale = false
+        stale = false -- the write below deletes every key
         redis.call('DEL', KEYS[1])
       end
     end

@@ -1611,7 +1611,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
   if took > 0 then
     if not open then
       writes[#writes + 1] = function()
-        stale = false
+        stale = false -- the write below deletes every key
         redis.call('DEL', KEYS[1])
       end
     end
@@ -4801,5 +4801,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '69339df2f92a6767841e56410bd80f3f803fbf82'
+  return '4b36d4c711c688b36a44b21628909cee080ee0ac'
 end}

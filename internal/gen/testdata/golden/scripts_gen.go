@@ -39,8 +39,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "69339df2f92a6767841e56410bd80f3f803fbf82", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e2090151a3dd327b9307ed32d9ea1e67fa80706a"},
+		Name: "small", Version: "4b36d4c711c688b36a44b21628909cee080ee0ac", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "de0b9174480010639fdc57e785b5c62154909e2f"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c15dae127eee04301b87c1767fc3ffd9fbc5e4c2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
