@@ -94,7 +94,10 @@ func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, singles 
 		defer cancel()
 		start := time.Now()
 		res, err := lim.Limit(cctx, req)
-		if took := time.Since(start); took > 3100*time.Millisecond {
+		// Past its deadline by a second: a call that waited for the move
+		// rather than return at its deadline (a busy machine may be late
+		// by some ms to wake it, not by a second).
+		if took := time.Since(start); took > 4*time.Second {
 			t.Errorf("a call took %v, past its 3 s deadline", took)
 		}
 		calls.Add(1)
