@@ -133,9 +133,12 @@ func ExampleNewPolicy() {
 		log.Fatal(err)
 	}
 	fmt.Println(free.Name(), pro.Name(), free.Identities(), free.OneSlot())
+	// the state both plans' daily limits keep, under the limit's name
+	fmt.Println(pro.Limits()[1].Limit.(limitspec.StateNamer).State())
 	_, err = plan("trial", 0)
 	fmt.Println(err)
 	// Output:
 	// free pro [user] true
+	// sl:86400000
 	// trial.daily: sliding_log: parameter limit must be an integer in [1, 100000], got 0
 }
