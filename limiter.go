@@ -96,6 +96,15 @@ type Request struct {
 	// (meta_window's "meta"), by name; missing ones are empty. A policy
 	// passes none to its limits.
 	Inputs map[string]string
+	// ID, when not empty, names the request (1 to 128 bytes, unique per
+	// request of a key): a retry with the same ID within a minute of a
+	// charged decision (admitted, or forced) gets that decision's Result
+	// again, not a second charge, so that a call whose reply was lost
+	// can be retried (docs/semantics.md, "Request ids"). A retry must
+	// repeat the request's Cost and Force. A limiter remembers the
+	// Result under the hash tag of the request's first key (Key, or the
+	// value of the policy's first limit's identity).
+	ID string
 }
 
 // Result is one decision: whether the request is admitted, what the

@@ -8,12 +8,19 @@
 -- with :L after the hash tag, which is the value of the identity it
 -- counts (or its constant): {alice}:daily:sl:86400000. The policy's name
 -- is not in them: limits of one name share their state across policies.
+-- After them may come a request key, {tag}:rq:<id> with the first key's
+-- hash tag and the request's id (1 to 128 bytes): a retry of a request
+-- charged within REQUEST_MS gets the reply the request had, and is not
+-- decided again (docs/semantics.md, "Request ids").
 --
 -- ARGV: now_ms (empty: the Redis server's TIME), cost, force (1: charge the
 -- cost even when denied, docs/semantics.md "Force"; else 0), then for
 -- each limit: its algorithm, its name in its policy P (:P:L), the number n of its
 -- parameters, and those n, in the algorithm's order (trailing optional
--- ones may be left out). The algorithms:
+-- ones may be left out). A limit alone, with the empty name, is decided
+-- as its own script decides it (its keys, its errors), in this reply;
+-- its string inputs, if its algorithm takes any, follow its name.
+-- The algorithms:
 --   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]):
 --   {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
 --   fixed_window(limit, window_ms): {<key>}:fw:<window_ms>
@@ -52,6 +59,8 @@ local MAX_SKEW_MS = 60000
 local BUCKETS_MAX = 3600
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
+-- a charged request's reply is replayed to its retries this long
+local REQUEST_MS = 60000
 
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
@@ -2071,19 +2080,25 @@ if #ARGV < 3 then
 end
 local LIMITS, arg, key = {}, 4, 1
 while arg <= #ARGV do
-  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
+  local i, alg, infix = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1]
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
-    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
-  end
-  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
-    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  local alone = infix == '' and i == 1 -- a limit alone, keys and errors as its own script's
+  if not alone and (infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$')) then
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit> (empty: the first limit, alone), got ' .. clip(infix))
   end
   local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
-  for _ = 1, alg[3] do
-    argv[#argv + 1] = '' -- a policy passes no string input
+  for j = 1, alg[3] do
+    -- a limit alone has its string inputs after its name; a policy passes none
+    argv[#argv + 1] = alone and ARGV[arg + 1 + j] or ''
+  end
+  if alone then
+    arg = arg + alg[3]
+  end
+  local n = int(ARGV[arg + 2])
+  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
   for j = 1, n do
     argv[#argv + 1] = ARGV[arg + 2 + j]
@@ -2091,17 +2106,24 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
-  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
-  -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
+  -- share their state across policies; a limit alone has its own keys
+  local prefix, own, name = ARGV[arg] .. ': ', '', ARGV[arg]
+  if not alone then
+    prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. prefix
+    own, name = string.match(infix, '^:[^:]+(:.*)$'), string.match(infix, '^:([^:]+):')
+  end
+  LIMITS[i] = {alg[1], keys, argv, prefix, own, name}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
 end
-if #KEYS ~= key - 1 then
-  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
+if #LIMITS > 1 and ARGV[4 + 1] == '' then
+  return bad('a limit named by the empty name is alone: the policy has ' .. #LIMITS .. ' limits')
+end
+if #KEYS ~= key - 1 and #KEYS ~= key then
+  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
 end
 for _, l in ipairs(LIMITS) do
   local e = l[1](l[2], l[3], 'check', l[4], l[5])
@@ -2110,7 +2132,7 @@ for _, l in ipairs(LIMITS) do
   end
 end
 
-ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
+ALG = LIMITS[1][6] .. ': ' -- the policy's name, from its first limit's (a limit alone: its algorithm's)
 -- per-call inputs
 local now
 if ARGV[1] == '' then -- the Redis server's clock
@@ -2133,6 +2155,37 @@ end
 local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 for _, l in ipairs(LIMITS) do
   l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]
+end
+
+-- the request key: a charged request's retry gets the reply it had
+local rq = KEYS[key]
+if rq then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(rq, 1, #tag + 4) ~= tag .. ':rq:' then
+    return bad('the request key must be ' .. clip(tag) .. ':rq:<id>, in the first key\'s hash tag, got ' .. clip(rq))
+  end
+  local id = string.sub(rq, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return bad('request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', rq)
+  if raw then
+    local t, was, reply = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(reply or '', '[^:]+') do
+      out[#out + 1] = int(v)
+    end
+    if not t or #t > 17 or #out ~= 8 + 7 * #LIMITS then
+      return redis.error_reply('BADSTATE ' .. ALG .. clip(rq) .. ': want a request\'s reply, got ' .. clip(raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= num(cost) .. ':' .. ARGV[3] .. ':' .. #LIMITS then
+        return bad('request id ' .. clip(id) .. ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- every limit decides, writing nothing
@@ -2185,5 +2238,13 @@ for _, r in ipairs(res) do
   for j = 1, #r do
     out[#out + 1] = r[j]
   end
+end
+if rq and (all or force) and cost > 0 then
+  -- a charged request's reply, replayed to its retries for REQUEST_MS
+  local memo = {num(now), num(cost), ARGV[3], num(#LIMITS)}
+  for _, v in ipairs(out) do
+    memo[#memo + 1] = num(v)
+  end
+  redis.call('SET', rq, table.concat(memo, ':'), 'PX', num(REQUEST_MS + TTL_MARGIN_MS))
 end
 return out

@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "4f89b504e4a691e2b5176454ccffd3cbfe8c8b53", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bec6aa8b8d61a58d80ef47cf2a2b5e5f71825477"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b0bb443d48e93b3f2305b91f4020600e94c8e3a2"},
+		Name: "limitspec", Version: "d2c6a8e5eadb1bf2af53be6a938e2590e8280d32", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "648291ea719f1454c3567fd430f6555ba831c0dd"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "f9ff0d6c14e3fc4d8423d8c50635ca1cbed40e2a"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

@@ -61,7 +61,7 @@ func (b *Bound) Allow(ctx context.Context, key string) (res limitspec.LimitResul
 }
 
 // Limit decides req: its Key, Cost, Now (zero: the limiter's clock),
-// Force and Inputs, as the limiter's Limit decides them. req.Limit must
+// Force, Inputs and ID, as the limiter's Limit decides them. req.Limit must
 // be nil or equal to the bound limit (as Bind was given it, or its
 // value), and req.Policy nil; else the error matches
 // limitspec.ErrBadInput.
@@ -71,6 +71,14 @@ func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (res limitspec
 	}
 	if err = kit.CheckBound(req.Limit, req.Policy, b.given, b.lim); err != nil {
 		return res, err
+	}
+	if req.ID != "" { // decided as the limiter decides it, by the bound limit
+		req.Limit = b.lim
+		var full limitspec.Result
+		if err = b.l.limitOnce(&req, b.l.nowMs(req.Now), &full); err != nil {
+			return res, err
+		}
+		return full.Limits[0], nil
 	}
 	in := b.noInputs
 	if len(req.Inputs) > 0 {
@@ -126,7 +134,7 @@ func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
 }
 
 // Limit decides req by the bound policy: its IDs, Cost, Now (zero: the
-// limiter's clock) and Force, as the limiter's Limit decides them.
+// limiter's clock), Force and ID, as the limiter's Limit decides them.
 // req.Policy must be nil or the bound policy, and req.Limit nil; else the
 // error matches limitspec.ErrBadInput. Its result's Limits are a new
 // slice (LimitInto reuses one).
@@ -148,5 +156,8 @@ func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res 
 		return err
 	}
 	req.Policy = b.p
+	if req.ID != "" {
+		return b.l.limitOnce(&req, b.l.nowMs(req.Now), res)
+	}
 	return b.l.decidePolicy(req, b.l.nowMs(req.Now), b.limits, res)
 }

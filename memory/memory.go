@@ -84,6 +84,8 @@ type Limiter struct {
 	// tables are the tables made so far, one per algorithm decided, in
 	// the order they were made; a new table replaces the slice.
 	tables atomic.Pointer[[]*table]
+	// requests are the results of charged requests with an id.
+	requests requests
 }
 
 // table is the state of one algorithm's limits, its name in results,
@@ -179,6 +181,14 @@ func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *li
 		return err
 	}
 	now := l.nowMs(req.Now)
+	if req.ID != "" {
+		return l.limitOnce(req, now, res)
+	}
+	return l.decide(req, now, res)
+}
+
+// decide decides req at now into *res.
+func (l *Limiter) decide(req *limitspec.Request, now int64, res *limitspec.Result) error {
 	if req.Policy != nil {
 		return l.decidePolicy(*req, now, nil, res)
 	}

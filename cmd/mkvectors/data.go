@@ -81,6 +81,7 @@ type callData struct {
 	View       bool              `yaml:"view"`
 	Reset      bool              `yaml:"reset"`
 	Force      bool              `yaml:"force"`
+	ID         string            `yaml:"id"`
 	Repeat     expr              `yaml:"repeat"`
 	Calls      []callData        `yaml:"calls"`
 }
@@ -242,7 +243,7 @@ func expand[C any](calls []callData, sym map[string]int64, one func(c callData, 
 // algorithmCall is a call of an algorithm's scenario; its key is k unless
 // given.
 func algorithmCall(c callData, dt, cost int64) call {
-	out := call{dt: dt, key: "k", cost: cost, view: c.View, reset: c.Reset, force: c.Force}
+	out := call{dt: dt, key: "k", cost: cost, view: c.View, reset: c.Reset, force: c.Force, id: c.ID}
 	if c.Key != nil {
 		out.key = *c.Key
 	}
@@ -256,7 +257,7 @@ func algorithmCall(c callData, dt, cost int64) call {
 }
 
 func policyCall(c callData, dt, cost int64) pcall {
-	return pcall{dt: dt, ids: c.IDs, cost: cost, reset: c.Reset, force: c.Force}
+	return pcall{dt: dt, ids: c.IDs, cost: cost, reset: c.Reset, force: c.Force, id: c.ID}
 }
 
 // builders make the scenarios too irregular for the notation of calls,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
+	"strings"
 
 	"github.com/limitspec/limitspec/internal/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
@@ -123,6 +124,7 @@ func stateScenarios(L int64) map[string]scenario {
 	}
 	force = append(force, call{key: "huge", cost: 1 << 40, force: true}, call{dt: 1, key: "huge", cost: 1}, call{key: "ok", cost: 1, force: true},
 		call{key: "peek", cost: 0, force: true}, call{key: "peek", cost: L})
+	out["retry"] = scenario{"request ids (docs/semantics.md, \"Request ids\"): a charged request's retry gets its reply again and charges nothing, 5 ms later and with the key full; a denied request is not remembered; a retry with another cost is refused; a forced charge is replayed; a peek with an id writes nothing; an id of 129 bytes is refused; the same id under another key is another request; past REQUEST_MS (60 s), or more than MAX_SKEW_MS behind, the id decides afresh", retryCalls(L)}
 	out["force"] = scenario{"forced calls: on a full key, cost 1 is charged though denied; cost limit is charged up to twice the limit; one more charges nothing; a normal request then waits until the debt is paid back (probed after 500 ms, 1 s, a minute, an hour); a forced cost 2^40 on a fresh key is charged up to twice the limit; a forced call that would be admitted is an admission; a forced peek writes nothing", force}
 	return out
 }
@@ -277,4 +279,15 @@ func random(L int64, seed int64, n int) []call {
 		calls = append(calls, c)
 	}
 	return calls
+}
+
+// retryCalls are the calls of the retry scenario: request ids.
+func retryCalls(L int64) []call {
+	cs := []call{{key: "k", cost: 1, id: "r1"}, {dt: 5, key: "k", cost: 1, id: "r1"}}
+	cs = append(cs, burst("k", L-1)...)
+	return append(cs, call{key: "k", cost: 1, id: "r2"}, call{key: "k", cost: 1, id: "r2"}, call{key: "k", cost: 1, id: "r1"},
+		call{key: "k", cost: 2, id: "r1"}, call{key: "k", cost: 1, force: true, id: "r3"}, call{dt: 1, key: "k", cost: 1, force: true, id: "r3"},
+		call{key: "k", cost: 0, id: "p"}, call{key: "k", cost: 1, id: strings.Repeat("x", 129)}, call{key: "other", cost: 1, id: "r1"},
+		call{at: at(t0 + oracle.RequestMs + 1), key: "k", cost: 1, id: "r1"}, call{at: at(t0 + oracle.RequestMs + 2), key: "k", cost: 1, id: "r1"},
+		call{at: at(t0), key: "k", cost: 1, id: "r1"})
 }

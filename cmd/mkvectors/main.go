@@ -97,9 +97,10 @@ type call struct {
 	// inputs are the string inputs the call gives; every other one the
 	// algorithm takes gets its default (defaultInputs).
 	inputs map[string]string
-	view   bool // read the key's entries back instead
-	reset  bool // delete the key's state instead
-	force  bool // the forced call: consumes the cost even when denied
+	view   bool   // read the key's entries back instead
+	reset  bool   // delete the key's state instead
+	force  bool   // the forced call: consumes the cost even when denied
+	id     string // the request's id (docs/semantics.md, "Request ids")
 	// params, when set, are the parameters from this call on: a limit
 	// changing between calls.
 	params map[string]int64
@@ -194,6 +195,7 @@ func model(store *oracle.Store, alg string, params map[string]json.Number) (orac
 func build(name string, a algorithm, comment string, params map[string]json.Number, calls []call) conformance.Vector {
 	v := conformance.Vector{Name: a.name + "/" + name, Algorithm: a.name, Comment: comment, Params: params}
 	store := oracle.NewStore()
+	var rs oracle.Requests
 	m, mErr := model(store, a.name, params)
 	t := int64(t0)
 	requests := 0 // numbers the default inputs
@@ -220,7 +222,7 @@ func build(name string, a algorithm, comment string, params map[string]json.Numb
 				// on a fresh state, the call shows whether it is refused.
 				dm, dErr = model(oracle.NewStore(), a.name, params)
 			}
-			s = a.requestStep(dm, dErr, t, c, requests)
+			s = a.requestStep(dm, dErr, &rs, t, c, requests)
 		}
 		if c.params != nil {
 			s.Params = params
@@ -233,9 +235,9 @@ func build(name string, a algorithm, comment string, params map[string]json.Numb
 // requestStep decides the nth request of a vector at t. A request that
 // plants another Redis type at its keys is decided on m, a fresh state:
 // WRONGTYPE, unless its input is refused.
-func (a algorithm) requestStep(m oracle.Model, mErr error, t int64, c call, nth int) conformance.Step {
+func (a algorithm) requestStep(m oracle.Model, mErr error, rs *oracle.Requests, t int64, c call, nth int) conformance.Step {
 	cost := stepCost(c.cost, c.rawCost)
-	s := conformance.Step{T: t, Key: c.key, Cost: cost, Force: c.force,
+	s := conformance.Step{T: t, Key: c.key, Cost: cost, Force: c.force, ID: c.id,
 		WrongType: conformance.WrongType{All: c.wrongType && len(c.wrongKeys) == 0, Keys: c.wrongKeys}}
 	inputs := a.defaultInputs(c, nth)
 	setInputs(&s, inputs)
@@ -244,7 +246,16 @@ func (a algorithm) requestStep(m oracle.Model, mErr error, t int64, c call, nth 
 		if c.force {
 			decide = m.Force
 		}
-		return decide(c.key, t, n, inputs)
+		if c.id == "" {
+			return decide(c.key, t, n, inputs)
+		}
+		if err := m.Check(c.key, t, n, inputs); err != nil {
+			return oracle.Result{}, err
+		}
+		return oracle.Once(rs, c.key, c.id, t, n, c.force, 1, func() (oracle.Result, bool, error) {
+			r, err := decide(c.key, t, n, inputs)
+			return r, r.Allowed || c.force, err
+		})
 	}, func(r oracle.Result) conformance.Expect {
 		e := resultExpect(r)
 		if a.Tiers {

@@ -17,9 +17,10 @@ type pcall struct {
 	ids       map[string]string
 	cost      int64
 	rawCost   string
-	wrongKeys []int // plant a value of another type at these KEYS first
-	reset     bool  // delete every limit's state for ids instead
-	force     bool  // the forced call: every limit consumes, even when denied
+	wrongKeys []int  // plant a value of another type at these KEYS first
+	reset     bool   // delete every limit's state for ids instead
+	force     bool   // the forced call: every limit consumes, even when denied
+	id        string // the request's id (docs/semantics.md, "Request ids")
 }
 
 // specPolicies are the policies of spec/policies.yaml, by name.
@@ -67,6 +68,7 @@ func definition(name string, d policyData, specs map[string]*gen.Policy, params 
 func buildPolicy(name string, def *conformance.Policy, comment string, calls []pcall) conformance.Vector {
 	v := conformance.Vector{Name: def.Name + "/" + name, Policy: def, Comment: comment}
 	m, mErr := conformance.OraclePolicy(def)
+	var rs oracle.Requests
 	t := int64(t0)
 	for _, c := range calls {
 		t += c.dt
@@ -86,7 +88,7 @@ func buildPolicy(name string, def *conformance.Policy, comment string, calls []p
 			// fresh state, the call shows whether it is refused.
 			dm, dErr = conformance.OraclePolicy(def)
 		}
-		v.Steps = append(v.Steps, policyRequest(dm, dErr, t, c))
+		v.Steps = append(v.Steps, policyRequest(dm, dErr, &rs, t, c))
 	}
 	return v
 }
@@ -94,15 +96,24 @@ func buildPolicy(name string, def *conformance.Policy, comment string, calls []p
 // policyRequest decides one request of a policy at t. A request that
 // plants another Redis type at its keys is decided on m, a fresh state:
 // WRONGTYPE, unless its input is refused.
-func policyRequest(m *oracle.Policy, mErr error, t int64, c pcall) conformance.Step {
+func policyRequest(m *oracle.Policy, mErr error, rs *oracle.Requests, t int64, c pcall) conformance.Step {
 	cost := stepCost(c.cost, c.rawCost)
-	s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Force: c.force, WrongType: conformance.WrongType{Keys: c.wrongKeys}}
+	s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Force: c.force, ID: c.id, WrongType: conformance.WrongType{Keys: c.wrongKeys}}
 	s.Expect = expectOf(mErr, cost, s.WrongType.Any(), func(n int64) (oracle.PolicyResult, error) {
 		decide := m.Decide
 		if c.force {
 			decide = m.Force
 		}
-		return decide(c.ids, t, n)
+		if c.id == "" {
+			return decide(c.ids, t, n)
+		}
+		if err := m.Check(c.ids, t, n); err != nil {
+			return oracle.PolicyResult{}, err
+		}
+		return oracle.Once(rs, m.Tag(c.ids), c.id, t, n, c.force, m.Len(), func() (oracle.PolicyResult, bool, error) {
+			r, err := decide(c.ids, t, n)
+			return r, r.Allowed || c.force, err
+		})
 	}, policyExpect)
 	return s
 }

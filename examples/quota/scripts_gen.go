@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "8b9d19174f2417b3b288bbfc26b4e2e0f3f8e1d1", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "49d7fdb88e23c403eefb1f5561048d3a2a043d39"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0e6b3afc250d6918bd67d2167a29ec30732564d5"},
+		Name: "quota", Version: "a47d9c44564aeef86521d65240202444d4c1f409", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "b013a1184992784221d32786240292f57c898408"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "045116f57556cd830f1f887dd775b6972ac1d258"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

@@ -45,6 +45,9 @@ type Request struct {
 	Inputs    map[string]string
 	// Force asks for the forced call (docs/semantics.md, "Force").
 	Force bool
+	// ID is the request's id (docs/semantics.md, "Request ids"); empty:
+	// none.
+	ID string
 }
 
 func failure(class, msg string) Outcome { return Outcome{Error: class, Message: msg} }

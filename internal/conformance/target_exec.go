@@ -262,7 +262,13 @@ func (t *ExecTarget) Begin(v *Vector) error {
 	return nil
 }
 
-func (t *ExecTarget) Decide(r Request) Outcome { return t.step("decide", r, true) }
+func (t *ExecTarget) Decide(r Request) Outcome {
+	if r.ID != "" {
+		t.fault = "the protocol has no request ids"
+		return Outcome{}
+	}
+	return t.step("decide", r, true)
+}
 
 func (t *ExecTarget) Reset(r Request) Outcome { return t.step("reset", r, false) }
 

@@ -85,7 +85,7 @@ func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
 	if refused != nil && r.Cost != "" {
 		return limitspec.Request{}, refused
 	}
-	req := limitspec.Request{Key: r.Key, IDs: r.IDs, Cost: c, Now: time.UnixMilli(r.NowMs), Force: r.Force, Inputs: r.Inputs}
+	req := limitspec.Request{Key: r.Key, IDs: r.IDs, Cost: c, Now: time.UnixMilli(r.NowMs), Force: r.Force, Inputs: r.Inputs, ID: r.ID}
 	var err error
 	if r.Policy != nil {
 		req.Policy, refused = TypedPolicy(r.Policy)
@@ -369,7 +369,7 @@ func (t *RedisBoundTarget) Decide(r Request) Outcome {
 	if err != nil {
 		return limiterError(err)
 	}
-	lr, err := b.Limit(ctx, limitspec.Request{Key: req.Key, Cost: req.Cost, Now: req.Now, Force: req.Force, Inputs: req.Inputs})
+	lr, err := b.Limit(ctx, limitspec.Request{Key: req.Key, Cost: req.Cost, Now: req.Now, Force: req.Force, Inputs: req.Inputs, ID: req.ID})
 	if err != nil {
 		return limiterError(err)
 	}

@@ -14,15 +14,16 @@ func NewOracleTarget() *OracleTarget { return &OracleTarget{} }
 // vector agrees with the contract, and a target to compare the others
 // with. It holds no Redis keys.
 type OracleTarget struct {
-	store  *oracle.Store  // every limit's state, shared as docs/semantics.md, "Keys", says
-	policy *oracle.Policy // the vector's
-	polErr error
+	store    *oracle.Store // every limit's state, shared as docs/semantics.md, "Keys", says
+	requests oracle.Requests
+	policy   *oracle.Policy // the vector's
+	polErr   error
 }
 
 func (o *OracleTarget) Name() string { return "oracle" }
 
 func (o *OracleTarget) Begin(v *Vector) error {
-	o.store, o.policy, o.polErr = oracle.NewStore(), nil, nil
+	o.store, o.requests, o.policy, o.polErr = oracle.NewStore(), oracle.Requests{}, nil, nil
 	if v.Policy != nil {
 		o.policy, o.polErr = OraclePolicy(v.Policy)
 	}
@@ -52,7 +53,12 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 		if r.Force {
 			decide = o.policy.Force
 		}
-		pr, err := decide(r.IDs, r.NowMs, c)
+		var pr oracle.PolicyResult
+		if r.ID == "" {
+			pr, err = decide(r.IDs, r.NowMs, c)
+		} else {
+			pr, err = o.policyOnce(r, c, decide)
+		}
 		if err != nil {
 			return oracleError(err)
 		}
@@ -71,11 +77,30 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 	if r.Force {
 		decide = m.Force
 	}
-	res, err := decide(r.Key, r.NowMs, c, r.Inputs)
+	var res oracle.Result
+	if r.ID == "" {
+		res, err = decide(r.Key, r.NowMs, c, r.Inputs)
+	} else if err = m.Check(r.Key, r.NowMs, c, r.Inputs); err == nil {
+		res, err = oracle.Once(&o.requests, r.Key, r.ID, r.NowMs, c, r.Force, 1, func() (oracle.Result, bool, error) {
+			res, err := decide(r.Key, r.NowMs, c, r.Inputs)
+			return res, res.Allowed || r.Force, err
+		})
+	}
 	if err != nil {
 		return oracleError(err)
 	}
 	return oracleOutcome(res)
+}
+
+// policyOnce decides a policy's step that carries a request id.
+func (o *OracleTarget) policyOnce(r Request, c int64, decide func(map[string]string, int64, int64) (oracle.PolicyResult, error)) (oracle.PolicyResult, error) {
+	if err := o.policy.Check(r.IDs, r.NowMs, c); err != nil {
+		return oracle.PolicyResult{}, err
+	}
+	return oracle.Once(&o.requests, o.policy.Tag(r.IDs), r.ID, r.NowMs, c, r.Force, o.policy.Len(), func() (oracle.PolicyResult, bool, error) {
+		pr, err := decide(r.IDs, r.NowMs, c)
+		return pr, pr.Allowed || r.Force, err
+	})
 }
 
 func (o *OracleTarget) Reset(r Request) Outcome {

@@ -99,6 +99,10 @@ type Step struct {
 	// usual, but consuming the cost even when denied (docs/semantics.md,
 	// "Force").
 	Force bool `json:"force,omitempty"`
+	// ID (a project extension) is the request's id: a retry of a charged
+	// request of the same id (and hash tag) gets its reply again
+	// (docs/semantics.md, "Request ids").
+	ID string `json:"id,omitempty"`
 	// View (a project extension) names a read-only view to run instead of
 	// a decision, such as meta_window's "entries"; its expectation is
 	// Entries. Cost and the string inputs do not apply.
@@ -168,7 +172,7 @@ func (w WrongType) MarshalJSON() ([]byte, error) {
 // meta.
 func (v *Vector) Request(s Step, params map[string]json.Number) Request {
 	r := Request{Algorithm: v.Algorithm, Params: params, Policy: v.Policy,
-		Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force}
+		Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force, ID: s.ID}
 	if s.Meta != nil || len(s.Inputs) > 0 {
 		r.Inputs = map[string]string{}
 		maps.Copy(r.Inputs, s.Inputs)

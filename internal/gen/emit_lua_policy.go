@@ -52,12 +52,14 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 		luaResetDel(&code)
 		return luaAssemble(&w, sp, &code)
 	}
-	code.line("ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's")
+	code.line("ALG = LIMITS[1][6] .. ': ' -- the policy's name, from its first limit's (a limit alone: its algorithm's)")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
 	luaInputs(&code, ints, nil, true)
 	code.line("for _, l in ipairs(LIMITS) do")
 	code.line("  l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]")
 	code.line("end")
+	code.line("")
+	code.raw(luaPolicyRequest)
 	code.line("")
 	code.raw(luaPolicyDecide)
 	return luaAssemble(&w, sp, &code)
@@ -122,26 +124,36 @@ func luaPolicyLimits(w *writer, algs []*Algorithm, reset bool) {
 		w.line("  return bad('expected now_ms, cost, force, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')")
 		w.line("end")
 	}
-	w.text(luaPolicyLimitsText, "{first}", fmt.Sprint(first))
+	keys := luaPolicyKeys
+	if reset {
+		keys = luaPolicyResetKeys
+	}
+	w.text(luaPolicyLimitsText, "{first}", fmt.Sprint(first), "{keys}", keys)
 }
 
 // luaPolicyLimitsText reads the limits from ARGV, from ARGV[{first}] on, into
 // LIMITS, then checks every limit's parameters and keys.
 const luaPolicyLimitsText = `local LIMITS, arg, key = {}, {first}, 1
 while arg <= #ARGV do
-  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
+  local i, alg, infix = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1]
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
-    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
-  end
-  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
-    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  local alone = infix == '' and i == 1 -- a limit alone, keys and errors as its own script's
+  if not alone and (infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$')) then
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit> (empty: the first limit, alone), got ' .. clip(infix))
   end
   local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
-  for _ = 1, alg[3] do
-    argv[#argv + 1] = '' -- a policy passes no string input
+  for j = 1, alg[3] do
+    -- a limit alone has its string inputs after its name; a policy passes none
+    argv[#argv + 1] = alone and ARGV[arg + 1 + j] or ''
+  end
+  if alone then
+    arg = arg + alg[3]
+  end
+  local n = int(ARGV[arg + 2])
+  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
   for j = 1, n do
     argv[#argv + 1] = ARGV[arg + 2 + j]
@@ -149,25 +161,43 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
-  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
-  -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
+  -- share their state across policies; a limit alone has its own keys
+  local prefix, own, name = ARGV[arg] .. ': ', '', ARGV[arg]
+  if not alone then
+    prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. prefix
+    own, name = string.match(infix, '^:[^:]+(:.*)$'), string.match(infix, '^:([^:]+):')
+  end
+  LIMITS[i] = {alg[1], keys, argv, prefix, own, name}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
 end
-if #KEYS ~= key - 1 then
-  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
+if #LIMITS > 1 and ARGV[{first} + 1] == '' then
+  return bad('a limit named by the empty name is alone: the policy has ' .. #LIMITS .. ' limits')
 end
-for _, l in ipairs(LIMITS) do
+{keys}
   local e = l[1](l[2], l[3], 'check', l[4], l[5])
   if e then
     return e
   end
 end
 `
+
+// luaPolicyKeys checks a policy's KEYS: every limit's, then perhaps a
+// request key (luaPolicyRequest); luaPolicyResetKeys a reset's, every
+// limit's alone.
+const (
+	luaPolicyKeys = `if #KEYS ~= key - 1 and #KEYS ~= key then
+  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
+end
+for _, l in ipairs(LIMITS) do`
+	luaPolicyResetKeys = `if #KEYS ~= key - 1 then
+  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
+end
+for _, l in ipairs(LIMITS) do`
+)
 
 // luaPolicyHeader documents the policy script's interface.
 func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
@@ -186,12 +216,19 @@ func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 	w.line("-- with :L after the hash tag, which is the value of the identity it")
 	w.line("-- counts (or its constant): {alice}:daily:sl:86400000. The policy's name")
 	w.line("-- is not in them: limits of one name share their state across policies.")
+	w.line("-- After them may come a request key, {tag}:rq:<id> with the first key's")
+	w.line("-- hash tag and the request's id (1 to 128 bytes): a retry of a request")
+	w.line("-- charged within REQUEST_MS gets the reply the request had, and is not")
+	w.line("-- decided again (docs/semantics.md, \"Request ids\").")
 	w.line("--")
 	w.line("-- ARGV: now_ms (empty: the Redis server's TIME), cost, force (1: charge the")
 	w.line("-- cost even when denied, docs/semantics.md \"Force\"; else 0), then for")
 	w.line("-- each limit: its algorithm, its name in its policy P (:P:L), the number n of its")
 	w.line("-- parameters, and those n, in the algorithm's order (trailing optional")
-	w.line("-- ones may be left out). The algorithms:")
+	w.line("-- ones may be left out). A limit alone, with the empty name, is decided")
+	w.line("-- as its own script decides it (its keys, its errors), in this reply;")
+	w.line("-- its string inputs, if its algorithm takes any, follow its name.")
+	w.line("-- The algorithms:")
 	for _, a := range algs {
 		var ps []string
 		for _, p := range a.Params {
@@ -308,5 +345,50 @@ for _, r in ipairs(res) do
     out[#out + 1] = r[j]
   end
 end
+if rq and (all or force) and cost > 0 then
+  -- a charged request's reply, replayed to its retries for REQUEST_MS
+  local memo = {num(now), num(cost), ARGV[3], num(#LIMITS)}
+  for _, v in ipairs(out) do
+    memo[#memo + 1] = num(v)
+  end
+  redis.call('SET', rq, table.concat(memo, ':'), 'PX', num(REQUEST_MS + TTL_MARGIN_MS))
+end
 return out
+`
+
+// luaPolicyRequest reads the request key, KEYS after every limit's:
+// {tag}:rq:<id>, the first key's hash tag and the request's id. A request
+// charged within REQUEST_MS before now_ms (and not more than MAX_SKEW_MS
+// after it) is not decided again: its reply is returned as it was
+// (docs/semantics.md, "Request ids").
+const luaPolicyRequest = `-- the request key: a charged request's retry gets the reply it had
+local rq = KEYS[key]
+if rq then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(rq, 1, #tag + 4) ~= tag .. ':rq:' then
+    return bad('the request key must be ' .. clip(tag) .. ':rq:<id>, in the first key\'s hash tag, got ' .. clip(rq))
+  end
+  local id = string.sub(rq, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return bad('request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', rq)
+  if raw then
+    local t, was, reply = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(reply or '', '[^:]+') do
+      out[#out + 1] = int(v)
+    end
+    if not t or #t > 17 or #out ~= 8 + 7 * #LIMITS then
+      return redis.error_reply('BADSTATE ' .. ALG .. clip(rq) .. ': want a request\'s reply, got ' .. clip(raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= num(cost) .. ':' .. ARGV[3] .. ':' .. #LIMITS then
+        return bad('request id ' .. clip(id) .. ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
+end
 `

@@ -76,6 +76,8 @@ type Model interface {
 	// limit's worth, and the result describes the state after the charge.
 	// Its input is checked as Decide's, with the same messages.
 	Force(key string, nowMs, cost int64, inputs map[string]string) (Result, error)
+	// Check refuses a request as Decide does, deciding nothing.
+	Check(key string, nowMs, cost int64, inputs map[string]string) error
 }
 
 // Entry is one admitted request recorded by meta_window.

@@ -23,6 +23,8 @@ const (
 	bucketsMax = 3600
 	// 2^52: running sums of zset entries are kept modulo it
 	runMod = 4503599627370496
+	// a charged request's reply is replayed to its retries this long
+	requestMs = 60000
 	// kept past the window, for lagging clocks
 	margin = 1000
 	// 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks

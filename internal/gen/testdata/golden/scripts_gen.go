@@ -39,9 +39,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "4b36d4c711c688b36a44b21628909cee080ee0ac", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "de0b9174480010639fdc57e785b5c62154909e2f"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c15dae127eee04301b87c1767fc3ffd9fbc5e4c2"},
+		Name: "small", Version: "1e9ae15f73f4262f25fd1d4b45f9592e4c83a6fe", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "4c30bccd06cd07b7bebe152ff95ac1f2f63fb3a8"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "cb082fc4703cf3a534fde8f9333aa80fdf40a55a"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
