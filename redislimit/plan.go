@@ -2,8 +2,8 @@ package redislimit
 
 import (
 	"reflect"
-	"strconv"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
