@@ -65,7 +65,7 @@ func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, li
 	if err != nil {
 		return kit.Reply{}, 0, nil, err
 	}
-	reply, err := l.run(ctx, p.decide, args, first)
+	reply, err := l.run(ctx, p.decide, args, first, req.ID != "")
 	if err != nil {
 		return kit.Reply{}, 0, nil, err
 	}

@@ -302,7 +302,7 @@ func (l *Limiter) reset(ctx context.Context, p *plan, req limitspec.Request) err
 	if err != nil {
 		return err
 	}
-	_, err = l.run(ctx, p.reset, args, first)
+	_, err = l.run(ctx, p.reset, args, first, false)
 	return err
 }
 
@@ -327,7 +327,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 	if i < 0 {
 		return nil, unknownView(req.Limit.Algorithm().Name, view, p.scripts.Views)
 	}
-	reply, err := l.run(ctx, scriptOf(p.scripts.Library, p.scripts.Views[i].Script), args, first)
+	reply, err := l.run(ctx, scriptOf(p.scripts.Library, p.scripts.Views[i].Script), args, first, false)
 	if err != nil {
 		return nil, err
 	}

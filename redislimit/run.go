@@ -21,8 +21,10 @@ import (
 // the script with EVAL when the server does not know it (NOSCRIPT), or
 // by FCALL, loading the library when the server lacks it. Either way the
 // server runs the call at most once (see send): a NOSCRIPT or a missing
-// function is answered before anything runs.
-func (l *Limiter) run(ctx context.Context, s *script, args []any, first string) (any, error) {
+// function is answered before anything runs. A replayable call (a
+// decision with a request id) is also sent again after a lost reply (see
+// send).
+func (l *Limiter) run(ctx context.Context, s *script, args []any, first string, replayable bool) (any, error) {
 	var reply any
 	var err error
 	if l.o.functions {
@@ -32,21 +34,21 @@ func (l *Limiter) run(ctx context.Context, s *script, args []any, first string) 
 			return nil, classify(s.name, err)
 		}
 		args[0], args[1] = verbFCall, s.function
-		reply, err = l.send(ctx, args, first)
+		reply, err = l.send(ctx, args, first, replayable)
 		if isMissingFunction(err) { // lost since (FUNCTION FLUSH, a new server)
 			l.forget(s.lib)
 			if lerr := l.library(ctx, s.lib); lerr != nil {
 				return nil, classify(s.name, lerr)
 			}
-			reply, err = l.send(ctx, args, first)
+			reply, err = l.send(ctx, args, first, replayable)
 		}
 	} else {
 		args[0], args[1] = verbEvalSHA, s.sha
-		reply, err = l.send(ctx, args, first)
+		reply, err = l.send(ctx, args, first, replayable)
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			args = slices.Clone(args) // the first command keeps its own
 			args[0], args[1] = verbEval, s.source
-			reply, err = l.send(ctx, args, first)
+			reply, err = l.send(ctx, args, first, replayable)
 		}
 	}
 	if err != nil {
@@ -77,19 +79,39 @@ func (onceCmd) NoRetry() bool { return true }
 // migration, CLUSTERDOWN), after a pause, for as long as ctx's deadline
 // leaves time for another attempt (for retryFor when ctx has none).
 // go-redis itself still follows MOVED and ASK, which are answered before
-// anything runs.
-func (l *Limiter) send(ctx context.Context, args []any, first string) (any, error) {
+// anything runs. A replayable call, one carrying a request id, is sent
+// again after a lost reply too, the same way: its retry gets the reply
+// the lost one had if that one charged, and is decided for the first
+// time if it did not (docs/semantics.md, "Request ids"). Its error after
+// a lost reply stays the lost reply's: the call may have been applied.
+func (l *Limiter) send(ctx context.Context, args []any, first string, replayable bool) (any, error) {
 	start := time.Now()
+	var lost error
 	for attempt := 0; ; attempt++ {
 		cmd := onceCmd{redis.NewCmd(ctx, args...)}
 		err := l.process(ctx, cmd, first)
 		if err == nil {
 			return cmd.Val(), nil
 		}
-		if !notRun(err) || !pause(ctx, attempt, start) {
+		if lost != nil && !sent(err) {
+			err = lost // the retry never reached a server: the first may have run
+		}
+		retry := notRun(err)
+		if replayable && lostReply(err) {
+			lost, retry = err, true
+		}
+		if !retry || !pause(ctx, attempt, start) {
 			return nil, err
 		}
 	}
+}
+
+// lostReply reports whether err is that of a call sent to a server whose
+// reply did not come (a broken connection, a deadline): its outcome is
+// unknown.
+func lostReply(err error) bool {
+	var rerr redis.Error
+	return !errors.As(err, &rerr) && sent(err)
 }
 
 // process sends cmd, a script call whose first key is first: in a batch
@@ -187,7 +209,7 @@ func classify(script string, err error) error {
 	switch {
 	case errors.Is(err, limitspec.ErrMisconfigured):
 		return err
-	case !errors.As(err, &rerr) && sent(err):
+	case lostReply(err):
 		return fmt.Errorf("redislimit %s: %w: %w: %w", script, limitspec.ErrUnavailable, limitspec.ErrOutcomeUnknown, err)
 	case !errors.As(err, &rerr):
 		return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrUnavailable, err)

@@ -1,0 +1,147 @@
+package redislimit_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/faultproxy"
+	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/redislimit"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestFaultLostReplyRetriedByID is TestFaultLostReply with a request id on
+// every decision (docs/semantics.md, "Request ids"): the proxy cuts the
+// connection after Redis ran every tenth call, and the limiter sends a
+// call whose reply was lost again with the same id. 150 decisions of a
+// fixed window of 100 at one instant, by EVALSHA and by FCALL, through
+// Limiter.Limit and a bound handle: none fails, exactly 100 are admitted
+// and 50 denied, Redis counts exactly 100, and it received one call more
+// for each cut.
+func TestFaultLostReplyRetriedByID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, verb string
+		opts       []redislimit.Option
+	}{
+		{"evalsha", "evalsha", nil},
+		{"functions", "fcall", []redislimit.Option{redislimit.WithFunctions()}},
+	} {
+		for _, way := range ways {
+			t.Run(tc.name+"/"+way.name, func(t *testing.T) {
+				t.Parallel()
+				srv := redistest.StartServer(t)
+				proxy := faultproxy.Start(t, srv.Addr())
+				rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+				t.Cleanup(func() { rdb.Close() })
+				lim := newLimiter(t, rdb, tc.opts...)
+				d := way.via(lim)
+				var n, cut atomic.Int64
+				proxy.CutAfterReply(func(name string, _ []string) bool {
+					if strings.EqualFold(name, tc.verb) && n.Add(1)%10 == 0 {
+						cut.Add(1)
+						return true
+					}
+					return false
+				})
+				before := proxy.Commands(tc.verb)
+				req := limitspec.Request{Key: "retried", Limit: limitspec.FixedWindow{Limit: 100, Window: time.Hour}, Cost: 1, Now: t0Time}
+				admitted := 0
+				for i := range 150 {
+					req.ID = fmt.Sprintf("req-%d", i)
+					ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+					res, err := d.Limit(ctx, req)
+					cancel()
+					if err != nil {
+						t.Fatalf("decision %d: %v; want a decision (its lost reply sent again)", i, err)
+					}
+					if res.Allowed {
+						admitted++
+					}
+				}
+				proxy.CutAfterReply(nil)
+				received := proxy.Commands(tc.verb) - before
+				if used := usedOf(t, lim, req); admitted != 100 || used != 100 {
+					t.Errorf("admitted %d, Redis counted %d; want 100 and 100", admitted, used)
+				}
+				if cut.Load() < 15 || received != 150+cut.Load() {
+					t.Errorf("Redis received %d calls, %d cut; want 150 and one per cut, at least 15 cut", received, cut.Load())
+				}
+			})
+		}
+	}
+}
+
+// TestFaultLostReplyBatchedRetriedByID is TestFaultLostReplyBatched with a
+// request id on every decision: 32 goroutines decide 1,600 requests, each
+// of a key of its own (a fixed window of 10), batched, through a proxy
+// that cuts the connection after Redis ran every 50th call, which loses
+// every unread reply of its pipeline. Every call is sent again with its
+// id: none fails, every one is admitted, and Redis counts each exactly
+// once.
+func TestFaultLostReplyBatchedRetriedByID(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	proxy := faultproxy.Start(t, srv.Addr())
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
+	pipelines := &pipelineCounter{}
+	rdb.AddHook(pipelines)
+	lim := newLimiter(t, rdb)
+	req := func(i int) limitspec.Request {
+		return limitspec.Request{Key: fmt.Sprintf("d%d", i), Limit: limitspec.FixedWindow{Limit: 10, Window: time.Hour},
+			Cost: 1, Now: t0Time, ID: fmt.Sprint("r", i)}
+	}
+	var n, cut atomic.Int64
+	proxy.CutAfterReply(func(name string, _ []string) bool {
+		if strings.EqualFold(name, "evalsha") && n.Add(1)%50 == 0 {
+			cut.Add(1)
+			return true
+		}
+		return false
+	})
+	const total = 1600
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Go(func() {
+			for i := w; i < total; i += 32 {
+				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+				res, err := lim.Limit(ctx, req(i))
+				cancel()
+				if err != nil || !res.Allowed {
+					t.Errorf("decision %d: %+v, %v; want an admission", i, res, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	proxy.CutAfterReply(nil)
+	if pipelines.several.Load() == 0 || cut.Load() == 0 {
+		t.Fatalf("%d pipelines of several calls, %d cuts; want some of each", pipelines.several.Load(), cut.Load())
+	}
+	for i := range total {
+		if used := usedOf(t, lim, req(i)); used != 1 {
+			t.Fatalf("decision %d: Redis counted %d; want 1", i, used)
+		}
+	}
+	t.Logf("%d cuts", cut.Load())
+}
+
+// usedOf is what req's limit has counted for its key, by a peek without
+// an id.
+func usedOf(t *testing.T, lim *redislimit.Limiter, req limitspec.Request) int64 {
+	t.Helper()
+	req.Cost, req.ID = 0, ""
+	res, err := lim.Limit(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Limits[0].Quota - res.Limits[0].Remaining
+}
