@@ -93,7 +93,11 @@
 // holds: full, if it never decided it either. From then on the
 // primary's admissions of the key are forced on the local limiter too,
 // and what the local limiter admitted is forced on the primary before the
-// primary decides the key again (an outage's admissions count after it).
+// primary decides the key again (an outage's admissions count after it),
+// under a request id of its own: a payment whose reply is lost is sent
+// again with the same id before anything else is paid, and a primary that
+// honours ids (packages redislimit and memory) counts it once
+// (docs/semantics.md, "Request ids").
 // Each of these steps is ordered against the key's other calls: the
 // first local decision starts the state while the key's others wait, a
 // primary decision of the key waits while another call tells the primary
@@ -160,9 +164,12 @@ package fallback
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -276,6 +283,15 @@ type Limiter struct {
 	log            *slog.Logger
 	lastErr        atomic.Pointer[error] // the primary's last failure, for the log
 	onChange       func(from, to State)
+	// payPrefix and payments make the request ids of payments: the
+	// prefix is this Limiter's own, random, and payments counts them.
+	payPrefix string
+	payments  atomic.Uint64
+}
+
+// paymentID is the request id of a new payment.
+func (l *Limiter) paymentID() string {
+	return l.payPrefix + strconv.FormatUint(l.payments.Add(1), 10)
 }
 
 // New returns a Limiter deciding with primary, and with local while the
@@ -291,7 +307,10 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if limitspec.IsNil(local) {
 		local = nil // a typed nil that FailOpen or FailClosed never calls, nor Reset
 	}
+	var random [8]byte
+	rand.Read(random[:]) // never fails (crypto/rand)
 	l := &Limiter{primary: primary, local: local, mode: opts.Mode, modeFor: opts.ModeFor,
+		payPrefix: "fallback-payment:" + hex.EncodeToString(random[:]) + ":",
 		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now,
 		reports: newReports(cmp.Or(opts.Reports, DefaultReports)), log: cmp.Or(opts.Logger, slog.Default()),
 		onChange: opts.OnStateChange}
@@ -419,20 +438,23 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 // While another call tells it, pay waits for that call to end.
 func (l *Limiter) pay(ctx context.Context, req limitspec.Request) error {
 	for {
-		owed, paying, wait := l.reports.debt(req)
+		pay, paying, wait := l.reports.debt(req, l.paymentID)
 		if wait != nil {
 			if err := await(ctx, wait); err != nil {
 				return err
 			}
 			continue
 		}
-		if owed == 0 {
+		if pay.amount == 0 {
 			return nil
 		}
-		req.Cost, req.Force = owed, true
-		_, err := l.primary.Limit(ctx, req)
-		l.reports.paid(req, owed, paying, err == nil)
-		return err
+		payReq := req
+		payReq.Cost, payReq.Force, payReq.ID = pay.amount, true, pay.id
+		_, err := l.primary.Limit(ctx, payReq)
+		l.reports.paid(req, pay, paying, err == nil)
+		if err != nil {
+			return err
+		}
 	}
 }
 

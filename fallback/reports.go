@@ -73,10 +73,22 @@ type report struct {
 	// decisions wait for it: sent before the payment lands, they would be
 	// decided as if the local admissions had not been made.
 	paying chan struct{}
+	// unsure is a payment that failed (its reply lost, or the primary
+	// down), sent again with its request id before anything else is
+	// paid: the primary replays it if it was applied, and applies it if
+	// it was not (docs/semantics.md, "Request ids").
+	unsure payment
+}
+
+// payment is what one call tells the primary: an amount, forced, under
+// a request id.
+type payment struct {
+	amount int64
+	id     string
 }
 
 // owes reports whether rep counts in reports.owing.
-func (rep *report) owes() bool { return rep.owed != 0 || rep.paying != nil }
+func (rep *report) owes() bool { return rep.owed != 0 || rep.paying != nil || rep.unsure.amount != 0 }
 
 func newReports(max int) *reports {
 	r := &reports{}
@@ -263,27 +275,32 @@ func (r *reports) owe(req limitspec.Request, cost int64) {
 // the channel the caller closes, by paid, once it has told it; or, while
 // another call tells it, that call's channel to wait for (wait). It takes
 // no lock while no key owes anything.
-func (r *reports) debt(req limitspec.Request) (owed int64, paying, wait chan struct{}) {
+func (r *reports) debt(req limitspec.Request, newID func() string) (pay payment, paying, wait chan struct{}) {
 	if r.owing.Load() == 0 {
-		return 0, nil, nil
+		return payment{}, nil, nil
 	}
 	r.with(req, false, func(rep *report) {
 		switch {
 		case rep == nil:
 		case rep.paying != nil:
 			wait = rep.paying
+		case rep.unsure.amount > 0:
+			pay, rep.unsure = rep.unsure, payment{}
 		case rep.owed > 0:
-			owed, rep.owed = rep.owed, 0
+			pay, rep.owed = payment{rep.owed, newID()}, 0
+		}
+		if pay.amount > 0 {
 			paying = make(chan struct{})
 			rep.paying = paying
 		}
 	})
-	return owed, paying, wait
+	return pay, paying, wait
 }
 
-// paid ends the payment of owed that debt began with paying: when ok is
-// false (the primary could not be told), owed is owed again.
-func (r *reports) paid(req limitspec.Request, owed int64, paying chan struct{}, ok bool) {
+// paid ends the payment pay that debt began with paying: when ok is
+// false (the primary could not be told, or its reply was lost), pay is
+// sent again, with its id, before anything else is paid.
+func (r *reports) paid(req limitspec.Request, pay payment, paying chan struct{}, ok bool) {
 	r.with(req, false, func(rep *report) {
 		if rep == nil {
 			return
@@ -292,7 +309,7 @@ func (r *reports) paid(req limitspec.Request, owed int64, paying chan struct{}, 
 			rep.paying = nil
 		}
 		if !ok {
-			rep.owed += owed
+			rep.unsure = pay
 		}
 	})
 	close(paying)

@@ -1,0 +1,103 @@
+package fallback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/limitspec/limitspec"
+)
+
+// losing is a primary, an in-process limiter, that is down while down
+// is set (it decides nothing), and that applies the next payments it is
+// told to lose and answers them as a lost reply.
+type losing struct {
+	limitspec.Limiter
+	down atomic.Bool
+	lose atomic.Int64
+	ids  []string // the ids of the payments received
+}
+
+func (p *losing) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if p.down.Load() {
+		return limitspec.Result{}, fmt.Errorf("%w: down", limitspec.ErrUnavailable)
+	}
+	if req.Force {
+		p.ids = append(p.ids, req.ID)
+	}
+	res, err := p.Limiter.Limit(ctx, req)
+	if err == nil && req.Force && p.lose.Add(-1) >= 0 {
+		return limitspec.Result{}, fmt.Errorf("%w: %w: the reply was lost", limitspec.ErrUnavailable, limitspec.ErrOutcomeUnknown)
+	}
+	return res, err
+}
+
+// TestPaymentLostIsPaidOnce: after a request the primary decides, 4
+// requests admitted locally while it is down are owed to it; the payment's reply is lost (the
+// primary applied it), so the 5th request is decided locally too, and
+// owed; the 6th pays again: the lost payment first, with its request
+// id (the primary replays it and charges nothing), then the 5th's
+// under an id of its own, then the primary decides the 6th. The
+// primary counts 7, one per admission; without the id it would count
+// the lost payment twice.
+func TestPaymentLostIsPaidOnce(t *testing.T) {
+	primary := &losing{Limiter: local(t)}
+	c := newClock()
+	l := mustNew(t, primary, local(t), Options{Failures: 1000}, c)
+	r := req(fixedWindow(10), "k", 1)
+	if res := limit(t, l, r); res.Side != limitspec.Primary {
+		t.Fatalf("request 0: %+v; want decided by the primary", res)
+	}
+	primary.down.Store(true)
+	for i := range 4 {
+		if res := limit(t, l, r); !res.Allowed || res.Side != limitspec.Fallback {
+			t.Fatalf("request %d: %+v; want admitted locally", i+1, res)
+		}
+	}
+	primary.down.Store(false)
+	primary.lose.Store(1)
+	if res := limit(t, l, r); !res.Allowed || res.Side != limitspec.Fallback {
+		t.Fatalf("request 5: %+v; want admitted locally (the payment's reply lost)", res)
+	}
+	if res := limit(t, l, r); !res.Allowed || res.Side != limitspec.Primary {
+		t.Fatalf("request 6: %+v; want admitted by the primary", res)
+	}
+	peek := r
+	peek.Cost = 0
+	res, err := primary.Limiter.Limit(context.Background(), peek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := res.Limits[0].Quota - res.Limits[0].Remaining; used != 7 {
+		t.Errorf("the primary counts %d; want 7, one per admission", used)
+	}
+	if len(primary.ids) != 3 || primary.ids[0] != primary.ids[1] || primary.ids[1] == primary.ids[2] ||
+		!strings.HasPrefix(primary.ids[0], "fallback-payment:") {
+		t.Errorf("payment ids %q; want the lost one twice, then another", primary.ids)
+	}
+}
+
+// TestPaymentKeepsTheCallersID: a payment is a request of its own, under
+// its own id, never the id of the request it comes before (whose retry
+// would then get the payment's reply).
+func TestPaymentKeepsTheCallersID(t *testing.T) {
+	primary := &losing{Limiter: local(t)}
+	l := mustNew(t, primary, local(t), Options{Failures: 1000}, newClock())
+	r := req(fixedWindow(10), "k", 1)
+	limit(t, l, r)
+	primary.down.Store(true)
+	limit(t, l, r)
+	primary.down.Store(false)
+	r.ID = "caller-1"
+	first := limit(t, l, r)
+	again, err := l.Limit(context.Background(), r)
+	if err != nil || again.Allowed != first.Allowed || again.Limits[0].Remaining != first.Limits[0].Remaining {
+		t.Fatalf("the caller's retry: %+v, %v; want its first reply, %+v", again, err, first)
+	}
+	if len(primary.ids) != 1 || primary.ids[0] == "caller-1" || errors.Is(err, limitspec.ErrBadInput) {
+		t.Errorf("payment ids %q; want one of the fallback's own", primary.ids)
+	}
+}
