@@ -4536,11 +4536,8 @@ for _, r in ipairs(res) do
 end
 if rq and (all or force) and cost > 0 then
   -- a charged request's reply, replayed to its retries for REQUEST_MS
-  local memo = {num(now), num(cost), ARGV[3], num(#LIMITS)}
-  for _, v in ipairs(out) do
-    memo[#memo + 1] = num(v)
-  end
-  redis.call('SET', rq, table.concat(memo, ':'), 'PX', num(REQUEST_MS + TTL_MARGIN_MS))
+  local memo = string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, ARGV[3], #LIMITS, unpack(out))
+  redis.call('SET', rq, memo, 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
 return out
 end}
@@ -6095,5 +6092,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'd2c6a8e5eadb1bf2af53be6a938e2590e8280d32'
+  return '159db6e4b1f2651f777bc05bbeb11bf76a89b47a'
 end}

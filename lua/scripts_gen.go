@@ -72,8 +72,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "d2c6a8e5eadb1bf2af53be6a938e2590e8280d32", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "648291ea719f1454c3567fd430f6555ba831c0dd"},
+		Name: "limitspec", Version: "159db6e4b1f2651f777bc05bbeb11bf76a89b47a", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6fe67ef395c8fd2dc54594af449f96419190e706"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "f9ff0d6c14e3fc4d8423d8c50635ca1cbed40e2a"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

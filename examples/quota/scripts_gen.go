@@ -27,8 +27,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "a47d9c44564aeef86521d65240202444d4c1f409", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "b013a1184992784221d32786240292f57c898408"},
+		Name: "quota", Version: "240422ea8e28846c0e21f45daedb1c97e4cc85a3", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d6ab9dc6c441586a4979dd7d2fc816f483c08d97"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "045116f57556cd830f1f887dd775b6972ac1d258"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

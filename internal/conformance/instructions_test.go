@@ -41,15 +41,20 @@ const (
 // instrSubject is one script call counted: an algorithm's decision
 // admitting a request of cost 1 on an existing key, with the caller's
 // clock or (serverClock) the server's, by EVALSHA or (functions) by
-// FCALL of the Functions library.
+// FCALL of the Functions library; with id, a request with an id of its
+// own, which the policy script decides alone (its request key read,
+// then written).
 type instrSubject struct {
-	limit                  limitspec.Limit
-	serverClock, functions bool
+	limit                      limitspec.Limit
+	serverClock, functions, id bool
 }
 
 // name is the subject's line name in instructionsFile.
 func (s instrSubject) name() string {
 	n := s.limit.Algorithm().String() + " admitted"
+	if s.id {
+		n += " id"
+	}
 	if s.functions {
 		n += " fcall"
 	}
@@ -78,7 +83,9 @@ func instrSubjects() []instrSubject {
 	for _, l := range limits {
 		out = append(out, instrSubject{limit: l}, instrSubject{limit: l, functions: true})
 	}
-	return append(out, instrSubject{limit: limits[0], serverClock: true}, instrSubject{limit: limits[0], serverClock: true, functions: true})
+	out = append(out, instrSubject{limit: limits[0], serverClock: true}, instrSubject{limit: limits[0], serverClock: true, functions: true})
+	return append(out, instrSubject{limit: limits[0], id: true}, instrSubject{limit: limits[0], id: true, functions: true},
+		instrSubject{limit: limits[1], id: true})
 }
 
 // TestInstructionSubjectsCoverCatalogue: every algorithm of the catalogue
@@ -194,7 +201,7 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 		return 0, err
 	}
 	params := kit.Decimal(args)
-	run, err := freshScript(ctx, rdb, sc, s.functions)
+	run, err := freshScript(ctx, rdb, sc, s.functions, s.id)
 	if err != nil {
 		return 0, err
 	}
@@ -204,13 +211,21 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 			now = ""
 		}
 		argv := []any{now, "1", kit.ForceArg(false)}
+		keys := sc.KeyNames(fmt.Sprintf("user:%05d", i%instrKeys), "", params)
+		if s.id { // the limit alone, by the policy script
+			argv = append(argv, s.limit.Algorithm().String(), "")
+			keys = append(keys, fmt.Sprintf("{user:%05d", i%instrKeys)+kit.RequestKeyTail(fmt.Sprintf("req-%08d", i)))
+		}
 		for _, in := range sc.Inputs {
 			argv = append(argv, in+":12345")
+		}
+		if s.id {
+			argv = append(argv, strconv.Itoa(len(params)))
 		}
 		for _, v := range params {
 			argv = append(argv, v)
 		}
-		run(p, sc.KeyNames(fmt.Sprintf("user:%05d", i%instrKeys), "", params), argv)
+		run(p, keys, argv)
 	}
 	if err := pipelined(ctx, rdb, 0, instrKeys, call); err != nil {
 		return 0, err
@@ -228,26 +243,30 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 // freshScript empties the server and gives it a fresh Lua state (its
 // scripts flushed, or its libraries flushed and the catalogue's loaded
 // again), so that the garbage collector's work falls the same way at
-// each run, and returns what queues a call of sc's decision, by EVALSHA
-// or by FCALL.
-func freshScript(ctx context.Context, rdb *redis.Client, sc *kit.Scripts, functions bool) (func(redis.Pipeliner, []string, []any), error) {
+// each run, and returns what queues a call of sc's decision (with id,
+// its library's policy script), by EVALSHA or by FCALL.
+func freshScript(ctx context.Context, rdb *redis.Client, sc *kit.Scripts, functions, id bool) (func(redis.Pipeliner, []string, []any), error) {
 	for _, c := range []redis.Cmder{rdb.FlushAll(ctx), rdb.ScriptFlush(ctx), rdb.FunctionFlush(ctx)} {
 		if c.Err() != nil {
 			return nil, c.Err()
 		}
 	}
+	lib, ok := kit.LookupLibrary(sc.Library)
+	if !ok {
+		return nil, fmt.Errorf("no library %s", sc.Library)
+	}
+	decide := sc.Decide
+	if id {
+		decide = lib.Policy
+	}
 	if functions {
-		lib, ok := kit.LookupLibrary(sc.Library)
-		if !ok {
-			return nil, fmt.Errorf("no library %s", sc.Library)
-		}
 		if _, err := redislimit.LoadLibrary(ctx, rdb, lib); err != nil {
 			return nil, err
 		}
-		fn := lib.Name + "_" + sc.Decide.Name
+		fn := lib.Name + "_" + decide.Name
 		return func(p redis.Pipeliner, keys []string, argv []any) { p.FCall(ctx, fn, keys, argv...) }, nil
 	}
-	sha, err := rdb.ScriptLoad(ctx, sc.Decide.Source).Result()
+	sha, err := rdb.ScriptLoad(ctx, decide.Source).Result()
 	return func(p redis.Pipeliner, keys []string, argv []any) { p.EvalSha(ctx, sha, keys, argv...) }, err
 }
 

@@ -347,11 +347,8 @@ for _, r in ipairs(res) do
 end
 if rq and (all or force) and cost > 0 then
   -- a charged request's reply, replayed to its retries for REQUEST_MS
-  local memo = {num(now), num(cost), ARGV[3], num(#LIMITS)}
-  for _, v in ipairs(out) do
-    memo[#memo + 1] = num(v)
-  end
-  redis.call('SET', rq, table.concat(memo, ':'), 'PX', num(REQUEST_MS + TTL_MARGIN_MS))
+  local memo = string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, ARGV[3], #LIMITS, unpack(out))
+  redis.call('SET', rq, memo, 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
 return out
 `

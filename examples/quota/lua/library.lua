@@ -2598,11 +2598,8 @@ for _, r in ipairs(res) do
 end
 if rq and (all or force) and cost > 0 then
   -- a charged request's reply, replayed to its retries for REQUEST_MS
-  local memo = {num(now), num(cost), ARGV[3], num(#LIMITS)}
-  for _, v in ipairs(out) do
-    memo[#memo + 1] = num(v)
-  end
-  redis.call('SET', rq, table.concat(memo, ':'), 'PX', num(REQUEST_MS + TTL_MARGIN_MS))
+  local memo = string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, ARGV[3], #LIMITS, unpack(out))
+  redis.call('SET', rq, memo, 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
 return out
 end}
@@ -3056,5 +3053,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return 'a47d9c44564aeef86521d65240202444d4c1f409'
+  return '240422ea8e28846c0e21f45daedb1c97e4cc85a3'
 end}
