@@ -250,7 +250,7 @@ func run(url string, w io.Writer) error {
 	// A pipeline that times out is never sent again: a retry would run
 	// its decisions twice, and the fill would count past the limit. A
 	// loaded machine gets 30 s per reply before the run stops.
-	opt.MaxRetries, opt.ReadTimeout = -1, 30*time.Second
+	opt.MaxRetries, opt.ReadTimeout, opt.ContextTimeoutEnabled = -1, 30*time.Second, true
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	ctx := context.Background()
@@ -280,6 +280,11 @@ func run(url string, w io.Writer) error {
 		return fmt.Errorf("policy comparison: %v", err)
 	}
 	printPolicy(w, ways)
+	rc, err := m.measureRequests()
+	if err != nil {
+		return err
+	}
+	printRequests(w, rc)
 	return notMeasured(worst)
 }
 

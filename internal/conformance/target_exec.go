@@ -247,6 +247,9 @@ func (t *ExecTarget) Begin(v *Vector) error {
 		if s.View != "" {
 			return fmt.Errorf("%w: step %d runs the view %q; the protocol has no views", ErrNotApplicable, i, s.View)
 		}
+		if s.ID != "" {
+			return fmt.Errorf("%w: step %d carries a request id; the protocol has none", ErrNotApplicable, i)
+		}
 	}
 	line, err := t.roundTrip(map[string]any{"op": "begin", "vector": v.Name})
 	if err != nil {
@@ -262,13 +265,7 @@ func (t *ExecTarget) Begin(v *Vector) error {
 	return nil
 }
 
-func (t *ExecTarget) Decide(r Request) Outcome {
-	if r.ID != "" {
-		t.fault = "the protocol has no request ids"
-		return Outcome{}
-	}
-	return t.step("decide", r, true)
-}
+func (t *ExecTarget) Decide(r Request) Outcome { return t.step("decide", r, true) }
 
 func (t *ExecTarget) Reset(r Request) Outcome { return t.step("reset", r, false) }
 
