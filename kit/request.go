@@ -27,8 +27,9 @@ func CheckRequestID(who, id string) error {
 // the id.
 func RequestKeyTail(id string) string { return "}:rq:" + id }
 
-// ReusedID refuses a retry whose cost, force or number of limits differ
-// from those its id was charged for, with the scripts' message.
+// ReusedID refuses a retry whose cost, force or number of limits (a
+// policy's; 0 for a limit's request) differ from those its id was
+// charged for, with the scripts' message.
 func ReusedID(who, id string, cost int64, force bool, limits int) error {
 	return BadInput("%s: request id %s was charged for another request (cost:force:limits %d:%s:%d); a retry repeats its request",
 		who, Clip(id), cost, ForceArg(force), limits)

@@ -96,6 +96,8 @@ local MAX_SKEW_MS = 60000
 local BUCKETS_MAX = 3600
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
+-- a charged request's reply is replayed to its retries this long
+local REQUEST_MS = 60000
 
 local ALG = 'bucket_window: '
 
@@ -106,7 +108,7 @@ local now, cost, force, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 10 or #KEYS ~= 1 then break end
+  if #ARGV ~= 10 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
@@ -284,8 +286,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, then perhaps a request key')
   end
   local tail = '}:bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -317,6 +319,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -814,4 +853,9 @@ if took > 0 then
   end
 end
 local t__24 = reset_at - now
-return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}
+local reply__ = {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__

@@ -106,7 +106,7 @@ local now, cost, force, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 10 or #KEYS ~= 1 then break end
+  if #ARGV ~= 10 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = bucket_window__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -338,8 +338,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, then perhaps a request key')
   end
   local tail = '}:bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -371,6 +371,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -868,7 +905,12 @@ if took > 0 then
   end
 end
 local t__24 = reset_at - now
-return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}
+local reply__ = {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
 end}
 
 -- lua/bucket_window_reset.lua
@@ -980,7 +1022,7 @@ local now, cost, force, limit, window_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  if #ARGV ~= 5 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = fixed_window__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -1092,8 +1134,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:fw:<window_ms>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:fw:<window_ms>, then perhaps a request key')
   end
   local tail = '}:fw:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -1125,6 +1167,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -1185,7 +1264,12 @@ if took > 0 then
   redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
 end
 local t__5 = limit - after
-return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}
+local reply__ = {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
 end}
 
 -- lua/fixed_window_reset.lua
@@ -1241,7 +1325,7 @@ local now, cost, force, burst, rate, period_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  if #ARGV ~= 6 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = gcra__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -1376,8 +1460,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>, then perhaps a request key')
   end
   local tail = '}:gc:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -1409,6 +1493,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -1483,7 +1604,12 @@ else
   local t__13 = (t__12 > 0 and t__12 or 0)
   t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
 end
-return {(ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0}
+local reply__ = {(ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
 end}
 
 -- lua/gcra_reset.lua
@@ -1549,7 +1675,7 @@ local now, cost, force, capacity, rate, period_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  if #ARGV ~= 6 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = leaky_bucket__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -1684,8 +1810,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>, then perhaps a request key')
   end
   local tail = '}:lb:' .. num(rate) .. ':' .. num(period_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -1717,6 +1843,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -1791,8 +1954,13 @@ else
   local t__13 = (t__12 > 0 and t__12 or 0)
   t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
 end
-return {(ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
+local reply__ = {(ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
     ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
 end}
 
 -- lua/leaky_bucket_reset.lua
@@ -1858,7 +2026,7 @@ local now, cost, force, meta, limit, window_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  if #ARGV ~= 6 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = meta_window__valid[ARGV[5]]
   p = p and p[ARGV[6]]
@@ -1973,8 +2141,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>, then perhaps a request key')
   end
   local tail = '}:ml:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -2009,6 +2177,43 @@ if not checked then
   meta = ARGV[4] or ''
   if #meta > 256 then
     return bad('meta must be at most 256 bytes, got ' .. #meta)
+  end
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
   end
 end
 
@@ -2182,7 +2387,12 @@ if took > 0 then
   redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
 end
 local t__6 = limit - after
-return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+local reply__ = {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
 end}
 
 -- lua/meta_window_entries.lua
@@ -4375,25 +4585,19 @@ if #ARGV < 3 then
 end
 local LIMITS, arg, key = {}, 4, 1
 while arg <= #ARGV do
-  local i, alg, infix = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1]
+  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  local alone = infix == '' and i == 1 -- a limit alone, keys and errors as its own script's
-  if not alone and (infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$')) then
-    return bad('limit ' .. i .. ': the name must be :<policy>:<limit> (empty: the first limit, alone), got ' .. clip(infix))
+  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
-  for j = 1, alg[3] do
-    -- a limit alone has its string inputs after its name; a policy passes none
-    argv[#argv + 1] = alone and ARGV[arg + 1 + j] or ''
-  end
-  if alone then
-    arg = arg + alg[3]
-  end
-  local n = int(ARGV[arg + 2])
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  end
+  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
+  for _ = 1, alg[3] do
+    argv[#argv + 1] = '' -- a policy passes no string input
   end
   for j = 1, n do
     argv[#argv + 1] = ARGV[arg + 2 + j]
@@ -4401,21 +4605,14 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
+  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
-  -- share their state across policies; a limit alone has its own keys
-  local prefix, own, name = ARGV[arg] .. ': ', '', ARGV[arg]
-  if not alone then
-    prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. prefix
-    own, name = string.match(infix, '^:[^:]+(:.*)$'), string.match(infix, '^:([^:]+):')
-  end
-  LIMITS[i] = {alg[1], keys, argv, prefix, own, name}
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
-end
-if #LIMITS > 1 and ARGV[4 + 1] == '' then
-  return bad('a limit named by the empty name is alone: the policy has ' .. #LIMITS .. ' limits')
 end
 if #KEYS ~= key - 1 and #KEYS ~= key then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
@@ -4427,7 +4624,7 @@ for _, l in ipairs(LIMITS) do
   end
 end
 
-ALG = LIMITS[1][6] .. ': ' -- the policy's name, from its first limit's (a limit alone: its algorithm's)
+ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 -- per-call inputs
 local now
 if ARGV[1] == '' then -- the Redis server's clock
@@ -4452,31 +4649,37 @@ for _, l in ipairs(LIMITS) do
   l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]
 end
 
--- the request key: a charged request's retry gets the reply it had
-local rq = KEYS[key]
-if rq then
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[key]
+if request__key then
   local tag = string.match(KEYS[1], '^{[^}]*}')
-  if string.sub(rq, 1, #tag + 4) ~= tag .. ':rq:' then
-    return bad('the request key must be ' .. clip(tag) .. ':rq:<id>, in the first key\'s hash tag, got ' .. clip(rq))
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
-  local id = string.sub(rq, #tag + 5)
+  local id = string.sub(request__key, #tag + 5)
   if #id < 1 or #id > 128 then
-    return bad('request id must be 1 to 128 bytes, got ' .. #id)
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
   end
-  local raw = redis.call('GET', rq)
+  local raw = redis.call('GET', request__key)
   if raw then
-    local t, was, reply = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
     local out = {}
-    for v in string.gmatch(reply or '', '[^:]+') do
-      out[#out + 1] = int(v)
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
     end
     if not t or #t > 17 or #out ~= 8 + 7 * #LIMITS then
-      return redis.error_reply('BADSTATE ' .. ALG .. clip(rq) .. ': want a request\'s reply, got ' .. clip(raw))
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
     end
     t = t + 0
     if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= num(cost) .. ':' .. ARGV[3] .. ':' .. #LIMITS then
-        return bad('request id ' .. clip(id) .. ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', #LIMITS) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
       end
       return out
     end
@@ -4534,10 +4737,9 @@ for _, r in ipairs(res) do
     out[#out + 1] = r[j]
   end
 end
-if rq and (all or force) and cost > 0 then
-  -- a charged request's reply, replayed to its retries for REQUEST_MS
-  local memo = string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, ARGV[3], #LIMITS, unpack(out))
-  redis.call('SET', rq, memo, 'PX', REQUEST_MS + TTL_MARGIN_MS)
+if request__key and cost > 0 and (out[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, force and '1' or '0', #LIMITS,
+      unpack(out)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
 return out
 end}
@@ -4902,25 +5104,19 @@ local ALGORITHMS = {
 -- the limits
 local LIMITS, arg, key = {}, 1, 1
 while arg <= #ARGV do
-  local i, alg, infix = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1]
+  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  local alone = infix == '' and i == 1 -- a limit alone, keys and errors as its own script's
-  if not alone and (infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$')) then
-    return bad('limit ' .. i .. ': the name must be :<policy>:<limit> (empty: the first limit, alone), got ' .. clip(infix))
+  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
-  for j = 1, alg[3] do
-    -- a limit alone has its string inputs after its name; a policy passes none
-    argv[#argv + 1] = alone and ARGV[arg + 1 + j] or ''
-  end
-  if alone then
-    arg = arg + alg[3]
-  end
-  local n = int(ARGV[arg + 2])
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  end
+  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
+  for _ = 1, alg[3] do
+    argv[#argv + 1] = '' -- a policy passes no string input
   end
   for j = 1, n do
     argv[#argv + 1] = ARGV[arg + 2 + j]
@@ -4928,21 +5124,14 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
+  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
-  -- share their state across policies; a limit alone has its own keys
-  local prefix, own, name = ARGV[arg] .. ': ', '', ARGV[arg]
-  if not alone then
-    prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. prefix
-    own, name = string.match(infix, '^:[^:]+(:.*)$'), string.match(infix, '^:([^:]+):')
-  end
-  LIMITS[i] = {alg[1], keys, argv, prefix, own, name}
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
-end
-if #LIMITS > 1 and ARGV[1 + 1] == '' then
-  return bad('a limit named by the empty name is alone: the policy has ' .. #LIMITS .. ' limits')
 end
 if #KEYS ~= key - 1 then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
@@ -4971,7 +5160,7 @@ local now, cost, force, limit, window_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  if #ARGV ~= 5 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = sliding_log__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -5083,8 +5272,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>, then perhaps a request key')
   end
   local tail = '}:sl:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -5116,6 +5305,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -5444,9 +5670,14 @@ if took > 0 then
   end
 end
 local t__5 = limit - after
-return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
+local reply__ = {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
     ((ok or c > limit) and -1 or (free_at - now)),
     ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
 end}
 
 -- lua/sliding_log_reset.lua
@@ -5502,7 +5733,7 @@ local now, cost, force, limit, window_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  if #ARGV ~= 5 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = sliding_window__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -5618,8 +5849,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:sw:<window_ms>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:sw:<window_ms>, then perhaps a request key')
   end
   local tail = '}:sw:' .. num(window_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -5651,6 +5882,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -5739,7 +6007,13 @@ if after > cur then
   end
   redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
 end
-return {(ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}
+local reply__ = {(ok and 1 or 0), limit, (room > 0 and room or 0),
+    ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
 end}
 
 -- lua/sliding_window_reset.lua
@@ -5798,7 +6072,7 @@ local now, cost, force, capacity, refill_tokens, refill_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 6 or #KEYS ~= 1 then break end
+  if #ARGV ~= 6 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   -- the parameters found valid by earlier calls, by their arguments
   local p = token_bucket__valid[ARGV[4]]
   p = p and p[ARGV[5]]
@@ -5933,8 +6207,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>, then perhaps a request key')
   end
   local tail = '}:tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -5966,6 +6240,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -6038,7 +6349,12 @@ else
   local t__13 = (t__12 > 0 and t__12 or 0)
   t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
 end
-return {(ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0}
+local reply__ = {(ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
 end}
 
 -- lua/token_bucket_reset.lua
@@ -6092,5 +6408,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '159db6e4b1f2651f777bc05bbeb11bf76a89b47a'
+  return '4907ed1208fd18720a318bb3095cab7c7aabaaa9'
 end}

@@ -72,9 +72,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "159db6e4b1f2651f777bc05bbeb11bf76a89b47a", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6fe67ef395c8fd2dc54594af449f96419190e706"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "f9ff0d6c14e3fc4d8423d8c50635ca1cbed40e2a"},
+		Name: "limitspec", Version: "4907ed1208fd18720a318bb3095cab7c7aabaaa9", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "a8c4a94cfe3fc9d238f8efd76e8c0b4a1b7b4504"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b0bb443d48e93b3f2305b91f4020600e94c8e3a2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -83,7 +83,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "02836c5f7ef112d47eb7a788e02c0e70ff5625a6"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "557f909c508c0411f4c8b302308b8d43af3399c8"},
 		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "8aa0328bd84cca5a1ce56683ae827b853286ded7"},
 		Views:  []kit.View{},
 		Keys:   []string{":bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>"},
@@ -95,7 +95,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "201278ec310a1da1288d856a48049fd4e3ff59d1"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "507847b9fe22b6741b23d421bfd7e08a102a2388"},
 		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "284abf7fa183750b0b9dcac1c8dae4602c34853b"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
@@ -105,7 +105,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "85e7869eab760e787461e31453c1f32f478da4cb"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "62c3e628ca1fae05154ffb08581b83c182c26e9a"},
 		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "9376e3a7c757b5f9ed7a9fd9d6587c548cd04efb"},
 		Views:  []kit.View{},
 		Keys:   []string{":gc:<rate>:<period_ms>"},
@@ -115,7 +115,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "5b89ee3179b9a8219392e2a22a27c63e2d30633f"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "5d0011c312df506fe1208003a7f5d32925e5159a"},
 		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "9b40f312a586b706cb99dcd2543e2b2c00d98df4"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
@@ -125,7 +125,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "6f328c6353cc17c741a9d282c42e1decbf69dd02"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "a00cb931ec72045dd58c49b8464ef0c735e08c6e"},
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "a3bf84661b7c0125ffb3dff3412260a52b48e017"},
 		Views: []kit.View{{Name: "entries",
 			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "b6319dbfa6cb818545069303da62eba686e7fe4c"},
@@ -137,7 +137,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "84824e94ba5147e225f0fd9618de4ad9a8aef5e6"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "b205cf970c2792551bf84a5d1c330d3bbd0ec015"},
 		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5e98080cdf9c63d602dee707855035826d1bdeb5"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>"},
@@ -147,7 +147,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "53221c8a7344c1fc51682b17001910fb5116472f"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "6ec1ee13a95d8f3a9e187bbb5a3fa08111221451"},
 		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "b78828a20553c7815c594d469de1e5ab8915cb4a"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
@@ -157,7 +157,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "5e48ce89bd855c95c6c7937d97585173b333f056"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "d8d1792ac98359b530d1ce173ac8e5906bd4d726"},
 		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "96f2598d1496d0a3e8d9e66ebaa6a865d2adac22"},
 		Views:  []kit.View{},
 		Keys:   []string{":tk:<refill_tokens>:<refill_ms>"},

@@ -37,6 +37,7 @@ type requestID struct{ tag, id string }
 type request struct {
 	atMs, cost int64
 	force      bool
+	limits     int // a policy's; 0 for a limit's request
 	res        limitspec.Result
 }
 
@@ -55,15 +56,16 @@ func (rs *requests) lock(r requestID) *requestShard {
 
 // replay writes to *res the result r had, if it was charged within
 // kit.RequestMs before now (and not more than maxSkewMs after it), and
-// reports whether it did; a retry that does not repeat the request is
-// refused. who names the algorithm or the policy in errors.
+// reports whether it did; a retry that does not repeat the request (its
+// cost, force, and limits: a policy's number of them, 0 for a limit's)
+// is refused. who names the algorithm or the policy in errors.
 func (s *requestShard) replay(r requestID, now, cost int64, force bool, limits int, who string, res *limitspec.Result) (bool, error) {
 	got := s.byID[r]
 	if got == nil || got.atMs > now+maxSkewMs || now-got.atMs > kit.RequestMs {
 		return false, nil
 	}
-	if got.cost != cost || got.force != force || len(got.res.Limits) != limits {
-		return false, kit.ReusedID(who, r.id, got.cost, got.force, len(got.res.Limits))
+	if got.cost != cost || got.force != force || got.limits != limits {
+		return false, kit.ReusedID(who, r.id, got.cost, got.force, got.limits)
 	}
 	out := append(res.Limits[:0], got.res.Limits...)
 	*res = got.res
@@ -71,11 +73,12 @@ func (s *requestShard) replay(r requestID, now, cost int64, force bool, limits i
 	return true, nil
 }
 
-// record remembers res, the result of r decided at now, when it charged
+// record remembers res, the result of r (of limits limits: a policy's,
+// 0 for a limit's) decided at now, when it charged
 // (admitted or forced, at a cost above 0), and forgets the requests
 // older than any retry's reach (kit.RequestMs plus ttlMarginMs, the
 // request key's TTL on Redis).
-func (s *requestShard) record(r requestID, now, cost int64, force bool, res *limitspec.Result) {
+func (s *requestShard) record(r requestID, now, cost int64, force bool, limits int, res *limitspec.Result) {
 	if cost == 0 || !(res.Allowed || force) {
 		return
 	}
@@ -92,7 +95,7 @@ func (s *requestShard) record(r requestID, now, cost int64, force bool, res *lim
 	}
 	kept := *res
 	kept.Limits = append([]limitspec.LimitResult(nil), res.Limits...)
-	s.byID[r] = &request{atMs: now, cost: cost, force: force, res: kept}
+	s.byID[r] = &request{atMs: now, cost: cost, force: force, limits: limits, res: kept}
 }
 
 // limitOnce decides req, which carries an id, at now into *res: checked
@@ -106,7 +109,7 @@ func (l *Limiter) limitOnce(req *limitspec.Request, now int64, res *limitspec.Re
 	if err := kit.CheckRequestID(who, req.ID); err != nil {
 		return err
 	}
-	limits := 1
+	limits := 0 // a limit's request
 	if req.Policy != nil {
 		limits = len(req.Policy.Limits())
 	}
@@ -119,7 +122,7 @@ func (l *Limiter) limitOnce(req *limitspec.Request, now int64, res *limitspec.Re
 	if err := l.decide(req, now, res); err != nil {
 		return err
 	}
-	s.record(r, now, req.Cost, req.Force, res)
+	s.record(r, now, req.Cost, req.Force, limits, res)
 	return nil
 }
 

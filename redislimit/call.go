@@ -55,12 +55,6 @@ const maxTags = 8
 // own reply, the binding limit's index and each limit's part, appended to
 // limits.
 func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
-	if req.ID != "" {
-		if p.once == nil {
-			return kit.Reply{}, 0, nil, kit.BadInput("%s: a request with an id is decided by the policy script of the library %s, which is not linked in", p.who(), p.limits[0].Algorithm().Library)
-		}
-		p = p.once
-	}
 	args, first, err := l.decideArgs(p, req)
 	if err != nil {
 		return kit.Reply{}, 0, nil, err
@@ -80,7 +74,7 @@ func (l *Limiter) decideArgs(p *plan, req limitspec.Request) ([]any, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	args := make([]any, headArgs, headArgs+len(p.tails)+1+decisionArgs+len(p.head)+len(p.inputs)+len(p.params))
+	args := make([]any, headArgs, headArgs+len(p.tails)+1+decisionArgs+len(p.inputs)+len(p.params))
 	args[2] = p.numKeys
 	args, first := p.appendKeys(args, l.o.prefix, tags)
 	if req.ID != "" {
@@ -91,7 +85,6 @@ func (l *Limiter) decideArgs(p *plan, req limitspec.Request) ([]any, string, err
 		args = append(args, "{"+l.o.prefix+tags[p.tag(0)]+kit.RequestKeyTail(req.ID))
 	}
 	args = append(args, l.now(req.Now), req.Cost, forceArg(req.Force))
-	args = append(args, p.head...)
 	for _, in := range p.inputs {
 		args = append(args, req.Inputs[in])
 	}
@@ -200,10 +193,6 @@ func (p *plan) who() string {
 	return p.names[0]
 }
 
-// composite reports whether the plan's reply is the policy script's: a
-// policy's, or a limit's decided alone by it.
-func (p *plan) composite() bool { return p.policy != nil || p.alone }
-
 // tag is the index of key i's hash tag among the call's.
 func (p *plan) tag(i int) int {
 	if p.of == nil {
@@ -224,10 +213,7 @@ func (p *plan) decision(reply any, limits []limitspec.LimitResult) (kit.Reply, i
 		return kit.Reply{}, 0, nil, p.badReply(reply)
 	}
 	decision := fromReply(arr[:n])
-	if p.alone { // the limit's own reply
-		decision = fromReply(arr[n+1:])
-	}
-	if !p.composite() {
+	if p.policy == nil {
 		return decision, 0, append(limits, kit.LimitResult(p.names[0], p.limits[0], decision)), nil
 	}
 	for i := range p.limits {
@@ -252,7 +238,7 @@ func (p *plan) sound(reply any) ([]any, int, bool) {
 			return nil, 0, false
 		}
 	}
-	if !p.composite() {
+	if p.policy == nil {
 		return arr, 0, allowedField(arr[0])
 	}
 	binding := arr[n].(int64)
@@ -266,7 +252,7 @@ func (p *plan) sound(reply any) ([]any, int, bool) {
 // replyLen is how many integers a decision's reply holds.
 func (p *plan) replyLen() int {
 	n := len(kit.ReplyFields)
-	if !p.composite() {
+	if p.policy == nil {
 		return n
 	}
 	return n + 1 + n*len(p.limits)

@@ -3,7 +3,6 @@ package redislimit
 import (
 	"reflect"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -31,11 +30,7 @@ type plan struct {
 	// len(tails), boxed.
 	tailBytes int
 	numKeys   any
-	// head is ARGV after force and before the inputs: a limit's
-	// algorithm and the empty name when the policy script decides it
-	// alone (see once).
-	head []any
-	// inputs name a limit's per-call inputs, ARGV after force (and head).
+	// inputs name a limit's per-call inputs, ARGV after force.
 	inputs []string
 	// params are ARGV after the inputs: a limit's parameters, or a
 	// policy's limits (kit.PolicyTemplate.Limits); a reset's whole ARGV,
@@ -52,12 +47,6 @@ type plan struct {
 	policy     *limitspec.Policy
 	identities []string
 	constants  []string
-	// once is the plan of a request with an id (limitspec.Request.ID),
-	// which the policy script decides with its request key: a policy's
-	// plan itself; for a limit, the policy script's call of the limit
-	// alone (alone: its reply is a policy's of one limit).
-	once  *plan
-	alone bool
 }
 
 // limitPlan is lim's plan, lim checked (Limit.Validate, and an
@@ -72,15 +61,6 @@ func limitPlan(lim limitspec.Limit) (*plan, error) {
 		tails: s.KeyTails("", params), inputs: s.Inputs, params: boxed(params),
 		names: []string{lim.Algorithm().String()}, limits: []limitspec.Limit{lim}, alg: lim.Algorithm().Name}
 	p.count()
-	lib, ok := kit.LookupLibrary(s.Library)
-	if !ok {
-		return p, nil // a request with an id is refused (see decide)
-	}
-	once := *p
-	once.decide, once.alone, once.scripts = scriptOf(lib.Name, lib.Policy), true, nil
-	once.head = boxed([]string{lim.Algorithm().String(), ""})
-	once.params = append(boxed([]string{strconv.Itoa(len(params))}), p.params...)
-	p.once = &once
 	return p, nil
 }
 
@@ -105,7 +85,6 @@ func policyPlan(p *limitspec.Policy) (*plan, error) {
 	}
 	pl := &plan{decide: scriptOf(t.Library.Name, t.Library.Policy), reset: scriptOf(t.Library.Name, t.Library.PolicyReset),
 		tails: t.Tails, params: boxed(t.Limits), policy: p, identities: p.Identities()}
-	pl.once = pl
 	tag := make([]int, 0, len(p.Limits())) // each limit's
 	for _, l := range p.Limits() {
 		pl.names, pl.limits = append(pl.names, l.Name), append(pl.limits, l.Limit)

@@ -69,7 +69,7 @@ func (m *measurer) measureRequests() (*requestCost, error) {
 
 // printRequests prints the price of request ids.
 func printRequests(w io.Writer, c *requestCost) {
-	fmt.Fprintf(w, "\nRequest ids: a gcra decision with an id (the policy script, its request key read, then written) took %s µs of Redis-side CPU, against %s µs without (%.2f×); "+
+	fmt.Fprintf(w, "\nRequest ids: a gcra decision with an id (its request key read, then written) took %s µs of Redis-side CPU, against %s µs without (%.2f×); "+
 		"a remembered request, its id a UUID's 36 bytes, takes %d bytes (MEMORY USAGE), for REQUEST_MS (60 s) plus the margin.\n",
 		micros(c.withID), micros(c.plain), c.withID/c.plain, c.bytes)
 }

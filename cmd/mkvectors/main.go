@@ -252,7 +252,7 @@ func (a algorithm) requestStep(m oracle.Model, mErr error, rs *oracle.Requests, 
 		if err := m.Check(c.key, t, n, inputs); err != nil {
 			return oracle.Result{}, err
 		}
-		return oracle.Once(rs, c.key, c.id, t, n, c.force, 1, func() (oracle.Result, bool, error) {
+		return oracle.Once(rs, c.key, c.id, t, n, c.force, 0, func() (oracle.Result, bool, error) {
 			r, err := decide(c.key, t, n, inputs)
 			return r, r.Allowed || c.force, err
 		})

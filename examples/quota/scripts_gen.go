@@ -27,9 +27,9 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "240422ea8e28846c0e21f45daedb1c97e4cc85a3", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d6ab9dc6c441586a4979dd7d2fc816f483c08d97"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "045116f57556cd830f1f887dd775b6972ac1d258"},
+		Name: "quota", Version: "cf101f486bbf518e35dd47d68f123eaf8806a627", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f128eb93d452ede997e483d93c5281070d3e19d9"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0e6b3afc250d6918bd67d2167a29ec30732564d5"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
@@ -38,7 +38,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "82b8921e664d18383911756ff1d65ab264b32107"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "df26bf868c9e3bf711ccdbfe19e4eedcce70e105"},
 		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "8ad967b81d96523ddb1f00d5e87ede93fce2b1b6"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},

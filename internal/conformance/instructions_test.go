@@ -42,8 +42,7 @@ const (
 // admitting a request of cost 1 on an existing key, with the caller's
 // clock or (serverClock) the server's, by EVALSHA or (functions) by
 // FCALL of the Functions library; with id, a request with an id of its
-// own, which the policy script decides alone (its request key read,
-// then written).
+// own (its request key read, then written).
 type instrSubject struct {
 	limit                      limitspec.Limit
 	serverClock, functions, id bool
@@ -201,7 +200,7 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 		return 0, err
 	}
 	params := kit.Decimal(args)
-	run, err := freshScript(ctx, rdb, sc, s.functions, s.id)
+	run, err := freshScript(ctx, rdb, sc, s.functions)
 	if err != nil {
 		return 0, err
 	}
@@ -212,15 +211,11 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 		}
 		argv := []any{now, "1", kit.ForceArg(false)}
 		keys := sc.KeyNames(fmt.Sprintf("user:%05d", i%instrKeys), "", params)
-		if s.id { // the limit alone, by the policy script
-			argv = append(argv, s.limit.Algorithm().String(), "")
+		if s.id { // a request key after the state's, a new id each call
 			keys = append(keys, fmt.Sprintf("{user:%05d", i%instrKeys)+kit.RequestKeyTail(fmt.Sprintf("req-%08d", i)))
 		}
 		for _, in := range sc.Inputs {
 			argv = append(argv, in+":12345")
-		}
-		if s.id {
-			argv = append(argv, strconv.Itoa(len(params)))
 		}
 		for _, v := range params {
 			argv = append(argv, v)
@@ -243,30 +238,26 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 // freshScript empties the server and gives it a fresh Lua state (its
 // scripts flushed, or its libraries flushed and the catalogue's loaded
 // again), so that the garbage collector's work falls the same way at
-// each run, and returns what queues a call of sc's decision (with id,
-// its library's policy script), by EVALSHA or by FCALL.
-func freshScript(ctx context.Context, rdb *redis.Client, sc *kit.Scripts, functions, id bool) (func(redis.Pipeliner, []string, []any), error) {
+// each run, and returns what queues a call of sc's decision, by EVALSHA
+// or by FCALL.
+func freshScript(ctx context.Context, rdb *redis.Client, sc *kit.Scripts, functions bool) (func(redis.Pipeliner, []string, []any), error) {
 	for _, c := range []redis.Cmder{rdb.FlushAll(ctx), rdb.ScriptFlush(ctx), rdb.FunctionFlush(ctx)} {
 		if c.Err() != nil {
 			return nil, c.Err()
 		}
 	}
-	lib, ok := kit.LookupLibrary(sc.Library)
-	if !ok {
-		return nil, fmt.Errorf("no library %s", sc.Library)
-	}
-	decide := sc.Decide
-	if id {
-		decide = lib.Policy
-	}
 	if functions {
+		lib, ok := kit.LookupLibrary(sc.Library)
+		if !ok {
+			return nil, fmt.Errorf("no library %s", sc.Library)
+		}
 		if _, err := redislimit.LoadLibrary(ctx, rdb, lib); err != nil {
 			return nil, err
 		}
-		fn := lib.Name + "_" + decide.Name
+		fn := lib.Name + "_" + sc.Decide.Name
 		return func(p redis.Pipeliner, keys []string, argv []any) { p.FCall(ctx, fn, keys, argv...) }, nil
 	}
-	sha, err := rdb.ScriptLoad(ctx, decide.Source).Result()
+	sha, err := rdb.ScriptLoad(ctx, sc.Decide.Source).Result()
 	return func(p redis.Pipeliner, keys []string, argv []any) { p.EvalSha(ctx, sha, keys, argv...) }, err
 }
 

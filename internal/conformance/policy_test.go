@@ -203,7 +203,7 @@ func TestPolicyScriptNamesThePolicy(t *testing.T) {
 		{1000, -1, 0, limit, "BADINPUT api: cost must be an integer in [0, 9007199254740991], got -1"},
 		{-5, 1, 0, limit, "BADINPUT api: now_ms must be an integer in [0, 35184372088832], got -5"},
 		{1000, 1, 2, limit, "BADINPUT api: force must be 0 or 1, got 2"},
-		{1000, 1, 0, []any{"fixed_window", "api", 2, 10, 1000}, "BADINPUT policy: limit 1: the name must be :<policy>:<limit> (empty: the first limit, alone), got api"},
+		{1000, 1, 0, []any{"fixed_window", "api", 2, 10, 1000}, "BADINPUT policy: limit 1: the name must be :<policy>:<limit>, got api"},
 	}
 	for _, tt := range tests {
 		args := append([]any{tt.now, tt.cost, tt.force}, tt.limit...)

@@ -34,10 +34,6 @@ type scriptCall struct {
 	lib, script string
 	keys, argv  []string
 	limits      int
-	// alone is a limit's decision by the policy script (a request with
-	// an id): its reply is a policy's of one limit, its outcome the
-	// limit's.
-	alone bool
 }
 
 // function is the call's function in its library (and the script's key
@@ -74,18 +70,13 @@ func prepareCall(prefix string, r Request, kind callKind, view string) (scriptCa
 			return scriptCall{}, &o
 		}
 		c.script, c.argv = s.Views[i].Script.Name, append([]string{now}, argvParams...)
-	case decideCall:
+	default:
 		c.script = s.Decide.Name
 		c.argv = append([]string{now, r.Cost.String(), kit.ForceArg(r.Force)}, stringArgs(s.Inputs, r.Inputs)...)
 		c.argv = append(c.argv, argvParams...)
 	}
 	if kind == decideCall && r.ID != "" {
-		// the policy script decides the limit alone, with its request key
-		lib, _ := kit.LookupLibrary(s.Library)
-		c.script, c.alone, c.limits = lib.Policy.Name, true, 1
 		c.keys = append(c.keys, "{"+prefix+r.Key+kit.RequestKeyTail(r.ID))
-		c.argv = append([]string{now, r.Cost.String(), kit.ForceArg(r.Force), r.Algorithm, ""}, stringArgs(s.Inputs, r.Inputs)...)
-		c.argv = append(append(c.argv, strconv.Itoa(len(argvParams))), argvParams...)
 	}
 	return c, nil
 }
@@ -305,9 +296,6 @@ func (c scriptCall) outcome(reply []int64) Outcome {
 	o := replyOutcome(reply[:n])
 	if o.Error != "" {
 		return o
-	}
-	if c.alone {
-		return replyOutcome(reply[n+1:])
 	}
 	o.Index = reply[n]
 	for i := range k {

@@ -81,7 +81,7 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 	if r.ID == "" {
 		res, err = decide(r.Key, r.NowMs, c, r.Inputs)
 	} else if err = m.Check(r.Key, r.NowMs, c, r.Inputs); err == nil {
-		res, err = oracle.Once(&o.requests, r.Key, r.ID, r.NowMs, c, r.Force, 1, func() (oracle.Result, bool, error) {
+		res, err = oracle.Once(&o.requests, r.Key, r.ID, r.NowMs, c, r.Force, 0, func() (oracle.Result, bool, error) {
 			res, err := decide(r.Key, r.NowMs, c, r.Inputs)
 			return res, res.Allowed || r.Force, err
 		})

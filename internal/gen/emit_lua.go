@@ -281,7 +281,7 @@ func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View, memo string) {
 		w.line("")
 		luaParams(w, a, firstParam)
 		w.line("")
-		luaKeys(w, a, "")
+		luaKeys(w, a, "", false)
 		w.line("")
 		luaInputs(w, ints, strs, false)
 		w.line("")
@@ -294,6 +294,8 @@ func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View, memo string) {
 	exact := luaExactArgs(sp, a)
 	w.inner = append(w.inner, exact)
 	w.raw(exact)
+	w.line("")
+	luaRequestReadOf(w, a, len(sp.Reply))
 	w.line("")
 	luaDecision(w, sp, a, nil, "")
 }
@@ -332,14 +334,20 @@ func luaParams(w *writer, a *Algorithm, firstParam int) {
 	}
 }
 
-// luaKeys checks KEYS: as many as the states, all with one hash tag, the
+// luaKeys checks KEYS: as many as the states (with request, perhaps a
+// request key after them: a decision's), all with one hash tag, the
 // key, which must not be empty nor begin with '}', each its state's
 // suffix with the parameters it names (parsed already), after infix (a
 // Lua expression; "" for none).
-func luaKeys(w *writer, a *Algorithm, infix string) {
+func luaKeys(w *writer, a *Algorithm, infix string, request bool) {
 	w.line("-- keys: all share the hash tag {key}, and name the parameters")
-	w.line("if #KEYS ~= %d then", len(a.States))
-	w.line("  return bad(%s)", luaStr(fmt.Sprintf("expected %d keys: %s", len(a.States), keyTemplates(a))))
+	if request {
+		w.line("if #KEYS ~= %d and #KEYS ~= %d then", len(a.States), len(a.States)+1)
+		w.line("  return bad(%s)", luaStr(fmt.Sprintf("expected %d keys: %s, then perhaps a request key", len(a.States), keyTemplates(a))))
+	} else {
+		w.line("if #KEYS ~= %d then", len(a.States))
+		w.line("  return bad(%s)", luaStr(fmt.Sprintf("expected %d keys: %s", len(a.States), keyTemplates(a))))
+	}
 	w.line("end")
 	w.line("local tail = %s", luaKeyTail(a.States[0], infix, luaParamNum))
 	w.line("if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then")
@@ -1171,7 +1179,9 @@ func (e *luaEmitter) reply(s *Reply, ind string) {
 	if e.w.commitOnly {
 		e.line(ind, "return {%s}, writes", strings.Join(vals, ", "))
 	} else {
-		e.line(ind, "return {%s}", strings.Join(vals, ", "))
+		for _, l := range luaReplyRemembered(vals) {
+			e.line(ind, "%s", l)
+		}
 	}
 }
 

@@ -53,7 +53,7 @@ func luaFastArgs(w *writer, sp *Spec, a *Algorithm, memo string) {
 	luaDeclareArgs(w, sp, a)
 	w.line("repeat")
 	w.line("  local find, s = string.find")
-	w.line("  if #ARGV ~= %d or #KEYS ~= %d then break end", firstParam+len(a.Params)-1, len(a.States))
+	w.line("  if #ARGV ~= %d or #KEYS ~= %d and #KEYS ~= %d then break end", firstParam+len(a.Params)-1, len(a.States), len(a.States)+1)
 	if memo == "" {
 		w.line("  local tail")
 		luaFastParams(w, a, firstParam, "  ")
@@ -336,7 +336,7 @@ func luaExactArgs(sp *Spec, a *Algorithm) string {
 	body.line("")
 	luaParams(&body, a, firstParam)
 	body.line("")
-	luaKeys(&body, a, "")
+	luaKeys(&body, a, "", true)
 	body.line("")
 	luaInputs(&body, ints, strs, true)
 	var block writer

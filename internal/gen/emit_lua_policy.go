@@ -52,16 +52,16 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 		luaResetDel(&code)
 		return luaAssemble(&w, sp, &code)
 	}
-	code.line("ALG = LIMITS[1][6] .. ': ' -- the policy's name, from its first limit's (a limit alone: its algorithm's)")
+	code.line("ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
 	luaInputs(&code, ints, nil, true)
 	code.line("for _, l in ipairs(LIMITS) do")
 	code.line("  l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]")
 	code.line("end")
 	code.line("")
-	code.raw(luaPolicyRequest)
+	code.text(luaRequestRead, "{key}", "KEYS[key]", "{limits}", "#LIMITS", "{len}", "8 + 7 * #LIMITS")
 	code.line("")
-	code.raw(luaPolicyDecide)
+	code.text(luaPolicyDecide, "{write}", strings.NewReplacer("{reply}", "out", "{limits}", "#LIMITS").Replace(luaRequestWrite))
 	return luaAssemble(&w, sp, &code)
 }
 
@@ -76,7 +76,7 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 	body.commitOnly = true
 	luaErrors(&body, "")
 	luaParams(&body, a, firstParam)
-	luaKeys(&body, a, "infix")
+	luaKeys(&body, a, "infix", false)
 	if checkOnly {
 		body.line("return nil")
 	} else {
@@ -135,25 +135,19 @@ func luaPolicyLimits(w *writer, algs []*Algorithm, reset bool) {
 // LIMITS, then checks every limit's parameters and keys.
 const luaPolicyLimitsText = `local LIMITS, arg, key = {}, {first}, 1
 while arg <= #ARGV do
-  local i, alg, infix = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1]
+  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  local alone = infix == '' and i == 1 -- a limit alone, keys and errors as its own script's
-  if not alone and (infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$')) then
-    return bad('limit ' .. i .. ': the name must be :<policy>:<limit> (empty: the first limit, alone), got ' .. clip(infix))
+  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
-  for j = 1, alg[3] do
-    -- a limit alone has its string inputs after its name; a policy passes none
-    argv[#argv + 1] = alone and ARGV[arg + 1 + j] or ''
-  end
-  if alone then
-    arg = arg + alg[3]
-  end
-  local n = int(ARGV[arg + 2])
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  end
+  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
+  for _ = 1, alg[3] do
+    argv[#argv + 1] = '' -- a policy passes no string input
   end
   for j = 1, n do
     argv[#argv + 1] = ARGV[arg + 2 + j]
@@ -161,21 +155,14 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
+  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
-  -- share their state across policies; a limit alone has its own keys
-  local prefix, own, name = ARGV[arg] .. ': ', '', ARGV[arg]
-  if not alone then
-    prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. prefix
-    own, name = string.match(infix, '^:[^:]+(:.*)$'), string.match(infix, '^:([^:]+):')
-  end
-  LIMITS[i] = {alg[1], keys, argv, prefix, own, name}
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
-end
-if #LIMITS > 1 and ARGV[{first} + 1] == '' then
-  return bad('a limit named by the empty name is alone: the policy has ' .. #LIMITS .. ' limits')
 end
 {keys}
   local e = l[1](l[2], l[3], 'check', l[4], l[5])
@@ -225,10 +212,7 @@ func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 	w.line("-- cost even when denied, docs/semantics.md \"Force\"; else 0), then for")
 	w.line("-- each limit: its algorithm, its name in its policy P (:P:L), the number n of its")
 	w.line("-- parameters, and those n, in the algorithm's order (trailing optional")
-	w.line("-- ones may be left out). A limit alone, with the empty name, is decided")
-	w.line("-- as its own script decides it (its keys, its errors), in this reply;")
-	w.line("-- its string inputs, if its algorithm takes any, follow its name.")
-	w.line("-- The algorithms:")
+	w.line("-- ones may be left out). The algorithms:")
 	for _, a := range algs {
 		var ps []string
 		for _, p := range a.Params {
@@ -345,47 +329,7 @@ for _, r in ipairs(res) do
     out[#out + 1] = r[j]
   end
 end
-if rq and (all or force) and cost > 0 then
-  -- a charged request's reply, replayed to its retries for REQUEST_MS
-  local memo = string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, ARGV[3], #LIMITS, unpack(out))
-  redis.call('SET', rq, memo, 'PX', REQUEST_MS + TTL_MARGIN_MS)
-end
-return out
+{write}return out
 `
 
-// luaPolicyRequest reads the request key, KEYS after every limit's:
-// {tag}:rq:<id>, the first key's hash tag and the request's id. A request
-// charged within REQUEST_MS before now_ms (and not more than MAX_SKEW_MS
-// after it) is not decided again: its reply is returned as it was
-// (docs/semantics.md, "Request ids").
-const luaPolicyRequest = `-- the request key: a charged request's retry gets the reply it had
-local rq = KEYS[key]
-if rq then
-  local tag = string.match(KEYS[1], '^{[^}]*}')
-  if string.sub(rq, 1, #tag + 4) ~= tag .. ':rq:' then
-    return bad('the request key must be ' .. clip(tag) .. ':rq:<id>, in the first key\'s hash tag, got ' .. clip(rq))
-  end
-  local id = string.sub(rq, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return bad('request id must be 1 to 128 bytes, got ' .. #id)
-  end
-  local raw = redis.call('GET', rq)
-  if raw then
-    local t, was, reply = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
-    local out = {}
-    for v in string.gmatch(reply or '', '[^:]+') do
-      out[#out + 1] = int(v)
-    end
-    if not t or #t > 17 or #out ~= 8 + 7 * #LIMITS then
-      return redis.error_reply('BADSTATE ' .. ALG .. clip(rq) .. ': want a request\'s reply, got ' .. clip(raw))
-    end
-    t = t + 0
-    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= num(cost) .. ':' .. ARGV[3] .. ':' .. #LIMITS then
-        return bad('request id ' .. clip(id) .. ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
-      end
-      return out
-    end
-  end
-end
-`
+

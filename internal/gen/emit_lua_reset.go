@@ -34,7 +34,7 @@ func emitLuaReset(sp *Spec, a *Algorithm) scriptParts {
 	code.line("")
 	luaParams(&code, a, 1)
 	code.line("")
-	luaKeys(&code, a, "")
+	luaKeys(&code, a, "", false)
 	luaResetDel(&code)
 	return luaAssemble(&w, sp, &code)
 }

@@ -6,7 +6,7 @@ package oracle
 // same id and tag within RequestMs after it (and at most MaxSkewMs before
 // it) is answered with the remembered result, and decides nothing. A
 // retry that does not repeat the request's cost, force and number of
-// limits is refused.
+// limits (0 for a limit's request, a policy's number) is refused.
 
 const (
 	// RequestMs is how long a charged request's result is replayed.
@@ -28,7 +28,7 @@ type remembered struct {
 }
 
 // Once answers the request id under tag, of cost at now (forced or not)
-// over limits limits: with what a charged request of that id answered,
+// over limits limits (a policy's; 0 for a limit's request): with what a charged request of that id answered,
 // if one is within reach; else with decide's result, remembered when
 // decide says it charged. The request must have been checked; Once
 // checks the id.

@@ -48,6 +48,8 @@ local COST_MAX = 9007199254740991
 local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
+-- a charged request's reply is replayed to its retries this long
+local REQUEST_MS = 60000
 
 local ALG = 'daily_quota: '
 
@@ -58,7 +60,7 @@ local now, cost, force, limit, offset_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 5 or #KEYS ~= 1 then break end
+  if #ARGV ~= 5 or #KEYS ~= 1 and #KEYS ~= 2 then break end
   local tail
   s = ARGV[4]
   if not find(s, '^[1-9]%d*$') then break end
@@ -152,8 +154,8 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
+  if #KEYS ~= 1 and #KEYS ~= 2 then
+    return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>, then perhaps a request key')
   end
   local tail = '}:quota:dq:' .. num(offset_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -185,6 +187,43 @@ if not checked then
     return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
   end
   force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[2]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
+  end
 end
 
 -- state
@@ -245,4 +284,9 @@ if took > 0 then
   redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
 end
 local t__5 = limit - after
-return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+local reply__ = {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__

@@ -17,10 +17,7 @@
 -- cost even when denied, docs/semantics.md "Force"; else 0), then for
 -- each limit: its algorithm, its name in its policy P (:P:L), the number n of its
 -- parameters, and those n, in the algorithm's order (trailing optional
--- ones may be left out). A limit alone, with the empty name, is decided
--- as its own script decides it (its keys, its errors), in this reply;
--- its string inputs, if its algorithm takes any, follow its name.
--- The algorithms:
+-- ones may be left out). The algorithms:
 --   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]):
 --   {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
 --   fixed_window(limit, window_ms): {<key>}:fw:<window_ms>
@@ -2754,25 +2751,19 @@ if #ARGV < 3 then
 end
 local LIMITS, arg, key = {}, 4, 1
 while arg <= #ARGV do
-  local i, alg, infix = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1]
+  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  local alone = infix == '' and i == 1 -- a limit alone, keys and errors as its own script's
-  if not alone and (infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$')) then
-    return bad('limit ' .. i .. ': the name must be :<policy>:<limit> (empty: the first limit, alone), got ' .. clip(infix))
+  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
-  for j = 1, alg[3] do
-    -- a limit alone has its string inputs after its name; a policy passes none
-    argv[#argv + 1] = alone and ARGV[arg + 1 + j] or ''
-  end
-  if alone then
-    arg = arg + alg[3]
-  end
-  local n = int(ARGV[arg + 2])
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  end
+  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
+  for _ = 1, alg[3] do
+    argv[#argv + 1] = '' -- a policy passes no string input
   end
   for j = 1, n do
     argv[#argv + 1] = ARGV[arg + 2 + j]
@@ -2780,21 +2771,14 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
+  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
-  -- share their state across policies; a limit alone has its own keys
-  local prefix, own, name = ARGV[arg] .. ': ', '', ARGV[arg]
-  if not alone then
-    prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. prefix
-    own, name = string.match(infix, '^:[^:]+(:.*)$'), string.match(infix, '^:([^:]+):')
-  end
-  LIMITS[i] = {alg[1], keys, argv, prefix, own, name}
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
-end
-if #LIMITS > 1 and ARGV[4 + 1] == '' then
-  return bad('a limit named by the empty name is alone: the policy has ' .. #LIMITS .. ' limits')
 end
 if #KEYS ~= key - 1 and #KEYS ~= key then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
@@ -2806,7 +2790,7 @@ for _, l in ipairs(LIMITS) do
   end
 end
 
-ALG = LIMITS[1][6] .. ': ' -- the policy's name, from its first limit's (a limit alone: its algorithm's)
+ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 -- per-call inputs
 local now
 if ARGV[1] == '' then -- the Redis server's clock
@@ -2831,31 +2815,37 @@ for _, l in ipairs(LIMITS) do
   l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]
 end
 
--- the request key: a charged request's retry gets the reply it had
-local rq = KEYS[key]
-if rq then
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[key]
+if request__key then
   local tag = string.match(KEYS[1], '^{[^}]*}')
-  if string.sub(rq, 1, #tag + 4) ~= tag .. ':rq:' then
-    return bad('the request key must be ' .. clip(tag) .. ':rq:<id>, in the first key\'s hash tag, got ' .. clip(rq))
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
-  local id = string.sub(rq, #tag + 5)
+  local id = string.sub(request__key, #tag + 5)
   if #id < 1 or #id > 128 then
-    return bad('request id must be 1 to 128 bytes, got ' .. #id)
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
   end
-  local raw = redis.call('GET', rq)
+  local raw = redis.call('GET', request__key)
   if raw then
-    local t, was, reply = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
     local out = {}
-    for v in string.gmatch(reply or '', '[^:]+') do
-      out[#out + 1] = int(v)
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
     end
     if not t or #t > 17 or #out ~= 8 + 7 * #LIMITS then
-      return redis.error_reply('BADSTATE ' .. ALG .. clip(rq) .. ': want a request\'s reply, got ' .. clip(raw))
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
     end
     t = t + 0
     if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= num(cost) .. ':' .. ARGV[3] .. ':' .. #LIMITS then
-        return bad('request id ' .. clip(id) .. ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', #LIMITS) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
       end
       return out
     end
@@ -2913,12 +2903,8 @@ for _, r in ipairs(res) do
     out[#out + 1] = r[j]
   end
 end
-if rq and (all or force) and cost > 0 then
-  -- a charged request's reply, replayed to its retries for REQUEST_MS
-  local memo = {num(now), num(cost), ARGV[3], num(#LIMITS)}
-  for _, v in ipairs(out) do
-    memo[#memo + 1] = num(v)
-  end
-  redis.call('SET', rq, table.concat(memo, ':'), 'PX', num(REQUEST_MS + TTL_MARGIN_MS))
+if request__key and cost > 0 and (out[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, force and '1' or '0', #LIMITS,
+      unpack(out)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
 return out

@@ -478,25 +478,19 @@ local ALGORITHMS = {
 -- the limits
 local LIMITS, arg, key = {}, 1, 1
 while arg <= #ARGV do
-  local i, alg, infix = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1]
+  local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  local alone = infix == '' and i == 1 -- a limit alone, keys and errors as its own script's
-  if not alone and (infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$')) then
-    return bad('limit ' .. i .. ': the name must be :<policy>:<limit> (empty: the first limit, alone), got ' .. clip(infix))
+  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+    return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
-  for j = 1, alg[3] do
-    -- a limit alone has its string inputs after its name; a policy passes none
-    argv[#argv + 1] = alone and ARGV[arg + 1 + j] or ''
-  end
-  if alone then
-    arg = arg + alg[3]
-  end
-  local n = int(ARGV[arg + 2])
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  end
+  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
+  for _ = 1, alg[3] do
+    argv[#argv + 1] = '' -- a policy passes no string input
   end
   for j = 1, n do
     argv[#argv + 1] = ARGV[arg + 2 + j]
@@ -504,21 +498,14 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
+  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
-  -- share their state across policies; a limit alone has its own keys
-  local prefix, own, name = ARGV[arg] .. ': ', '', ARGV[arg]
-  if not alone then
-    prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. prefix
-    own, name = string.match(infix, '^:[^:]+(:.*)$'), string.match(infix, '^:([^:]+):')
-  end
-  LIMITS[i] = {alg[1], keys, argv, prefix, own, name}
+  -- share their state across policies
+  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
-end
-if #LIMITS > 1 and ARGV[1 + 1] == '' then
-  return bad('a limit named by the empty name is alone: the policy has ' .. #LIMITS .. ' limits')
 end
 if #KEYS ~= key - 1 then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)

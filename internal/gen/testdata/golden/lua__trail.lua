@@ -59,10 +59,14 @@ local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
 local NOW_MAX = 35184372088832
 -- 2^53 - 1
 local COST_MAX = 9007199254740991
+-- kept past the reset time, for lagging clocks
+local TTL_MARGIN_MS = 60000
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
+-- a charged request's reply is replayed to its retries this long
+local REQUEST_MS = 60000
 -- kept past the window, for lagging clocks
 local MARGIN = 1000
 
@@ -75,7 +79,7 @@ local now, cost, force, note, limit, window_ms, bucket_ms
 local checked = false
 repeat
   local find, s = string.find
-  if #ARGV ~= 7 or #KEYS ~= 4 then break end
+  if #ARGV ~= 7 or #KEYS ~= 4 and #KEYS ~= 5 then break end
   local tail
   s = ARGV[5]
   if not find(s, '^[1-9]%d*$') then break end
@@ -184,10 +188,10 @@ if not checked then
   end
 
   -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 4 then
+  if #KEYS ~= 4 and #KEYS ~= 5 then
     return bad('expected 4 keys: {<key>}:small:log:<window_ms>:<bucket_ms> ' ..
         '{<key>}:small:log:<window_ms>:<bucket_ms>:notes ' ..
-        '{<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen')
+        '{<key>}:small:log:<window_ms>:<bucket_ms>:hits {<key>}:small:log:<window_ms>:<bucket_ms>:seen, then perhaps a request key')
   end
   local tail = '}:small:log:' .. num(window_ms) .. ':' .. num(bucket_ms)
   if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
@@ -232,6 +236,43 @@ if not checked then
   note = ARGV[4] or ''
   if #note > 16 then
     return bad('note must be at most 16 bytes, got ' .. #note)
+  end
+end
+
+-- the request key, after the state keys: the retry of a request charged
+-- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
+local request__key = KEYS[5]
+if request__key then
+  local tag = string.match(KEYS[1], '^{[^}]*}')
+  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
+        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
+  end
+  local id = string.sub(request__key, #tag + 5)
+  if #id < 1 or #id > 128 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  end
+  local raw = redis.call('GET', request__key)
+  if raw then
+    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local out = {}
+    for v in string.gmatch(kept or '', '[^:]+') do
+      out[#out + 1] = #v <= 17 and tonumber(v) or nil
+    end
+    if not t or #t > 17 or #out ~= 7 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
+          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
+    end
+    t = t + 0
+    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
+      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
+            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
+            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
+      end
+      return out
+    end
   end
 end
 
@@ -695,4 +736,9 @@ else
   local t__4 = free_at - now
   t__3 = (t__4 > 0 and t__4 or 0)
 end
-return {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), t__3, window_ms, 0, 0}
+local reply__ = {(ok and 1 or 0), limit, limit - (ok and (used + c) or used), t__3, window_ms, 0, 0}
+if request__key and cost > 0 and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
+end
+return reply__
