@@ -331,5 +331,3 @@ for _, r in ipairs(res) do
 end
 {write}return out
 `
-
-
