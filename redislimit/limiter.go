@@ -76,7 +76,11 @@
 //     that it did not run it (TRYAGAIN or CLUSTERDOWN while a slot
 //     moves), within ctx's deadline. A call whose reply
 //     was lost (or did not come in time) may have been applied, once:
-//     its error matches limitspec.ErrOutcomeUnknown too;
+//     its error matches limitspec.ErrOutcomeUnknown too, unless it
+//     carries a request id (Request.ID): such a call is sent again with
+//     the same id while ctx's deadline leaves time, and the script
+//     answers the retry with the first call's reply if that one was
+//     charged (docs/semantics.md, "Request ids");
 //   - limitspec.ErrMisconfigured: the server holds another version of a
 //     Functions library this build uses (ErrOtherLibrary), or, with
 //     WithFunctions, the client is of a type whose servers the limiter
@@ -162,7 +166,8 @@
 //   - a lost reply: a connection that breaks fails every call of its
 //     pipeline whose reply had not been read, each with ErrOutcomeUnknown
 //     (the calls before the break may have run, those after it did not);
-//     a call sent by itself loses only itself.
+//     a call sent by itself loses only itself. A call with a request id
+//     is sent again instead, as above.
 //
 // Batching applies to a *redis.Client, a *redis.ClusterClient and a
 // *redis.Ring, whose pipelines were checked to never re-send a NoRetry
