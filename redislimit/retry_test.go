@@ -2,6 +2,7 @@ package redislimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -144,4 +145,57 @@ func usedOf(t *testing.T, lim *redislimit.Limiter, req limitspec.Request) int64 
 		t.Fatal(err)
 	}
 	return res.Limits[0].Quota - res.Limits[0].Remaining
+}
+
+// TestRequestKeyBadState: a request key holding a value the scripts did
+// not write, or another Redis type, refuses the request with
+// ErrBadState, a limit's and a policy's, and nothing is written: the
+// limit's state stays as it was.
+func TestRequestKeyBadState(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
+	lim := newLimiter(t, rdb)
+	ctx := t.Context()
+	quota, err := limitspec.BurstQuotaPolicy(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := limitspec.Request{Key: "k", Limit: limitspec.FixedWindow{Limit: 10, Window: time.Hour}, Cost: 1, Now: t0Time}
+	policy := limitspec.Request{Policy: quota, IDs: map[string]string{"user": "k"}, Cost: 1, Now: t0Time}
+	for _, req := range []limitspec.Request{limit, policy} {
+		for _, plant := range []func(key string) error{
+			func(key string) error { return rdb.Set(ctx, key, "1:2:0:0:garbage", time.Minute).Err() },
+			func(key string) error { return rdb.HSet(ctx, key, "a", "b").Err() },
+		} {
+			if _, err := lim.Limit(ctx, req); err != nil { // a state to keep
+				t.Fatal(err)
+			}
+			before, err := rdb.Keys(ctx, "{k}:*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ID = fmt.Sprint("planted-", len(before))
+			if err := plant("{k}:rq:" + req.ID); err != nil {
+				t.Fatal(err)
+			}
+			dump := func() map[string]string {
+				out := map[string]string{}
+				for _, k := range before {
+					v, _ := rdb.Dump(ctx, k).Result()
+					out[k] = v
+				}
+				return out
+			}
+			was := dump()
+			if _, err := lim.Limit(ctx, req); !errors.Is(err, limitspec.ErrBadState) {
+				t.Errorf("%s over a planted request key: %v; want ErrBadState", req.ID, err)
+			}
+			if now := dump(); fmt.Sprint(now) != fmt.Sprint(was) {
+				t.Errorf("%s: a refused request changed the state", req.ID)
+			}
+			req.ID = ""
+		}
+	}
 }
