@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,9 @@ const maxTags = 8
 // own reply, the binding limit's index and each limit's part, appended to
 // limits.
 func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
+	if l.o.ids && req.ID == "" {
+		req.ID = l.idPrefix + strconv.FormatUint(l.ids.Add(1), 10)
+	}
 	args, first, err := l.decideArgs(p, req)
 	if err != nil {
 		return kit.Reply{}, 0, nil, err

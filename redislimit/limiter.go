@@ -179,11 +179,14 @@ package redislimit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -208,6 +211,10 @@ type Limiter struct {
 	batch *batcher
 	// plans are those of the first few limits and policies decided.
 	plans plans
+	// idPrefix and ids make the request ids of WithRequestIDs: the
+	// prefix is this Limiter's own, random; ids counts them.
+	idPrefix string
+	ids      atomic.Uint64
 }
 
 // New returns the Redis limiter of rdb. It refuses a nil client, one
@@ -222,7 +229,10 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limit
 	if err := checkClient(rdb); err != nil {
 		return nil, err
 	}
-	l := &Limiter{rdb: rdb, o: options{clock: time.Now, batchSize: DefaultBatchSize, batchWait: DefaultBatchWait}}
+	var random [8]byte
+	rand.Read(random[:]) // never fails (crypto/rand)
+	l := &Limiter{rdb: rdb, o: options{clock: time.Now, batchSize: DefaultBatchSize, batchWait: DefaultBatchWait},
+		idPrefix: "redislimit:" + hex.EncodeToString(random[:]) + ":"}
 	for i, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("redislimit: %w: option %d of New is nil", limitspec.ErrMisconfigured, i+1)
@@ -446,6 +456,9 @@ type options struct {
 	// that long before another batch takes them.
 	batchSize int
 	batchWait time.Duration
+	// ids gives every decision without a request id one of the
+	// limiter's own (WithRequestIDs).
+	ids bool
 }
 
 // WithClock decides requests without a Now at clock's time instead of
@@ -516,6 +529,18 @@ func WithBatching(size int, wait time.Duration) Option {
 		o.batchSize, o.batchWait = size, wait
 		return nil
 	}
+}
+
+// WithRequestIDs gives every decision that carries no request id
+// (Request.ID) one of the limiter's own, so that a decision whose reply
+// is lost, by itself or with its whole pipeline, is sent again within
+// its deadline and gets the reply it had, where it would otherwise fail
+// with ErrOutcomeUnknown (docs/semantics.md, "Request ids"). Each
+// decision then costs what one with an id does: a key read, and written
+// with the reply when charged, kept two minutes (`go run ./cmd/measure`
+// prints both).
+func WithRequestIDs() Option {
+	return func(o *options) error { o.ids = true; return nil }
 }
 
 // WithoutBatching sends every call by itself, at once, on a connection

@@ -85,19 +85,40 @@ func TestFaultLostReplyRetriedByID(t *testing.T) {
 // that cuts the connection after Redis ran every 50th call, which loses
 // every unread reply of its pipeline. Every call is sent again with its
 // id: none fails, every one is admitted, and Redis counts each exactly
-// once.
+// once. The ids are the caller's, or (WithRequestIDs) the limiter's own.
 func TestFaultLostReplyBatchedRetriedByID(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		opts   []redislimit.Option
+		callID bool
+	}{
+		{"Request.ID", nil, true},
+		{"WithRequestIDs", []redislimit.Option{redislimit.WithRequestIDs()}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lostBatchRetried(t, tc.callID, tc.opts...)
+		})
+	}
+}
+
+// lostBatchRetried is TestFaultLostReplyBatchedRetriedByID with a limiter
+// of opts, each request carrying an id when callID is set.
+func lostBatchRetried(t *testing.T, callID bool, opts ...redislimit.Option) {
 	srv := redistest.StartServer(t)
 	proxy := faultproxy.Start(t, srv.Addr())
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
 	pipelines := &pipelineCounter{}
 	rdb.AddHook(pipelines)
-	lim := newLimiter(t, rdb)
+	lim := newLimiter(t, rdb, opts...)
 	req := func(i int) limitspec.Request {
-		return limitspec.Request{Key: fmt.Sprintf("d%d", i), Limit: limitspec.FixedWindow{Limit: 10, Window: time.Hour},
-			Cost: 1, Now: t0Time, ID: fmt.Sprint("r", i)}
+		r := limitspec.Request{Key: fmt.Sprintf("d%d", i), Limit: limitspec.FixedWindow{Limit: 10, Window: time.Hour}, Cost: 1, Now: t0Time}
+		if callID {
+			r.ID = fmt.Sprint("r", i)
+		}
+		return r
 	}
 	var n, cut atomic.Int64
 	proxy.CutAfterReply(func(name string, _ []string) bool {
@@ -127,8 +148,9 @@ func TestFaultLostReplyBatchedRetriedByID(t *testing.T) {
 	if pipelines.several.Load() == 0 || cut.Load() == 0 {
 		t.Fatalf("%d pipelines of several calls, %d cuts; want some of each", pipelines.several.Load(), cut.Load())
 	}
+	plain := newLimiter(t, rdb) // its peeks carry no id
 	for i := range total {
-		if used := usedOf(t, lim, req(i)); used != 1 {
+		if used := usedOf(t, plain, req(i)); used != 1 {
 			t.Fatalf("decision %d: Redis counted %d; want 1", i, used)
 		}
 	}
