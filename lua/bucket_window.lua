@@ -41,6 +41,8 @@
 --                count: the cost admitted in the bucket (at most twice the largest limit, 5 * 10^11, after forced calls) (in [1, 1000000000000])
 --                run: the sum of the counts of the buckets up to this one, modulo RUN_MOD (in [0, 4503599627370495])
 --                at: the time of the bucket's last admission (in [0, NOW_MAX])
+--   KEYS[2]  {<key>}:rq:<id>, optional: a request key (docs/semantics.md, "Request ids"):
+--              a retry of a request charged within REQUEST_MS gets its reply again
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -98,6 +100,8 @@ local BUCKETS_MAX = 3600
 local RUN_MOD = 4503599627370496
 -- a charged request's reply is replayed to its retries this long
 local REQUEST_MS = 60000
+-- the longest request id, in bytes
+local REQUEST_ID_MAX = 128
 
 local ALG = 'bucket_window: '
 
@@ -331,8 +335,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then

@@ -24,6 +24,8 @@ local BUCKETS_MAX = 3600
 local RUN_MOD = 4503599627370496
 -- a charged request's reply is replayed to its retries this long
 local REQUEST_MS = 60000
+-- the longest request id, in bytes
+local REQUEST_ID_MAX = 128
 -- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
 local MAX_SAFE = 9007199254740991
 
@@ -383,8 +385,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -1179,8 +1181,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -1505,8 +1507,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -1855,8 +1857,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -2190,8 +2192,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -4659,8 +4661,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -5317,8 +5319,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -5894,8 +5896,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -6252,8 +6254,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -6408,5 +6410,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '4907ed1208fd18720a318bb3095cab7c7aabaaa9'
+  return 'a8fa894e8fd890e645e16bfb8715a666d509726f'
 end}

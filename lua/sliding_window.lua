@@ -23,6 +23,8 @@
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              cur: cost admitted in the window of ts (past limit only by forced calls) (in [0, 2 * limit])
 --              prev: cost admitted in the window before (in [0, 2 * limit])
+--   KEYS[2]  {<key>}:rq:<id>, optional: a request key (docs/semantics.md, "Request ids"):
+--              a retry of a request charged within REQUEST_MS gets its reply again
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -64,6 +66,8 @@ local TTL_MARGIN_MS = 60000
 local MAX_SKEW_MS = 60000
 -- a charged request's reply is replayed to its retries this long
 local REQUEST_MS = 60000
+-- the longest request id, in bytes
+local REQUEST_ID_MAX = 128
 
 local ALG = 'sliding_window: '
 
@@ -216,8 +220,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then

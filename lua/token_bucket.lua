@@ -18,6 +18,8 @@
 --              ts: time of the last admission (in [0, NOW_MAX])
 --              taken: tokens taken and not yet refilled at ts, times refill_ms (past capacity *
 --              refill_ms only after forced calls) (in [0, 2 * (capacity * refill_ms)])
+--   KEYS[2]  {<key>}:rq:<id>, optional: a request key (docs/semantics.md, "Request ids"):
+--              a retry of a request charged within REQUEST_MS gets its reply again
 --
 -- ARGV (decimal integers, but for strings):
 --   ARGV[1]  now_ms in [0, 35184372088832]: ms since the epoch; an empty string decides at the Redis server's TIME
@@ -61,6 +63,8 @@ local TTL_MARGIN_MS = 60000
 local MAX_SKEW_MS = 60000
 -- a charged request's reply is replayed to its retries this long
 local REQUEST_MS = 60000
+-- the longest request id, in bytes
+local REQUEST_ID_MAX = 128
 
 local ALG = 'token_bucket: '
 
@@ -225,8 +229,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then

@@ -55,17 +55,17 @@ func (rs *requests) lock(r requestID) *requestShard {
 }
 
 // replay writes to *res the result r had, if it was charged within
-// kit.RequestMs before now (and not more than maxSkewMs after it), and
+// requestMs before now (and not more than maxSkewMs after it), and
 // reports whether it did; a retry that does not repeat the request (its
 // cost, force, and limits: a policy's number of them, 0 for a limit's)
 // is refused. who names the algorithm or the policy in errors.
 func (s *requestShard) replay(r requestID, now, cost int64, force bool, limits int, who string, res *limitspec.Result) (bool, error) {
 	got := s.byID[r]
-	if got == nil || got.atMs > now+maxSkewMs || now-got.atMs > kit.RequestMs {
+	if got == nil || got.atMs > now+maxSkewMs || now-got.atMs > requestMs {
 		return false, nil
 	}
 	if got.cost != cost || got.force != force || got.limits != limits {
-		return false, kit.ReusedID(who, r.id, got.cost, got.force, got.limits)
+		return false, reusedID(who, r.id, got.cost, got.force, got.limits)
 	}
 	out := append(res.Limits[:0], got.res.Limits...)
 	*res = got.res
@@ -76,7 +76,7 @@ func (s *requestShard) replay(r requestID, now, cost int64, force bool, limits i
 // record remembers res, the result of r (of limits limits: a policy's,
 // 0 for a limit's) decided at now, when it charged
 // (admitted or forced, at a cost above 0), and forgets the requests
-// older than any retry's reach (kit.RequestMs plus ttlMarginMs, the
+// older than any retry's reach (requestMs plus ttlMarginMs, the
 // request key's TTL on Redis).
 func (s *requestShard) record(r requestID, now, cost int64, force bool, limits int, res *limitspec.Result) {
 	if cost == 0 || !(res.Allowed || force) {
@@ -87,7 +87,7 @@ func (s *requestShard) record(r requestID, now, cost int64, force bool, limits i
 	}
 	if len(s.byID) >= 2*s.swept+64 {
 		for k, v := range s.byID {
-			if v.atMs+kit.RequestMs+ttlMarginMs < now {
+			if v.atMs+requestMs+ttlMarginMs < now {
 				delete(s.byID, k)
 			}
 		}
@@ -106,7 +106,7 @@ func (l *Limiter) limitOnce(req *limitspec.Request, now int64, res *limitspec.Re
 	if err != nil {
 		return err
 	}
-	if err := kit.CheckRequestID(who, req.ID); err != nil {
+	if err := checkRequestID(who, req.ID); err != nil {
 		return err
 	}
 	limits := 0 // a limit's request
@@ -150,4 +150,25 @@ func (l *Limiter) checkOnce(req *limitspec.Request, now int64) (who, tag string,
 		return "", "", err
 	}
 	return req.Limit.Algorithm().String(), tag, nil
+}
+
+// checkRequestID refuses an id longer than the scripts take, with their
+// message after who (an algorithm's name, or a policy's).
+func checkRequestID(who, id string) error {
+	if len(id) > requestIdMax {
+		return kit.BadInput("%s: request id must be 1 to %d bytes, got %d", who, requestIdMax, len(id))
+	}
+	return nil
+}
+
+// reusedID refuses a retry whose cost, force or number of limits (a
+// policy's; 0 for a limit's request) differ from those its id was
+// charged for, with the scripts' message (the id cut to 32 bytes, as
+// they quote a value).
+func reusedID(who, id string, cost int64, force bool, limits int) error {
+	if len(id) > 32 {
+		id = id[:32] + "..."
+	}
+	return kit.BadInput("%s: request id %s was charged for another request (cost:force:limits %d:%s:%d); a retry repeats its request",
+		who, id, cost, kit.ForceArg(force), limits)
 }

@@ -81,10 +81,7 @@ func (l *Limiter) decideArgs(p *plan, req limitspec.Request) ([]any, string, err
 	args := make([]any, headArgs, headArgs+len(p.tails)+1+decisionArgs+len(p.inputs)+len(p.params))
 	args[2] = p.numKeys
 	args, first := p.appendKeys(args, l.o.prefix, tags)
-	if req.ID != "" {
-		if err := kit.CheckRequestID(p.who(), req.ID); err != nil {
-			return nil, "", err
-		}
+	if req.ID != "" { // refused by the script when too long
 		args[2] = len(p.tails) + 1
 		args = append(args, "{"+l.o.prefix+tags[p.tag(0)]+kit.RequestKeyTail(req.ID))
 	}
@@ -186,15 +183,6 @@ func (p *plan) appendKeys(args []any, prefix string, tags []string) ([]any, stri
 		at += n
 	}
 	return args, first
-}
-
-// who is the name a plan's refusals begin with: its policy's, or its
-// limit's algorithm's.
-func (p *plan) who() string {
-	if p.policy != nil {
-		return p.policy.Name()
-	}
-	return p.names[0]
 }
 
 // tag is the index of key i's hash tag among the call's.

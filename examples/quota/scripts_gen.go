@@ -27,8 +27,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "cf101f486bbf518e35dd47d68f123eaf8806a627", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f128eb93d452ede997e483d93c5281070d3e19d9"},
+		Name: "quota", Version: "6b140bac0246fb7ae10b1b064a95ce55051be2f9", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "9f670cc8da1d4aade199d7cbfffe676907ca7917"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0e6b3afc250d6918bd67d2167a29ec30732564d5"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
@@ -38,7 +38,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "df26bf868c9e3bf711ccdbfe19e4eedcce70e105"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "3202d973035e174d8ec6801e4f21a74f55e6409c"},
 		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "8ad967b81d96523ddb1f00d5e87ede93fce2b1b6"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},

@@ -1264,6 +1264,10 @@ func luaHeader(w *writer, sp *Spec, a *Algorithm, v *View) {
 			}
 		}
 	}
+	if v == nil {
+		w.line("--   KEYS[%d]  {<key>}:rq:<id>, optional: a request key (docs/semantics.md, \"Request ids\"):", len(a.States)+1)
+		w.line("--              a retry of a request charged within REQUEST_MS gets its reply again")
+	}
 	w.line("--")
 	ints, strs, first := luaArgs(sp, a, v)
 	w.line("-- ARGV (decimal integers, but for strings):")

@@ -24,6 +24,8 @@ local BUCKETS_MAX = 3600
 local RUN_MOD = 4503599627370496
 -- a charged request's reply is replayed to its retries this long
 local REQUEST_MS = 60000
+-- the longest request id, in bytes
+local REQUEST_ID_MAX = 128
 -- 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
 local MAX_SAFE = 9007199254740991
 
@@ -264,8 +266,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -2553,8 +2555,8 @@ if request__key then
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
   end
   local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > 128 then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to 128 bytes, got ' .. #id)
+  if #id < 1 or #id > REQUEST_ID_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
   local raw = redis.call('GET', request__key)
   if raw then
@@ -3074,5 +3076,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return 'cf101f486bbf518e35dd47d68f123eaf8806a627'
+  return '6b140bac0246fb7ae10b1b064a95ce55051be2f9'
 end}

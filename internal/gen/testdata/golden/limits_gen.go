@@ -25,6 +25,8 @@ const (
 	runMod = 4503599627370496
 	// a charged request's reply is replayed to its retries this long
 	requestMs = 60000
+	// the longest request id, in bytes
+	requestIdMax = 128
 	// kept past the window, for lagging clocks
 	margin = 1000
 	// 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks

@@ -39,8 +39,8 @@ var librarySource string
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "0956e814740f36ccdfab0d92bfd34d9d5a1fd754", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "57be27dc69e2f67790b0a5a43354a321069429c3"},
+		Name: "small", Version: "fd4749535e891ab9d8e3d221a799f3c885591046", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d29629faac5d452b33e8fca9c8a885de30aa06e9"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c15dae127eee04301b87c1767fc3ffd9fbc5e4c2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
@@ -51,7 +51,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "291a21298b3a276f30856ccbfc7ae994765988d8"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "3a604a17ffecdd6774a88aef10b8363c08c99964"},
 		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "7165678f14e7acf241d9747f8fff3de70d6873a8"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
@@ -61,7 +61,7 @@ func init() {
 	})
 	kit.RegisterScripts(&kit.Scripts{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "e28c636baa0b87c0025434d782da6df2511b56f4"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "5a3428f0476db5056a5d2d8f2859a245055534b6"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "66971a844c3db5e05c4d432cff1ae5f028fc1782"},
 		Views: []kit.View{{Name: "recent",
 			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "63d8c7ba1d2e37ad1b676a1fe48965ad84d3b0dc"},
