@@ -246,16 +246,10 @@ func (a algorithm) requestStep(m oracle.Model, mErr error, rs *oracle.Requests, 
 		if c.force {
 			decide = m.Force
 		}
-		if c.id == "" {
-			return decide(c.key, t, n, inputs)
+		if c.id != "" {
+			return oracle.LimitOnce(rs, m, c.key, c.id, t, n, inputs, c.force)
 		}
-		if err := m.Check(c.key, t, n, inputs); err != nil {
-			return oracle.Result{}, err
-		}
-		return oracle.Once(rs, c.key, c.id, t, n, c.force, 0, func() (oracle.Result, bool, error) {
-			r, err := decide(c.key, t, n, inputs)
-			return r, r.Allowed || c.force, err
-		})
+		return decide(c.key, t, n, inputs)
 	}, func(r oracle.Result) conformance.Expect {
 		e := resultExpect(r)
 		if a.Tiers {

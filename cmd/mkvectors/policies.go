@@ -104,16 +104,10 @@ func policyRequest(m *oracle.Policy, mErr error, rs *oracle.Requests, t int64, c
 		if c.force {
 			decide = m.Force
 		}
-		if c.id == "" {
-			return decide(c.ids, t, n)
+		if c.id != "" {
+			return m.DecideOnce(rs, c.ids, c.id, t, n, c.force)
 		}
-		if err := m.Check(c.ids, t, n); err != nil {
-			return oracle.PolicyResult{}, err
-		}
-		return oracle.Once(rs, m.Tag(c.ids), c.id, t, n, c.force, m.Len(), func() (oracle.PolicyResult, bool, error) {
-			r, err := decide(c.ids, t, n)
-			return r, r.Allowed || c.force, err
-		})
+		return decide(c.ids, t, n)
 	}, policyExpect)
 	return s
 }

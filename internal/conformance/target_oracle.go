@@ -57,7 +57,7 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 		if r.ID == "" {
 			pr, err = decide(r.IDs, r.NowMs, c)
 		} else {
-			pr, err = o.policyOnce(r, c, decide)
+			pr, err = o.policy.DecideOnce(&o.requests, r.IDs, r.ID, r.NowMs, c, r.Force)
 		}
 		if err != nil {
 			return oracleError(err)
@@ -80,27 +80,13 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 	var res oracle.Result
 	if r.ID == "" {
 		res, err = decide(r.Key, r.NowMs, c, r.Inputs)
-	} else if err = m.Check(r.Key, r.NowMs, c, r.Inputs); err == nil {
-		res, err = oracle.Once(&o.requests, r.Key, r.ID, r.NowMs, c, r.Force, 0, func() (oracle.Result, bool, error) {
-			res, err := decide(r.Key, r.NowMs, c, r.Inputs)
-			return res, res.Allowed || r.Force, err
-		})
+	} else {
+		res, err = oracle.LimitOnce(&o.requests, m, r.Key, r.ID, r.NowMs, c, r.Inputs, r.Force)
 	}
 	if err != nil {
 		return oracleError(err)
 	}
 	return oracleOutcome(res)
-}
-
-// policyOnce decides a policy's step that carries a request id.
-func (o *OracleTarget) policyOnce(r Request, c int64, decide func(map[string]string, int64, int64) (oracle.PolicyResult, error)) (oracle.PolicyResult, error) {
-	if err := o.policy.Check(r.IDs, r.NowMs, c); err != nil {
-		return oracle.PolicyResult{}, err
-	}
-	return oracle.Once(&o.requests, o.policy.Tag(r.IDs), r.ID, r.NowMs, c, r.Force, o.policy.Len(), func() (oracle.PolicyResult, bool, error) {
-		pr, err := decide(r.IDs, r.NowMs, c)
-		return pr, pr.Allowed || r.Force, err
-	})
 }
 
 func (o *OracleTarget) Reset(r Request) Outcome {

@@ -27,12 +27,12 @@ type remembered struct {
 	result   any
 }
 
-// Once answers the request id under tag, of cost at now (forced or not)
+// once answers the request id under tag, of cost at now (forced or not)
 // over limits limits (a policy's; 0 for a limit's request): with what a charged request of that id answered,
 // if one is within reach; else with decide's result, remembered when
 // decide says it charged. The request must have been checked; Once
 // checks the id.
-func Once[R any](rs *Requests, tag, id string, now, cost int64, force bool, limits int, decide func() (R, bool, error)) (R, error) {
+func once[R any](rs *Requests, tag, id string, now, cost int64, force bool, limits int, decide func() (R, bool, error)) (R, error) {
 	var zero R
 	if len(id) < 1 || len(id) > RequestIDMax {
 		return zero, bad("request id of %d bytes", len(id))
@@ -55,15 +55,39 @@ func Once[R any](rs *Requests, tag, id string, now, cost int64, force bool, limi
 	return r, nil
 }
 
-// Tag is the hash tag of the policy's first key for the identity values
-// ids: its first limit's identity value, or its constant.
-func (p *Policy) Tag(ids map[string]string) string { return p.limits[0].key(ids) }
+// LimitOnce decides a request of m that carries the id (forced when
+// force is set) by the rule above: checked as Decide checks it, then
+// answered with what a charged request of that id and key answered, or
+// decided.
+func LimitOnce(rs *Requests, m Model, key, id string, now, cost int64, inputs map[string]string, force bool) (Result, error) {
+	if err := m.Check(key, now, cost, inputs); err != nil {
+		return Result{}, err
+	}
+	decide := m.Decide
+	if force {
+		decide = m.Force
+	}
+	return once(rs, key, id, now, cost, force, 0, func() (Result, bool, error) {
+		r, err := decide(key, now, cost, inputs)
+		return r, r.Allowed || force, err
+	})
+}
 
-// Len is the number of the policy's limits.
-func (p *Policy) Len() int { return len(p.limits) }
-
-// Check refuses a policy's request as Decide does, deciding nothing.
-func (p *Policy) Check(ids map[string]string, now, cost int64) error { return p.check(ids, now, cost) }
+// DecideOnce decides a request of the policy that carries the id, as
+// LimitOnce does a limit's, under the hash tag of its first limit's key.
+func (p *Policy) DecideOnce(rs *Requests, ids map[string]string, id string, now, cost int64, force bool) (PolicyResult, error) {
+	if err := p.check(ids, now, cost); err != nil {
+		return PolicyResult{}, err
+	}
+	decide := p.Decide
+	if force {
+		decide = p.Force
+	}
+	return once(rs, p.limits[0].key(ids), id, now, cost, force, len(p.limits), func() (PolicyResult, bool, error) {
+		r, err := decide(ids, now, cost)
+		return r, r.Allowed || force, err
+	})
+}
 
 // Check refuses a limit's request as Decide does, deciding nothing.
 func (m *model) Check(key string, now, cost int64, inputs map[string]string) error {
