@@ -4,7 +4,7 @@ GO ?= go
 
 .PHONY: generate verify test test-all redis-server test-faults bench bench-readme bench-go peers check
 
-# Regenerate the catalogue (the typed limits, memory/, lua/) from spec/,
+# Regenerate the catalogue (the typed limits, goimpl/, lua/) from spec/,
 # and examples/quota from its spec.
 generate:
 	$(GO) generate ./...
@@ -30,7 +30,7 @@ test-all: redis-server check
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
-RACE_PKGS = ./kit/ ./memory/ ./fallback/ ./lease/ ./denials/ ./internal/keyed/ ./httplimit/
+RACE_PKGS = ./kit/ ./goimpl/ ./fallback/ ./lease/ ./denials/ ./internal/keyed/ ./httplimit/
 
 # redis-server, redis-cli and valgrind (whose callgrind counts the
 # instructions of the scripts, TestInstructionBudgets) from the

@@ -10,7 +10,7 @@
 //	res, err := limiter.Limit(ctx, limitspec.Request{Key: user, Limit: plan.Limit, Cost: 1})
 //
 // The limiters live in their own packages, each implementing Limiter:
-// package memory decides in process memory, package redislimit on Redis
+// package goimpl decides in process memory, package redislimit on Redis
 // (so that every process sharing the Redis shares the limit), package
 // fallback decides with a Redis limiter and, while Redis is unavailable,
 // with an in-process one, package lease decides from quota taken from

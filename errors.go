@@ -32,7 +32,7 @@ var (
 	// work as it was set up, whatever the request: a Redis holding
 	// another version of a Functions library, a client through which the
 	// library cannot be loaded on every server; and the refusals of
-	// every constructor (redislimit.New, memory.New, and those of
+	// every constructor (redislimit.New, goimpl.New, and those of
 	// packages fallback, lease, denials and httplimit) of a client, a
 	// limiter or an option it cannot work with. Package fallback does not
 	// decide such a request locally: it is a mistake to fix, not an

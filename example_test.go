@@ -9,8 +9,8 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,7 +24,7 @@ func serve(ctx context.Context, mux *http.ServeMux) error {
 	if err != nil {
 		return err
 	}
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func Example() {
 // same way), at explicit times: the limit travels with each request.
 func ExampleLimiter() {
 	var lim limitspec.Limiter
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -87,7 +87,7 @@ limits:
 	if err != nil {
 		log.Fatal(err)
 	}
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		log.Fatal(err)
 	}

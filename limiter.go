@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Limiter decides requests. The in-process limiter of package memory, the
+// Limiter decides requests. The in-process limiter of package goimpl, the
 // Redis limiter of package redislimit and package fallback's pair of them
 // all implement it, so package httplimit and a caller take any of them.
 // A Limiter is not bound to a limit: each Request names the Limit or the

@@ -14,9 +14,9 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -68,7 +68,7 @@ func TestOpening(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := memory.New(memory.WithClock(held), memory.WithoutSweeper())
+	local, err := goimpl.New(goimpl.WithClock(held), goimpl.WithoutSweeper())
 	if err != nil {
 		t.Fatal(err)
 	}

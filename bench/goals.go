@@ -29,8 +29,8 @@ const fastestPeer = "*"
 
 // The rows the goals name, beside the tables' own.
 const (
-	boundRow          = "limitspec memory.Bound (gcra)"
-	memoryRow         = "limitspec memory.Limiter (gcra)"
+	boundRow          = "limitspec goimpl.Bound (gcra)"
+	memoryRow         = "limitspec goimpl.Limiter (gcra)"
 	gcraScriptRow     = "limitspec lua/gcra.lua"
 	gcraServerRow     = "limitspec lua/gcra.lua, the server's clock (empty now_ms)"
 	gcraFCallRow      = "limitspec FCALL limitspec_gcra"

@@ -14,7 +14,7 @@ import (
 func inProcess(keys, rounds int, benchtime string) (Table, error) {
 	t := Table{
 		Title: titleInProcess,
-		Notes: []string{fmt.Sprintf("testing.Benchmark (benchtime %s; every limiter in turn, %d rounds, the median of each row's ns/op) of a request of cost 1 for one of %s keys, each key decided once before the timer starts, the keys in turn; from one goroutine, and from GOMAXPROCS (%d) goroutines (b.RunParallel, each starting at another key). Every decision admits; each limiter reads the clock itself. The memory.Bound rows decide through a handle bound to the limit once (Limiter.Bind), the memory.Limiter rows take the limit with each call (Allow). "+
+		Notes: []string{fmt.Sprintf("testing.Benchmark (benchtime %s; every limiter in turn, %d rounds, the median of each row's ns/op) of a request of cost 1 for one of %s keys, each key decided once before the timer starts, the keys in turn; from one goroutine, and from GOMAXPROCS (%d) goroutines (b.RunParallel, each starting at another key). Every decision admits; each limiter reads the clock itself. The goimpl.Bound rows decide through a handle bound to the limit once (Limiter.Bind), the goimpl.Limiter rows take the limit with each call (Allow). "+
 			"x/time/rate is used as its users do: a rate.Limiter per key in a map under a mutex. ulule/limiter's memory store counts fixed windows, so it is compared with limitspec's fixed_window.",
 			benchtime, rounds, groupThousands(int64(keys)), runtime.GOMAXPROCS(0))},
 		Columns: []Column{{"ns/op, 1 goroutine", Lower}, {"ns/op, GOMAXPROCS goroutines", Lower}, {"allocs/op", Lower}, {"B/op", Lower}},

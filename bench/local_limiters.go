@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/sethvargo/go-limiter/memorystore"
 	"github.com/throttled/throttled/v2"
 	"github.com/throttled/throttled/v2/store/memstore"
@@ -21,7 +21,7 @@ type localLimiter struct {
 	Group, Name string
 	Ours        bool
 	New         func() (allow func(key string) bool, stop func())
-	// Handle marks a limiter decided through a handle (memory.Bound) on
+	// Handle marks a limiter decided through a handle (goimpl.Bound) on
 	// the states of another row's: the heap figure measures those once.
 	Handle bool
 }
@@ -41,16 +41,16 @@ var localLimiters = []localLimiter{
 	{"gcra", "x/time/rate, a rate.Limiter per key in a map under a mutex", false, timeRate, false},
 	{"gcra", "sethvargo/go-limiter memorystore (a token bucket)", false, sethvargo, false},
 	{"gcra", "throttled v2 GCRA, memstore (an LRU)", false, throttledMem, false},
-	{"fixed window", "limitspec memory.Limiter (fixed_window)", true, memoryLimiter(fixedWindowLimit), false},
-	{"fixed window", "limitspec memory.Bound (fixed_window)", true, memoryBound(fixedWindowLimit), true},
+	{"fixed window", "limitspec goimpl.Limiter (fixed_window)", true, memoryLimiter(fixedWindowLimit), false},
+	{"fixed window", "limitspec goimpl.Bound (fixed_window)", true, memoryBound(fixedWindowLimit), true},
 	{"fixed window", "ulule/limiter v3, memory store (a fixed window)", false, ulule, false},
 }
 
-// memoryLimiter decides by lim with limitspec's memory.Limiter (its
+// memoryLimiter decides by lim with limitspec's goimpl.Limiter (its
 // background sweeper on, as New makes it).
 func memoryLimiter(lim limitspec.Limit) func() (func(string) bool, func()) {
 	return func() (func(string) bool, func()) {
-		l, err := memory.New()
+		l, err := goimpl.New()
 		if err != nil {
 			panic(err)
 		}
@@ -62,12 +62,12 @@ func memoryLimiter(lim limitspec.Limit) func() (func(string) bool, func()) {
 	}
 }
 
-// memoryBound decides by lim through a memory.Bound, lim bound once to
-// limitspec's memory.Limiter (its background sweeper on, as New makes
+// memoryBound decides by lim through a goimpl.Bound, lim bound once to
+// limitspec's goimpl.Limiter (its background sweeper on, as New makes
 // it): Allow at the limiter's clock.
 func memoryBound(lim limitspec.Limit) func() (func(string) bool, func()) {
 	return func() (func(string) bool, func()) {
-		l, err := memory.New()
+		l, err := goimpl.New()
 		if err != nil {
 			panic(err)
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/denials"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 )
 
 // counting is a primary that counts its calls.
@@ -27,9 +27,9 @@ func (c *counting) Limit(ctx context.Context, req limitspec.Request) (limitspec.
 	return c.Limiter.Limit(ctx, req)
 }
 
-func newMemory(t *testing.T) *memory.Limiter {
+func newMemory(t *testing.T) *goimpl.Limiter {
 	t.Helper()
-	m, err := memory.New()
+	m, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestReset(t *testing.T) {
 
 // TestNewRefuses what cannot work.
 func TestNewRefuses(t *testing.T) {
-	var typedNil *memory.Limiter
+	var typedNil *goimpl.Limiter
 	for name, tt := range map[string]struct {
 		primary limitspec.Limiter
 		opts    denials.Options

@@ -7,14 +7,14 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
 
 // A Redis limiter with an in-process fallback, deciding 2 requests at
 // once, then 1 a second, per user. Nothing listens on 127.0.0.1:1, so
-// every call to Redis fails and package memory's limiter decides; Side
+// every call to Redis fails and package goimpl's limiter decides; Side
 // says so. (The requests pass an explicit Now so that the output is
 // exact; a service leaves it zero.)
 func ExampleNew() {
@@ -25,7 +25,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		panic(err)
 	}
@@ -66,7 +66,7 @@ func (down) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result,
 // prometheus.CounterFunc (State to a GaugeFunc), as the package
 // documentation shows.
 func Example_stats() {
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		panic(err)
 	}

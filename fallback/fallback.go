@@ -1,12 +1,12 @@
 // Package fallback decides with a primary limiter, in production a Redis
 // limiter of package redislimit, and, while the primary fails, without
-// it: with a local limiter (package memory's, which decides every limit
+// it: with a local limiter (package goimpl's, which decides every limit
 // and policy exactly as the scripts do), by admitting, or by denying. A
 // circuit breaker stops calling a primary that keeps failing and probes
 // it again later. It knows only the contract, package limitspec.
 //
 //	remote, _ := redislimit.New(ctx, rdb)
-//	local, _ := memory.New()
+//	local, _ := goimpl.New()
 //	lim, err := fallback.New(remote, local, fallback.Options{Processes: 4})
 //	...
 //	res, err := lim.Limit(ctx, limitspec.Request{Key: user, Limit: plan, Cost: 1})

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -130,9 +130,9 @@ func req(lim limitspec.Limit, key string, cost int64) limitspec.Request {
 }
 
 // local is an in-process limiter without sweeper, its clock at t0.
-func local(t testing.TB) *memory.Limiter {
+func local(t testing.TB) *goimpl.Limiter {
 	t.Helper()
-	l, err := memory.New(memory.WithoutSweeper(), memory.WithClock(func() time.Time { return t0 }))
+	l, err := goimpl.New(goimpl.WithoutSweeper(), goimpl.WithClock(func() time.Time { return t0 }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func limit(t *testing.T, l limitspec.Limiter, r limitspec.Request) limitspec.Res
 
 func TestNewRefuses(t *testing.T) {
 	p, loc := newFake(succeed), local(t)
-	var nilMemory *memory.Limiter
+	var nilMemory *goimpl.Limiter
 	var nilFake *fake
 	for _, tc := range []struct {
 		name           string
@@ -203,7 +203,7 @@ func TestNewRefuses(t *testing.T) {
 // TestTypedNilLocalUnused: a typed nil local limiter, which FailOpen mode
 // never calls, is accepted and left alone, by Limit and by Reset.
 func TestTypedNilLocalUnused(t *testing.T) {
-	var nilMemory *memory.Limiter
+	var nilMemory *goimpl.Limiter
 	p := newFake(fail)
 	l := mustNew(t, struct{ limitspec.Limiter }{p}, nilMemory, Options{Mode: FailOpen}, newClock())
 	if res := limit(t, l, req(gcra(1), "k", 1)); !res.Allowed || res.Side != limitspec.FailOpen {
@@ -778,7 +778,7 @@ func TestCountsUnderLoad(t *testing.T) {
 // open, the local gcra deciding), beside the local limiter alone.
 func BenchmarkLimit(b *testing.B) {
 	lim := limitspec.GCRA{Burst: 1_000_000_000, Rate: 1_000_000_000, Period: time.Second}
-	loc, err := memory.New()
+	loc, err := goimpl.New()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/internal/faultproxy"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -39,7 +39,7 @@ func onRedisWith(t *testing.T, addr string, opts fallback.Options, redisOpts ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +165,11 @@ func (s *switchable) Limit(ctx context.Context, req limitspec.Request) (limitspe
 // its count (and the primary's admissions since, mirrored), and admits
 // none. 10 in all, the limit, however often it flaps.
 func TestFaultFlapping(t *testing.T) {
-	store, err := memory.New()
+	store, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}

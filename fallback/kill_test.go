@@ -10,8 +10,8 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -181,7 +181,7 @@ func outage(t *testing.T, srv *redistest.Server, rdb *redis.Client, stop, back f
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -55,7 +55,7 @@ func TestFaultOutageCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			local, err := memory.New()
+			local, err := goimpl.New()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 )
 
 // TestFailoverStartsEachLimitFromItsOwnReport: a policy of a per-IP
@@ -27,11 +27,11 @@ func TestFailoverStartsEachLimitFromItsOwnReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := memory.New()
+	store, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +74,11 @@ func TestFailoverBurstQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := memory.New()
+	store, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +126,11 @@ func TestFailoverPlansShareTheIP(t *testing.T) {
 		return p
 	}
 	free, pro := plan("free", 5), plan("pro", 1000)
-	store, err := memory.New()
+	store, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 // Package httplimit is net/http middleware over any limitspec.Limiter:
-// package memory's in process, package redislimit's on Redis, or package
+// package goimpl's in process, package redislimit's on Redis, or package
 // fallback's pair of them (Redis, and in process while Redis is
 // unavailable).
 //
-//	lim, _ := memory.New()
+//	lim, _ := goimpl.New()
 //	m, err := httplimit.New(lim, httplimit.Options{
 //		Limit: limitspec.GCRA{Burst: 10, Rate: 5, Period: time.Second},
 //		Name:  "per-ip",

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
-	"github.com/limitspec/limitspec/memory"
 )
 
 // Each client IP may send 2 requests at once, then one a second (a GCRA,
 // decided in process); the third request at once is denied.
 func ExampleNew() {
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		panic(err)
 	}
@@ -74,7 +74,7 @@ func ExampleOptions_routes() {
 	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {})
 
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		panic(err)
 	}
@@ -108,7 +108,7 @@ func ExampleOptions_select() {
 		"pro":  {Limit: limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second}, Name: "pro"},
 		"free": {Limit: limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Minute}, Name: "free"},
 	}
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		panic(err)
 	}
@@ -142,7 +142,7 @@ func ExampleOptions_select() {
 // IP, by ten users, spend the IP's second; the eleventh is denied, and
 // consumes nothing of anyone's minute or hour. (The limiter's clock is
 // held at 12:00:42.5, so that the windows' ends are exact: the second's
-// in 0.5 s, the minute's in 17.5 s; a service leaves memory.New its
+// in 0.5 s, the minute's in 17.5 s; a service leaves goimpl.New its
 // default clock.)
 func ExampleOptions_policy() {
 	ipUser, err := limitspec.IPUserPolicy()
@@ -150,7 +150,7 @@ func ExampleOptions_policy() {
 		panic(err)
 	}
 	held := time.Date(2026, 1, 1, 12, 0, 42, 500_000_000, time.UTC)
-	lim, err := memory.New(memory.WithClock(func() time.Time { return held }))
+	lim, err := goimpl.New(goimpl.WithClock(func() time.Time { return held }))
 	if err != nil {
 		panic(err)
 	}
@@ -188,7 +188,7 @@ func ExampleOptions_policy() {
 // minute per client IP, a GCRA), and the route's own inside it. The
 // inner one adds its items to the outer one's fields.
 func Example_stacked() {
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		panic(err)
 	}
@@ -222,7 +222,7 @@ func Example_stacked() {
 // runs the GET handler for it), DecideHead decides it as any other.
 func ExampleOptions_decideHead() {
 	for _, decideHead := range []bool{false, true} {
-		lim, err := memory.New()
+		lim, err := goimpl.New()
 		if err != nil {
 			panic(err)
 		}

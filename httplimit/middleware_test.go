@@ -13,8 +13,8 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
-	"github.com/limitspec/limitspec/memory"
 )
 
 // hourStart is the start of an hour (and so of a minute and a second),
@@ -23,10 +23,10 @@ const hourStart = 1_699_999_200_000
 
 // at is an in-process limiter whose clock stands still at hourStart + ms,
 // so that expected header values are exact.
-func at(t testing.TB, ms int64) *memory.Limiter {
+func at(t testing.TB, ms int64) *goimpl.Limiter {
 	t.Helper()
 	now := time.UnixMilli(hourStart + ms)
-	l, err := memory.New(memory.WithoutSweeper(), memory.WithClock(func() time.Time { return now }))
+	l, err := goimpl.New(goimpl.WithoutSweeper(), goimpl.WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}

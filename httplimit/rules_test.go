@@ -10,8 +10,8 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -46,7 +46,7 @@ func TestNewRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var nilMemory *memory.Limiter
+	var nilMemory *goimpl.Limiter
 	ids := map[string]httplimit.KeyFunc{"ip": httplimit.RemoteIP, "user": httplimit.Header("X-User")}
 	badGCRA := limitspec.GCRA{Burst: 1, Rate: 0, Period: time.Second}
 	refuses(t, []refusal{

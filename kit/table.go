@@ -9,7 +9,7 @@
 // limiters use it.
 //
 // An algorithm's generated code registers, when its package is
-// initialized, a TableAlgorithm (its decision in Go, for package memory)
+// initialized, a TableAlgorithm (its decision in Go, for package goimpl)
 // and its Scripts (for package redislimit); a spec's Library holds its
 // Redis Functions library and the script that decides a policy over its
 // algorithms.
@@ -98,7 +98,7 @@ var ReplyFields = []string{"allowed", "limit", "remaining", "retry_after_ms", "r
 type Record []any
 
 // Table holds the in-process state of every limit of one algorithm, by
-// key; package memory makes one per Limiter and algorithm. The generated
+// key; package goimpl makes one per Limiter and algorithm. The generated
 // code implements it.
 type Table interface {
 	// Prepare checks a call and fills in c.Params, c.Key and c.Hash: lim
@@ -116,7 +116,7 @@ type Table interface {
 	Limit(args Args, lim limitspec.Limit, key string) (Reply, error)
 	// Bind checks lim as Prepare does (a valid limit of the table's
 	// algorithm), once, and returns what decides its calls without
-	// checking it again: package memory's Bound.
+	// checking it again: package goimpl's Bound.
 	Bind(lim limitspec.Limit) (Bound, error)
 	// Shard is the index of the shard holding a prepared call's state;
 	// Lock and Unlock lock and unlock a shard.

@@ -9,9 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/lease"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/redislimit"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkLimit(b *testing.B) {
 		for i := range names {
 			names[i] = "user" + strconv.Itoa(i)
 		}
-		primary, err := memory.New()
+		primary, err := goimpl.New()
 		if err != nil {
 			b.Fatal(err)
 		}

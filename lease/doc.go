@@ -4,7 +4,7 @@
 // limitspec.
 //
 //	remote, _ := redislimit.New(ctx, rdb)
-//	local, _ := memory.New()
+//	local, _ := goimpl.New()
 //	safe, _ := fallback.New(remote, local, fallback.Options{Mode: fallback.FailClosed})
 //	lim, err := lease.New(safe, lease.Options{Size: 10})
 //	...

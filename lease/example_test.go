@@ -9,8 +9,8 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/lease"
-	"github.com/limitspec/limitspec/memory"
 )
 
 // Leases of 5 from a primary (here an in-process limiter standing in for
@@ -18,7 +18,7 @@ import (
 // next four spend it without the primary; with 2 left, the 6th is denied
 // a lease, and from then on each request is decided alone, exactly.
 func Example() {
-	primary, _ := memory.New() // in production: a redislimit.Limiter, behind a fallback.Limiter
+	primary, _ := goimpl.New() // in production: a redislimit.Limiter, behind a fallback.Limiter
 	lim, err := lease.New(primary, lease.Options{Size: 5})
 	if err != nil {
 		panic(err)
@@ -70,7 +70,7 @@ func (o *outage) Limit(ctx context.Context, req limitspec.Request) (limitspec.Re
 // the process spends the lease it holds, then denies.
 func Example_failClosed() {
 	slog.SetDefault(slog.New(slog.DiscardHandler)) // the fallback logs its breaker
-	primary, _ := memory.New()                     // in production: a redislimit.Limiter
+	primary, _ := goimpl.New()                     // in production: a redislimit.Limiter
 	remote := &outage{Limiter: primary}
 	lim, err := leased(remote)
 	if err != nil {

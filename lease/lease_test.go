@@ -10,15 +10,15 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/lease"
-	"github.com/limitspec/limitspec/memory"
 )
 
 // primary is a memory limiter that counts the calls it gets, records
 // their costs, fails while down is set, and holds each call until gate
 // is closed when gate is not nil.
 type primary struct {
-	lim   *memory.Limiter
+	lim   *goimpl.Limiter
 	down  atomic.Bool
 	gate  chan struct{}
 	calls atomic.Int64
@@ -28,7 +28,7 @@ type primary struct {
 
 func newPrimary(t *testing.T) *primary {
 	t.Helper()
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestReset(t *testing.T) {
 // TestNewRefuses what cannot work.
 func TestNewRefuses(t *testing.T) {
 	p := newPrimary(t)
-	var typedNil *memory.Limiter
+	var typedNil *goimpl.Limiter
 	tests := []struct {
 		name    string
 		primary limitspec.Limiter

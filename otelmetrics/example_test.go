@@ -16,7 +16,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/otelmetrics"
 )
 
@@ -32,7 +32,7 @@ func (unreachable) Limit(context.Context, limitspec.Request) (limitspec.Result, 
 // and prints the limitspec series of /metrics after 3 requests to a
 // Redis that refuses them.
 func Example() {
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		panic(err)
 	}

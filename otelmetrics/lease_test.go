@@ -10,8 +10,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/lease"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/otelmetrics"
 )
 
@@ -20,7 +20,7 @@ import (
 // denied a lease (1 left) and decided alone (admitted), the 5th too
 // (denied).
 func TestObserveLease(t *testing.T) {
-	primary, err := memory.New()
+	primary, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}

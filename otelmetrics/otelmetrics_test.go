@@ -19,7 +19,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/otelmetrics"
 )
 
@@ -53,7 +53,7 @@ func (p *primary) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 // ManualReader.
 func setup(t *testing.T) (*primary, *fallback.Limiter, *sdkmetric.ManualReader, *time.Time) {
 	t.Helper()
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestObserveModes(t *testing.T) {
 
 // TestUnregister: once unregistered, the callback observes nothing more.
 func TestUnregister(t *testing.T) {
-	local, _ := memory.New()
+	local, _ := goimpl.New()
 	lim, err := fallback.New(&primary{}, local, fallback.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestTwoLimiters(t *testing.T) {
 	defer provider.Shutdown(context.Background())
 	meter := provider.Meter(otelmetrics.ScopeName)
 	for i, name := range []string{"a", "b"} {
-		local, _ := memory.New()
+		local, _ := goimpl.New()
 		p := &primary{}
 		lim, err := fallback.New(p, local, fallback.Options{})
 		if err != nil {
@@ -286,7 +286,7 @@ func TestTwoLimiters(t *testing.T) {
 }
 
 func TestObserveRefuses(t *testing.T) {
-	local, _ := memory.New()
+	local, _ := goimpl.New()
 	lim, err := fallback.New(&primary{}, local, fallback.Options{})
 	if err != nil {
 		t.Fatal(err)

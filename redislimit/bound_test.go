@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -191,12 +191,12 @@ func sameKeys(t *testing.T, rdb *redis.Client, a, b string) {
 // request's limit or policy, with the same words, and a handle refuses a
 // request that names another limit or policy, or names a limit to a
 // policy's handle and the reverse; a key or identities the scripts
-// refuse are refused as package memory refuses them. None writes.
+// refuse are refused as package goimpl refuses them. None writes.
 func TestBoundRefusals(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
 	lim := newLimiter(t, rdb)
-	twin, err := memory.New(memory.WithoutSweeper())
+	twin, err := goimpl.New(goimpl.WithoutSweeper())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func (l *Limiter) now(t time.Time) any {
 // tags are the hash tags of req's keys, appended to into: the request's
 // key for a limit; for a policy its identities' values, then its
 // constants (see plan). They are refused as the scripts refuse them, with
-// package memory's words.
+// package goimpl's words.
 func (p *plan) tags(req limitspec.Request, into []string) ([]string, error) {
 	if p.policy == nil {
 		switch {

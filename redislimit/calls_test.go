@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/internal/oracle"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -239,9 +239,9 @@ func TestView(t *testing.T) {
 }
 
 // viewRefusals: a view the algorithm does not have, and a view of a
-// policy, are refused with package memory's words.
+// policy, are refused with package goimpl's words.
 func viewRefusals(t *testing.T, lim *redislimit.Limiter) {
-	twin, err := memory.New(memory.WithoutSweeper())
+	twin, err := goimpl.New(goimpl.WithoutSweeper())
 	if err != nil {
 		t.Fatal(err)
 	}

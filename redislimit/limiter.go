@@ -1,7 +1,7 @@
 // Package redislimit decides rate limits on Redis: each call runs one of
 // the Lua scripts generated from the spec, atomically, so that every
 // process sharing the Redis shares the limit, and decides exactly as
-// package memory does in process (the same vectors hold both).
+// package goimpl does in process (the same vectors hold both).
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 //	lim, err := redislimit.New(ctx, rdb)
@@ -63,7 +63,7 @@
 // refuses a client without it. Errors match one of
 //
 //   - limitspec.ErrBadInput: the key, identities, limit, policy, time or
-//     cost are refused, with the message package memory gives; nothing
+//     cost are refused, with the message package goimpl gives; nothing
 //     was written;
 //   - limitspec.ErrBadState: a key holds a value the scripts did not
 //     write (BADSTATE), or another Redis type (WRONGTYPE); nothing was
@@ -364,7 +364,7 @@ func (l *Limiter) plan(req limitspec.Request) (*plan, error) {
 	}
 	p, err := l.plans.policy(req.Policy)
 	if err != nil {
-		// The identities are refused first, as package memory refuses them.
+		// The identities are refused first, as package goimpl refuses them.
 		if _, idErr := kit.PolicyKeys(req.Policy, req.IDs); idErr != nil {
 			return nil, idErr
 		}
@@ -373,7 +373,7 @@ func (l *Limiter) plan(req limitspec.Request) (*plan, error) {
 }
 
 // unknownView refuses a view alg does not have, naming those it has, as
-// package memory does.
+// package goimpl does.
 func unknownView(alg, view string, views []kit.View) error {
 	if len(views) == 0 {
 		return kit.BadInput("%s: unknown view %q (it has none)", alg, view)

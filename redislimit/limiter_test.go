@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -60,11 +60,11 @@ func refused(t *testing.T) []struct {
 }
 
 // TestRefusalsMatchMemory: every refusal is an ErrBadInput with the text
-// package memory gives for the same request (the Redis limiter's keys
+// package goimpl gives for the same request (the Redis limiter's keys
 // behind a prefix), and writes nothing.
 func TestRefusalsMatchMemory(t *testing.T) {
 	eachWay(t, func(t *testing.T, rdb *redis.Client, lim *redislimit.Limiter) {
-		twin, err := memory.New(memory.WithoutSweeper())
+		twin, err := goimpl.New(goimpl.WithoutSweeper())
 		if err != nil {
 			t.Fatal(err)
 		}

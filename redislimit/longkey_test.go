@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 )
 
 // TestFaultLongKeys: a 500 KB key and a 500 KB identity value are stored as
@@ -19,7 +19,7 @@ func TestFaultLongKeys(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
 	lim := newLimiter(t, rdb)
-	mem, err := memory.New()
+	mem, err := goimpl.New()
 	if err != nil {
 		t.Fatal(err)
 	}

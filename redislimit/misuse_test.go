@@ -138,7 +138,7 @@ func TestMisusedRequests(t *testing.T) {
 
 // userAlgorithm is an algorithm of a user's library, registered with
 // scripts of its own (a spec's package would register them), so that a
-// call refused before it is sent names the algorithm as package memory
+// call refused before it is sent names the algorithm as package goimpl
 // does: by its name, not its library's.
 var userAlgorithm = limitspec.Algorithm{Library: "misusetest", Name: "quota"}
 

@@ -39,9 +39,9 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/httplimit"
 	"github.com/limitspec/limitspec/lease"
-	"github.com/limitspec/limitspec/memory"
 	"github.com/limitspec/limitspec/otelmetrics"
 	"github.com/limitspec/limitspec/redislimit"
 )
@@ -204,7 +204,7 @@ type limiters struct {
 // limiter is the limiter of c: in process, or on c.redisURL with a
 // fallback to one in process, behind leases with c.lease.
 func limiter(c config) (limiters, error) {
-	local, err := memory.New()
+	local, err := goimpl.New()
 	if err != nil {
 		return limiters{}, err
 	}

@@ -37,18 +37,18 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/limitspec/limitspec/internal/gen"
+	"github.com/limitspec/limitspec/gen"
 	"github.com/limitspec/limitspec/spec"
 )
 
 func main() {
-	root := flag.String("root", ".", "the repository root, for the catalogue: where spec/, lua/ and memory/ are")
+	root := flag.String("root", ".", "the repository root, for the catalogue: where spec/, lua/ and goimpl/ are")
 	specFile := flag.String("spec", "", "a user's spec file: compile it, over the catalogue, into one package")
 	out := flag.String("out", "", "with -spec: the package's directory")
 	pkg := flag.String("package", "", "with -spec: the package's name, and its Functions library's (default: the base name of -out)")
 	check := flag.Bool("check", false, "write nothing; exit 1 if any generated file differs from the spec")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/gen [-root DIR] [-check]\n       go run github.com/limitspec/limitspec/cmd/gen -spec FILE -out DIR [-package NAME] [-check]\n\nCompiles the catalogue (spec/) into lua/, memory/ and the root package, or a user's spec into one package.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/gen [-root DIR] [-check]\n       go run github.com/limitspec/limitspec/cmd/gen -spec FILE -out DIR [-package NAME] [-check]\n\nCompiles the catalogue (spec/) into lua/, goimpl/ and the root package, or a user's spec into one package.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -6,7 +6,7 @@ import (
 	"math/rand"
 	"slices"
 
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
 )
 

@@ -7,7 +7,7 @@ import (
 	"math/rand"
 	"strings"
 
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
 )
 

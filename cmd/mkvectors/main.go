@@ -54,7 +54,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/kit"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/kit"
 )

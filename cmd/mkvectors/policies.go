@@ -5,8 +5,8 @@ import (
 	"maps"
 	"math/rand"
 
-	"github.com/limitspec/limitspec/internal/conformance"
-	"github.com/limitspec/limitspec/internal/gen"
+	"github.com/limitspec/limitspec/conformance"
+	"github.com/limitspec/limitspec/gen"
 	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/spec"
 )

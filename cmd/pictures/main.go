@@ -8,7 +8,7 @@
 // The trace (trace.go) is 60 s of one client's requests: a steady stream
 // above the nominal rate, a burst, an idle gap, and a burst across a
 // fixed window's edge, then a slow stream. Every limit admits 10 per
-// 10 s, and is decided by package memory, which decides exactly as the
+// 10 s, and is decided by package goimpl, which decides exactly as the
 // Lua scripts do, at each request's own time. Each picture shows every
 // request: an admitted one at the remaining it left, a denied one on the
 // row below; and for the shaper (leaky_bucket), each admission's delay.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 )
 
 // The limits drawn, one per algorithm of the catalogue, in the order the
@@ -73,10 +73,10 @@ type decision struct {
 	delay     time.Duration
 }
 
-// decide runs the trace through limit on a fresh memory.Limiter, which
+// decide runs the trace through limit on a fresh goimpl.Limiter, which
 // decides exactly as the Lua scripts do, at each request's own time.
 func decide(ctx context.Context, limit limitspec.Limit) ([]decision, error) {
-	lim, err := memory.New(memory.WithoutSweeper())
+	lim, err := goimpl.New(goimpl.WithoutSweeper())
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 )
 
 // maxFailures is how many failures the default output details.

@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/kit"
 )
@@ -52,7 +52,7 @@ func TestForeignVectors(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	for _, target := range []string{"memory", "memory-bound", "gopherlua", "miniredis", "redis"} {
+	for _, target := range []string{"goimpl", "goimpl-bound", "gopherlua", "miniredis", "redis"} {
 		if !strings.Contains(out.String(), "PASS gcra/burst-then-steady ["+target+"] 3 steps") {
 			t.Errorf("no PASS line for %s:\n%s", target, out.String())
 		}
@@ -62,7 +62,7 @@ func TestForeignVectors(t *testing.T) {
 	}
 	out.Reset()
 	if code := run([]string{"-vectors", dir, "-redis", url}, &out, &errOut); code != 0 ||
-		!regexp.MustCompile(`(?m)^ +memory +memory-bound +gopherlua +miniredis +redis\nalgorithms\n  gcra +1/1 +1/1 +1/1 +1/1 +1/1\n`).MatchString(out.String()) {
+		!regexp.MustCompile(`(?m)^ +goimpl +goimpl-bound +gopherlua +miniredis +redis\nalgorithms\n  gcra +1/1 +1/1 +1/1 +1/1 +1/1\n`).MatchString(out.String()) {
 		t.Errorf("exit %d, no table of one row for gcra:\n%s", code, out.String())
 	}
 }

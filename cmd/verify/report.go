@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 )
 
 // report is a run's results, as verify prints them; -json writes it as

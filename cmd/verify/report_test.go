@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
@@ -30,12 +30,12 @@ func fixture() report {
 	diff := "step 3 (t_ms 1700000000000, key \"k\", cost 1): differs from the vector (-want +got):\n  map[string]any{\n-   \"retry_after_ms\": int64(143),\n+   \"retry_after_ms\": int64(142),\n  }"
 	var results []conformance.VectorResult
 	for _, v := range vectors {
-		for _, target := range []string{"memory", "gopherlua", "cluster"} {
+		for _, target := range []string{"goimpl", "gopherlua", "cluster"} {
 			r := conformance.VectorResult{Vector: v.Name, File: v.File, Target: target, Steps: 4}
 			switch {
 			case v.Name == "gcra/b" && target == "gopherlua":
 				r.Failed = diff
-			case v.Name == "fixed_window/x" && target == "memory":
+			case v.Name == "fixed_window/x" && target == "goimpl":
 				r.Steps, r.Failed = 1, "step 0 (t_ms 1000, key \"k\", cost 1): expected a BADINPUT error, got {Allowed:true}"
 			case v.Policy != nil && target == "cluster":
 				r.Steps, r.Skipped = 0, "not applicable on this target: policy ip_user counts several identities"

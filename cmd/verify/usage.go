@@ -10,7 +10,7 @@ Replays every vector (*.json, searched recursively) in DIR, or those whose
 name matches -run, against every target and checks each step against the
 vector's expectations and against the other targets:
 
-  memory     package memory's limiter (the generated Go), given the typed
+  memory     package goimpl's limiter (the generated Go), given the typed
              limit or the policy the vector names
   memory-bound
              the same limiter through the handles its Bind and BindPolicy

@@ -10,7 +10,7 @@ import (
 	"github.com/limitspec/limitspec/kit"
 )
 
-// dailyQuotaTable holds the state of every daily_quota limit of a memory.Limiter, by key,
+// dailyQuotaTable holds the state of every daily_quota limit of a goimpl.Limiter, by key,
 // and the limits it has found valid.
 type dailyQuotaTable struct {
 	states *kit.Store[[1]int64, dailyQuotaState]

@@ -8,14 +8,14 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/examples/quota"
-	"github.com/limitspec/limitspec/memory"
+	"github.com/limitspec/limitspec/goimpl"
 )
 
 // A day of the quota begins at 05:00 UTC: three requests fill it a
 // second before, the fourth waits that second, and at 05:00 the quota is
 // whole again.
 func Example() {
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func Example() {
 // The policy api puts the catalogue's gcra in front of the daily quota,
 // whose limit comes with each call (a tenant's plan): the quota binds.
 func ExampleAPIPolicy() {
-	lim, err := memory.New()
+	lim, err := goimpl.New()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package vectortest replays conformance vectors in a test: the test that
 // cmd/gen writes into a package compiled from a user's spec calls Run, so
 // that the user's vectors hold the package's algorithms to what they
-// expect, on every embedded target (package memory's limiter, per
+// expect, on every embedded target (package goimpl's limiter, per
 // request and through its bound handles, the Lua scripts in gopher-lua
 // and in miniredis), as limitspec's own vectors hold its catalogue. The vector format is docs/vectors.md's.
 package vectortest
@@ -10,7 +10,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 )
 
 // Run replays every vector (*.json, searched recursively) under dir on

@@ -11,7 +11,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/limitspec/limitspec/internal/conformance"
+	"github.com/limitspec/limitspec/conformance"
 )
 
 // Hello is the handshake's reply, as verify reads it.

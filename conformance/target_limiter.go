@@ -1,0 +1,390 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/redislimit"
+	"github.com/redis/go-redis/v9"
+)
+
+// viewLimiter is what a limiter target drives: package goimpl's or
+// package redislimit's Limiter.
+type viewLimiter interface {
+	limitspec.Limiter
+	limitspec.Resetter
+	View(ctx context.Context, view string, req limitspec.Request) ([][]any, error)
+}
+
+// limiterTarget drives a limiter as a service does: each step's limit is
+// the typed limit limitspec.NewLimit makes of its algorithm and
+// parameters, its policy the one limitspec.NewPolicy makes of its limits,
+// each refused where they refuse.
+type limiterTarget struct {
+	lim viewLimiter
+}
+
+func (t *limiterTarget) Decide(r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := t.lim.Limit(ctx, req)
+	if err != nil {
+		return limiterError(err)
+	}
+	return resultOutcome(res, r.Policy != nil)
+}
+
+func (t *limiterTarget) Reset(r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := t.lim.Reset(ctx, req); err != nil {
+		return limiterError(err)
+	}
+	return Outcome{}
+}
+
+func (t *limiterTarget) View(view string, r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	entries, err := t.lim.View(ctx, view, req)
+	if err != nil {
+		return limiterError(err)
+	}
+	var out [][]string
+	for _, e := range entries {
+		var row []string
+		for _, x := range e {
+			row = append(row, fmt.Sprint(x))
+		}
+		out = append(out, row)
+	}
+	return entriesOutcome(out)
+}
+
+// request is the limitspec.Request of a step, or the refusal of its
+// cost, limit or policy.
+func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
+	c, refused := intCost(r)
+	if refused != nil && r.Cost != "" {
+		return limitspec.Request{}, refused
+	}
+	req := limitspec.Request{Key: r.Key, IDs: r.IDs, Cost: c, Now: time.UnixMilli(r.NowMs), Force: r.Force, Inputs: r.Inputs, ID: r.ID}
+	var err error
+	if r.Policy != nil {
+		req.Policy, refused = TypedPolicy(r.Policy)
+		return req, refused
+	}
+	ints, refused := intParams(r.Algorithm, r.Params)
+	if refused != nil {
+		return req, refused
+	}
+	if req.Limit, err = limitspec.NewLimit(r.Algorithm, ints); err != nil {
+		o := limiterError(err)
+		return req, &o
+	}
+	return req, nil
+}
+
+// TypedPolicy is the limitspec.Policy of a vector's policy, or the
+// refusal of a limit or of the policy.
+func TypedPolicy(p *Policy) (*limitspec.Policy, *Outcome) {
+	limits := make([]limitspec.PolicyLimit, len(p.Limits))
+	for i, l := range p.Limits {
+		ints, refused := intParams(l.Algorithm, l.Params)
+		if refused != nil {
+			return nil, refused
+		}
+		lim, err := limitspec.NewLimit(l.Algorithm, ints)
+		if err != nil {
+			o := limiterError(err)
+			return nil, &o
+		}
+		limits[i] = limitspec.PolicyLimit{Name: l.Name, Limit: lim, Identity: l.Identity, Constant: l.Constant}
+	}
+	pol, err := limitspec.NewPolicy(p.Name, limits...)
+	if err != nil {
+		o := limiterError(err)
+		return nil, &o
+	}
+	return pol, nil
+}
+
+// resultOutcome is a decision's Outcome: the binding limit's fields, the
+// decision's wait and delay, and for a policy every limit's.
+func resultOutcome(res limitspec.Result, policy bool) Outcome {
+	if len(res.Limits) == 0 {
+		return failure("BADREPLY", "a decision with no limit behind it")
+	}
+	o := limitOutcome(res.Limits[res.Binding])
+	o.Allowed, o.RetryAfterMs, o.DelayMs = res.Allowed, retryMs(res.Allowed, res.RetryAfter), millis(res.Delay)
+	if policy {
+		o.Index = int64(res.Binding + 1)
+		for _, l := range res.Limits {
+			o.Limits = append(o.Limits, limitOutcome(l))
+		}
+	}
+	return o
+}
+
+func limitOutcome(l limitspec.LimitResult) Outcome {
+	return Outcome{Allowed: l.Allowed, Limit: l.Quota, Remaining: l.Remaining, RetryAfterMs: retryMs(l.Allowed, l.RetryAfter),
+		ResetAfterMs: millis(l.ResetAfter), DelayMs: millis(l.Delay), Tier: int64(l.Tier)}
+}
+
+// retryMs is a wait as the scripts reply it: -1 when allowed or never.
+func retryMs(allowed bool, d time.Duration) int64 {
+	if allowed || d == limitspec.Never {
+		return -1
+	}
+	return millis(d)
+}
+
+func millis(d time.Duration) int64 { return int64(d / time.Millisecond) }
+
+// limiterError classifies a limiter's error: BADINPUT, or the code of
+// the Redis error behind a bad state (BADSTATE, WRONGTYPE); anything else
+// is LIMITER, which no vector expects.
+func limiterError(err error) Outcome {
+	var rerr redis.Error
+	switch {
+	case errors.Is(err, limitspec.ErrBadInput):
+		return failure("BADINPUT", err.Error())
+	case errors.Is(err, limitspec.ErrBadState) && errors.As(err, &rerr):
+		return errorOutcome(redislimit.ErrorReply(rerr.Error()))
+	}
+	return failure("LIMITER", err.Error())
+}
+
+// GoimplTarget runs package goimpl's Limiter, without a sweeper: vectors
+// replay times of their own, not the wall clock's.
+type GoimplTarget struct{ limiterTarget }
+
+// NewGoimplTarget returns the memory target.
+func NewGoimplTarget() *GoimplTarget { return &GoimplTarget{} }
+
+func (t *GoimplTarget) Name() string { return "goimpl" }
+
+func (t *GoimplTarget) Begin(*Vector) error {
+	lim, err := goimpl.New(goimpl.WithoutSweeper())
+	t.lim = lim
+	return err
+}
+
+func (t *GoimplTarget) Close() error { return nil }
+
+// GoimplBoundTarget runs package goimpl's Limiter through its bound handles, as
+// a service that binds its limits once calls it: each step's limit bound
+// by Limiter.Bind (once per limit), its policy by Limiter.BindPolicy
+// (once per policy), the request decided by the handle; resets and views,
+// which the handles do not offer, go to the Limiter, on the same state.
+type GoimplBoundTarget struct {
+	GoimplTarget
+	mem      *goimpl.Limiter
+	limits   map[limitspec.Limit]*goimpl.Bound
+	policies map[*Policy]*goimpl.BoundPolicy
+}
+
+// NewGoimplBoundTarget returns the memory-bound target.
+func NewGoimplBoundTarget() *GoimplBoundTarget { return &GoimplBoundTarget{} }
+
+func (t *GoimplBoundTarget) Name() string { return "goimpl-bound" }
+
+func (t *GoimplBoundTarget) Begin(*Vector) error {
+	lim, err := goimpl.New(goimpl.WithoutSweeper())
+	t.lim, t.mem = lim, lim
+	t.limits, t.policies = map[limitspec.Limit]*goimpl.Bound{}, map[*Policy]*goimpl.BoundPolicy{}
+	return err
+}
+
+// Decide decides r by the handle of its limit or policy, bound at its
+// first use; a limit or policy Bind refuses is the step's refusal.
+func (t *GoimplBoundTarget) Decide(r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if req.Policy != nil {
+		b, err := t.boundPolicy(r.Policy, req.Policy)
+		if err != nil {
+			return limiterError(err)
+		}
+		req.Policy = nil
+		res, err := b.Limit(ctx, req)
+		if err != nil {
+			return limiterError(err)
+		}
+		return resultOutcome(res, true)
+	}
+	b, err := t.bound(req.Limit)
+	if err != nil {
+		return limiterError(err)
+	}
+	req.Limit = nil
+	lr, err := b.Limit(ctx, req)
+	if err != nil {
+		return limiterError(err)
+	}
+	return resultOutcome(limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: []limitspec.LimitResult{lr}}, false)
+}
+
+// bound returns the handle of lim, bound at its first use.
+func (t *GoimplBoundTarget) bound(lim limitspec.Limit) (*goimpl.Bound, error) {
+	if b := t.limits[lim]; b != nil {
+		return b, nil
+	}
+	b, err := t.mem.Bind(lim)
+	if err == nil {
+		t.limits[lim] = b
+	}
+	return b, err
+}
+
+// boundPolicy returns the handle of the vector's policy p, typed as
+// typed, bound at its first use.
+func (t *GoimplBoundTarget) boundPolicy(p *Policy, typed *limitspec.Policy) (*goimpl.BoundPolicy, error) {
+	if b := t.policies[p]; b != nil {
+		return b, nil
+	}
+	b, err := t.mem.BindPolicy(typed)
+	if err == nil {
+		t.policies[p] = b
+	}
+	return b, err
+}
+
+// ClientTarget drives package redislimit's Limiter, the Go client a
+// service uses, on the Redis (or Cluster) of a RedisTarget: the client's
+// typed limits, ARGV, key names, reply decoding and error classes are held
+// to every vector, as the scripts are. It reuses the RedisTarget's key
+// space (through redislimit.WithPrefix) and its keyspace checks.
+type ClientTarget struct {
+	*RedisTarget
+	limiterTarget
+}
+
+// NewClientTarget drives redislimit on rt's server; with rt.UseFunctions
+// called first, the client calls the Functions libraries too.
+func NewClientTarget(rt *RedisTarget) *ClientTarget { return &ClientTarget{RedisTarget: rt} }
+
+// Name is the RedisTarget's with "-client": redis-client, or
+// cluster-client-functions for a Cluster through the Functions library.
+func (t *ClientTarget) Name() string {
+	base, functions := strings.CutSuffix(t.RedisTarget.Name(), "-functions")
+	if functions {
+		return base + "-client-functions"
+	}
+	return base + "-client"
+}
+
+func (t *ClientTarget) Begin(v *Vector) error {
+	if err := t.RedisTarget.Begin(v); err != nil {
+		return err
+	}
+	opts := []redislimit.Option{redislimit.WithPrefix(t.prefix)}
+	if t.functions {
+		opts = append(opts, redislimit.WithFunctions())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lim, err := redislimit.New(ctx, t.rdb, opts...)
+	t.lim = lim
+	return err
+}
+
+func (t *ClientTarget) Decide(r Request) Outcome { return t.limiterTarget.Decide(r) }
+
+func (t *ClientTarget) Reset(r Request) Outcome { return t.limiterTarget.Reset(r) }
+
+func (t *ClientTarget) View(view string, r Request) Outcome { return t.limiterTarget.View(view, r) }
+
+// RedisBoundTarget drives package redislimit's handles bound to one limit or
+// one policy (Limiter.Bind and BindPolicy), on a RedisTarget's server as
+// ClientTarget does: each step is decided by the handle of its limit
+// (its algorithm and parameters) or its policy, bound at the first step
+// that names it in the vector and kept for the steps after; resets and
+// views, which a handle does not run, go through the Limiter.
+type RedisBoundTarget struct {
+	*ClientTarget
+	limits   map[string]*redislimit.Bound
+	policies map[string]*redislimit.BoundPolicy
+}
+
+// NewRedisBoundTarget drives redislimit's bound handles on rt's server; with
+// rt.UseFunctions called first, they call the Functions libraries too.
+func NewRedisBoundTarget(rt *RedisTarget) *RedisBoundTarget {
+	return &RedisBoundTarget{ClientTarget: NewClientTarget(rt)}
+}
+
+// Name is the ClientTarget's with "-client" made "-bound": redis-bound,
+// or cluster-bound-functions.
+func (t *RedisBoundTarget) Name() string {
+	return strings.Replace(t.ClientTarget.Name(), "-client", "-bound", 1)
+}
+
+func (t *RedisBoundTarget) Begin(v *Vector) error {
+	t.limits, t.policies = map[string]*redislimit.Bound{}, map[string]*redislimit.BoundPolicy{}
+	return t.ClientTarget.Begin(v)
+}
+
+func (t *RedisBoundTarget) Decide(r Request) Outcome {
+	req, refused := t.request(r)
+	if refused != nil {
+		return *refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lim := t.lim.(*redislimit.Limiter)
+	if req.Policy != nil {
+		b, err := bound(t.policies, fmt.Sprintf("%+v", *r.Policy), func() (*redislimit.BoundPolicy, error) { return lim.BindPolicy(req.Policy) })
+		if err != nil {
+			return limiterError(err)
+		}
+		req.Policy = nil // this step's is another, equal to the bound one
+		res, err := b.Limit(ctx, req)
+		if err != nil {
+			return limiterError(err)
+		}
+		return resultOutcome(res, true)
+	}
+	b, err := bound(t.limits, fmt.Sprint(r.Algorithm, r.Params), func() (*redislimit.Bound, error) { return lim.Bind(req.Limit) })
+	if err != nil {
+		return limiterError(err)
+	}
+	lr, err := b.Limit(ctx, limitspec.Request{Key: req.Key, Cost: req.Cost, Now: req.Now, Force: req.Force, Inputs: req.Inputs, ID: req.ID})
+	if err != nil {
+		return limiterError(err)
+	}
+	return resultOutcome(limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: []limitspec.LimitResult{lr}}, false)
+}
+
+// bound is the handle of name in handles, bound by bind when there is
+// none.
+func bound[H any](handles map[string]*H, name string, bind func() (*H, error)) (*H, error) {
+	if h := handles[name]; h != nil {
+		return h, nil
+	}
+	h, err := bind()
+	if err == nil {
+		handles[name] = h
+	}
+	return h, err
+}
