@@ -37,7 +37,13 @@
 // The targets that run the scripts themselves call them as a client in
 // any language would, from the vector's raw input. Every script of every
 // library linked in is available: the catalogue's, and those of a user's
-// package that registers its own (kit/vectortest runs a user's vectors).
+// package that registers its own, and those RegisterScripts reads from a
+// spec compiled at run time (cmd/verify -spec).
+//
+// A Go test replays vectors with Test: on the embedded targets, or on
+// targets it hands over, such as NewLimiterTarget's of any
+// limitspec.Limiter. The test cmd/gen writes into a package compiled from
+// a user's spec calls it on the package's testdata/vectors.
 //
 // At each step the runner (Run, RunVector) checks each target's outcome
 // against the vector's expectations and against the outcome of the first

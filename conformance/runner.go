@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/oracle"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,7 +52,7 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 	res := make([]VectorResult, len(targets))
 	for i, t := range targets {
 		res[i] = VectorResult{Vector: v.Name, File: v.File, Target: t.Name()}
-		switch err := t.Begin(&v); {
+		switch err := begin(t, &v); {
 		case errors.Is(err, ErrNotApplicable):
 			res[i].Skipped = err.Error()
 		case err != nil:
@@ -89,6 +91,22 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 		}
 	}
 	return res
+}
+
+// begin begins v on t, or says why t cannot run it: a target of a Go
+// limiter cannot decide an algorithm whose typed limit is not linked in
+// (a user's spec given to cmd/verify as a file, whose Lua runs).
+func begin(t Target, v *Vector) error {
+	if _, ok := t.(interface{ decidesTypedLimits() }); ok {
+		known := limitspec.Algorithms()
+		for _, a := range v.Algorithms() {
+			if !slices.Contains(known, AlgorithmOf(a)) {
+				return fmt.Errorf("%w: no typed limit of %s is linked in: compile its spec into a package (cmd/gen) "+
+					"and run its vectors from a test of that package (conformance.Test)", ErrNotApplicable, a)
+			}
+		}
+	}
+	return t.Begin(v)
 }
 
 // Peer is implemented by a target held to the vectors alone (ExecTarget):

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/kit"
@@ -84,11 +83,7 @@ func prepareCall(prefix string, r Request, kind callKind, view string) (scriptCa
 // lookupScripts returns the scripts of an algorithm named as
 // limitspec.NewLimit names it.
 func lookupScripts(name string) (*kit.Scripts, *Outcome) {
-	id := limitspec.Algorithm{Library: limitspec.Catalogue, Name: name}
-	if lib, n, ok := strings.Cut(name, "."); ok {
-		id = limitspec.Algorithm{Library: lib, Name: n}
-	}
-	s, ok := kit.LookupScripts(id)
+	s, ok := kit.LookupScripts(AlgorithmOf(name))
 	if !ok {
 		o := failure("BADINPUT", fmt.Sprintf("unknown algorithm %q", name))
 		return nil, &o

@@ -78,6 +78,10 @@ func (t *limiterTarget) View(view string, r Request) Outcome {
 	return entriesOutcome(out)
 }
 
+// decidesTypedLimits marks the target as one of a Go limiter, which
+// decides only the algorithms whose typed limits are linked in.
+func (t *limiterTarget) decidesTypedLimits() {}
+
 // request is the limitspec.Request of a step, or the refusal of its
 // cost, limit or policy.
 func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {

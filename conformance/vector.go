@@ -50,6 +50,21 @@ type PolicyLimit struct {
 	Params    map[string]json.Number `json:"params"`
 }
 
+// Algorithms names the algorithms v decides by: its own, or its
+// policy's limits', each once.
+func (v *Vector) Algorithms() []string {
+	if v.Policy == nil {
+		return []string{v.Algorithm}
+	}
+	var out []string
+	for _, l := range v.Policy.Limits {
+		if !slices.Contains(out, l.Algorithm) {
+			out = append(out, l.Algorithm)
+		}
+	}
+	return out
+}
+
 // Identities names the policy's identities, in the order of their first
 // limit.
 func (p *Policy) Identities() []string {

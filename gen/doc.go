@@ -57,7 +57,7 @@
 // user's spec all three are the one package, whose directory holds lua/
 // too, and the package also gets vectors_gen_test.go (emit_vectortest.go):
 // a test that replays the vectors under its testdata/vectors with
-// kit/vectortest (docs/vectors.md). Generate refuses an algorithm or a
+// conformance.Test (docs/vectors.md). Generate refuses an algorithm or a
 // view whose file would be another file's (an algorithm named policy or
 // limits, a view named reset). Emitters are generic over the IR: nothing
 // in this package names an algorithm (gcra is only among the initialisms

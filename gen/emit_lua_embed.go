@@ -108,7 +108,7 @@ func luaRegisterScripts(w *writer, sp *Spec, o *Output, a *Algorithm, files map[
 	}
 	for _, v := range a.Views {
 		var returns []string
-		for _, f := range showState(v).Entry {
+		for _, f := range viewShow(v).Fields {
 			returns = append(returns, fmt.Sprintf("%q", f.Name))
 		}
 		views = append(views, fmt.Sprintf("{Name: %q, Script: %s, Returns: []string{%s}}", v.Name, luaScript(o, luaScriptName(a, v), files), strings.Join(returns, ", ")))

@@ -129,7 +129,7 @@ func init() {
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "a3bf84661b7c0125ffb3dff3412260a52b48e017"},
 		Views: []kit.View{{Name: "entries",
 			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "b6319dbfa6cb818545069303da62eba686e7fe4c"},
-			Returns: []string{"t_ms", "start", "used", "cost", "meta"}}},
+			Returns: []string{"t_ms", "cost", "meta"}}},
 		Keys:   []string{":ml:<window_ms>"},
 		Inputs: []string{"meta"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},

@@ -23,8 +23,10 @@ import (
 //	go run github.com/limitspec/limitspec/cmd/gen -spec quota.yaml -out quota -package quota
 //
 // into a package that vets and builds, is the package examples/quota
-// holds, and passes its vectors (worked by hand) on every embedded
-// target. A program of the module (testdata/quotademo) then decides its
+// holds, and passes its vectors (worked by hand) through package
+// conformance: on every embedded target, and on the limiters of a test
+// of the module's own (examples/quota/conformance_test.go: a wrapper of
+// goimpl's, redislimit's). A program of the module (testdata/quotademo) then decides its
 // limits on a real Redis, by the scripts and by its Functions library
 // loaded beside the catalogue's, and prints what testdata/quotademo/want.txt
 // says, worked by hand from the spec.
@@ -37,13 +39,14 @@ func TestUsersModule(t *testing.T) {
 	m := modtest.New(t, "example.com/svc", root)
 	m.Copy(filepath.Join(example, "quota.yaml"), "quota.yaml")
 	m.Copy(filepath.Join(example, "testdata", "vectors", "daily_quota.json"), "quota/testdata/vectors/daily_quota.json")
+	m.Copy(filepath.Join(example, "conformance_test.go"), "quota/conformance_test.go")
 	m.Copy(filepath.Join("testdata", "quotademo", "main.go"), "quotademo/main.go")
 
 	m.Go("run", modtest.ModulePath+"/cmd/gen", "-spec", "quota.yaml", "-out", "quota", "-package", "quota")
 	sameFiles(t, example, filepath.Join(m.Dir, "quota"))
 	m.Go("vet", "./...")
 	m.Go("build", "./...")
-	m.TestVectors("./quota")
+	m.TestVectors("./quota", "TestVectorsOnLimiters")
 
 	srv := redistest.StartServer(t)
 	got := m.Go("run", "./quotademo", srv.URL())

@@ -1,9 +1,11 @@
 // Command verify replays conformance vectors (docs/vectors.md) against
 // every implementation of the catalogue's algorithms and policies, package
-// memory's limiter and the Lua scripts on every Redis it is given, and
-// reports where any of them departs from a vector or from another.
+// goimpl's limiter and the Lua scripts on every Redis it is given, and
+// reports where any of them departs from a vector or from another. With
+// -spec it compiles a user's spec in memory and runs its algorithms'
+// vectors on the targets that run the scripts.
 //
-//	go run ./cmd/verify [-vectors DIR] [-run REGEXP] [-redis URL] [-cluster ADDRS] [-functions] [-v | -json]
+//	go run ./cmd/verify [-vectors DIR] [-run REGEXP] [-spec FILE [-package NAME]] [-redis URL] [-cluster ADDRS] [-functions] [-v | -json]
 //	go run ./cmd/verify -exec CMD [-exec-timeout D] [-vectors DIR] [-run REGEXP] [-v | -json]
 //
 // With -exec it replays them on an implementation in any language
@@ -37,6 +39,7 @@ func main() {
 // options are verify's flags.
 type options struct {
 	dir, url, cluster, run string
+	spec, library          string
 	functions, verbose     bool
 	json                   bool
 	exec                   string
@@ -50,6 +53,8 @@ func parse(args []string, stderr io.Writer) (o options, code int, ok bool) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.dir, "vectors", "vectors", "directory of vectors (*.json, searched recursively)")
 	fs.StringVar(&o.run, "run", "", "run only the vectors whose name (not file path) matches this regular expression, e.g. 'gcra/' or 'force'")
+	fs.StringVar(&o.spec, "spec", "", "a user's spec file (as cmd/gen -spec takes it): compile it in memory and run the vectors of its algorithms and policies on the targets that run the scripts")
+	fs.StringVar(&o.library, "package", "", "with -spec: the spec's package name, which names its algorithms (\"quota.daily_quota\") and its Functions library (default: the base name of -spec without its extension)")
 	fs.StringVar(&o.url, "redis", os.Getenv("REDIS_URL"), "URL of a real Redis to verify too, e.g. redis://127.0.0.1:6379/0 (default $REDIS_URL)")
 	fs.StringVar(&o.cluster, "cluster", "", "comma-separated host:port of Redis Cluster nodes to verify too")
 	fs.BoolVar(&o.functions, "functions", false, "run the vectors on -redis and -cluster through the Redis Functions library (FCALL) too, loading lua/library.lua where it is missing and deleting it after; Redis 7 and later")
@@ -70,6 +75,9 @@ func parse(args []string, stderr io.Writer) (o options, code int, ok bool) {
 		fmt.Fprintf(stderr, "verify: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
 		return o, 2, false
+	case o.library != "" && o.spec == "":
+		fmt.Fprintln(stderr, "verify: -package goes with -spec")
+		return o, 2, false
 	case o.verbose && o.json:
 		fmt.Fprintln(stderr, "verify: give -v or -json, not both")
 		return o, 2, false
@@ -88,6 +96,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	vectors, err := load(o.dir, selected)
+	if err == nil && o.spec != "" {
+		err = compileSpec(o.spec, o.library)
+	}
+	if err == nil && o.exec == "" {
+		err = unknownAlgorithms(vectors)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "verify:", err)
 		return 1

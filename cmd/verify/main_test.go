@@ -303,3 +303,47 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestUserSpec runs the vectors of a user's spec (examples/quota's) from
+// the spec file alone: compiled in memory, its scripts run on gopherlua,
+// miniredis and a real Redis, by EVALSHA and by FCALL, while the targets
+// of a Go limiter, which have no typed limit of it, skip them. A vector
+// the scripts do not decide as it says fails; without -spec, verify
+// refuses the vectors and says how to run them.
+func TestUserSpec(t *testing.T) {
+	t.Parallel()
+	spec := filepath.Join("..", "..", "examples", "quota", "quota.yaml")
+	vectors := filepath.Join("..", "..", "examples", "quota", "testdata", "vectors")
+	var out, errOut bytes.Buffer
+	// First, as -spec registers the spec's scripts for the process.
+	if code := run([]string{"-vectors", vectors}, &out, &errOut); code != 1 ||
+		!strings.Contains(errOut.String(), "no spec given: quota.daily_quota; give the spec that states them (-spec FILE -package quota)") {
+		t.Errorf("without -spec: exit %d:\n%s%s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	url := redistest.Start(t)
+	if code := run([]string{"-vectors", vectors, "-spec", spec, "-redis", url, "-functions"}, &out, &errOut); code != 0 ||
+		!regexp.MustCompile(`(?m)^  quota\.daily_quota +1 skipped +1 skipped +1/1 +1/1 +1/1 +1/1$`).MatchString(out.String()) ||
+		!strings.HasSuffix(out.String(), "4 passed, 0 failed, 2 skipped over 1 vectors and 6 targets\n") {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errOut.String())
+	}
+
+	wrong := t.TempDir()
+	raw, err := os.ReadFile(filepath.Join(vectors, "daily_quota.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(raw), `"remaining": 2`, `"remaining": 1`, 1)
+	if edited == string(raw) {
+		t.Fatal(`the quota vector no longer expects "remaining": 2`)
+	}
+	if err := os.WriteFile(filepath.Join(wrong, "daily_quota.json"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run([]string{"-vectors", wrong, "-spec", spec, "-v"}, &out, &errOut); code != 1 ||
+		!strings.Contains(out.String(), "FAIL quota.daily_quota/resets-at-05 [gopherlua]") {
+		t.Errorf("a wrong expectation: exit %d:\n%s", code, out.String())
+	}
+
+}

@@ -18,7 +18,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 // fixture is a run of four vectors on three targets: every target
-// passes gcra/a; gopherlua fails gcra/b; memory fails fixed_window/x;
+// passes gcra/a; gopherlua fails gcra/b; goimpl fails fixed_window/x;
 // the cluster skips the policy over two identities.
 func fixture() report {
 	vectors := []conformance.Vector{

@@ -3,16 +3,16 @@ package main
 // usage is -h's text; the flags follow it. TestUsageNamesEveryField
 // keeps its list of fields in step with the vector types and
 // docs/vectors.md.
-const usage = `usage: go run ./cmd/verify [-vectors DIR] [-run REGEXP] [-redis URL] [-cluster ADDRS] [-functions] [-v | -json]
+const usage = `usage: go run ./cmd/verify [-vectors DIR] [-run REGEXP] [-spec FILE [-package NAME]] [-redis URL] [-cluster ADDRS] [-functions] [-v | -json]
        go run ./cmd/verify -exec CMD [-exec-timeout D] [-vectors DIR] [-run REGEXP] [-v | -json]
 
 Replays every vector (*.json, searched recursively) in DIR, or those whose
 name matches -run, against every target and checks each step against the
 vector's expectations and against the other targets:
 
-  memory     package goimpl's limiter (the generated Go), given the typed
+  goimpl     package goimpl's limiter (the generated Go), given the typed
              limit or the policy the vector names
-  memory-bound
+  goimpl-bound
              the same limiter through the handles its Bind and BindPolicy
              return, each limit and policy bound once
   gopherlua  the generated Lua in gopher-lua, over an in-process store
@@ -30,16 +30,22 @@ vector's expectations and against the other targets:
              result fields it says it reports, and is compared with no
              other target. Vectors of the algorithms it does not
              implement, of policies and with a view are SKIPped;
-             wrong_type steps are not run (as on memory). A first line
+             wrong_type steps are not run (as on goimpl). A first line
              (on stderr with -json) names what it implements and the
              fields not compared. An adapter that takes longer than
              -exec-timeout to reply, or exits, FAILs its vector and every
              later one; it is stopped (with what it started) when verify
              ends.
 
-The algorithms are the catalogue's (spec/algorithms.yaml); the vectors of
-a user's spec (algorithm "library.name") run in the test cmd/gen writes
-into its package, which links its scripts in (kit/vectortest).
+The algorithms are the catalogue's (spec/algorithms.yaml). The vectors of
+a user's spec (algorithm "library.name") run with -spec FILE: verify
+compiles the spec in memory, as cmd/gen -spec FILE -package NAME would,
+and runs its scripts on gopherlua, miniredis and every Redis given; the
+targets of a Go limiter (goimpl, goimpl-bound, and redislimit's on a
+Redis) SKIP those vectors, since the spec's typed limits exist only in
+the package cmd/gen writes, whose own test (vectors_gen_test.go) runs
+them through package conformance on every target. Vectors naming an
+algorithm of no spec given are refused before any runs.
 
 OUTPUT
 
@@ -112,10 +118,10 @@ An expectation (expect) holds any subset of:
 Fields left out are not compared with the vector; the targets are still
 compared with each other on every field, an error's class included.
 
-On every target but memory and memory-bound, verify checks after each step that every
-key has a TTL, no longer than the longest its limit may need (its
-horizon plus MAX_SKEW_MS plus the margin), and that a refused step
-changed no key.
+On every target but goimpl and goimpl-bound, verify checks after each
+step that every key has a TTL, no longer than the longest its limit may
+need (its horizon plus MAX_SKEW_MS plus the margin), and that a refused
+step changed no key.
 On a real Redis or Cluster it writes only keys whose hash tag starts with
 a random prefix of its own ("{limitspec-verify:<random>:..."), and
 deletes them all when done; it never flushes a database. With -functions

@@ -5,9 +5,9 @@ package quota
 import (
 	"testing"
 
-	"github.com/limitspec/limitspec/kit/vectortest"
+	"github.com/limitspec/limitspec/conformance"
 )
 
 // TestVectors replays the vectors of testdata/vectors on every embedded
 // target: each step must be decided as the vector says, and alike by all.
-func TestVectors(t *testing.T) { vectortest.Run(t, "testdata/vectors") }
+func TestVectors(t *testing.T) { conformance.Test(t, "testdata/vectors") }

@@ -79,11 +79,15 @@ func (m *Module) Go(args ...string) string {
 	return stdout.String()
 }
 
-// TestVectors runs the vectors test of the package at pkg ("./quota")
-// and fails unless it ran and passed.
-func (m *Module) TestVectors(pkg string) {
+// TestVectors runs the vectors test of the package at pkg ("./quota"),
+// and the tests named after it, and fails unless each ran and passed.
+func (m *Module) TestVectors(pkg string, tests ...string) {
 	m.t.Helper()
-	if out := m.Go("test", "-count=1", "-v", "-run", "^TestVectors$", pkg); !strings.Contains(out, "--- PASS: TestVectors") {
-		m.t.Fatalf("the vectors of %s did not run:\n%s", pkg, out)
+	tests = append([]string{"TestVectors"}, tests...)
+	out := m.Go("test", "-count=1", "-v", "-run", "^("+strings.Join(tests, "|")+")$", pkg)
+	for _, name := range tests {
+		if !strings.Contains(out, "--- PASS: "+name+" ") {
+			m.t.Fatalf("%s of %s did not run:\n%s", name, pkg, out)
+		}
 	}
 }
