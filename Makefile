@@ -55,10 +55,10 @@ bench:
 	cd bench && $(GO) run .
 
 # Every figure, the instruction counts under valgrind's callgrind
-# included (about half an hour), written into README.md's "Performance"
-# section as well.
+# included (about half an hour), written into docs/performance.md as
+# well, and the Goals in short into README.md's "Performance".
 bench-readme:
-	cd bench && $(GO) run . -only redis-cpu,throughput,denied,redis-memory,inprocess,heap,redis-instructions,redis-instruction-parts -readme ../README.md
+	cd bench && $(GO) run . -only redis-cpu,throughput,denied,redis-memory,inprocess,heap,redis-instructions,redis-instruction-parts -doc ../docs/performance.md -readme ../README.md
 
 # Speed and memory of every go test benchmark of the main module.
 bench-go:

@@ -21,16 +21,39 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestReadmeGoSnippets: every Go block of the README appears, word for
-// word (whitespace aside), in a test file of the repository, so that the
-// compiler checks it; the README's opening is Example's serve.
-func TestReadmeGoSnippets(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+// mdBlock is a code block of the README or of a page of docs/.
+type mdBlock struct{ file, code string }
+
+// readmeBlocks returns the code blocks of language lang (go, yaml) of
+// the README and of every page of docs/, where the code a reader sees
+// is.
+func readmeBlocks(t *testing.T, lang string) []mdBlock {
+	t.Helper()
+	files, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	re := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```")
+	var blocks []mdBlock
+	for _, f := range append([]string{"README.md"}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			blocks = append(blocks, mdBlock{f, m[1]})
+		}
+	}
+	return blocks
+}
+
+// TestReadmeGoSnippets: every Go block of the README and of docs/*.md
+// appears, word for word (whitespace aside), in a test file of the
+// repository, so that the compiler checks it; the README's opening is
+// Example's serve.
+func TestReadmeGoSnippets(t *testing.T) {
 	var tests strings.Builder
-	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, "_test.go") {
 			b, err := os.ReadFile(path)
 			tests.WriteString(squash(string(b)) + " ")
@@ -41,13 +64,13 @@ func TestReadmeGoSnippets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	blocks := readmeBlocks(t, "go")
 	if len(blocks) < 4 {
-		t.Fatalf("the README has %d Go blocks; want at least 4", len(blocks))
+		t.Fatalf("the README and docs have %d Go blocks; want at least 4", len(blocks))
 	}
 	for _, b := range blocks {
-		if !strings.Contains(tests.String(), squash(b[1])) {
-			t.Errorf("this README block is in no test file, so nothing compiles it:\n%s", b[1])
+		if !strings.Contains(tests.String(), squash(b.code)) {
+			t.Errorf("this Go block of %s is in no test file, so nothing compiles it:\n%s", b.file, b.code)
 		}
 	}
 }
@@ -118,14 +141,10 @@ func TestOpening(t *testing.T) {
 	}
 }
 
-// TestReadmeYAML: every YAML block of the README is part of a spec file
-// the repository compiles, so that the spec the README shows is one
-// that works.
+// TestReadmeYAML: every YAML block of the README and of docs/*.md is
+// part of a spec file the repository compiles, so that the spec they
+// show is one that works.
 func TestReadmeYAML(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var specs strings.Builder
 	for _, f := range []string{"spec/algorithms.yaml", "spec/policies.yaml", "examples/quota/quota.yaml"} {
 		b, err := os.ReadFile(f)
@@ -134,13 +153,13 @@ func TestReadmeYAML(t *testing.T) {
 		}
 		specs.WriteString(squash(string(b)) + " ")
 	}
-	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	blocks := readmeBlocks(t, "yaml")
 	if len(blocks) == 0 {
-		t.Fatal("the README has no YAML block")
+		t.Fatal("the README and docs have no YAML block")
 	}
 	for _, b := range blocks {
-		if !strings.Contains(specs.String(), squash(b[1])) {
-			t.Errorf("this README block is in no spec file:\n%s", b[1])
+		if !strings.Contains(specs.String(), squash(b.code)) {
+			t.Errorf("this YAML block of %s is in no spec file:\n%s", b.file, b.code)
 		}
 	}
 }

@@ -12,7 +12,7 @@
 //
 //	make bench                      # from the repository's root
 //	cd bench && go run . -only redis-cpu,heap
-//	cd bench && go run . -readme ../README.md
+//	cd bench && go run . -doc ../docs/performance.md -readme ../README.md
 //
 // Two more figures run only when -only names them, for they need
 // valgrind and take minutes: redis-instructions, the instructions a
@@ -50,6 +50,7 @@ var (
 // options are the command's flags.
 type options struct {
 	only, readme, serverBin string
+	doc                     string
 	cpu                     cpuOptions
 	instr                   instrOptions
 	tput                    throughputOptions
@@ -62,7 +63,8 @@ func main() {
 	var o options
 	flag.StringVar(&o.only, "only", strings.Join(figures, ","), "the figures to measure, comma-separated: "+strings.Join(figures, ", ")+
 		"; also "+strings.Join(optional, ", ")+" (instructions per script call, and per part of a call, counted by valgrind's callgrind: slow, and needs valgrind)")
-	flag.StringVar(&o.readme, "readme", "", "also write the report between the bench markers of this file (README.md)")
+	flag.StringVar(&o.doc, "doc", "", "also write the report between the bench markers of this file (docs/performance.md)")
+	flag.StringVar(&o.readme, "readme", "", "also write the report's headline, the Goals in short, between the bench:headline markers of this file (README.md)")
 	flag.StringVar(&o.serverBin, "redis-server", "redis-server", "the redis-server binary to start")
 	flag.IntVar(&o.cpu.Keys, "keys", 10000, "keys of the Redis and in-process figures")
 	flag.IntVar(&o.cpu.Decisions, "decisions", 50000, "measured decisions per row of the Redis CPU figure")
@@ -86,7 +88,8 @@ func main() {
 }
 
 // run measures the figures o.only names, prints the report and, with
-// o.readme, writes it into that file.
+// o.doc, writes it into that file, and with o.readme its headline into
+// that one.
 func run(o options) error {
 	want, err := selected(o.only)
 	if err != nil {
@@ -125,18 +128,23 @@ func run(o options) error {
 	}
 	report += goalsTable(goals, tables)
 	fmt.Print(report)
+	if o.doc != "" {
+		if err := updateDoc(o.doc, report); err != nil {
+			return err
+		}
+	}
 	if o.readme != "" {
-		return updateReadme(o.readme, report)
+		return updateHeadline(o.readme, report)
 	}
 	return nil
 }
 
 // command is the command line that reproduces the run: go run with the
-// flags given, but -readme.
+// flags given, but -doc and -readme.
 func command() string {
 	c := "cd bench && go run ."
 	flag.Visit(func(f *flag.Flag) {
-		if f.Name != "readme" && !strings.HasPrefix(f.Name, "test.") {
+		if f.Name != "doc" && f.Name != "readme" && !strings.HasPrefix(f.Name, "test.") {
 			c += fmt.Sprintf(" -%s=%s", f.Name, f.Value)
 		}
 	})

@@ -3,6 +3,7 @@ package lua
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,10 +11,11 @@ import (
 	"github.com/limitspec/limitspec/internal/redistest"
 )
 
-// TestReadmeExamples runs every redis-cli example of the README, block by
-// block on an emptied server, from the repository's root as a newcomer
-// would, and compares each command's output with the "# ..." line after
-// it: the figures the README shows are the ones the scripts give.
+// TestReadmeExamples runs every redis-cli example of the README and of
+// docs/*.md (docs/scripts.md holds most), block by block on an emptied
+// server, from the repository's root as a newcomer would, and compares
+// each command's output with the "# ..." line after it: the figures the
+// README and the docs show are the ones the scripts give.
 func TestReadmeExamples(t *testing.T) {
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
@@ -21,13 +23,22 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	addr := strings.TrimPrefix(redistest.Start(t), "redis://")
 	host, port, _ := strings.Cut(addr, ":")
-	readme, err := os.ReadFile("../README.md")
+	docs, err := filepath.Glob("../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := shellBlocks(string(readme))
-	checked := 0
-	for _, block := range blocks {
+	var blocks, files []string
+	for _, f := range append([]string{"../README.md"}, docs...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, block := range shellBlocks(string(b)) {
+			blocks, files = append(blocks, block), append(files, strings.TrimPrefix(f, "../"))
+		}
+	}
+	checked, checkedReadme := 0, 0
+	for n, block := range blocks {
 		if !strings.Contains(block, "redis-cli ") {
 			continue
 		}
@@ -39,7 +50,7 @@ func TestReadmeExamples(t *testing.T) {
 		cmd.Dir = ".."
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("block %q: %v: %s", block, err, out)
+			t.Fatalf("%s, block %q: %v: %s", files[n], block, err, out)
 		}
 		outputs := strings.Split(string(out), "@@@\n")[1:]
 		for i, want := range wants {
@@ -47,17 +58,20 @@ func TestReadmeExamples(t *testing.T) {
 				continue
 			}
 			checked++
+			if files[n] == "README.md" {
+				checkedReadme++
+			}
 			if i >= len(outputs) || !outputMatches(outputs[i], want) {
-				t.Errorf("README block:\n%s\ncommand %d printed %q, the README says %q", block, i+1, at(outputs, i), want)
+				t.Errorf("%s block:\n%s\ncommand %d printed %q, the file says %q", files[n], block, i+1, at(outputs, i), want)
 			}
 		}
 	}
-	if checked < 5 {
-		t.Errorf("checked %d outputs of README examples, want at least 5", checked)
+	if checked < 5 || checkedReadme < 1 {
+		t.Errorf("checked %d outputs of examples, %d of them the README's; want at least 5, and 1", checked, checkedReadme)
 	}
 }
 
-// shellBlocks returns the contents of the README's ```sh blocks.
+// shellBlocks returns the contents of a Markdown file's ```sh blocks.
 func shellBlocks(md string) []string {
 	var out []string
 	for _, part := range strings.Split(md, "```sh\n")[1:] {
