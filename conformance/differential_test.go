@@ -24,6 +24,22 @@ func randomVector(seed int64) Vector {
 	rng := rand.New(rand.NewSource(seed))
 	algs := oracle.Algorithms()
 	alg := algs[rng.Intn(len(algs))]
+	v := Vector{Name: fmt.Sprintf("random/%s/seed-%d", alg, seed), Algorithm: alg, Params: randomParams(rng, alg)}
+	var views, inputs []string
+	if s, ok := kit.LookupScripts(limitspec.Algorithm{Library: limitspec.Catalogue, Name: alg}); ok {
+		for _, v := range s.Views {
+			views = append(views, v.Name)
+		}
+		inputs = s.Inputs
+	}
+	v.Steps = randomSteps(rng, views, inputs)
+	return v
+}
+
+// randomParams are alg's parameters: mostly small, sometimes at or just
+// past the ends of their domains, an optional one often left out; with
+// buckets, windows mostly whole numbers of them.
+func randomParams(rng *rand.Rand, alg string) map[string]json.Number {
 	names, lo, hi := oracle.Params(alg)
 	params := map[string]json.Number{}
 	for i, n := range names {
@@ -44,33 +60,37 @@ func randomVector(seed int64) Vector {
 		}
 		params[n] = json.Number(strconv.FormatInt(v, 10))
 	}
-	// With buckets, windows are mostly whole numbers of them, and tiers
-	// (limit_k with window_ms_k) mostly whole.
 	if _, ok := params["bucket_ms"]; ok && rng.Intn(8) != 0 {
-		bucket := rng.Int63n(300) + 1
-		params["bucket_ms"] = json.Number(strconv.FormatInt(bucket, 10))
-		for _, n := range names {
-			if _, given := params[n]; strings.HasPrefix(n, "window_ms") && (given || !oracle.Optional(alg, n)) {
-				params[n] = json.Number(strconv.FormatInt(bucket*(rng.Int63n(20)+1), 10))
-			}
-			if tier, ok := strings.CutPrefix(n, "limit_"); ok {
-				_, l := params[n]
-				_, w := params["window_ms_"+tier]
-				if l != w {
-					delete(params, n)
-					delete(params, "window_ms_"+tier)
-				}
+		wholeBuckets(rng, alg, names, params)
+	}
+	return params
+}
+
+// wholeBuckets makes the windows whole numbers of a new bucket_ms, and
+// the tiers (limit_k with window_ms_k) whole.
+func wholeBuckets(rng *rand.Rand, alg string, names []string, params map[string]json.Number) {
+	bucket := rng.Int63n(300) + 1
+	params["bucket_ms"] = json.Number(strconv.FormatInt(bucket, 10))
+	for _, n := range names {
+		if _, given := params[n]; strings.HasPrefix(n, "window_ms") && (given || !oracle.Optional(alg, n)) {
+			params[n] = json.Number(strconv.FormatInt(bucket*(rng.Int63n(20)+1), 10))
+		}
+		if tier, ok := strings.CutPrefix(n, "limit_"); ok {
+			_, l := params[n]
+			_, w := params["window_ms_"+tier]
+			if l != w {
+				delete(params, n)
+				delete(params, "window_ms_"+tier)
 			}
 		}
 	}
-	var views, inputs []string
-	if s, ok := kit.LookupScripts(limitspec.Algorithm{Library: limitspec.Catalogue, Name: alg}); ok {
-		for _, v := range s.Views {
-			views = append(views, v.Name)
-		}
-		inputs = s.Inputs
-	}
-	v := Vector{Name: fmt.Sprintf("random/%s/seed-%d", alg, seed), Algorithm: alg, Params: params}
+}
+
+// randomSteps are 60 steps on three keys, the clock mostly moving ahead
+// (callers' clocks apart), each step carrying every string input
+// (sometimes too long) or, now and then, running a view.
+func randomSteps(rng *rand.Rand, views, inputs []string) []Step {
+	var steps []Step
 	now := int64(1700000000000) + rng.Int63n(1e9)
 	keys := []string{"a", "b", "c"}
 	values := []string{"", "alice", "bob:42", "über ✓", strings.Repeat("m", 256), strings.Repeat("m", 257)}
@@ -89,7 +109,7 @@ func randomVector(seed int64) Vector {
 		t := wrongClock(rng, now)
 		key := keys[rng.Intn(len(keys))]
 		if len(views) > 0 && rng.Intn(6) == 0 {
-			v.Steps = append(v.Steps, Step{T: t, Key: key, View: views[rng.Intn(len(views))]})
+			steps = append(steps, Step{T: t, Key: key, View: views[rng.Intn(len(views))]})
 			continue
 		}
 		cost := rng.Int63n(6)
@@ -102,9 +122,9 @@ func randomVector(seed int64) Vector {
 		for _, name := range inputs {
 			s.Inputs[name] = value
 		}
-		v.Steps = append(v.Steps, s)
+		steps = append(steps, s)
 	}
-	return v
+	return steps
 }
 
 // wrongClock is the time of one caller at a step whose shared clock reads

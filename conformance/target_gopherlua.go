@@ -61,11 +61,7 @@ func (t *LuaTarget) Begin(*Vector) error {
 }
 
 func (t *LuaTarget) Decide(r Request) Outcome {
-	c, refused := prepareCall("", r, decideCall, "")
-	if refused != nil {
-		return *refused
-	}
-	ret, o := t.call(c)
+	ret, c, o := t.run(r, decideCall, "")
 	if o != nil {
 		return *o
 	}
@@ -73,11 +69,7 @@ func (t *LuaTarget) Decide(r Request) Outcome {
 }
 
 func (t *LuaTarget) View(view string, r Request) Outcome {
-	c, refused := prepareCall("", r, viewCall, view)
-	if refused != nil {
-		return *refused
-	}
-	ret, o := t.call(c)
+	ret, _, o := t.run(r, viewCall, view)
 	if o != nil {
 		return *o
 	}
@@ -85,11 +77,7 @@ func (t *LuaTarget) View(view string, r Request) Outcome {
 }
 
 func (t *LuaTarget) Reset(r Request) Outcome {
-	c, refused := prepareCall("", r, resetCall, "")
-	if refused != nil {
-		return *refused
-	}
-	ret, o := t.call(c)
+	ret, _, o := t.run(r, resetCall, "")
 	if o != nil {
 		return *o
 	}
@@ -102,6 +90,17 @@ func (t *LuaTarget) Reset(r Request) Outcome {
 		return failure("BADREPLY", fmt.Sprintf("reset reply is a %s, want a number", ret.Type()))
 	}
 	return Outcome{}
+}
+
+// run prepares r's call of the kind given and runs it: its value and the
+// call, or the outcome of its refusal or of the error it raised.
+func (t *LuaTarget) run(r Request, kind callKind, view string) (glua.LValue, scriptCall, *Outcome) {
+	c, refused := prepareCall("", r, kind, view)
+	if refused != nil {
+		return nil, c, refused
+	}
+	ret, o := t.call(c)
+	return ret, c, o
 }
 
 // call runs one compiled script with its KEYS and ARGV and returns its

@@ -26,7 +26,6 @@ type workFill struct {
 // decision must also be the oracle's.
 func TestWorkPerDecision(t *testing.T) {
 	t.Parallel() // beside the vectors' runs, which wait on their servers
-	const t0, hour = 1700000000000, 3600000
 	// Entries of a full sliding_log, buckets of a full bucket_window;
 	// -short (make test) fills a quarter, which still tells a logarithm
 	// from a line.
@@ -34,7 +33,33 @@ func TestWorkPerDecision(t *testing.T) {
 	if testing.Short() {
 		n, nb = 500, 900
 	}
-	num := func(v int64) json.Number { return json.Number(strconv.FormatInt(v, 10)) }
+	// log2 of the entries a key may hold (n, or nb buckets), up.
+	lg := int64(bits.Len64(uint64(max(n, nb))))
+	for _, tt := range workCases(n, nb) {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each case its own targets
+			tt.run(t, lg)
+		})
+	}
+}
+
+// workCase is one decision after a fill, and what it must decide.
+type workCase struct {
+	name    string
+	alg     string
+	fill    workFill
+	params  map[string]json.Number // nil: the fill's
+	after   int64                  // the decision's time after the fill's last request
+	cost    int64
+	allowed bool
+}
+
+func num(v int64) json.Number { return json.Number(strconv.FormatInt(v, 10)) }
+
+// workCases fill a sliding_log of n entries and a bucket_window of nb
+// buckets.
+func workCases(n, nb int64) []workCase {
+	const t0, hour = 1700000000000, 3600000
 	sl := func(limit int64) map[string]json.Number {
 		return map[string]json.Number{"limit": num(limit), "window_ms": num(hour)}
 	}
@@ -44,15 +69,7 @@ func TestWorkPerDecision(t *testing.T) {
 	spread := workFill{sl(n), n, t0, hour}
 	instant := workFill{sl(n), n, t0, 0}
 	buckets := workFill{bw(nb, hour, hour/nb), nb, t0, hour}
-	tests := []struct {
-		name    string
-		alg     string
-		fill    workFill
-		params  map[string]json.Number // nil: the fill's
-		after   int64                  // the decision's time after the fill's last request
-		cost    int64
-		allowed bool
-	}{
+	return []workCase{
 		{"sliding_log full, the limit lowered by one", "sliding_log", spread, sl(n - 1), 1, 1, false},
 		{"sliding_log full, the limit lowered to 10", "sliding_log", spread, sl(10), 1, 1, false},
 		{"sliding_log full, a peek under a lowered limit", "sliding_log", spread, sl(n - 1), 1, 0, false},
@@ -64,55 +81,59 @@ func TestWorkPerDecision(t *testing.T) {
 		{"bucket_window full, a bucket per request", "bucket_window", buckets, nil, 1, 1, false},
 		{"bucket_window, the admission once every bucket has left", "bucket_window", buckets, nil, hour, 1, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel() // each case its own targets
-			lt, err := NewLuaTarget()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lt.Close()
-			o := NewOracleTarget()
-			targets := []Target{lt}
-			if tt.alg == "sliding_log" {
-				// The oracle's bucket_window is too slow for thousands of
-				// buckets.
-				targets = append(targets, o)
-			}
-			var last int64
-			for _, tg := range targets {
-				f := tt.fill
-				tg.Begin(&Vector{Algorithm: tt.alg, Params: f.params})
-				for i := int64(0); i < f.n; i++ {
-					last = f.from + i*f.sp/f.n
-					if r := tg.Decide(req(tt.alg, f.params, "k", last, "1")); !r.Allowed {
-						t.Fatalf("%s: fill request %d at %d denied: %+v", tg.Name(), i, last, r)
-					}
-				}
-			}
-			params := tt.params
-			if params == nil {
-				params = tt.fill.params
-			}
-			before := lt.store.Work()
-			got := lt.Decide(req(tt.alg, params, "k", last+tt.after, num(tt.cost)))
-			work := lt.store.Work()
-			commands, returned := work.Commands-before.Commands, work.Returned-before.Returned
-			if got.Error != "" || got.Allowed != tt.allowed {
-				t.Fatalf("decision %+v, want allowed = %v", got, tt.allowed)
-			}
-			if len(targets) > 1 {
-				want := o.Decide(req(tt.alg, params, "k", last+tt.after, num(tt.cost)))
-				if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
-					t.Errorf("the oracle decides otherwise (-oracle +script):\n%s", diff)
-				}
-			}
-			// log2 of the entries a key may hold (n, or nb buckets), up.
-			lg := int64(bits.Len64(uint64(max(n, nb))))
-			if commands > 3*lg+24 || returned > 2*lg+16 {
-				t.Errorf("one decision ran %d commands returning %d entries; want at most %d and %d (log2 n = %d)", commands, returned, 3*lg+24, 2*lg+16, lg)
-			}
-			t.Logf("%d commands, %d entries returned", commands, returned)
-		})
+}
+
+// run fills the key, then decides once on gopher-lua, counting the
+// commands and entries the decision's script ran and read (at most
+// linear in lg), and on the oracle where it keeps up.
+func (tt workCase) run(t *testing.T, lg int64) {
+	lt, err := NewLuaTarget()
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer lt.Close()
+	o := NewOracleTarget()
+	targets := []Target{lt}
+	if tt.alg == "sliding_log" {
+		// The oracle's bucket_window is too slow for thousands of
+		// buckets.
+		targets = append(targets, o)
+	}
+	last := tt.fill.into(t, tt.alg, targets)
+	params := tt.params
+	if params == nil {
+		params = tt.fill.params
+	}
+	before := lt.store.Work()
+	got := lt.Decide(req(tt.alg, params, "k", last+tt.after, num(tt.cost)))
+	work := lt.store.Work()
+	commands, returned := work.Commands-before.Commands, work.Returned-before.Returned
+	if got.Error != "" || got.Allowed != tt.allowed {
+		t.Fatalf("decision %+v, want allowed = %v", got, tt.allowed)
+	}
+	if len(targets) > 1 {
+		want := o.Decide(req(tt.alg, params, "k", last+tt.after, num(tt.cost)))
+		if diff := cmp.Diff(want, got, ignoreMessage); diff != "" {
+			t.Errorf("the oracle decides otherwise (-oracle +script):\n%s", diff)
+		}
+	}
+	if commands > 3*lg+24 || returned > 2*lg+16 {
+		t.Errorf("one decision ran %d commands returning %d entries; want at most %d and %d (log2 n = %d)", commands, returned, 3*lg+24, 2*lg+16, lg)
+	}
+	t.Logf("%d commands, %d entries returned", commands, returned)
+}
+
+// into admits the fill's requests on every target and returns the time
+// of the last.
+func (f workFill) into(t *testing.T, alg string, targets []Target) (last int64) {
+	for _, tg := range targets {
+		tg.Begin(&Vector{Algorithm: alg, Params: f.params})
+		for i := int64(0); i < f.n; i++ {
+			last = f.from + i*f.sp/f.n
+			if r := tg.Decide(req(alg, f.params, "k", last, "1")); !r.Allowed {
+				t.Fatalf("%s: fill request %d at %d denied: %+v", tg.Name(), i, last, r)
+			}
+		}
+	}
+	return last
 }

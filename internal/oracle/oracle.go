@@ -149,6 +149,18 @@ func debtMs(count, per, tokens string) func(p map[string]int64) int64 {
 	}
 }
 
+// bucketJoint is the joint domain of a bucket of count that per ms move
+// tokens of: count times per at most 1e15, and what (the time to move
+// count) within the horizon.
+func bucketJoint(count, per, tokens, what string) func(p map[string]int64) error {
+	return func(p map[string]int64) error {
+		if err := productAtMost(p[count], p[per], 1e15, count+" times "+per); err != nil {
+			return err
+		}
+		return horizon(p[count], p[per], p[tokens], what)
+	}
+}
+
 // decider decides one valid request for one key's state (nil if none).
 // It returns the result and the state to keep, or nil when the request
 // writes nothing: it writes when it is admitted with cost > 0, or when it
@@ -216,12 +228,7 @@ var algorithms = map[string]algorithm{
 	"token_bucket": {
 		horizon: debtMs("capacity", "refill_ms", "refill_tokens"),
 		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12, amount: true}, {name: "refill_tokens", lo: 1, hi: 1e12}, {name: "refill_ms", lo: 1, hi: 1e11}},
-		joint: func(p map[string]int64) error {
-			if err := productAtMost(p["capacity"], p["refill_ms"], 1e15, "capacity times refill_ms"); err != nil {
-				return err
-			}
-			return horizon(p["capacity"], p["refill_ms"], p["refill_tokens"], "the time to refill from empty")
-		},
+		joint:   bucketJoint("capacity", "refill_ms", "refill_tokens", "the time to refill from empty"),
 		make: func(p map[string]int64) decider {
 			return tokenBucket{capacity: p["capacity"], tokens: p["refill_tokens"], per: p["refill_ms"]}
 		},
@@ -229,12 +236,7 @@ var algorithms = map[string]algorithm{
 	"leaky_bucket": {
 		horizon: debtMs("capacity", "period_ms", "rate"),
 		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12, amount: true}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
-		joint: func(p map[string]int64) error {
-			if err := productAtMost(p["capacity"], p["period_ms"], 1e15, "capacity times period_ms"); err != nil {
-				return err
-			}
-			return horizon(p["capacity"], p["period_ms"], p["rate"], "the time to drain a full queue")
-		},
+		joint:   bucketJoint("capacity", "period_ms", "rate", "the time to drain a full queue"),
 		make: func(p map[string]int64) decider {
 			return leakyBucket{capacity: p["capacity"], rate: p["rate"], period: p["period_ms"]}
 		},
