@@ -6,7 +6,7 @@
 // Under attack, the Redis cost of a hot denied key falls to nothing. It
 // knows only the contract, package limitspec.
 //
-//	remote, _ := redislimit.New(ctx, rdb)
+//	remote, _ := redislimit.New(ctx, rdb, redislimit.Options{})
 //	lim, err := denials.New(remote, denials.Options{})
 //
 // A request is answered from the cache when its key and limit (or policy
@@ -31,13 +31,13 @@ package denials
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/keyed"
+	"github.com/limitspec/limitspec/internal/refusal"
 )
 
 // DefaultKeys is the number of denials held when Options.Keys is 0.
@@ -81,9 +81,9 @@ type denial struct {
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
 	case limitspec.IsNil(primary):
-		return nil, fmt.Errorf("denials: %w: the primary limiter is nil", limitspec.ErrMisconfigured)
+		return nil, refusal.Config("denials", "the primary limiter is nil")
 	case opts.Keys < 0:
-		return nil, fmt.Errorf("denials: %w: Keys must be ≥ 0, got %d", limitspec.ErrMisconfigured, opts.Keys)
+		return nil, refusal.Config("denials", "Options.Keys must be ≥ 0, got %d", opts.Keys)
 	}
 	l := &Limiter{primary: primary, now: opts.Now}
 	if l.now == nil {

@@ -5,8 +5,8 @@
 // circuit breaker stops calling a primary that keeps failing and probes
 // it again later. It knows only the contract, package limitspec.
 //
-//	remote, _ := redislimit.New(ctx, rdb)
-//	local, _ := goimpl.New()
+//	remote, _ := redislimit.New(ctx, rdb, redislimit.Options{})
+//	local, _ := goimpl.New(goimpl.Options{})
 //	lim, err := fallback.New(remote, local, fallback.Options{Processes: 4})
 //	...
 //	res, err := lim.Limit(ctx, limitspec.Request{Key: user, Limit: plan, Cost: 1})
@@ -174,6 +174,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/refusal"
 )
 
 // Mode says how a request is decided while the primary fails.
@@ -337,19 +338,19 @@ func check(primary, local limitspec.Limiter, opts Options) error {
 	case limitspec.IsNil(primary):
 		return misconfigured("the primary limiter is nil")
 	case opts.Mode > FailClosed:
-		return misconfigured("unknown mode %d", opts.Mode)
+		return misconfigured("Options.Mode: unknown mode %d", opts.Mode)
 	case opts.Mode == Local && limitspec.IsNil(local):
-		return misconfigured("the local limiter is nil in Local mode")
+		return misconfigured("the local limiter is nil in Local mode (Options.Mode)")
 	case opts.Processes < 0 || opts.Processes > MaxProcesses:
-		return misconfigured("Processes must be in [0, %d], got %d", MaxProcesses, opts.Processes)
+		return misconfigured("Options.Processes must be in [0, %d], got %d", MaxProcesses, opts.Processes)
 	case opts.Timeout < 0:
-		return misconfigured("Timeout must be ≥ 0, got %v", opts.Timeout)
+		return misconfigured("Options.Timeout must be ≥ 0, got %v", opts.Timeout)
 	case opts.Failures < 0:
-		return misconfigured("Failures must be ≥ 0, got %d", opts.Failures)
+		return misconfigured("Options.Failures must be ≥ 0, got %d", opts.Failures)
 	case opts.OpenFor < 0:
-		return misconfigured("OpenFor must be ≥ 0, got %v", opts.OpenFor)
+		return misconfigured("Options.OpenFor must be ≥ 0, got %v", opts.OpenFor)
 	case opts.Reports < 0:
-		return misconfigured("Reports must be ≥ 0, got %d", opts.Reports)
+		return misconfigured("Options.Reports must be ≥ 0, got %d", opts.Reports)
 	}
 	return nil
 }
@@ -358,10 +359,11 @@ func badInput(format string, args ...any) error {
 	return &limitspec.InputError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// misconfigured is New's refusal of what it cannot work with: an error
-// matching limitspec.ErrMisconfigured, as every constructor's refusal.
+// misconfigured is New's refusal of what it cannot work with, as every
+// constructor's refusal: "fallback: misconfigured: ...", matching
+// limitspec.ErrMisconfigured.
 func misconfigured(format string, args ...any) error {
-	return fmt.Errorf("fallback: %w: %s", limitspec.ErrMisconfigured, fmt.Sprintf(format, args...))
+	return refusal.Config("fallback", format, args...)
 }
 
 // Limit decides req: with the primary while it answers, else as the

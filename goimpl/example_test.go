@@ -14,10 +14,11 @@ import (
 // One limiter decides every limit, per call: here 20 at once and then 10
 // a second per user, at the process clock.
 func Example() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	ctx := context.Background()
 	res, err := lim.Allow(ctx, "alice", limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
 	if err != nil {
@@ -36,10 +37,11 @@ func Example() {
 // burst is whole again 2 s after it was spent.
 func ExampleLimiter_Allow() {
 	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
-	lim, err := goimpl.New(goimpl.WithClock(held))
+	lim, err := goimpl.New(goimpl.Options{Now: held})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	gcra := limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second}
 	for range 3 {
 		res, err := lim.Allow(context.Background(), "alice", gcra)
@@ -60,10 +62,11 @@ func ExampleLimiter_Allow() {
 // existing key.
 func ExampleLimiter_Bind() {
 	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
-	lim, err := goimpl.New(goimpl.WithClock(held))
+	lim, err := goimpl.New(goimpl.Options{Now: held})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	perUser, err := lim.Bind(limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second})
 	if err != nil {
 		log.Fatal(err) // errors.Is(err, limitspec.ErrBadInput): a limit out of its domain
@@ -87,10 +90,11 @@ func ExampleLimiter_Bind() {
 // wait 4·T = 8 s past the debt of 4·T: 16 s instead of 8 s, and the burst
 // is whole again after 20·T = 40 s.
 func ExampleLimiter_Limit_force() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	ctx := context.Background()
 	gcra := limitspec.GCRA{Burst: 16, Rate: 30, Period: time.Minute}
 	now := time.UnixMilli(1_700_000_000_000)
@@ -109,10 +113,11 @@ func ExampleLimiter_Limit_force() {
 // fourth request is denied by it for a day, and the burst limit consumes
 // nothing for that request.
 func ExampleLimiter_Limit_policy() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	policy, err := limitspec.BurstQuotaPolicy(3)
 	if err != nil {
 		log.Fatal(err)

@@ -23,7 +23,7 @@ func onRedis(t *testing.T, addr string, size int64) (*lease.Limiter, *redislimit
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	remote, err := redislimit.New(t.Context(), rdb)
+	remote, err := redislimit.New(t.Context(), rdb, redislimit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,13 @@ package lease
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/keyed"
+	"github.com/limitspec/limitspec/internal/refusal"
 )
 
 const (
@@ -82,11 +82,11 @@ func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	case limitspec.IsNil(primary):
 		return nil, misconfigured("the primary limiter is nil")
 	case opts.Size < 1 || opts.Size > maxExact:
-		return nil, misconfigured("Size must be in [1, 2^53−1], got %d", opts.Size)
+		return nil, misconfigured("Options.Size must be in [1, 2^53−1], got %d", opts.Size)
 	case opts.For < 0:
-		return nil, misconfigured("For must be ≥ 0, got %v", opts.For)
+		return nil, misconfigured("Options.For must be ≥ 0, got %v", opts.For)
 	case opts.Keys < 0:
-		return nil, misconfigured("Keys must be ≥ 0, got %d", opts.Keys)
+		return nil, misconfigured("Options.Keys must be ≥ 0, got %d", opts.Keys)
 	}
 	l := &Limiter{primary: primary, size: opts.Size, hold: opts.For, now: opts.Now}
 	if l.hold == 0 {
@@ -103,10 +103,11 @@ func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	return l, nil
 }
 
-// misconfigured is New's refusal of what it cannot work with: an error
-// matching limitspec.ErrMisconfigured, as every constructor's refusal.
+// misconfigured is New's refusal of what it cannot work with, as every
+// constructor's refusal: "lease: misconfigured: ...", matching
+// limitspec.ErrMisconfigured.
 func misconfigured(format string, args ...any) error {
-	return fmt.Errorf("lease: %w: %s", limitspec.ErrMisconfigured, fmt.Sprintf(format, args...))
+	return refusal.Config("lease", format, args...)
 }
 
 // Limit decides req from its key's lease, taking one from the primary

@@ -40,30 +40,30 @@ func TestFaultSlotMigration(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		via     func(*redislimit.Limiter) decider
-		opts    []redislimit.Option
+		opts    redislimit.Options
 		singles bool
 	}{
-		{"batched", ways[0].via, nil, false},
-		{"unbatched", ways[0].via, []redislimit.Option{redislimit.WithoutBatching()}, false},
-		{"bound", ways[1].via, nil, false},
-		{"single limits alone", ways[0].via, nil, true},
+		{"batched", ways[0].via, redislimit.Options{}, false},
+		{"unbatched", ways[0].via, redislimit.Options{NoBatching: true}, false},
+		{"bound", ways[1].via, redislimit.Options{}, false},
+		{"single limits alone", ways[0].via, redislimit.Options{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			slotMigration(t, tc.via, tc.singles, tc.opts...)
+			slotMigration(t, tc.via, tc.singles, tc.opts)
 		})
 	}
 }
 
 // slotMigration is TestFaultSlotMigration with a limiter of opts,
 // deciding by via's decider; with singles, the single limits alone.
-func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, singles bool, opts ...redislimit.Option) {
+func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, singles bool, opts redislimit.Options) {
 	ctx := context.Background()
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { cluster.Close() })
 	pipelines := &pipelineCounter{}
 	cluster.AddHook(pipelines)
-	lim := via(newLimiter(t, cluster, opts...))
+	lim := via(newLimiter(t, cluster, opts))
 	quota, err := limitspec.BurstQuotaPolicy(40)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, singles 
 	if singles && tryAgain != 0 {
 		t.Errorf("the masters answered TRYAGAIN %d times to calls of single limits, each of one key, which a move never splits", tryAgain)
 	}
-	if batched := len(opts) == 0; batched != (pipelines.several.Load() > 0) {
+	if batched := !opts.NoBatching; batched != (pipelines.several.Load() > 0) {
 		t.Errorf("batching on: %v, and %d pipelines of several calls sent", batched, pipelines.several.Load())
 	}
 	keysWithTTL(t, dst, "{mig}", keys)
