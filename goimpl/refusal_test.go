@@ -67,12 +67,7 @@ func TestMisuseNeverPanics(t *testing.T) {
 	}
 	bad := []error{limitspec.ErrBadInput}
 	unlinked := bad // a limit no linked package decides is refused
-	tests := []struct {
-		name  string
-		call  func() error
-		want  string  // the error's start; "" for no error
-		class []error // what the error matches, one of them; nil: not checked
-	}{
+	checkMisuses(t, []misuse{
 		{"Allow with a nil limit", func() error { _, err := l.Allow(ctx, "k", nil); return err }, "a request needs a Limit or a Policy", bad},
 		{"Allow with a typed nil *GCRA", func() error { _, err := l.Allow(ctx, "k", nilGCRA); return err }, "a request needs a Limit or a Policy", bad},
 		{"a request with neither", limit(l, limitspec.Request{Key: "k", Cost: 1}), "a request needs a Limit or a Policy", bad},
@@ -114,7 +109,21 @@ func TestMisuseNeverPanics(t *testing.T) {
 		{"BindPolicy of a nil policy", func() error { _, err := l.BindPolicy(nil); return err }, "a request needs a Limit or a Policy", bad},
 		{"BindPolicy of a zero Policy", func() error { _, err := l.BindPolicy(zeroPolicy); return err }, "a policy needs a name and limits", bad},
 		{"New of zero Options", func() error { _, err := New(Options{}); return err }, "", nil},
-	}
+	})
+}
+
+// misuse is a call that misuses a limiter, and the error it must return.
+type misuse struct {
+	name  string
+	call  func() error
+	want  string  // the error's start; "" for no error
+	class []error // what the error matches, one of them; nil: not checked
+}
+
+// checkMisuses makes each call, which must not panic, and checks its
+// error.
+func checkMisuses(t *testing.T, tests []misuse) {
+	t.Helper()
 	for _, tt := range tests {
 		err := noPanic(t, tt.name, tt.call)
 		switch {
