@@ -31,7 +31,6 @@ package denials
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -143,22 +142,9 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 }
 
 // answer is the denial d as of now: its waits shortened by the time
-// since it was made.
+// since it was made (its RetryAfter ends at until).
 func (d *denial) answer(now time.Time) limitspec.Result {
-	since := now.Sub(d.at)
-	res := d.res
-	if !d.never {
-		res.RetryAfter = d.until.Sub(now)
-	}
-	res.Limits = slices.Clone(res.Limits)
-	for i := range res.Limits {
-		lr := &res.Limits[i]
-		if lr.RetryAfter != limitspec.Never {
-			lr.RetryAfter = max(lr.RetryAfter-since, 0)
-		}
-		lr.ResetAfter = max(lr.ResetAfter-since, 0)
-	}
-	return res
+	return keyed.Aged(d.res, now.Sub(d.at))
 }
 
 // Reset clears req's denial and resets the key on the primary, which

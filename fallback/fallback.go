@@ -189,15 +189,8 @@ const (
 	FailClosed
 )
 
-var modeNames = [...]string{"local", "fail-open", "fail-closed"}
-
 // String is the mode's name: local, fail-open or fail-closed.
-func (m Mode) String() string {
-	if int(m) < len(modeNames) {
-		return modeNames[m]
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
-}
+func (m Mode) String() string { return name(m, "Mode", "local", "fail-open", "fail-closed") }
 
 // The values Options' zero fields stand for.
 const (

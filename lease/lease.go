@@ -2,7 +2,6 @@ package lease
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -248,15 +247,12 @@ func (l *Limiter) direct(ctx context.Context, req limitspec.Request) (limitspec.
 // time since the lease was taken. (No lease is taken for a shaper, whose
 // requests wait: each one's Delay is 0.)
 func (e *lease) result(now time.Time) limitspec.Result {
-	since := now.Sub(e.start)
-	res := e.res
+	res := keyed.Aged(e.res, now.Sub(e.start))
 	res.Allowed, res.RetryAfter = true, 0
-	res.Limits = slices.Clone(res.Limits)
 	for i := range res.Limits {
 		lr := &res.Limits[i]
 		lr.Allowed, lr.RetryAfter = true, 0
 		lr.Remaining = min(lr.Remaining+e.units, lr.Quota)
-		lr.ResetAfter = max(lr.ResetAfter-since, 0)
 	}
 	return res
 }

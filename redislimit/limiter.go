@@ -178,7 +178,6 @@
 package redislimit
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -519,9 +518,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if !o.NoBatching {
-		o.BatchSize = cmp.Or(o.BatchSize, DefaultBatchSize)
-		o.BatchWait = cmp.Or(o.BatchWait, DefaultBatchWait)
+	if !o.NoBatching && o.BatchSize == 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if !o.NoBatching && o.BatchWait == 0 {
+		o.BatchWait = DefaultBatchWait
 	}
 	return o, nil
 }
