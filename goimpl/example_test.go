@@ -31,6 +31,31 @@ func Example() {
 	// Output: true 20 19
 }
 
+// Close stops the limiter's background sweepers; the limiter goes on
+// deciding, on the states it holds, as one made with NoSweeper, and a
+// second Close does nothing.
+func ExampleLimiter_Close() {
+	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
+	lim, err := goimpl.New(goimpl.Options{Now: held})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	perUser := limitspec.FixedWindow{Limit: 2, Window: time.Minute}
+	before, _ := lim.Allow(ctx, "alice", perUser)
+	fmt.Println(lim.Close())
+	after, err := lim.Allow(ctx, "alice", perUser)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(before.Limits[0].Remaining, after.Limits[0].Remaining, after.Allowed)
+	fmt.Println(lim.Close())
+	// Output:
+	// <nil>
+	// 1 0 true
+	// <nil>
+}
+
 // Allow decides a cost of 1 at the limiter's clock, here held at one
 // instant: a burst of 2, then 1 a second. Each admission is 1 s of work
 // queued; the third waits for the first's second to pass, and the full
