@@ -42,7 +42,8 @@ import (
 // DefaultKeys is the number of denials held when Options.Keys is 0.
 const DefaultKeys = 100_000
 
-// Options configure a Limiter.
+// Options configure a Limiter. The zero value is the default:
+// DefaultKeys denials held, on time.Now's clock.
 type Options struct {
 	// Keys is the most denials held; 0 means DefaultKeys. Past it, one is
 	// forgotten at random to make room (its next request asks the
@@ -74,9 +75,11 @@ type denial struct {
 	res       limitspec.Result
 }
 
-// New returns a Limiter caching primary's denials. It refuses a nil
-// primary and negative Keys with an error matching
-// limitspec.ErrMisconfigured.
+// New returns a Limiter caching primary's denials, configured by opts,
+// each zero field standing for its default. It refuses a nil primary and
+// negative Keys with an error reading "denials: misconfigured: ..." that
+// names the field, matching limitspec.ErrMisconfigured. The Limiter
+// starts no goroutine and has nothing to close.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
 	case limitspec.IsNil(primary):

@@ -292,8 +292,11 @@ func (l *Limiter) paymentID() string {
 // primary fails (local may be nil in the FailOpen and FailClosed modes,
 // which never call it). It refuses a nil limiter it needs (a nil
 // interface, or one holding a nil pointer), an unknown mode, a negative
-// option and Processes above MaxProcesses with an error matching
-// limitspec.ErrMisconfigured.
+// option and Processes above MaxProcesses with an error reading
+// "fallback: misconfigured: ..." that names the field, matching
+// limitspec.ErrMisconfigured. The Limiter starts no goroutine and has
+// nothing to close; primary and local stay the caller's, to close when
+// done (goimpl.Limiter.Close stops its sweepers).
 func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if err := check(primary, local, opts); err != nil {
 		return nil, err

@@ -21,7 +21,9 @@ const (
 // maxExact is 2^53−1, the largest cost the limiters take.
 const maxExact = 1<<53 - 1
 
-// Options configure a Limiter.
+// Options configure a Limiter. Size has no default and must be given;
+// every other zero field is its default: DefaultFor, DefaultKeys and
+// time.Now.
 type Options struct {
 	// Size is the cost a lease takes from the primary, 1 to 2^53−1: the
 	// most this process holds of a key's limit at a time. Required.
@@ -73,9 +75,12 @@ type taking struct {
 	failed bool
 }
 
-// New returns a Limiter taking leases from primary. It refuses a nil
-// primary and options out of their domains with an error matching
-// limitspec.ErrMisconfigured.
+// New returns a Limiter taking leases from primary, configured by opts,
+// each zero field standing for its default. It refuses a nil primary and
+// options out of their domains with an error reading "lease:
+// misconfigured: ..." that names the field, matching
+// limitspec.ErrMisconfigured. The Limiter starts no goroutine and has
+// nothing to close.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
 	case limitspec.IsNil(primary):
