@@ -9,9 +9,10 @@ import (
 
 // TestDependencies holds the architecture in place: the root package is
 // the contract and imports nothing of the module, and the adapters
-// (fallback, httplimit) build on the contract alone, with no Redis
-// client, no Lua VM and no implementation package (internal/keyed, their
-// per-key map, knows only the contract too); OpenTelemetry and
+// (fallback, httplimit, lease, denials) build on the contract alone, with
+// no Redis client, no Lua VM and no implementation package
+// (internal/keyed, their per-key map, and internal/refusal, every
+// constructor's refusal, know only the contract too); OpenTelemetry and
 // Prometheus stay in otelmetrics and cmd/example (testMetricsDependencies),
 // the plotting library in cmd/pictures (testPlotDependencies).
 func TestDependencies(t *testing.T) {
@@ -23,7 +24,7 @@ func TestDependencies(t *testing.T) {
 		forbidden []string
 	}{
 		{[]string{"."}, []string{module + "/"}},
-		{[]string{"./internal/keyed"}, []string{module + "/"}},
+		{[]string{"./internal/keyed", "./internal/refusal"}, []string{module + "/"}},
 		{[]string{"./fallback", "./httplimit", "./lease", "./denials"}, []string{
 			"github.com/redis/", "github.com/yuin/gopher-lua", "github.com/alicebob/",
 			module + "/memory", module + "/redislimit", module + "/kit", module + "/lua", module + "/internal/",
@@ -40,7 +41,7 @@ func TestDependencies(t *testing.T) {
 		}
 		for _, d := range deps {
 			for _, f := range tt.forbidden {
-				if strings.HasPrefix(d, f) && d != module+"/internal/keyed" {
+				if strings.HasPrefix(d, f) && d != module+"/internal/keyed" && d != module+"/internal/refusal" {
 					t.Errorf("%v depend on %s", tt.pkgs, d)
 				}
 			}

@@ -32,9 +32,11 @@ var (
 	// work as it was set up, whatever the request: a Redis holding
 	// another version of a Functions library, a client through which the
 	// library cannot be loaded on every server; and the refusals of
-	// every constructor (redislimit.New, goimpl.New, and those of
-	// packages fallback, lease, denials and httplimit) of a client, a
-	// limiter or an option it cannot work with. Package fallback does not
+	// every constructor (redislimit.New, and the New of packages
+	// fallback, lease, denials and httplimit; otelmetrics.Observe) of a
+	// client, a limiter or an option it cannot work with, each reading
+	// "package: misconfigured: what is wrong", naming the field
+	// ("lease: misconfigured: Options.Size must be in [1, 2^53−1], got 0"). Package fallback does not
 	// decide such a request locally: it is a mistake to fix, not an
 	// outage to ride out.
 	ErrMisconfigured = errors.New("misconfigured")

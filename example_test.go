@@ -20,14 +20,15 @@ import (
 // middleware.
 func serve(ctx context.Context, mux *http.ServeMux) error {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	remote, err := redislimit.New(ctx, rdb)
+	remote, err := redislimit.New(ctx, rdb, redislimit.Options{})
 	if err != nil {
 		return err
 	}
-	local, err := goimpl.New()
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		return err
 	}
+	defer local.Close()
 	limiter, err := fallback.New(remote, local, fallback.Options{})
 	if err != nil {
 		return err
@@ -51,14 +52,15 @@ func Example() {
 }
 
 // ExampleLimiter decides through the Limiter interface, here package
-// memory's limiter in process memory (package redislimit's is called the
+// goimpl's limiter in process memory (package redislimit's is called the
 // same way), at explicit times: the limit travels with each request.
 func ExampleLimiter() {
-	var lim limitspec.Limiter
-	lim, err := goimpl.New()
+	mem, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer mem.Close()
+	var lim limitspec.Limiter = mem
 	perUser := limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second}
 	now := time.UnixMilli(1_700_000_000_000)
 	for range 3 {
@@ -87,10 +89,11 @@ limits:
 	if err != nil {
 		log.Fatal(err)
 	}
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	now := time.UnixMilli(1_700_000_000_000)
 	for i := range 5 {
 		res, err := lim.Limit(context.Background(), limitspec.Request{Policy: p, IDs: map[string]string{"user": "alice"},

@@ -87,14 +87,15 @@ func TestOpening(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer rdb.Close()
 	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
-	remote, err := redislimit.New(t.Context(), rdb, redislimit.WithClock(held))
+	remote, err := redislimit.New(t.Context(), rdb, redislimit.Options{Now: held})
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := goimpl.New(goimpl.WithClock(held), goimpl.WithoutSweeper())
+	local, err := goimpl.New(goimpl.Options{Now: held, NoSweeper: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { local.Close() })
 	var sides []limitspec.Side
 	limiter, err := fallback.New(remote, local, fallback.Options{})
 	if err != nil {

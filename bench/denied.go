@@ -24,7 +24,7 @@ const hotKey = "user:hot"
 
 // deniedDeciders are the rows of the denied figure.
 var deniedDeciders = []redisGoDecider{
-	redislimitDecider(redislimitRow, hotLimit),
+	redislimitDecider(redislimitRow, hotLimit, redislimit.Options{}),
 	denialsDecider,
 	redisRateGoDecider(hotRedisRateLimit),
 }
@@ -32,7 +32,7 @@ var deniedDeciders = []redisGoDecider{
 // denialsDecider decides by hotLimit with a redislimit.Limiter behind
 // the denials cache.
 func denialsDecider(ctx context.Context, rdb *redis.Client) (goDecider, error) {
-	remote, err := redislimit.New(ctx, rdb)
+	remote, err := redislimit.New(ctx, rdb, redislimit.Options{})
 	if err != nil {
 		return goDecider{}, err
 	}

@@ -37,9 +37,9 @@ const (
 	gcraFCallServer   = "limitspec FCALL limitspec_gcra, the server's clock (empty now_ms)"
 	redisRateRow      = "go-redis/redis_rate v10 (Limiter.Allow's script)"
 	redislimitRow     = "limitspec redislimit.Limiter (gcra)"
-	unbatchedRow      = "limitspec redislimit.Limiter (gcra), WithoutBatching"
+	unbatchedRow      = "limitspec redislimit.Limiter (gcra), NoBatching"
 	redisBoundRow     = "limitspec redislimit.Bound (gcra)"
-	unbatchedBoundRow = "limitspec redislimit.Bound (gcra), WithoutBatching"
+	unbatchedBoundRow = "limitspec redislimit.Bound (gcra), NoBatching"
 	redisRateAllowRow = "go-redis/redis_rate v10 Limiter.Allow"
 	denialsRow        = "limitspec denials.Limiter over redislimit.Limiter (gcra)"
 )
@@ -78,9 +78,9 @@ var goals = []goal{
 	{"fixed_window instructions", titleInstructions, 0, "limitspec lua/fixed_window.lua", "INCR + PEXPIRE script", 2, causeWindow},
 	{"sliding_log instructions", titleInstructions, 0, "limitspec lua/sliding_log.lua", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", 2, causeLog},
 	{"decisions/s through one Redis, the defaults", titleThroughput, 0, redislimitRow, redisRateAllowRow, 2, causeTput},
-	{"decisions/s through one Redis, WithoutBatching", titleThroughput, 0, unbatchedRow, redisRateAllowRow, 1.1, causeTput},
+	{"decisions/s through one Redis, NoBatching", titleThroughput, 0, unbatchedRow, redisRateAllowRow, 1.1, causeTput},
 	{"decisions/s through one Redis, a bound handle, the defaults", titleThroughput, 0, redisBoundRow, redisRateAllowRow, 2, causeTput},
-	{"decisions/s through one Redis, a bound handle, WithoutBatching", titleThroughput, 0, unbatchedBoundRow, redisRateAllowRow, 1.1, causeTput},
+	{"decisions/s through one Redis, a bound handle, NoBatching", titleThroughput, 0, unbatchedBoundRow, redisRateAllowRow, 1.1, causeTput},
 	{"a hot denied key, 1 goroutine", titleDenied, 0, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"a hot denied key, many goroutines", titleDenied, 1, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"Redis memory per key (gcra)", titleRedisMemory, 0, gcraScriptRow, redisRateRow, 1, causeMemory},

@@ -50,7 +50,7 @@ var localLimiters = []localLimiter{
 // background sweeper on, as New makes it).
 func memoryLimiter(lim limitspec.Limit) func() (func(string) bool, func()) {
 	return func() (func(string) bool, func()) {
-		l, err := goimpl.New()
+		l, err := goimpl.New(goimpl.Options{})
 		if err != nil {
 			panic(err)
 		}
@@ -58,7 +58,7 @@ func memoryLimiter(lim limitspec.Limit) func() (func(string) bool, func()) {
 		return func(key string) bool {
 			res, err := l.Allow(ctx, key, lim)
 			return err == nil && res.Allowed
-		}, func() {}
+		}, func() { l.Close() }
 	}
 }
 
@@ -67,7 +67,7 @@ func memoryLimiter(lim limitspec.Limit) func() (func(string) bool, func()) {
 // it): Allow at the limiter's clock.
 func memoryBound(lim limitspec.Limit) func() (func(string) bool, func()) {
 	return func() (func(string) bool, func()) {
-		l, err := goimpl.New()
+		l, err := goimpl.New(goimpl.Options{})
 		if err != nil {
 			panic(err)
 		}
@@ -79,7 +79,7 @@ func memoryBound(lim limitspec.Limit) func() (func(string) bool, func()) {
 		return func(key string) bool {
 			res, err := b.Allow(ctx, key)
 			return err == nil && res.Allowed
-		}, func() {}
+		}, func() { l.Close() }
 	}
 }
 

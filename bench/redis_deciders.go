@@ -59,7 +59,7 @@ type scriptCall func(ctx context.Context, p redis.Pipeliner, keys []string, argv
 // (redislimit.LoadLibrary loads it) by FCALL. KEYS and ARGV are built as
 // redislimit builds them (kit.Scripts.KeyNames, Args, kit.Decimal), with
 // now_ms from the caller's clock, or, with serverClock, an empty now_ms:
-// the script reads the server's TIME, as redislimit's WithServerClock
+// the script reads the server's TIME, as redislimit's Options.ServerClock
 // has it.
 func limitspecDecider(lim limitspec.Limit, serverClock, functions bool) (*redisDecider, error) {
 	s, ok := kit.LookupScripts(lim.Algorithm())

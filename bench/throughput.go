@@ -36,10 +36,10 @@ type redisGoDecider func(ctx context.Context, rdb *redis.Client) (goDecider, err
 
 // redisGoDeciders are the Go limiters compared on Redis.
 var redisGoDeciders = []redisGoDecider{
-	redislimitDecider(redislimitRow, gcraLimit),
-	redislimitBoundDecider(redisBoundRow, gcraLimit),
-	redislimitDecider(unbatchedRow, gcraLimit, redislimit.WithoutBatching()),
-	redislimitBoundDecider(unbatchedBoundRow, gcraLimit, redislimit.WithoutBatching()),
+	redislimitDecider(redislimitRow, gcraLimit, redislimit.Options{}),
+	redislimitBoundDecider(redisBoundRow, gcraLimit, redislimit.Options{}),
+	redislimitDecider(unbatchedRow, gcraLimit, redislimit.Options{NoBatching: true}),
+	redislimitBoundDecider(unbatchedBoundRow, gcraLimit, redislimit.Options{NoBatching: true}),
 	leaseDecider,
 	redisRateGoDecider(redisRateLimit),
 	throttledDecider,
@@ -51,9 +51,9 @@ const leaseSize = 10
 
 // redislimitDecider decides by lim with a redislimit.Limiter made with
 // opts.
-func redislimitDecider(name string, lim limitspec.Limit, opts ...redislimit.Option) redisGoDecider {
+func redislimitDecider(name string, lim limitspec.Limit, opts redislimit.Options) redisGoDecider {
 	return func(ctx context.Context, rdb *redis.Client) (goDecider, error) {
-		l, err := redislimit.New(ctx, rdb, opts...)
+		l, err := redislimit.New(ctx, rdb, opts)
 		return goDecider{name, true, func(ctx context.Context, id string) (bool, error) {
 			res, err := l.Allow(ctx, id, lim)
 			return res.Allowed, err
@@ -63,9 +63,9 @@ func redislimitDecider(name string, lim limitspec.Limit, opts ...redislimit.Opti
 
 // redislimitBoundDecider decides by lim with a redislimit.Bound, the
 // handle bound to lim of a redislimit.Limiter made with opts.
-func redislimitBoundDecider(name string, lim limitspec.Limit, opts ...redislimit.Option) redisGoDecider {
+func redislimitBoundDecider(name string, lim limitspec.Limit, opts redislimit.Options) redisGoDecider {
 	return func(ctx context.Context, rdb *redis.Client) (goDecider, error) {
-		l, err := redislimit.New(ctx, rdb, opts...)
+		l, err := redislimit.New(ctx, rdb, opts)
 		if err != nil {
 			return goDecider{}, err
 		}
@@ -84,7 +84,7 @@ func redislimitBoundDecider(name string, lim limitspec.Limit, opts ...redislimit
 // emission intervals of 60 µs), a fixed window's lasts until the
 // window ends.
 func leaseDecider(ctx context.Context, rdb *redis.Client) (goDecider, error) {
-	remote, err := redislimit.New(ctx, rdb)
+	remote, err := redislimit.New(ctx, rdb, redislimit.Options{})
 	if err != nil {
 		return goDecider{}, err
 	}
@@ -139,7 +139,7 @@ func throughput(ctx context.Context, opts *redis.Options, o throughputOptions) (
 		Title: titleThroughput,
 		Notes: []string{fmt.Sprintf("Each Go limiter through its own API, one go-redis client each with the same options (PoolSize %d, ContextTimeoutEnabled), on an emptied server: every one of %s keys created first, then %d goroutines deciding requests of cost 1 for the keys in turn, counted for %v after a warm-up of %v; every limiter in turn, %d rounds, the median of each row's. Every decision admits. "+
 			"The redislimit.Bound rows decide through a handle bound to the limit once (Limiter.Bind), the Limiter rows take the limit with each call. "+
-			"Round trips per decision: redislimit one EVALSHA per decision, by default the calls that arrive during a round trip sent together as the next pipeline (up to 64), so a fraction of a round trip each; with WithoutBatching one round trip each; the lease one redislimit call (batched as by default) per %d decisions of a key, a lease, and none for the others; redis_rate one (EVALSHA); throttled two (TIME and GET pipelined, then EVAL of its compare-and-swap script). "+
+			"Round trips per decision: redislimit one EVALSHA per decision, by default the calls that arrive during a round trip sent together as the next pipeline (up to 64), so a fraction of a round trip each; with Options.NoBatching one round trip each; the lease one redislimit call (batched as by default) per %d decisions of a key, a lease, and none for the others; redis_rate one (EVALSHA); throttled two (TIME and GET pipelined, then EVAL of its compare-and-swap script). "+
 			"The lease decides fixed_window, whose script costs about what gcra's does (Redis CPU figure): a lease ends after 1 s or when its limit is whole again, if sooner, which for this gcra limit is 0.6 ms after it was taken and for a fixed window the window's end. "+
 			"Decisions per round trip: the decisions counted over the commands and pipelines the client sent meanwhile (a go-redis hook). The Go process and redis-server share the machine's cores.",
 			opts.PoolSize, groupThousands(int64(o.Keys)), o.Goroutines, o.For, o.Warm, o.Rounds, leaseSize)},

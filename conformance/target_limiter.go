@@ -186,7 +186,7 @@ func NewGoimplTarget() *GoimplTarget { return &GoimplTarget{} }
 func (t *GoimplTarget) Name() string { return "goimpl" }
 
 func (t *GoimplTarget) Begin(*Vector) error {
-	lim, err := goimpl.New(goimpl.WithoutSweeper())
+	lim, err := goimpl.New(goimpl.Options{NoSweeper: true})
 	t.lim = lim
 	return err
 }
@@ -211,7 +211,7 @@ func NewGoimplBoundTarget() *GoimplBoundTarget { return &GoimplBoundTarget{} }
 func (t *GoimplBoundTarget) Name() string { return "goimpl-bound" }
 
 func (t *GoimplBoundTarget) Begin(*Vector) error {
-	lim, err := goimpl.New(goimpl.WithoutSweeper())
+	lim, err := goimpl.New(goimpl.Options{NoSweeper: true})
 	t.lim, t.mem = lim, lim
 	t.limits, t.policies = map[limitspec.Limit]*goimpl.Bound{}, map[*Policy]*goimpl.BoundPolicy{}
 	return err
@@ -279,7 +279,7 @@ func (t *GoimplBoundTarget) boundPolicy(p *Policy, typed *limitspec.Policy) (*go
 // service uses, on the Redis (or Cluster) of a RedisTarget: the client's
 // typed limits, ARGV, key names, reply decoding and error classes are held
 // to every vector, as the scripts are. It reuses the RedisTarget's key
-// space (through redislimit.WithPrefix) and its keyspace checks.
+// space (through redislimit.Options.Prefix) and its keyspace checks.
 type ClientTarget struct {
 	*RedisTarget
 	limiterTarget
@@ -303,13 +303,10 @@ func (t *ClientTarget) Begin(v *Vector) error {
 	if err := t.RedisTarget.Begin(v); err != nil {
 		return err
 	}
-	opts := []redislimit.Option{redislimit.WithPrefix(t.prefix)}
-	if t.functions {
-		opts = append(opts, redislimit.WithFunctions())
-	}
+	opts := redislimit.Options{Prefix: t.prefix, Functions: t.functions}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	lim, err := redislimit.New(ctx, t.rdb, opts...)
+	lim, err := redislimit.New(ctx, t.rdb, opts)
 	t.lim = lim
 	return err
 }

@@ -6,7 +6,7 @@
 // Under attack, the Redis cost of a hot denied key falls to nothing. It
 // knows only the contract, package limitspec.
 //
-//	remote, _ := redislimit.New(ctx, rdb)
+//	remote, _ := redislimit.New(ctx, rdb, redislimit.Options{})
 //	lim, err := denials.New(remote, denials.Options{})
 //
 // A request is answered from the cache when its key and limit (or policy
@@ -31,19 +31,19 @@ package denials
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/keyed"
+	"github.com/limitspec/limitspec/internal/refusal"
 )
 
 // DefaultKeys is the number of denials held when Options.Keys is 0.
 const DefaultKeys = 100_000
 
-// Options configure a Limiter.
+// Options configure a Limiter. The zero value is the default:
+// DefaultKeys denials held, on time.Now's clock.
 type Options struct {
 	// Keys is the most denials held; 0 means DefaultKeys. Past it, one is
 	// forgotten at random to make room (its next request asks the
@@ -75,15 +75,17 @@ type denial struct {
 	res       limitspec.Result
 }
 
-// New returns a Limiter caching primary's denials. It refuses a nil
-// primary and negative Keys with an error matching
-// limitspec.ErrMisconfigured.
+// New returns a Limiter caching primary's denials, configured by opts,
+// each zero field standing for its default. It refuses a nil primary and
+// negative Keys with an error reading "denials: misconfigured: ..." that
+// names the field, matching limitspec.ErrMisconfigured. The Limiter
+// starts no goroutine and has nothing to close.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
 	case limitspec.IsNil(primary):
-		return nil, fmt.Errorf("denials: %w: the primary limiter is nil", limitspec.ErrMisconfigured)
+		return nil, refusal.Config("denials", "the primary limiter is nil")
 	case opts.Keys < 0:
-		return nil, fmt.Errorf("denials: %w: Keys must be ≥ 0, got %d", limitspec.ErrMisconfigured, opts.Keys)
+		return nil, refusal.Config("denials", "Options.Keys must be ≥ 0, got %d", opts.Keys)
 	}
 	l := &Limiter{primary: primary, now: opts.Now}
 	if l.now == nil {
@@ -143,22 +145,9 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 }
 
 // answer is the denial d as of now: its waits shortened by the time
-// since it was made.
+// since it was made (its RetryAfter ends at until).
 func (d *denial) answer(now time.Time) limitspec.Result {
-	since := now.Sub(d.at)
-	res := d.res
-	if !d.never {
-		res.RetryAfter = d.until.Sub(now)
-	}
-	res.Limits = slices.Clone(res.Limits)
-	for i := range res.Limits {
-		lr := &res.Limits[i]
-		if lr.RetryAfter != limitspec.Never {
-			lr.RetryAfter = max(lr.RetryAfter-since, 0)
-		}
-		lr.ResetAfter = max(lr.ResetAfter-since, 0)
-	}
-	return res
+	return keyed.Aged(d.res, now.Sub(d.at))
 }
 
 // Reset clears req's denial and resets the key on the primary, which

@@ -29,10 +29,11 @@ func (c *counting) Limit(ctx context.Context, req limitspec.Request) (limitspec.
 
 func newMemory(t *testing.T) *goimpl.Limiter {
 	t.Helper()
-	m, err := goimpl.New()
+	m, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { m.Close() })
 	return m
 }
 
@@ -206,13 +207,15 @@ func TestNewRefuses(t *testing.T) {
 	for name, tt := range map[string]struct {
 		primary limitspec.Limiter
 		opts    denials.Options
+		want    string
 	}{
-		"a nil primary":       {nil, denials.Options{}},
-		"a typed nil primary": {typedNil, denials.Options{}},
-		"negative Keys":       {newMemory(t), denials.Options{Keys: -1}},
+		"a nil primary":       {nil, denials.Options{}, "the primary limiter is nil"},
+		"a typed nil primary": {typedNil, denials.Options{}, "the primary limiter is nil"},
+		"negative Keys":       {newMemory(t), denials.Options{Keys: -1}, "Options.Keys must be ≥ 0, got -1"},
 	} {
-		if _, err := denials.New(tt.primary, tt.opts); !errors.Is(err, limitspec.ErrMisconfigured) {
-			t.Errorf("%s: %v, want ErrMisconfigured", name, err)
+		_, err := denials.New(tt.primary, tt.opts)
+		if want := "denials: misconfigured: " + tt.want; !errors.Is(err, limitspec.ErrMisconfigured) || err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q, matching ErrMisconfigured", name, err, want)
 		}
 	}
 }

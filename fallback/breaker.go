@@ -19,14 +19,16 @@ const (
 	HalfOpen
 )
 
-var stateNames = [...]string{"closed", "open", "half-open"}
-
 // String is the state's name: closed, open or half-open.
-func (s State) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
+func (s State) String() string { return name(s, "State", "closed", "open", "half-open") }
+
+// name is the name of v among names, by its value, or typ(v) for a value
+// none names: the String of State and Mode.
+func name[T ~uint8](v T, typ string, names ...string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("State(%d)", uint8(s))
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }
 
 // breaker is the circuit breaker. Its state and the time at which an open

@@ -21,14 +21,15 @@ func ExampleNew() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	remote, err := redislimit.New(ctx, rdb)
+	remote, err := redislimit.New(ctx, rdb, redislimit.Options{})
 	if err != nil {
 		panic(err)
 	}
-	local, err := goimpl.New()
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		panic(err)
 	}
+	defer local.Close()
 	lim, err := fallback.New(remote, local, fallback.Options{})
 	if err != nil {
 		panic(err)
@@ -66,10 +67,11 @@ func (down) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result,
 // prometheus.CounterFunc (State to a GaugeFunc), as the package
 // documentation shows.
 func Example_stats() {
-	local, err := goimpl.New()
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		panic(err)
 	}
+	defer local.Close()
 	lim, err := fallback.New(down{}, local, fallback.Options{
 		Processes: 3,
 		Failures:  2,

@@ -5,8 +5,8 @@
 // circuit breaker stops calling a primary that keeps failing and probes
 // it again later. It knows only the contract, package limitspec.
 //
-//	remote, _ := redislimit.New(ctx, rdb)
-//	local, _ := goimpl.New()
+//	remote, _ := redislimit.New(ctx, rdb, redislimit.Options{})
+//	local, _ := goimpl.New(goimpl.Options{})
 //	lim, err := fallback.New(remote, local, fallback.Options{Processes: 4})
 //	...
 //	res, err := lim.Limit(ctx, limitspec.Request{Key: user, Limit: plan, Cost: 1})
@@ -174,6 +174,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/refusal"
 )
 
 // Mode says how a request is decided while the primary fails.
@@ -188,15 +189,8 @@ const (
 	FailClosed
 )
 
-var modeNames = [...]string{"local", "fail-open", "fail-closed"}
-
 // String is the mode's name: local, fail-open or fail-closed.
-func (m Mode) String() string {
-	if int(m) < len(modeNames) {
-		return modeNames[m]
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
-}
+func (m Mode) String() string { return name(m, "Mode", "local", "fail-open", "fail-closed") }
 
 // The values Options' zero fields stand for.
 const (
@@ -298,8 +292,11 @@ func (l *Limiter) paymentID() string {
 // primary fails (local may be nil in the FailOpen and FailClosed modes,
 // which never call it). It refuses a nil limiter it needs (a nil
 // interface, or one holding a nil pointer), an unknown mode, a negative
-// option and Processes above MaxProcesses with an error matching
-// limitspec.ErrMisconfigured.
+// option and Processes above MaxProcesses with an error reading
+// "fallback: misconfigured: ..." that names the field, matching
+// limitspec.ErrMisconfigured. The Limiter starts no goroutine and has
+// nothing to close; primary and local stay the caller's, to close when
+// done (goimpl.Limiter.Close stops its sweepers).
 func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if err := check(primary, local, opts); err != nil {
 		return nil, err
@@ -337,19 +334,19 @@ func check(primary, local limitspec.Limiter, opts Options) error {
 	case limitspec.IsNil(primary):
 		return misconfigured("the primary limiter is nil")
 	case opts.Mode > FailClosed:
-		return misconfigured("unknown mode %d", opts.Mode)
+		return misconfigured("Options.Mode: unknown mode %d", opts.Mode)
 	case opts.Mode == Local && limitspec.IsNil(local):
-		return misconfigured("the local limiter is nil in Local mode")
+		return misconfigured("the local limiter is nil in Local mode (Options.Mode)")
 	case opts.Processes < 0 || opts.Processes > MaxProcesses:
-		return misconfigured("Processes must be in [0, %d], got %d", MaxProcesses, opts.Processes)
+		return misconfigured("Options.Processes must be in [0, %d], got %d", MaxProcesses, opts.Processes)
 	case opts.Timeout < 0:
-		return misconfigured("Timeout must be ≥ 0, got %v", opts.Timeout)
+		return misconfigured("Options.Timeout must be ≥ 0, got %v", opts.Timeout)
 	case opts.Failures < 0:
-		return misconfigured("Failures must be ≥ 0, got %d", opts.Failures)
+		return misconfigured("Options.Failures must be ≥ 0, got %d", opts.Failures)
 	case opts.OpenFor < 0:
-		return misconfigured("OpenFor must be ≥ 0, got %v", opts.OpenFor)
+		return misconfigured("Options.OpenFor must be ≥ 0, got %v", opts.OpenFor)
 	case opts.Reports < 0:
-		return misconfigured("Reports must be ≥ 0, got %d", opts.Reports)
+		return misconfigured("Options.Reports must be ≥ 0, got %d", opts.Reports)
 	}
 	return nil
 }
@@ -358,10 +355,11 @@ func badInput(format string, args ...any) error {
 	return &limitspec.InputError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// misconfigured is New's refusal of what it cannot work with: an error
-// matching limitspec.ErrMisconfigured, as every constructor's refusal.
+// misconfigured is New's refusal of what it cannot work with, as every
+// constructor's refusal: "fallback: misconfigured: ...", matching
+// limitspec.ErrMisconfigured.
 func misconfigured(format string, args ...any) error {
-	return fmt.Errorf("fallback: %w: %s", limitspec.ErrMisconfigured, fmt.Sprintf(format, args...))
+	return refusal.Config("fallback", format, args...)
 }
 
 // Limit decides req: with the primary while it answers, else as the

@@ -132,10 +132,11 @@ func req(lim limitspec.Limit, key string, cost int64) limitspec.Request {
 // local is an in-process limiter without sweeper, its clock at t0.
 func local(t testing.TB) *goimpl.Limiter {
 	t.Helper()
-	l, err := goimpl.New(goimpl.WithoutSweeper(), goimpl.WithClock(func() time.Time { return t0 }))
+	l, err := goimpl.New(goimpl.Options{NoSweeper: true, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { l.Close() })
 	return l
 }
 
@@ -175,18 +176,19 @@ func TestNewRefuses(t *testing.T) {
 		{"nil primary", nil, loc, Options{}, "the primary limiter is nil"},
 		{"typed nil primary", nilFake, loc, Options{}, "the primary limiter is nil"},
 		{"typed nil primary, fail open", nilMemory, nil, Options{Mode: FailOpen}, "the primary limiter is nil"},
-		{"nil local in Local mode", p, nil, Options{}, "the local limiter is nil in Local mode"},
-		{"typed nil local in Local mode", p, nilMemory, Options{}, "the local limiter is nil in Local mode"},
-		{"unknown mode", p, loc, Options{Mode: FailClosed + 1}, "unknown mode 3"},
-		{"negative processes", p, loc, Options{Processes: -1}, "Processes must be in [0, 65536], got -1"},
-		{"too many processes", p, loc, Options{Processes: 1 << 60}, "Processes must be in [0, 65536], got 1152921504606846976"},
-		{"one process too many", p, loc, Options{Processes: MaxProcesses + 1}, "Processes must be in [0, 65536], got 65537"},
-		{"negative timeout", p, loc, Options{Timeout: -time.Millisecond}, "Timeout must be ≥ 0, got -1ms"},
-		{"negative failures", p, loc, Options{Failures: -1}, "Failures must be ≥ 0, got -1"},
-		{"negative open time", p, loc, Options{OpenFor: -time.Second}, "OpenFor must be ≥ 0, got -1s"},
+		{"nil local in Local mode", p, nil, Options{}, "the local limiter is nil in Local mode (Options.Mode)"},
+		{"typed nil local in Local mode", p, nilMemory, Options{}, "the local limiter is nil in Local mode (Options.Mode)"},
+		{"unknown mode", p, loc, Options{Mode: FailClosed + 1}, "Options.Mode: unknown mode 3"},
+		{"negative processes", p, loc, Options{Processes: -1}, "Options.Processes must be in [0, 65536], got -1"},
+		{"too many processes", p, loc, Options{Processes: 1 << 60}, "Options.Processes must be in [0, 65536], got 1152921504606846976"},
+		{"one process too many", p, loc, Options{Processes: MaxProcesses + 1}, "Options.Processes must be in [0, 65536], got 65537"},
+		{"negative timeout", p, loc, Options{Timeout: -time.Millisecond}, "Options.Timeout must be ≥ 0, got -1ms"},
+		{"negative failures", p, loc, Options{Failures: -1}, "Options.Failures must be ≥ 0, got -1"},
+		{"negative open time", p, loc, Options{OpenFor: -time.Second}, "Options.OpenFor must be ≥ 0, got -1s"},
+		{"negative reports", p, loc, Options{Reports: -1}, "Options.Reports must be ≥ 0, got -1"},
 	} {
 		l, err := New(tc.primary, tc.local, tc.opts)
-		if l != nil || !errors.Is(err, limitspec.ErrMisconfigured) || !strings.Contains(fmt.Sprint(err), tc.msg) {
+		if l != nil || !errors.Is(err, limitspec.ErrMisconfigured) || fmt.Sprint(err) != "fallback: misconfigured: "+tc.msg {
 			t.Errorf("%s: New: %v, %v; want no limiter and an error matching ErrMisconfigured saying %q", tc.name, l, err, tc.msg)
 		}
 	}
@@ -650,7 +652,7 @@ func clusterLimiter(t *testing.T) *redislimit.Limiter {
 	t.Helper()
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	l, err := redislimit.New(context.Background(), rdb)
+	l, err := redislimit.New(context.Background(), rdb, redislimit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -778,10 +780,11 @@ func TestCountsUnderLoad(t *testing.T) {
 // open, the local gcra deciding), beside the local limiter alone.
 func BenchmarkLimit(b *testing.B) {
 	lim := limitspec.GCRA{Burst: 1_000_000_000, Rate: 1_000_000_000, Period: time.Second}
-	loc, err := goimpl.New()
+	loc, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { loc.Close() })
 	for _, bc := range []struct {
 		name string
 		lim  limitspec.Limiter

@@ -27,22 +27,23 @@ var quiet = slog.New(slog.DiscardHandler)
 // with a local limiter of its own.
 func onRedis(t *testing.T, addr string, opts fallback.Options) *fallback.Limiter {
 	t.Helper()
-	return onRedisWith(t, addr, opts)
+	return onRedisWith(t, addr, opts, redislimit.Options{})
 }
 
 // onRedisWith is onRedis with a Redis limiter of redisOpts.
-func onRedisWith(t *testing.T, addr string, opts fallback.Options, redisOpts ...redislimit.Option) *fallback.Limiter {
+func onRedisWith(t *testing.T, addr string, opts fallback.Options, redisOpts redislimit.Options) *fallback.Limiter {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	remote, err := redislimit.New(t.Context(), rdb, redisOpts...)
+	remote, err := redislimit.New(t.Context(), rdb, redisOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := goimpl.New()
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { local.Close() })
 	opts.Logger = quiet
 	lim, err := fallback.New(remote, local, opts)
 	if err != nil {
@@ -165,14 +166,16 @@ func (s *switchable) Limit(ctx context.Context, req limitspec.Request) (limitspe
 // its count (and the primary's admissions since, mirrored), and admits
 // none. 10 in all, the limit, however often it flaps.
 func TestFaultFlapping(t *testing.T) {
-	store, err := goimpl.New()
+	store, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := goimpl.New()
+	t.Cleanup(func() { store.Close() })
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { local.Close() })
 	primary := &switchable{Limiter: store}
 	lim, err := fallback.New(primary, local, fallback.Options{Failures: 1000, Logger: quiet})
 	if err != nil {
@@ -213,8 +216,8 @@ func TestFaultLostRepliesChargedOnce(t *testing.T) {
 	t.Parallel()
 	ways := []struct {
 		name string
-		opts []redislimit.Option
-	}{{"batched", nil}, {"unbatched", []redislimit.Option{redislimit.WithoutBatching()}}}
+		opts redislimit.Options
+	}{{"batched", redislimit.Options{}}, {"unbatched", redislimit.Options{NoBatching: true}}}
 	cases := []struct {
 		name            string
 		limit, requests int64
@@ -223,7 +226,7 @@ func TestFaultLostRepliesChargedOnce(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(way.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				lostReplies(t, tc.limit, tc.requests, way.opts...)
+				lostReplies(t, tc.limit, tc.requests, way.opts)
 			})
 		}
 	}
@@ -232,12 +235,12 @@ func TestFaultLostRepliesChargedOnce(t *testing.T) {
 // lostReplies decides requests of a fixed window of limit through a
 // fallback over a proxy that cuts every 20th decision's reply, and
 // checks the admissions against Redis's count.
-func lostReplies(t *testing.T, limit, requests int64, opts ...redislimit.Option) {
+func lostReplies(t *testing.T, limit, requests int64, opts redislimit.Options) {
 	srv := redistest.StartServer(t)
 	proxy := faultproxy.Start(t, srv.Addr())
 	// The fault is a lost reply: a deadline of seconds, so that a slow
 	// call on a loaded machine is not another.
-	lim := onRedisWith(t, proxy.Addr(), fallback.Options{Timeout: 5 * time.Second}, opts...)
+	lim := onRedisWith(t, proxy.Addr(), fallback.Options{Timeout: 5 * time.Second}, opts)
 	var n atomic.Int64
 	proxy.CutAfterReply(func(name string, _ []string) bool {
 		return name == "EVALSHA" && n.Add(1)%20 == 0
@@ -271,7 +274,7 @@ func used(t *testing.T, addr string, req limitspec.Request) int64 {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	remote, err := redislimit.New(t.Context(), rdb)
+	remote, err := redislimit.New(t.Context(), rdb, redislimit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,14 +177,15 @@ func TestFaultRedisKilledMidTraffic(t *testing.T) {
 // outage runs traffic through a fallback over a Redis limiter on srv,
 // stops srv, starts it again, and checks what the calls got.
 func outage(t *testing.T, srv *redistest.Server, rdb *redis.Client, stop, back func(*redistest.Server)) {
-	rl, err := redislimit.New(context.Background(), rdb)
+	rl, err := redislimit.New(context.Background(), rdb, redislimit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := goimpl.New()
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { local.Close() })
 	var opened atomic.Int64
 	primary := &errorLog{Limiter: rl}
 	lim, err := fallback.New(primary, local, fallback.Options{Failures: 3, OpenFor: 200 * time.Millisecond,

@@ -51,11 +51,11 @@ func TestFaultOutageCounts(t *testing.T) {
 			srv := redistest.StartServer(t, "--appendonly", "yes", "--appendfsync", "always")
 			goroutines := runtime.NumGoroutine()
 			rdb := newClientWithin(srv.Addr(), outageTimeout)
-			rl, err := redislimit.New(context.Background(), rdb)
+			rl, err := redislimit.New(context.Background(), rdb, redislimit.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			local, err := goimpl.New()
+			local, err := goimpl.New(goimpl.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func TestFaultOutageCounts(t *testing.T) {
 			}
 			checkTTLs(t, rdb)
 			rdb.Close()
-			// The local limiter's sweeper ends once it has been collected.
+			local.Close() // ends the local limiter's sweeper
 			if !waitFor(2*time.Second, func() bool { runtime.GC(); return runtime.NumGoroutine() <= goroutines }) {
 				buf := make([]byte, 1<<16)
 				t.Errorf("%d goroutines after the test, %d before:\n%s", runtime.NumGoroutine(), goroutines, buf[:runtime.Stack(buf, true)])

@@ -27,14 +27,16 @@ func TestFailoverStartsEachLimitFromItsOwnReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := goimpl.New()
+	store, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := goimpl.New()
+	t.Cleanup(func() { store.Close() })
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { local.Close() })
 	primary := &switchable{Limiter: store}
 	lim, err := fallback.New(primary, local, fallback.Options{Failures: 1000, Logger: quiet})
 	if err != nil {
@@ -74,14 +76,16 @@ func TestFailoverBurstQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := goimpl.New()
+	store, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := goimpl.New()
+	t.Cleanup(func() { store.Close() })
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { local.Close() })
 	primary := &switchable{Limiter: store}
 	lim, err := fallback.New(primary, local, fallback.Options{Failures: 1000, Logger: quiet})
 	if err != nil {
@@ -126,14 +130,16 @@ func TestFailoverPlansShareTheIP(t *testing.T) {
 		return p
 	}
 	free, pro := plan("free", 5), plan("pro", 1000)
-	store, err := goimpl.New()
+	store, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := goimpl.New()
+	t.Cleanup(func() { store.Close() })
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { local.Close() })
 	primary := &switchable{Limiter: store}
 	lim, err := fallback.New(primary, local, fallback.Options{Failures: 1000, Logger: quiet})
 	if err != nil {

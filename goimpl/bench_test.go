@@ -26,7 +26,7 @@ import (
 // the result refers to it.
 func BenchmarkExistingKey(b *testing.B) {
 	var gcra limitspec.Limit = limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second}
-	l := newLimiter(b, WithoutSweeper())
+	l := newLimiter(b, Options{NoSweeper: true})
 	keys := make([]string, 10000)
 	for i := range keys {
 		keys[i] = "user" + strconv.Itoa(i)
@@ -94,7 +94,7 @@ func BenchmarkExistingKey(b *testing.B) {
 //
 //	go test -run '^$' -bench 'Bound|ExistingKey' -benchmem ./goimpl
 func BenchmarkBound(b *testing.B) {
-	l := newLimiter(b, WithoutSweeper())
+	l := newLimiter(b, Options{NoSweeper: true})
 	bound := bind(b, l, limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second})
 	keys := make([]string, 10000)
 	ctx := context.Background()
@@ -146,7 +146,7 @@ func BenchmarkAllow(b *testing.B) {
 	for _, alg := range algorithms {
 		b.Run(alg, func(b *testing.B) {
 			lim := limitOf(alg, largeParams[alg])
-			l := newLimiter(b, WithoutSweeper())
+			l := newLimiter(b, Options{NoSweeper: true})
 			keys := make([]string, 1024)
 			for i := range keys {
 				keys[i] = fmt.Sprint("user", i)
@@ -182,7 +182,7 @@ func BenchmarkPolicy(b *testing.B) {
 	}
 	for _, p := range []*limitspec.Policy{ipUser, burstQuota} {
 		b.Run(p.Name(), func(b *testing.B) {
-			l := newLimiter(b, WithoutSweeper())
+			l := newLimiter(b, Options{NoSweeper: true})
 			ids := make([]map[string]string, 1024)
 			for i := range ids {
 				ids[i] = map[string]string{}
@@ -225,7 +225,7 @@ func BenchmarkHeapPerKey(b *testing.B) {
 			var perKey float64
 			for b.Loop() {
 				base := heapAlloc()
-				l := newLimiter(b, WithoutSweeper())
+				l := newLimiter(b, Options{NoSweeper: true})
 				for _, k := range keys {
 					decide(b, l, limitspec.Request{Key: k, Limit: gcra, Cost: 1, Now: at(t0)})
 				}
@@ -268,7 +268,7 @@ func benchExpiredKeys(b *testing.B, n int) {
 	gcra := limitspec.GCRA{Burst: 10, Rate: 10, Period: time.Second}
 	ctx := context.Background()
 	base := heapAlloc()
-	l := newLimiter(b)
+	l := newLimiter(b, Options{})
 	store := probeOf(b, l, gcra)
 	defer store.StopSweeper() // the next run's heap figures are its own
 	for i := range n {

@@ -35,7 +35,7 @@ func bind(tb testing.TB, l *Limiter, lim limitspec.Limit) *Bound {
 // and holding the bound limit.
 func TestBoundMatchesOracle(t *testing.T) {
 	var clock atomic.Int64
-	l := newLimiter(t, WithoutSweeper(), WithClock(func() time.Time { return at(clock.Load()) }))
+	l := newLimiter(t, Options{NoSweeper: true, Now: func() time.Time { return at(clock.Load()) }})
 	models := make([]oracle.Model, len(oraclePool))
 	limits := make([]limitspec.Limit, len(oraclePool))
 	bounds := make([]*Bound, len(oraclePool))
@@ -126,7 +126,7 @@ func TestBoundRefusesAsLimit(t *testing.T) {
 		{Key: "k", Limit: mw, Now: at(t0), Cost: 1, Inputs: map[string]string{"meta": strings.Repeat("x", 257)}},
 		{Key: "k", Limit: fw, Now: time.Time{}.Add(1), Cost: 1}, // before the epoch
 	}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	bounds := map[limitspec.Limit]*Bound{fw: bind(t, l, fw), mw: bind(t, l, mw)}
 	for _, req := range requests {
 		_, want := l.Limit(ctx, req)
@@ -168,7 +168,7 @@ func TestBoundRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	byValue, byPointer := bind(t, l, gcra), bind(t, l, &gcra)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -218,7 +218,7 @@ func TestBoundRequests(t *testing.T) {
 // pointer that is changed afterwards.
 func TestBoundKeepsItsLimit(t *testing.T) {
 	gcra := limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	b := bind(t, l, &gcra)
 	gcra.Burst = 100
 	res, err := b.Limit(context.Background(), limitspec.Request{Key: "k", Cost: 1, Now: at(t0)})
@@ -236,7 +236,7 @@ func TestBoundPolicyMatchesOracle(t *testing.T) {
 	for _, spec := range []policySpec{ipUserSpec, burstQuota(1000), everyAlgSpec} {
 		t.Run(spec.name, func(t *testing.T) {
 			p, o := spec.build(t)
-			l := newLimiter(t, WithoutSweeper())
+			l := newLimiter(t, Options{NoSweeper: true})
 			b, err := l.BindPolicy(p)
 			if err != nil {
 				t.Fatal(err)
@@ -286,7 +286,7 @@ func TestBoundPolicyMatchesOracle(t *testing.T) {
 // policy, and a request's identities as the limiter does.
 func TestBindPolicyRefusals(t *testing.T) {
 	ctx := context.Background()
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	impostorPolicy, err := limitspec.NewPolicy("p", limitspec.PolicyLimit{Name: "a", Limit: impostor{}, Identity: "u"})
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +339,7 @@ func TestBindPolicyRefusals(t *testing.T) {
 func TestBoundAllocations(t *testing.T) {
 	for _, alg := range []string{"fixed_window", "gcra", "leaky_bucket", "sliding_window", "token_bucket"} {
 		for _, keys := range []int{1, 10000} {
-			l := newLimiter(t, WithoutSweeper())
+			l := newLimiter(t, Options{NoSweeper: true})
 			b := bind(t, l, limitOf(alg, largeParams[alg]))
 			for k := range keys {
 				if _, err := b.Allow(context.Background(), "user"+strconv.Itoa(k)); err != nil {
@@ -371,7 +371,7 @@ func TestBoundAllocations(t *testing.T) {
 func TestConcurrentBound(t *testing.T) {
 	const limit, goroutines, each = 1000, 16, 200
 	gcra := limitspec.GCRA{Burst: limit, Rate: 1, Period: time.Minute}
-	l := newLimiter(t, WithClock(func() time.Time { return at(t0) }))
+	l := newLimiter(t, Options{Now: func() time.Time { return at(t0) }})
 	b := bind(t, l, gcra)
 	var admitted atomic.Int64
 	done := make(chan struct{})

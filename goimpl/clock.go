@@ -9,7 +9,7 @@ import (
 // wall clock.
 const clockResync = time.Second
 
-// systemClock is the limiter's clock unless WithClock gives another: the
+// systemClock is the limiter's clock unless Options.Now gives another: the
 // system's wall clock in ms since the epoch, as time.Now().UnixMilli()
 // reads it, with one clock read where time.Now makes two (the wall clock
 // and the monotonic one): systemClock reads both once a second, and in

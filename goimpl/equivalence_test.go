@@ -25,7 +25,7 @@ func TestGCRAEquivalences(t *testing.T) {
 			limitspec.TokenBucket{Capacity: b, RefillTokens: r, Refill: ms(p)},
 			limitspec.LeakyBucket{Capacity: b, Rate: r, Period: ms(p)},
 		}
-		l := newLimiter(t, WithoutSweeper())
+		l := newLimiter(t, Options{NoSweeper: true})
 		now := int64(t0)
 		for i := range 400 {
 			switch rng.IntN(8) {
@@ -77,7 +77,7 @@ func newTierCase(t *testing.T, rng *rand.Rand) *tierCase {
 		suffix := []string{"", "_2", "_3"}[i]
 		p["limit"+suffix], p["window_ms"+suffix] = limit, window
 		c.singles = append(c.singles, limitspec.BucketWindow{Limit: limit, Window: ms(window), Bucket: ms(c.bucket)})
-		c.alone = append(c.alone, newLimiter(t, WithoutSweeper())) // two tiers of one window would share a state
+		c.alone = append(c.alone, newLimiter(t, Options{NoSweeper: true})) // two tiers of one window would share a state
 		c.lmin = min(c.lmin, limit)
 	}
 	c.tiered = limitOf("bucket_window", p)
@@ -136,7 +136,7 @@ func TestTieredBucketWindowIsConjunction(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 0))
 	for trial := range 300 {
 		c := newTierCase(t, rng)
-		l := newLimiter(t, WithoutSweeper())
+		l := newLimiter(t, Options{NoSweeper: true})
 		now := int64(t0)
 		for step := range 300 {
 			switch rng.IntN(10) {

@@ -14,10 +14,11 @@ import (
 // One limiter decides every limit, per call: here 20 at once and then 10
 // a second per user, at the process clock.
 func Example() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	ctx := context.Background()
 	res, err := lim.Allow(ctx, "alice", limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
 	if err != nil {
@@ -30,16 +31,42 @@ func Example() {
 	// Output: true 20 19
 }
 
+// Close stops the limiter's background sweepers; the limiter goes on
+// deciding, on the states it holds, as one made with NoSweeper, and a
+// second Close does nothing.
+func ExampleLimiter_Close() {
+	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
+	lim, err := goimpl.New(goimpl.Options{Now: held})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	perUser := limitspec.FixedWindow{Limit: 2, Window: time.Minute}
+	before, _ := lim.Allow(ctx, "alice", perUser)
+	fmt.Println(lim.Close())
+	after, err := lim.Allow(ctx, "alice", perUser)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(before.Limits[0].Remaining, after.Limits[0].Remaining, after.Allowed)
+	fmt.Println(lim.Close())
+	// Output:
+	// <nil>
+	// 1 0 true
+	// <nil>
+}
+
 // Allow decides a cost of 1 at the limiter's clock, here held at one
 // instant: a burst of 2, then 1 a second. Each admission is 1 s of work
 // queued; the third waits for the first's second to pass, and the full
 // burst is whole again 2 s after it was spent.
 func ExampleLimiter_Allow() {
 	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
-	lim, err := goimpl.New(goimpl.WithClock(held))
+	lim, err := goimpl.New(goimpl.Options{Now: held})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	gcra := limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second}
 	for range 3 {
 		res, err := lim.Allow(context.Background(), "alice", gcra)
@@ -60,10 +87,11 @@ func ExampleLimiter_Allow() {
 // existing key.
 func ExampleLimiter_Bind() {
 	held := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
-	lim, err := goimpl.New(goimpl.WithClock(held))
+	lim, err := goimpl.New(goimpl.Options{Now: held})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	perUser, err := lim.Bind(limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second})
 	if err != nil {
 		log.Fatal(err) // errors.Is(err, limitspec.ErrBadInput): a limit out of its domain
@@ -87,10 +115,11 @@ func ExampleLimiter_Bind() {
 // wait 4·T = 8 s past the debt of 4·T: 16 s instead of 8 s, and the burst
 // is whole again after 20·T = 40 s.
 func ExampleLimiter_Limit_force() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	ctx := context.Background()
 	gcra := limitspec.GCRA{Burst: 16, Rate: 30, Period: time.Minute}
 	now := time.UnixMilli(1_700_000_000_000)
@@ -109,10 +138,11 @@ func ExampleLimiter_Limit_force() {
 // fourth request is denied by it for a day, and the burst limit consumes
 // nothing for that request.
 func ExampleLimiter_Limit_policy() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	policy, err := limitspec.BurstQuotaPolicy(3)
 	if err != nil {
 		log.Fatal(err)

@@ -43,7 +43,7 @@ func TestChangedAmountsDecideAsExpired(t *testing.T) {
 // decision in which they differ.
 func expiredAlike(t *testing.T, alg string, first, then map[string]int64) {
 	store := oracle.NewStore()
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	var inputs map[string]string
 	if alg == "meta_window" {
 		inputs = map[string]string{"meta": "m"}

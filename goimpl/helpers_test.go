@@ -20,13 +20,14 @@ func at(ms int64) time.Time { return time.UnixMilli(ms) }
 func ms(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // newLimiter returns a limiter made by New with opts, failing the test if
-// New refuses them.
-func newLimiter(tb testing.TB, opts ...Option) *Limiter {
+// New refuses them, and closed when the test ends.
+func newLimiter(tb testing.TB, opts Options) *Limiter {
 	tb.Helper()
-	l, err := New(opts...)
+	l, err := New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { l.Close() })
 	return l
 }
 

@@ -45,7 +45,7 @@ func TestTwoLimitsTwoKeys(t *testing.T) {
 		{0, "alice", 1003, true}, // a second has drained one of alice's
 		{1, "bob", 1000, true},   // a new window
 	}
-	l := newLimiter(t)
+	l := newLimiter(t, Options{})
 	for i, s := range steps {
 		res := decide(t, l, limitspec.Request{Key: s.key, Limit: limits[s.lim], Cost: 1, Now: at(start + s.dt)})
 		o, err := models[s.lim].Decide(s.key, start+s.dt, 1, nil)
@@ -91,7 +91,7 @@ var oraclePool = []struct {
 // going back (past the clock skew bound, too) and keys left to expire,
 // decides as the oracle's models, one per limit.
 func TestDecisionsMatchOracle(t *testing.T) {
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	models := make([]oracle.Model, len(oraclePool))
 	limits := make([]limitspec.Limit, len(oraclePool))
 	for i, p := range oraclePool {
@@ -225,7 +225,7 @@ func TestLimitChange(t *testing.T) {
 func runChangeSteps(t *testing.T, steps []changeStep) {
 	t.Helper()
 	start := int64(t0/3600000+1) * 3600000
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	for i, s := range steps {
 		res := decide(t, l, limitspec.Request{Key: "k", Limit: s.lim, Cost: s.cost, Force: s.force, Now: at(start + s.dt)})
 		got := only(t, res)
@@ -252,7 +252,7 @@ func TestReset(t *testing.T) {
 	one := limitspec.GCRA{Burst: 1, Rate: 1, Period: time.Minute}
 	amounts := limitspec.GCRA{Burst: 3, Rate: 1, Period: time.Minute} // shares one's state
 	rate := limitspec.GCRA{Burst: 1, Rate: 2, Period: time.Minute}    // does not
-	l := newLimiter(t, WithClock(func() time.Time { return at(t0) }))
+	l := newLimiter(t, Options{Now: func() time.Time { return at(t0) }})
 	for _, lim := range []limitspec.Limit{one, rate} {
 		for _, key := range []string{"alice", "bob"} {
 			if res, err := l.Allow(ctx, key, lim); err != nil || !res.Allowed {
@@ -287,7 +287,7 @@ func TestOneLimitManyForms(t *testing.T) {
 	}
 	typed := limitspec.GCRA{Burst: 3, Rate: 7, Period: time.Second}
 	forms := []limitspec.Limit{typed, &typed, named}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	for i := range 3 { // burst 3 at one instant: each form takes one
 		res := decide(t, l, limitspec.Request{Key: "k", Limit: forms[i], Cost: 1, Now: at(t0)})
 		if got := only(t, res).Remaining; !res.Allowed || got != int64(2-i) {
@@ -302,7 +302,7 @@ func TestOneLimitManyForms(t *testing.T) {
 // TestExpiredStateReadsAsAbsent: a key whose TTL ran out on the caller's
 // clock starts afresh, as in Redis.
 func TestExpiredStateReadsAsAbsent(t *testing.T) {
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	fw := limitspec.FixedWindow{Limit: 1, Window: time.Second}
 	for _, s := range []struct {
 		now  int64
@@ -325,7 +325,7 @@ func TestExpiredStateReadsAsAbsent(t *testing.T) {
 // limit 3 per window of 1000 ms from the first admission.
 func TestMetaWindowEntries(t *testing.T) {
 	ctx := context.Background()
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	mw := limitspec.MetaWindow{Limit: 3, Window: time.Second}
 	req := func(dt, cost int64, meta string) limitspec.Request {
 		return limitspec.Request{Key: "10.0.0.7", Limit: mw, Cost: cost, Now: at(t0 + dt), Inputs: map[string]string{"meta": meta}}
@@ -385,7 +385,7 @@ func TestConcurrentExact(t *testing.T) {
 		"gcra":           {"burst": limit, "rate": 1, "period_ms": 60000},
 		"leaky_bucket":   {"capacity": limit, "rate": 1, "period_ms": 60000},
 	}
-	l := newLimiter(t)
+	l := newLimiter(t, Options{})
 	for _, alg := range algorithms {
 		lim := limitOf(alg, params[alg])
 		var admitted atomic.Int64

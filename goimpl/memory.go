@@ -1,9 +1,10 @@
-// Package memory decides rate limits in process memory, exactly as the
+// Package goimpl decides rate limits in process memory, exactly as the
 // Lua scripts of package redislimit decide them on Redis: the same
 // algorithms, generated from the same spec, held to the same vectors.
 //
-//	lim, err := goimpl.New()
+//	lim, err := goimpl.New(goimpl.Options{})
 //	...
+//	defer lim.Close()
 //	res, err := lim.Allow(ctx, "alice", limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
 //
 // One Limiter decides any limit and any policy, per call; tenants on
@@ -41,7 +42,7 @@
 // converting it from the interface, finding its algorithm's table and
 // looking up whether it was validated.
 //
-// A request without a Now is decided at the limiter's clock: WithClock's,
+// A request without a Now is decided at the limiter's clock: Options.Now,
 // or else the system's wall clock, read as time.Now reads it but with
 // one clock read where time.Now makes two (the wall and the monotonic
 // clocks): the Limiter reads both once a second, and the monotonic one
@@ -58,13 +59,14 @@
 // active within about one TTL. The sweeper reckons the caller's time from
 // the latest call's and the process's monotonic clock: a caller whose
 // times run slower than the wall clock (a test replaying old times)
-// should make its limiter WithoutSweeper. Sweepers end by themselves once
-// their limiter has been garbage collected.
+// should make its limiter with Options.NoSweeper. Close stops the
+// sweepers (the Limiter goes on deciding, the calls alone reclaiming);
+// they also end by themselves once their limiter has been garbage
+// collected.
 package goimpl
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,10 +79,10 @@ import (
 // limitspec.Limiter, limitspec.Resetter and limitspec.Checker, and is
 // safe for concurrent use. Make one with New.
 type Limiter struct {
-	clock     func() time.Time // WithClock's; nil: sys
+	clock     func() time.Time // Options.Now; nil: sys
 	sys       systemClock
-	noSweeper bool
-	mu        sync.Mutex // serializes the creation of tables
+	mu        sync.Mutex // serializes the creation of tables, and Close
+	noSweeper bool       // Options.NoSweeper, or closed; under mu
 	// tables are the tables made so far, one per algorithm decided, in
 	// the order they were made; a new table replaces the slice.
 	tables atomic.Pointer[[]*table]
@@ -97,46 +99,43 @@ type table struct {
 	order int
 }
 
-// Option configures a Limiter.
-type Option func(*Limiter) error
-
-// WithClock decides requests without a Now at clock's time instead of
-// the system's wall clock (time.Now's, read as the Limiter reads it: see
-// "Memory and time").
-func WithClock(clock func() time.Time) Option {
-	return func(l *Limiter) error {
-		if clock == nil {
-			return fmt.Errorf("goimpl: %w: WithClock(nil): give a clock", limitspec.ErrMisconfigured)
-		}
-		l.clock = clock
-		return nil
-	}
+// Options configure a Limiter. The zero value is the default: the
+// system's wall clock, and a background sweeper per algorithm decided.
+type Options struct {
+	// Now is the clock of requests without a Now; nil means the system's
+	// wall clock (time.Now's, read as the Limiter reads it: see "Memory
+	// and time"). Tests set it.
+	Now func() time.Time
+	// NoSweeper reclaims expired keys by the times of the calls alone,
+	// with no background sweeper: for callers whose times do not follow
+	// the wall clock, such as tests that replay old times. False (the
+	// default) runs a sweeper per algorithm decided, until Close.
+	NoSweeper bool
 }
 
-// WithoutSweeper reclaims expired keys by the times of the calls alone,
-// with no background sweeper: for callers whose times do not follow the
-// wall clock, such as tests that replay old times.
-func WithoutSweeper() Option {
-	return func(l *Limiter) error {
-		l.noSweeper = true
-		return nil
-	}
+// New returns a Limiter configured by opts, each zero field standing for
+// its default. Every Options is valid, so the error is nil: it is there
+// so that New reads as every constructor of the module does, whose
+// refusals match limitspec.ErrMisconfigured.
+func New(opts Options) (*Limiter, error) {
+	return &Limiter{clock: opts.Now, noSweeper: opts.NoSweeper}, nil
 }
 
-// New returns a Limiter; it refuses a nil option, and an option that
-// cannot work, with an error matching limitspec.ErrMisconfigured that
-// says why.
-func New(opts ...Option) (*Limiter, error) {
-	l := &Limiter{}
-	for i, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("goimpl: %w: option %d of New is nil", limitspec.ErrMisconfigured, i+1)
-		}
-		if err := opt(l); err != nil {
-			return nil, err
-		}
+// Close stops the Limiter's background sweepers and waits for them to
+// end; it returns nil, and calling it again does nothing. The Limiter
+// goes on deciding after Close, with every state it holds, as one made
+// with NoSweeper: the calls alone reclaim expired keys, and no table made
+// later runs a sweeper. A Limiter that is dropped without Close has its
+// sweepers end once it has been garbage collected.
+func (l *Limiter) Close() error {
+	l.mu.Lock()
+	l.noSweeper = true
+	tables := l.made()
+	l.mu.Unlock()
+	for _, t := range tables {
+		t.StopSweeper()
 	}
-	return l, nil
+	return nil
 }
 
 // Allow decides a request of cost 1 for key by limit.

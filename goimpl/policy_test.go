@@ -115,7 +115,7 @@ func TestPolicyMatchesOracle(t *testing.T) {
 	for _, spec := range []policySpec{ipUserSpec, burstQuota(1000), userGlobal(300), everyAlgSpec} {
 		t.Run(spec.name, func(t *testing.T) {
 			p, o := spec.build(t)
-			l := newLimiter(t, WithoutSweeper())
+			l := newLimiter(t, Options{NoSweeper: true})
 			rng := rand.New(rand.NewPCG(1, uint64(len(spec.name))))
 			now, denied := int64(t0), 0
 			for step := range 5000 {
@@ -181,7 +181,7 @@ func TestPolicyTwinLimits(t *testing.T) {
 	}
 	p, other, apart := twins("twins", "a", "b"), twins("others", "a", "b"), twins("apart", "c", "d")
 	alice := map[string]string{"user": "alice"}
-	l := newLimiter(t, WithClock(func() time.Time { return at(t0) }))
+	l := newLimiter(t, Options{Now: func() time.Time { return at(t0) }})
 	for i := range 5 {
 		res := decide(t, l, limitspec.Request{Policy: p, IDs: alice, Cost: 1})
 		want := int64(3 - i) // 4 admitted, each of a and b counting it once
@@ -211,7 +211,7 @@ func TestPolicyBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	alice := map[string]string{"user": "alice"}
 	// 4 of 5 left of the burst, 999 of 1000 of the day: the burst binds.
 	if res := decide(t, l, limitspec.Request{Policy: p, IDs: alice, Cost: 1, Now: at(t0)}); !res.Allowed || res.Binding != 0 {
@@ -258,7 +258,7 @@ func TestDeniedPolicyWritesNothing(t *testing.T) {
 	}
 	alice := map[string]string{"user": "alice", "ip": "10.0.0.1"}
 	bob := map[string]string{"user": "bob", "ip": "10.0.0.2"}
-	subject, shadow := newLimiter(t, WithoutSweeper()), newLimiter(t, WithoutSweeper())
+	subject, shadow := newLimiter(t, Options{NoSweeper: true}), newLimiter(t, Options{NoSweeper: true})
 	for _, l := range []*Limiter{subject, shadow} {
 		if res := decide(t, l, limitspec.Request{Policy: p, IDs: alice, Cost: 1, Now: at(t0)}); !res.Allowed {
 			t.Fatalf("the first request: %+v", res)
@@ -293,7 +293,7 @@ func TestPolicyRefusesIdentities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	for _, ids := range []map[string]string{
 		{"ip": "10.0.0.1"},
 		{"ip": "10.0.0.1", "user": "alice", "route": "/"},
@@ -320,7 +320,7 @@ func TestPolicyReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimiter(t, WithClock(func() time.Time { return at(t0) }))
+	l := newLimiter(t, Options{Now: func() time.Time { return at(t0) }})
 	ctx := context.Background()
 	for _, user := range []string{"alice", "bob"} {
 		decide(t, l, limitspec.Request{Policy: p, IDs: map[string]string{"user": user}, Cost: 1})
@@ -371,7 +371,7 @@ func overlapping(t *testing.T) []*limitspec.Policy {
 // of its identity, by every policy that holds it.
 func TestConcurrentPolicies(t *testing.T) {
 	policies := overlapping(t)
-	l := newLimiter(t)
+	l := newLimiter(t, Options{})
 	var mu sync.Mutex
 	admitted := map[string]int64{} // in all, and by limit and identity value
 	var wg sync.WaitGroup
@@ -459,7 +459,7 @@ func TestPlansShareByName(t *testing.T) {
 		{"limits named apart", plan("free", "free_ip", time.Hour, 3), plan("pro", "pro_ip", time.Hour, 100), 10},
 		{"another window", plan("free", "per_ip", time.Hour, 3), plan("pro", "per_ip", 2*time.Hour, 100), 10},
 	} {
-		l := newLimiter(t, WithClock(func() time.Time { return at(t0) }))
+		l := newLimiter(t, Options{Now: func() time.Time { return at(t0) }})
 		admitted := 0
 		for i := range 20 {
 			req := limitspec.Request{Policy: tc.free, IDs: map[string]string{"ip": "10.0.0.1", "user": "f" + strconv.Itoa(i)}, Cost: 1}

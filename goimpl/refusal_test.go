@@ -60,19 +60,14 @@ func TestMisuseNeverPanics(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	l := newLimiter(t)
+	l := newLimiter(t, Options{})
 	var zero Limiter // not made by New
 	limit := func(l *Limiter, req limitspec.Request) func() error {
 		return func() error { _, err := l.Limit(ctx, req); return err }
 	}
 	bad := []error{limitspec.ErrBadInput}
 	unlinked := bad // a limit no linked package decides is refused
-	tests := []struct {
-		name  string
-		call  func() error
-		want  string  // the error's start; "" for no error
-		class []error // what the error matches, one of them; nil: not checked
-	}{
+	checkMisuses(t, []misuse{
 		{"Allow with a nil limit", func() error { _, err := l.Allow(ctx, "k", nil); return err }, "a request needs a Limit or a Policy", bad},
 		{"Allow with a typed nil *GCRA", func() error { _, err := l.Allow(ctx, "k", nilGCRA); return err }, "a request needs a Limit or a Policy", bad},
 		{"a request with neither", limit(l, limitspec.Request{Key: "k", Cost: 1}), "a request needs a Limit or a Policy", bad},
@@ -113,9 +108,22 @@ func TestMisuseNeverPanics(t *testing.T) {
 		{"Bind of a typed nil *GCRA", func() error { _, err := l.Bind(nilGCRA); return err }, "a request needs a Limit or a Policy", bad},
 		{"BindPolicy of a nil policy", func() error { _, err := l.BindPolicy(nil); return err }, "a request needs a Limit or a Policy", bad},
 		{"BindPolicy of a zero Policy", func() error { _, err := l.BindPolicy(zeroPolicy); return err }, "a policy needs a name and limits", bad},
-		{"New with a nil option", func() error { _, err := New(WithoutSweeper(), nil); return err }, "goimpl: misconfigured: option 2 of New is nil", []error{limitspec.ErrMisconfigured}},
-		{"WithClock(nil)", func() error { _, err := New(WithClock(nil)); return err }, "goimpl: misconfigured: WithClock(nil): give a clock", []error{limitspec.ErrMisconfigured}},
-	}
+		{"New of zero Options", func() error { _, err := New(Options{}); return err }, "", nil},
+	})
+}
+
+// misuse is a call that misuses a limiter, and the error it must return.
+type misuse struct {
+	name  string
+	call  func() error
+	want  string  // the error's start; "" for no error
+	class []error // what the error matches, one of them; nil: not checked
+}
+
+// checkMisuses makes each call, which must not panic, and checks its
+// error.
+func checkMisuses(t *testing.T, tests []misuse) {
+	t.Helper()
 	for _, tt := range tests {
 		err := noPanic(t, tt.name, tt.call)
 		switch {
@@ -164,7 +172,7 @@ func TestRefusals(t *testing.T) {
 		{limitspec.Request{Key: "k", Limit: mw, Now: at(t0), Cost: 1, Inputs: map[string]string{"meta": strings.Repeat("x", 257)}},
 			"meta_window: meta must be at most 256 bytes, got 257"},
 	}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	for _, tt := range tests {
 		_, err := l.Limit(context.Background(), tt.req)
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !errors.Is(err, limitspec.ErrBadInput) {
@@ -182,14 +190,14 @@ func TestRefusals(t *testing.T) {
 }
 
 // TestClock: a request without a time is decided at the limiter's clock,
-// time.Now unless WithClock gives another; a request's own time wins.
+// time.Now unless Options.Now gives another; a request's own time wins.
 func TestClock(t *testing.T) {
 	ctx := context.Background()
 	hourly := limitspec.FixedWindow{Limit: 1, Window: time.Hour}
 	// The window ends at the next multiple of an hour after the time used.
 	toEnd := func(ms int64) time.Duration { return time.Duration((ms/3600000+1)*3600000-ms) * time.Millisecond }
 
-	l := newLimiter(t)
+	l := newLimiter(t, Options{})
 	before := time.Now().UnixMilli()
 	res, err := l.Allow(ctx, "k", hourly)
 	after := time.Now().UnixMilli()
@@ -205,7 +213,7 @@ func TestClock(t *testing.T) {
 	}
 
 	hour := int64(t0/3600000+1) * 3600000
-	held := newLimiter(t, WithClock(func() time.Time { return at(hour + 1000) }))
+	held := newLimiter(t, Options{Now: func() time.Time { return at(hour + 1000) }})
 	if res, err := held.Allow(ctx, "k", hourly); err != nil || !res.Allowed || res.Limits[0].ResetAfter != toEnd(hour+1000) {
 		t.Errorf("Allow at a held clock: %+v, %v; want admitted, reset %v", res, err, toEnd(hour+1000))
 	}
@@ -309,7 +317,7 @@ func TestAcceptsWholeDomain(t *testing.T) {
 				return p["window_ms"]%p["bucket_ms"] == 0 && p["window_ms"]/p["bucket_ms"] <= 3600
 			}},
 	}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	for _, a := range algs {
 		accepted := 0
 		for _, p := range combos(a.params) {
@@ -341,7 +349,7 @@ func TestBucketWindowTiersAcceptWholeDomain(t *testing.T) {
 		}
 		return window%bucket == 0 && window/bucket <= 3600
 	}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	for _, bucket := range []int64{1, 7, 1000, 1e11} {
 		for _, limit := range []int64{1, 5e11} {
 			for _, l2 := range []int64{0, 1, 5e11} {

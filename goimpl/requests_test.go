@@ -18,7 +18,7 @@ import (
 // gets its one result (9 remaining); then 64 goroutines, each with an id
 // of its own, admit the 9 left.
 func TestRequestIDRacing(t *testing.T) {
-	l, err := New(WithoutSweeper())
+	l, err := New(Options{NoSweeper: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestRequestIDRacing(t *testing.T) {
 // TestRequestIDRefusals: an id of 129 bytes, and a retry with another
 // cost, are refused as bad input; the refused retry changes nothing.
 func TestRequestIDRefusals(t *testing.T) {
-	l, err := New(WithoutSweeper())
+	l, err := New(Options{NoSweeper: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestRequestIDRefusals(t *testing.T) {
 // (REQUEST_MS plus the margin) are dropped as others are recorded, so
 // that memory follows the ids of the last two minutes.
 func TestRequestsForgotten(t *testing.T) {
-	l, err := New(WithoutSweeper())
+	l, err := New(Options{NoSweeper: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,10 +22,10 @@ import (
 
 // TestMemoryBounded: a limiter that gets new short-lived keys all the
 // time keeps about those live within one TTL, whether calls alone reclaim
-// the expired ones (WithoutSweeper) or the sweeper helps.
+// the expired ones (Options.NoSweeper) or the sweeper helps.
 func TestMemoryBounded(t *testing.T) {
-	for _, opts := range [][]Option{{WithoutSweeper()}, nil} {
-		l := newLimiter(t, opts...)
+	for _, opts := range []Options{{NoSweeper: true}, {}} {
+		l := newLimiter(t, opts)
 		fw := limitspec.FixedWindow{Limit: 10, Window: time.Second}
 		// Each key lives at most window (1 s) + margin (60 s); 1000 new keys
 		// a second for 5 minutes would be 300000 keys without reclaiming.
@@ -38,7 +38,7 @@ func TestMemoryBounded(t *testing.T) {
 		live := 62 * perSecond // keys written within the last TTL
 		store := probeOf(t, l, fw)
 		if n := store.Len(); n > 3*live {
-			t.Errorf("%d options: the store holds %d keys, want at most %d (about 2x the %d live ones)", len(opts), n, 3*live, live)
+			t.Errorf("%+v: the store holds %d keys, want at most %d (about 2x the %d live ones)", opts, n, 3*live, live)
 		}
 		store.StopSweeper()
 	}
@@ -58,14 +58,14 @@ type sweepCase struct {
 // TestSweepingKeepsDecisions: a limiter whose sweeper reclaims expired
 // keys while requests are decided (rounds every second, in passes
 // interleaved with the calls) decides exactly as one that never reclaims
-// a key (WithoutSweeper, with too few keys for calls to start a pass),
+// a key (NoSweeper, with too few keys for calls to start a pass),
 // on every algorithm, and holds every state that matters with the same
 // expiry; and it does reclaim. The caller's time runs ahead of the
 // process clock, never behind, so that the sweeper's reckoning of it
 // (the latest call's time plus the time since) never passes it.
 func TestSweepingKeepsDecisions(t *testing.T) {
 	const hot = 20
-	subject, reference := newLimiter(t), newLimiter(t, WithoutSweeper())
+	subject, reference := newLimiter(t, Options{}), newLimiter(t, Options{NoSweeper: true})
 	cases := make([]*sweepCase, len(algorithms))
 	for i, alg := range algorithms {
 		c := &sweepCase{alg: alg, lim: limitOf(alg, smallParams[alg])}
@@ -181,29 +181,27 @@ func waitSweepers(t *testing.T, want int) {
 }
 
 // TestSweepers: a limiter runs a sweeper per algorithm it has decided,
-// launched with its first key; WithoutSweeper runs none; and a limiter's
+// launched with its first key; NoSweeper runs none; and a limiter's
 // sweepers end once it has been collected. (It counts the sweepers of the
 // whole process: those of the other tests' limiters end first.)
 func TestSweepers(t *testing.T) {
 	waitSweepers(t, 0)
-	decideAll := func(l *Limiter) {
-		for _, alg := range algorithms {
-			decide(t, l, limitspec.Request{Key: "k", Limit: limitOf(alg, smallParams[alg]), Cost: 1, Now: at(t0)})
-		}
-	}
-	quiet := newLimiter(t, WithoutSweeper())
-	decideAll(quiet)
+	quiet := newLimiter(t, Options{NoSweeper: true})
+	decideEach(t, quiet, t0)
 	if n := sweepers(); n != 0 {
-		t.Errorf("a limiter WithoutSweeper runs %d sweepers", n)
+		t.Errorf("a limiter with NoSweeper runs %d sweepers", n)
 	}
-	loud := newLimiter(t)
+	loud, err := New(Options{}) // not closed: collected
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, alg := range algorithms { // tables without keys: no sweeper yet
 		tableOf(t, loud, limitOf(alg, smallParams[alg]))
 	}
 	if n := sweepers(); n != 0 {
 		t.Errorf("a limiter without keys runs %d sweepers", n)
 	}
-	decideAll(loud)
+	decideEach(t, loud, t0)
 	if n := sweepers(); n != len(algorithms) {
 		t.Errorf("a limiter that decided %d algorithms runs %d sweepers", len(algorithms), n)
 	}
@@ -212,12 +210,51 @@ func TestSweepers(t *testing.T) {
 	runtime.KeepAlive(quiet)
 }
 
+// TestCloseStopsSweepers: Close ends the sweepers of a limiter that is
+// still alive (held by the test's cleanup, so that no collection ends
+// them); after it, the limiter decides as before, every algorithm's table
+// made later included, and runs no sweeper; a second Close does nothing.
+func TestCloseStopsSweepers(t *testing.T) {
+	waitSweepers(t, 0)
+	l := newLimiter(t, Options{})
+	first := limitOf(algorithms[0], smallParams[algorithms[0]])
+	before := decide(t, l, limitspec.Request{Key: "k", Limit: first, Cost: 1, Now: at(t0)})
+	if n := sweepers(); n != 1 {
+		t.Fatalf("a limiter that decided one algorithm runs %d sweepers, want 1", n)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	waitSweepers(t, 0)
+	// The state survives Close: the same key's next request sees the first.
+	after := decide(t, l, limitspec.Request{Key: "k", Limit: first, Cost: 1, Now: at(t0)})
+	if after.Limits[0].Remaining != before.Limits[0].Remaining-1 {
+		t.Errorf("after Close, remaining %d after %d, want %d", after.Limits[0].Remaining, before.Limits[0].Remaining, before.Limits[0].Remaining-1)
+	}
+	decideEach(t, l, t0+1000)
+	if n := sweepers(); n != 0 {
+		t.Errorf("a closed limiter that decided every algorithm runs %d sweepers, want 0", n)
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+	runtime.KeepAlive(l)
+}
+
+// decideEach decides a request of every algorithm for one key at now.
+func decideEach(t *testing.T, l *Limiter, now int64) {
+	t.Helper()
+	for _, alg := range algorithms {
+		decide(t, l, limitspec.Request{Key: "k", Limit: limitOf(alg, smallParams[alg]), Cost: 1, Now: at(now)})
+	}
+}
+
 // TestIdleMemoryReturns: once an idle limiter's keys have expired by the
 // sweeper's reckoning, the sweeper drops them all and the heap they took
 // is free again.
 func TestIdleMemoryReturns(t *testing.T) {
 	base := heapAlloc()
-	l := newLimiter(t)
+	l := newLimiter(t, Options{})
 	gcra := limitspec.GCRA{Burst: 1, Rate: 1, Period: time.Second}
 	const n = 100000
 	for i := range n {
@@ -258,7 +295,7 @@ func heapAlloc() uint64 {
 // the sweeper's rounds run among them.
 func TestConcurrentSweeping(t *testing.T) {
 	const limit, goroutines, keys = 5, 4, 300
-	l := newLimiter(t)
+	l := newLimiter(t, Options{})
 	fw := limitspec.FixedWindow{Limit: limit, Window: time.Second}
 	errs := make(chan string, goroutines)
 	began := time.Now()
@@ -303,7 +340,7 @@ func TestDecisionAllocations(t *testing.T) {
 		lim := limitOf(alg, largeParams[alg])
 		var into, limit [2]float64
 		for i, keys := range []int{1, 10000} {
-			l := newLimiter(t, WithoutSweeper())
+			l := newLimiter(t, Options{NoSweeper: true})
 			for k := range keys {
 				decide(t, l, limitspec.Request{Key: "user" + strconv.Itoa(k), Limit: lim, Cost: 1, Now: at(t0)})
 			}

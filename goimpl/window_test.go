@@ -45,7 +45,7 @@ var windowCases = []struct {
 // it and as a decision's result reports it.
 func TestQuotaWindows(t *testing.T) {
 	covered := map[string]bool{}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	for _, tt := range windowCases {
 		lim := limitOf(tt.alg, tt.params)
 		res := decide(t, l, limitspec.Request{Key: "k", Limit: lim, Cost: 1, Now: at(t0)})
@@ -81,7 +81,7 @@ func TestQuotaWindowIsTheTimeToBeWhole(t *testing.T) {
 		if tt.want == 0 {
 			continue
 		}
-		l := newLimiter(t, WithoutSweeper())
+		l := newLimiter(t, Options{NoSweeper: true})
 		lim := limitOf(tt.alg, tt.params)
 		peek := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Now: at(start)}))
 		spent := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Cost: peek.Quota, Now: at(start)}))
@@ -130,7 +130,7 @@ func TestPolicyWindows(t *testing.T) {
 		{ipUser, map[string]string{"ip": "10.0.0.1", "user": "u"}, []string{"ip_second", "ip_minute", "ip_hour", "user_second", "user_minute", "user_hour"},
 			[]time.Duration{s, m, h, s, m, h}},
 	}
-	l := newLimiter(t, WithoutSweeper())
+	l := newLimiter(t, Options{NoSweeper: true})
 	for _, tt := range tests {
 		res := decide(t, l, limitspec.Request{Policy: tt.policy, IDs: tt.ids, Cost: 1, Now: at(t0)})
 		var names []string

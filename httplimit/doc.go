@@ -3,7 +3,7 @@
 // fallback's pair of them (Redis, and in process while Redis is
 // unavailable).
 //
-//	lim, _ := goimpl.New()
+//	lim, _ := goimpl.New(goimpl.Options{})
 //	m, err := httplimit.New(lim, httplimit.Options{
 //		Limit: limitspec.GCRA{Burst: 10, Rate: 5, Period: time.Second},
 //		Name:  "per-ip",

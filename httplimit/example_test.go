@@ -14,10 +14,11 @@ import (
 // Each client IP may send 2 requests at once, then one a second (a GCRA,
 // decided in process); the third request at once is denied.
 func ExampleNew() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		panic(err)
 	}
+	defer lim.Close()
 	m, err := httplimit.New(lim, httplimit.Options{
 		Limit: limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Second},
 		Name:  "per-ip",
@@ -74,10 +75,11 @@ func ExampleOptions_routes() {
 	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {})
 
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		panic(err)
 	}
+	defer lim.Close()
 	m, err := httplimit.New(lim, httplimit.Options{
 		Limit: limitspec.GCRA{Burst: 100, Rate: 10, Period: time.Second},
 		Name:  "site",
@@ -108,10 +110,11 @@ func ExampleOptions_select() {
 		"pro":  {Limit: limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second}, Name: "pro"},
 		"free": {Limit: limitspec.GCRA{Burst: 2, Rate: 1, Period: time.Minute}, Name: "free"},
 	}
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		panic(err)
 	}
+	defer lim.Close()
 	m, err := httplimit.New(lim, httplimit.Options{
 		Select: func(r *http.Request) (httplimit.Rule, error) {
 			if r.Header.Get("X-Plan") == "" {
@@ -150,10 +153,11 @@ func ExampleOptions_policy() {
 		panic(err)
 	}
 	held := time.Date(2026, 1, 1, 12, 0, 42, 500_000_000, time.UTC)
-	lim, err := goimpl.New(goimpl.WithClock(func() time.Time { return held }))
+	lim, err := goimpl.New(goimpl.Options{Now: func() time.Time { return held }})
 	if err != nil {
 		panic(err)
 	}
+	defer lim.Close()
 	m, err := httplimit.New(lim, httplimit.Options{
 		Policy: ipUser,
 		IDs: map[string]httplimit.KeyFunc{
@@ -188,10 +192,11 @@ func ExampleOptions_policy() {
 // minute per client IP, a GCRA), and the route's own inside it. The
 // inner one adds its items to the outer one's fields.
 func Example_stacked() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		panic(err)
 	}
+	defer lim.Close()
 	global, err := httplimit.New(lim, httplimit.Options{Limit: limitspec.GCRA{Burst: 3, Rate: 3, Period: time.Minute}, Name: "global"})
 	if err != nil {
 		panic(err)
@@ -222,10 +227,11 @@ func Example_stacked() {
 // runs the GET handler for it), DecideHead decides it as any other.
 func ExampleOptions_decideHead() {
 	for _, decideHead := range []bool{false, true} {
-		lim, err := goimpl.New()
+		lim, err := goimpl.New(goimpl.Options{})
 		if err != nil {
 			panic(err)
 		}
+		defer lim.Close()
 		m, err := httplimit.New(lim, httplimit.Options{
 			Limit:      limitspec.GCRA{Burst: 10, Rate: 1, Period: time.Second},
 			Name:       "per-ip",

@@ -64,21 +64,21 @@ func (f Fields) check() error {
 		}
 		switch {
 		case n.name == "":
-			return fmt.Errorf("httplimit: Fields.%s is empty: give every name (or none, for Draft11)", n.what)
+			return fmt.Errorf("Options.Fields.%s is empty: give every name (or none, for Draft11)", n.what)
 		case !re.MatchString(n.name):
-			return fmt.Errorf("httplimit: Fields.%s %q is not %s", n.what, n.name, n.kind)
+			return fmt.Errorf("Options.Fields.%s %q is not %s", n.what, n.name, n.kind)
 		}
 	}
 	for _, name := range []string{f.Policy, f.Limit} {
 		if i := slices.IndexFunc(ownFields, func(own string) bool { return strings.EqualFold(own, name) }); i >= 0 {
-			return fmt.Errorf("httplimit: Fields: %s is a field the middleware sets itself", ownFields[i])
+			return fmt.Errorf("Options.Fields: %s is a field the middleware sets itself", ownFields[i])
 		}
 	}
 	switch {
 	case strings.EqualFold(f.Policy, f.Limit):
-		return fmt.Errorf("httplimit: Fields.Policy and Fields.Limit name one field, %s", f.Limit)
+		return fmt.Errorf("Options.Fields.Policy and Fields.Limit name one field, %s", f.Limit)
 	case f.Quota == f.Window || f.Remaining == f.Reset:
-		return errors.New("httplimit: Fields: two parameters of one field have one name")
+		return errors.New("Options.Fields: two parameters of one field have one name")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/refusal"
 )
 
 // Rule is what a request is decided by: a Limit, counting the request's
@@ -129,28 +130,20 @@ type Middleware struct {
 // Validate), a policy's identity without its KeyFunc, Routes without
 // Mux, a route's pattern no ServeMux would register (an empty one
 // included), Fields with a name missing, malformed or of a field the
-// middleware sets itself. Each refusal matches limitspec.ErrMisconfigured,
-// as every constructor's does (and, for a limit its Validate refuses,
-// the limit's error too).
+// middleware sets itself. Each refusal reads "httplimit: misconfigured:
+// ..." and matches limitspec.ErrMisconfigured, as every constructor's
+// does (and, for a limit its Validate refuses, the limit's error too).
 func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	m, err := newMiddleware(l, opts)
 	if err != nil {
-		return nil, &configError{err}
+		return nil, refusal.Config("httplimit", "%w", err)
 	}
 	return m, nil
 }
 
-// configError is a refusal of New: it reads as its cause and matches
-// limitspec.ErrMisconfigured.
-type configError struct{ err error }
-
-func (e *configError) Error() string        { return e.err.Error() }
-func (e *configError) Unwrap() error        { return e.err }
-func (e *configError) Is(target error) bool { return target == limitspec.ErrMisconfigured }
-
 func newMiddleware(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	if limitspec.IsNil(l) {
-		return nil, errors.New("httplimit: no Limiter (a nil one was given)")
+		return nil, errors.New("no Limiter (a nil one was given)")
 	}
 	m := &Middleware{l: l, opts: opts, key: opts.Key, fields: opts.Fields,
 		rule: Rule{Limit: opts.Limit, Name: opts.Name, Policy: opts.Policy},
@@ -166,7 +159,7 @@ func newMiddleware(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.ids)) {
 		if m.ids[name] == nil {
-			return nil, fmt.Errorf("httplimit: identity %s: nil KeyFunc", name)
+			return nil, fmt.Errorf("identity %s: nil KeyFunc", name)
 		}
 	}
 	if err := m.checkRules(); err != nil {
@@ -179,10 +172,10 @@ func newMiddleware(l limitspec.Limiter, opts Options) (*Middleware, error) {
 func (m *Middleware) checkRules() error {
 	o := m.opts
 	if m.rule.IsZero() && len(m.routes) == 0 && o.Select == nil {
-		return errors.New("httplimit: no rule: give Options a Limit, a Policy, Routes or Select")
+		return errors.New("no rule: give Options a Limit, a Policy, Routes or Select")
 	}
 	if len(m.routes) > 0 && o.Mux == nil {
-		return errors.New("httplimit: Routes need Mux, the ServeMux that routes the requests, to find a request's route when the middleware wraps it")
+		return errors.New("Routes need Mux, the ServeMux that routes the requests, to find a request's route when the middleware wraps it")
 	}
 	if !m.rule.IsZero() {
 		if err := m.checkRule("Options", m.rule); err != nil {
@@ -195,7 +188,7 @@ func (m *Middleware) checkRules() error {
 			return err
 		}
 		if r.IsZero() {
-			return fmt.Errorf("httplimit: the route %q has an empty rule: give it a Limit or a Policy", pattern)
+			return fmt.Errorf("the route %q has an empty rule: give it a Limit or a Policy", pattern)
 		}
 		if err := m.checkRule(fmt.Sprintf("the route %q", pattern), r); err != nil {
 			return err
@@ -209,11 +202,11 @@ func (m *Middleware) checkRules() error {
 // ServeMux of its own, whose Handle panics at one.
 func checkPattern(pattern string) (err error) {
 	if pattern == "" {
-		return errors.New(`httplimit: a route has an empty pattern: give the ServeMux pattern it is for ("GET /items/{id}")`)
+		return errors.New(`a route has an empty pattern: give the ServeMux pattern it is for ("GET /items/{id}")`)
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("httplimit: the route %q is not a ServeMux pattern: %v", pattern, v)
+			err = fmt.Errorf("the route %q is not a ServeMux pattern: %v", pattern, v)
 		}
 	}()
 	http.NewServeMux().Handle(pattern, http.NotFoundHandler())
@@ -225,21 +218,21 @@ func (m *Middleware) checkRule(what string, r Rule) error {
 	req := limitspec.Request{Limit: r.Limit, Policy: r.Policy}
 	switch {
 	case !limitspec.IsNil(r.Limit) && r.Policy != nil:
-		return fmt.Errorf("httplimit: %s: give a Limit or a Policy, not both", what)
+		return fmt.Errorf("%s: give a Limit or a Policy, not both", what)
 	case r.Policy != nil && r.Name != "":
-		return fmt.Errorf("httplimit: %s: Name %q names a Limit's quota; a policy's quotas are named by its limits", what, r.Name)
+		return fmt.Errorf("%s: Name %q names a Limit's quota; a policy's quotas are named by its limits", what, r.Name)
 	case r.Policy != nil && r.Policy.Name() == "":
-		return fmt.Errorf("httplimit: %s: the Policy is a zero one: make it with limitspec.NewPolicy", what)
+		return fmt.Errorf("%s: the Policy is a zero one: make it with limitspec.NewPolicy", what)
 	}
 	if err := limitspec.Check(m.l, req); err != nil {
-		return fmt.Errorf("httplimit: %s: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if r.Policy == nil {
 		return nil
 	}
 	for _, id := range r.Policy.Identities() {
 		if m.ids[id] == nil {
-			return fmt.Errorf("httplimit: %s: the policy %s counts the identity %q: give its KeyFunc in Options.IDs", what, r.Policy.Name(), id)
+			return fmt.Errorf("%s: the policy %s counts the identity %q: give its KeyFunc in Options.IDs", what, r.Policy.Name(), id)
 		}
 	}
 	return nil

@@ -26,10 +26,11 @@ const hourStart = 1_699_999_200_000
 func at(t testing.TB, ms int64) *goimpl.Limiter {
 	t.Helper()
 	now := time.UnixMilli(hourStart + ms)
-	l, err := goimpl.New(goimpl.WithoutSweeper(), goimpl.WithClock(func() time.Time { return now }))
+	l, err := goimpl.New(goimpl.Options{NoSweeper: true, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { l.Close() })
 	return l
 }
 

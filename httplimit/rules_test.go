@@ -29,7 +29,7 @@ func clusterLimiter(t *testing.T) *redislimit.Limiter {
 	t.Helper()
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	l, err := redislimit.New(context.Background(), rdb)
+	l, err := redislimit.New(context.Background(), rdb, redislimit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,47 +50,47 @@ func TestNewRefuses(t *testing.T) {
 	ids := map[string]httplimit.KeyFunc{"ip": httplimit.RemoteIP, "user": httplimit.Header("X-User")}
 	badGCRA := limitspec.GCRA{Burst: 1, Rate: 0, Period: time.Second}
 	refuses(t, []refusal{
-		{"nil limiter", nil, httplimit.Options{Limit: fakeLimit}, "httplimit: no Limiter (a nil one was given)"},
-		{"typed nil limiter", nilMemory, httplimit.Options{Limit: fakeLimit}, "httplimit: no Limiter (a nil one was given)"},
-		{"no rule", mem, httplimit.Options{}, "httplimit: no rule: give Options a Limit, a Policy, Routes or Select"},
-		{"a name alone", mem, httplimit.Options{Name: "per-ip"}, "httplimit: no rule: give Options a Limit, a Policy, Routes or Select"},
-		{"limit and policy", mem, httplimit.Options{Limit: fakeLimit, Policy: ipUser, IDs: ids}, "httplimit: Options: give a Limit or a Policy, not both"},
+		{"nil limiter", nil, httplimit.Options{Limit: fakeLimit}, "httplimit: misconfigured: no Limiter (a nil one was given)"},
+		{"typed nil limiter", nilMemory, httplimit.Options{Limit: fakeLimit}, "httplimit: misconfigured: no Limiter (a nil one was given)"},
+		{"no rule", mem, httplimit.Options{}, "httplimit: misconfigured: no rule: give Options a Limit, a Policy, Routes or Select"},
+		{"a name alone", mem, httplimit.Options{Name: "per-ip"}, "httplimit: misconfigured: no rule: give Options a Limit, a Policy, Routes or Select"},
+		{"limit and policy", mem, httplimit.Options{Limit: fakeLimit, Policy: ipUser, IDs: ids}, "httplimit: misconfigured: Options: give a Limit or a Policy, not both"},
 		{"invalid limit", mem, httplimit.Options{Limit: badGCRA},
-			"httplimit: Options: gcra: parameter rate must be an integer in [1, 1000000000000], got 0"},
+			"httplimit: misconfigured: Options: gcra: parameter rate must be an integer in [1, 1000000000000], got 0"},
 		{"invalid limit, no Checker", &fake{}, httplimit.Options{Limit: badGCRA},
-			"httplimit: Options: gcra: parameter rate must be an integer in [1, 1000000000000], got 0"},
+			"httplimit: misconfigured: Options: gcra: parameter rate must be an integer in [1, 1000000000000], got 0"},
 		{"limit not linked in", mem, httplimit.Options{Limit: odd{}},
-			"httplimit: Options: odd.odd: no decision of this algorithm is linked in (httplimit_test.odd is not a limit of a generated package)"},
+			"httplimit: misconfigured: Options: odd.odd: no decision of this algorithm is linked in (httplimit_test.odd is not a limit of a generated package)"},
 		{"identity without KeyFunc", mem, httplimit.Options{Policy: ipUser, IDs: map[string]httplimit.KeyFunc{"ip": httplimit.RemoteIP}},
-			`httplimit: Options: the policy ip_user counts the identity "user": give its KeyFunc in Options.IDs`},
+			`httplimit: misconfigured: Options: the policy ip_user counts the identity "user": give its KeyFunc in Options.IDs`},
 		{"nil KeyFunc", mem, httplimit.Options{Policy: ipUser, IDs: map[string]httplimit.KeyFunc{"ip": httplimit.RemoteIP, "user": nil}},
-			"httplimit: identity user: nil KeyFunc"},
+			"httplimit: misconfigured: identity user: nil KeyFunc"},
 		{"policy a Cluster refuses", cluster, httplimit.Options{Policy: ipUser, IDs: ids},
-			"httplimit: Options: policy ip_user counts several identities or a constant ([ip user]), whose keys a Redis Cluster or Ring may place on different nodes"},
+			"httplimit: misconfigured: Options: policy ip_user counts several identities or a constant ([ip user]), whose keys a Redis Cluster or Ring may place on different nodes"},
 		{"policy a fallback's Cluster refuses", onCluster, httplimit.Options{Policy: ipUser, IDs: ids},
-			"httplimit: Options: fallback: the primary limiter refuses it: policy ip_user counts several identities"},
+			"httplimit: misconfigured: Options: fallback: the primary limiter refuses it: policy ip_user counts several identities"},
 		{"routes without Mux", mem, httplimit.Options{Routes: map[string]httplimit.Rule{"GET /x": {Limit: fakeLimit}}},
-			"httplimit: Routes need Mux, the ServeMux that routes the requests, to find a request's route when the middleware wraps it"},
+			"httplimit: misconfigured: Routes need Mux, the ServeMux that routes the requests, to find a request's route when the middleware wraps it"},
 		{"route without a rule", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"GET /x": {Name: "x"}}},
-			`httplimit: the route "GET /x" has an empty rule: give it a Limit or a Policy`},
+			`httplimit: misconfigured: the route "GET /x" has an empty rule: give it a Limit or a Policy`},
 		{"route with an invalid limit", mem, httplimit.Options{Mux: http.NewServeMux(),
 			Routes: map[string]httplimit.Rule{"GET /a": {Limit: fakeLimit}, "GET /b": {Limit: badGCRA}}},
-			`httplimit: the route "GET /b": gcra: parameter rate must be an integer in [1, 1000000000000], got 0`},
+			`httplimit: misconfigured: the route "GET /b": gcra: parameter rate must be an integer in [1, 1000000000000], got 0`},
 		{"route's policy without KeyFunc", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"GET /x": {Policy: ipUser}}},
-			`httplimit: the route "GET /x": the policy ip_user counts the identity "ip": give its KeyFunc in Options.IDs`},
+			`httplimit: misconfigured: the route "GET /x": the policy ip_user counts the identity "ip": give its KeyFunc in Options.IDs`},
 		{"a policy named", mem, httplimit.Options{Policy: ipUser, IDs: ids, Name: "per-user"},
-			`httplimit: Options: Name "per-user" names a Limit's quota; a policy's quotas are named by its limits`},
+			`httplimit: misconfigured: Options: Name "per-user" names a Limit's quota; a policy's quotas are named by its limits`},
 		{"a route's policy named", mem, httplimit.Options{Mux: http.NewServeMux(), IDs: ids,
 			Routes: map[string]httplimit.Rule{"GET /x": {Policy: ipUser, Name: "x"}}},
-			`httplimit: the route "GET /x": Name "x" names a Limit's quota; a policy's quotas are named by its limits`},
+			`httplimit: misconfigured: the route "GET /x": Name "x" names a Limit's quota; a policy's quotas are named by its limits`},
 		{"zero policy, no Checker", &fake{}, httplimit.Options{Policy: &limitspec.Policy{}},
-			"httplimit: Options: the Policy is a zero one: make it with limitspec.NewPolicy"},
+			"httplimit: misconfigured: Options: the Policy is a zero one: make it with limitspec.NewPolicy"},
 		{"route with an empty pattern", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"": {Limit: fakeLimit}}},
-			`httplimit: a route has an empty pattern: give the ServeMux pattern it is for ("GET /items/{id}")`},
+			`httplimit: misconfigured: a route has an empty pattern: give the ServeMux pattern it is for ("GET /items/{id}")`},
 		{"route with a malformed pattern", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"GET /items/{id": {Limit: fakeLimit}}},
-			`httplimit: the route "GET /items/{id" is not a ServeMux pattern: parsing "GET /items/{id": at offset 11: bad wildcard segment`},
+			`httplimit: misconfigured: the route "GET /items/{id" is not a ServeMux pattern: parsing "GET /items/{id": at offset 11: bad wildcard segment`},
 		{"route without a path", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"GET items": {Limit: fakeLimit}}},
-			`httplimit: the route "GET items" is not a ServeMux pattern: parsing "GET items": at offset 4: host/path missing /`},
+			`httplimit: misconfigured: the route "GET items" is not a ServeMux pattern: parsing "GET items": at offset 4: host/path missing /`},
 	})
 }
 
@@ -100,19 +100,19 @@ func TestNewRefusesFields(t *testing.T) {
 	mem := at(t, 0)
 	refuses(t, []refusal{
 		{"fields half given", mem, httplimit.Options{Limit: fakeLimit, Fields: httplimit.Fields{Policy: "Quota-Policy", Limit: "Quota"}},
-			"httplimit: Fields.Quota is empty: give every name (or none, for Draft11)"},
+			"httplimit: misconfigured: Options.Fields.Quota is empty: give every name (or none, for Draft11)"},
 		{"field name not a token", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Limit = "Rate Limit" })},
-			`httplimit: Fields.Limit "Rate Limit" is not an HTTP field name`},
+			`httplimit: misconfigured: Options.Fields.Limit "Rate Limit" is not an HTTP field name`},
 		{"parameter not a key", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Remaining = "R" })},
-			`httplimit: Fields.Remaining "R" is not a Structured Field parameter key (a-z, 0-9, _, -, ., *; starting with a-z or *)`},
+			`httplimit: misconfigured: Options.Fields.Remaining "R" is not a Structured Field parameter key (a-z, 0-9, _, -, ., *; starting with a-z or *)`},
 		{"one field twice", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Limit = "ratelimit-policy" })},
-			"httplimit: Fields.Policy and Fields.Limit name one field, ratelimit-policy"},
+			"httplimit: misconfigured: Options.Fields.Policy and Fields.Limit name one field, ratelimit-policy"},
 		{"one parameter twice", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Reset = "r" })},
-			"httplimit: Fields: two parameters of one field have one name"},
+			"httplimit: misconfigured: Options.Fields: two parameters of one field have one name"},
 		{"a field the middleware sets", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Limit = "retry-after" })},
-			"httplimit: Fields: Retry-After is a field the middleware sets itself"},
+			"httplimit: misconfigured: Options.Fields: Retry-After is a field the middleware sets itself"},
 		{"a legacy field", mem, httplimit.Options{Limit: fakeLimit, Fields: fields(func(f *httplimit.Fields) { f.Policy = "X-RateLimit-Limit" })},
-			"httplimit: Fields: X-RateLimit-Limit is a field the middleware sets itself"},
+			"httplimit: misconfigured: Options.Fields: X-RateLimit-Limit is a field the middleware sets itself"},
 	})
 }
 

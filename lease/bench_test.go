@@ -28,10 +28,11 @@ func BenchmarkLimit(b *testing.B) {
 		for i := range names {
 			names[i] = "user" + strconv.Itoa(i)
 		}
-		primary, err := goimpl.New()
+		primary, err := goimpl.New(goimpl.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(func() { primary.Close() })
 		lim, err := lease.New(primary, lease.Options{Size: 100})
 		if err != nil {
 			b.Fatal(err)
@@ -65,7 +66,7 @@ func BenchmarkRedis(b *testing.B) {
 	srv := redistest.StartServer(b)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true, PoolSize: 64})
 	b.Cleanup(func() { rdb.Close() })
-	remote, err := redislimit.New(b.Context(), rdb)
+	remote, err := redislimit.New(b.Context(), rdb, redislimit.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

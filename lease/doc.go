@@ -3,8 +3,8 @@
 // primary can only under-admit. It knows only the contract, package
 // limitspec.
 //
-//	remote, _ := redislimit.New(ctx, rdb)
-//	local, _ := goimpl.New()
+//	remote, _ := redislimit.New(ctx, rdb, redislimit.Options{})
+//	local, _ := goimpl.New(goimpl.Options{})
 //	safe, _ := fallback.New(remote, local, fallback.Options{Mode: fallback.FailClosed})
 //	lim, err := lease.New(safe, lease.Options{Size: 10})
 //	...

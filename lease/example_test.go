@@ -18,7 +18,8 @@ import (
 // next four spend it without the primary; with 2 left, the 6th is denied
 // a lease, and from then on each request is decided alone, exactly.
 func Example() {
-	primary, _ := goimpl.New() // in production: a redislimit.Limiter, behind a fallback.Limiter
+	primary, _ := goimpl.New(goimpl.Options{}) // in production: a redislimit.Limiter, behind a fallback.Limiter
+	defer primary.Close()
 	lim, err := lease.New(primary, lease.Options{Size: 5})
 	if err != nil {
 		panic(err)
@@ -70,7 +71,8 @@ func (o *outage) Limit(ctx context.Context, req limitspec.Request) (limitspec.Re
 // the process spends the lease it holds, then denies.
 func Example_failClosed() {
 	slog.SetDefault(slog.New(slog.DiscardHandler)) // the fallback logs its breaker
-	primary, _ := goimpl.New()                     // in production: a redislimit.Limiter
+	primary, _ := goimpl.New(goimpl.Options{})     // in production: a redislimit.Limiter
+	defer primary.Close()
 	remote := &outage{Limiter: primary}
 	lim, err := leased(remote)
 	if err != nil {

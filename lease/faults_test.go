@@ -23,7 +23,7 @@ func onRedis(t *testing.T, addr string, size int64) (*lease.Limiter, *redislimit
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	remote, err := redislimit.New(t.Context(), rdb)
+	remote, err := redislimit.New(t.Context(), rdb, redislimit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,6 +33,47 @@ func onRedis(t *testing.T, addr string, size int64) (*lease.Limiter, *redislimit
 		t.Fatal(err)
 	}
 	return newLease(t, safe, lease.Options{Size: size, For: 500 * time.Millisecond}), remote
+}
+
+// The phases of TestFaultLeasePartition.
+const beforeCut, duringCut, afterCut = 0, 1, 2
+
+// partitionLoad is the demand of TestFaultLeasePartition: req decided
+// again and again until stop is closed, counting the admissions by
+// process and phase, and the denials failing closed.
+type partitionLoad struct {
+	t          *testing.T
+	req        limitspec.Request
+	stop       chan struct{}
+	phase      atomic.Int32
+	admitted   [2][3]atomic.Int64 // by process, by phase
+	failClosed atomic.Int64
+}
+
+// run decides the requests of one goroutine of the process p, through
+// lim, one a ms; a call must not fail.
+func (l *partitionLoad) run(p int, lim *lease.Limiter) {
+	for {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		ctx, cancel := context.WithTimeout(l.t.Context(), time.Second)
+		res, err := lim.Limit(ctx, l.req)
+		cancel()
+		if err != nil {
+			l.t.Errorf("process %d: %v", p, err)
+			return
+		}
+		if res.Allowed {
+			l.admitted[p][l.phase.Load()].Add(1)
+		}
+		if res.Side == limitspec.FailClosed {
+			l.failClosed.Add(1)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // TestFaultLeasePartition: two processes on one Redis, leases of 10
@@ -53,48 +94,23 @@ func TestFaultLeasePartition(t *testing.T) {
 	limit := limitspec.FixedWindow{Limit: L, Window: 1000 * time.Hour}
 	req := limitspec.Request{Key: "partition", Limit: limit, Cost: 1}
 
-	const before, cut, after = 0, 1, 2
-	var phase atomic.Int32
-	var admitted [2][3]atomic.Int64 // by process, by phase
-	var failClosed atomic.Int64
-	stop := make(chan struct{})
+	load := &partitionLoad{t: t, req: req, stop: make(chan struct{})}
 	var wg sync.WaitGroup
 	for p, lim := range []*lease.Limiter{a, b} {
 		for range 8 {
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-					res, err := lim.Limit(ctx, req)
-					cancel()
-					if err != nil {
-						t.Errorf("process %d: %v", p, err)
-						return
-					}
-					if res.Allowed {
-						admitted[p][phase.Load()].Add(1)
-					}
-					if res.Side == limitspec.FailClosed {
-						failClosed.Add(1)
-					}
-					time.Sleep(time.Millisecond)
-				}
-			})
+			wg.Go(func() { load.run(p, lim) })
 		}
 	}
 	time.Sleep(100 * time.Millisecond)
 	proxy.Blackhole(true)
-	phase.Store(cut)
+	load.phase.Store(duringCut)
 	time.Sleep(time.Second)
 	proxy.Blackhole(false)
-	phase.Store(after)
+	load.phase.Store(afterCut)
 	time.Sleep(300 * time.Millisecond)
-	close(stop)
+	close(load.stop)
 	wg.Wait()
+	admitted, failClosed := &load.admitted, &load.failClosed
 
 	peek, err := remote.Limit(t.Context(), limitspec.Request{Key: req.Key, Limit: limit})
 	if err != nil {
@@ -110,19 +126,19 @@ func TestFaultLeasePartition(t *testing.T) {
 		holding += held(lim)
 	}
 	t.Logf("admitted: A %d/%d/%d, B %d/%d/%d (before/cut/after); Redis counts %d; %d lapsed, %d held; %d denied failing closed",
-		admitted[0][before].Load(), admitted[0][cut].Load(), admitted[0][after].Load(),
-		admitted[1][before].Load(), admitted[1][cut].Load(), admitted[1][after].Load(), used, lapsed, holding, failClosed.Load())
+		admitted[0][beforeCut].Load(), admitted[0][duringCut].Load(), admitted[0][afterCut].Load(),
+		admitted[1][beforeCut].Load(), admitted[1][duringCut].Load(), admitted[1][afterCut].Load(), used, lapsed, holding, failClosed.Load())
 	if used != L {
 		t.Errorf("Redis counts %d, want the limit, %d (the demand is above it)", used, L)
 	}
 	if total != used-lapsed-holding {
 		t.Errorf("admitted %d, want Redis's %d less %d lapsed and %d held", total, used, lapsed, holding)
 	}
-	if got := admitted[0][cut].Load(); got > 2*size {
+	if got := admitted[0][duringCut].Load(); got > 2*size {
 		t.Errorf("A admitted %d while cut off, above the two leases of %d it could hold", got, size)
 	}
-	if admitted[1][cut].Load() == 0 || failClosed.Load() == 0 {
+	if admitted[1][duringCut].Load() == 0 || failClosed.Load() == 0 {
 		t.Errorf("B admitted %d while A was cut off, %d denied failing closed: the partition did not happen as planned",
-			admitted[1][cut].Load(), failClosed.Load())
+			admitted[1][duringCut].Load(), failClosed.Load())
 	}
 }

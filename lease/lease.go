@@ -2,13 +2,12 @@ package lease
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/keyed"
+	"github.com/limitspec/limitspec/internal/refusal"
 )
 
 const (
@@ -22,7 +21,9 @@ const (
 // maxExact is 2^53−1, the largest cost the limiters take.
 const maxExact = 1<<53 - 1
 
-// Options configure a Limiter.
+// Options configure a Limiter. Size has no default and must be given;
+// every other zero field is its default: DefaultFor, DefaultKeys and
+// time.Now.
 type Options struct {
 	// Size is the cost a lease takes from the primary, 1 to 2^53−1: the
 	// most this process holds of a key's limit at a time. Required.
@@ -74,19 +75,22 @@ type taking struct {
 	failed bool
 }
 
-// New returns a Limiter taking leases from primary. It refuses a nil
-// primary and options out of their domains with an error matching
-// limitspec.ErrMisconfigured.
+// New returns a Limiter taking leases from primary, configured by opts,
+// each zero field standing for its default. It refuses a nil primary and
+// options out of their domains with an error reading "lease:
+// misconfigured: ..." that names the field, matching
+// limitspec.ErrMisconfigured. The Limiter starts no goroutine and has
+// nothing to close.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
 	case limitspec.IsNil(primary):
 		return nil, misconfigured("the primary limiter is nil")
 	case opts.Size < 1 || opts.Size > maxExact:
-		return nil, misconfigured("Size must be in [1, 2^53−1], got %d", opts.Size)
+		return nil, misconfigured("Options.Size must be in [1, 2^53−1], got %d", opts.Size)
 	case opts.For < 0:
-		return nil, misconfigured("For must be ≥ 0, got %v", opts.For)
+		return nil, misconfigured("Options.For must be ≥ 0, got %v", opts.For)
 	case opts.Keys < 0:
-		return nil, misconfigured("Keys must be ≥ 0, got %d", opts.Keys)
+		return nil, misconfigured("Options.Keys must be ≥ 0, got %d", opts.Keys)
 	}
 	l := &Limiter{primary: primary, size: opts.Size, hold: opts.For, now: opts.Now}
 	if l.hold == 0 {
@@ -103,10 +107,11 @@ func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	return l, nil
 }
 
-// misconfigured is New's refusal of what it cannot work with: an error
-// matching limitspec.ErrMisconfigured, as every constructor's refusal.
+// misconfigured is New's refusal of what it cannot work with, as every
+// constructor's refusal: "lease: misconfigured: ...", matching
+// limitspec.ErrMisconfigured.
 func misconfigured(format string, args ...any) error {
-	return fmt.Errorf("lease: %w: %s", limitspec.ErrMisconfigured, fmt.Sprintf(format, args...))
+	return refusal.Config("lease", format, args...)
 }
 
 // Limit decides req from its key's lease, taking one from the primary
@@ -247,15 +252,12 @@ func (l *Limiter) direct(ctx context.Context, req limitspec.Request) (limitspec.
 // time since the lease was taken. (No lease is taken for a shaper, whose
 // requests wait: each one's Delay is 0.)
 func (e *lease) result(now time.Time) limitspec.Result {
-	since := now.Sub(e.start)
-	res := e.res
+	res := keyed.Aged(e.res, now.Sub(e.start))
 	res.Allowed, res.RetryAfter = true, 0
-	res.Limits = slices.Clone(res.Limits)
 	for i := range res.Limits {
 		lr := &res.Limits[i]
 		lr.Allowed, lr.RetryAfter = true, 0
 		lr.Remaining = min(lr.Remaining+e.units, lr.Quota)
-		lr.ResetAfter = max(lr.ResetAfter-since, 0)
 	}
 	return res
 }

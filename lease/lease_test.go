@@ -28,10 +28,11 @@ type primary struct {
 
 func newPrimary(t *testing.T) *primary {
 	t.Helper()
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { lim.Close() })
 	return &primary{lim: lim}
 }
 
@@ -292,17 +293,19 @@ func TestNewRefuses(t *testing.T) {
 		name    string
 		primary limitspec.Limiter
 		opts    lease.Options
+		want    string
 	}{
-		{"a nil primary", nil, lease.Options{Size: 1}},
-		{"a typed nil primary", typedNil, lease.Options{Size: 1}},
-		{"no Size", p, lease.Options{}},
-		{"a Size past 2^53", p, lease.Options{Size: 1 << 53}},
-		{"a negative For", p, lease.Options{Size: 1, For: -time.Second}},
-		{"negative Keys", p, lease.Options{Size: 1, Keys: -1}},
+		{"a nil primary", nil, lease.Options{Size: 1}, "the primary limiter is nil"},
+		{"a typed nil primary", typedNil, lease.Options{Size: 1}, "the primary limiter is nil"},
+		{"no Size", p, lease.Options{}, "Options.Size must be in [1, 2^53−1], got 0"},
+		{"a Size past 2^53", p, lease.Options{Size: 1 << 53}, "Options.Size must be in [1, 2^53−1], got 9007199254740992"},
+		{"a negative For", p, lease.Options{Size: 1, For: -time.Second}, "Options.For must be ≥ 0, got -1s"},
+		{"negative Keys", p, lease.Options{Size: 1, Keys: -1}, "Options.Keys must be ≥ 0, got -1"},
 	}
 	for _, tt := range tests {
-		if _, err := lease.New(tt.primary, tt.opts); !errors.Is(err, limitspec.ErrMisconfigured) {
-			t.Errorf("%s: error %v, want ErrMisconfigured", tt.name, err)
+		_, err := lease.New(tt.primary, tt.opts)
+		if want := "lease: misconfigured: " + tt.want; !errors.Is(err, limitspec.ErrMisconfigured) || err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %q, matching ErrMisconfigured", tt.name, err, want)
 		}
 	}
 }

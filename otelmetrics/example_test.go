@@ -32,10 +32,11 @@ func (unreachable) Limit(context.Context, limitspec.Request) (limitspec.Result, 
 // and prints the limitspec series of /metrics after 3 requests to a
 // Redis that refuses them.
 func Example() {
-	local, err := goimpl.New()
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		panic(err)
 	}
+	defer local.Close()
 	lim, err := fallback.New(unreachable{}, local, fallback.Options{Failures: 2})
 	if err != nil {
 		panic(err)

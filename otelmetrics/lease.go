@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/lease"
 )
 
@@ -22,18 +21,11 @@ const (
 // ObserveLease registers on meter the lease instruments of the package
 // documentation, observed from lim.Stats() at each collection, each
 // observation carrying attrs beside its own outcome or use. It refuses a
-// nil meter, a nil lim, and attrs with the key outcome or use.
+// nil meter, a nil lim, and attrs with the key outcome or use, with an
+// error matching limitspec.ErrMisconfigured, as Observe does.
 func ObserveLease(meter metric.Meter, lim *lease.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
-	switch {
-	case limitspec.IsNil(meter):
-		return nil, errors.New("otelmetrics: nil meter")
-	case lim == nil:
-		return nil, errors.New("otelmetrics: nil limiter")
-	}
-	for _, a := range attrs {
-		if a.Key == outcomeKey || a.Key == useKey {
-			return nil, fmt.Errorf("otelmetrics: attribute %q is set by ObserveLease", a.Key)
-		}
+	if err := check("ObserveLease", meter, lim == nil, attrs, outcomeKey, useKey); err != nil {
+		return nil, err
 	}
 	o := &leaseObserver{lim: lim}
 	var errs [3]error

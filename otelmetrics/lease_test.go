@@ -2,6 +2,8 @@ package otelmetrics_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,10 +22,11 @@ import (
 // denied a lease (1 left) and decided alone (admitted), the 5th too
 // (denied).
 func TestObserveLease(t *testing.T) {
-	primary, err := goimpl.New()
+	primary, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { primary.Close() })
 	lim, err := lease.New(primary, lease.Options{Size: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +56,12 @@ func TestObserveLease(t *testing.T) {
 		t.Errorf("points (-want +got):\n%s", diff)
 	}
 	for _, key := range []string{"outcome", "use"} {
-		if _, err := otelmetrics.ObserveLease(provider.Meter(otelmetrics.ScopeName), lim, attribute.String(key, "x")); err == nil {
-			t.Errorf("ObserveLease took the attribute %s", key)
+		_, err := otelmetrics.ObserveLease(provider.Meter(otelmetrics.ScopeName), lim, attribute.String(key, "x"))
+		if want := fmt.Sprintf("otelmetrics: misconfigured: ObserveLease: the attribute %q is ObserveLease's own", key); err == nil || err.Error() != want || !errors.Is(err, limitspec.ErrMisconfigured) {
+			t.Errorf("ObserveLease with the attribute %s: %v, want the error %q, matching ErrMisconfigured", key, err, want)
 		}
 	}
-	if _, err := otelmetrics.ObserveLease(provider.Meter(otelmetrics.ScopeName), nil); err == nil {
-		t.Error("ObserveLease took a nil limiter")
+	if _, err := otelmetrics.ObserveLease(provider.Meter(otelmetrics.ScopeName), nil); err == nil || !errors.Is(err, limitspec.ErrMisconfigured) {
+		t.Errorf("ObserveLease of a nil limiter: %v, want an error matching ErrMisconfigured", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -28,19 +29,13 @@ var sides = [...]limitspec.Side{limitspec.Primary, limitspec.Fallback, limitspec
 // documentation, observed from lim.Stats() at each collection, each
 // observation carrying attrs (a name for lim, say) beside its own side
 // or kind. It refuses a nil meter, a nil lim, and attrs with the key
-// side or kind. Unregister the Registration to stop observing lim; give
-// each Limiter observed on one meter its own attrs.
+// side or kind, with an error matching limitspec.ErrMisconfigured, as
+// every constructor's refusal. Unregister the Registration to stop
+// observing lim (it starts no goroutine: the meter's reader calls it);
+// give each Limiter observed on one meter its own attrs.
 func Observe(meter metric.Meter, lim *fallback.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
-	if limitspec.IsNil(meter) {
-		return nil, errors.New("otelmetrics: nil meter")
-	}
-	if lim == nil {
-		return nil, errors.New("otelmetrics: nil limiter")
-	}
-	for _, a := range attrs {
-		if a.Key == sideKey || a.Key == kindKey {
-			return nil, fmt.Errorf("otelmetrics: attribute %q is set by Observe", a.Key)
-		}
+	if err := check("Observe", meter, lim == nil, attrs, sideKey, kindKey); err != nil {
+		return nil, err
 	}
 	o := &observer{lim: lim}
 	if err := o.instruments(meter); err != nil {
@@ -100,6 +95,31 @@ func (o *observer) observe(_ context.Context, ob metric.Observer) error {
 	ob.ObserveInt64(o.opens, int64(st.Opens), o.opt)
 	ob.ObserveInt64(o.state, int64(st.State), o.opt)
 	return nil
+}
+
+// check refuses the arguments of fn (Observe or ObserveLease) that
+// cannot work: a nil meter, a nil limiter (noLim), an attribute of one
+// of the keys fn sets itself.
+func check(fn string, meter metric.Meter, noLim bool, attrs []attribute.KeyValue, own ...attribute.Key) error {
+	switch {
+	case limitspec.IsNil(meter):
+		return misconfigured("%s: the meter is nil", fn)
+	case noLim:
+		return misconfigured("%s: the limiter is nil", fn)
+	}
+	for _, a := range attrs {
+		if slices.Contains(own, a.Key) {
+			return misconfigured("%s: the attribute %q is %s's own", fn, a.Key, fn)
+		}
+	}
+	return nil
+}
+
+// misconfigured is the refusal of Observe's and ObserveLease's
+// arguments, as every constructor's refusal: "otelmetrics:
+// misconfigured: ...", matching limitspec.ErrMisconfigured.
+func misconfigured(format string, args ...any) error {
+	return fmt.Errorf("otelmetrics: %w: %s", limitspec.ErrMisconfigured, fmt.Sprintf(format, args...))
 }
 
 // withAttrs is the option of an observation carrying attrs and kv.

@@ -2,6 +2,7 @@ package otelmetrics_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -53,10 +54,11 @@ func (p *primary) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 // ManualReader.
 func setup(t *testing.T) (*primary, *fallback.Limiter, *sdkmetric.ManualReader, *time.Time) {
 	t.Helper()
-	local, err := goimpl.New()
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { local.Close() })
 	p := &primary{}
 	now := time.UnixMilli(1_700_000_000_000)
 	lim, err := fallback.New(p, local, fallback.Options{Failures: 3, OpenFor: time.Second, Now: func() time.Time { return now }})
@@ -236,7 +238,8 @@ func TestObserveModes(t *testing.T) {
 
 // TestUnregister: once unregistered, the callback observes nothing more.
 func TestUnregister(t *testing.T) {
-	local, _ := goimpl.New()
+	local, _ := goimpl.New(goimpl.Options{})
+	t.Cleanup(func() { local.Close() })
 	lim, err := fallback.New(&primary{}, local, fallback.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +269,8 @@ func TestTwoLimiters(t *testing.T) {
 	defer provider.Shutdown(context.Background())
 	meter := provider.Meter(otelmetrics.ScopeName)
 	for i, name := range []string{"a", "b"} {
-		local, _ := goimpl.New()
+		local, _ := goimpl.New(goimpl.Options{})
+		t.Cleanup(func() { local.Close() })
 		p := &primary{}
 		lim, err := fallback.New(p, local, fallback.Options{})
 		if err != nil {
@@ -286,7 +290,8 @@ func TestTwoLimiters(t *testing.T) {
 }
 
 func TestObserveRefuses(t *testing.T) {
-	local, _ := goimpl.New()
+	local, _ := goimpl.New(goimpl.Options{})
+	t.Cleanup(func() { local.Close() })
 	lim, err := fallback.New(&primary{}, local, fallback.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -298,15 +303,19 @@ func TestObserveRefuses(t *testing.T) {
 		meter metric.Meter
 		lim   *fallback.Limiter
 		attrs []attribute.KeyValue
+		want  string
 	}{
-		{"nil meter", nil, lim, nil},
-		{"typed nil meter", typedNil, lim, nil},
-		{"nil limiter", meter, nil, nil},
-		{"side attribute", meter, lim, []attribute.KeyValue{attribute.String("side", "x")}},
-		{"kind attribute", meter, lim, []attribute.KeyValue{attribute.String("limiter", "api"), attribute.String("kind", "x")}},
+		{"nil meter", nil, lim, nil, "otelmetrics: misconfigured: Observe: the meter is nil"},
+		{"typed nil meter", typedNil, lim, nil, "otelmetrics: misconfigured: Observe: the meter is nil"},
+		{"nil limiter", meter, nil, nil, "otelmetrics: misconfigured: Observe: the limiter is nil"},
+		{"side attribute", meter, lim, []attribute.KeyValue{attribute.String("side", "x")},
+			`otelmetrics: misconfigured: Observe: the attribute "side" is Observe's own`},
+		{"kind attribute", meter, lim, []attribute.KeyValue{attribute.String("limiter", "api"), attribute.String("kind", "x")},
+			`otelmetrics: misconfigured: Observe: the attribute "kind" is Observe's own`},
 	} {
-		if reg, err := otelmetrics.Observe(tt.meter, tt.lim, tt.attrs...); err == nil || reg != nil {
-			t.Errorf("%s: %v, %v; want an error", tt.name, reg, err)
+		reg, err := otelmetrics.Observe(tt.meter, tt.lim, tt.attrs...)
+		if reg != nil || err == nil || err.Error() != tt.want || !errors.Is(err, limitspec.ErrMisconfigured) {
+			t.Errorf("%s: %v, %v; want the error %q, matching ErrMisconfigured", tt.name, reg, err, tt.want)
 		}
 	}
 	if _, err := otelmetrics.Observe(meter, lim, attribute.String("limiter", "api")); err != nil {

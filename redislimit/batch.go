@@ -107,11 +107,11 @@ const (
 // newBatcher is the batcher of rdb with o's settings, nil when batching
 // is off or rdb is of a type whose pipelines are not known never to
 // re-send a NoRetry command (see the package doc).
-func newBatcher(rdb redis.UniversalClient, o options) *batcher {
-	if o.batchSize == 0 {
+func newBatcher(rdb redis.UniversalClient, o Options) *batcher {
+	if o.BatchSize == 0 {
 		return nil
 	}
-	b := &batcher{rdb: rdb, size: o.batchSize, wait: o.batchWait, lanes: map[any]*lane{}}
+	b := &batcher{rdb: rdb, size: o.BatchSize, wait: o.BatchWait, lanes: map[any]*lane{}}
 	switch c := rdb.(type) {
 	case *redis.Client:
 		b.route = func(context.Context, string) (any, error) { return nil, nil }

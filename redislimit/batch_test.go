@@ -178,7 +178,7 @@ func batchDeadline(t *testing.T, via func(*redislimit.Limiter) decider) {
 	_, rdb := newClient(t)
 	h := newHolder()
 	rdb.AddHook(h)
-	lim := newLimiter(t, rdb, redislimit.WithBatching(64, time.Hour))
+	lim := newLimiter(t, rdb, redislimit.Options{BatchSize: 64, BatchWait: time.Hour})
 	d := via(lim)
 	warm(t, lim)
 	lone := h.hold("first", "second")
@@ -242,7 +242,7 @@ func batchStall(t *testing.T, via func(*redislimit.Limiter) decider) {
 	_, rdb := newClient(t)
 	h := newHolder()
 	rdb.AddHook(h)
-	lim := newLimiter(t, rdb, redislimit.WithBatching(64, time.Millisecond))
+	lim := newLimiter(t, rdb, redislimit.Options{BatchSize: 64, BatchWait: time.Millisecond})
 	d := via(lim)
 	warm(t, lim)
 	var gates []*gate
@@ -291,20 +291,22 @@ func TestBatchLostScripts(t *testing.T) {
 func batchLostScripts(t *testing.T, via func(*redislimit.Limiter) decider) {
 	for _, tc := range []struct {
 		name  string
-		opts  []redislimit.Option
+		opts  redislimit.Options
 		flush func(context.Context, *redis.Client) error
 		// noscript: the NOSCRIPT replies to count, -1 not to.
 		noscript int
 	}{
-		{"evalsha", nil, func(ctx context.Context, c *redis.Client) error { return c.ScriptFlush(ctx).Err() }, 12},
-		{"functions", []redislimit.Option{redislimit.WithFunctions()}, func(ctx context.Context, c *redis.Client) error { return c.FunctionFlush(ctx).Err() }, -1},
+		{"evalsha", redislimit.Options{}, func(ctx context.Context, c *redis.Client) error { return c.ScriptFlush(ctx).Err() }, 12},
+		{"functions", redislimit.Options{Functions: true}, func(ctx context.Context, c *redis.Client) error { return c.FunctionFlush(ctx).Err() }, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, rdb := newClient(t)
 			h := newHolder()
 			rdb.AddHook(h)
-			lim := newLimiter(t, rdb, append(tc.opts, redislimit.WithBatching(64, time.Hour))...)
+			opts := tc.opts
+			opts.BatchSize, opts.BatchWait = 64, time.Hour
+			lim := newLimiter(t, rdb, opts)
 			d := via(lim)
 			warm(t, lim)
 			lone := h.hold("first", "second")
@@ -343,7 +345,7 @@ func TestBatchLanesReused(t *testing.T) {
 		t.Run(way.name, func(t *testing.T) {
 			t.Parallel()
 			_, rdb := newClient(t)
-			lim := newLimiter(t, rdb, redislimit.WithBatching(8, 50*time.Microsecond))
+			lim := newLimiter(t, rdb, redislimit.Options{BatchSize: 8, BatchWait: 50 * time.Microsecond})
 			d := way.via(lim)
 			limit := limitspec.FixedWindow{Limit: 2, Window: time.Hour}
 			for round := range 5 {

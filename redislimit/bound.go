@@ -43,7 +43,7 @@ func (b *Bound) Allow(ctx context.Context, key string) (limitspec.LimitResult, e
 }
 
 // Limit decides req for req.Key by the bound limit: req.Cost, req.Now
-// (zero: the limiter's clock, or the server's with WithServerClock),
+// (zero: the limiter's clock, or the server's with Options.ServerClock),
 // req.Force and req.Inputs as Limiter.Limit takes them. req.Limit is nil
 // or the bound limit (as Bind was given it, or its value), req.Policy
 // nil; anything else is refused (limitspec.ErrBadInput). The result's

@@ -117,17 +117,19 @@ func TestBoundSameAsLimit(t *testing.T) {
 	t.Parallel()
 	for _, way := range []struct {
 		name string
-		opts []redislimit.Option
+		opts redislimit.Options
 	}{
-		{"scripts", nil},
-		{"functions", []redislimit.Option{redislimit.WithFunctions()}},
-		{"unbatched", []redislimit.Option{redislimit.WithoutBatching()}},
+		{"scripts", redislimit.Options{}},
+		{"functions", redislimit.Options{Functions: true}},
+		{"unbatched", redislimit.Options{NoBatching: true}},
 	} {
 		t.Run(way.name, func(t *testing.T) {
 			t.Parallel()
 			_, rdb := newClient(t)
-			limit := newLimiter(t, rdb, append(way.opts, redislimit.WithPrefix("limit:"))...)
-			bound := newViaBound(newLimiter(t, rdb, append(way.opts, redislimit.WithPrefix("bound:"))...))
+			limitOpts, boundOpts := way.opts, way.opts
+			limitOpts.Prefix, boundOpts.Prefix = "limit:", "bound:"
+			limit := newLimiter(t, rdb, limitOpts)
+			bound := newViaBound(newLimiter(t, rdb, boundOpts))
 			steps := sameAsLimitSteps(t)
 			denied, refused := 0, 0
 			for i := range 20 * len(steps) {
@@ -195,11 +197,12 @@ func sameKeys(t *testing.T, rdb *redis.Client, a, b string) {
 func TestBoundRefusals(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
-	lim := newLimiter(t, rdb)
-	twin, err := goimpl.New(goimpl.WithoutSweeper())
+	lim := newLimiter(t, rdb, redislimit.Options{})
+	twin, err := goimpl.New(goimpl.Options{NoSweeper: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { twin.Close() })
 	quota, err := limitspec.BurstQuotaPolicy(10)
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +295,7 @@ func boundRequestRefusals(t *testing.T, b *redislimit.Bound, bp *redislimit.Boun
 func TestBoundAccepts(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
-	lim := newLimiter(t, rdb)
+	lim := newLimiter(t, rdb, redislimit.Options{})
 	quota, err := limitspec.BurstQuotaPolicy(10)
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +329,7 @@ func TestBoundAccepts(t *testing.T) {
 func TestBoundPolicyLimitInto(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
-	lim := newLimiter(t, rdb)
+	lim := newLimiter(t, rdb, redislimit.Options{})
 	quota, err := limitspec.BurstQuotaPolicy(3)
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ const maxTags = 8
 // own reply, the binding limit's index and each limit's part, appended to
 // limits.
 func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
-	if l.o.ids && req.ID == "" {
+	if l.o.RequestIDs && req.ID == "" {
 		req.ID = l.idPrefix + strconv.FormatUint(l.ids.Add(1), 10)
 	}
 	args, first, err := l.decideArgs(p, req)
@@ -80,10 +80,10 @@ func (l *Limiter) decideArgs(p *plan, req limitspec.Request) ([]any, string, err
 	}
 	args := make([]any, headArgs, headArgs+len(p.tails)+1+decisionArgs+len(p.inputs)+len(p.params))
 	args[2] = p.numKeys
-	args, first := p.appendKeys(args, l.o.prefix, tags)
+	args, first := p.appendKeys(args, l.o.Prefix, tags)
 	if req.ID != "" { // refused by the script when too long
 		args[2] = len(p.tails) + 1
-		args = append(args, "{"+l.o.prefix+tags[p.tag(0)]+kit.RequestKeyTail(req.ID))
+		args = append(args, "{"+l.o.Prefix+tags[p.tag(0)]+kit.RequestKeyTail(req.ID))
 	}
 	args = append(args, l.now(req.Now), req.Cost, forceArg(req.Force))
 	for _, in := range p.inputs {
@@ -102,7 +102,7 @@ func (l *Limiter) resetArgs(p *plan, req limitspec.Request, now bool) ([]any, st
 	}
 	args := make([]any, headArgs, headArgs+len(p.tails)+1+len(p.params))
 	args[2] = p.numKeys
-	args, first := p.appendKeys(args, l.o.prefix, tags)
+	args, first := p.appendKeys(args, l.o.Prefix, tags)
 	if now {
 		args = append(args, l.now(req.Now))
 	}

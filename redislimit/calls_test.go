@@ -15,17 +15,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// withFunctions is opts with Functions set.
+func withFunctions(opts redislimit.Options) redislimit.Options {
+	opts.Functions = true
+	return opts
+}
+
 // eachWay runs f on a limiter of a server of its own, once calling the
 // scripts (EVALSHA) and once the Functions library (FCALL), with opts.
-func eachWay(t *testing.T, f func(t *testing.T, rdb *redis.Client, lim *redislimit.Limiter), opts ...redislimit.Option) {
+func eachWay(t *testing.T, f func(t *testing.T, rdb *redis.Client, lim *redislimit.Limiter), opts redislimit.Options) {
 	for _, way := range []struct {
 		name string
-		opts []redislimit.Option
-	}{{"scripts", opts}, {"functions", append(slices.Clone(opts), redislimit.WithFunctions())}} {
+		opts redislimit.Options
+	}{{"scripts", opts}, {"functions", withFunctions(opts)}} {
 		t.Run(way.name, func(t *testing.T) {
 			t.Parallel()
 			_, rdb := newClient(t)
-			f(t, rdb, newLimiter(t, rdb, way.opts...))
+			f(t, rdb, newLimiter(t, rdb, way.opts))
 		})
 	}
 }
@@ -65,7 +71,7 @@ func TestTwoLimitsPerCall(t *testing.T) {
 		if got := keys(t, rdb); !slices.Equal(got, []string{"{alice}:gc:1:1000", "{bob}:fw:60000"}) {
 			t.Errorf("keys %v; want {alice}:gc:1:1000 and {bob}:fw:60000", got)
 		}
-	})
+	}, redislimit.Options{})
 }
 
 // limitChange is one call of TestLimitChange and its outcome, worked by
@@ -143,7 +149,7 @@ func TestLimitChange(t *testing.T) {
 		}
 		checkOne(t, "after Reset, as on a fresh key", res, "gcra",
 			oracle.Result{Allowed: true, Limit: 10, Remaining: 9, RetryAfterMs: -1, ResetAfterMs: 1000})
-	})
+	}, redislimit.Options{})
 }
 
 // TestPolicyWithConstant: user_global on one Redis, two users sharing
@@ -192,7 +198,7 @@ func TestPolicyWithConstant(t *testing.T) {
 		if got := keys(t, rdb); !slices.Equal(got, want[1:2]) {
 			t.Errorf("after alice's Reset: keys %v; want %v", got, want[1:2])
 		}
-	}, redislimit.WithPrefix("app:"))
+	}, redislimit.Options{Prefix: "app:"})
 }
 
 // TestView: meta_window's view "entries" returns who used the limit
@@ -235,16 +241,17 @@ func TestView(t *testing.T) {
 			}
 		}
 		viewRefusals(t, lim)
-	})
+	}, redislimit.Options{})
 }
 
 // viewRefusals: a view the algorithm does not have, and a view of a
 // policy, are refused with package goimpl's words.
 func viewRefusals(t *testing.T, lim *redislimit.Limiter) {
-	twin, err := goimpl.New(goimpl.WithoutSweeper())
+	twin, err := goimpl.New(goimpl.Options{NoSweeper: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { twin.Close() })
 	quota, err := limitspec.BurstQuotaPolicy(10)
 	if err != nil {
 		t.Fatal(err)

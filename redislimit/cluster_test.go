@@ -19,7 +19,7 @@ import (
 )
 
 // TestCluster, on a Redis Cluster of three masters: New with
-// WithFunctions loads the library on every master; a policy over several
+// Options.Functions loads the library on every master; a policy over several
 // identities, or with a constant, is refused by Check, by Limit and by
 // BindPolicy with an error that says why, and writes nothing; a policy
 // over one identity (burst_quota) is decided as the oracle decides it,
@@ -30,7 +30,7 @@ func TestCluster(t *testing.T) {
 	ctx := context.Background()
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { cluster.Close() })
-	scripts, functions := newLimiter(t, cluster), newLimiter(t, cluster, redislimit.WithFunctions())
+	scripts, functions := newLimiter(t, cluster, redislimit.Options{}), newLimiter(t, cluster, redislimit.Options{Functions: true})
 	var masters atomic.Int32
 	source := catalogue(t).Source
 	err := cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
@@ -158,7 +158,7 @@ func TestClusterBatchLanes(t *testing.T) {
 	t.Cleanup(func() { cluster.Close() })
 	h := newHolder()
 	cluster.AddHook(h)
-	lim := newLimiter(t, cluster, redislimit.WithBatching(64, time.Hour))
+	lim := newLimiter(t, cluster, redislimit.Options{BatchSize: 64, BatchWait: time.Hour})
 	first := masterOf(t, cluster, "k0")
 	var same []string
 	other := ""
@@ -215,7 +215,7 @@ func ringBatched(t *testing.T, via func(*redislimit.Limiter) decider) {
 	t.Cleanup(func() { ring.Close() })
 	pipelines := &pipelineCounter{}
 	ring.AddHook(pipelines)
-	lim := via(newLimiter(t, ring))
+	lim := via(newLimiter(t, ring, redislimit.Options{}))
 	limit := limitspec.FixedWindow{Limit: 10, Window: time.Hour}
 	var admissions [20]atomic.Int64
 	var wg sync.WaitGroup

@@ -78,7 +78,7 @@ func noScript(t *testing.T, ev scriptEvent, via func(*redislimit.Limiter) decide
 	rdb, event := ev.setup(t)
 	sw := &evalSwitch{}
 	rdb.AddHook(sw)
-	lim, m := via(newLimiter(t, rdb)), burstModel(t)
+	lim, m := via(newLimiter(t, rdb, redislimit.Options{})), burstModel(t)
 	mustTrace(t, lim, m, 0, 60)
 	known := func(c *redis.Client) []bool {
 		return c.ScriptExists(context.Background(), gcra.Decide.SHA1).Val()
@@ -122,7 +122,7 @@ func commandCalls(t *testing.T, rdb *redis.Client, cmd string) int {
 	return n
 }
 
-// TestFunctionsAcrossEvents: with WithFunctions, New loads the library,
+// TestFunctionsAcrossEvents: with Options.Functions, New loads the library,
 // calls run by FCALL (never EVALSHA), the library is loaded again after
 // FUNCTION FLUSH, it is replicated, and decisions stay the oracle's
 // through a failover to the replica.
@@ -133,7 +133,7 @@ func TestFunctionsAcrossEvents(t *testing.T) {
 	var addr atomic.Value
 	addr.Store(master.Addr())
 	rdb := switchable(t, &addr)
-	lim, m := newLimiter(t, rdb, redislimit.WithFunctions()), burstModel(t)
+	lim, m := newLimiter(t, rdb, redislimit.Options{Functions: true}), burstModel(t)
 	if err := redislimit.LibrariesLoaded(ctx, rdb); err != nil {
 		t.Fatalf("after New: %v", err)
 	}

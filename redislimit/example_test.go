@@ -23,7 +23,7 @@ var plans = map[string]limitspec.Limit{
 // decides a limit per call, the user's plan's, and a policy, a burst
 // limit and a daily quota at once, at the Redis server's clock.
 func decide(ctx context.Context, rdb *redis.Client, user, plan string) error {
-	lim, err := redislimit.New(ctx, rdb, redislimit.WithServerClock())
+	lim, err := redislimit.New(ctx, rdb, redislimit.Options{ServerClock: true})
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func Example_policy() {
 // start-up, then decided for each attempt, at the times given (a service
 // leaves Now zero: the limiter's clock). It returns how each went.
 func loginAttempts(ctx context.Context, rdb *redis.Client, user string, times []time.Time) ([]string, error) {
-	lim, err := redislimit.New(ctx, rdb)
+	lim, err := redislimit.New(ctx, rdb, redislimit.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -50,9 +50,9 @@ func libraryCode(t *testing.T, rdb *redis.Client) string {
 
 // TestOtherLibrary: a server holding another library limitspec (FUNCTION
 // LOAD of a modified library.lua, or of one without a version) makes
-// New with WithFunctions fail with ErrOtherLibrary, which is
+// New with Options.Functions fail with ErrOtherLibrary, which is
 // ErrMisconfigured, and leaves that library as it is; without
-// WithFunctions, New asks the server nothing.
+// Functions, New asks the server nothing.
 func TestOtherLibrary(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -61,15 +61,15 @@ func TestOtherLibrary(t *testing.T) {
 		if err := rdb.FunctionLoad(ctx, source).Err(); err != nil {
 			t.Fatalf("%s: FUNCTION LOAD: %v", name, err)
 		}
-		_, err := redislimit.New(ctx, rdb, redislimit.WithFunctions())
+		_, err := redislimit.New(ctx, rdb, redislimit.Options{Functions: true})
 		if !errors.Is(err, redislimit.ErrOtherLibrary) || !errors.Is(err, limitspec.ErrMisconfigured) {
 			t.Errorf("%s: New: %v; want ErrOtherLibrary and ErrMisconfigured", name, err)
 		}
 		if got := libraryCode(t, rdb); got != source {
 			t.Errorf("%s: New replaced the library on the server", name)
 		}
-		if _, err := redislimit.New(ctx, rdb); err != nil {
-			t.Errorf("%s: New without WithFunctions: %v", name, err)
+		if _, err := redislimit.New(ctx, rdb, redislimit.Options{}); err != nil {
+			t.Errorf("%s: New without Functions: %v", name, err)
 		}
 	}
 }
@@ -86,7 +86,7 @@ func TestLibraryCheckedAtFirstCall(t *testing.T) {
 	srv.Kill()
 	down, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	lim, err := redislimit.New(down, rdb, redislimit.WithFunctions())
+	lim, err := redislimit.New(down, rdb, redislimit.Options{Functions: true})
 	if err != nil {
 		t.Fatalf("New with the server down: %v; want no refusal", err)
 	}
@@ -120,12 +120,12 @@ type wrapped struct{ *redis.Client }
 func TestFunctionsThroughAnUnknownClient(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
-	res, err := newLimiter(t, wrapped{rdb}).Allow(t.Context(), "u", burst)
+	res, err := newLimiter(t, wrapped{rdb}, redislimit.Options{}).Allow(t.Context(), "u", burst)
 	if err != nil || !res.Allowed {
 		t.Fatalf("scripts through a wrapped client: %+v, %v; want allowed", res, err)
 	}
-	_, err = redislimit.New(t.Context(), wrapped{rdb}, redislimit.WithFunctions())
+	_, err = redislimit.New(t.Context(), wrapped{rdb}, redislimit.Options{Functions: true})
 	if !errors.Is(err, limitspec.ErrMisconfigured) || errors.Is(err, limitspec.ErrUnavailable) || !strings.Contains(err.Error(), "redislimit_test.wrapped") {
-		t.Errorf("New with WithFunctions through a wrapped client: %v; want ErrMisconfigured naming its type", err)
+		t.Errorf("New with Options.Functions through a wrapped client: %v; want ErrMisconfigured naming its type", err)
 	}
 }

@@ -51,9 +51,9 @@ func newClient(t *testing.T, args ...string) (*redistest.Server, *redis.Client) 
 }
 
 // newLimiter is redislimit.New, failing the test on an error.
-func newLimiter(t testing.TB, rdb redis.UniversalClient, opts ...redislimit.Option) *redislimit.Limiter {
+func newLimiter(t testing.TB, rdb redis.UniversalClient, opts redislimit.Options) *redislimit.Limiter {
 	t.Helper()
-	lim, err := redislimit.New(t.Context(), rdb, opts...)
+	lim, err := redislimit.New(t.Context(), rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 // package goimpl does in process (the same vectors hold both).
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-//	lim, err := redislimit.New(ctx, rdb)
+//	lim, err := redislimit.New(ctx, rdb, redislimit.Options{})
 //	...
 //	res, err := lim.Allow(ctx, "alice", limitspec.GCRA{Burst: 20, Rate: 10, Period: time.Second})
 //
@@ -83,7 +83,7 @@
 //     charged (docs/semantics.md, "Request ids");
 //   - limitspec.ErrMisconfigured: the server holds another version of a
 //     Functions library this build uses (ErrOtherLibrary), or, with
-//     WithFunctions, the client is of a type whose servers the limiter
+//     Options.Functions, the client is of a type whose servers the limiter
 //     cannot list to load the libraries on.
 //
 // A call that waits for its batch (see Batching) and whose context ends
@@ -92,8 +92,8 @@
 // batch is in flight returns at once too, with ErrOutcomeUnknown.
 //
 // Request.Now decides at an explicit time (tests); a zero Now decides at
-// the caller's clock (time.Now, or WithClock's), or, with
-// WithServerClock, at the Redis server's clock (the scripts' empty
+// the caller's clock (time.Now, or Options.Now), or, with
+// Options.ServerClock, at the Redis server's clock (the scripts' empty
 // now_ms), which every process sharing a Redis agrees on.
 //
 // # Scripts and Functions
@@ -102,7 +102,7 @@
 // SCRIPT FLUSH, a restart, a failover to a replica that never ran it)
 // answers NOSCRIPT, and the call sends the script with EVAL, which
 // decides and caches it again: the decision is made once either way.
-// With WithFunctions, calls run the Redis Functions libraries (Redis 7
+// With Options.Functions, calls run the Redis Functions libraries (Redis 7
 // and later) by FCALL instead: the catalogue's, limitspec, and one per
 // user's spec, named after its package. They are persisted and
 // replicated with the data. New loads every library this build holds on
@@ -131,8 +131,8 @@
 // to four in flight, so that one stalled connection does not hold back
 // the calls behind it for longer.
 //
-// WithBatching sets the size and the wait. WithoutBatching sends every
-// call by itself at once, on a connection of its own: the lowest latency
+// Options.BatchSize and BatchWait set the size and the wait;
+// Options.NoBatching sends every call by itself at once, on a connection of its own: the lowest latency
 // while many calls overlap (no call waits for another's round trip, up
 // to go-redis's PoolSize), at the cost of throughput. Batching is on by
 // default: at low load it changes nothing (calls go at once, by
@@ -160,7 +160,7 @@
 //     v9 re-sends no pipeline that holds one (on a single Redis, a Ring's
 //     shards and a Cluster's nodes alike); it follows MOVED and ASK per
 //     call, which run nothing. A call answered NOSCRIPT (or, with
-//     WithFunctions, lacking its library), TRYAGAIN or CLUSTERDOWN is sent
+//     Options.Functions, lacking its library), TRYAGAIN or CLUSTERDOWN is sent
 //     again as a new call (at once or in a later batch), as it would be
 //     unbatched.
 //   - a lost reply: a connection that breaks fails every call of its
@@ -190,6 +190,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/refusal"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
 	"github.com/redis/go-redis/v9"
@@ -200,7 +201,7 @@ import (
 // safe for concurrent use. Make one with New.
 type Limiter struct {
 	rdb redis.UniversalClient
-	o   options
+	o   Options // with its defaults
 	// spread: a Cluster or a Ring, whose nodes may hold the keys of one
 	// call in several places.
 	spread bool
@@ -211,42 +212,39 @@ type Limiter struct {
 	batch *batcher
 	// plans are those of the first few limits and policies decided.
 	plans plans
-	// idPrefix and ids make the request ids of WithRequestIDs: the
+	// idPrefix and ids make the request ids of Options.RequestIDs: the
 	// prefix is this Limiter's own, random; ids counts them.
 	idPrefix string
 	ids      atomic.Uint64
 }
 
-// New returns the Redis limiter of rdb. It refuses a nil client, one
-// without ContextTimeoutEnabled, and an option that cannot work, with an
-// error matching limitspec.ErrMisconfigured. With
-// WithFunctions it loads the libraries where they are missing, within
-// ctx, and refuses a server that holds another version of one
+// New returns the Redis limiter of rdb, configured by opts, each zero
+// field standing for its default. It refuses a nil client, one without
+// ContextTimeoutEnabled, and options that cannot work, with an error
+// matching limitspec.ErrMisconfigured that names the field. With
+// Functions it loads the libraries where they are missing, within ctx,
+// and refuses a server that holds another version of one
 // (ErrOtherLibrary); a server it cannot reach is not refused (it is
-// checked at the first call). Without WithFunctions, New asks the server
-// nothing.
-func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limiter, error) {
+// checked at the first call). Without Functions, New asks the server
+// nothing. A Limiter starts no goroutine that outlives its calls, and
+// has nothing to close (see Batching).
+func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Limiter, error) {
 	if err := checkClient(rdb); err != nil {
+		return nil, err
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
 		return nil, err
 	}
 	var random [8]byte
 	rand.Read(random[:]) // never fails (crypto/rand)
-	l := &Limiter{rdb: rdb, o: options{clock: time.Now, batchSize: DefaultBatchSize, batchWait: DefaultBatchWait},
-		idPrefix: "redislimit:" + hex.EncodeToString(random[:]) + ":"}
-	for i, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("redislimit: %w: option %d of New is nil", limitspec.ErrMisconfigured, i+1)
-		}
-		if err := opt(&l.o); err != nil {
-			return nil, err
-		}
-	}
+	l := &Limiter{rdb: rdb, o: o, idPrefix: "redislimit:" + hex.EncodeToString(random[:]) + ":"}
 	switch rdb.(type) {
 	case *redis.ClusterClient, *redis.Ring:
 		l.spread = true
 	}
 	l.batch = newBatcher(rdb, l.o)
-	if l.o.functions {
+	if l.o.Functions {
 		for _, lib := range kit.Libraries() {
 			if err := l.library(ctx, lib.Name); errors.Is(err, limitspec.ErrMisconfigured) {
 				return nil, err
@@ -263,7 +261,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limit
 // call past its deadline.
 func checkClient(rdb redis.UniversalClient) error {
 	if limitspec.IsNil(rdb) {
-		return fmt.Errorf("redislimit: %w: no Redis client (a nil one was given)", limitspec.ErrMisconfigured)
+		return misconfigured("no Redis client (a nil one was given)")
 	}
 	enabled := true
 	switch c := rdb.(type) {
@@ -275,8 +273,8 @@ func checkClient(rdb redis.UniversalClient) error {
 		enabled = c.Options().ContextTimeoutEnabled
 	}
 	if !enabled {
-		return fmt.Errorf("redislimit: %w: the Redis client must have ContextTimeoutEnabled: true, so that a call's context deadline bounds it "+
-			"(without it go-redis waits for its ReadTimeout, 5 s by default, on a server that does not answer)", limitspec.ErrMisconfigured)
+		return misconfigured("the Redis client must have ContextTimeoutEnabled: true, so that a call's context deadline bounds it " +
+			"(without it go-redis waits for its ReadTimeout, 5 s by default, on a server that does not answer)")
 	}
 	return nil
 }
@@ -437,71 +435,14 @@ func (l *Limiter) nowMs(t time.Time) (ms int64, known bool) {
 	switch {
 	case !t.IsZero():
 		return t.UnixMilli(), true
-	case l.o.serverClock:
+	case l.o.ServerClock:
 		return 0, false
 	}
-	return l.o.clock().UnixMilli(), true
+	return l.o.Now().UnixMilli(), true
 }
 
-// Option configures a Limiter.
-type Option func(*options) error
-
-type options struct {
-	clock       func() time.Time
-	serverClock bool
-	functions   bool
-	prefix      string
-	// batchSize is the most calls per pipeline, 0 with batching off;
-	// batchWait how long queued calls wait behind batches all in flight
-	// that long before another batch takes them.
-	batchSize int
-	batchWait time.Duration
-	// ids gives every decision without a request id one of the
-	// limiter's own (WithRequestIDs).
-	ids bool
-}
-
-// WithClock decides requests without a Now at clock's time instead of
-// time.Now's.
-func WithClock(clock func() time.Time) Option {
-	return func(o *options) error {
-		if clock == nil {
-			return fmt.Errorf("redislimit: %w: WithClock(nil): give a clock", limitspec.ErrMisconfigured)
-		}
-		o.clock = clock
-		return nil
-	}
-}
-
-// WithServerClock decides requests without a Now at the Redis server's
-// clock (the scripts read TIME when now_ms is empty), which every process
-// sharing the Redis agrees on.
-func WithServerClock() Option {
-	return func(o *options) error { o.serverClock = true; return nil }
-}
-
-// WithFunctions calls the Redis Functions libraries (FCALL, Redis 7 and
-// later) instead of EVALSHA; see the package doc.
-func WithFunctions() Option {
-	return func(o *options) error { o.functions = true; return nil }
-}
-
-// WithPrefix puts prefix in front of every key and identity value, inside
-// the hash tag ("{" + prefix + key + "}..."), so that several
-// applications can share a Redis without sharing keys. A prefix may not
-// hold '{' or '}', which would move the hash tag.
-func WithPrefix(prefix string) Option {
-	return func(o *options) error {
-		if strings.ContainsAny(prefix, "{}") {
-			return fmt.Errorf("redislimit: %w: WithPrefix(%q): a prefix may not hold '{' or '}'", limitspec.ErrMisconfigured, prefix)
-		}
-		o.prefix = prefix
-		return nil
-	}
-}
-
-// The batching of New's limiters unless WithBatching or WithoutBatching
-// says otherwise (see the package doc, "Batching").
+// The batching of New's limiters when Options.BatchSize and BatchWait
+// are 0 (see the package doc, "Batching").
 const (
 	// DefaultBatchSize is the most calls a pipeline holds.
 	DefaultBatchSize = 64
@@ -510,43 +451,85 @@ const (
 	DefaultBatchWait = 2 * time.Millisecond
 )
 
-// WithBatching sets how the calls of concurrent callers are coalesced
-// into pipelines (see the package doc, "Batching"): at most size calls
-// per pipeline (2 or more), and wait (more than 0), how long a call
-// waits in its server's queue behind batches that have all been in
-// flight that long before another batch takes it (up to four in
-// flight). A call that finds fewer than two batches in flight is sent at
-// once, whatever the wait; a call that finds two gathers into the next
-// batch, sent as soon as one of them comes back.
-func WithBatching(size int, wait time.Duration) Option {
-	return func(o *options) error {
-		switch {
-		case size < 2:
-			return fmt.Errorf("redislimit: %w: WithBatching(%d, %v): a pipeline holds 2 calls or more (WithoutBatching sends each call by itself)", limitspec.ErrMisconfigured, size, wait)
-		case wait <= 0:
-			return fmt.Errorf("redislimit: %w: WithBatching(%d, %v): the wait must be more than 0 (WithoutBatching sends each call at once)", limitspec.ErrMisconfigured, size, wait)
-		}
-		o.batchSize, o.batchWait = size, wait
-		return nil
+// Options configure a Limiter. The zero value is the default: time.Now's
+// clock, scripts run by EVALSHA, no key prefix, batching with
+// DefaultBatchSize and DefaultBatchWait, and no request ids but the
+// callers'.
+type Options struct {
+	// Now is the clock of requests without a Now; nil means time.Now.
+	// Tests set it.
+	Now func() time.Time
+	// ServerClock decides requests without a Now at the Redis server's
+	// clock instead (the scripts read TIME when now_ms is empty), which
+	// every process sharing the Redis agrees on; Now must then be nil.
+	ServerClock bool
+	// Functions calls the Redis Functions libraries (FCALL, Redis 7 and
+	// later) instead of EVALSHA; see the package doc. False: EVALSHA.
+	Functions bool
+	// Prefix is put in front of every key and identity value, inside the
+	// hash tag ("{" + Prefix + key + "}..."), so that several
+	// applications can share a Redis without sharing keys; "" means
+	// none. It may not hold '{' or '}', which would move the hash tag.
+	Prefix string
+	// BatchSize and BatchWait set how the calls of concurrent callers
+	// are coalesced into pipelines (see the package doc, "Batching"): at
+	// most BatchSize calls per pipeline (2 or more; 0 means
+	// DefaultBatchSize), and BatchWait (0 means DefaultBatchWait), how
+	// long a call waits in its server's queue behind batches that have
+	// all been in flight that long before another batch takes it (up to
+	// four in flight). A call that finds fewer than two batches in
+	// flight is sent at once, whatever the wait; a call that finds two
+	// gathers into the next batch, sent as soon as one of them comes
+	// back.
+	BatchSize int
+	BatchWait time.Duration
+	// NoBatching sends every call by itself, at once, on a connection of
+	// its own (go-redis's pool holds PoolSize of them), as one round
+	// trip: the lowest latency whatever the load, at the cost of
+	// throughput under a heavy one. BatchSize and BatchWait must then be
+	// 0. False (the default) batches.
+	NoBatching bool
+	// RequestIDs gives every decision that carries no request id
+	// (Request.ID) one of the limiter's own, so that a decision whose
+	// reply is lost, by itself or with its whole pipeline, is sent again
+	// within its deadline and gets the reply it had, where it would
+	// otherwise fail with ErrOutcomeUnknown (docs/semantics.md, "Request
+	// ids"). Each decision then costs what one with an id does: a key
+	// read, and written with the reply when charged, kept two minutes
+	// (`go run ./cmd/measure` prints both). False: only the callers' ids.
+	RequestIDs bool
+}
+
+// withDefaults checks o and returns it with its zero fields set to
+// their defaults (BatchSize and BatchWait 0 when NoBatching).
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.ServerClock && o.Now != nil:
+		return o, misconfigured("Options.Now and Options.ServerClock are both set: give one clock")
+	case strings.ContainsAny(o.Prefix, "{}"):
+		return o, misconfigured("Options.Prefix %q holds '{' or '}', which would move the hash tag", o.Prefix)
+	case o.NoBatching && (o.BatchSize != 0 || o.BatchWait != 0):
+		return o, misconfigured("Options.BatchSize and BatchWait are set with NoBatching, which sends each call by itself")
+	case o.BatchSize == 1 || o.BatchSize < 0:
+		return o, misconfigured("Options.BatchSize is %d: a pipeline holds 2 calls or more (NoBatching sends each call by itself)", o.BatchSize)
+	case o.BatchWait < 0:
+		return o, misconfigured("Options.BatchWait is %v: the wait must be more than 0 (NoBatching sends each call at once)", o.BatchWait)
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if !o.NoBatching && o.BatchSize == 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if !o.NoBatching && o.BatchWait == 0 {
+		o.BatchWait = DefaultBatchWait
+	}
+	return o, nil
 }
 
-// WithRequestIDs gives every decision that carries no request id
-// (Request.ID) one of the limiter's own, so that a decision whose reply
-// is lost, by itself or with its whole pipeline, is sent again within
-// its deadline and gets the reply it had, where it would otherwise fail
-// with ErrOutcomeUnknown (docs/semantics.md, "Request ids"). Each
-// decision then costs what one with an id does: a key read, and written
-// with the reply when charged, kept two minutes (`go run ./cmd/measure`
-// prints both).
-func WithRequestIDs() Option {
-	return func(o *options) error { o.ids = true; return nil }
-}
-
-// WithoutBatching sends every call by itself, at once, on a connection
-// of its own (go-redis's pool holds PoolSize of them), as one round
-// trip: the lowest latency whatever the load, at the cost of throughput
-// under a heavy one (see the package doc, "Batching").
-func WithoutBatching() Option {
-	return func(o *options) error { o.batchSize, o.batchWait = 0, 0; return nil }
+// misconfigured is New's refusal of what it cannot work with, as every
+// constructor's refusal: "redislimit: misconfigured: ...", matching
+// limitspec.ErrMisconfigured.
+func misconfigured(format string, args ...any) error {
+	return refusal.Config("redislimit", format, args...)
 }

@@ -64,10 +64,11 @@ func refused(t *testing.T) []struct {
 // behind a prefix), and writes nothing.
 func TestRefusalsMatchMemory(t *testing.T) {
 	eachWay(t, func(t *testing.T, rdb *redis.Client, lim *redislimit.Limiter) {
-		twin, err := goimpl.New(goimpl.WithoutSweeper())
+		twin, err := goimpl.New(goimpl.Options{NoSweeper: true})
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { twin.Close() })
 		for _, c := range refused(t) {
 			_, err := lim.Limit(t.Context(), c.req)
 			_, want := twin.Limit(t.Context(), c.req)
@@ -81,7 +82,7 @@ func TestRefusalsMatchMemory(t *testing.T) {
 		if ks := keys(t, rdb); len(ks) != 0 {
 			t.Errorf("refused calls left keys %v", ks)
 		}
-	}, redislimit.WithPrefix("app:"))
+	}, redislimit.Options{Prefix: "app:"})
 }
 
 // TestBadState: a key holding another Redis type (WRONGTYPE), or a field
@@ -124,7 +125,7 @@ func TestBadState(t *testing.T) {
 				t.Errorf("%s: the refused policy wrote %s", c.name, c.untouched)
 			}
 		}
-	})
+	}, redislimit.Options{})
 }
 
 // silentListener accepts connections and never answers, as a hung
@@ -164,13 +165,10 @@ func TestUnavailable(t *testing.T) {
 		for i, functions := range []bool{false, true, false, true} {
 			way := ways[i/2]
 			rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
-			var opts []redislimit.Option
-			if functions {
-				opts = append(opts, redislimit.WithFunctions())
-			}
+			opts := redislimit.Options{Functions: functions}
 			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 			start := time.Now()
-			lim, err := redislimit.New(ctx, rdb, opts...)
+			lim, err := redislimit.New(ctx, rdb, opts)
 			if err != nil {
 				t.Errorf("%s, functions %v: New: %v; want no refusal (the first call finds out)", addr, functions, err)
 				cancel()
@@ -203,43 +201,40 @@ func TestReadOnlyReplica(t *testing.T) {
 	_, replica := replicaPair(t)
 	rdb := redis.NewClient(&redis.Options{Addr: replica.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	for _, opts := range [][]redislimit.Option{nil, {redislimit.WithFunctions()}} {
-		lim := newLimiter(t, rdb, opts...)
+	for _, opts := range []redislimit.Options{{}, {Functions: true}} {
+		lim := newLimiter(t, rdb, opts)
 		_, err := lim.Allow(t.Context(), "u", burst)
 		if !errors.Is(err, limitspec.ErrUnavailable) || !strings.Contains(err.Error(), "READONLY") {
-			t.Errorf("functions %v: %v; want ErrUnavailable, READONLY", len(opts) > 0, err)
+			t.Errorf("functions %v: %v; want ErrUnavailable, READONLY", opts.Functions, err)
 		}
 	}
 }
 
-// TestClocks: an explicit Now, the caller's clock (WithClock) and the
-// server's clock (WithServerClock) each set the time a key records, by
+// TestClocks: an explicit Now, the caller's clock (Options.Now) and the
+// server's clock (Options.ServerClock) each set the time a key records, by
 // EVALSHA and by FCALL.
 func TestClocks(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
 	for _, way := range []string{"scripts", "functions"} {
-		var opts []redislimit.Option
-		if way == "functions" {
-			opts = append(opts, redislimit.WithFunctions())
-		}
-		caller := newLimiter(t, rdb, append(opts, redislimit.WithClock(func() time.Time { return at(123) }))...)
-		server := newLimiter(t, rdb, append(opts, redislimit.WithServerClock())...)
+		functions := way == "functions"
+		caller := newLimiter(t, rdb, redislimit.Options{Functions: functions, Now: func() time.Time { return at(123) }})
+		server := newLimiter(t, rdb, redislimit.Options{Functions: functions, ServerClock: true})
 		key := func(k string) string { return way + "-" + k }
 		if ts := recorded(t, rdb, caller, key("explicit"), at(7)); ts != t0+7 {
 			t.Errorf("%s, explicit Now: recorded %d, want %d", way, ts, int64(t0+7))
 		}
 		if ts := recorded(t, rdb, server, key("explicit-server"), at(8)); ts != t0+8 {
-			t.Errorf("%s, explicit Now, WithServerClock: recorded %d, want %d", way, ts, int64(t0+8))
+			t.Errorf("%s, explicit Now, ServerClock: recorded %d, want %d", way, ts, int64(t0+8))
 		}
 		if ts := recorded(t, rdb, caller, key("caller"), time.Time{}); ts != t0+123 {
-			t.Errorf("%s, WithClock: recorded %d, want %d", way, ts, int64(t0+123))
+			t.Errorf("%s, Options.Now: recorded %d, want %d", way, ts, int64(t0+123))
 		}
 		before := time.Now().UnixMilli()
 		ts := recorded(t, rdb, server, key("server"), time.Time{})
 		after := time.Now().UnixMilli()
 		if ts < before-1000 || ts > after+1000 {
-			t.Errorf("%s, WithServerClock: recorded %d, want the server's clock, within [%d, %d] give or take 1 s", way, ts, before, after)
+			t.Errorf("%s, ServerClock: recorded %d, want the server's clock, within [%d, %d] give or take 1 s", way, ts, before, after)
 		}
 		if ttl := rdb.PTTL(t.Context(), "{"+key("server")+"}:fw:60000").Val(); ttl <= 0 || ttl > 2*time.Minute {
 			t.Errorf("%s: the server-clock key's TTL is %v; want at most the window and its margin, 2 min", way, ttl)

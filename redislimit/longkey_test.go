@@ -8,6 +8,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/redislimit"
 )
 
 // TestFaultLongKeys: a 500 KB key and a 500 KB identity value are stored as
@@ -18,11 +19,12 @@ import (
 func TestFaultLongKeys(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
-	lim := newLimiter(t, rdb)
-	mem, err := goimpl.New()
+	lim := newLimiter(t, rdb, redislimit.Options{})
+	mem, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { mem.Close() })
 	quota, err := limitspec.BurstQuotaPolicy(2)
 	if err != nil {
 		t.Fatal(err)

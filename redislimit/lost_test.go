@@ -31,15 +31,15 @@ func TestFaultLostReply(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		verb string
-		opts []redislimit.Option
+		opts redislimit.Options
 	}{
-		{"evalsha", "evalsha", nil},
-		{"functions", "fcall", []redislimit.Option{redislimit.WithFunctions()}},
+		{"evalsha", "evalsha", redislimit.Options{}},
+		{"functions", "fcall", redislimit.Options{Functions: true}},
 	} {
 		for _, way := range ways {
 			t.Run(tc.name+"/"+way.name, func(t *testing.T) {
 				t.Parallel()
-				lostReply(t, tc.verb, way.via, tc.opts...)
+				lostReply(t, tc.verb, way.via, tc.opts)
 			})
 		}
 	}
@@ -47,12 +47,12 @@ func TestFaultLostReply(t *testing.T) {
 
 // lostReply is TestFaultLostReply of verb with a limiter of opts,
 // deciding by via's decider.
-func lostReply(t *testing.T, verb string, via func(*redislimit.Limiter) decider, opts ...redislimit.Option) {
+func lostReply(t *testing.T, verb string, via func(*redislimit.Limiter) decider, opts redislimit.Options) {
 	srv := redistest.StartServer(t)
 	proxy := faultproxy.Start(t, srv.Addr())
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	lim := newLimiter(t, rdb, opts...)
+	lim := newLimiter(t, rdb, opts)
 	d := via(lim)
 	var n atomic.Int64
 	proxy.CutAfterReply(func(name string, _ []string) bool {
@@ -106,15 +106,15 @@ func TestFaultLostReplyBatched(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		verb string
-		opts []redislimit.Option
+		opts redislimit.Options
 	}{
-		{"evalsha", "evalsha", nil},
-		{"functions", "fcall", []redislimit.Option{redislimit.WithFunctions()}},
+		{"evalsha", "evalsha", redislimit.Options{}},
+		{"functions", "fcall", redislimit.Options{Functions: true}},
 	} {
 		for _, way := range ways {
 			t.Run(tc.name+"/"+way.name, func(t *testing.T) {
 				t.Parallel()
-				lostReplyBatched(t, tc.verb, way.via, tc.opts...)
+				lostReplyBatched(t, tc.verb, way.via, tc.opts)
 			})
 		}
 	}
@@ -122,14 +122,14 @@ func TestFaultLostReplyBatched(t *testing.T) {
 
 // lostReplyBatched is TestFaultLostReplyBatched of verb with a limiter
 // of opts, deciding by via's decider.
-func lostReplyBatched(t *testing.T, verb string, via func(*redislimit.Limiter) decider, opts ...redislimit.Option) {
+func lostReplyBatched(t *testing.T, verb string, via func(*redislimit.Limiter) decider, opts redislimit.Options) {
 	srv := redistest.StartServer(t)
 	proxy := faultproxy.Start(t, srv.Addr())
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
 	pipelines := &pipelineCounter{}
 	rdb.AddHook(pipelines)
-	lim := newLimiter(t, rdb, opts...)
+	lim := newLimiter(t, rdb, opts)
 	req := func(i int) limitspec.Request {
 		return limitspec.Request{Key: fmt.Sprintf("d%d", i), Limit: limitspec.FixedWindow{Limit: 10, Window: time.Hour}, Cost: 1, Now: t0Time}
 	}

@@ -21,7 +21,7 @@ import (
 func TestFaultManyKeys(t *testing.T) {
 	t.Parallel()
 	_, rdb := newClient(t)
-	lim := newLimiter(t, rdb)
+	lim := newLimiter(t, rdb, redislimit.Options{})
 	limit := limitspec.GCRA{Burst: 5, Rate: 1, Period: time.Minute}
 	round := func() {
 		var wg sync.WaitGroup

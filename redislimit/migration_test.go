@@ -40,36 +40,72 @@ func TestFaultSlotMigration(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		via     func(*redislimit.Limiter) decider
-		opts    []redislimit.Option
+		opts    redislimit.Options
 		singles bool
 	}{
-		{"batched", ways[0].via, nil, false},
-		{"unbatched", ways[0].via, []redislimit.Option{redislimit.WithoutBatching()}, false},
-		{"bound", ways[1].via, nil, false},
-		{"single limits alone", ways[0].via, nil, true},
+		{"batched", ways[0].via, redislimit.Options{}, false},
+		{"unbatched", ways[0].via, redislimit.Options{NoBatching: true}, false},
+		{"bound", ways[1].via, redislimit.Options{}, false},
+		{"single limits alone", ways[0].via, redislimit.Options{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			slotMigration(t, tc.via, tc.singles, tc.opts...)
+			slotMigration(t, tc.via, tc.singles, tc.opts)
 		})
 	}
 }
 
 // slotMigration is TestFaultSlotMigration with a limiter of opts,
 // deciding by via's decider; with singles, the single limits alone.
-func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, singles bool, opts ...redislimit.Option) {
-	ctx := context.Background()
+func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, singles bool, opts redislimit.Options) {
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { cluster.Close() })
 	pipelines := &pipelineCounter{}
 	cluster.AddHook(pipelines)
-	lim := via(newLimiter(t, cluster, opts...))
+	reqs, want, keys := migrationRequests(t, singles)
+	m := &migrationLoad{t: t, lim: via(newLimiter(t, cluster, opts)), reqs: reqs, now: time.Now()}
+	for i := range reqs { // the keys exist before the move
+		if err := m.decide(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.decideUntil(moved)
+		}()
+	}
+	dst := migrate(t, cluster, "{mig}", 100*time.Millisecond)
+	close(moved)
+	wg.Wait()
+	for i, w := range want {
+		if got := m.admitted[i].Load(); got != w {
+			t.Errorf("%s admitted %d during the move; want exactly %d", name(reqs[i]), got, w)
+		}
+	}
+	tryAgain := tryAgainReplies(t, cluster)
+	t.Logf("%d calls, %d failed, %d pipelines of several calls, %d TRYAGAIN replies", m.calls.Load(), m.failures.Load(), pipelines.several.Load(), tryAgain)
+	if singles && tryAgain != 0 {
+		t.Errorf("the masters answered TRYAGAIN %d times to calls of single limits, each of one key, which a move never splits", tryAgain)
+	}
+	if batched := !opts.NoBatching; batched != (pipelines.several.Load() > 0) {
+		t.Errorf("batching on: %v, and %d pipelines of several calls sent", batched, pipelines.several.Load())
+	}
+	keysWithTTL(t, dst, "{mig}", keys)
+}
+
+// migrationRequests are the requests of a slot migration, one per limit
+// of the key mig and one of a policy (none with singles), with the
+// admissions each must count and the number of keys they keep.
+func migrationRequests(t *testing.T, singles bool) (reqs []limitspec.Request, want []int64, keys int) {
 	quota, err := limitspec.BurstQuotaPolicy(40)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	reqs := []limitspec.Request{
+	reqs = []limitspec.Request{
 		{Key: "mig", Limit: limitspec.FixedWindow{Limit: 40, Window: time.Hour}},
 		{Key: "mig", Limit: limitspec.SlidingWindow{Limit: 40, Window: time.Hour}},
 		{Key: "mig", Limit: limitspec.SlidingLog{Limit: 40, Window: time.Hour}},
@@ -80,77 +116,64 @@ func slotMigration(t *testing.T, via func(*redislimit.Limiter) decider, singles 
 		{Key: "mig", Limit: limitspec.LeakyBucket{Capacity: 40, Rate: 1, Period: time.Hour}},
 		{Policy: quota, IDs: map[string]string{"user": "mig"}},
 	}
-	want := []int64{40, 40, 40, 40, 40, 40, 40, 40, 5}
-	keys := len(reqs) - 1 + 2 // the policy's limits keep a key each
+	want = []int64{40, 40, 40, 40, 40, 40, 40, 40, 5}
+	keys = len(reqs) - 1 + 2 // the policy's limits keep a key each
 	if singles {
 		reqs, want, keys = reqs[:len(reqs)-1], want[:len(want)-1], len(reqs)-1
 	}
-	var admitted [9]atomic.Int64
-	var calls atomic.Int64
-	decide := func(i int) error {
-		req := reqs[i]
-		req.Cost, req.Now = 1, now
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-		start := time.Now()
-		res, err := lim.Limit(cctx, req)
-		// Past its deadline by a second: a call that waited for the move
-		// rather than return at its deadline (a busy machine may be late
-		// by some ms to wake it, not by a second).
-		if took := time.Since(start); took > 4*time.Second {
-			t.Errorf("a call took %v, past its 3 s deadline", took)
-		}
-		calls.Add(1)
-		if res.Allowed {
-			admitted[i].Add(1)
-		}
-		return err
+	return reqs, want, keys
+}
+
+// migrationLoad decides a slot migration's requests, all at one time,
+// and counts the calls, their failures and each request's admissions.
+type migrationLoad struct {
+	t               *testing.T
+	lim             decider
+	reqs            []limitspec.Request
+	now             time.Time
+	admitted        [9]atomic.Int64
+	calls, failures atomic.Int64
+}
+
+// decide decides the request i at cost 1 within a deadline of 3 s.
+func (m *migrationLoad) decide(i int) error {
+	req := m.reqs[i]
+	req.Cost, req.Now = 1, m.now
+	cctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := m.lim.Limit(cctx, req)
+	// Past its deadline by a second: a call that waited for the move
+	// rather than return at its deadline (a busy machine may be late
+	// by some ms to wake it, not by a second).
+	if took := time.Since(start); took > 4*time.Second {
+		m.t.Errorf("a call took %v, past its 3 s deadline", took)
 	}
-	for i := range reqs { // the keys exist before the move
-		if err := decide(i); err != nil {
-			t.Fatal(err)
-		}
+	m.calls.Add(1)
+	if res.Allowed {
+		m.admitted[i].Add(1)
 	}
-	moved := make(chan struct{})
-	var wg sync.WaitGroup
-	var failures atomic.Int64
-	for g := 0; g < 16; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-moved:
-					if calls.Load() > 8*int64(len(reqs))*40 {
-						return
-					}
-				default:
-				}
-				if err := decide(n % len(reqs)); err != nil {
-					if failures.Add(1) <= 3 {
-						t.Errorf("a decision during the move: %v", err)
-					}
-				}
+	return err
+}
+
+// decideUntil decides the requests in turn until moved is closed and
+// the calls number eight times the quotas, reporting the first few
+// failures.
+func (m *migrationLoad) decideUntil(moved <-chan struct{}) {
+	for n := 0; ; n++ {
+		select {
+		case <-moved:
+			if m.calls.Load() > 8*int64(len(m.reqs))*40 {
+				return
 			}
-		}()
-	}
-	dst := migrate(t, cluster, "{mig}", 100*time.Millisecond)
-	close(moved)
-	wg.Wait()
-	for i, w := range want {
-		if got := admitted[i].Load(); got != w {
-			t.Errorf("%s admitted %d during the move; want exactly %d", name(reqs[i]), got, w)
+		default:
+		}
+		if err := m.decide(n % len(m.reqs)); err != nil {
+			if m.failures.Add(1) <= 3 {
+				m.t.Errorf("a decision during the move: %v", err)
+			}
 		}
 	}
-	tryAgain := tryAgainReplies(t, cluster)
-	t.Logf("%d calls, %d failed, %d pipelines of several calls, %d TRYAGAIN replies", calls.Load(), failures.Load(), pipelines.several.Load(), tryAgain)
-	if singles && tryAgain != 0 {
-		t.Errorf("the masters answered TRYAGAIN %d times to calls of single limits, each of one key, which a move never splits", tryAgain)
-	}
-	if batched := len(opts) == 0; batched != (pipelines.several.Load() > 0) {
-		t.Errorf("batching on: %v, and %d pipelines of several calls sent", batched, pipelines.several.Load())
-	}
-	keysWithTTL(t, dst, "{mig}", keys)
 }
 
 // tryAgainReplies is the number of TRYAGAIN replies the cluster's masters

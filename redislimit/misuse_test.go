@@ -33,35 +33,43 @@ func TestNewRefuses(t *testing.T) {
 	cases := []struct {
 		name string
 		rdb  redis.UniversalClient
-		opts []redislimit.Option
+		opts redislimit.Options
 		want string
 	}{
-		{"nil client", nil, nil, "no Redis client"},
-		{"typed nil *redis.Client", (*redis.Client)(nil), nil, "no Redis client"},
-		{"typed nil *redis.ClusterClient", (*redis.ClusterClient)(nil), nil, "no Redis client"},
-		{"client without ContextTimeoutEnabled", nowhere(t, false), nil, "ContextTimeoutEnabled: true"},
-		{"cluster client without ContextTimeoutEnabled", cluster, nil, "ContextTimeoutEnabled: true"},
-		{"ring without ContextTimeoutEnabled", ring, nil, "ContextTimeoutEnabled: true"},
-		{"nil option", ok, []redislimit.Option{redislimit.WithServerClock(), nil}, "option 2 of New is nil"},
-		{"WithClock(nil)", ok, []redislimit.Option{redislimit.WithClock(nil)}, "WithClock(nil)"},
-		{"WithPrefix with {", ok, []redislimit.Option{redislimit.WithPrefix("app{")}, "may not hold '{' or '}'"},
-		{"WithPrefix with }", ok, []redislimit.Option{redislimit.WithPrefix("}app")}, "may not hold '{' or '}'"},
-		{"WithBatching of 1 call", ok, []redislimit.Option{redislimit.WithBatching(1, time.Millisecond)}, "a pipeline holds 2 calls or more (WithoutBatching"},
-		{"WithBatching of 0 calls", ok, []redislimit.Option{redislimit.WithBatching(0, time.Millisecond)}, "a pipeline holds 2 calls or more"},
-		{"WithBatching without a wait", ok, []redislimit.Option{redislimit.WithBatching(64, 0)}, "the wait must be more than 0 (WithoutBatching"},
-		{"WithBatching with a negative wait", ok, []redislimit.Option{redislimit.WithBatching(64, -time.Millisecond)}, "the wait must be more than 0"},
+		{"nil client", nil, redislimit.Options{}, "redislimit: misconfigured: no Redis client"},
+		{"typed nil *redis.Client", (*redis.Client)(nil), redislimit.Options{}, "redislimit: misconfigured: no Redis client"},
+		{"typed nil *redis.ClusterClient", (*redis.ClusterClient)(nil), redislimit.Options{}, "redislimit: misconfigured: no Redis client"},
+		{"client without ContextTimeoutEnabled", nowhere(t, false), redislimit.Options{}, "ContextTimeoutEnabled: true"},
+		{"cluster client without ContextTimeoutEnabled", cluster, redislimit.Options{}, "ContextTimeoutEnabled: true"},
+		{"ring without ContextTimeoutEnabled", ring, redislimit.Options{}, "ContextTimeoutEnabled: true"},
+		{"two clocks", ok, redislimit.Options{Now: time.Now, ServerClock: true}, "redislimit: misconfigured: Options.Now and Options.ServerClock are both set"},
+		{"Prefix with {", ok, redislimit.Options{Prefix: "app{"}, `redislimit: misconfigured: Options.Prefix "app{" holds '{' or '}'`},
+		{"Prefix with }", ok, redislimit.Options{Prefix: "}app"}, `redislimit: misconfigured: Options.Prefix "}app" holds '{' or '}'`},
+		{"BatchSize of 1 call", ok, redislimit.Options{BatchSize: 1, BatchWait: time.Millisecond}, "redislimit: misconfigured: Options.BatchSize is 1: a pipeline holds 2 calls or more (NoBatching"},
+		{"negative BatchSize", ok, redislimit.Options{BatchSize: -1}, "redislimit: misconfigured: Options.BatchSize is -1: a pipeline holds 2 calls or more"},
+		{"negative BatchWait", ok, redislimit.Options{BatchSize: 64, BatchWait: -time.Millisecond}, "redislimit: misconfigured: Options.BatchWait is -1ms: the wait must be more than 0 (NoBatching"},
+		{"BatchSize with NoBatching", ok, redislimit.Options{BatchSize: 64, NoBatching: true}, "redislimit: misconfigured: Options.BatchSize and BatchWait are set with NoBatching"},
+		{"BatchWait with NoBatching", ok, redislimit.Options{BatchWait: time.Millisecond, NoBatching: true}, "redislimit: misconfigured: Options.BatchSize and BatchWait are set with NoBatching"},
 	}
 	for _, c := range cases {
 		err := noPanic(t, c.name, func() error {
-			_, err := redislimit.New(t.Context(), c.rdb, c.opts...)
+			_, err := redislimit.New(t.Context(), c.rdb, c.opts)
 			return err
 		})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, limitspec.ErrMisconfigured) {
 			t.Errorf("%s: New: %v; want an error matching ErrMisconfigured saying %q", c.name, err, c.want)
 		}
 	}
-	if _, err := redislimit.New(t.Context(), ok, redislimit.WithPrefix("app:"), redislimit.WithClock(time.Now), redislimit.WithBatching(2, time.Nanosecond), redislimit.WithoutBatching()); err != nil {
-		t.Errorf("New with valid options: %v", err)
+	for _, opts := range []redislimit.Options{
+		{},
+		{Prefix: "app:", Now: time.Now, BatchSize: 2, BatchWait: time.Nanosecond, RequestIDs: true},
+		{ServerClock: true, BatchSize: 2},
+		{BatchWait: time.Millisecond},
+		{NoBatching: true},
+	} {
+		if _, err := redislimit.New(t.Context(), ok, opts); err != nil {
+			t.Errorf("New with valid options %+v: %v", opts, err)
+		}
 	}
 }
 
@@ -83,7 +91,7 @@ func (foreign) QuotaWindow() time.Duration { return time.Second }
 // panic and without a call to Redis.
 func TestMisusedRequests(t *testing.T) {
 	t.Parallel()
-	lim := newLimiter(t, nowhere(t, true))
+	lim := newLimiter(t, nowhere(t, true), redislimit.Options{})
 	quota, err := limitspec.BurstQuotaPolicy(10)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +169,7 @@ func init() {
 // ("quota: key must not be empty").
 func TestUserAlgorithmKeyRefused(t *testing.T) {
 	t.Parallel()
-	lim := newLimiter(t, nowhere(t, true))
+	lim := newLimiter(t, nowhere(t, true), redislimit.Options{})
 	b, err := lim.Bind(userLimit{})
 	if err != nil {
 		t.Fatal(err)

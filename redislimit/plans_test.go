@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/redislimit"
 )
 
 // TestPlansShareByName: on Redis as in process, two plans built as two
@@ -17,7 +18,7 @@ import (
 // say why: the per-IP state is {10.0.0.1}:per_ip:fw:3600000 for both.
 func TestPlansShareByName(t *testing.T) {
 	_, rdb := newClient(t)
-	lim := newLimiter(t, rdb)
+	lim := newLimiter(t, rdb, redislimit.Options{})
 	plan := func(name, ipLimit string, perUser int64) *limitspec.Policy {
 		p, err := limitspec.NewPolicy(name,
 			limitspec.PolicyLimit{Name: ipLimit, Limit: limitspec.FixedWindow{Limit: 5, Window: time.Hour}, Identity: "ip"},
@@ -69,7 +70,7 @@ func TestPlansShareByName(t *testing.T) {
 // under the limit's name.
 func TestStateNamesTheKey(t *testing.T) {
 	_, rdb := newClient(t)
-	lim := newLimiter(t, rdb)
+	lim := newLimiter(t, rdb, redislimit.Options{})
 	limits := []limitspec.Limit{
 		limitspec.FixedWindow{Limit: 10, Window: time.Minute},
 		limitspec.SlidingWindow{Limit: 10, Window: time.Minute},

@@ -23,7 +23,7 @@ var preparedCmd onceCmd
 func BenchmarkPrepare(b *testing.B) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	l, err := New(b.Context(), rdb)
+	l, err := New(b.Context(), rdb, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

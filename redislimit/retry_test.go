@@ -29,10 +29,10 @@ func TestFaultLostReplyRetriedByID(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, verb string
-		opts       []redislimit.Option
+		opts       redislimit.Options
 	}{
-		{"evalsha", "evalsha", nil},
-		{"functions", "fcall", []redislimit.Option{redislimit.WithFunctions()}},
+		{"evalsha", "evalsha", redislimit.Options{}},
+		{"functions", "fcall", redislimit.Options{Functions: true}},
 	} {
 		for _, way := range ways {
 			t.Run(tc.name+"/"+way.name, func(t *testing.T) {
@@ -41,7 +41,7 @@ func TestFaultLostReplyRetriedByID(t *testing.T) {
 				proxy := faultproxy.Start(t, srv.Addr())
 				rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
 				t.Cleanup(func() { rdb.Close() })
-				lim := newLimiter(t, rdb, tc.opts...)
+				lim := newLimiter(t, rdb, tc.opts)
 				d := way.via(lim)
 				var n, cut atomic.Int64
 				proxy.CutAfterReply(func(name string, _ []string) bool {
@@ -85,34 +85,34 @@ func TestFaultLostReplyRetriedByID(t *testing.T) {
 // that cuts the connection after Redis ran every 50th call, which loses
 // every unread reply of its pipeline. Every call is sent again with its
 // id: none fails, every one is admitted, and Redis counts each exactly
-// once. The ids are the caller's, or (WithRequestIDs) the limiter's own.
+// once. The ids are the caller's, or (Options.RequestIDs) the limiter's own.
 func TestFaultLostReplyBatchedRetriedByID(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
-		opts   []redislimit.Option
+		opts   redislimit.Options
 		callID bool
 	}{
-		{"Request.ID", nil, true},
-		{"WithRequestIDs", []redislimit.Option{redislimit.WithRequestIDs()}, false},
+		{"Request.ID", redislimit.Options{}, true},
+		{"Options.RequestIDs", redislimit.Options{RequestIDs: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			lostBatchRetried(t, tc.callID, tc.opts...)
+			lostBatchRetried(t, tc.callID, tc.opts)
 		})
 	}
 }
 
 // lostBatchRetried is TestFaultLostReplyBatchedRetriedByID with a limiter
 // of opts, each request carrying an id when callID is set.
-func lostBatchRetried(t *testing.T, callID bool, opts ...redislimit.Option) {
+func lostBatchRetried(t *testing.T, callID bool, opts redislimit.Options) {
 	srv := redistest.StartServer(t)
 	proxy := faultproxy.Start(t, srv.Addr())
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
 	pipelines := &pipelineCounter{}
 	rdb.AddHook(pipelines)
-	lim := newLimiter(t, rdb, opts...)
+	lim := newLimiter(t, rdb, opts)
 	req := func(i int) limitspec.Request {
 		r := limitspec.Request{Key: fmt.Sprintf("d%d", i), Limit: limitspec.FixedWindow{Limit: 10, Window: time.Hour}, Cost: 1, Now: t0Time}
 		if callID {
@@ -148,7 +148,7 @@ func lostBatchRetried(t *testing.T, callID bool, opts ...redislimit.Option) {
 	if pipelines.several.Load() == 0 || cut.Load() == 0 {
 		t.Fatalf("%d pipelines of several calls, %d cuts; want some of each", pipelines.several.Load(), cut.Load())
 	}
-	plain := newLimiter(t, rdb) // its peeks carry no id
+	plain := newLimiter(t, rdb, redislimit.Options{}) // its peeks carry no id
 	for i := range total {
 		if used := usedOf(t, plain, req(i)); used != 1 {
 			t.Fatalf("decision %d: Redis counted %d; want 1", i, used)
@@ -178,7 +178,7 @@ func TestRequestKeyBadState(t *testing.T) {
 	srv := redistest.StartServer(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
-	lim := newLimiter(t, rdb)
+	lim := newLimiter(t, rdb, redislimit.Options{})
 	ctx := t.Context()
 	quota, err := limitspec.BurstQuotaPolicy(6)
 	if err != nil {

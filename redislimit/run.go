@@ -27,7 +27,7 @@ import (
 func (l *Limiter) run(ctx context.Context, s *script, args []any, first string, replayable bool) (any, error) {
 	var reply any
 	var err error
-	if l.o.functions {
+	if l.o.Functions {
 		// The library is checked (its version) before its first call: a
 		// function of another version would decide otherwise, silently.
 		if err := l.library(ctx, s.lib); err != nil {
@@ -364,6 +364,6 @@ func eachServer(ctx context.Context, rdb redis.UniversalClient, fn func(context.
 	}
 	// Neither loaded nor checked: a configuration to fix, not an outage
 	// (package fallback would decide around it for ever).
-	return fmt.Errorf("%w: the Functions libraries cannot be loaded through a %T: give WithFunctions a *redis.Client, *redis.ClusterClient or *redis.Ring",
+	return fmt.Errorf("%w: the Functions libraries cannot be loaded through a %T: give Options.Functions a *redis.Client, *redis.ClusterClient or *redis.Ring",
 		limitspec.ErrMisconfigured, rdb)
 }

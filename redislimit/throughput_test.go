@@ -35,14 +35,14 @@ func BenchmarkThroughput(b *testing.B) {
 	for _, goroutines := range []int{64, 8, 2} {
 		for _, bc := range []struct {
 			name string
-			opts []redislimit.Option
+			opts redislimit.Options
 		}{
-			{"unbatched", []redislimit.Option{redislimit.WithoutBatching()}},
-			{"batched", nil},
+			{"unbatched", redislimit.Options{NoBatching: true}},
+			{"batched", redislimit.Options{}},
 		} {
 			for _, way := range []string{"Limiter", "Bound"} {
 				b.Run(fmt.Sprintf("goroutines=%d/%s/%s", goroutines, bc.name, way), func(b *testing.B) {
-					allow := allower(b, newLimiter(b, rdb, bc.opts...), way, limit)
+					allow := allower(b, newLimiter(b, rdb, bc.opts), way, limit)
 					throughput(b, rdb, pipelines, goroutines, allow)
 				})
 			}
@@ -155,11 +155,7 @@ func BenchmarkCall(b *testing.B) {
 	gcra := limitspec.GCRA{Burst: 1_000_000, Rate: 1_000_000, Period: time.Second}
 	ids := map[string]string{"ip": "10.0.0.1", "user": "alice"}
 	for _, batching := range []string{"batched", "unbatched"} {
-		var opts []redislimit.Option
-		if batching == "unbatched" {
-			opts = append(opts, redislimit.WithoutBatching())
-		}
-		lim := newLimiter(b, rdb, opts...)
+		lim := newLimiter(b, rdb, redislimit.Options{NoBatching: batching == "unbatched"})
 		bound, err := lim.Bind(gcra)
 		if err != nil {
 			b.Fatal(err)

@@ -204,12 +204,12 @@ type limiters struct {
 // limiter is the limiter of c: in process, or on c.redisURL with a
 // fallback to one in process, behind leases with c.lease.
 func limiter(c config) (limiters, error) {
-	local, err := goimpl.New()
+	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		return limiters{}, err
 	}
 	if c.redisURL == "" {
-		return limiters{lim: local, where: "in process", close: func() {}}, nil
+		return limiters{lim: local, where: "in process", close: func() { local.Close() }}, nil
 	}
 	opt, err := redis.ParseURL(c.redisURL)
 	if err != nil {
@@ -217,8 +217,8 @@ func limiter(c config) (limiters, error) {
 	}
 	opt.ContextTimeoutEnabled = true // so that fallback's deadline bounds each call
 	rdb := redis.NewClient(opt)
-	l := limiters{where: "on Redis " + opt.Addr + ", in process while it is unavailable", close: func() { rdb.Close() }}
-	remote, err := redislimit.New(context.Background(), rdb)
+	l := limiters{where: "on Redis " + opt.Addr + ", in process while it is unavailable", close: func() { rdb.Close(); local.Close() }}
+	remote, err := redislimit.New(context.Background(), rdb, redislimit.Options{})
 	if err == nil {
 		l.fallback, err = fallback.New(remote, local, fallback.Options{})
 		l.lim = l.fallback
@@ -228,7 +228,7 @@ func limiter(c config) (limiters, error) {
 		l.lim, l.where = l.lease, fmt.Sprintf("%s, from leases of %d", l.where, c.lease)
 	}
 	if err != nil {
-		rdb.Close()
+		l.close()
 		return limiters{}, err
 	}
 	return l, nil

@@ -89,8 +89,17 @@ func TestMeasure(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "Measured on Redis ") || !strings.Contains(lines[0], strconv.Quote(Meta)) {
 		t.Errorf("first line does not give the Redis version and the load: %s", lines[0])
 	}
+	tables := parseTables(lines)
+	bytesOf := checkAlgorithmRows(t, tables["algorithm"])
+	checkRowSets(t, tables["algorithm"], bytesOf)
+	checkViews(t, tables["view"])
+	checkWorst(t, tables["worst case"])
+	checkPolicy(t, tables["way"])
+}
 
-	// Tables: rows by the header they follow.
+// parseTables returns the rows of the Markdown tables among lines, each
+// a row's cells, by the first cell of the header they follow.
+func parseTables(lines []string) map[string][][]string {
 	tables := map[string][][]string{}
 	header := ""
 	for _, line := range lines {
@@ -107,19 +116,27 @@ func TestMeasure(t *testing.T) {
 			tables[header] = append(tables[header], cells)
 		}
 	}
+	return tables
+}
 
-	type key struct {
-		label string
-		L     int64
-	}
-	bytesOf := map[key]int64{}
-	for _, c := range tables["algorithm"] {
+// rowKey names a row of the algorithm table: its label and limit.
+type rowKey struct {
+	label string
+	L     int64
+}
+
+// checkAlgorithmRows checks each row of the algorithm table (one per
+// row set and limit, none twice) and returns the bytes each measured.
+func checkAlgorithmRows(t *testing.T, rows [][]string) map[rowKey]int64 {
+	t.Helper()
+	bytesOf := map[rowKey]int64{}
+	for _, c := range rows {
 		if len(c) != 9 {
 			t.Errorf("row with %d cells: %v", len(c), c)
 			continue
 		}
 		L, _ := strconv.ParseInt(c[1], 10, 64)
-		k := key{c[0], L}
+		k := rowKey{c[0], L}
 		if _, dup := bytesOf[k]; dup {
 			t.Errorf("two rows for %s at L=%d", c[0], L)
 		}
@@ -128,50 +145,66 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("%s L=%d: bytes %q", c[0], L, c[3])
 		}
 		bytesOf[k] = b
-		if c[2] != strconv.FormatInt(keysFor(L), 10) {
-			t.Errorf("%s L=%d: %s keys measured, want %d", c[0], L, c[2], keysFor(L))
-		}
-		alg, _, _ := strings.Cut(c[0], " ")
-		s, ok := lookup(alg)
-		if !ok {
-			t.Errorf("row for unknown algorithm %s", c[0])
-			continue
-		}
-		if c[4] != "1" || len(s.Keys) != 1 {
-			t.Errorf("%s L=%d: %s keys per limiter key (%d in its script); want 1, so that a slot migration never splits a state", c[0], L, c[4], len(s.Keys))
-		}
-		admitted, denied := commands(t, c[5]), commands(t, c[6])
-		if len(writes(admitted)) == 0 {
-			t.Errorf("%s L=%d: an admitted decision writes nothing: %s", c[0], L, c[5])
-		}
-		for _, w := range admittedWrites[alg] {
-			if admitted[w] != 1 {
-				t.Errorf("%s L=%d: an admitted decision runs %s %v times, want once: %s", c[0], L, w, admitted[w], c[5])
-			}
-		}
-		if w := writes(denied); len(w) > 0 {
-			t.Errorf("%s L=%d: a denied decision writes (%v): %s", c[0], L, w, c[6])
-		}
-		if len(denied) == 0 {
-			t.Errorf("%s L=%d: a denied decision reads nothing", c[0], L)
-		}
-		if us, err := strconv.ParseFloat(c[7], 64); err != nil || us <= 0 || math.IsInf(us, 0) {
-			t.Errorf("%s L=%d: time %q", c[0], L, c[7])
-		}
-		if c[8] != "1" {
-			t.Errorf("%s L=%d: %s round trips", c[0], L, c[8])
+		checkAlgorithmRow(t, c, L)
+	}
+	return bytesOf
+}
+
+// checkAlgorithmRow checks the cells of the row c, of limit L, past its
+// bytes: the keys measured and per limiter key, the commands of an
+// admitted and a denied decision, the time and the round trips.
+func checkAlgorithmRow(t *testing.T, c []string, L int64) {
+	t.Helper()
+	if c[2] != strconv.FormatInt(keysFor(L), 10) {
+		t.Errorf("%s L=%d: %s keys measured, want %d", c[0], L, c[2], keysFor(L))
+	}
+	alg, _, _ := strings.Cut(c[0], " ")
+	s, ok := lookup(alg)
+	if !ok {
+		t.Errorf("row for unknown algorithm %s", c[0])
+		return
+	}
+	if c[4] != "1" || len(s.Keys) != 1 {
+		t.Errorf("%s L=%d: %s keys per limiter key (%d in its script); want 1, so that a slot migration never splits a state", c[0], L, c[4], len(s.Keys))
+	}
+	admitted, denied := commands(t, c[5]), commands(t, c[6])
+	if len(writes(admitted)) == 0 {
+		t.Errorf("%s L=%d: an admitted decision writes nothing: %s", c[0], L, c[5])
+	}
+	for _, w := range admittedWrites[alg] {
+		if admitted[w] != 1 {
+			t.Errorf("%s L=%d: an admitted decision runs %s %v times, want once: %s", c[0], L, w, admitted[w], c[5])
 		}
 	}
+	if w := writes(denied); len(w) > 0 {
+		t.Errorf("%s L=%d: a denied decision writes (%v): %s", c[0], L, w, c[6])
+	}
+	if len(denied) == 0 {
+		t.Errorf("%s L=%d: a denied decision reads nothing", c[0], L)
+	}
+	if us, err := strconv.ParseFloat(c[7], 64); err != nil || us <= 0 || math.IsInf(us, 0) {
+		t.Errorf("%s L=%d: time %q", c[0], L, c[7])
+	}
+	if c[8] != "1" {
+		t.Errorf("%s L=%d: %s round trips", c[0], L, c[8])
+	}
+}
+
+// checkRowSets checks that the algorithm table has a row for every row
+// set (each decision script, and tiered bucket_window) and limit, and no
+// other, and that a state of one entry per request grows with L.
+func checkRowSets(t *testing.T, rows [][]string, bytesOf map[rowKey]int64) {
+	t.Helper()
 	sets := rowSets()
 	for _, rs := range sets {
 		for _, L := range Limits {
-			if _, ok := bytesOf[key{rs.label, L}]; !ok {
+			if _, ok := bytesOf[rowKey{rs.label, L}]; !ok {
 				t.Errorf("no row for %s at L=%d", rs.label, L)
 			}
 		}
 	}
-	if want := len(sets) * len(Limits); len(tables["algorithm"]) != want {
-		t.Errorf("%d rows, want %d", len(tables["algorithm"]), want)
+	if want := len(sets) * len(Limits); len(rows) != want {
+		t.Errorf("%d rows, want %d", len(rows), want)
 	}
 	decisions := 0
 	for _, s := range allScripts() {
@@ -186,12 +219,17 @@ func TestMeasure(t *testing.T) {
 	// an entry.
 	for _, alg := range growing {
 		for _, L := range Limits {
-			if b := bytesOf[key{alg, L}]; b < 10*L {
+			if b := bytesOf[rowKey{alg, L}]; b < 10*L {
 				t.Errorf("%s at L=%d: %d bytes for L entries", alg, L, b)
 			}
 		}
 	}
+}
 
+// checkViews checks that the view table has a row for every view and
+// limit, reading back L entries without a write, and no other.
+func checkViews(t *testing.T, rows [][]string) {
+	t.Helper()
 	views := 0
 	for _, s := range allScripts() {
 		if s.View == "" {
@@ -200,7 +238,7 @@ func TestMeasure(t *testing.T) {
 		for _, L := range Limits {
 			views++
 			found := false
-			for _, c := range tables["view"] {
+			for _, c := range rows {
 				if c[0] != s.Name || c[1] != strconv.FormatInt(L, 10) {
 					continue
 				}
@@ -221,11 +259,9 @@ func TestMeasure(t *testing.T) {
 			}
 		}
 	}
-	if len(tables["view"]) != views {
-		t.Errorf("%d view rows, want %d", len(tables["view"]), views)
+	if len(rows) != views {
+		t.Errorf("%d view rows, want %d", len(rows), views)
 	}
-	checkWorst(t, tables["worst case"])
-	checkPolicy(t, tables["way"])
 }
 
 // checkPolicy checks the policy table: the policy in one round trip and

@@ -30,7 +30,7 @@ type requestCost struct {
 // requestKeys keys, each round once without an id and once with a new
 // one, through package redislimit, unbatched.
 func (m *measurer) measureRequests() (*requestCost, error) {
-	lim, err := redislimit.New(m.ctx, m.rdb, redislimit.WithPrefix(m.prefix), redislimit.WithoutBatching())
+	lim, err := redislimit.New(m.ctx, m.rdb, redislimit.Options{Prefix: m.prefix, NoBatching: true})
 	if err != nil {
 		return nil, err
 	}

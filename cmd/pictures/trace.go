@@ -76,10 +76,11 @@ type decision struct {
 // decide runs the trace through limit on a fresh goimpl.Limiter, which
 // decides exactly as the Lua scripts do, at each request's own time.
 func decide(ctx context.Context, limit limitspec.Limit) ([]decision, error) {
-	lim, err := goimpl.New(goimpl.WithoutSweeper())
+	lim, err := goimpl.New(goimpl.Options{NoSweeper: true})
 	if err != nil {
 		return nil, err
 	}
+	defer lim.Close()
 	var out []decision
 	for i, ph := range trace {
 		for k := range ph.n {

@@ -15,10 +15,11 @@ import (
 // second before, the fourth waits that second, and at 05:00 the quota is
 // whole again.
 func Example() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	daily := quota.DailyQuota{Limit: 3, Offset: 5 * time.Hour}
 	at := time.Date(2026, 11, 25, 4, 59, 59, 0, time.UTC)
 	for _, now := range []time.Time{at, at, at, at, at.Add(time.Second)} {
@@ -39,10 +40,11 @@ func Example() {
 // The policy api puts the catalogue's gcra in front of the daily quota,
 // whose limit comes with each call (a tenant's plan): the quota binds.
 func ExampleAPIPolicy() {
-	lim, err := goimpl.New()
+	lim, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lim.Close()
 	api, err := quota.APIPolicy(2)
 	if err != nil {
 		log.Fatal(err)

@@ -1,7 +1,8 @@
 // Package keyed holds a value per decision key: what a request is decided
 // by, its limit and key or its policy and identity values. Packages
-// fallback and lease keep their per-key state in it. It knows only the
-// contract, package limitspec.
+// fallback, lease and denials keep their per-key state in it, and
+// answer from a decision held for a key as of a later time (Aged). It
+// knows only the contract, package limitspec.
 package keyed
 
 import (
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/limitspec/limitspec"
 )
@@ -99,6 +101,25 @@ func (m *Map[V]) Delete(req limitspec.Request) {
 		}
 		delete(s.m, k)
 	}
+}
+
+// Aged is the decision res as of since after it was made, if nothing
+// else happened meanwhile: its RetryAfter, and each limit's RetryAfter
+// and ResetAfter, shortened by since (never below 0; limitspec.Never
+// stays), in a copy of its Limits. Nothing else changes.
+func Aged(res limitspec.Result, since time.Duration) limitspec.Result {
+	if res.RetryAfter != limitspec.Never {
+		res.RetryAfter = max(res.RetryAfter-since, 0)
+	}
+	res.Limits = slices.Clone(res.Limits)
+	for i := range res.Limits {
+		lr := &res.Limits[i]
+		if lr.RetryAfter != limitspec.Never {
+			lr.RetryAfter = max(lr.RetryAfter-since, 0)
+		}
+		lr.ResetAfter = max(lr.ResetAfter-since, 0)
+	}
+	return res
 }
 
 // Len is the number of values held (summed over the shards, each under

@@ -2,6 +2,8 @@ package keyed
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,5 +66,43 @@ func TestForget(t *testing.T) {
 	m.Delete(limitspec.Request{Key: "never", Limit: limitspec.FixedWindow{Limit: 1, Window: time.Second}})
 	if m.Len() != held {
 		t.Error("Delete of a key never held changed the map")
+	}
+}
+
+// TestAged: a decision as of later has its waits shortened, never below
+// 0, Never kept, every other field as it was, and the decision it was
+// made from untouched.
+func TestAged(t *testing.T) {
+	gcra := limitspec.GCRA{Burst: 1, Rate: 1, Period: time.Second}
+	denied := limitspec.Result{RetryAfter: 300 * time.Millisecond, Binding: 1, Side: limitspec.Primary, Limits: []limitspec.LimitResult{
+		{Name: "a", Limit: gcra, Allowed: true, Quota: 5, Remaining: 4, ResetAfter: 200 * time.Millisecond},
+		{Name: "b", Limit: gcra, Quota: 1, RetryAfter: 300 * time.Millisecond, ResetAfter: time.Second},
+	}}
+	never := limitspec.Result{RetryAfter: limitspec.Never, Limits: []limitspec.LimitResult{{Quota: 1, RetryAfter: limitspec.Never, ResetAfter: time.Second}}}
+	for _, tt := range []struct {
+		name  string
+		res   limitspec.Result
+		since time.Duration
+		want  limitspec.Result
+	}{
+		{"now", denied, 0, denied},
+		{"later", denied, 250 * time.Millisecond, limitspec.Result{RetryAfter: 50 * time.Millisecond, Binding: 1, Side: limitspec.Primary, Limits: []limitspec.LimitResult{
+			{Name: "a", Limit: gcra, Allowed: true, Quota: 5, Remaining: 4, ResetAfter: 0},
+			{Name: "b", Limit: gcra, Quota: 1, RetryAfter: 50 * time.Millisecond, ResetAfter: 750 * time.Millisecond},
+		}}},
+		{"past every wait", denied, time.Hour, limitspec.Result{Binding: 1, Side: limitspec.Primary, Limits: []limitspec.LimitResult{
+			{Name: "a", Limit: gcra, Allowed: true, Quota: 5, Remaining: 4},
+			{Name: "b", Limit: gcra, Quota: 1},
+		}}},
+		{"never", never, 400 * time.Millisecond, limitspec.Result{RetryAfter: limitspec.Never, Limits: []limitspec.LimitResult{{Quota: 1, RetryAfter: limitspec.Never, ResetAfter: 600 * time.Millisecond}}}},
+	} {
+		before := slices.Clone(tt.res.Limits)
+		got := Aged(tt.res, tt.since)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+		if !reflect.DeepEqual(tt.res.Limits, before) {
+			t.Errorf("%s: the decision aged changed to %+v", tt.name, tt.res.Limits)
+		}
 	}
 }

@@ -600,34 +600,12 @@ var forceSets = []struct {
 // peek finds remaining = limit, at now+reset-1 it does not; and for a
 // caller on time, reset stays within the horizon of MaxTTL.
 func TestForceWaitsAreTight(t *testing.T) {
-	type call struct {
-		key       string
-		now, cost int64
-		force     bool
-	}
 	for _, set := range forceSets {
 		name := fmt.Sprintf("%s %v", set.alg, set.p)
 		rng := rand.New(rand.NewSource(int64(len(set.p)) + int64(len(set.alg))))
-		m := mustNew(t, set.alg, set.p)
+		tr := &forceTrace{t: t, alg: set.alg, p: set.p, m: mustNew(t, set.alg, set.p)}
 		ttl, _ := MaxTTL(set.alg, set.p)
 		horizon := ttl - MaxSkewMs - TTLMarginMs
-		var hist []call
-		// at decides a request on a copy of m's current state.
-		at := func(key string, now, cost int64) Result {
-			c := mustNew(t, set.alg, set.p)
-			for _, h := range hist {
-				if h.force {
-					c.Force(h.key, h.now, h.cost, nil)
-				} else {
-					c.Decide(h.key, h.now, h.cost, nil)
-				}
-			}
-			r, err := c.Decide(key, now, cost, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		}
 		now, latest := int64(1000), int64(0)
 		forcedDenials, waited := 0, 0
 		for i := 0; i < 250; i++ {
@@ -636,59 +614,19 @@ func TestForceWaitsAreTight(t *testing.T) {
 			if rng.Intn(10) == 0 {
 				cost = 20 // past twice any limit here
 			}
-			decided := at(key, now, cost)
-			var r Result
-			var err error
-			if force {
-				r, err = m.Force(key, now, cost, nil)
-			} else {
-				r, err = m.Decide(key, now, cost, nil)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			hist = append(hist, call{key, now, cost, force})
-			where := func() string {
-				return fmt.Sprintf("%s step %d (t %d, %s, cost %d, force %v): %+v", name, i, now, key, cost, force, r)
-			}
-			switch {
-			case decided.Allowed || cost == 0:
-				if r != decided {
-					t.Errorf("%s: Decide gives %+v", where(), decided)
-				}
-			case r.Allowed:
-				t.Errorf("%s: Decide denies", where())
-			default:
+			c := forceCall{key, now, cost, force}
+			decided := tr.at(key, now, cost)
+			r := tr.call(c)
+			where := fmt.Sprintf("%s step %d (t %d, %s, cost %d, force %v): %+v", name, i, now, key, cost, force, r)
+			denial, wait := tr.check(where, c, decided, r)
+			if denial {
 				forcedDenials++
 			}
-			if !r.Allowed && r.RetryAfterMs >= 1 {
-				if !at(key, now+r.RetryAfterMs, cost).Allowed {
-					t.Errorf("%s: denied at now+retry", where())
-				}
-				if r.RetryAfterMs > 1 && at(key, now+r.RetryAfterMs-1, cost).Allowed {
-					t.Errorf("%s: allowed at now+retry-1", where())
-				}
-			}
-			if !r.Allowed && (r.RetryAfterMs == -1) != (cost > r.Limit) {
-				t.Errorf("%s: retry -1 iff cost > limit", where())
-			}
-			if !r.Allowed && r.RetryAfterMs == 0 {
-				t.Errorf("%s: denied with retry 0", where())
-			}
-			if p := at(key, now+r.ResetAfterMs, 0); p.Remaining != p.Limit {
-				t.Errorf("%s: remaining %d at now+reset", where(), p.Remaining)
-			}
-			if r.ResetAfterMs > 0 {
+			if wait {
 				waited++
-				if p := at(key, now+r.ResetAfterMs-1, 0); p.Remaining == p.Limit {
-					t.Errorf("%s: remaining = limit at now+reset-1", where())
-				}
-			}
-			if r.Remaining < 0 || r.Remaining > r.Limit {
-				t.Errorf("%s: remaining out of [0, limit]", where())
 			}
 			if now >= latest && r.ResetAfterMs > horizon {
-				t.Errorf("%s: reset past the horizon %d", where(), horizon)
+				t.Errorf("%s: reset past the horizon %d", where, horizon)
 			}
 			latest = max(latest, now)
 		}
@@ -697,4 +635,99 @@ func TestForceWaitsAreTight(t *testing.T) {
 		}
 		t.Logf("%s: %d forced denials, %d with a reset wait", name, forcedDenials, waited)
 	}
+}
+
+// forceCall is one call of a trace: Force when force, else Decide.
+type forceCall struct {
+	key       string
+	now, cost int64
+	force     bool
+}
+
+// forceTrace is a trace of calls of one limit, made on m and kept in
+// hist, so that a request can be decided on a copy of m's state.
+type forceTrace struct {
+	t    *testing.T
+	alg  string
+	p    map[string]int64
+	m    Model
+	hist []forceCall
+}
+
+// call makes c on m, keeps it, and returns its result.
+func (tr *forceTrace) call(c forceCall) Result {
+	var r Result
+	var err error
+	if c.force {
+		r, err = tr.m.Force(c.key, c.now, c.cost, nil)
+	} else {
+		r, err = tr.m.Decide(c.key, c.now, c.cost, nil)
+	}
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	tr.hist = append(tr.hist, c)
+	return r
+}
+
+// at decides a request on a copy of m's current state.
+func (tr *forceTrace) at(key string, now, cost int64) Result {
+	c := mustNew(tr.t, tr.alg, tr.p)
+	for _, h := range tr.hist {
+		if h.force {
+			c.Force(h.key, h.now, h.cost, nil)
+		} else {
+			c.Decide(h.key, h.now, h.cost, nil)
+		}
+	}
+	r, err := c.Decide(key, now, cost, nil)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	return r
+}
+
+// check checks r, the result of the call c just made (decided: Decide's
+// result for it, on the state before), against the contract's
+// definitions on the state after it; it reports whether r is a forced
+// denial, and whether it has a reset wait.
+func (tr *forceTrace) check(where string, c forceCall, decided, r Result) (forcedDenial, waited bool) {
+	t := tr.t
+	switch {
+	case decided.Allowed || c.cost == 0:
+		if r != decided {
+			t.Errorf("%s: Decide gives %+v", where, decided)
+		}
+	case r.Allowed:
+		t.Errorf("%s: Decide denies", where)
+	default:
+		forcedDenial = true
+	}
+	if !r.Allowed && r.RetryAfterMs >= 1 {
+		if !tr.at(c.key, c.now+r.RetryAfterMs, c.cost).Allowed {
+			t.Errorf("%s: denied at now+retry", where)
+		}
+		if r.RetryAfterMs > 1 && tr.at(c.key, c.now+r.RetryAfterMs-1, c.cost).Allowed {
+			t.Errorf("%s: allowed at now+retry-1", where)
+		}
+	}
+	if !r.Allowed && (r.RetryAfterMs == -1) != (c.cost > r.Limit) {
+		t.Errorf("%s: retry -1 iff cost > limit", where)
+	}
+	if !r.Allowed && r.RetryAfterMs == 0 {
+		t.Errorf("%s: denied with retry 0", where)
+	}
+	if p := tr.at(c.key, c.now+r.ResetAfterMs, 0); p.Remaining != p.Limit {
+		t.Errorf("%s: remaining %d at now+reset", where, p.Remaining)
+	}
+	if r.ResetAfterMs > 0 {
+		waited = true
+		if p := tr.at(c.key, c.now+r.ResetAfterMs-1, 0); p.Remaining == p.Limit {
+			t.Errorf("%s: remaining = limit at now+reset-1", where)
+		}
+	}
+	if r.Remaining < 0 || r.Remaining > r.Limit {
+		t.Errorf("%s: remaining out of [0, limit]", where)
+	}
+	return forcedDenial, waited
 }

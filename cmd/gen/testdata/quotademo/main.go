@@ -38,7 +38,7 @@ func run(url string) error {
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 
-	scripts, err := redislimit.New(ctx, rdb)
+	scripts, err := redislimit.New(ctx, rdb, redislimit.Options{})
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func run(url string) error {
 		}
 	}
 
-	functions, err := redislimit.New(ctx, rdb, redislimit.WithFunctions())
+	functions, err := redislimit.New(ctx, rdb, redislimit.Options{Functions: true})
 	if err != nil {
 		return err
 	}
