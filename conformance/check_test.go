@@ -48,7 +48,7 @@ func (d doubled) Limit(ctx context.Context, req limitspec.Request) (limitspec.Re
 func TestTest(t *testing.T) {
 	fresh := func(wrap func(*goimpl.Limiter) limitspec.Limiter) func() (limitspec.Limiter, error) {
 		return func() (limitspec.Limiter, error) {
-			lim, err := goimpl.New(goimpl.WithoutSweeper())
+			lim, err := goimpl.New(goimpl.Options{NoSweeper: true})
 			return wrap(lim), err
 		}
 	}

@@ -22,7 +22,7 @@ import (
 func TestVectorsOnLimiters(t *testing.T) {
 	var decided atomic.Int64
 	wrapped := func() (limitspec.Limiter, error) {
-		lim, err := goimpl.New(goimpl.WithoutSweeper())
+		lim, err := goimpl.New(goimpl.Options{NoSweeper: true})
 		return &counted{Limiter: lim, n: &decided}, err
 	}
 	onRedis := func() (limitspec.Limiter, error) {
@@ -31,7 +31,7 @@ func TestVectorsOnLimiters(t *testing.T) {
 			return nil, err
 		}
 		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
-		lim, err := redislimit.New(context.Background(), rdb)
+		lim, err := redislimit.New(context.Background(), rdb, redislimit.Options{})
 		if err != nil {
 			srv.Close()
 			return nil, err
