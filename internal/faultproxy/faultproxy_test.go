@@ -377,11 +377,15 @@ func TestRefuse(t *testing.T) {
 		existing bool
 		within   time.Duration
 	}{
-		{"MaxRetries -1, new connection", -1, false, 250 * time.Millisecond},
-		{"MaxRetries -1, existing connection", -1, true, 250 * time.Millisecond},
-		// go-redis tries 4 times, sleeping its retry backoff in between.
-		{"default retries, new connection", 0, false, time.Second},
-		{"default retries, existing connection", 0, true, time.Second},
+		// A refusal is answered at once, not at a timeout (go-redis's
+		// 5 s dial and 3 s read timeouts): the bounds leave a loaded
+		// machine room and stay below those.
+		{"MaxRetries -1, new connection", -1, false, time.Second},
+		{"MaxRetries -1, existing connection", -1, true, time.Second},
+		// go-redis tries 4 times, sleeping its retry backoff (up to
+		// 512 ms) in between.
+		{"default retries, new connection", 0, false, 2500 * time.Millisecond},
+		{"default retries, existing connection", 0, true, 2500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := setup(t)
