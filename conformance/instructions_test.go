@@ -19,6 +19,7 @@ import (
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/kit"
+	"github.com/limitspec/limitspec/policyfile"
 	"github.com/limitspec/limitspec/redislimit"
 )
 
@@ -96,7 +97,7 @@ func TestInstructionSubjectsCoverCatalogue(t *testing.T) {
 		covered[s.limit.Algorithm()] = true
 	}
 	catalogue := 0
-	for _, a := range limitspec.Algorithms() {
+	for _, a := range policyfile.Algorithms() {
 		if a.Library != limitspec.Catalogue {
 			continue
 		}

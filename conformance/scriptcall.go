@@ -82,7 +82,7 @@ func prepareCall(prefix string, r Request, kind callKind, view string) (scriptCa
 }
 
 // lookupScripts returns the scripts of an algorithm named as
-// limitspec.NewLimit names it.
+// policyfile.NewLimit names it.
 func lookupScripts(name string) (*kit.Scripts, *Outcome) {
 	id := limitspec.Algorithm{Library: limitspec.Catalogue, Name: name}
 	if lib, n, ok := strings.Cut(name, "."); ok {

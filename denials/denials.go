@@ -38,6 +38,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/keyed"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // DefaultKeys is the number of denials held when Options.Keys is 0.
@@ -80,7 +81,7 @@ type denial struct {
 // limitspec.ErrMisconfigured.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
-	case limitspec.IsNil(primary):
+	case limiters.IsNil(primary):
 		return nil, fmt.Errorf("denials: %w: the primary limiter is nil", limitspec.ErrMisconfigured)
 	case opts.Keys < 0:
 		return nil, fmt.Errorf("denials: %w: Keys must be ≥ 0, got %d", limitspec.ErrMisconfigured, opts.Keys)
@@ -164,15 +165,15 @@ func (d *denial) answer(now time.Time) limitspec.Result {
 // Reset clears req's denial and resets the key on the primary, which
 // must implement limitspec.Resetter.
 func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
-	return limitspec.ResetThrough(ctx, l.primary, req, "denials", func() {
+	return limiters.ResetThrough(ctx, l.primary, req, "denials", func() {
 		l.resets.Add(1)
 		l.denied.Delete(req)
 	})
 }
 
-// Check answers as the primary would (limitspec.Check).
+// Check answers as the primary would (limitspec.Checker: its own verdict, else the limit's Validate).
 func (l *Limiter) Check(req limitspec.Request) error {
-	return limitspec.Check(l.primary, req)
+	return limiters.Check(l.primary, req)
 }
 
 // Stats are a Limiter's counters since New; each only grows.

@@ -24,6 +24,7 @@ type goPackage struct {
 type Output struct {
 	contract, kit goPackage // what generated code imports
 	limits        goPackage // typed limits, their helpers, ready-made policies
+	names         goPackage // the registration of the typed limits by name
 	memory        goPackage // the decisions in Go
 	lua           goPackage // the embedding and registration of the scripts
 	luaDir        string    // the .lua files, library.lua and manifest.json
@@ -39,6 +40,7 @@ func CatalogueOutput() Output {
 		contract: root, limits: root,
 		kit:    goPackage{dir: "kit", name: "kit", path: modulePath + "/kit"},
 		memory: goPackage{dir: "goimpl", name: "goimpl", path: modulePath + "/goimpl"},
+		names:  goPackage{dir: "policyfile", name: "policyfile", path: modulePath + "/policyfile"},
 		lua:    goPackage{dir: "lua", name: "lua", path: modulePath + "/lua"},
 		luaDir: "lua",
 	}
@@ -52,7 +54,7 @@ func PackageOutput(name string) Output {
 	return Output{
 		contract: goPackage{name: "limitspec", path: modulePath},
 		kit:      goPackage{name: "kit", path: modulePath + "/kit"},
-		limits:   pkg, memory: pkg, lua: pkg,
+		limits:   pkg, memory: pkg, lua: pkg, names: pkg,
 		luaDir: "lua", vectorsTest: true,
 	}
 }
@@ -179,6 +181,15 @@ func goFiles(sp *Spec, o *Output, fs *fileSet) error {
 			if err := fs.put(o.limits.file(f.name), "the typed limits", src); err != nil {
 				return err
 			}
+		}
+	}
+	if o.names.path != o.limits.path {
+		src, err := emitNames(sp, o)
+		if err != nil {
+			return err
+		}
+		if err := fs.put(o.names.file("limits_gen.go"), "the typed limits' registration", src); err != nil {
+			return err
 		}
 	}
 	if o.memory.path != o.limits.path {

@@ -70,6 +70,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -273,7 +274,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if limitspec.IsNil(req.Limit) || req.Policy != nil {
+	if limiters.IsNil(req.Limit) || req.Policy != nil {
 		return nil, kit.BadInput("a view needs a Limit (and no Policy)")
 	}
 	t, err := l.table(req.Limit)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // The refusals of the handles bound to one limit or one policy (the
@@ -26,7 +27,7 @@ func CheckBound(lim limitspec.Limit, p *limitspec.Policy, given, value limitspec
 	switch {
 	case p != nil:
 		return BadInput("%s: a request to a bound limit names no Policy", value.Algorithm().Name)
-	case !limitspec.IsNil(lim) && lim != given && lim != value:
+	case !limiters.IsNil(lim) && lim != given && lim != value:
 		return BadInput("%s: a request to a bound limit names it or no Limit, not %+v", value.Algorithm().Name, lim)
 	}
 	return nil
@@ -37,7 +38,7 @@ func CheckBound(lim limitspec.Limit, p *limitspec.Policy, given, value limitspec
 // bound one; a nil p names the bound one.
 func CheckBoundPolicy(lim limitspec.Limit, p, bound *limitspec.Policy) error {
 	switch {
-	case !limitspec.IsNil(lim):
+	case !limiters.IsNil(lim):
 		return BadInput("%s: a request to a bound policy names no Limit", bound.Name())
 	case p != nil && p != bound:
 		return BadInput("%s: a request to a bound policy names it or no Policy, not %s", bound.Name(), p.Name())

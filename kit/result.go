@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // Millis is ms as a Duration; a wait longer than a Duration holds (about
@@ -64,7 +65,7 @@ func BadInput(format string, args ...any) error {
 // NotA refuses lim, given for the algorithm alg: nil, or a limit of
 // another type.
 func NotA(alg string, lim limitspec.Limit) error {
-	if limitspec.IsNil(lim) {
+	if limiters.IsNil(lim) {
 		return BadInput("%s: no limit (a nil %T)", alg, lim)
 	}
 	return BadInput("%s: %T is not a limit of %s", alg, lim, alg)
@@ -85,7 +86,7 @@ func CheckRule(req limitspec.Request) error { return CheckRuleOf(req.Limit, req.
 // CheckRuleOf is CheckRule of a request's limit and policy, lim and p,
 // with no Request to copy.
 func CheckRuleOf(lim limitspec.Limit, p *limitspec.Policy) error {
-	hasLimit := !limitspec.IsNil(lim)
+	hasLimit := !limiters.IsNil(lim)
 	switch {
 	case p != nil && hasLimit:
 		return BadInput("a request names a Limit or a Policy, not both")

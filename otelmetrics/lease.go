@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/lease"
 )
 
@@ -25,7 +25,7 @@ const (
 // nil meter, a nil lim, and attrs with the key outcome or use.
 func ObserveLease(meter metric.Meter, lim *lease.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
 	switch {
-	case limitspec.IsNil(meter):
+	case limiters.IsNil(meter):
 		return nil, errors.New("otelmetrics: nil meter")
 	case lim == nil:
 		return nil, errors.New("otelmetrics: nil limiter")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // ScopeName is the instrumentation scope to get a Meter by:
@@ -31,7 +32,7 @@ var sides = [...]limitspec.Side{limitspec.Primary, limitspec.Fallback, limitspec
 // side or kind. Unregister the Registration to stop observing lim; give
 // each Limiter observed on one meter its own attrs.
 func Observe(meter metric.Meter, lim *fallback.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
-	if limitspec.IsNil(meter) {
+	if limiters.IsNil(meter) {
 		return nil, errors.New("otelmetrics: nil meter")
 	}
 	if lim == nil {

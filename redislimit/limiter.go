@@ -190,6 +190,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
 	"github.com/redis/go-redis/v9"
@@ -262,7 +263,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts ...Option) (*Limit
 // its ReadTimeout (5 s by default), so that a silent server would hold a
 // call past its deadline.
 func checkClient(rdb redis.UniversalClient) error {
-	if limitspec.IsNil(rdb) {
+	if limiters.IsNil(rdb) {
 		return fmt.Errorf("redislimit: %w: no Redis client (a nil one was given)", limitspec.ErrMisconfigured)
 	}
 	enabled := true
@@ -327,7 +328,7 @@ func (l *Limiter) reset(ctx context.Context, p *plan, req limitspec.Request) err
 // fields in order (int64s, and a string where the entry holds one). It
 // writes nothing.
 func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) ([][]any, error) {
-	if limitspec.IsNil(req.Limit) || req.Policy != nil {
+	if limiters.IsNil(req.Limit) || req.Policy != nil {
 		return nil, kit.BadInput("a view needs a Limit (and no Policy)")
 	}
 	p, err := l.plan(req)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
@@ -113,7 +114,7 @@ func TestMisusedRequests(t *testing.T) {
 		for method, call := range calls {
 			err := noPanic(t, c.name+": "+method, call)
 			want := c.want
-			if method == "View" && (c.req.Policy != nil || limitspec.IsNil(c.req.Limit)) {
+			if method == "View" && (c.req.Policy != nil || limiters.IsNil(c.req.Limit)) {
 				want = "a view needs a Limit (and no Policy)"
 			}
 			if !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), want) {

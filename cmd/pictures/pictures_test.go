@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/policyfile"
 )
 
 // docs is where the README's pictures are, from this package.
@@ -81,7 +82,7 @@ func TestEveryAlgorithmDrawn(t *testing.T) {
 	for _, l := range limits {
 		drawn = append(drawn, l.Algorithm().Name)
 	}
-	for _, a := range limitspec.Algorithms() {
+	for _, a := range policyfile.Algorithms() {
 		if a.Library == limitspec.Catalogue {
 			catalogue = append(catalogue, a.Name)
 		}
