@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/policyfile"
@@ -213,7 +214,7 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 		argv := []any{now, "1", kit.ForceArg(false)}
 		keys := sc.KeyNames(fmt.Sprintf("user:%05d", i%instrKeys), "", params)
 		if s.id { // a request key after the state's, a new id each call
-			keys = append(keys, fmt.Sprintf("{user:%05d", i%instrKeys)+kit.RequestKeyTail(fmt.Sprintf("req-%08d", i)))
+			keys = append(keys, fmt.Sprintf("{user:%05d", i%instrKeys)+limitcall.RequestKeyTail(fmt.Sprintf("req-%08d", i)))
 		}
 		for _, in := range sc.Inputs {
 			argv = append(argv, in+":12345")

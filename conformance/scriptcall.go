@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
 )
@@ -76,7 +77,7 @@ func prepareCall(prefix string, r Request, kind callKind, view string) (scriptCa
 		c.argv = append(c.argv, argvParams...)
 	}
 	if kind == decideCall && r.ID != "" {
-		c.keys = append(c.keys, "{"+prefix+r.Key+kit.RequestKeyTail(r.ID))
+		c.keys = append(c.keys, "{"+prefix+r.Key+limitcall.RequestKeyTail(r.ID))
 	}
 	return c, nil
 }
@@ -167,9 +168,9 @@ func refuseKey(prefix, what, key string) *Outcome {
 	var o Outcome
 	switch {
 	case key == "":
-		o = failure("BADINPUT", what+": "+kit.KeyEmpty)
+		o = failure("BADINPUT", what+": "+limitcall.KeyEmpty)
 	case key[0] == '}':
-		o = failure("BADINPUT", what+": "+kit.KeyBrace)
+		o = failure("BADINPUT", what+": "+limitcall.KeyBrace)
 	default:
 		return nil
 	}
@@ -205,7 +206,7 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		c.argv = append(c.argv, argv...)
 	}
 	if kind == decideCall && r.ID != "" {
-		c.keys = append(c.keys, "{"+prefix+tags[0]+kit.RequestKeyTail(r.ID))
+		c.keys = append(c.keys, "{"+prefix+tags[0]+limitcall.RequestKeyTail(r.ID))
 	}
 	return c, nil
 }

@@ -70,6 +70,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
@@ -178,7 +179,7 @@ func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *li
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
+	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	now := l.nowMs(req.Now)
@@ -219,7 +220,7 @@ func writeResult(res *limitspec.Result, name string, lim limitspec.Limit, r *kit
 	}
 	lr := &out[0]
 	lr.Name, lr.Limit = name, lim
-	r.WriteTo(lr)
+	limitcall.WriteReply(lr, r)
 	*res = limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: out}
 }
 
@@ -230,7 +231,7 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
+	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	if req.Policy != nil {
@@ -296,7 +297,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 // Check reports whether the limiter can decide req's limit or policy: it
 // can any valid one (see limitspec.Checker).
 func (l *Limiter) Check(req limitspec.Request) error {
-	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
+	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	if req.Policy != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -33,7 +34,7 @@ type policyTable struct {
 func (l *Limiter) preparePolicy(req limitspec.Request, now int64, tables []policyTable) ([]limitspec.PolicyLimit, []limitCall, error) {
 	p := req.Policy
 	limits := p.Limits()
-	keys, err := kit.PolicyKeys(p, req.IDs)
+	keys, err := limitcall.PolicyKeys(p, req.IDs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,9 +87,9 @@ func (l *Limiter) decidePolicy(req limitspec.Request, now int64, tables []policy
 	}
 	out := res.Limits[:0]
 	for i, r := range replies {
-		out = append(out, kit.LimitResult(limits[i].Name, limits[i].Limit, r))
+		out = append(out, limitcall.LimitResult(limits[i].Name, limits[i].Limit, r))
 	}
-	*res = kit.Result(decision, b, out)
+	*res = limitcall.Result(decision, b, out)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/redislimit"
@@ -167,7 +168,7 @@ func TestUserAlgorithmKeyRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for key, want := range map[string]string{"": "quota: " + kit.KeyEmpty, "}x": "quota: " + kit.KeyBrace} {
+	for key, want := range map[string]string{"": "quota: " + limitcall.KeyEmpty, "}x": "quota: " + limitcall.KeyBrace} {
 		_, byLimit := lim.Limit(t.Context(), limitspec.Request{Key: key, Limit: userLimit{}, Cost: 1})
 		_, byBound := b.Allow(t.Context(), key)
 		for what, err := range map[string]error{"Limit": byLimit, "Bound": byBound} {
