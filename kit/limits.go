@@ -2,7 +2,6 @@ package kit
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/limitspec/limitspec"
 )
@@ -21,33 +20,18 @@ var builders = map[limitspec.Algorithm]LimitBuilder{}
 // algorithm (two packages compiled into libraries of one name) panics
 // then, at start-up.
 func RegisterLimit(a limitspec.Algorithm, build LimitBuilder) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := builders[a]; dup {
-		panic("kit: algorithm " + a.String() + " registered twice: two packages compiled into the library " + a.Library)
-	}
-	builders[a] = build
+	register(builders, a, build, "algorithm "+a.String()+" (two packages compiled into the library "+a.Library+")")
 }
 
 // LookupLimit returns the builder of an algorithm's typed limit.
-func LookupLimit(a limitspec.Algorithm) (LimitBuilder, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	b, ok := builders[a]
-	return b, ok
-}
+func LookupLimit(a limitspec.Algorithm) (LimitBuilder, bool) { return lookup(builders, a) }
 
 // LimitAlgorithms lists the algorithms whose builders are registered,
 // sorted by String.
 func LimitAlgorithms() []limitspec.Algorithm {
 	mu.RLock()
 	defer mu.RUnlock()
-	out := make([]limitspec.Algorithm, 0, len(builders))
-	for a := range builders {
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(x, y limitspec.Algorithm) int { return strings.Compare(x.String(), y.String()) })
-	return out
+	return sortedKeys(builders)
 }
 
 // KnownParams refuses, for a builder of alg, a parameter name the

@@ -153,22 +153,10 @@ var (
 // RegisterTable registers an algorithm's decision in Go; a second
 // registration of one algorithm panics (at start-up: the generated code
 // registers when its package is initialized).
-func RegisterTable(a TableAlgorithm) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := tables[a.ID]; dup {
-		panic("kit: algorithm " + a.ID.String() + " registered twice")
-	}
-	tables[a.ID] = a
-}
+func RegisterTable(a TableAlgorithm) { register(tables, a.ID, a, "algorithm "+a.ID.String()) }
 
 // LookupTable returns an algorithm's decision in Go.
-func LookupTable(id limitspec.Algorithm) (TableAlgorithm, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	a, ok := tables[id]
-	return a, ok
-}
+func LookupTable(id limitspec.Algorithm) (TableAlgorithm, bool) { return lookup(tables, id) }
 
 // sortedKeys returns a registry's algorithms, sorted by name.
 func sortedKeys[V any](m map[limitspec.Algorithm]V) []limitspec.Algorithm {
