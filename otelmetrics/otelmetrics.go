@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -33,23 +34,43 @@ var sides = [...]limitspec.Side{limitspec.Primary, limitspec.Fallback, limitspec
 // side or kind. Unregister the Registration to stop observing lim; give
 // each Limiter observed on one meter its own attrs.
 func Observe(meter metric.Meter, lim *fallback.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
-	if limiters.IsNil(meter) {
-		return nil, errors.New("otelmetrics: nil meter")
-	}
-	if lim == nil {
-		return nil, errors.New("otelmetrics: nil limiter")
-	}
-	for _, a := range attrs {
-		if a.Key == sideKey || a.Key == kindKey {
-			return nil, fmt.Errorf("otelmetrics: attribute %q is set by Observe", a.Key)
-		}
+	if err := checkArgs("Observe", meter, lim == nil, attrs, sideKey, kindKey); err != nil {
+		return nil, err
 	}
 	o := &observer{lim: lim}
 	if err := o.instruments(meter); err != nil {
 		return nil, fmt.Errorf("otelmetrics: %w", err)
 	}
 	o.options(attrs)
-	reg, err := meter.RegisterCallback(o.observe, o.decisions, o.primaryErrors, o.errors, o.opens, o.state)
+	return registerCallback(meter, o.observe, o.decisions, o.primaryErrors, o.errors, o.opens, o.state)
+}
+
+// checkArgs refuses, for the function fn, a nil meter, a nil limiter
+// (noLimiter) and attrs with one of the keys fn sets itself (own).
+func checkArgs(fn string, meter metric.Meter, noLimiter bool, attrs []attribute.KeyValue, own ...attribute.Key) error {
+	switch {
+	case limiters.IsNil(meter):
+		return errors.New("otelmetrics: nil meter")
+	case noLimiter:
+		return errors.New("otelmetrics: nil limiter")
+	}
+	for _, a := range attrs {
+		if slices.Contains(own, a.Key) {
+			return fmt.Errorf("otelmetrics: attribute %q is set by %s", a.Key, fn)
+		}
+	}
+	return nil
+}
+
+// counter makes an observable counter of meter with its name, unit and
+// description.
+func counter(meter metric.Meter, name, unit, description string) (metric.Int64ObservableCounter, error) {
+	return meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(description))
+}
+
+// registerCallback registers f on meter to observe instruments.
+func registerCallback(meter metric.Meter, f metric.Callback, instruments ...metric.Observable) (metric.Registration, error) {
+	reg, err := meter.RegisterCallback(f, instruments...)
 	if err != nil {
 		return nil, fmt.Errorf("otelmetrics: %w", err)
 	}
@@ -68,14 +89,12 @@ type observer struct {
 // instruments makes o's instruments on meter.
 func (o *observer) instruments(meter metric.Meter) error {
 	var errs [5]error
-	o.decisions, errs[0] = meter.Int64ObservableCounter("limitspec.decisions", metric.WithUnit("{decision}"),
-		metric.WithDescription("Rate-limit decisions, by the side that made them: primary (the primary limiter, Redis), fallback (the local limiter), fail-open or fail-closed."))
-	o.primaryErrors, errs[1] = meter.Int64ObservableCounter("limitspec.primary.errors", metric.WithUnit("{error}"),
-		metric.WithDescription("Failures of the primary limiter, by kind: slow (no reply in time, or the reply lost: the call may have been applied) or down (unreachable or refusing: not applied)."))
-	o.errors, errs[2] = meter.Int64ObservableCounter("limitspec.errors", metric.WithUnit("{call}"),
-		metric.WithDescription("Calls of Limit that returned an error instead of a decision."))
-	o.opens, errs[3] = meter.Int64ObservableCounter("limitspec.breaker.opens", metric.WithUnit("{open}"),
-		metric.WithDescription("Times the circuit breaker opened, leaving the primary limiter."))
+	o.decisions, errs[0] = counter(meter, "limitspec.decisions", "{decision}",
+		"Rate-limit decisions, by the side that made them: primary (the primary limiter, Redis), fallback (the local limiter), fail-open or fail-closed.")
+	o.primaryErrors, errs[1] = counter(meter, "limitspec.primary.errors", "{error}",
+		"Failures of the primary limiter, by kind: slow (no reply in time, or the reply lost: the call may have been applied) or down (unreachable or refusing: not applied).")
+	o.errors, errs[2] = counter(meter, "limitspec.errors", "{call}", "Calls of Limit that returned an error instead of a decision.")
+	o.opens, errs[3] = counter(meter, "limitspec.breaker.opens", "{open}", "Times the circuit breaker opened, leaving the primary limiter.")
 	o.state, errs[4] = meter.Int64ObservableGauge("limitspec.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("State of the circuit breaker: 0 closed (deciding with the primary), 1 open, 2 half-open."))
 	return errors.Join(errs[:]...)
@@ -121,25 +140,16 @@ const (
 // observation carrying attrs beside its own outcome or use. It refuses a
 // nil meter, a nil lim, and attrs with the key outcome or use.
 func ObserveLease(meter metric.Meter, lim *lease.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
-	switch {
-	case limiters.IsNil(meter):
-		return nil, errors.New("otelmetrics: nil meter")
-	case lim == nil:
-		return nil, errors.New("otelmetrics: nil limiter")
-	}
-	for _, a := range attrs {
-		if a.Key == outcomeKey || a.Key == useKey {
-			return nil, fmt.Errorf("otelmetrics: attribute %q is set by ObserveLease", a.Key)
-		}
+	if err := checkArgs("ObserveLease", meter, lim == nil, attrs, outcomeKey, useKey); err != nil {
+		return nil, err
 	}
 	o := &leaseObserver{lim: lim}
 	var errs [3]error
-	o.requests, errs[0] = meter.Int64ObservableCounter("limitspec.lease.requests", metric.WithUnit("{lease}"),
-		metric.WithDescription("Leases asked of the primary limiter, by outcome: granted or denied (the key's requests then go to the primary one by one)."))
-	o.cost, errs[1] = meter.Int64ObservableCounter("limitspec.lease.cost", metric.WithUnit("{cost}"),
-		metric.WithDescription("Cost of the leases, by use: leased (taken from the primary), spent (by requests), lapsed (ended unspent: admitted by nobody)."))
-	o.direct, errs[2] = meter.Int64ObservableCounter("limitspec.lease.direct", metric.WithUnit("{request}"),
-		metric.WithDescription("Requests sent to the primary limiter as they are, not decided from a lease."))
+	o.requests, errs[0] = counter(meter, "limitspec.lease.requests", "{lease}",
+		"Leases asked of the primary limiter, by outcome: granted or denied (the key's requests then go to the primary one by one).")
+	o.cost, errs[1] = counter(meter, "limitspec.lease.cost", "{cost}",
+		"Cost of the leases, by use: leased (taken from the primary), spent (by requests), lapsed (ended unspent: admitted by nobody).")
+	o.direct, errs[2] = counter(meter, "limitspec.lease.direct", "{request}", "Requests sent to the primary limiter as they are, not decided from a lease.")
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("otelmetrics: %w", err)
 	}
@@ -147,11 +157,7 @@ func ObserveLease(meter metric.Meter, lim *lease.Limiter, attrs ...attribute.Key
 	o.granted, o.denied = with(outcomeKey.String("granted")), with(outcomeKey.String("denied"))
 	o.leased, o.spent, o.lapsed = with(useKey.String("leased")), with(useKey.String("spent")), with(useKey.String("lapsed"))
 	o.opt = with()
-	reg, err := meter.RegisterCallback(o.observe, o.requests, o.cost, o.direct)
-	if err != nil {
-		return nil, fmt.Errorf("otelmetrics: %w", err)
-	}
-	return reg, nil
+	return registerCallback(meter, o.observe, o.requests, o.cost, o.direct)
 }
 
 // leaseObserver observes one lease.Limiter's Stats.
