@@ -184,29 +184,17 @@ func goFiles(sp *Spec, o *Output, fs *fileSet) error {
 		}
 	}
 	if o.names.path != o.limits.path {
-		src, err := emitNames(sp, o)
-		if err != nil {
-			return err
-		}
-		if err := fs.put(o.names.file("limits_gen.go"), "the typed limits' registration", src); err != nil {
+		if err := putEmitted(sp, o, fs, o.names.file("limits_gen.go"), "the typed limits' registration", emitNames); err != nil {
 			return err
 		}
 	}
 	if o.memory.path != o.limits.path {
-		src, err := emitMemoryConstants(sp, o)
-		if err != nil {
-			return err
-		}
-		if err := fs.put(o.memory.file("constants_gen.go"), "the spec's constants", src); err != nil {
+		if err := putEmitted(sp, o, fs, o.memory.file("constants_gen.go"), "the spec's constants", emitMemoryConstants); err != nil {
 			return err
 		}
 	}
 	if o.vectorsTest {
-		src, err := emitVectorsTest(sp, o)
-		if err != nil {
-			return err
-		}
-		return fs.put(o.limits.file("vectors_gen_test.go"), "the vectors test", src)
+		return putEmitted(sp, o, fs, o.limits.file("vectors_gen_test.go"), "the vectors test", emitVectorsTest)
 	}
 	return nil
 }
@@ -261,4 +249,13 @@ func pathDir(p string) string {
 func sha1Hex(b []byte) string {
 	h := sha1.Sum(b)
 	return hex.EncodeToString(h[:])
+}
+
+// putEmitted adds the file at path, written for by, that emit returns.
+func putEmitted(sp *Spec, o *Output, fs *fileSet, path, by string, emit func(*Spec, *Output) ([]byte, error)) error {
+	src, err := emit(sp, o)
+	if err != nil {
+		return err
+	}
+	return fs.put(path, by, src)
 }
