@@ -138,13 +138,6 @@ func (p *Policy) Shapes() bool {
 	return false
 }
 
-// KeyInfix is what limit i adds after the hash tag of each of its keys,
-// so that no two limits of a policy, nor a policy's limit and the same
-// limit on its own, share state: ":<limit>". The policy's name is not in
-// it: limits of one name share their state across policies (the plans of
-// a service, each a policy), as NewPolicy says.
-func (p *Policy) KeyInfix(i int) string { return ":" + p.limits[i].Name }
-
 // noLimit reports whether l is nil or a nil pointer, whose value
 // methods may not be called (the generated limits have value methods).
 func noLimit(l Limit) bool {

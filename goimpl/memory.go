@@ -302,8 +302,8 @@ func (l *Limiter) Check(req limitspec.Request) error {
 	}
 	if req.Policy != nil {
 		p := req.Policy
-		for i, pl := range p.Limits() {
-			if _, _, err := l.prepare(pl.Limit, p.KeyInfix(i), "k"); err != nil {
+		for _, pl := range p.Limits() {
+			if _, _, err := l.prepare(pl.Limit, limiters.KeyInfix(pl), "k"); err != nil {
 				return kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 			}
 		}

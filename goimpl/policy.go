@@ -6,6 +6,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -56,9 +57,9 @@ func (l *Limiter) preparePolicy(req limitspec.Request, now int64, tables []polic
 		// Prepared in place: a call passed to a table escapes to the heap.
 		calls[i] = limitCall{t: pt.t, c: kit.Call{Args: args}}
 		if pt.bound != nil {
-			err = pt.bound.Prepare(&calls[i].c, p.KeyInfix(i), keys[i])
+			err = pt.bound.Prepare(&calls[i].c, limiters.KeyInfix(pl), keys[i])
 		} else {
-			err = pt.t.Prepare(&calls[i].c, pl.Limit, p.KeyInfix(i), keys[i])
+			err = pt.t.Prepare(&calls[i].c, pl.Limit, limiters.KeyInfix(pl), keys[i])
 		}
 		if err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -63,7 +64,7 @@ func NewPolicyTemplate(p *limitspec.Policy) (*PolicyTemplate, error) {
 	}
 	t := &PolicyTemplate{Library: lib}
 	for i, pl := range p.Limits() {
-		params, infix := kit.Decimal(limits[i].args), p.KeyInfix(i)
+		params, infix := kit.Decimal(limits[i].args), limiters.KeyInfix(pl)
 		for _, tail := range limits[i].scripts.KeyTails(infix, params) {
 			t.Tails, t.Of = append(t.Tails, tail), append(t.Of, i)
 		}

@@ -1,7 +1,8 @@
 // Package limiters holds what the limiters and their wrappers share
 // about the contract (package limitspec) and which is not part of it:
-// refusing nil values, telling an outage from a mistake, and answering
-// Check and Reset through a wrapped limiter.
+// refusing nil values, telling an outage from a mistake, answering Check
+// and Reset through a wrapped limiter, and naming a policy's limit's
+// state.
 package limiters
 
 import (
@@ -61,3 +62,11 @@ func Check(l limitspec.Limiter, req limitspec.Request) error {
 	}
 	return nil
 }
+
+// KeyInfix is what a policy's limit pl adds after the hash tag of each
+// of its keys, so that no two limits of a policy, nor a policy's limit
+// and the same limit on its own, share state: ":<limit>". The policy's
+// name is not in it: limits of one name share their state across
+// policies (the plans of a service, each a policy), as
+// limitspec.NewPolicy says.
+func KeyInfix(pl limitspec.PolicyLimit) string { return ":" + pl.Name }

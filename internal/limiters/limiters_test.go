@@ -91,3 +91,19 @@ func TestOutage(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyInfix: a policy's limit's keys carry its name, not its
+// policy's.
+func TestKeyInfix(t *testing.T) {
+	p, err := limitspec.UserGlobalPolicy(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, pl := range p.Limits() {
+		got = append(got, limiters.KeyInfix(pl))
+	}
+	if want := []string{":user", ":global"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("KeyInfix of %s's limits = %q, want %q", p.Name(), got, want)
+	}
+}
