@@ -19,15 +19,28 @@ verify:
 # the fault suite, and the rest, with -short: the slowest fills, the
 # tests that build modules with the go tool, the Cluster by FCALL and
 # through redislimit, most random traces and the race run are left to
-# test-all (grep testing.Short). Installs redis-server and valgrind
-# first when they are missing.
+# test-all (grep testing.Short); then the tests of the other modules
+# (MODULES). Installs redis-server and valgrind first when they are
+# missing.
 test: redis-server
 	$(GO) test -short -count=1 ./...
+	@for m in $(MODULES); do echo "cd $$m && $(GO) test -short -count=1 ./..."; (cd $$m && $(GO) test -short -count=1 ./...) || exit 1; done
 
-# What CI runs (.ci/run): make check, then every test at full size, then
-# the race detector on the packages that share state between goroutines.
+# The modules of their own beside the main one, each replacing limitspec
+# with this tree, so that limitspec's go.mod requires none of what they
+# need: OpenTelemetry (otelmetrics), the example service that serves its
+# metrics to Prometheus (cmd/example), the plotting library (cmd/pictures)
+# and the JSON Schema validator (docs/vectorschema). make test, test-all
+# and check cover them; bench/ and peers/, which fetch the peers' modules,
+# are vetted by check.
+MODULES = otelmetrics cmd/example cmd/pictures docs/vectorschema
+
+# What CI runs (.ci/run): make check, then every test at full size (of
+# the main module and of MODULES), then the race detector on the
+# packages that share state between goroutines.
 test-all: redis-server check
 	$(GO) test -count=1 -timeout 20m ./...
+	@for m in $(MODULES); do echo "cd $$m && $(GO) test -count=1 ./..."; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
 RACE_PKGS = ./kit/ ./goimpl/ ./fallback/ ./lease/ ./denials/ ./internal/keyed/ ./httplimit/
@@ -71,19 +84,21 @@ peers:
 	cd peers && $(GO) run ./cmd/table -doc ../docs/peers.md
 
 # The README's pictures (docs/pictures/<algorithm>.svg): how each
-# algorithm decides one shared trace of requests, drawn again.
+# algorithm decides one shared trace of requests, drawn again (cmd/pictures
+# is a module of its own).
 .PHONY: pictures
 pictures:
-	$(GO) run ./cmd/pictures
+	cd cmd/pictures && $(GO) run .
 
-# What a reviewer runs first: formatting, vet, generated files and the
-# pictures up to date.
+# What a reviewer runs first: formatting, vet (of every module), generated
+# files and the pictures up to date.
 check:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd peers && $(GO) vet ./...
+	@for m in $(MODULES); do echo "cd $$m && $(GO) vet ./..."; (cd $$m && $(GO) vet ./...) || exit 1; done
 	$(GO) run ./cmd/gen -check
 	cd examples/quota && $(GO) run ../../cmd/gen -spec quota.yaml -out . -package quota -check
-	$(GO) run ./cmd/pictures -check
+	cd cmd/pictures && $(GO) run . -check
 	@echo "make check: passed (gofmt, go vet, generated files and pictures up to date)"

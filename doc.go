@@ -20,9 +20,11 @@
 // states each algorithm once and a compiler (cmd/gen) writes the Go and
 // the Lua of each; docs/semantics.md is the contract of every decision.
 //
-// This package imports nothing of its module: the typed limits are
+// This package imports the standard library alone: the typed limits are
 // generated code, and a user's own spec compiles (cmd/gen -spec) into a
-// package whose limits the same limiters take.
+// package whose limits the same limiters take. Package policyfile reads
+// limits and policies from configuration (an algorithm by its name, a
+// policy from YAML or JSON).
 package limitspec
 
 //go:generate go run ./cmd/gen

@@ -42,13 +42,6 @@ var (
 	ErrMisconfigured = errors.New("misconfigured")
 )
 
-// Outage reports whether err (not nil) is one a fallback may decide
-// around: any error but those matching ErrBadInput and ErrMisconfigured,
-// which another limiter would only repeat or hide.
-func Outage(err error) bool {
-	return err != nil && !errors.Is(err, ErrBadInput) && !errors.Is(err, ErrMisconfigured)
-}
-
 // InputError is a refused request, limit or policy. It matches
 // ErrBadInput; Msg is the text a script replies after BADINPUT.
 type InputError struct {

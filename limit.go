@@ -1,11 +1,6 @@
 package limitspec
 
-import (
-	"slices"
-	"strings"
-	"sync"
-	"time"
-)
+import "time"
 
 // Limit is the parameters of one algorithm, the thing a request is
 // decided by: GCRA{Burst: 20, Rate: 10, Period: time.Second}. This
@@ -74,62 +69,11 @@ type Algorithm struct {
 // (spec/algorithms.yaml), and the name of its Redis Functions library.
 const Catalogue = "limitspec"
 
-// String is the algorithm's name as NewLimit takes it: its name for the
+// String is the algorithm's name as policyfile.NewLimit takes it: its name for the
 // catalogue's ("gcra"), library.name for another's ("quotas.daily").
 func (a Algorithm) String() string {
 	if a.Library == Catalogue {
 		return a.Name
 	}
 	return a.Library + "." + a.Name
-}
-
-var (
-	registryMu sync.RWMutex
-	registry   = map[Algorithm]func(map[string]int64) (Limit, error){}
-)
-
-// Register makes NewLimit and ParsePolicy know an algorithm: build builds
-// its typed limit from parameters named and measured as its spec names
-// and measures them (ms for durations), refusing what the spec refuses.
-// The code cmd/gen writes calls it when its package is initialized; a
-// second registration of one algorithm (two packages compiled into
-// libraries of one name) panics then, at start-up.
-func Register(a Algorithm, build func(params map[string]int64) (Limit, error)) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[a]; dup {
-		panic("limitspec: algorithm " + a.String() + " registered twice: two packages compiled into the library " + a.Library)
-	}
-	registry[a] = build
-}
-
-// NewLimit returns the typed limit of the named algorithm ("gcra", or
-// "library.name" for a user's spec) with params named and measured as
-// its spec names and measures them (ms for durations); optional ones may
-// be left out. An unknown algorithm, a missing, unknown or out-of-domain
-// parameter: an error matching ErrBadInput.
-func NewLimit(algorithm string, params map[string]int64) (Limit, error) {
-	a := Algorithm{Library: Catalogue, Name: algorithm}
-	if lib, name, ok := strings.Cut(algorithm, "."); ok {
-		a = Algorithm{Library: lib, Name: name}
-	}
-	registryMu.RLock()
-	build, ok := registry[a]
-	registryMu.RUnlock()
-	if !ok {
-		return nil, badInputf("unknown algorithm %q (known: %v; is the package of its spec imported?)", algorithm, Algorithms())
-	}
-	return build(params)
-}
-
-// Algorithms lists the algorithms NewLimit knows, sorted by String.
-func Algorithms() []Algorithm {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]Algorithm, 0, len(registry))
-	for a := range registry {
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(x, y Algorithm) int { return strings.Compare(x.String(), y.String()) })
-	return out
 }

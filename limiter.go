@@ -40,34 +40,6 @@ type Checker interface {
 	Check(req Request) error
 }
 
-// ResetThrough is the Reset of a limiter that wraps primary (package
-// denials, lease): it runs drop, which forgets what the wrapper holds for
-// req, then resets req on primary. A primary that does not implement
-// Resetter is an error matching ErrBadInput, naming who, and nothing is
-// dropped.
-func ResetThrough(ctx context.Context, primary Limiter, req Request, who string, drop func()) error {
-	r, ok := primary.(Resetter)
-	if !ok {
-		return &InputError{Msg: who + ": the primary limiter has no reset"}
-	}
-	drop()
-	return r.Reset(ctx, req)
-}
-
-// Check reports whether l can decide req's limit or policy: l's own
-// verdict when it implements Checker, else the Limit's Validate (a policy
-// is then taken as decidable). Wrappers (package denials, lease,
-// httplimit) answer their own Check with it.
-func Check(l Limiter, req Request) error {
-	if c, ok := l.(Checker); ok {
-		return c.Check(req)
-	}
-	if !IsNil(req.Limit) {
-		return req.Limit.Validate()
-	}
-	return nil
-}
-
 // Request is one request to decide.
 type Request struct {
 	// Key is what a limit counts (a user, an IP, an API key); a policy
@@ -168,7 +140,7 @@ type LimitResult struct {
 
 // Window is the limit's window (Limit.QuotaWindow), 0 without a limit.
 func (r LimitResult) Window() time.Duration {
-	if IsNil(r.Limit) {
+	if noLimit(r.Limit) {
 		return 0
 	}
 	return r.Limit.QuotaWindow()

@@ -108,32 +108,6 @@ func (l FixedWindow) args() (p fixedWindowArgs, err error) {
 	return p, nil
 }
 
-func init() {
-	Register(FixedWindow{}.Algorithm(), func(m map[string]int64) (Limit, error) {
-		if err := knownParams("fixed_window", m, "limit", "window_ms"); err != nil {
-			return nil, err
-		}
-		var l FixedWindow
-		if v, ok := m["limit"]; ok {
-			l.Limit = v
-		} else {
-			return nil, badInput("fixed_window: missing parameter limit")
-		}
-		if v, ok := m["window_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Window = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("fixed_window: missing parameter window_ms")
-		}
-		if err := l.Validate(); err != nil {
-			return nil, err
-		}
-		return l, nil
-	})
-}
-
 // TokenBucket is a limit of token_bucket:
 //
 // Token bucket: the bucket starts full with `capacity` tokens and gains
@@ -228,37 +202,6 @@ func (l TokenBucket) args() (p tokenBucketArgs, err error) {
 	return p, nil
 }
 
-func init() {
-	Register(TokenBucket{}.Algorithm(), func(m map[string]int64) (Limit, error) {
-		if err := knownParams("token_bucket", m, "capacity", "refill_tokens", "refill_ms"); err != nil {
-			return nil, err
-		}
-		var l TokenBucket
-		if v, ok := m["capacity"]; ok {
-			l.Capacity = v
-		} else {
-			return nil, badInput("token_bucket: missing parameter capacity")
-		}
-		if v, ok := m["refill_tokens"]; ok {
-			l.RefillTokens = v
-		} else {
-			return nil, badInput("token_bucket: missing parameter refill_tokens")
-		}
-		if v, ok := m["refill_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Refill = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("token_bucket: missing parameter refill_ms")
-		}
-		if err := l.Validate(); err != nil {
-			return nil, err
-		}
-		return l, nil
-	})
-}
-
 // GCRA is a limit of gcra:
 //
 // Generic cell rate algorithm, as redis-cell's CL.THROTTLE: emission
@@ -348,37 +291,6 @@ func (l GCRA) args() (p gcraArgs, err error) {
 	return p, nil
 }
 
-func init() {
-	Register(GCRA{}.Algorithm(), func(m map[string]int64) (Limit, error) {
-		if err := knownParams("gcra", m, "burst", "rate", "period_ms"); err != nil {
-			return nil, err
-		}
-		var l GCRA
-		if v, ok := m["burst"]; ok {
-			l.Burst = v
-		} else {
-			return nil, badInput("gcra: missing parameter burst")
-		}
-		if v, ok := m["rate"]; ok {
-			l.Rate = v
-		} else {
-			return nil, badInput("gcra: missing parameter rate")
-		}
-		if v, ok := m["period_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "gcra: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Period = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("gcra: missing parameter period_ms")
-		}
-		if err := l.Validate(); err != nil {
-			return nil, err
-		}
-		return l, nil
-	})
-}
-
 // SlidingWindow is a limit of sliding_window:
 //
 // Sliding window counter: the previous fixed window's count weighted by
@@ -464,32 +376,6 @@ func (l SlidingWindow) args() (p slidingWindowArgs, err error) {
 		return p, badInput("sliding_window: limit times window_ms must not exceed 10^15")
 	}
 	return p, nil
-}
-
-func init() {
-	Register(SlidingWindow{}.Algorithm(), func(m map[string]int64) (Limit, error) {
-		if err := knownParams("sliding_window", m, "limit", "window_ms"); err != nil {
-			return nil, err
-		}
-		var l SlidingWindow
-		if v, ok := m["limit"]; ok {
-			l.Limit = v
-		} else {
-			return nil, badInput("sliding_window: missing parameter limit")
-		}
-		if v, ok := m["window_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "sliding_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Window = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("sliding_window: missing parameter window_ms")
-		}
-		if err := l.Validate(); err != nil {
-			return nil, err
-		}
-		return l, nil
-	})
 }
 
 // LeakyBucket is a limit of leaky_bucket:
@@ -586,37 +472,6 @@ func (l LeakyBucket) args() (p leakyBucketArgs, err error) {
 	return p, nil
 }
 
-func init() {
-	Register(LeakyBucket{}.Algorithm(), func(m map[string]int64) (Limit, error) {
-		if err := knownParams("leaky_bucket", m, "capacity", "rate", "period_ms"); err != nil {
-			return nil, err
-		}
-		var l LeakyBucket
-		if v, ok := m["capacity"]; ok {
-			l.Capacity = v
-		} else {
-			return nil, badInput("leaky_bucket: missing parameter capacity")
-		}
-		if v, ok := m["rate"]; ok {
-			l.Rate = v
-		} else {
-			return nil, badInput("leaky_bucket: missing parameter rate")
-		}
-		if v, ok := m["period_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "leaky_bucket: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Period = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("leaky_bucket: missing parameter period_ms")
-		}
-		if err := l.Validate(); err != nil {
-			return nil, err
-		}
-		return l, nil
-	})
-}
-
 // SlidingLog is a limit of sliding_log:
 //
 // Sliding log: a sorted set with one entry per admitted request, scored
@@ -701,32 +556,6 @@ func (l SlidingLog) args() (p slidingLogArgs, err error) {
 		return p, err
 	}
 	return p, nil
-}
-
-func init() {
-	Register(SlidingLog{}.Algorithm(), func(m map[string]int64) (Limit, error) {
-		if err := knownParams("sliding_log", m, "limit", "window_ms"); err != nil {
-			return nil, err
-		}
-		var l SlidingLog
-		if v, ok := m["limit"]; ok {
-			l.Limit = v
-		} else {
-			return nil, badInput("sliding_log: missing parameter limit")
-		}
-		if v, ok := m["window_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "sliding_log: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Window = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("sliding_log: missing parameter window_ms")
-		}
-		if err := l.Validate(); err != nil {
-			return nil, err
-		}
-		return l, nil
-	})
 }
 
 // BucketWindow is a limit of bucket_window:
@@ -899,58 +728,6 @@ func (l BucketWindow) args() (p bucketWindowArgs, err error) {
 	return p, nil
 }
 
-func init() {
-	Register(BucketWindow{}.Algorithm(), func(m map[string]int64) (Limit, error) {
-		if err := knownParams("bucket_window", m, "limit", "window_ms", "bucket_ms", "limit_2", "window_ms_2", "limit_3", "window_ms_3"); err != nil {
-			return nil, err
-		}
-		var l BucketWindow
-		if v, ok := m["limit"]; ok {
-			l.Limit = v
-		} else {
-			return nil, badInput("bucket_window: missing parameter limit")
-		}
-		if v, ok := m["window_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Window = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("bucket_window: missing parameter window_ms")
-		}
-		if v, ok := m["bucket_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Bucket = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("bucket_window: missing parameter bucket_ms")
-		}
-		if v, ok := m["limit_2"]; ok {
-			l.Limit2 = v
-		}
-		if v, ok := m["window_ms_2"]; ok {
-			if err := checkParam(v, 0, 100000000000, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Window2 = time.Duration(v) * time.Millisecond
-		}
-		if v, ok := m["limit_3"]; ok {
-			l.Limit3 = v
-		}
-		if v, ok := m["window_ms_3"]; ok {
-			if err := checkParam(v, 0, 100000000000, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Window3 = time.Duration(v) * time.Millisecond
-		}
-		if err := l.Validate(); err != nil {
-			return nil, err
-		}
-		return l, nil
-	})
-}
-
 // MetaWindow is a limit of meta_window:
 //
 // Meta window: a window opens at the first admitted request of an idle
@@ -1031,30 +808,4 @@ func (l MetaWindow) args() (p metaWindowArgs, err error) {
 		return p, err
 	}
 	return p, nil
-}
-
-func init() {
-	Register(MetaWindow{}.Algorithm(), func(m map[string]int64) (Limit, error) {
-		if err := knownParams("meta_window", m, "limit", "window_ms"); err != nil {
-			return nil, err
-		}
-		var l MetaWindow
-		if v, ok := m["limit"]; ok {
-			l.Limit = v
-		} else {
-			return nil, badInput("meta_window: missing parameter limit")
-		}
-		if v, ok := m["window_ms"]; ok {
-			if err := checkParam(v, 1, 100000000000, "meta_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
-			}
-			l.Window = time.Duration(v) * time.Millisecond
-		} else {
-			return nil, badInput("meta_window: missing parameter window_ms")
-		}
-		if err := l.Validate(); err != nil {
-			return nil, err
-		}
-		return l, nil
-	})
 }

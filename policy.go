@@ -1,15 +1,11 @@
 package limitspec
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Policy decides one request by several limits at once, all or nothing:
@@ -21,9 +17,9 @@ import (
 // global limit).
 //
 // A Policy is a value, made by NewPolicy from a Go literal or by
-// ParsePolicy from a YAML or JSON file, and checked then; it does not
-// change afterwards and is safe to share. The limiters of packages memory
-// and redislimit decide it in one step each (one Redis round trip, by
+// package policyfile from a YAML or JSON file, and checked then; it does
+// not change afterwards and is safe to share. The limiters of packages
+// goimpl and redislimit decide it in one step each (one Redis round trip, by
 // one script). IPUserPolicy, BurstQuotaPolicy and UserGlobalPolicy are
 // ready-made ones, from spec/policies.yaml.
 type Policy struct {
@@ -94,7 +90,7 @@ func checkPolicyLimit(name string, l PolicyLimit, before []PolicyLimit) error {
 		return badInputf("%s: limit %q: names are lower_case (a-z, 0-9, _), starting with a letter", name, l.Name)
 	case slices.ContainsFunc(before, func(b PolicyLimit) bool { return b.Name == l.Name }):
 		return badInputf("%s: limit %s is given twice", name, l.Name)
-	case IsNil(l.Limit):
+	case noLimit(l.Limit):
 		return badInputf("%s: no limit", what)
 	case (l.Identity == "") == (l.Constant == ""):
 		return badInputf("%s: give an Identity (a name each request passes a value for) or a Constant (one value for every caller)", what)
@@ -142,79 +138,14 @@ func (p *Policy) Shapes() bool {
 	return false
 }
 
-// KeyInfix is what limit i adds after the hash tag of each of its keys,
-// so that no two limits of a policy, nor a policy's limit and the same
-// limit on its own, share state: ":<limit>". The policy's name is not in
-// it: limits of one name share their state across policies (the plans of
-// a service, each a policy), as NewPolicy says.
-func (p *Policy) KeyInfix(i int) string { return ":" + p.limits[i].Name }
-
-// policyFile is the YAML (or JSON) form of a policy.
-type policyFile struct {
-	Name   string `yaml:"name"`
-	Limits []struct {
-		Name      string           `yaml:"name"`
-		Algorithm string           `yaml:"algorithm"`
-		Identity  string           `yaml:"identity"`
-		Constant  string           `yaml:"constant"`
-		Params    map[string]int64 `yaml:"params"`
-	} `yaml:"limits"`
-}
-
-// ParsePolicy reads a policy from YAML or JSON:
-//
-//	name: api
-//	limits:
-//	  - {name: burst, algorithm: gcra, identity: user, params: {burst: 5, rate: 10, period_ms: 1000}}
-//	  - {name: daily, algorithm: sliding_log, identity: user, params: {limit: 1000, window_ms: 86400000}}
-//
-// Each limit names its algorithm as NewLimit takes it ("gcra", or
-// "library.name" for a user's spec) and its parameters as the spec names
-// them, in its units (ms). An unknown field, algorithm or parameter is
-// refused, as NewPolicy refuses what it refuses.
-func ParsePolicy(data []byte) (*Policy, error) {
-	var f policyFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		return nil, badInputf("policy: %v", err)
-	}
-	limits := make([]PolicyLimit, len(f.Limits))
-	for i, l := range f.Limits {
-		lim, err := NewLimit(l.Algorithm, l.Params)
-		if err != nil {
-			return nil, badInputf("%s.%s: %s", f.Name, l.Name, err.Error())
-		}
-		limits[i] = PolicyLimit{Name: l.Name, Limit: lim, Identity: l.Identity, Constant: l.Constant}
-	}
-	return NewPolicy(f.Name, limits...)
-}
-
-// LoadPolicy reads a policy from a YAML or JSON file (see ParsePolicy).
-func LoadPolicy(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	p, err := ParsePolicy(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
-}
-
-// IsNil reports whether v is nil or holds a nil pointer, map, slice,
-// func or channel: a value whose methods may not be called. Constructors
-// and limiters refuse such values rather than panic later.
-func IsNil(v any) bool {
-	if v == nil {
+// noLimit reports whether l is nil or a nil pointer, whose value
+// methods may not be called (the generated limits have value methods).
+func noLimit(l Limit) bool {
+	if l == nil {
 		return true
 	}
-	switch reflect.TypeOf(v).Kind() { // the type alone, for a value of no pointer kind (a typed limit)
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return reflect.ValueOf(v).IsNil()
-	}
-	return false
+	v := reflect.ValueOf(l)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func badInputf(format string, args ...any) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -59,24 +60,13 @@ const (
 // goals are the project's goals, in the order the Goals table lists
 // them. A goal whose table was not measured is left out of it; one
 // whose row is missing (a row not written yet) is listed as skipped.
-var goals = []goal{
+var goals = slices.Concat([]goal{
 	{"in-process, bound handle, 1 goroutine", titleInProcess, 0, boundRow, fastestPeer, 1, causeBound},
 	{"in-process, bound handle, GOMAXPROCS goroutines", titleInProcess, 1, boundRow, fastestPeer, 1, causeBound},
 	{"in-process, bound handle, allocations", titleInProcess, 2, boundRow, "", 0, "a decision allocates (B/op in the table)"},
 	{"in-process, per-call Allow, 1 goroutine", titleInProcess, 0, memoryRow, fastestPeer, 1.5, causeAllow},
 	{"in-process, per-call Allow, GOMAXPROCS goroutines", titleInProcess, 1, memoryRow, fastestPeer, 1.5, causeAllow},
-	{"gcra Redis CPU by EVALSHA, the client's clock", titleRedisCPU, 1, gcraScriptRow, redisRateRow, 1, causeGCRA},
-	{"gcra Redis CPU by EVALSHA, the server's clock", titleRedisCPU, 1, gcraServerRow, redisRateRow, 1, causeGCRA},
-	{"gcra Redis CPU by FCALL, the client's clock", titleRedisCPU, 1, gcraFCallRow, redisRateRow, 1, causeGCRA},
-	{"gcra Redis CPU by FCALL, the server's clock", titleRedisCPU, 1, gcraFCallServer, redisRateRow, 1, causeGCRA},
-	{"fixed_window Redis CPU", titleRedisCPU, 1, "limitspec lua/fixed_window.lua", "INCR + PEXPIRE script", 2, causeWindow},
-	{"sliding_log Redis CPU", titleRedisCPU, 1, "limitspec lua/sliding_log.lua", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", 2, causeLog},
-	{"gcra instructions by EVALSHA, the client's clock", titleInstructions, 0, gcraScriptRow, redisRateRow, 1, causeGCRA},
-	{"gcra instructions by EVALSHA, the server's clock", titleInstructions, 0, gcraServerRow, redisRateRow, 1, causeGCRA},
-	{"gcra instructions by FCALL, the client's clock", titleInstructions, 0, gcraFCallRow, redisRateRow, 1, causeGCRA},
-	{"gcra instructions by FCALL, the server's clock", titleInstructions, 0, gcraFCallServer, redisRateRow, 1, causeGCRA},
-	{"fixed_window instructions", titleInstructions, 0, "limitspec lua/fixed_window.lua", "INCR + PEXPIRE script", 2, causeWindow},
-	{"sliding_log instructions", titleInstructions, 0, "limitspec lua/sliding_log.lua", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", 2, causeLog},
+}, scriptGoals(titleRedisCPU, "Redis CPU", 1), scriptGoals(titleInstructions, "instructions", 0), []goal{
 	{"decisions/s through one Redis, the defaults", titleThroughput, 0, redislimitRow, redisRateAllowRow, 2, causeTput},
 	{"decisions/s through one Redis, NoBatching", titleThroughput, 0, unbatchedRow, redisRateAllowRow, 1.1, causeTput},
 	{"decisions/s through one Redis, a bound handle, the defaults", titleThroughput, 0, redisBoundRow, redisRateAllowRow, 2, causeTput},
@@ -84,6 +74,22 @@ var goals = []goal{
 	{"a hot denied key, 1 goroutine", titleDenied, 0, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"a hot denied key, many goroutines", titleDenied, 1, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"Redis memory per key (gcra)", titleRedisMemory, 0, gcraScriptRow, redisRateRow, 1, causeMemory},
+})
+
+// scriptGoals are the goals of the scripts in the figure title (the
+// Redis CPU or the instructions), named figure in the goals, read from
+// its column col: gcra by EVALSHA and FCALL, on each clock, beside
+// redis_rate's script, and fixed_window and sliding_log beside their
+// hand-written scripts.
+func scriptGoals(title, figure string, col int) []goal {
+	return []goal{
+		{"gcra " + figure + " by EVALSHA, the client's clock", title, col, gcraScriptRow, redisRateRow, 1, causeGCRA},
+		{"gcra " + figure + " by EVALSHA, the server's clock", title, col, gcraServerRow, redisRateRow, 1, causeGCRA},
+		{"gcra " + figure + " by FCALL, the client's clock", title, col, gcraFCallRow, redisRateRow, 1, causeGCRA},
+		{"gcra " + figure + " by FCALL, the server's clock", title, col, gcraFCallServer, redisRateRow, 1, causeGCRA},
+		{"fixed_window " + figure, title, col, "limitspec lua/fixed_window.lua", "INCR + PEXPIRE script", 2, causeWindow},
+		{"sliding_log " + figure, title, col, "limitspec lua/sliding_log.lua", "ZCARD log script (ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE)", 2, causeLog},
+	}
 }
 
 // goalsTable is the Goals table of goals checked against tables, as

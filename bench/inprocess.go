@@ -45,8 +45,7 @@ func inProcess(keys, rounds int, benchtime string) (Table, error) {
 func benchSerial(b *testing.B, l localLimiter, keys []string, failed *atomic.Bool) {
 	allow, stop := l.New()
 	defer stop()
-	if !touch(allow, keys) {
-		failed.Store(true)
+	if !touch(allow, keys, failed) {
 		return
 	}
 	b.ReportAllocs()
@@ -65,8 +64,7 @@ func benchSerial(b *testing.B, l localLimiter, keys []string, failed *atomic.Boo
 func benchParallel(b *testing.B, l localLimiter, keys []string, failed *atomic.Bool) {
 	allow, stop := l.New()
 	defer stop()
-	if !touch(allow, keys) {
-		failed.Store(true)
+	if !touch(allow, keys, failed) {
 		return
 	}
 	var offset atomic.Int64
@@ -84,10 +82,12 @@ func benchParallel(b *testing.B, l localLimiter, keys []string, failed *atomic.B
 	})
 }
 
-// touch decides once for every key; it reports whether all admitted.
-func touch(allow func(string) bool, keys []string) bool {
+// touch decides once for every key; it reports whether all admitted,
+// and sets failed when one did not.
+func touch(allow func(string) bool, keys []string, failed *atomic.Bool) bool {
 	for _, k := range keys {
 		if !allow(k) {
+			failed.Store(true)
 			return false
 		}
 	}

@@ -179,28 +179,13 @@ func redisFigures(ctx context.Context, o options, want map[string]bool) (string,
 	if err != nil {
 		return "", nil, err
 	}
-	var tables []Table
-	steps := []struct {
-		name string
-		do   func() (Table, error)
-	}{
+	tables, err := measure(want, "on redis-server "+version+" at "+srv.addr, []step{
 		{"redis-cpu", func() (Table, error) { return redisCPU(ctx, rdb, o.cpu) }},
 		{"throughput", func() (Table, error) { return throughput(ctx, opts, o.tput) }},
 		{"denied", func() (Table, error) { return denied(ctx, opts, o.tput) }},
 		{"redis-memory", func() (Table, error) { return memoryUsage(ctx, rdb) }},
-	}
-	for _, s := range steps {
-		if !want[s.name] {
-			continue
-		}
-		fmt.Fprintf(os.Stderr, "bench: measuring %s on redis-server %s at %s\n", s.name, version, srv.addr)
-		t, err := s.do()
-		if err != nil {
-			return "", nil, fmt.Errorf("%s: %w", s.name, err)
-		}
-		tables = append(tables, t)
-	}
-	return version, tables, nil
+	})
+	return version, tables, err
 }
 
 // callgrindFigures starts a redis-server under valgrind's callgrind,
@@ -212,44 +197,40 @@ func callgrindFigures(ctx context.Context, o options, want map[string]bool) (str
 		return "", nil, err
 	}
 	defer c.Stop()
-	var tables []Table
-	steps := []struct {
-		name string
-		do   func() (Table, error)
-	}{
+	tables, err := measure(want, "on redis-server "+c.version+" under callgrind", []step{
 		{"redis-instructions", func() (Table, error) { return instructions(ctx, c, o.instr) }},
 		{"redis-instruction-parts", func() (Table, error) { return instructionParts(ctx, c, o.instr) }},
-	}
-	for _, s := range steps {
-		if !want[s.name] {
-			continue
-		}
-		fmt.Fprintf(os.Stderr, "bench: measuring %s on redis-server %s under callgrind\n", s.name, c.version)
-		t, err := s.do()
-		if err != nil {
-			return "", nil, fmt.Errorf("%s: %w", s.name, err)
-		}
-		tables = append(tables, t)
-	}
-	return c.version, tables, nil
+	})
+	return c.version, tables, err
 }
 
 // localFigures measures the in-process figures wanted.
 func localFigures(o options, want map[string]bool) ([]Table, error) {
+	return measure(want, "in process", []step{
+		{"inprocess", func() (Table, error) { return inProcess(o.cpu.Keys, o.rounds, o.benchtime) }},
+		{"heap", func() (Table, error) { return heapPerKeyTable(o.heapKeys) }},
+	})
+}
+
+// step is a figure to measure: its name, as -only names it, and how.
+type step struct {
+	name string
+	do   func() (Table, error)
+}
+
+// measure measures the figures of steps wanted, in order, saying each
+// on standard error with where it is measured, and returns their
+// tables.
+func measure(want map[string]bool, where string, steps []step) ([]Table, error) {
 	var tables []Table
-	if want["inprocess"] {
-		fmt.Fprintln(os.Stderr, "bench: measuring inprocess")
-		t, err := inProcess(o.cpu.Keys, o.rounds, o.benchtime)
-		if err != nil {
-			return nil, fmt.Errorf("inprocess: %w", err)
+	for _, s := range steps {
+		if !want[s.name] {
+			continue
 		}
-		tables = append(tables, t)
-	}
-	if want["heap"] {
-		fmt.Fprintln(os.Stderr, "bench: measuring heap")
-		t, err := heapPerKeyTable(o.heapKeys)
+		fmt.Fprintf(os.Stderr, "bench: measuring %s %s\n", s.name, where)
+		t, err := s.do()
 		if err != nil {
-			return nil, fmt.Errorf("heap: %w", err)
+			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 		tables = append(tables, t)
 	}

@@ -9,6 +9,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// bucketArgs reads the ARGV of the two bucket scripts below: now_ms, the
+// capacity, a rate as an amount per a period in ms (per_ms, the amount
+// per ms) and the cost, all numbers.
+const bucketArgs = `
+local now = tonumber(ARGV[1])
+local capacity = tonumber(ARGV[2])
+local per_ms = tonumber(ARGV[3]) / tonumber(ARGV[4])
+local cost = tonumber(ARGV[5])
+`
+
 // tokenHashScript is the token bucket most hand-written limiters keep:
 // the tokens left and the time they were counted, the tokens refilled
 // by the time since on each read (never above the capacity), the cost
@@ -19,12 +29,7 @@ import (
 // identity. It counts in floating point, as they do. ARGV: now_ms,
 // capacity, refill_tokens, refill_ms, cost; the reply is 1 when it
 // admits, else 0.
-const tokenHashScript = `
-local now = tonumber(ARGV[1])
-local capacity = tonumber(ARGV[2])
-local per_ms = tonumber(ARGV[3]) / tonumber(ARGV[4])
-local cost = tonumber(ARGV[5])
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+const tokenHashScript = bucketArgs + `local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
 local tokens = tonumber(b[1]) or capacity
 local ts = tonumber(b[2]) or now
 tokens = math.min(capacity, tokens + math.max(0, now - ts) * per_ms)
@@ -53,12 +58,7 @@ func tokenHashDecider(lim limitspec.TokenBucket) *redisDecider {
 // to drain. One hash per identity (HMGET, HSET, PEXPIRE until the queue
 // is empty), in floating point. ARGV: now_ms, capacity, rate,
 // period_ms, cost; the reply is the wait in ms when it admits, else -1.
-const queueLevelScript = `
-local now = tonumber(ARGV[1])
-local capacity = tonumber(ARGV[2])
-local per_ms = tonumber(ARGV[3]) / tonumber(ARGV[4])
-local cost = tonumber(ARGV[5])
-local b = redis.call('HMGET', KEYS[1], 'level', 'ts')
+const queueLevelScript = bucketArgs + `local b = redis.call('HMGET', KEYS[1], 'level', 'ts')
 local level = tonumber(b[1]) or 0
 local ts = tonumber(b[2]) or now
 level = math.max(0, level - math.max(0, now - ts) * per_ms)

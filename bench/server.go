@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitspec/limitspec/internal/redistest"
 )
 
 // server is a throwaway redis-server on a loopback port, with no
@@ -44,7 +46,7 @@ func startServer(bin string, wrap ...string) (*server, error) {
 
 // launch starts one redis-server on a free port, under wrap if given.
 func launch(bin string, wrap []string) (*server, error) {
-	port, err := freePort()
+	port, err := redistest.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -106,14 +108,4 @@ func (s *server) Stop() {
 	s.cmd.Process.Kill()
 	<-s.exited
 	os.RemoveAll(s.dir)
-}
-
-// freePort is a loopback TCP port no one listened on a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/policyfile"
 )
 
 var updateBudgets = flag.Bool("update-budgets", false, "rewrite testdata/budgets.txt (and, with -run TestInstructionBudgets, testdata/instructions.txt) with the work measured")
@@ -67,7 +68,7 @@ func measureBudgets(t *testing.T) map[string]work {
 		t.Fatal(err)
 	}
 	out := map[string]work{}
-	for _, a := range limitspec.Algorithms() {
+	for _, a := range policyfile.Algorithms() {
 		name := a.String()
 		if !measureAlgorithm(t, name, vectors, out) {
 			t.Errorf("%s: no vector's parameters admit two requests of 1 and then deny one", name)

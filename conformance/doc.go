@@ -12,7 +12,7 @@
 // the limit or the policy it is decided by.
 //
 //   - goimpl: package goimpl's Limiter (GoimplTarget), given the typed
-//     limit limitspec.NewLimit makes of the step's algorithm and
+//     limit policyfile.NewLimit makes of the step's algorithm and
 //     parameters, or the policy limitspec.NewPolicy makes of its limits.
 //   - goimpl-bound: the same Limiter through the handles of its Bind and
 //     BindPolicy, each limit and policy bound at its first step

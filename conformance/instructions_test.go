@@ -17,8 +17,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/kit"
+	"github.com/limitspec/limitspec/policyfile"
 	"github.com/limitspec/limitspec/redislimit"
 )
 
@@ -96,7 +98,7 @@ func TestInstructionSubjectsCoverCatalogue(t *testing.T) {
 		covered[s.limit.Algorithm()] = true
 	}
 	catalogue := 0
-	for _, a := range limitspec.Algorithms() {
+	for _, a := range policyfile.Algorithms() {
 		if a.Library != limitspec.Catalogue {
 			continue
 		}
@@ -212,7 +214,7 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 		argv := []any{now, "1", kit.ForceArg(false)}
 		keys := sc.KeyNames(fmt.Sprintf("user:%05d", i%instrKeys), "", params)
 		if s.id { // a request key after the state's, a new id each call
-			keys = append(keys, fmt.Sprintf("{user:%05d", i%instrKeys)+kit.RequestKeyTail(fmt.Sprintf("req-%08d", i)))
+			keys = append(keys, fmt.Sprintf("{user:%05d", i%instrKeys)+limitcall.RequestKeyTail(fmt.Sprintf("req-%08d", i)))
 		}
 		for _, in := range sc.Inputs {
 			argv = append(argv, in+":12345")

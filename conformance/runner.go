@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
-	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/oracle"
+	"github.com/limitspec/limitspec/kit"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -98,9 +97,8 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 // (a user's spec given to cmd/verify as a file, whose Lua runs).
 func begin(t Target, v *Vector) error {
 	if _, ok := t.(interface{ decidesTypedLimits() }); ok {
-		known := limitspec.Algorithms()
 		for _, a := range v.Algorithms() {
-			if !slices.Contains(known, AlgorithmOf(a)) {
+			if _, ok := kit.LookupLimit(AlgorithmOf(a)); !ok {
 				return fmt.Errorf("%w: no typed limit of %s is linked in: compile its spec into a package (cmd/gen) "+
 					"and run its vectors from a test of that package (conformance.Test)", ErrNotApplicable, a)
 			}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
 )
@@ -75,13 +76,13 @@ func prepareCall(prefix string, r Request, kind callKind, view string) (scriptCa
 		c.argv = append(c.argv, argvParams...)
 	}
 	if kind == decideCall && r.ID != "" {
-		c.keys = append(c.keys, "{"+prefix+r.Key+kit.RequestKeyTail(r.ID))
+		c.keys = append(c.keys, "{"+prefix+r.Key+limitcall.RequestKeyTail(r.ID))
 	}
 	return c, nil
 }
 
 // lookupScripts returns the scripts of an algorithm named as
-// limitspec.NewLimit names it.
+// policyfile.NewLimit names it.
 func lookupScripts(name string) (*kit.Scripts, *Outcome) {
 	s, ok := kit.LookupScripts(AlgorithmOf(name))
 	if !ok {
@@ -162,9 +163,9 @@ func refuseKey(prefix, what, key string) *Outcome {
 	var o Outcome
 	switch {
 	case key == "":
-		o = failure("BADINPUT", what+": "+kit.KeyEmpty)
+		o = failure("BADINPUT", what+": "+limitcall.KeyEmpty)
 	case key[0] == '}':
-		o = failure("BADINPUT", what+": "+kit.KeyBrace)
+		o = failure("BADINPUT", what+": "+limitcall.KeyBrace)
 	default:
 		return nil
 	}
@@ -200,7 +201,7 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		c.argv = append(c.argv, argv...)
 	}
 	if kind == decideCall && r.ID != "" {
-		c.keys = append(c.keys, "{"+prefix+tags[0]+kit.RequestKeyTail(r.ID))
+		c.keys = append(c.keys, "{"+prefix+tags[0]+limitcall.RequestKeyTail(r.ID))
 	}
 	return c, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/policyfile"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -22,7 +23,7 @@ type viewLimiter interface {
 }
 
 // limiterTarget drives a limiter as a service does: each step's limit is
-// the typed limit limitspec.NewLimit makes of its algorithm and
+// the typed limit policyfile.NewLimit makes of its algorithm and
 // parameters, its policy the one limitspec.NewPolicy makes of its limits,
 // each refused where they refuse.
 type limiterTarget struct {
@@ -99,7 +100,7 @@ func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
 	if refused != nil {
 		return req, refused
 	}
-	if req.Limit, err = limitspec.NewLimit(r.Algorithm, ints); err != nil {
+	if req.Limit, err = policyfile.NewLimit(r.Algorithm, ints); err != nil {
 		o := limiterError(err)
 		return req, &o
 	}
@@ -115,7 +116,7 @@ func TypedPolicy(p *Policy) (*limitspec.Policy, *Outcome) {
 		if refused != nil {
 			return nil, refused
 		}
-		lim, err := limitspec.NewLimit(l.Algorithm, ints)
+		lim, err := policyfile.NewLimit(l.Algorithm, ints)
 		if err != nil {
 			o := limiterError(err)
 			return nil, &o

@@ -18,7 +18,7 @@ import (
 // Vector is one replayable scenario, in the contract's JSON format.
 type Vector struct {
 	Name string `json:"name"`
-	// Algorithm names the algorithm as limitspec.NewLimit takes it
+	// Algorithm names the algorithm as policyfile.NewLimit takes it
 	// ("gcra", or "library.name" for a user's spec); Params are its
 	// parameters.
 	Algorithm string                 `json:"algorithm,omitempty"`
@@ -34,7 +34,7 @@ type Vector struct {
 }
 
 // Policy is a vector's policy: several limits decided all or nothing
-// (docs/semantics.md, "Policies"), as limitspec.ParsePolicy reads it.
+// (docs/semantics.md, "Policies"), as policyfile.Parse reads it.
 type Policy struct {
 	Name   string        `json:"name"`
 	Limits []PolicyLimit `json:"limits"`

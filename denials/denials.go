@@ -36,6 +36,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/keyed"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/internal/refusal"
 )
 
@@ -82,7 +83,7 @@ type denial struct {
 // starts no goroutine and has nothing to close.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
-	case limitspec.IsNil(primary):
+	case limiters.IsNil(primary):
 		return nil, refusal.Config("denials", "the primary limiter is nil")
 	case opts.Keys < 0:
 		return nil, refusal.Config("denials", "Options.Keys must be ≥ 0, got %d", opts.Keys)
@@ -153,15 +154,15 @@ func (d *denial) answer(now time.Time) limitspec.Result {
 // Reset clears req's denial and resets the key on the primary, which
 // must implement limitspec.Resetter.
 func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
-	return limitspec.ResetThrough(ctx, l.primary, req, "denials", func() {
+	return limiters.ResetThrough(ctx, l.primary, req, "denials", func() {
 		l.resets.Add(1)
 		l.denied.Delete(req)
 	})
 }
 
-// Check answers as the primary would (limitspec.Check).
+// Check answers as the primary would (limitspec.Checker: its own verdict, else the limit's Validate).
 func (l *Limiter) Check(req limitspec.Request) error {
-	return limitspec.Check(l.primary, req)
+	return limiters.Check(l.primary, req)
 }
 
 // Stats are a Limiter's counters since New; each only grows.

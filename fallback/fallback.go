@@ -174,6 +174,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/internal/refusal"
 )
 
@@ -301,7 +302,7 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if err := check(primary, local, opts); err != nil {
 		return nil, err
 	}
-	if limitspec.IsNil(local) {
+	if limiters.IsNil(local) {
 		local = nil // a typed nil that FailOpen or FailClosed never calls, nor Reset
 	}
 	var random [8]byte
@@ -331,11 +332,11 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 // check refuses what New cannot work with.
 func check(primary, local limitspec.Limiter, opts Options) error {
 	switch {
-	case limitspec.IsNil(primary):
+	case limiters.IsNil(primary):
 		return misconfigured("the primary limiter is nil")
 	case opts.Mode > FailClosed:
 		return misconfigured("Options.Mode: unknown mode %d", opts.Mode)
-	case opts.Mode == Local && limitspec.IsNil(local):
+	case opts.Mode == Local && limiters.IsNil(local):
 		return misconfigured("the local limiter is nil in Local mode (Options.Mode)")
 	case opts.Processes < 0 || opts.Processes > MaxProcesses:
 		return misconfigured("Options.Processes must be in [0, %d], got %d", MaxProcesses, opts.Processes)
@@ -406,7 +407,7 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 		l.br.succeed(probe)
 		l.heard(ctx, req, res, call)
 		return l.decided(res, limitspec.Primary), answered, nil
-	case !limitspec.Outage(err):
+	case !limiters.Outage(err):
 		l.br.release(probe)
 		res, err = l.fail(err)
 		return res, answered, err
@@ -509,7 +510,7 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request, owe bool) 
 	case mode == FailClosed:
 		res.RetryAfter = l.br.retryAfter(l.now())
 		return l.decided(res, limitspec.FailClosed), nil
-	case mode != Local || limitspec.IsNil(l.local):
+	case mode != Local || limiters.IsNil(l.local):
 		return l.fail(fmt.Errorf("fallback: %w: ModeFor gave mode %v, which this Limiter cannot decide by (no local limiter, or no such mode)",
 			limitspec.ErrMisconfigured, mode))
 	}
@@ -649,7 +650,7 @@ func (l *Limiter) Check(req limitspec.Request) error {
 			return fmt.Errorf("fallback: %s refuses it: %w", c.name, err)
 		}
 	}
-	if !asked && !limitspec.IsNil(req.Limit) {
+	if !asked && !limiters.IsNil(req.Limit) {
 		return req.Limit.Validate()
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/keyed"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // reports remembers, per key and limit, and per limit of a policy and
@@ -239,7 +240,7 @@ func (r *reports) onesOf(p *limitspec.Policy) []*limitspec.Policy {
 		}
 		ones[i] = one
 		if sn, ok := pl.Limit.(limitspec.StateNamer); ok && sn.State() != "" {
-			state := pl.Identity + "\x00" + pl.Constant + "\x00" + one.KeyInfix(0) + "\x00" + sn.State()
+			state := pl.Identity + "\x00" + pl.Constant + "\x00" + limiters.KeyInfix(pl) + "\x00" + sn.State()
 			first, _ := r.byState.LoadOrStore(state, one)
 			r.shared.Store(one, first)
 		}

@@ -41,6 +41,8 @@
 //	<lua>/scripts_gen.go     embeds the scripts and registers them for
 //	                         package redislimit (emit_lua_embed.go)
 //	<limits>/limits_gen.go   the typed limits (emit_limits.go)
+//	<names>/limits_gen.go    their registration by name, for package
+//	                         policyfile (emit_limits.go, emitNames)
 //	<limits>/exact_gen.go    the helpers they check their parameters with
 //	                         (emit_exact.go)
 //	<limits>/policies_gen.go the spec's policies as ready-made values, when
@@ -52,9 +54,9 @@
 // string into two joined by .. or +, a comment between words; the
 // manifest gives each doc as an array of its lines.
 //
-// For the catalogue, <limits> is the root package limitspec, <goimpl>
-// package goimpl and <lua> package lua, in lua/ beside the scripts. For a
-// user's spec all three are the one package, whose directory holds lua/
+// For the catalogue, <limits> is the root package limitspec, <names>
+// package policyfile, <goimpl> package goimpl and <lua> package lua, in
+// lua/ beside the scripts. For a user's spec all four are the one package, whose directory holds lua/
 // too, and the package also gets vectors_gen_test.go (emit_vectortest.go):
 // a test that replays the vectors under its testdata/vectors with
 // conformance.Test (docs/vectors.md). Generate refuses an algorithm or a
@@ -72,10 +74,12 @@
 // limitspec.Limit: Algorithm names its library and algorithm; Validate
 // refuses what the scripts refuse, with their messages and in their
 // order (each parameter's domain, the requirements, the runtime checks of
-// Exactness below); QuotaWindow gives its window (Windows below). Its
-// init registers it with limitspec.Register, so that limitspec.NewLimit
-// and limitspec.ParsePolicy build it from parameters named and measured
-// as the spec names and measures them.
+// Exactness below); QuotaWindow gives its window (Windows below). An
+// init registers it with kit.RegisterLimit (in the user's package; the
+// catalogue's in package policyfile, as the contract imports nothing of
+// its module), so that policyfile.NewLimit and policyfile.Parse build it
+// from parameters named and measured as the spec names and measures
+// them.
 //
 // An algorithm's decision in Go is a kit.Table holding the state of every
 // limit of the algorithm by key, in a kit.Store of locked shards, each
@@ -113,7 +117,7 @@
 // *limitspec.Policy (limitspec.NewPolicy over typed limits: ip_user is
 // IPUserPolicy()), taking its per-call parameters as arguments
 // (burst_quota's daily.limit: BurstQuotaPolicy(dailyLimit)). A policy is
-// a value at run time, and limitspec.NewPolicy and ParsePolicy make any
+// a value at run time, and limitspec.NewPolicy and policyfile.Parse make any
 // other: nothing else is generated per policy.
 //
 // One script decides every policy over a library's algorithms,
@@ -393,7 +397,7 @@
 // uses the default when its ARGV is absent (so only trailing parameters
 // can be left out; kit.Scripts.Params and the manifest give the values),
 // the typed limit when its field is zero (a parameter whose domain holds
-// 0 may only have the default 0), limitspec.NewLimit when it is left out
+// 0 may only have the default 0), policyfile.NewLimit when it is left out
 // of the map, and a policy file, a vector or spec/policies.yaml when it is
 // left out of a limit's params.
 //

@@ -11,7 +11,7 @@ func emitExact(sp *Spec, o *Output) ([]byte, error) {
 	goFileHeader(&w, sp.Source, o.limits.name)
 	q := o.qualifier(o.limits, o.contract)
 	w.line("import (")
-	for _, imp := range []string{"fmt", "math", "slices", "time"} {
+	for _, imp := range []string{"fmt", "math", "time"} {
 		w.line("%q", imp)
 	}
 	if q != "" {
@@ -94,15 +94,5 @@ func millis(d time.Duration, refused string) (int64, error) {
 		return 0, badInput("%s%v (not a whole number of ms)", refused, d)
 	}
 	return int64(d / time.Millisecond), nil
-}
-
-// knownParams refuses a parameter name the algorithm does not take.
-func knownParams(alg string, m map[string]int64, names ...string) error {
-	for k := range m {
-		if !slices.Contains(names, k) {
-			return badInput("%s: unknown parameter %q (parameters: %v)", alg, k, names)
-		}
-	}
-	return nil
 }
 `

@@ -7,9 +7,11 @@ import (
 
 // The typed limits: one Go type per algorithm, its parameters in Go units
 // (a parameter whose name ends in _ms, or _ms_N, is a time.Duration),
-// with Algorithm, Validate and QuotaWindow, registered for limitspec.NewLimit.
-// They go into the package of the contract for the catalogue, and into
-// the user's package for a user's spec.
+// with Algorithm, Validate and QuotaWindow, registered (kit.RegisterLimit)
+// for policyfile.NewLimit. They go into the package of the contract for
+// the catalogue, and their registration into package policyfile (the
+// contract imports nothing of its module); both go into the user's
+// package for a user's spec.
 
 // durationName is the Go name of a duration parameter without its unit:
 // period_ms is Period, window_ms_2 Window2; ok is false for a parameter
@@ -75,14 +77,36 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 		w.line("")
 		w.line("%q", o.contract.path)
 	}
+	if o.names.path == o.limits.path {
+		w.line("%q", o.kit.path)
+	}
 	w.line(")")
 	goConstants(&w, sp, true)
 	for _, a := range sp.Algorithms {
 		limitType(&w, a)
 		limitMethods(&w, sp, a, o)
-		limitRegister(&w, a, o)
+		if o.names.path == o.limits.path {
+			limitRegister(&w, a, o)
+		}
 	}
 	return formatGo(w, "the typed limits")
+}
+
+// emitNames returns the registration of the typed limits in a package
+// of its own (the catalogue's, in package policyfile).
+func emitNames(sp *Spec, o *Output) ([]byte, error) {
+	var w writer
+	goFileHeader(&w, sp.Source, o.names.name)
+	w.line("import (")
+	w.line("%q", "time")
+	w.line("")
+	w.line("%q", o.contract.path)
+	w.line("%q", o.kit.path)
+	w.line(")")
+	for _, a := range sp.Algorithms {
+		limitRegister(&w, a, o)
+	}
+	return formatGo(w, "the typed limits' registration")
 }
 
 // limitType declares an algorithm's typed limit and its Args struct.
@@ -242,18 +266,18 @@ func limitWindow(w *writer, a *Algorithm) {
 	w.line("")
 }
 
-// limitRegister registers the typed limit for limitspec.NewLimit: from
+// limitRegister registers the typed limit for policyfile.NewLimit: from
 // parameters named and measured as the spec does.
 func limitRegister(w *writer, a *Algorithm, o *Output) {
-	typ, q := goType(a), o.qualifier(o.limits, o.contract)
+	typ, q := o.qualifier(o.names, o.limits)+goType(a), o.qualifier(o.names, o.contract)
 	var names []string
 	for _, p := range a.Params {
 		names = append(names, fmt.Sprintf("%q", p.Name))
 	}
 	w.line("")
 	w.line("func init() {")
-	w.line("%sRegister(%s{}.Algorithm(), func(m map[string]int64) (%sLimit, error) {", q, typ, q)
-	w.line("if err := knownParams(%q, m, %s); err != nil {", a.Name, strings.Join(names, ", "))
+	w.line("kit.RegisterLimit(%s{}.Algorithm(), func(m map[string]int64) (%sLimit, error) {", typ, q)
+	w.line("if err := kit.KnownParams(%q, m, %s); err != nil {", a.Name, strings.Join(names, ", "))
 	w.line("return nil, err")
 	w.line("}")
 	w.line("var l %s", typ)
@@ -262,7 +286,7 @@ func limitRegister(w *writer, a *Algorithm, o *Output) {
 		w.line("if v, ok := m[%q]; ok {", p.Name)
 		if _, ok := durationName(p); ok {
 			// The domain, checked first, keeps the product within int64.
-			w.line("if err := checkParam(v, %d, %d, %q); err != nil {", p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
+			w.line("if err := kit.CheckParam(v, %d, %d, %q); err != nil {", p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
 			w.line("return nil, err")
 			w.line("}")
 			v = "time.Duration(v) * time.Millisecond"
@@ -270,7 +294,7 @@ func limitRegister(w *writer, a *Algorithm, o *Output) {
 		w.line("l.%s = %s", limitField(p), v)
 		if p.Default == nil {
 			w.line("} else {")
-			w.line("return nil, badInput(%q)", a.Name+": "+msgMissing(p))
+			w.line("return nil, kit.BadInput(%q)", a.Name+": "+msgMissing(p))
 		}
 		w.line("}")
 	}

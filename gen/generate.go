@@ -24,6 +24,7 @@ type goPackage struct {
 type Output struct {
 	contract, kit goPackage // what generated code imports
 	limits        goPackage // typed limits, their helpers, ready-made policies
+	names         goPackage // the registration of the typed limits by name
 	memory        goPackage // the decisions in Go
 	lua           goPackage // the embedding and registration of the scripts
 	luaDir        string    // the .lua files, library.lua and manifest.json
@@ -39,6 +40,7 @@ func CatalogueOutput() Output {
 		contract: root, limits: root,
 		kit:    goPackage{dir: "kit", name: "kit", path: modulePath + "/kit"},
 		memory: goPackage{dir: "goimpl", name: "goimpl", path: modulePath + "/goimpl"},
+		names:  goPackage{dir: "policyfile", name: "policyfile", path: modulePath + "/policyfile"},
 		lua:    goPackage{dir: "lua", name: "lua", path: modulePath + "/lua"},
 		luaDir: "lua",
 	}
@@ -52,7 +54,7 @@ func PackageOutput(name string) Output {
 	return Output{
 		contract: goPackage{name: "limitspec", path: modulePath},
 		kit:      goPackage{name: "kit", path: modulePath + "/kit"},
-		limits:   pkg, memory: pkg, lua: pkg,
+		limits:   pkg, memory: pkg, lua: pkg, names: pkg,
 		luaDir: "lua", vectorsTest: true,
 	}
 }
@@ -181,21 +183,18 @@ func goFiles(sp *Spec, o *Output, fs *fileSet) error {
 			}
 		}
 	}
-	if o.memory.path != o.limits.path {
-		src, err := emitMemoryConstants(sp, o)
-		if err != nil {
+	if o.names.path != o.limits.path {
+		if err := putEmitted(sp, o, fs, o.names.file("limits_gen.go"), "the typed limits' registration", emitNames); err != nil {
 			return err
 		}
-		if err := fs.put(o.memory.file("constants_gen.go"), "the spec's constants", src); err != nil {
+	}
+	if o.memory.path != o.limits.path {
+		if err := putEmitted(sp, o, fs, o.memory.file("constants_gen.go"), "the spec's constants", emitMemoryConstants); err != nil {
 			return err
 		}
 	}
 	if o.vectorsTest {
-		src, err := emitVectorsTest(sp, o)
-		if err != nil {
-			return err
-		}
-		return fs.put(o.limits.file("vectors_gen_test.go"), "the vectors test", src)
+		return putEmitted(sp, o, fs, o.limits.file("vectors_gen_test.go"), "the vectors test", emitVectorsTest)
 	}
 	return nil
 }
@@ -250,4 +249,13 @@ func pathDir(p string) string {
 func sha1Hex(b []byte) string {
 	h := sha1.Sum(b)
 	return hex.EncodeToString(h[:])
+}
+
+// putEmitted adds the file at path, written for by, that emit returns.
+func putEmitted(sp *Spec, o *Output, fs *fileSet, path, by string, emit func(*Spec, *Output) ([]byte, error)) error {
+	src, err := emit(sp, o)
+	if err != nil {
+		return err
+	}
+	return fs.put(path, by, src)
 }

@@ -134,7 +134,7 @@ type Algorithm struct {
 }
 
 // Qualified is the algorithm's name as the policy script and
-// limitspec.NewLimit take it: its name in the catalogue, library.name in
+// policyfile.NewLimit take it: its name in the catalogue, library.name in
 // a user's spec.
 func (a *Algorithm) Qualified() string {
 	if a.Library == CatalogueLibrary {

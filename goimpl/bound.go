@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -32,7 +33,7 @@ type Bound struct {
 // handle keeps a copy of lim's value: a limit given by pointer and
 // changed afterwards is not seen.
 func (l *Limiter) Bind(lim limitspec.Limit) (*Bound, error) {
-	if err := kit.CheckBind(lim); err != nil {
+	if err := limitcall.CheckBind(lim); err != nil {
 		return nil, err
 	}
 	t, err := l.table(lim)
@@ -69,7 +70,7 @@ func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (res limitspec
 	if err = ctx.Err(); err != nil {
 		return res, err
 	}
-	if err = kit.CheckBound(req.Limit, req.Policy, b.given, b.lim); err != nil {
+	if err = limitcall.CheckBound(req.Limit, req.Policy, b.given, b.lim); err != nil {
 		return res, err
 	}
 	if req.ID != "" { // decided as the limiter decides it, by the bound limit
@@ -98,7 +99,7 @@ func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (res limitspec
 // fifth of a decision.
 func (b *Bound) result(res *limitspec.LimitResult, r *kit.Reply) {
 	res.Name, res.Limit = b.name, b.lim
-	r.WriteTo(res)
+	limitcall.WriteReply(res, r)
 }
 
 // BoundPolicy decides identities by one policy, whose limits were
@@ -115,7 +116,7 @@ type BoundPolicy struct {
 // errors match limitspec.ErrBadInput, with Check's messages for the same
 // policy.
 func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
-	if err := kit.CheckBindPolicy(p); err != nil {
+	if err := limitcall.CheckBindPolicy(p); err != nil {
 		return nil, err
 	}
 	bp := &BoundPolicy{l: l, p: p}
@@ -152,7 +153,7 @@ func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := kit.CheckBoundPolicy(req.Limit, req.Policy, b.p); err != nil {
+	if err := limitcall.CheckBoundPolicy(req.Limit, req.Policy, b.p); err != nil {
 		return err
 	}
 	req.Policy = b.p

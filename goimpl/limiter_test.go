@@ -12,6 +12,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/oracle"
+	"github.com/limitspec/limitspec/policyfile"
 )
 
 // TestTwoLimitsTwoKeys: one limiter decides a gcra and a fixed window
@@ -279,9 +280,9 @@ func TestReset(t *testing.T) {
 }
 
 // TestOneLimitManyForms: a limit passed by value, by pointer or built by
-// limitspec.NewLimit from its parameters is one limit: they share state.
+// policyfile.NewLimit from its parameters is one limit: they share state.
 func TestOneLimitManyForms(t *testing.T) {
-	named, err := limitspec.NewLimit("gcra", map[string]int64{"burst": 3, "rate": 7, "period_ms": 1000})
+	named, err := policyfile.NewLimit("gcra", map[string]int64{"burst": 3, "rate": 7, "period_ms": 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

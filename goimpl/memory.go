@@ -72,6 +72,8 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -176,7 +178,7 @@ func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *li
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
+	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	now := l.nowMs(req.Now)
@@ -217,7 +219,7 @@ func writeResult(res *limitspec.Result, name string, lim limitspec.Limit, r *kit
 	}
 	lr := &out[0]
 	lr.Name, lr.Limit = name, lim
-	r.WriteTo(lr)
+	limitcall.WriteReply(lr, r)
 	*res = limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: out}
 }
 
@@ -228,7 +230,7 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
+	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	if req.Policy != nil {
@@ -272,7 +274,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if limitspec.IsNil(req.Limit) || req.Policy != nil {
+	if limiters.IsNil(req.Limit) || req.Policy != nil {
 		return nil, kit.BadInput("a view needs a Limit (and no Policy)")
 	}
 	t, err := l.table(req.Limit)
@@ -294,13 +296,13 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 // Check reports whether the limiter can decide req's limit or policy: it
 // can any valid one (see limitspec.Checker).
 func (l *Limiter) Check(req limitspec.Request) error {
-	if err := kit.CheckRuleOf(req.Limit, req.Policy); err != nil {
+	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	if req.Policy != nil {
 		p := req.Policy
-		for i, pl := range p.Limits() {
-			if _, _, err := l.prepare(pl.Limit, p.KeyInfix(i), "k"); err != nil {
+		for _, pl := range p.Limits() {
+			if _, _, err := l.prepare(pl.Limit, limiters.KeyInfix(pl), "k"); err != nil {
 				return kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -33,7 +35,7 @@ type policyTable struct {
 func (l *Limiter) preparePolicy(req limitspec.Request, now int64, tables []policyTable) ([]limitspec.PolicyLimit, []limitCall, error) {
 	p := req.Policy
 	limits := p.Limits()
-	keys, err := kit.PolicyKeys(p, req.IDs)
+	keys, err := limitcall.PolicyKeys(p, req.IDs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -55,9 +57,9 @@ func (l *Limiter) preparePolicy(req limitspec.Request, now int64, tables []polic
 		// Prepared in place: a call passed to a table escapes to the heap.
 		calls[i] = limitCall{t: pt.t, c: kit.Call{Args: args}}
 		if pt.bound != nil {
-			err = pt.bound.Prepare(&calls[i].c, p.KeyInfix(i), keys[i])
+			err = pt.bound.Prepare(&calls[i].c, limiters.KeyInfix(pl), keys[i])
 		} else {
-			err = pt.t.Prepare(&calls[i].c, pl.Limit, p.KeyInfix(i), keys[i])
+			err = pt.t.Prepare(&calls[i].c, pl.Limit, limiters.KeyInfix(pl), keys[i])
 		}
 		if err != nil {
 			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
@@ -86,9 +88,9 @@ func (l *Limiter) decidePolicy(req limitspec.Request, now int64, tables []policy
 	}
 	out := res.Limits[:0]
 	for i, r := range replies {
-		out = append(out, kit.LimitResult(limits[i].Name, limits[i].Limit, r))
+		out = append(out, limitcall.LimitResult(limits[i].Name, limits[i].Limit, r))
 	}
-	*res = kit.Result(decision, b, out)
+	*res = limitcall.Result(decision, b, out)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -134,7 +135,7 @@ func (l *Limiter) checkOnce(req *limitspec.Request, now int64) (who, tag string,
 		if _, _, err := l.preparePolicy(*req, now, nil); err != nil {
 			return "", "", err
 		}
-		keys, err := kit.PolicyKeys(p, req.IDs)
+		keys, err := limitcall.PolicyKeys(p, req.IDs)
 		if err != nil {
 			return "", "", err
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/internal/refusal"
 )
 
@@ -23,7 +24,7 @@ type Rule struct {
 }
 
 // IsZero reports whether r limits nothing.
-func (r Rule) IsZero() bool { return limitspec.IsNil(r.Limit) && r.Policy == nil }
+func (r Rule) IsZero() bool { return limiters.IsNil(r.Limit) && r.Policy == nil }
 
 // Options configure a Middleware. The rule of a request is the one Select
 // gives it, if not zero; else the rule of its route in Routes, if any;
@@ -142,7 +143,7 @@ func New(l limitspec.Limiter, opts Options) (*Middleware, error) {
 }
 
 func newMiddleware(l limitspec.Limiter, opts Options) (*Middleware, error) {
-	if limitspec.IsNil(l) {
+	if limiters.IsNil(l) {
 		return nil, errors.New("no Limiter (a nil one was given)")
 	}
 	m := &Middleware{l: l, opts: opts, key: opts.Key, fields: opts.Fields,
@@ -217,14 +218,14 @@ func checkPattern(pattern string) (err error) {
 func (m *Middleware) checkRule(what string, r Rule) error {
 	req := limitspec.Request{Limit: r.Limit, Policy: r.Policy}
 	switch {
-	case !limitspec.IsNil(r.Limit) && r.Policy != nil:
+	case !limiters.IsNil(r.Limit) && r.Policy != nil:
 		return fmt.Errorf("%s: give a Limit or a Policy, not both", what)
 	case r.Policy != nil && r.Name != "":
 		return fmt.Errorf("%s: Name %q names a Limit's quota; a policy's quotas are named by its limits", what, r.Name)
 	case r.Policy != nil && r.Policy.Name() == "":
 		return fmt.Errorf("%s: the Policy is a zero one: make it with limitspec.NewPolicy", what)
 	}
-	if err := limitspec.Check(m.l, req); err != nil {
+	if err := limiters.Check(m.l, req); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if r.Policy == nil {
@@ -335,7 +336,7 @@ func (m *Middleware) ruleOf(r *http.Request) (Rule, error) {
 // a limiter's error other than ErrBadInput and ErrMisconfigured.
 func (m *Middleware) failOpen(err error) bool {
 	var e *Error
-	return m.opts.FailOpen && !errors.As(err, &e) && limitspec.Outage(err)
+	return m.opts.FailOpen && !errors.As(err, &e) && limiters.Outage(err)
 }
 
 // identities are the values of p's identities for r (every rule was

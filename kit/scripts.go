@@ -145,22 +145,10 @@ type Library struct {
 
 // RegisterScripts registers an algorithm's scripts; a second registration
 // of one algorithm panics (at start-up).
-func RegisterScripts(s *Scripts) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := scripts[s.ID]; dup {
-		panic("kit: scripts of " + s.ID.String() + " registered twice")
-	}
-	scripts[s.ID] = s
-}
+func RegisterScripts(s *Scripts) { register(scripts, s.ID, s, "scripts of "+s.ID.String()) }
 
 // LookupScripts returns an algorithm's scripts.
-func LookupScripts(id limitspec.Algorithm) (*Scripts, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	s, ok := scripts[id]
-	return s, ok
-}
+func LookupScripts(id limitspec.Algorithm) (*Scripts, bool) { return lookup(scripts, id) }
 
 // AllScripts returns the scripts of every algorithm, sorted by name.
 func AllScripts() []*Scripts {
@@ -175,22 +163,10 @@ func AllScripts() []*Scripts {
 
 // RegisterLibrary registers a spec's library; a second one of the same
 // name panics (at start-up).
-func RegisterLibrary(l *Library) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := libs[l.Name]; dup {
-		panic("kit: library " + l.Name + " registered twice")
-	}
-	libs[l.Name] = l
-}
+func RegisterLibrary(l *Library) { register(libs, l.Name, l, "library "+l.Name) }
 
 // LookupLibrary returns the library of a name.
-func LookupLibrary(name string) (*Library, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	l, ok := libs[name]
-	return l, ok
-}
+func LookupLibrary(name string) (*Library, bool) { return lookup(libs, name) }
 
 // Libraries returns every registered library, the catalogue's first,
 // then by name.

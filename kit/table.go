@@ -1,18 +1,3 @@
-// Package kit is what the code cmd/gen writes is built on, and nothing a
-// service calls: the registries through which the memory and Redis
-// limiters find an algorithm's generated Go and Lua by its name, the
-// sharded store the generated Go decisions keep their state in (Store,
-// by Key: a name and the parameters a state is measured in, no key name
-// built), the memory of the limits a table found valid (Valid), and what
-// the two limiters share about a decision. Its API follows the
-// generator: it changes with it, and only generated code and the
-// limiters use it.
-//
-// An algorithm's generated code registers, when its package is
-// initialized, a TableAlgorithm (its decision in Go, for package goimpl)
-// and its Scripts (for package redislimit); a spec's Library holds its
-// Redis Functions library and the script that decides a policy over its
-// algorithms.
 package kit
 
 import (
@@ -168,22 +153,10 @@ var (
 // RegisterTable registers an algorithm's decision in Go; a second
 // registration of one algorithm panics (at start-up: the generated code
 // registers when its package is initialized).
-func RegisterTable(a TableAlgorithm) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := tables[a.ID]; dup {
-		panic("kit: algorithm " + a.ID.String() + " registered twice")
-	}
-	tables[a.ID] = a
-}
+func RegisterTable(a TableAlgorithm) { register(tables, a.ID, a, "algorithm "+a.ID.String()) }
 
 // LookupTable returns an algorithm's decision in Go.
-func LookupTable(id limitspec.Algorithm) (TableAlgorithm, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	a, ok := tables[id]
-	return a, ok
-}
+func LookupTable(id limitspec.Algorithm) (TableAlgorithm, bool) { return lookup(tables, id) }
 
 // sortedKeys returns a registry's algorithms, sorted by name.
 func sortedKeys[V any](m map[limitspec.Algorithm]V) []limitspec.Algorithm {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/keyed"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/internal/refusal"
 )
 
@@ -83,7 +84,7 @@ type taking struct {
 // nothing to close.
 func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	switch {
-	case limitspec.IsNil(primary):
+	case limiters.IsNil(primary):
 		return nil, misconfigured("the primary limiter is nil")
 	case opts.Size < 1 || opts.Size > maxExact:
 		return nil, misconfigured("Options.Size must be in [1, 2^53−1], got %d", opts.Size)
@@ -265,15 +266,15 @@ func (e *lease) result(now time.Time) limitspec.Result {
 // Reset drops req's lease (its units lapse) and resets the key on the
 // primary, which must implement limitspec.Resetter.
 func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
-	return limitspec.ResetThrough(ctx, l.primary, req, "lease", func() {
+	return limiters.ResetThrough(ctx, l.primary, req, "lease", func() {
 		l.resets.Add(1)
 		l.leases.Delete(req)
 	})
 }
 
-// Check answers as the primary would (limitspec.Check).
+// Check answers as the primary would (limitspec.Checker: its own verdict, else the limit's Validate).
 func (l *Limiter) Check(req limitspec.Request) error {
-	return limitspec.Check(l.primary, req)
+	return limiters.Check(l.primary, req)
 }
 
 // Stats are a Limiter's counters since New; each only grows. Leased −

@@ -1,10 +1,13 @@
 // Package otelmetrics exports the counters of a fallback.Limiter
 // (fallback.Stats) and of a lease.Limiter (lease.Stats) as OpenTelemetry
 // metrics, so that an operator learns when the primary limiter, Redis,
-// stops deciding. Its instruments are
-// observable: at each collection the SDK calls back, and the callback
-// reads Limiter.Stats, a few atomic loads. Nothing is added to the path
-// of a decision.
+// stops deciding. It is a module of its own
+// (github.com/limitspec/limitspec/otelmetrics), as go-redis keeps its
+// OpenTelemetry support in extra/redisotel, so that a program importing
+// limitspec's limiters without it requires no OpenTelemetry module.
+// Its instruments are observable: at each collection the SDK calls back,
+// and the callback reads Limiter.Stats, a few atomic loads. Nothing is
+// added to the path of a decision.
 //
 //	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 //	reg, err := otelmetrics.Observe(provider.Meter(otelmetrics.ScopeName), lim,

@@ -11,6 +11,8 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/internal/limiters"
+	"github.com/limitspec/limitspec/lease"
 )
 
 // ScopeName is the instrumentation scope to get a Meter by:
@@ -42,7 +44,18 @@ func Observe(meter metric.Meter, lim *fallback.Limiter, attrs ...attribute.KeyVa
 		return nil, fmt.Errorf("otelmetrics: %w", err)
 	}
 	o.options(attrs)
-	reg, err := meter.RegisterCallback(o.observe, o.decisions, o.primaryErrors, o.errors, o.opens, o.state)
+	return registerCallback(meter, o.observe, o.decisions, o.primaryErrors, o.errors, o.opens, o.state)
+}
+
+// counter makes an observable counter of meter with its name, unit and
+// description.
+func counter(meter metric.Meter, name, unit, description string) (metric.Int64ObservableCounter, error) {
+	return meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(description))
+}
+
+// registerCallback registers f on meter to observe instruments.
+func registerCallback(meter metric.Meter, f metric.Callback, instruments ...metric.Observable) (metric.Registration, error) {
+	reg, err := meter.RegisterCallback(f, instruments...)
 	if err != nil {
 		return nil, fmt.Errorf("otelmetrics: %w", err)
 	}
@@ -61,14 +74,12 @@ type observer struct {
 // instruments makes o's instruments on meter.
 func (o *observer) instruments(meter metric.Meter) error {
 	var errs [5]error
-	o.decisions, errs[0] = meter.Int64ObservableCounter("limitspec.decisions", metric.WithUnit("{decision}"),
-		metric.WithDescription("Rate-limit decisions, by the side that made them: primary (the primary limiter, Redis), fallback (the local limiter), fail-open or fail-closed."))
-	o.primaryErrors, errs[1] = meter.Int64ObservableCounter("limitspec.primary.errors", metric.WithUnit("{error}"),
-		metric.WithDescription("Failures of the primary limiter, by kind: slow (no reply in time, or the reply lost: the call may have been applied) or down (unreachable or refusing: not applied)."))
-	o.errors, errs[2] = meter.Int64ObservableCounter("limitspec.errors", metric.WithUnit("{call}"),
-		metric.WithDescription("Calls of Limit that returned an error instead of a decision."))
-	o.opens, errs[3] = meter.Int64ObservableCounter("limitspec.breaker.opens", metric.WithUnit("{open}"),
-		metric.WithDescription("Times the circuit breaker opened, leaving the primary limiter."))
+	o.decisions, errs[0] = counter(meter, "limitspec.decisions", "{decision}",
+		"Rate-limit decisions, by the side that made them: primary (the primary limiter, Redis), fallback (the local limiter), fail-open or fail-closed.")
+	o.primaryErrors, errs[1] = counter(meter, "limitspec.primary.errors", "{error}",
+		"Failures of the primary limiter, by kind: slow (no reply in time, or the reply lost: the call may have been applied) or down (unreachable or refusing: not applied).")
+	o.errors, errs[2] = counter(meter, "limitspec.errors", "{call}", "Calls of Limit that returned an error instead of a decision.")
+	o.opens, errs[3] = counter(meter, "limitspec.breaker.opens", "{open}", "Times the circuit breaker opened, leaving the primary limiter.")
 	o.state, errs[4] = meter.Int64ObservableGauge("limitspec.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("State of the circuit breaker: 0 closed (deciding with the primary), 1 open, 2 half-open."))
 	return errors.Join(errs[:]...)
@@ -102,7 +113,7 @@ func (o *observer) observe(_ context.Context, ob metric.Observer) error {
 // of the keys fn sets itself.
 func check(fn string, meter metric.Meter, noLim bool, attrs []attribute.KeyValue, own ...attribute.Key) error {
 	switch {
-	case limitspec.IsNil(meter):
+	case limiters.IsNil(meter):
 		return misconfigured("%s: the meter is nil", fn)
 	case noLim:
 		return misconfigured("%s: the limiter is nil", fn)
@@ -125,4 +136,55 @@ func misconfigured(format string, args ...any) error {
 // withAttrs is the option of an observation carrying attrs and kv.
 func withAttrs(attrs []attribute.KeyValue, kv ...attribute.KeyValue) metric.ObserveOption {
 	return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), attrs...), kv...)...))
+}
+
+// The attributes' keys that ObserveLease sets itself, and refuses in
+// attrs.
+const (
+	outcomeKey = attribute.Key("outcome") // of limitspec.lease.requests: granted, denied
+	useKey     = attribute.Key("use")     // of limitspec.lease.cost: leased, spent, lapsed
+)
+
+// ObserveLease registers on meter the lease instruments of the package
+// documentation, observed from lim.Stats() at each collection, each
+// observation carrying attrs beside its own outcome or use. It refuses a
+// nil meter, a nil lim, and attrs with the key outcome or use.
+func ObserveLease(meter metric.Meter, lim *lease.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
+	if err := check("ObserveLease", meter, lim == nil, attrs, outcomeKey, useKey); err != nil {
+		return nil, err
+	}
+	o := &leaseObserver{lim: lim}
+	var errs [3]error
+	o.requests, errs[0] = counter(meter, "limitspec.lease.requests", "{lease}",
+		"Leases asked of the primary limiter, by outcome: granted or denied (the key's requests then go to the primary one by one).")
+	o.cost, errs[1] = counter(meter, "limitspec.lease.cost", "{cost}",
+		"Cost of the leases, by use: leased (taken from the primary), spent (by requests), lapsed (ended unspent: admitted by nobody).")
+	o.direct, errs[2] = counter(meter, "limitspec.lease.direct", "{request}", "Requests sent to the primary limiter as they are, not decided from a lease.")
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("otelmetrics: %w", err)
+	}
+	with := func(kv ...attribute.KeyValue) metric.ObserveOption { return withAttrs(attrs, kv...) }
+	o.granted, o.denied = with(outcomeKey.String("granted")), with(outcomeKey.String("denied"))
+	o.leased, o.spent, o.lapsed = with(useKey.String("leased")), with(useKey.String("spent")), with(useKey.String("lapsed"))
+	o.opt = with()
+	return registerCallback(meter, o.observe, o.requests, o.cost, o.direct)
+}
+
+// leaseObserver observes one lease.Limiter's Stats.
+type leaseObserver struct {
+	lim                                         *lease.Limiter
+	requests, cost, direct                      metric.Int64ObservableCounter
+	granted, denied, leased, spent, lapsed, opt metric.ObserveOption
+}
+
+// observe is the callback: it reads the Stats once and observes them.
+func (o *leaseObserver) observe(_ context.Context, ob metric.Observer) error {
+	st := o.lim.Stats()
+	ob.ObserveInt64(o.requests, int64(st.Leases), o.granted)
+	ob.ObserveInt64(o.requests, int64(st.Denied), o.denied)
+	ob.ObserveInt64(o.cost, int64(st.Leased), o.leased)
+	ob.ObserveInt64(o.cost, int64(st.Spent), o.spent)
+	ob.ObserveInt64(o.cost, int64(st.Lapsed), o.lapsed)
+	ob.ObserveInt64(o.direct, int64(st.Direct), o.opt)
+	return nil
 }

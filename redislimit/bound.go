@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/kit"
+	"github.com/limitspec/limitspec/internal/limitcall"
 )
 
 // Bound decides requests by one limit, checked once when it was bound
@@ -26,10 +26,10 @@ type Bound struct {
 // limitspec.ErrBadInput, with Limit's words. The handle decides by lim as
 // it is now: a pointer's later changes do not reach it.
 func (l *Limiter) Bind(lim limitspec.Limit) (*Bound, error) {
-	if err := kit.CheckBind(lim); err != nil {
+	if err := limitcall.CheckBind(lim); err != nil {
 		return nil, err
 	}
-	value := kit.LimitValue(lim)
+	value := limitcall.LimitValue(lim)
 	p, err := limitPlan(value)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func (b *Bound) Allow(ctx context.Context, key string) (limitspec.LimitResult, e
 // nil; anything else is refused (limitspec.ErrBadInput). The result's
 // Limit is the bound limit's value.
 func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (limitspec.LimitResult, error) {
-	if err := kit.CheckBound(req.Limit, req.Policy, b.given, b.value); err != nil {
+	if err := limitcall.CheckBound(req.Limit, req.Policy, b.given, b.value); err != nil {
 		return limitspec.LimitResult{}, err
 	}
 	var one [1]limitspec.LimitResult
@@ -73,7 +73,7 @@ type BoundPolicy struct {
 // a policy whose keys may lie in several slots is refused): errors match
 // limitspec.ErrBadInput, with Limit's words.
 func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
-	if err := kit.CheckBindPolicy(p); err != nil {
+	if err := limitcall.CheckBindPolicy(p); err != nil {
 		return nil, err
 	}
 	if err := l.checkSlots(p); err != nil {
@@ -105,7 +105,7 @@ func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitsp
 // them; whatever refers to the Limits of a Result decided into again
 // sees the new decision's.
 func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
-	if err := kit.CheckBoundPolicy(req.Limit, req.Policy, b.p.policy); err != nil {
+	if err := limitcall.CheckBoundPolicy(req.Limit, req.Policy, b.p.policy); err != nil {
 		return err
 	}
 	limits := res.Limits[:0]
@@ -116,6 +116,6 @@ func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res 
 	if err != nil {
 		return err
 	}
-	*res = kit.Result(decision, binding, limits)
+	*res = limitcall.Result(decision, binding, limits)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -52,7 +53,7 @@ var serverNow any = ""
 const maxTags = 8
 
 // decide decides req by p (req already checked against p by its caller:
-// kit.CheckRule, or the bound handle's check) and returns the decision's
+// limitcall.CheckRule, or the bound handle's check) and returns the decision's
 // own reply, the binding limit's index and each limit's part, appended to
 // limits.
 func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
@@ -83,7 +84,7 @@ func (l *Limiter) decideArgs(p *plan, req limitspec.Request) ([]any, string, err
 	args, first := p.appendKeys(args, l.o.Prefix, tags)
 	if req.ID != "" { // refused by the script when too long
 		args[2] = len(p.tails) + 1
-		args = append(args, "{"+l.o.Prefix+tags[p.tag(0)]+kit.RequestKeyTail(req.ID))
+		args = append(args, "{"+l.o.Prefix+tags[p.tag(0)]+limitcall.RequestKeyTail(req.ID))
 	}
 	args = append(args, l.now(req.Now), req.Cost, forceArg(req.Force))
 	for _, in := range p.inputs {
@@ -127,9 +128,9 @@ func (p *plan) tags(req limitspec.Request, into []string) ([]string, error) {
 	if p.policy == nil {
 		switch {
 		case req.Key == "":
-			return nil, kit.BadInput("%s: %s", p.alg, kit.KeyEmpty)
+			return nil, kit.BadInput("%s: %s", p.alg, limitcall.KeyEmpty)
 		case req.Key[0] == '}':
-			return nil, kit.BadInput("%s: %s", p.alg, kit.KeyBrace)
+			return nil, kit.BadInput("%s: %s", p.alg, limitcall.KeyBrace)
 		}
 		return append(into, kit.StoredKey(req.Key)), nil
 	}
@@ -149,9 +150,9 @@ func (p *plan) tags(req limitspec.Request, into []string) ([]string, error) {
 }
 
 // refuseIDs is the refusal of the identity values ids, which tags found
-// wanting: kit.PolicyKeys's, so that every limiter says the same.
+// wanting: limitcall.PolicyKeys's, so that every limiter says the same.
 func (p *plan) refuseIDs(ids map[string]string) error {
-	if _, err := kit.PolicyKeys(p.policy, ids); err != nil {
+	if _, err := limitcall.PolicyKeys(p.policy, ids); err != nil {
 		return err
 	}
 	return kit.BadInput("%s: identities %v refused", p.policy.Name(), ids) // not reached: PolicyKeys refuses what tags does
@@ -206,11 +207,11 @@ func (p *plan) decision(reply any, limits []limitspec.LimitResult) (kit.Reply, i
 	}
 	decision := fromReply(arr[:n])
 	if p.policy == nil {
-		return decision, 0, append(limits, kit.LimitResult(p.names[0], p.limits[0], decision)), nil
+		return decision, 0, append(limits, limitcall.LimitResult(p.names[0], p.limits[0], decision)), nil
 	}
 	for i := range p.limits {
 		from := n + 1 + n*i
-		limits = append(limits, kit.LimitResult(p.names[i], p.limits[i], fromReply(arr[from:from+n])))
+		limits = append(limits, limitcall.LimitResult(p.names[i], p.limits[i], fromReply(arr[from:from+n])))
 	}
 	return decision, binding, limits, nil
 }

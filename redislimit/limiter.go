@@ -190,6 +190,8 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/internal/refusal"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
@@ -260,7 +262,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Limiter
 // its ReadTimeout (5 s by default), so that a silent server would hold a
 // call past its deadline.
 func checkClient(rdb redis.UniversalClient) error {
-	if limitspec.IsNil(rdb) {
+	if limiters.IsNil(rdb) {
 		return misconfigured("no Redis client (a nil one was given)")
 	}
 	enabled := true
@@ -295,7 +297,7 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	if err != nil {
 		return limitspec.Result{}, err
 	}
-	return kit.Result(decision, binding, limits), nil
+	return limitcall.Result(decision, binding, limits), nil
 }
 
 // Reset deletes the state of req.Key under req.Limit, or of every limit
@@ -325,7 +327,7 @@ func (l *Limiter) reset(ctx context.Context, p *plan, req limitspec.Request) err
 // fields in order (int64s, and a string where the entry holds one). It
 // writes nothing.
 func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) ([][]any, error) {
-	if limitspec.IsNil(req.Limit) || req.Policy != nil {
+	if limiters.IsNil(req.Limit) || req.Policy != nil {
 		return nil, kit.BadInput("a view needs a Limit (and no Policy)")
 	}
 	p, err := l.plan(req)
@@ -348,10 +350,10 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 }
 
 // plan is the plan of req's limit or policy, req's rule checked
-// (kit.CheckRule) and, on a Cluster or a Ring, a policy whose keys may lie
+// (limitcall.CheckRule) and, on a Cluster or a Ring, a policy whose keys may lie
 // in several slots refused. Its caller checks the key or identities.
 func (l *Limiter) plan(req limitspec.Request) (*plan, error) {
-	if err := kit.CheckRule(req); err != nil {
+	if err := limitcall.CheckRule(req); err != nil {
 		return nil, err
 	}
 	if req.Policy == nil {
@@ -363,7 +365,7 @@ func (l *Limiter) plan(req limitspec.Request) (*plan, error) {
 	p, err := l.plans.policy(req.Policy)
 	if err != nil {
 		// The identities are refused first, as package goimpl refuses them.
-		if _, idErr := kit.PolicyKeys(req.Policy, req.IDs); idErr != nil {
+		if _, idErr := limitcall.PolicyKeys(req.Policy, req.IDs); idErr != nil {
 			return nil, idErr
 		}
 	}
@@ -404,14 +406,14 @@ func entries(reply any) ([][]any, error) {
 // of one library (and the catalogue), on one slot when the client is a
 // Cluster or a Ring.
 func (l *Limiter) Check(req limitspec.Request) error {
-	if err := kit.CheckRule(req); err != nil {
+	if err := limitcall.CheckRule(req); err != nil {
 		return err
 	}
 	if req.Policy != nil {
 		if err := l.checkSlots(req.Policy); err != nil {
 			return err
 		}
-		_, err := kit.PolicyLibrary(req.Policy)
+		_, err := limitcall.PolicyLibrary(req.Policy)
 		return err
 	}
 	_, _, err := scriptsOf(req.Limit)

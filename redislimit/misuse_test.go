@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
@@ -121,7 +123,7 @@ func TestMisusedRequests(t *testing.T) {
 		for method, call := range calls {
 			err := noPanic(t, c.name+": "+method, call)
 			want := c.want
-			if method == "View" && (c.req.Policy != nil || limitspec.IsNil(c.req.Limit)) {
+			if method == "View" && (c.req.Policy != nil || limiters.IsNil(c.req.Limit)) {
 				want = "a view needs a Limit (and no Policy)"
 			}
 			if !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), want) {
@@ -174,7 +176,7 @@ func TestUserAlgorithmKeyRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for key, want := range map[string]string{"": "quota: " + kit.KeyEmpty, "}x": "quota: " + kit.KeyBrace} {
+	for key, want := range map[string]string{"": "quota: " + limitcall.KeyEmpty, "}x": "quota: " + limitcall.KeyBrace} {
 		_, byLimit := lim.Limit(t.Context(), limitspec.Request{Key: key, Limit: userLimit{}, Cost: 1})
 		_, byBound := b.Allow(t.Context(), key)
 		for what, err := range map[string]error{"Limit": byLimit, "Bound": byBound} {

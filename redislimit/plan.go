@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -33,7 +34,7 @@ type plan struct {
 	// inputs name a limit's per-call inputs, ARGV after force.
 	inputs []string
 	// params are ARGV after the inputs: a limit's parameters, or a
-	// policy's limits (kit.PolicyTemplate.Limits); a reset's whole ARGV,
+	// policy's limits (limitcall.PolicyTemplate.Limits); a reset's whole ARGV,
 	// a view's after now_ms.
 	params []any
 	// names and limits are each limit's, for Result.Limits; alg is a
@@ -75,11 +76,11 @@ func scriptsOf(lim limitspec.Limit) (*kit.Scripts, []int64, error) {
 	return s, args, err
 }
 
-// policyPlan is p's plan (kit.NewPolicyTemplate), p checked: the policy
+// policyPlan is p's plan (limitcall.NewPolicyTemplate), p checked: the policy
 // script of its library, every limit's keys, and ARGV for each limit its
 // algorithm, name (:<policy>:<limit>), number of parameters and parameters.
 func policyPlan(p *limitspec.Policy) (*plan, error) {
-	t, err := kit.NewPolicyTemplate(p)
+	t, err := limitcall.NewPolicyTemplate(p)
 	if err != nil {
 		return nil, err
 	}

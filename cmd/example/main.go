@@ -9,11 +9,13 @@
 // counts with -lease (package otelmetrics, through OpenTelemetry's
 // Prometheus exporter).
 //
-//	go run ./cmd/example [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379]
-//	                     [-lease 0] [-metrics 127.0.0.1:9090] [-burst 20] [-rate 10]
-//	                     [-period 1s] [-trusted 10.0.0.0/8,...]
+//	cd cmd/example && go run . [-addr 127.0.0.1:8080] [-redis redis://127.0.0.1:6379]
+//	                           [-lease 0] [-metrics 127.0.0.1:9090] [-burst 20] [-rate 10]
+//	                           [-period 1s] [-trusted 10.0.0.0/8,...]
 //
-// It prints the curl command to try, and serves until interrupted.
+// It prints the curl command to try, and serves until interrupted. It is
+// a module of its own, beside module otelmetrics, so that limitspec's
+// go.mod requires neither OpenTelemetry nor Prometheus.
 package main
 
 import (

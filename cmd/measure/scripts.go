@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
 )
@@ -69,9 +70,9 @@ func (s script) KeyNames(key string, params map[string]string) []string {
 
 // policyCall is the KEYS and ARGV of a decision of p for the identity
 // values ids at t, cost 1, with prefix inside every hash tag
-// (kit.NewPolicyCall).
+// (limitcall.NewPolicyCall).
 func policyCall(p *limitspec.Policy, prefix string, ids map[string]string, t int64) ([]string, []any, error) {
-	c, err := kit.NewPolicyCall(p, ids, prefix)
+	c, err := limitcall.NewPolicyCall(p, ids, prefix)
 	if err != nil {
 		return nil, nil, err
 	}

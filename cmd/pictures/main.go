@@ -2,8 +2,8 @@
 // shared trace of requests, for the README's "Choosing an algorithm":
 // docs/pictures/<algorithm>.svg, one per algorithm, on the same axes.
 //
-//	go run ./cmd/pictures           (writes docs/pictures/*.svg; make pictures)
-//	go run ./cmd/pictures -check    (writes nothing; exit 1 if a picture is stale)
+//	cd cmd/pictures && go run .          (writes docs/pictures/*.svg; make pictures)
+//	cd cmd/pictures && go run . -check   (writes nothing; exit 1 if a picture is stale)
 //
 // The trace (trace.go) is 60 s of one client's requests: a steady stream
 // above the nominal rate, a burst, an idle gap, and a burst across a
@@ -13,8 +13,10 @@
 // request: an admitted one at the remaining it left, a denied one on the
 // row below; and for the shaper (leaky_bucket), each admission's delay.
 //
-// The pictures are drawn by gonum.org/v1/plot, which no other package of
-// the module imports, and are byte for byte the same on every run.
+// The pictures are drawn by gonum.org/v1/plot, and are byte for byte the
+// same on every run. The command is a module of its own (its go.mod
+// replaces limitspec with the repository's tree), so that limitspec's
+// go.mod does not require the plotting library.
 package main
 
 import (
@@ -27,7 +29,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", filepath.Join("docs", "pictures"), "the directory of the pictures")
+	out := flag.String("out", filepath.Join("..", "..", "docs", "pictures"), "the directory of the pictures")
 	check := flag.Bool("check", false, "write nothing; exit 1 if a picture differs from what the command draws")
 	flag.Parse()
 	pics, err := render(context.Background())
@@ -45,7 +47,7 @@ func main() {
 			fmt.Println("stale:", f)
 		}
 		if len(stale) > 0 {
-			fmt.Fprintln(os.Stderr, "pictures: stale pictures; run make pictures (go run ./cmd/pictures)")
+			fmt.Fprintln(os.Stderr, "pictures: stale pictures; run make pictures")
 			os.Exit(1)
 		}
 		return

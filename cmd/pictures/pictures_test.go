@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/policyfile"
 )
 
 // docs is where the README's pictures are, from this package.
@@ -34,7 +35,7 @@ func TestPicturesUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(drawn) != len(limits) || len(committed) != len(drawn) {
-		t.Errorf("drew %d pictures for %d limits; docs/pictures holds %d: run make pictures (go run ./cmd/pictures)", len(drawn), len(limits), len(committed))
+		t.Errorf("drew %d pictures for %d limits; docs/pictures holds %d: run make pictures", len(drawn), len(limits), len(committed))
 	}
 	for _, path := range drawn {
 		want, err := os.ReadFile(path)
@@ -45,9 +46,9 @@ func TestPicturesUpToDate(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join(docs, name))
 		switch {
 		case err != nil:
-			t.Errorf("%v: run make pictures (go run ./cmd/pictures)", err)
+			t.Errorf("%v: run make pictures", err)
 		case !bytes.Equal(got, want):
-			t.Errorf("docs/pictures/%s is stale: run make pictures (go run ./cmd/pictures)", name)
+			t.Errorf("docs/pictures/%s is stale: run make pictures", name)
 		}
 	}
 }
@@ -81,7 +82,7 @@ func TestEveryAlgorithmDrawn(t *testing.T) {
 	for _, l := range limits {
 		drawn = append(drawn, l.Algorithm().Name)
 	}
-	for _, a := range limitspec.Algorithms() {
+	for _, a := range policyfile.Algorithms() {
 		if a.Library == limitspec.Catalogue {
 			catalogue = append(catalogue, a.Name)
 		}

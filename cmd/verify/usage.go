@@ -78,7 +78,7 @@ VECTORS (docs/vectors.md; the schema is docs/vector.schema.json)
 
 A vector is a JSON object:
   name       required; names it in every report ("<directory>/<file>")
-  algorithm  the algorithm as limitspec.NewLimit names it ("gcra"), or
+  algorithm  the algorithm as policyfile.NewLimit names it ("gcra"), or
   policy     a policy, as a policy file writes it: {name, limits: [{name,
              algorithm, identity or constant, params}, ...]}
   params     with algorithm: its parameters, JSON numbers passed on as

@@ -5,7 +5,6 @@ package quota
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -81,14 +80,4 @@ func millis(d time.Duration, refused string) (int64, error) {
 		return 0, badInput("%s%v (not a whole number of ms)", refused, d)
 	}
 	return int64(d / time.Millisecond), nil
-}
-
-// knownParams refuses a parameter name the algorithm does not take.
-func knownParams(alg string, m map[string]int64, names ...string) error {
-	for k := range m {
-		if !slices.Contains(names, k) {
-			return badInput("%s: unknown parameter %q (parameters: %v)", alg, k, names)
-		}
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // The spec's constants, named as the generated code reads them.
@@ -104,23 +105,23 @@ func (l DailyQuota) args() (p dailyQuotaArgs, err error) {
 }
 
 func init() {
-	limitspec.Register(DailyQuota{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := knownParams("daily_quota", m, "limit", "offset_ms"); err != nil {
+	kit.RegisterLimit(DailyQuota{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
+		if err := kit.KnownParams("daily_quota", m, "limit", "offset_ms"); err != nil {
 			return nil, err
 		}
 		var l DailyQuota
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, badInput("daily_quota: missing parameter limit")
+			return nil, kit.BadInput("daily_quota: missing parameter limit")
 		}
 		if v, ok := m["offset_ms"]; ok {
-			if err := checkParam(v, 0, 86399999, "daily_quota: parameter offset_ms must be an integer in [0, 86399999], got "); err != nil {
+			if err := kit.CheckParam(v, 0, 86399999, "daily_quota: parameter offset_ms must be an integer in [0, 86399999], got "); err != nil {
 				return nil, err
 			}
 			l.Offset = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, badInput("daily_quota: missing parameter offset_ms")
+			return nil, kit.BadInput("daily_quota: missing parameter offset_ms")
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err

@@ -20,6 +20,10 @@ const ModulePath = "github.com/limitspec/limitspec"
 type Module struct {
 	t   *testing.T
 	Dir string
+	// Env is added to the go command's environment (after
+	// GOFLAGS=-mod=mod), such as GOPROXY=off for a test that must find
+	// every module in the module cache.
+	Env []string
 }
 
 // New makes the module named path in a temporary directory, requiring
@@ -70,7 +74,7 @@ func (m *Module) Go(args ...string) string {
 	m.t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = m.Dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	cmd.Env = append(append(os.Environ(), "GOFLAGS=-mod=mod"), m.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

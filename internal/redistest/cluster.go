@@ -63,7 +63,7 @@ func StartCluster(tb testing.TB, n int) []string {
 // free too.
 func clusterPort() (int, error) {
 	for attempt := 0; attempt < 50; attempt++ {
-		p, err := freePort()
+		p, err := FreePort()
 		if err != nil {
 			return 0, err
 		}

@@ -20,7 +20,9 @@ func Start(tb testing.TB) string {
 	return StartServer(tb).URL()
 }
 
-func freePort() (int, error) {
+// FreePort is a loopback TCP port no one listened on a moment ago, for
+// a server to listen on (a test's, or the bench's).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

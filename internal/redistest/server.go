@@ -63,7 +63,7 @@ func startServer(tb testing.TB, wrap, args []string) *Server {
 	bin := serverBinary(tb)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func (s *Server) launch() error {
 				s.running = p
 				return nil
 			}
-			// Another process's server took the port between freePort
+			// Another process's server took the port between FreePort
 			// and this one's bind (tests of several packages run at once).
 			p.cmd.Process.Kill()
 			<-p.exited

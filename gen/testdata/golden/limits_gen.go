@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // The spec's constants, named as the generated code reads them.
@@ -109,23 +110,23 @@ func (l Counter) args() (p counterArgs, err error) {
 }
 
 func init() {
-	limitspec.Register(Counter{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := knownParams("counter", m, "limit", "gap_ms"); err != nil {
+	kit.RegisterLimit(Counter{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
+		if err := kit.KnownParams("counter", m, "limit", "gap_ms"); err != nil {
 			return nil, err
 		}
 		var l Counter
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, badInput("counter: missing parameter limit")
+			return nil, kit.BadInput("counter: missing parameter limit")
 		}
 		if v, ok := m["gap_ms"]; ok {
-			if err := checkParam(v, 1, 1000000000, "counter: parameter gap_ms must be an integer in [1, 1000000000], got "); err != nil {
+			if err := kit.CheckParam(v, 1, 1000000000, "counter: parameter gap_ms must be an integer in [1, 1000000000], got "); err != nil {
 				return nil, err
 			}
 			l.Gap = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, badInput("counter: missing parameter gap_ms")
+			return nil, kit.BadInput("counter: missing parameter gap_ms")
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err
@@ -214,26 +215,26 @@ func (l Trail) args() (p trailArgs, err error) {
 }
 
 func init() {
-	limitspec.Register(Trail{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := knownParams("trail", m, "limit", "window_ms", "bucket_ms"); err != nil {
+	kit.RegisterLimit(Trail{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
+		if err := kit.KnownParams("trail", m, "limit", "window_ms", "bucket_ms"); err != nil {
 			return nil, err
 		}
 		var l Trail
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, badInput("trail: missing parameter limit")
+			return nil, kit.BadInput("trail: missing parameter limit")
 		}
 		if v, ok := m["window_ms"]; ok {
-			if err := checkParam(v, 1, 1000000, "trail: parameter window_ms must be an integer in [1, 1000000], got "); err != nil {
+			if err := kit.CheckParam(v, 1, 1000000, "trail: parameter window_ms must be an integer in [1, 1000000], got "); err != nil {
 				return nil, err
 			}
 			l.Window = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, badInput("trail: missing parameter window_ms")
+			return nil, kit.BadInput("trail: missing parameter window_ms")
 		}
 		if v, ok := m["bucket_ms"]; ok {
-			if err := checkParam(v, 1, 1000, "trail: parameter bucket_ms must be an integer in [1, 1000], got "); err != nil {
+			if err := kit.CheckParam(v, 1, 1000, "trail: parameter bucket_ms must be an integer in [1, 1000], got "); err != nil {
 				return nil, err
 			}
 			l.Bucket = time.Duration(v) * time.Millisecond

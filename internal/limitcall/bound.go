@@ -1,9 +1,11 @@
-package kit
+package limitcall
 
 import (
 	"reflect"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // The refusals of the handles bound to one limit or one policy (the
@@ -25,9 +27,9 @@ func CheckBindPolicy(p *limitspec.Policy) error { return CheckRuleOf(nil, p) }
 func CheckBound(lim limitspec.Limit, p *limitspec.Policy, given, value limitspec.Limit) error {
 	switch {
 	case p != nil:
-		return BadInput("%s: a request to a bound limit names no Policy", value.Algorithm().Name)
-	case !limitspec.IsNil(lim) && lim != given && lim != value:
-		return BadInput("%s: a request to a bound limit names it or no Limit, not %+v", value.Algorithm().Name, lim)
+		return kit.BadInput("%s: a request to a bound limit names no Policy", value.Algorithm().Name)
+	case !limiters.IsNil(lim) && lim != given && lim != value:
+		return kit.BadInput("%s: a request to a bound limit names it or no Limit, not %+v", value.Algorithm().Name, lim)
 	}
 	return nil
 }
@@ -37,10 +39,10 @@ func CheckBound(lim limitspec.Limit, p *limitspec.Policy, given, value limitspec
 // bound one; a nil p names the bound one.
 func CheckBoundPolicy(lim limitspec.Limit, p, bound *limitspec.Policy) error {
 	switch {
-	case !limitspec.IsNil(lim):
-		return BadInput("%s: a request to a bound policy names no Limit", bound.Name())
+	case !limiters.IsNil(lim):
+		return kit.BadInput("%s: a request to a bound policy names no Limit", bound.Name())
 	case p != nil && p != bound:
-		return BadInput("%s: a request to a bound policy names it or no Policy, not %s", bound.Name(), p.Name())
+		return kit.BadInput("%s: a request to a bound policy names it or no Policy, not %s", bound.Name(), p.Name())
 	}
 	return nil
 }

@@ -1,12 +1,14 @@
-package limitspec_test
+package limiters_test
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // plain decides nothing and implements neither Checker nor Resetter.
@@ -49,7 +51,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := limitspec.Check(tt.l, limitspec.Request{Key: "k", Limit: tt.limit})
+			err := limiters.Check(tt.l, limitspec.Request{Key: "k", Limit: tt.limit})
 			if tt.wantNil != (err == nil) || (tt.want != nil && !errors.Is(err, tt.want)) {
 				t.Fatalf("Check: %v; want %v", err, tt.want)
 			}
@@ -60,12 +62,48 @@ func TestCheck(t *testing.T) {
 func TestResetThrough(t *testing.T) {
 	dropped := 0
 	drop := func() { dropped++ }
-	err := limitspec.ResetThrough(context.Background(), plain{}, limitspec.Request{Key: "k"}, "wrapper", drop)
+	err := limiters.ResetThrough(context.Background(), plain{}, limitspec.Request{Key: "k"}, "wrapper", drop)
 	if !errors.Is(err, limitspec.ErrBadInput) || err.Error() != "wrapper: the primary limiter has no reset" || dropped != 0 {
 		t.Fatalf("a primary without Reset: %v, %d dropped; want ErrBadInput naming the wrapper, nothing dropped", err, dropped)
 	}
 	c := &checking{}
-	if err := limitspec.ResetThrough(context.Background(), c, limitspec.Request{Key: "k"}, "wrapper", drop); err != nil || dropped != 1 || c.resets != 1 {
+	if err := limiters.ResetThrough(context.Background(), c, limitspec.Request{Key: "k"}, "wrapper", drop); err != nil || dropped != 1 || c.resets != 1 {
 		t.Fatalf("a primary with Reset: %v, %d dropped, %d resets; want nil, 1, 1", err, dropped, c.resets)
+	}
+}
+
+// TestOutage: what a fallback decides around, and what it must not.
+func TestOutage(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{&limitspec.InputError{Msg: "gcra: cost must be ..."}, false},
+		{fmt.Errorf("redislimit: %w", limitspec.ErrMisconfigured), false},
+		{fmt.Errorf("redislimit: %w: EOF", limitspec.ErrUnavailable), true},
+		{context.DeadlineExceeded, true},
+		{fmt.Errorf("%w: WRONGTYPE", limitspec.ErrBadState), true},
+	}
+	for _, tt := range tests {
+		if got := limiters.Outage(tt.err); got != tt.want {
+			t.Errorf("Outage(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestKeyInfix: a policy's limit's keys carry its name, not its
+// policy's.
+func TestKeyInfix(t *testing.T) {
+	p, err := limitspec.UserGlobalPolicy(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, pl := range p.Limits() {
+		got = append(got, limiters.KeyInfix(pl))
+	}
+	if want := []string{":user", ":global"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("KeyInfix of %s's limits = %q, want %q", p.Name(), got, want)
 	}
 }

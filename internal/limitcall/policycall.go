@@ -1,9 +1,11 @@
-package kit
+package limitcall
 
 import (
 	"strconv"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // PolicyCall is the call of the policy script that decides a policy for
@@ -12,7 +14,7 @@ import (
 // whole ARGV of the library's PolicyReset): each limit's algorithm, name
 // (:<policy>:<limit>), number of parameters and parameters.
 type PolicyCall struct {
-	Library *Library
+	Library *kit.Library
 	Keys    []string
 	Limits  []string
 }
@@ -42,7 +44,7 @@ func NewPolicyCall(p *limitspec.Policy, ids map[string]string, prefix string) (*
 // (PolicyKeys's), then its tail.
 type PolicyTemplate struct {
 	// Library is the library whose policy script decides the policy.
-	Library *Library
+	Library *kit.Library
 	// Tails are every limit's keys after their hash tags (see
 	// Scripts.KeyTails), the limits' in order; Of[i] is the index of the
 	// limit (in Policy.Limits) whose key Tails[i] is.
@@ -62,7 +64,7 @@ func NewPolicyTemplate(p *limitspec.Policy) (*PolicyTemplate, error) {
 	}
 	t := &PolicyTemplate{Library: lib}
 	for i, pl := range p.Limits() {
-		params, infix := Decimal(limits[i].args), p.KeyInfix(i)
+		params, infix := kit.Decimal(limits[i].args), limiters.KeyInfix(pl)
 		for _, tail := range limits[i].scripts.KeyTails(infix, params) {
 			t.Tails, t.Of = append(t.Tails, tail), append(t.Of, i)
 		}
@@ -79,7 +81,7 @@ func NewPolicyTemplate(p *limitspec.Policy) (*PolicyTemplate, error) {
 // (the catalogue's when none). It refuses a limit no linked package
 // decides or whose parameters are refused, and a policy whose limits come
 // from two libraries besides the catalogue: one script decides a policy.
-func PolicyLibrary(p *limitspec.Policy) (*Library, error) {
+func PolicyLibrary(p *limitspec.Policy) (*kit.Library, error) {
 	lib, _, err := policyLimits(p)
 	return lib, err
 }
@@ -87,36 +89,36 @@ func PolicyLibrary(p *limitspec.Policy) (*Library, error) {
 // policyLimit is a policy's limit's scripts and its parameters as they
 // take them.
 type policyLimit struct {
-	scripts *Scripts
+	scripts *kit.Scripts
 	args    []int64
 }
 
 // policyLimits checks p's limits (see PolicyLibrary) and returns its
 // library and each limit's scripts and parameters.
-func policyLimits(p *limitspec.Policy) (*Library, []policyLimit, error) {
+func policyLimits(p *limitspec.Policy) (*kit.Library, []policyLimit, error) {
 	name := limitspec.Catalogue
 	var out []policyLimit
 	for _, pl := range p.Limits() {
-		s, ok := LookupScripts(pl.Limit.Algorithm())
+		s, ok := kit.LookupScripts(pl.Limit.Algorithm())
 		if !ok {
-			return nil, nil, BadInput("%s.%s: %s: no scripts of this algorithm are linked in (%T is not a limit of a generated package)", p.Name(), pl.Name, pl.Limit.Algorithm(), pl.Limit)
+			return nil, nil, kit.BadInput("%s.%s: %s: no scripts of this algorithm are linked in (%T is not a limit of a generated package)", p.Name(), pl.Name, pl.Limit.Algorithm(), pl.Limit)
 		}
 		args, err := s.Args(pl.Limit)
 		if err != nil {
-			return nil, nil, BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
+			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
 		}
 		switch other := pl.Limit.Algorithm().Library; {
 		case other == limitspec.Catalogue || other == name:
 		case name != limitspec.Catalogue:
-			return nil, nil, BadInput("%s: its limits are of the libraries %s and %s: one script decides a policy, over the catalogue and one other library", p.Name(), name, other)
+			return nil, nil, kit.BadInput("%s: its limits are of the libraries %s and %s: one script decides a policy, over the catalogue and one other library", p.Name(), name, other)
 		default:
 			name = other
 		}
 		out = append(out, policyLimit{s, args})
 	}
-	lib, ok := LookupLibrary(name)
+	lib, ok := kit.LookupLibrary(name)
 	if !ok {
-		return nil, nil, BadInput("%s: the library %s is not linked in", p.Name(), name)
+		return nil, nil, kit.BadInput("%s: the library %s is not linked in", p.Name(), name)
 	}
 	return lib, out, nil
 }

@@ -1,4 +1,4 @@
-package kit
+package limitcall
 
 // RequestKeyTail is what follows a request key's hash tag: "}:rq:" and
 // the id. A request key, {tag}:rq:<id> in the hash tag of the call's

@@ -1,4 +1,4 @@
-package kit
+package limitcall
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // TestMillis: ms as a Duration, and a wait past what a Duration holds is
@@ -37,14 +38,14 @@ func TestLimitResult(t *testing.T) {
 	lim := limitspec.GCRA{Burst: 5, Rate: 1, Period: time.Second}
 	tests := []struct {
 		name  string
-		reply Reply
+		reply kit.Reply
 		want  limitspec.LimitResult
 	}{
-		{"admitted", Reply{Allowed: true, Limit: 5, Remaining: 4, RetryAfterMs: -1, ResetAfterMs: 1000, DelayMs: 250, Tier: 2},
+		{"admitted", kit.Reply{Allowed: true, Limit: 5, Remaining: 4, RetryAfterMs: -1, ResetAfterMs: 1000, DelayMs: 250, Tier: 2},
 			limitspec.LimitResult{Allowed: true, Quota: 5, Remaining: 4, ResetAfter: time.Second, Delay: 250 * time.Millisecond, Tier: 2}},
-		{"denied, for a while", Reply{Limit: 5, RetryAfterMs: 1500, ResetAfterMs: 5000},
+		{"denied, for a while", kit.Reply{Limit: 5, RetryAfterMs: 1500, ResetAfterMs: 5000},
 			limitspec.LimitResult{Quota: 5, RetryAfter: 1500 * time.Millisecond, ResetAfter: 5 * time.Second}},
-		{"denied, never", Reply{Limit: 5, RetryAfterMs: -1, ResetAfterMs: 5000},
+		{"denied, never", kit.Reply{Limit: 5, RetryAfterMs: -1, ResetAfterMs: 5000},
 			limitspec.LimitResult{Quota: 5, RetryAfter: limitspec.Never, ResetAfter: 5 * time.Second}},
 	}
 	for _, tt := range tests {
@@ -53,13 +54,13 @@ func TestLimitResult(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
-	res := Result(Reply{Allowed: false, RetryAfterMs: 700, DelayMs: 0}, 1, []limitspec.LimitResult{{}, {}})
+	res := Result(kit.Reply{Allowed: false, RetryAfterMs: 700, DelayMs: 0}, 1, []limitspec.LimitResult{{}, {}})
 	if res.Allowed || res.RetryAfter != 700*time.Millisecond || res.Binding != 1 || len(res.Limits) != 2 || res.Side != limitspec.Primary {
 		t.Errorf("Result = %+v, want denied, retry 700ms, binding 1, two limits, primary", res)
 	}
 }
 
-// TestRefusals: NotA and CheckRule refuse with errors matching
+// TestRefusals: kit.NotA and CheckRule refuse with errors matching
 // ErrBadInput that say why.
 func TestRefusals(t *testing.T) {
 	var nilGCRA *limitspec.GCRA
@@ -73,9 +74,9 @@ func TestRefusals(t *testing.T) {
 		err  error
 		want string // "" for no error
 	}{
-		{"NotA nil", NotA("gcra", nil), "gcra: no limit (a nil <nil>)"},
-		{"NotA typed nil", NotA("gcra", nilGCRA), "gcra: no limit (a nil *limitspec.GCRA)"},
-		{"NotA another type", NotA("gcra", limitspec.FixedWindow{}), "gcra: limitspec.FixedWindow is not a limit of gcra"},
+		{"kit.NotA nil", kit.NotA("gcra", nil), "gcra: no limit (a nil <nil>)"},
+		{"kit.NotA typed nil", kit.NotA("gcra", nilGCRA), "gcra: no limit (a nil *limitspec.GCRA)"},
+		{"kit.NotA another type", kit.NotA("gcra", limitspec.FixedWindow{}), "gcra: limitspec.FixedWindow is not a limit of gcra"},
 		{"a limit", CheckRule(limitspec.Request{Limit: lim}), ""},
 		{"a policy", CheckRule(limitspec.Request{Policy: p}), ""},
 		{"a policy and a typed nil limit", CheckRule(limitspec.Request{Policy: p, Limit: nilGCRA}), ""},

@@ -1,4 +1,4 @@
-package conformance
+package vectorschema
 
 import (
 	"bytes"
@@ -13,10 +13,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/limitspec/limitspec/conformance"
 )
 
 // schemaFile is the vector format's JSON Schema.
-const schemaFile = "../docs/vector.schema.json"
+const schemaFile = "../vector.schema.json"
 
 // loadSchema compiles the vector format's JSON Schema.
 func loadSchema(t *testing.T) *jsonschema.Schema {
@@ -48,8 +50,8 @@ func readJSON(t *testing.T, path string) any {
 func TestSchemaAcceptsEveryVector(t *testing.T) {
 	schema := loadSchema(t)
 	n := 0
-	for _, dir := range []string{"../vectors", "../examples/quota/testdata/vectors", "../gen/testdata/user_vectors", "testdata/vectors"} {
-		vs, err := Load(dir)
+	for _, dir := range []string{"../../vectors", "../../examples/quota/testdata/vectors", "../../gen/testdata/user_vectors", "../../conformance/testdata/vectors"} {
+		vs, err := conformance.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +72,7 @@ func TestSchemaAcceptsEveryVector(t *testing.T) {
 // as a vector, and validates it against the schema.
 func TestDocExamplesAreVectors(t *testing.T) {
 	schema := loadSchema(t)
-	doc, err := os.ReadFile("../docs/vectors.md")
+	doc, err := os.ReadFile("../vectors.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestDocExamplesAreVectors(t *testing.T) {
 		t.Fatalf("%d JSON examples", len(blocks))
 	}
 	for _, b := range blocks {
-		v, err := Parse(b[1])
+		v, err := conformance.Parse(b[1])
 		if err != nil {
 			t.Errorf("%v:\n%s", err, b[1])
 			continue
@@ -99,7 +101,7 @@ func TestDocExamplesAreVectors(t *testing.T) {
 // one rule of docs/vectors.md.
 func TestSchemaAndReaderRefuseBadVectors(t *testing.T) {
 	schema := loadSchema(t)
-	files, _ := filepath.Glob("testdata/badvectors/*.json")
+	files, _ := filepath.Glob("../../conformance/testdata/badvectors/*.json")
 	if len(files) < 10 {
 		t.Fatalf("%d bad vectors", len(files))
 	}
@@ -110,7 +112,7 @@ func TestSchemaAndReaderRefuseBadVectors(t *testing.T) {
 			} else {
 				t.Logf("schema: %v", err)
 			}
-			if _, err := LoadFile(f); err == nil {
+			if _, err := conformance.LoadFile(f); err == nil {
 				t.Error("the reader accepts it")
 			} else {
 				t.Logf("reader: %v", err)
@@ -140,11 +142,11 @@ func TestSchemaNamesEveryField(t *testing.T) {
 		schema object
 		typ    any
 	}{
-		{schema.object, Vector{}},
-		{schema.Defs["policy"], Policy{}},
-		{schema.Defs["limit"], PolicyLimit{}},
-		{schema.Defs["step"], Step{}},
-		{schema.Defs["expect"], Expect{}},
+		{schema.object, conformance.Vector{}},
+		{schema.Defs["policy"], conformance.Policy{}},
+		{schema.Defs["limit"], conformance.PolicyLimit{}},
+		{schema.Defs["step"], conformance.Step{}},
+		{schema.Defs["expect"], conformance.Expect{}},
 	} {
 		var got []string
 		for p := range tt.schema.Properties {
