@@ -221,17 +221,8 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st gcraState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = gcraState{}
-	}
-	// {<key>}:gc:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
-	cellLive := st.cellExp > nowMs
+	st := t.read(e, nowMs)
+	cellLive := st.cellExp > nowMs // {<key>}:gc:<rate>:<period_ms>
 	cellTs := kit.Field(cellLive, st.cellTs, 0, 0, kit.NowMax)
 	cellTat := kit.Field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))
 	// the tolerance, times rate
@@ -249,13 +240,11 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	// a forced denial is charged too, up to 2 * tau
 	final := kit.Pick(ok, newTat, kit.Pick(c.Force, min(2*tau, tat+min(c.Cost, 2*p.Burst)*p.PeriodMs), tat))
 	reset := lag + kit.CeilDiv(final, p.Rate)
-	if final > tat {
-		if c.Commit {
-			st.cellTs = nowMs + lag
-			st.cellTat = final
-			st.cellExp = nowMs + reset + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	if final > tat && c.Commit {
+		st.cellTs = nowMs + lag
+		st.cellTat = final
+		st.cellExp = nowMs + reset + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs,
 		RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)),
@@ -265,4 +254,18 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 // View runs a view of c's state by name; it writes nothing.
 func (t *gcraTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("gcra: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *gcraTable) read(e *kit.Entry[[2]int64, gcraState], nowMs int64) gcraState {
+	var st gcraState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return gcraState{}
+	}
+	return st
 }

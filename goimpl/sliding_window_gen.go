@@ -222,17 +222,8 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st slidingWindowState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = slidingWindowState{}
-	}
-	// {<key>}:sw:<window_ms>: the counts of the last admission's window and the one before
-	winLive := st.winExp > nowMs
+	st := t.read(e, nowMs)
+	winLive := st.winExp > nowMs // {<key>}:sw:<window_ms>
 	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
 	winCur := kit.Field(winLive, st.winCur, 0, 0, 2*p.Limit)
 	winPrev := kit.Field(winLive, st.winPrev, 0, 0, 2*p.Limit)
@@ -265,14 +256,12 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	shortNext := max(0, after+c_-p.Limit) * p.WindowMs
 	wait := kit.Pick(inThis, kit.CeilDiv(short, max(1, prev)), toNext+kit.CeilDiv(shortNext, max(1, after)))
 	reset := kit.Pick(after > 0, p.WindowMs+toNext, kit.Pick(prev > 0, toNext, 0))
-	if after > cur {
-		if c.Commit {
-			st.winTs = eff
-			st.winCur = after
-			st.winPrev = prev
-			st.winExp = nowMs + lag + p.WindowMs + toNext + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	if after > cur && c.Commit {
+		st.winTs = eff
+		st.winCur = after
+		st.winPrev = prev
+		st.winExp = nowMs + lag + p.WindowMs + toNext + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room),
 		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait),
@@ -282,4 +271,18 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 // View runs a view of c's state by name; it writes nothing.
 func (t *slidingWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("sliding_window: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *slidingWindowTable) read(e *kit.Entry[[1]int64, slidingWindowState], nowMs int64) slidingWindowState {
+	var st slidingWindowState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return slidingWindowState{}
+	}
+	return st
 }

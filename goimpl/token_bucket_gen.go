@@ -223,17 +223,8 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st tokenBucketState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = tokenBucketState{}
-	}
-	// {<key>}:tk:<refill_tokens>:<refill_ms>: the tokens taken at the last admission
-	bucketLive := st.bucketExp > nowMs
+	st := t.read(e, nowMs)
+	bucketLive := st.bucketExp > nowMs // {<key>}:tk:<refill_tokens>:<refill_ms>
 	bucketTs := kit.Field(bucketLive, st.bucketTs, 0, 0, kit.NowMax)
 	bucketTaken := kit.Field(bucketLive, st.bucketTaken, 0, 0, 2*(p.Capacity*p.RefillMs))
 	full := p.Capacity * p.RefillMs
@@ -249,13 +240,11 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	// a forced denial is charged too, up to 2 * full
 	after := kit.Pick(ok, taken+need, kit.Pick(c.Force, min(2*full, taken+min(c.Cost, 2*p.Capacity)*p.RefillMs), taken))
 	reset := lag + kit.CeilDiv(after, p.RefillTokens)
-	if after > taken {
-		if c.Commit {
-			st.bucketTs = nowMs + lag
-			st.bucketTaken = after
-			st.bucketExp = nowMs + reset + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	if after > taken && c.Commit {
+		st.bucketTs = nowMs + lag
+		st.bucketTaken = after
+		st.bucketExp = nowMs + reset + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-after) / p.RefillMs,
 		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, after+need-full), p.RefillTokens)),
@@ -265,4 +254,18 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 // View runs a view of c's state by name; it writes nothing.
 func (t *tokenBucketTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("token_bucket: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *tokenBucketTable) read(e *kit.Entry[[2]int64, tokenBucketState], nowMs int64) tokenBucketState {
+	var st tokenBucketState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return tokenBucketState{}
+	}
+	return st
 }

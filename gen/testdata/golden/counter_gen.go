@@ -219,17 +219,8 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st counterState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = counterState{}
-	}
-	// {<key>}:small:ctr:<gap_ms>: the count
-	ctrLive := st.ctrExp > nowMs
+	st := t.read(e, nowMs)
+	ctrLive := st.ctrExp > nowMs // {<key>}:small:ctr:<gap_ms>
 	ctrTs := kit.Field(ctrLive, st.ctrTs, 0, 0, kit.NowMax)
 	ctrN := kit.Field(ctrLive, st.ctrN, 0, 0, p.Limit)
 	// a comment
@@ -240,8 +231,8 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	// an admission stores the count; a denial may store it again
 	// admitted
 	if ok {
-		// the count outlives the gap
 		if c.Commit {
+			// the count outlives the gap
 			st.ctrTs = max(nowMs, ctrTs)
 			st.ctrN = used + c_
 			st.ctrExp = nowMs + p.GapMs + margin
@@ -249,13 +240,11 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 		}
 	} else {
 		odd := kit.CeilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
-		if odd {
-			if c.Commit {
-				st.ctrTs = ctrTs
-				st.ctrN = used
-				st.ctrExp = nowMs + 1000
-				sh.Put(key, hash, e, st)
-			}
+		if odd && c.Commit {
+			st.ctrTs = ctrTs
+			st.ctrN = used
+			st.ctrExp = nowMs + 1000
+			sh.Put(key, hash, e, st)
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
@@ -265,4 +254,18 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 // View runs a view of c's state by name; it writes nothing.
 func (t *counterTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("counter: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *counterTable) read(e *kit.Entry[[1]int64, counterState], nowMs int64) counterState {
+	var st counterState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return counterState{}
+	}
+	return st
 }
