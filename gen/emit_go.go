@@ -13,7 +13,7 @@ var goReserved = words(`break case chan const continue default defer else
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
 	l p c e st sh t k h key hash args nowMs out i n x kit limitspec time strconv maphash
-	pick satAdd satSub satMul satDiv satCeilDiv badInput checkParam millis knownParams`)
+	pick satAdd satSub satMul satDiv satCeilDiv outside millis unknown refused exact`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
 func goName(n string) string {
@@ -150,37 +150,33 @@ func goExactDialect() dialect {
 		leaf: goExactLeaf,
 		ops:  goExactOps,
 		call: callText,
-		cond: func(c, a, b string, _ Type) string { return "kit.Pick(" + c + ", " + a + ", " + b + ")" },
+		cond: func(c, a, b string, _ Type) string { return "exact.Pick(" + c + ", " + a + ", " + b + ")" },
 	}
 }
 
-// goExactOps are Go's operators as the spec's, but ceildiv (kit.CeilDiv).
+// goExactOps are Go's operators as the spec's, but ceildiv (exact.CeilDiv).
 var goExactOps = func() *[numOps]opForm {
 	f := opForms()
-	f[OpCeilDiv] = opForm{"kit.CeilDiv", true}
+	f[OpCeilDiv] = opForm{"exact.CeilDiv", true}
 	return f
 }()
 
-// goSaturatingOps are goExactOps with + - * / ceildiv saturating (the
-// generated helpers satAdd, ...).
-var goSaturatingOps = func() *[numOps]opForm {
+// goSaturating renders, for the typed limits of o, conditions on
+// parameters alone (requirements and the runtime bound checks), whose
+// values may pass int64: + - * / ceildiv saturate (package exact, or the
+// root's copy of it), which keeps each comparison exact.
+func goSaturating(o *Output) dialect {
 	f := *goExactOps
-	f[OpAdd] = opForm{"satAdd", true}
-	f[OpSub] = opForm{"satSub", true}
-	f[OpMul] = opForm{"satMul", true}
-	f[OpDiv] = opForm{"satDiv", true}
-	f[OpCeilDiv] = opForm{"satCeilDiv", true}
-	return &f
-}()
-
-// goSaturating renders conditions on parameters alone (requirements and
-// the runtime bound checks), whose values may pass int64: every operation
-// saturates, which keeps each comparison exact.
-var goSaturating = dialect{
-	leaf: goLeaf,
-	ops:  goSaturatingOps,
-	call: callText,
-	cond: func(c, a, b string, _ Type) string { return "pick(" + c + ", " + a + ", " + b + ")" },
+	for op, name := range map[Op]string{OpAdd: "Add", OpSub: "Sub", OpMul: "Mul", OpDiv: "Div", OpCeilDiv: "CeilDiv"} {
+		f[op] = opForm{o.exactName(name), true}
+	}
+	pick := o.exactName("Pick")
+	return dialect{
+		leaf: goLeaf,
+		ops:  &f,
+		call: callText,
+		cond: func(c, a, b string, _ Type) string { return pick + "(" + c + ", " + a + ", " + b + ")" },
+	}
 }
 
 // goEntryDecl declares the entry type of a collection.

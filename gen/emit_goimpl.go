@@ -27,11 +27,13 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 	}
 	w.line("")
 	w.line("%q", o.contract.path)
+	w.line("%q", exactPackage.path)
 	w.line("%q", o.kit.path)
 	if o.memory.path != o.limits.path {
 		w.line("%q", o.limits.path)
 	}
 	w.line(")")
+	imports := w.b.Len()
 	memTypes(&w, a, o.qualifier(o.memory, o.limits)+goType(a))
 	memRegister(&w, sp, a)
 	memPrepare(&w, sp, a, o)
@@ -55,6 +57,11 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 		if added[s] {
 			goZsetAdd(&w, a, s)
 		}
+	}
+	if !strings.Contains(w.b.String()[imports:], exactPackage.name+".") { // an import Go would refuse
+		text := strings.Replace(w.b.String(), fmt.Sprintf("%q\n", exactPackage.path), "", 1)
+		w.b.Reset()
+		w.b.WriteString(text)
 	}
 	return formatGo(w, "the Go decision of "+a.Name)
 }

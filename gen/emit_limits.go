@@ -75,6 +75,9 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 		w.line("")
 		w.line("%q", o.contract.path)
 	}
+	if !o.localExact() {
+		w.line("%q", exactPackage.path)
+	}
 	w.line(")")
 	goConstants(&w, sp, true)
 	for _, a := range sp.Algorithms {
@@ -139,16 +142,17 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 		w.line("func (l %s) Shapes() bool { return true }", typ)
 		w.line("")
 	}
-	limitWindow(w, a)
+	limitWindow(w, a, o)
 	limitState(w, a, q)
 	w.line("// args checks l and returns its parameters as the scripts take them, in")
 	w.line("// the order of the checks of docs/semantics.md, \"Errors\".")
 	w.line("func (l %s) args() (p %s, err error) {", typ, argsType(a))
+	w.line("var refused string")
 	for _, p := range a.Params {
 		f := goExported(p.Name)
 		if _, ok := durationName(p); ok {
-			w.line("if p.%s, err = millis(l.%s, %q); err != nil {", f, limitField(p), a.Name+": "+msgParamPrefix(p))
-			w.line("return p, err")
+			w.line("if p.%s, refused = %s(l.%s, %q); refused != \"\" {", f, o.exactName("Millis"), limitField(p), a.Name+": "+msgParamPrefix(p))
+			w.line("return p, &%sInputError{Msg: refused}", q)
 			w.line("}")
 		} else {
 			w.line("p.%s = l.%s", f, limitField(p))
@@ -158,21 +162,21 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 			w.line("p.%s = %d", f, *p.Default)
 			w.line("}")
 		}
-		w.line("if err := checkParam(p.%s, %d, %d, %q); err != nil {", f, p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
-		w.line("return p, err")
+		w.line("if refused = %s(p.%s, %d, %d, %q); refused != \"\" {", o.exactName("Outside"), f, p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
+		w.line("return p, &%sInputError{Msg: refused}", q)
 		w.line("}")
 	}
 	for _, r := range a.Requires {
-		w.line("if !(%s) {", goSaturating.print(r.Cond))
-		w.line("return p, badInput(%q)", a.Name+": "+r.Doc)
+		w.line("if !(%s) {", goSaturating(o).print(r.Cond))
+		w.line("return p, &%sInputError{Msg: %q}", q, a.Name+": "+r.Doc)
 		w.line("}")
 	}
 	if len(a.Checks) > 0 {
 		w.line("// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).")
 	}
 	for _, c := range a.Checks {
-		w.line("if !(%s) {", goSaturating.print(c.Cond))
-		w.line("return p, badInput(%q)", a.Name+": "+c.Msg)
+		w.line("if !(%s) {", goSaturating(o).print(c.Cond))
+		w.line("return p, &%sInputError{Msg: %q}", q, a.Name+": "+c.Msg)
 		w.line("}")
 	}
 	w.line("return p, nil")
@@ -212,7 +216,7 @@ func limitState(w *writer, a *Algorithm, q string) {
 // goSaturating (the analysis proved it within [0, 2^53-1] for every
 // accepted parameter value, so nothing saturates); 0 for a limit that is
 // not valid.
-func limitWindow(w *writer, a *Algorithm) {
+func limitWindow(w *writer, a *Algorithm, o *Output) {
 	typ := goType(a)
 	if a.Window == nil {
 		w.line("// QuotaWindow is 0: %s declares no window in its spec.", a.Name)
@@ -237,7 +241,7 @@ func limitWindow(w *writer, a *Algorithm) {
 	w.line("return 0")
 	w.line("}")
 	commentLines(w, "//", a.WindowComments)
-	w.line("return time.Duration(%s) * time.Millisecond", goSaturating.print(a.Window))
+	w.line("return time.Duration(%s) * time.Millisecond", goSaturating(o).print(a.Window))
 	w.line("}")
 	w.line("")
 }
@@ -253,8 +257,8 @@ func limitRegister(w *writer, a *Algorithm, o *Output) {
 	w.line("")
 	w.line("func init() {")
 	w.line("%sRegister(%s{}.Algorithm(), func(m map[string]int64) (%sLimit, error) {", q, typ, q)
-	w.line("if err := knownParams(%q, m, %s); err != nil {", a.Name, strings.Join(names, ", "))
-	w.line("return nil, err")
+	w.line("if refused := %s(%q, m, %s); refused != \"\" {", o.exactName("Unknown"), a.Name, strings.Join(names, ", "))
+	w.line("return nil, &%sInputError{Msg: refused}", q)
 	w.line("}")
 	w.line("var l %s", typ)
 	for _, p := range a.Params {
@@ -262,15 +266,15 @@ func limitRegister(w *writer, a *Algorithm, o *Output) {
 		w.line("if v, ok := m[%q]; ok {", p.Name)
 		if _, ok := durationName(p); ok {
 			// The domain, checked first, keeps the product within int64.
-			w.line("if err := checkParam(v, %d, %d, %q); err != nil {", p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
-			w.line("return nil, err")
+			w.line("if refused := %s(v, %d, %d, %q); refused != \"\" {", o.exactName("Outside"), p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
+			w.line("return nil, &%sInputError{Msg: refused}", q)
 			w.line("}")
 			v = "time.Duration(v) * time.Millisecond"
 		}
 		w.line("l.%s = %s", limitField(p), v)
 		if p.Default == nil {
 			w.line("} else {")
-			w.line("return nil, badInput(%q)", a.Name+": "+msgMissing(p))
+			w.line("return nil, &%sInputError{Msg: %q}", q, a.Name+": "+msgMissing(p))
 		}
 		w.line("}")
 	}

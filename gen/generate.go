@@ -28,6 +28,7 @@ type Output struct {
 	lua           goPackage // the embedding and registration of the scripts
 	luaDir        string    // the .lua files, library.lua and manifest.json
 	vectorsTest   bool      // a test that replays the package's vectors
+	exactToo      bool      // package exact (emit_exact.go), for the catalogue
 }
 
 const modulePath = "github.com/limitspec/limitspec"
@@ -40,7 +41,7 @@ func CatalogueOutput() Output {
 		kit:    goPackage{dir: "kit", name: "kit", path: modulePath + "/kit"},
 		memory: goPackage{dir: "goimpl", name: "goimpl", path: modulePath + "/goimpl"},
 		lua:    goPackage{dir: "lua", name: "lua", path: modulePath + "/lua"},
-		luaDir: "lua",
+		luaDir: "lua", exactToo: true,
 	}
 }
 
@@ -170,7 +171,7 @@ func goFiles(sp *Spec, o *Output, fs *fileSet) error {
 	for _, f := range []struct {
 		name string
 		emit func(*Spec, *Output) ([]byte, error)
-	}{{"limits_gen.go", emitLimits}, {"exact_gen.go", emitExact}, {"policies_gen.go", emitPolicies}} {
+	}{{"limits_gen.go", emitLimits}, {"exact_gen.go", emitExactCopy}, {"policies_gen.go", emitPolicies}} {
 		src, err := f.emit(sp, o)
 		if err != nil {
 			return err
@@ -179,6 +180,14 @@ func goFiles(sp *Spec, o *Output, fs *fileSet) error {
 			if err := fs.put(o.limits.file(f.name), "the typed limits", src); err != nil {
 				return err
 			}
+		}
+	}
+	if src, err := emitExact(sp, o); err != nil || src != nil {
+		if err != nil {
+			return err
+		}
+		if err := fs.put(exactPackage.file("exact_gen.go"), "package exact", src); err != nil {
+			return err
 		}
 	}
 	if o.memory.path != o.limits.path {

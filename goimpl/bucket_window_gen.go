@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -246,7 +247,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	bucket := eff - eff%p.BucketMs
 	on2 := p.Limit2 > 0
 	on3 := p.Limit3 > 0
-	lim := min(p.Limit, min(kit.Pick(on2, p.Limit2, p.Limit), kit.Pick(on3, p.Limit3, p.Limit)))
+	lim := min(p.Limit, min(exact.Pick(on2, p.Limit2, p.Limit), exact.Pick(on3, p.Limit3, p.Limit)))
 	widest := max(p.WindowMs, max(p.WindowMs2, p.WindowMs3))
 	c_ := min(c.Cost, max(p.Limit, max(p.Limit2, p.Limit3))+1)
 	// Tier i counts the buckets that start after bucket - window_i.
@@ -262,9 +263,9 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	ok := ok1 && ok2 && ok3
 	// a forced denial is charged too, up to 2 * limit_i in every tier
 	free1 := max(0, 2*p.Limit-used1)
-	free2 := kit.Pick(on2, max(0, 2*p.Limit2-used2), free1)
-	free3 := kit.Pick(on3, max(0, 2*p.Limit3-used3), free1)
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, min(free1, min(free2, free3))), 0))
+	free2 := exact.Pick(on2, max(0, 2*p.Limit2-used2), free1)
+	free3 := exact.Pick(on3, max(0, 2*p.Limit3-used3), free1)
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, min(free1, min(free2, free3))), 0))
 	// Denied: tier i admits once the oldest buckets holding
 	// used_i + took + c - limit_i have left its window (this request's
 	// bucket last).
@@ -284,19 +285,19 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	// Reset: remaining is lim again once every tier i holds at most
 	// limit_i - lim; what this request adds sits in the current bucket.
 	x1 := max(0, used1+took-(p.Limit-lim))
-	x2 := kit.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
-	x3 := kit.Pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
+	x2 := exact.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
+	x3 := exact.Pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
 	r1 := kit.When(x1 != 0, func() int64 { return t.winReach(win, from1, x1, p.WindowMs, bucket+p.WindowMs) }, 0)
 	r2 := kit.When(x2 != 0, func() int64 { return t.winReach(win, from2, x2, p.WindowMs2, bucket+p.WindowMs2) }, 0)
 	r3 := kit.When(x3 != 0, func() int64 { return t.winReach(win, from3, x3, p.WindowMs3, bucket+p.WindowMs3) }, 0)
 	resetAt := max(r1, max(r2, r3))
 	room1 := max(0, p.Limit-(used1+took))
-	room2 := kit.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
-	room3 := kit.Pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
+	room2 := exact.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
+	room3 := exact.Pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
 	room := min(room1, min(room2, room3))
-	tier := int64(kit.Pick(ok, kit.Pick(room1 == room, 1, kit.Pick(room2 == room, 2, 3)),
-		kit.Pick(c_ > lim, kit.Pick(c_ > p.Limit, 1, kit.Pick(on2 && c_ > p.Limit2, 2, 3)),
-			kit.Pick(at1 == retryAt, 1, kit.Pick(at2 == retryAt, 2, 3)))))
+	tier := int64(exact.Pick(ok, exact.Pick(room1 == room, 1, exact.Pick(room2 == room, 2, 3)),
+		exact.Pick(c_ > lim, exact.Pick(c_ > p.Limit, 1, exact.Pick(on2 && c_ > p.Limit2, 2, 3)),
+			exact.Pick(at1 == retryAt, 1, exact.Pick(at2 == retryAt, 2, 3)))))
 	if took > 0 && c.Commit {
 		st.dropWin(bucket - widest)
 		st.addWin(bucketWindowWinEntry{Start: bucket, Count: took, At: eff}, int64(bucketsMax))
@@ -304,7 +305,7 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: lim, Remaining: room,
-		RetryAfterMs: kit.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs),
+		RetryAfterMs: exact.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs),
 		DelayMs: 0, Tier: tier}
 }
 

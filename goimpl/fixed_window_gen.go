@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -231,12 +232,12 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 	eff := nowMs + lag
 	// ms since the current window began
 	into := eff % p.WindowMs
-	used := kit.Pick(winTs >= eff-into, winN, 0)
+	used := exact.Pick(winTs >= eff-into, winN, 0)
 	// cost past the limit is denied anyway
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is charged too, up to 2 * limit
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	untilEnd := lag + p.WindowMs - into
 	if took > 0 && c.Commit {
@@ -246,8 +247,8 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, untilEnd),
-		ResetAfterMs: kit.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, untilEnd),
+		ResetAfterMs: exact.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

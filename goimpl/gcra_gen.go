@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -231,15 +232,15 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	lag := max(0, cellTs-nowMs)
 	// ms since the last admission
 	elapsed := max(0, nowMs-cellTs)
-	drained := min(elapsed, kit.CeilDiv(cellTat, p.Rate)) * p.Rate
+	drained := min(elapsed, exact.CeilDiv(cellTat, p.Rate)) * p.Rate
 	// TAT - eff, times rate
 	tat := max(0, cellTat-drained)
 	c_ := min(c.Cost, p.Burst+1)
 	newTat := tat + c_*p.PeriodMs
 	ok := newTat <= tau
 	// a forced denial is charged too, up to 2 * tau
-	final := kit.Pick(ok, newTat, kit.Pick(c.Force, min(2*tau, tat+min(c.Cost, 2*p.Burst)*p.PeriodMs), tat))
-	reset := lag + kit.CeilDiv(final, p.Rate)
+	final := exact.Pick(ok, newTat, exact.Pick(c.Force, min(2*tau, tat+min(c.Cost, 2*p.Burst)*p.PeriodMs), tat))
+	reset := lag + exact.CeilDiv(final, p.Rate)
 	if final > tat && c.Commit {
 		st.cellTs = nowMs + lag
 		st.cellTat = final
@@ -247,7 +248,7 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs,
-		RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)),
+		RetryAfterMs: exact.Pick(ok || c_ > p.Burst, -1, lag+exact.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)),
 		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -233,15 +234,15 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 	lag := max(0, queueTs-nowMs)
 	// ms of draining since the last admission
 	elapsed := max(0, nowMs-queueTs)
-	drained := min(elapsed, kit.CeilDiv(queueWork, p.Rate)) * p.Rate
+	drained := min(elapsed, exact.CeilDiv(queueWork, p.Rate)) * p.Rate
 	// work queued ahead of this request
 	ahead := max(0, queueWork-drained)
 	c_ := min(c.Cost, p.Capacity+1)
 	withThis := ahead + c_*p.PeriodMs
 	ok := withThis <= full
 	// a forced denial is queued too, up to 2 * full
-	final := kit.Pick(ok, withThis, kit.Pick(c.Force, min(2*full, ahead+min(c.Cost, 2*p.Capacity)*p.PeriodMs), ahead))
-	reset := lag + kit.CeilDiv(final, p.Rate)
+	final := exact.Pick(ok, withThis, exact.Pick(c.Force, min(2*full, ahead+min(c.Cost, 2*p.Capacity)*p.PeriodMs), ahead))
+	reset := lag + exact.CeilDiv(final, p.Rate)
 	if final > ahead && c.Commit {
 		st.queueTs = nowMs + lag
 		st.queueWork = final
@@ -249,9 +250,9 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs,
-		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)),
-		ResetAfterMs: reset, DelayMs: kit.Pick(ok || c.Force && c_ > 0,
-			lag+kit.CeilDiv(ahead, p.Rate), 0), Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Capacity, -1, lag+exact.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)),
+		ResetAfterMs: reset, DelayMs: exact.Pick(ok || c.Force && c_ > 0,
+			lag+exact.CeilDiv(ahead, p.Rate), 0), Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -239,15 +240,15 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 	// the time this request is decided at
 	eff := nowMs + lag
 	open := lastUsed > 0 && eff < lastStart+p.WindowMs
-	used := kit.Pick(open, lastUsed, 0)
+	used := exact.Pick(open, lastUsed, 0)
 	// an admission now would open a window
-	start := kit.Pick(open, lastStart, eff)
+	start := exact.Pick(open, lastStart, eff)
 	// from now until the window ends
 	ends := lag + max(0, start+p.WindowMs-eff)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is recorded too, up to 2 * limit in the window
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	if took > 0 {
 		if !open && c.Commit {
@@ -261,8 +262,8 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends),
-		DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, ends),
+		ResetAfterMs: exact.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -235,7 +236,7 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is recorded too, up to 2 * limit in the window
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	// Denied: the window must lose after + c - limit, oldest entries first
 	// (this request's own, at eff, last); read only when the reply needs it.
@@ -253,8 +254,8 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs),
-		ResetAfterMs: kit.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs),
+		ResetAfterMs: exact.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -239,23 +240,23 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	// the last admission is in this window
 	same := winTs >= start
 	next := !same && winTs >= start-p.WindowMs
-	prev := kit.Pick(same, winPrev, kit.Pick(next, winCur, 0))
-	cur := kit.Pick(same, winCur, 0)
+	prev := exact.Pick(same, winPrev, exact.Pick(next, winCur, 0))
+	cur := exact.Pick(same, winCur, 0)
 	// the previous window's share, times window_ms
 	weighted := prev * (p.WindowMs - e_)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := weighted+(cur+c_)*p.WindowMs <= p.Limit*p.WindowMs
 	// a forced denial is charged too, up to 2 * limit in this window
-	after := kit.Pick(ok, cur+c_, kit.Pick(c.Force, cur+min(c.Cost, max(0, 2*p.Limit-cur)), cur))
+	after := exact.Pick(ok, cur+c_, exact.Pick(c.Force, cur+min(c.Cost, max(0, 2*p.Limit-cur)), cur))
 	room := max(0, p.Limit*p.WindowMs-weighted)/p.WindowMs - after
 	// Denied: wait until the previous window's share has shrunk enough, in
 	// this window, or else into the next one, where this window's count
 	// is the previous one.
 	short := max(0, weighted+(after+c_)*p.WindowMs-p.Limit*p.WindowMs)
-	inThis := prev > 0 && e_+kit.CeilDiv(short, max(1, prev)) < p.WindowMs
+	inThis := prev > 0 && e_+exact.CeilDiv(short, max(1, prev)) < p.WindowMs
 	shortNext := max(0, after+c_-p.Limit) * p.WindowMs
-	wait := kit.Pick(inThis, kit.CeilDiv(short, max(1, prev)), toNext+kit.CeilDiv(shortNext, max(1, after)))
-	reset := kit.Pick(after > 0, p.WindowMs+toNext, kit.Pick(prev > 0, toNext, 0))
+	wait := exact.Pick(inThis, exact.CeilDiv(short, max(1, prev)), toNext+exact.CeilDiv(shortNext, max(1, after)))
+	reset := exact.Pick(after > 0, p.WindowMs+toNext, exact.Pick(prev > 0, toNext, 0))
 	if after > cur && c.Commit {
 		st.winTs = eff
 		st.winCur = after
@@ -264,8 +265,8 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait),
-		ResetAfterMs: kit.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, lag+wait),
+		ResetAfterMs: exact.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -232,14 +233,14 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	lag := max(0, bucketTs-nowMs)
 	// ms of refill since the last admission
 	elapsed := max(0, nowMs-bucketTs)
-	refilled := min(elapsed, kit.CeilDiv(bucketTaken, p.RefillTokens)) * p.RefillTokens
+	refilled := min(elapsed, exact.CeilDiv(bucketTaken, p.RefillTokens)) * p.RefillTokens
 	taken := max(0, bucketTaken-refilled)
 	c_ := min(c.Cost, p.Capacity+1)
 	need := c_ * p.RefillMs
 	ok := taken+need <= full
 	// a forced denial is charged too, up to 2 * full
-	after := kit.Pick(ok, taken+need, kit.Pick(c.Force, min(2*full, taken+min(c.Cost, 2*p.Capacity)*p.RefillMs), taken))
-	reset := lag + kit.CeilDiv(after, p.RefillTokens)
+	after := exact.Pick(ok, taken+need, exact.Pick(c.Force, min(2*full, taken+min(c.Cost, 2*p.Capacity)*p.RefillMs), taken))
+	reset := lag + exact.CeilDiv(after, p.RefillTokens)
 	if after > taken && c.Commit {
 		st.bucketTs = nowMs + lag
 		st.bucketTaken = after
@@ -247,7 +248,7 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-after) / p.RefillMs,
-		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, after+need-full), p.RefillTokens)),
+		RetryAfterMs: exact.Pick(ok || c_ > p.Capacity, -1, lag+exact.CeilDiv(max(0, after+need-full), p.RefillTokens)),
 		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 

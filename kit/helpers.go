@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/limitspec/limitspec/exact"
 )
 
 // The helpers of the generated decisions in Go.
@@ -18,17 +20,6 @@ func Field(live bool, v, dflt, lo, hi int64) int64 {
 	}
 	return min(max(v, lo), hi)
 }
-
-// Pick is the conditional value: a if c, else b.
-func Pick[T any](c bool, a, b T) T {
-	if c {
-		return a
-	}
-	return b
-}
-
-// CeilDiv is ceil(a / b) for a >= 0, b >= 1, a + b within int64.
-func CeilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // JoinEntry is the member of a sorted-set entry, as the Lua script writes
 // it: its fields in decimal joined by ":", the second zero-padded to pad
@@ -123,7 +114,7 @@ func CountSum[E any](src []E, k, most int64) int64 { return min(int64(len(src))*
 // CountReach is r of the entry at which the sum of k over the entries of
 // src reaches need, or d if it never does.
 func CountReach[E, V any](src []E, k, need int64, r func(*E) V, d V) V {
-	if i := max(0, CeilDiv(max(0, need), k)-1); i < int64(len(src)) {
+	if i := max(0, exact.CeilDiv(max(0, need), k)-1); i < int64(len(src)) {
 		return r(&src[i])
 	}
 	return d

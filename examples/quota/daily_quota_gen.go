@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -231,11 +232,11 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 	eff := nowMs + lag
 	// ms since the day began
 	into := (eff + 86400000 - p.OffsetMs) % 86400000
-	used := kit.Pick(dayTs >= eff-into, dayN, 0)
+	used := exact.Pick(dayTs >= eff-into, dayN, 0)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is charged too, up to 2 * limit in the day
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	// from now until the next day begins
 	ends := lag + 86400000 - into
@@ -246,8 +247,8 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends),
-		DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, ends),
+		ResetAfterMs: exact.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -225,7 +226,7 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	ctrN := kit.Field(ctrLive, st.ctrN, 0, 0, p.Limit)
 	// a comment
 	idle := nowMs-ctrTs >= p.GapMs
-	used := kit.Pick(idle || !(ctrN > 0), 0, ctrN)
+	used := exact.Pick(idle || !(ctrN > 0), 0, ctrN)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit && c_ != (-1)
 	// an admission stores the count; a denial may store it again
@@ -239,7 +240,7 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 			sh.Put(key, hash, e, st)
 		}
 	} else {
-		odd := kit.CeilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
+		odd := exact.CeilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
 		if odd && c.Commit {
 			st.ctrTs = ctrTs
 			st.ctrN = used
@@ -247,8 +248,8 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
-		RetryAfterMs: kit.Pick(ok, -1, p.GapMs), ResetAfterMs: p.GapMs, DelayMs: 0, Tier: 0}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - exact.Pick(ok, used+c_, used),
+		RetryAfterMs: exact.Pick(ok, -1, p.GapMs), ResetAfterMs: p.GapMs, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -266,8 +267,8 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
-		RetryAfterMs: kit.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs,
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - exact.Pick(ok, used+c_, used),
+		RetryAfterMs: exact.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs,
 		DelayMs: 0, Tier: 0}
 }
 
