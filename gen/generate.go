@@ -28,7 +28,7 @@ type Output struct {
 	lua           goPackage // the embedding and registration of the scripts
 	luaDir        string    // the .lua files, library.lua and manifest.json
 	vectorsTest   bool      // a test that replays the package's vectors
-	exactToo      bool      // package exact (emit_exact.go), for the catalogue
+	runtimeToo    bool      // package exact and kit.Reply (emit_exact.go, emit_reply.go): the catalogue
 }
 
 const modulePath = "github.com/limitspec/limitspec"
@@ -41,7 +41,7 @@ func CatalogueOutput() Output {
 		kit:    goPackage{dir: "kit", name: "kit", path: modulePath + "/kit"},
 		memory: goPackage{dir: "goimpl", name: "goimpl", path: modulePath + "/goimpl"},
 		lua:    goPackage{dir: "lua", name: "lua", path: modulePath + "/lua"},
-		luaDir: "lua", exactToo: true,
+		luaDir: "lua", runtimeToo: true,
 	}
 }
 
@@ -182,12 +182,18 @@ func goFiles(sp *Spec, o *Output, fs *fileSet) error {
 			}
 		}
 	}
-	if src, err := emitExact(sp, o); err != nil || src != nil {
+	for _, f := range []struct {
+		path string
+		emit func(*Spec, *Output) ([]byte, error)
+	}{{exactPackage.file("exact_gen.go"), emitExact}, {o.kit.file("reply_gen.go"), emitReply}} {
+		src, err := f.emit(sp, o)
 		if err != nil {
 			return err
 		}
-		if err := fs.put(exactPackage.file("exact_gen.go"), "package exact", src); err != nil {
-			return err
+		if src != nil {
+			if err := fs.put(f.path, "the runtime of generated code", src); err != nil {
+				return err
+			}
 		}
 	}
 	if o.memory.path != o.limits.path {
@@ -210,7 +216,8 @@ func goFiles(sp *Spec, o *Output, fs *fileSet) error {
 }
 
 // checkReply refuses a spec whose reply is not the one the policy script
-// and package kit combine results by (kit.ReplyFields).
+// combines results by, by place (emit_lua_policy.go); kit.Reply is
+// generated from the spec's reply (emit_reply.go).
 func checkReply(sp *Spec) error {
 	if got := replyNames(sp); got != policyReply {
 		return fmt.Errorf("the reply fields are %s; every spec's must be %s", got, policyReply)
@@ -218,8 +225,8 @@ func checkReply(sp *Spec) error {
 	return nil
 }
 
-// policyReply is the reply the policy script and kit.Reply combine
-// results by: the fields by place.
+// policyReply is the reply the policy script combines results by: the
+// fields by place.
 const policyReply = "allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, tier"
 
 // IsGenerated reports whether a file at path (relative to the output's
@@ -228,7 +235,7 @@ const policyReply = "allowed, limit, remaining, retry_after_ms, reset_after_ms, 
 // no longer produces.
 func (o *Output) IsGenerated(file string, content []byte) bool {
 	dir, base := pathDir(file), path.Base(file)
-	inGoDir := dir == o.limits.dir || dir == o.memory.dir || dir == o.lua.dir
+	inGoDir := slices.Contains(o.goDirs(), dir)
 	switch {
 	case dir == o.luaDir && (strings.HasSuffix(base, ".lua") || base == "manifest.json"),
 		inGoDir && (strings.HasSuffix(base, "_gen.go") || strings.HasSuffix(base, "_gen_test.go")):
@@ -237,10 +244,19 @@ func (o *Output) IsGenerated(file string, content []byte) bool {
 	return false
 }
 
+// goDirs are the directories of the Go packages Generate writes into.
+func (o *Output) goDirs() []string {
+	dirs := []string{o.limits.dir, o.memory.dir, o.lua.dir}
+	if o.runtimeToo {
+		dirs = append(dirs, exactPackage.dir, o.kit.dir)
+	}
+	return dirs
+}
+
 // Dirs are the directories Generate writes into.
 func (o *Output) Dirs() []string {
 	var out []string
-	for _, d := range []string{o.limits.dir, o.memory.dir, o.lua.dir, o.luaDir} {
+	for _, d := range append(o.goDirs(), o.luaDir) {
 		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}
