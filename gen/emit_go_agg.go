@@ -49,12 +49,15 @@ func (g *goAggs) call(st aggStep) string {
 		if usesParams.MatchString(body) { // a field's domain may depend on them
 			params = append([]string{"p " + memParams(g.a)}, params...)
 		}
-		for i, x := range args {
+		for i, x := range args { // a1, a2 int64: a type after the last of a run
 			typ := "int64"
 			if x.Type() == Bool {
 				typ = "bool"
 			}
-			params = append(params, fmt.Sprintf("a%d %s", i+1, typ))
+			if i+1 < len(args) && args[i+1].Type() == x.Type() {
+				typ = ""
+			}
+			params = append(params, strings.TrimSpace(fmt.Sprintf("a%d %s", i+1, typ)))
 		}
 		var w writer
 		w.line("// %s is %s.", name, goShapeDoc(shape, len(args)))
@@ -86,14 +89,15 @@ func (g *goAggs) emit(w *writer) {
 
 // goShapeDoc is a shape in the spec's words, its arguments a1, a2, ...
 func goShapeDoc(shape *Agg, n int) string {
-	doc := Format(shape)
-	if n > 0 {
-		doc += fmt.Sprintf(", of the arguments a1 to a%d", n)
-		if n == 1 {
-			doc = Format(shape) + ", of the argument a1"
-		}
+	switch n {
+	case 0:
+		return Format(shape)
+	case 1:
+		return Format(shape) + ", of the argument a1"
+	case 2:
+		return Format(shape) + ", of the arguments a1 and a2"
 	}
-	return doc
+	return Format(shape) + fmt.Sprintf(", of the arguments a1 to a%d", n)
 }
 
 // goShape abstracts an aggregate: each largest part of its clauses that

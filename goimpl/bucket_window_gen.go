@@ -342,7 +342,7 @@ func (t *bucketWindowTable) winSum(win []bucketWindowWinEntry, a1 int64) int64 {
 }
 
 // winReach is reach(e in win where e.start > a1: e.count >= a2 then e.start + a3 else a4), of the arguments a1 to a4.
-func (t *bucketWindowTable) winReach(win []bucketWindowWinEntry, a1 int64, a2 int64, a3 int64, a4 int64) int64 {
+func (t *bucketWindowTable) winReach(win []bucketWindowWinEntry, a1, a2, a3, a4 int64) int64 {
 	return kit.RunReach(kit.From(win, func(x *bucketWindowWinEntry) bool { return x.Start > a1 }),
 		(*bucketWindowWinEntry).runs, a2, runMod, 3600000000000000,
 		func(e_ *bucketWindowWinEntry) int64 { return min(max(e_.Start, 0), kit.NowMax) + a3 }, a4)

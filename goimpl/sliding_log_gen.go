@@ -291,14 +291,14 @@ func (t *slidingLogTable) logSum(log []slidingLogLogEntry, a1 int64) int64 {
 }
 
 // logReach is reach(e in log where e.ts > a1: e.cost >= a2 then e.ts + a3 else a4), of the arguments a1 to a4.
-func (t *slidingLogTable) logReach(log []slidingLogLogEntry, a1 int64, a2 int64, a3 int64, a4 int64) int64 {
+func (t *slidingLogTable) logReach(log []slidingLogLogEntry, a1, a2, a3, a4 int64) int64 {
 	return kit.RunReach(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts > a1 }),
 		(*slidingLogLogEntry).runs, a2, runMod, 40000000000,
 		func(e_ *slidingLogLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) + a3 }, a4)
 }
 
-// logLast2 is last(e in log where e.ts > a1: e.ts else a2), of the arguments a1 to a2.
-func (t *slidingLogTable) logLast2(log []slidingLogLogEntry, a1 int64, a2 int64) int64 {
+// logLast2 is last(e in log where e.ts > a1: e.ts else a2), of the arguments a1 and a2.
+func (t *slidingLogTable) logLast2(log []slidingLogLogEntry, a1, a2 int64) int64 {
 	return kit.Last(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts > a1 }),
 		func(e_ *slidingLogLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) }, a2)
 }

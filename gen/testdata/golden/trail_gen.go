@@ -367,7 +367,7 @@ func (t *trailTable) logLast(log []trailLogEntry) int64 {
 }
 
 // logReach is reach(e in log where e.ts > a1: e.cost >= a2 then e.ts + a3 else a4), of the arguments a1 to a4.
-func (t *trailTable) logReach(log []trailLogEntry, a1 int64, a2 int64, a3 int64, a4 int64) int64 {
+func (t *trailTable) logReach(log []trailLogEntry, a1, a2, a3, a4 int64) int64 {
 	return kit.RunReach(kit.From(log, func(x *trailLogEntry) bool { return x.Ts > a1 }),
 		(*trailLogEntry).runs, a2, runMod, 10000,
 		func(e_ *trailLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) + a3 }, a4)
