@@ -54,11 +54,6 @@ func RunDiff(a, b, mod int64) int64 {
 // InsertAt inserts x into list at index i.
 func InsertAt[T any](list []T, i int, x T) []T { return slices.Insert(list, i, x) }
 
-// SearchEntries is the smallest i in [0, n) at which f(i) is true, n if
-// none, for an f that is false and then true: the binary search by which
-// a sorted set's entries within a score range are found.
-func SearchEntries(n int, f func(int) bool) int { return sort.Search(n, f) }
-
 // MaxKeyBytes is the longest key, or identity value, that the limiters
 // store as it is. A longer one is stored as its StoredKey, so that a
 // client's key (an API key of 500 KB, say) never becomes a Redis key
