@@ -8,6 +8,7 @@ import (
 	"time"
 )
 
+// satAdd is a + b, saturating.
 func satAdd(a, b int64) int64 {
 	s := a + b
 	switch {
@@ -19,6 +20,7 @@ func satAdd(a, b int64) int64 {
 	return s
 }
 
+// satSub is a - b, saturating.
 func satSub(a, b int64) int64 {
 	if b == math.MinInt64 {
 		return satAdd(satAdd(a, math.MaxInt64), 1)
@@ -26,6 +28,7 @@ func satSub(a, b int64) int64 {
 	return satAdd(a, -b)
 }
 
+// satMul is a * b, saturating.
 func satMul(a, b int64) int64 {
 	if a == 0 || b == 0 {
 		return 0
@@ -40,8 +43,10 @@ func satMul(a, b int64) int64 {
 	return p
 }
 
+// satDiv is a / b, for b != 0.
 func satDiv(a, b int64) int64 { return a / b }
 
+// satCeilDiv is a / b rounded up, for b != 0.
 func satCeilDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && (a > 0) == (b > 0) {
@@ -58,24 +63,21 @@ func pick[T any](c bool, a, b T) T {
 	return b
 }
 
-func badInput(format string, args ...any) error {
-	return &InputError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// checkParam refuses a parameter outside [lo, hi]; the message is
-// refused followed by the value.
-func checkParam(v, lo, hi int64, refused string) error {
+// outside is the refusal of a parameter v outside [lo, hi], refused
+// followed by v; "" when v is within.
+func outside(v, lo, hi int64, refused string) string {
 	if v < lo || v > hi {
-		return badInput("%s%d", refused, v)
+		return fmt.Sprintf("%s%d", refused, v)
 	}
-	return nil
+	return ""
 }
 
 // millis is d in whole ms; refused (followed by d) is the refusal of a
-// parameter out of its domain, said of one that is no whole number of ms.
-func millis(d time.Duration, refused string) (int64, error) {
+// parameter out of its domain, said of one that is no whole number of
+// ms, returned second ("" when d is whole).
+func millis(d time.Duration, refused string) (int64, string) {
 	if d%time.Millisecond != 0 {
-		return 0, badInput("%s%v (not a whole number of ms)", refused, d)
+		return 0, fmt.Sprintf("%s%v (not a whole number of ms)", refused, d)
 	}
-	return int64(d / time.Millisecond), nil
+	return int64(d / time.Millisecond), ""
 }

@@ -95,15 +95,16 @@ func (l FixedWindow) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l FixedWindow) args() (p fixedWindowArgs, err error) {
+	var refused string
 	p.Limit = l.Limit
-	if err := checkParam(p.Limit, 1, 1000000000000, "fixed_window: parameter limit must be an integer in [1, 1000000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Limit, 1, 1000000000000, "fixed_window: parameter limit must be an integer in [1, 1000000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.WindowMs, err = millis(l.Window, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.WindowMs, refused = millis(l.Window, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.WindowMs, 1, 100000000000, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.WindowMs, 1, 100000000000, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	return p, nil
 }
@@ -178,26 +179,28 @@ func (l TokenBucket) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l TokenBucket) args() (p tokenBucketArgs, err error) {
+	var refused string
 	p.Capacity = l.Capacity
-	if err := checkParam(p.Capacity, 1, 1000000000000, "token_bucket: parameter capacity must be an integer in [1, 1000000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Capacity, 1, 1000000000000,
+		"token_bucket: parameter capacity must be an integer in [1, 1000000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	p.RefillTokens = l.RefillTokens
-	if err := checkParam(p.RefillTokens, 1, 1000000000000,
-		"token_bucket: parameter refill_tokens must be an integer in [1, 1000000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.RefillTokens, 1, 1000000000000,
+		"token_bucket: parameter refill_tokens must be an integer in [1, 1000000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.RefillMs, err = millis(l.Refill, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.RefillMs, refused = millis(l.Refill, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.RefillMs, 1, 100000000000, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.RefillMs, 1, 100000000000, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	if !(satMul(p.Capacity, p.RefillMs) <= 1000000000000000) {
-		return p, badInput("token_bucket: capacity times refill_ms must not exceed 10^15")
+		return p, &InputError{Msg: "token_bucket: capacity times refill_ms must not exceed 10^15"}
 	}
 	if !(satCeilDiv(satMul(p.Capacity, p.RefillMs), p.RefillTokens) <= 100000000000) {
-		return p, badInput("token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms")
+		return p, &InputError{Msg: "token_bucket: the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms"}
 	}
 	return p, nil
 }
@@ -268,25 +271,26 @@ func (l GCRA) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l GCRA) args() (p gcraArgs, err error) {
+	var refused string
 	p.Burst = l.Burst
-	if err := checkParam(p.Burst, 1, 1000000000000, "gcra: parameter burst must be an integer in [1, 1000000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Burst, 1, 1000000000000, "gcra: parameter burst must be an integer in [1, 1000000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	p.Rate = l.Rate
-	if err := checkParam(p.Rate, 1, 1000000000000, "gcra: parameter rate must be an integer in [1, 1000000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Rate, 1, 1000000000000, "gcra: parameter rate must be an integer in [1, 1000000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.PeriodMs, err = millis(l.Period, "gcra: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.PeriodMs, refused = millis(l.Period, "gcra: parameter period_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.PeriodMs, 1, 100000000000, "gcra: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.PeriodMs, 1, 100000000000, "gcra: parameter period_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	if !(satMul(p.Burst, p.PeriodMs) <= 1000000000000000) {
-		return p, badInput("gcra: burst times period_ms must not exceed 10^15")
+		return p, &InputError{Msg: "gcra: burst times period_ms must not exceed 10^15"}
 	}
 	if !(satCeilDiv(satMul(p.Burst, p.PeriodMs), p.Rate) <= 100000000000) {
-		return p, badInput("gcra: the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms")
+		return p, &InputError{Msg: "gcra: the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms"}
 	}
 	return p, nil
 }
@@ -362,18 +366,20 @@ func (l SlidingWindow) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l SlidingWindow) args() (p slidingWindowArgs, err error) {
+	var refused string
 	p.Limit = l.Limit
-	if err := checkParam(p.Limit, 1, 1000000000000, "sliding_window: parameter limit must be an integer in [1, 1000000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Limit, 1, 1000000000000, "sliding_window: parameter limit must be an integer in [1, 1000000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.WindowMs, err = millis(l.Window, "sliding_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.WindowMs, refused = millis(l.Window, "sliding_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.WindowMs, 1, 100000000000, "sliding_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.WindowMs, 1, 100000000000,
+		"sliding_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	if !(satMul(p.Limit, p.WindowMs) <= 1000000000000000) {
-		return p, badInput("sliding_window: limit times window_ms must not exceed 10^15")
+		return p, &InputError{Msg: "sliding_window: limit times window_ms must not exceed 10^15"}
 	}
 	return p, nil
 }
@@ -449,25 +455,27 @@ func (l LeakyBucket) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l LeakyBucket) args() (p leakyBucketArgs, err error) {
+	var refused string
 	p.Capacity = l.Capacity
-	if err := checkParam(p.Capacity, 1, 1000000000000, "leaky_bucket: parameter capacity must be an integer in [1, 1000000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Capacity, 1, 1000000000000,
+		"leaky_bucket: parameter capacity must be an integer in [1, 1000000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	p.Rate = l.Rate
-	if err := checkParam(p.Rate, 1, 1000000000000, "leaky_bucket: parameter rate must be an integer in [1, 1000000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Rate, 1, 1000000000000, "leaky_bucket: parameter rate must be an integer in [1, 1000000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.PeriodMs, err = millis(l.Period, "leaky_bucket: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.PeriodMs, refused = millis(l.Period, "leaky_bucket: parameter period_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.PeriodMs, 1, 100000000000, "leaky_bucket: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.PeriodMs, 1, 100000000000, "leaky_bucket: parameter period_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	if !(satMul(p.Capacity, p.PeriodMs) <= 1000000000000000) {
-		return p, badInput("leaky_bucket: capacity times period_ms must not exceed 10^15")
+		return p, &InputError{Msg: "leaky_bucket: capacity times period_ms must not exceed 10^15"}
 	}
 	if !(satCeilDiv(satMul(p.Capacity, p.PeriodMs), p.Rate) <= 100000000000) {
-		return p, badInput("leaky_bucket: the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms")
+		return p, &InputError{Msg: "leaky_bucket: the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms"}
 	}
 	return p, nil
 }
@@ -545,15 +553,16 @@ func (l SlidingLog) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l SlidingLog) args() (p slidingLogArgs, err error) {
+	var refused string
 	p.Limit = l.Limit
-	if err := checkParam(p.Limit, 1, 100000, "sliding_log: parameter limit must be an integer in [1, 100000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Limit, 1, 100000, "sliding_log: parameter limit must be an integer in [1, 100000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.WindowMs, err = millis(l.Window, "sliding_log: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.WindowMs, refused = millis(l.Window, "sliding_log: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.WindowMs, 1, 100000000000, "sliding_log: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.WindowMs, 1, 100000000000, "sliding_log: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	return p, nil
 }
@@ -663,67 +672,70 @@ func (l BucketWindow) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l BucketWindow) args() (p bucketWindowArgs, err error) {
+	var refused string
 	p.Limit = l.Limit
-	if err := checkParam(p.Limit, 1, 500000000000, "bucket_window: parameter limit must be an integer in [1, 500000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Limit, 1, 500000000000, "bucket_window: parameter limit must be an integer in [1, 500000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.WindowMs, err = millis(l.Window, "bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.WindowMs, refused = millis(l.Window, "bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.WindowMs, 1, 100000000000, "bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.WindowMs, 1, 100000000000,
+		"bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.BucketMs, err = millis(l.Bucket, "bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.BucketMs, refused = millis(l.Bucket, "bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.BucketMs, 1, 100000000000, "bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.BucketMs, 1, 100000000000,
+		"bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	p.Limit2 = l.Limit2
-	if err := checkParam(p.Limit2, 0, 500000000000, "bucket_window: parameter limit_2 must be an integer in [0, 500000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Limit2, 0, 500000000000, "bucket_window: parameter limit_2 must be an integer in [0, 500000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.WindowMs2, err = millis(l.Window2, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
-		return p, err
+	if p.WindowMs2, refused = millis(l.Window2, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.WindowMs2, 0, 100000000000,
-		"bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.WindowMs2, 0, 100000000000,
+		"bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	p.Limit3 = l.Limit3
-	if err := checkParam(p.Limit3, 0, 500000000000, "bucket_window: parameter limit_3 must be an integer in [0, 500000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Limit3, 0, 500000000000, "bucket_window: parameter limit_3 must be an integer in [0, 500000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.WindowMs3, err = millis(l.Window3, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
-		return p, err
+	if p.WindowMs3, refused = millis(l.Window3, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.WindowMs3, 0, 100000000000,
-		"bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.WindowMs3, 0, 100000000000,
+		"bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	if !(p.WindowMs%p.BucketMs == 0) {
-		return p, badInput("bucket_window: window_ms must be a multiple of bucket_ms")
+		return p, &InputError{Msg: "bucket_window: window_ms must be a multiple of bucket_ms"}
 	}
 	if !(satDiv(p.WindowMs, p.BucketMs) <= bucketsMax) {
-		return p, badInput("bucket_window: window_ms must span at most 3600 buckets")
+		return p, &InputError{Msg: "bucket_window: window_ms must span at most 3600 buckets"}
 	}
 	if !(p.Limit2 == 0 && p.WindowMs2 == 0 || p.Limit2 > 0 && p.WindowMs2 > 0) {
-		return p, badInput("bucket_window: limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive")
+		return p, &InputError{Msg: "bucket_window: limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive"}
 	}
 	if !(p.WindowMs2%p.BucketMs == 0) {
-		return p, badInput("bucket_window: window_ms_2 must be a multiple of bucket_ms")
+		return p, &InputError{Msg: "bucket_window: window_ms_2 must be a multiple of bucket_ms"}
 	}
 	if !(satDiv(p.WindowMs2, p.BucketMs) <= bucketsMax) {
-		return p, badInput("bucket_window: window_ms_2 must span at most 3600 buckets")
+		return p, &InputError{Msg: "bucket_window: window_ms_2 must span at most 3600 buckets"}
 	}
 	if !(p.Limit3 == 0 && p.WindowMs3 == 0 || p.Limit3 > 0 && p.WindowMs3 > 0) {
-		return p, badInput("bucket_window: limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive")
+		return p, &InputError{Msg: "bucket_window: limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive"}
 	}
 	if !(p.WindowMs3%p.BucketMs == 0) {
-		return p, badInput("bucket_window: window_ms_3 must be a multiple of bucket_ms")
+		return p, &InputError{Msg: "bucket_window: window_ms_3 must be a multiple of bucket_ms"}
 	}
 	if !(satDiv(p.WindowMs3, p.BucketMs) <= bucketsMax) {
-		return p, badInput("bucket_window: window_ms_3 must span at most 3600 buckets")
+		return p, &InputError{Msg: "bucket_window: window_ms_3 must span at most 3600 buckets"}
 	}
 	return p, nil
 }
@@ -797,15 +809,16 @@ func (l MetaWindow) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l MetaWindow) args() (p metaWindowArgs, err error) {
+	var refused string
 	p.Limit = l.Limit
-	if err := checkParam(p.Limit, 1, 100000, "meta_window: parameter limit must be an integer in [1, 100000], got "); err != nil {
-		return p, err
+	if refused = outside(p.Limit, 1, 100000, "meta_window: parameter limit must be an integer in [1, 100000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if p.WindowMs, err = millis(l.Window, "meta_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if p.WindowMs, refused = millis(l.Window, "meta_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
-	if err := checkParam(p.WindowMs, 1, 100000000000, "meta_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-		return p, err
+	if refused = outside(p.WindowMs, 1, 100000000000, "meta_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
 	}
 	return p, nil
 }

@@ -552,6 +552,15 @@ func isLit(e Expr, v int64) bool { x, ok := lit(e); return ok && x == v }
 
 // fold computes a constant operation if both sides are literals and the
 // result fits int64.
+// foldOr is a op b: folded into a literal when both are, else the
+// expression.
+func foldOr(op Op, a, b Expr, f func(x, y *big.Int) *big.Int) Expr {
+	if r := fold(a, b, f); r != nil {
+		return r
+	}
+	return &Binary{Op: op, X: a, Y: b}
+}
+
 func fold(a, b Expr, f func(x, y *big.Int) *big.Int) Expr {
 	x, okx := lit(a)
 	y, oky := lit(b)
@@ -572,10 +581,7 @@ func (an *analyzer) add(a, b Expr) Expr {
 	case isLit(b, 0):
 		return a
 	}
-	if f := fold(a, b, func(x, y *big.Int) *big.Int { return x.Add(x, y) }); f != nil {
-		return f
-	}
-	return &Binary{Op: OpAdd, X: a, Y: b}
+	return foldOr(OpAdd, a, b, func(x, y *big.Int) *big.Int { return x.Add(x, y) })
 }
 
 func (an *analyzer) sub(a, b Expr) Expr {
@@ -640,12 +646,7 @@ func (an *analyzer) div(a, b Expr) Expr {
 	case isLit(b, 1):
 		return a
 	}
-	if _, ok := lit(b); ok {
-		if f := fold(a, b, func(x, y *big.Int) *big.Int { return x.Quo(x, y) }); f != nil {
-			return f
-		}
-	}
-	return &Binary{Op: OpDiv, X: a, Y: b}
+	return foldOr(OpDiv, a, b, func(x, y *big.Int) *big.Int { return x.Quo(x, y) })
 }
 
 func (an *analyzer) ceildiv(a, b Expr) Expr {

@@ -43,10 +43,16 @@
 //	<limits>/limits_gen.go   the typed limits (emit_limits.go)
 //	<names>/limits_gen.go    their registration by name, for package
 //	                         policyfile (emit_limits.go, emitNames)
-//	<limits>/exact_gen.go    the helpers they check their parameters with
-//	                         (emit_exact.go)
 //	<limits>/policies_gen.go the spec's policies as ready-made values, when
 //	                         it has any (emit_policies.go)
+//
+// and for the catalogue alone the runtime of generated code that a spec
+// states: exact/exact_gen.go, package exact (the saturating arithmetic,
+// the parameter checks, Pick and CeilDiv, stated once in emit_exact.go),
+// which goimpl's decisions and a user's typed limits import; the root's
+// exact_gen.go, an unexported copy of it, since package limitspec imports
+// the standard library alone; and kit/reply_gen.go, kit.Reply and
+// kit.ReplyFields from the spec's reply (emit_reply.go).
 //
 // No generated line is longer than 150 characters (wrap.go): a longer
 // line of code breaks after a comma or an operator at its outermost
@@ -95,7 +101,17 @@
 // call alone, with no kit.Call (memory's decision of a Request.Limit);
 // Bind checks a limit once and returns a kit.Bound, which decides and
 // prepares its calls checking only their key, time, cost and inputs
-// (memory's Bound and BoundPolicy); View runs a view. A call's key, time,
+// (memory's Bound and BoundPolicy); View runs a view. The decision reads
+// its state by the table's read (stale or expired state reads as absent),
+// computes each aggregate by a method of the table (winSum, winReach:
+// the collection and the aggregate, numbered when a collection has
+// several of one kind; aggregates that differ only in values that read
+// no entry share one, taking those values as arguments a1, a2, ...),
+// which calls the helpers of package kit (From and Until cut a zset to a
+// score range; Last, CountSum, CountReach, RunSum, RunReach compute the
+// aggregate), under its guard (an if, or kit.When when that is short),
+// and adds to or drops from a zset by the state's methods (addWin,
+// dropWin), each run of writes under one c.Commit. A call's key, time,
 // cost and inputs are checked by argsOK, small enough to be inlined, and
 // refuseArgs words the refusal of those it refuses. Its init
 // registers it with kit.RegisterTable, and package goimpl's Limiter makes
@@ -155,10 +171,11 @@
 // reads them by name, but the decisions read NOW_MAX and COST_MAX as
 // kit.NowMax and kit.CostMax. A let may not take a constant's Go name
 // (max_skew_ms), which would hide it. reply: the fields every decision returns, in order,
-// each int or bool; an int field may have a default. Generate requires
-// the catalogue's reply (allowed, limit, remaining, retry_after_ms,
-// reset_after_ms, delay_ms, tier), by which the policy script and package
-// kit combine results. algorithms: a list, each with
+// each int or bool; an int field may have a default. It is the one
+// statement of the reply: kit.Reply and kit.ReplyFields are generated
+// from it. Generate requires the catalogue's reply (allowed, limit,
+// remaining, retry_after_ms, reset_after_ms, delay_ms, tier), by whose
+// places the policy script combines results. algorithms: a list, each with
 //
 //	name, doc
 //	params:  name, min, max, default, doc  integer domains, checked per call;

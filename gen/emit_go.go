@@ -13,7 +13,7 @@ var goReserved = words(`break case chan const continue default defer else
 	bool int64 string error true false nil min max len cap new make append
 	l p e st sh key nowMs cost now in out i n x
 	l p c e st sh t k h key hash args nowMs out i n x kit limitspec time strconv maphash
-	pick satAdd satSub satMul satDiv satCeilDiv badInput checkParam millis knownParams`)
+	pick satAdd satSub satMul satDiv satCeilDiv outside millis unknown refused exact`)
 
 // goName turns snake_case into camelCase, avoiding reserved names.
 func goName(n string) string {
@@ -150,37 +150,33 @@ func goExactDialect() dialect {
 		leaf: goExactLeaf,
 		ops:  goExactOps,
 		call: callText,
-		cond: func(c, a, b string, _ Type) string { return "kit.Pick(" + c + ", " + a + ", " + b + ")" },
+		cond: func(c, a, b string, _ Type) string { return "exact.Pick(" + c + ", " + a + ", " + b + ")" },
 	}
 }
 
-// goExactOps are Go's operators as the spec's, but ceildiv (kit.CeilDiv).
+// goExactOps are Go's operators as the spec's, but ceildiv (exact.CeilDiv).
 var goExactOps = func() *[numOps]opForm {
 	f := opForms()
-	f[OpCeilDiv] = opForm{"kit.CeilDiv", true}
+	f[OpCeilDiv] = opForm{"exact.CeilDiv", true}
 	return f
 }()
 
-// goSaturatingOps are goExactOps with + - * / ceildiv saturating (the
-// generated helpers satAdd, ...).
-var goSaturatingOps = func() *[numOps]opForm {
+// goSaturating renders, for the typed limits of o, conditions on
+// parameters alone (requirements and the runtime bound checks), whose
+// values may pass int64: + - * / ceildiv saturate (package exact, or the
+// root's copy of it), which keeps each comparison exact.
+func goSaturating(o *Output) dialect {
 	f := *goExactOps
-	f[OpAdd] = opForm{"satAdd", true}
-	f[OpSub] = opForm{"satSub", true}
-	f[OpMul] = opForm{"satMul", true}
-	f[OpDiv] = opForm{"satDiv", true}
-	f[OpCeilDiv] = opForm{"satCeilDiv", true}
-	return &f
-}()
-
-// goSaturating renders conditions on parameters alone (requirements and
-// the runtime bound checks), whose values may pass int64: every operation
-// saturates, which keeps each comparison exact.
-var goSaturating = dialect{
-	leaf: goLeaf,
-	ops:  goSaturatingOps,
-	call: callText,
-	cond: func(c, a, b string, _ Type) string { return "pick(" + c + ", " + a + ", " + b + ")" },
+	for op, name := range map[Op]string{OpAdd: "Add", OpSub: "Sub", OpMul: "Mul", OpDiv: "Div", OpCeilDiv: "CeilDiv"} {
+		f[op] = opForm{o.exactName(name), true}
+	}
+	pick := o.exactName("Pick")
+	return dialect{
+		leaf: goLeaf,
+		ops:  &f,
+		call: callText,
+		cond: func(c, a, b string, _ Type) string { return pick + "(" + c + ", " + a + ", " + b + ")" },
+	}
 }
 
 // goEntryDecl declares the entry type of a collection.
@@ -201,14 +197,16 @@ func goEntryDecl(w *writer, a *Algorithm, s *State) {
 	if s.Kind == ZSet {
 		goMember(w, t, s)
 	}
+	if s.Running != nil {
+		goRuns(w, t, s)
+	}
 }
 
 // goReads reads a call's state into locals, as the Lua script reads its
-// keys: fields clamped into their domains, the last MaxEntries entries of
-// each collection. A view locks the key's shard itself; a decision's
-// caller has locked it.
+// keys: the state as goRead reads it, its fields clamped into their
+// domains, the last MaxEntries entries of each list. A view locks the
+// key's shard itself; a decision's caller has locked it.
 func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
-	st := goStateType(a)
 	used := usedNames(body)
 	w.line("nowMs := c.NowMs")
 	w.line("sh := t.states.Shard(t.states.Index(hash))")
@@ -217,6 +215,40 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 		w.line("defer sh.Unlock()")
 	}
 	w.line("e := sh.Get(key, hash, nowMs)")
+	w.line("st := t.read(e, nowMs)")
+	for _, s := range a.States {
+		live := goName(s.Name + "_live")
+		if used.states[s] && len(s.Fields) > 0 {
+			w.line("%s := st.%s > nowMs // %s", live, goExpField(s), keyTemplate(s))
+		}
+		for _, f := range s.Fields {
+			if used.fields[f] {
+				w.line("%s := kit.Field(%s, st.%s, %s, %s, %s)", goFieldVar(f), live, goStructField(f),
+					goExact.print(f.Default), goExact.print(f.Min), goExact.print(f.Max))
+			}
+		}
+		if !s.Collection() || !used.entries[s] {
+			continue
+		}
+		list := goName(s.Name)
+		w.line("%s := st.%s", list, goEntries(s))
+		if s.Kind == List { // a zset is read whole, by index
+			w.line("if n := %s; int64(len(%s)) > n {", goTyped(goExact.print(s.MaxEntries), s.MaxEntries), list)
+			w.line("%s = %s[int64(len(%s))-n:]", list, list, list)
+			w.line("}")
+		}
+	}
+}
+
+// goRead declares the table's read: the state of a key, e (nil: absent)
+// as a call at nowMs reads it, absent when its clock is more than
+// MAX_SKEW_MS ahead of nowMs, without the entries of an expired
+// collection.
+func goRead(w *writer, a *Algorithm) {
+	st := goStateType(a)
+	w.line("")
+	w.line("// read is the state e holds (none if e is nil) as a call at nowMs reads it.")
+	w.line("func (t *%s) read(e *kit.Entry[%s, %s], nowMs int64) %s {", tableType(a), memKeyParams(a), st, st)
 	w.line("var st %s", st)
 	w.line("if e != nil {")
 	w.line("st = e.State")
@@ -232,105 +264,128 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 			w.line("if kit.Field(st.%s > nowMs, st.%s, %s, %s, %s) > nowMs+%s {", goExpField(c.State), goStructField(c),
 				goExact.print(c.Default), goExact.print(c.Min), goExact.print(c.Max), goConstName(maxSkewName))
 		}
-		w.line("st = %s{}", st)
+		w.line("return %s{}", st)
 		w.line("}")
 	}
 	for _, s := range a.States {
-		live := goName(s.Name + "_live")
-		needLive := used.states[s] || used.entries[s] || (writes && s.Collection())
-		if !needLive {
-			continue
-		}
-		w.line("// %s: %s", keyTemplate(s), s.Doc)
-		w.line("%s := st.%s > nowMs", live, goExpField(s))
-		for _, f := range s.Fields {
-			if !used.fields[f] {
-				continue
-			}
-			w.line("%s := kit.Field(%s, st.%s, %s, %s, %s)", goFieldVar(f), live, goStructField(f),
-				goExact.print(f.Default), goExact.print(f.Min), goExact.print(f.Max))
-		}
-		if !s.Collection() {
-			continue
-		}
-		w.line("if !%s {", live)
-		w.line("st.%s = nil", goEntries(s))
-		w.line("}")
-		if used.entries[s] {
-			list := goName(s.Name)
-			w.line("%s := st.%s", list, goEntries(s))
-			if s.Kind == List { // a zset is read whole, by index
-				w.line("if n := %s; int64(len(%s)) > n {", goTyped(goExact.print(s.MaxEntries), s.MaxEntries), list)
-				w.line("%s = %s[int64(len(%s))-n:]", list, list, list)
-				w.line("}")
-			}
-		}
-	}
-}
-
-// goAggregates computes the aggregates of one statement into locals
-// before it, as lowerAggregates plans them.
-func goAggregates(w *writer, s Stmt, names map[*Agg]string) {
-	named := naming(goExact, names)
-	for _, st := range lowerAggregates(s, names, goName) {
-		if st.Init == nil {
-			w.line("%s := int64(0)", st.Name)
-		} else {
-			w.line("%s := %s", st.Name, goTyped(goExact.print(st.Init), st.Init))
-		}
-		if len(st.Guard) > 0 {
-			w.line("if %s { // else the value is not used", st.guardText(named, "&&"))
-		}
-		if st.Agg.It.State.Kind == ZSet {
-			goZsetRange(w, st)
-		} else {
-			goListAgg(w, st)
-		}
-		if len(st.Guard) > 0 {
+		if s.Collection() {
+			w.line("if st.%s <= nowMs { // %s has expired", goExpField(s), keyTemplate(s))
+			w.line("st.%s = nil", goEntries(s))
 			w.line("}")
 		}
 	}
+	w.line("return st")
+	w.line("}")
 }
 
-// goZsetRange cuts a zset's entries to the score range of an aggregate's
-// where clause (they are sorted by score), then computes it (goZsetAgg).
-func goZsetRange(w *writer, st aggStep) {
-	ag, b, name := st.Agg, st.Index.bounds, st.Name
-	src, score := name+"__src", goExported(ag.It.State.Entry[0].Name)
-	w.line("%s := %s", src, goName(ag.It.State.Name))
+// goAggregates computes the aggregates of one statement into locals
+// before it, as lowerAggregates plans them: each one call of a helper of
+// package kit, or for a view over a list a loop, under its guard.
+func goAggregates(w *writer, a *Algorithm, s Stmt, names map[*Agg]string) {
+	named := naming(goExact, names)
+	for _, st := range lowerAggregates(s, names, goName) {
+		init := "int64(0)"
+		if st.Init != nil {
+			init = goTyped(goExact.print(st.Init), st.Init)
+		}
+		if st.Agg.It.State.Kind == List && !(st.Agg.Fn == Last && st.Agg.Where == nil) {
+			w.line("%s := %s", st.Name, init)
+			goGuarded(w, st, named, func() { goListAgg(w, st) })
+			continue
+		}
+		goLazy(w, st.Name, st.guardText(named, "&&"), w.aggCall(a, st, init), strings.TrimSuffix(strings.TrimPrefix(init, "int64("), ")"), init,
+			goValueType(st.Agg))
+	}
+}
+
+// aggCall is an aggregate computed by a method of its table (w.aggs),
+// or else in place, d when no entry counts.
+func (w *writer) aggCall(a *Algorithm, st aggStep, d string) string {
+	if w.aggs == nil {
+		return goAggExpr(a, st, d)
+	}
+	return w.aggs.call(st)
+}
+
+// goLazy declares name as x if cond (none: always), else d, with x
+// computed only then: by kit.When when that takes a short line, else by
+// an if.
+func goLazy(w *writer, name, cond, x, d, typedD, typ string) {
+	if cond == "" {
+		w.line("%s := %s", name, x)
+		return
+	}
+	if l := fmt.Sprintf("%s := kit.When(%s, func() %s { return %s }, %s)", name, cond, typ, x, d); len(l) <= goShortLine {
+		w.line("%s", l)
+		return
+	}
+	w.line("%s := %s", name, typedD)
+	w.line("if %s {", cond)
+	w.line("%s = %s", name, x)
+	w.line("}")
+}
+
+// goShortLine is the longest line goLazy writes as one.
+const goShortLine = 120
+
+// goValueType is the Go type of an aggregate's value.
+func goValueType(ag *Agg) string {
+	v := ag.V
+	if ag.Fn == Reach {
+		v = ag.R
+	}
+	if v.Type() == Bool {
+		return "bool"
+	}
+	return "int64"
+}
+
+// goGuarded emits body under the guard of an aggregate, if it has one.
+func goGuarded(w *writer, st aggStep, named dialect, body func()) {
+	if len(st.Guard) == 0 {
+		body()
+		return
+	}
+	w.line("if %s { // else the value is not used", st.guardText(named, "&&"))
+	body()
+	w.line("}")
+}
+
+// goAggExpr is an aggregate computed by a helper of package kit, d when
+// no entry counts: over a zset by index, cut to the score range of its
+// where clause (the entries are sorted by score); over a list, in a
+// decision, from its newest entry alone.
+func goAggExpr(a *Algorithm, st aggStep, d string) string {
+	ag := st.Agg
+	src := goName(ag.It.State.Name)
+	if ag.It.State.Kind == List {
+		return fmt.Sprintf("kit.Last(%s, %s, %s)", src, goEntryFunc(a, st, ag.V), d)
+	}
+	b, score, t := st.Index.bounds, goExported(ag.It.State.Entry[0].Name), goEntryType(a, ag.It.State)
 	if b.min != nil {
 		cmp := ">="
 		if b.minOpen {
 			cmp = ">"
 		}
-		w.line("%s = %s[kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s }):]", src, src, src, src, score, cmp, goExact.print(b.min))
+		src = fmt.Sprintf("kit.From(%s, func(x *%s) bool { return x.%s %s %s })", src, t, score, cmp, goExact.print(b.min))
 	}
 	if b.max != nil {
 		cmp := ">"
 		if b.maxOpen {
 			cmp = ">="
 		}
-		w.line("%s = %s[:kit.SearchEntries(len(%s), func(i int) bool { return %s[i].%s %s %s })]", src, src, src, src, score, cmp, goExact.print(b.max))
+		src = fmt.Sprintf("kit.Until(%s, func(x *%s) bool { return x.%s %s %s })", src, t, score, cmp, goExact.print(b.max))
 	}
-	goZsetAgg(w, st, src)
+	return goZsetAgg(a, st, src, d)
 }
 
-// goListAgg computes an aggregate over a list: in a view by a loop over
-// its entries, in a decision from its newest entry alone.
+// goListAgg computes an aggregate over a list by a loop over its entries,
+// in a view (a decision reads only its newest entry, goAggExpr).
 func goListAgg(w *writer, st aggStep) {
 	ag, name := st.Agg, st.Name
 	list, it := goName(ag.It.State.Name), goName(ag.It.Name)
 	if ag.Fn == Reach {
 		w.line("%s__need, %s__run := %s, int64(0)", name, name, goExact.print(ag.N))
-	}
-	if ag.Fn == Last && ag.Where == nil { // the newest entry alone
-		w.line("if n := len(%s); n > 0 {", list)
-		if st.Bind {
-			w.line("%s := %s[n-1]", it, list)
-		}
-		w.line("%s = %s", name, goExact.print(ag.V))
-		w.line("}")
-		return
 	}
 	if st.Bind {
 		w.line("for _, %s := range %s {", it, list)
@@ -361,53 +416,43 @@ func goListAgg(w *writer, st aggStep) {
 // so that a write keeps the entry it stores only for writes to come.
 func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]string, later bool) {
 	d := naming(goExact, names)
-	for i, s := range body {
-		after := later || writesIn(body[i+1:])
-		put := func() {
-			if after {
-				w.line("e = sh.Put(key, hash, e, st)")
-			} else {
-				w.line("sh.Put(key, hash, e, st)")
+	for i := 0; i < len(body); i++ {
+		s := body[i]
+		if isWrite(s) {
+			j := i + 1
+			for j < len(body) && isWrite(body[j]) {
+				j++
 			}
+			goWrites(w, a, body[i:j], d, later || writesIn(body[j:]))
+			i = j - 1
+			continue
 		}
 		commentLines(w, "//", s.commented().Comments)
-		goAggregates(w, s, names)
-		// Without commit, a write changes nothing, not even st's entries,
-		// whose arrays the stored state shares.
-		guard := w.commitOnly && isWrite(s)
-		if guard {
-			w.line("if c.Commit {")
+		if l, ok := s.(*Let); ok && goLetPicked(w, a, l, names) {
+			continue
 		}
+		goAggregates(w, a, s, names)
 		switch s := s.(type) {
 		case *Let:
-			if computedInPlace(s, names, goName) {
+			if !computedInPlace(s, names, goName) {
+				w.line("%s := %s", goName(s.Name), goTyped(d.print(s.X), s.X))
+			}
+		case *If:
+			if w.commitOnly && len(s.Else) == 0 && allWrites(s.Then) { // one guard for both
+				w.line("if %s && c.Commit {", d.prec(s.Cond, 3))
+				w.commitOnly = false
+				goWrites(w, a, s.Then, d, later || writesIn(body[i+1:]))
+				w.commitOnly = true
+				w.line("}")
 				continue
 			}
-			w.line("%s := %s", goName(s.Name), goTyped(d.print(s.X), s.X))
-		case *If:
 			w.line("if %s {", d.print(s.Cond))
-			goBlock(w, sp, a, s.Then, names, after)
+			goBlock(w, sp, a, s.Then, names, later || writesIn(body[i+1:]))
 			if len(s.Else) > 0 {
 				w.line("} else {")
-				goBlock(w, sp, a, s.Else, names, after)
+				goBlock(w, sp, a, s.Else, names, later || writesIn(body[i+1:]))
 			}
 			w.line("}")
-		case *Store:
-			for i, f := range s.State.Fields {
-				w.line("st.%s = %s", goStructField(f), d.print(s.Values[i]))
-			}
-			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
-			put()
-		case *Add:
-			goAdd(w, a, s, d)
-			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
-			put()
-		case *Drop:
-			goDrop(w, s, d)
-			put()
-		case *Clear:
-			w.line("st.%s = nil", goEntries(s.State))
-			put()
 		case *Show:
 			goShow(w, s, d)
 		case *Reply:
@@ -417,24 +462,111 @@ func goBlock(w *writer, sp *Spec, a *Algorithm, body []Stmt, names map[*Agg]stri
 			}
 			w.line("return kit.Reply{%s}", strings.Join(fields, ", "))
 		}
-		if guard {
-			w.line("}")
-		}
 	}
 }
 
-// goDrop removes the entries whose first field is at most the drop's
-// bound, as ZREMRANGEBYSCORE does.
-func goDrop(w *writer, s *Drop, d dialect) {
-	list := "st." + goEntries(s.State)
-	first := goExported(s.State.Entry[0].Name)
-	w.line("{")
+// negate is !c, a comparison's negation written as the opposite
+// comparison.
+func negate(c Expr) Expr {
+	opposite := map[Op]Op{OpLt: OpGe, OpLe: OpGt, OpGt: OpLe, OpGe: OpLt, OpEq: OpNe, OpNe: OpEq}
+	switch c := c.(type) {
+	case *Unary:
+		if c.Op == OpNot {
+			return c.X
+		}
+	case *Binary:
+		if op, ok := opposite[c.Op]; ok {
+			return &Binary{Op: op, X: c.X, Y: c.Y}
+		}
+	}
+	return &Unary{Op: OpNot, X: c}
+}
+
+// goLetPicked emits let NAME = if C then A else B where one of A and B is
+// an aggregate and the other holds none, and C holds none, as NAME := the
+// other, then NAME := the aggregate when its branch is taken; it reports
+// whether s was such a let.
+func goLetPicked(w *writer, a *Algorithm, s *Let, names map[*Agg]string) bool {
+	c, ok := s.X.(*Cond)
+	if !ok || len(aggregates(c.C)) > 0 {
+		return false
+	}
+	ag, other, cond := c.A, c.B, c.C
+	if _, isAgg := c.B.(*Agg); isAgg {
+		ag, other, cond = c.B, c.A, negate(c.C)
+	}
+	if _, isAgg := ag.(*Agg); !isAgg || len(aggregates(other)) > 0 {
+		return false
+	}
+	steps := lowerAggregates(s, names, goName)
+	st := steps[0]
+	name := goName(s.Name)
+	none := "int64(0)" // the aggregate's value when no entry counts
+	if st.Init != nil {
+		none = goTyped(goExact.print(st.Init), st.Init)
+	}
+	x := w.aggCall(a, st, none)
+	goLazy(w, name, goExact.prec(cond, 3), x, goExact.print(other), goTyped(goExact.print(other), other), goValueType(st.Agg))
+	return true
+}
+
+// allWrites reports whether body is writes alone.
+func allWrites(body []Stmt) bool {
+	for _, s := range body {
+		if !isWrite(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// goWrites emits a run of writes, each changing st, then stores st once.
+// Without commit, a write changes nothing, not even st's entries, whose
+// arrays the stored state shares.
+func goWrites(w *writer, a *Algorithm, run []Stmt, d dialect, later bool) {
+	if w.commitOnly {
+		w.line("if c.Commit {")
+	}
+	for _, s := range run {
+		commentLines(w, "//", s.commented().Comments)
+		switch s := s.(type) {
+		case *Store:
+			for i, f := range s.State.Fields {
+				w.line("st.%s = %s", goStructField(f), d.print(s.Values[i]))
+			}
+			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
+		case *Add:
+			goAdd(w, a, s, d)
+			w.line("st.%s = nowMs + %s", goExpField(s.State), d.print(s.TTL))
+		case *Drop:
+			w.line("st.%s(%s)", goName("drop_"+s.State.Name), d.print(s.Upto))
+		case *Clear:
+			w.line("st.%s = nil", goEntries(s.State))
+		}
+	}
+	if later {
+		w.line("e = sh.Put(key, hash, e, st)")
+	} else {
+		w.line("sh.Put(key, hash, e, st)")
+	}
+	if w.commitOnly {
+		w.line("}")
+	}
+}
+
+// goDrop declares the method of a's state that removes the entries of a
+// zset whose first field is at most upto, as ZREMRANGEBYSCORE does.
+func goDrop(w *writer, a *Algorithm, s *State) {
+	list := "s." + goEntries(s)
+	w.line("// %s removes the entries of %s whose %s is at most upto.", goName("drop_"+s.Name), s.Name, s.Entry[0].Name)
+	w.line("func (s *%s) %s(upto int64) {", goStateType(a), goName("drop_"+s.Name))
 	w.line("n := 0")
-	w.line("for n < len(%s) && %s[n].%s <= %s {", list, list, first, d.print(s.Upto))
+	w.line("for n < len(%s) && %s[n].%s <= upto {", list, list, goExported(s.Entry[0].Name))
 	w.line("n++")
 	w.line("}")
 	w.line("%s = %s[n:]", list, list)
 	w.line("}")
+	w.line("")
 }
 
 // goShow ends a view: the entries of its collection as records, if its
@@ -492,8 +624,8 @@ func untypedInt(e Expr) bool {
 	return false
 }
 
-// goAdd inserts an entry as the Lua script does: into a zset as
-// goZsetAdd says; at the end of a list.
+// goAdd inserts an entry as the Lua script does: into a zset by the
+// state's method (goZsetAdd); at the end of a list.
 func goAdd(w *writer, a *Algorithm, s *Add, d dialect) {
 	list := "st." + goEntries(s.State)
 	t := goEntryType(a, s.State)
@@ -505,7 +637,7 @@ func goAdd(w *writer, a *Algorithm, s *Add, d dialect) {
 	}
 	lit := t + "{" + strings.Join(vals, ", ") + "}"
 	if s.State.Kind == ZSet {
-		goZsetAdd(w, s, d, list, lit)
+		w.line("st.%s(%s, %s)", goName("add_"+s.State.Name), lit, goTyped(d.print(s.State.MaxEntries), s.State.MaxEntries))
 		return
 	}
 	w.line("%s = append(%s, %s)", list, list, lit)

@@ -5,64 +5,53 @@ import (
 	"strings"
 )
 
-// goZsetAgg computes an aggregate over a zset's entries src, already cut
-// to its score range, as the Lua script does (see index.go): from their
-// count, the entry at the top, or their running sums.
-func goZsetAgg(w *writer, st aggStep, src string) {
-	ag, plan, name := st.Agg, st.Index, st.Name
-	it := goName(ag.It.Name)
-	// bind declares the iterator as the entry at index i, when used.
-	bind := func(i string, uses ...Expr) {
-		for _, e := range uses {
-			if refersTo(e, ag.It) {
-				w.line("%s := %s[%s]", it, src, i)
-				return
-			}
-		}
-	}
-	w.line("if %s__n := int64(len(%s)); %s__n > 0 {", name, src, name)
+// goZsetAgg is an aggregate over a zset's entries src, already cut to its
+// score range, as the Lua script computes it (see index.go): from their
+// count, the entry at the top, or their running sums, by the helpers of
+// package kit. An entry the aggregate reads is the argument of a function
+// literal; d is the value when no entry counts.
+func goZsetAgg(a *Algorithm, st aggStep, src, d string) string {
+	ag, plan := st.Agg, st.Index
 	switch {
 	case plan.kind == byLast:
-		bind(name+"__n-1", ag.V)
-		w.line("%s = %s", name, goExact.print(ag.V))
+		return fmt.Sprintf("kit.Last(%s, %s, %s)", src, goEntryFunc(a, st, ag.V), d)
 	case plan.kind == byCount && ag.Fn == Sum:
-		count := name + "__n"
-		if plan.k != 1 {
-			count += fmt.Sprintf("*%d", plan.k)
-		}
-		w.line("%s = min(%s, %d)", name, count, ag.Cap)
+		return fmt.Sprintf("kit.CountSum(%s, %d, %d)", src, plan.k, ag.Cap)
 	case plan.kind == byCount:
-		w.line("if %s__r := max(0, kit.CeilDiv(max(0, %s), %d)-1); %s__r < %s__n {", name, goExact.print(ag.N), plan.k, name, name)
-		bind(name+"__r", ag.R)
-		w.line("%s = %s", name, goExact.print(ag.R))
-		w.line("}")
-	default:
-		s := ag.It.State
-		run, of := goExported(s.Running.Name), goExported(s.RunOf.Name)
-		w.line("%s__base := %s[0].%s - %s[0].%s", name, src, run, src, of)
-		w.line("%s__upto := func(i int64) int64 { return min(kit.RunDiff(%s[i].%s, %s__base, %s), %d) }", name, src, run, name, goConstName(runModName), ag.Cap)
-		if ag.Fn == Sum {
-			w.line("%s = %s__upto(%s__n - 1)", name, name, name)
-			break
-		}
-		w.line("if %s__need := %s; %s__upto(%s__n-1) >= %s__need {", name, goExact.print(ag.N), name, name, name)
-		w.line("%s__i := int64(kit.SearchEntries(int(%s__n), func(i int) bool { return %s__upto(int64(i)) >= %s__need }))", name, name, name, name)
-		bind(name+"__i", ag.R)
-		w.line("%s = %s", name, goExact.print(ag.R))
-		w.line("}")
+		return fmt.Sprintf("kit.CountReach(%s, %d, %s, %s, %s)", src, plan.k, goExact.print(ag.N), goEntryFunc(a, st, ag.R), d)
 	}
-	w.line("}")
+	runs := "(*" + goEntryType(a, ag.It.State) + ").runs"
+	if ag.Fn == Sum {
+		return fmt.Sprintf("kit.RunSum(%s, %s, %s, %d)", src, runs, goConstName(runModName), ag.Cap)
+	}
+	return fmt.Sprintf("kit.RunReach(%s, %s, %s, %s, %d, %s, %s)", src, runs, goExact.print(ag.N), goConstName(runModName), ag.Cap,
+		goEntryFunc(a, st, ag.R), d)
 }
 
-// goZsetAdd adds an entry to a zset's entries as the Lua script does: at
-// the end when adds continue the newest entry (merged into it when the
-// score is the same and the zset merges), else in order of score and
-// member; then it keeps the newest MaxEntries.
-func goZsetAdd(w *writer, s *Add, d dialect, list, lit string) {
-	st := s.State
+// goEntryFunc is a function literal of an aggregate's entry that returns v.
+func goEntryFunc(a *Algorithm, st aggStep, v Expr) string {
+	return fmt.Sprintf("func(%s *%s) %s { return %s }", goName(st.Agg.It.Name), goEntryType(a, st.Agg.It.State), goValueType(st.Agg), goExact.print(v))
+}
+
+// goRuns declares the runs method of a zset's entry type whose running
+// sum it keeps: the sum and the value it adds, read by kit.RunSum and
+// kit.RunReach.
+func goRuns(w *writer, t string, s *State) {
+	w.line("// runs is the entry's running sum and the value it adds (see kit.RunSum).")
+	w.line("func (x *%s) runs() (run, v int64) { return x.%s, x.%s }", t, goExported(s.Running.Name), goExported(s.RunOf.Name))
+	w.line("")
+}
+
+// goZsetAdd declares the method of a's state that adds an entry x to a
+// zset's entries as the Lua script does: at the end when adds continue
+// the newest entry (merged into it when the score is the same and the
+// zset merges), else in order of score and member; then it keeps the
+// newest keep (the zset's max_entries).
+func goZsetAdd(w *writer, a *Algorithm, st *State) {
+	list, t := "s."+goEntries(st), goEntryType(a, st)
 	score := goExported(st.Entry[0].Name)
-	w.line("{")
-	w.line("x := %s", lit)
+	w.line("// %s adds x to the entries of %s, keeping the newest keep.", goName("add_"+st.Name), st.Name)
+	w.line("func (s *%s) %s(x %s, keep int64) {", goStateType(a), goName("add_"+st.Name), t)
 	if !st.GrowsAtEnd() {
 		w.line("i := len(%s)", list)
 		w.line("for i > 0 && (x.%s < %s[i-1].%s || x.%s == %s[i-1].%s && x.member() < %s[i-1].member()) {", score, list, score, score, list, score, list)
@@ -94,10 +83,11 @@ func goZsetAdd(w *writer, s *Add, d dialect, list, lit string) {
 		w.line("}")
 		w.line("%s = append(%s, x)", list, list)
 	}
-	w.line("if n := %s; int64(len(%s)) > n { // keep the newest %s", goTyped(d.print(st.MaxEntries), st.MaxEntries), list, Format(st.MaxEntries))
-	w.line("%s = %s[int64(len(%s))-n:]", list, list, list)
+	w.line("if int64(len(%s)) > keep {", list)
+	w.line("%s = %s[int64(len(%s))-keep:]", list, list, list)
 	w.line("}")
 	w.line("}")
+	w.line("")
 }
 
 // goMember renders the member method of a zset's entry type: its fields

@@ -27,19 +27,41 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 	}
 	w.line("")
 	w.line("%q", o.contract.path)
+	w.line("%q", exactPackage.path)
 	w.line("%q", o.kit.path)
 	if o.memory.path != o.limits.path {
 		w.line("%q", o.limits.path)
 	}
 	w.line(")")
+	imports := w.b.Len()
 	memTypes(&w, a, o.qualifier(o.memory, o.limits)+goType(a))
 	memRegister(&w, sp, a)
 	memPrepare(&w, sp, a, o)
 	memMethods(&w, sp, a)
+	dropped, added := map[*State]bool{}, map[*State]bool{}
+	walkStmtsOnly(a.Body, func(s Stmt) {
+		switch s := s.(type) {
+		case *Drop:
+			dropped[s.State] = true
+		case *Add:
+			added[s.State] = s.State.Kind == ZSet
+		}
+	})
 	for _, s := range a.States {
 		if s.Collection() {
 			goEntryDecl(&w, a, s)
 		}
+		if dropped[s] {
+			goDrop(&w, a, s)
+		}
+		if added[s] {
+			goZsetAdd(&w, a, s)
+		}
+	}
+	if !strings.Contains(w.b.String()[imports:], exactPackage.name+".") { // an import Go would refuse
+		text := strings.Replace(w.b.String(), fmt.Sprintf("%q\n", exactPackage.path), "", 1)
+		w.b.Reset()
+		w.b.WriteString(text)
 	}
 	return formatGo(w, "the Go decision of "+a.Name)
 }
@@ -406,6 +428,8 @@ func memMethods(w *writer, sp *Spec, a *Algorithm) {
 	w.line("// key, of hash hash, whose shard the caller holds; it writes only with")
 	w.line("// c.Commit, and with c.Force consumes even a denial.")
 	w.line("func (t *%s) decide(p %s, key %s, hash uint64, c *kit.Args) kit.Reply {", tt, memParams(a), memKey(a))
+	w.aggs = newGoAggs(a)
+	defer func() { goRead(w, a); w.aggs.emit(w); w.aggs = nil }()
 	goReads(w, sp, a, a.Body, true)
 	w.commitOnly = true
 	goBlock(w, sp, a, a.Body, map[*Agg]string{}, false)

@@ -77,6 +77,9 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 		w.line("")
 		w.line("%q", o.contract.path)
 	}
+	if !o.localExact() {
+		w.line("%q", exactPackage.path)
+	}
 	if o.names.path == o.limits.path {
 		w.line("%q", o.kit.path)
 	}
@@ -101,6 +104,7 @@ func emitNames(sp *Spec, o *Output) ([]byte, error) {
 	w.line("%q", "time")
 	w.line("")
 	w.line("%q", o.contract.path)
+	w.line("%q", exactPackage.path)
 	w.line("%q", o.kit.path)
 	w.line(")")
 	for _, a := range sp.Algorithms {
@@ -163,16 +167,17 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 		w.line("func (l %s) Shapes() bool { return true }", typ)
 		w.line("")
 	}
-	limitWindow(w, a)
+	limitWindow(w, a, o)
 	limitState(w, a, q)
 	w.line("// args checks l and returns its parameters as the scripts take them, in")
 	w.line("// the order of the checks of docs/semantics.md, \"Errors\".")
 	w.line("func (l %s) args() (p %s, err error) {", typ, argsType(a))
+	w.line("var refused string")
 	for _, p := range a.Params {
 		f := goExported(p.Name)
 		if _, ok := durationName(p); ok {
-			w.line("if p.%s, err = millis(l.%s, %q); err != nil {", f, limitField(p), a.Name+": "+msgParamPrefix(p))
-			w.line("return p, err")
+			w.line("if p.%s, refused = %s(l.%s, %q); refused != \"\" {", f, o.exactName("Millis"), limitField(p), a.Name+": "+msgParamPrefix(p))
+			w.line("return p, &%sInputError{Msg: refused}", q)
 			w.line("}")
 		} else {
 			w.line("p.%s = l.%s", f, limitField(p))
@@ -182,21 +187,21 @@ func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 			w.line("p.%s = %d", f, *p.Default)
 			w.line("}")
 		}
-		w.line("if err := checkParam(p.%s, %d, %d, %q); err != nil {", f, p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
-		w.line("return p, err")
+		w.line("if refused = %s(p.%s, %d, %d, %q); refused != \"\" {", o.exactName("Outside"), f, p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
+		w.line("return p, &%sInputError{Msg: refused}", q)
 		w.line("}")
 	}
 	for _, r := range a.Requires {
-		w.line("if !(%s) {", goSaturating.print(r.Cond))
-		w.line("return p, badInput(%q)", a.Name+": "+r.Doc)
+		w.line("if !(%s) {", goSaturating(o).print(r.Cond))
+		w.line("return p, &%sInputError{Msg: %q}", q, a.Name+": "+r.Doc)
 		w.line("}")
 	}
 	if len(a.Checks) > 0 {
 		w.line("// Parameters under which a value could pass 2^53-1 (see gen/bounds.go).")
 	}
 	for _, c := range a.Checks {
-		w.line("if !(%s) {", goSaturating.print(c.Cond))
-		w.line("return p, badInput(%q)", a.Name+": "+c.Msg)
+		w.line("if !(%s) {", goSaturating(o).print(c.Cond))
+		w.line("return p, &%sInputError{Msg: %q}", q, a.Name+": "+c.Msg)
 		w.line("}")
 	}
 	w.line("return p, nil")
@@ -236,7 +241,7 @@ func limitState(w *writer, a *Algorithm, q string) {
 // goSaturating (the analysis proved it within [0, 2^53-1] for every
 // accepted parameter value, so nothing saturates); 0 for a limit that is
 // not valid.
-func limitWindow(w *writer, a *Algorithm) {
+func limitWindow(w *writer, a *Algorithm, o *Output) {
 	typ := goType(a)
 	if a.Window == nil {
 		w.line("// QuotaWindow is 0: %s declares no window in its spec.", a.Name)
@@ -261,7 +266,7 @@ func limitWindow(w *writer, a *Algorithm) {
 	w.line("return 0")
 	w.line("}")
 	commentLines(w, "//", a.WindowComments)
-	w.line("return time.Duration(%s) * time.Millisecond", goSaturating.print(a.Window))
+	w.line("return time.Duration(%s) * time.Millisecond", goSaturating(o).print(a.Window))
 	w.line("}")
 	w.line("")
 }
@@ -277,8 +282,8 @@ func limitRegister(w *writer, a *Algorithm, o *Output) {
 	w.line("")
 	w.line("func init() {")
 	w.line("kit.RegisterLimit(%s{}.Algorithm(), func(m map[string]int64) (%sLimit, error) {", typ, q)
-	w.line("if err := kit.KnownParams(%q, m, %s); err != nil {", a.Name, strings.Join(names, ", "))
-	w.line("return nil, err")
+	w.line("if refused := exact.Unknown(%q, m, %s); refused != \"\" {", a.Name, strings.Join(names, ", "))
+	w.line("return nil, &%sInputError{Msg: refused}", q)
 	w.line("}")
 	w.line("var l %s", typ)
 	for _, p := range a.Params {
@@ -286,15 +291,15 @@ func limitRegister(w *writer, a *Algorithm, o *Output) {
 		w.line("if v, ok := m[%q]; ok {", p.Name)
 		if _, ok := durationName(p); ok {
 			// The domain, checked first, keeps the product within int64.
-			w.line("if err := kit.CheckParam(v, %d, %d, %q); err != nil {", p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
-			w.line("return nil, err")
+			w.line("if refused := exact.Outside(v, %d, %d, %q); refused != \"\" {", p.Min, p.Max, a.Name+": "+msgParamPrefix(p))
+			w.line("return nil, &%sInputError{Msg: refused}", q)
 			w.line("}")
 			v = "time.Duration(v) * time.Millisecond"
 		}
 		w.line("l.%s = %s", limitField(p), v)
 		if p.Default == nil {
 			w.line("} else {")
-			w.line("return nil, kit.BadInput(%q)", a.Name+": "+msgMissing(p))
+			w.line("return nil, &%sInputError{Msg: %q}", q, a.Name+": "+msgMissing(p))
 		}
 		w.line("}")
 	}

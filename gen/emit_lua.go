@@ -1408,6 +1408,9 @@ type writer struct {
 	// inner are blocks of the code that declare the helpers they use
 	// themselves (see luaAssemble).
 	inner []string
+	// aggs, in the Go of a table, are the methods that compute its
+	// aggregates (emit_go_agg.go).
+	aggs *goAggs
 }
 
 // decl is what begins the statement that sets a parsed argument: "local "

@@ -34,11 +34,19 @@ func emitLuaEmbed(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 		w.line("var %s string", sourceVar(n))
 		w.line("")
 	}
-	w.line("func init() {")
-	luaRegisterLibrary(&w, sp, o, files)
+	scripts := goName(sp.Library + "_scripts")
+	w.line("// %s are the scripts of each algorithm, as kit.RegisterScripts takes them.", scripts)
+	w.line("var %s = []*kit.Scripts{", scripts)
 	for _, a := range algs {
 		luaRegisterScripts(&w, sp, o, a, files)
 	}
+	w.line("}")
+	w.line("")
+	w.line("func init() {")
+	luaRegisterLibrary(&w, sp, o, files)
+	w.line("for _, s := range %s {", scripts)
+	w.line("kit.RegisterScripts(s)")
+	w.line("}")
 	w.line("}")
 	for _, a := range algs {
 		w.line("")
@@ -90,7 +98,8 @@ func luaRegisterLibrary(w *writer, sp *Spec, o *Output, files map[string][]byte)
 	w.line("})")
 }
 
-// luaRegisterScripts registers the scripts of one algorithm.
+// luaRegisterScripts states the scripts of one algorithm, an element of
+// the slice scripts.
 func luaRegisterScripts(w *writer, sp *Spec, o *Output, a *Algorithm, files map[string][]byte) {
 	var keys, inputs, params, views []string
 	for _, s := range a.States {
@@ -113,7 +122,7 @@ func luaRegisterScripts(w *writer, sp *Spec, o *Output, a *Algorithm, files map[
 		}
 		views = append(views, fmt.Sprintf("{Name: %q, Script: %s, Returns: []string{%s}}", v.Name, luaScript(o, luaScriptName(a, v), files), strings.Join(returns, ", ")))
 	}
-	w.line("kit.RegisterScripts(&kit.Scripts{")
+	w.line("{")
 	w.line("ID: limitspec.Algorithm{Library: %q, Name: %q}, Library: %q,", sp.Library, a.Name, sp.Library)
 	w.line("Decide: %s,", luaScript(o, a.Name, files))
 	w.line("Reset: %s,", luaScript(o, luaResetName(a.Name), files))
@@ -122,5 +131,5 @@ func luaRegisterScripts(w *writer, sp *Spec, o *Output, a *Algorithm, files map[
 	w.line("Inputs: []string{%s},", strings.Join(inputs, ", "))
 	w.line("Params: []kit.Param{%s},", strings.Join(params, ", "))
 	w.line("Args: %s,", scriptArgs(a))
-	w.line("})")
+	w.line("},")
 }

@@ -29,6 +29,7 @@ type Output struct {
 	lua           goPackage // the embedding and registration of the scripts
 	luaDir        string    // the .lua files, library.lua and manifest.json
 	vectorsTest   bool      // a test that replays the package's vectors
+	runtimeToo    bool      // package exact and kit.Reply (emit_exact.go, emit_reply.go): the catalogue
 }
 
 const modulePath = "github.com/limitspec/limitspec"
@@ -42,7 +43,7 @@ func CatalogueOutput() Output {
 		memory: goPackage{dir: "goimpl", name: "goimpl", path: modulePath + "/goimpl"},
 		names:  goPackage{dir: "policyfile", name: "policyfile", path: modulePath + "/policyfile"},
 		lua:    goPackage{dir: "lua", name: "lua", path: modulePath + "/lua"},
-		luaDir: "lua",
+		luaDir: "lua", runtimeToo: true,
 	}
 }
 
@@ -166,41 +167,49 @@ func algorithmFiles(sp *Spec, o *Output, a *Algorithm, fs *fileSet, codes map[st
 	return fs.put(o.memory.file(a.Name+"_gen.go"), by, src)
 }
 
-// goFiles adds the typed limits, their helpers, the ready-made policies
-// and a user's vectors test.
+// goFiles adds the typed limits, their helpers, the ready-made policies,
+// their registration by name, the runtime's generated files (the
+// catalogue's alone: an emitter returns nil for an output it does not
+// write) and a user's vectors test.
 func goFiles(sp *Spec, o *Output, fs *fileSet) error {
-	for _, f := range []struct {
-		name string
-		emit func(*Spec, *Output) ([]byte, error)
-	}{{"limits_gen.go", emitLimits}, {"exact_gen.go", emitExact}, {"policies_gen.go", emitPolicies}} {
+	type goFile struct {
+		path, by string
+		emit     func(*Spec, *Output) ([]byte, error)
+	}
+	files := []goFile{
+		{o.limits.file("limits_gen.go"), "the typed limits", emitLimits},
+		{o.limits.file("exact_gen.go"), "the typed limits", emitExactCopy},
+		{o.limits.file("policies_gen.go"), "the typed limits", emitPolicies},
+		{exactPackage.file("exact_gen.go"), "the runtime of generated code", emitExact},
+		{o.kit.file("reply_gen.go"), "the runtime of generated code", emitReply},
+	}
+	if o.names.path != o.limits.path {
+		files = append(files, goFile{o.names.file("limits_gen.go"), "the typed limits' registration", emitNames})
+	}
+	if o.memory.path != o.limits.path {
+		files = append(files, goFile{o.memory.file("constants_gen.go"), "the spec's constants", emitMemoryConstants})
+	}
+	if o.vectorsTest {
+		files = append(files, goFile{o.limits.file("vectors_gen_test.go"), "the vectors test", emitVectorsTest})
+	}
+	for _, f := range files {
 		src, err := f.emit(sp, o)
 		if err != nil {
 			return err
 		}
-		if src != nil {
-			if err := fs.put(o.limits.file(f.name), "the typed limits", src); err != nil {
-				return err
-			}
+		if src == nil {
+			continue
 		}
-	}
-	if o.names.path != o.limits.path {
-		if err := putEmitted(sp, o, fs, o.names.file("limits_gen.go"), "the typed limits' registration", emitNames); err != nil {
+		if err := fs.put(f.path, f.by, src); err != nil {
 			return err
 		}
-	}
-	if o.memory.path != o.limits.path {
-		if err := putEmitted(sp, o, fs, o.memory.file("constants_gen.go"), "the spec's constants", emitMemoryConstants); err != nil {
-			return err
-		}
-	}
-	if o.vectorsTest {
-		return putEmitted(sp, o, fs, o.limits.file("vectors_gen_test.go"), "the vectors test", emitVectorsTest)
 	}
 	return nil
 }
 
 // checkReply refuses a spec whose reply is not the one the policy script
-// and package kit combine results by (kit.ReplyFields).
+// combines results by, by place (emit_lua_policy.go); kit.Reply is
+// generated from the spec's reply (emit_reply.go).
 func checkReply(sp *Spec) error {
 	if got := replyNames(sp); got != policyReply {
 		return fmt.Errorf("the reply fields are %s; every spec's must be %s", got, policyReply)
@@ -208,8 +217,8 @@ func checkReply(sp *Spec) error {
 	return nil
 }
 
-// policyReply is the reply the policy script and kit.Reply combine
-// results by: the fields by place.
+// policyReply is the reply the policy script combines results by: the
+// fields by place.
 const policyReply = "allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, tier"
 
 // IsGenerated reports whether a file at path (relative to the output's
@@ -218,7 +227,7 @@ const policyReply = "allowed, limit, remaining, retry_after_ms, reset_after_ms, 
 // no longer produces.
 func (o *Output) IsGenerated(file string, content []byte) bool {
 	dir, base := pathDir(file), path.Base(file)
-	inGoDir := dir == o.limits.dir || dir == o.memory.dir || dir == o.lua.dir
+	inGoDir := slices.Contains(o.goDirs(), dir)
 	switch {
 	case dir == o.luaDir && (strings.HasSuffix(base, ".lua") || base == "manifest.json"),
 		inGoDir && (strings.HasSuffix(base, "_gen.go") || strings.HasSuffix(base, "_gen_test.go")):
@@ -227,10 +236,19 @@ func (o *Output) IsGenerated(file string, content []byte) bool {
 	return false
 }
 
+// goDirs are the directories of the Go packages Generate writes into.
+func (o *Output) goDirs() []string {
+	dirs := []string{o.limits.dir, o.memory.dir, o.lua.dir}
+	if o.runtimeToo {
+		dirs = append(dirs, exactPackage.dir, o.kit.dir)
+	}
+	return dirs
+}
+
 // Dirs are the directories Generate writes into.
 func (o *Output) Dirs() []string {
 	var out []string
-	for _, d := range []string{o.limits.dir, o.memory.dir, o.lua.dir, o.luaDir} {
+	for _, d := range append(o.goDirs(), o.luaDir) {
 		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}

@@ -43,9 +43,10 @@ func TestOpsRendered(t *testing.T) {
 		OpNot:     {"!true", "!true", "!true", "not true"},
 		OpMin:     {"min(7, 2)", "min(7, 2)", "min(7, 2)", "(2 < 7 and 2 or 7)"},
 		OpMax:     {"max(7, 2)", "max(7, 2)", "max(7, 2)", "(2 > 7 and 2 or 7)"},
-		OpCeilDiv: {"ceildiv(7, 2)", "kit.CeilDiv(7, 2)", "satCeilDiv(7, 2)", "((7 + (0 - 7) % 2) / 2)"},
+		OpCeilDiv: {"ceildiv(7, 2)", "exact.CeilDiv(7, 2)", "satCeilDiv(7, 2)", "((7 + (0 - 7) % 2) / 2)"},
 	}
-	dialects := [4]dialect{specDialect, goExact, goSaturating, luaExact}
+	cat := CatalogueOutput()
+	dialects := [4]dialect{specDialect, goExact, goSaturating(&cat), luaExact}
 	for op := range numOps {
 		w, ok := want[op]
 		if !ok {

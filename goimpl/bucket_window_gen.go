@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -234,28 +235,10 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st bucketWindowState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if n := len(st.winEntries); n > 0 && st.winExp > nowMs && kit.Field(true, st.winEntries[n-1].At, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = bucketWindowState{}
-	}
-	// {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>: one entry per recent bucket that admitted something
-	winLive := st.winExp > nowMs
-	if !winLive {
-		st.winEntries = nil
-	}
+	st := t.read(e, nowMs)
 	win := st.winEntries
 	// the last admission
-	lastAt := int64(0)
-	lastAt__src := win
-	if lastAt__n := int64(len(lastAt__src)); lastAt__n > 0 {
-		e_ := lastAt__src[lastAt__n-1]
-		lastAt = min(max(e_.At, 0), kit.NowMax)
-	}
+	lastAt := t.winLast(win)
 	// how far the last admission is ahead of this caller's clock
 	lag := max(0, lastAt-nowMs)
 	// the time this request is decided at
@@ -264,217 +247,105 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	bucket := eff - eff%p.BucketMs
 	on2 := p.Limit2 > 0
 	on3 := p.Limit3 > 0
-	lim := min(p.Limit, min(kit.Pick(on2, p.Limit2, p.Limit), kit.Pick(on3, p.Limit3, p.Limit)))
+	lim := min(p.Limit, min(exact.Pick(on2, p.Limit2, p.Limit), exact.Pick(on3, p.Limit3, p.Limit)))
 	widest := max(p.WindowMs, max(p.WindowMs2, p.WindowMs3))
 	c_ := min(c.Cost, max(p.Limit, max(p.Limit2, p.Limit3))+1)
 	// Tier i counts the buckets that start after bucket - window_i.
 	from1 := bucket - p.WindowMs
 	from2 := bucket - p.WindowMs2
 	from3 := bucket - p.WindowMs3
-	used1 := int64(0)
-	used1__src := win
-	used1__src = used1__src[kit.SearchEntries(len(used1__src), func(i int) bool { return used1__src[i].Start > from1 }):]
-	if used1__n := int64(len(used1__src)); used1__n > 0 {
-		used1__base := used1__src[0].Run - used1__src[0].Count
-		used1__upto := func(i int64) int64 { return min(kit.RunDiff(used1__src[i].Run, used1__base, runMod), 3600000000000000) }
-		used1 = used1__upto(used1__n - 1)
-	}
-	agg__3 := int64(0)
-	if on2 { // else the value is not used
-		agg__3__src := win
-		agg__3__src = agg__3__src[kit.SearchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Start > from2 }):]
-		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
-			agg__3__base := agg__3__src[0].Run - agg__3__src[0].Count
-			agg__3__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__3__src[i].Run, agg__3__base, runMod), 3600000000000000)
-			}
-			agg__3 = agg__3__upto(agg__3__n - 1)
-		}
-	}
-	used2 := kit.Pick(on2, agg__3, 0)
-	agg__4 := int64(0)
-	if on3 { // else the value is not used
-		agg__4__src := win
-		agg__4__src = agg__4__src[kit.SearchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > from3 }):]
-		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
-			agg__4__base := agg__4__src[0].Run - agg__4__src[0].Count
-			agg__4__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__4__src[i].Run, agg__4__base, runMod), 3600000000000000)
-			}
-			agg__4 = agg__4__upto(agg__4__n - 1)
-		}
-	}
-	used3 := kit.Pick(on3, agg__4, 0)
+	used1 := t.winSum(win, from1)
+	used2 := kit.When(on2, func() int64 { return t.winSum(win, from2) }, 0)
+	used3 := kit.When(on3, func() int64 { return t.winSum(win, from3) }, 0)
 	ok1 := used1+c_ <= p.Limit
 	ok2 := !on2 || used2+c_ <= p.Limit2
 	ok3 := !on3 || used3+c_ <= p.Limit3
 	ok := ok1 && ok2 && ok3
 	// a forced denial is charged too, up to 2 * limit_i in every tier
 	free1 := max(0, 2*p.Limit-used1)
-	free2 := kit.Pick(on2, max(0, 2*p.Limit2-used2), free1)
-	free3 := kit.Pick(on3, max(0, 2*p.Limit3-used3), free1)
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, min(free1, min(free2, free3))), 0))
+	free2 := exact.Pick(on2, max(0, 2*p.Limit2-used2), free1)
+	free3 := exact.Pick(on3, max(0, 2*p.Limit3-used3), free1)
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, min(free1, min(free2, free3))), 0))
 	// Denied: tier i admits once the oldest buckets holding
 	// used_i + took + c - limit_i have left its window (this request's
 	// bucket last).
-	agg__5 := bucket + p.WindowMs
-	if !(ok || used1+took+c_ <= p.Limit) { // else the value is not used
-		agg__5__src := win
-		agg__5__src = agg__5__src[kit.SearchEntries(len(agg__5__src), func(i int) bool { return agg__5__src[i].Start > from1 }):]
-		if agg__5__n := int64(len(agg__5__src)); agg__5__n > 0 {
-			agg__5__base := agg__5__src[0].Run - agg__5__src[0].Count
-			agg__5__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__5__src[i].Run, agg__5__base, runMod), 3600000000000000)
-			}
-			if agg__5__need := used1 + took + c_ - p.Limit; agg__5__upto(agg__5__n-1) >= agg__5__need {
-				agg__5__i := int64(kit.SearchEntries(int(agg__5__n), func(i int) bool { return agg__5__upto(int64(i)) >= agg__5__need }))
-				e_ := agg__5__src[agg__5__i]
-				agg__5 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs
-			}
-		}
+	at1 := int64(0)
+	if !(ok || used1+took+c_ <= p.Limit) {
+		at1 = t.winReach(win, from1, used1+took+c_-p.Limit, p.WindowMs, bucket+p.WindowMs)
 	}
-	at1 := kit.Pick(ok || used1+took+c_ <= p.Limit, 0, agg__5)
-	agg__6 := bucket + p.WindowMs2
-	if !(ok || !on2 || used2+took+c_ <= p.Limit2) { // else the value is not used
-		agg__6__src := win
-		agg__6__src = agg__6__src[kit.SearchEntries(len(agg__6__src), func(i int) bool { return agg__6__src[i].Start > from2 }):]
-		if agg__6__n := int64(len(agg__6__src)); agg__6__n > 0 {
-			agg__6__base := agg__6__src[0].Run - agg__6__src[0].Count
-			agg__6__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__6__src[i].Run, agg__6__base, runMod), 3600000000000000)
-			}
-			if agg__6__need := used2 + took + c_ - p.Limit2; agg__6__upto(agg__6__n-1) >= agg__6__need {
-				agg__6__i := int64(kit.SearchEntries(int(agg__6__n), func(i int) bool { return agg__6__upto(int64(i)) >= agg__6__need }))
-				e_ := agg__6__src[agg__6__i]
-				agg__6 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs2
-			}
-		}
+	at2 := int64(0)
+	if !(ok || !on2 || used2+took+c_ <= p.Limit2) {
+		at2 = t.winReach(win, from2, used2+took+c_-p.Limit2, p.WindowMs2, bucket+p.WindowMs2)
 	}
-	at2 := kit.Pick(ok || !on2 || used2+took+c_ <= p.Limit2, 0, agg__6)
-	agg__7 := bucket + p.WindowMs3
-	if !(ok || !on3 || used3+took+c_ <= p.Limit3) { // else the value is not used
-		agg__7__src := win
-		agg__7__src = agg__7__src[kit.SearchEntries(len(agg__7__src), func(i int) bool { return agg__7__src[i].Start > from3 }):]
-		if agg__7__n := int64(len(agg__7__src)); agg__7__n > 0 {
-			agg__7__base := agg__7__src[0].Run - agg__7__src[0].Count
-			agg__7__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__7__src[i].Run, agg__7__base, runMod), 3600000000000000)
-			}
-			if agg__7__need := used3 + took + c_ - p.Limit3; agg__7__upto(agg__7__n-1) >= agg__7__need {
-				agg__7__i := int64(kit.SearchEntries(int(agg__7__n), func(i int) bool { return agg__7__upto(int64(i)) >= agg__7__need }))
-				e_ := agg__7__src[agg__7__i]
-				agg__7 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs3
-			}
-		}
+	at3 := int64(0)
+	if !(ok || !on3 || used3+took+c_ <= p.Limit3) {
+		at3 = t.winReach(win, from3, used3+took+c_-p.Limit3, p.WindowMs3, bucket+p.WindowMs3)
 	}
-	at3 := kit.Pick(ok || !on3 || used3+took+c_ <= p.Limit3, 0, agg__7)
 	retryAt := max(at1, max(at2, at3))
 	// Reset: remaining is lim again once every tier i holds at most
 	// limit_i - lim; what this request adds sits in the current bucket.
 	x1 := max(0, used1+took-(p.Limit-lim))
-	x2 := kit.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
-	x3 := kit.Pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
-	agg__8 := bucket + p.WindowMs
-	if !(x1 == 0) { // else the value is not used
-		agg__8__src := win
-		agg__8__src = agg__8__src[kit.SearchEntries(len(agg__8__src), func(i int) bool { return agg__8__src[i].Start > from1 }):]
-		if agg__8__n := int64(len(agg__8__src)); agg__8__n > 0 {
-			agg__8__base := agg__8__src[0].Run - agg__8__src[0].Count
-			agg__8__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__8__src[i].Run, agg__8__base, runMod), 3600000000000000)
-			}
-			if agg__8__need := x1; agg__8__upto(agg__8__n-1) >= agg__8__need {
-				agg__8__i := int64(kit.SearchEntries(int(agg__8__n), func(i int) bool { return agg__8__upto(int64(i)) >= agg__8__need }))
-				e_ := agg__8__src[agg__8__i]
-				agg__8 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs
-			}
-		}
-	}
-	r1 := kit.Pick(x1 == 0, 0, agg__8)
-	agg__9 := bucket + p.WindowMs2
-	if !(x2 == 0) { // else the value is not used
-		agg__9__src := win
-		agg__9__src = agg__9__src[kit.SearchEntries(len(agg__9__src), func(i int) bool { return agg__9__src[i].Start > from2 }):]
-		if agg__9__n := int64(len(agg__9__src)); agg__9__n > 0 {
-			agg__9__base := agg__9__src[0].Run - agg__9__src[0].Count
-			agg__9__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__9__src[i].Run, agg__9__base, runMod), 3600000000000000)
-			}
-			if agg__9__need := x2; agg__9__upto(agg__9__n-1) >= agg__9__need {
-				agg__9__i := int64(kit.SearchEntries(int(agg__9__n), func(i int) bool { return agg__9__upto(int64(i)) >= agg__9__need }))
-				e_ := agg__9__src[agg__9__i]
-				agg__9 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs2
-			}
-		}
-	}
-	r2 := kit.Pick(x2 == 0, 0, agg__9)
-	agg__10 := bucket + p.WindowMs3
-	if !(x3 == 0) { // else the value is not used
-		agg__10__src := win
-		agg__10__src = agg__10__src[kit.SearchEntries(len(agg__10__src), func(i int) bool { return agg__10__src[i].Start > from3 }):]
-		if agg__10__n := int64(len(agg__10__src)); agg__10__n > 0 {
-			agg__10__base := agg__10__src[0].Run - agg__10__src[0].Count
-			agg__10__upto := func(i int64) int64 {
-				return min(kit.RunDiff(agg__10__src[i].Run, agg__10__base, runMod), 3600000000000000)
-			}
-			if agg__10__need := x3; agg__10__upto(agg__10__n-1) >= agg__10__need {
-				agg__10__i := int64(kit.SearchEntries(int(agg__10__n), func(i int) bool { return agg__10__upto(int64(i)) >= agg__10__need }))
-				e_ := agg__10__src[agg__10__i]
-				agg__10 = min(max(e_.Start, 0), kit.NowMax) + p.WindowMs3
-			}
-		}
-	}
-	r3 := kit.Pick(x3 == 0, 0, agg__10)
+	x2 := exact.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
+	x3 := exact.Pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
+	r1 := kit.When(x1 != 0, func() int64 { return t.winReach(win, from1, x1, p.WindowMs, bucket+p.WindowMs) }, 0)
+	r2 := kit.When(x2 != 0, func() int64 { return t.winReach(win, from2, x2, p.WindowMs2, bucket+p.WindowMs2) }, 0)
+	r3 := kit.When(x3 != 0, func() int64 { return t.winReach(win, from3, x3, p.WindowMs3, bucket+p.WindowMs3) }, 0)
 	resetAt := max(r1, max(r2, r3))
 	room1 := max(0, p.Limit-(used1+took))
-	room2 := kit.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
-	room3 := kit.Pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
+	room2 := exact.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
+	room3 := exact.Pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
 	room := min(room1, min(room2, room3))
-	tier := int64(kit.Pick(ok, kit.Pick(room1 == room, 1, kit.Pick(room2 == room, 2, 3)),
-		kit.Pick(c_ > lim, kit.Pick(c_ > p.Limit, 1, kit.Pick(on2 && c_ > p.Limit2, 2, 3)),
-			kit.Pick(at1 == retryAt, 1, kit.Pick(at2 == retryAt, 2, 3)))))
-	if took > 0 {
-		if c.Commit {
-			{
-				n := 0
-				for n < len(st.winEntries) && st.winEntries[n].Start <= bucket-widest {
-					n++
-				}
-				st.winEntries = st.winEntries[n:]
-			}
-			e = sh.Put(key, hash, e, st)
-		}
-		if c.Commit {
-			{
-				x := bucketWindowWinEntry{Start: bucket, Count: took, At: eff}
-				if n := len(st.winEntries); n > 0 {
-					top := st.winEntries[n-1]
-					x.Start = max(x.Start, top.Start) // the set grows at its end
-					x.Run = (top.Run + x.Count) % runMod
-					if x.Start == top.Start { // merge into it
-						x.Count += top.Count
-						st.winEntries = st.winEntries[:n-1]
-					}
-				} else {
-					x.Run = x.Count % runMod
-				}
-				st.winEntries = append(st.winEntries, x)
-				if n := int64(bucketsMax); int64(len(st.winEntries)) > n { // keep the newest BUCKETS_MAX
-					st.winEntries = st.winEntries[int64(len(st.winEntries))-n:]
-				}
-			}
-			st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	tier := int64(exact.Pick(ok, exact.Pick(room1 == room, 1, exact.Pick(room2 == room, 2, 3)),
+		exact.Pick(c_ > lim, exact.Pick(c_ > p.Limit, 1, exact.Pick(on2 && c_ > p.Limit2, 2, 3)),
+			exact.Pick(at1 == retryAt, 1, exact.Pick(at2 == retryAt, 2, 3)))))
+	if took > 0 && c.Commit {
+		st.dropWin(bucket - widest)
+		st.addWin(bucketWindowWinEntry{Start: bucket, Count: took, At: eff}, int64(bucketsMax))
+		st.winExp = nowMs + lag + max(0, widest-eff%p.BucketMs) + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: lim, Remaining: room,
-		RetryAfterMs: kit.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs),
+		RetryAfterMs: exact.Pick(ok || c_ > lim, -1, retryAt-nowMs), ResetAfterMs: max(0, resetAt-nowMs),
 		DelayMs: 0, Tier: tier}
 }
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *bucketWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("bucket_window: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *bucketWindowTable) read(e *kit.Entry[[4]int64, bucketWindowState], nowMs int64) bucketWindowState {
+	var st bucketWindowState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if n := len(st.winEntries); n > 0 && st.winExp > nowMs && kit.Field(true, st.winEntries[n-1].At, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return bucketWindowState{}
+	}
+	if st.winExp <= nowMs { // {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> has expired
+		st.winEntries = nil
+	}
+	return st
+}
+
+// winLast is last(e in win: e.at else 0).
+func (t *bucketWindowTable) winLast(win []bucketWindowWinEntry) int64 {
+	return kit.Last(win, func(e_ *bucketWindowWinEntry) int64 { return min(max(e_.At, 0), kit.NowMax) }, 0)
+}
+
+// winSum is sum(e in win where e.start > a1: e.count), of the argument a1.
+func (t *bucketWindowTable) winSum(win []bucketWindowWinEntry, a1 int64) int64 {
+	return kit.RunSum(kit.From(win, func(x *bucketWindowWinEntry) bool { return x.Start > a1 }), (*bucketWindowWinEntry).runs, runMod, 3600000000000000)
+}
+
+// winReach is reach(e in win where e.start > a1: e.count >= a2 then e.start + a3 else a4), of the arguments a1 to a4.
+func (t *bucketWindowTable) winReach(win []bucketWindowWinEntry, a1, a2, a3, a4 int64) int64 {
+	return kit.RunReach(kit.From(win, func(x *bucketWindowWinEntry) bool { return x.Start > a1 }),
+		(*bucketWindowWinEntry).runs, a2, runMod, 3600000000000000,
+		func(e_ *bucketWindowWinEntry) int64 { return min(max(e_.Start, 0), kit.NowMax) + a3 }, a4)
 }
 
 // bucketWindowWinEntry is one entry of
@@ -495,4 +366,35 @@ type bucketWindowWinEntry struct {
 // entries of equal score.
 func (x *bucketWindowWinEntry) member() string {
 	return kit.JoinEntry(0, x.Start, x.Count, x.Run, x.At)
+}
+
+// runs is the entry's running sum and the value it adds (see kit.RunSum).
+func (x *bucketWindowWinEntry) runs() (run, v int64) { return x.Run, x.Count }
+
+// dropWin removes the entries of win whose start is at most upto.
+func (s *bucketWindowState) dropWin(upto int64) {
+	n := 0
+	for n < len(s.winEntries) && s.winEntries[n].Start <= upto {
+		n++
+	}
+	s.winEntries = s.winEntries[n:]
+}
+
+// addWin adds x to the entries of win, keeping the newest keep.
+func (s *bucketWindowState) addWin(x bucketWindowWinEntry, keep int64) {
+	if n := len(s.winEntries); n > 0 {
+		top := s.winEntries[n-1]
+		x.Start = max(x.Start, top.Start) // the set grows at its end
+		x.Run = (top.Run + x.Count) % runMod
+		if x.Start == top.Start { // merge into it
+			x.Count += top.Count
+			s.winEntries = s.winEntries[:n-1]
+		}
+	} else {
+		x.Run = x.Count % runMod
+	}
+	s.winEntries = append(s.winEntries, x)
+	if int64(len(s.winEntries)) > keep {
+		s.winEntries = s.winEntries[int64(len(s.winEntries))-keep:]
+	}
 }

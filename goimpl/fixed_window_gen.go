@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -221,17 +222,8 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st fixedWindowState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = fixedWindowState{}
-	}
-	// {<key>}:fw:<window_ms>: the current window's count
-	winLive := st.winExp > nowMs
+	st := t.read(e, nowMs)
+	winLive := st.winExp > nowMs // {<key>}:fw:<window_ms>
 	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
 	winN := kit.Field(winLive, st.winN, 0, 0, 2*p.Limit)
 	// how far the last admission is ahead of this caller's clock
@@ -240,28 +232,40 @@ func (t *fixedWindowTable) decide(p fixedWindowParams, key fixedWindowKey, hash 
 	eff := nowMs + lag
 	// ms since the current window began
 	into := eff % p.WindowMs
-	used := kit.Pick(winTs >= eff-into, winN, 0)
+	used := exact.Pick(winTs >= eff-into, winN, 0)
 	// cost past the limit is denied anyway
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is charged too, up to 2 * limit
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	untilEnd := lag + p.WindowMs - into
-	if took > 0 {
-		if c.Commit {
-			st.winTs = eff
-			st.winN = after
-			st.winExp = nowMs + untilEnd + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	if took > 0 && c.Commit {
+		st.winTs = eff
+		st.winN = after
+		st.winExp = nowMs + untilEnd + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, untilEnd),
-		ResetAfterMs: kit.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, untilEnd),
+		ResetAfterMs: exact.Pick(after == 0, 0, untilEnd), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *fixedWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("fixed_window: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *fixedWindowTable) read(e *kit.Entry[[1]int64, fixedWindowState], nowMs int64) fixedWindowState {
+	var st fixedWindowState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return fixedWindowState{}
+	}
+	return st
 }

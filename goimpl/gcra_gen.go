@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -221,17 +222,8 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st gcraState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = gcraState{}
-	}
-	// {<key>}:gc:<rate>:<period_ms>: the theoretical arrival time relative to the last admission
-	cellLive := st.cellExp > nowMs
+	st := t.read(e, nowMs)
+	cellLive := st.cellExp > nowMs // {<key>}:gc:<rate>:<period_ms>
 	cellTs := kit.Field(cellLive, st.cellTs, 0, 0, kit.NowMax)
 	cellTat := kit.Field(cellLive, st.cellTat, 0, 0, 2*(p.Burst*p.PeriodMs))
 	// the tolerance, times rate
@@ -240,29 +232,41 @@ func (t *gcraTable) decide(p gcraParams, key gcraKey, hash uint64, c *kit.Args) 
 	lag := max(0, cellTs-nowMs)
 	// ms since the last admission
 	elapsed := max(0, nowMs-cellTs)
-	drained := min(elapsed, kit.CeilDiv(cellTat, p.Rate)) * p.Rate
+	drained := min(elapsed, exact.CeilDiv(cellTat, p.Rate)) * p.Rate
 	// TAT - eff, times rate
 	tat := max(0, cellTat-drained)
 	c_ := min(c.Cost, p.Burst+1)
 	newTat := tat + c_*p.PeriodMs
 	ok := newTat <= tau
 	// a forced denial is charged too, up to 2 * tau
-	final := kit.Pick(ok, newTat, kit.Pick(c.Force, min(2*tau, tat+min(c.Cost, 2*p.Burst)*p.PeriodMs), tat))
-	reset := lag + kit.CeilDiv(final, p.Rate)
-	if final > tat {
-		if c.Commit {
-			st.cellTs = nowMs + lag
-			st.cellTat = final
-			st.cellExp = nowMs + reset + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	final := exact.Pick(ok, newTat, exact.Pick(c.Force, min(2*tau, tat+min(c.Cost, 2*p.Burst)*p.PeriodMs), tat))
+	reset := lag + exact.CeilDiv(final, p.Rate)
+	if final > tat && c.Commit {
+		st.cellTs = nowMs + lag
+		st.cellTat = final
+		st.cellExp = nowMs + reset + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Burst, Remaining: max(0, tau-final) / p.PeriodMs,
-		RetryAfterMs: kit.Pick(ok || c_ > p.Burst, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)),
+		RetryAfterMs: exact.Pick(ok || c_ > p.Burst, -1, lag+exact.CeilDiv(max(0, final+c_*p.PeriodMs-tau), p.Rate)),
 		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *gcraTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("gcra: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *gcraTable) read(e *kit.Entry[[2]int64, gcraState], nowMs int64) gcraState {
+	var st gcraState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.cellExp > nowMs, st.cellTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return gcraState{}
+	}
+	return st
 }

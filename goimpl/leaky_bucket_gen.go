@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -223,17 +224,8 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st leakyBucketState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.queueExp > nowMs, st.queueTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = leakyBucketState{}
-	}
-	// {<key>}:lb:<rate>:<period_ms>: the queued work at the last admission
-	queueLive := st.queueExp > nowMs
+	st := t.read(e, nowMs)
+	queueLive := st.queueExp > nowMs // {<key>}:lb:<rate>:<period_ms>
 	queueTs := kit.Field(queueLive, st.queueTs, 0, 0, kit.NowMax)
 	queueWork := kit.Field(queueLive, st.queueWork, 0, 0, 2*(p.Capacity*p.PeriodMs))
 	// the queue's room, times rate
@@ -242,30 +234,42 @@ func (t *leakyBucketTable) decide(p leakyBucketParams, key leakyBucketKey, hash 
 	lag := max(0, queueTs-nowMs)
 	// ms of draining since the last admission
 	elapsed := max(0, nowMs-queueTs)
-	drained := min(elapsed, kit.CeilDiv(queueWork, p.Rate)) * p.Rate
+	drained := min(elapsed, exact.CeilDiv(queueWork, p.Rate)) * p.Rate
 	// work queued ahead of this request
 	ahead := max(0, queueWork-drained)
 	c_ := min(c.Cost, p.Capacity+1)
 	withThis := ahead + c_*p.PeriodMs
 	ok := withThis <= full
 	// a forced denial is queued too, up to 2 * full
-	final := kit.Pick(ok, withThis, kit.Pick(c.Force, min(2*full, ahead+min(c.Cost, 2*p.Capacity)*p.PeriodMs), ahead))
-	reset := lag + kit.CeilDiv(final, p.Rate)
-	if final > ahead {
-		if c.Commit {
-			st.queueTs = nowMs + lag
-			st.queueWork = final
-			st.queueExp = nowMs + reset + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	final := exact.Pick(ok, withThis, exact.Pick(c.Force, min(2*full, ahead+min(c.Cost, 2*p.Capacity)*p.PeriodMs), ahead))
+	reset := lag + exact.CeilDiv(final, p.Rate)
+	if final > ahead && c.Commit {
+		st.queueTs = nowMs + lag
+		st.queueWork = final
+		st.queueExp = nowMs + reset + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-final) / p.PeriodMs,
-		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)),
-		ResetAfterMs: reset, DelayMs: kit.Pick(ok || c.Force && c_ > 0,
-			lag+kit.CeilDiv(ahead, p.Rate), 0), Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Capacity, -1, lag+exact.CeilDiv(max(0, final+c_*p.PeriodMs-full), p.Rate)),
+		ResetAfterMs: reset, DelayMs: exact.Pick(ok || c.Force && c_ > 0,
+			lag+exact.CeilDiv(ahead, p.Rate), 0), Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *leakyBucketTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("leaky_bucket: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *leakyBucketTable) read(e *kit.Entry[[2]int64, leakyBucketState], nowMs int64) leakyBucketState {
+	var st leakyBucketState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.queueExp > nowMs, st.queueTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return leakyBucketState{}
+	}
+	return st
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -223,63 +224,36 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st metaWindowState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if n := len(st.logEntries); n > 0 && st.logExp > nowMs && kit.Field(true, st.logEntries[n-1].TMs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = metaWindowState{}
-	}
-	// {<key>}:ml:<window_ms>: the window's admitted requests, oldest first; the newest holds the window's state
-	logLive := st.logExp > nowMs
-	if !logLive {
-		st.logEntries = nil
-	}
+	st := t.read(e, nowMs)
 	log := st.logEntries
 	if n := 2 * p.Limit; int64(len(log)) > n {
 		log = log[int64(len(log))-n:]
 	}
 	// the last admission
-	lastTs := int64(0)
-	if n := len(log); n > 0 {
-		e_ := log[n-1]
-		lastTs = min(max(e_.TMs, 0), kit.NowMax)
-	}
+	lastTs := t.logLast(log)
 	// when its window opened
-	lastStart := int64(0)
-	if n := len(log); n > 0 {
-		e_ := log[n-1]
-		lastStart = min(max(e_.Start, 0), kit.NowMax)
-	}
+	lastStart := t.logLast2(log)
 	// what its window had admitted then
-	lastUsed := int64(0)
-	if n := len(log); n > 0 {
-		e_ := log[n-1]
-		lastUsed = min(max(e_.Used, 0), 2*p.Limit)
-	}
+	lastUsed := t.logLast3(p, log)
 	// how far the last admission is ahead of this caller's clock
 	lag := max(0, lastTs-nowMs)
 	// the time this request is decided at
 	eff := nowMs + lag
 	open := lastUsed > 0 && eff < lastStart+p.WindowMs
-	used := kit.Pick(open, lastUsed, 0)
+	used := exact.Pick(open, lastUsed, 0)
 	// an admission now would open a window
-	start := kit.Pick(open, lastStart, eff)
+	start := exact.Pick(open, lastStart, eff)
 	// from now until the window ends
 	ends := lag + max(0, start+p.WindowMs-eff)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is recorded too, up to 2 * limit in the window
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	if took > 0 {
-		if !open {
-			if c.Commit {
-				st.logEntries = nil
-				e = sh.Put(key, hash, e, st)
-			}
+		if !open && c.Commit {
+			st.logEntries = nil
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.logEntries = append(st.logEntries, metaWindowLogEntry{TMs: eff, Start: start, Used: after, Cost: took, Meta: c.Inputs[0]})
@@ -288,8 +262,8 @@ func (t *metaWindowTable) decide(p metaWindowParams, key metaWindowKey, hash uin
 		}
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends),
-		DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, ends),
+		ResetAfterMs: exact.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
@@ -314,40 +288,15 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 	sh.Lock()
 	defer sh.Unlock()
 	e := sh.Get(key, hash, nowMs)
-	var st metaWindowState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if n := len(st.logEntries); n > 0 && st.logExp > nowMs && kit.Field(true, st.logEntries[n-1].TMs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = metaWindowState{}
-	}
-	// {<key>}:ml:<window_ms>: the window's admitted requests, oldest first; the newest holds the window's state
-	logLive := st.logExp > nowMs
-	if !logLive {
-		st.logEntries = nil
-	}
+	st := t.read(e, nowMs)
 	log := st.logEntries
 	if n := 2 * p.Limit; int64(len(log)) > n {
 		log = log[int64(len(log))-n:]
 	}
-	agg__1 := int64(0)
-	if n := len(log); n > 0 {
-		e_ := log[n-1]
-		agg__1 = min(max(e_.TMs, 0), kit.NowMax)
-	}
+	agg__1 := t.logLast(log)
 	eff := max(nowMs, agg__1)
-	start := int64(0)
-	if n := len(log); n > 0 {
-		e_ := log[n-1]
-		start = min(max(e_.Start, 0), kit.NowMax)
-	}
-	agg__3 := int64(0)
-	if n := len(log); n > 0 {
-		e_ := log[n-1]
-		agg__3 = min(max(e_.Used, 0), 2*p.Limit)
-	}
+	start := t.logLast2(log)
+	agg__3 := t.logLast3(p, log)
 	if !(agg__3 > 0 && eff < start+p.WindowMs) {
 		return []kit.Record{}, nil
 	}
@@ -356,6 +305,38 @@ func (t *metaWindowTable) viewEntries(p metaWindowParams, key metaWindowKey, has
 		out[i] = kit.Record{kit.Field(true, x.TMs, 0, 0, kit.NowMax), kit.Field(true, x.Cost, 0, 1, 2*p.Limit), x.Meta}
 	}
 	return out, nil
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *metaWindowTable) read(e *kit.Entry[[1]int64, metaWindowState], nowMs int64) metaWindowState {
+	var st metaWindowState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if n := len(st.logEntries); n > 0 && st.logExp > nowMs && kit.Field(true, st.logEntries[n-1].TMs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return metaWindowState{}
+	}
+	if st.logExp <= nowMs { // {<key>}:ml:<window_ms> has expired
+		st.logEntries = nil
+	}
+	return st
+}
+
+// logLast is last(e in log: e.t_ms else 0).
+func (t *metaWindowTable) logLast(log []metaWindowLogEntry) int64 {
+	return kit.Last(log, func(e_ *metaWindowLogEntry) int64 { return min(max(e_.TMs, 0), kit.NowMax) }, 0)
+}
+
+// logLast2 is last(e in log: e.start else 0).
+func (t *metaWindowTable) logLast2(log []metaWindowLogEntry) int64 {
+	return kit.Last(log, func(e_ *metaWindowLogEntry) int64 { return min(max(e_.Start, 0), kit.NowMax) }, 0)
+}
+
+// logLast3 is last(e in log: e.used else 0).
+func (t *metaWindowTable) logLast3(p metaWindowParams, log []metaWindowLogEntry) int64 {
+	return kit.Last(log, func(e_ *metaWindowLogEntry) int64 { return min(max(e_.Used, 0), 2*p.Limit) }, 0)
 }
 
 // metaWindowLogEntry is one entry of {<key>}:ml:<window_ms>: the window's admitted requests, oldest first; the newest holds the window's state.

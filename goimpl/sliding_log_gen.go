@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -220,28 +221,10 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st slidingLogState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if n := len(st.logEntries); n > 0 && st.logExp > nowMs && kit.Field(true, st.logEntries[n-1].Ts, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = slidingLogState{}
-	}
-	// {<key>}:sl:<window_ms>: one entry per admitted request
-	logLive := st.logExp > nowMs
-	if !logLive {
-		st.logEntries = nil
-	}
+	st := t.read(e, nowMs)
 	log := st.logEntries
 	// the last admission
-	lastTs := int64(0)
-	lastTs__src := log
-	if lastTs__n := int64(len(lastTs__src)); lastTs__n > 0 {
-		e_ := lastTs__src[lastTs__n-1]
-		lastTs = min(max(e_.Ts, 0), kit.NowMax)
-	}
+	lastTs := t.logLast(log)
 	// how far the last admission is ahead of this caller's clock
 	lag := max(0, lastTs-nowMs)
 	// the time this request is decided at
@@ -249,92 +232,81 @@ func (t *slidingLogTable) decide(p slidingLogParams, key slidingLogKey, hash uin
 	// entries at or before from have left the window
 	from := eff - p.WindowMs
 	// the costs admitted in the window
-	used := int64(0)
-	used__src := log
-	used__src = used__src[kit.SearchEntries(len(used__src), func(i int) bool { return used__src[i].Ts > from }):]
-	if used__n := int64(len(used__src)); used__n > 0 {
-		used__base := used__src[0].Run - used__src[0].Cost
-		used__upto := func(i int64) int64 { return min(kit.RunDiff(used__src[i].Run, used__base, runMod), 40000000000) }
-		used = used__upto(used__n - 1)
-	}
+	used := t.logSum(log, from)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is recorded too, up to 2 * limit in the window
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	// Denied: the window must lose after + c - limit, oldest entries first
 	// (this request's own, at eff, last); read only when the reply needs it.
-	agg__3 := eff + p.WindowMs
-	if !(ok || c_ > p.Limit) { // else the value is not used
-		agg__3__src := log
-		agg__3__src = agg__3__src[kit.SearchEntries(len(agg__3__src), func(i int) bool { return agg__3__src[i].Ts > from }):]
-		if agg__3__n := int64(len(agg__3__src)); agg__3__n > 0 {
-			agg__3__base := agg__3__src[0].Run - agg__3__src[0].Cost
-			agg__3__upto := func(i int64) int64 { return min(kit.RunDiff(agg__3__src[i].Run, agg__3__base, runMod), 40000000000) }
-			if agg__3__need := after + c_ - p.Limit; agg__3__upto(agg__3__n-1) >= agg__3__need {
-				agg__3__i := int64(kit.SearchEntries(int(agg__3__n), func(i int) bool { return agg__3__upto(int64(i)) >= agg__3__need }))
-				e_ := agg__3__src[agg__3__i]
-				agg__3 = min(max(e_.Ts, 0), kit.NowMax) + p.WindowMs
-			}
-		}
+	freeAt := int64(0)
+	if !(ok || c_ > p.Limit) {
+		freeAt = t.logReach(log, from, after+c_-p.Limit, p.WindowMs, eff+p.WindowMs)
 	}
-	freeAt := kit.Pick(ok || c_ > p.Limit, 0, agg__3)
-	agg__4 := eff
-	if !(took > 0) { // else the value is not used
-		agg__4__src := log
-		agg__4__src = agg__4__src[kit.SearchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Ts > from }):]
-		if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
-			e_ := agg__4__src[agg__4__n-1]
-			agg__4 = min(max(e_.Ts, 0), kit.NowMax)
-		}
-	}
-	lastIn := kit.Pick(took > 0, eff, agg__4)
+	lastIn := kit.When(took <= 0, func() int64 { return t.logLast2(log, from, eff) }, eff)
 	// earlier admissions at the same ms
-	seq := int64(0)
-	seq__src := log
-	seq__src = seq__src[kit.SearchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts >= eff }):]
-	seq__src = seq__src[:kit.SearchEntries(len(seq__src), func(i int) bool { return seq__src[i].Ts > eff })]
-	if seq__n := int64(len(seq__src)); seq__n > 0 {
-		seq = min(seq__n, 200000)
-	}
-	if took > 0 {
-		if c.Commit {
-			{
-				n := 0
-				for n < len(st.logEntries) && st.logEntries[n].Ts <= from {
-					n++
-				}
-				st.logEntries = st.logEntries[n:]
-			}
-			e = sh.Put(key, hash, e, st)
-		}
-		if c.Commit {
-			{
-				x := slidingLogLogEntry{Ts: eff, Seq: seq, Cost: took}
-				if n := len(st.logEntries); n > 0 {
-					top := st.logEntries[n-1]
-					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
-					x.Run = (top.Run + x.Cost) % runMod
-				} else {
-					x.Run = x.Cost % runMod
-				}
-				st.logEntries = append(st.logEntries, x)
-				if n := 2 * p.Limit; int64(len(st.logEntries)) > n { // keep the newest 2 * limit
-					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
-				}
-			}
-			st.logExp = nowMs + lag + p.WindowMs + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	seq := t.logSum2(log, eff)
+	if took > 0 && c.Commit {
+		st.dropLog(from)
+		st.addLog(slidingLogLogEntry{Ts: eff, Seq: seq, Cost: took}, 2*p.Limit)
+		st.logExp = nowMs + lag + p.WindowMs + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs),
-		ResetAfterMs: kit.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, freeAt-nowMs),
+		ResetAfterMs: exact.Pick(after == 0, 0, lastIn+p.WindowMs-nowMs), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *slidingLogTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("sliding_log: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *slidingLogTable) read(e *kit.Entry[[1]int64, slidingLogState], nowMs int64) slidingLogState {
+	var st slidingLogState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if n := len(st.logEntries); n > 0 && st.logExp > nowMs && kit.Field(true, st.logEntries[n-1].Ts, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return slidingLogState{}
+	}
+	if st.logExp <= nowMs { // {<key>}:sl:<window_ms> has expired
+		st.logEntries = nil
+	}
+	return st
+}
+
+// logLast is last(e in log: e.ts else 0).
+func (t *slidingLogTable) logLast(log []slidingLogLogEntry) int64 {
+	return kit.Last(log, func(e_ *slidingLogLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) }, 0)
+}
+
+// logSum is sum(e in log where e.ts > a1: e.cost), of the argument a1.
+func (t *slidingLogTable) logSum(log []slidingLogLogEntry, a1 int64) int64 {
+	return kit.RunSum(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts > a1 }), (*slidingLogLogEntry).runs, runMod, 40000000000)
+}
+
+// logReach is reach(e in log where e.ts > a1: e.cost >= a2 then e.ts + a3 else a4), of the arguments a1 to a4.
+func (t *slidingLogTable) logReach(log []slidingLogLogEntry, a1, a2, a3, a4 int64) int64 {
+	return kit.RunReach(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts > a1 }),
+		(*slidingLogLogEntry).runs, a2, runMod, 40000000000,
+		func(e_ *slidingLogLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) + a3 }, a4)
+}
+
+// logLast2 is last(e in log where e.ts > a1: e.ts else a2), of the arguments a1 and a2.
+func (t *slidingLogTable) logLast2(log []slidingLogLogEntry, a1, a2 int64) int64 {
+	return kit.Last(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts > a1 }),
+		func(e_ *slidingLogLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) }, a2)
+}
+
+// logSum2 is sum(e in log where e.ts == a1: 1), of the argument a1.
+func (t *slidingLogTable) logSum2(log []slidingLogLogEntry, a1 int64) int64 {
+	return kit.CountSum(kit.Until(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts >= a1 }),
+		func(x *slidingLogLogEntry) bool { return x.Ts > a1 }), 1, 200000)
 }
 
 // slidingLogLogEntry is one entry of {<key>}:sl:<window_ms>: one entry per admitted request.
@@ -352,3 +324,30 @@ type slidingLogLogEntry struct {
 // member is the entry's member in the sorted set, which orders
 // entries of equal score.
 func (x *slidingLogLogEntry) member() string { return kit.JoinEntry(6, x.Ts, x.Seq, x.Cost, x.Run) }
+
+// runs is the entry's running sum and the value it adds (see kit.RunSum).
+func (x *slidingLogLogEntry) runs() (run, v int64) { return x.Run, x.Cost }
+
+// dropLog removes the entries of log whose ts is at most upto.
+func (s *slidingLogState) dropLog(upto int64) {
+	n := 0
+	for n < len(s.logEntries) && s.logEntries[n].Ts <= upto {
+		n++
+	}
+	s.logEntries = s.logEntries[n:]
+}
+
+// addLog adds x to the entries of log, keeping the newest keep.
+func (s *slidingLogState) addLog(x slidingLogLogEntry, keep int64) {
+	if n := len(s.logEntries); n > 0 {
+		top := s.logEntries[n-1]
+		x.Ts = max(x.Ts, top.Ts) // the set grows at its end
+		x.Run = (top.Run + x.Cost) % runMod
+	} else {
+		x.Run = x.Cost % runMod
+	}
+	s.logEntries = append(s.logEntries, x)
+	if int64(len(s.logEntries)) > keep {
+		s.logEntries = s.logEntries[int64(len(s.logEntries))-keep:]
+	}
+}

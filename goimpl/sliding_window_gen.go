@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -222,17 +223,8 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st slidingWindowState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = slidingWindowState{}
-	}
-	// {<key>}:sw:<window_ms>: the counts of the last admission's window and the one before
-	winLive := st.winExp > nowMs
+	st := t.read(e, nowMs)
+	winLive := st.winExp > nowMs // {<key>}:sw:<window_ms>
 	winTs := kit.Field(winLive, st.winTs, 0, 0, kit.NowMax)
 	winCur := kit.Field(winLive, st.winCur, 0, 0, 2*p.Limit)
 	winPrev := kit.Field(winLive, st.winPrev, 0, 0, 2*p.Limit)
@@ -248,38 +240,50 @@ func (t *slidingWindowTable) decide(p slidingWindowParams, key slidingWindowKey,
 	// the last admission is in this window
 	same := winTs >= start
 	next := !same && winTs >= start-p.WindowMs
-	prev := kit.Pick(same, winPrev, kit.Pick(next, winCur, 0))
-	cur := kit.Pick(same, winCur, 0)
+	prev := exact.Pick(same, winPrev, exact.Pick(next, winCur, 0))
+	cur := exact.Pick(same, winCur, 0)
 	// the previous window's share, times window_ms
 	weighted := prev * (p.WindowMs - e_)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := weighted+(cur+c_)*p.WindowMs <= p.Limit*p.WindowMs
 	// a forced denial is charged too, up to 2 * limit in this window
-	after := kit.Pick(ok, cur+c_, kit.Pick(c.Force, cur+min(c.Cost, max(0, 2*p.Limit-cur)), cur))
+	after := exact.Pick(ok, cur+c_, exact.Pick(c.Force, cur+min(c.Cost, max(0, 2*p.Limit-cur)), cur))
 	room := max(0, p.Limit*p.WindowMs-weighted)/p.WindowMs - after
 	// Denied: wait until the previous window's share has shrunk enough, in
 	// this window, or else into the next one, where this window's count
 	// is the previous one.
 	short := max(0, weighted+(after+c_)*p.WindowMs-p.Limit*p.WindowMs)
-	inThis := prev > 0 && e_+kit.CeilDiv(short, max(1, prev)) < p.WindowMs
+	inThis := prev > 0 && e_+exact.CeilDiv(short, max(1, prev)) < p.WindowMs
 	shortNext := max(0, after+c_-p.Limit) * p.WindowMs
-	wait := kit.Pick(inThis, kit.CeilDiv(short, max(1, prev)), toNext+kit.CeilDiv(shortNext, max(1, after)))
-	reset := kit.Pick(after > 0, p.WindowMs+toNext, kit.Pick(prev > 0, toNext, 0))
-	if after > cur {
-		if c.Commit {
-			st.winTs = eff
-			st.winCur = after
-			st.winPrev = prev
-			st.winExp = nowMs + lag + p.WindowMs + toNext + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	wait := exact.Pick(inThis, exact.CeilDiv(short, max(1, prev)), toNext+exact.CeilDiv(shortNext, max(1, after)))
+	reset := exact.Pick(after > 0, p.WindowMs+toNext, exact.Pick(prev > 0, toNext, 0))
+	if after > cur && c.Commit {
+		st.winTs = eff
+		st.winCur = after
+		st.winPrev = prev
+		st.winExp = nowMs + lag + p.WindowMs + toNext + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, room),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, lag+wait),
-		ResetAfterMs: kit.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, lag+wait),
+		ResetAfterMs: exact.Pick(reset == 0, 0, lag+reset), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *slidingWindowTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("sliding_window: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *slidingWindowTable) read(e *kit.Entry[[1]int64, slidingWindowState], nowMs int64) slidingWindowState {
+	var st slidingWindowState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.winExp > nowMs, st.winTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return slidingWindowState{}
+	}
+	return st
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -223,17 +224,8 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st tokenBucketState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = tokenBucketState{}
-	}
-	// {<key>}:tk:<refill_tokens>:<refill_ms>: the tokens taken at the last admission
-	bucketLive := st.bucketExp > nowMs
+	st := t.read(e, nowMs)
+	bucketLive := st.bucketExp > nowMs // {<key>}:tk:<refill_tokens>:<refill_ms>
 	bucketTs := kit.Field(bucketLive, st.bucketTs, 0, 0, kit.NowMax)
 	bucketTaken := kit.Field(bucketLive, st.bucketTaken, 0, 0, 2*(p.Capacity*p.RefillMs))
 	full := p.Capacity * p.RefillMs
@@ -241,28 +233,40 @@ func (t *tokenBucketTable) decide(p tokenBucketParams, key tokenBucketKey, hash 
 	lag := max(0, bucketTs-nowMs)
 	// ms of refill since the last admission
 	elapsed := max(0, nowMs-bucketTs)
-	refilled := min(elapsed, kit.CeilDiv(bucketTaken, p.RefillTokens)) * p.RefillTokens
+	refilled := min(elapsed, exact.CeilDiv(bucketTaken, p.RefillTokens)) * p.RefillTokens
 	taken := max(0, bucketTaken-refilled)
 	c_ := min(c.Cost, p.Capacity+1)
 	need := c_ * p.RefillMs
 	ok := taken+need <= full
 	// a forced denial is charged too, up to 2 * full
-	after := kit.Pick(ok, taken+need, kit.Pick(c.Force, min(2*full, taken+min(c.Cost, 2*p.Capacity)*p.RefillMs), taken))
-	reset := lag + kit.CeilDiv(after, p.RefillTokens)
-	if after > taken {
-		if c.Commit {
-			st.bucketTs = nowMs + lag
-			st.bucketTaken = after
-			st.bucketExp = nowMs + reset + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	after := exact.Pick(ok, taken+need, exact.Pick(c.Force, min(2*full, taken+min(c.Cost, 2*p.Capacity)*p.RefillMs), taken))
+	reset := lag + exact.CeilDiv(after, p.RefillTokens)
+	if after > taken && c.Commit {
+		st.bucketTs = nowMs + lag
+		st.bucketTaken = after
+		st.bucketExp = nowMs + reset + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Capacity, Remaining: max(0, full-after) / p.RefillMs,
-		RetryAfterMs: kit.Pick(ok || c_ > p.Capacity, -1, lag+kit.CeilDiv(max(0, after+need-full), p.RefillTokens)),
+		RetryAfterMs: exact.Pick(ok || c_ > p.Capacity, -1, lag+exact.CeilDiv(max(0, after+need-full), p.RefillTokens)),
 		ResetAfterMs: reset, DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *tokenBucketTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("token_bucket: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *tokenBucketTable) read(e *kit.Entry[[2]int64, tokenBucketState], nowMs int64) tokenBucketState {
+	var st tokenBucketState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.bucketExp > nowMs, st.bucketTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return tokenBucketState{}
+	}
+	return st
 }

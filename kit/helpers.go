@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/limitspec/limitspec/exact"
 )
 
 // The helpers of the generated decisions in Go.
@@ -18,17 +20,6 @@ func Field(live bool, v, dflt, lo, hi int64) int64 {
 	}
 	return min(max(v, lo), hi)
 }
-
-// Pick is the conditional value: a if c, else b.
-func Pick[T any](c bool, a, b T) T {
-	if c {
-		return a
-	}
-	return b
-}
-
-// CeilDiv is ceil(a / b) for a >= 0, b >= 1, a + b within int64.
-func CeilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // JoinEntry is the member of a sorted-set entry, as the Lua script writes
 // it: its fields in decimal joined by ":", the second zero-padded to pad
@@ -63,11 +54,6 @@ func RunDiff(a, b, mod int64) int64 {
 // InsertAt inserts x into list at index i.
 func InsertAt[T any](list []T, i int, x T) []T { return slices.Insert(list, i, x) }
 
-// SearchEntries is the smallest i in [0, n) at which f(i) is true, n if
-// none, for an f that is false and then true: the binary search by which
-// a sorted set's entries within a score range are found.
-func SearchEntries(n int, f func(int) bool) int { return sort.Search(n, f) }
-
 // MaxKeyBytes is the longest key, or identity value, that the limiters
 // store as it is. A longer one is stored as its StoredKey, so that a
 // client's key (an API key of 500 KB, say) never becomes a Redis key
@@ -89,4 +75,85 @@ func StoredKey(key string) string {
 func hashedKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// The aggregates of the generated decisions over a sorted set's entries,
+// which are sorted by score: From and Until cut them to the score range
+// of a where clause, the others compute an aggregate of the range, as
+// the Lua script does by index (gen's index.go). v, r and the accessor
+// runs read an entry; d is the value when no entry counts.
+
+// From is the entries from the first for which in holds, for an in that
+// is false and then true along the entries.
+func From[E any](src []E, in func(*E) bool) []E {
+	return src[sort.Search(len(src), func(i int) bool { return in(&src[i]) }):]
+}
+
+// Until is the entries before the first for which out holds, for an out
+// that is false and then true along the entries.
+func Until[E any](src []E, out func(*E) bool) []E {
+	return src[:sort.Search(len(src), func(i int) bool { return out(&src[i]) })]
+}
+
+// Last is v of the last entry of src, or d if there is none.
+func Last[E, V any](src []E, v func(*E) V, d V) V {
+	if n := len(src); n > 0 {
+		return v(&src[n-1])
+	}
+	return d
+}
+
+// CountSum is the sum of k over the entries of src, at most most.
+func CountSum[E any](src []E, k, most int64) int64 { return min(int64(len(src))*k, most) }
+
+// CountReach is r of the entry at which the sum of k over the entries of
+// src reaches need, or d if it never does.
+func CountReach[E, V any](src []E, k, need int64, r func(*E) V, d V) V {
+	if i := max(0, exact.CeilDiv(max(0, need), k)-1); i < int64(len(src)) {
+		return r(&src[i])
+	}
+	return d
+}
+
+// RunSum is the sum of the values that the running sums of src add, at
+// most most: the difference of the running sums of its last entry and
+// of the one before its first. runs returns an entry's running sum,
+// kept modulo mod, and the value it adds.
+func RunSum[E any](src []E, runs func(*E) (run, v int64), mod, most int64) int64 {
+	n := len(src)
+	if n == 0 {
+		return 0
+	}
+	first, v := runs(&src[0])
+	last, _ := runs(&src[n-1])
+	return min(RunDiff(last, first-v, mod), most)
+}
+
+// RunReach is r of the first entry of src at which the sum of the values
+// that the running sums add, at most most, reaches need (a binary search
+// over the running sums), or d if none does.
+func RunReach[E, V any](src []E, runs func(*E) (run, v int64), need, mod, most int64, r func(*E) V, d V) V {
+	n := len(src)
+	if n == 0 {
+		return d
+	}
+	first, v := runs(&src[0])
+	base := first - v
+	upto := func(i int) int64 {
+		run, _ := runs(&src[i])
+		return min(RunDiff(run, base, mod), most)
+	}
+	if upto(n-1) < need {
+		return d
+	}
+	return r(&src[sort.Search(n, func(i int) bool { return upto(i) >= need })])
+}
+
+// When is f() if c, else d: an aggregate computed only where its value
+// is used.
+func When[T any](c bool, f func() T, d T) T {
+	if c {
+		return f()
+	}
+	return d
 }

@@ -18,18 +18,9 @@ func TestHelpers(t *testing.T) {
 		{"Field clamped up", Field(true, -4, 3, 0, 10), 0},
 		{"Field clamped down", Field(true, 25, 3, 0, 10), 10},
 		{"Field at its ends", Field(true, 10, 3, -10, 10), 10},
-		{"CeilDiv exact", CeilDiv(8, 2), 4},
-		{"CeilDiv rounds up", CeilDiv(7, 2), 4},
-		{"CeilDiv of 0", CeilDiv(0, 5), 0},
-		{"CeilDiv by 1", CeilDiv(9, 1), 9},
-		{"Pick true", Pick(true, int64(1), 2), 1},
-		{"Pick false", Pick(false, int64(1), 2), 2},
 		{"RunDiff forward", RunDiff(7, 3, 10), 4},
 		{"RunDiff across the modulus", RunDiff(3, 7, 10), 6},
 		{"RunDiff of equal sums", RunDiff(5, 5, 10), 0},
-		{"SearchEntries: the first true", int64(SearchEntries(10, func(i int) bool { return i >= 4 })), 4},
-		{"SearchEntries: none true", int64(SearchEntries(10, func(int) bool { return false })), 10},
-		{"SearchEntries: all true", int64(SearchEntries(10, func(int) bool { return true })), 0},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -89,6 +80,49 @@ func TestStoredKey(t *testing.T) {
 	} {
 		if got := StoredKey(tc.key); got != tc.want {
 			t.Errorf("StoredKey(%d bytes) = %.80q; want %.80q", len(tc.key), got, tc.want)
+		}
+	}
+}
+
+// TestAggregates checks the aggregates over a sorted set's entries on
+// entries worked by hand: scores 10, 20, 20, 30, values 1, 2, 1, 2, their
+// running sums modulo 8 after an earlier 5 (6, 0, 1, 3: wrapped).
+func TestAggregates(t *testing.T) {
+	type entry struct{ score, v, run int64 }
+	es := []entry{{10, 1, 6}, {20, 2, 0}, {20, 1, 1}, {30, 2, 3}}
+	runs := func(e *entry) (int64, int64) { return e.run, e.v }
+	score := func(e *entry) int64 { return e.score }
+	after := func(x int64) func(*entry) bool { return func(e *entry) bool { return e.score > x } }
+	tests := []struct {
+		name      string
+		got, want int64
+	}{
+		{"From after 10", int64(len(From(es, after(10)))), 3},
+		{"From after all", int64(len(From(es, after(30)))), 0},
+		{"Until past 20", int64(len(Until(es, after(20)))), 3},
+		{"Last of all", Last(es, score, -1), 30},
+		{"Last of none", Last(es[:0], score, -1), -1},
+		{"CountSum", CountSum(es, 2, 100), 8},
+		{"CountSum at most", CountSum(es, 2, 5), 5},
+		{"CountReach of the third", CountReach(es, 1, 3, score, -1), 20},
+		{"CountReach of a need below 1", CountReach(es, 1, 0, score, -1), 10},
+		{"CountReach past the entries", CountReach(es, 2, 9, score, -1), -1},
+		{"RunSum of all", RunSum(es, runs, 8, 100), 6},
+		{"RunSum after 10", RunSum(From(es, after(10)), runs, 8, 100), 5},
+		{"RunSum at most", RunSum(From(es, after(10)), runs, 8, 4), 4},
+		{"RunSum of none", RunSum(es[:0], runs, 8, 100), 0},
+		{"RunReach of 3", RunReach(es, runs, 3, 8, 100, score, -1), 20},
+		{"RunReach of 5", RunReach(es, runs, 5, 8, 100, score, -1), 30},
+		{"RunReach of a need below 1", RunReach(es, runs, 0, 8, 100, score, -1), 10},
+		{"RunReach of 5 after 10", RunReach(From(es, after(10)), runs, 5, 8, 100, score, -1), 30},
+		{"RunReach of 4 within 20", RunReach(Until(es, after(20)), runs, 4, 8, 100, score, -1), 20},
+		{"RunReach past the sum", RunReach(Until(es, after(20)), runs, 5, 8, 100, score, -1), -1},
+		{"When true", When(true, func() int64 { return 7 }, 3), 7},
+		{"When false", When(false, func() int64 { panic("computed") }, 3), 3},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, tt.got, tt.want)
 		}
 	}
 }

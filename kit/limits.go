@@ -1,8 +1,6 @@
 package kit
 
 import (
-	"slices"
-
 	"github.com/limitspec/limitspec"
 )
 
@@ -32,24 +30,4 @@ func LimitAlgorithms() []limitspec.Algorithm {
 	mu.RLock()
 	defer mu.RUnlock()
 	return sortedKeys(builders)
-}
-
-// KnownParams refuses, for a builder of alg, a parameter name the
-// algorithm does not take.
-func KnownParams(alg string, m map[string]int64, names ...string) error {
-	for k := range m {
-		if !slices.Contains(names, k) {
-			return BadInput("%s: unknown parameter %q (parameters: %v)", alg, k, names)
-		}
-	}
-	return nil
-}
-
-// CheckParam refuses a parameter outside [lo, hi]; the message is
-// refused followed by the value.
-func CheckParam(v, lo, hi int64, refused string) error {
-	if v < lo || v > hi {
-		return BadInput("%s%d", refused, v)
-	}
-	return nil
 }

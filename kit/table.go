@@ -62,22 +62,6 @@ func StateName(key, infix string) string {
 	return "}" + key + "}" + infix
 }
 
-// Reply is a decision as the scripts reply it: the spec's reply fields,
-// in ms.
-type Reply struct {
-	Allowed      bool
-	Limit        int64
-	Remaining    int64
-	RetryAfterMs int64
-	ResetAfterMs int64
-	DelayMs      int64
-	Tier         int64
-}
-
-// ReplyFields names Reply's fields in the scripts' order; the generator
-// refuses a spec whose reply differs.
-var ReplyFields = []string{"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms", "delay_ms", "tier"}
-
 // Record is one entry a view returns: its fields in order, each an int64
 // or a string.
 type Record []any

@@ -70,6 +70,94 @@ var tokenBucketResetSource string
 //go:embed library.lua
 var librarySource string
 
+// limitspecScripts are the scripts of each algorithm, as kit.RegisterScripts takes them.
+var limitspecScripts = []*kit.Scripts{
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "b6242dd24c3f80debe88e4572f38d5fdf7e88df5"},
+		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "8aa0328bd84cca5a1ce56683ae827b853286ded7"},
+		Views:  []kit.View{},
+		Keys:   []string{":bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms"},
+			{Name: "limit_2", Default: "0"}, {Name: "window_ms_2", Default: "0"},
+			{Name: "limit_3", Default: "0"}, {Name: "window_ms_3", Default: "0"}},
+		Args: bucketWindowScriptArgs,
+	},
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "90a9962e80bd8d80805307c161df400332df2cac"},
+		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "284abf7fa183750b0b9dcac1c8dae4602c34853b"},
+		Views:  []kit.View{},
+		Keys:   []string{":fw:<window_ms>"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
+		Args:   fixedWindowScriptArgs,
+	},
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "14c8192cd8c13af3b2393207ec127e31b1449218"},
+		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "9376e3a7c757b5f9ed7a9fd9d6587c548cd04efb"},
+		Views:  []kit.View{},
+		Keys:   []string{":gc:<rate>:<period_ms>"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "burst"}, {Name: "rate"}, {Name: "period_ms"}},
+		Args:   gcraScriptArgs,
+	},
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "31c8b2aa71f8888cf882ecd8bf83e572ad4e80ee"},
+		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "9b40f312a586b706cb99dcd2543e2b2c00d98df4"},
+		Views:  []kit.View{},
+		Keys:   []string{":lb:<rate>:<period_ms>"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "capacity"}, {Name: "rate"}, {Name: "period_ms"}},
+		Args:   leakyBucketScriptArgs,
+	},
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "def854219808d658927a89e27532821dbe330766"},
+		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "a3bf84661b7c0125ffb3dff3412260a52b48e017"},
+		Views: []kit.View{{Name: "entries",
+			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "b6319dbfa6cb818545069303da62eba686e7fe4c"},
+			Returns: []string{"t_ms", "cost", "meta"}}},
+		Keys:   []string{":ml:<window_ms>"},
+		Inputs: []string{"meta"},
+		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
+		Args:   metaWindowScriptArgs,
+	},
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "79c0d6095089efe54d405acde1cb07a3cb2fa03d"},
+		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5e98080cdf9c63d602dee707855035826d1bdeb5"},
+		Views:  []kit.View{},
+		Keys:   []string{":sl:<window_ms>"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
+		Args:   slidingLogScriptArgs,
+	},
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "1b4216a74f4312164794d82e871685d9f645c339"},
+		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "b78828a20553c7815c594d469de1e5ab8915cb4a"},
+		Views:  []kit.View{},
+		Keys:   []string{":sw:<window_ms>"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
+		Args:   slidingWindowScriptArgs,
+	},
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "e6dcbd0825407a45cf34742094352f01e0dc2a4b"},
+		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "96f2598d1496d0a3e8d9e66ebaa6a865d2adac22"},
+		Views:  []kit.View{},
+		Keys:   []string{":tk:<refill_tokens>:<refill_ms>"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "capacity"}, {Name: "refill_tokens"}, {Name: "refill_ms"}},
+		Args:   tokenBucketScriptArgs,
+	},
+}
+
 func init() {
 	kit.RegisterLibrary(&kit.Library{
 		Name: "limitspec", Version: "a8fa894e8fd890e645e16bfb8715a666d509726f", Source: librarySource,
@@ -81,90 +169,9 @@ func init() {
 			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
 			{Library: "limitspec", Name: "token_bucket"}},
 	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "b6242dd24c3f80debe88e4572f38d5fdf7e88df5"},
-		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "8aa0328bd84cca5a1ce56683ae827b853286ded7"},
-		Views:  []kit.View{},
-		Keys:   []string{":bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>"},
-		Inputs: []string{},
-		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms"},
-			{Name: "limit_2", Default: "0"}, {Name: "window_ms_2", Default: "0"},
-			{Name: "limit_3", Default: "0"}, {Name: "window_ms_3", Default: "0"}},
-		Args: bucketWindowScriptArgs,
-	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "90a9962e80bd8d80805307c161df400332df2cac"},
-		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "284abf7fa183750b0b9dcac1c8dae4602c34853b"},
-		Views:  []kit.View{},
-		Keys:   []string{":fw:<window_ms>"},
-		Inputs: []string{},
-		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
-		Args:   fixedWindowScriptArgs,
-	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "14c8192cd8c13af3b2393207ec127e31b1449218"},
-		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "9376e3a7c757b5f9ed7a9fd9d6587c548cd04efb"},
-		Views:  []kit.View{},
-		Keys:   []string{":gc:<rate>:<period_ms>"},
-		Inputs: []string{},
-		Params: []kit.Param{{Name: "burst"}, {Name: "rate"}, {Name: "period_ms"}},
-		Args:   gcraScriptArgs,
-	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "31c8b2aa71f8888cf882ecd8bf83e572ad4e80ee"},
-		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "9b40f312a586b706cb99dcd2543e2b2c00d98df4"},
-		Views:  []kit.View{},
-		Keys:   []string{":lb:<rate>:<period_ms>"},
-		Inputs: []string{},
-		Params: []kit.Param{{Name: "capacity"}, {Name: "rate"}, {Name: "period_ms"}},
-		Args:   leakyBucketScriptArgs,
-	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "def854219808d658927a89e27532821dbe330766"},
-		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "a3bf84661b7c0125ffb3dff3412260a52b48e017"},
-		Views: []kit.View{{Name: "entries",
-			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "b6319dbfa6cb818545069303da62eba686e7fe4c"},
-			Returns: []string{"t_ms", "cost", "meta"}}},
-		Keys:   []string{":ml:<window_ms>"},
-		Inputs: []string{"meta"},
-		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
-		Args:   metaWindowScriptArgs,
-	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "79c0d6095089efe54d405acde1cb07a3cb2fa03d"},
-		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5e98080cdf9c63d602dee707855035826d1bdeb5"},
-		Views:  []kit.View{},
-		Keys:   []string{":sl:<window_ms>"},
-		Inputs: []string{},
-		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
-		Args:   slidingLogScriptArgs,
-	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "1b4216a74f4312164794d82e871685d9f645c339"},
-		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "b78828a20553c7815c594d469de1e5ab8915cb4a"},
-		Views:  []kit.View{},
-		Keys:   []string{":sw:<window_ms>"},
-		Inputs: []string{},
-		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}},
-		Args:   slidingWindowScriptArgs,
-	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "e6dcbd0825407a45cf34742094352f01e0dc2a4b"},
-		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "96f2598d1496d0a3e8d9e66ebaa6a865d2adac22"},
-		Views:  []kit.View{},
-		Keys:   []string{":tk:<refill_tokens>:<refill_ms>"},
-		Inputs: []string{},
-		Params: []kit.Param{{Name: "capacity"}, {Name: "refill_tokens"}, {Name: "refill_ms"}},
-		Args:   tokenBucketScriptArgs,
-	})
+	for _, s := range limitspecScripts {
+		kit.RegisterScripts(s)
+	}
 }
 
 // bucketWindowScriptArgs returns a bucket_window limit's parameters as its scripts take them.

@@ -6,27 +6,28 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
 func init() {
 	kit.RegisterLimit(limitspec.FixedWindow{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("fixed_window", m, "limit", "window_ms"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("fixed_window", m, "limit", "window_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l limitspec.FixedWindow
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, kit.BadInput("fixed_window: missing parameter limit")
+			return nil, &limitspec.InputError{Msg: "fixed_window: missing parameter limit"}
 		}
 		if v, ok := m["window_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000, "fixed_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Window = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("fixed_window: missing parameter window_ms")
+			return nil, &limitspec.InputError{Msg: "fixed_window: missing parameter window_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err
@@ -37,27 +38,27 @@ func init() {
 
 func init() {
 	kit.RegisterLimit(limitspec.TokenBucket{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("token_bucket", m, "capacity", "refill_tokens", "refill_ms"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("token_bucket", m, "capacity", "refill_tokens", "refill_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l limitspec.TokenBucket
 		if v, ok := m["capacity"]; ok {
 			l.Capacity = v
 		} else {
-			return nil, kit.BadInput("token_bucket: missing parameter capacity")
+			return nil, &limitspec.InputError{Msg: "token_bucket: missing parameter capacity"}
 		}
 		if v, ok := m["refill_tokens"]; ok {
 			l.RefillTokens = v
 		} else {
-			return nil, kit.BadInput("token_bucket: missing parameter refill_tokens")
+			return nil, &limitspec.InputError{Msg: "token_bucket: missing parameter refill_tokens"}
 		}
 		if v, ok := m["refill_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000, "token_bucket: parameter refill_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Refill = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("token_bucket: missing parameter refill_ms")
+			return nil, &limitspec.InputError{Msg: "token_bucket: missing parameter refill_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err
@@ -68,27 +69,27 @@ func init() {
 
 func init() {
 	kit.RegisterLimit(limitspec.GCRA{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("gcra", m, "burst", "rate", "period_ms"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("gcra", m, "burst", "rate", "period_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l limitspec.GCRA
 		if v, ok := m["burst"]; ok {
 			l.Burst = v
 		} else {
-			return nil, kit.BadInput("gcra: missing parameter burst")
+			return nil, &limitspec.InputError{Msg: "gcra: missing parameter burst"}
 		}
 		if v, ok := m["rate"]; ok {
 			l.Rate = v
 		} else {
-			return nil, kit.BadInput("gcra: missing parameter rate")
+			return nil, &limitspec.InputError{Msg: "gcra: missing parameter rate"}
 		}
 		if v, ok := m["period_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "gcra: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000, "gcra: parameter period_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Period = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("gcra: missing parameter period_ms")
+			return nil, &limitspec.InputError{Msg: "gcra: missing parameter period_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err
@@ -99,22 +100,23 @@ func init() {
 
 func init() {
 	kit.RegisterLimit(limitspec.SlidingWindow{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("sliding_window", m, "limit", "window_ms"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("sliding_window", m, "limit", "window_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l limitspec.SlidingWindow
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, kit.BadInput("sliding_window: missing parameter limit")
+			return nil, &limitspec.InputError{Msg: "sliding_window: missing parameter limit"}
 		}
 		if v, ok := m["window_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "sliding_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000,
+				"sliding_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Window = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("sliding_window: missing parameter window_ms")
+			return nil, &limitspec.InputError{Msg: "sliding_window: missing parameter window_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err
@@ -125,27 +127,27 @@ func init() {
 
 func init() {
 	kit.RegisterLimit(limitspec.LeakyBucket{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("leaky_bucket", m, "capacity", "rate", "period_ms"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("leaky_bucket", m, "capacity", "rate", "period_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l limitspec.LeakyBucket
 		if v, ok := m["capacity"]; ok {
 			l.Capacity = v
 		} else {
-			return nil, kit.BadInput("leaky_bucket: missing parameter capacity")
+			return nil, &limitspec.InputError{Msg: "leaky_bucket: missing parameter capacity"}
 		}
 		if v, ok := m["rate"]; ok {
 			l.Rate = v
 		} else {
-			return nil, kit.BadInput("leaky_bucket: missing parameter rate")
+			return nil, &limitspec.InputError{Msg: "leaky_bucket: missing parameter rate"}
 		}
 		if v, ok := m["period_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "leaky_bucket: parameter period_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000, "leaky_bucket: parameter period_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Period = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("leaky_bucket: missing parameter period_ms")
+			return nil, &limitspec.InputError{Msg: "leaky_bucket: missing parameter period_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err
@@ -156,22 +158,22 @@ func init() {
 
 func init() {
 	kit.RegisterLimit(limitspec.SlidingLog{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("sliding_log", m, "limit", "window_ms"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("sliding_log", m, "limit", "window_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l limitspec.SlidingLog
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, kit.BadInput("sliding_log: missing parameter limit")
+			return nil, &limitspec.InputError{Msg: "sliding_log: missing parameter limit"}
 		}
 		if v, ok := m["window_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "sliding_log: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000, "sliding_log: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Window = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("sliding_log: missing parameter window_ms")
+			return nil, &limitspec.InputError{Msg: "sliding_log: missing parameter window_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err
@@ -182,37 +184,41 @@ func init() {
 
 func init() {
 	kit.RegisterLimit(limitspec.BucketWindow{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("bucket_window", m, "limit", "window_ms", "bucket_ms", "limit_2", "window_ms_2", "limit_3", "window_ms_3"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("bucket_window", m, "limit", "window_ms", "bucket_ms", "limit_2",
+			"window_ms_2", "limit_3", "window_ms_3"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l limitspec.BucketWindow
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, kit.BadInput("bucket_window: missing parameter limit")
+			return nil, &limitspec.InputError{Msg: "bucket_window: missing parameter limit"}
 		}
 		if v, ok := m["window_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000,
+				"bucket_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Window = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("bucket_window: missing parameter window_ms")
+			return nil, &limitspec.InputError{Msg: "bucket_window: missing parameter window_ms"}
 		}
 		if v, ok := m["bucket_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000,
+				"bucket_window: parameter bucket_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Bucket = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("bucket_window: missing parameter bucket_ms")
+			return nil, &limitspec.InputError{Msg: "bucket_window: missing parameter bucket_ms"}
 		}
 		if v, ok := m["limit_2"]; ok {
 			l.Limit2 = v
 		}
 		if v, ok := m["window_ms_2"]; ok {
-			if err := kit.CheckParam(v, 0, 100000000000, "bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 0, 100000000000,
+				"bucket_window: parameter window_ms_2 must be an integer in [0, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Window2 = time.Duration(v) * time.Millisecond
 		}
@@ -220,8 +226,9 @@ func init() {
 			l.Limit3 = v
 		}
 		if v, ok := m["window_ms_3"]; ok {
-			if err := kit.CheckParam(v, 0, 100000000000, "bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 0, 100000000000,
+				"bucket_window: parameter window_ms_3 must be an integer in [0, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Window3 = time.Duration(v) * time.Millisecond
 		}
@@ -234,22 +241,22 @@ func init() {
 
 func init() {
 	kit.RegisterLimit(limitspec.MetaWindow{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("meta_window", m, "limit", "window_ms"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("meta_window", m, "limit", "window_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l limitspec.MetaWindow
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, kit.BadInput("meta_window: missing parameter limit")
+			return nil, &limitspec.InputError{Msg: "meta_window: missing parameter limit"}
 		}
 		if v, ok := m["window_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 100000000000, "meta_window: parameter window_ms must be an integer in [1, 100000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 100000000000, "meta_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Window = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("meta_window: missing parameter window_ms")
+			return nil, &limitspec.InputError{Msg: "meta_window: missing parameter window_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -221,17 +222,8 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st dailyQuotaState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.dayExp > nowMs, st.dayTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = dailyQuotaState{}
-	}
-	// {<key>}:quota:dq:<offset_ms>: the day's count
-	dayLive := st.dayExp > nowMs
+	st := t.read(e, nowMs)
+	dayLive := st.dayExp > nowMs // {<key>}:quota:dq:<offset_ms>
 	dayTs := kit.Field(dayLive, st.dayTs, 0, 0, kit.NowMax)
 	dayN := kit.Field(dayLive, st.dayN, 0, 0, 2*p.Limit)
 	// how far the last admission is ahead of this caller's clock
@@ -240,28 +232,40 @@ func (t *dailyQuotaTable) decide(p dailyQuotaParams, key dailyQuotaKey, hash uin
 	eff := nowMs + lag
 	// ms since the day began
 	into := (eff + 86400000 - p.OffsetMs) % 86400000
-	used := kit.Pick(dayTs >= eff-into, dayN, 0)
+	used := exact.Pick(dayTs >= eff-into, dayN, 0)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
 	// a forced denial is charged too, up to 2 * limit in the day
-	took := kit.Pick(ok, c_, kit.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
+	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, max(0, 2*p.Limit-used)), 0))
 	after := used + took
 	// from now until the next day begins
 	ends := lag + 86400000 - into
-	if took > 0 {
-		if c.Commit {
-			st.dayTs = eff
-			st.dayN = after
-			st.dayExp = nowMs + ends + ttlMarginMs
-			sh.Put(key, hash, e, st)
-		}
+	if took > 0 && c.Commit {
+		st.dayTs = eff
+		st.dayN = after
+		st.dayExp = nowMs + ends + ttlMarginMs
+		sh.Put(key, hash, e, st)
 	}
 	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: max(0, p.Limit-after),
-		RetryAfterMs: kit.Pick(ok || c_ > p.Limit, -1, ends), ResetAfterMs: kit.Pick(after == 0, 0, ends),
-		DelayMs: 0, Tier: 0}
+		RetryAfterMs: exact.Pick(ok || c_ > p.Limit, -1, ends),
+		ResetAfterMs: exact.Pick(after == 0, 0, ends), DelayMs: 0, Tier: 0}
 }
 
 // View runs a view of c's state by name; it writes nothing.
 func (t *dailyQuotaTable) View(name string, c *kit.Call) ([]kit.Record, error) {
 	return nil, kit.BadInput("daily_quota: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *dailyQuotaTable) read(e *kit.Entry[[1]int64, dailyQuotaState], nowMs int64) dailyQuotaState {
+	var st dailyQuotaState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.dayExp > nowMs, st.dayTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return dailyQuotaState{}
+	}
+	return st
 }

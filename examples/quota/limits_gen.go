@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -91,37 +92,38 @@ func (l DailyQuota) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l DailyQuota) args() (p dailyQuotaArgs, err error) {
+	var refused string
 	p.Limit = l.Limit
-	if err := checkParam(p.Limit, 1, 1000000000, "daily_quota: parameter limit must be an integer in [1, 1000000000], got "); err != nil {
-		return p, err
+	if refused = exact.Outside(p.Limit, 1, 1000000000, "daily_quota: parameter limit must be an integer in [1, 1000000000], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
-	if p.OffsetMs, err = millis(l.Offset, "daily_quota: parameter offset_ms must be an integer in [0, 86399999], got "); err != nil {
-		return p, err
+	if p.OffsetMs, refused = exact.Millis(l.Offset, "daily_quota: parameter offset_ms must be an integer in [0, 86399999], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
-	if err := checkParam(p.OffsetMs, 0, 86399999, "daily_quota: parameter offset_ms must be an integer in [0, 86399999], got "); err != nil {
-		return p, err
+	if refused = exact.Outside(p.OffsetMs, 0, 86399999, "daily_quota: parameter offset_ms must be an integer in [0, 86399999], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
 	return p, nil
 }
 
 func init() {
 	kit.RegisterLimit(DailyQuota{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("daily_quota", m, "limit", "offset_ms"); err != nil {
-			return nil, err
+		if refused := exact.Unknown("daily_quota", m, "limit", "offset_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l DailyQuota
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, kit.BadInput("daily_quota: missing parameter limit")
+			return nil, &limitspec.InputError{Msg: "daily_quota: missing parameter limit"}
 		}
 		if v, ok := m["offset_ms"]; ok {
-			if err := kit.CheckParam(v, 0, 86399999, "daily_quota: parameter offset_ms must be an integer in [0, 86399999], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 0, 86399999, "daily_quota: parameter offset_ms must be an integer in [0, 86399999], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Offset = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("daily_quota: missing parameter offset_ms")
+			return nil, &limitspec.InputError{Msg: "daily_quota: missing parameter offset_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err

@@ -25,6 +25,20 @@ var policyResetSource string
 //go:embed lua/library.lua
 var librarySource string
 
+// quotaScripts are the scripts of each algorithm, as kit.RegisterScripts takes them.
+var quotaScripts = []*kit.Scripts{
+	{
+		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "3202d973035e174d8ec6801e4f21a74f55e6409c"},
+		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "8ad967b81d96523ddb1f00d5e87ede93fce2b1b6"},
+		Views:  []kit.View{},
+		Keys:   []string{":quota:dq:<offset_ms>"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "limit"}, {Name: "offset_ms"}},
+		Args:   dailyQuotaScriptArgs,
+	},
+}
+
 func init() {
 	kit.RegisterLibrary(&kit.Library{
 		Name: "quota", Version: "6b140bac0246fb7ae10b1b064a95ce55051be2f9", Source: librarySource,
@@ -36,16 +50,9 @@ func init() {
 			{Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"},
 			{Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
-	kit.RegisterScripts(&kit.Scripts{
-		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "3202d973035e174d8ec6801e4f21a74f55e6409c"},
-		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "8ad967b81d96523ddb1f00d5e87ede93fce2b1b6"},
-		Views:  []kit.View{},
-		Keys:   []string{":quota:dq:<offset_ms>"},
-		Inputs: []string{},
-		Params: []kit.Param{{Name: "limit"}, {Name: "offset_ms"}},
-		Args:   dailyQuotaScriptArgs,
-	})
+	for _, s := range quotaScripts {
+		kit.RegisterScripts(s)
+	}
 }
 
 // dailyQuotaScriptArgs returns a daily_quota limit's parameters as its scripts take them.

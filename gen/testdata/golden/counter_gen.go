@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -219,6 +220,45 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
+	st := t.read(e, nowMs)
+	ctrLive := st.ctrExp > nowMs // {<key>}:small:ctr:<gap_ms>
+	ctrTs := kit.Field(ctrLive, st.ctrTs, 0, 0, kit.NowMax)
+	ctrN := kit.Field(ctrLive, st.ctrN, 0, 0, p.Limit)
+	// a comment
+	idle := nowMs-ctrTs >= p.GapMs
+	used := exact.Pick(idle || !(ctrN > 0), 0, ctrN)
+	c_ := min(c.Cost, p.Limit+1)
+	ok := used+c_ <= p.Limit && c_ != (-1)
+	// an admission stores the count; a denial may store it again
+	// admitted
+	if ok {
+		if c.Commit {
+			// the count outlives the gap
+			st.ctrTs = max(nowMs, ctrTs)
+			st.ctrN = used + c_
+			st.ctrExp = nowMs + p.GapMs + margin
+			sh.Put(key, hash, e, st)
+		}
+	} else {
+		odd := exact.CeilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
+		if odd && c.Commit {
+			st.ctrTs = ctrTs
+			st.ctrN = used
+			st.ctrExp = nowMs + 1000
+			sh.Put(key, hash, e, st)
+		}
+	}
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - exact.Pick(ok, used+c_, used),
+		RetryAfterMs: exact.Pick(ok, -1, p.GapMs), ResetAfterMs: p.GapMs, DelayMs: 0, Tier: 0}
+}
+
+// View runs a view of c's state by name; it writes nothing.
+func (t *counterTable) View(name string, c *kit.Call) ([]kit.Record, error) {
+	return nil, kit.BadInput("counter: unknown view %q (it has none)", name)
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *counterTable) read(e *kit.Entry[[1]int64, counterState], nowMs int64) counterState {
 	var st counterState
 	if e != nil {
 		st = e.State
@@ -226,43 +266,7 @@ func (t *counterTable) decide(p counterParams, key counterKey, hash uint64, c *k
 	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
 	// by a clock that is wrong: it is not trusted, and reads as absent.
 	if kit.Field(st.ctrExp > nowMs, st.ctrTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = counterState{}
+		return counterState{}
 	}
-	// {<key>}:small:ctr:<gap_ms>: the count
-	ctrLive := st.ctrExp > nowMs
-	ctrTs := kit.Field(ctrLive, st.ctrTs, 0, 0, kit.NowMax)
-	ctrN := kit.Field(ctrLive, st.ctrN, 0, 0, p.Limit)
-	// a comment
-	idle := nowMs-ctrTs >= p.GapMs
-	used := kit.Pick(idle || !(ctrN > 0), 0, ctrN)
-	c_ := min(c.Cost, p.Limit+1)
-	ok := used+c_ <= p.Limit && c_ != (-1)
-	// an admission stores the count; a denial may store it again
-	// admitted
-	if ok {
-		// the count outlives the gap
-		if c.Commit {
-			st.ctrTs = max(nowMs, ctrTs)
-			st.ctrN = used + c_
-			st.ctrExp = nowMs + p.GapMs + margin
-			sh.Put(key, hash, e, st)
-		}
-	} else {
-		odd := kit.CeilDiv(p.Limit*p.GapMs, 7)/2%3 == 1
-		if odd {
-			if c.Commit {
-				st.ctrTs = ctrTs
-				st.ctrN = used
-				st.ctrExp = nowMs + 1000
-				sh.Put(key, hash, e, st)
-			}
-		}
-	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
-		RetryAfterMs: kit.Pick(ok, -1, p.GapMs), ResetAfterMs: p.GapMs, DelayMs: 0, Tier: 0}
-}
-
-// View runs a view of c's state by name; it writes nothing.
-func (t *counterTable) View(name string, c *kit.Call) ([]kit.Record, error) {
-	return nil, kit.BadInput("counter: unknown view %q (it has none)", name)
+	return st
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/kit"
+	"github.com/limitspec/limitspec/exact"
 )
 
 // The spec's constants, named as the generated code reads them.
@@ -93,40 +93,41 @@ func (l Counter) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l Counter) args() (p counterArgs, err error) {
+	var refused string
 	p.Limit = l.Limit
-	if err := checkParam(p.Limit, 1, 1000, "counter: parameter limit must be an integer in [1, 1000], got "); err != nil {
-		return p, err
+	if refused = exact.Outside(p.Limit, 1, 1000, "counter: parameter limit must be an integer in [1, 1000], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
-	if p.GapMs, err = millis(l.Gap, "counter: parameter gap_ms must be an integer in [1, 1000000000], got "); err != nil {
-		return p, err
+	if p.GapMs, refused = exact.Millis(l.Gap, "counter: parameter gap_ms must be an integer in [1, 1000000000], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
-	if err := checkParam(p.GapMs, 1, 1000000000, "counter: parameter gap_ms must be an integer in [1, 1000000000], got "); err != nil {
-		return p, err
+	if refused = exact.Outside(p.GapMs, 1, 1000000000, "counter: parameter gap_ms must be an integer in [1, 1000000000], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
-	if !(satMul(p.Limit, p.GapMs) <= 100000000000) {
-		return p, badInput("counter: limit times gap_ms must not exceed 10^11")
+	if !(exact.Mul(p.Limit, p.GapMs) <= 100000000000) {
+		return p, &limitspec.InputError{Msg: "counter: limit times gap_ms must not exceed 10^11"}
 	}
 	return p, nil
 }
 
 func init() {
-	kit.RegisterLimit(Counter{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("counter", m, "limit", "gap_ms"); err != nil {
-			return nil, err
+	limitspec.Register(Counter{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
+		if refused := exact.Unknown("counter", m, "limit", "gap_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l Counter
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, kit.BadInput("counter: missing parameter limit")
+			return nil, &limitspec.InputError{Msg: "counter: missing parameter limit"}
 		}
 		if v, ok := m["gap_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 1000000000, "counter: parameter gap_ms must be an integer in [1, 1000000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 1000000000, "counter: parameter gap_ms must be an integer in [1, 1000000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Gap = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("counter: missing parameter gap_ms")
+			return nil, &limitspec.InputError{Msg: "counter: missing parameter gap_ms"}
 		}
 		if err := l.Validate(); err != nil {
 			return nil, err
@@ -192,50 +193,51 @@ func (l Trail) State() string {
 // args checks l and returns its parameters as the scripts take them, in
 // the order of the checks of docs/semantics.md, "Errors".
 func (l Trail) args() (p trailArgs, err error) {
+	var refused string
 	p.Limit = l.Limit
-	if err := checkParam(p.Limit, 1, 100, "trail: parameter limit must be an integer in [1, 100], got "); err != nil {
-		return p, err
+	if refused = exact.Outside(p.Limit, 1, 100, "trail: parameter limit must be an integer in [1, 100], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
-	if p.WindowMs, err = millis(l.Window, "trail: parameter window_ms must be an integer in [1, 1000000], got "); err != nil {
-		return p, err
+	if p.WindowMs, refused = exact.Millis(l.Window, "trail: parameter window_ms must be an integer in [1, 1000000], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
-	if err := checkParam(p.WindowMs, 1, 1000000, "trail: parameter window_ms must be an integer in [1, 1000000], got "); err != nil {
-		return p, err
+	if refused = exact.Outside(p.WindowMs, 1, 1000000, "trail: parameter window_ms must be an integer in [1, 1000000], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
-	if p.BucketMs, err = millis(l.Bucket, "trail: parameter bucket_ms must be an integer in [1, 1000], got "); err != nil {
-		return p, err
+	if p.BucketMs, refused = exact.Millis(l.Bucket, "trail: parameter bucket_ms must be an integer in [1, 1000], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
 	if p.BucketMs == 0 { // left out
 		p.BucketMs = 10
 	}
-	if err := checkParam(p.BucketMs, 1, 1000, "trail: parameter bucket_ms must be an integer in [1, 1000], got "); err != nil {
-		return p, err
+	if refused = exact.Outside(p.BucketMs, 1, 1000, "trail: parameter bucket_ms must be an integer in [1, 1000], got "); refused != "" {
+		return p, &limitspec.InputError{Msg: refused}
 	}
 	return p, nil
 }
 
 func init() {
-	kit.RegisterLimit(Trail{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
-		if err := kit.KnownParams("trail", m, "limit", "window_ms", "bucket_ms"); err != nil {
-			return nil, err
+	limitspec.Register(Trail{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
+		if refused := exact.Unknown("trail", m, "limit", "window_ms", "bucket_ms"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
 		}
 		var l Trail
 		if v, ok := m["limit"]; ok {
 			l.Limit = v
 		} else {
-			return nil, kit.BadInput("trail: missing parameter limit")
+			return nil, &limitspec.InputError{Msg: "trail: missing parameter limit"}
 		}
 		if v, ok := m["window_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 1000000, "trail: parameter window_ms must be an integer in [1, 1000000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 1000000, "trail: parameter window_ms must be an integer in [1, 1000000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Window = time.Duration(v) * time.Millisecond
 		} else {
-			return nil, kit.BadInput("trail: missing parameter window_ms")
+			return nil, &limitspec.InputError{Msg: "trail: missing parameter window_ms"}
 		}
 		if v, ok := m["bucket_ms"]; ok {
-			if err := kit.CheckParam(v, 1, 1000, "trail: parameter bucket_ms must be an integer in [1, 1000], got "); err != nil {
-				return nil, err
+			if refused := exact.Outside(v, 1, 1000, "trail: parameter bucket_ms must be an integer in [1, 1000], got "); refused != "" {
+				return nil, &limitspec.InputError{Msg: refused}
 			}
 			l.Bucket = time.Duration(v) * time.Millisecond
 		}

@@ -37,19 +37,9 @@ var trailResetSource string
 //go:embed lua/library.lua
 var librarySource string
 
-func init() {
-	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "fd4749535e891ab9d8e3d221a799f3c885591046", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d29629faac5d452b33e8fca9c8a885de30aa06e9"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c15dae127eee04301b87c1767fc3ffd9fbc5e4c2"},
-		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
-			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
-			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
-			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
-			{Library: "small", Name: "counter"}, {Library: "small", Name: "trail"},
-			{Library: "limitspec", Name: "token_bucket"}},
-	})
-	kit.RegisterScripts(&kit.Scripts{
+// smallScripts are the scripts of each algorithm, as kit.RegisterScripts takes them.
+var smallScripts = []*kit.Scripts{
+	{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
 		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "3a604a17ffecdd6774a88aef10b8363c08c99964"},
 		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "7165678f14e7acf241d9747f8fff3de70d6873a8"},
@@ -58,8 +48,8 @@ func init() {
 		Inputs: []string{},
 		Params: []kit.Param{{Name: "limit"}, {Name: "gap_ms"}},
 		Args:   counterScriptArgs,
-	})
-	kit.RegisterScripts(&kit.Scripts{
+	},
+	{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
 		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "5a3428f0476db5056a5d2d8f2859a245055534b6"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "66971a844c3db5e05c4d432cff1ae5f028fc1782"},
@@ -73,7 +63,24 @@ func init() {
 		Inputs: []string{"note"},
 		Params: []kit.Param{{Name: "limit"}, {Name: "window_ms"}, {Name: "bucket_ms", Default: "10"}},
 		Args:   trailScriptArgs,
+	},
+}
+
+func init() {
+	kit.RegisterLibrary(&kit.Library{
+		Name: "small", Version: "fd4749535e891ab9d8e3d221a799f3c885591046", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d29629faac5d452b33e8fca9c8a885de30aa06e9"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c15dae127eee04301b87c1767fc3ffd9fbc5e4c2"},
+		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
+			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
+			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
+			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
+			{Library: "small", Name: "counter"}, {Library: "small", Name: "trail"},
+			{Library: "limitspec", Name: "token_bucket"}},
 	})
+	for _, s := range smallScripts {
+		kit.RegisterScripts(s)
+	}
 }
 
 // counterScriptArgs returns a counter limit's parameters as its scripts take them.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -230,140 +231,35 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 	nowMs := c.NowMs
 	sh := t.states.Shard(t.states.Index(hash))
 	e := sh.Get(key, hash, nowMs)
-	var st trailState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = trailState{}
-	}
-	// {<key>}:small:log:<window_ms>:<bucket_ms>: one entry per admission
-	logLive := st.logExp > nowMs
-	if !logLive {
-		st.logEntries = nil
-	}
+	st := t.read(e, nowMs)
 	log := st.logEntries
-	// {<key>}:small:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first
-	notesLive := st.notesExp > nowMs
-	if !notesLive {
-		st.notesEntries = nil
-	}
-	// {<key>}:small:log:<window_ms>:<bucket_ms>:hits: cost per bucket
-	hitsLive := st.hitsExp > nowMs
-	if !hitsLive {
-		st.hitsEntries = nil
-	}
 	hits := st.hitsEntries
 	from := nowMs - p.WindowMs
 	// the costs admitted in the window, by the running sums
-	used := int64(0)
-	used__src := log
-	used__src = used__src[kit.SearchEntries(len(used__src), func(i int) bool { return used__src[i].Ts > from }):]
-	if used__n := int64(len(used__src)); used__n > 0 {
-		used__base := used__src[0].Run - used__src[0].Cost
-		used__upto := func(i int64) int64 { return min(kit.RunDiff(used__src[i].Run, used__base, runMod), 10000) }
-		used = used__upto(used__n - 1)
-	}
-	newest := int64(0)
-	newest__src := log
-	if newest__n := int64(len(newest__src)); newest__n > 0 {
-		e_ := newest__src[newest__n-1]
-		newest = min(max(e_.Ts, 0), kit.NowMax)
-	}
+	used := t.logSum(log, from)
+	newest := t.logLast(log)
 	c_ := min(c.Cost, p.Limit+1)
 	ok := used+c_ <= p.Limit
-	freeAt := nowMs
-	freeAt__src := log
-	freeAt__src = freeAt__src[kit.SearchEntries(len(freeAt__src), func(i int) bool { return freeAt__src[i].Ts > from }):]
-	if freeAt__n := int64(len(freeAt__src)); freeAt__n > 0 {
-		freeAt__base := freeAt__src[0].Run - freeAt__src[0].Cost
-		freeAt__upto := func(i int64) int64 { return min(kit.RunDiff(freeAt__src[i].Run, freeAt__base, runMod), 10000) }
-		if freeAt__need := used + c_ - p.Limit; freeAt__upto(freeAt__n-1) >= freeAt__need {
-			freeAt__i := int64(kit.SearchEntries(int(freeAt__n), func(i int) bool { return freeAt__upto(int64(i)) >= freeAt__need }))
-			e_ := freeAt__src[freeAt__i]
-			freeAt = min(max(e_.Ts, 0), kit.NowMax) + p.WindowMs
-		}
-	}
+	freeAt := t.logReach(log, from, used+c_-p.Limit, p.WindowMs, nowMs)
 	bucket := nowMs - nowMs%p.BucketMs
-	agg__4 := int64(0)
-	agg__4__src := hits
-	agg__4__src = agg__4__src[kit.SearchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start >= bucket }):]
-	agg__4__src = agg__4__src[:kit.SearchEntries(len(agg__4__src), func(i int) bool { return agg__4__src[i].Start > bucket })]
-	if agg__4__n := int64(len(agg__4__src)); agg__4__n > 0 {
-		agg__4 = min(agg__4__n, 100)
-	}
+	agg__4 := t.hitsSum(hits, bucket)
 	busy := agg__4 > 0
 	if ok && c_ > 0 {
 		if c.Commit {
-			{
-				n := 0
-				for n < len(st.logEntries) && st.logEntries[n].Ts <= from {
-					n++
-				}
-				st.logEntries = st.logEntries[n:]
-			}
-			e = sh.Put(key, hash, e, st)
-		}
-		// trims the log to limit entries
-		if c.Commit {
-			{
-				x := trailLogEntry{Ts: max(nowMs, newest), Cost: c_}
-				if n := len(st.logEntries); n > 0 {
-					top := st.logEntries[n-1]
-					x.Ts = max(x.Ts, top.Ts) // the set grows at its end
-					x.Run = (top.Run + x.Cost) % runMod
-				} else {
-					x.Run = x.Cost % runMod
-				}
-				st.logEntries = append(st.logEntries, x)
-				if n := p.Limit; int64(len(st.logEntries)) > n { // keep the newest limit
-					st.logEntries = st.logEntries[int64(len(st.logEntries))-n:]
-				}
-			}
+			st.dropLog(from)
+			// trims the log to limit entries
+			st.addLog(trailLogEntry{Ts: max(nowMs, newest), Cost: c_}, p.Limit)
 			st.logExp = nowMs + p.WindowMs + margin
-			e = sh.Put(key, hash, e, st)
-		}
-		if c.Commit {
-			{
-				n := 0
-				for n < len(st.hitsEntries) && st.hitsEntries[n].Start <= from {
-					n++
-				}
-				st.hitsEntries = st.hitsEntries[n:]
-			}
-			e = sh.Put(key, hash, e, st)
-		}
-		if c.Commit {
+			st.dropHits(from)
 			st.seenTs = nowMs
 			st.seenExp = nowMs + p.WindowMs + margin
-			e = sh.Put(key, hash, e, st)
-		}
-		if c.Commit {
-			{
-				x := trailHitsEntry{Start: bucket, N: c_}
-				if n := len(st.hitsEntries); n > 0 {
-					top := st.hitsEntries[n-1]
-					x.Start = max(x.Start, top.Start) // the set grows at its end
-					if x.Start == top.Start {         // merge into it
-						x.N += top.N
-						st.hitsEntries = st.hitsEntries[:n-1]
-					}
-				}
-				st.hitsEntries = append(st.hitsEntries, x)
-				if n := int64(100); int64(len(st.hitsEntries)) > n { // keep the newest 100
-					st.hitsEntries = st.hitsEntries[int64(len(st.hitsEntries))-n:]
-				}
-			}
+			st.addHits(trailHitsEntry{Start: bucket, N: c_}, int64(100))
 			st.hitsExp = nowMs + p.WindowMs + margin
 			e = sh.Put(key, hash, e, st)
 		}
-		if newest <= from {
-			if c.Commit {
-				st.notesEntries = nil
-				e = sh.Put(key, hash, e, st)
-			}
+		if newest <= from && c.Commit {
+			st.notesEntries = nil
+			e = sh.Put(key, hash, e, st)
 		}
 		if c.Commit {
 			st.notesEntries = append(st.notesEntries, trailNotesEntry{Ts: nowMs, Text: c.Inputs[0]})
@@ -371,8 +267,8 @@ func (t *trailTable) decide(p trailParams, key trailKey, hash uint64, c *kit.Arg
 			sh.Put(key, hash, e, st)
 		}
 	}
-	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - kit.Pick(ok, used+c_, used),
-		RetryAfterMs: kit.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs,
+	return kit.Reply{Allowed: ok, Limit: p.Limit, Remaining: p.Limit - exact.Pick(ok, used+c_, used),
+		RetryAfterMs: exact.Pick(ok || busy, -1, max(0, freeAt-nowMs)), ResetAfterMs: p.WindowMs,
 		DelayMs: 0, Tier: 0}
 }
 
@@ -398,30 +294,13 @@ func (t *trailTable) viewRecent(p trailParams, key trailKey, hash uint64, c *kit
 	sh.Lock()
 	defer sh.Unlock()
 	e := sh.Get(key, hash, nowMs)
-	var st trailState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = trailState{}
-	}
-	// {<key>}:small:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first
-	notesLive := st.notesExp > nowMs
-	if !notesLive {
-		st.notesEntries = nil
-	}
+	st := t.read(e, nowMs)
 	notes := st.notesEntries
 	if n := p.Limit; int64(len(notes)) > n {
 		notes = notes[int64(len(notes))-n:]
 	}
 	// the newest note is younger than window_ms
-	agg__1 := int64(0)
-	if n := len(notes); n > 0 {
-		n_ := notes[n-1]
-		agg__1 = min(max(n_.Ts, 0), kit.NowMax)
-	}
+	agg__1 := t.notesLast(notes)
 	fresh := agg__1 > nowMs-p.WindowMs
 	if !(fresh) {
 		return []kit.Record{}, nil
@@ -442,20 +321,7 @@ func (t *trailTable) viewAdmitted(p trailParams, key trailKey, hash uint64, c *k
 	sh.Lock()
 	defer sh.Unlock()
 	e := sh.Get(key, hash, nowMs)
-	var st trailState
-	if e != nil {
-		st = e.State
-	}
-	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
-	// by a clock that is wrong: it is not trusted, and reads as absent.
-	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
-		st = trailState{}
-	}
-	// {<key>}:small:log:<window_ms>:<bucket_ms>: one entry per admission
-	logLive := st.logExp > nowMs
-	if !logLive {
-		st.logEntries = nil
-	}
+	st := t.read(e, nowMs)
 	log := st.logEntries
 	if !(nowMs >= 0) {
 		return []kit.Record{}, nil
@@ -465,6 +331,57 @@ func (t *trailTable) viewAdmitted(p trailParams, key trailKey, hash uint64, c *k
 		out[i] = kit.Record{kit.Field(true, x.Ts, 0, 0, kit.NowMax), kit.Field(true, x.Cost, 0, 1, 100), kit.Field(true, x.Run, 0, 0, 4503599627370495)}
 	}
 	return out, nil
+}
+
+// read is the state e holds (none if e is nil) as a call at nowMs reads it.
+func (t *trailTable) read(e *kit.Entry[[2]int64, trailState], nowMs int64) trailState {
+	var st trailState
+	if e != nil {
+		st = e.State
+	}
+	// A state whose clock is more than MAX_SKEW_MS ahead of nowMs was written
+	// by a clock that is wrong: it is not trusted, and reads as absent.
+	if kit.Field(st.seenExp > nowMs, st.seenTs, 0, 0, kit.NowMax) > nowMs+maxSkewMs {
+		return trailState{}
+	}
+	if st.logExp <= nowMs { // {<key>}:small:log:<window_ms>:<bucket_ms> has expired
+		st.logEntries = nil
+	}
+	if st.notesExp <= nowMs { // {<key>}:small:log:<window_ms>:<bucket_ms>:notes has expired
+		st.notesEntries = nil
+	}
+	if st.hitsExp <= nowMs { // {<key>}:small:log:<window_ms>:<bucket_ms>:hits has expired
+		st.hitsEntries = nil
+	}
+	return st
+}
+
+// logSum is sum(e in log where e.ts > a1: e.cost), of the argument a1.
+func (t *trailTable) logSum(log []trailLogEntry, a1 int64) int64 {
+	return kit.RunSum(kit.From(log, func(x *trailLogEntry) bool { return x.Ts > a1 }), (*trailLogEntry).runs, runMod, 10000)
+}
+
+// logLast is last(e in log: e.ts else 0).
+func (t *trailTable) logLast(log []trailLogEntry) int64 {
+	return kit.Last(log, func(e_ *trailLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) }, 0)
+}
+
+// logReach is reach(e in log where e.ts > a1: e.cost >= a2 then e.ts + a3 else a4), of the arguments a1 to a4.
+func (t *trailTable) logReach(log []trailLogEntry, a1, a2, a3, a4 int64) int64 {
+	return kit.RunReach(kit.From(log, func(x *trailLogEntry) bool { return x.Ts > a1 }),
+		(*trailLogEntry).runs, a2, runMod, 10000,
+		func(e_ *trailLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) + a3 }, a4)
+}
+
+// hitsSum is sum(h in hits where h.start == a1: 1), of the argument a1.
+func (t *trailTable) hitsSum(hits []trailHitsEntry, a1 int64) int64 {
+	return kit.CountSum(kit.Until(kit.From(hits, func(x *trailHitsEntry) bool { return x.Start >= a1 }),
+		func(x *trailHitsEntry) bool { return x.Start > a1 }), 1, 100)
+}
+
+// notesLast is last(n in notes: n.ts else 0).
+func (t *trailTable) notesLast(notes []trailNotesEntry) int64 {
+	return kit.Last(notes, func(n_ *trailNotesEntry) int64 { return min(max(n_.Ts, 0), kit.NowMax) }, 0)
 }
 
 // trailLogEntry is one entry of {<key>}:small:log:<window_ms>:<bucket_ms>: one entry per admission.
@@ -480,6 +397,33 @@ type trailLogEntry struct {
 // member is the entry's member in the sorted set, which orders
 // entries of equal score.
 func (x *trailLogEntry) member() string { return kit.JoinEntry(3, x.Ts, x.Cost, x.Run) }
+
+// runs is the entry's running sum and the value it adds (see kit.RunSum).
+func (x *trailLogEntry) runs() (run, v int64) { return x.Run, x.Cost }
+
+// dropLog removes the entries of log whose ts is at most upto.
+func (s *trailState) dropLog(upto int64) {
+	n := 0
+	for n < len(s.logEntries) && s.logEntries[n].Ts <= upto {
+		n++
+	}
+	s.logEntries = s.logEntries[n:]
+}
+
+// addLog adds x to the entries of log, keeping the newest keep.
+func (s *trailState) addLog(x trailLogEntry, keep int64) {
+	if n := len(s.logEntries); n > 0 {
+		top := s.logEntries[n-1]
+		x.Ts = max(x.Ts, top.Ts) // the set grows at its end
+		x.Run = (top.Run + x.Cost) % runMod
+	} else {
+		x.Run = x.Cost % runMod
+	}
+	s.logEntries = append(s.logEntries, x)
+	if int64(len(s.logEntries)) > keep {
+		s.logEntries = s.logEntries[int64(len(s.logEntries))-keep:]
+	}
+}
 
 // trailNotesEntry is one entry of {<key>}:small:log:<window_ms>:<bucket_ms>:notes: the notes, oldest first.
 type trailNotesEntry struct {
@@ -500,3 +444,28 @@ type trailHitsEntry struct {
 // member is the entry's member in the sorted set, which orders
 // entries of equal score.
 func (x *trailHitsEntry) member() string { return kit.JoinEntry(0, x.Start, x.N) }
+
+// dropHits removes the entries of hits whose start is at most upto.
+func (s *trailState) dropHits(upto int64) {
+	n := 0
+	for n < len(s.hitsEntries) && s.hitsEntries[n].Start <= upto {
+		n++
+	}
+	s.hitsEntries = s.hitsEntries[n:]
+}
+
+// addHits adds x to the entries of hits, keeping the newest keep.
+func (s *trailState) addHits(x trailHitsEntry, keep int64) {
+	if n := len(s.hitsEntries); n > 0 {
+		top := s.hitsEntries[n-1]
+		x.Start = max(x.Start, top.Start) // the set grows at its end
+		if x.Start == top.Start {         // merge into it
+			x.N += top.N
+			s.hitsEntries = s.hitsEntries[:n-1]
+		}
+	}
+	s.hitsEntries = append(s.hitsEntries, x)
+	if int64(len(s.hitsEntries)) > keep {
+		s.hitsEntries = s.hitsEntries[int64(len(s.hitsEntries))-keep:]
+	}
+}
