@@ -50,16 +50,29 @@ func limitField(p *Param) string {
 
 // wireValue is the Go expression of a parameter's value as the scripts
 // take it, read from the typed limit l: a duration in ms, and an optional
-// parameter's zero field its default.
+// parameter's zero field its default (by exact.Pick).
 func wireValue(p *Param, l string) string {
 	v := l + "." + limitField(p)
 	if _, ok := durationName(p); ok {
 		v = "int64(" + v + " / time.Millisecond)"
 	}
 	if p.Default != nil && *p.Default != 0 {
-		v = fmt.Sprintf("kit.Pick(%s.%s == 0, %d, %s)", l, limitField(p), *p.Default, v)
+		v = fmt.Sprintf("exact.Pick(%s.%s == 0, %d, %s)", l, limitField(p), *p.Default, v)
 	}
 	return v
+}
+
+// picksDefault reports whether the wire values of algs pick a default
+// (exact.Pick), which their file must import package exact for.
+func picksDefault(algs []*Algorithm) bool {
+	for _, a := range algs {
+		for _, p := range a.Params {
+			if p.Default != nil && *p.Default != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // argsType is the limits package's struct of an algorithm's parameters

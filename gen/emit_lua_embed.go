@@ -23,6 +23,9 @@ func emitLuaEmbed(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 	}
 	w.line("")
 	w.line("%q", o.contract.path)
+	if picksDefault(algs) {
+		w.line("%q", exactPackage.path)
+	}
 	w.line("%q", o.kit.path)
 	if o.limits.path != o.lua.path && o.limits.path != o.contract.path {
 		w.line("%q", o.limits.path)

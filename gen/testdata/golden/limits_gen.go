@@ -8,6 +8,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/exact"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // The spec's constants, named as the generated code reads them.
@@ -111,7 +112,7 @@ func (l Counter) args() (p counterArgs, err error) {
 }
 
 func init() {
-	limitspec.Register(Counter{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
+	kit.RegisterLimit(Counter{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
 		if refused := exact.Unknown("counter", m, "limit", "gap_ms"); refused != "" {
 			return nil, &limitspec.InputError{Msg: refused}
 		}
@@ -217,7 +218,7 @@ func (l Trail) args() (p trailArgs, err error) {
 }
 
 func init() {
-	limitspec.Register(Trail{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
+	kit.RegisterLimit(Trail{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
 		if refused := exact.Unknown("trail", m, "limit", "window_ms", "bucket_ms"); refused != "" {
 			return nil, &limitspec.InputError{Msg: refused}
 		}

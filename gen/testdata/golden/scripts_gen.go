@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -120,5 +121,5 @@ func trailScriptArgs(lim limitspec.Limit) ([]int64, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	return []int64{l.Limit, int64(l.Window / time.Millisecond), kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}, nil
+	return []int64{l.Limit, int64(l.Window / time.Millisecond), exact.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}, nil
 }

@@ -85,7 +85,7 @@ func (t *trailTable) checkLimit(lim limitspec.Limit) (Trail, error) {
 // limitParams are the parameters of a checked limit, as the scripts take them.
 func (t *trailTable) limitParams(l Trail) trailParams {
 	return trailParams{Limit: l.Limit, WindowMs: int64(l.Window / time.Millisecond),
-		BucketMs: kit.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
+		BucketMs: exact.Pick(l.Bucket == 0, 10, int64(l.Bucket/time.Millisecond))}
 }
 
 // argsOK reports whether a call's key, time, cost and string inputs are
