@@ -450,7 +450,7 @@ func TestLoweredLimitCountsEveryEntry(t *testing.T) {
 		// 5 + 1 - 2 = 4 of them gone, the 4th (t0+3) leaves at t0+1003:
 		// retry after 998 ms; reset when t0+4 leaves, after 999 ms.
 		o := tg.Decide(req("sliding_log", two, "k", t0+5, "1"))
-		want := Outcome{Allowed: false, Limit: 2, Remaining: 0, RetryAfterMs: 998, ResetAfterMs: 999}
+		want := Outcome{Reply: kit.Reply{Allowed: false, Limit: 2, Remaining: 0, RetryAfterMs: 998, ResetAfterMs: 999}}
 		if diff := cmp.Diff(want, o, ignoreMessage); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tg.Name(), diff)
 		}

@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/limitspec/limitspec/kit"
 )
 
 // TestErrorClasses checks what an expected error accepts: its class
 // only, any class when true (deprecated), and no error when false.
 func TestErrorClasses(t *testing.T) {
 	refused := func(class string) Outcome { return Outcome{Error: class, Message: class + " gcra: something"} }
-	decided := Outcome{Allowed: true, Limit: 3, Remaining: 2, RetryAfterMs: -1}
+	decided := Outcome{Reply: kit.Reply{Allowed: true, Limit: 3, Remaining: 2, RetryAfterMs: -1}}
 	for _, tt := range []struct {
 		expect string // the JSON of expect.error
 		got    Outcome

@@ -312,8 +312,8 @@ func replyOutcome(reply []int64) Outcome {
 	if reply[0] != 0 && reply[0] != 1 {
 		return failure("BADREPLY", fmt.Sprintf("allowed is %d, want 0 or 1", reply[0]))
 	}
-	return Outcome{Allowed: reply[0] == 1, Limit: reply[1], Remaining: reply[2],
-		RetryAfterMs: reply[3], ResetAfterMs: reply[4], DelayMs: reply[5], Tier: reply[6]}
+	return Outcome{Reply: kit.Reply{Allowed: reply[0] == 1, Limit: reply[1], Remaining: reply[2],
+		RetryAfterMs: reply[3], ResetAfterMs: reply[4], DelayMs: reply[5], Tier: reply[6]}}
 }
 
 // wrongTypeKeys are the state keys of r's call (with prefix inside the

@@ -5,19 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/limitspec/limitspec/kit"
 )
 
-// Outcome is what a target answered to one step: the result fields, the
-// entries a view returned, or an error whose class is the first word of
-// the Redis error (BADINPUT, BADSTATE, WRONGTYPE, ...).
+// Outcome is what a target answered to one step: the reply's fields (as
+// the spec states them, kit.Reply), the entries a view returned, or an
+// error whose class is the first word of the Redis error (BADINPUT,
+// BADSTATE, WRONGTYPE, ...).
 type Outcome struct {
-	Allowed      bool
-	Limit        int64
-	Remaining    int64
-	RetryAfterMs int64
-	ResetAfterMs int64
-	DelayMs      int64
-	Tier         int64
+	kit.Reply
 	// Entries are a view's entries, each field in decimal or as the
 	// string it is; nil for a decision, empty for a view that found none.
 	Entries [][]string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/policyfile"
 	"github.com/limitspec/limitspec/redislimit"
@@ -149,8 +150,8 @@ func resultOutcome(res limitspec.Result, policy bool) Outcome {
 }
 
 func limitOutcome(l limitspec.LimitResult) Outcome {
-	return Outcome{Allowed: l.Allowed, Limit: l.Quota, Remaining: l.Remaining, RetryAfterMs: retryMs(l.Allowed, l.RetryAfter),
-		ResetAfterMs: millis(l.ResetAfter), DelayMs: millis(l.Delay), Tier: int64(l.Tier)}
+	return Outcome{Reply: kit.Reply{Allowed: l.Allowed, Limit: l.Quota, Remaining: l.Remaining, RetryAfterMs: retryMs(l.Allowed, l.RetryAfter),
+		ResetAfterMs: millis(l.ResetAfter), DelayMs: millis(l.Delay), Tier: int64(l.Tier)}}
 }
 
 // retryMs is a wait as the scripts reply it: -1 when allowed or never.

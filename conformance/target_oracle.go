@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/limitspec/limitspec/internal/oracle"
+	"github.com/limitspec/limitspec/kit"
 )
 
 // NewOracleTarget returns the target of the reference model.
@@ -110,8 +111,8 @@ func (o *OracleTarget) Reset(r Request) Outcome {
 }
 
 func oracleOutcome(r oracle.Result) Outcome {
-	return Outcome{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
-		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}
+	return Outcome{Reply: kit.Reply{Allowed: r.Allowed, Limit: r.Limit, Remaining: r.Remaining,
+		RetryAfterMs: r.RetryAfterMs, ResetAfterMs: r.ResetAfterMs, DelayMs: r.DelayMs, Tier: r.Tier}}
 }
 
 func (o *OracleTarget) View(view string, r Request) Outcome {

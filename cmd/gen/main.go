@@ -38,7 +38,6 @@ import (
 	"sort"
 
 	"github.com/limitspec/limitspec/gen"
-	"github.com/limitspec/limitspec/spec"
 )
 
 func main() {
@@ -110,15 +109,11 @@ func target(root, specFile, out, pkg string) (*compile, error) {
 	}
 	c := &compile{dir: out, out: gen.PackageOutput(pkg)}
 	c.load = func() error {
-		cat, err := gen.LoadCatalogue(spec.Files)
-		if err != nil {
-			return fmt.Errorf("the catalogue: %v", err)
-		}
 		src, err := os.ReadFile(specFile)
 		if err != nil {
 			return err
 		}
-		c.sp, err = gen.LoadUser(cat, pkg, filepath.ToSlash(specFile), src)
+		c.sp, err = gen.LoadUserSpec(pkg, filepath.ToSlash(specFile), src)
 		return err
 	}
 	return c, nil

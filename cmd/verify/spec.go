@@ -12,7 +12,6 @@ import (
 	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/gen"
 	"github.com/limitspec/limitspec/kit"
-	"github.com/limitspec/limitspec/spec"
 )
 
 // compileSpec compiles a user's spec file over the catalogue, in memory,
@@ -22,15 +21,11 @@ func compileSpec(file, library string) error {
 	if library == "" {
 		library = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
-	cat, err := gen.LoadCatalogue(spec.Files)
-	if err != nil {
-		return fmt.Errorf("the catalogue: %v", err)
-	}
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	sp, err := gen.LoadUser(cat, library, filepath.ToSlash(file), src)
+	sp, err := gen.LoadUserSpec(library, filepath.ToSlash(file), src)
 	if err != nil {
 		return err
 	}
