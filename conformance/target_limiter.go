@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/policyfile"
 	"github.com/limitspec/limitspec/redislimit"
 	"github.com/redis/go-redis/v9"
