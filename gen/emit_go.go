@@ -302,7 +302,7 @@ func goAggregates(w *writer, a *Algorithm, s Stmt, names map[*Agg]string) {
 // or else in place, d when no entry counts.
 func (w *writer) aggCall(a *Algorithm, st aggStep, d string) string {
 	if w.aggs == nil {
-		return goAggExpr(a, st, d)
+		return goAggExpr(a, st, d, false)
 	}
 	return w.aggs.call(st)
 }
@@ -353,30 +353,63 @@ func goGuarded(w *writer, st aggStep, named dialect, body func()) {
 
 // goAggExpr is an aggregate computed by a helper of package kit, d when
 // no entry counts: over a zset by index, cut to the score range of its
-// where clause (the entries are sorted by score); over a list, in a
-// decision, from its newest entry alone.
-func goAggExpr(a *Algorithm, st aggStep, d string) string {
+// where clause (the entries are sorted by score: by kit.From and
+// kit.Until, or, when cut, by goAggCuts' statements before it); over a
+// list, in a decision, from its newest entry alone.
+func goAggExpr(a *Algorithm, st aggStep, d string, cut bool) string {
 	ag := st.Agg
 	src := goName(ag.It.State.Name)
 	if ag.It.State.Kind == List {
 		return fmt.Sprintf("kit.Last(%s, %s, %s)", src, goEntryFunc(a, st, ag.V), d)
 	}
-	b, score, t := st.Index.bounds, goExported(ag.It.State.Entry[0].Name), goEntryType(a, ag.It.State)
-	if b.min != nil {
-		cmp := ">="
-		if b.minOpen {
-			cmp = ">"
+	if !cut {
+		b, score, t := st.Index.bounds, goExported(ag.It.State.Entry[0].Name), goEntryType(a, ag.It.State)
+		if b.min != nil {
+			src = fmt.Sprintf("kit.From(%s, func(x *%s) bool { return x.%s %s %s })", src, t, score, goMinCmp(b), goExact.print(b.min))
 		}
-		src = fmt.Sprintf("kit.From(%s, func(x *%s) bool { return x.%s %s %s })", src, t, score, cmp, goExact.print(b.min))
-	}
-	if b.max != nil {
-		cmp := ">"
-		if b.maxOpen {
-			cmp = ">="
+		if b.max != nil {
+			src = fmt.Sprintf("kit.Until(%s, func(x *%s) bool { return x.%s %s %s })", src, t, score, goMaxCmp(b), goExact.print(b.max))
 		}
-		src = fmt.Sprintf("kit.Until(%s, func(x *%s) bool { return x.%s %s %s })", src, t, score, cmp, goExact.print(b.max))
 	}
 	return goZsetAgg(a, st, src, d)
+}
+
+// goAggCuts are the statements that cut a zset's entries, held in a
+// variable named as the zset, to the score range of st's where clause,
+// each a binary search the compiler inlines (kit.From and kit.Until call
+// their condition through a function value at every step).
+func goAggCuts(st aggStep) []string {
+	s := st.Agg.It.State
+	if s.Kind == List {
+		return nil
+	}
+	b, v, score := st.Index.bounds, goName(s.Name), goExported(s.Entry[0].Name)
+	var cuts []string
+	if b.min != nil {
+		cuts = append(cuts, fmt.Sprintf("%s = %s[sort.Search(len(%s), func(i int) bool { return %s[i].%s %s %s }):]",
+			v, v, v, v, score, goMinCmp(b), goExact.print(b.min)))
+	}
+	if b.max != nil {
+		cuts = append(cuts, fmt.Sprintf("%s = %s[:sort.Search(len(%s), func(i int) bool { return %s[i].%s %s %s })]",
+			v, v, v, v, score, goMaxCmp(b), goExact.print(b.max)))
+	}
+	return cuts
+}
+
+// goMinCmp is the comparison that holds of the entries from the range's
+// lower bound on; goMaxCmp, of those past its upper bound.
+func goMinCmp(b scoreBounds) string {
+	if b.minOpen {
+		return ">"
+	}
+	return ">="
+}
+
+func goMaxCmp(b scoreBounds) string {
+	if b.maxOpen {
+		return ">="
+	}
+	return ">"
 }
 
 // goListAgg computes an aggregate over a list by a loop over its entries,

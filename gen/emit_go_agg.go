@@ -34,7 +34,8 @@ func (g *goAggs) call(st aggStep) string {
 	if shape.D != nil {
 		none = goExact.print(shape.D)
 	}
-	body := goAggExpr(g.a, shapeStep, none)
+	cuts := goAggCuts(shapeStep)
+	body := strings.Join(append(cuts, "return "+goAggExpr(g.a, shapeStep, none, true)), "\n")
 	coll := shape.It.State
 	name, ok := g.byText[body]
 	if !ok {
@@ -62,7 +63,9 @@ func (g *goAggs) call(st aggStep) string {
 		var w writer
 		w.line("// %s is %s.", name, goShapeDoc(shape, len(args)))
 		w.line("func (t *%s) %s(%s) %s {", tableType(g.a), name, strings.Join(params, ", "), goValueType(shape))
-		w.line("return %s", body)
+		for _, l := range strings.Split(body, "\n") {
+			w.line("%s", l)
+		}
 		w.line("}")
 		g.decls = append(g.decls, w.b.String())
 	}

@@ -22,6 +22,7 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 	goFileHeader(&w, algorithmSource(sp), o.memory.name)
 	w.line("import (")
 	w.line("%q", "hash/maphash")
+	w.line("%q", "sort")
 	if hasDuration(a) {
 		w.line("%q", "time")
 	}
@@ -58,10 +59,12 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 			goZsetAdd(&w, a, s)
 		}
 	}
-	if !strings.Contains(w.b.String()[imports:], exactPackage.name+".") { // an import Go would refuse
-		text := strings.Replace(w.b.String(), fmt.Sprintf("%q\n", exactPackage.path), "", 1)
-		w.b.Reset()
-		w.b.WriteString(text)
+	for _, imp := range []goPackage{exactPackage, {name: "sort", path: "sort"}} {
+		if !strings.Contains(w.b.String()[imports:], imp.name+".") { // an import Go would refuse
+			text := strings.Replace(w.b.String(), fmt.Sprintf("%q\n", imp.path), "", 1)
+			w.b.Reset()
+			w.b.WriteString(text)
+		}
 	}
 	return formatGo(w, "the Go decision of "+a.Name)
 }

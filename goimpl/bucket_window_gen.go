@@ -4,6 +4,7 @@ package goimpl
 
 import (
 	"hash/maphash"
+	"sort"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -338,13 +339,14 @@ func (t *bucketWindowTable) winLast(win []bucketWindowWinEntry) int64 {
 
 // winSum is sum(e in win where e.start > a1: e.count), of the argument a1.
 func (t *bucketWindowTable) winSum(win []bucketWindowWinEntry, a1 int64) int64 {
-	return kit.RunSum(kit.From(win, func(x *bucketWindowWinEntry) bool { return x.Start > a1 }), (*bucketWindowWinEntry).runs, runMod, 3600000000000000)
+	win = win[sort.Search(len(win), func(i int) bool { return win[i].Start > a1 }):]
+	return kit.RunSum(win, (*bucketWindowWinEntry).runs, runMod, 3600000000000000)
 }
 
 // winReach is reach(e in win where e.start > a1: e.count >= a2 then e.start + a3 else a4), of the arguments a1 to a4.
 func (t *bucketWindowTable) winReach(win []bucketWindowWinEntry, a1, a2, a3, a4 int64) int64 {
-	return kit.RunReach(kit.From(win, func(x *bucketWindowWinEntry) bool { return x.Start > a1 }),
-		(*bucketWindowWinEntry).runs, a2, runMod, 3600000000000000,
+	win = win[sort.Search(len(win), func(i int) bool { return win[i].Start > a1 }):]
+	return kit.RunReach(win, (*bucketWindowWinEntry).runs, a2, runMod, 3600000000000000,
 		func(e_ *bucketWindowWinEntry) int64 { return min(max(e_.Start, 0), kit.NowMax) + a3 }, a4)
 }
 

@@ -4,6 +4,7 @@ package goimpl
 
 import (
 	"hash/maphash"
+	"sort"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -287,26 +288,28 @@ func (t *slidingLogTable) logLast(log []slidingLogLogEntry) int64 {
 
 // logSum is sum(e in log where e.ts > a1: e.cost), of the argument a1.
 func (t *slidingLogTable) logSum(log []slidingLogLogEntry, a1 int64) int64 {
-	return kit.RunSum(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts > a1 }), (*slidingLogLogEntry).runs, runMod, 40000000000)
+	log = log[sort.Search(len(log), func(i int) bool { return log[i].Ts > a1 }):]
+	return kit.RunSum(log, (*slidingLogLogEntry).runs, runMod, 40000000000)
 }
 
 // logReach is reach(e in log where e.ts > a1: e.cost >= a2 then e.ts + a3 else a4), of the arguments a1 to a4.
 func (t *slidingLogTable) logReach(log []slidingLogLogEntry, a1, a2, a3, a4 int64) int64 {
-	return kit.RunReach(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts > a1 }),
-		(*slidingLogLogEntry).runs, a2, runMod, 40000000000,
+	log = log[sort.Search(len(log), func(i int) bool { return log[i].Ts > a1 }):]
+	return kit.RunReach(log, (*slidingLogLogEntry).runs, a2, runMod, 40000000000,
 		func(e_ *slidingLogLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) + a3 }, a4)
 }
 
 // logLast2 is last(e in log where e.ts > a1: e.ts else a2), of the arguments a1 and a2.
 func (t *slidingLogTable) logLast2(log []slidingLogLogEntry, a1, a2 int64) int64 {
-	return kit.Last(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts > a1 }),
-		func(e_ *slidingLogLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) }, a2)
+	log = log[sort.Search(len(log), func(i int) bool { return log[i].Ts > a1 }):]
+	return kit.Last(log, func(e_ *slidingLogLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) }, a2)
 }
 
 // logSum2 is sum(e in log where e.ts == a1: 1), of the argument a1.
 func (t *slidingLogTable) logSum2(log []slidingLogLogEntry, a1 int64) int64 {
-	return kit.CountSum(kit.Until(kit.From(log, func(x *slidingLogLogEntry) bool { return x.Ts >= a1 }),
-		func(x *slidingLogLogEntry) bool { return x.Ts > a1 }), 1, 200000)
+	log = log[sort.Search(len(log), func(i int) bool { return log[i].Ts >= a1 }):]
+	log = log[:sort.Search(len(log), func(i int) bool { return log[i].Ts > a1 })]
+	return kit.CountSum(log, 1, 200000)
 }
 
 // slidingLogLogEntry is one entry of {<key>}:sl:<window_ms>: one entry per admitted request.

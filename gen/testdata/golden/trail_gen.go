@@ -4,6 +4,7 @@ package small
 
 import (
 	"hash/maphash"
+	"sort"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -358,7 +359,8 @@ func (t *trailTable) read(e *kit.Entry[[2]int64, trailState], nowMs int64) trail
 
 // logSum is sum(e in log where e.ts > a1: e.cost), of the argument a1.
 func (t *trailTable) logSum(log []trailLogEntry, a1 int64) int64 {
-	return kit.RunSum(kit.From(log, func(x *trailLogEntry) bool { return x.Ts > a1 }), (*trailLogEntry).runs, runMod, 10000)
+	log = log[sort.Search(len(log), func(i int) bool { return log[i].Ts > a1 }):]
+	return kit.RunSum(log, (*trailLogEntry).runs, runMod, 10000)
 }
 
 // logLast is last(e in log: e.ts else 0).
@@ -368,15 +370,15 @@ func (t *trailTable) logLast(log []trailLogEntry) int64 {
 
 // logReach is reach(e in log where e.ts > a1: e.cost >= a2 then e.ts + a3 else a4), of the arguments a1 to a4.
 func (t *trailTable) logReach(log []trailLogEntry, a1, a2, a3, a4 int64) int64 {
-	return kit.RunReach(kit.From(log, func(x *trailLogEntry) bool { return x.Ts > a1 }),
-		(*trailLogEntry).runs, a2, runMod, 10000,
-		func(e_ *trailLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) + a3 }, a4)
+	log = log[sort.Search(len(log), func(i int) bool { return log[i].Ts > a1 }):]
+	return kit.RunReach(log, (*trailLogEntry).runs, a2, runMod, 10000, func(e_ *trailLogEntry) int64 { return min(max(e_.Ts, 0), kit.NowMax) + a3 }, a4)
 }
 
 // hitsSum is sum(h in hits where h.start == a1: 1), of the argument a1.
 func (t *trailTable) hitsSum(hits []trailHitsEntry, a1 int64) int64 {
-	return kit.CountSum(kit.Until(kit.From(hits, func(x *trailHitsEntry) bool { return x.Start >= a1 }),
-		func(x *trailHitsEntry) bool { return x.Start > a1 }), 1, 100)
+	hits = hits[sort.Search(len(hits), func(i int) bool { return hits[i].Start >= a1 }):]
+	hits = hits[:sort.Search(len(hits), func(i int) bool { return hits[i].Start > a1 })]
+	return kit.CountSum(hits, 1, 100)
 }
 
 // notesLast is last(n in notes: n.ts else 0).
