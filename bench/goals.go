@@ -47,14 +47,14 @@ const (
 
 // The causes of the goals not met, each a line.
 const (
-	causeBound   = "the key's state is still found in a map under a shard's lock and computed exactly (divisions); README: Where limitspec is behind"
-	causeAllow   = "a call through the general API checks the request, converts the limit from the interface, finds the state by key and parameters and fills a Result with a Limits slice (its one allocation); README: Where limitspec is behind"
-	causeGCRA    = "its six arguments and seven-integer reply cost more to call than redis_rate's four and four, it checks every argument, and on the server's clock it calls TIME, as redis_rate always does; its commands and its decision cost less than redis_rate's (the parts figure counts each); README: Where limitspec is behind"
-	causeWindow  = "calling a script of five arguments and a seven-integer reply and running GET and PSETEX alone come to more than twice the INCR script's whole (the parts figure counts them), which keeps no time, counts denied requests and answers one integer; README: Where limitspec is behind"
-	causeLog     = "each entry keeps its cost and a running sum, and the decision finds when entries leave the window, where the ZCARD script only counts and adds; README: Where limitspec is behind"
-	causeTput    = "one Redis core runs the script at the Redis CPU above per decision and shares the machine's cores with the client's goroutines; README: Where limitspec is behind"
+	causeBound   = "the key's state is still found in a map under a shard's lock and computed exactly (divisions); docs/performance.md: Where limitspec is behind"
+	causeAllow   = "a call through the general API checks the request, converts the limit from the interface, finds the state by key and parameters and fills a Result with a Limits slice (its one allocation); docs/performance.md: Where limitspec is behind"
+	causeGCRA    = "its six arguments and seven-integer reply cost more to call than redis_rate's four and four, it checks every argument, and on the server's clock it calls TIME, as redis_rate always does; its commands and its decision cost less than redis_rate's (the parts figure counts each); docs/performance.md: Where limitspec is behind"
+	causeWindow  = "calling a script of five arguments and a seven-integer reply and running GET and PSETEX alone come to more than twice the INCR script's whole (the parts figure counts them), which keeps no time, counts denied requests and answers one integer; docs/performance.md: Where limitspec is behind"
+	causeLog     = "each entry keeps its cost and a running sum, and the decision finds when entries leave the window, where the ZCARD script only counts and adds; docs/performance.md: Where limitspec is behind"
+	causeTput    = "one Redis core runs the script at the Redis CPU above per decision and shares the machine's cores with the client's goroutines; docs/performance.md: Where limitspec is behind"
 	causeDenials = "the cache answers from a map under a lock, shared by every goroutine of the process"
-	causeMemory  = "the key's name names the limit's parameters (:gc:<rate>:<period_ms>), so that two limits never share a state; README: Where limitspec is behind"
+	causeMemory  = "the key's name names the limit's parameters (:gc:<rate>:<period_ms>), so that two limits never share a state; docs/performance.md: Where limitspec is behind"
 )
 
 // goals are the project's goals, in the order the Goals table lists

@@ -26,7 +26,7 @@
 // wait for its ReadTimeout, 5 s by default, whatever the ctx says).
 //
 // The default Timeout, 50 ms, is far above what a healthy Redis takes (one
-// round trip, and 5 to 130 µs of Redis CPU per decision: README.md), and
+// round trip, and 5 to 130 µs of Redis CPU per decision: docs/performance.md), and
 // small enough that a request whose Redis hangs still gets a decision well
 // within the deadlines HTTP callers usually set, 50 ms later and only until
 // the breaker opens. Set it below the shortest deadline your callers give:

@@ -5,7 +5,7 @@
 // commandstats deltas) and the Redis-side time of a decision at a full key
 // (EVALSHA's usec_per_call in commandstats). A second table gives the same
 // for the views (read-backs of a full key), a third the worst cases. The
-// algorithm guide in README.md is its output.
+// measure block of docs/performance.md is its output.
 //
 //	go run ./cmd/measure -redis redis://127.0.0.1:6379
 //
