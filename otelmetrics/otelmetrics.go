@@ -148,7 +148,8 @@ const (
 // ObserveLease registers on meter the lease instruments of the package
 // documentation, observed from lim.Stats() at each collection, each
 // observation carrying attrs beside its own outcome or use. It refuses a
-// nil meter, a nil lim, and attrs with the key outcome or use.
+// nil meter, a nil lim, and attrs with the key outcome or use, with an
+// error matching limitspec.ErrMisconfigured, as Observe does.
 func ObserveLease(meter metric.Meter, lim *lease.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
 	if err := check("ObserveLease", meter, lim == nil, attrs, outcomeKey, useKey); err != nil {
 		return nil, err
