@@ -32,52 +32,66 @@ type limiterTarget struct {
 }
 
 func (t *limiterTarget) Decide(r Request) Outcome {
-	req, refused := t.request(r)
-	if refused != nil {
-		return *refused
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := t.lim.Limit(ctx, req)
-	if err != nil {
-		return limiterError(err)
-	}
-	return resultOutcome(res, r.Policy != nil)
+	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
+		res, err := t.lim.Limit(ctx, req)
+		return decision(res, err, r.Policy != nil)
+	})
 }
 
 func (t *limiterTarget) Reset(r Request) Outcome {
-	req, refused := t.request(r)
-	if refused != nil {
-		return *refused
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := t.lim.Reset(ctx, req); err != nil {
-		return limiterError(err)
-	}
-	return Outcome{}
+	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
+		if err := t.lim.Reset(ctx, req); err != nil {
+			return limiterError(err)
+		}
+		return Outcome{}
+	})
 }
 
 func (t *limiterTarget) View(view string, r Request) Outcome {
+	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
+		entries, err := t.lim.View(ctx, view, req)
+		if err != nil {
+			return limiterError(err)
+		}
+		var out [][]string
+		for _, e := range entries {
+			var row []string
+			for _, x := range e {
+				row = append(row, fmt.Sprint(x))
+			}
+			out = append(out, row)
+		}
+		return entriesOutcome(out)
+	})
+}
+
+// withRequest runs call on r's request with a deadline: what call
+// returns, or the refusal of r's cost, limit or policy.
+func (t *limiterTarget) withRequest(r Request, call func(ctx context.Context, req limitspec.Request) Outcome) Outcome {
 	req, refused := t.request(r)
 	if refused != nil {
 		return *refused
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	entries, err := t.lim.View(ctx, view, req)
+	return call(ctx, req)
+}
+
+// decision is the outcome of a Limit call.
+func decision(res limitspec.Result, err error, policy bool) Outcome {
 	if err != nil {
 		return limiterError(err)
 	}
-	var out [][]string
-	for _, e := range entries {
-		var row []string
-		for _, x := range e {
-			row = append(row, fmt.Sprint(x))
-		}
-		out = append(out, row)
+	return resultOutcome(res, policy)
+}
+
+// limitDecision is the outcome of a bound handle's Limit call, which
+// decides one limit.
+func limitDecision(lr limitspec.LimitResult, err error) Outcome {
+	if err != nil {
+		return limiterError(err)
 	}
-	return entriesOutcome(out)
+	return resultOutcome(limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: []limitspec.LimitResult{lr}}, false)
 }
 
 // decidesTypedLimits marks the target as one of a Go limiter, which
@@ -222,34 +236,23 @@ func (t *GoimplBoundTarget) Begin(*Vector) error {
 // Decide decides r by the handle of its limit or policy, bound at its
 // first use; a limit or policy Bind refuses is the step's refusal.
 func (t *GoimplBoundTarget) Decide(r Request) Outcome {
-	req, refused := t.request(r)
-	if refused != nil {
-		return *refused
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if req.Policy != nil {
-		b, err := t.boundPolicy(r.Policy, req.Policy)
+	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
+		if req.Policy != nil {
+			b, err := t.boundPolicy(r.Policy, req.Policy)
+			if err != nil {
+				return limiterError(err)
+			}
+			req.Policy = nil
+			res, err := b.Limit(ctx, req)
+			return decision(res, err, true)
+		}
+		b, err := t.bound(req.Limit)
 		if err != nil {
 			return limiterError(err)
 		}
-		req.Policy = nil
-		res, err := b.Limit(ctx, req)
-		if err != nil {
-			return limiterError(err)
-		}
-		return resultOutcome(res, true)
-	}
-	b, err := t.bound(req.Limit)
-	if err != nil {
-		return limiterError(err)
-	}
-	req.Limit = nil
-	lr, err := b.Limit(ctx, req)
-	if err != nil {
-		return limiterError(err)
-	}
-	return resultOutcome(limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: []limitspec.LimitResult{lr}}, false)
+		req.Limit = nil
+		return limitDecision(b.Limit(ctx, req))
+	})
 }
 
 // bound returns the handle of lim, bound at its first use.
@@ -349,34 +352,23 @@ func (t *RedisBoundTarget) Begin(v *Vector) error {
 }
 
 func (t *RedisBoundTarget) Decide(r Request) Outcome {
-	req, refused := t.request(r)
-	if refused != nil {
-		return *refused
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	lim := t.lim.(*redislimit.Limiter)
-	if req.Policy != nil {
-		b, err := bound(t.policies, fmt.Sprintf("%+v", *r.Policy), func() (*redislimit.BoundPolicy, error) { return lim.BindPolicy(req.Policy) })
+	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
+		if req.Policy != nil {
+			b, err := bound(t.policies, fmt.Sprintf("%+v", *r.Policy), func() (*redislimit.BoundPolicy, error) { return lim.BindPolicy(req.Policy) })
+			if err != nil {
+				return limiterError(err)
+			}
+			req.Policy = nil // this step's is another, equal to the bound one
+			res, err := b.Limit(ctx, req)
+			return decision(res, err, true)
+		}
+		b, err := bound(t.limits, fmt.Sprint(r.Algorithm, r.Params), func() (*redislimit.Bound, error) { return lim.Bind(req.Limit) })
 		if err != nil {
 			return limiterError(err)
 		}
-		req.Policy = nil // this step's is another, equal to the bound one
-		res, err := b.Limit(ctx, req)
-		if err != nil {
-			return limiterError(err)
-		}
-		return resultOutcome(res, true)
-	}
-	b, err := bound(t.limits, fmt.Sprint(r.Algorithm, r.Params), func() (*redislimit.Bound, error) { return lim.Bind(req.Limit) })
-	if err != nil {
-		return limiterError(err)
-	}
-	lr, err := b.Limit(ctx, limitspec.Request{Key: req.Key, Cost: req.Cost, Now: req.Now, Force: req.Force, Inputs: req.Inputs, ID: req.ID})
-	if err != nil {
-		return limiterError(err)
-	}
-	return resultOutcome(limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: []limitspec.LimitResult{lr}}, false)
+		return limitDecision(b.Limit(ctx, limitspec.Request{Key: req.Key, Cost: req.Cost, Now: req.Now, Force: req.Force, Inputs: req.Inputs, ID: req.ID}))
+	})
 }
 
 // bound is the handle of name in handles, bound by bind when there is
