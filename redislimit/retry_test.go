@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -219,5 +220,73 @@ func TestRequestKeyBadState(t *testing.T) {
 			}
 			req.ID = ""
 		}
+	}
+}
+
+// failoverErr is a Redis error reply, as a server that is failing over
+// answers (READONLY, LOADING, ...).
+type failoverErr string
+
+func (e failoverErr) Error() string { return string(e) }
+func (e failoverErr) RedisError()   {}
+
+// lostThenRefused is a go-redis hook: the first script call that runs
+// on the server has its reply lost; every call after it is answered with
+// a Redis error without running.
+type lostThenRefused struct{ lost, refused atomic.Int64 }
+
+func (h *lostThenRefused) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *lostThenRefused) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *lostThenRefused) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name != "evalsha" && name != "eval" {
+			return next(ctx, cmd)
+		}
+		if h.lost.Load() > 0 {
+			h.refused.Add(1)
+			cmd.SetErr(failoverErr("READONLY You can't write against a read only replica."))
+			return cmd.Err()
+		}
+		if err := next(ctx, cmd); err != nil {
+			return err // NOSCRIPT, say: not run
+		}
+		h.lost.Add(1)
+		cmd.SetErr(&net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")})
+		return cmd.Err()
+	}
+}
+
+// TestLostReplyThenRefusedStaysUnknown: a call with a request id whose
+// reply is lost, and whose retry a failing-over server refuses, reports
+// that its outcome is unknown (ErrOutcomeUnknown), not the refusal: the
+// first call ran and charged, as Redis counts.
+func TestLostReplyThenRefusedStaysUnknown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
+	lim := newLimiter(t, rdb, redislimit.Options{NoBatching: true})
+	hook := &lostThenRefused{}
+	rdb.AddHook(hook)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fw := limitspec.FixedWindow{Limit: 10, Window: time.Minute}
+	_, err := lim.Limit(ctx, limitspec.Request{Key: "k", Limit: fw, Cost: 1, ID: "r1", Now: time.UnixMilli(1_700_000_000_000)})
+	if !errors.Is(err, limitspec.ErrOutcomeUnknown) {
+		t.Fatalf("err = %v; want one matching ErrOutcomeUnknown", err)
+	}
+	if lost, refused := hook.lost.Load(), hook.refused.Load(); lost != 1 || refused < 1 {
+		t.Fatalf("%d calls lost and %d refused; want the lost one and a refused retry", lost, refused)
+	}
+	keys, err := rdb.Keys(ctx, "{k}:fw:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %v, %v; want the window's key", keys, err)
+	}
+	if n, err := rdb.Get(ctx, keys[0]).Result(); err != nil || !strings.Contains(n, "1") {
+		t.Errorf("the window holds %q, %v; want the first call's charge of 1", n, err)
 	}
 }

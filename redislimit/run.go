@@ -82,8 +82,10 @@ func (onceCmd) NoRetry() bool { return true }
 // anything runs. A replayable call, one carrying a request id, is sent
 // again after a lost reply too, the same way: its retry gets the reply
 // the lost one had if that one charged, and is decided for the first
-// time if it did not (docs/semantics.md, "Request ids"). Its error after
-// a lost reply stays the lost reply's: the call may have been applied.
+// time if it did not (docs/semantics.md, "Request ids"). Once a reply
+// is lost, a failure of the retries (unsent, refused by a server that
+// fails over, out of time) leaves the lost reply's error: the call may
+// have been applied.
 func (l *Limiter) send(ctx context.Context, args []any, first string, replayable bool) (any, error) {
 	start := time.Now()
 	var lost error
@@ -93,14 +95,14 @@ func (l *Limiter) send(ctx context.Context, args []any, first string, replayable
 		if err == nil {
 			return cmd.Val(), nil
 		}
-		if lost != nil && !sent(err) {
-			err = lost // the retry never reached a server: the first may have run
-		}
 		retry := notRun(err)
 		if replayable && lostReply(err) {
 			lost, retry = err, true
 		}
 		if !retry || !pause(ctx, attempt, start) {
+			if lost != nil {
+				return nil, lost
+			}
 			return nil, err
 		}
 	}
