@@ -96,8 +96,10 @@
 // primary decides the key again (an outage's admissions count after it),
 // under a request id of its own: a payment whose reply is lost is sent
 // again with the same id before anything else is paid, and a primary that
-// honours ids (packages redislimit and memory) counts it once
-// (docs/semantics.md, "Request ids").
+// honours ids (packages redislimit and goimpl) counts it once when it
+// is sent again within REQUEST_MS (60 s) of the first; later, it may be
+// counted twice, which only under-admits (docs/semantics.md, "Request
+// ids").
 // Each of these steps is ordered against the key's other calls: the
 // first local decision starts the state while the key's others wait, a
 // primary decision of the key waits while another call tells the primary
@@ -164,12 +166,9 @@ package fallback
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -278,16 +277,11 @@ type Limiter struct {
 	log            *slog.Logger
 	lastErr        atomic.Pointer[error] // the primary's last failure, for the log
 	onChange       func(from, to State)
-	// payPrefix and payments make the request ids of payments: the
-	// prefix is this Limiter's own, random, and payments counts them.
-	payPrefix string
-	payments  atomic.Uint64
+	payments       *limiters.IDs // the request ids of payments
 }
 
 // paymentID is the request id of a new payment.
-func (l *Limiter) paymentID() string {
-	return l.payPrefix + strconv.FormatUint(l.payments.Add(1), 10)
-}
+func (l *Limiter) paymentID() string { return l.payments.Next() }
 
 // New returns a Limiter deciding with primary, and with local while the
 // primary fails (local may be nil in the FailOpen and FailClosed modes,
@@ -305,10 +299,8 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 	if limiters.IsNil(local) {
 		local = nil // a typed nil that FailOpen or FailClosed never calls, nor Reset
 	}
-	var random [8]byte
-	rand.Read(random[:]) // never fails (crypto/rand)
 	l := &Limiter{primary: primary, local: local, mode: opts.Mode, modeFor: opts.ModeFor,
-		payPrefix: "fallback-payment:" + hex.EncodeToString(random[:]) + ":",
+		payments:  limiters.NewIDs("fallback-payment"),
 		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now,
 		reports: newReports(cmp.Or(opts.Reports, DefaultReports)), log: cmp.Or(opts.Logger, slog.Default()),
 		onChange: opts.OnStateChange}

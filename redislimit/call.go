@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +57,7 @@ const maxTags = 8
 // limits.
 func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
 	if l.o.RequestIDs && req.ID == "" {
-		req.ID = l.idPrefix + strconv.FormatUint(l.ids.Add(1), 10)
+		req.ID = l.ids.Next()
 	}
 	args, first, err := l.decideArgs(p, req)
 	if err != nil {

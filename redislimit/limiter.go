@@ -179,14 +179,11 @@ package redislimit
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -214,10 +211,7 @@ type Limiter struct {
 	batch *batcher
 	// plans are those of the first few limits and policies decided.
 	plans plans
-	// idPrefix and ids make the request ids of Options.RequestIDs: the
-	// prefix is this Limiter's own, random; ids counts them.
-	idPrefix string
-	ids      atomic.Uint64
+	ids   *limiters.IDs // the request ids of Options.RequestIDs
 }
 
 // New returns the Redis limiter of rdb, configured by opts, each zero
@@ -238,9 +232,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Limiter
 	if err != nil {
 		return nil, err
 	}
-	var random [8]byte
-	rand.Read(random[:]) // never fails (crypto/rand)
-	l := &Limiter{rdb: rdb, o: o, idPrefix: "redislimit:" + hex.EncodeToString(random[:]) + ":"}
+	l := &Limiter{rdb: rdb, o: o, ids: limiters.NewIDs("redislimit")}
 	switch rdb.(type) {
 	case *redis.ClusterClient, *redis.Ring:
 		l.spread = true

@@ -1,14 +1,18 @@
 // Package limiters holds what the limiters and their wrappers share
 // about the contract (package limitspec) and which is not part of it:
 // refusing nil values, telling an outage from a mistake, answering Check
-// and Reset through a wrapped limiter, and naming a policy's limit's
-// state.
+// and Reset through a wrapped limiter, naming a policy's limit's state,
+// and making request ids.
 package limiters
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"reflect"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/limitspec/limitspec"
 )
@@ -70,3 +74,21 @@ func Check(l limitspec.Limiter, req limitspec.Request) error {
 // policies (the plans of a service, each a policy), as
 // limitspec.NewPolicy says.
 func KeyInfix(pl limitspec.PolicyLimit) string { return ":" + pl.Name }
+
+// IDs makes request ids (docs/semantics.md, "Request ids") that no other
+// process or limiter makes: a label, a random prefix of its own and a
+// counter.
+type IDs struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+// NewIDs returns the ids "label:<random hex>:<n>".
+func NewIDs(label string) *IDs {
+	var random [8]byte
+	rand.Read(random[:]) // never fails (crypto/rand)
+	return &IDs{prefix: label + ":" + hex.EncodeToString(random[:]) + ":"}
+}
+
+// Next is a new id.
+func (ids *IDs) Next() string { return ids.prefix + strconv.FormatUint(ids.n.Add(1), 10) }

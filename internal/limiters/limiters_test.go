@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +106,22 @@ func TestKeyInfix(t *testing.T) {
 	}
 	if want := []string{":user", ":global"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("KeyInfix of %s's limits = %q, want %q", p.Name(), got, want)
+	}
+}
+
+// TestIDs: the ids of one IDs follow each other under its label and
+// prefix; two IDs of one label share none.
+func TestIDs(t *testing.T) {
+	a, b := limiters.NewIDs("fallback-payment"), limiters.NewIDs("fallback-payment")
+	first, second := a.Next(), a.Next()
+	prefix, n, ok := strings.Cut(first[len("fallback-payment:"):], ":")
+	if !strings.HasPrefix(first, "fallback-payment:") || !ok || len(prefix) != 16 || n != "1" {
+		t.Errorf("first id %q; want fallback-payment:<16 hex digits>:1", first)
+	}
+	if want := first[:len(first)-1] + "2"; second != want {
+		t.Errorf("second id %q; want %q", second, want)
+	}
+	if other := b.Next(); other == first {
+		t.Errorf("two IDs made the same id %q", other)
 	}
 }
