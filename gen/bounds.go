@@ -550,8 +550,6 @@ func lit(e Expr) (int64, bool) {
 
 func isLit(e Expr, v int64) bool { x, ok := lit(e); return ok && x == v }
 
-// fold computes a constant operation if both sides are literals and the
-// result fits int64.
 // foldOr is a op b: folded into a literal when both are, else the
 // expression.
 func foldOr(op Op, a, b Expr, f func(x, y *big.Int) *big.Int) Expr {
@@ -561,6 +559,8 @@ func foldOr(op Op, a, b Expr, f func(x, y *big.Int) *big.Int) Expr {
 	return &Binary{Op: op, X: a, Y: b}
 }
 
+// fold computes a constant operation if both sides are literals and the
+// result fits int64; else nil.
 func fold(a, b Expr, f func(x, y *big.Int) *big.Int) Expr {
 	x, okx := lit(a)
 	y, oky := lit(b)

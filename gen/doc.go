@@ -21,11 +21,13 @@
 //
 //	lua/<name>.lua           the decision (emit_lua.go, emit_lua_zset.go),
 //	                         and with ARGV force 1 the forced call, which
-//	                         charges a denied request too (emit_lua_force.go)
+//	                         charges a denied request too (emit_lua_force.go),
+//	                         with an optional request key after its state
+//	                         keys (emit_lua_request.go)
 //	lua/<name>_reset.lua     deletes a key's state (emit_lua_reset.go)
 //	lua/<name>_<view>.lua    each view, read-only
 //	<goimpl>/<name>_gen.go   the decision in Go, a kit.Table (emit_goimpl.go,
-//	                         emit_go.go, emit_go_zset.go)
+//	                         emit_go.go, emit_go_agg.go, emit_go_zset.go)
 //
 // and once per spec
 //
@@ -98,17 +100,18 @@
 // exactly when their Redis keys are the same, hashed with its parameters
 // mixed in line (kit.Mix); Decide decides it as the Lua script does,
 // writing only when the call commits; Limit checks and decides a limit's
-// call alone, with no kit.Call (memory's decision of a Request.Limit);
+// call alone, with no kit.Call (goimpl's decision of a Request.Limit);
 // Bind checks a limit once and returns a kit.Bound, which decides and
 // prepares its calls checking only their key, time, cost and inputs
-// (memory's Bound and BoundPolicy); View runs a view. The decision reads
+// (goimpl's Bound and BoundPolicy); View runs a view. The decision reads
 // its state by the table's read (stale or expired state reads as absent),
 // computes each aggregate by a method of the table (winSum, winReach:
 // the collection and the aggregate, numbered when a collection has
 // several of one kind; aggregates that differ only in values that read
 // no entry share one, taking those values as arguments a1, a2, ...),
-// which calls the helpers of package kit (From and Until cut a zset to a
-// score range; Last, CountSum, CountReach, RunSum, RunReach compute the
+// which cuts a zset to its score range by sort.Search in place (a
+// binary search the compiler inlines) and calls the helpers of package
+// kit (Last, CountSum, CountReach, RunSum, RunReach compute the
 // aggregate), under its guard (an if, or kit.When when that is short),
 // and adds to or drops from a zset by the state's methods (addWin,
 // dropWin), each run of writes under one c.Commit. A call's key, time,
@@ -276,7 +279,7 @@
 // list keeps its last max_entries. Each integer field read is clamped
 // into its declared domain, as fixed fields are; an entry that does not
 // split into its fields, or a field that is not an integer, is BADSTATE.
-// A memory table keeps each key's entries in a slice, in the same order,
+// A goimpl table keeps each key's entries in a slice, in the same order,
 // and computes the same aggregates by binary search over them.
 //
 // # Clock, types, arguments: what every script checks

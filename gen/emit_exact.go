@@ -22,7 +22,7 @@ var exactPackage = goPackage{dir: "exact", name: "exact", path: modulePath + "/e
 
 // exactLocal are the names of the exact helpers in the root's copy.
 var exactLocal = map[string]string{"Add": "satAdd", "Sub": "satSub", "Mul": "satMul", "Div": "satDiv",
-	"CeilDiv": "satCeilDiv", "Pick": "pick", "Outside": "outside", "Millis": "millis", "Unknown": "unknown"}
+	"CeilDiv": "satCeilDiv", "Pick": "pick", "Outside": "outside", "Millis": "millis"}
 
 // exactName is what the typed limits of o call the exact helper name.
 func (o *Output) exactName(name string) string {

@@ -293,18 +293,9 @@ func goAggregates(w *writer, a *Algorithm, s Stmt, names map[*Agg]string) {
 			goGuarded(w, st, named, func() { goListAgg(w, st) })
 			continue
 		}
-		goLazy(w, st.Name, st.guardText(named, "&&"), w.aggCall(a, st, init), strings.TrimSuffix(strings.TrimPrefix(init, "int64("), ")"), init,
+		goLazy(w, st.Name, st.guardText(named, "&&"), w.aggs.call(st), strings.TrimSuffix(strings.TrimPrefix(init, "int64("), ")"), init,
 			goValueType(st.Agg))
 	}
-}
-
-// aggCall is an aggregate computed by a method of its table (w.aggs),
-// or else in place, d when no entry counts.
-func (w *writer) aggCall(a *Algorithm, st aggStep, d string) string {
-	if w.aggs == nil {
-		return goAggExpr(a, st, d, false)
-	}
-	return w.aggs.call(st)
 }
 
 // goLazy declares name as x if cond (none: always), else d, with x
@@ -352,32 +343,22 @@ func goGuarded(w *writer, st aggStep, named dialect, body func()) {
 }
 
 // goAggExpr is an aggregate computed by a helper of package kit, d when
-// no entry counts: over a zset by index, cut to the score range of its
-// where clause (the entries are sorted by score: by kit.From and
-// kit.Until, or, when cut, by goAggCuts' statements before it); over a
-// list, in a decision, from its newest entry alone.
-func goAggExpr(a *Algorithm, st aggStep, d string, cut bool) string {
+// no entry counts: over a zset by index, of the entries goAggCuts'
+// statements before it leave (the score range of its where clause);
+// over a list, in a decision, from its newest entry alone.
+func goAggExpr(a *Algorithm, st aggStep, d string) string {
 	ag := st.Agg
 	src := goName(ag.It.State.Name)
 	if ag.It.State.Kind == List {
 		return fmt.Sprintf("kit.Last(%s, %s, %s)", src, goEntryFunc(a, st, ag.V), d)
-	}
-	if !cut {
-		b, score, t := st.Index.bounds, goExported(ag.It.State.Entry[0].Name), goEntryType(a, ag.It.State)
-		if b.min != nil {
-			src = fmt.Sprintf("kit.From(%s, func(x *%s) bool { return x.%s %s %s })", src, t, score, goMinCmp(b), goExact.print(b.min))
-		}
-		if b.max != nil {
-			src = fmt.Sprintf("kit.Until(%s, func(x *%s) bool { return x.%s %s %s })", src, t, score, goMaxCmp(b), goExact.print(b.max))
-		}
 	}
 	return goZsetAgg(a, st, src, d)
 }
 
 // goAggCuts are the statements that cut a zset's entries, held in a
 // variable named as the zset, to the score range of st's where clause,
-// each a binary search the compiler inlines (kit.From and kit.Until call
-// their condition through a function value at every step).
+// each a binary search the compiler inlines (a generic helper would call
+// the condition through a function value at every step).
 func goAggCuts(st aggStep) []string {
 	s := st.Agg.It.State
 	if s.Kind == List {
@@ -534,11 +515,7 @@ func goLetPicked(w *writer, a *Algorithm, s *Let, names map[*Agg]string) bool {
 	steps := lowerAggregates(s, names, goName)
 	st := steps[0]
 	name := goName(s.Name)
-	none := "int64(0)" // the aggregate's value when no entry counts
-	if st.Init != nil {
-		none = goTyped(goExact.print(st.Init), st.Init)
-	}
-	x := w.aggCall(a, st, none)
+	x := w.aggs.call(st)
 	goLazy(w, name, goExact.prec(cond, 3), x, goExact.print(other), goTyped(goExact.print(other), other), goValueType(st.Agg))
 	return true
 }

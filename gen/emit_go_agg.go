@@ -35,7 +35,7 @@ func (g *goAggs) call(st aggStep) string {
 		none = goExact.print(shape.D)
 	}
 	cuts := goAggCuts(shapeStep)
-	body := strings.Join(append(cuts, "return "+goAggExpr(g.a, shapeStep, none, true)), "\n")
+	body := strings.Join(append(cuts, "return "+goAggExpr(g.a, shapeStep, none)), "\n")
 	coll := shape.It.State
 	name, ok := g.byText[body]
 	if !ok {

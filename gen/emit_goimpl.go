@@ -2,6 +2,9 @@ package gen
 
 import (
 	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	gotoken "go/token"
 	"strings"
 )
 
@@ -34,7 +37,6 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 		w.line("%q", o.limits.path)
 	}
 	w.line(")")
-	imports := w.b.Len()
 	memTypes(&w, a, o.qualifier(o.memory, o.limits)+goType(a))
 	memRegister(&w, sp, a)
 	memPrepare(&w, sp, a, o)
@@ -59,13 +61,12 @@ func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 			goZsetAdd(&w, a, s)
 		}
 	}
-	for _, imp := range []goPackage{exactPackage, {name: "sort", path: "sort"}} {
-		if !strings.Contains(w.b.String()[imports:], imp.name+".") { // an import Go would refuse
-			text := strings.Replace(w.b.String(), fmt.Sprintf("%q\n", imp.path), "", 1)
-			w.b.Reset()
-			w.b.WriteString(text)
-		}
+	text := w.b.String()
+	for _, imp := range unusedImports(text, exactPackage, goPackage{name: "sort", path: "sort"}) {
+		text = strings.Replace(text, fmt.Sprintf("%q\n", imp.path), "", 1) // an import Go would refuse
 	}
+	w.b.Reset()
+	w.b.WriteString(text)
 	return formatGo(w, "the Go decision of "+a.Name)
 }
 
@@ -470,4 +471,30 @@ func memMethods(w *writer, sp *Spec, a *Algorithm) {
 		goBlock(w, sp, a, v.Body, map[*Agg]string{}, false)
 		w.line("}")
 	}
+}
+
+// unusedImports are those of pkgs whose name no selector of the Go
+// source src uses (its comments aside): the imports it writes before it
+// knows whether its code calls them.
+func unusedImports(src string, pkgs ...goPackage) []goPackage {
+	f, err := goparser.ParseFile(gotoken.NewFileSet(), "", src, goparser.SkipObjectResolution)
+	if err != nil {
+		return nil // formatGo reports the error
+	}
+	used := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				used[id.Name] = true
+			}
+		}
+		return true
+	})
+	var out []goPackage
+	for _, p := range pkgs {
+		if !used[p.name] {
+			out = append(out, p)
+		}
+	}
+	return out
 }

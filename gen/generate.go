@@ -268,12 +268,3 @@ func sha1Hex(b []byte) string {
 	h := sha1.Sum(b)
 	return hex.EncodeToString(h[:])
 }
-
-// putEmitted adds the file at path, written for by, that emit returns.
-func putEmitted(sp *Spec, o *Output, fs *fileSet, path, by string, emit func(*Spec, *Output) ([]byte, error)) error {
-	src, err := emit(sp, o)
-	if err != nil {
-		return err
-	}
-	return fs.put(path, by, src)
-}

@@ -3,8 +3,9 @@
 // registers into. Its API follows the generator: it changes with it, it
 // makes no promise to anyone else, and a service never imports it.
 //
-// It holds the helpers the generated decisions call (Pick, CeilDiv,
-// Field, JoinEntry, ...), the sharded store they keep their state in
+// It holds the helpers the generated decisions call (Field, JoinEntry,
+// the aggregates Last, CountSum, RunSum, ...; the exact arithmetic is
+// package exact's), the sharded store they keep their state in
 // (Store, by Key: a name and the parameters a state is measured in, no
 // key name built), the memory of the limits a table found valid (Valid),
 // and the registries the generated code fills when its package is

@@ -78,22 +78,10 @@ func hashedKey(key string) string {
 }
 
 // The aggregates of the generated decisions over a sorted set's entries,
-// which are sorted by score: From and Until cut them to the score range
-// of a where clause, the others compute an aggregate of the range, as
-// the Lua script does by index (gen's index.go). v, r and the accessor
-// runs read an entry; d is the value when no entry counts.
-
-// From is the entries from the first for which in holds, for an in that
-// is false and then true along the entries.
-func From[E any](src []E, in func(*E) bool) []E {
-	return src[sort.Search(len(src), func(i int) bool { return in(&src[i]) }):]
-}
-
-// Until is the entries before the first for which out holds, for an out
-// that is false and then true along the entries.
-func Until[E any](src []E, out func(*E) bool) []E {
-	return src[:sort.Search(len(src), func(i int) bool { return out(&src[i]) })]
-}
+// which are sorted by score, cut by the decision to the score range of a
+// where clause: each computes an aggregate of the range, as the Lua
+// script does by index (gen's index.go). v, r and the accessor runs read
+// an entry; d is the value when no entry counts.
 
 // Last is v of the last entry of src, or d if there is none.
 func Last[E, V any](src []E, v func(*E) V, d V) V {
