@@ -1,6 +1,9 @@
 package limitspec
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Limit is the parameters of one algorithm, the thing a request is
 // decided by: GCRA{Burst: 20, Rate: 10, Period: time.Second}. This
@@ -76,4 +79,13 @@ func (a Algorithm) String() string {
 		return a.Name
 	}
 	return a.Library + "." + a.Name
+}
+
+// ParseAlgorithm is the algorithm String writes s of: "library.name", or
+// the catalogue's "name".
+func ParseAlgorithm(s string) Algorithm {
+	if lib, name, ok := strings.Cut(s, "."); ok {
+		return Algorithm{Library: lib, Name: name}
+	}
+	return Algorithm{Library: Catalogue, Name: s}
 }

@@ -29,7 +29,7 @@ import (
 // holds no vector.
 func Test(t testing.TB, dir string, targets ...Target) {
 	t.Helper()
-	defer closeAll(t, targets)
+	defer func() { closeAll(t, targets) }() // the embedded ones too, when Test opens them
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		t.Skipf("no vectors: write some under %s (docs/vectors.md) to check these algorithms", dir)
 	}
@@ -44,7 +44,6 @@ func Test(t testing.TB, dir string, targets ...Target) {
 		if targets, err = EmbeddedTargets(); err != nil {
 			t.Fatal(err)
 		}
-		defer closeAll(t, targets)
 	}
 	steps, ran := 0, map[string]int{}
 	for _, r := range Run(vectors, targets) {

@@ -162,7 +162,7 @@ func TestRunnerCatchesDivergence(t *testing.T) {
 	}
 	res := RunVector(v, []Target{NewGoimplTarget(), &lying{Target: NewGoimplTarget(), from: 3}})
 	if !res[0].Passed() {
-		t.Errorf("memory failed: %s", res[0].Failed)
+		t.Errorf("goimpl failed: %s", res[0].Failed)
 	}
 	if res[1].Passed() || !strings.Contains(res[1].Failed, "step 3 ") || !strings.Contains(res[1].Failed, "Remaining") {
 		t.Errorf("the lying target was not caught at step 3: %q", res[1].Failed)

@@ -168,7 +168,7 @@ func FuzzDifferential(f *testing.F) {
 }
 
 // TestDifferentialOnRedis runs random traces through the oracle, package
-// memory and a real redis-server, the fourth target of the embedded three.
+// goimpl and a real redis-server, the fourth target of the embedded three.
 func TestDifferentialOnRedis(t *testing.T) {
 	t.Parallel() // its own server
 	real, err := NewRedisTarget(redistest.Start(t))

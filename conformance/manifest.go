@@ -93,7 +93,7 @@ func (m *manifest) registrations(fsys fs.FS) (*kit.Library, []*kit.Scripts, erro
 		return nil, nil, err
 	}
 	for _, a := range m.Policy.Algorithms {
-		lib.Algorithms = append(lib.Algorithms, AlgorithmOf(a))
+		lib.Algorithms = append(lib.Algorithms, limitspec.ParseAlgorithm(a))
 	}
 	byAlg := map[string]*kit.Scripts{}
 	var out []*kit.Scripts
@@ -125,7 +125,7 @@ func (m *manifest) registrations(fsys fs.FS) (*kit.Library, []*kit.Scripts, erro
 // calling convention: the keys' suffixes after "{<key>}", the string
 // inputs and the parameters after now_ms, cost and force.
 func (s *manifestScript) scripts(library string, read func(string, manifestFile) (kit.Script, error)) (*kit.Scripts, error) {
-	sc := &kit.Scripts{ID: AlgorithmOf(s.Algorithm), Library: library, Views: []kit.View{}, Inputs: []string{}}
+	sc := &kit.Scripts{ID: limitspec.ParseAlgorithm(s.Algorithm), Library: library, Views: []kit.View{}, Inputs: []string{}}
 	var err error
 	if sc.Decide, err = read(s.Name, manifestFile{s.File, s.SHA1}); err != nil {
 		return nil, err
@@ -154,13 +154,4 @@ func (s *manifestScript) scripts(library string, read func(string, manifestFile)
 		}
 	}
 	return sc, nil
-}
-
-// AlgorithmOf is the algorithm a vector or a manifest names:
-// "library.name", or the catalogue's "name".
-func AlgorithmOf(s string) limitspec.Algorithm {
-	if lib, name, ok := strings.Cut(s, "."); ok {
-		return limitspec.Algorithm{Library: lib, Name: name}
-	}
-	return limitspec.Algorithm{Library: limitspec.Catalogue, Name: s}
 }

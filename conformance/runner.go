@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/kit"
 
@@ -98,7 +100,7 @@ func RunVector(v Vector, targets []Target) []VectorResult {
 func begin(t Target, v *Vector) error {
 	if _, ok := t.(interface{ decidesTypedLimits() }); ok {
 		for _, a := range v.Algorithms() {
-			if _, ok := kit.LookupLimit(AlgorithmOf(a)); !ok {
+			if _, ok := kit.LookupLimit(limitspec.ParseAlgorithm(a)); !ok {
 				return fmt.Errorf("%w: no typed limit of %s is linked in: compile its spec into a package (cmd/gen) "+
 					"and run its vectors from a test of that package (conformance.Test)", ErrNotApplicable, a)
 			}
@@ -354,7 +356,7 @@ func checkKeys(ks Keyspace, before []KeyTTL, refused bool, maxTTL int64) string 
 		return "keys without a TTL: " + strings.Join(noTTL, ", ")
 	}
 	for _, k := range after {
-		if strings.Contains(k.Key, "}:rq:") { // a request key (docs/semantics.md, "Request ids")
+		if strings.Contains(k.Key, limitcall.RequestKeyTail("")) { // a request key (docs/semantics.md, "Request ids")
 			if k.TTL > oracle.RequestMs+oracle.TTLMarginMs {
 				return fmt.Sprintf("request key %s has a TTL of %d ms, above REQUEST_MS plus the margin", k.Key, k.TTL)
 			}

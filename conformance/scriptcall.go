@@ -84,7 +84,7 @@ func prepareCall(prefix string, r Request, kind callKind, view string) (scriptCa
 // lookupScripts returns the scripts of an algorithm named as
 // policyfile.NewLimit names it.
 func lookupScripts(name string) (*kit.Scripts, *Outcome) {
-	s, ok := kit.LookupScripts(AlgorithmOf(name))
+	s, ok := kit.LookupScripts(limitspec.ParseAlgorithm(name))
 	if !ok {
 		o := failure("BADINPUT", fmt.Sprintf("unknown algorithm %q", name))
 		return nil, &o

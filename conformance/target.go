@@ -144,7 +144,7 @@ func notForCluster(v *Vector) error {
 }
 
 // EmbeddedTargets returns the targets that need no Redis server: package
-// memory's limiter, called per request and through its bound handles,
+// goimpl's limiter, called per request and through its bound handles,
 // and the scripts in gopher-lua and in miniredis. Close each when done.
 func EmbeddedTargets() ([]Target, error) {
 	luaT, err := NewLuaTarget()

@@ -38,7 +38,7 @@ type ExecOptions struct {
 // runs the vectors of the algorithms the adapter implements, and skips
 // those of the others, the policies and the vectors with a view; it holds
 // no Redis keys, so the runner skips the wrong_type steps, as on package
-// memory's limiter.
+// goimpl's limiter.
 type ExecTarget struct {
 	command    string
 	hello      ExecHello

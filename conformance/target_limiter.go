@@ -53,15 +53,7 @@ func (t *limiterTarget) View(view string, r Request) Outcome {
 		if err != nil {
 			return limiterError(err)
 		}
-		var out [][]string
-		for _, e := range entries {
-			var row []string
-			for _, x := range e {
-				row = append(row, fmt.Sprint(x))
-			}
-			out = append(out, row)
-		}
-		return entriesOutcome(out)
+		return entriesOutcome(entryStrings(entries))
 	})
 }
 
@@ -91,7 +83,7 @@ func limitDecision(lr limitspec.LimitResult, err error) Outcome {
 	if err != nil {
 		return limiterError(err)
 	}
-	return resultOutcome(limitspec.Result{Allowed: lr.Allowed, RetryAfter: lr.RetryAfter, Delay: lr.Delay, Limits: []limitspec.LimitResult{lr}}, false)
+	return limitOutcome(lr)
 }
 
 // decidesTypedLimits marks the target as one of a Go limiter, which
@@ -196,7 +188,7 @@ func limiterError(err error) Outcome {
 // replay times of their own, not the wall clock's.
 type GoimplTarget struct{ limiterTarget }
 
-// NewGoimplTarget returns the memory target.
+// NewGoimplTarget returns the goimpl target.
 func NewGoimplTarget() *GoimplTarget { return &GoimplTarget{} }
 
 func (t *GoimplTarget) Name() string { return "goimpl" }
@@ -221,7 +213,7 @@ type GoimplBoundTarget struct {
 	policies map[*Policy]*goimpl.BoundPolicy
 }
 
-// NewGoimplBoundTarget returns the memory-bound target.
+// NewGoimplBoundTarget returns the goimpl-bound target.
 func NewGoimplBoundTarget() *GoimplBoundTarget { return &GoimplBoundTarget{} }
 
 func (t *GoimplBoundTarget) Name() string { return "goimpl-bound" }
@@ -367,7 +359,8 @@ func (t *RedisBoundTarget) Decide(r Request) Outcome {
 		if err != nil {
 			return limiterError(err)
 		}
-		return limitDecision(b.Limit(ctx, limitspec.Request{Key: req.Key, Cost: req.Cost, Now: req.Now, Force: req.Force, Inputs: req.Inputs, ID: req.ID}))
+		req.Limit = nil
+		return limitDecision(b.Limit(ctx, req))
 	})
 }
 

@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -28,11 +27,7 @@ import (
 // be left out. An unknown algorithm, a missing, unknown or out-of-domain
 // parameter: an error matching limitspec.ErrBadInput.
 func NewLimit(algorithm string, params map[string]int64) (limitspec.Limit, error) {
-	a := limitspec.Algorithm{Library: limitspec.Catalogue, Name: algorithm}
-	if lib, name, ok := strings.Cut(algorithm, "."); ok {
-		a = limitspec.Algorithm{Library: lib, Name: name}
-	}
-	build, ok := kit.LookupLimit(a)
+	build, ok := kit.LookupLimit(limitspec.ParseAlgorithm(algorithm))
 	if !ok {
 		return nil, kit.BadInput("unknown algorithm %q (known: %v; is the package of its spec imported?)", algorithm, Algorithms())
 	}

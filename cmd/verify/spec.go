@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing/fstest"
 
+	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/conformance"
 	"github.com/limitspec/limitspec/gen"
 	"github.com/limitspec/limitspec/kit"
@@ -51,7 +52,7 @@ func unknownAlgorithms(vectors []conformance.Vector) error {
 	unknown := map[string]bool{}
 	for _, v := range vectors {
 		for _, a := range v.Algorithms() {
-			if _, ok := kit.LookupScripts(conformance.AlgorithmOf(a)); !ok {
+			if _, ok := kit.LookupScripts(limitspec.ParseAlgorithm(a)); !ok {
 				unknown[a] = true
 			}
 		}
