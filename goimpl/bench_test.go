@@ -330,3 +330,49 @@ func gcCycles() uint64 {
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
+
+// BenchmarkRequestID is the price in process of a request id
+// (docs/semantics.md, "Request ids"): gcra on existing keys as
+// BenchmarkExistingKey/serial decides it, without an id and with a new
+// id on every call (its result remembered for REQUEST_MS), and the
+// retries of one remembered id on one key, answered from memory.
+//
+//	go test -run '^$' -bench RequestID -benchmem ./goimpl
+func BenchmarkRequestID(b *testing.B) {
+	var gcra limitspec.Limit = limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second}
+	l := newLimiter(b, Options{NoSweeper: true})
+	keys := make([]string, 10000)
+	ids := make([]string, 1<<16)
+	for i := range keys {
+		keys[i] = "user" + strconv.Itoa(i)
+		decide(b, l, limitspec.Request{Key: keys[i], Limit: gcra, Cost: 1, Now: at(t0)})
+	}
+	for i := range ids {
+		ids[i] = "req-" + strconv.Itoa(i)
+	}
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name string
+		id   func(i int) string
+	}{
+		{"none", func(int) string { return "" }},
+		{"new", func(i int) string { return ids[i%len(ids)] }}, // with key i%10000: new until i passes 40,960,000
+		{"retried", func(int) string { return ids[0] }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				key := keys[i%len(keys)]
+				if bc.name == "retried" {
+					key = keys[0]
+				}
+				req := limitspec.Request{Key: key, Limit: gcra, Cost: 1, Now: at(t0 + int64(i)/1000), ID: bc.id(i)}
+				if _, err := l.Limit(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
