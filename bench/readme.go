@@ -93,6 +93,7 @@ func headline(report string) string {
 		}
 		writeRow(&b, []string{r["goal"], r["target"], measured, r["met"]})
 	}
+	b.WriteString("\nEach row compares what its goal names (batched or not, a cache of denials beside Redis round trips, the fastest peer of any algorithm); docs/performance.md gives every method and the peer behind each ratio.\n")
 	return b.String()
 }
 
