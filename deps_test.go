@@ -1,11 +1,11 @@
 package limitspec_test
 
 import (
+	"go/version"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -136,31 +136,11 @@ func TestGoDirective(t *testing.T) {
 	highest, by := "0", ""
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		from, to, _ := strings.Cut(line, " ")
-		if v, ok := strings.CutPrefix(to, "go@"); ok && from != module && from != "go@"+string(ours[1]) && compareGo(v, highest) > 0 {
+		if v, ok := strings.CutPrefix(to, "go@"); ok && from != module && from != "go@"+string(ours[1]) && version.Compare("go"+v, "go"+highest) > 0 {
 			highest, by = v, from
 		}
 	}
-	if compareGo(string(ours[1]), highest) != 0 {
+	if version.Compare("go"+string(ours[1]), "go"+highest) != 0 {
 		t.Errorf("go.mod's go line is %s; the highest of its dependencies' is %s (%s)", ours[1], highest, by)
 	}
-}
-
-// compareGo compares two Go versions of go lines (1.21, 1.26.0) by their
-// numbers.
-func compareGo(a, b string) int {
-	x, y := strings.Split(a, "."), strings.Split(b, ".")
-	for len(x) < 3 {
-		x = append(x, "0")
-	}
-	for len(y) < 3 {
-		y = append(y, "0")
-	}
-	for i := range 3 {
-		p, _ := strconv.Atoi(x[i])
-		q, _ := strconv.Atoi(y[i])
-		if p != q {
-			return p - q
-		}
-	}
-	return 0
 }

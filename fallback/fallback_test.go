@@ -570,7 +570,7 @@ func TestPrimaryErrorsPassThrough(t *testing.T) {
 
 func TestLocalErrorReturned(t *testing.T) {
 	l := mustNew(t, newFake(fail), local(t), Options{}, newClock())
-	// memory refuses an empty key; the fake primary failed before seeing it.
+	// goimpl refuses an empty key; the fake primary failed before seeing it.
 	_, err := l.Limit(context.Background(), req(gcra(1), "", 1))
 	var ie *limitspec.InputError
 	if !errors.As(err, &ie) || ie.Msg != "gcra: key must not be empty" {

@@ -38,7 +38,7 @@
 // a route with an empty rule, or with a pattern no ServeMux would
 // register, Routes without Mux, a nil KeyFunc, a policy's identity
 // without its KeyFunc in Options.IDs, a limit or a policy the limiter
-// refuses (when it implements limitspec.Checker, as the memory, Redis and
+// refuses (when it implements limitspec.Checker, as the goimpl, Redis and
 // fallback limiters do: a policy over several identities on a Redis
 // Cluster, an invalid limit, a limit of a package not linked in; else
 // the limit's own Validate), and Fields with a name missing, malformed or

@@ -12,6 +12,7 @@ import (
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
 	"github.com/limitspec/limitspec/internal/limiters"
+	"github.com/limitspec/limitspec/internal/refusal"
 	"github.com/limitspec/limitspec/lease"
 )
 
@@ -114,23 +115,16 @@ func (o *observer) observe(_ context.Context, ob metric.Observer) error {
 func check(fn string, meter metric.Meter, noLim bool, attrs []attribute.KeyValue, own ...attribute.Key) error {
 	switch {
 	case limiters.IsNil(meter):
-		return misconfigured("%s: the meter is nil", fn)
+		return refusal.Config("otelmetrics", "%s: the meter is nil", fn)
 	case noLim:
-		return misconfigured("%s: the limiter is nil", fn)
+		return refusal.Config("otelmetrics", "%s: the limiter is nil", fn)
 	}
 	for _, a := range attrs {
 		if slices.Contains(own, a.Key) {
-			return misconfigured("%s: the attribute %q is %s's own", fn, a.Key, fn)
+			return refusal.Config("otelmetrics", "%s: the attribute %q is %s's own", fn, a.Key, fn)
 		}
 	}
 	return nil
-}
-
-// misconfigured is the refusal of Observe's and ObserveLease's
-// arguments, as every constructor's refusal: "otelmetrics:
-// misconfigured: ...", matching limitspec.ErrMisconfigured.
-func misconfigured(format string, args ...any) error {
-	return fmt.Errorf("otelmetrics: %w: %s", limitspec.ErrMisconfigured, fmt.Sprintf(format, args...))
 }
 
 // withAttrs is the option of an observation carrying attrs and kv.

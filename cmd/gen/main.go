@@ -8,16 +8,17 @@
 //	go run github.com/limitspec/limitspec/cmd/gen -spec limits.yaml -out ./quotas -package quotas
 //
 // The catalogue goes into this module's packages: its typed limits into
-// the root package limitspec, its decisions in Go into memory, its
-// scripts into lua/ with lua/library.lua (the Functions library
-// limitspec) and lua/manifest.json, and their registration into package
-// lua.
+// the root package limitspec (their registration by name into package
+// policyfile), its decisions in Go into goimpl, its scripts into lua/
+// with lua/library.lua (the Functions library limitspec) and
+// lua/manifest.json, and their registration into package lua; the
+// runtime it states into exact/ and kit/reply_gen.go.
 //
 // With -spec, a file holding a user's own algorithms and policies (the
 // catalogue's constants, reply and algorithms are in scope; nothing of
 // them is written again) goes into one package, -package (the base name
 // of -out by default) in the directory -out: the typed limits, which the
-// limiters of packages memory, redislimit, fallback and httplimit take as
+// limiters of packages goimpl, redislimit, fallback and httplimit take as
 // the catalogue's; the decisions in Go; the scripts in lua/ with
 // manifest.json and a Functions library named after the package; the
 // ready-made policies; and a test that replays the vectors of

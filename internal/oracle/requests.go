@@ -30,7 +30,7 @@ type remembered struct {
 // once answers the request id under tag, of cost at now (forced or not)
 // over limits limits (a policy's; 0 for a limit's request): with what a charged request of that id answered,
 // if one is within reach; else with decide's result, remembered when
-// decide says it charged. The request must have been checked; Once
+// decide says it charged. The request must have been checked; once
 // checks the id.
 func once[R any](rs *Requests, tag, id string, now, cost int64, force bool, limits int, decide func() (R, bool, error)) (R, error) {
 	var zero R
