@@ -105,7 +105,10 @@ type Algorithm struct {
 	// after now_ms, cost and force.
 	Strings []*StrInput
 	States  []*State
-	Body    []Stmt
+	// Tiers are the limits the logic checks over one state, when it
+	// loops over them (see Tier).
+	Tiers []Tier
+	Body  []Stmt
 	// Views are the read-only scripts over the algorithm's state.
 	Views []*View
 	// Window is the algorithm's window in ms: the time over which its
@@ -330,6 +333,10 @@ type Let struct {
 	X    Expr
 	Pos  Pos
 	uses int
+	// tier is the tier whose let it is, in a for over tiers (from 1;
+	// 0 elsewhere), and tierBase the name the for binds.
+	tier     int
+	tierBase string
 }
 
 // If runs Then or Else.

@@ -100,6 +100,7 @@ var keywords = map[string]bool{
 	"now": true, "cost": true, "force": true, "min": true, "max": true, "ceildiv": true,
 	"in": true, "where": true, "sum": true, "last": true, "reach": true,
 	"add": true, "drop": true, "upto": true, "clear": true, "show": true,
+	"for": true, "tiers": true,
 }
 
 // scope resolves names while parsing one algorithm.
@@ -110,9 +111,12 @@ type scope struct {
 	params bool // whether parameters may be named
 	inputs bool // whether now, cost, state and lets may be named
 	view   *View
-	iters  []*Iter         // the aggregates being parsed, innermost last
-	added  map[*State]bool // the collections an add statement so far writes
-	inAgg  bool            // an aggregate is being parsed
+	iters  []*Iter    // the aggregates being parsed, innermost last
+	tier   *tierScope // the tier a for or a fold over tiers is parsing
+	// tierLets are the names the fors over tiers bind so far.
+	tierLets map[string]bool
+	added    map[*State]bool // the collections an add statement so far writes
+	inAgg    bool            // an aggregate is being parsed
 	// wrote is set by the first statement that writes: no aggregate may
 	// follow it, so that every read comes before every write and a
 	// refusal (BADSTATE) changes nothing.
@@ -210,7 +214,7 @@ func parseLogic(sp *Spec, alg *Algorithm, view *View, src string, pos Pos) (body
 	if lerr != nil {
 		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
 	}
-	sc := &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, added: map[*State]bool{}}
+	sc := &scope{spec: sp, alg: alg, params: true, inputs: true, view: view, added: map[*State]bool{}, tierLets: map[string]bool{}}
 	p := &parser{toks: toks, file: pos.File, sc: sc, comments: comments}
 	body = p.block(true)
 	if t := p.peek(); t.kind != "eof" {
@@ -239,6 +243,10 @@ func (p *parser) block(top bool) []Stmt {
 		t := p.peek()
 		if replied {
 			p.fail(t, "statement after reply")
+		}
+		if p.is("for") {
+			out = append(out, p.forTiers(p.next())...)
+			continue
 		}
 		s := p.stmt(top)
 		switch s.(type) {
@@ -330,6 +338,13 @@ func (p *parser) statement(top bool) Stmt {
 		name := p.letName()
 		p.expect("=")
 		l := &Let{Name: name.text, X: p.expr(), Pos: pos}
+		if tier := p.sc.tier; tier != nil {
+			l.Name, l.tier, l.tierBase = tierLetName(name.text, tier.index), tier.index, name.text
+			if p.lookup(l.Name) != nil {
+				p.fail(name, "%q of tier %d is already defined as %s", name.text, tier.index, l.Name)
+			}
+			p.sc.tierLets[name.text] = true
+		}
 		p.sc.lets[len(p.sc.lets)-1][l.Name] = l
 		return l
 	case "if":
@@ -362,7 +377,7 @@ func (p *parser) statement(top bool) Stmt {
 // (goConstName), which a local would hide.
 func (p *parser) letName() token {
 	name := p.ident()
-	if p.lookup(name.text) != nil {
+	if p.lookup(name.text) != nil || p.sc.tierLets[name.text] && p.sc.tier == nil {
 		p.fail(name, "%q is already defined", name.text)
 	}
 	if strings.Contains(name.text, "__") {
@@ -552,7 +567,7 @@ func (p *parser) expr() Expr {
 		if a.Type() != b.Type() {
 			p.fail(t, "the branches of if-then-else have types %s and %s", a.Type(), b.Type())
 		}
-		return &Cond{c, a, b}
+		return p.settle(&Cond{c, a, b})
 	}
 	return p.binary(1)
 }
@@ -587,7 +602,7 @@ func (p *parser) binary(min int) Expr {
 				p.fail(t, "%s needs int operands", op)
 			}
 		}
-		x = b
+		x = p.settle(b)
 	}
 }
 
@@ -602,7 +617,7 @@ func (p *parser) unary() Expr {
 		if l, ok := x.(*Lit); ok && t.text == "-" {
 			return &Lit{V: -l.V}
 		}
-		return &Unary{Op: map[string]Op{"-": OpNeg, "!": OpNot}[t.text], X: x}
+		return p.settle(&Unary{Op: map[string]Op{"-": OpNeg, "!": OpNot}[t.text], X: x})
 	}
 	return p.primary()
 }
@@ -624,6 +639,8 @@ func (p *parser) primary() Expr {
 		return &BoolLit{V: t.text == "true"}
 	case t.text == "sum" || t.text == "last" || t.text == "reach":
 		return p.aggregate(t)
+	case (t.text == "min" || t.text == "max" || t.text == "all" || t.text == "first") && p.foldAhead():
+		return p.fold(t)
 	case t.text == "min" || t.text == "max" || t.text == "ceildiv":
 		p.expect("(")
 		a := p.typed(Int)
@@ -727,6 +744,12 @@ func (p *parser) iter(name string) *Iter {
 }
 
 func (p *parser) name(t token) Expr {
+	if tier := p.sc.tier; tier != nil && t.text == tier.name {
+		return p.tierName(t)
+	}
+	if p.sc.tier != nil && p.sc.tierLets[t.text] && p.iter(t.text) == nil {
+		return p.tierLet(t)
+	}
 	if it := p.iter(t.text); it != nil {
 		p.expect(".")
 		f := p.fieldName()
@@ -758,6 +781,9 @@ func (p *parser) name(t token) Expr {
 	}
 	if p.sc.inputs {
 		if l := p.lookup(t.text); l != nil {
+			if l.tier > 0 {
+				p.fail(t, "%s", tierLetError(l))
+			}
 			l.uses++
 			return &VarRef{L: l}
 		}

@@ -28,16 +28,17 @@ type yamlReply struct {
 }
 
 type yamlAlgo struct {
-	Name    string        `yaml:"name"`
-	Doc     string        `yaml:"doc"`
-	Params  []yamlParam   `yaml:"params"`
-	Require []yamlRequire `yaml:"require"`
-	Inputs  []yamlInput   `yaml:"inputs"`
-	State   []yamlState   `yaml:"state"`
-	Logic   yaml.Node     `yaml:"logic"`
-	Views   []yamlView    `yaml:"views"`
-	Clock   string        `yaml:"clock"`
-	Window  yaml.Node     `yaml:"window"`
+	Name    string              `yaml:"name"`
+	Doc     string              `yaml:"doc"`
+	Params  []yamlParam         `yaml:"params"`
+	Tiers   []map[string]string `yaml:"tiers"`
+	Require []yamlRequire       `yaml:"require"`
+	Inputs  []yamlInput         `yaml:"inputs"`
+	State   []yamlState         `yaml:"state"`
+	Logic   yaml.Node           `yaml:"logic"`
+	Views   []yamlView          `yaml:"views"`
+	Clock   string              `yaml:"clock"`
+	Window  yaml.Node           `yaml:"window"`
 }
 
 type yamlParam struct {
@@ -429,6 +430,7 @@ func (l *loader) algorithm(ya yamlAlgo, index int, pos Pos) *Algorithm {
 	}
 	at := func(list string, j int) Pos { return l.itemPos(index, list, j, pos) }
 	l.params(a, ya.Params, at)
+	l.tiers(a, ya.Tiers, pos)
 	l.strInputs(a, ya.Inputs, at)
 	l.states(a, ya.State, at)
 	l.requires(a, ya.Require)

@@ -246,57 +246,59 @@ func (t *bucketWindowTable) decide(p bucketWindowParams, key bucketWindowKey, ha
 	eff := nowMs + lag
 	// the current bucket's start
 	bucket := eff - eff%p.BucketMs
-	on2 := p.Limit2 > 0
-	on3 := p.Limit3 > 0
-	lim := min(p.Limit, min(exact.Pick(on2, p.Limit2, p.Limit), exact.Pick(on3, p.Limit3, p.Limit)))
 	widest := max(p.WindowMs, max(p.WindowMs2, p.WindowMs3))
 	c_ := min(c.Cost, max(p.Limit, max(p.Limit2, p.Limit3))+1)
-	// Tier i counts the buckets that start after bucket - window_i.
 	from1 := bucket - p.WindowMs
-	from2 := bucket - p.WindowMs2
-	from3 := bucket - p.WindowMs3
 	used1 := t.winSum(win, from1)
-	used2 := kit.When(on2, func() int64 { return t.winSum(win, from2) }, 0)
-	used3 := kit.When(on3, func() int64 { return t.winSum(win, from3) }, 0)
-	ok1 := used1+c_ <= p.Limit
-	ok2 := !on2 || used2+c_ <= p.Limit2
-	ok3 := !on3 || used3+c_ <= p.Limit3
-	ok := ok1 && ok2 && ok3
-	// a forced denial is charged too, up to 2 * limit_i in every tier
+	fits1 := used1+c_ <= p.Limit
+	// a forced denial is charged too, up to 2 * t.limit in every tier
+	// (a tier not used leaves it to tier 1's bound)
 	free1 := max(0, 2*p.Limit-used1)
-	free2 := exact.Pick(on2, max(0, 2*p.Limit2-used2), free1)
-	free3 := exact.Pick(on3, max(0, 2*p.Limit3-used3), free1)
+	on2 := p.Limit2 > 0
+	from2 := bucket - p.WindowMs2
+	used2 := kit.When(on2, func() int64 { return t.winSum(win, from2) }, 0)
+	fits2 := !on2 || used2+c_ <= p.Limit2
+	free2 := exact.Pick(on2, max(0, 2*p.Limit2-used2), 2*p.Limit)
+	on3 := p.Limit3 > 0
+	from3 := bucket - p.WindowMs3
+	used3 := kit.When(on3, func() int64 { return t.winSum(win, from3) }, 0)
+	fits3 := !on3 || used3+c_ <= p.Limit3
+	free3 := exact.Pick(on3, max(0, 2*p.Limit3-used3), 2*p.Limit)
+	ok := fits1 && fits2 && fits3
 	took := exact.Pick(ok, c_, exact.Pick(c.Force, min(c.Cost, min(free1, min(free2, free3))), 0))
-	// Denied: tier i admits once the oldest buckets holding
-	// used_i + took + c - limit_i have left its window (this request's
+	lim := min(p.Limit, min(exact.Pick(on2, p.Limit2, p.Limit), exact.Pick(on3, p.Limit3, p.Limit)))
+	// Denied: the tier admits once the oldest buckets holding
+	// used + took + c - t.limit have left its window (this request's
 	// bucket last).
 	at1 := int64(0)
 	if !(ok || used1+took+c_ <= p.Limit) {
 		at1 = t.winReach(win, from1, used1+took+c_-p.Limit, p.WindowMs, bucket+p.WindowMs)
 	}
+	// Reset: remaining is lim again once every tier holds at most
+	// t.limit - lim; what this request adds sits in the current bucket.
+	x1 := max(0, used1+took-(p.Limit-lim))
+	r1 := kit.When(x1 != 0, func() int64 { return t.winReach(win, from1, x1, p.WindowMs, bucket+p.WindowMs) }, 0)
+	left1 := max(0, p.Limit-(used1+took))
 	at2 := int64(0)
 	if !(ok || !on2 || used2+took+c_ <= p.Limit2) {
 		at2 = t.winReach(win, from2, used2+took+c_-p.Limit2, p.WindowMs2, bucket+p.WindowMs2)
 	}
+	x2 := exact.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
+	r2 := kit.When(x2 != 0, func() int64 { return t.winReach(win, from2, x2, p.WindowMs2, bucket+p.WindowMs2) }, 0)
+	left2 := exact.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
 	at3 := int64(0)
 	if !(ok || !on3 || used3+took+c_ <= p.Limit3) {
 		at3 = t.winReach(win, from3, used3+took+c_-p.Limit3, p.WindowMs3, bucket+p.WindowMs3)
 	}
-	retryAt := max(at1, max(at2, at3))
-	// Reset: remaining is lim again once every tier i holds at most
-	// limit_i - lim; what this request adds sits in the current bucket.
-	x1 := max(0, used1+took-(p.Limit-lim))
-	x2 := exact.Pick(on2, max(0, used2+took-(p.Limit2-lim)), 0)
 	x3 := exact.Pick(on3, max(0, used3+took-(p.Limit3-lim)), 0)
-	r1 := kit.When(x1 != 0, func() int64 { return t.winReach(win, from1, x1, p.WindowMs, bucket+p.WindowMs) }, 0)
-	r2 := kit.When(x2 != 0, func() int64 { return t.winReach(win, from2, x2, p.WindowMs2, bucket+p.WindowMs2) }, 0)
 	r3 := kit.When(x3 != 0, func() int64 { return t.winReach(win, from3, x3, p.WindowMs3, bucket+p.WindowMs3) }, 0)
+	left3 := exact.Pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
+	retryAt := max(at1, max(at2, at3))
 	resetAt := max(r1, max(r2, r3))
-	room1 := max(0, p.Limit-(used1+took))
-	room2 := exact.Pick(on2, max(0, p.Limit2-(used2+took)), p.Limit)
-	room3 := exact.Pick(on3, max(0, p.Limit3-(used3+took)), p.Limit)
-	room := min(room1, min(room2, room3))
-	tier := int64(exact.Pick(ok, exact.Pick(room1 == room, 1, exact.Pick(room2 == room, 2, 3)),
+	room := min(left1, min(left2, left3))
+	// the tier that binds: the one with the least room, the first whose
+	// limit is below the cost, or the one that stays denied the longest
+	tier := int64(exact.Pick(ok, exact.Pick(left1 == room, 1, exact.Pick(left2 == room, 2, 3)),
 		exact.Pick(c_ > lim, exact.Pick(c_ > p.Limit, 1, exact.Pick(on2 && c_ > p.Limit2, 2, 3)),
 			exact.Pick(at1 == retryAt, 1, exact.Pick(at2 == retryAt, 2, 3)))))
 	if took > 0 && c.Commit {

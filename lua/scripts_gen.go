@@ -74,7 +74,7 @@ var librarySource string
 var limitspecScripts = []*kit.Scripts{
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "b6242dd24c3f80debe88e4572f38d5fdf7e88df5"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "e1a049ae77a1d350e3c275f313f591038eb0a588"},
 		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "8aa0328bd84cca5a1ce56683ae827b853286ded7"},
 		Views:  []kit.View{},
 		Keys:   []string{":bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>"},
@@ -160,8 +160,8 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "a8fa894e8fd890e645e16bfb8715a666d509726f", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "6604ac4a63ef3bad69f4ba0c5785b9c8ce754bad"},
+		Name: "limitspec", Version: "c257e725ab0798d03d36e1865299a178ee64d138", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bf1b7c0d1024a61d49508192138684e2d7453ac9"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b0bb443d48e93b3f2305b91f4020600e94c8e3a2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

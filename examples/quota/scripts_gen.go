@@ -41,8 +41,8 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "6b140bac0246fb7ae10b1b064a95ce55051be2f9", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "9f670cc8da1d4aade199d7cbfffe676907ca7917"},
+		Name: "quota", Version: "0ed4343b7cf686caaa3d472a6cbf4be6c530059a", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d990dbc4f97d03d30a00031c8c5203644460d6fc"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0e6b3afc250d6918bd67d2167a29ec30732564d5"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

@@ -479,21 +479,12 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   local eff = now + lag
   -- the current bucket's start
   local bucket = eff - eff % bucket_ms
-  local on2 = limit_2 > 0
-  local on3 = limit_3 > 0
-  local t__2 = (on2 and limit_2 or limit)
-  local t__3 = (on3 and limit_3 or limit)
-  local t__4 = (t__3 < t__2 and t__3 or t__2)
-  local lim = (t__4 < limit and t__4 or limit)
-  local t__5 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
-  local widest = (t__5 > window_ms and t__5 or window_ms)
-  local t__6 = (limit_3 > limit_2 and limit_3 or limit_2)
-  local t__7 = (t__6 > limit and t__6 or limit) + 1
-  local c = (t__7 < cost and t__7 or cost)
-  -- Tier i counts the buckets that start after bucket - window_i.
+  local t__2 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
+  local widest = (t__2 > window_ms and t__2 or window_ms)
+  local t__3 = (limit_3 > limit_2 and limit_3 or limit_2)
+  local t__4 = (t__3 > limit and t__3 or limit) + 1
+  local c = (t__4 < cost and t__4 or cost)
   local from1 = bucket - window_ms
-  local from2 = bucket - window_ms_2
-  local from3 = bucket - window_ms_3
   local used1 = 0
   do -- the entries in range are those at ranks [lo, hi)
     local lo__, hi__ = win__below(from1, true), win__card
@@ -505,6 +496,13 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
     used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
   end
+  local fits1 = used1 + c <= limit
+  -- a forced denial is charged too, up to 2 * t.limit in every tier
+  -- (a tier not used leaves it to tier 1's bound)
+  local t__5 = 2 * limit - used1
+  local free1 = (t__5 > 0 and t__5 or 0)
+  local on2 = limit_2 > 0
+  local from2 = bucket - window_ms_2
   local agg__3 = 0
   if on2 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -520,6 +518,16 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local used2 = (on2 and agg__3 or 0)
+  local fits2 = not on2 or used2 + c <= limit_2
+  local free2
+  if on2 then
+    local t__6 = 2 * limit_2 - used2
+    free2 = (t__6 > 0 and t__6 or 0)
+  else
+    free2 = 2 * limit
+  end
+  local on3 = limit_3 > 0
+  local from3 = bucket - window_ms_3
   local agg__4 = 0
   if on3 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -535,39 +543,31 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local used3 = (on3 and agg__4 or 0)
-  local ok1 = used1 + c <= limit
-  local ok2 = not on2 or used2 + c <= limit_2
-  local ok3 = not on3 or used3 + c <= limit_3
-  local ok = ok1 and ok2 and ok3
-  -- a forced denial is charged too, up to 2 * limit_i in every tier
-  local t__8 = 2 * limit - used1
-  local free1 = (t__8 > 0 and t__8 or 0)
-  local free2
-  if on2 then
-    local t__9 = 2 * limit_2 - used2
-    free2 = (t__9 > 0 and t__9 or 0)
-  else
-    free2 = free1
-  end
+  local fits3 = not on3 or used3 + c <= limit_3
   local free3
   if on3 then
-    local t__10 = 2 * limit_3 - used3
-    free3 = (t__10 > 0 and t__10 or 0)
+    local t__7 = 2 * limit_3 - used3
+    free3 = (t__7 > 0 and t__7 or 0)
   else
-    free3 = free1
+    free3 = 2 * limit
   end
+  local ok = fits1 and fits2 and fits3
   local took
   if ok then
     took = c
   elseif force then
-    local t__11 = (free3 < free2 and free3 or free2)
-    local t__12 = (t__11 < free1 and t__11 or free1)
-    took = (t__12 < cost and t__12 or cost)
+    local t__8 = (free3 < free2 and free3 or free2)
+    local t__9 = (t__8 < free1 and t__8 or free1)
+    took = (t__9 < cost and t__9 or cost)
   else
     took = 0
   end
-  -- Denied: tier i admits once the oldest buckets holding
-  -- used_i + took + c - limit_i have left its window (this request's
+  local t__10 = (on2 and limit_2 or limit)
+  local t__11 = (on3 and limit_3 or limit)
+  local t__12 = (t__11 < t__10 and t__11 or t__10)
+  local lim = (t__12 < limit and t__12 or limit)
+  -- Denied: the tier admits once the oldest buckets holding
+  -- used + took + c - t.limit have left its window (this request's
   -- bucket last).
   local agg__5 = bucket + window_ms
   if not (ok or used1 + took + c <= limit) then -- else the value is not used
@@ -586,61 +586,11 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
-  local agg__6 = bucket + window_ms_2
-  if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from2, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__6 = e.start + window_ms_2
-      end
-    end
-  end
-  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__6)
-  local agg__7 = bucket + window_ms_3
-  if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from3, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__7 = e.start + window_ms_3
-      end
-    end
-  end
-  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__7)
-  local t__13 = (at3 > at2 and at3 or at2)
-  local retry_at = (t__13 > at1 and t__13 or at1)
-  -- Reset: remaining is lim again once every tier i holds at most
-  -- limit_i - lim; what this request adds sits in the current bucket.
-  local t__14 = used1 + took - (limit - lim)
-  local x1 = (t__14 > 0 and t__14 or 0)
-  local x2
-  if on2 then
-    local t__15 = used2 + took - (limit_2 - lim)
-    x2 = (t__15 > 0 and t__15 or 0)
-  else
-    x2 = 0
-  end
-  local x3
-  if on3 then
-    local t__16 = used3 + took - (limit_3 - lim)
-    x3 = (t__16 > 0 and t__16 or 0)
-  else
-    x3 = 0
-  end
-  local agg__8 = bucket + window_ms
+  -- Reset: remaining is lim again once every tier holds at most
+  -- t.limit - lim; what this request adds sits in the current bucket.
+  local t__13 = used1 + took - (limit - lim)
+  local x1 = (t__13 > 0 and t__13 or 0)
+  local agg__6 = bucket + window_ms
   if not (x1 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from1, true), win__card
@@ -652,12 +602,38 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__8 = e.start + window_ms
+        agg__6 = e.start + window_ms
       end
     end
   end
-  local r1 = ((x1 == 0) and 0 or agg__8)
-  local agg__9 = bucket + window_ms_2
+  local r1 = ((x1 == 0) and 0 or agg__6)
+  local t__14 = limit - (used1 + took)
+  local left1 = (t__14 > 0 and t__14 or 0)
+  local agg__7 = bucket + window_ms_2
+  if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from2, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__7 = e.start + window_ms_2
+      end
+    end
+  end
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__7)
+  local x2
+  if on2 then
+    local t__15 = used2 + took - (limit_2 - lim)
+    x2 = (t__15 > 0 and t__15 or 0)
+  else
+    x2 = 0
+  end
+  local agg__8 = bucket + window_ms_2
   if not (x2 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
       local lo__, hi__ = win__below(from2, true), win__card
@@ -669,11 +645,42 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
       if e then
-        agg__9 = e.start + window_ms_2
+        agg__8 = e.start + window_ms_2
       end
     end
   end
-  local r2 = ((x2 == 0) and 0 or agg__9)
+  local r2 = ((x2 == 0) and 0 or agg__8)
+  local left2
+  if on2 then
+    local t__16 = limit_2 - (used2 + took)
+    left2 = (t__16 > 0 and t__16 or 0)
+  else
+    left2 = limit
+  end
+  local agg__9 = bucket + window_ms_3
+  if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from3, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__9 = e.start + window_ms_3
+      end
+    end
+  end
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__9)
+  local x3
+  if on3 then
+    local t__17 = used3 + took - (limit_3 - lim)
+    x3 = (t__17 > 0 and t__17 or 0)
+  else
+    x3 = 0
+  end
   local agg__10 = bucket + window_ms_3
   if not (x3 == 0) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
@@ -691,27 +698,22 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
     end
   end
   local r3 = ((x3 == 0) and 0 or agg__10)
-  local t__17 = (r3 > r2 and r3 or r2)
-  local reset_at = (t__17 > r1 and t__17 or r1)
-  local t__18 = limit - (used1 + took)
-  local room1 = (t__18 > 0 and t__18 or 0)
-  local room2
-  if on2 then
-    local t__19 = limit_2 - (used2 + took)
-    room2 = (t__19 > 0 and t__19 or 0)
-  else
-    room2 = limit
-  end
-  local room3
+  local left3
   if on3 then
-    local t__20 = limit_3 - (used3 + took)
-    room3 = (t__20 > 0 and t__20 or 0)
+    local t__18 = limit_3 - (used3 + took)
+    left3 = (t__18 > 0 and t__18 or 0)
   else
-    room3 = limit
+    left3 = limit
   end
-  local t__21 = (room3 < room2 and room3 or room2)
-  local room = (t__21 < room1 and t__21 or room1)
-  local tier = (ok and ((room1 == room) and 1 or ((room2 == room) and 2 or 3)) or
+  local t__19 = (at3 > at2 and at3 or at2)
+  local retry_at = (t__19 > at1 and t__19 or at1)
+  local t__20 = (r3 > r2 and r3 or r2)
+  local reset_at = (t__20 > r1 and t__20 or r1)
+  local t__21 = (left3 < left2 and left3 or left2)
+  local room = (t__21 < left1 and t__21 or left1)
+  -- the tier that binds: the one with the least room, the first whose
+  -- limit is below the cost, or the one that stays denied the longest
+  local tier = (ok and ((left1 == room) and 1 or ((left2 == room) and 2 or 3)) or
       ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
       ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then

@@ -69,8 +69,8 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "fd4749535e891ab9d8e3d221a799f3c885591046", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d29629faac5d452b33e8fca9c8a885de30aa06e9"},
+		Name: "small", Version: "85118118e6a26f5019c653539bec3a9806d675cb", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "891f5f017d440ac52ea41de2a5c360f8f39a83d0"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c15dae127eee04301b87c1767fc3ffd9fbc5e4c2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
