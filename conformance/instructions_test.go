@@ -48,6 +48,9 @@ const (
 type instrSubject struct {
 	limit                      limitspec.Limit
 	serverClock, functions, id bool
+	// source is the script run by EVALSHA in place of the algorithm's,
+	// when it is not empty (TestScriptsStayWhole).
+	source string
 }
 
 // name is the subject's line name in instructionsFile.
@@ -202,6 +205,11 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 		return 0, err
 	}
 	params := kit.Decimal(args)
+	if s.source != "" {
+		other := *sc
+		other.Decide = kit.Script{Name: "other", Source: s.source}
+		sc = &other
+	}
 	run, err := freshScript(ctx, rdb, sc, s.functions)
 	if err != nil {
 		return 0, err

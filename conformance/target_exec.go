@@ -74,17 +74,13 @@ type ExecRequest struct {
 	Inputs    map[string]string      `json:"inputs,omitempty"`
 }
 
-// execReply is the adapter's reply to a decide or reset request.
+// execReply is the adapter's reply to a decide or reset request: the
+// result fields it reports, as a vector's step expects them, or an error
+// class (which hides Expect's) and its message.
 type execReply struct {
-	Allowed      *bool   `json:"allowed"`
-	Limit        *int64  `json:"limit"`
-	Remaining    *int64  `json:"remaining"`
-	RetryAfterMs *int64  `json:"retry_after_ms"`
-	ResetAfterMs *int64  `json:"reset_after_ms"`
-	DelayMs      *int64  `json:"delay_ms"`
-	Tier         *int64  `json:"tier"`
-	Error        *string `json:"error"`
-	Message      string  `json:"message"`
+	Expect
+	Error   *string `json:"error"`
+	Message string  `json:"message"`
 }
 
 // NewExecTarget starts command through `sh -c` and runs the handshake.

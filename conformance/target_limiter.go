@@ -230,7 +230,7 @@ func (t *GoimplBoundTarget) Begin(*Vector) error {
 func (t *GoimplBoundTarget) Decide(r Request) Outcome {
 	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
 		if req.Policy != nil {
-			b, err := t.boundPolicy(r.Policy, req.Policy)
+			b, err := bindOnce(t.policies, r.Policy, func() (*goimpl.BoundPolicy, error) { return t.mem.BindPolicy(req.Policy) })
 			if err != nil {
 				return limiterError(err)
 			}
@@ -238,7 +238,7 @@ func (t *GoimplBoundTarget) Decide(r Request) Outcome {
 			res, err := b.Limit(ctx, req)
 			return decision(res, err, true)
 		}
-		b, err := t.bound(req.Limit)
+		b, err := bindOnce(t.limits, req.Limit, func() (*goimpl.Bound, error) { return t.mem.Bind(req.Limit) })
 		if err != nil {
 			return limiterError(err)
 		}
@@ -247,29 +247,16 @@ func (t *GoimplBoundTarget) Decide(r Request) Outcome {
 	})
 }
 
-// bound returns the handle of lim, bound at its first use.
-func (t *GoimplBoundTarget) bound(lim limitspec.Limit) (*goimpl.Bound, error) {
-	if b := t.limits[lim]; b != nil {
-		return b, nil
+// bindOnce returns handles[k], bound by bind at its first use.
+func bindOnce[K comparable, H any](handles map[K]H, k K, bind func() (H, error)) (H, error) {
+	if h, ok := handles[k]; ok {
+		return h, nil
 	}
-	b, err := t.mem.Bind(lim)
+	h, err := bind()
 	if err == nil {
-		t.limits[lim] = b
+		handles[k] = h
 	}
-	return b, err
-}
-
-// boundPolicy returns the handle of the vector's policy p, typed as
-// typed, bound at its first use.
-func (t *GoimplBoundTarget) boundPolicy(p *Policy, typed *limitspec.Policy) (*goimpl.BoundPolicy, error) {
-	if b := t.policies[p]; b != nil {
-		return b, nil
-	}
-	b, err := t.mem.BindPolicy(typed)
-	if err == nil {
-		t.policies[p] = b
-	}
-	return b, err
+	return h, err
 }
 
 // ClientTarget drives package redislimit's Limiter, the Go client a

@@ -145,6 +145,11 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	return res, nil
 }
 
+// Check answers as the primary would (limitspec.Checker: its own verdict, else the limit's Validate).
+func (l *Limiter) Check(req limitspec.Request) error {
+	return limiters.Check(l.primary, req)
+}
+
 // answer is the denial d as of now: its waits shortened by the time
 // since it was made (its RetryAfter ends at until).
 func (d *denial) answer(now time.Time) limitspec.Result {
@@ -154,15 +159,7 @@ func (d *denial) answer(now time.Time) limitspec.Result {
 // Reset clears req's denial and resets the key on the primary, which
 // must implement limitspec.Resetter.
 func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
-	return limiters.ResetThrough(ctx, l.primary, req, "denials", func() {
-		l.resets.Add(1)
-		l.denied.Delete(req)
-	})
-}
-
-// Check answers as the primary would (limitspec.Checker: its own verdict, else the limit's Validate).
-func (l *Limiter) Check(req limitspec.Request) error {
-	return limiters.Check(l.primary, req)
+	return l.denied.ResetThrough(ctx, l.primary, req, "denials", &l.resets)
 }
 
 // Stats are a Limiter's counters since New; each only grows.

@@ -270,7 +270,7 @@ func (an *analyzer) opBound(e Expr, op Op, x, y bound) bound {
 		return bound{an.max(x.lo, y.lo), an.max(x.hi, y.hi)}
 	case OpCeilDiv:
 		an.division(e, x, y)
-		return bound{an.ceildiv(x.lo, y.hi), an.ceildiv(x.hi, y.lo)}
+		return bound{an.quotient(OpCeilDiv, x.lo, y.hi), an.quotient(OpCeilDiv, x.hi, y.lo)}
 	case OpAdd:
 		return bound{an.add(x.lo, y.lo), an.add(x.hi, y.hi)}
 	case OpSub:
@@ -281,7 +281,7 @@ func (an *analyzer) opBound(e Expr, op Op, x, y bound) bound {
 		return bound{an.mul(x.lo, y.lo), an.mul(x.hi, y.hi)}
 	case OpDiv:
 		an.division(e, x, y)
-		return bound{an.div(x.lo, y.hi), an.div(x.hi, y.lo)}
+		return bound{an.quotient(OpDiv, x.lo, y.hi), an.quotient(OpDiv, x.hi, y.lo)}
 	case OpMod:
 		an.division(e, x, y)
 		return bound{&Lit{}, an.min(x.hi, an.sub(y.hi, &Lit{V: 1}))}
@@ -528,6 +528,8 @@ func bigMax(a, b *big.Int) *big.Int {
 	return b
 }
 
+func quoBig(a, b *big.Int) *big.Int { return new(big.Int).Quo(a, b) }
+
 func ceilDivBig(a, b *big.Int) *big.Int {
 	q, m := new(big.Int).QuoRem(a, b, new(big.Int))
 	if m.Sign() > 0 {
@@ -639,17 +641,10 @@ func (an *analyzer) mul(a, b Expr) Expr {
 	return &Binary{Op: OpMul, X: a, Y: b}
 }
 
-func (an *analyzer) div(a, b Expr) Expr {
-	switch {
-	case isLit(a, 0):
-		return &Lit{}
-	case isLit(b, 1):
-		return a
-	}
-	return foldOr(OpDiv, a, b, func(x, y *big.Int) *big.Int { return x.Quo(x, y) })
-}
-
-func (an *analyzer) ceildiv(a, b Expr) Expr {
+// quotient is a / b (op OpDiv) or ceildiv(a, b) (OpCeilDiv), of a
+// divisor of at least 1: 0 over anything is 0, anything over 1 is
+// itself, and literals fold.
+func (an *analyzer) quotient(op Op, a, b Expr) Expr {
 	switch {
 	case isLit(a, 0):
 		return &Lit{}
@@ -657,9 +652,12 @@ func (an *analyzer) ceildiv(a, b Expr) Expr {
 		return a
 	}
 	if y, ok := lit(b); ok && y > 0 {
-		if f := fold(a, b, ceilDivBig); f != nil {
+		if f := fold(a, b, pick(op == OpDiv, quoBig, ceilDivBig)); f != nil {
 			return f
 		}
+	}
+	if op == OpDiv {
+		return &Binary{Op: OpDiv, X: a, Y: b}
 	}
 	return &Call{Fn: OpCeilDiv, Args: []Expr{a, b}}
 }

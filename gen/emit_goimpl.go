@@ -23,20 +23,8 @@ func memParams(a *Algorithm) string { return goName(a.Name) + "Params" }
 func emitMemory(sp *Spec, a *Algorithm, o *Output) ([]byte, error) {
 	var w writer
 	goFileHeader(&w, algorithmSource(sp), o.memory.name)
-	w.line("import (")
-	w.line("%q", "hash/maphash")
-	w.line("%q", "sort")
-	if hasDuration(a) {
-		w.line("%q", "time")
-	}
-	w.line("")
-	w.line("%q", o.contract.path)
-	w.line("%q", exactPackage.path)
-	w.line("%q", o.kit.path)
-	if o.memory.path != o.limits.path {
-		w.line("%q", o.limits.path)
-	}
-	w.line(")")
+	goImports(&w, []string{"hash/maphash", "sort", pick(hasDuration(a), "time", "")},
+		o.contract.path, exactPackage.path, o.kit.path, pick(o.memory.path != o.limits.path, o.limits.path, ""))
 	memTypes(&w, a, o.qualifier(o.memory, o.limits)+goType(a))
 	memRegister(&w, sp, a)
 	memPrepare(&w, sp, a, o)
@@ -249,27 +237,30 @@ func memBound(w *writer, a *Algorithm) {
 	w.line("// Bind checks a %s limit once and returns what decides its calls (see kit.Table).", a.Name)
 	w.line("func (t *%s) Bind(lim limitspec.Limit) (kit.Bound, error) {", tt)
 	memChecked(w, "nil, ")
-	w.line("return &%s{t: t, p: t.limitParams(l), lim: l}, nil", bt)
-	w.line("}")
-	w.line("")
-	w.line("// %s is a %s limit bound to its table, checked once (see kit.Bound).", bt, a.Name)
-	w.line("type %s struct {", bt)
-	w.line("t   *%s", tt)
-	w.line("p   %s", pt)
-	w.line("lim limitspec.Limit // boxed once")
-	w.line("}")
-	w.line("")
-	w.line("// Limit decides a call of the bound limit alone (see kit.Bound).")
-	w.line("func (b *%s) Limit(args kit.Args, key string) (kit.Reply, error) {", bt)
-	w.line("t, p := b.t, b.p")
+	names := []string{"{bound}", bt, "{table}", tt, "{params}", pt, "{alg}", a.Name}
+	w.text(`return &{bound}{t: t, p: t.limitParams(l), lim: l}, nil
+}
+
+// {bound} is a {alg} limit bound to its table, checked once (see kit.Bound).
+type {bound} struct {
+	t   *{table}
+	p   {params}
+	lim limitspec.Limit // boxed once
+}
+
+// Limit decides a call of the bound limit alone (see kit.Bound).
+func (b *{bound}) Limit(args kit.Args, key string) (kit.Reply, error) {
+	t, p := b.t, b.p
+`, names...)
 	memAlone(w, a, "t")
-	w.line("}")
-	w.line("")
-	w.line("// Prepare checks a call of the bound limit and names its state (see kit.Bound).")
-	w.line("func (b *%s) Prepare(c *kit.Call, infix, key string) error { return b.t.prepare(c, b.p, infix, key) }", bt)
-	w.line("")
-	w.line("// Value is the bound limit (see kit.Bound).")
-	w.line("func (b *%s) Value() limitspec.Limit { return b.lim }", bt)
+	w.text(`}
+
+// Prepare checks a call of the bound limit and names its state (see kit.Bound).
+func (b *{bound}) Prepare(c *kit.Call, infix, key string) error { return b.t.prepare(c, b.p, infix, key) }
+
+// Value is the bound limit (see kit.Bound).
+func (b *{bound}) Value() limitspec.Limit { return b.lim }
+`, names...)
 }
 
 // memBoundType is the type of a's bound limit.

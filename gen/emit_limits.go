@@ -83,20 +83,8 @@ func argsType(a *Algorithm) string { return goName(a.Name) + "Args" }
 func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 	var w writer
 	goFileHeader(&w, sp.Source, o.limits.name)
-	w.line("import (")
-	w.line("%q", "strconv")
-	w.line("%q", "time")
-	if q := o.qualifier(o.limits, o.contract); q != "" {
-		w.line("")
-		w.line("%q", o.contract.path)
-	}
-	if !o.localExact() {
-		w.line("%q", exactPackage.path)
-	}
-	if o.names.path == o.limits.path {
-		w.line("%q", o.kit.path)
-	}
-	w.line(")")
+	goImports(&w, []string{"strconv", "time"}, pick(o.qualifier(o.limits, o.contract) != "", o.contract.path, ""),
+		pick(!o.localExact(), exactPackage.path, ""), pick(o.names.path == o.limits.path, o.kit.path, ""))
 	goConstants(&w, sp, true)
 	for _, a := range sp.Algorithms {
 		limitType(&w, a)
@@ -113,13 +101,7 @@ func emitLimits(sp *Spec, o *Output) ([]byte, error) {
 func emitNames(sp *Spec, o *Output) ([]byte, error) {
 	var w writer
 	goFileHeader(&w, sp.Source, o.names.name)
-	w.line("import (")
-	w.line("%q", "time")
-	w.line("")
-	w.line("%q", o.contract.path)
-	w.line("%q", exactPackage.path)
-	w.line("%q", o.kit.path)
-	w.line(")")
+	goImports(&w, []string{"time"}, o.contract.path, exactPackage.path, o.kit.path)
 	for _, a := range sp.Algorithms {
 		limitRegister(&w, a, o)
 	}
@@ -163,17 +145,18 @@ func limitType(w *writer, a *Algorithm) {
 // and args.
 func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	typ, q := goType(a), o.qualifier(o.limits, o.contract)
-	w.line("")
-	w.line("// Algorithm is %s, of the library %s.", a.Name, sp.Library)
-	w.line("func (l %s) Algorithm() %sAlgorithm { return %sAlgorithm{Library: %q, Name: %q} }", typ, q, q, sp.Library, a.Name)
-	w.line("")
-	w.line("// Validate refuses a parameter outside its domain, or parameters the")
-	w.line("// spec refuses together, with the scripts' message (see %sLimit).", q)
-	w.line("func (l %s) Validate() error {", typ)
-	w.line("_, err := l.args()")
-	w.line("return err")
-	w.line("}")
-	w.line("")
+	w.text(`
+// Algorithm is {alg}, of the library {lib}.
+func (l {typ}) Algorithm() {q}Algorithm { return {q}Algorithm{Library: "{lib}", Name: "{alg}"} }
+
+// Validate refuses a parameter outside its domain, or parameters the
+// spec refuses together, with the scripts' message (see {q}Limit).
+func (l {typ}) Validate() error {
+	_, err := l.args()
+	return err
+}
+
+`, "{alg}", a.Name, "{lib}", sp.Library, "{typ}", typ, "{q}", q)
 	if a.Shapes(sp.Reply) {
 		w.line("// Shapes is true: a decision of %s may tell an admitted request to", a.Name)
 		w.line("// wait (its delay_ms), as %sShaper says.", q)
@@ -235,18 +218,19 @@ func limitState(w *writer, a *Algorithm, q string) {
 		}), ":") + `"`
 		exprs = append(exprs, strings.ReplaceAll(expr, ` + ""`, ""))
 	}
-	w.line("// State names the state l keeps for a key, %s: its keys after the", strings.Join(templates, " "))
-	w.line("// hash tag, with the parameters its state is measured in and not its")
-	w.line("// amounts, the same for two limits exactly when they share their state")
-	w.line("// (see %sStateNamer); \"\" when l is not valid.", q)
-	w.line("func (l %s) State() string {", typ)
-	w.line("p, err := l.args()")
-	w.line("if err != nil {")
-	w.line("return \"\"")
-	w.line("}")
-	w.line("return %s", strings.Join(exprs, " + \" \" + "))
-	w.line("}")
-	w.line("")
+	w.text(`// State names the state l keeps for a key, {templates}: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see {q}StateNamer); "" when l is not valid.
+func (l {typ}) State() string {
+	p, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return {exprs}
+}
+
+`, "{templates}", strings.Join(templates, " "), "{q}", q, "{typ}", typ, "{exprs}", strings.Join(exprs, ` + " " + `))
 }
 
 // limitWindow emits QuotaWindow: the algorithm's window (Algorithm.Window)

@@ -687,18 +687,18 @@ func luaEntrySlow(sp *Spec, s *State) string {
 // luaEntriesParser emits {list}__parse(raw), the entries of the members
 // or items raw, in order, or nil, what is wrong, and the value.
 func luaEntriesParser(w *writer, s *State) {
-	list := luaName(s.Name)
-	w.line("local function %s__parse(raw)", list)
-	w.line("  local out = {}")
-	w.line("  for i = 1, #raw do")
-	w.line("    local e, what, v = %s__entry(raw[i])", list)
-	w.line("    if e == nil then")
-	w.line("      return nil, what, v")
-	w.line("    end")
-	w.line("    out[i] = e")
-	w.line("  end")
-	w.line("  return out")
-	w.line("end")
+	w.text(`local function {list}__parse(raw)
+  local out = {}
+  for i = 1, #raw do
+    local e, what, v = {list}__entry(raw[i])
+    if e == nil then
+      return nil, what, v
+    end
+    out[i] = e
+  end
+  return out
+end
+`, "{list}", luaName(s.Name))
 }
 
 // luaIndentText indents every line of text but the empty ones by ind.
@@ -1440,6 +1440,26 @@ func goFileHeader(w *writer, source, pkg string) {
 	w.line("")
 	w.line("package %s", pkg)
 	w.line("")
+}
+
+// goImports writes an import block: the standard packages std, then the
+// others; an empty path (a condition's false) is left out, and a path
+// after "_ " is imported for its side effects.
+func goImports(w *writer, std []string, others ...string) {
+	w.line("import (")
+	for i, group := range [][]string{std, others} {
+		if i > 0 {
+			w.line("")
+		}
+		for _, p := range group {
+			if name, path, ok := strings.Cut(p, " "); ok {
+				w.line("%s %q", name, path)
+			} else if p != "" {
+				w.line("%q", p)
+			}
+		}
+	}
+	w.line(")")
 }
 
 // luaErrors declares ALG, the algorithm's prefix in errors (unless alg

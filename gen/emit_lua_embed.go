@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -13,24 +14,9 @@ import (
 func emitLuaEmbed(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byte) ([]byte, error) {
 	var w writer
 	goFileHeader(&w, sp.Source, o.lua.name)
-	w.line("import (")
-	w.line("_ %q", "embed")
-	for _, a := range algs {
-		if hasDuration(a) {
-			w.line("%q", "time")
-			break
-		}
-	}
-	w.line("")
-	w.line("%q", o.contract.path)
-	if picksDefault(algs) {
-		w.line("%q", exactPackage.path)
-	}
-	w.line("%q", o.kit.path)
-	if o.limits.path != o.lua.path && o.limits.path != o.contract.path {
-		w.line("%q", o.limits.path)
-	}
-	w.line(")")
+	goImports(&w, []string{"_ embed", pick(slices.ContainsFunc(algs, hasDuration), "time", "")},
+		o.contract.path, pick(picksDefault(algs), exactPackage.path, ""), o.kit.path,
+		pick(o.limits.path != o.lua.path && o.limits.path != o.contract.path, o.limits.path, ""))
 	w.line("")
 	for _, n := range append(libraryScripts(o, files), libraryScript) {
 		w.line("//go:embed %s", embedPath(o, n+".lua"))

@@ -15,13 +15,7 @@ func emitPolicies(sp *Spec, o *Output) ([]byte, error) {
 	var w writer
 	goFileHeader(&w, sp.Source, o.limits.name)
 	q := o.qualifier(o.limits, o.contract)
-	w.line("import (")
-	w.line("%q", "time")
-	if q != "" {
-		w.line("")
-		w.line("%q", o.contract.path)
-	}
-	w.line(")")
+	goImports(&w, []string{"time"}, pick(q != "", o.contract.path, ""))
 	w.line("")
 	w.line("var _ time.Duration // not every spec's policies have a duration")
 	for _, p := range sp.Policies {

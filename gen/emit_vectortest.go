@@ -8,11 +8,7 @@ package gen
 func emitVectorsTest(sp *Spec, o *Output) ([]byte, error) {
 	var w writer
 	goFileHeader(&w, sp.Source, o.limits.name)
-	w.line("import (")
-	w.line("%q", "testing")
-	w.line("")
-	w.line("%q", modulePath+"/conformance")
-	w.line(")")
+	goImports(&w, []string{"testing"}, modulePath+"/conformance")
 	w.line("")
 	w.line("// TestVectors replays the vectors of testdata/vectors on every embedded")
 	w.line("// target: each step must be decided as the vector says, and alike by all.")

@@ -140,11 +140,7 @@ func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
 // error matches limitspec.ErrBadInput. Its result's Limits are a new
 // slice (LimitInto reuses one).
 func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
-	var res limitspec.Result
-	if err := b.LimitInto(ctx, req, &res); err != nil {
-		return limitspec.Result{}, err
-	}
-	return res, nil
+	return limitcall.Into(ctx, req, b.LimitInto)
 }
 
 // LimitInto decides req as Limit does into *res, reusing the array of

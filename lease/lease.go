@@ -266,10 +266,7 @@ func (e *lease) result(now time.Time) limitspec.Result {
 // Reset drops req's lease (its units lapse) and resets the key on the
 // primary, which must implement limitspec.Resetter.
 func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
-	return limiters.ResetThrough(ctx, l.primary, req, "lease", func() {
-		l.resets.Add(1)
-		l.leases.Delete(req)
-	})
+	return l.leases.ResetThrough(ctx, l.primary, req, "lease", &l.resets)
 }
 
 // Check answers as the primary would (limitspec.Checker: its own verdict, else the limit's Validate).

@@ -42,16 +42,33 @@ func Observe(meter metric.Meter, lim *fallback.Limiter, attrs ...attribute.KeyVa
 	}
 	o := &observer{lim: lim}
 	if err := o.instruments(meter); err != nil {
-		return nil, fmt.Errorf("otelmetrics: %w", err)
+		return nil, err
 	}
 	o.options(attrs)
 	return registerCallback(meter, o.observe, o.decisions, o.primaryErrors, o.errors, o.opens, o.state)
 }
 
-// counter makes an observable counter of meter with its name, unit and
+// instruments makes the instruments of one observer on a meter,
+// gathering their errors.
+type instruments struct {
+	meter metric.Meter
+	errs  []error
+}
+
+// counter makes an observable counter with its name, unit and
 // description.
-func counter(meter metric.Meter, name, unit, description string) (metric.Int64ObservableCounter, error) {
-	return meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(description))
+func (in *instruments) counter(name, unit, description string) metric.Int64ObservableCounter {
+	c, err := in.meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(description))
+	in.errs = append(in.errs, err)
+	return c
+}
+
+// err is the instruments' errors, nil when there are none.
+func (in *instruments) err() error {
+	if err := errors.Join(in.errs...); err != nil {
+		return fmt.Errorf("otelmetrics: %w", err)
+	}
+	return nil
 }
 
 // registerCallback registers f on meter to observe instruments.
@@ -74,16 +91,18 @@ type observer struct {
 
 // instruments makes o's instruments on meter.
 func (o *observer) instruments(meter metric.Meter) error {
-	var errs [5]error
-	o.decisions, errs[0] = counter(meter, "limitspec.decisions", "{decision}",
+	in := &instruments{meter: meter}
+	o.decisions = in.counter("limitspec.decisions", "{decision}",
 		"Rate-limit decisions, by the side that made them: primary (the primary limiter, Redis), fallback (the local limiter), fail-open or fail-closed.")
-	o.primaryErrors, errs[1] = counter(meter, "limitspec.primary.errors", "{error}",
+	o.primaryErrors = in.counter("limitspec.primary.errors", "{error}",
 		"Failures of the primary limiter, by kind: slow (no reply in time, or the reply lost: the call may have been applied) or down (unreachable or refusing: not applied).")
-	o.errors, errs[2] = counter(meter, "limitspec.errors", "{call}", "Calls of Limit that returned an error instead of a decision.")
-	o.opens, errs[3] = counter(meter, "limitspec.breaker.opens", "{open}", "Times the circuit breaker opened, leaving the primary limiter.")
-	o.state, errs[4] = meter.Int64ObservableGauge("limitspec.breaker.state", metric.WithUnit("{state}"),
+	o.errors = in.counter("limitspec.errors", "{call}", "Calls of Limit that returned an error instead of a decision.")
+	o.opens = in.counter("limitspec.breaker.opens", "{open}", "Times the circuit breaker opened, leaving the primary limiter.")
+	var err error
+	o.state, err = meter.Int64ObservableGauge("limitspec.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("State of the circuit breaker: 0 closed (deciding with the primary), 1 open, 2 half-open."))
-	return errors.Join(errs[:]...)
+	in.errs = append(in.errs, err)
+	return in.err()
 }
 
 // options makes the attribute sets of o's observations.
@@ -149,14 +168,14 @@ func ObserveLease(meter metric.Meter, lim *lease.Limiter, attrs ...attribute.Key
 		return nil, err
 	}
 	o := &leaseObserver{lim: lim}
-	var errs [3]error
-	o.requests, errs[0] = counter(meter, "limitspec.lease.requests", "{lease}",
+	in := &instruments{meter: meter}
+	o.requests = in.counter("limitspec.lease.requests", "{lease}",
 		"Leases asked of the primary limiter, by outcome: granted or denied (the key's requests then go to the primary one by one).")
-	o.cost, errs[1] = counter(meter, "limitspec.lease.cost", "{cost}",
+	o.cost = in.counter("limitspec.lease.cost", "{cost}",
 		"Cost of the leases, by use: leased (taken from the primary), spent (by requests), lapsed (ended unspent: admitted by nobody).")
-	o.direct, errs[2] = counter(meter, "limitspec.lease.direct", "{request}", "Requests sent to the primary limiter as they are, not decided from a lease.")
-	if err := errors.Join(errs[:]...); err != nil {
-		return nil, fmt.Errorf("otelmetrics: %w", err)
+	o.direct = in.counter("limitspec.lease.direct", "{request}", "Requests sent to the primary limiter as they are, not decided from a lease.")
+	if err := in.err(); err != nil {
+		return nil, err
 	}
 	with := func(kv ...attribute.KeyValue) metric.ObserveOption { return withAttrs(attrs, kv...) }
 	o.granted, o.denied = with(outcomeKey.String("granted")), with(outcomeKey.String("denied"))

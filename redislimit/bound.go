@@ -91,11 +91,7 @@ func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
 // bound policy, req.Limit nil; anything else is refused
 // (limitspec.ErrBadInput).
 func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
-	var res limitspec.Result
-	if err := b.LimitInto(ctx, req, &res); err != nil {
-		return limitspec.Result{}, err
-	}
-	return res, nil
+	return limitcall.Into(ctx, req, b.LimitInto)
 }
 
 // LimitInto decides req as Limit does and writes its result to *res,

@@ -31,19 +31,21 @@ type vectorReport struct {
 // targetResult is how one target fared on one vector.
 type targetResult struct {
 	Target string `json:"target"`
-	Status string `json:"status"` // pass, fail or skip
-	Steps  int    `json:"steps"`  // steps the target ran
+	Status status `json:"status"`
+	Steps  int    `json:"steps"` // steps the target ran
 	// Failure is the first divergence, with its diff; Skipped why the
 	// target could not run the vector.
 	Failure string `json:"failure,omitempty"`
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// The statuses of a targetResult.
+// status is how a vector went on a target: pass, fail or skip.
+type status string
+
 const (
-	statusPass = "pass"
-	statusFail = "fail"
-	statusSkip = "skip"
+	statusPass status = "pass"
+	statusFail status = "fail"
+	statusSkip status = "skip"
 )
 
 // summary counts vector × target pairs, vectors and targets.

@@ -6,10 +6,12 @@
 package keyed
 
 import (
+	"context"
 	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/limitspec/limitspec"
@@ -101,6 +103,22 @@ func (m *Map[V]) Delete(req limitspec.Request) {
 		}
 		delete(s.m, k)
 	}
+}
+
+// ResetThrough is the Reset of a limiter in front of primary that keeps
+// m (package denials, lease): it counts the reset in resets (so that a
+// value decided across it is not kept), forgets req's value and resets
+// req on primary. A primary that does not implement limitspec.Resetter
+// is an error matching limitspec.ErrBadInput, naming who, and nothing
+// changes.
+func (m *Map[V]) ResetThrough(ctx context.Context, primary limitspec.Limiter, req limitspec.Request, who string, resets *atomic.Uint64) error {
+	r, ok := primary.(limitspec.Resetter)
+	if !ok {
+		return &limitspec.InputError{Msg: who + ": the primary limiter has no reset"}
+	}
+	resets.Add(1)
+	m.Delete(req)
+	return r.Reset(ctx, req)
 }
 
 // Aged is the decision res as of since after it was made, if nothing

@@ -1,9 +1,12 @@
 package keyed
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,5 +107,39 @@ func TestAged(t *testing.T) {
 		if !reflect.DeepEqual(tt.res.Limits, before) {
 			t.Errorf("%s: the decision aged changed to %+v", tt.name, tt.res.Limits)
 		}
+	}
+}
+
+// resetter counts its resets.
+type resetter struct{ resets int }
+
+func (*resetter) Limit(context.Context, limitspec.Request) (limitspec.Result, error) {
+	return limitspec.Result{}, nil
+}
+
+func (r *resetter) Reset(context.Context, limitspec.Request) error { r.resets++; return nil }
+
+// plainLimiter has no Reset.
+type plainLimiter struct{}
+
+func (plainLimiter) Limit(context.Context, limitspec.Request) (limitspec.Result, error) {
+	return limitspec.Result{}, nil
+}
+
+// TestResetThrough: a reset counts, forgets the key's value and resets
+// the primary; a primary without Reset is refused and nothing changes.
+func TestResetThrough(t *testing.T) {
+	ctx := context.Background()
+	req := limitspec.Request{Key: "k"}
+	m := New[int](10, nil)
+	m.With(req, true, func(v *int) { *v = 7 })
+	var resets atomic.Uint64
+	err := m.ResetThrough(ctx, plainLimiter{}, req, "wrapper", &resets)
+	if !errors.Is(err, limitspec.ErrBadInput) || err.Error() != "wrapper: the primary limiter has no reset" || resets.Load() != 0 || m.Len() != 1 {
+		t.Fatalf("a primary without Reset: %v, %d resets, %d values; want ErrBadInput naming the wrapper, nothing changed", err, resets.Load(), m.Len())
+	}
+	r := &resetter{}
+	if err := m.ResetThrough(ctx, r, req, "wrapper", &resets); err != nil || resets.Load() != 1 || m.Len() != 0 || r.resets != 1 {
+		t.Fatalf("a primary with Reset: %v, %d counted, %d values, %d resets; want nil, 1, 0, 1", err, resets.Load(), m.Len(), r.resets)
 	}
 }

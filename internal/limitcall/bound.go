@@ -1,6 +1,7 @@
 package limitcall
 
 import (
+	"context"
 	"reflect"
 
 	"github.com/limitspec/limitspec"
@@ -58,4 +59,14 @@ func LimitValue(lim limitspec.Limit) limitspec.Limit {
 		}
 	}
 	return lim
+}
+
+// Into is the Limit of a handle whose LimitInto (into) decides into a
+// Result: a new Result, the zero one on an error.
+func Into(ctx context.Context, req limitspec.Request, into func(context.Context, limitspec.Request, *limitspec.Result) error) (limitspec.Result, error) {
+	var res limitspec.Result
+	if err := into(ctx, req, &res); err != nil {
+		return limitspec.Result{}, err
+	}
+	return res, nil
 }

@@ -6,7 +6,6 @@
 package limiters
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -37,20 +36,6 @@ func IsNil(v any) bool {
 // hide.
 func Outage(err error) bool {
 	return err != nil && !errors.Is(err, limitspec.ErrBadInput) && !errors.Is(err, limitspec.ErrMisconfigured)
-}
-
-// ResetThrough is the Reset of a limiter that wraps primary (package
-// denials, lease): it runs drop, which forgets what the wrapper holds for
-// req, then resets req on primary. A primary that does not implement
-// limitspec.Resetter is an error matching limitspec.ErrBadInput, naming
-// who, and nothing is dropped.
-func ResetThrough(ctx context.Context, primary limitspec.Limiter, req limitspec.Request, who string, drop func()) error {
-	r, ok := primary.(limitspec.Resetter)
-	if !ok {
-		return &limitspec.InputError{Msg: who + ": the primary limiter has no reset"}
-	}
-	drop()
-	return r.Reset(ctx, req)
 }
 
 // Check reports whether l can decide req's limit or policy: l's own

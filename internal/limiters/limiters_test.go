@@ -60,19 +60,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestResetThrough(t *testing.T) {
-	dropped := 0
-	drop := func() { dropped++ }
-	err := limiters.ResetThrough(context.Background(), plain{}, limitspec.Request{Key: "k"}, "wrapper", drop)
-	if !errors.Is(err, limitspec.ErrBadInput) || err.Error() != "wrapper: the primary limiter has no reset" || dropped != 0 {
-		t.Fatalf("a primary without Reset: %v, %d dropped; want ErrBadInput naming the wrapper, nothing dropped", err, dropped)
-	}
-	c := &checking{}
-	if err := limiters.ResetThrough(context.Background(), c, limitspec.Request{Key: "k"}, "wrapper", drop); err != nil || dropped != 1 || c.resets != 1 {
-		t.Fatalf("a primary with Reset: %v, %d dropped, %d resets; want nil, 1, 1", err, dropped, c.resets)
-	}
-}
-
 // TestOutage: what a fallback decides around, and what it must not.
 func TestOutage(t *testing.T) {
 	tests := []struct {

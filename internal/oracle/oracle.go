@@ -186,22 +186,8 @@ func charged(allowed, force bool, cost, room int64) int64 {
 func noJoint(map[string]int64) error { return nil }
 
 var algorithms = map[string]algorithm{
-	"fixed_window": {
-		horizon: windowMs,
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
-		joint:   noJoint,
-		make: func(p map[string]int64) decider {
-			return fixedWindow{limit: p["limit"], window: p["window_ms"]}
-		},
-	},
-	"sliding_log": {
-		horizon: windowMs,
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e5, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
-		joint:   noJoint,
-		make: func(p map[string]int64) decider {
-			return slidingLog{limit: p["limit"], window: p["window_ms"]}
-		},
-	},
+	"fixed_window": perWindow(1e12, func(limit, window int64) decider { return fixedWindow{limit: limit, window: window} }),
+	"sliding_log":  perWindow(1e5, func(limit, window int64) decider { return slidingLog{limit: limit, window: window} }),
 	"bucket_window": {
 		horizon: func(p map[string]int64) int64 { return max(p["window_ms"], p["window_ms_2"], p["window_ms_3"]) },
 		params: []paramSpec{
@@ -216,54 +202,54 @@ var algorithms = map[string]algorithm{
 		joint: bucketWindowJoint,
 		make:  newBucketWindow,
 	},
-	"meta_window": {
-		horizon: windowMs,
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e5, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
-		joint:   noJoint,
-		make: func(p map[string]int64) decider {
-			return metaWindow{limit: p["limit"], window: p["window_ms"]}
-		},
-		inputs: []string{"meta"},
-	},
-	"token_bucket": {
-		horizon: debtMs("capacity", "refill_ms", "refill_tokens"),
-		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12, amount: true}, {name: "refill_tokens", lo: 1, hi: 1e12}, {name: "refill_ms", lo: 1, hi: 1e11}},
-		joint:   bucketJoint("capacity", "refill_ms", "refill_tokens", "the time to refill from empty"),
-		make: func(p map[string]int64) decider {
-			return tokenBucket{capacity: p["capacity"], tokens: p["refill_tokens"], per: p["refill_ms"]}
-		},
-	},
-	"leaky_bucket": {
-		horizon: debtMs("capacity", "period_ms", "rate"),
-		params:  []paramSpec{{name: "capacity", lo: 1, hi: 1e12, amount: true}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
-		joint:   bucketJoint("capacity", "period_ms", "rate", "the time to drain a full queue"),
-		make: func(p map[string]int64) decider {
-			return leakyBucket{capacity: p["capacity"], rate: p["rate"], period: p["period_ms"]}
-		},
-	},
-	"sliding_window": {
-		horizon: func(p map[string]int64) int64 { return 2 * p["window_ms"] }, // the current window and the next
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
-		joint: func(p map[string]int64) error {
-			return productAtMost(p["limit"], p["window_ms"], 1e15, "limit times window_ms")
-		},
-		make: func(p map[string]int64) decider {
-			return slidingWindow{limit: p["limit"], window: p["window_ms"]}
-		},
-	},
-	"gcra": {
-		horizon: debtMs("burst", "period_ms", "rate"),
-		params:  []paramSpec{{name: "burst", lo: 1, hi: 1e12, amount: true}, {name: "rate", lo: 1, hi: 1e12}, {name: "period_ms", lo: 1, hi: 1e11}},
-		joint: func(p map[string]int64) error {
-			if err := productAtMost(p["burst"], p["period_ms"], 1e15, "burst times period_ms"); err != nil {
-				return err
+	"meta_window": perWindow(1e5, func(limit, window int64) decider { return metaWindow{limit: limit, window: window} }).
+		but(func(a *algorithm) { a.inputs = []string{"meta"} }),
+	"sliding_window": perWindow(1e12, func(limit, window int64) decider { return slidingWindow{limit: limit, window: window} }).
+		but(func(a *algorithm) {
+			a.horizon = func(p map[string]int64) int64 { return 2 * p["window_ms"] } // the current window and the next
+			a.joint = func(p map[string]int64) error {
+				return productAtMost(p["limit"], p["window_ms"], 1e15, "limit times window_ms")
 			}
-			return horizon(p["burst"], p["period_ms"], p["rate"], "the time to drain a full burst")
-		},
-		make: func(p map[string]int64) decider {
-			return gcra{burst: p["burst"], rate: p["rate"], period: p["period_ms"]}
-		},
-	},
+		}),
+	"token_bucket": refilled("capacity", "refill_tokens", "refill_ms", "the time to refill from empty",
+		func(capacity, tokens, per int64) decider {
+			return tokenBucket{capacity: capacity, tokens: tokens, per: per}
+		}),
+	"leaky_bucket": refilled("capacity", "rate", "period_ms", "the time to drain a full queue",
+		func(capacity, rate, period int64) decider {
+			return leakyBucket{capacity: capacity, rate: rate, period: period}
+		}),
+	"gcra": refilled("burst", "rate", "period_ms", "the time to drain a full burst",
+		func(burst, rate, period int64) decider { return gcra{burst: burst, rate: rate, period: period} }),
+}
+
+// perWindow is an algorithm of a limit in [1, hi] per window_ms, whose
+// state matters for one window.
+func perWindow(hi int64, make func(limit, window int64) decider) algorithm {
+	return algorithm{
+		horizon: windowMs,
+		params:  []paramSpec{{name: "limit", lo: 1, hi: hi, amount: true}, {name: "window_ms", lo: 1, hi: 1e11}},
+		joint:   noJoint,
+		make:    func(p map[string]int64) decider { return make(p["limit"], p["window_ms"]) },
+	}
+}
+
+// refilled is an algorithm of a bucket of count, refilled (or drained)
+// by tokens per per ms; what names the time to move count in its
+// refusals.
+func refilled(count, tokens, per, what string, make func(count, tokens, per int64) decider) algorithm {
+	return algorithm{
+		horizon: debtMs(count, per, tokens),
+		params:  []paramSpec{{name: count, lo: 1, hi: 1e12, amount: true}, {name: tokens, lo: 1, hi: 1e12}, {name: per, lo: 1, hi: 1e11}},
+		joint:   bucketJoint(count, per, tokens, what),
+		make:    func(p map[string]int64) decider { return make(p[count], p[tokens], p[per]) },
+	}
+}
+
+// but is a with change made.
+func (a algorithm) but(change func(*algorithm)) algorithm {
+	change(&a)
+	return a
 }
 
 func productAtMost(a, b, max int64, what string) error {

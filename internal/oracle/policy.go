@@ -130,10 +130,10 @@ func (p *Policy) Identities() []string {
 // is written, and a limit that would have admitted reports a peek (cost 0)
 // at nowMs instead.
 func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
-	if err := p.check(ids, nowMs, cost); err != nil {
-		return PolicyResult{}, err
+	out, err := p.begin(ids, nowMs, cost)
+	if err != nil {
+		return out, err
 	}
-	out := PolicyResult{Limits: make([]Result, len(p.limits))}
 	allowed := true
 	for i, l := range p.limits {
 		out.Limits[i] = l.m.try(l.key(ids), nowMs, cost)
@@ -163,6 +163,15 @@ func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult,
 	return out, nil
 }
 
+// begin checks a request as Decide and Force take it and returns its
+// result, a zero Result per limit.
+func (p *Policy) begin(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
+	if err := p.check(ids, nowMs, cost); err != nil {
+		return PolicyResult{}, err
+	}
+	return PolicyResult{Limits: make([]Result, len(p.limits))}, nil
+}
+
 // Force forces a request of cost at nowMs on every limit for the given
 // identity values (docs/semantics.md, "Force"): each limit decides it on
 // its own state and charges it even when it denies, whatever the others
@@ -173,10 +182,10 @@ func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult,
 // for Decide; DelayMs is the largest of all limits', allowed or not
 // (every shaper has queued the work).
 func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
-	if err := p.check(ids, nowMs, cost); err != nil {
-		return PolicyResult{}, err
+	out, err := p.begin(ids, nowMs, cost)
+	if err != nil {
+		return out, err
 	}
-	out := PolicyResult{Limits: make([]Result, len(p.limits))}
 	allowed := true
 	for i, l := range p.limits {
 		r, err := l.m.Force(l.key(ids), nowMs, cost, nil)

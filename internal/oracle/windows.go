@@ -1,6 +1,6 @@
 package oracle
 
-import "sort"
+import "slices"
 
 // The window models added beside those of models.go, under the same rules:
 // decide gets the key's state (nil if none) and returns the result and the
@@ -33,15 +33,29 @@ func (m slidingLog) used(entries []logEntry, t int64) int64 {
 // admissions the used cost only drops, when an entry leaves at t + window,
 // so those are the only times to try after eff.
 func (m slidingLog) firstTime(entries []logEntry, eff int64, ok func(used int64) bool) int64 {
-	if ok(m.used(entries, eff)) {
-		return eff
+	var leaves []int64
+	for _, e := range entries {
+		leaves = append(leaves, e.t+m.window)
 	}
-	for _, e := range entries { // oldest first: the order they leave in
-		if tau := e.t + m.window; tau > eff && ok(m.used(entries, tau)) {
+	return firstLeave(eff, leaves, func(tau int64) bool { return ok(m.used(entries, tau)) })
+}
+
+// firstLeave is the first of eff and the times in leaves after it at
+// which ok holds; it must hold at one of them.
+func firstLeave(eff int64, leaves []int64, ok func(tau int64) bool) int64 {
+	times := []int64{eff}
+	for _, tau := range leaves {
+		if tau > eff {
+			times = append(times, tau)
+		}
+	}
+	slices.Sort(times)
+	for _, tau := range times {
+		if ok(tau) {
 			return tau
 		}
 	}
-	panic("oracle: sliding_log condition never holds")
+	panic("oracle: the condition never holds")
 }
 
 func (m slidingLog) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
@@ -154,19 +168,11 @@ func (m bucketWindow) used(counts map[int64]int64, tr tier, t int64) int64 {
 // With no new admissions a tier's count only drops, when bucket b leaves
 // its window at b + window, so those are the only times to try after eff.
 func (m bucketWindow) firstTime(counts map[int64]int64, tr tier, eff int64, ok func(used int64) bool) int64 {
-	times := []int64{eff}
+	var leaves []int64
 	for b := range counts {
-		if b+tr.window > eff {
-			times = append(times, b+tr.window)
-		}
+		leaves = append(leaves, b+tr.window)
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	for _, tau := range times {
-		if ok(m.used(counts, tr, tau)) {
-			return tau
-		}
-	}
-	panic("oracle: bucket_window condition never holds")
+	return firstLeave(eff, leaves, func(tau int64) bool { return ok(m.used(counts, tr, tau)) })
 }
 
 func (m bucketWindow) decide(st any, now, cost int64, _ map[string]string, force bool) (Result, any) {
