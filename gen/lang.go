@@ -191,14 +191,15 @@ func catch(err *error) {
 
 // parseExprText parses a standalone expression (a domain bound, a
 // requirement) that may name only constants and, if params is set,
-// parameters.
-func parseExprText(sp *Spec, alg *Algorithm, src string, pos Pos, params bool) (e Expr, err error) {
+// parameters; and a tier's, in a requirement's for over tiers (tier not
+// nil).
+func parseExprText(sp *Spec, alg *Algorithm, src string, pos Pos, params bool, tier *tierScope) (e Expr, err error) {
 	defer catch(&err)
 	toks, _, lerr := lex(src, pos.Line)
 	if lerr != nil {
 		return nil, fmt.Errorf("%s: %v", pos.File, lerr)
 	}
-	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: params}}
+	p := &parser{toks: toks, file: pos.File, sc: &scope{spec: sp, alg: alg, params: params, tier: tier}}
 	e = p.expr()
 	if t := p.peek(); t.kind != "eof" {
 		p.fail(t, "unexpected %q after expression", t.text)

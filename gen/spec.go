@@ -65,6 +65,10 @@ type yamlView struct {
 type yamlRequire struct {
 	Expr yaml.Node `yaml:"expr"`
 	Doc  string    `yaml:"doc"`
+	// For ("t in tiers") and Each: requirements stated once for every
+	// tier, each of Each for tier 1, then for tier 2, ...
+	For  string        `yaml:"for"`
+	Each []yamlRequire `yaml:"each"`
 }
 
 type yamlState struct {
@@ -500,19 +504,26 @@ func (l *loader) views(a *Algorithm, yvs []yamlView, at func(string, int) Pos) {
 // a comparison whose doc is the error message.
 func (l *loader) requires(a *Algorithm, yrs []yamlRequire) {
 	for _, yr := range yrs {
-		e := l.paramExpr(a, &yr.Expr, "require")
-		if e == nil {
+		if yr.For != "" || yr.Each != nil {
+			l.tierRequires(a, yr)
 			continue
 		}
-		if e.Type() != Bool {
-			l.errf(l.pos(&yr.Expr), "%s: require must be a comparison", a.Name)
-			continue
+		if e := l.paramExpr(a, &yr.Expr, "require"); e != nil {
+			l.require(a, e, yr.Doc, l.pos(&yr.Expr))
 		}
-		if strings.TrimSpace(yr.Doc) == "" {
-			l.errf(l.pos(&yr.Expr), "%s: require needs a doc: it is the error message", a.Name)
-		}
-		a.Requires = append(a.Requires, &Require{Cond: e, Doc: strings.TrimSpace(yr.Doc), Pos: l.pos(&yr.Expr)})
 	}
+}
+
+// require adds the requirement e, whose doc is its error message.
+func (l *loader) require(a *Algorithm, e Expr, doc string, pos Pos) {
+	if e.Type() != Bool {
+		l.errf(pos, "%s: require must be a comparison", a.Name)
+		return
+	}
+	if strings.TrimSpace(doc) == "" {
+		l.errf(pos, "%s: require needs a doc: it is the error message", a.Name)
+	}
+	a.Requires = append(a.Requires, &Require{Cond: e, Doc: strings.TrimSpace(doc), Pos: pos})
 }
 
 // window reads an algorithm's optional window, an integer expression in
@@ -543,7 +554,7 @@ func (l *loader) paramExpr(a *Algorithm, n *yaml.Node, what string) Expr {
 		l.errf(Pos{File: l.file}, "%s: %s is required", a.Name, what)
 		return nil
 	}
-	e, err := parseExprText(l.sp, a, n.Value, l.pos(n), true)
+	e, err := parseExprText(l.sp, a, n.Value, l.pos(n), true, nil)
 	if err != nil {
 		l.errs = append(l.errs, fmt.Errorf("%v (in %s)", err, what))
 		return nil

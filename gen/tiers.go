@@ -2,8 +2,10 @@ package gen
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // A Tier is one of the limits an algorithm checks over one state, as
@@ -23,7 +25,10 @@ import (
 // used2, ... Only lets may stand in a for; a later for reads an earlier
 // one's names bare, and outside a for they are read through a fold:
 // min, max, all (&&), or first(t in tiers where c: e), which is e of the
-// first tier where c holds, or of the last tier.
+// first tier where c holds, or of the last tier. A require may loop over
+// the tiers too (tierRequires). What a tier's parameter domains decide
+// (tier 1's t.limit > 0, when limit is at least 1) is settled while
+// parsing, so that the unrolled code is what one would write by hand.
 type Tier struct {
 	Params map[string]*Param
 }
@@ -263,8 +268,12 @@ func settleBinary(e *Binary) Expr {
 	// holds at both ends or at neither
 	lo, okLo := order(e.Op, prm.P.Min, lit.V)
 	hi, _ := order(e.Op, prm.P.Max, lit.V)
-	if okLo && lo == hi {
+	outside := lit.V < prm.P.Min || lit.V > prm.P.Max
+	switch {
+	case okLo && lo == hi:
 		return &BoolLit{V: lo}
+	case outside && (e.Op == OpEq || e.Op == OpNe):
+		return &BoolLit{V: e.Op == OpNe} // a value the parameter never takes
 	}
 	return e
 }
@@ -291,3 +300,59 @@ func pick[T any](c bool, a, b T) T {
 	}
 	return b
 }
+
+// tierRequires reads a requirement's for over tiers: each of its Each,
+// for tier 1, then for tier 2, ..., its doc naming the tier's parameters
+// as {t.role} and its number as {t.index}. A requirement the tier's
+// parameter domains settle (tier 1's limit > 0) is left out.
+func (l *loader) tierRequires(a *Algorithm, yr yamlRequire) {
+	v, ok := strings.CutSuffix(strings.TrimSpace(yr.For), " in tiers")
+	if !ok || !nameRE.MatchString(v) || len(yr.Each) == 0 || yr.Expr.Kind != 0 || yr.Doc != "" || len(a.Tiers) == 0 {
+		l.errf(a.Pos, "%s: a require over tiers is {for: t in tiers, each: [requires]}, with tiers declared", a.Name)
+		return
+	}
+	for i, tier := range a.Tiers {
+		for _, each := range yr.Each {
+			pos := l.pos(&each.Expr)
+			e, err := parseExprText(l.sp, a, each.Expr.Value, pos, true, &tierScope{name: v, index: i + 1})
+			if err != nil {
+				l.errs = append(l.errs, fmt.Errorf("%v (in require)", err))
+				continue
+			}
+			if b, ok := e.(*BoolLit); ok {
+				if !b.V {
+					l.errf(pos, "%s: require never holds for tier %d", a.Name, i+1)
+				}
+				continue
+			}
+			doc, err := tierDoc(each.Doc, v, tier, i+1)
+			if err != nil {
+				l.errf(pos, "%s: %v", a.Name, err)
+			}
+			l.require(a, e, doc, pos)
+		}
+	}
+}
+
+// tierDoc is doc with each {v.role} replaced by the tier's parameter and
+// {v.index} by its number.
+func tierDoc(doc, v string, tier Tier, index int) (string, error) {
+	var err error
+	out := tierRef.ReplaceAllStringFunc(doc, func(m string) string {
+		sub := tierRef.FindStringSubmatch(m)
+		switch {
+		case sub[1] != v:
+			return m
+		case sub[2] == "index":
+			return strconv.Itoa(index)
+		case tier.Params[sub[2]] != nil:
+			return tier.Params[sub[2]].Name
+		}
+		err = fmt.Errorf("require: %s names no role of a tier", m)
+		return m
+	})
+	return out, err
+}
+
+// tierRef is {v.role} in a requirement's doc.
+var tierRef = regexp.MustCompile(`\{(\w+)\.(\w+)\}`)

@@ -8,8 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// writtenOut is the logic of testdata/tiers.yaml written out tier by
-// tier, by hand: tier 1's limit is at least 1, so its checks of on go.
+// writtenRequire and writtenOut are the require and the logic of
+// testdata/tiers.yaml written out tier by tier, by hand: tier 1's limit
+// is at least 1, so its checks of on (and of limit == 0) go.
+const writtenRequire = `    require:
+      - {expr: "limit * 2 <= gap_ms", doc: "limit must be 0 or at most half of gap_ms (tier 1)"}
+      - {expr: "limit_2 == 0 || limit_2 * 2 <= gap_ms", doc: "limit_2 must be 0 or at most half of gap_ms (tier 2)"}
+`
+
 const writtenOut = `      let used = if now - ctr.ts >= gap_ms then 0 else ctr.n
       let c = min(cost, max(limit, limit_2) + 1)
       let fits1 = used + c <= limit
@@ -34,8 +40,8 @@ const writtenOut = `      let used = if now - ctr.ts >= gap_ms then 0 else ctr.n
       }
 `
 
-// tiersSpec reads testdata/tiers.yaml; written replaces its logic with
-// writtenOut.
+// tiersSpec reads testdata/tiers.yaml; written replaces its require and
+// its logic with writtenRequire and writtenOut.
 func tiersSpec(t *testing.T, written bool) string {
 	t.Helper()
 	src, err := os.ReadFile("testdata/tiers.yaml")
@@ -46,6 +52,8 @@ func tiersSpec(t *testing.T, written bool) string {
 	if written {
 		i := strings.Index(s, "    logic: |\n") + len("    logic: |\n")
 		s = s[:i] + writtenOut
+		from, to := strings.Index(s, "    require:\n"), strings.Index(s, "    window:")
+		s = s[:from] + writtenRequire + s[to:]
 	}
 	return s
 }
@@ -81,7 +89,10 @@ func TestTiersRejects(t *testing.T) {
 		{"role naming no parameter", "{limit: limit_2}", "{limit: limit_9}", `tiers: limit names no parameter ("limit_9")`},
 		{"roles that differ", "{limit: limit_2}", "{lim: limit_2}", "tier 2's roles differ from tier 1's"},
 		{"role named index", "{limit: limit_2}", "{index: limit_2}", "roles are lower_case names, and index is each tier's number"},
-		{"no tiers", "    tiers:\n      - {limit: limit}\n      - {limit: limit_2}\n", "", "tiered declares no tiers to loop over"},
+		{"no tiers", "    tiers:\n      - {limit: limit}\n      - {limit: limit_2}\n    require:\n      - for: t in tiers\n        each:\n" +
+			"          - {expr: \"t.limit == 0 || t.limit * 2 <= gap_ms\", doc: \"{t.limit} must be 0 or at most half of gap_ms (tier {t.index})\"}\n",
+			"", "tiered declares no tiers to loop over"},
+		{"a require over tiers without tiers", "    tiers:\n      - {limit: limit}\n      - {limit: limit_2}\n", "", "with tiers declared"},
 		{"for inside an if", "      if ok {\n", "      if ok {\n        for t in tiers {\n          let z = 1\n        }\n", "a for over tiers stands at the top"},
 		{"store in a for", "        let on = t.limit > 0\n", "        let on = t.limit > 0\n        store ctr { ts = now, n = 0 } ttl 1\n", "only let may stand in a for over tiers"},
 		{"a tier's let read by its name", "let room = min(t in tiers: t.left)", "let room = min(left1, left2)", `"left1" is tier 1's left: read it as v.left in a fold over tiers`},
@@ -90,6 +101,9 @@ func TestTiersRejects(t *testing.T) {
 		{"a role the tier lacks", "t.limit - used", "t.window_ms - used", `a tier has no "window_ms"`},
 		{"a fold of the wrong type", "all(t in tiers: t.fits)", "all(t in tiers: t.left)", "all needs bool values, found int"},
 		{"a fold in a for", "let left = if on", "let left = if all(u in tiers: u.on)", "a fold over tiers inside a for or a fold over tiers"},
+		{"a require over no tiers", "for: t in tiers", "for: t in tier", "a require over tiers is {for: t in tiers, each: [requires]}"},
+		{"a require's doc naming no role", "{t.limit} must be 0", "{t.lim} must be 0", "require: {t.lim} names no role of a tier"},
+		{"a require that never holds", "t.limit == 0 || t.limit * 2 <= gap_ms", "t.limit < 0", "require never holds for tier 1"},
 		{"a let read before it is bound", "let fits = !on ||", "let early = left\n        let fits = !on ||", `unknown name "left"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
