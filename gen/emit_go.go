@@ -72,34 +72,30 @@ func goEntries(s *State) string { return goName(s.Name + "_entries") }
 // goEntryType is the type of one entry of a collection.
 func goEntryType(a *Algorithm, s *State) string { return goName(a.Name) + goExported(s.Name) + "Entry" }
 
-func goLeaf(e Expr) string {
-	if l, ok := e.(*Lit); ok && l.Name != "" {
-		return goConstName(l.Name)
+// goLeaf renders literals and references in Go.
+func goLeaf(e Expr) string { return goLeafNames().leaf(e) }
+
+// goLeafNames are Go's names of the leaves (a function, since an entry's
+// bounds are printed by a dialect that prints leaves).
+func goLeafNames() leafNames {
+	return leafNames{
+		constant: goConstName,
+		force:    "c.Force",
+		param:    func(p *Param) string { return "p." + goExported(p.Name) },
+		input: func(in *Input) string {
+			if in.Name == "now" {
+				return "nowMs"
+			}
+			return "c." + goExported(in.Name)
+		},
+		field: goFieldVar,
+		let:   func(l *Let) string { return goName(l.Name) },
+		str:   func(in *StrInput) string { return fmt.Sprintf("c.Inputs[%d]", in.Index) },
+		entry: func(e *EntryRef) string {
+			// clamped into its domain, as the Lua script reads it
+			return fmt.Sprintf("min(max(%s.%s, %s), %s)", goName(e.It.Name), goExported(e.F.Name), goDomain(e.F.Min), goDomain(e.F.Max))
+		},
 	}
-	if s, ok := literal(e); ok {
-		return s
-	}
-	switch e := e.(type) {
-	case *ForceRef:
-		return "c.Force"
-	case *ParamRef:
-		return "p." + goExported(e.P.Name)
-	case *InputRef:
-		if e.In.Name == "now" {
-			return "nowMs"
-		}
-		return "c." + goExported(e.In.Name)
-	case *FieldRef:
-		return goFieldVar(e.F)
-	case *VarRef:
-		return goName(e.L.Name)
-	case *StrRef:
-		return fmt.Sprintf("c.Inputs[%d]", e.In.Index)
-	case *EntryRef:
-		// clamped into its domain, as the Lua script reads it
-		return fmt.Sprintf("min(max(%s.%s, %s), %s)", goName(e.It.Name), goExported(e.F.Name), goDomain(e.F.Min), goDomain(e.F.Max))
-	}
-	panic(fmt.Sprintf("go leaf %T", e))
 }
 
 // goConstName is the Go name of a spec's constant (constants), as the

@@ -53,32 +53,17 @@ func luaDialect(hoist func(operand string) string) dialect {
 	}
 }
 
-// luaLeaf renders literals and references.
-func luaLeaf(e Expr) string {
-	if l, ok := e.(*Lit); ok && l.Name != "" {
-		return l.Name // a local of every script that reads it (luaHelpersFor)
-	}
-	if s, ok := literal(e); ok {
-		return s
-	}
-	switch e := e.(type) {
-	case *ForceRef:
-		return "force"
-	case *ParamRef:
-		return luaName(e.P.Name)
-	case *InputRef:
-		return e.In.Name
-	case *FieldRef:
-		return luaFieldVar(e.F)
-	case *VarRef:
-		return luaName(e.L.Name)
-	case *StrRef:
-		return luaName(e.In.Name)
-	case *EntryRef:
-		return luaName(e.It.Name) + "." + luaName(e.F.Name)
-	}
-	panic(fmt.Sprintf("lua leaf %T", e))
-}
+// luaLeaf renders literals and references in Lua.
+var luaLeaf = leafNames{
+	constant: func(name string) string { return name }, // a local of every script that reads it (luaHelpersFor)
+	force:    "force",
+	param:    func(p *Param) string { return luaName(p.Name) },
+	input:    func(in *Input) string { return in.Name },
+	field:    luaFieldVar,
+	let:      func(l *Let) string { return luaName(l.Name) },
+	str:      func(in *StrInput) string { return luaName(in.Name) },
+	entry:    func(e *EntryRef) string { return luaName(e.It.Name) + "." + luaName(e.F.Name) },
+}.leaf
 
 // luaCall renders the operators written as calls, and floor division,
 // inline: a call of math.min or math.floor is a call into C from the

@@ -6,6 +6,47 @@ import (
 )
 
 // dialect renders the expression tree in one target language.
+// leafNames says how one target's code names each kind of leaf: a
+// named constant, force, a parameter, an input, a state field, a let, a
+// string input, an entry's field. Other literals are written alike.
+type leafNames struct {
+	constant func(name string) string
+	force    string
+	param    func(*Param) string
+	input    func(*Input) string
+	field    func(*Field) string
+	let      func(*Let) string
+	str      func(*StrInput) string
+	entry    func(*EntryRef) string
+}
+
+// leaf renders a literal or a reference.
+func (n leafNames) leaf(e Expr) string {
+	if l, ok := e.(*Lit); ok && l.Name != "" {
+		return n.constant(l.Name)
+	}
+	if s, ok := literal(e); ok {
+		return s
+	}
+	switch e := e.(type) {
+	case *ForceRef:
+		return n.force
+	case *ParamRef:
+		return n.param(e.P)
+	case *InputRef:
+		return n.input(e.In)
+	case *FieldRef:
+		return n.field(e.F)
+	case *VarRef:
+		return n.let(e.L)
+	case *StrRef:
+		return n.str(e.In)
+	case *EntryRef:
+		return n.entry(e)
+	}
+	panic(fmt.Sprintf("leaf %T", e))
+}
+
 type dialect struct {
 	// leaf renders literals and references.
 	leaf func(e Expr) string

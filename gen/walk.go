@@ -56,47 +56,26 @@ func children(e Expr) []Expr {
 	case *Cond:
 		return []Expr{e.C, e.A, e.B}
 	case *Agg:
-		var out []Expr
-		for _, x := range []Expr{e.Where, e.V, e.N, e.R, e.D} {
-			if x != nil {
-				out = append(out, x)
-			}
-		}
-		return out
+		return given(e.Where, e.V, e.N, e.R, e.D)
 	}
 	return nil
 }
 
-// walkStmts calls visit on every top-level expression of body.
+// given is xs without the nil ones.
+func given(xs ...Expr) []Expr {
+	return slices.DeleteFunc(slices.Clone(xs), func(x Expr) bool { return x == nil })
+}
+
+// walkStmts calls visit on every top-level expression of body, in
+// order, those of an if's branches after its condition.
 func walkStmts(body []Stmt, visit func(Expr)) {
 	for _, s := range body {
-		switch s := s.(type) {
-		case *Let:
-			visit(s.X)
-		case *If:
-			visit(s.Cond)
+		for _, x := range stmtExprs(s) {
+			visit(x)
+		}
+		if s, ok := s.(*If); ok {
 			walkStmts(s.Then, visit)
 			walkStmts(s.Else, visit)
-		case *Store:
-			for _, v := range s.Values {
-				visit(v)
-			}
-			visit(s.TTL)
-		case *Add:
-			for _, v := range s.Values {
-				if v != nil { // nil: the running sum, the generator's
-					visit(v)
-				}
-			}
-			visit(s.TTL)
-		case *Drop:
-			visit(s.Upto)
-		case *Show:
-			visit(s.Cond)
-		case *Reply:
-			for _, v := range s.Values {
-				visit(v)
-			}
 		}
 	}
 }
@@ -196,13 +175,7 @@ func stmtExprs(s Stmt) []Expr {
 	case *Store:
 		return append(append([]Expr(nil), s.Values...), s.TTL)
 	case *Add:
-		var out []Expr
-		for _, v := range s.Values {
-			if v != nil {
-				out = append(out, v)
-			}
-		}
-		return append(out, s.TTL)
+		return append(given(s.Values...), s.TTL) // a nil value: the running sum, the generator's
 	case *Drop:
 		return []Expr{s.Upto}
 	case *Show:

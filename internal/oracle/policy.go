@@ -130,14 +130,9 @@ func (p *Policy) Identities() []string {
 // is written, and a limit that would have admitted reports a peek (cost 0)
 // at nowMs instead.
 func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
-	out, err := p.begin(ids, nowMs, cost)
+	out, allowed, err := p.decideEach(ids, nowMs, cost, func(l policyLimit) Result { return l.m.try(l.key(ids), nowMs, cost) })
 	if err != nil {
 		return out, err
-	}
-	allowed := true
-	for i, l := range p.limits {
-		out.Limits[i] = l.m.try(l.key(ids), nowMs, cost)
-		allowed = allowed && out.Limits[i].Allowed
 	}
 	for i, l := range p.limits {
 		switch {
@@ -163,13 +158,20 @@ func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult,
 	return out, nil
 }
 
-// begin checks a request as Decide and Force take it and returns its
-// result, a zero Result per limit.
-func (p *Policy) begin(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
+// decideEach checks a request as Decide and Force take it, and decides
+// it on every limit by each: the results, and whether every limit
+// admitted.
+func (p *Policy) decideEach(ids map[string]string, nowMs, cost int64, each func(policyLimit) Result) (PolicyResult, bool, error) {
 	if err := p.check(ids, nowMs, cost); err != nil {
-		return PolicyResult{}, err
+		return PolicyResult{}, false, err
 	}
-	return PolicyResult{Limits: make([]Result, len(p.limits))}, nil
+	out := PolicyResult{Limits: make([]Result, len(p.limits))}
+	allowed := true
+	for i, l := range p.limits {
+		out.Limits[i] = each(l)
+		allowed = allowed && out.Limits[i].Allowed
+	}
+	return out, allowed, nil
 }
 
 // Force forces a request of cost at nowMs on every limit for the given
@@ -182,18 +184,15 @@ func (p *Policy) begin(ids map[string]string, nowMs, cost int64) (PolicyResult, 
 // for Decide; DelayMs is the largest of all limits', allowed or not
 // (every shaper has queued the work).
 func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
-	out, err := p.begin(ids, nowMs, cost)
-	if err != nil {
-		return out, err
-	}
-	allowed := true
-	for i, l := range p.limits {
+	out, allowed, err := p.decideEach(ids, nowMs, cost, func(l policyLimit) Result {
 		r, err := l.m.Force(l.key(ids), nowMs, cost, nil)
 		if err != nil {
 			panic("oracle: a limit refused a forced request the policy accepted: " + err.Error())
 		}
-		out.Limits[i] = r
-		allowed = allowed && r.Allowed
+		return r
+	})
+	if err != nil {
+		return out, err
 	}
 	out.Index = binding(out.Limits, allowed)
 	out.Result = out.Limits[out.Index-1]
