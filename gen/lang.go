@@ -300,17 +300,7 @@ func (p *parser) statement(top bool) Stmt {
 	case "add":
 		return p.add(pos)
 	case "drop":
-		st := p.collection(p.ident())
-		if st.Kind == List {
-			p.fail(t, "a list keeps arrival order: clear it instead of dropping entries")
-		}
-		if p.sc.added[st] {
-			p.fail(t, "drop %s after add %s: drop first, so that it removes only entries read when the call began", st.Name, st.Name)
-		}
-		p.expect("upto")
-		d := &Drop{State: st, Upto: p.typed(Int), Pos: pos}
-		p.sc.wrote = true
-		return d
+		return p.drop(t, pos)
 	case "clear":
 		st := p.collection(p.ident())
 		if len(st.Fields) > 0 {
@@ -336,18 +326,7 @@ func (p *parser) statement(top bool) Stmt {
 		}
 		return s
 	case "let":
-		name := p.letName()
-		p.expect("=")
-		l := &Let{Name: name.text, X: p.expr(), Pos: pos}
-		if tier := p.sc.tier; tier != nil {
-			l.Name, l.tier, l.tierBase = tierLetName(name.text, tier.index), tier.index, name.text
-			if p.lookup(l.Name) != nil {
-				p.fail(name, "%q of tier %d is already defined as %s", name.text, tier.index, l.Name)
-			}
-			p.sc.tierLets[name.text] = true
-		}
-		p.sc.lets[len(p.sc.lets)-1][l.Name] = l
-		return l
+		return p.let(pos)
 	case "if":
 		s := &If{Cond: p.typed(Bool), Pos: pos}
 		s.Comments = p.takeComments(p.expect("{").line)
@@ -371,6 +350,38 @@ func (p *parser) statement(top bool) Stmt {
 	}
 	p.fail(t, "expected let, if, store, add, drop, clear or reply, found %q", t.text)
 	return nil
+}
+
+// drop parses a drop statement after its keyword t.
+func (p *parser) drop(t token, pos Pos) Stmt {
+	st := p.collection(p.ident())
+	if st.Kind == List {
+		p.fail(t, "a list keeps arrival order: clear it instead of dropping entries")
+	}
+	if p.sc.added[st] {
+		p.fail(t, "drop %s after add %s: drop first, so that it removes only entries read when the call began", st.Name, st.Name)
+	}
+	p.expect("upto")
+	d := &Drop{State: st, Upto: p.typed(Int), Pos: pos}
+	p.sc.wrote = true
+	return d
+}
+
+// let parses a let statement after its keyword; in a for over tiers, the
+// name it binds is the tier's (tierLetName).
+func (p *parser) let(pos Pos) Stmt {
+	name := p.letName()
+	p.expect("=")
+	l := &Let{Name: name.text, X: p.expr(), Pos: pos}
+	if tier := p.sc.tier; tier != nil {
+		l.Name, l.tier, l.tierBase = tierLetName(name.text, tier.index), tier.index, name.text
+		if p.lookup(l.Name) != nil {
+			p.fail(name, "%q of tier %d is already defined as %s", name.text, tier.index, l.Name)
+		}
+		p.sc.tierLets[name.text] = true
+	}
+	p.sc.lets[len(p.sc.lets)-1][l.Name] = l
+	return l
 }
 
 // letName reads the name a let binds: not yet defined, without __ (kept
