@@ -144,3 +144,23 @@ func TestGoDirective(t *testing.T) {
 		t.Errorf("go.mod's go line is %s; the highest of its dependencies' is %s (%s)", ours[1], highest, by)
 	}
 }
+
+// TestModulesUseNoInternals: the modules of their own (otelmetrics, the
+// tools, the docs' tests) build on the main module's public packages
+// alone, so that any version of one builds with any version of the
+// other; their tests may use its test helpers.
+func TestModulesUseNoInternals(t *testing.T) {
+	for _, dir := range []string{"otelmetrics", "cmd/example", "cmd/pictures", "docs/vectorschema"} {
+		cmd := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "./...")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: go list: %v\n%s", dir, err, out)
+		}
+		for _, p := range strings.Fields(string(out)) {
+			if strings.HasPrefix(p, module+"/internal/") {
+				t.Errorf("%s imports %s: a module of its own uses the main module's public packages", dir, p)
+			}
+		}
+	}
+}

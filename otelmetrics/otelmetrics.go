@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -11,8 +12,6 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
-	"github.com/limitspec/limitspec/internal/limiters"
-	"github.com/limitspec/limitspec/internal/refusal"
 	"github.com/limitspec/limitspec/lease"
 )
 
@@ -133,17 +132,26 @@ func (o *observer) observe(_ context.Context, ob metric.Observer) error {
 // of the keys fn sets itself.
 func check(fn string, meter metric.Meter, noLim bool, attrs []attribute.KeyValue, own ...attribute.Key) error {
 	switch {
-	case limiters.IsNil(meter):
-		return refusal.Config("otelmetrics", "%s: the meter is nil", fn)
+	case meter == nil || reflect.ValueOf(meter).Kind() == reflect.Pointer && reflect.ValueOf(meter).IsNil():
+		return misconfigured("%s: the meter is nil", fn)
 	case noLim:
-		return refusal.Config("otelmetrics", "%s: the limiter is nil", fn)
+		return misconfigured("%s: the limiter is nil", fn)
 	}
 	for _, a := range attrs {
 		if slices.Contains(own, a.Key) {
-			return refusal.Config("otelmetrics", "%s: the attribute %q is %s's own", fn, a.Key, fn)
+			return misconfigured("%s: the attribute %q is %s's own", fn, a.Key, fn)
 		}
 	}
 	return nil
+}
+
+// misconfigured is a refusal of Observe or ObserveLease, in the format of
+// every constructor's refusal: "otelmetrics: misconfigured: ...",
+// matching limitspec.ErrMisconfigured. (The package is a module of its
+// own: it uses none of the main module's internal packages, so that any
+// version of one builds with any of the other.)
+func misconfigured(format string, args ...any) error {
+	return fmt.Errorf("otelmetrics: %w: %w", limitspec.ErrMisconfigured, fmt.Errorf(format, args...))
 }
 
 // withAttrs is the option of an observation carrying attrs and kv.
