@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -15,9 +16,23 @@ type manifest struct {
 	Inputs    []manifestArg     `json:"inputs"`
 	Reply     []manifestReply   `json:"reply"`
 	Errors    map[string]string `json:"errors"`
-	Scripts   []manifestScript  `json:"scripts"`
-	Policy    manifestPolicy    `json:"policy"`
-	Library   manifestLibrary   `json:"library"`
+	// RequestKey is the optional key a decision or a policy takes after
+	// its state keys.
+	RequestKey manifestRequestKey `json:"request_key"`
+	Scripts    []manifestScript   `json:"scripts"`
+	Policy     manifestPolicy     `json:"policy"`
+	Library    manifestLibrary    `json:"library"`
+}
+
+// manifestRequestKey describes a request key (docs/semantics.md,
+// "Request ids").
+type manifestRequestKey struct {
+	Template string `json:"template"`
+	Doc      string `json:"doc"`
+	// MaxIDBytes is the longest id; ReplayMs, how long a charged
+	// request's reply is replayed to its retries.
+	MaxIDBytes int64 `json:"max_id_bytes"`
+	ReplayMs   int64 `json:"replay_ms"`
 }
 
 // manifestLibrary describes the Redis Functions library of every script.
@@ -121,6 +136,8 @@ func emitManifest(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 			"WRONGTYPE": "a key holds another Redis type; nothing was written",
 		},
 		Scripts: []manifestScript{},
+		RequestKey: manifestRequestKey{Template: "{<key>}:rq:<id>", MaxIDBytes: constValue(sp, "REQUEST_ID_MAX"), ReplayMs: constValue(sp, "REQUEST_MS"),
+			Doc: "optional, after the state keys, in the first's hash tag: a retry within replay_ms gets its reply again, uncharged"},
 	}
 	for _, in := range sp.Inputs {
 		m.Inputs = append(m.Inputs, manifestArg{Name: in.Arg, Min: in.Min, Max: in.Max, Doc: inputDoc(in)})
@@ -148,11 +165,25 @@ func emitManifest(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 	for _, n := range libraryScripts(o, files) {
 		m.Library.Functions = append(m.Library.Functions, libraryFunction(sp, n))
 	}
-	out, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
+	// <key> and && as they are, not escaped for HTML
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
 		return nil, err
 	}
-	return append(out, '\n'), nil
+	return out.Bytes(), nil
+}
+
+// constValue is the value of the spec's constant name, 0 if none.
+func constValue(sp *Spec, name string) int64 {
+	for _, c := range constants(sp) {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return 0
 }
 
 // manifestOf describes the script of an algorithm, or of one view.
