@@ -1,0 +1,124 @@
+package oracle
+
+import (
+	"errors"
+	"testing"
+)
+
+// holdStep is one call of a worked example of holds: op is decide,
+// reserve, commit, release or renew; n is the cost, the amount or what
+// was spent; the result must be allowed or not with remaining left, or
+// the error wantErr (ErrNoHold, ErrBadInput).
+type holdStep struct {
+	op        string
+	now       int64
+	id        string
+	n, holdMs int64
+	allowed   bool
+	remaining int64
+	wantErr   error
+}
+
+func (s holdStep) run(h *Holding, key string) (Result, error) {
+	switch s.op {
+	case "decide":
+		return h.Decide(key, s.now, s.n, nil)
+	case "reserve":
+		return h.Reserve(key, s.id, s.now, s.n, s.holdMs)
+	case "commit":
+		return h.Commit(key, s.id, s.now, s.n)
+	case "release":
+		return h.Release(key, s.id, s.now)
+	}
+	return h.Renew(key, s.id, s.now, s.holdMs)
+}
+
+// TestHoldsWorkedExamples: the holds of the proposed design on a fixed
+// window of 10 per 1000 ms, the expected values worked out by hand from
+// it (a live hold counts as a charge made now; commit charges what was
+// spent, forced; an ended hold counts for nothing).
+func TestHoldsWorkedExamples(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []holdStep
+	}{
+		{"reserve, decide beside it, commit less", []holdStep{
+			{op: "reserve", now: 0, id: "r1", n: 6, holdMs: 500, allowed: true, remaining: 4},
+			{op: "decide", now: 1, n: 5, allowed: false, remaining: 4}, // 5 + 6 > 10; 4 left beside the hold
+			{op: "decide", now: 2, n: 4, allowed: true, remaining: 0},
+			{op: "commit", now: 3, id: "r1", n: 2, allowed: true, remaining: 4}, // 4 + 2 charged
+			{op: "commit", now: 4, id: "r1", n: 2, wantErr: ErrNoHold},         // a retry does nothing
+			{op: "decide", now: 5, n: 4, allowed: true, remaining: 0},
+			{op: "decide", now: 6, n: 1, allowed: false, remaining: 0},
+		}},
+		{"a hold ends by itself", []holdStep{
+			{op: "reserve", now: 0, id: "r", n: 6, holdMs: 100, allowed: true, remaining: 4},
+			{op: "decide", now: 99, n: 5, allowed: false, remaining: 4},
+			{op: "decide", now: 100, n: 5, allowed: true, remaining: 5}, // ended at 100, charged nothing
+			{op: "release", now: 101, id: "r", wantErr: ErrNoHold},
+		}},
+		{"renew, then release", []holdStep{
+			{op: "reserve", now: 0, id: "a", n: 7, holdMs: 100, allowed: true, remaining: 3},
+			{op: "renew", now: 50, id: "a", holdMs: 100, allowed: true, remaining: 3}, // now until 150
+			{op: "decide", now: 120, n: 4, allowed: false, remaining: 3},
+			{op: "release", now: 130, id: "a", allowed: true, remaining: 10},
+			{op: "decide", now: 140, n: 10, allowed: true, remaining: 0},
+		}},
+		{"spending more than was held", []holdStep{
+			{op: "reserve", now: 0, id: "x", n: 3, holdMs: 1000, allowed: true, remaining: 7},
+			{op: "commit", now: 1, id: "x", n: 15, allowed: false, remaining: 0}, // 15 charged: over the limit
+			{op: "decide", now: 2, n: 1, allowed: false, remaining: 0},
+			{op: "decide", now: 1000, n: 10, allowed: true, remaining: 0}, // the next window
+		}},
+		{"refusals change nothing", []holdStep{
+			{op: "release", now: 0, id: "never", wantErr: ErrNoHold},
+			{op: "reserve", now: 0, id: "big", n: 11, holdMs: 100, allowed: false, remaining: 10}, // denied: holds nothing
+			{op: "release", now: 1, id: "big", wantErr: ErrNoHold},
+			{op: "reserve", now: 2, id: "h", n: 5, holdMs: 100, allowed: true, remaining: 5},
+			{op: "reserve", now: 3, id: "h", n: 1, holdMs: 100, wantErr: ErrBadInput}, // h already holds
+			{op: "commit", now: 4, id: "h", n: -1, wantErr: ErrBadInput},              // the hold stays
+			{op: "release", now: 5, id: "h", allowed: true, remaining: 10},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := NewStore().Holding("fixed_window", map[string]int64{"limit": 10, "window_ms": 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range tt.steps {
+				r, err := s.run(h, "k")
+				switch {
+				case s.wantErr != nil:
+					if !errors.Is(err, s.wantErr) {
+						t.Fatalf("step %d (%s at %d): %v, %v; want %v", i, s.op, s.now, r, err, s.wantErr)
+					}
+				case err != nil || r.Allowed != s.allowed || r.Remaining != s.remaining:
+					t.Fatalf("step %d (%s at %d): %+v, %v; want allowed %v, %d remaining", i, s.op, s.now, r, err, s.allowed, s.remaining)
+				}
+			}
+		})
+	}
+}
+
+// TestHoldsOnGCRA: holds count on a gcra of a burst of 3, one per s, as
+// charges made now: beside a hold of 2, one request fits and a second
+// does not; once released, 2 more fit.
+func TestHoldsOnGCRA(t *testing.T) {
+	h, err := NewStore().Holding("gcra", map[string]int64{"burst": 3, "rate": 1, "period_ms": 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []holdStep{
+		{op: "reserve", now: 0, id: "a", n: 2, holdMs: 5000, allowed: true, remaining: 1},
+		{op: "decide", now: 0, n: 1, allowed: true, remaining: 0},
+		{op: "decide", now: 0, n: 1, allowed: false, remaining: 0},
+		{op: "release", now: 0, id: "a", allowed: true, remaining: 2},
+		{op: "decide", now: 0, n: 2, allowed: true, remaining: 0},
+		{op: "decide", now: 0, n: 1, allowed: false, remaining: 0},
+	} {
+		if r, err := s.run(h, "k"); err != nil || r.Allowed != s.allowed || r.Remaining != s.remaining {
+			t.Fatalf("step %d (%s): %+v, %v; want allowed %v, %d remaining", i, s.op, r, err, s.allowed, s.remaining)
+		}
+	}
+}
