@@ -19,18 +19,45 @@ type holdStep struct {
 	wantErr   error
 }
 
-func (s holdStep) run(h *Holding, key string) (Result, error) {
+func (s holdStep) run(h *HoldingPolicy, ids map[string]string) (PolicyResult, error) {
 	switch s.op {
 	case "decide":
-		return h.Decide(key, s.now, s.n, nil)
+		return h.Decide(ids, s.now, s.n)
 	case "reserve":
-		return h.Reserve(key, s.id, s.now, s.n, s.holdMs)
+		return h.Reserve(ids, s.id, s.now, s.n, s.holdMs)
 	case "commit":
-		return h.Commit(key, s.id, s.now, s.n)
+		return h.Commit(ids, s.id, s.now, s.n)
 	case "release":
-		return h.Release(key, s.id, s.now)
+		return h.Release(ids, s.id, s.now)
 	}
-	return h.Renew(key, s.id, s.now, s.holdMs)
+	return h.Renew(ids, s.id, s.now, s.holdMs)
+}
+
+// runHolds runs steps on h for the identity values ids.
+func runHolds(t *testing.T, h *HoldingPolicy, ids map[string]string, steps []holdStep) {
+	t.Helper()
+	for i, s := range steps {
+		r, err := s.run(h, ids)
+		switch {
+		case s.wantErr != nil:
+			if !errors.Is(err, s.wantErr) {
+				t.Fatalf("step %d (%s at %d): %+v, %v; want %v", i, s.op, s.now, r.Result, err, s.wantErr)
+			}
+		case err != nil || r.Allowed != s.allowed || r.Remaining != s.remaining:
+			t.Fatalf("step %d (%s at %d): %+v, %v; want allowed %v, %d remaining", i, s.op, s.now, r.Result, err, s.allowed, s.remaining)
+		}
+	}
+}
+
+// oneLimit is a policy of the single limit of algorithm under params,
+// counting the identity user.
+func oneLimit(t *testing.T, algorithm string, params map[string]int64) *HoldingPolicy {
+	t.Helper()
+	h, err := NewHoldingPolicy("p", []PolicyLimit{{Name: "l", Algorithm: algorithm, Identity: "user", Params: params}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // TestHoldsWorkedExamples: the holds of the proposed design on a fixed
@@ -47,7 +74,7 @@ func TestHoldsWorkedExamples(t *testing.T) {
 			{op: "decide", now: 1, n: 5, allowed: false, remaining: 4}, // 5 + 6 > 10; 4 left beside the hold
 			{op: "decide", now: 2, n: 4, allowed: true, remaining: 0},
 			{op: "commit", now: 3, id: "r1", n: 2, allowed: true, remaining: 4}, // 4 + 2 charged
-			{op: "commit", now: 4, id: "r1", n: 2, wantErr: ErrNoHold},         // a retry does nothing
+			{op: "commit", now: 4, id: "r1", n: 2, wantErr: ErrNoHold},          // a retry does nothing
 			{op: "decide", now: 5, n: 4, allowed: true, remaining: 0},
 			{op: "decide", now: 6, n: 1, allowed: false, remaining: 0},
 		}},
@@ -82,21 +109,8 @@ func TestHoldsWorkedExamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := NewStore().Holding("fixed_window", map[string]int64{"limit": 10, "window_ms": 1000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, s := range tt.steps {
-				r, err := s.run(h, "k")
-				switch {
-				case s.wantErr != nil:
-					if !errors.Is(err, s.wantErr) {
-						t.Fatalf("step %d (%s at %d): %v, %v; want %v", i, s.op, s.now, r, err, s.wantErr)
-					}
-				case err != nil || r.Allowed != s.allowed || r.Remaining != s.remaining:
-					t.Fatalf("step %d (%s at %d): %+v, %v; want allowed %v, %d remaining", i, s.op, s.now, r, err, s.allowed, s.remaining)
-				}
-			}
+			h := oneLimit(t, "fixed_window", map[string]int64{"limit": 10, "window_ms": 1000})
+			runHolds(t, h, map[string]string{"user": "k"}, tt.steps)
 		})
 	}
 }
@@ -105,20 +119,43 @@ func TestHoldsWorkedExamples(t *testing.T) {
 // charges made now: beside a hold of 2, one request fits and a second
 // does not; once released, 2 more fit.
 func TestHoldsOnGCRA(t *testing.T) {
-	h, err := NewStore().Holding("gcra", map[string]int64{"burst": 3, "rate": 1, "period_ms": 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range []holdStep{
+	h := oneLimit(t, "gcra", map[string]int64{"burst": 3, "rate": 1, "period_ms": 1000})
+	runHolds(t, h, map[string]string{"user": "k"}, []holdStep{
 		{op: "reserve", now: 0, id: "a", n: 2, holdMs: 5000, allowed: true, remaining: 1},
 		{op: "decide", now: 0, n: 1, allowed: true, remaining: 0},
 		{op: "decide", now: 0, n: 1, allowed: false, remaining: 0},
 		{op: "release", now: 0, id: "a", allowed: true, remaining: 2},
 		{op: "decide", now: 0, n: 2, allowed: true, remaining: 0},
 		{op: "decide", now: 0, n: 1, allowed: false, remaining: 0},
-	} {
-		if r, err := s.run(h, "k"); err != nil || r.Allowed != s.allowed || r.Remaining != s.remaining {
-			t.Fatalf("step %d (%s): %+v, %v; want allowed %v, %d remaining", i, s.op, r, err, s.allowed, s.remaining)
-		}
+	})
+}
+
+// TestHoldsOnAPolicy: a policy of 10 per s per user and 12 per s in all
+// holds all or nothing. Bob's reservation of 8 fits both; Ann's of 5
+// fits her own limit but not the global one beside Bob's hold, so it
+// holds nothing; Bob's commit of 3 leaves 9 globally, and Ann's 5 fit.
+func TestHoldsOnAPolicy(t *testing.T) {
+	per := map[string]int64{"limit": 10, "window_ms": 1000}
+	all := map[string]int64{"limit": 12, "window_ms": 1000}
+	h, err := NewHoldingPolicy("p", []PolicyLimit{
+		{Name: "user", Algorithm: "fixed_window", Identity: "user", Params: per},
+		{Name: "global", Algorithm: "fixed_window", Constant: "all", Params: all},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	bob, ann := map[string]string{"user": "bob"}, map[string]string{"user": "ann"}
+	runHolds(t, h, bob, []holdStep{
+		{op: "reserve", now: 0, id: "b", n: 8, holdMs: 500, allowed: true, remaining: 2}, // binding: user, 2/10 below 4/12
+	})
+	runHolds(t, h, ann, []holdStep{
+		{op: "reserve", now: 1, id: "a", n: 5, holdMs: 500, allowed: false, remaining: 4}, // global: 5 + 8 > 12
+		{op: "commit", now: 2, id: "a", n: 5, wantErr: ErrNoHold},                         // held on neither limit
+	})
+	runHolds(t, h, bob, []holdStep{
+		{op: "commit", now: 3, id: "b", n: 3, allowed: true, remaining: 7}, // user 10 - 3; global 12 - 3 = 9
+	})
+	runHolds(t, h, ann, []holdStep{
+		{op: "reserve", now: 4, id: "a", n: 5, holdMs: 500, allowed: true, remaining: 4}, // global 12 - 3 - 5 binds
+	})
 }

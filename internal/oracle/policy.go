@@ -130,7 +130,7 @@ func (p *Policy) Identities() []string {
 // is written, and a limit that would have admitted reports a peek (cost 0)
 // at nowMs instead.
 func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
-	out, allowed, err := p.decideEach(ids, nowMs, cost, func(l policyLimit) Result { return l.m.try(l.key(ids), nowMs, cost) })
+	out, allowed, err := p.decideEach(ids, nowMs, cost, func(_ int, l policyLimit) Result { return l.m.try(l.key(ids), nowMs, cost) })
 	if err != nil {
 		return out, err
 	}
@@ -146,29 +146,35 @@ func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult,
 			out.Limits[i] = l.m.try(l.key(ids), nowMs, 0)
 		}
 	}
+	return p.compose(out, allowed), nil
+}
+
+// compose completes a decision from its limits' results: the binding
+// limit's result, and DelayMs: an admitted request waits for every
+// shaper, a denied one for none (the contract's delay_ms is 0 when
+// denied).
+func (p *Policy) compose(out PolicyResult, allowed bool) PolicyResult {
 	out.Index = binding(out.Limits, allowed)
 	out.Result = out.Limits[out.Index-1]
-	// An admitted request waits for every shaper; a denied one waits for
-	// none (the contract's delay_ms is 0 when denied).
 	for _, r := range out.Limits {
 		if allowed {
 			out.DelayMs = max(out.DelayMs, r.DelayMs)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // decideEach checks a request as Decide and Force take it, and decides
 // it on every limit by each: the results, and whether every limit
 // admitted.
-func (p *Policy) decideEach(ids map[string]string, nowMs, cost int64, each func(policyLimit) Result) (PolicyResult, bool, error) {
+func (p *Policy) decideEach(ids map[string]string, nowMs, cost int64, each func(int, policyLimit) Result) (PolicyResult, bool, error) {
 	if err := p.check(ids, nowMs, cost); err != nil {
 		return PolicyResult{}, false, err
 	}
 	out := PolicyResult{Limits: make([]Result, len(p.limits))}
 	allowed := true
 	for i, l := range p.limits {
-		out.Limits[i] = each(l)
+		out.Limits[i] = each(i, l)
 		allowed = allowed && out.Limits[i].Allowed
 	}
 	return out, allowed, nil
@@ -184,7 +190,7 @@ func (p *Policy) decideEach(ids map[string]string, nowMs, cost int64, each func(
 // for Decide; DelayMs is the largest of all limits', allowed or not
 // (every shaper has queued the work).
 func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
-	out, allowed, err := p.decideEach(ids, nowMs, cost, func(l policyLimit) Result {
+	out, allowed, err := p.decideEach(ids, nowMs, cost, func(_ int, l policyLimit) Result {
 		r, err := l.m.Force(l.key(ids), nowMs, cost, nil)
 		if err != nil {
 			panic("oracle: a limit refused a forced request the policy accepted: " + err.Error())
