@@ -1,6 +1,9 @@
 package oracle
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // Holds are the proposed model of reservations and in-flight slots (the
 // design of issue 29, not yet a part of the contract or of any target):
@@ -10,9 +13,7 @@ import "errors"
 //
 //   - A decision of cost c admits when the algorithm, on the key's state,
 //     admits c + H, H the sum of the live holds, and charges c alone. Its
-//     result is the algorithm's for c + H; a denial's Remaining and
-//     ResetAfterMs are those of the holds alone (what is left once they
-//     are counted), as a denial reports the state without the request.
+//     waits count each hold whole until its end (withHolds).
 //   - Reserve holds an amount when it is admitted as a decision of that
 //     cost would be, and charges nothing.
 //   - Commit ends a live hold and charges what was spent, forced (work
@@ -59,19 +60,66 @@ func (h *holding) live(key, id string, now int64) (hold, bool) {
 	return x, ok && x.until > now
 }
 
-// withHolds is the algorithm's result for cost with the key's live holds
-// counted, which charges nothing; a denial's Remaining and ResetAfterMs
-// are those of the holds alone.
+// withHolds is the result of a decision of cost with the key's live
+// holds counted, which charges nothing. A hold does not decay as a
+// charge does: it counts, whole, until it ends (none is assumed to be
+// settled sooner). So:
+//
+//   - Allowed and Remaining are the algorithm's for cost + H at now (a
+//     denial's Remaining: what is left beside the holds alone, 0 if they
+//     do not fit).
+//   - RetryAfterMs is the wait until the algorithm admits cost + H(τ) at
+//     τ, H(τ) the holds live at τ: tried at now and at each hold's end,
+//     at each the algorithm's own wait for that sum, if it comes before
+//     the next end; -1 when it never does.
+//   - ResetAfterMs is the later of the algorithm's reset after cost (or,
+//     denied, of its state) and the end of the last live hold.
 func (h *holding) withHolds(key string, now, cost int64) Result {
 	held := h.held(key, now)
 	st := h.m.trusted(key, now)
 	r, _ := h.m.d.decide(st, now, min(cost+held, costMax), nil, false)
+	charged := cost
 	if !r.Allowed {
 		alone, _ := h.m.d.decide(st, now, held, nil, false)
-		r.Remaining, r.ResetAfterMs = 0, alone.ResetAfterMs
+		r.Remaining = 0
 		if alone.Allowed {
 			r.Remaining = alone.Remaining
 		}
+		r.RetryAfterMs, charged = h.retryAfter(key, st, now, cost), 0
 	}
+	own, _ := h.m.d.decide(st, now, charged, nil, false)
+	r.ResetAfterMs = max(own.ResetAfterMs, h.lastEnd(key, now)-now)
 	return r
+}
+
+// retryAfter is the wait until a decision of cost is admitted with the
+// holds of key live then counted (see withHolds), -1 if never.
+func (h *holding) retryAfter(key string, st any, now, cost int64) int64 {
+	ends := []int64{now}
+	for _, x := range h.holds[key] {
+		if x.until > now {
+			ends = append(ends, x.until)
+		}
+	}
+	slices.Sort(ends)
+	ends = slices.Compact(ends)
+	for i, at := range ends {
+		r, _ := h.m.d.decide(st, at, min(cost+h.held(key, at), costMax), nil, false)
+		switch {
+		case r.Allowed:
+			return at - now
+		case r.RetryAfterMs >= 0 && (i == len(ends)-1 || at+r.RetryAfterMs < ends[i+1]):
+			return at + r.RetryAfterMs - now
+		}
+	}
+	return -1
+}
+
+// lastEnd is the end of key's last hold live at now; now when none is.
+func (h *holding) lastEnd(key string, now int64) int64 {
+	end := now
+	for _, x := range h.holds[key] {
+		end = max(end, x.until)
+	}
+	return end
 }

@@ -60,12 +60,17 @@ func (hp *HoldingPolicy) Reserve(ids map[string]string, id string, now, amount, 
 			return PolicyResult{}, bad("id %s already holds on %s", id, hp.p.limits[i].name)
 		}
 	}
-	return hp.admit(ids, now, amount, func(h *holding, key string) {
+	out, err := hp.admit(ids, now, amount, func(h *holding, key string) {
 		if h.holds[key] == nil {
 			h.holds[key] = map[string]hold{}
 		}
 		h.holds[key][id] = hold{amount: amount, until: now + holdMs}
 	})
+	if err != nil || !out.Allowed {
+		return out, err
+	}
+	// held: the state after it, the new hold counted whole until its end
+	return hp.settled(ids, now), nil
 }
 
 // Commit ends id's live holds and charges spent on every limit, forced;
@@ -136,10 +141,17 @@ func (hp *HoldingPolicy) settle(ids map[string]string, id string, now, cost int6
 			return PolicyResult{}, fmt.Errorf("%w: %s on %s", ErrNoHold, id, hp.p.limits[i].name)
 		}
 	}
+	for i, h := range hp.holds {
+		apply(h, hp.key(i, ids))
+	}
+	return hp.settled(ids, now), nil
+}
+
+// settled is the state of every limit as a decision of cost 0 with its
+// holds counted sees it.
+func (hp *HoldingPolicy) settled(ids map[string]string, now int64) PolicyResult {
 	out, allowed, _ := hp.p.decideEach(ids, now, 0, func(i int, l policyLimit) Result {
-		h, key := hp.holds[i], l.key(ids)
-		apply(h, key)
-		return h.withHolds(key, now, 0)
+		return hp.holds[i].withHolds(l.key(ids), now, 0)
 	})
-	return hp.p.compose(out, allowed), nil
+	return hp.p.compose(out, allowed)
 }

@@ -17,6 +17,9 @@ type holdStep struct {
 	allowed   bool
 	remaining int64
 	wantErr   error
+	// waits, when set, are the retry_after_ms and reset_after_ms the
+	// result must give.
+	waits *[2]int64
 }
 
 func (s holdStep) run(h *HoldingPolicy, ids map[string]string) (PolicyResult, error) {
@@ -45,6 +48,8 @@ func runHolds(t *testing.T, h *HoldingPolicy, ids map[string]string, steps []hol
 			}
 		case err != nil || r.Allowed != s.allowed || r.Remaining != s.remaining:
 			t.Fatalf("step %d (%s at %d): %+v, %v; want allowed %v, %d remaining", i, s.op, s.now, r.Result, err, s.allowed, s.remaining)
+		case s.waits != nil && [2]int64{r.RetryAfterMs, r.ResetAfterMs} != *s.waits:
+			t.Fatalf("step %d (%s at %d): %+v; want retry_after_ms and reset_after_ms %v", i, s.op, s.now, r.Result, *s.waits)
 		}
 	}
 }
@@ -113,6 +118,22 @@ func TestHoldsWorkedExamples(t *testing.T) {
 			runHolds(t, h, map[string]string{"user": "k"}, tt.steps)
 		})
 	}
+}
+
+// TestHoldWaits: a hold counts whole until its end, longer here than
+// the window: the waits of a fixed window of 10 per 1000 ms beside a
+// hold of 6 until 5000 are the hold's end, or the window's when it comes
+// later.
+func TestHoldWaits(t *testing.T) {
+	h := oneLimit(t, "fixed_window", map[string]int64{"limit": 10, "window_ms": 1000})
+	waits := func(retry, reset int64) *[2]int64 { return &[2]int64{retry, reset} }
+	runHolds(t, h, map[string]string{"user": "k"}, []holdStep{
+		{op: "reserve", now: 0, id: "h", n: 6, holdMs: 5000, allowed: true, remaining: 4, waits: waits(-1, 5000)},
+		{op: "decide", now: 1, n: 5, allowed: false, remaining: 4, waits: waits(4999, 4999)},    // 5 fits once the hold ends
+		{op: "decide", now: 2, n: 4, allowed: true, remaining: 0, waits: waits(-1, 4998)},       // the window ends at 1000, the hold at 5000
+		{op: "decide", now: 1000, n: 5, allowed: false, remaining: 4, waits: waits(4000, 4000)}, // a new window: 5 + 6 still > 10 until 5000
+		{op: "decide", now: 1001, n: 11, allowed: false, remaining: 4, waits: waits(-1, 3999)},  // more than the limit: never
+	})
 }
 
 // TestHoldsOnGCRA: holds count on a gcra of a burst of 3, one per s, as
