@@ -48,14 +48,14 @@ func (l *loader) tiers(a *Algorithm, yts []map[string]string, pos Pos) {
 	for i, yt := range yts {
 		t := Tier{Params: map[string]*Param{}}
 		for role, name := range yt {
-			i := slices.IndexFunc(a.Params, func(p *Param) bool { return p.Name == name })
+			at := slices.IndexFunc(a.Params, func(p *Param) bool { return p.Name == name })
 			switch {
 			case !nameRE.MatchString(role) || role == "index":
 				l.errf(pos, "%s: tiers: role %q: roles are lower_case names, and index is each tier's number", a.Name, role)
-			case i < 0:
+			case at < 0:
 				l.errf(pos, "%s: tiers: %s names no parameter (%q)", a.Name, role, name)
 			default:
-				t.Params[role] = a.Params[i]
+				t.Params[role] = a.Params[at]
 			}
 		}
 		if i > 0 && !sameRoles(t, a.Tiers[0]) {
