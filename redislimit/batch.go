@@ -108,7 +108,7 @@ const (
 // is off or rdb is of a type whose pipelines are not known never to
 // re-send a NoRetry command (see the package doc).
 func newBatcher(rdb redis.UniversalClient, o Options) *batcher {
-	if o.BatchSize == 0 {
+	if o.NoBatching {
 		return nil
 	}
 	b := &batcher{rdb: rdb, size: o.BatchSize, wait: o.BatchWait, lanes: map[any]*lane{}}
