@@ -50,16 +50,7 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 		if o.polErr != nil {
 			return oracleError(o.polErr)
 		}
-		decide := o.policy.Decide
-		if r.Force {
-			decide = o.policy.Force
-		}
-		var pr oracle.PolicyResult
-		if r.ID == "" {
-			pr, err = decide(r.IDs, r.NowMs, c)
-		} else {
-			pr, err = o.policy.DecideOnce(&o.requests, r.IDs, r.ID, r.NowMs, c, r.Force)
-		}
+		pr, err := o.policy.DecideOnce(&o.requests, r.IDs, r.ID, r.NowMs, c, r.Force)
 		if err != nil {
 			return oracleError(err)
 		}
@@ -74,16 +65,7 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 	if err != nil {
 		return oracleError(err)
 	}
-	decide := m.Decide
-	if r.Force {
-		decide = m.Force
-	}
-	var res oracle.Result
-	if r.ID == "" {
-		res, err = decide(r.Key, r.NowMs, c, r.Inputs)
-	} else {
-		res, err = oracle.LimitOnce(&o.requests, m, r.Key, r.ID, r.NowMs, c, r.Inputs, r.Force)
-	}
+	res, err := oracle.LimitOnce(&o.requests, m, r.Key, r.ID, r.NowMs, c, r.Inputs, r.Force)
 	if err != nil {
 		return oracleError(err)
 	}

@@ -242,14 +242,7 @@ func (a algorithm) requestStep(m oracle.Model, mErr error, rs *oracle.Requests, 
 	inputs := a.defaultInputs(c, nth)
 	setInputs(&s, inputs)
 	s.Expect = expectOf(mErr, cost, s.WrongType.Any(), func(n int64) (oracle.Result, error) {
-		decide := m.Decide
-		if c.force {
-			decide = m.Force
-		}
-		if c.id != "" {
-			return oracle.LimitOnce(rs, m, c.key, c.id, t, n, inputs, c.force)
-		}
-		return decide(c.key, t, n, inputs)
+		return oracle.LimitOnce(rs, m, c.key, c.id, t, n, inputs, c.force)
 	}, func(r oracle.Result) conformance.Expect {
 		e := resultExpect(r)
 		if a.Tiers {

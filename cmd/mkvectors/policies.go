@@ -100,14 +100,7 @@ func policyRequest(m *oracle.Policy, mErr error, rs *oracle.Requests, t int64, c
 	cost := stepCost(c.cost, c.rawCost)
 	s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Force: c.force, ID: c.id, WrongType: conformance.WrongType{Keys: c.wrongKeys}}
 	s.Expect = expectOf(mErr, cost, s.WrongType.Any(), func(n int64) (oracle.PolicyResult, error) {
-		decide := m.Decide
-		if c.force {
-			decide = m.Force
-		}
-		if c.id != "" {
-			return m.DecideOnce(rs, c.ids, c.id, t, n, c.force)
-		}
-		return decide(c.ids, t, n)
+		return m.DecideOnce(rs, c.ids, c.id, t, n, c.force)
 	}, policyExpect)
 	return s
 }

@@ -27,14 +27,18 @@ type remembered struct {
 	result   any
 }
 
-// once answers the request id under tag, of cost at now (forced or not)
+// once answers the request id (none when "") under tag, of cost at now (forced or not)
 // over limits limits (a policy's; 0 for a limit's request): with what a charged request of that id answered,
 // if one is within reach; else with decide's result, remembered when
 // decide says it charged. The request must have been checked; once
 // checks the id.
 func once[R any](rs *Requests, tag, id string, now, cost int64, force bool, limits int, decide func() (R, bool, error)) (R, error) {
 	var zero R
-	if len(id) < 1 || len(id) > RequestIDMax {
+	if id == "" { // no id: decided as it is
+		r, _, err := decide()
+		return r, err
+	}
+	if len(id) > RequestIDMax {
 		return zero, bad("request id of %d bytes", len(id))
 	}
 	k := [2]string{tag, id}
@@ -55,8 +59,8 @@ func once[R any](rs *Requests, tag, id string, now, cost int64, force bool, limi
 	return r, nil
 }
 
-// LimitOnce decides a request of m that carries the id (forced when
-// force is set) by the rule above: checked as Decide checks it, then
+// LimitOnce decides a request of m that carries the id (none when "";
+// forced when force is set) by the rule above: checked as Decide checks it, then
 // answered with what a charged request of that id and key answered, or
 // decided.
 func LimitOnce(rs *Requests, m Model, key, id string, now, cost int64, inputs map[string]string, force bool) (Result, error) {
@@ -73,7 +77,8 @@ func LimitOnce(rs *Requests, m Model, key, id string, now, cost int64, inputs ma
 	})
 }
 
-// DecideOnce decides a request of the policy that carries the id, as
+// DecideOnce decides a request of the policy that carries the id (none
+// when ""; forced when force is set), as
 // LimitOnce does a limit's, under the hash tag of its first limit's key.
 func (p *Policy) DecideOnce(rs *Requests, ids map[string]string, id string, now, cost int64, force bool) (PolicyResult, error) {
 	if err := p.check(ids, now, cost); err != nil {
