@@ -46,7 +46,10 @@ const (
 // FCALL of the Functions library; with id, a request with an id of its
 // own (its request key read, then written).
 type instrSubject struct {
-	limit                      limitspec.Limit
+	limit limitspec.Limit
+	// policy, when not nil, is decided in limit's place, for identity
+	// values of its own at each call.
+	policy                     *limitspec.Policy
 	serverClock, functions, id bool
 	// source is the script run by EVALSHA in place of the algorithm's,
 	// when it is not empty (TestScriptsStayWhole).
@@ -55,6 +58,9 @@ type instrSubject struct {
 
 // name is the subject's line name in instructionsFile.
 func (s instrSubject) name() string {
+	if s.policy != nil {
+		return "policy " + s.policy.Name() + pick(s.functions, " admitted fcall", " admitted")
+	}
 	n := s.limit.Algorithm().String() + " admitted"
 	if s.id {
 		n += " id"
@@ -70,7 +76,7 @@ func (s instrSubject) name() string {
 
 // instrSubjects are the subjects: every algorithm of the catalogue with
 // limits so large that every counted decision admits, by EVALSHA and by
-// FCALL, gcra on the server's clock too.
+// FCALL, gcra on the server's clock too; and the policy ip_user by both.
 func instrSubjects() []instrSubject {
 	const n, per = 1_000_000, time.Minute
 	limits := []limitspec.Limit{
@@ -88,8 +94,22 @@ func instrSubjects() []instrSubject {
 		out = append(out, instrSubject{limit: l}, instrSubject{limit: l, functions: true})
 	}
 	out = append(out, instrSubject{limit: limits[0], serverClock: true}, instrSubject{limit: limits[0], serverClock: true, functions: true})
-	return append(out, instrSubject{limit: limits[0], id: true}, instrSubject{limit: limits[0], id: true, functions: true},
+	out = append(out, instrSubject{limit: limits[0], id: true}, instrSubject{limit: limits[0], id: true, functions: true},
 		instrSubject{limit: limits[1], id: true})
+	// a policy of six fixed windows, two identities: every call admits
+	// (each pair of keys is decided every 200 ms, 11 times in all)
+	ipUser, err := limitspec.IPUserPolicy()
+	if err != nil {
+		panic(err)
+	}
+	return append(out, instrSubject{policy: ipUser}, instrSubject{policy: ipUser, functions: true})
+}
+
+func pick[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
 }
 
 // TestInstructionSubjectsCoverCatalogue: every algorithm of the catalogue
@@ -98,7 +118,9 @@ func instrSubjects() []instrSubject {
 func TestInstructionSubjectsCoverCatalogue(t *testing.T) {
 	covered := map[limitspec.Algorithm]bool{}
 	for _, s := range instrSubjects() {
-		covered[s.limit.Algorithm()] = true
+		if s.limit != nil {
+			covered[s.limit.Algorithm()] = true
+		}
 	}
 	catalogue := 0
 	for _, a := range policyfile.Algorithms() {
@@ -117,7 +139,8 @@ func TestInstructionSubjectsCoverCatalogue(t *testing.T) {
 
 // TestInstructionBudgets holds the Redis server's work per decision to
 // testdata/instructions.txt: every algorithm's script, admitting a
-// request on an existing key, is run by a redis-server under valgrind's
+// request on an existing key, and the policy script deciding ip_user's
+// six limits, are run by a redis-server under valgrind's
 // callgrind, which counts the instructions the server runs (reading,
 // parsing and answering the call included; its timer's serverCron left
 // out), the same on a busy machine as on a quiet one. A change that
@@ -196,13 +219,36 @@ func checkInstructionBudgets(t *testing.T, version string, measured map[string]i
 // to create the keys, the counters zeroed, then instrCalls decisions
 // at times one ms apart, counted.
 func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out string, s instrSubject) (int64, error) {
+	call, err := s.caller(ctx, rdb)
+	if err != nil {
+		return 0, err
+	}
+	if err := pipelined(ctx, rdb, 0, instrKeys, call); err != nil {
+		return 0, err
+	}
+	if err := exec.Command("callgrind_control", "-z", strconv.Itoa(pid)).Run(); err != nil {
+		return 0, fmt.Errorf("callgrind_control -z: %w", err)
+	}
+	if err := pipelined(ctx, rdb, instrKeys, instrKeys+instrCalls, call); err != nil {
+		return 0, err
+	}
+	total, err := dumpInstructions(pid, out)
+	return total / instrCalls, err
+}
+
+// caller gives the server a fresh Lua state with s's script (see
+// freshScript) and returns what queues s's decision number i.
+func (s instrSubject) caller(ctx context.Context, rdb *redis.Client) (func(redis.Pipeliner, int), error) {
+	if s.policy != nil {
+		return s.policyCaller(ctx, rdb)
+	}
 	sc, ok := kit.LookupScripts(s.limit.Algorithm())
 	if !ok {
-		return 0, fmt.Errorf("no scripts")
+		return nil, fmt.Errorf("no scripts")
 	}
 	args, err := sc.Args(s.limit)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	params := kit.Decimal(args)
 	if s.source != "" {
@@ -212,9 +258,9 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 	}
 	run, err := freshScript(ctx, rdb, sc, s.functions)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	call := func(p redis.Pipeliner, i int) {
+	return func(p redis.Pipeliner, i int) {
 		now := strconv.FormatInt(1_700_000_000_000+int64(i), 10)
 		if s.serverClock {
 			now = ""
@@ -231,18 +277,36 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 			argv = append(argv, v)
 		}
 		run(p, keys, argv)
+	}, nil
+}
+
+// policyCaller is caller for a policy: the policy script of its
+// library, by EVALSHA or FCALL, each identity valued name:<n>, for one
+// of instrKeys values.
+func (s instrSubject) policyCaller(ctx context.Context, rdb *redis.Client) (func(redis.Pipeliner, int), error) {
+	tmpl, err := limitcall.NewPolicyTemplate(s.policy)
+	if err != nil {
+		return nil, err
 	}
-	if err := pipelined(ctx, rdb, 0, instrKeys, call); err != nil {
-		return 0, err
+	run, err := freshScript(ctx, rdb, &kit.Scripts{Library: tmpl.Library.Name, Decide: tmpl.Library.Policy}, s.functions)
+	if err != nil {
+		return nil, err
 	}
-	if err := exec.Command("callgrind_control", "-z", strconv.Itoa(pid)).Run(); err != nil {
-		return 0, fmt.Errorf("callgrind_control -z: %w", err)
-	}
-	if err := pipelined(ctx, rdb, instrKeys, instrKeys+instrCalls, call); err != nil {
-		return 0, err
-	}
-	total, err := dumpInstructions(pid, out)
-	return total / instrCalls, err
+	return func(p redis.Pipeliner, i int) {
+		ids := map[string]string{}
+		for _, id := range s.policy.Identities() {
+			ids[id] = fmt.Sprintf("%s:%05d", id, i%instrKeys)
+		}
+		c, err := limitcall.NewPolicyCall(s.policy, ids, "")
+		if err != nil {
+			panic(err) // the identity values are valid keys
+		}
+		argv := []any{strconv.FormatInt(1_700_000_000_000+int64(i), 10), "1", kit.ForceArg(false)}
+		for _, a := range c.Limits {
+			argv = append(argv, a)
+		}
+		run(p, c.Keys, argv)
+	}, nil
 }
 
 // freshScript empties the server and gives it a fresh Lua state (its
@@ -376,7 +440,7 @@ func readInstructionBudgets(t *testing.T) (string, map[string]int64) {
 func writeInstructionBudgets(t *testing.T, version string, measured map[string]int64) {
 	var b strings.Builder
 	b.WriteString("# The instructions a redis-server runs per decision, by TestInstructionBudgets:\n")
-	b.WriteString("# subject (an algorithm's admission on an existing key) and instructions.\n")
+	b.WriteString("# subject (an algorithm's admission on an existing key, or a policy's on existing keys) and instructions.\n")
 	b.WriteString("# redis-server " + version + "\n")
 	for _, n := range slices.Sorted(maps.Keys(measured)) {
 		fmt.Fprintf(&b, "%s %d\n", n, measured[n])
