@@ -288,7 +288,11 @@ func (s instrSubject) policyCaller(ctx context.Context, rdb *redis.Client) (func
 	if err != nil {
 		return nil, err
 	}
-	run, err := freshScript(ctx, rdb, &kit.Scripts{Library: tmpl.Library.Name, Decide: tmpl.Library.Policy}, s.functions)
+	script := tmpl.Library.Policy
+	if s.source != "" {
+		script = kit.Script{Name: "other", Source: s.source}
+	}
+	run, err := freshScript(ctx, rdb, &kit.Scripts{Library: tmpl.Library.Name, Decide: script}, s.functions)
 	if err != nil {
 		return nil, err
 	}

@@ -55,9 +55,6 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	code.line("ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's")
 	ints, _, _ := luaArgs(sp, algs[0], nil)
 	luaInputs(&code, ints, nil, true)
-	code.line("for _, l in ipairs(LIMITS) do")
-	code.line("  l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]")
-	code.line("end")
 	code.line("")
 	code.text(luaRequestRead, "{key}", "KEYS[key]", "{limits}", "#LIMITS", "{len}", "8 + 7 * #LIMITS")
 	code.line("")
@@ -66,30 +63,45 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 }
 
 // luaDecideFunc emits the function deciding a limit of algorithm a with
-// the limit's KEYS, ARGV, error prefix and key infix: mode 'check' checks
-// the parameters and the keys only; 'decide' decides, writing nothing,
-// and returns the reply and the writes that apply the decision. With
-// checkOnly (policy_reset, which decides nothing) it only checks.
+// the limit's KEYS, ARGV, error prefix and key infix. Mode 'check'
+// checks the parameters and the keys and returns nil (or the refusal)
+// and the parameters parsed, P; mode 'decide' takes P back, with now,
+// cost and force (checked once for every limit), decides, writing
+// nothing, and returns the reply and the writes that apply the decision.
+// With checkOnly (policy_reset, which decides nothing) it only checks.
 func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
-	_, _, firstParam := luaArgs(sp, a, nil)
+	_, strs, firstParam := luaArgs(sp, a, nil)
+	var names []string
+	for _, p := range a.Params {
+		names = append(names, luaName(p.Name))
+	}
 	var body writer
 	body.commitOnly = true
 	luaErrors(&body, "")
-	luaParams(&body, a, firstParam)
-	luaKeys(&body, a, "infix", false)
 	if checkOnly {
+		luaParams(&body, a, firstParam)
+		luaKeys(&body, a, "infix", false)
 		body.line("return nil")
 	} else {
+		body.line("local %s", strings.Join(names, ", "))
 		body.line("if mode == 'check' then")
-		body.line("  return nil")
+		check := writer{commitOnly: true, assign: true}
+		luaParams(&check, a, firstParam)
+		luaKeys(&check, a, "infix", false)
+		check.line("return nil, {%s}", strings.Join(names, ", "))
+		body.raw(luaIndentText(check.b.String(), "  "))
 		body.line("end")
+		body.line("%s = unpack(P)", strings.Join(names, ", "))
 		body.line("local writes = {}")
-		ints, strs, _ := luaArgs(sp, a, nil)
-		luaInputs(&body, ints, strs, true)
+		luaStrInputs(&body, strs, len(sp.Inputs)+2)
 		luaDecision(&body, sp, a, nil, "")
 	}
 	w.line("-- a limit of %s; ALG names the policy, the limit and %s in errors", a.Qualified(), a.Name)
-	w.line("local function %s(KEYS, ARGV, mode, ALG, infix)", luaDecideName(a))
+	if checkOnly {
+		w.line("local function %s(KEYS, ARGV, mode, ALG, infix)", luaDecideName(a))
+	} else {
+		w.line("local function %s(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)", luaDecideName(a))
+	}
 	for _, line := range strings.Split(strings.TrimRight(body.b.String(), "\n"), "\n") {
 		if line == "" {
 			w.line("")
@@ -139,7 +151,8 @@ while arg <= #ARGV do
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+  local policy, name = string.match(infix or '', '^:([a-z][a-z0-9_]*):([a-z][a-z0-9_]*)$')
+  if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
@@ -155,20 +168,20 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
-  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
+  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
 end
 {keys}
-  local e = l[1](l[2], l[3], 'check', l[4], l[5])
+  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
   if e then
     return e
   end
+  l[7] = P
 end
 `
 
@@ -281,7 +294,7 @@ end
 const luaPolicyDecide = `-- every limit decides, writing nothing
 local res, writes, all = {}, {}, true
 for i, l in ipairs(LIMITS) do
-  local r, w = l[1](l[2], l[3], 'decide', l[4], l[5])
+  local r, w = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, cost, force)
   if r.err then
     return r
   end
@@ -299,8 +312,7 @@ else
   -- nothing is written: a limit that would admit reports a peek
   for i, l in ipairs(LIMITS) do
     if res[i][1] == 1 then
-      l[3][2] = '0'
-      res[i] = l[1](l[2], l[3], 'decide', l[4], l[5])
+      res[i] = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, force)
     end
   end
 end

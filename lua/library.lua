@@ -2651,113 +2651,95 @@ local function bad(msg)
 end
 
 -- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
-local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
+local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 500000000000 then
-    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
-  end
-  local window_ms = int(ARGV[5])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-  end
-  local bucket_ms = int(ARGV[6])
-  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  local limit_2 = 0
-  if ARGV[7] ~= nil then
-    limit_2 = int(ARGV[7])
-  end
-  if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
-  end
-  local window_ms_2 = 0
-  if ARGV[8] ~= nil then
-    window_ms_2 = int(ARGV[8])
-  end
-  if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
-  end
-  local limit_3 = 0
-  if ARGV[9] ~= nil then
-    limit_3 = int(ARGV[9])
-  end
-  if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
-  end
-  local window_ms_3 = 0
-  if ARGV[10] ~= nil then
-    window_ms_3 = int(ARGV[10])
-  end
-  if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
-  end
-  if not (window_ms % bucket_ms == 0) then
-    return bad('window_ms must be a multiple of bucket_ms')
-  end
-  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-    return bad('window_ms must span at most 3600 buckets')
-  end
-  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
-    return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
-  end
-  if not (window_ms_2 % bucket_ms == 0) then
-    return bad('window_ms_2 must be a multiple of bucket_ms')
-  end
-  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-    return bad('window_ms_2 must span at most 3600 buckets')
-  end
-  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
-    return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
-  end
-  if not (window_ms_3 % bucket_ms == 0) then
-    return bad('window_ms_3 must be a multiple of bucket_ms')
-  end
-  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-    return bad('window_ms_3 must span at most 3600 buckets')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
-  end
-  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
+  local limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
   if mode == 'check' then
-    return nil
+    -- parameters
+    limit = int(ARGV[4])
+    if limit == nil or limit < 1 or limit > 500000000000 then
+      return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
+    end
+    window_ms = int(ARGV[5])
+    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    end
+    bucket_ms = int(ARGV[6])
+    if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
+      return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+    end
+    limit_2 = 0
+    if ARGV[7] ~= nil then
+      limit_2 = int(ARGV[7])
+    end
+    if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+      return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
+    end
+    window_ms_2 = 0
+    if ARGV[8] ~= nil then
+      window_ms_2 = int(ARGV[8])
+    end
+    if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
+      return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
+    end
+    limit_3 = 0
+    if ARGV[9] ~= nil then
+      limit_3 = int(ARGV[9])
+    end
+    if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+      return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
+    end
+    window_ms_3 = 0
+    if ARGV[10] ~= nil then
+      window_ms_3 = int(ARGV[10])
+    end
+    if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
+      return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
+    end
+    if not (window_ms % bucket_ms == 0) then
+      return bad('window_ms must be a multiple of bucket_ms')
+    end
+    if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+      return bad('window_ms must span at most 3600 buckets')
+    end
+    if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
+      return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
+    end
+    if not (window_ms_2 % bucket_ms == 0) then
+      return bad('window_ms_2 must be a multiple of bucket_ms')
+    end
+    if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+      return bad('window_ms_2 must span at most 3600 buckets')
+    end
+    if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
+      return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
+    end
+    if not (window_ms_3 % bucket_ms == 0) then
+      return bad('window_ms_3 must be a multiple of bucket_ms')
+    end
+    if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+      return bad('window_ms_3 must span at most 3600 buckets')
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
+    end
+    local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
   end
+  limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = unpack(P)
   local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function win__entry(m)
@@ -3272,57 +3254,39 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
-local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
+local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local window_ms = int(ARGV[5])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:fw:<window_ms>')
-  end
-  local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
+  local limit, window_ms
   if mode == 'check' then
-    return nil
+    -- parameters
+    limit = int(ARGV[4])
+    if limit == nil or limit < 1 or limit > 1000000000000 then
+      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    end
+    window_ms = int(ARGV[5])
+    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:fw:<window_ms>')
+    end
+    local tail = '}' .. infix .. ':fw:' .. num(window_ms)
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {limit, window_ms}
   end
+  limit, window_ms = unpack(P)
   local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local win_ts, win_n = 0, 0
   local win__raw = redis.call('GET', KEYS[1])
@@ -3387,67 +3351,49 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
 end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
-local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
+local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  -- parameters
-  local burst = int(ARGV[4])
-  if burst == nil or burst < 1 or burst > 1000000000000 then
-    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local rate = int(ARGV[5])
-  if rate == nil or rate < 1 or rate > 1000000000000 then
-    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-  end
-  local period_ms = int(ARGV[6])
-  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  if not (burst * period_ms <= 1000000000000000) then
-    return bad('burst times period_ms must not exceed 10^15')
-  end
-  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
-    return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
-  end
-  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
+  local burst, rate, period_ms
   if mode == 'check' then
-    return nil
+    -- parameters
+    burst = int(ARGV[4])
+    if burst == nil or burst < 1 or burst > 1000000000000 then
+      return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    end
+    rate = int(ARGV[5])
+    if rate == nil or rate < 1 or rate > 1000000000000 then
+      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+    end
+    period_ms = int(ARGV[6])
+    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+    end
+    if not (burst * period_ms <= 1000000000000000) then
+      return bad('burst times period_ms must not exceed 10^15')
+    end
+    if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
+      return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
+    end
+    local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {burst, rate, period_ms}
   end
+  burst, rate, period_ms = unpack(P)
   local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local cell_ts, cell_tat = 0, 0
   local cell__raw = redis.call('GET', KEYS[1])
@@ -3526,67 +3472,49 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
 end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
-local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
+local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  -- parameters
-  local capacity = int(ARGV[4])
-  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local rate = int(ARGV[5])
-  if rate == nil or rate < 1 or rate > 1000000000000 then
-    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-  end
-  local period_ms = int(ARGV[6])
-  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  if not (capacity * period_ms <= 1000000000000000) then
-    return bad('capacity times period_ms must not exceed 10^15')
-  end
-  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
-    return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
-  end
-  local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
+  local capacity, rate, period_ms
   if mode == 'check' then
-    return nil
+    -- parameters
+    capacity = int(ARGV[4])
+    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    end
+    rate = int(ARGV[5])
+    if rate == nil or rate < 1 or rate > 1000000000000 then
+      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+    end
+    period_ms = int(ARGV[6])
+    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+    end
+    if not (capacity * period_ms <= 1000000000000000) then
+      return bad('capacity times period_ms must not exceed 10^15')
+    end
+    if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
+      return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
+    end
+    local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {capacity, rate, period_ms}
   end
+  capacity, rate, period_ms = unpack(P)
   local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local queue_ts, queue_work = 0, 0
   local queue__raw = redis.call('GET', KEYS[1])
@@ -3666,57 +3594,39 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
 end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
-local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
+local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  -- parameters
-  local limit = int(ARGV[5])
-  if limit == nil or limit < 1 or limit > 100000 then
-    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
-  end
-  local window_ms = int(ARGV[6])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
-  end
-  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
+  local limit, window_ms
   if mode == 'check' then
-    return nil
+    -- parameters
+    limit = int(ARGV[5])
+    if limit == nil or limit < 1 or limit > 100000 then
+      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
+    end
+    window_ms = int(ARGV[6])
+    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:ml:<window_ms>')
+    end
+    local tail = '}' .. infix .. ':ml:' .. num(window_ms)
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {limit, window_ms}
   end
+  limit, window_ms = unpack(P)
   local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   local meta = ARGV[4] or ''
   if #meta > 256 then
     return bad('meta must be at most 256 bytes, got ' .. #meta)
@@ -3899,57 +3809,39 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
 end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
-local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
+local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 100000 then
-    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
-  end
-  local window_ms = int(ARGV[5])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
-  end
-  local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
+  local limit, window_ms
   if mode == 'check' then
-    return nil
+    -- parameters
+    limit = int(ARGV[4])
+    if limit == nil or limit < 1 or limit > 100000 then
+      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
+    end
+    window_ms = int(ARGV[5])
+    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:sl:<window_ms>')
+    end
+    local tail = '}' .. infix .. ':sl:' .. num(window_ms)
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {limit, window_ms}
   end
+  limit, window_ms = unpack(P)
   local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function log__entry(m)
@@ -4288,60 +4180,42 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
 end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
-local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
+local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local window_ms = int(ARGV[5])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-  end
-  if not (limit * window_ms <= 1000000000000000) then
-    return bad('limit times window_ms must not exceed 10^15')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:sw:<window_ms>')
-  end
-  local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
+  local limit, window_ms
   if mode == 'check' then
-    return nil
+    -- parameters
+    limit = int(ARGV[4])
+    if limit == nil or limit < 1 or limit > 1000000000000 then
+      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    end
+    window_ms = int(ARGV[5])
+    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+    end
+    if not (limit * window_ms <= 1000000000000000) then
+      return bad('limit times window_ms must not exceed 10^15')
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:sw:<window_ms>')
+    end
+    local tail = '}' .. infix .. ':sw:' .. num(window_ms)
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {limit, window_ms}
   end
+  limit, window_ms = unpack(P)
   local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local win_ts, win_cur, win_prev = 0, 0, 0
   local win__raw = redis.call('GET', KEYS[1])
@@ -4436,67 +4310,49 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
 end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
-local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
+local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   local function bad(msg)
     return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  -- parameters
-  local capacity = int(ARGV[4])
-  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local refill_tokens = int(ARGV[5])
-  if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-  end
-  local refill_ms = int(ARGV[6])
-  if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  if not (capacity * refill_ms <= 1000000000000000) then
-    return bad('capacity times refill_ms must not exceed 10^15')
-  end
-  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
-    return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
-  end
-  local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
+  local capacity, refill_tokens, refill_ms
   if mode == 'check' then
-    return nil
+    -- parameters
+    capacity = int(ARGV[4])
+    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    end
+    refill_tokens = int(ARGV[5])
+    if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
+      return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+    end
+    refill_ms = int(ARGV[6])
+    if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
+      return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+    end
+    if not (capacity * refill_ms <= 1000000000000000) then
+      return bad('capacity times refill_ms must not exceed 10^15')
+    end
+    if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
+      return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
+    end
+    local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {capacity, refill_tokens, refill_ms}
   end
+  capacity, refill_tokens, refill_ms = unpack(P)
   local writes = {}
-  -- per-call inputs
-  local now
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  local cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
   -- state
   local bucket_ts, bucket_taken = 0, 0
   local bucket__raw = redis.call('GET', KEYS[1])
@@ -4595,7 +4451,8 @@ while arg <= #ARGV do
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+  local policy, name = string.match(infix or '', '^:([a-z][a-z0-9_]*):([a-z][a-z0-9_]*)$')
+  if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
@@ -4611,10 +4468,9 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
-  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
+  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
@@ -4624,10 +4480,11 @@ if #KEYS ~= key - 1 and #KEYS ~= key then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
 end
 for _, l in ipairs(LIMITS) do
-  local e = l[1](l[2], l[3], 'check', l[4], l[5])
+  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
   if e then
     return e
   end
+  l[7] = P
 end
 
 ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
@@ -4651,9 +4508,6 @@ if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
   return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
 end
 local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
-for _, l in ipairs(LIMITS) do
-  l[3][1], l[3][2], l[3][3] = num(now), num(cost), ARGV[3]
-end
 
 -- the request key, after the state keys: the retry of a request charged
 -- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
@@ -4695,7 +4549,7 @@ end
 -- every limit decides, writing nothing
 local res, writes, all = {}, {}, true
 for i, l in ipairs(LIMITS) do
-  local r, w = l[1](l[2], l[3], 'decide', l[4], l[5])
+  local r, w = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, cost, force)
   if r.err then
     return r
   end
@@ -4713,8 +4567,7 @@ else
   -- nothing is written: a limit that would admit reports a peek
   for i, l in ipairs(LIMITS) do
     if res[i][1] == 1 then
-      l[3][2] = '0'
-      res[i] = l[1](l[2], l[3], 'decide', l[4], l[5])
+      res[i] = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, force)
     end
   end
 end
@@ -5114,7 +4967,8 @@ while arg <= #ARGV do
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+  local policy, name = string.match(infix or '', '^:([a-z][a-z0-9_]*):([a-z][a-z0-9_]*)$')
+  if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
@@ -5130,10 +4984,9 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
-  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
+  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
@@ -5143,10 +4996,11 @@ if #KEYS ~= key - 1 then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
 end
 for _, l in ipairs(LIMITS) do
-  local e = l[1](l[2], l[3], 'check', l[4], l[5])
+  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
   if e then
     return e
   end
+  l[7] = P
 end
 
 
@@ -6414,5 +6268,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'c257e725ab0798d03d36e1865299a178ee64d138'
+  return '7d5011bb5d30e266c095a075b70da3bc293ee38b'
 end}

@@ -160,9 +160,9 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "c257e725ab0798d03d36e1865299a178ee64d138", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bf1b7c0d1024a61d49508192138684e2d7453ac9"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b0bb443d48e93b3f2305b91f4020600e94c8e3a2"},
+		Name: "limitspec", Version: "7d5011bb5d30e266c095a075b70da3bc293ee38b", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "c3eea761eca4e45e5557bf1ed0754e87802baa88"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4b3e4c360a8a234273c7101bd5bb5be37af9e91e"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

@@ -41,9 +41,9 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "0ed4343b7cf686caaa3d472a6cbf4be6c530059a", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d990dbc4f97d03d30a00031c8c5203644460d6fc"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0e6b3afc250d6918bd67d2167a29ec30732564d5"},
+		Name: "quota", Version: "8c772eea8473c6940410ce7c69bb5d9dfe2cb8df", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d2da6548a1080c21db67fd38425e2210d5838590"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c12df68c0811726a528c7b3d2e3ff3402d7ff44d"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

@@ -482,7 +482,8 @@ while arg <= #ARGV do
   if alg == nil then
     return bad('limit ' .. i .. ': unknown algorithm ' .. clip(ARGV[arg]))
   end
-  if infix == nil or not string.match(infix, '^:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$') then
+  local policy, name = string.match(infix or '', '^:([a-z][a-z0-9_]*):([a-z][a-z0-9_]*)$')
+  if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
@@ -498,10 +499,9 @@ while arg <= #ARGV do
   for j = 1, alg[2] do
     keys[j] = KEYS[key + j - 1]
   end
-  local prefix = string.gsub(string.sub(infix, 2), ':', '.') .. ': ' .. ARGV[arg] .. ': '
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, prefix, string.match(infix, '^:[^:]+(:.*)$'), infix}
+  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
   arg, key = arg + 3 + n, key + alg[2]
 end
 if #LIMITS == 0 then
@@ -511,10 +511,11 @@ if #KEYS ~= key - 1 then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
 end
 for _, l in ipairs(LIMITS) do
-  local e = l[1](l[2], l[3], 'check', l[4], l[5])
+  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
   if e then
     return e
   end
+  l[7] = P
 end
 
 

@@ -69,9 +69,9 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "85118118e6a26f5019c653539bec3a9806d675cb", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "891f5f017d440ac52ea41de2a5c360f8f39a83d0"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c15dae127eee04301b87c1767fc3ffd9fbc5e4c2"},
+		Name: "small", Version: "655ea76bbe74d74ad7c4e605d9815c73372699e3", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "49bbf6ab785d111ef0d2e0327c723a584fc5852b"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "7490eccf203c332c9ea057b5b12ae29deb1f99aa"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
