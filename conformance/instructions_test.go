@@ -51,8 +51,8 @@ type instrSubject struct {
 	// values of its own at each call.
 	policy                     *limitspec.Policy
 	serverClock, functions, id bool
-	// source is the script run by EVALSHA in place of the algorithm's,
-	// when it is not empty (TestScriptsStayWhole).
+	// source is the script run by EVALSHA in place of the algorithm's
+	// (or the policy's), when it is not empty (TestScriptsStayWhole).
 	source string
 }
 

@@ -77,8 +77,8 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 	}
 	var body writer
 	body.commitOnly = true
-	luaErrors(&body, "")
 	if checkOnly {
+		luaErrors(&body, "")
 		luaParams(&body, a, firstParam)
 		luaKeys(&body, a, "infix", false)
 		body.line("return nil")
@@ -86,6 +86,7 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 		body.line("local %s", strings.Join(names, ", "))
 		body.line("if mode == 'check' then")
 		check := writer{commitOnly: true, assign: true}
+		luaErrors(&check, "")
 		luaParams(&check, a, firstParam)
 		luaKeys(&check, a, "infix", false)
 		check.line("return nil, {%s}", strings.Join(names, ", "))
@@ -93,7 +94,9 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 		body.line("end")
 		body.line("%s = unpack(P)", strings.Join(names, ", "))
 		body.line("local writes = {}")
-		luaStrInputs(&body, strs, len(sp.Inputs)+2)
+		for _, in := range strs { // a policy passes none
+			body.line("local %s = ''", luaName(in.Name))
+		}
 		luaDecision(&body, sp, a, nil, "")
 	}
 	w.line("-- a limit of %s; ALG names the policy, the limit and %s in errors", a.Qualified(), a.Name)

@@ -2652,11 +2652,11 @@ end
 
 -- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
 local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 500000000000 then
@@ -3255,11 +3255,11 @@ end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
 local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -3352,11 +3352,11 @@ end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
 local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local burst, rate, period_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     burst = int(ARGV[4])
     if burst == nil or burst < 1 or burst > 1000000000000 then
@@ -3473,11 +3473,11 @@ end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
 local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local capacity, rate, period_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     capacity = int(ARGV[4])
     if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -3595,11 +3595,11 @@ end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
 local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[5])
     if limit == nil or limit < 1 or limit > 100000 then
@@ -3627,10 +3627,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
   end
   limit, window_ms = unpack(P)
   local writes = {}
-  local meta = ARGV[4] or ''
-  if #meta > 256 then
-    return bad('meta must be at most 256 bytes, got ' .. #meta)
-  end
+  local meta = ''
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function log__entry(m)
@@ -3810,11 +3807,11 @@ end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
 local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 100000 then
@@ -4181,11 +4178,11 @@ end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
 local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -4311,11 +4308,11 @@ end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
 local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local capacity, refill_tokens, refill_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     capacity = int(ARGV[4])
     if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -6268,5 +6265,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '7d5011bb5d30e266c095a075b70da3bc293ee38b'
+  return 'd84700ff23841f9dca4ed32106759311450acee7'
 end}

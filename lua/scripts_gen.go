@@ -160,8 +160,8 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "7d5011bb5d30e266c095a075b70da3bc293ee38b", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "c3eea761eca4e45e5557bf1ed0754e87802baa88"},
+		Name: "limitspec", Version: "d84700ff23841f9dca4ed32106759311450acee7", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "46a092f5cac3fbbb9b69fde043d2f12b40d552db"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4b3e4c360a8a234273c7101bd5bb5be37af9e91e"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

@@ -41,8 +41,8 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "8c772eea8473c6940410ce7c69bb5d9dfe2cb8df", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "d2da6548a1080c21db67fd38425e2210d5838590"},
+		Name: "quota", Version: "2497383cb8d147b0a4834a8158d8352403a52e04", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5f19e50b5821aeb28a57bc63d088aa7af42d1123"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c12df68c0811726a528c7b3d2e3ff3402d7ff44d"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},

@@ -428,11 +428,11 @@ end
 
 -- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
 local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 500000000000 then
@@ -1031,11 +1031,11 @@ end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
 local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -1128,11 +1128,11 @@ end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
 local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local burst, rate, period_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     burst = int(ARGV[4])
     if burst == nil or burst < 1 or burst > 1000000000000 then
@@ -1249,11 +1249,11 @@ end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
 local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local capacity, rate, period_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     capacity = int(ARGV[4])
     if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -1371,11 +1371,11 @@ end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
 local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[5])
     if limit == nil or limit < 1 or limit > 100000 then
@@ -1403,10 +1403,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
   end
   limit, window_ms = unpack(P)
   local writes = {}
-  local meta = ARGV[4] or ''
-  if #meta > 256 then
-    return bad('meta must be at most 256 bytes, got ' .. #meta)
-  end
+  local meta = ''
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function log__entry(m)
@@ -1586,11 +1583,11 @@ end
 
 -- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
 local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, offset_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 1000000000 then
@@ -1683,11 +1680,11 @@ end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
 local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 100000 then
@@ -2054,11 +2051,11 @@ end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
 local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -2184,11 +2181,11 @@ end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
 local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local capacity, refill_tokens, refill_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     capacity = int(ARGV[4])
     if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -2914,5 +2911,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return '8c772eea8473c6940410ce7c69bb5d9dfe2cb8df'
+  return '2497383cb8d147b0a4834a8158d8352403a52e04'
 end}

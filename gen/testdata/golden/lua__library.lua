@@ -430,11 +430,11 @@ end
 
 -- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
 local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 500000000000 then
@@ -1033,11 +1033,11 @@ end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
 local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -1130,11 +1130,11 @@ end
 
 -- a limit of gcra; ALG names the policy, the limit and gcra in errors
 local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local burst, rate, period_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     burst = int(ARGV[4])
     if burst == nil or burst < 1 or burst > 1000000000000 then
@@ -1251,11 +1251,11 @@ end
 
 -- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
 local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local capacity, rate, period_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     capacity = int(ARGV[4])
     if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -1373,11 +1373,11 @@ end
 
 -- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
 local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[5])
     if limit == nil or limit < 1 or limit > 100000 then
@@ -1405,10 +1405,7 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
   end
   limit, window_ms = unpack(P)
   local writes = {}
-  local meta = ARGV[4] or ''
-  if #meta > 256 then
-    return bad('meta must be at most 256 bytes, got ' .. #meta)
-  end
+  local meta = ''
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function log__entry(m)
@@ -1588,11 +1585,11 @@ end
 
 -- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
 local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 100000 then
@@ -1959,11 +1956,11 @@ end
 
 -- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
 local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 1000000000000 then
@@ -2089,11 +2086,11 @@ end
 
 -- a limit of small.counter; ALG names the policy, the limit and counter in errors
 local function decide_small__counter(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, gap_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[4])
     if limit == nil or limit < 1 or limit > 1000 then
@@ -2185,11 +2182,11 @@ end
 
 -- a limit of small.trail; ALG names the policy, the limit and trail in errors
 local function decide_small__trail(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local limit, window_ms, bucket_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     limit = int(ARGV[5])
     if limit == nil or limit < 1 or limit > 100 then
@@ -2236,10 +2233,7 @@ local function decide_small__trail(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
   end
   limit, window_ms, bucket_ms = unpack(P)
   local writes = {}
-  local note = ARGV[4] or ''
-  if #note > 16 then
-    return bad('note must be at most 16 bytes, got ' .. #note)
-  end
+  local note = ''
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function log__entry(m)
@@ -2719,11 +2713,11 @@ end
 
 -- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
 local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
   local capacity, refill_tokens, refill_ms
   if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
     -- parameters
     capacity = int(ARGV[4])
     if capacity == nil or capacity < 1 or capacity > 1000000000000 then
@@ -4750,5 +4744,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '655ea76bbe74d74ad7c4e605d9815c73372699e3'
+  return 'e01a104e69accb993a49f13376c1f097d34e83bc'
 end}

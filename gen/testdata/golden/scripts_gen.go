@@ -69,8 +69,8 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "655ea76bbe74d74ad7c4e605d9815c73372699e3", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "49bbf6ab785d111ef0d2e0327c723a584fc5852b"},
+		Name: "small", Version: "e01a104e69accb993a49f13376c1f097d34e83bc", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e3e935350e3b067c96863361081b7b4d09a154a9"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "7490eccf203c332c9ea057b5b12ae29deb1f99aa"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
