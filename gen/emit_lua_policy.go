@@ -83,7 +83,9 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 		luaKeys(&body, a, "infix", false)
 		body.line("return nil")
 	} else {
-		body.line("local %s", strings.Join(names, ", "))
+		if len(names) > 0 {
+			body.line("local %s", strings.Join(names, ", "))
+		}
 		body.line("if mode == 'check' then")
 		check := writer{commitOnly: true, assign: true}
 		luaErrors(&check, "")
@@ -92,7 +94,9 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 		check.line("return nil, {%s}", strings.Join(names, ", "))
 		body.raw(luaIndentText(check.b.String(), "  "))
 		body.line("end")
-		body.line("%s = unpack(P)", strings.Join(names, ", "))
+		if len(names) > 0 {
+			body.line("%s = unpack(P)", strings.Join(names, ", "))
+		}
 		body.line("local writes = {}")
 		for _, in := range strs { // a policy passes none
 			body.line("local %s = ''", luaName(in.Name))
