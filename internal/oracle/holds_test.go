@@ -2,6 +2,8 @@ package oracle
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -179,4 +181,77 @@ func TestHoldsOnAPolicy(t *testing.T) {
 	runHolds(t, h, ann, []holdStep{
 		{op: "reserve", now: 4, id: "a", n: 5, holdMs: 500, allowed: true, remaining: 4}, // global 12 - 3 - 5 binds
 	})
+}
+
+// TestHoldsNeverOverAdmit drives random decisions, reservations, commits
+// of at most what was held, releases and renewals on a fixed window of
+// 10 per 1000 ms, and counts, apart from the model, what each window was
+// charged and what is held: at every step the window's charges and the
+// live holds stay within the limit (and each kind of step happens at
+// least 100 times, so that the trace cannot pass by doing nothing).
+func TestHoldsNeverOverAdmit(t *testing.T) {
+	const limit, window = 10, 1000
+	rng := rand.New(rand.NewPCG(29, 1))
+	h := oneLimit(t, "fixed_window", map[string]int64{"limit": limit, "window_ms": window})
+	ids := map[string]string{"user": "k"}
+	charged := map[int64]int64{} // by window start
+	held := map[string]hold{}     // by id, as the steps made them
+	live := func(now int64) (sum int64) {
+		for _, x := range held {
+			if x.until > now {
+				sum += x.amount
+			}
+		}
+		return sum
+	}
+	now, did := int64(0), map[string]int{}
+	for step := range 20000 {
+		now += rng.Int64N(40)
+		id := fmt.Sprint("r", rng.IntN(6))
+		x, isHeld := held[id]
+		isHeld = isHeld && x.until > now
+		switch op := rng.IntN(5); {
+		case op == 0:
+			cost := 1 + rng.Int64N(4)
+			if r, err := h.Decide(ids, now, cost); err == nil && r.Allowed {
+				charged[now-now%window] += cost
+				did["admitted"]++
+			}
+		case op == 1 && !isHeld:
+			amount, holdMs := 1+rng.Int64N(5), 1+rng.Int64N(300)
+			if r, err := h.Reserve(ids, id, now, amount, holdMs); err == nil && r.Allowed {
+				held[id] = hold{amount: amount, until: now + holdMs}
+				did["held"]++
+			} else if err == nil {
+				did["refused a hold"]++
+			}
+		case op == 2 && isHeld:
+			spent := rng.Int64N(x.amount + 1)
+			if _, err := h.Commit(ids, id, now, spent); err != nil {
+				t.Fatalf("step %d: commit of a live hold: %v", step, err)
+			}
+			delete(held, id)
+			charged[now-now%window] += spent
+			did["committed"]++
+		case op == 3 && isHeld:
+			if _, err := h.Release(ids, id, now); err != nil {
+				t.Fatalf("step %d: release of a live hold: %v", step, err)
+			}
+			delete(held, id)
+		case op == 4 && isHeld:
+			holdMs := 1 + rng.Int64N(300)
+			if _, err := h.Renew(ids, id, now, holdMs); err != nil {
+				t.Fatalf("step %d: renew of a live hold: %v", step, err)
+			}
+			held[id] = hold{amount: x.amount, until: now + holdMs}
+		}
+		if c, l := charged[now-now%window], live(now); c+l > limit {
+			t.Fatalf("step %d at %d: %d charged in the window and %d held, over the limit of %d", step, now, c, l, limit)
+		}
+	}
+	for _, what := range []string{"admitted", "held", "refused a hold", "committed"} {
+		if did[what] < 100 {
+			t.Errorf("%s %d times in 20000 steps: the trace tries too little (%v)", what, did[what], did)
+		}
+	}
 }
