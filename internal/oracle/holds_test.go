@@ -195,7 +195,7 @@ func TestHoldsNeverOverAdmit(t *testing.T) {
 	h := oneLimit(t, "fixed_window", map[string]int64{"limit": limit, "window_ms": window})
 	ids := map[string]string{"user": "k"}
 	charged := map[int64]int64{} // by window start
-	held := map[string]hold{}     // by id, as the steps made them
+	held := map[string]hold{}    // by id, as the steps made them
 	live := func(now int64) (sum int64) {
 		for _, x := range held {
 			if x.until > now {
