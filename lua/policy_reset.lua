@@ -403,16 +403,23 @@ while arg <= #ARGV do
   if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  local argv, keys = {'', '', ''}, {} -- now_ms, cost and force: filled in below
-  for _ = 1, alg[3] do
-    argv[#argv + 1] = '' -- a policy passes no string input
+  -- its ARGV: the places of now_ms, cost and force (each limit's
+  -- function takes them as arguments), then of its string inputs (a
+  -- policy passes none), then its parameters; each table made whole at
+  -- once, not grown
+  local argv
+  if alg[3] == 0 then
+    argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
+  else
+    argv = {'', '', ''}
+    for _ = 1, alg[3] do
+      argv[#argv + 1] = ''
+    end
+    for j = 1, n do
+      argv[#argv + 1] = ARGV[arg + 2 + j]
+    end
   end
-  for j = 1, n do
-    argv[#argv + 1] = ARGV[arg + 2 + j]
-  end
-  for j = 1, alg[2] do
-    keys[j] = KEYS[key + j - 1]
-  end
+  local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
   LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}

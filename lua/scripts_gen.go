@@ -160,9 +160,9 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "d84700ff23841f9dca4ed32106759311450acee7", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "46a092f5cac3fbbb9b69fde043d2f12b40d552db"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4b3e4c360a8a234273c7101bd5bb5be37af9e91e"},
+		Name: "limitspec", Version: "db1a50b4aee09777c922efe891c673349171bfe4", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f71f242654888b1625e0bfeb9891852d2313d563"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "cb01a57a69a012af59f4c39feab36a20b6be66b2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

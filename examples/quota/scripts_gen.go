@@ -41,9 +41,9 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "2497383cb8d147b0a4834a8158d8352403a52e04", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "5f19e50b5821aeb28a57bc63d088aa7af42d1123"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "c12df68c0811726a528c7b3d2e3ff3402d7ff44d"},
+		Name: "quota", Version: "dd5bda243500bf74eee92e297f0cfc90047dd03a", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ae5240cfa173b46361ee84566f688d55a05192a5"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "1a02eb4f5e826850e17121d728b7e9dd35972a3a"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

@@ -69,9 +69,9 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "e01a104e69accb993a49f13376c1f097d34e83bc", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "e3e935350e3b067c96863361081b7b4d09a154a9"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "7490eccf203c332c9ea057b5b12ae29deb1f99aa"},
+		Name: "small", Version: "263be71cef09d51e4c870c18e54c8f799fdef77b", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "3054838d66319a037ecc85f586a1ffcb1b95df94"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0b0844e633be77bfe86348b19e9a8c1c9ac95525"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
