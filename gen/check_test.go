@@ -33,6 +33,7 @@ var rejects = []struct {
 	{"missing reply field", "remaining = limit - (if ok then used + c else used) }", "}", `reply: field "remaining" is not set`},
 	{"reply inside if", "      if ok {\n", "      if ok {\n        reply { allowed = ok, remaining = 0 }\n", "reply must be the last statement"},
 	{"unknown field", "n = used + c }", "n = used + c, m = 1 }", `store ctr has no field "m"`},
+	{"require that never holds", `{expr: "limit * gap_ms <= 100000000000"`, `{expr: "limit < 1"`, "small.yaml:26: counter: require never holds"},
 	{"param domain past 2^53", "max: 1000000000, doc", "max: 9007199254740992, doc", "within ±(2^53-1)"},
 	{"unknown yaml key", "    doc: |\n      Counts", "    docs: x\n    doc: |\n      Counts", "field docs not found"},
 	// Collections, inputs, optional parameters and views (trail).

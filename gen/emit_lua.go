@@ -411,12 +411,6 @@ func luaInputs(w *writer, ints []*Input, strs []*StrInput, force bool) {
 		luaForceArg(w, first)
 		first++
 	}
-	luaStrInputs(w, strs, first)
-}
-
-// luaStrInputs reads and checks the string inputs, the first at
-// ARGV[first].
-func luaStrInputs(w *writer, strs []*StrInput, first int) {
 	for i, in := range strs {
 		arg := fmt.Sprintf("ARGV[%d]", first+i)
 		n := luaName(in.Name)

@@ -261,7 +261,7 @@ func (p *parser) block(top bool) []Stmt {
 			panic(&parseError{l.Pos, fmt.Sprintf("%q is never used", l.Name)})
 		}
 	}
-	return out
+	return slices.DeleteFunc(out, settled)
 }
 
 // stmt parses a statement with its comments (see Commented): those on
@@ -579,7 +579,7 @@ func (p *parser) expr() Expr {
 		if a.Type() != b.Type() {
 			p.fail(t, "the branches of if-then-else have types %s and %s", a.Type(), b.Type())
 		}
-		return p.settle(&Cond{c, a, b})
+		return settle(&Cond{c, a, b})
 	}
 	return p.binary(1)
 }
@@ -614,7 +614,7 @@ func (p *parser) binary(min int) Expr {
 				p.fail(t, "%s needs int operands", op)
 			}
 		}
-		x = p.settle(b)
+		x = settle(b)
 	}
 }
 
@@ -629,7 +629,7 @@ func (p *parser) unary() Expr {
 		if l, ok := x.(*Lit); ok && t.text == "-" {
 			return &Lit{V: -l.V}
 		}
-		return p.settle(&Unary{Op: map[string]Op{"-": OpNeg, "!": OpNot}[t.text], X: x})
+		return settle(&Unary{Op: map[string]Op{"-": OpNeg, "!": OpNot}[t.text], X: x})
 	}
 	return p.primary()
 }
@@ -796,8 +796,7 @@ func (p *parser) name(t token) Expr {
 			if l.tier > 0 {
 				p.fail(t, "%s", tierLetError(l))
 			}
-			l.uses++
-			return &VarRef{L: l}
+			return letRef(l)
 		}
 	}
 	if p.sc.inputs && p.sc.view == nil {

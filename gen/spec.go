@@ -514,10 +514,18 @@ func (l *loader) requires(a *Algorithm, yrs []yamlRequire) {
 	}
 }
 
-// require adds the requirement e, whose doc is its error message.
+// require adds the requirement e, whose doc is its error message; one
+// the parameters' domains settle (settle) is left out when it always
+// holds, and refused when it never does.
 func (l *loader) require(a *Algorithm, e Expr, doc string, pos Pos) {
 	if e.Type() != Bool {
 		l.errf(pos, "%s: require must be a comparison", a.Name)
+		return
+	}
+	if b, ok := e.(*BoolLit); ok {
+		if !b.V {
+			l.errf(pos, "%s: require never holds", a.Name)
+		}
 		return
 	}
 	if strings.TrimSpace(doc) == "" {

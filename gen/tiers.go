@@ -78,7 +78,7 @@ func sameRoles(a, b Tier) bool {
 }
 
 // forTiers parses a for over the tiers after its keyword, once per tier,
-// into that tier's lets.
+// into that tier's lets (block drops those the domains settle).
 func (p *parser) forTiers(t token) []Stmt {
 	if p.sc.view != nil || p.sc.tier != nil || len(p.sc.lets) != 1 {
 		p.fail(t, "a for over tiers stands at the top of an algorithm's logic")
@@ -94,10 +94,7 @@ func (p *parser) forTiers(t token) []Stmt {
 			if !p.is("let") {
 				p.fail(p.peek(), "only let may stand in a for over tiers")
 			}
-			s := p.stmt(false)
-			if l := s.(*Let); !isBoolLit(l.X) {
-				out = append(out, s) // a let the tier's domains decide is read as its value
-			}
+			out = append(out, p.stmt(false))
 		}
 	}
 	p.sc.tier = nil
@@ -204,16 +201,7 @@ func (p *parser) tierLet(t token) Expr {
 	if l == nil {
 		p.fail(t, "%q is not yet bound for tier %d", t.text, p.sc.tier.index)
 	}
-	l.uses++
-	if b, ok := l.X.(*BoolLit); ok {
-		return b
-	}
-	return &VarRef{L: l}
-}
-
-func isBoolLit(e Expr) bool {
-	_, ok := e.(*BoolLit)
-	return ok
+	return letRef(l)
 }
 
 // tierLetName is the name of tier index's let of name.
@@ -225,80 +213,6 @@ func tierLetName(name string, index int) string {
 // fold over tiers.
 func tierLetError(l *Let) string {
 	return fmt.Sprintf("%q is tier %d's %s: read it as v.%s in a fold over tiers", l.Name, l.tier, l.tierBase, l.tierBase)
-}
-
-// settle decides what a tier's parameters decide by their domains alone,
-// in a for or a fold over tiers: tier 1's "t.limit > 0" is true when
-// limit is at least 1, so that the tier's checks of it go.
-func (p *parser) settle(e Expr) Expr {
-	if p.sc.tier == nil {
-		return e
-	}
-	switch e := e.(type) {
-	case *Binary:
-		return settleBinary(e)
-	case *Unary:
-		if b, ok := e.X.(*BoolLit); ok && e.Op == OpNot {
-			return &BoolLit{V: !b.V}
-		}
-	case *Cond:
-		if b, ok := e.C.(*BoolLit); ok {
-			return pick(b.V, e.A, e.B)
-		}
-	}
-	return e
-}
-
-func settleBinary(e *Binary) Expr {
-	if e.Op == OpAnd || e.Op == OpOr {
-		for _, pair := range [][2]Expr{{e.X, e.Y}, {e.Y, e.X}} {
-			if b, ok := pair[0].(*BoolLit); ok {
-				// true && y is y, false || y is y; else the literal decides
-				return pick[Expr](b.V == (e.Op == OpAnd), pair[1], b)
-			}
-		}
-		return e
-	}
-	prm, ok1 := e.X.(*ParamRef)
-	lit, ok2 := e.Y.(*Lit)
-	if !ok1 || !ok2 {
-		return e
-	}
-	// an ordering holds over all of [Min, Max] or over none of it when it
-	// holds at both ends or at neither
-	lo, okLo := order(e.Op, prm.P.Min, lit.V)
-	hi, _ := order(e.Op, prm.P.Max, lit.V)
-	outside := lit.V < prm.P.Min || lit.V > prm.P.Max
-	switch {
-	case okLo && lo == hi:
-		return &BoolLit{V: lo}
-	case outside && (e.Op == OpEq || e.Op == OpNe):
-		return &BoolLit{V: e.Op == OpNe} // a value the parameter never takes
-	}
-	return e
-}
-
-// order is a < b, a <= b, a > b or a >= b by op; ok is false for any
-// other op.
-func order(op Op, a, b int64) (holds, ok bool) {
-	switch op {
-	case OpLt:
-		return a < b, true
-	case OpLe:
-		return a <= b, true
-	case OpGt:
-		return a > b, true
-	case OpGe:
-		return a >= b, true
-	}
-	return false, false
-}
-
-func pick[T any](c bool, a, b T) T {
-	if c {
-		return a
-	}
-	return b
 }
 
 // tierRequires reads a requirement's for over tiers: each of its Each,
@@ -317,12 +231,6 @@ func (l *loader) tierRequires(a *Algorithm, yr yamlRequire) {
 			e, err := parseExprText(l.sp, a, each.Expr.Value, pos, true, &tierScope{name: v, index: i + 1})
 			if err != nil {
 				l.errs = append(l.errs, fmt.Errorf("%v (in require)", err))
-				continue
-			}
-			if b, ok := e.(*BoolLit); ok {
-				if !b.V {
-					l.errf(pos, "%s: require never holds for tier %d", a.Name, i+1)
-				}
 				continue
 			}
 			doc, err := tierDoc(each.Doc, v, tier, i+1)

@@ -103,7 +103,7 @@ func TestTiersRejects(t *testing.T) {
 		{"a fold in a for", "let left = if on", "let left = if all(u in tiers: u.on)", "a fold over tiers inside a for or a fold over tiers"},
 		{"a require over no tiers", "for: t in tiers", "for: t in tier", "a require over tiers is {for: t in tiers, each: [requires]}"},
 		{"a require's doc naming no role", "{t.limit} must be 0", "{t.lim} must be 0", "require: {t.lim} names no role of a tier"},
-		{"a require that never holds", "t.limit == 0 || t.limit * 2 <= gap_ms", "t.limit < 0", "require never holds for tier 1"},
+		{"a require that never holds", "t.limit == 0 || t.limit * 2 <= gap_ms", "t.limit < 0", "tiered: require never holds"},
 		{"a let read before it is bound", "let fits = !on ||", "let early = left\n        let fits = !on ||", `unknown name "left"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,9 +160,9 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "db1a50b4aee09777c922efe891c673349171bfe4", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f71f242654888b1625e0bfeb9891852d2313d563"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "cb01a57a69a012af59f4c39feab36a20b6be66b2"},
+		Name: "limitspec", Version: "f556854193aea16e56c7ab7842a1760ab59b1849", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "7d499928343e275082d81e697ffd4654c4d6192c"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "6ce6408092fb7b1f97fca435b9563ad745652295"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

@@ -41,9 +41,9 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "dd5bda243500bf74eee92e297f0cfc90047dd03a", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "ae5240cfa173b46361ee84566f688d55a05192a5"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "1a02eb4f5e826850e17121d728b7e9dd35972a3a"},
+		Name: "quota", Version: "9b6cba307fa310e4ac7596c4bd3f555a85cda0cf", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "4c7915189e08c4f2da0d5157ffeee91bffbf2365"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3a0d339a3d174cd4f970696ac178edd0e3bd4966"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},

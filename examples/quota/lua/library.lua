@@ -2333,17 +2333,9 @@ while arg <= #ARGV do
   -- function takes them as arguments), then of its string inputs (a
   -- policy passes none), then its parameters; each table made whole at
   -- once, not grown
-  local argv
-  if alg[3] == 0 then
-    argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  else
-    argv = {'', '', ''}
-    for _ = 1, alg[3] do
-      argv[#argv + 1] = ''
-    end
-    for j = 1, n do
-      argv[#argv + 1] = ARGV[arg + 2 + j]
-    end
+  local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
+  for _ = 1, alg[3] do
+    table.insert(argv, 4, '')
   end
   local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
@@ -2888,17 +2880,9 @@ while arg <= #ARGV do
   -- function takes them as arguments), then of its string inputs (a
   -- policy passes none), then its parameters; each table made whole at
   -- once, not grown
-  local argv
-  if alg[3] == 0 then
-    argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  else
-    argv = {'', '', ''}
-    for _ = 1, alg[3] do
-      argv[#argv + 1] = ''
-    end
-    for j = 1, n do
-      argv[#argv + 1] = ARGV[arg + 2 + j]
-    end
+  local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
+  for _ = 1, alg[3] do
+    table.insert(argv, 4, '')
   end
   local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
@@ -2925,5 +2909,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return 'dd5bda243500bf74eee92e297f0cfc90047dd03a'
+  return '9b6cba307fa310e4ac7596c4bd3f555a85cda0cf'
 end}

@@ -2866,17 +2866,9 @@ while arg <= #ARGV do
   -- function takes them as arguments), then of its string inputs (a
   -- policy passes none), then its parameters; each table made whole at
   -- once, not grown
-  local argv
-  if alg[3] == 0 then
-    argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  else
-    argv = {'', '', ''}
-    for _ = 1, alg[3] do
-      argv[#argv + 1] = ''
-    end
-    for j = 1, n do
-      argv[#argv + 1] = ARGV[arg + 2 + j]
-    end
+  local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
+  for _ = 1, alg[3] do
+    table.insert(argv, 4, '')
   end
   local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
@@ -3475,17 +3467,9 @@ while arg <= #ARGV do
   -- function takes them as arguments), then of its string inputs (a
   -- policy passes none), then its parameters; each table made whole at
   -- once, not grown
-  local argv
-  if alg[3] == 0 then
-    argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  else
-    argv = {'', '', ''}
-    for _ = 1, alg[3] do
-      argv[#argv + 1] = ''
-    end
-    for j = 1, n do
-      argv[#argv + 1] = ARGV[arg + 2 + j]
-    end
+  local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
+  for _ = 1, alg[3] do
+    table.insert(argv, 4, '')
   end
   local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
@@ -4758,5 +4742,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '263be71cef09d51e4c870c18e54c8f799fdef77b'
+  return '16701f50090b0d1875c92d0d7b2deda21eeb77b6'
 end}

@@ -69,9 +69,9 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "263be71cef09d51e4c870c18e54c8f799fdef77b", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "3054838d66319a037ecc85f586a1ffcb1b95df94"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "0b0844e633be77bfe86348b19e9a8c1c9ac95525"},
+		Name: "small", Version: "16701f50090b0d1875c92d0d7b2deda21eeb77b6", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "710d1d3c0de69735ebdacb2348466fcc51d7cebe"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "f6cb9dd89207c8165c51bc75a1f437dff9e9a6e9"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
 			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
