@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/exact"
 	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/kit"
@@ -59,7 +60,7 @@ type instrSubject struct {
 // name is the subject's line name in instructionsFile.
 func (s instrSubject) name() string {
 	if s.policy != nil {
-		return "policy " + s.policy.Name() + pick(s.functions, " admitted fcall", " admitted")
+		return "policy " + s.policy.Name() + exact.Pick(s.functions, " admitted fcall", " admitted")
 	}
 	n := s.limit.Algorithm().String() + " admitted"
 	if s.id {
@@ -103,13 +104,6 @@ func instrSubjects() []instrSubject {
 		panic(err)
 	}
 	return append(out, instrSubject{policy: ipUser}, instrSubject{policy: ipUser, functions: true})
-}
-
-func pick[T any](c bool, a, b T) T {
-	if c {
-		return a
-	}
-	return b
 }
 
 // TestInstructionSubjectsCoverCatalogue: every algorithm of the catalogue

@@ -85,21 +85,29 @@ func (p *parser) forTiers(t token) []Stmt {
 	}
 	v := p.loopHead(t)
 	p.expect("{")
-	start := p.pos
 	var out []Stmt
-	for i := range p.sc.alg.Tiers {
-		p.pos = start
-		p.sc.tier = &tierScope{name: v, index: i + 1}
+	p.eachTier(v, func(int) {
 		for !p.is("}") && p.peek().kind != "eof" {
 			if !p.is("let") {
 				p.fail(p.peek(), "only let may stand in a for over tiers")
 			}
 			out = append(out, p.stmt(false))
 		}
-	}
-	p.sc.tier = nil
+	})
 	p.expect("}")
 	return out
+}
+
+// eachTier parses the tokens from where the parser stands once per
+// tier, v naming the tier, by parse; it stands after them then.
+func (p *parser) eachTier(v string, parse func(i int)) {
+	start := p.pos
+	for i := range p.sc.alg.Tiers {
+		p.pos = start
+		p.sc.tier = &tierScope{name: v, index: i + 1}
+		parse(i)
+	}
+	p.sc.tier = nil
 }
 
 // loopHead reads "v in tiers" and returns v.
@@ -133,11 +141,8 @@ func (p *parser) fold(t token) Expr {
 		p.fail(t, "a fold over tiers inside a for or a fold over tiers: read the tier's own names")
 	}
 	v := p.loopHead(t)
-	start := p.pos
 	var conds, vals []Expr
-	for i := range p.sc.alg.Tiers {
-		p.pos = start
-		p.sc.tier = &tierScope{name: v, index: i + 1}
+	p.eachTier(v, func(i int) {
 		if t.text == "first" {
 			p.expect("where")
 			conds = append(conds, p.typed(Bool))
@@ -145,11 +150,13 @@ func (p *parser) fold(t token) Expr {
 		p.expect(":")
 		vt := p.peek()
 		vals = append(vals, p.expr())
-		if want := map[string]Type{"min": Int, "max": Int, "all": Bool}[t.text]; want != 0 && vals[i].Type() != want {
+		if want, ok := map[string]Type{"min": Int, "max": Int, "all": Bool}[t.text]; ok && vals[i].Type() != want {
 			p.fail(vt, "%s needs %s values, found %s", t.text, want, vals[i].Type())
 		}
-	}
-	p.sc.tier = nil
+		if i > 0 && vals[i].Type() != vals[0].Type() {
+			p.fail(vt, "%s's values differ in type across the tiers: %s and %s", t.text, vals[0].Type(), vals[i].Type())
+		}
+	})
 	p.expect(")")
 	return combineFold(t.text, conds, vals)
 }

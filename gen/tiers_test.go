@@ -100,6 +100,7 @@ func TestTiersRejects(t *testing.T) {
 		{"a name bound twice", "let used = if", "let fits = 0\n      let used = if", `"fits" is already defined`},
 		{"a role the tier lacks", "t.limit - used", "t.window_ms - used", `a tier has no "window_ms"`},
 		{"a fold of the wrong type", "all(t in tiers: t.fits)", "all(t in tiers: t.left)", "all needs bool values, found int"},
+		{"a min of bools", "let room = min(t in tiers: t.left)", "let room = min(t in tiers: t.fits)", "min needs int values, found bool"},
 		{"a fold in a for", "let left = if on", "let left = if all(u in tiers: u.on)", "a fold over tiers inside a for or a fold over tiers"},
 		{"a require over no tiers", "for: t in tiers", "for: t in tier", "a require over tiers is {for: t in tiers, each: [requires]}"},
 		{"a require's doc naming no role", "{t.limit} must be 0", "{t.lim} must be 0", "require: {t.lim} names no role of a tier"},
