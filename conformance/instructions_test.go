@@ -233,6 +233,9 @@ func countInstructions(ctx context.Context, rdb *redis.Client, pid int, out stri
 // caller gives the server a fresh Lua state with s's script (see
 // freshScript) and returns what queues s's decision number i.
 func (s instrSubject) caller(ctx context.Context, rdb *redis.Client) (func(redis.Pipeliner, int), error) {
+	if s.source != "" && s.functions {
+		return nil, fmt.Errorf("a script of its own runs by EVALSHA: FCALL would run the library's")
+	}
 	if s.policy != nil {
 		return s.policyCaller(ctx, rdb)
 	}
