@@ -40,6 +40,12 @@ var (
 	// decide such a request locally: it is a mistake to fix, not an
 	// outage to ride out.
 	ErrMisconfigured = errors.New("misconfigured")
+	// ErrNoHold is matched by the error of a commit, release or renew of
+	// a hold id that holds nothing live on a limit of its policy
+	// (docs/semantics.md, "Holds"): it was committed or released already
+	// (a retry of a call whose reply was lost: its work is done), or its
+	// hold ended. Nothing was written.
+	ErrNoHold = errors.New("no live hold")
 )
 
 // InputError is a refused request, limit or policy. It matches

@@ -3,6 +3,7 @@ package limitspec
 import (
 	"context"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -38,6 +39,77 @@ type Resetter interface {
 // httplimit calls it when it is built.
 type Checker interface {
 	Check(req Request) error
+}
+
+// Holder is implemented by the limiters that keep holds
+// (docs/semantics.md, "Holds"): amounts an id reserves on every limit of
+// a holding policy (Policy.WithHolds), all or nothing, which count toward
+// admission like charges until the holder commits what it spent, releases
+// them, or they end by themselves. Hold runs h on req.Policy's holds for
+// req.IDs; req.Cost is the amount reserved, or the amount spent for a
+// commit (0 for release and renew). Its result is a decision's: a
+// reserve reports whether it was admitted; every other operation, and an
+// admitted reserve, the state after it. Each operation is idempotent by
+// h.ID: a reserve retried after a lost reply holds once, and a commit,
+// release or renew that finds nothing held changes nothing and returns an
+// error matching ErrNoHold. Other errors are Limit's.
+type Holder interface {
+	Hold(ctx context.Context, req Request, h Hold) (Result, error)
+}
+
+// Hold is one operation on the holds of a holding policy.
+type Hold struct {
+	Op HoldOp
+	// ID names the hold: 1 to 128 bytes, unique among the holds live on
+	// a key.
+	ID string
+	// For is how long a reserve holds, or a renew extends the hold from
+	// now: 1 ms to a day, in whole ms (rounded up). A holder whose work
+	// takes longer renews before the end.
+	For time.Duration
+}
+
+// HoldOp is an operation on a hold.
+type HoldOp uint8
+
+// The operations on a hold.
+const (
+	// Reserve holds req.Cost (at least 1) for h.ID on every limit, when
+	// every limit admits it as a decision of that cost would be; it
+	// charges nothing.
+	Reserve HoldOp = iota + 1
+	// Commit ends the hold and charges req.Cost, the amount spent, more
+	// or less than was held, even past the limit: work already done.
+	Commit
+	// Release ends the hold, charging nothing.
+	Release
+	// Renew moves the hold's end to now + h.For.
+	Renew
+)
+
+// String is the operation's name in the holds script: reserve, commit,
+// release or renew.
+func (o HoldOp) String() string {
+	switch o {
+	case Reserve:
+		return "reserve"
+	case Commit:
+		return "commit"
+	case Release:
+		return "release"
+	case Renew:
+		return "renew"
+	}
+	return "HoldOp(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Ms is h.For in whole ms, rounded up.
+func (h Hold) Ms() int64 {
+	ms := h.For.Milliseconds()
+	if time.Duration(ms)*time.Millisecond < h.For {
+		ms++
+	}
+	return ms
 }
 
 // Request is one request to decide.

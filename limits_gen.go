@@ -25,6 +25,8 @@ const (
 	requestMs = 60000
 	// the longest request id, in bytes
 	requestIdMax = 128
+	// the longest a hold lasts before its holder renews it (a day)
+	holdMsMax = 86400000
 	// 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks
 	maxSafe = 9007199254740991
 )
@@ -818,6 +820,65 @@ func (l MetaWindow) args() (p metaWindowArgs, err error) {
 		return p, &InputError{Msg: refused}
 	}
 	if refused = outside(p.WindowMs, 1, 100000000000, "meta_window: parameter window_ms must be an integer in [1, 100000000000], got "); refused != "" {
+		return p, &InputError{Msg: refused}
+	}
+	return p, nil
+}
+
+// Concurrency is a limit of concurrency:
+//
+// In-flight limit: at most `limit` held at once per key, as slots.
+// It keeps no state of its own: what is in flight are the holds of
+// its key (docs/semantics.md, "Holds"), each acquired by its id with
+// a reserve of 1 (or more) for a bounded time, ended by a release or
+// commit, renewed by its holder, and freed by itself when its time
+// ends: a holder that vanished blocks no one past its hold. Decided
+// alone, without holds, it admits any cost up to `limit` and
+// charges nothing; its use is in a holding policy, alone or beside
+// rate limits (5 in flight and 100 per minute, in one call).
+type Concurrency struct {
+	// Limit: the most held at once (slots) (limit), in [1, 1000000000000].
+	Limit int64
+}
+
+// concurrencyArgs are a concurrency limit's parameters as the scripts take them.
+type concurrencyArgs struct {
+	Limit int64
+}
+
+// Algorithm is concurrency, of the library limitspec.
+func (l Concurrency) Algorithm() Algorithm {
+	return Algorithm{Library: "limitspec", Name: "concurrency"}
+}
+
+// Validate refuses a parameter outside its domain, or parameters the
+// spec refuses together, with the scripts' message (see Limit).
+func (l Concurrency) Validate() error {
+	_, err := l.args()
+	return err
+}
+
+// QuotaWindow is 0: concurrency declares no window in its spec.
+func (l Concurrency) QuotaWindow() time.Duration { return 0 }
+
+// State names the state l keeps for a key, cc: its keys after the
+// hash tag, with the parameters its state is measured in and not its
+// amounts, the same for two limits exactly when they share their state
+// (see StateNamer); "" when l is not valid.
+func (l Concurrency) State() string {
+	_, err := l.args()
+	if err != nil {
+		return ""
+	}
+	return "cc"
+}
+
+// args checks l and returns its parameters as the scripts take them, in
+// the order of the checks of docs/semantics.md, "Errors".
+func (l Concurrency) args() (p concurrencyArgs, err error) {
+	var refused string
+	p.Limit = l.Limit
+	if refused = outside(p.Limit, 1, 1000000000000, "concurrency: parameter limit must be an integer in [1, 1000000000000], got "); refused != "" {
 		return p, &InputError{Msg: refused}
 	}
 	return p, nil

@@ -26,6 +26,7 @@ type Policy struct {
 	name       string
 	limits     []PolicyLimit
 	identities []string
+	holds      bool
 }
 
 // PolicyLimit is one limit of a Policy.
@@ -107,6 +108,23 @@ func checkPolicyLimit(name string, l PolicyLimit, before []PolicyLimit) error {
 
 // Name is the policy's name.
 func (p *Policy) Name() string { return p.name }
+
+// WithHolds returns the policy as a holding policy (docs/semantics.md,
+// "Holds"): each of its limits keeps, beside its state, the holds its
+// callers reserve, which count toward admission like charges until they
+// are committed, released or end. Every call of a holding policy counts
+// them, its decisions included, and the limiters that implement Holder
+// reserve, commit, release and renew on it. Its decisions take no Force
+// nor ID: a commit charges work already done, and a hold's id makes its
+// operations idempotent.
+func (p *Policy) WithHolds() *Policy {
+	q := *p
+	q.holds = true
+	return &q
+}
+
+// Holds reports whether p is a holding policy (WithHolds).
+func (p *Policy) Holds() bool { return p.holds }
 
 // Limits returns the policy's limits, in order (a copy).
 func (p *Policy) Limits() []PolicyLimit { return slices.Clone(p.limits) }

@@ -89,6 +89,7 @@ func instrSubjects() []instrSubject {
 		limitspec.LeakyBucket{Capacity: n, Rate: n, Period: per},
 		limitspec.BucketWindow{Limit: n, Window: per, Bucket: time.Second},
 		limitspec.MetaWindow{Limit: 100_000, Window: per},
+		limitspec.Concurrency{Limit: n},
 	}
 	var out []instrSubject
 	for _, l := range limits {
@@ -103,7 +104,15 @@ func instrSubjects() []instrSubject {
 	if err != nil {
 		panic(err)
 	}
-	return append(out, instrSubject{policy: ipUser}, instrSubject{policy: ipUser, functions: true})
+	out = append(out, instrSubject{policy: ipUser}, instrSubject{policy: ipUser, functions: true})
+	// gcra's decision counting holds (none held): the price of a
+	// holding policy's decision beside gcra's alone
+	held, err := limitspec.NewPolicy("held_gcra", limitspec.PolicyLimit{Name: "rate", Limit: limits[0], Identity: "user"})
+	if err != nil {
+		panic(err)
+	}
+	held = held.WithHolds()
+	return append(out, instrSubject{policy: held}, instrSubject{policy: held, functions: true})
 }
 
 // TestInstructionSubjectsCoverCatalogue: every algorithm of the catalogue
@@ -285,7 +294,10 @@ func (s instrSubject) policyCaller(ctx context.Context, rdb *redis.Client) (func
 	if err != nil {
 		return nil, err
 	}
-	script := tmpl.Library.Policy
+	script, head := tmpl.Library.Policy, []any{"1", kit.ForceArg(false)}
+	if s.policy.Holds() {
+		script, head = tmpl.Library.Holds, []any{"1", "decide", "", "0"}
+	}
 	if s.source != "" {
 		script = kit.Script{Name: "other", Source: s.source}
 	}
@@ -302,7 +314,7 @@ func (s instrSubject) policyCaller(ctx context.Context, rdb *redis.Client) (func
 		if err != nil {
 			panic(err) // the identity values are valid keys
 		}
-		argv := []any{strconv.FormatInt(1_700_000_000_000+int64(i), 10), "1", kit.ForceArg(false)}
+		argv := append([]any{strconv.FormatInt(1_700_000_000_000+int64(i), 10)}, head...)
 		for _, a := range c.Limits {
 			argv = append(argv, a)
 		}

@@ -54,6 +54,7 @@ type manifest struct {
 		File, SHA1 string
 		Algorithms []string
 		Reset      manifestFile
+		Holds      manifestFile
 	} `json:"policy"`
 	Library struct {
 		Name, File, Version string
@@ -90,6 +91,9 @@ func (m *manifest) registrations(fsys fs.FS) (*kit.Library, []*kit.Scripts, erro
 		return nil, nil, err
 	}
 	if lib.PolicyReset, err = read("policy_reset", m.Policy.Reset); err != nil {
+		return nil, nil, err
+	}
+	if lib.Holds, err = read("holds", m.Policy.Holds); err != nil {
 		return nil, nil, err
 	}
 	for _, a := range m.Policy.Algorithms {

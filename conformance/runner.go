@@ -296,11 +296,16 @@ func (e Expect) none() bool {
 // maxTTLOf is the longest TTL a key of the vector's limit (or policy)
 // under params may carry (oracle.MaxTTL), or 0 when the oracle does not
 // know an algorithm or refuses its parameters: then no bound is checked.
+// A holding policy's holds key lasts until its last hold ends, at most
+// HOLD_MS_MAX after the call that made it, plus the margin.
 func maxTTLOf(v Vector, params map[string]json.Number) int64 {
 	if v.Policy == nil {
 		return algorithmMaxTTL(v.Algorithm, params)
 	}
 	longest := int64(0)
+	if v.Policy.Holds {
+		longest = oracle.HoldMsMax + oracle.TTLMarginMs
+	}
 	for _, l := range v.Policy.Limits {
 		ms := algorithmMaxTTL(l.Algorithm, l.Params)
 		if ms == 0 {
@@ -315,6 +320,24 @@ func maxTTLOf(v Vector, params map[string]json.Number) int64 {
 // that is no integer, an unknown algorithm or a refused parameter matches
 // oracle.ErrBadInput.
 func OraclePolicy(p *Policy) (*oracle.Policy, error) {
+	limits, err := oracleLimits(p)
+	if err != nil {
+		return nil, err
+	}
+	return oracle.NewPolicy(p.Name, limits)
+}
+
+// OracleHoldingPolicy is the oracle's model of a holding policy.
+func OracleHoldingPolicy(p *Policy) (*oracle.HoldingPolicy, error) {
+	limits, err := oracleLimits(p)
+	if err != nil {
+		return nil, err
+	}
+	return oracle.NewHoldingPolicy(p.Name, limits)
+}
+
+// oracleLimits are p's limits as the oracle takes them.
+func oracleLimits(p *Policy) ([]oracle.PolicyLimit, error) {
 	var limits []oracle.PolicyLimit
 	for _, l := range p.Limits {
 		ints, refused := intParams(l.Algorithm, l.Params)
@@ -324,7 +347,7 @@ func OraclePolicy(p *Policy) (*oracle.Policy, error) {
 		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
 			Identity: l.Identity, Constant: l.Constant, Params: ints})
 	}
-	return oracle.NewPolicy(p.Name, limits)
+	return limits, nil
 }
 
 func algorithmMaxTTL(algorithm string, params map[string]json.Number) int64 {

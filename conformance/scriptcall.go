@@ -183,10 +183,15 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		return scriptCall{}, o
 	}
 	c := scriptCall{lib: lib.Name, script: lib.Policy.Name, limits: len(p.Limits)}
-	if kind == resetCall {
+	now := strconv.FormatInt(r.NowMs, 10)
+	switch {
+	case kind == resetCall:
 		c.script = lib.PolicyReset.Name
-	} else {
-		c.argv = []string{strconv.FormatInt(r.NowMs, 10), r.Cost.String(), kit.ForceArg(r.Force)}
+	case p.Holds:
+		c.script = lib.Holds.Name
+		c.argv = []string{now, r.Cost.String(), r.HoldOp(), r.Hold, strconv.FormatInt(r.HoldMs, 10)}
+	default:
+		c.argv = []string{now, r.Cost.String(), kit.ForceArg(r.Force)}
 	}
 	for i, l := range p.Limits {
 		s, _ := lookupScripts(l.Algorithm)
@@ -197,6 +202,9 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		// its keys carry :<limit>; the script takes :<policy>:<limit> for
 		// its errors (docs/semantics.md, "Policies")
 		c.keys = append(c.keys, s.KeyNames(prefix+tags[i], ":"+l.Name, keyParams)...)
+		if p.Holds && kind != resetCall { // its holds key, after its state keys
+			c.keys = append(c.keys, "{"+prefix+tags[i]+"}:"+l.Name+":hd")
+		}
 		c.argv = append(c.argv, l.Algorithm, ":"+p.Name+":"+l.Name, strconv.Itoa(len(argv)))
 		c.argv = append(c.argv, argv...)
 	}
@@ -274,6 +282,7 @@ func scriptSources() map[string]string {
 	for _, l := range kit.Libraries() {
 		add(l.Name, l.Policy)
 		add(l.Name, l.PolicyReset)
+		add(l.Name, l.Holds)
 	}
 	return out
 }

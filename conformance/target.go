@@ -45,6 +45,19 @@ type Request struct {
 	// ID is the request's id (docs/semantics.md, "Request ids"); empty:
 	// none.
 	ID string
+	// Op, Hold and HoldMs are a holding policy's operation, hold id and
+	// hold length (see Step).
+	Op, Hold string
+	HoldMs   int64
+}
+
+// HoldOp is r's operation on a holding policy's holds: Op, decide when
+// empty.
+func (r Request) HoldOp() string {
+	if r.Op == "" {
+		return "decide"
+	}
+	return r.Op
 }
 
 func failure(class, msg string) Outcome { return Outcome{Error: class, Message: msg} }

@@ -32,9 +32,39 @@ type limiterTarget struct {
 }
 
 func (t *limiterTarget) Decide(r Request) Outcome {
+	if r.Policy != nil && r.Policy.Holds {
+		return t.hold(r)
+	}
 	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
 		res, err := t.lim.Limit(ctx, req)
 		return decision(res, err, r.Policy != nil)
+	})
+}
+
+// holdOps are the operations of a holding policy's steps.
+var holdOps = map[string]limitspec.HoldOp{"reserve": limitspec.Reserve, "commit": limitspec.Commit,
+	"release": limitspec.Release, "renew": limitspec.Renew}
+
+// hold runs a holding policy's step: a decision by Limit, any other
+// operation by the limiter's Hold (an unknown op as HoldOp 0, which it
+// refuses). A decision with a hold id or length, which the Go API cannot
+// express, is refused here as the scripts refuse it.
+func (t *limiterTarget) hold(r Request) Outcome {
+	op := r.HoldOp()
+	if op == "decide" && (r.Hold != "" || r.HoldMs != 0) {
+		return failure("BADINPUT", r.Policy.Name+": a decision takes no hold id nor length")
+	}
+	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
+		if op == "decide" {
+			res, err := t.lim.Limit(ctx, req)
+			return decision(res, err, true)
+		}
+		h, ok := t.lim.(limitspec.Holder)
+		if !ok {
+			return failure("BADINPUT", fmt.Sprintf("%T keeps no holds", t.lim))
+		}
+		res, err := h.Hold(ctx, req, limitspec.Hold{Op: holdOps[op], ID: r.Hold, For: time.Duration(r.HoldMs) * time.Millisecond})
+		return decision(res, err, true)
 	})
 }
 
@@ -135,6 +165,9 @@ func TypedPolicy(p *Policy) (*limitspec.Policy, *Outcome) {
 		o := limiterError(err)
 		return nil, &o
 	}
+	if p.Holds {
+		pol = pol.WithHolds()
+	}
 	return pol, nil
 }
 
@@ -178,6 +211,8 @@ func limiterError(err error) Outcome {
 	switch {
 	case errors.Is(err, limitspec.ErrBadInput):
 		return failure("BADINPUT", err.Error())
+	case errors.Is(err, limitspec.ErrNoHold):
+		return failure("NOHOLD", err.Error())
 	case errors.Is(err, limitspec.ErrBadState) && errors.As(err, &rerr):
 		return errorOutcome(redislimit.ErrorReply(rerr.Error()))
 	}
@@ -228,6 +263,9 @@ func (t *GoimplBoundTarget) Begin(*Vector) error {
 // Decide decides r by the handle of its limit or policy, bound at its
 // first use; a limit or policy Bind refuses is the step's refusal.
 func (t *GoimplBoundTarget) Decide(r Request) Outcome {
+	if r.Policy != nil && r.Policy.Holds { // not bound: see limitspec.Policy.WithHolds
+		return t.hold(r)
+	}
 	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
 		if req.Policy != nil {
 			b, err := bindOnce(t.policies, r.Policy, func() (*goimpl.BoundPolicy, error) { return t.mem.BindPolicy(req.Policy) })
@@ -331,6 +369,9 @@ func (t *RedisBoundTarget) Begin(v *Vector) error {
 }
 
 func (t *RedisBoundTarget) Decide(r Request) Outcome {
+	if r.Policy != nil && r.Policy.Holds { // not bound: see limitspec.Policy.WithHolds
+		return t.hold(r)
+	}
 	lim := t.lim.(*redislimit.Limiter)
 	return t.withRequest(r, func(ctx context.Context, req limitspec.Request) Outcome {
 		if req.Policy != nil {

@@ -18,14 +18,18 @@ type OracleTarget struct {
 	store    *oracle.Store // every limit's state, shared as docs/semantics.md, "Keys", says
 	requests oracle.Requests
 	policy   *oracle.Policy // the vector's
+	holding  *oracle.HoldingPolicy
 	polErr   error
 }
 
 func (o *OracleTarget) Name() string { return "oracle" }
 
 func (o *OracleTarget) Begin(v *Vector) error {
-	o.store, o.requests, o.policy, o.polErr = oracle.NewStore(), oracle.Requests{}, nil, nil
-	if v.Policy != nil {
+	o.store, o.requests, o.policy, o.holding, o.polErr = oracle.NewStore(), oracle.Requests{}, nil, nil, nil
+	switch {
+	case v.Policy != nil && v.Policy.Holds:
+		o.holding, o.polErr = OracleHoldingPolicy(v.Policy)
+	case v.Policy != nil:
 		o.policy, o.polErr = OraclePolicy(v.Policy)
 	}
 	return nil
@@ -50,16 +54,16 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 		if o.polErr != nil {
 			return oracleError(o.polErr)
 		}
-		pr, err := o.policy.DecideOnce(&o.requests, r.IDs, r.ID, r.NowMs, c, r.Force)
+		var pr oracle.PolicyResult
+		if o.holding != nil {
+			pr, err = o.holding.Run(r.IDs, r.HoldOp(), r.Hold, r.NowMs, c, r.HoldMs)
+		} else {
+			pr, err = o.policy.DecideOnce(&o.requests, r.IDs, r.ID, r.NowMs, c, r.Force)
+		}
 		if err != nil {
 			return oracleError(err)
 		}
-		out := oracleOutcome(pr.Result)
-		out.Index = int64(pr.Index)
-		for _, l := range pr.Limits {
-			out.Limits = append(out.Limits, oracleOutcome(l))
-		}
-		return out
+		return oraclePolicyOutcome(pr)
 	}
 	m, err := o.model(r)
 	if err != nil {
@@ -77,6 +81,9 @@ func (o *OracleTarget) Reset(r Request) Outcome {
 		if o.polErr != nil {
 			return oracleError(o.polErr)
 		}
+		if o.holding != nil {
+			return failure("BADINPUT", "a holding policy's vector resets nothing")
+		}
 		if err := o.policy.Reset(r.IDs); err != nil {
 			return oracleError(err)
 		}
@@ -90,6 +97,16 @@ func (o *OracleTarget) Reset(r Request) Outcome {
 		return oracleError(err)
 	}
 	return Outcome{}
+}
+
+// oraclePolicyOutcome is a policy's result as an Outcome.
+func oraclePolicyOutcome(pr oracle.PolicyResult) Outcome {
+	out := oracleOutcome(pr.Result)
+	out.Index = int64(pr.Index)
+	for _, l := range pr.Limits {
+		out.Limits = append(out.Limits, oracleOutcome(l))
+	}
+	return out
 }
 
 func oracleOutcome(r oracle.Result) Outcome {

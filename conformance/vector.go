@@ -38,6 +38,10 @@ type Vector struct {
 type Policy struct {
 	Name   string        `json:"name"`
 	Limits []PolicyLimit `json:"limits"`
+	// Holds (a project extension) makes it a holding policy
+	// (docs/semantics.md, "Holds"): every step runs an operation (Op) on
+	// its holds, a decision included, by the holds script.
+	Holds bool `json:"holds,omitempty"`
 }
 
 // PolicyLimit is one limit of a vector's policy: its algorithm and
@@ -118,6 +122,13 @@ type Step struct {
 	// request of the same id (and hash tag) gets its reply again
 	// (docs/semantics.md, "Request ids").
 	ID string `json:"id,omitempty"`
+	// Op, Hold and HoldMs (project extensions) are a holding policy's
+	// step: the operation (decide when empty; reserve, commit, release,
+	// renew), the hold's id, and its length for reserve and renew. Cost is
+	// the amount reserved, or spent for a commit.
+	Op     string `json:"op,omitempty"`
+	Hold   string `json:"hold,omitempty"`
+	HoldMs int64  `json:"hold_ms,omitempty"`
 	// View (a project extension) names a read-only view to run instead of
 	// a decision, such as meta_window's "entries"; its expectation is
 	// Entries. Cost and the string inputs do not apply.
@@ -187,7 +198,8 @@ func (w WrongType) MarshalJSON() ([]byte, error) {
 // meta.
 func (v *Vector) Request(s Step, params map[string]json.Number) Request {
 	r := Request{Algorithm: v.Algorithm, Params: params, Policy: v.Policy,
-		Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force, ID: s.ID}
+		Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force, ID: s.ID,
+		Op: s.Op, Hold: s.Hold, HoldMs: s.HoldMs}
 	if s.Meta != nil || len(s.Inputs) > 0 {
 		r.Inputs = map[string]string{}
 		maps.Copy(r.Inputs, s.Inputs)
@@ -246,7 +258,7 @@ const (
 
 // Classes are the classes a vector may expect, as docs/semantics.md,
 // "Errors", defines them.
-var Classes = []ErrorClass{oracle.ClassBadInput, oracle.ClassWrongType, oracle.ClassBadState}
+var Classes = []ErrorClass{oracle.ClassBadInput, oracle.ClassWrongType, oracle.ClassBadState, oracle.ClassNoHold}
 
 // Refused reports whether the expectation is an error.
 func (c *ErrorClass) Refused() bool { return c != nil && *c != NoError }

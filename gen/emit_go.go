@@ -204,6 +204,12 @@ func goEntryDecl(w *writer, a *Algorithm, s *State) {
 // key's shard itself; a decision's caller has locked it.
 func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 	used := usedNames(body)
+	if len(used.states) == 0 && len(used.entries) == 0 { // a decision of the call alone
+		if usesInput(body, "now") {
+			w.line("nowMs := c.NowMs")
+		}
+		return
+	}
 	w.line("nowMs := c.NowMs")
 	w.line("sh := t.states.Shard(t.states.Index(hash))")
 	if !writes {
@@ -234,6 +240,17 @@ func goReads(w *writer, sp *Spec, a *Algorithm, body []Stmt, writes bool) {
 			w.line("}")
 		}
 	}
+}
+
+// usesInput reports whether body reads the input named name.
+func usesInput(body []Stmt, name string) bool {
+	found := false
+	walkStmts(body, func(e Expr) {
+		if in, ok := e.(*InputRef); ok && in.In.Name == name {
+			found = true
+		}
+	})
+	return found
 }
 
 // goRead declares the table's read: the state of a key, e (nil: absent)

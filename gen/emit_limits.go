@@ -223,14 +223,24 @@ func limitState(w *writer, a *Algorithm, q string) {
 // amounts, the same for two limits exactly when they share their state
 // (see {q}StateNamer); "" when l is not valid.
 func (l {typ}) State() string {
-	p, err := l.args()
+	{p}, err := l.args()
 	if err != nil {
 		return ""
 	}
 	return {exprs}
 }
 
-`, "{templates}", strings.Join(templates, " "), "{q}", q, "{typ}", typ, "{exprs}", strings.Join(exprs, ` + " " + `))
+`, "{templates}", strings.Join(templates, " "), "{q}", q, "{typ}", typ, "{exprs}", strings.Join(exprs, ` + " " + `),
+		"{p}", argsName(exprs))
+}
+
+// argsName is the name State gives its checked parameters: p, or _ when
+// no key names one.
+func argsName(exprs []string) string {
+	if strings.Contains(strings.Join(exprs, ""), "p.") {
+		return "p"
+	}
+	return "_"
 }
 
 // limitWindow emits QuotaWindow: the algorithm's window (Algorithm.Window)

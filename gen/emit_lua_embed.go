@@ -83,6 +83,7 @@ func luaRegisterLibrary(w *writer, sp *Spec, o *Output, files map[string][]byte)
 	w.line("Name: %q, Version: %q, Source: %s,", sp.Library, libraryVersion(o, files), sourceVar(libraryScript))
 	w.line("Policy: %s,", luaScript(o, policyScript, files))
 	w.line("PolicyReset: %s,", luaScript(o, policyResetScript, files))
+	w.line("Holds: %s,", luaScript(o, holdsScript, files))
 	w.line("Algorithms: []limitspec.Algorithm{%s},", strings.Join(algs, ", "))
 	w.line("})")
 }

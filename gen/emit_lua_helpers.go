@@ -88,7 +88,7 @@ end
 }
 
 // luaMathFuncs are math's functions the scripts may read, as locals.
-var luaMathFuncs = []string{"max", "floor"}
+var luaMathFuncs = []string{"max", "min", "floor"}
 
 // luaCalls reports whether code calls name: name( not after a dot or a
 // letter, outside string literals and comments.

@@ -46,7 +46,11 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 		luaDecideFunc(&code, sp, a, reset)
 	}
 	code.line("")
-	luaPolicyLimits(&code, algs, reset)
+	script := policyScript
+	if reset {
+		script = policyResetScript
+	}
+	luaPolicyLimits(&code, algs, script)
 	code.line("")
 	if reset {
 		luaResetDel(&code)
@@ -58,7 +62,7 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	code.line("")
 	code.text(luaRequestRead, "{key}", "KEYS[key]", "{limits}", "#LIMITS", "{len}", "8 + 7 * #LIMITS")
 	code.line("")
-	code.text(luaPolicyDecide, "{write}", strings.NewReplacer("{reply}", "out", "{limits}", "#LIMITS").Replace(luaRequestWrite))
+	code.text(luaPolicyDecide, "{compose}", luaPolicyCompose, "{write}", strings.NewReplacer("{reply}", "out", "{limits}", "#LIMITS").Replace(luaRequestWrite))
 	return luaAssemble(&w, sp, &code)
 }
 
@@ -123,11 +127,16 @@ func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
 // infix, number of parameters and parameters) into LIMITS, each its
 // function, KEYS, ARGV (now_ms, cost and force filled in later, no
 // string input, then its parameters), error prefix and infix, and checks every
-// limit's parameters and keys. A reset's ARGV holds the limits alone.
-func luaPolicyLimits(w *writer, algs []*Algorithm, reset bool) {
-	first := 4
-	if reset {
-		first = 1
+// limit's parameters and keys. A reset's ARGV holds the limits alone;
+// the holds script's begins with its five inputs, and each of its limits
+// takes its holds key after its state keys (luaHoldsLimits).
+func luaPolicyLimits(w *writer, algs []*Algorithm, script string) {
+	first, keys, holdkey := 4, luaPolicyKeys, ""
+	switch script {
+	case policyResetScript:
+		first, keys = 1, luaPolicyResetKeys
+	case holdsScript:
+		first, keys, holdkey = 6, luaHoldsKeys, luaHoldsLimitKey
 	}
 	w.line("-- the algorithms: each its function, number of keys, string inputs,")
 	w.line("-- required and total parameters")
@@ -138,16 +147,20 @@ func luaPolicyLimits(w *writer, algs []*Algorithm, reset bool) {
 	w.line("}")
 	w.line("")
 	w.line("-- the limits")
-	if !reset {
-		w.line("if #ARGV < 3 then")
-		w.line("  return bad('expected now_ms, cost, force, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')")
+	if first > 1 {
+		w.line("if #ARGV < %d then", first-1)
+		w.line("  return bad(%s .. #ARGV .. ' arguments')", luaStr("expected "+argsBefore(script)+", then each limit: algorithm, name, n, n parameters; got "))
 		w.line("end")
 	}
-	keys := luaPolicyKeys
-	if reset {
-		keys = luaPolicyResetKeys
+	w.text(luaPolicyLimitsText, "{first}", fmt.Sprint(first), "{keys}", keys, "{holdkey}", holdkey)
+}
+
+// argsBefore names the arguments of a script before its limits.
+func argsBefore(script string) string {
+	if script == holdsScript {
+		return "now_ms, cost, op, id, hold_ms"
 	}
-	w.text(luaPolicyLimitsText, "{first}", fmt.Sprint(first), "{keys}", keys)
+	return "now_ms, cost, force"
 }
 
 // luaPolicyLimitsText reads the limits from ARGV, from ARGV[{first}] on, into
@@ -177,7 +190,7 @@ while arg <= #ARGV do
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
   LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
-  arg, key = arg + 3 + n, key + alg[2]
+  arg, key = arg + 3 + n, key + alg[2]{holdkey}
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -323,7 +336,12 @@ else
   end
 end
 
--- the binding limit: when denied, the longest wait; when admitted, the
+{compose}{write}return out
+`
+
+// luaPolicyCompose composes the policy's reply out from every limit's,
+// res, as docs/semantics.md, "Policies" states (all: every limit admits).
+const luaPolicyCompose = `-- the binding limit: when denied, the longest wait; when admitted, the
 -- least remaining relative to its limit; ties to the first
 local b = nil
 for i, r in ipairs(res) do
@@ -347,5 +365,4 @@ for _, r in ipairs(res) do
     out[#out + 1] = r[j]
   end
 end
-{write}return out
 `

@@ -106,6 +106,7 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 	// first.
 	for path, by := range map[string]string{
 		o.luaFile(policyScript): "the policy script", o.luaFile(policyResetScript): "the policy reset script",
+		o.luaFile(holdsScript): "the holds script",
 		o.luaFile(libraryScript): "the Functions library", o.lua.file("scripts_gen.go"): "the scripts' registration",
 	} {
 		if err := fs.put(path, by, nil); err != nil {
@@ -125,6 +126,8 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 		s := emitLuaPolicy(sp, reset)
 		files[o.luaFile(name)], codes[name] = s.file, s.libFunction()
 	}
+	s := emitLuaHolds(sp)
+	files[o.luaFile(holdsScript)], codes[holdsScript] = s.file, s.libFunction()
 	files[o.luaFile(libraryScript)] = emitLuaLibrary(sp, &o, files, codes)
 	man, err := emitManifest(sp, &o, algs, files)
 	if err != nil {

@@ -57,6 +57,11 @@ type manifestPolicy struct {
 	Algorithms []string `json:"algorithms"`
 	// Reset deletes a policy's keys: the same KEYS, ARGV the limits alone.
 	Reset *manifestFile `json:"reset"`
+	// Holds runs an operation on a holding policy (docs/semantics.md,
+	// "Holds"), with the same algorithms.
+	Holds *manifestFile `json:"holds"`
+	// HoldsDoc describes its KEYS and ARGV.
+	HoldsDoc []string `json:"holds_doc"`
 }
 
 type manifestArg struct {
@@ -157,7 +162,12 @@ func emitManifest(sp *Spec, o *Output, algs []*Algorithm, files map[string][]byt
 			"ARGV now_ms, cost, force (0 or 1), then per limit its algorithm, name",
 			":<policy>:<limit> (its keys carry :<limit>), number of parameters and parameters",
 		},
-		Reset: fileOf(o, policyResetScript, files)}
+		Reset: fileOf(o, policyResetScript, files), Holds: fileOf(o, holdsScript, files),
+		HoldsDoc: []string{
+			"runs one operation on a holding policy, all or nothing: KEYS every limit's keys,",
+			"each followed by its holds key {<key>}:<limit>:hd; ARGV now_ms, cost, op (decide,",
+			"reserve, commit, release, renew), id, hold_ms, then the limits as the policy's",
+		}}
 	for _, a := range sp.InScope() {
 		m.Policy.Algorithms = append(m.Policy.Algorithms, a.Qualified())
 	}

@@ -90,6 +90,8 @@ type Limiter struct {
 	tables atomic.Pointer[[]*table]
 	// requests are the results of charged requests with an id.
 	requests requests
+	// holds are the holds of holding policies (holds.go).
+	holds holdStore
 }
 
 // table is the state of one algorithm's limits, its name in results,
@@ -180,6 +182,9 @@ func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *li
 	}
 	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
+	}
+	if req.Policy != nil && req.Policy.Holds() {
+		return l.runHolds(req, "decide", "", 0, res)
 	}
 	now := l.nowMs(req.Now)
 	if req.ID != "" {

@@ -78,10 +78,18 @@ func (l *Limiter) decidePolicy(req limitspec.Request, now int64, tables []policy
 	unlock := lockAll(calls)
 	replies := decideAll(calls, req.Force)
 	unlock()
+	compose(limits, replies, req.Force, res)
+	return nil
+}
+
+// compose writes the policy's result of its limits' replies to *res
+// (docs/semantics.md, "Policies"): the binding limit's, its delay the
+// longest when admitted or forced.
+func compose(limits []limitspec.PolicyLimit, replies []kit.Reply, force bool, res *limitspec.Result) {
 	b := binding(replies)
 	decision := replies[b]
 	decision.DelayMs = 0 // denied: a denial waits for nothing
-	if decision.Allowed || req.Force {
+	if decision.Allowed || force {
 		for _, r := range replies {
 			decision.DelayMs = max(decision.DelayMs, r.DelayMs)
 		}
@@ -91,7 +99,6 @@ func (l *Limiter) decidePolicy(req limitspec.Request, now int64, tables []policy
 		out = append(out, limitcall.LimitResult(limits[i].Name, limits[i].Limit, r))
 	}
 	*res = limitcall.Result(decision, b, out)
-	return nil
 }
 
 // lockAll locks the shard of every call, each once, in the order of the

@@ -139,6 +139,11 @@ type Library struct {
 	// n of its parameters and those n. PolicyReset deletes a policy's
 	// keys: the same KEYS, ARGV the limits alone.
 	Policy, PolicyReset Script
+	// Holds runs an operation on a holding policy (docs/semantics.md,
+	// "Holds"): KEYS are every limit's keys, each followed by its holds
+	// key {tag}:<limit>:hd; ARGV is now_ms, cost, op, id, hold_ms, then
+	// the limits as Policy takes them.
+	Holds Script
 	// Algorithms are the algorithms Policy decides.
 	Algorithms []limitspec.Algorithm
 }

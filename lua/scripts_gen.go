@@ -16,6 +16,12 @@ var bucketWindowSource string
 //go:embed bucket_window_reset.lua
 var bucketWindowResetSource string
 
+//go:embed concurrency.lua
+var concurrencySource string
+
+//go:embed concurrency_reset.lua
+var concurrencyResetSource string
+
 //go:embed fixed_window.lua
 var fixedWindowSource string
 
@@ -27,6 +33,9 @@ var gcraSource string
 
 //go:embed gcra_reset.lua
 var gcraResetSource string
+
+//go:embed holds.lua
+var holdsSource string
 
 //go:embed leaky_bucket.lua
 var leakyBucketSource string
@@ -83,6 +92,16 @@ var limitspecScripts = []*kit.Scripts{
 			{Name: "limit_2", Default: "0"}, {Name: "window_ms_2", Default: "0"},
 			{Name: "limit_3", Default: "0"}, {Name: "window_ms_3", Default: "0"}},
 		Args: bucketWindowScriptArgs,
+	},
+	{
+		ID: limitspec.Algorithm{Library: "limitspec", Name: "concurrency"}, Library: "limitspec",
+		Decide: kit.Script{Name: "concurrency", Source: concurrencySource, SHA1: "0885e6855a4302bce7ffb7948d5707b5fa91163b"},
+		Reset:  kit.Script{Name: "concurrency_reset", Source: concurrencyResetSource, SHA1: "80aada213ca170381b11962ca2d0b262b8956ea1"},
+		Views:  []kit.View{},
+		Keys:   []string{":cc"},
+		Inputs: []string{},
+		Params: []kit.Param{{Name: "limit"}},
+		Args:   concurrencyScriptArgs,
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
@@ -160,14 +179,15 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "f556854193aea16e56c7ab7842a1760ab59b1849", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "7d499928343e275082d81e697ffd4654c4d6192c"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "6ce6408092fb7b1f97fca435b9563ad745652295"},
+		Name: "limitspec", Version: "4db245bd75045406764536084f966070892e15b5", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "49d8618a26642bc4c00175b85f800254a368e1ba"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "ba616d43d0bc62602f5f2d201af2193e0c6a3bb1"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "609dc0b4fdd902edaa93551d54517bbdaf1ab436"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
-			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
-			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
-			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
-			{Library: "limitspec", Name: "token_bucket"}},
+			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
+			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},
+			{Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"},
+			{Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	for _, s := range limitspecScripts {
 		kit.RegisterScripts(s)
@@ -193,6 +213,26 @@ func bucketWindowScriptArgs(lim limitspec.Limit) ([]int64, error) {
 	}
 	return []int64{l.Limit, int64(l.Window / time.Millisecond), int64(l.Bucket / time.Millisecond),
 		l.Limit2, int64(l.Window2 / time.Millisecond), l.Limit3, int64(l.Window3 / time.Millisecond)}, nil
+}
+
+// concurrencyScriptArgs returns a concurrency limit's parameters as its scripts take them.
+func concurrencyScriptArgs(lim limitspec.Limit) ([]int64, error) {
+	var l limitspec.Concurrency
+	switch v := lim.(type) {
+	case limitspec.Concurrency:
+		l = v
+	case *limitspec.Concurrency:
+		if v == nil {
+			return nil, kit.NotA("concurrency", lim)
+		}
+		l = *v
+	default:
+		return nil, kit.NotA("concurrency", lim)
+	}
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	return []int64{l.Limit}, nil
 }
 
 // fixedWindowScriptArgs returns a fixed_window limit's parameters as its scripts take them.

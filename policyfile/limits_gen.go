@@ -264,3 +264,21 @@ func init() {
 		return l, nil
 	})
 }
+
+func init() {
+	kit.RegisterLimit(limitspec.Concurrency{}.Algorithm(), func(m map[string]int64) (limitspec.Limit, error) {
+		if refused := exact.Unknown("concurrency", m, "limit"); refused != "" {
+			return nil, &limitspec.InputError{Msg: refused}
+		}
+		var l limitspec.Concurrency
+		if v, ok := m["limit"]; ok {
+			l.Limit = v
+		} else {
+			return nil, &limitspec.InputError{Msg: "concurrency: missing parameter limit"}
+		}
+		if err := l.Validate(); err != nil {
+			return nil, err
+		}
+		return l, nil
+	})
+}

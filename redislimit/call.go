@@ -56,6 +56,9 @@ const maxTags = 8
 // own reply, the binding limit's index and each limit's part, appended to
 // limits.
 func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
+	if p.holds {
+		return l.runHolds(ctx, p, req, holdDecide, limits)
+	}
 	if l.o.RequestIDs && req.ID == "" {
 		req.ID = l.ids.Next()
 	}

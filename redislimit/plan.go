@@ -48,6 +48,9 @@ type plan struct {
 	policy     *limitspec.Policy
 	identities []string
 	constants  []string
+	// holds: a holding policy's plan, whose calls run the holds script
+	// (holds.go); its reset deletes no holds.
+	holds bool
 }
 
 // limitPlan is lim's plan, lim checked (Limit.Validate, and an
@@ -86,6 +89,9 @@ func policyPlan(p *limitspec.Policy) (*plan, error) {
 	}
 	pl := &plan{decide: scriptOf(t.Library.Name, t.Library.Policy), reset: scriptOf(t.Library.Name, t.Library.PolicyReset),
 		tails: t.Tails, params: boxed(t.Limits), policy: p, identities: p.Identities()}
+	if p.Holds() {
+		pl.decide, pl.holds = scriptOf(t.Library.Name, t.Library.Holds), true
+	}
 	tag := make([]int, 0, len(p.Limits())) // each limit's
 	for _, l := range p.Limits() {
 		pl.names, pl.limits = append(pl.names, l.Name), append(pl.limits, l.Limit)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 	"github.com/redis/go-redis/v9"
 )
@@ -222,6 +223,8 @@ func classify(script string, err error) error {
 	switch {
 	case code == "BADINPUT":
 		return &limitspec.InputError{Msg: rest}
+	case code == "NOHOLD":
+		return limitcall.NoHoldError(rest)
 	case code == "BADSTATE" || code == "WRONGTYPE":
 		return fmt.Errorf("redislimit %s: %w: %w", script, limitspec.ErrBadState, err)
 	case nonLocal(rerr):

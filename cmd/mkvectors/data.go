@@ -41,6 +41,7 @@ type algorithmData struct {
 // parameters (limit.param), or, with Limits, a policy of its own, as a
 // policy file writes it; and its scenarios.
 type policyData struct {
+	Holds     bool                    `yaml:"holds"`
 	Params    map[string]int64        `yaml:"params"`
 	Limits    []limitData             `yaml:"limits"`
 	Scenarios map[string]scenarioData `yaml:"scenarios"`
@@ -82,6 +83,9 @@ type callData struct {
 	Reset      bool              `yaml:"reset"`
 	Force      bool              `yaml:"force"`
 	ID         string            `yaml:"id"`
+	Op         string            `yaml:"op"`
+	Hold       string            `yaml:"hold"`
+	HoldMs     int64             `yaml:"hold_ms"`
 	Repeat     expr              `yaml:"repeat"`
 	Calls      []callData        `yaml:"calls"`
 }
@@ -257,7 +261,8 @@ func algorithmCall(c callData, dt, cost int64) call {
 }
 
 func policyCall(c callData, dt, cost int64) pcall {
-	return pcall{dt: dt, ids: c.IDs, cost: cost, reset: c.Reset, force: c.Force, id: c.ID}
+	return pcall{dt: dt, ids: c.IDs, cost: cost, reset: c.Reset, force: c.Force, id: c.ID,
+		op: c.Op, hold: c.Hold, holdMs: c.HoldMs}
 }
 
 // builders make the scenarios too irregular for the notation of calls,

@@ -21,6 +21,10 @@ type pcall struct {
 	reset     bool   // delete every limit's state for ids instead
 	force     bool   // the forced call: every limit consumes, even when denied
 	id        string // the request's id (docs/semantics.md, "Request ids")
+	// op, hold and holdMs are a holding policy's operation, hold id and
+	// hold length (docs/semantics.md, "Holds"); op empty: decide.
+	op, hold string
+	holdMs   int64
 }
 
 // specPolicies are the policies of spec/policies.yaml, by name.
@@ -40,7 +44,7 @@ func specPolicies() (map[string]*gen.Policy, error) {
 // own limits, or those of its spec's policy with the per-call parameters
 // params (limit.param); a per-call parameter params lacks is left out.
 func definition(name string, d policyData, specs map[string]*gen.Policy, params map[string]int64) *conformance.Policy {
-	def := &conformance.Policy{Name: name}
+	def := &conformance.Policy{Name: name, Holds: d.Holds}
 	for _, l := range d.Limits {
 		def.Limits = append(def.Limits, conformance.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
 			Identity: l.Identity, Constant: l.Constant, Params: numbers(l.Params)})
@@ -249,6 +253,10 @@ func policyVectors(data map[string]policyData) ([]conformance.Vector, error) {
 		sc, err := policyScenarios(name, d)
 		if err != nil {
 			return nil, err
+		}
+		if d.Holds {
+			out = append(out, holdingVectors(def, sc)...)
+			continue
 		}
 		for _, n := range sortedKeys(sc) {
 			out = append(out, buildPolicy(n, def, sc[n].comment, sc[n].calls))

@@ -16,6 +16,9 @@ var dailyQuotaSource string
 //go:embed lua/daily_quota_reset.lua
 var dailyQuotaResetSource string
 
+//go:embed lua/holds.lua
+var holdsSource string
+
 //go:embed lua/policy.lua
 var policySource string
 
@@ -41,14 +44,16 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "9b6cba307fa310e4ac7596c4bd3f555a85cda0cf", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "4c7915189e08c4f2da0d5157ffeee91bffbf2365"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "3a0d339a3d174cd4f970696ac178edd0e3bd4966"},
+		Name: "quota", Version: "bab902098ae3d40ae5b1d54148935714556e2777", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "45b70d9a8a11e28b681a31e78b69694380bd1fa0"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "6dc4f0a536f5bda5fcef674b85f53114380726e2"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "7b5162c448bdabb9847f784f99419b564b7c7fb0"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
-			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
-			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
-			{Library: "quota", Name: "daily_quota"}, {Library: "limitspec", Name: "sliding_log"},
-			{Library: "limitspec", Name: "sliding_window"}, {Library: "limitspec", Name: "token_bucket"}},
+			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
+			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},
+			{Library: "limitspec", Name: "meta_window"}, {Library: "quota", Name: "daily_quota"},
+			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
+			{Library: "limitspec", Name: "token_bucket"}},
 	})
 	for _, s := range quotaScripts {
 		kit.RegisterScripts(s)

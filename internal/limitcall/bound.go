@@ -19,7 +19,17 @@ func CheckBind(lim limitspec.Limit) error { return CheckRuleOf(lim, nil) }
 
 // CheckBindPolicy refuses a policy no handle can be bound to: none, or
 // one not made by NewPolicy, as a request naming it is refused.
-func CheckBindPolicy(p *limitspec.Policy) error { return CheckRuleOf(nil, p) }
+// A holding policy is not bound: its calls count its holds, which a
+// bound policy's decisions would pass by.
+func CheckBindPolicy(p *limitspec.Policy) error {
+	if err := CheckRuleOf(nil, p); err != nil {
+		return err
+	}
+	if p.Holds() {
+		return kit.BadInput("%s: a holding policy is not bound: call the limiter with it", p.Name())
+	}
+	return nil
+}
 
 // CheckBound refuses a request to a limit's bound handle, of limit lim
 // and policy p, that names a policy, or another limit than the bound one

@@ -68,6 +68,9 @@ func NewPolicyTemplate(p *limitspec.Policy) (*PolicyTemplate, error) {
 		for _, tail := range limits[i].scripts.KeyTails(infix, params) {
 			t.Tails, t.Of = append(t.Tails, tail), append(t.Of, i)
 		}
+		if p.Holds() { // the holds script's: the limit's holds key after its keys
+			t.Tails, t.Of = append(t.Tails, "}"+infix+":hd"), append(t.Of, i)
+		}
 		// the script reads the limit's name, :<policy>:<limit>, for its
 		// errors; its keys carry the infix, :<limit>
 		t.Limits = append(t.Limits, pl.Limit.Algorithm().String(), ":"+p.Name()+infix, strconv.Itoa(len(params)))

@@ -5,9 +5,9 @@ import (
 	"slices"
 )
 
-// Holds are the proposed model of reservations and in-flight slots (the
-// design of issue 29, not yet a part of the contract or of any target):
-// a hold is an amount an id holds on one key of a limit until a time, and
+// Holds are the model of reservations and in-flight slots
+// (docs/semantics.md, "Holds"): a hold is an amount an id holds on one
+// key of a limit until a time, and
 // the key's live holds (those whose end has not passed) count toward
 // admission like charges made now, without being charged:
 //
@@ -15,7 +15,9 @@ import (
 //     admits c + H, H the sum of the live holds, and charges c alone. Its
 //     waits count each hold whole until its end (withHolds).
 //   - Reserve holds an amount when it is admitted as a decision of that
-//     cost would be, and charges nothing.
+//     cost would be, and charges nothing. A reserve of an id that holds
+//     the same amount already (a retry) changes nothing and reports the
+//     state; of an id that holds another amount, it is refused.
 //   - Commit ends a live hold and charges what was spent, forced (work
 //     already done; docs/semantics.md, "Force"): more than was held is
 //     charged too. Release ends it and charges nothing; Renew moves its
@@ -85,7 +87,7 @@ func (h *holding) withHolds(key string, now, cost int64) Result {
 		if alone.Allowed {
 			r.Remaining = alone.Remaining
 		}
-		r.RetryAfterMs, charged = h.retryAfter(key, st, now, cost), 0
+		r.RetryAfterMs, charged = h.retryAfter(key, now, cost), 0
 	}
 	own, _ := h.m.d.decide(st, now, charged, nil, false)
 	r.ResetAfterMs = max(own.ResetAfterMs, h.lastEnd(key, now)-now)
@@ -94,7 +96,7 @@ func (h *holding) withHolds(key string, now, cost int64) Result {
 
 // retryAfter is the wait until a decision of cost is admitted with the
 // holds of key live then counted (see withHolds), -1 if never.
-func (h *holding) retryAfter(key string, st any, now, cost int64) int64 {
+func (h *holding) retryAfter(key string, now, cost int64) int64 {
 	ends := []int64{now}
 	for _, x := range h.holds[key] {
 		if x.until > now {
@@ -104,7 +106,9 @@ func (h *holding) retryAfter(key string, st any, now, cost int64) int64 {
 	slices.Sort(ends)
 	ends = slices.Compact(ends)
 	for i, at := range ends {
-		r, _ := h.m.d.decide(st, at, min(cost+h.held(key, at), costMax), nil, false)
+		// the state as a call at that time reads it: one whose clock is
+		// too far ahead reads as absent until then
+		r, _ := h.m.d.decide(h.m.trusted(key, at), at, min(cost+h.held(key, at), costMax), nil, false)
 		switch {
 		case r.Allowed:
 			return at - now

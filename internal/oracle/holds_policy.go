@@ -1,6 +1,59 @@
 package oracle
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
+
+// The bounds of a hold (docs/semantics.md, "Holds").
+const (
+	// HoldMsMax is the longest a hold lasts before its holder renews it.
+	HoldMsMax = 86400000
+	// holdIDMax is the longest hold id, in bytes.
+	holdIDMax = 128
+)
+
+// The operations of a holding policy (HoldingPolicy.Run).
+var holdOps = []string{"decide", "reserve", "commit", "release", "renew"}
+
+// Run runs one operation of a holding policy, as the holds script takes
+// it: op is decide, reserve, commit, release or renew; id the hold's id
+// (empty for a decision); cost the decision's cost, the amount reserved
+// or the amount spent (0 for release and renew); holdMs the hold's
+// length for reserve and renew, else 0. Its input is checked in the
+// scripts' order: the identities, now and cost (as Decide), then op, id
+// and holdMs, then the cost the op takes.
+func (hp *HoldingPolicy) Run(ids map[string]string, op, id string, now, cost, holdMs int64) (PolicyResult, error) {
+	if err := hp.p.check(ids, now, cost); err != nil {
+		return PolicyResult{}, err
+	}
+	timed := op == "reserve" || op == "renew"
+	switch {
+	case !slices.Contains(holdOps, op):
+		return PolicyResult{}, bad("%s: op must be decide, reserve, commit, release or renew, got %q", hp.p.name, op)
+	case op == "decide" && id != "":
+		return PolicyResult{}, bad("%s: a decision takes no id, got %q", hp.p.name, id)
+	case op != "decide" && (len(id) < 1 || len(id) > holdIDMax):
+		return PolicyResult{}, bad("%s: id must be 1 to %d bytes, got %d", hp.p.name, holdIDMax, len(id))
+	case timed && (holdMs < 1 || holdMs > HoldMsMax), !timed && holdMs != 0:
+		return PolicyResult{}, bad("%s: hold_ms out of range for %s: %d", hp.p.name, op, holdMs)
+	case op == "reserve" && cost < 1:
+		return PolicyResult{}, bad("%s: a reserve holds at least 1, got cost 0", hp.p.name)
+	case (op == "release" || op == "renew") && cost != 0:
+		return PolicyResult{}, bad("%s: cost must be 0 for %s, got %d", hp.p.name, op, cost)
+	}
+	switch op {
+	case "decide":
+		return hp.Decide(ids, now, cost)
+	case "reserve":
+		return hp.Reserve(ids, id, now, cost, holdMs)
+	case "commit":
+		return hp.Commit(ids, id, now, cost)
+	case "release":
+		return hp.Release(ids, id, now)
+	}
+	return hp.Renew(ids, id, now, holdMs)
+}
 
 // HoldingPolicy is a policy whose limits hold (see holds.go): each limit
 // keeps its own holds under the value of the identity it counts, and
@@ -31,6 +84,9 @@ func NewHoldingPolicy(name string, limits []PolicyLimit) (*HoldingPolicy, error)
 // Decide decides a request of cost with every limit's holds counted:
 // admitted when every limit admits, each then charging cost.
 func (hp *HoldingPolicy) Decide(ids map[string]string, now, cost int64) (PolicyResult, error) {
+	if err := hp.p.check(ids, now, cost); err != nil {
+		return PolicyResult{}, err
+	}
 	return hp.admit(ids, now, cost, func(h *holding, key string) {
 		if cost == 0 {
 			return
@@ -41,10 +97,11 @@ func (hp *HoldingPolicy) Decide(ids map[string]string, now, cost int64) (PolicyR
 	})
 }
 
-// Reserve holds amount (at least 1) for id until now + holdMs (at least
-// 1) on every limit, when every limit admits a decision of amount with
-// its holds counted; it charges nothing. An id that already holds on a
-// limit is refused.
+// Reserve holds amount (at least 1) for id until now + holdMs (1 to
+// HoldMsMax) on every limit, when every limit admits a decision of amount
+// with its holds counted; it charges nothing. An id that holds amount on
+// every limit already is a retry: nothing changes, and the result is the
+// state. An id that holds otherwise is refused.
 func (hp *HoldingPolicy) Reserve(ids map[string]string, id string, now, amount, holdMs int64) (PolicyResult, error) {
 	if err := hp.p.check(ids, now, amount); err != nil {
 		return PolicyResult{}, err
@@ -52,12 +109,20 @@ func (hp *HoldingPolicy) Reserve(ids map[string]string, id string, now, amount, 
 	switch {
 	case id == "":
 		return PolicyResult{}, bad("empty reservation id")
-	case amount < 1 || holdMs < 1:
-		return PolicyResult{}, bad("a hold of %d for %d ms: both must be at least 1", amount, holdMs)
+	case amount < 1 || holdMs < 1 || holdMs > HoldMsMax:
+		return PolicyResult{}, bad("a hold of %d for %d ms: both must be at least 1, the time at most %d", amount, holdMs, HoldMsMax)
+	}
+	replay := true
+	for i, h := range hp.holds {
+		x, held := h.live(hp.key(i, ids), id, now)
+		replay = replay && held && x.amount == amount
+	}
+	if replay {
+		return hp.settled(ids, now), nil
 	}
 	for i, h := range hp.holds {
-		if _, held := h.live(hp.key(i, ids), id, now); held {
-			return PolicyResult{}, bad("id %s already holds on %s", id, hp.p.limits[i].name)
+		if x, held := h.live(hp.key(i, ids), id, now); held {
+			return PolicyResult{}, bad("id %s holds %d on %s, not %d", id, x.amount, hp.p.limits[i].name, amount)
 		}
 	}
 	out, err := hp.admit(ids, now, amount, func(h *holding, key string) {

@@ -300,3 +300,17 @@ func (m slidingWindow) decide(st any, now, cost int64, _ map[string]string, forc
 	}
 	return r, next
 }
+
+// concurrency: at most limit held at once. It keeps no state: alone it
+// admits any cost up to limit and charges nothing; what is in flight is
+// the holds of its key (holds.go), which count toward admission as any
+// limit's do.
+type concurrency struct{ limit int64 }
+
+func (m concurrency) decide(_ any, _, cost int64, _ map[string]string, _ bool) (Result, any) {
+	r := Result{Allowed: cost <= m.limit, Limit: m.limit, Remaining: m.limit, RetryAfterMs: -1}
+	if r.Allowed {
+		r.Remaining = m.limit - cost
+	}
+	return r, nil
+}

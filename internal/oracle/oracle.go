@@ -42,6 +42,9 @@ const (
 	ClassBadInput  = "BADINPUT"
 	ClassWrongType = "WRONGTYPE"
 	ClassBadState  = "BADSTATE"
+	// ClassNoHold is the refusal of a commit, release or renew of an id
+	// that holds nothing live (ErrNoHold).
+	ClassNoHold = "NOHOLD"
 )
 
 // Class is the class of an error of the oracle: ClassBadInput for one
@@ -54,6 +57,8 @@ func Class(err error) string {
 		return ""
 	case errors.Is(err, ErrWrongType):
 		return ClassWrongType
+	case errors.Is(err, ErrNoHold):
+		return ClassNoHold
 	case errors.Is(err, ErrBadInput):
 		return ClassBadInput
 	}
@@ -221,6 +226,12 @@ var algorithms = map[string]algorithm{
 		}),
 	"gcra": refilled("burst", "rate", "period_ms", "the time to drain a full burst",
 		func(burst, rate, period int64) decider { return gcra{burst: burst, rate: rate, period: period} }),
+	"concurrency": {
+		horizon: func(map[string]int64) int64 { return 0 },
+		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12, amount: true}},
+		joint:   noJoint,
+		make:    func(p map[string]int64) decider { return concurrency{limit: p["limit"]} },
+	},
 }
 
 // perWindow is an algorithm of a limit in [1, hi] per window_ms, whose

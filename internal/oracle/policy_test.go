@@ -570,6 +570,8 @@ func randomLimit(rng *rand.Rand, i int, alg string) PolicyLimit {
 		if rng.Intn(2) == 0 {
 			l.Params["limit_2"], l.Params["window_ms_2"] = n+rng.Int63n(5)+1, ms*(rng.Int63n(4)+2)
 		}
+	case "concurrency":
+		l.Params = map[string]int64{"limit": n}
 	default:
 		l.Params = map[string]int64{"limit": n, "window_ms": ms}
 	}

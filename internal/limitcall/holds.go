@@ -1,0 +1,63 @@
+package limitcall
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/kit"
+)
+
+// holdOps are the operations of a holding policy (docs/semantics.md,
+// "Holds"), as the holds script names them.
+var holdOps = []string{"decide", "reserve", "commit", "release", "renew"}
+
+// CheckHoldOp refuses an operation on a holding policy's holds as the
+// holds script does, in its order: op, then id (none for a decision, 1
+// to idMax bytes otherwise), then holdMs (1 to msMax for reserve and
+// renew, else 0), then the cost the op takes (at least 1 to reserve, 0
+// to release or renew).
+func CheckHoldOp(policy, op, id string, cost, holdMs, idMax, msMax int64) error {
+	timed := op == "reserve" || op == "renew"
+	switch {
+	case !slices.Contains(holdOps, op):
+		return kit.BadInput("%s: op must be decide, reserve, commit, release or renew, got %s", policy, Clip(op))
+	case op == "decide" && id != "":
+		return kit.BadInput("%s: a decision takes no id, got %s", policy, Clip(id))
+	case op != "decide" && (len(id) < 1 || int64(len(id)) > idMax):
+		return kit.BadInput("%s: id must be 1 to %d bytes, got %d", policy, idMax, len(id))
+	case timed && (holdMs < 1 || holdMs > msMax):
+		return kit.BadInput("%s: hold_ms must be an integer in [1, %d] for %s, got %d", policy, msMax, op, holdMs)
+	case !timed && holdMs != 0:
+		return kit.BadInput("%s: hold_ms must be 0 for %s, got %d", policy, op, holdMs)
+	case op == "reserve" && cost < 1:
+		return kit.BadInput("%s: a reserve holds at least 1, got cost 0", policy)
+	case (op == "release" || op == "renew") && cost != 0:
+		return kit.BadInput("%s: cost must be 0 for %s, got %d", policy, op, cost)
+	}
+	return nil
+}
+
+// NoHold is the refusal of a commit, release or renew of an id that
+// holds nothing live on limit, with the holds script's message.
+func NoHold(policy, id, limit string) error {
+	return NoHoldError(fmt.Sprintf("%s: id %s holds nothing on %s: it was committed or released, or its hold ended", policy, Clip(id), limit))
+}
+
+// NoHoldError is an error of message msg matching limitspec.ErrNoHold.
+func NoHoldError(msg string) error { return &noHoldError{msg} }
+
+type noHoldError struct{ msg string }
+
+func (e *noHoldError) Error() string { return e.msg }
+
+// Is reports whether target is limitspec.ErrNoHold.
+func (e *noHoldError) Is(target error) bool { return target == limitspec.ErrNoHold }
+
+// Clip is s cut to 32 bytes, for an error message, as the scripts cut it.
+func Clip(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "..."
+	}
+	return s
+}

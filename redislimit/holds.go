@@ -1,0 +1,68 @@
+package redislimit
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/kit"
+)
+
+// A holding policy (limitspec.Policy.WithHolds; docs/semantics.md,
+// "Holds") is called by the holds script: every limit's keys, each then
+// its holds key, and ARGV now_ms, cost, op, id, hold_ms, then the limits.
+// Its decisions (Limit) run op decide; Hold runs the others.
+
+// holdDecide is a holding policy's decision, as Hold's operations are
+// passed.
+var holdDecide = limitspec.Hold{}
+
+// Hold runs h on the holds of req.Policy, a holding policy, for req.IDs
+// (see limitspec.Holder): one call of the holds script, all or nothing
+// over the policy's limits. Its errors are Limit's, and one matching
+// limitspec.ErrNoHold for a commit, release or renew that finds nothing
+// held. An operation on a hold is idempotent by its id, so one whose
+// reply was lost is sent again (as a decision with a request id is): a
+// commit retried after it took effect finds nothing held and charges
+// nothing, its error matching ErrNoHold.
+func (l *Limiter) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
+	p, err := l.plan(req)
+	if err != nil {
+		return limitspec.Result{}, err
+	}
+	if !p.holds {
+		return limitspec.Result{}, kit.BadInput("%s: holds are kept by a holding policy: make it with Policy.WithHolds", req.Policy.Name())
+	}
+	decision, binding, limits, err := l.runHolds(ctx, p, req, h, make([]limitspec.LimitResult, 0, len(p.limits)))
+	if err != nil {
+		return limitspec.Result{}, err
+	}
+	return limitcall.Result(decision, binding, limits), nil
+}
+
+// runHolds runs h (holdDecide: a decision) on req's holding policy.
+func (l *Limiter) runHolds(ctx context.Context, p *plan, req limitspec.Request, h limitspec.Hold, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
+	if req.Force || req.ID != "" {
+		return kit.Reply{}, 0, nil, kit.BadInput("%s: a holding policy takes no Force nor ID: a commit charges work done, and a hold's id makes its calls idempotent", req.Policy.Name())
+	}
+	var buf [maxTags]string
+	tags, err := p.tags(req, buf[:0])
+	if err != nil {
+		return kit.Reply{}, 0, nil, err
+	}
+	args := make([]any, headArgs, headArgs+len(p.tails)+5+len(p.params))
+	args[2] = p.numKeys
+	args, first := p.appendKeys(args, l.o.Prefix, tags)
+	op, ms := "decide", int64(0)
+	if h != holdDecide {
+		op, ms = h.Op.String(), h.Ms()
+	}
+	args = append(args, l.now(req.Now), req.Cost, op, h.ID, strconv.FormatInt(ms, 10))
+	args = append(args, p.params...)
+	reply, err := l.run(ctx, p.decide, args, first, h != holdDecide)
+	if err != nil {
+		return kit.Reply{}, 0, nil, err
+	}
+	return p.decision(reply, limits)
+}
