@@ -48,7 +48,7 @@ func TestAlgorithms(t *testing.T) {
 	for _, a := range policyfile.Algorithms() {
 		got = append(got, a.String())
 	}
-	want := []string{"bucket_window", "fixed_window", "gcra", "leaky_bucket", "meta_window", "sliding_log", "sliding_window", "token_bucket"}
+	want := []string{"bucket_window", "concurrency", "fixed_window", "gcra", "leaky_bucket", "meta_window", "sliding_log", "sliding_window", "token_bucket"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Algorithms (-want +got):\n%s", diff)
 	}

@@ -130,11 +130,13 @@ type rowSet struct {
 }
 
 // rowSets lists the decision scripts with the default parameters, and
-// bucket_window once more with three tiers.
+// bucket_window once more with three tiers. concurrency is left out: it
+// keeps no state, and alone admits every request within its limit; its
+// slots are a holding policy's holds (docs/semantics.md, "Holds").
 func rowSets() []rowSet {
 	var out []rowSet
 	for _, s := range allScripts() {
-		if s.View != "" {
+		if s.View != "" || s.Name == "concurrency" {
 			continue
 		}
 		out = append(out, rowSet{label: s.Name, script: s, values: func(L int64) map[string]int64 { return defaultValues(s, L) }})

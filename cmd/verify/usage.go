@@ -80,7 +80,8 @@ A vector is a JSON object:
   name       required; names it in every report ("<directory>/<file>")
   algorithm  the algorithm as policyfile.NewLimit names it ("gcra"), or
   policy     a policy, as a policy file writes it: {name, limits: [{name,
-             algorithm, identity or constant, params}, ...]}
+             algorithm, identity or constant, params}, ...]}; with
+             "holds": true, a holding policy, whose steps run op
   params     with algorithm: its parameters, JSON numbers passed on as
              written (a refused one, such as 1.5, is refused input)
   comment    free text: the derivation of the expected values
@@ -99,6 +100,10 @@ A step is a JSON object:
   force       true: the forced call, charged even when denied
   reset       true: delete the key's state instead of deciding
   view        run a read-only view ("entries") instead of deciding
+  op          a holding policy's operation: reserve, commit, release or
+              renew; a decision when absent
+  hold        its hold's id (1 to 128 bytes)
+  hold_ms     how long a reserve or renew holds (1 to 86400000)
   wrong_type  first store another Redis type at the step's keys: true for
               all, or a list of 1-based places in KEYS; the step must
               expect an error, and only targets with a keyspace run it
@@ -112,7 +117,8 @@ An expectation (expect) holds any subset of:
   limits      a policy's: each limit's own result, every limit, in order
   entries     a view's entries, each an array of numbers and strings
   error       the class of the error the step must end in: "BADINPUT",
-              "WRONGTYPE" or "BADSTATE" (docs/semantics.md, "Errors");
+              "WRONGTYPE", "BADSTATE" or "NOHOLD" (docs/semantics.md,
+              "Errors");
               false: the step ends in no error (a reset that succeeds).
               true (deprecated: name the class) passes with any class
 Fields left out are not compared with the vector; the targets are still

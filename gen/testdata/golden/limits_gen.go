@@ -29,6 +29,8 @@ const (
 	requestMs = 60000
 	// the longest request id, in bytes
 	requestIdMax = 128
+	// the longest a hold lasts before its holder renews it (a day)
+	holdMsMax = 86400000
 	// kept past the window, for lagging clocks
 	margin = 1000
 	// 2^53 - 1, the largest integer a double holds exactly: the bound of the exactness checks

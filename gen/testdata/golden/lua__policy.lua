@@ -20,6 +20,7 @@
 -- ones may be left out). The algorithms:
 --   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]):
 --   {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
+--   concurrency(limit): {<key>}:cc
 --   fixed_window(limit, window_ms): {<key>}:fw:<window_ms>
 --   gcra(burst, rate, period_ms): {<key>}:gc:<rate>:<period_ms>
 --   leaky_bucket(capacity, rate, period_ms): {<key>}:lb:<rate>:<period_ms>
@@ -747,6 +748,58 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, 
   end
   local t__24 = reset_at - now
   return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
+end
+
+-- a limit of concurrency; ALG names the policy, the limit and concurrency in errors
+local function decide_concurrency(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
+  local limit
+  if mode == 'check' then
+    local function bad(msg)
+      return redis.error_reply('BADINPUT ' .. ALG .. msg)
+    end
+    -- parameters
+    limit = int(ARGV[4])
+    if limit == nil or limit < 1 or limit > 1000000000000 then
+      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+    end
+    -- keys: all share the hash tag {key}, and name the parameters
+    if #KEYS ~= 1 then
+      return bad('expected 1 keys: {<key>}:cc')
+    end
+    local tail = '}' .. infix .. ':cc'
+    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+      return bad('KEYS[1] must be {<key>}:cc for these parameters')
+    end
+    if #KEYS[1] == #tail + 1 then -- {} before the tail
+      return bad('key must not be empty')
+    end
+    if string.byte(KEYS[1], 2) == 125 then -- {}...
+      return bad('key must not begin with \'}\' (its hash tag would be empty)')
+    end
+    return nil, {limit}
+  end
+  limit = unpack(P)
+  local writes = {}
+  -- state
+  local slots_ts = 0
+  local slots__raw = redis.call('GET', KEYS[1])
+  if slots__raw then
+    local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
+    if slots__raw__ts == nil or #slots__raw__ts > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#slots__raw > 32 and string.sub(slots__raw, 1, 32) .. '...' or slots__raw))
+    end
+    slots_ts = slots__raw__ts + 0
+    if slots_ts < 0 then slots_ts = 0 elseif slots_ts > NOW_MAX then slots_ts = NOW_MAX end
+  end
+
+  -- decision
+  local t__1 = limit + 1
+  local c = (t__1 < cost and t__1 or cost)
+  local ok = c <= limit
+  return {(ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0}, writes
 end
 
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
@@ -2552,6 +2605,7 @@ end
 -- required and total parameters
 local ALGORITHMS = {
   ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
+  ['concurrency'] = {decide_concurrency, 1, 0, 1, 1},
   ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
   ['gcra'] = {decide_gcra, 1, 0, 3, 3},
   ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},

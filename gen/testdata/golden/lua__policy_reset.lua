@@ -126,6 +126,33 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
   return nil
 end
 
+-- a limit of concurrency; ALG names the policy, the limit and concurrency in errors
+local function decide_concurrency(KEYS, ARGV, mode, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:cc')
+  end
+  local tail = '}' .. infix .. ':cc'
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:cc for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil
+end
+
 -- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
 local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
   local function bad(msg)
@@ -464,6 +491,7 @@ end
 -- required and total parameters
 local ALGORITHMS = {
   ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
+  ['concurrency'] = {decide_concurrency, 1, 0, 1, 1},
   ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
   ['gcra'] = {decide_gcra, 1, 0, 3, 3},
   ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},

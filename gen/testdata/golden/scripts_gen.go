@@ -17,6 +17,9 @@ var counterSource string
 //go:embed lua/counter_reset.lua
 var counterResetSource string
 
+//go:embed lua/holds.lua
+var holdsSource string
+
 //go:embed lua/policy.lua
 var policySource string
 
@@ -69,15 +72,16 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "16701f50090b0d1875c92d0d7b2deda21eeb77b6", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "710d1d3c0de69735ebdacb2348466fcc51d7cebe"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "f6cb9dd89207c8165c51bc75a1f437dff9e9a6e9"},
+		Name: "small", Version: "4e4f2c42b6cc6f344d584e61ac5482503b6aeb32", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "1c2ff266143f1168d90d42c163185b151951c57a"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e722aa66d886044ce312b4a84bc25e5020a6985d"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "ba0816e8061c7f2c43c372126b90e731572f1ead"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
-			{Library: "limitspec", Name: "fixed_window"}, {Library: "limitspec", Name: "gcra"},
-			{Library: "limitspec", Name: "leaky_bucket"}, {Library: "limitspec", Name: "meta_window"},
-			{Library: "limitspec", Name: "sliding_log"}, {Library: "limitspec", Name: "sliding_window"},
-			{Library: "small", Name: "counter"}, {Library: "small", Name: "trail"},
-			{Library: "limitspec", Name: "token_bucket"}},
+			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
+			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},
+			{Library: "limitspec", Name: "meta_window"}, {Library: "limitspec", Name: "sliding_log"},
+			{Library: "limitspec", Name: "sliding_window"}, {Library: "small", Name: "counter"},
+			{Library: "small", Name: "trail"}, {Library: "limitspec", Name: "token_bucket"}},
 	})
 	for _, s := range smallScripts {
 		kit.RegisterScripts(s)
