@@ -360,6 +360,9 @@ func misconfigured(format string, args ...any) error {
 // primary's bad-input and misconfiguration errors, the caller's ctx's
 // error and, in Local mode, the local limiter's errors.
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if req.Policy != nil && req.Policy.Holds() {
+		return l.holding(ctx, req, nil) // holds.go
+	}
 	if err := ctx.Err(); err != nil {
 		return l.fail(err)
 	}

@@ -414,3 +414,6 @@ func TestConcurrentExact(t *testing.T) {
 		}
 	}
 }
+
+// The in-process limiter keeps holds.
+var _ limitspec.Holder = (*goimpl.Limiter)(nil)

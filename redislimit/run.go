@@ -83,8 +83,10 @@ func (onceCmd) NoRetry() bool { return true }
 // anything runs. A replayable call, one carrying a request id, is sent
 // again after a lost reply too, the same way: its retry gets the reply
 // the lost one had if that one charged, and is decided for the first
-// time if it did not (docs/semantics.md, "Request ids"). Once a reply
-// is lost, a failure of the retries (unsent, refused by a server that
+// time if it did not (docs/semantics.md, "Request ids"); so is an
+// operation on a hold, whose retry, when the lost one took effect, finds
+// nothing held (NOHOLD: that answer is returned). Once a reply is lost,
+// any other failure of the retries (unsent, refused by a server that
 // fails over, out of time) leaves the lost reply's error: the call may
 // have been applied.
 func (l *Limiter) send(ctx context.Context, args []any, first string, replayable bool) (any, error) {
@@ -101,7 +103,7 @@ func (l *Limiter) send(ctx context.Context, args []any, first string, replayable
 			lost, retry = err, true
 		}
 		if !retry || !pause(ctx, attempt, start) {
-			if lost != nil {
+			if lost != nil && !strings.HasPrefix(ErrorReply(err.Error()), "NOHOLD ") {
 				return nil, lost
 			}
 			return nil, err

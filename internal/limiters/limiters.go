@@ -33,9 +33,10 @@ func IsNil(v any) bool {
 // Outage reports whether err (not nil) is one a fallback may decide
 // around: any error but those matching limitspec.ErrBadInput and
 // limitspec.ErrMisconfigured, which another limiter would only repeat or
-// hide.
+// hide, and limitspec.ErrNoHold, an answer.
 func Outage(err error) bool {
-	return err != nil && !errors.Is(err, limitspec.ErrBadInput) && !errors.Is(err, limitspec.ErrMisconfigured)
+	return err != nil && !errors.Is(err, limitspec.ErrBadInput) && !errors.Is(err, limitspec.ErrMisconfigured) &&
+		!errors.Is(err, limitspec.ErrNoHold)
 }
 
 // Check reports whether l can decide req's limit or policy: l's own

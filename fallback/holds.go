@@ -1,0 +1,108 @@
+package fallback
+
+import (
+	"context"
+	"errors"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
+)
+
+// Holds (docs/semantics.md, "Holds") through the fallback. A holding
+// policy's calls, its decisions and the operations on its holds, go to
+// the primary while the breaker lets them; while it fails, the mode
+// decides:
+//
+//   - Local: the local limiter, a limitspec.Holder, runs the call on its
+//     own holds, with the cost times Processes, as for any decision; an
+//     operation on a hold the local limiter does not have (one the
+//     primary holds) returns the primary's error, the hold ending there
+//     by itself. Nothing decided locally is told to the primary
+//     afterwards, nor started from its word: holds are not paid back.
+//   - FailOpen admits a decision or a reserve; FailClosed denies them.
+//     A commit, release or renew returns the primary's error.
+//
+// So while the primary is away, each process holds and charges at most
+// its share of each limit locally, beside what the primary held when it
+// went away, which it keeps counting until each hold ends (at most the
+// hold's length), and whose commits are lost: docs/semantics.md,
+// "Holds", states the bound.
+
+// Hold runs h on req's holding policy (see limitspec.Holder), by the
+// primary, or without it as the mode says. Both limiters must implement
+// limitspec.Holder, else the error matches limitspec.ErrMisconfigured.
+func (l *Limiter) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
+	return l.holding(ctx, req, &h)
+}
+
+// holding runs h on req's holding policy, or decides it when h is nil.
+func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitspec.Hold) (limitspec.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return l.fail(err)
+	}
+	var failure error = limitspec.ErrUnavailable
+	if call, probe := l.br.acquire(l.now()); call {
+		pctx, cancel := context.WithTimeout(ctx, l.timeout)
+		res, err := runHold(pctx, l.primary, req, h)
+		cancel()
+		switch {
+		case err == nil:
+			l.br.succeed(probe)
+			return l.decided(res, limitspec.Primary), nil
+		case ctx.Err() != nil:
+			l.br.release(probe)
+			return l.fail(ctx.Err())
+		case !limiters.Outage(err):
+			l.br.release(probe)
+			return l.fail(err)
+		}
+		l.c.primaryDown.Add(1)
+		l.lastErr.Store(&err)
+		l.br.failed(probe, l.now())
+		failure = err
+	}
+	return l.holdWithout(ctx, req, h, failure)
+}
+
+// holdWithout runs h (nil: a decision) on req's holding policy without
+// the primary, whose failure was failure.
+func (l *Limiter) holdWithout(ctx context.Context, req limitspec.Request, h *limitspec.Hold, failure error) (limitspec.Result, error) {
+	settles := h != nil && h.Op != limitspec.Reserve
+	switch mode := l.modeOf(req); {
+	case settles && mode != Local:
+		return l.fail(failure)
+	case mode == FailOpen:
+		return l.decided(limitspec.Result{Allowed: true}, limitspec.FailOpen), nil
+	case mode == FailClosed:
+		return l.decided(limitspec.Result{RetryAfter: l.br.retryAfter(l.now())}, limitspec.FailClosed), nil
+	case mode != Local || limiters.IsNil(l.local):
+		return l.fail(errors.Join(limitspec.ErrMisconfigured, failure))
+	}
+	if req.Cost > l.maxCost {
+		return l.fail(badInput("fallback: cost %d times %d processes passes 2^53-1", req.Cost, l.processes))
+	}
+	req.Cost *= l.processes
+	res, err := runHold(ctx, l.local, req, h)
+	switch {
+	case errors.Is(err, limitspec.ErrNoHold):
+		return l.fail(failure) // the primary holds it, if anyone does
+	case err != nil:
+		return l.fail(err)
+	}
+	if l.processes > 1 {
+		share(&res, l.processes)
+	}
+	return l.decided(res, limitspec.Fallback), nil
+}
+
+// runHold runs h on lim (nil: decides req).
+func runHold(ctx context.Context, lim limitspec.Limiter, req limitspec.Request, h *limitspec.Hold) (limitspec.Result, error) {
+	if h == nil {
+		return lim.Limit(ctx, req)
+	}
+	holder, ok := lim.(limitspec.Holder)
+	if !ok {
+		return limitspec.Result{}, misconfigured("fallback: %T keeps no holds (it does not implement limitspec.Holder)", lim)
+	}
+	return holder.Hold(ctx, req, *h)
+}

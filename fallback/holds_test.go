@@ -1,0 +1,87 @@
+package fallback_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/internal/faultproxy"
+	"github.com/limitspec/limitspec/internal/redistest"
+)
+
+// The fallback keeps holds, by its two limiters.
+var _ limitspec.Holder = (*fallback.Limiter)(nil)
+
+// TestFaultHoldsDown works the bound of docs/semantics.md ("Holds") for
+// a pool of 10 slots shared by two processes (Processes: 2): 3 slots are
+// reserved on Redis, then Redis refuses connections. The local limiter
+// holds its share alone, 5 slots (each reserve costs 2 of its 10); the
+// 6th is denied. A commit of a hold Redis keeps fails with Redis's
+// error (that hold ends there by itself); a commit of a local one is
+// decided locally. Redis back, the breaker closed again, its 3 holds are
+// still there, and none of the local ones: 7 free.
+func TestFaultHoldsDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	proxy := faultproxy.Start(t, srv.Addr())
+	lim := onRedis(t, proxy.Addr(), fallback.Options{Processes: 2, Timeout: time.Second, OpenFor: 50 * time.Millisecond})
+	p, err := limitspec.NewPolicy("pool", limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 10}, Identity: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := limitspec.Request{Policy: p.WithHolds(), IDs: map[string]string{"tenant": "acme"}, Cost: 1}
+	hold := func(op limitspec.HoldOp, id string) (limitspec.Result, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		r := req
+		h := limitspec.Hold{Op: op, ID: id, For: time.Minute}
+		if op != limitspec.Reserve {
+			h.For = 0
+		}
+		return lim.Hold(ctx, r, h)
+	}
+	for i := range 3 {
+		if res, err := hold(limitspec.Reserve, fmt.Sprint("redis", i)); err != nil || !res.Allowed || res.Side != limitspec.Primary {
+			t.Fatalf("reserve %d on Redis: %+v, %v", i, res, err)
+		}
+	}
+	proxy.Refuse(true)
+	admitted := 0
+	for i := range 6 {
+		res, err := hold(limitspec.Reserve, fmt.Sprint("local", i))
+		if err != nil || res.Side != limitspec.Fallback {
+			t.Fatalf("reserve %d without Redis: %+v, %v", i, res, err)
+		}
+		if res.Allowed {
+			admitted++
+		}
+	}
+	if admitted != 5 {
+		t.Errorf("%d local reserves admitted; want 5, the process's share of 10", admitted)
+	}
+	if _, err := hold(limitspec.Commit, "redis0"); !errors.Is(err, limitspec.ErrUnavailable) {
+		t.Errorf("a commit of Redis's hold without Redis: %v; want ErrUnavailable", err)
+	}
+	if res, err := hold(limitspec.Commit, "local0"); err != nil || res.Side != limitspec.Fallback {
+		t.Errorf("a commit of a local hold: %+v, %v; want decided locally", res, err)
+	}
+	proxy.Refuse(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: req.Policy, IDs: req.IDs})
+		if err == nil && res.Side == limitspec.Primary {
+			if got := res.Limits[0].Remaining; got != 7 {
+				t.Errorf("Redis back: %d slots free; want 7 (its 3 holds kept, none of the local ones)", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis back, the breaker never let a call through: %+v, %v", res, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,220 @@
+package redislimit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/faultproxy"
+	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/redislimit"
+	"github.com/redis/go-redis/v9"
+)
+
+// The Redis limiter keeps holds.
+var _ limitspec.Holder = (*redislimit.Limiter)(nil)
+
+// workerPool is the holding policy of the fault tests: at most slots in
+// flight per tenant, and perHour jobs an hour, held or done.
+func workerPool(t *testing.T, slots, perHour int64) *limitspec.Policy {
+	t.Helper()
+	p, err := limitspec.NewPolicy("pool",
+		limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: slots}, Identity: "tenant"},
+		limitspec.PolicyLimit{Name: "hour", Limit: limitspec.FixedWindow{Limit: perHour, Window: time.Hour}, Identity: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.WithHolds()
+}
+
+// TestHoldsRacing: 64 clients, each with a connection of its own, reserve
+// a slot of a pool of 10 (and 1 to 3 jobs of 500 an hour), hold it a
+// moment, then commit what they spent (0 to what they held) or release
+// it, 30 times each, on a Redis server and on a 3-master Cluster. The
+// slots held, counted by the clients between an admitted reserve and its
+// commit or release, never pass 10; every commit and release finds its
+// hold; and the hour's count in Redis is exactly the sum of the amounts
+// committed, so that what was held and released, or not spent, is given
+// back.
+func TestHoldsRacing(t *testing.T) {
+	t.Parallel()
+	t.Run("server", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.StartServer(t)
+		racingHolds(t, func() redis.UniversalClient { return redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true}) })
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		addrs := redistest.StartCluster(t, 3)
+		racingHolds(t, func() redis.UniversalClient { return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true}) })
+	})
+}
+
+func racingHolds(t *testing.T, client func() redis.UniversalClient) {
+	const clients, rounds, slots, perHour = 64, 30, 10, 500
+	pool := workerPool(t, slots, perHour)
+	ids := map[string]string{"tenant": "acme"}
+	var inFlight, most, admitted, committed atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rdb := client()
+			defer rdb.Close()
+			lim, err := redislimit.New(context.Background(), rdb, redislimit.Options{Functions: c%2 == 1})
+			if err != nil {
+				errs <- err
+				return
+			}
+			rng := rand.New(rand.NewSource(int64(c)))
+			for r := range rounds {
+				amount := 1 + rng.Int63n(3)
+				h := limitspec.Hold{Op: limitspec.Reserve, ID: fmt.Sprintf("c%d-r%d", c, r), For: time.Minute}
+				res, err := lim.Hold(context.Background(), limitspec.Request{Policy: pool, IDs: ids, Cost: amount}, h)
+				if err != nil {
+					errs <- fmt.Errorf("reserve: %w", err)
+					return
+				}
+				if !res.Allowed {
+					continue
+				}
+				admitted.Add(1)
+				n := inFlight.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(time.Duration(rng.Intn(500)) * time.Microsecond)
+				inFlight.Add(-1) // before the call that ends the hold: the count never trails Redis's
+				spent := rng.Int63n(amount + 1)
+				h.Op, h.For = limitspec.Commit, 0
+				if rng.Intn(4) == 0 {
+					h.Op, spent = limitspec.Release, 0
+				}
+				if _, err := lim.Hold(context.Background(), limitspec.Request{Policy: pool, IDs: ids, Cost: spent}, h); err != nil {
+					errs <- fmt.Errorf("%s: %w", h.Op, err)
+					return
+				}
+				committed.Add(spent)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if most.Load() > slots || admitted.Load() < slots {
+		t.Errorf("%d slots held at most, %d reserves admitted; want at most %d held, and at least %d admitted", most.Load(), admitted.Load(), slots, slots)
+	}
+	rdb := client()
+	defer rdb.Close()
+	res, err := newLimiter(t, rdb, redislimit.Options{}).Limit(t.Context(), limitspec.Request{Policy: pool, IDs: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := res.Limits[1]
+	if used := hour.Quota - hour.Remaining; used != committed.Load() || res.Limits[0].Remaining != slots {
+		t.Errorf("the hour counts %d and %d slots are free; want %d, the amounts committed, and all %d", used, res.Limits[0].Remaining, committed.Load(), slots)
+	}
+}
+
+// TestFaultHoldLostCommit cuts the connection after Redis ran every
+// third commit and before its reply reaches the client. 60 jobs reserve
+// 2 and commit 1 of a window of 100: a commit whose reply was lost is
+// sent again (an operation on a hold is idempotent by its id), and the
+// retry, finding nothing held, fails with ErrNoHold and charges nothing.
+// Redis received 80 commits (60 and the 20 retries), and its window
+// counts exactly 60, one per job, with nothing left held.
+func TestFaultHoldLostCommit(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	proxy := faultproxy.Start(t, srv.Addr())
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
+	lim := newLimiter(t, rdb, redislimit.Options{})
+	pool := workerPool(t, 100, 100)
+	ids := map[string]string{"tenant": "acme"}
+	var commits atomic.Int64
+	proxy.CutAfterReply(func(name string, args []string) bool {
+		return strings.EqualFold(name, "evalsha") && len(args) > 8 && args[8] == "commit" && commits.Add(1)%4 == 3
+	})
+	noHold := 0
+	for i := range 60 {
+		h := limitspec.Hold{Op: limitspec.Reserve, ID: fmt.Sprint("job", i), For: time.Minute}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		res, err := lim.Hold(ctx, limitspec.Request{Policy: pool, IDs: ids, Cost: 2, Now: at(int64(i))}, h)
+		if err != nil || !res.Allowed {
+			t.Fatalf("reserve %d: %+v, %v", i, res, err)
+		}
+		h.Op, h.For = limitspec.Commit, 0
+		_, err = lim.Hold(ctx, limitspec.Request{Policy: pool, IDs: ids, Cost: 1, Now: at(int64(i))}, h)
+		cancel()
+		switch {
+		case errors.Is(err, limitspec.ErrNoHold):
+			noHold++
+		case err != nil:
+			t.Fatalf("commit %d: %v", i, err)
+		}
+	}
+	proxy.CutAfterReply(nil)
+	if got := commits.Load(); got != 80 || noHold != 20 {
+		t.Errorf("Redis received %d commits, %d answered ErrNoHold; want 80 and 20", got, noHold)
+	}
+	res, err := lim.Limit(t.Context(), limitspec.Request{Policy: pool, IDs: ids, Now: at(60)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hour := res.Limits[1]; hour.Quota-hour.Remaining != 60 || res.Limits[0].Remaining != 100 {
+		t.Errorf("the window counts %d, %d slots free; want 60 and 100", hour.Quota-hour.Remaining, res.Limits[0].Remaining)
+	}
+}
+
+// TestHoldKilledHolder: a holder takes the last slot for 300 ms, then its
+// process dies (its client closed, its hold never released). Another
+// client is denied, told to retry after 300 ms; at 299 ms it is still
+// denied, at 300 ms it gets the slot: the hold freed itself when it
+// ended, with no key expiring. The holds key's TTL is the hold's end
+// plus the margin.
+func TestHoldKilledHolder(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	pool := workerPool(t, 1, 100)
+	ids := map[string]string{"tenant": "acme"}
+	reserve := func(lim *redislimit.Limiter, id string, ms int64) limitspec.Result {
+		t.Helper()
+		res, err := lim.Hold(t.Context(), limitspec.Request{Policy: pool, IDs: ids, Cost: 1, Now: at(ms)},
+			limitspec.Hold{Op: limitspec.Reserve, ID: id, For: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	holder := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	if res := reserve(newLimiter(t, holder, redislimit.Options{}), "dead", 0); !res.Allowed {
+		t.Fatalf("the holder's reserve was denied: %+v", res)
+	}
+	holder.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
+	if ttl := rdb.PTTL(t.Context(), "{acme}:slots:hd").Val(); ttl <= 0 || ttl > (300+60000)*time.Millisecond {
+		t.Errorf("the holds key's TTL is %v; want at most the hold's 300 ms plus the margin", ttl)
+	}
+	lim := newLimiter(t, rdb, redislimit.Options{})
+	if res := reserve(lim, "next", 0); res.Allowed || res.RetryAfter != 300*time.Millisecond {
+		t.Errorf("at 0 ms: %+v; want denied, retry after 300 ms", res)
+	}
+	if res := reserve(lim, "next", 299); res.Allowed {
+		t.Errorf("at 299 ms: admitted; want denied until the hold ends")
+	}
+	if res := reserve(lim, "next", 300); !res.Allowed {
+		t.Errorf("at 300 ms: %+v; want admitted, the dead holder's hold ended", res)
+	}
+}
