@@ -416,4 +416,4 @@ func TestConcurrentExact(t *testing.T) {
 }
 
 // The in-process limiter keeps holds.
-var _ limitspec.Holder = (*goimpl.Limiter)(nil)
+var _ limitspec.Holder = (*Limiter)(nil)
