@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,8 @@ type Limiter struct {
 	leases  *keyed.Map[lease]
 	resets  atomic.Uint64 // calls of Reset, so that a lease taken meanwhile is dropped
 	c       counters
+	ids     *limiters.IDs // the ids of leases held as holds
+	open    sync.Map      // *heldLease: the leases held as holds not yet committed
 }
 
 // lease is one key's lease: units left to spend, from start (when the
@@ -67,6 +70,7 @@ type lease struct {
 	res    limitspec.Result
 	direct time.Time
 	taking *taking
+	held   *heldLease // the lease is a hold (holds.go); nil otherwise
 }
 
 // taking is a call taking a lease: done is closed when it has returned,
@@ -93,7 +97,7 @@ func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	case opts.Keys < 0:
 		return nil, misconfigured("Options.Keys must be ≥ 0, got %d", opts.Keys)
 	}
-	l := &Limiter{primary: primary, size: opts.Size, hold: opts.For, now: opts.Now}
+	l := &Limiter{primary: primary, size: opts.Size, hold: opts.For, now: opts.Now, ids: limiters.NewIDs("lease")}
 	if l.hold == 0 {
 		l.hold = DefaultFor
 	}
@@ -104,7 +108,7 @@ func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 	if keys == 0 {
 		keys = DefaultKeys
 	}
-	l.leases = keyed.New(keys, func(gone *lease) { l.c.lapsed.Add(uint64(gone.units)) })
+	l.leases = keyed.New(keys, func(gone *lease) { l.lapse(gone) })
 	return l, nil
 }
 
@@ -173,6 +177,9 @@ func (l *Limiter) spend(req limitspec.Request, now time.Time) (res limitspec.Res
 		switch {
 		case e.units >= req.Cost && !now.Before(e.start) && now.Before(e.until):
 			e.units -= req.Cost
+			if e.held != nil {
+				e.held.spent += req.Cost
+			}
 			l.c.spent.Add(uint64(req.Cost))
 			res, next = e.result(now), done
 		case now.Before(e.direct):
@@ -180,8 +187,7 @@ func (l *Limiter) spend(req limitspec.Request, now time.Time) (res limitspec.Res
 		case e.taking != nil:
 			next, t = wait, e.taking
 		default:
-			l.c.lapsed.Add(uint64(e.units))
-			e.units = 0
+			l.lapse(e)
 			e.taking = &taking{done: make(chan struct{})}
 			next, t = take, e.taking
 		}
@@ -198,9 +204,7 @@ func (l *Limiter) spend(req limitspec.Request, now time.Time) (res limitspec.Res
 func (l *Limiter) take(ctx context.Context, req limitspec.Request, now time.Time, t *taking) (limitspec.Result, error) {
 	defer close(t.done)
 	resets := l.resets.Load()
-	ask := req
-	ask.Cost = l.size
-	got, err := l.primary.Limit(ctx, ask)
+	got, id, err := l.ask(ctx, req)
 	t.failed = err != nil
 	var res limitspec.Result
 	l.leases.With(req, true, func(e *lease) {
@@ -213,12 +217,14 @@ func (l *Limiter) take(ctx context.Context, req limitspec.Request, now time.Time
 			l.c.leases.Add(1)
 			l.c.leased.Add(uint64(l.size))
 			l.c.spent.Add(uint64(req.Cost))
-			l.c.lapsed.Add(uint64(e.units)) // another call's lease, if this entry was dropped and made again meanwhile
+			l.lapse(e) // another call's lease, if this entry was dropped and made again meanwhile
 			e.units, e.start, e.until, e.res = l.size-req.Cost, now, now.Add(l.lasts(got)), got
+			if id != "" {
+				e.held = l.keep(req, id, req.Cost, l.lasts(got))
+			}
 			res = e.result(now)
 			if l.resets.Load() != resets {
-				l.c.lapsed.Add(uint64(e.units))
-				e.units = 0
+				l.lapse(e)
 			}
 		default:
 			l.c.denied.Add(1)
@@ -229,6 +235,18 @@ func (l *Limiter) take(ctx context.Context, req limitspec.Request, now time.Time
 		return res, err
 	}
 	return l.direct(ctx, req)
+}
+
+// lapse ends e's lease: a hold's is committed (holds.go), giving its
+// units back; else they lapse.
+func (l *Limiter) lapse(e *lease) {
+	if e.held != nil {
+		e.held.end()
+		e.held = nil
+	} else {
+		l.c.lapsed.Add(uint64(e.units))
+	}
+	e.units = 0
 }
 
 // lasts is how long a lease the primary granted in res may be spent:
@@ -287,14 +305,20 @@ type Stats struct {
 	Leased, Spent, Lapsed uint64
 	// Direct counts the requests sent to the primary as they are.
 	Direct uint64
+	// Returned is the cost of leases held as holds (holds.go) given
+	// back unspent when they ended; Unsettled, the cost spent of such
+	// leases whose commit failed (their holds end on the primary, which
+	// then does not count it).
+	Returned, Unsettled uint64
 }
 
 // Stats returns the counters, each read atomically.
 func (l *Limiter) Stats() Stats {
 	return Stats{Leases: l.c.leases.Load(), Denied: l.c.denied.Load(), Leased: l.c.leased.Load(),
-		Spent: l.c.spent.Load(), Lapsed: l.c.lapsed.Load(), Direct: l.c.direct.Load()}
+		Spent: l.c.spent.Load(), Lapsed: l.c.lapsed.Load(), Direct: l.c.direct.Load(),
+		Returned: l.c.returned.Load(), Unsettled: l.c.unsettled.Load()}
 }
 
 type counters struct {
-	leases, denied, leased, spent, lapsed, direct atomic.Uint64
+	leases, denied, leased, spent, lapsed, direct, returned, unsettled atomic.Uint64
 }
