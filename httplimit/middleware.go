@@ -1,11 +1,13 @@
 package httplimit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limiters"
@@ -107,6 +109,11 @@ type Options struct {
 	// (res.Allowed false with a nil err is a denial). It runs on the
 	// request's goroutine.
 	OnDecision func(r *http.Request, res limitspec.Result, err error)
+	// HoldFor is how long a request of a holding policy's rule holds its
+	// cost (holds.go): its hold ends by itself then, if the handler has
+	// not returned (a process that died); 0 means DefaultHoldFor. At most
+	// a day.
+	HoldFor time.Duration
 }
 
 // Middleware limits the requests of the handlers it wraps by one
@@ -118,6 +125,9 @@ type Middleware struct {
 	key    KeyFunc
 	ids    map[string]KeyFunc // Options.IDs, checked
 	routes map[string]Rule    // Options.Routes, checked
+	// holdFor is Options.HoldFor or its default; holdIDs name the holds.
+	holdFor time.Duration
+	holdIDs *limiters.IDs
 	fields Fields
 }
 
@@ -148,7 +158,11 @@ func newMiddleware(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	}
 	m := &Middleware{l: l, opts: opts, key: opts.Key, fields: opts.Fields,
 		rule: Rule{Limit: opts.Limit, Name: opts.Name, Policy: opts.Policy},
-		ids:  maps.Clone(opts.IDs), routes: maps.Clone(opts.Routes)}
+		ids:  maps.Clone(opts.IDs), routes: maps.Clone(opts.Routes),
+		holdFor: cmp.Or(opts.HoldFor, DefaultHoldFor), holdIDs: limiters.NewIDs("http")}
+	if m.holdFor < time.Millisecond || m.holdFor > 24*time.Hour {
+		return nil, fmt.Errorf("Options.HoldFor must be in [1ms, 24h], got %v", opts.HoldFor)
+	}
 	if m.fields == (Fields{}) {
 		m.fields = Draft11
 	}
@@ -224,6 +238,8 @@ func (m *Middleware) checkRule(what string, r Rule) error {
 		return fmt.Errorf("%s: Name %q names a Limit's quota; a policy's quotas are named by its limits", what, r.Name)
 	case r.Policy != nil && r.Policy.Name() == "":
 		return fmt.Errorf("%s: the Policy is a zero one: make it with limitspec.NewPolicy", what)
+	case holds(r) && !isHolder(m.l):
+		return fmt.Errorf("%s: the policy %s holds: the Limiter must keep holds (limitspec.Holder), as goimpl's, redislimit's and fallback's do", what, r.Policy.Name())
 	}
 	if err := limiters.Check(m.l, req); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -260,8 +276,9 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			return
 		}
 		var res limitspec.Result
+		var h *held
 		if err == nil {
-			res, err = m.decide(in, rule)
+			res, h, err = m.decide(in, rule)
 		}
 		if m.opts.OnDecision != nil {
 			m.opts.OnDecision(in, res, err)
@@ -276,6 +293,10 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		case m.opts.DryRun || m.failOpen(err):
 		default:
 			fail(w, err)
+			return
+		}
+		if h != nil && res.Allowed {
+			m.serveHeld(w, r, next, h)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -354,23 +375,15 @@ func (m *Middleware) identities(r *http.Request, p *limitspec.Policy) (map[strin
 	return ids, nil
 }
 
-// decide builds the limitspec.Request of r under rule and decides it.
-func (m *Middleware) decide(r *http.Request, rule Rule) (limitspec.Result, error) {
-	req := limitspec.Request{Limit: rule.Limit, Policy: rule.Policy, Cost: 1}
-	var err error
-	if rule.Policy == nil {
-		if req.Key, err = m.key(r); err != nil {
-			return limitspec.Result{}, asError(err)
-		}
-	} else {
-		if req.IDs, err = m.identities(r, rule.Policy); err != nil {
-			return limitspec.Result{}, err
-		}
+// decide builds the limitspec.Request of r under rule and decides it:
+// for a holding policy's rule, by a reserve, whose hold it returns.
+func (m *Middleware) decide(r *http.Request, rule Rule) (limitspec.Result, *held, error) {
+	req, err := m.request(r, rule)
+	if err != nil {
+		return limitspec.Result{}, nil, err
 	}
-	if m.opts.Cost != nil {
-		if req.Cost, err = m.opts.Cost(r); err != nil {
-			return limitspec.Result{}, asError(err)
-		}
+	if holds(rule) {
+		return m.reserve(r.Context(), req)
 	}
 	res, err := m.l.Limit(r.Context(), req)
 	if err == nil && rule.Name != "" && rule.Policy == nil {
@@ -378,5 +391,30 @@ func (m *Middleware) decide(r *http.Request, rule Rule) (limitspec.Result, error
 			res.Limits[i].Name = rule.Name
 		}
 	}
-	return res, err
+	return res, nil, err
+}
+
+// request is the limitspec.Request of r under rule.
+func (m *Middleware) request(r *http.Request, rule Rule) (limitspec.Request, error) {
+	req := limitspec.Request{Limit: rule.Limit, Policy: rule.Policy, Cost: 1}
+	var err error
+	if rule.Policy == nil {
+		if req.Key, err = m.key(r); err != nil {
+			return req, asError(err)
+		}
+	} else if req.IDs, err = m.identities(r, rule.Policy); err != nil {
+		return req, err
+	}
+	if m.opts.Cost != nil {
+		if req.Cost, err = m.opts.Cost(r); err != nil {
+			return req, asError(err)
+		}
+	}
+	return req, nil
+}
+
+// isHolder reports whether l keeps holds.
+func isHolder(l limitspec.Limiter) bool {
+	_, ok := l.(limitspec.Holder)
+	return ok
 }

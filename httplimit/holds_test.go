@@ -1,0 +1,117 @@
+package httplimit_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/httplimit"
+)
+
+// heldMiddleware is a middleware of a holding policy, per client IP, of
+// limits, on an in-process limiter it returns too.
+func heldMiddleware(t *testing.T, opts httplimit.Options, limits ...limitspec.PolicyLimit) (*httplimit.Middleware, *goimpl.Limiter, *limitspec.Policy) {
+	t.Helper()
+	p, err := limitspec.NewPolicy("api", limits...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, _ := goimpl.New(goimpl.Options{})
+	t.Cleanup(func() { lim.Close() })
+	opts.Policy, opts.IDs = p.WithHolds(), map[string]httplimit.KeyFunc{"ip": httplimit.RemoteIP}
+	m, err := httplimit.New(lim, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, lim, opts.Policy
+}
+
+// TestInFlight: 2 requests in flight at most per client. Two handlers
+// block; a third request is denied (429, retry after the holds' end:
+// HoldFor, a minute) while the RateLimit-Policy field gives the slots
+// with qu="concurrent-requests"; once one response ends, a request is
+// served again. A handler that panics, and one whose client went away,
+// free their slots too.
+func TestInFlight(t *testing.T) {
+	m, _, _ := heldMiddleware(t, httplimit.Options{}, limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 2}, Identity: "ip"})
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	ctx, gone := context.WithCancel(t.Context())
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/block":
+			started <- struct{}{}
+			<-release
+		case "/panic":
+			panic(http.ErrAbortHandler)
+		case "/gone": // the client goes away while the handler works
+			gone()
+			<-r.Context().Done()
+		}
+	}))
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequestWithContext(ctx, "GET", path, nil)
+		func() {
+			defer func() { recover() }() // the panic handler's, as net/http's server recovers it
+			h.ServeHTTP(rec, req)
+		}()
+		return rec
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { get("/block") })
+	}
+	<-started
+	<-started
+	denied := get("/")
+	policy := denied.Header().Get("RateLimit-Policy")
+	if denied.Code != http.StatusTooManyRequests || denied.Header().Get("Retry-After") != "60" ||
+		!strings.Contains(policy, `"slots";q=2;qu="concurrent-requests"`) {
+		t.Errorf("a third request in flight: %d, Retry-After %q, RateLimit-Policy %q; want 429, 60, the slots' quota with qu", denied.Code, denied.Header().Get("Retry-After"), policy)
+	}
+	close(release)
+	wg.Wait()
+	for _, path := range []string{"/panic", "/panic", "/gone"} {
+		get(path)
+	}
+	ctx = t.Context()
+	for _, path := range []string{"/", "/"} {
+		if rec := get(path); rec.Code == http.StatusTooManyRequests {
+			t.Errorf("%s after the others ended: 429; want served, every slot free", path)
+		}
+	}
+}
+
+// TestReportCost: a request reserves its estimate, 10 of 100 an hour;
+// while it is served the 10 are held (90 left); the handler reports 3,
+// which is what is committed: 97 left.
+func TestReportCost(t *testing.T) {
+	hour := limitspec.FixedWindow{Limit: 100, Window: time.Hour}
+	m, lim, pol := heldMiddleware(t, httplimit.Options{Cost: func(*http.Request) (int64, error) { return 10, nil }},
+		limitspec.PolicyLimit{Name: "tokens", Limit: hour, Identity: "ip"})
+	var during int64
+	peek := func(*http.Request) int64 {
+		p := limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "192.0.2.1"}}
+		res, err := lim.Limit(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Limits[0].Remaining
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	rec := httptest.NewRecorder()
+	m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		during = peek(r)
+		httplimit.ReportCost(r, 3)
+	})).ServeHTTP(rec, req)
+	if after := peek(req); during != 90 || after != 97 || rec.Code != http.StatusOK {
+		t.Errorf("%d left while served, %d after, status %d; want 90, 97, 200", during, after, rec.Code)
+	}
+}
