@@ -173,7 +173,7 @@ func scenarios(t *testing.T, r Request) (map[string]work, error) {
 		step("", o.Remaining, false, true)
 	}
 	step("denied", 1, false, false)
-	step("peek", 0, false) // allowed or not, as the algorithm says of a peek on a used-up limit
+	step("peek", 0, false)                  // allowed or not, as the algorithm says of a peek on a used-up limit
 	if r.Policy == nil || !r.Policy.Holds { // a holding policy takes no force
 		step("forced", 1, true, false)
 	}

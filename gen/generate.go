@@ -106,7 +106,7 @@ func Generate(sp *Spec, o Output) (map[string][]byte, error) {
 	// first.
 	for path, by := range map[string]string{
 		o.luaFile(policyScript): "the policy script", o.luaFile(policyResetScript): "the policy reset script",
-		o.luaFile(holdsScript): "the holds script",
+		o.luaFile(holdsScript):   "the holds script",
 		o.luaFile(libraryScript): "the Functions library", o.lua.file("scripts_gen.go"): "the scripts' registration",
 	} {
 		if err := fs.put(path, by, nil); err != nil {

@@ -128,7 +128,7 @@ type Middleware struct {
 	// holdFor is Options.HoldFor or its default; holdIDs name the holds.
 	holdFor time.Duration
 	holdIDs *limiters.IDs
-	fields Fields
+	fields  Fields
 }
 
 // New returns a Middleware deciding by l with opts. It refuses, with an

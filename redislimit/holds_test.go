@@ -48,12 +48,16 @@ func TestHoldsRacing(t *testing.T) {
 	t.Run("server", func(t *testing.T) {
 		t.Parallel()
 		srv := redistest.StartServer(t)
-		racingHolds(t, func() redis.UniversalClient { return redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true}) })
+		racingHolds(t, func() redis.UniversalClient {
+			return redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+		})
 	})
 	t.Run("cluster", func(t *testing.T) {
 		t.Parallel()
 		addrs := redistest.StartCluster(t, 3)
-		racingHolds(t, func() redis.UniversalClient { return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true}) })
+		racingHolds(t, func() redis.UniversalClient {
+			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+		})
 	})
 }
 
