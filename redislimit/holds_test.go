@@ -34,7 +34,7 @@ func workerPool(t *testing.T, slots, perHour int64) *limitspec.Policy {
 	return p.WithHolds()
 }
 
-// TestHoldsRacing: 64 clients, each with a connection of its own, reserve
+// TestFaultHoldsRacing: 64 clients, each with a connection of its own, reserve
 // a slot of a pool of 10 (and 1 to 3 jobs of 500 an hour), hold it a
 // moment, then commit what they spent (0 to what they held) or release
 // it, 30 times each, on a Redis server and on a 3-master Cluster. The
@@ -43,7 +43,7 @@ func workerPool(t *testing.T, slots, perHour int64) *limitspec.Policy {
 // hold; and the hour's count in Redis is exactly the sum of the amounts
 // committed, so that what was held and released, or not spent, is given
 // back.
-func TestHoldsRacing(t *testing.T) {
+func TestFaultHoldsRacing(t *testing.T) {
 	t.Parallel()
 	t.Run("server", func(t *testing.T) {
 		t.Parallel()
@@ -181,13 +181,13 @@ func TestFaultHoldLostCommit(t *testing.T) {
 	}
 }
 
-// TestHoldKilledHolder: a holder takes the last slot for 300 ms, then its
+// TestFaultHoldKilledHolder: a holder takes the last slot for 300 ms, then its
 // process dies (its client closed, its hold never released). Another
 // client is denied, told to retry after 300 ms; at 299 ms it is still
 // denied, at 300 ms it gets the slot: the hold freed itself when it
 // ended, with no key expiring. The holds key's TTL is the hold's end
 // plus the margin.
-func TestHoldKilledHolder(t *testing.T) {
+func TestFaultHoldKilledHolder(t *testing.T) {
 	t.Parallel()
 	srv := redistest.StartServer(t)
 	pool := workerPool(t, 1, 100)
