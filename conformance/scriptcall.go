@@ -185,6 +185,9 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 	c := scriptCall{lib: lib.Name, script: lib.Policy.Name, limits: len(p.Limits)}
 	now := strconv.FormatInt(r.NowMs, 10)
 	switch {
+	case p.Holds && kind == resetCall:
+		c.script, c.limits = lib.Holds.Name, 0
+		c.argv = []string{now, "0", "reset", "", "0"}
 	case kind == resetCall:
 		c.script = lib.PolicyReset.Name
 	case p.Holds:
@@ -202,7 +205,7 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		// its keys carry :<limit>; the script takes :<policy>:<limit> for
 		// its errors (docs/semantics.md, "Policies")
 		c.keys = append(c.keys, s.KeyNames(prefix+tags[i], ":"+l.Name, keyParams)...)
-		if p.Holds && kind != resetCall { // its holds key, after its state keys
+		if p.Holds { // its holds key, after its state keys
 			c.keys = append(c.keys, "{"+prefix+tags[i]+"}:"+l.Name+":hd")
 		}
 		c.argv = append(c.argv, l.Algorithm, ":"+p.Name+":"+l.Name, strconv.Itoa(len(argv)))

@@ -81,10 +81,11 @@ func (o *OracleTarget) Reset(r Request) Outcome {
 		if o.polErr != nil {
 			return oracleError(o.polErr)
 		}
+		reset := o.policy.Reset
 		if o.holding != nil {
-			return failure("BADINPUT", "a holding policy's vector resets nothing")
+			reset = o.holding.Reset
 		}
-		if err := o.policy.Reset(r.IDs); err != nil {
+		if err := reset(r.IDs); err != nil {
 			return oracleError(err)
 		}
 		return Outcome{}

@@ -104,6 +104,17 @@ func (s *holdStore) live(k holdKey, now int64) map[string]hold {
 	return out
 }
 
+// reset drops the holds of every limit of p for the identity values ids
+// (checked by the caller).
+func (s *holdStore) reset(p *limitspec.Policy, ids map[string]string) {
+	keys, _ := limitcall.PolicyKeys(p, ids)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, pl := range p.Limits() {
+		delete(s.m, holdKey{tag: keys[i], limit: pl.Name})
+	}
+}
+
 // keep stores k's live holds, dropping k when none is left.
 func (s *holdStore) keep(k holdKey, live map[string]hold) {
 	if len(live) == 0 {

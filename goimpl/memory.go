@@ -247,6 +247,9 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 		for i := range calls {
 			calls[i].t.Reset(&calls[i].c)
 		}
+		if req.Policy.Holds() {
+			l.holds.reset(req.Policy, req.IDs)
+		}
 		return nil
 	}
 	t, c, err := l.prepare(req.Limit, "", kit.StoredKey(req.Key))

@@ -3847,12 +3847,12 @@ end
 
 -- the operation
 local op, id, hold_ms = ARGV[3], ARGV[4], int(ARGV[5])
-if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
-  return bad('op must be decide, reserve, commit, release or renew, got ' .. clip(op))
+if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' and op ~= 'reset' then
+  return bad('op must be decide, reserve, commit, release, renew or reset, got ' .. clip(op))
 end
-if op == 'decide' then
+if op == 'decide' or op == 'reset' then
   if id ~= '' then
-    return bad('a decision takes no id, got ' .. clip(id))
+    return bad('a ' .. op .. ' takes no id, got ' .. clip(id))
   end
 elseif #id < 1 or #id > REQUEST_ID_MAX then
   return bad('id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
@@ -3866,6 +3866,16 @@ if op == 'reserve' and cost < 1 then
 end
 if (op == 'release' or op == 'renew') and cost ~= 0 then
   return bad('cost must be 0 for ' .. op .. ', got ' .. cost)
+end
+if op == 'reset' then -- every limit's keys, its holds key included
+  local keys = {}
+  for _, l in ipairs(LIMITS) do
+    for _, k in ipairs(l[2]) do
+      keys[#keys + 1] = k
+    end
+    keys[#keys + 1] = l[8]
+  end
+  return redis.call('DEL', unpack(keys))
 end
 -- each limit's live holds at now: its ids' {amount, end}
 for _, l in ipairs(LIMITS) do
@@ -8742,5 +8752,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '4db245bd75045406764536084f966070892e15b5'
+  return '95fd46fe1c31ad2cc242a3996db167bfca167397'
 end}

@@ -46,23 +46,37 @@ func (l *Limiter) runHolds(ctx context.Context, p *plan, req limitspec.Request, 
 	if req.Force || req.ID != "" {
 		return kit.Reply{}, 0, nil, kit.BadInput("%s: a holding policy takes no Force nor ID: a commit charges work done, and a hold's id makes its calls idempotent", req.Policy.Name())
 	}
-	var buf [maxTags]string
-	tags, err := p.tags(req, buf[:0])
-	if err != nil {
-		return kit.Reply{}, 0, nil, err
-	}
-	args := make([]any, headArgs, headArgs+len(p.tails)+5+len(p.params))
-	args[2] = p.numKeys
-	args, first := p.appendKeys(args, l.o.Prefix, tags)
 	op, ms := "decide", int64(0)
 	if h != holdDecide {
 		op, ms = h.Op.String(), h.Ms()
 	}
-	args = append(args, l.now(req.Now), req.Cost, op, h.ID, strconv.FormatInt(ms, 10))
-	args = append(args, p.params...)
-	reply, err := l.run(ctx, p.decide, args, first, h != holdDecide)
+	reply, err := l.callHolds(ctx, p, req, op, h.ID, ms)
 	if err != nil {
 		return kit.Reply{}, 0, nil, err
 	}
 	return p.decision(reply, limits)
+}
+
+// resetHolds deletes every limit's state and holds of req's holding
+// policy, by the holds script's reset.
+func (l *Limiter) resetHolds(ctx context.Context, p *plan, req limitspec.Request) error {
+	req.Cost = 0
+	_, err := l.callHolds(ctx, p, req, "reset", "", 0)
+	return err
+}
+
+// callHolds calls the holds script with op on req's holding policy; an
+// operation on a hold (an id given) may be sent again after a lost reply.
+func (l *Limiter) callHolds(ctx context.Context, p *plan, req limitspec.Request, op, id string, ms int64) (any, error) {
+	var buf [maxTags]string
+	tags, err := p.tags(req, buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, headArgs, headArgs+len(p.tails)+5+len(p.params))
+	args[2] = p.numKeys
+	args, first := p.appendKeys(args, l.o.Prefix, tags)
+	args = append(args, l.now(req.Now), req.Cost, op, id, strconv.FormatInt(ms, 10))
+	args = append(args, p.params...)
+	return l.run(ctx, p.decide, args, first, id != "")
 }

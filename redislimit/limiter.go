@@ -303,8 +303,12 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	return l.reset(ctx, p, req)
 }
 
-// reset deletes the state of req's keys under p.
+// reset deletes the state of req's keys under p (a holding policy's
+// holds too, by the holds script's reset).
 func (l *Limiter) reset(ctx context.Context, p *plan, req limitspec.Request) error {
+	if p.holds {
+		return l.resetHolds(ctx, p, req)
+	}
 	args, first, err := l.resetArgs(p, req, false)
 	if err != nil {
 		return err

@@ -33,6 +33,16 @@ func buildHolding(name string, def *conformance.Policy, comment string, calls []
 	t := int64(t0)
 	for _, c := range calls {
 		t += c.dt
+		if c.reset {
+			s := conformance.Step{T: t, IDs: c.ids, Reset: true}
+			err := mErr
+			if err == nil {
+				err = m.Reset(c.ids)
+			}
+			s.Expect = refused(err)
+			v.Steps = append(v.Steps, s)
+			continue
+		}
 		cost := stepCost(c.cost, c.rawCost)
 		s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Op: c.op, Hold: c.hold, HoldMs: c.holdMs}
 		op := c.op

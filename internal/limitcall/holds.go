@@ -10,7 +10,7 @@ import (
 
 // holdOps are the operations of a holding policy (docs/semantics.md,
 // "Holds"), as the holds script names them.
-var holdOps = []string{"decide", "reserve", "commit", "release", "renew"}
+var holdOps = []string{"decide", "reserve", "commit", "release", "renew", "reset"}
 
 // CheckHoldOp refuses an operation on a holding policy's holds as the
 // holds script does, in its order: op, then id (none for a decision, 1
@@ -21,10 +21,10 @@ func CheckHoldOp(policy, op, id string, cost, holdMs, idMax, msMax int64) error 
 	timed := op == "reserve" || op == "renew"
 	switch {
 	case !slices.Contains(holdOps, op):
-		return kit.BadInput("%s: op must be decide, reserve, commit, release or renew, got %s", policy, Clip(op))
-	case op == "decide" && id != "":
-		return kit.BadInput("%s: a decision takes no id, got %s", policy, Clip(id))
-	case op != "decide" && (len(id) < 1 || int64(len(id)) > idMax):
+		return kit.BadInput("%s: op must be decide, reserve, commit, release, renew or reset, got %s", policy, Clip(op))
+	case (op == "decide" || op == "reset") && id != "":
+		return kit.BadInput("%s: a %s takes no id, got %s", policy, op, Clip(id))
+	case op != "decide" && op != "reset" && (len(id) < 1 || int64(len(id)) > idMax):
 		return kit.BadInput("%s: id must be 1 to %d bytes, got %d", policy, idMax, len(id))
 	case timed && (holdMs < 1 || holdMs > msMax):
 		return kit.BadInput("%s: hold_ms must be an integer in [1, %d] for %s, got %d", policy, msMax, op, holdMs)

@@ -14,7 +14,7 @@ const (
 )
 
 // The operations of a holding policy (HoldingPolicy.Run).
-var holdOps = []string{"decide", "reserve", "commit", "release", "renew"}
+var holdOps = []string{"decide", "reserve", "commit", "release", "renew", "reset"}
 
 // Run runs one operation of a holding policy, as the holds script takes
 // it: op is decide, reserve, commit, release or renew; id the hold's id
@@ -30,10 +30,10 @@ func (hp *HoldingPolicy) Run(ids map[string]string, op, id string, now, cost, ho
 	timed := op == "reserve" || op == "renew"
 	switch {
 	case !slices.Contains(holdOps, op):
-		return PolicyResult{}, bad("%s: op must be decide, reserve, commit, release or renew, got %q", hp.p.name, op)
-	case op == "decide" && id != "":
-		return PolicyResult{}, bad("%s: a decision takes no id, got %q", hp.p.name, id)
-	case op != "decide" && (len(id) < 1 || len(id) > holdIDMax):
+		return PolicyResult{}, bad("%s: op must be decide, reserve, commit, release, renew or reset, got %q", hp.p.name, op)
+	case (op == "decide" || op == "reset") && id != "":
+		return PolicyResult{}, bad("%s: a %s takes no id, got %q", hp.p.name, op, id)
+	case op != "decide" && op != "reset" && (len(id) < 1 || len(id) > holdIDMax):
 		return PolicyResult{}, bad("%s: id must be 1 to %d bytes, got %d", hp.p.name, holdIDMax, len(id))
 	case timed && (holdMs < 1 || holdMs > HoldMsMax), !timed && holdMs != 0:
 		return PolicyResult{}, bad("%s: hold_ms out of range for %s: %d", hp.p.name, op, holdMs)
@@ -43,6 +43,8 @@ func (hp *HoldingPolicy) Run(ids map[string]string, op, id string, now, cost, ho
 		return PolicyResult{}, bad("%s: cost must be 0 for %s, got %d", hp.p.name, op, cost)
 	}
 	switch op {
+	case "reset":
+		return PolicyResult{}, hp.Reset(ids)
 	case "decide":
 		return hp.Decide(ids, now, cost)
 	case "reserve":
@@ -166,6 +168,18 @@ func (hp *HoldingPolicy) Renew(ids map[string]string, id string, now, holdMs int
 	return hp.settle(ids, id, now, 0, func(h *holding, key string) {
 		h.holds[key][id] = hold{amount: h.holds[key][id].amount, until: now + holdMs}
 	})
+}
+
+// Reset deletes every limit's state and holds for the identity values
+// ids (see Policy.Reset).
+func (hp *HoldingPolicy) Reset(ids map[string]string) error {
+	if err := hp.p.Reset(ids); err != nil {
+		return err
+	}
+	for i, h := range hp.holds {
+		delete(h.holds, hp.key(i, ids))
+	}
+	return nil
 }
 
 // key is limit i's key for the identity values ids.

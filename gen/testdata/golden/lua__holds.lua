@@ -21,6 +21,8 @@
 --            less than was held), forced: work already done; hold_ms 0
 --   release  ends id's holds, charging nothing; cost and hold_ms 0
 --   renew    moves the end of id's holds to now_ms + hold_ms; cost 0
+--   reset    deletes every limit's state and holds (id empty, hold_ms 0;
+--            cost is not read); replies with the number of keys deleted
 -- An id is 1 to REQUEST_ID_MAX bytes. A hold past its end counts and
 -- charges nothing: a holder that vanished frees what it held.
 --
@@ -2676,12 +2678,12 @@ end
 
 -- the operation
 local op, id, hold_ms = ARGV[3], ARGV[4], int(ARGV[5])
-if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
-  return bad('op must be decide, reserve, commit, release or renew, got ' .. clip(op))
+if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' and op ~= 'reset' then
+  return bad('op must be decide, reserve, commit, release, renew or reset, got ' .. clip(op))
 end
-if op == 'decide' then
+if op == 'decide' or op == 'reset' then
   if id ~= '' then
-    return bad('a decision takes no id, got ' .. clip(id))
+    return bad('a ' .. op .. ' takes no id, got ' .. clip(id))
   end
 elseif #id < 1 or #id > REQUEST_ID_MAX then
   return bad('id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
@@ -2695,6 +2697,16 @@ if op == 'reserve' and cost < 1 then
 end
 if (op == 'release' or op == 'renew') and cost ~= 0 then
   return bad('cost must be 0 for ' .. op .. ', got ' .. cost)
+end
+if op == 'reset' then -- every limit's keys, its holds key included
+  local keys = {}
+  for _, l in ipairs(LIMITS) do
+    for _, k in ipairs(l[2]) do
+      keys[#keys + 1] = k
+    end
+    keys[#keys + 1] = l[8]
+  end
+  return redis.call('DEL', unpack(keys))
 end
 -- each limit's live holds at now: its ids' {amount, end}
 for _, l in ipairs(LIMITS) do

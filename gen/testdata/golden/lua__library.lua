@@ -2970,12 +2970,12 @@ end
 
 -- the operation
 local op, id, hold_ms = ARGV[3], ARGV[4], int(ARGV[5])
-if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
-  return bad('op must be decide, reserve, commit, release or renew, got ' .. clip(op))
+if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' and op ~= 'reset' then
+  return bad('op must be decide, reserve, commit, release, renew or reset, got ' .. clip(op))
 end
-if op == 'decide' then
+if op == 'decide' or op == 'reset' then
   if id ~= '' then
-    return bad('a decision takes no id, got ' .. clip(id))
+    return bad('a ' .. op .. ' takes no id, got ' .. clip(id))
   end
 elseif #id < 1 or #id > REQUEST_ID_MAX then
   return bad('id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
@@ -2989,6 +2989,16 @@ if op == 'reserve' and cost < 1 then
 end
 if (op == 'release' or op == 'renew') and cost ~= 0 then
   return bad('cost must be 0 for ' .. op .. ', got ' .. cost)
+end
+if op == 'reset' then -- every limit's keys, its holds key included
+  local keys = {}
+  for _, l in ipairs(LIMITS) do
+    for _, k in ipairs(l[2]) do
+      keys[#keys + 1] = k
+    end
+    keys[#keys + 1] = l[8]
+  end
+  return redis.call('DEL', unpack(keys))
 end
 -- each limit's live holds at now: its ids' {amount, end}
 for _, l in ipairs(LIMITS) do
@@ -7609,5 +7619,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '4e4f2c42b6cc6f344d584e61ac5482503b6aeb32'
+  return '6c0a52a6d396f34d64b55bcbdb2490125ae611af'
 end}
