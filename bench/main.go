@@ -5,8 +5,10 @@
 // decisions per second through one Redis (batched and not, and from
 // leases), the denied path of a hot key (with and without the denials
 // cache), in-process ns/op and allocations, heap per tracked key in
-// process, and Redis memory per key; then the Goals table, which reads
-// the project's targets off those figures. It starts a throwaway
+// process, and Redis memory per key; what a hold (a reservation, a
+// slot) costs beside a plain decision, on Redis and in process; then
+// the Goals table, which reads the project's targets off those
+// figures. It starts a throwaway
 // redis-server on a free loopback port, measures, prints Markdown tables
 // headed with the machine and the versions, and stops the server:
 //
@@ -40,10 +42,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// figures are the names -only takes by default, in the order they run;
-// optional, those it takes only when named (they need more tools).
+// figures are the names -only takes by default, in the order they run
+// (holds measures a table on Redis, after redis-memory, and one in
+// process, after heap); optional, those it takes only when named (they
+// need more tools).
 var (
-	figures  = []string{"redis-cpu", "throughput", "denied", "redis-memory", "inprocess", "heap"}
+	figures  = []string{"redis-cpu", "throughput", "denied", "redis-memory", "inprocess", "heap", "holds"}
 	optional = []string{"redis-instructions", "redis-instruction-parts"}
 )
 
@@ -104,7 +108,7 @@ func run(o options) error {
 	ctx := context.Background()
 	version := "not started"
 	var tables []Table
-	if want["redis-cpu"] || want["throughput"] || want["denied"] || want["redis-memory"] {
+	if want["redis-cpu"] || want["throughput"] || want["denied"] || want["redis-memory"] || want["holds"] {
 		version, tables, err = redisFigures(ctx, o, want)
 		if err != nil {
 			return err
@@ -184,6 +188,7 @@ func redisFigures(ctx context.Context, o options, want map[string]bool) (string,
 		{"throughput", func() (Table, error) { return throughput(ctx, opts, o.tput) }},
 		{"denied", func() (Table, error) { return denied(ctx, opts, o.tput) }},
 		{"redis-memory", func() (Table, error) { return memoryUsage(ctx, rdb) }},
+		{"holds", func() (Table, error) { return holdsRedis(ctx, rdb, o.cpu) }},
 	})
 	return version, tables, err
 }
@@ -209,6 +214,7 @@ func localFigures(o options, want map[string]bool) ([]Table, error) {
 	return measure(want, "in process", []step{
 		{"inprocess", func() (Table, error) { return inProcess(o.cpu.Keys, o.rounds, o.benchtime) }},
 		{"heap", func() (Table, error) { return heapPerKeyTable(o.heapKeys) }},
+		{"holds", func() (Table, error) { return holdsInProcess(o.cpu.Keys, o.rounds, o.benchtime) }},
 	})
 }
 

@@ -86,24 +86,40 @@ func redisCPU(ctx context.Context, rdb *redis.Client, o cpuOptions) (Table, erro
 			groupThousands(int64(o.Keys)), groupThousands(int64(o.Decisions)), o.Clients, o.Depth, procs, o.Rounds, 1+o.Decisions/o.Keys)},
 		Columns: []Column{{"script µs per call", Lower}, {"server CPU µs per decision", Lower}},
 	}
-	keys := ids(o.Keys)
-	usec, cpu := make([][]float64, len(ds)), make([][]float64, len(ds))
-	for range o.Rounds {
-		for i, d := range ds {
-			u, c, err := cpuOf(ctx, rdb, d, keys, o)
-			if err != nil {
-				return Table{}, err
-			}
-			usec[i], cpu[i] = append(usec[i], u), append(cpu[i], c)
-		}
+	usec, cpu, err := leastCPU(ctx, rdb, ds, o)
+	if err != nil {
+		return Table{}, err
 	}
 	for i, d := range ds {
-		t.Rows = append(t.Rows, Row{Group: d.Group, Name: d.Name, Ours: d.Ours, Values: []float64{slices.Min(usec[i]), slices.Min(cpu[i])}})
+		t.Rows = append(t.Rows, Row{Group: d.Group, Name: d.Name, Ours: d.Ours, Values: []float64{usec[i], cpu[i]}})
 	}
 	return t, nil
 }
 
-// cpuOf measures one decider (see redisCPU).
+// leastCPU measures every decider of ds in turn, o.Rounds rounds, on
+// o.Keys keys (cpuOf), and returns each one's least script µs per call
+// and least server CPU µs per decision.
+func leastCPU(ctx context.Context, rdb *redis.Client, ds []*redisDecider, o cpuOptions) (usec, cpu []float64, err error) {
+	keys := ids(o.Keys)
+	us, cs := make([][]float64, len(ds)), make([][]float64, len(ds))
+	for range o.Rounds {
+		for i, d := range ds {
+			u, c, err := cpuOf(ctx, rdb, d, keys, o)
+			if err != nil {
+				return nil, nil, err
+			}
+			us[i], cs[i] = append(us[i], u), append(cs[i], c)
+		}
+	}
+	for i := range ds {
+		usec, cpu = append(usec, slices.Min(us[i])), append(cpu, slices.Min(cs[i]))
+	}
+	return usec, cpu, nil
+}
+
+// cpuOf measures one decider (see redisCPU): its script µs per call
+// and the server's CPU µs per decision, which is per pair of calls for a
+// decider that sends two (Calls).
 func cpuOf(ctx context.Context, rdb *redis.Client, d *redisDecider, keys []string, o cpuOptions) (usecPerCall, cpuPerDecision float64, err error) {
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		return 0, 0, err
@@ -135,8 +151,8 @@ func cpuOf(ctx context.Context, rdb *redis.Client, d *redisDecider, keys []strin
 		return 0, 0, err
 	}
 	cmd := st[d.Command]
-	if cmd.Calls != int64(o.Decisions) {
-		return 0, 0, fmt.Errorf("%s: %d %s calls for %d decisions", d.Name, cmd.Calls, strings.ToUpper(d.Command), o.Decisions)
+	if cmd.Calls != int64(o.Decisions*d.calls()) {
+		return 0, 0, fmt.Errorf("%s: %d %s calls for %d decisions of %d calls each", d.Name, cmd.Calls, strings.ToUpper(d.Command), o.Decisions, d.calls())
 	}
 	return cmd.Usec / float64(cmd.Calls), math.Max(0, cpu1-cpu0) / float64(o.Decisions), nil
 }

@@ -36,7 +36,13 @@ type redisDecider struct {
 	admitted func(reply any) (bool, error)
 	// keys are the Redis keys id's state is kept in at now.
 	keys func(id string, now time.Time) []string
+	// Calls is the number of script calls each call of queue sends, in one
+	// pipeline (a reserve and its commit: 2); 0 is 1.
+	Calls int
 }
+
+// calls is the number of script calls each of d's decisions sends.
+func (d *redisDecider) calls() int { return max(1, d.Calls) }
 
 // The commands the deciders run, as INFO commandstats names them.
 const (

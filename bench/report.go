@@ -18,6 +18,8 @@ const (
 	titleRedisMemory      = "Redis memory per key"
 	titleInProcess        = "In-process decisions on an existing key"
 	titleHeap             = "Heap per tracked key, in process"
+	titleHoldsRedis       = "Redis CPU of holds beside a decision"
+	titleHoldsInProcess   = "In-process holds beside a decision"
 )
 
 // Better says which way a column's values improve.

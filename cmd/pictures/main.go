@@ -7,11 +7,18 @@
 //
 // The trace (trace.go) is 60 s of one client's requests: a steady stream
 // above the nominal rate, a burst, an idle gap, and a burst across a
-// fixed window's edge, then a slow stream. Every limit admits 10 per
-// 10 s, and is decided by package goimpl, which decides exactly as the
-// Lua scripts do, at each request's own time. Each picture shows every
-// request: an admitted one at the remaining it left, a denied one on the
-// row below; and for the shaper (leaky_bucket), each admission's delay.
+// fixed window's edge, then a slow stream. Every rate limit admits 10
+// per 10 s; the limit of slots (concurrency) admits 10 in flight, in a
+// holding policy where each request reserves a slot and an admitted one
+// commits it 3 s later. Each is decided by package goimpl, which decides
+// exactly as the Lua scripts do, at each request's own time. Each picture
+// shows every request: an admitted one at the remaining it left, a
+// denied one on the row below; and for the shaper (leaky_bucket), each
+// admission's delay.
+//
+// One picture is of another kind (gateway.go): docs/pictures/llm_gateway.svg,
+// an LLM gateway's budget of tokens per API key over a minute, each call
+// reserving its max_tokens and committing the tokens it used.
 //
 // The pictures are drawn by gonum.org/v1/plot, and are byte for byte the
 // same on every run. The command is a module of its own (its go.mod
@@ -64,7 +71,17 @@ type file struct {
 	data []byte
 }
 
-// render draws every limit's picture, in the order of limits.
+// others are the pictures of another kind than a limit's decisions of
+// the trace, by name, each with what draws it.
+var others = []struct {
+	name string
+	draw func(context.Context) ([]byte, error)
+}{
+	{"llm_gateway", gatewayPicture},
+}
+
+// render draws every limit's picture, in the order of limits, then the
+// others.
 func render(ctx context.Context) ([]file, error) {
 	var out []file
 	for _, limit := range limits {
@@ -77,6 +94,13 @@ func render(ctx context.Context) ([]file, error) {
 			return nil, fmt.Errorf("%s: %w", limit.Algorithm(), err)
 		}
 		out = append(out, file{limit.Algorithm().Name + ".svg", data})
+	}
+	for _, o := range others {
+		data, err := o.draw(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.name, err)
+		}
+		out = append(out, file{o.name + ".svg", data})
 	}
 	return out, nil
 }

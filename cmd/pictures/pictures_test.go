@@ -34,8 +34,9 @@ func TestPicturesUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(drawn) != len(limits) || len(committed) != len(drawn) {
-		t.Errorf("drew %d pictures for %d limits; docs/pictures holds %d: run make pictures", len(drawn), len(limits), len(committed))
+	if len(drawn) != len(limits)+len(others) || len(committed) != len(drawn) {
+		t.Errorf("drew %d pictures for %d limits and %d others; docs/pictures holds %d: run make pictures",
+			len(drawn), len(limits), len(others), len(committed))
 	}
 	for _, path := range drawn {
 		want, err := os.ReadFile(path)
@@ -54,7 +55,8 @@ func TestPicturesUpToDate(t *testing.T) {
 }
 
 // TestDeterministic: two renderings are the same bytes, with no font
-// embedded, the fallback fonts named, and a size fit for a README.
+// embedded, the fallback fonts named, and a size fit for a README; and
+// they are of every limit, then every other picture.
 func TestDeterministic(t *testing.T) {
 	a, err := render(t.Context())
 	if err != nil {
@@ -63,6 +65,19 @@ func TestDeterministic(t *testing.T) {
 	b, err := render(t.Context())
 	if err != nil {
 		t.Fatal(err)
+	}
+	var want, got []string
+	for _, l := range limits {
+		want = append(want, l.Algorithm().Name+".svg")
+	}
+	for _, o := range others {
+		want = append(want, o.name+".svg")
+	}
+	for _, f := range a {
+		got = append(got, f.name)
+	}
+	if !slices.Equal(got, want) || !slices.Contains(got, "concurrency.svg") || !slices.Contains(got, "llm_gateway.svg") {
+		t.Errorf("rendered %v; want %v, with concurrency.svg and llm_gateway.svg", got, want)
 	}
 	for i := range a {
 		if a[i].name != b[i].name || !bytes.Equal(a[i].data, b[i].data) {

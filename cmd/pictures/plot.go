@@ -44,10 +44,19 @@ var (
 
 // picture draws one limit's decisions of the trace as an SVG.
 func picture(limit limitspec.Limit, ds []decision) ([]byte, error) {
+	p, err := picturePlot(limit, ds)
+	if err != nil {
+		return nil, err
+	}
+	return encode(p)
+}
+
+// picturePlot is the plot of picture.
+func picturePlot(limit limitspec.Limit, ds []decision) (*plot.Plot, error) {
 	p := plot.New()
 	axes(p)
 	admitted, denied, delays := series(ds)
-	p.Title.Text = fmt.Sprintf("%s: %d of %d admitted\n%s", limit.Algorithm(), len(admitted), len(ds), describe(limit))
+	p.Title.Text = fmt.Sprintf("%s: %d of %d admitted\n%s", limit.Algorithm(), len(admitted), len(ds), caption(limit))
 	grid := plotter.NewGrid()
 	grid.Vertical.Color, grid.Horizontal.Color = gridColor, gridColor
 	labels, err := phaseLabels()
@@ -66,6 +75,12 @@ func picture(limit limitspec.Limit, ds []decision) ([]byte, error) {
 	if err := addScatter(p, denied, draw.CrossGlyph{}, deniedColor, ""); err != nil {
 		return nil, err
 	}
+	return p, nil
+}
+
+// encode draws p as an SVG of the pictures' size, naming the fallback
+// fonts and embedding none.
+func encode(p *plot.Plot) ([]byte, error) {
 	var buf bytes.Buffer
 	c := vgsvg.New(width, height)
 	p.Draw(draw.New(c))
@@ -75,14 +90,19 @@ func picture(limit limitspec.Limit, ds []decision) ([]byte, error) {
 	return bytes.ReplaceAll(buf.Bytes(), liberationFamily, fallbackFamilies), nil
 }
 
+// caption is the second line of limit's title: the limit, as Go writes
+// it; for a limit of slots, how many the requests hold and how long.
+func caption(limit limitspec.Limit) string {
+	if c, ok := limit.(limitspec.Concurrency); ok {
+		return fmt.Sprintf("%d in flight, each request holding its slot %v s", c.Limit, work.Seconds())
+	}
+	return describe(limit)
+}
+
 // axes gives every picture the same axes: time over the trace, and the
 // remaining after each admission, above a row of denied requests.
 func axes(p *plot.Plot) {
-	p.Title.TextStyle.Font = font.From(sans, 8)
-	for _, f := range []*font.Font{&p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
-		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
-		*f = font.From(sans, 7)
-	}
+	fonts(p)
 	p.X.Min, p.X.Max = 0, traceLength.Seconds()
 	p.Y.Min, p.Y.Max = phaseRow-0.7, 11.5
 	p.X.Label.Text = "time (s); the grid marks the epoch-aligned windows of 10 s"
@@ -97,6 +117,15 @@ func axes(p *plot.Plot) {
 		{Value: 5, Label: "5"}, {Value: 10, Label: "10"},
 	}
 	p.Legend.Top = true
+}
+
+// fonts sets every picture's fonts: the title in 8 points, the rest in 7.
+func fonts(p *plot.Plot) {
+	p.Title.TextStyle.Font = font.From(sans, 8)
+	for _, f := range []*font.Font{&p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
+		*f = font.From(sans, 7)
+	}
 }
 
 // series splits decisions into the points drawn: the admitted at their

@@ -13,7 +13,8 @@ import (
 
 // The limits drawn, one per algorithm of the catalogue, in the order the
 // README shows them: each admits 10 requests per 10 s, the nominal rate
-// of one a second.
+// of one a second; but concurrency, which admits 10 in flight, each
+// request holding its slot for `work` (holds.go).
 var limits = []limitspec.Limit{
 	limitspec.FixedWindow{Limit: 10, Window: 10 * time.Second},
 	limitspec.SlidingWindow{Limit: 10, Window: 10 * time.Second},
@@ -23,6 +24,7 @@ var limits = []limitspec.Limit{
 	limitspec.GCRA{Burst: 10, Rate: 10, Period: 10 * time.Second},
 	limitspec.LeakyBucket{Capacity: 10, Rate: 10, Period: 10 * time.Second},
 	limitspec.MetaWindow{Limit: 10, Window: 10 * time.Second},
+	limitspec.Concurrency{Limit: 10},
 }
 
 // A phase of the trace: n requests of cost 1, one every `every`, the
@@ -74,8 +76,12 @@ type decision struct {
 }
 
 // decide runs the trace through limit on a fresh goimpl.Limiter, which
-// decides exactly as the Lua scripts do, at each request's own time.
+// decides exactly as the Lua scripts do, at each request's own time; a
+// limit of slots, in a holding policy (decideHeld).
 func decide(ctx context.Context, limit limitspec.Limit) ([]decision, error) {
+	if holdsOf(limit) {
+		return decideHeld(ctx, limit)
+	}
 	lim, err := goimpl.New(goimpl.Options{NoSweeper: true})
 	if err != nil {
 		return nil, err

@@ -52,6 +52,14 @@ func TestTraceOutcomes(t *testing.T) {
 		// denied), 50 s (50 to 58 s pass).
 		{limitspec.MetaWindow{Limit: 10, Window: window},
 			map[string]int{"steady 1.25/s": 20, "burst": 10, "edge burst": 10, "slow 0.5/s": 5}},
+		// Each admitted request holds its slot 3 s. Steady: requests 0.8 s
+		// apart hold at most 4 slots at once (those of the last 2.4 s): all
+		// 25 pass. Burst: 15 within 1.4 s, the first 10 take the slots, the
+		// other 5 find none. Edge burst: 20 within 1.9 s, 10 pass. Slow: at
+		// 42 s the commit of the request of 39.0 s, due then, frees a slot
+		// first (9 still held), and from 44 s at most one is held: all 9.
+		{limitspec.Concurrency{Limit: 10},
+			map[string]int{"steady 1.25/s": 25, "burst": 10, "edge burst": 10, "slow 0.5/s": 9}},
 		{limitspec.TokenBucket{Capacity: 10, RefillTokens: 10, Refill: window}, bucket},
 		{limitspec.GCRA{Burst: 10, Rate: 10, Period: window}, bucket},
 		{limitspec.LeakyBucket{Capacity: 10, Rate: 10, Period: window}, bucket},
