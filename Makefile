@@ -71,7 +71,7 @@ bench:
 # included (about half an hour), written into docs/performance.md as
 # well, and the Goals in short into README.md's "Performance".
 bench-readme:
-	cd bench && $(GO) run . -only redis-cpu,throughput,denied,redis-memory,inprocess,heap,redis-instructions,redis-instruction-parts -doc ../docs/performance.md -readme ../README.md
+	cd bench && $(GO) run . -only redis-cpu,throughput,denied,redis-memory,inprocess,heap,holds,redis-instructions,redis-instruction-parts -doc ../docs/performance.md -readme ../README.md
 
 # Speed and memory of every go test benchmark of the main module.
 bench-go:
