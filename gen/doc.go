@@ -34,6 +34,8 @@
 //	lua/policy.lua           decides any policy over the algorithms in
 //	                         scope (emit_lua_policy.go; see Policies)
 //	lua/policy_reset.lua     deletes a policy's keys
+//	lua/holds.lua            a holding policy's decisions and holds
+//	                         (emit_lua_holds.go; see Policies)
 //	lua/library.lua          every script above as one Redis Functions
 //	                         library, named after the spec's library, the
 //	                         helpers they share stated once
@@ -162,6 +164,17 @@
 // The manifest describes the policy
 // script (its ARGV, the algorithms it decides, its reset). Nothing here
 // names a policy either.
+//
+// lua/holds.lua (emit_lua_holds.go) runs a holding policy's operations
+// (docs/semantics.md, "Holds"): the same per-algorithm functions as the
+// policy script, and around them the counting of each limit's holds, a
+// hash {tag}:<limit>:hd after the limit's keys, written once for every
+// algorithm: a decision admits when the algorithm admits its cost plus
+// the holds, a reserve adds a hold, a commit ends one and charges the
+// amount spent by the function's forced call, a release or renew ends
+// or moves one, a reset deletes every key. An algorithm of the spec so
+// holds with no code of its own; package goimpl counts holds in Go the
+// same way (goimpl/holds.go), around the tables' Decide.
 //
 // # The spec
 //
