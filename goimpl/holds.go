@@ -18,11 +18,19 @@ import (
 // shard its limits touch, so it is atomic over all the policy's limits.
 
 // holdStore is a Limiter's holds, by limit and key; an entry is dropped
-// when an operation leaves no hold live on it.
+// when an operation leaves no hold live on it, and every sweepEvery
+// operations the entries whose holds have all ended are dropped, so that
+// memory follows the holds live, not every key that ever held.
 type holdStore struct {
-	mu sync.Mutex
-	m  map[holdKey]map[string]hold
+	mu  sync.Mutex
+	m   map[holdKey]map[string]hold
+	ops int // operations since the last sweep
 }
+
+// sweepEvery is how many operations pass between two sweeps of the holds
+// that ended: each sweep reads every entry once, so that it costs less
+// than an operation's share of work.
+const sweepEvery = 1024
 
 // holdKey names one limit's holds: the limit's name and the value it
 // counts, as the Redis key {tag}:<limit>:hd names them.
@@ -89,6 +97,7 @@ func (l *Limiter) runHolds(req *limitspec.Request, op, id string, holdMs int64, 
 	for _, h := range held {
 		l.holds.keep(h.key, h.live)
 	}
+	l.holds.sweep(now)
 	compose(limits, replies, false, res)
 	return nil
 }
@@ -113,6 +122,30 @@ func (s *holdStore) reset(p *limitspec.Policy, ids map[string]string) {
 	for i, pl := range p.Limits() {
 		delete(s.m, holdKey{tag: keys[i], limit: pl.Name})
 	}
+}
+
+// sweep drops, every sweepEvery calls, the entries whose holds have all
+// ended at now.
+func (s *holdStore) sweep(now int64) {
+	if s.ops++; s.ops < sweepEvery {
+		return
+	}
+	s.ops = 0
+	for k, holds := range s.m {
+		if !anyLive(holds, now) {
+			delete(s.m, k)
+		}
+	}
+}
+
+// anyLive reports whether a hold of holds is live at now.
+func anyLive(holds map[string]hold, now int64) bool {
+	for _, h := range holds {
+		if h.end > now {
+			return true
+		}
+	}
+	return false
 }
 
 // keep stores k's live holds, dropping k when none is left.

@@ -62,7 +62,10 @@
 // should make its limiter with Options.NoSweeper. Close stops the
 // sweepers (the Limiter goes on deciding, the calls alone reclaiming);
 // they also end by themselves once their limiter has been garbage
-// collected.
+// collected. The holds of holding policies (limitspec.Holder; holds.go)
+// are kept under one lock, and reclaimed by the holding calls: a key's
+// when a call leaves no hold live on it, and every 1024 calls every key
+// whose holds have all ended.
 package goimpl
 
 import (
