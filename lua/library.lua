@@ -4030,6 +4030,14 @@ else
           ': it was committed or released, or its hold ended')
     end
   end
+  -- every limit's state read before any write: a state the script did
+  -- not write refuses the call, writing nothing
+  for _, l in ipairs(LIMITS) do
+    local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, false)
+    if r.err then
+      return r
+    end
+  end
   for _, l in ipairs(LIMITS) do
     if op == 'renew' then
       l[9][id][2] = now + hold_ms
@@ -8752,5 +8760,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '95fd46fe1c31ad2cc242a3996db167bfca167397'
+  return '38f1f497aa4829f55037d1541072d97ee4ea5a9a'
 end}

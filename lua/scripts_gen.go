@@ -179,10 +179,10 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "95fd46fe1c31ad2cc242a3996db167bfca167397", Source: librarySource,
+		Name: "limitspec", Version: "38f1f497aa4829f55037d1541072d97ee4ea5a9a", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "49d8618a26642bc4c00175b85f800254a368e1ba"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "ba616d43d0bc62602f5f2d201af2193e0c6a3bb1"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "e8fdfbc83586536edd11818dcf2ad23adef94fc0"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "c43888747dc924cb5e71adf0ccc80523c4d3e81b"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

@@ -222,3 +222,38 @@ func TestFaultHoldKilledHolder(t *testing.T) {
 		t.Errorf("at 300 ms: %+v; want admitted, the dead holder's hold ended", res)
 	}
 }
+
+// TestHoldsBadStateWritesNothing: a limit's key holding a value the
+// scripts did not write refuses every operation of the holding policy
+// with ErrBadState, the other limit's holds included, and nothing is
+// written: a commit of a hold taken before leaves both holds keys as
+// they were.
+func TestHoldsBadStateWritesNothing(t *testing.T) {
+	t.Parallel()
+	_, rdb := newClient(t)
+	lim := newLimiter(t, rdb, redislimit.Options{})
+	pool := workerPool(t, 2, 100)
+	req := limitspec.Request{Policy: pool, IDs: map[string]string{"tenant": "acme"}, Cost: 1, Now: at(0)}
+	if _, err := lim.Hold(t.Context(), req, limitspec.Hold{Op: limitspec.Reserve, ID: "job-1", For: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	before := func() string {
+		a := rdb.HGetAll(t.Context(), "{acme}:slots:hd").Val()
+		b := rdb.HGetAll(t.Context(), "{acme}:hour:hd").Val()
+		return fmt.Sprint(a, b)
+	}
+	held := before()
+	rdb.Set(t.Context(), "{acme}:hour:fw:3600000", "garbage", time.Minute)
+	for _, h := range []limitspec.Hold{{Op: limitspec.Commit, ID: "job-1"}, {Op: limitspec.Reserve, ID: "job-2", For: time.Minute}, {Op: limitspec.Release, ID: "job-1"}} {
+		r := req
+		if h.Op == limitspec.Release {
+			r.Cost = 0
+		}
+		if _, err := lim.Hold(t.Context(), r, h); !errors.Is(err, limitspec.ErrBadState) {
+			t.Errorf("%s on a bad state: %v; want ErrBadState", h.Op, err)
+		}
+	}
+	if got := before(); got != held {
+		t.Errorf("the holds became %s; want %s, unchanged", got, held)
+	}
+}

@@ -44,10 +44,10 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "4b2584e9992d000a163794a06950dee0826441d2", Source: librarySource,
+		Name: "quota", Version: "b0c6820dd80d78f0f65f089861048154bb2c47d6", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "45b70d9a8a11e28b681a31e78b69694380bd1fa0"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "6dc4f0a536f5bda5fcef674b85f53114380726e2"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "0db656e5ea97db1c2c227593fb1589106c68b9b3"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "8f858c870cf204ace53b70a36ff2e36de3b93439"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

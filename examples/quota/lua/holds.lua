@@ -2328,6 +2328,14 @@ else
           ': it was committed or released, or its hold ended')
     end
   end
+  -- every limit's state read before any write: a state the script did
+  -- not write refuses the call, writing nothing
+  for _, l in ipairs(LIMITS) do
+    local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, false)
+    if r.err then
+      return r
+    end
+  end
   for _, l in ipairs(LIMITS) do
     if op == 'renew' then
       l[9][id][2] = now + hold_ms

@@ -2620,6 +2620,14 @@ else
           ': it was committed or released, or its hold ended')
     end
   end
+  -- every limit's state read before any write: a state the script did
+  -- not write refuses the call, writing nothing
+  for _, l in ipairs(LIMITS) do
+    local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, false)
+    if r.err then
+      return r
+    end
+  end
   for _, l in ipairs(LIMITS) do
     if op == 'renew' then
       l[9][id][2] = now + hold_ms
@@ -5255,5 +5263,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return '4b2584e9992d000a163794a06950dee0826441d2'
+  return 'b0c6820dd80d78f0f65f089861048154bb2c47d6'
 end}

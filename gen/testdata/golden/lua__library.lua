@@ -3153,6 +3153,14 @@ else
           ': it was committed or released, or its hold ended')
     end
   end
+  -- every limit's state read before any write: a state the script did
+  -- not write refuses the call, writing nothing
+  for _, l in ipairs(LIMITS) do
+    local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, false)
+    if r.err then
+      return r
+    end
+  end
   for _, l in ipairs(LIMITS) do
     if op == 'renew' then
       l[9][id][2] = now + hold_ms
@@ -7619,5 +7627,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '6c0a52a6d396f34d64b55bcbdb2490125ae611af'
+  return 'f5c3f549e60886505a63ad8cb828a748314c6125'
 end}

@@ -72,10 +72,10 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "6c0a52a6d396f34d64b55bcbdb2490125ae611af", Source: librarySource,
+		Name: "small", Version: "f5c3f549e60886505a63ad8cb828a748314c6125", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "1c2ff266143f1168d90d42c163185b151951c57a"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e722aa66d886044ce312b4a84bc25e5020a6985d"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "64ae28ac0643376f3e3a1e76a5d6dbe15e6ade31"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "5d1b1e67fb2e302e5bf74dd7f7a896f8546d2514"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},
