@@ -14,7 +14,7 @@ generate:
 verify:
 	$(GO) run ./cmd/verify -vectors vectors
 
-# The tests, in under two minutes: every vector on every target (a real
+# The tests, in about three minutes: every vector on every target (a real
 # Redis and a Redis Cluster included; each test starts its own servers),
 # the fault suite, and the rest, with -short: the slowest fills, the
 # tests that build modules with the go tool, the Cluster by FCALL and
