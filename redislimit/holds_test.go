@@ -181,15 +181,31 @@ func TestFaultHoldLostCommit(t *testing.T) {
 	}
 }
 
-// TestFaultHoldKilledHolder: a holder takes the last slot for 300 ms, then its
-// process dies (its client closed, its hold never released). Another
-// client is denied, told to retry after 300 ms; at 299 ms it is still
-// denied, at 300 ms it gets the slot: the hold freed itself when it
-// ended, with no key expiring. The holds key's TTL is the hold's end
-// plus the margin.
+// TestFaultHoldKilledHolder: a holder takes the last slot for 300 ms,
+// then its process dies (its client closed, its hold never released).
+// Another client is denied, told to retry after 300 ms; at 299 ms it is
+// still denied, at 300 ms it gets the slot: the hold freed itself when
+// it ended, with no key expiring. The holds key's TTL is the hold's end
+// plus the margin. On a Redis server and on a 3-master Cluster.
 func TestFaultHoldKilledHolder(t *testing.T) {
 	t.Parallel()
-	srv := redistest.StartServer(t)
+	t.Run("server", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.StartServer(t)
+		killedHolder(t, func() redis.UniversalClient {
+			return redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+		})
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		addrs := redistest.StartCluster(t, 3)
+		killedHolder(t, func() redis.UniversalClient {
+			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+		})
+	})
+}
+
+func killedHolder(t *testing.T, client func() redis.UniversalClient) {
 	pool := workerPool(t, 1, 100)
 	ids := map[string]string{"tenant": "acme"}
 	reserve := func(lim *redislimit.Limiter, id string, ms int64) limitspec.Result {
@@ -201,12 +217,12 @@ func TestFaultHoldKilledHolder(t *testing.T) {
 		}
 		return res
 	}
-	holder := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	holder := client()
 	if res := reserve(newLimiter(t, holder, redislimit.Options{}), "dead", 0); !res.Allowed {
 		t.Fatalf("the holder's reserve was denied: %+v", res)
 	}
 	holder.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	rdb := client()
 	t.Cleanup(func() { rdb.Close() })
 	if ttl := rdb.PTTL(t.Context(), "{acme}:slots:hd").Val(); ttl <= 0 || ttl > (300+60000)*time.Millisecond {
 		t.Errorf("the holds key's TTL is %v; want at most the hold's 300 ms plus the margin", ttl)
