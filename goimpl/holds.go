@@ -65,10 +65,10 @@ func (l *Limiter) runHolds(req *limitspec.Request, op, id string, holdMs int64, 
 	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
-	p := req.Policy
-	if !p.Holds() {
-		return kit.BadInput("%s: holds are kept by a holding policy: make it with Policy.WithHolds", p.Name())
+	if err := limitcall.CheckHolding(req.Policy); err != nil {
+		return err
 	}
+	p := req.Policy
 	if req.Force || req.ID != "" {
 		return kit.BadInput("%s: a holding policy takes no Force nor ID: a commit charges work done, and a hold's id makes its calls idempotent", p.Name())
 	}

@@ -2,9 +2,11 @@ package goimpl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -448,5 +450,24 @@ func TestHoldsSwept(t *testing.T) {
 	}
 	if n := len(lim.holds.m); n != 1 {
 		t.Errorf("%d keys keep holds; want 1, the live tenant's", n)
+	}
+}
+
+// TestHoldRefusesNoHoldingPolicy: Hold on a request of a Limit, or of a
+// policy made without WithHolds, is refused as bad input, not a panic.
+func TestHoldRefusesNoHoldingPolicy(t *testing.T) {
+	lim, _ := New(Options{NoSweeper: true})
+	p, err := limitspec.NewPolicy("pool", limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 1}, Identity: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := limitspec.Hold{Op: limitspec.Reserve, ID: "job", For: time.Second}
+	for _, req := range []limitspec.Request{
+		{Key: "acme", Limit: limitspec.Concurrency{Limit: 1}, Cost: 1},
+		{Policy: p, IDs: map[string]string{"tenant": "acme"}, Cost: 1},
+	} {
+		if _, err := lim.Hold(t.Context(), req, h); !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), "holding policy") {
+			t.Errorf("%+v: %v; want a refusal naming the holding policy", req, err)
+		}
 	}
 }

@@ -27,12 +27,12 @@ var holdDecide = limitspec.Hold{}
 // commit retried after it took effect finds nothing held and charges
 // nothing, its error matching ErrNoHold.
 func (l *Limiter) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
+	if err := limitcall.CheckHolding(req.Policy); err != nil {
+		return limitspec.Result{}, err
+	}
 	p, err := l.plan(req)
 	if err != nil {
 		return limitspec.Result{}, err
-	}
-	if !p.holds {
-		return limitspec.Result{}, kit.BadInput("%s: holds are kept by a holding policy: make it with Policy.WithHolds", req.Policy.Name())
 	}
 	decision, binding, limits, err := l.runHolds(ctx, p, req, h, make([]limitspec.LimitResult, 0, len(p.limits)))
 	if err != nil {

@@ -273,3 +273,25 @@ func TestHoldsBadStateWritesNothing(t *testing.T) {
 		t.Errorf("the holds became %s; want %s, unchanged", got, held)
 	}
 }
+
+// TestHoldRefusesNoHoldingPolicy: Hold on a request of a Limit, or of a
+// policy made without WithHolds, is refused as bad input before any call,
+// not a panic.
+func TestHoldRefusesNoHoldingPolicy(t *testing.T) {
+	t.Parallel()
+	_, rdb := newClient(t)
+	lim := newLimiter(t, rdb, redislimit.Options{})
+	plain, err := limitspec.NewPolicy("pool", limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 1}, Identity: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := limitspec.Hold{Op: limitspec.Reserve, ID: "job", For: time.Second}
+	for _, req := range []limitspec.Request{
+		{Key: "acme", Limit: limitspec.Concurrency{Limit: 1}, Cost: 1},
+		{Policy: plain, IDs: map[string]string{"tenant": "acme"}, Cost: 1},
+	} {
+		if _, err := lim.Hold(t.Context(), req, h); !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), "holding policy") {
+			t.Errorf("%+v: %v; want a refusal naming the holding policy", req, err)
+		}
+	}
+}

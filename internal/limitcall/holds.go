@@ -38,6 +38,19 @@ func CheckHoldOp(policy, op, id string, cost, holdMs, idMax, msMax int64) error 
 	return nil
 }
 
+// CheckHolding refuses an operation on holds whose request names no
+// holding policy (a Limit, or a policy made without
+// limitspec.Policy.WithHolds).
+func CheckHolding(p *limitspec.Policy) error {
+	switch {
+	case p == nil:
+		return kit.BadInput("holds are kept by a holding policy: give Request.Policy, made with Policy.WithHolds (a single limit is a policy of one)")
+	case !p.Holds():
+		return kit.BadInput("%s: holds are kept by a holding policy: make it with Policy.WithHolds", p.Name())
+	}
+	return nil
+}
+
 // NoHold is the refusal of a commit, release or renew of an id that
 // holds nothing live on limit, with the holds script's message.
 func NoHold(policy, id, limit string) error {
