@@ -85,10 +85,11 @@ func (onceCmd) NoRetry() bool { return true }
 // the lost one had if that one charged, and is decided for the first
 // time if it did not (docs/semantics.md, "Request ids"); so is an
 // operation on a hold, whose retry, when the lost one took effect, finds
-// nothing held (NOHOLD: that answer is returned). Once a reply is lost,
-// any other failure of the retries (unsent, refused by a server that
-// fails over, out of time) leaves the lost reply's error: the call may
-// have been applied.
+// nothing held (NOHOLD). A retry the script answered (a reply, or an
+// error of the script's own: scriptAnswer) ends the call with that
+// answer. Once a reply is lost, any other failure of the retries
+// (unsent, refused by a server that fails over, out of time) leaves the
+// lost reply's error: the call may have been applied.
 func (l *Limiter) send(ctx context.Context, args []any, first string, replayable bool) (any, error) {
 	start := time.Now()
 	var lost error
@@ -103,13 +104,27 @@ func (l *Limiter) send(ctx context.Context, args []any, first string, replayable
 			lost, retry = err, true
 		}
 		if !retry || !pause(ctx, attempt, start) {
-			if lost != nil && !strings.HasPrefix(ErrorReply(err.Error()), "NOHOLD ") {
+			if lost != nil && !scriptAnswer(err) {
 				return nil, lost
 			}
 			return nil, err
 		}
 	}
 }
+
+// scriptAnswer reports whether err is a script's own error reply
+// (BADINPUT, BADSTATE, WRONGTYPE, NOHOLD): the script ran, and answered.
+func scriptAnswer(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	code, _, _ := strings.Cut(ErrorReply(rerr.Error()), " ")
+	return slices.Contains(scriptCodes, code)
+}
+
+// scriptCodes are the codes of the scripts' error replies.
+var scriptCodes = []string{"BADINPUT", "BADSTATE", "WRONGTYPE", "NOHOLD"}
 
 // lostReply reports whether err is that of a call sent to a server whose
 // reply did not come (a broken connection, a deadline): its outcome is
