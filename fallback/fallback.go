@@ -388,19 +388,34 @@ const (
 
 // tryPrimary calls the primary: when it answers (answered), res and err
 // are the caller's; else the request is to be decided without it.
-func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe bool) (res limitspec.Result, fault primaryFault, err error) {
-	pctx, cancel := context.WithTimeout(ctx, l.timeout)
+func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe bool) (limitspec.Result, primaryFault, error) {
 	call := l.reports.send()
-	err = l.pay(pctx, req)
-	sent := err == nil
-	if sent {
-		res, err = l.primary.Limit(pctx, req)
+	res, fault, err := l.callPrimary(ctx, probe, func(pctx context.Context) (limitspec.Result, bool, error) {
+		if err := l.pay(pctx, req); err != nil {
+			return limitspec.Result{}, false, err
+		}
+		res, err := l.primary.Limit(pctx, req)
+		return res, true, err
+	})
+	if fault == answered && err == nil {
+		l.heard(ctx, req, res, call)
 	}
+	return res, fault, err
+}
+
+// callPrimary runs call, a call of the primary (sent: it reached the
+// primary, or may have), with the deadline Timeout, and tells the
+// breaker how it went. When the primary answers or refuses the request
+// (answered), res and err are the caller's; else err is the primary's
+// failure, counted as slow or down, and the request is to be decided
+// without it.
+func (l *Limiter) callPrimary(ctx context.Context, probe bool, call func(context.Context) (res limitspec.Result, sent bool, err error)) (limitspec.Result, primaryFault, error) {
+	pctx, cancel := context.WithTimeout(ctx, l.timeout)
+	res, sent, err := call(pctx)
 	cancel()
 	switch {
 	case err == nil:
 		l.br.succeed(probe)
-		l.heard(ctx, req, res, call)
 		return l.decided(res, limitspec.Primary), answered, nil
 	case !limiters.Outage(err):
 		l.br.release(probe)
@@ -411,7 +426,7 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 		res, err = l.fail(ctx.Err())
 		return res, answered, err
 	}
-	fault = downed
+	fault := downed
 	if slow(err) {
 		l.c.primarySlow.Add(1)
 		if sent {
@@ -420,10 +435,9 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 	} else {
 		l.c.primaryDown.Add(1)
 	}
-	failure := err // err, the named result, is set again on return
-	l.lastErr.Store(&failure)
+	l.lastErr.Store(&err)
 	l.br.failed(probe, l.now())
-	return limitspec.Result{}, fault, nil
+	return limitspec.Result{}, fault, err
 }
 
 // pay tells the primary what the local limiter admitted of req's key

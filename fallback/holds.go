@@ -42,23 +42,13 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 	}
 	var failure error = limitspec.ErrUnavailable
 	if call, probe := l.br.acquire(l.now()); call {
-		pctx, cancel := context.WithTimeout(ctx, l.timeout)
-		res, err := runHold(pctx, l.primary, req, h)
-		cancel()
-		switch {
-		case err == nil:
-			l.br.succeed(probe)
-			return l.decided(res, limitspec.Primary), nil
-		case ctx.Err() != nil:
-			l.br.release(probe)
-			return l.fail(ctx.Err())
-		case !limiters.Outage(err):
-			l.br.release(probe)
-			return l.fail(err)
+		res, fault, err := l.callPrimary(ctx, probe, func(pctx context.Context) (limitspec.Result, bool, error) {
+			res, err := runHold(pctx, l.primary, req, h)
+			return res, true, err
+		})
+		if fault == answered {
+			return res, err
 		}
-		l.c.primaryDown.Add(1)
-		l.lastErr.Store(&err)
-		l.br.failed(probe, l.now())
 		failure = err
 	}
 	return l.holdWithout(ctx, req, h, failure)
