@@ -60,6 +60,24 @@ func Shapes(l Limit) bool {
 	return ok && s.Shapes()
 }
 
+// InFlightLimit is implemented by the limits whose decisions write no
+// state, such as concurrency: alone they charge nothing, so that only
+// the holds of a holding policy (Policy.WithHolds) use their quota, which
+// counts what is held at once, the requests in flight. cmd/gen writes
+// InFlight for each algorithm of a spec whose logic stores nothing;
+// package httplimit sends such a quota with qu="concurrent-requests".
+type InFlightLimit interface {
+	Limit
+	// InFlight is true.
+	InFlight() bool
+}
+
+// InFlight reports whether l is an InFlightLimit.
+func InFlight(l Limit) bool {
+	f, ok := l.(InFlightLimit)
+	return ok && f.InFlight()
+}
+
 // Algorithm names an algorithm: the library it was compiled into (the
 // spec: Catalogue for this package's, the package name for a user's) and
 // its name there.

@@ -858,6 +858,10 @@ func (l Concurrency) Validate() error {
 	return err
 }
 
+// InFlight is true: a decision of concurrency writes no state, so that its quota
+// counts what holds take at once, as InFlightLimit says.
+func (l Concurrency) InFlight() bool { return true }
+
 // QuotaWindow is 0: concurrency declares no window in its spec.
 func (l Concurrency) QuotaWindow() time.Duration { return 0 }
 

@@ -141,7 +141,8 @@ func limitType(w *writer, a *Algorithm) {
 	w.line("}")
 }
 
-// limitMethods emits Algorithm, Validate, Shapes (for a shaper), QuotaWindow
+// limitMethods emits Algorithm, Validate, Shapes (for a shaper), InFlight
+// (for an algorithm whose decisions write no state), QuotaWindow
 // and args.
 func limitMethods(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	typ, q := goType(a), o.qualifier(o.limits, o.contract)
@@ -161,6 +162,12 @@ func (l {typ}) Validate() error {
 		w.line("// Shapes is true: a decision of %s may tell an admitted request to", a.Name)
 		w.line("// wait (its delay_ms), as %sShaper says.", q)
 		w.line("func (l %s) Shapes() bool { return true }", typ)
+		w.line("")
+	}
+	if a.InFlight() {
+		w.line("// InFlight is true: a decision of %s writes no state, so that its quota", a.Name)
+		w.line("// counts what holds take at once, as %sInFlightLimit says.", q)
+		w.line("func (l %s) InFlight() bool { return true }", typ)
 		w.line("")
 	}
 	limitWindow(w, a, o)

@@ -145,7 +145,7 @@ func (m *Middleware) setHeaders(h http.Header, res limitspec.Result) {
 		if w := ceilSeconds(q.Window()); w > 0 {
 			policies[i] += ";" + f.Window + "=" + sfInt(w)
 		}
-		if concurrent(q) {
+		if limitspec.InFlight(q.Limit) {
 			policies[i] += `;qu="concurrent-requests"`
 		}
 		limits[i] = name + ";" + f.Remaining + "=" + sfInt(q.Remaining) + ";" + f.Reset + "=" + sfInt(ceilSeconds(q.ResetAfter))

@@ -83,13 +83,3 @@ func (m *Middleware) settle(ctx context.Context, h *held) {
 	}
 	m.l.(limitspec.Holder).Hold(ctx, req, limitspec.Hold{Op: limitspec.Commit, ID: h.id})
 }
-
-// concurrent reports whether q is a concurrency limit's, whose quota is
-// requests in flight.
-func concurrent(q limitspec.LimitResult) bool {
-	switch q.Limit.(type) {
-	case limitspec.Concurrency, *limitspec.Concurrency:
-		return true
-	}
-	return false
-}

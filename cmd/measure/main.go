@@ -130,13 +130,14 @@ type rowSet struct {
 }
 
 // rowSets lists the decision scripts with the default parameters, and
-// bucket_window once more with three tiers. concurrency is left out: it
-// keeps no state, and alone admits every request within its limit; its
-// slots are a holding policy's holds (docs/semantics.md, "Holds").
+// bucket_window once more with three tiers. An algorithm whose limits
+// write no state (inFlight: concurrency) is left out: alone it admits
+// every request within its limit, and keeps nothing to measure; its
+// quota is a holding policy's holds (docs/semantics.md, "Holds").
 func rowSets() []rowSet {
 	var out []rowSet
 	for _, s := range allScripts() {
-		if s.View != "" || s.Name == "concurrency" {
+		if s.View != "" || inFlight(s) {
 			continue
 		}
 		out = append(out, rowSet{label: s.Name, script: s, values: func(L int64) map[string]int64 { return defaultValues(s, L) }})

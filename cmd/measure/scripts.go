@@ -5,6 +5,7 @@ import (
 	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 	_ "github.com/limitspec/limitspec/lua" // the catalogue's scripts
+	"github.com/limitspec/limitspec/policyfile"
 )
 
 // script is one decision script or view of the catalogue, as measure
@@ -81,4 +82,11 @@ func policyCall(p *limitspec.Policy, prefix string, ids map[string]string, t int
 		argv = append(argv, v)
 	}
 	return c.Keys, argv, nil
+}
+
+// inFlight reports whether s's algorithm writes no state
+// (limitspec.InFlight, of its limit with the default parameters).
+func inFlight(s script) bool {
+	lim, err := policyfile.NewLimit(s.Algorithm, defaultValues(s, 10))
+	return err == nil && limitspec.InFlight(lim)
 }
