@@ -34,13 +34,7 @@ func buildHolding(name string, def *conformance.Policy, comment string, calls []
 	for _, c := range calls {
 		t += c.dt
 		if c.reset {
-			s := conformance.Step{T: t, IDs: c.ids, Reset: true}
-			err := mErr
-			if err == nil {
-				err = m.Reset(c.ids)
-			}
-			s.Expect = refused(err)
-			v.Steps = append(v.Steps, s)
+			v.Steps = append(v.Steps, policyResetStep(t, c.ids, mErr, func() error { return m.Reset(c.ids) }))
 			continue
 		}
 		cost := stepCost(c.cost, c.rawCost)

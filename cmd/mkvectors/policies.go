@@ -77,13 +77,7 @@ func buildPolicy(name string, def *conformance.Policy, comment string, calls []p
 	for _, c := range calls {
 		t += c.dt
 		if c.reset {
-			s := conformance.Step{T: t, IDs: c.ids, Reset: true}
-			err := mErr
-			if err == nil {
-				err = m.Reset(c.ids)
-			}
-			s.Expect = refused(err)
-			v.Steps = append(v.Steps, s)
+			v.Steps = append(v.Steps, policyResetStep(t, c.ids, mErr, func() error { return m.Reset(c.ids) }))
 			continue
 		}
 		dm, dErr := m, mErr
@@ -95,6 +89,16 @@ func buildPolicy(name string, def *conformance.Policy, comment string, calls []p
 		v.Steps = append(v.Steps, policyRequest(dm, dErr, &rs, t, c))
 	}
 	return v
+}
+
+// policyResetStep resets a policy's limits for ids at t: refused by mErr (the
+// policy's), or as reset says.
+func policyResetStep(t int64, ids map[string]string, mErr error, reset func() error) conformance.Step {
+	err := mErr
+	if err == nil {
+		err = reset()
+	}
+	return conformance.Step{T: t, IDs: ids, Reset: true, Expect: refused(err)}
 }
 
 // policyRequest decides one request of a policy at t. A request that
