@@ -41,10 +41,11 @@ var (
 	// outage to ride out.
 	ErrMisconfigured = errors.New("misconfigured")
 	// ErrNoHold is matched by the error of a commit, release or renew of
-	// a hold id that holds nothing live on a limit of its policy
-	// (docs/semantics.md, "Holds"): it was committed or released already
-	// (a retry of a call whose reply was lost: its work is done), or its
-	// hold ended. Nothing was written.
+	// a hold id that holds nothing live on any limit of its policy
+	// (docs/semantics.md, "Holds"): it never held, its hold ended by its
+	// length, or another operation ended it (a commit or release sent
+	// again as the same operation, with the same amounts, gets its first
+	// result instead). Nothing was written.
 	ErrNoHold = errors.New("no live hold")
 )
 

@@ -46,13 +46,16 @@ type Checker interface {
 // a holding policy (Policy.WithHolds), all or nothing, which count toward
 // admission like charges until the holder commits what it spent, releases
 // them, or they end by themselves. Hold runs h on req.Policy's holds for
-// req.IDs; req.Cost is the amount reserved, or the amount spent for a
-// commit (0 for release and renew). Its result is a decision's: a
+// req.IDs; req.Cost (or, for limits that count a unit, req.Costs) is the
+// amount reserved, or the amount spent for a commit (0 for release and
+// renew). Its result is a decision's: a
 // reserve reports whether it was admitted; every other operation, and an
 // admitted reserve, the state after it. Each operation is idempotent by
-// h.ID: a reserve retried after a lost reply holds once, and a commit,
-// release or renew that finds nothing held changes nothing and returns an
-// error matching ErrNoHold. Other errors are Limit's.
+// h.ID: a reserve retried after a lost reply holds once, a commit or
+// release sent again after it took effect gets its first result again,
+// and one that finds nothing held, nor ended within a minute, changes
+// nothing and returns an error matching ErrNoHold. Other errors are
+// Limit's.
 type Holder interface {
 	Hold(ctx context.Context, req Request, h Hold) (Result, error)
 }
@@ -74,9 +77,9 @@ type HoldOp uint8
 
 // The operations on a hold.
 const (
-	// Reserve holds req.Cost (at least 1) for h.ID on every limit, when
-	// every limit admits it as a decision of that cost would be; it
-	// charges nothing.
+	// Reserve holds req.Cost (each limit's amount, at least 1) for h.ID
+	// on every limit, when every limit admits it as a decision of that
+	// cost would be; it charges nothing.
 	Reserve HoldOp = iota + 1
 	// Commit ends the hold and charges req.Cost, the amount spent, more
 	// or less than was held, even past the limit: work already done.
@@ -129,6 +132,13 @@ type Request struct {
 	// the state and consumes nothing. (Allow, which the limiters offer
 	// beside Limit, decides a cost of 1.)
 	Cost int64
+	// Costs are a policy's amounts by unit (docs/semantics.md, "Units"):
+	// a limit whose PolicyLimit.Unit is in Costs counts that amount, every
+	// other limit Cost; so one request takes 1 slot, 1 request and 4000
+	// tokens. A unit no limit of the policy counts is refused, as are
+	// Costs with a Limit (a single limit counts Cost). A peek is a request
+	// whose every amount is 0.
+	Costs map[string]int64
 	// Now is the time of the decision; the zero Time leaves it to the
 	// limiter (its clock, or the Redis server's when the Redis limiter is
 	// told to use it). Tests pass explicit times.
@@ -185,6 +195,9 @@ type Result struct {
 type LimitResult struct {
 	// Name names the limit: its name in the policy, or its algorithm's.
 	Name string
+	// Unit is what the limit counts (its PolicyLimit.Unit), "" for a
+	// request's Cost.
+	Unit string
 	// Limit is the limit decided.
 	Limit Limit
 	// Allowed reports whether this limit admitted the request. A limit

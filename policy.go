@@ -45,6 +45,11 @@ type PolicyLimit struct {
 	// Constant is the value the limit counts for every caller (such as
 	// "global"): one state that every request shares.
 	Constant string
+	// Unit names what the limit counts (lower_case: "tokens", "slots",
+	// "bytes"), when it is not the request's Cost: a request's amount of
+	// the unit in Request.Costs is this limit's cost (docs/semantics.md,
+	// "Units"). Several limits may count one unit.
+	Unit string
 }
 
 // nameRE is what a policy, limit and identity name looks like: it goes
@@ -99,6 +104,8 @@ func checkPolicyLimit(name string, l PolicyLimit, before []PolicyLimit) error {
 		return badInputf("%s: identity %q: names are lower_case (a-z, 0-9, _), starting with a letter", what, l.Identity)
 	case l.Constant != "" && strings.ContainsAny(l.Constant, "{}"):
 		return badInputf("%s: constant %q must not contain '{' or '}' (it is a hash tag)", what, l.Constant)
+	case l.Unit != "" && !nameRE.MatchString(l.Unit):
+		return badInputf("%s: unit %q: names are lower_case (a-z, 0-9, _), starting with a letter", what, l.Unit)
 	}
 	if err := l.Limit.Validate(); err != nil {
 		return badInputf("%s: %s", what, err.Error())
@@ -132,6 +139,59 @@ func (p *Policy) Limits() []PolicyLimit { return slices.Clone(p.limits) }
 // Identities names the identities whose values a request passes in IDs,
 // in the order of their first limit.
 func (p *Policy) Identities() []string { return slices.Clone(p.identities) }
+
+// Units names the units the policy's limits count (PolicyLimit.Unit),
+// each once, in the order of their first limit; none when every limit
+// counts the request's Cost.
+func (p *Policy) Units() []string {
+	var out []string
+	for _, l := range p.limits {
+		if l.Unit != "" && !slices.Contains(out, l.Unit) {
+			out = append(out, l.Unit)
+		}
+	}
+	return out
+}
+
+// Costs writes into costs (grown as needed, and returned) each limit's
+// cost of req (docs/semantics.md, "Units"): req.Costs[its unit] when
+// req.Costs gives the limit's unit, else req.Cost. A unit of req.Costs
+// that no limit counts is refused with an error matching ErrBadInput (a
+// misspelt unit would charge nothing); the limiters check each cost's
+// domain after.
+func (p *Policy) Costs(req Request, costs []int64) ([]int64, error) {
+	costs = costs[:0]
+	for _, l := range p.limits {
+		c := req.Cost
+		if l.Unit != "" {
+			if v, ok := req.Costs[l.Unit]; ok {
+				c = v
+			}
+		}
+		costs = append(costs, c)
+	}
+	if len(req.Costs) > 0 {
+		if u, ok := p.unknownUnit(req.Costs); ok {
+			return costs, badInputf("%s: no limit counts the unit %s", p.name, u)
+		}
+	}
+	return costs, nil
+}
+
+// unknownUnit is the first unit of byUnit, in order, that no limit counts.
+func (p *Policy) unknownUnit(byUnit map[string]int64) (string, bool) {
+	var unknown []string
+	for u := range byUnit {
+		if !slices.ContainsFunc(p.limits, func(l PolicyLimit) bool { return l.Unit == u }) {
+			unknown = append(unknown, u)
+		}
+	}
+	if len(unknown) == 0 {
+		return "", false
+	}
+	slices.Sort(unknown)
+	return unknown[0], true
+}
 
 // OneSlot reports whether every key of a request lies in one Redis
 // Cluster slot: every limit counts the same identity, whose value is the

@@ -39,7 +39,9 @@ type Request struct {
 	IDs       map[string]string
 	NowMs     int64
 	Cost      json.Number
-	Inputs    map[string]string
+	// Costs are a policy's amounts by unit (see Step.Costs).
+	Costs  map[string]json.Number
+	Inputs map[string]string
 	// Force asks for the forced call (docs/semantics.md, "Force").
 	Force bool
 	// ID is the request's id (docs/semantics.md, "Request ids"); empty:

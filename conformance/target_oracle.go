@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/limitspec/limitspec/internal/oracle"
@@ -51,19 +52,7 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 		return failure(oracle.ClassBadInput, "cost")
 	}
 	if r.Policy != nil {
-		if o.polErr != nil {
-			return oracleError(o.polErr)
-		}
-		var pr oracle.PolicyResult
-		if o.holding != nil {
-			pr, err = o.holding.Run(r.IDs, r.HoldOp(), r.Hold, r.NowMs, c, r.HoldMs)
-		} else {
-			pr, err = o.policy.DecideOnce(&o.requests, r.IDs, r.ID, r.NowMs, c, r.Force)
-		}
-		if err != nil {
-			return oracleError(err)
-		}
-		return oraclePolicyOutcome(pr)
+		return o.decidePolicy(r, c)
 	}
 	m, err := o.model(r)
 	if err != nil {
@@ -74,6 +63,54 @@ func (o *OracleTarget) Decide(r Request) Outcome {
 		return oracleError(err)
 	}
 	return oracleOutcome(res)
+}
+
+// decidePolicy decides a policy's step of cost c (each limit's amount
+// by its unit from r.Costs, else c).
+func (o *OracleTarget) decidePolicy(r Request, c int64) Outcome {
+	if o.polErr != nil {
+		return oracleError(o.polErr)
+	}
+	byUnit, refused := intCosts(r.Costs)
+	if refused != nil {
+		return *refused
+	}
+	p := o.policy
+	if o.holding != nil {
+		p = o.holding.Policy()
+	}
+	costs, err := p.Amounts(c, byUnit)
+	if err != nil {
+		return oracleError(err)
+	}
+	var pr oracle.PolicyResult
+	if o.holding != nil {
+		pr, err = o.holding.Run(r.IDs, r.HoldOp(), r.Hold, r.NowMs, costs, r.HoldMs)
+	} else {
+		pr, err = o.policy.DecideOnce(&o.requests, r.IDs, r.ID, r.NowMs, costs, r.Force)
+	}
+	if err != nil {
+		return oracleError(err)
+	}
+	return oraclePolicyOutcome(pr)
+}
+
+// intCosts are a step's amounts by unit as integers, or the refusal of one
+// that is not an integer.
+func intCosts(costs map[string]json.Number) (map[string]int64, *Outcome) {
+	if costs == nil {
+		return nil, nil
+	}
+	out := map[string]int64{}
+	for u, v := range costs {
+		n, err := v.Int64()
+		if err != nil {
+			o := failure(oracle.ClassBadInput, fmt.Sprintf("cost of %s must be an integer, got %s", u, v))
+			return nil, &o
+		}
+		out[u] = n
+	}
+	return out, nil
 }
 
 func (o *OracleTarget) Reset(r Request) Outcome {

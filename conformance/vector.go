@@ -52,6 +52,10 @@ type PolicyLimit struct {
 	Identity  string                 `json:"identity,omitempty"`
 	Constant  string                 `json:"constant,omitempty"`
 	Params    map[string]json.Number `json:"params"`
+	// Unit (a project extension) names what the limit counts: a step's
+	// amount of that unit (Step.Costs) is its cost (docs/semantics.md,
+	// "Units").
+	Unit string `json:"unit,omitempty"`
 }
 
 // Algorithms names the algorithms v decides by: its own, or its
@@ -97,7 +101,10 @@ type Step struct {
 	T    int64        `json:"t_ms"`
 	Key  string       `json:"key,omitempty"`
 	Cost *json.Number `json:"cost,omitempty"` // 1 when absent
-	Meta *string      `json:"meta,omitempty"`
+	// Costs (a project extension) are a policy step's amounts by unit: a
+	// limit whose unit is given counts that amount, the others Cost.
+	Costs map[string]json.Number `json:"costs,omitempty"`
+	Meta  *string                `json:"meta,omitempty"`
 	// Meta is the contract's field for the string input named meta;
 	// Inputs (a project extension) are the step's string inputs by name,
 	// whatever the algorithm declares (a user's spec may declare any).
@@ -123,9 +130,11 @@ type Step struct {
 	// (docs/semantics.md, "Request ids").
 	ID string `json:"id,omitempty"`
 	// Op, Hold and HoldMs (project extensions) are a holding policy's
-	// step: the operation (decide when empty; reserve, commit, release,
-	// renew), the hold's id, and its length for reserve and renew. Cost is
-	// the amount reserved, or spent for a commit.
+	// step: the operation (a decision when absent; reserve, commit,
+	// release, renew), the hold's id, and its length for reserve and
+	// renew. Cost (or Costs) is the amount reserved, or spent for a
+	// commit. Parse refuses an op, hold or hold_ms on a vector that is not
+	// a holding policy's, and an op it does not know.
 	Op     string `json:"op,omitempty"`
 	Hold   string `json:"hold,omitempty"`
 	HoldMs int64  `json:"hold_ms,omitempty"`
@@ -198,7 +207,7 @@ func (w WrongType) MarshalJSON() ([]byte, error) {
 // meta.
 func (v *Vector) Request(s Step, params map[string]json.Number) Request {
 	r := Request{Algorithm: v.Algorithm, Params: params, Policy: v.Policy,
-		Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Force: s.Force, ID: s.ID,
+		Key: s.Key, IDs: s.IDs, NowMs: s.T, Cost: s.CostArg(), Costs: s.Costs, Force: s.Force, ID: s.ID,
 		Op: s.Op, Hold: s.Hold, HoldMs: s.HoldMs}
 	if s.Meta != nil || len(s.Inputs) > 0 {
 		r.Inputs = map[string]string{}
@@ -382,14 +391,39 @@ func Parse(b []byte) (Vector, error) {
 		return v, fmt.Errorf("no steps")
 	}
 	for i, s := range v.Steps {
-		if s.WrongType.Any() && !s.Expect.Error.Refused() {
-			return v, fmt.Errorf("step %d: a wrong_type step must expect an error", i)
-		}
-		if s.Params != nil && v.Policy != nil {
-			return v, fmt.Errorf("step %d: params change an algorithm's parameters; a policy's are its limits'", i)
+		if err := v.checkStep(s); err != nil {
+			return v, fmt.Errorf("step %d: %v", i, err)
 		}
 	}
 	return v, nil
+}
+
+// stepOps are the operations a holding policy's step may name in op; a
+// decision names none.
+var stepOps = []string{"reserve", "commit", "release", "renew"}
+
+// checkStep refuses a step that could not be run as written, so that no
+// field of it is silently ignored: a wrong_type step expecting no error,
+// params on a policy's step, costs on a limit's, an op, hold or hold_ms on
+// a step of anything but a holding policy, an op of no holding policy,
+// and force or id on a holding policy's step (docs/vectors.md).
+func (v *Vector) checkStep(s Step) error {
+	holding := v.Policy != nil && v.Policy.Holds
+	switch {
+	case s.WrongType.Any() && !s.Expect.Error.Refused():
+		return fmt.Errorf("a wrong_type step must expect an error")
+	case s.Params != nil && v.Policy != nil:
+		return fmt.Errorf("params change an algorithm's parameters; a policy's are its limits'")
+	case s.Costs != nil && v.Policy == nil:
+		return fmt.Errorf("costs are a policy's amounts by unit; a limit counts cost")
+	case !holding && (s.Op != "" || s.Hold != "" || s.HoldMs != 0):
+		return fmt.Errorf("op, hold and hold_ms are a holding policy's (\"holds\": true)")
+	case holding && s.Op != "" && !slices.Contains(stepOps, s.Op):
+		return fmt.Errorf("op must be one of %v, or absent for a decision; got %q", stepOps, s.Op)
+	case holding && (s.Force || s.ID != ""):
+		return fmt.Errorf("a holding policy's step takes no force nor id: a commit charges work done, and a hold's id makes its calls idempotent")
+	}
+	return nil
 }
 
 // decodeStrict decodes b into x, refusing unknown fields.

@@ -77,7 +77,11 @@ func (l *Limiter) runHolds(req *limitspec.Request, op, id string, holdMs int64, 
 	if err != nil {
 		return err
 	}
-	if err := limitcall.CheckHoldOp(p.Name(), op, id, req.Cost, holdMs, requestIdMax, holdMsMax); err != nil {
+	costs, err := limitcall.Costs(p, *req, nil)
+	if err != nil {
+		return err
+	}
+	if err := limitcall.CheckHoldOp(p.Name(), op, id, costs, holdMs, requestIdMax, holdMsMax); err != nil {
 		return err
 	}
 	keys, _ := limitcall.PolicyKeys(p, req.IDs) // checked by preparePolicy
@@ -176,7 +180,7 @@ func runOp(policy string, held []heldLimit, op, id string, now, cost, holdMs int
 	}
 	for _, h := range held {
 		if _, ok := h.live[id]; !ok {
-			return nil, limitcall.NoHold(policy, id, h.key.limit)
+			return nil, limitcall.NoHold(policy, id)
 		}
 	}
 	for _, h := range held {

@@ -54,6 +54,7 @@ type limitData struct {
 	Identity  string           `yaml:"identity"`
 	Constant  string           `yaml:"constant"`
 	Params    map[string]int64 `yaml:"params"`
+	Unit      string           `yaml:"unit"`
 }
 
 // scenarioData gives either calls or the name of a builder.
@@ -75,6 +76,7 @@ type domainData struct {
 type callData struct {
 	DT         expr              `yaml:"dt"`
 	Cost       expr              `yaml:"cost"`
+	Costs      map[string]int64  `yaml:"costs"`
 	Key        *string           `yaml:"key"`
 	IDs        map[string]string `yaml:"ids"`
 	Inputs     map[string]string `yaml:"inputs"`
@@ -261,7 +263,7 @@ func algorithmCall(c callData, dt, cost int64) call {
 }
 
 func policyCall(c callData, dt, cost int64) pcall {
-	return pcall{dt: dt, ids: c.IDs, cost: cost, reset: c.Reset, force: c.Force, id: c.ID,
+	return pcall{dt: dt, ids: c.IDs, cost: cost, costs: c.Costs, reset: c.Reset, force: c.Force, id: c.ID,
 		op: c.Op, hold: c.Hold, holdMs: c.HoldMs}
 }
 

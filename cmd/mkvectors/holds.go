@@ -38,13 +38,24 @@ func buildHolding(name string, def *conformance.Policy, comment string, calls []
 			continue
 		}
 		cost := stepCost(c.cost, c.rawCost)
-		s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Op: c.op, Hold: c.hold, HoldMs: c.holdMs}
+		s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Costs: numbers(c.costs), Op: c.op, Hold: c.hold, HoldMs: c.holdMs,
+			WrongType: conformance.WrongType{Keys: c.wrongKeys}}
 		op := c.op
 		if op == "" {
 			op = "decide"
 		}
-		s.Expect = expectOf(mErr, cost, false, func(n int64) (oracle.PolicyResult, error) {
-			return m.Run(c.ids, op, c.hold, t, n, c.holdMs)
+		dm := m
+		if len(c.wrongKeys) > 0 {
+			// The input is checked before any key is read: run on a fresh
+			// state, the call shows whether it is refused.
+			dm, _ = conformance.OracleHoldingPolicy(def)
+		}
+		s.Expect = expectOf(mErr, cost, s.WrongType.Any(), func(n int64) (oracle.PolicyResult, error) {
+			costs, err := dm.Policy().Amounts(n, c.costs)
+			if err != nil {
+				return oracle.PolicyResult{}, err
+			}
+			return dm.Run(c.ids, op, c.hold, t, costs, c.holdMs)
 		}, policyExpect)
 		v.Steps = append(v.Steps, s)
 	}
@@ -90,7 +101,6 @@ func holdingBadInput(def *conformance.Policy) conformance.Vector {
 	}
 	long := strings.Repeat("x", 129)
 	bad := []pcall{
-		{op: "borrow", hold: "a", cost: 1, holdMs: 1000},
 		{hold: "a", cost: 1},
 		{op: "reserve", hold: "", cost: 1, holdMs: 1000},
 		{op: "reserve", hold: long, cost: 1, holdMs: 1000},
@@ -109,6 +119,6 @@ func holdingBadInput(def *conformance.Policy) conformance.Vector {
 		bad[i].ids = maps.Clone(ids)
 	}
 	return buildHolding("bad-input", def,
-		"refused: an unknown op, a decision with an id, an id empty or over 128 bytes, hold_ms 0 or over a day for a reserve, a reserve of 0, a commit with hold_ms, a release with a cost, a renew of 0 ms; a commit of an id that holds nothing (NOHOLD); none writes: then a reserve of a day is taken, a second reserve of the id for another amount is refused, and a release a ms before its end takes effect",
+		"refused: a decision with an id, an id empty or over 128 bytes, hold_ms 0 or over a day for a reserve, a reserve of 0, a commit with hold_ms, a release with a cost, a renew of 0 ms; a commit of an id that holds nothing (NOHOLD); none writes: then a reserve of a day is taken, a second reserve of the id for another amount is refused, and a release a ms before its end takes effect",
 		bad)
 }

@@ -17,6 +17,7 @@ type pcall struct {
 	ids       map[string]string
 	cost      int64
 	rawCost   string
+	costs     map[string]int64 // amounts by unit (docs/semantics.md, "Units")
 	wrongKeys []int  // plant a value of another type at these KEYS first
 	reset     bool   // delete every limit's state for ids instead
 	force     bool   // the forced call: every limit consumes, even when denied
@@ -47,7 +48,7 @@ func definition(name string, d policyData, specs map[string]*gen.Policy, params 
 	def := &conformance.Policy{Name: name, Holds: d.Holds}
 	for _, l := range d.Limits {
 		def.Limits = append(def.Limits, conformance.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
-			Identity: l.Identity, Constant: l.Constant, Params: numbers(l.Params)})
+			Identity: l.Identity, Constant: l.Constant, Params: numbers(l.Params), Unit: l.Unit})
 	}
 	if len(d.Limits) > 0 {
 		return def
@@ -106,9 +107,14 @@ func policyResetStep(t int64, ids map[string]string, mErr error, reset func() er
 // WRONGTYPE, unless its input is refused.
 func policyRequest(m *oracle.Policy, mErr error, rs *oracle.Requests, t int64, c pcall) conformance.Step {
 	cost := stepCost(c.cost, c.rawCost)
-	s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Force: c.force, ID: c.id, WrongType: conformance.WrongType{Keys: c.wrongKeys}}
+	s := conformance.Step{T: t, IDs: c.ids, Cost: cost, Costs: numbers(c.costs), Force: c.force, ID: c.id,
+		WrongType: conformance.WrongType{Keys: c.wrongKeys}}
 	s.Expect = expectOf(mErr, cost, s.WrongType.Any(), func(n int64) (oracle.PolicyResult, error) {
-		return m.DecideOnce(rs, c.ids, c.id, t, n, c.force)
+		costs, err := m.Amounts(n, c.costs)
+		if err != nil {
+			return oracle.PolicyResult{}, err
+		}
+		return m.DecideOnce(rs, c.ids, c.id, t, costs, c.force)
 	}, policyExpect)
 	return s
 }

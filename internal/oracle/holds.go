@@ -7,8 +7,7 @@ import (
 
 // Holds are the model of reservations and in-flight slots
 // (docs/semantics.md, "Holds"): a hold is an amount an id holds on one
-// key of a limit until a time, and
-// the key's live holds (those whose end has not passed) count toward
+// key of a limit until a time, and the key's live holds count toward
 // admission like charges made now, without being charged:
 //
 //   - A decision of cost c admits when the algorithm, on the key's state,
@@ -22,10 +21,14 @@ import (
 //     already done; docs/semantics.md, "Force"): more than was held is
 //     charged too. Release ends it and charges nothing; Renew moves its
 //     end. Each returns the state after it, as a decision of cost 0 sees
-//     it, and refuses an id that holds nothing (ErrNoHold), changing
-//     nothing, so that a step retried after it took effect does nothing.
+//     it. A commit or release is remembered for RequestMs with its reply,
+//     so that one sent again after it took effect gets that reply again
+//     and changes nothing; an id that holds nothing and ended nothing
+//     within reach is refused (ErrNoHold), nothing changed.
 //   - A hold past its end counts for nothing and charges nothing: a holder
-//     that vanished frees what it held when its hold ends.
+//     that vanished frees what it held when its hold ends. Every call that
+//     is not refused drops the holds that ended at its time (sweep), so
+//     that a later call whose clock is behind does not count them again.
 //
 // HoldingPolicy runs them over a policy's limits, all or nothing; a
 // single limit is a policy of one.
@@ -33,17 +36,44 @@ import (
 // holding is one limit's model with its holds.
 type holding struct {
 	m     *model
-	holds map[string]map[string]hold // by key, then by id
+	holds map[string]map[string]hold  // by key, then by id: the live holds
+	ended map[string]map[string]ended // by key, then by id: ends remembered
 }
 
 type hold struct{ amount, until int64 }
+
+// ended is a hold a commit or release ended, remembered until until
+// (RequestMs after it) with the call's reply.
+type ended struct {
+	op     string
+	amount int64 // what the call charged on the limit: 0 for a release
+	until  int64
+	reply  PolicyResult
+}
 
 // ErrNoHold is the refusal of a commit, release or renew of an id that
 // holds nothing live.
 var ErrNoHold = errors.New("no live hold")
 
 // newHolding is m with holds of its own.
-func newHolding(m *model) *holding { return &holding{m: m, holds: map[string]map[string]hold{}} }
+func newHolding(m *model) *holding {
+	return &holding{m: m, holds: map[string]map[string]hold{}, ended: map[string]map[string]ended{}}
+}
+
+// sweep drops key's holds that ended at now, and the ends it remembers
+// that are RequestMs past their reach.
+func (h *holding) sweep(key string, now int64) {
+	for id, x := range h.holds[key] {
+		if x.until <= now {
+			delete(h.holds[key], id)
+		}
+	}
+	for id, e := range h.ended[key] {
+		if e.until <= now-RequestMs {
+			delete(h.ended[key], id)
+		}
+	}
+}
 
 // held is the sum of key's holds live at now.
 func (h *holding) held(key string, now int64) int64 {
@@ -60,6 +90,30 @@ func (h *holding) held(key string, now int64) int64 {
 func (h *holding) live(key, id string, now int64) (hold, bool) {
 	x, ok := h.holds[key][id]
 	return x, ok && x.until > now
+}
+
+// endedAt is the end of id's hold on key that a commit or release made,
+// if it is within reach at now.
+func (h *holding) endedAt(key, id string, now int64) (ended, bool) {
+	e, ok := h.ended[key][id]
+	return e, ok && e.until > now
+}
+
+// put sets id's hold on key.
+func (h *holding) put(key, id string, x hold) {
+	if h.holds[key] == nil {
+		h.holds[key] = map[string]hold{}
+	}
+	h.holds[key][id] = x
+}
+
+// end ends id's hold on key, remembering e.
+func (h *holding) end(key, id string, e ended) {
+	delete(h.holds[key], id)
+	if h.ended[key] == nil {
+		h.ended[key] = map[string]ended{}
+	}
+	h.ended[key][id] = e
 }
 
 // withHolds is the result of a decision of cost with the key's live

@@ -14,56 +14,63 @@ const (
 )
 
 // The operations of a holding policy (HoldingPolicy.Run).
-var holdOps = []string{"decide", "reserve", "commit", "release", "renew", "reset"}
+var holdOps = []string{"decide", "reserve", "commit", "release", "renew"}
 
 // Run runs one operation of a holding policy, as the holds script takes
 // it: op is decide, reserve, commit, release or renew; id the hold's id
-// (empty for a decision); cost the decision's cost, the amount reserved
-// or the amount spent (0 for release and renew); holdMs the hold's
-// length for reserve and renew, else 0. Its input is checked in the
-// scripts' order: the identities, now and cost (as Decide), then op, id
-// and holdMs, then the cost the op takes.
-func (hp *HoldingPolicy) Run(ids map[string]string, op, id string, now, cost, holdMs int64) (PolicyResult, error) {
-	if err := hp.p.check(ids, now, cost); err != nil {
+// (empty for a decision); costs[i] limit i's cost: the decision's, the
+// amount reserved or the amount spent (0 for release and renew); holdMs
+// the hold's length for reserve and renew, else 0. Its input is checked
+// in the scripts' order: the identities, now and the costs (as
+// Policy.DecideCosts), then op, id and holdMs, then the costs the op
+// takes; then the id's holds (a reserve of an id that holds otherwise,
+// ErrBadInput; a commit, release or renew of one that holds nothing and
+// ended nothing within reach, ErrNoHold). A refused call changes nothing;
+// any other first drops the holds that ended at now.
+func (hp *HoldingPolicy) Run(ids map[string]string, op, id string, now int64, costs []int64, holdMs int64) (PolicyResult, error) {
+	if err := hp.checkRun(ids, op, id, now, costs, holdMs); err != nil {
 		return PolicyResult{}, err
+	}
+	switch op {
+	case "decide":
+		hp.sweep(ids, now)
+		return hp.decide(ids, now, costs), nil
+	case "reserve":
+		return hp.reserve(ids, id, now, costs, holdMs)
+	}
+	return hp.settle(ids, op, id, now, costs, holdMs)
+}
+
+// checkRun refuses a call's input, in the scripts' order (see Run).
+func (hp *HoldingPolicy) checkRun(ids map[string]string, op, id string, now int64, costs []int64, holdMs int64) error {
+	if err := hp.p.check(ids, now, costs); err != nil {
+		return err
 	}
 	timed := op == "reserve" || op == "renew"
 	switch {
 	case !slices.Contains(holdOps, op):
-		return PolicyResult{}, bad("%s: op must be decide, reserve, commit, release, renew or reset, got %q", hp.p.name, op)
-	case (op == "decide" || op == "reset") && id != "":
-		return PolicyResult{}, bad("%s: a %s takes no id, got %q", hp.p.name, op, id)
-	case op != "decide" && op != "reset" && (len(id) < 1 || len(id) > holdIDMax):
-		return PolicyResult{}, bad("%s: id must be 1 to %d bytes, got %d", hp.p.name, holdIDMax, len(id))
+		return bad("%s: op must be decide, reserve, commit, release or renew, got %q", hp.p.name, op)
+	case op == "decide" && id != "":
+		return bad("%s: a decide takes no id, got %q", hp.p.name, id)
+	case op != "decide" && (len(id) < 1 || len(id) > holdIDMax):
+		return bad("%s: id must be 1 to %d bytes, got %d", hp.p.name, holdIDMax, len(id))
 	case timed && (holdMs < 1 || holdMs > HoldMsMax), !timed && holdMs != 0:
-		return PolicyResult{}, bad("%s: hold_ms out of range for %s: %d", hp.p.name, op, holdMs)
-	case op == "reserve" && cost < 1:
-		return PolicyResult{}, bad("%s: a reserve holds at least 1, got cost 0", hp.p.name)
-	case (op == "release" || op == "renew") && cost != 0:
-		return PolicyResult{}, bad("%s: cost must be 0 for %s, got %d", hp.p.name, op, cost)
+		return bad("%s: hold_ms out of range for %s: %d", hp.p.name, op, holdMs)
+	case op == "reserve" && slices.Contains(costs, 0):
+		return bad("%s: a reserve holds at least 1, got cost 0", hp.p.name)
+	case (op == "release" || op == "renew") && !peek(costs):
+		return bad("%s: cost must be 0 for %s", hp.p.name, op)
 	}
-	switch op {
-	case "reset":
-		return PolicyResult{}, hp.Reset(ids)
-	case "decide":
-		return hp.Decide(ids, now, cost)
-	case "reserve":
-		return hp.Reserve(ids, id, now, cost, holdMs)
-	case "commit":
-		return hp.Commit(ids, id, now, cost)
-	case "release":
-		return hp.Release(ids, id, now)
-	}
-	return hp.Renew(ids, id, now, holdMs)
+	return nil
 }
 
 // HoldingPolicy is a policy whose limits hold (see holds.go): each limit
 // keeps its own holds under the value of the identity it counts, and
 // every call runs over all the limits, all or nothing. A reservation
 // holds its amount on every limit when every limit admits it, and on
-// none otherwise; a commit, release or renew needs the id's live hold on
-// every limit, and changes nothing without it. Results are composed as
-// Policy.Decide composes them.
+// none otherwise; a commit, release or renew acts on every limit the id
+// holds on, and changes nothing when it holds on none. Results are
+// composed as Policy.Decide composes them.
 type HoldingPolicy struct {
 	p     *Policy
 	holds []*holding // by limit
@@ -83,153 +90,195 @@ func NewHoldingPolicy(name string, limits []PolicyLimit) (*HoldingPolicy, error)
 	return hp, nil
 }
 
-// Decide decides a request of cost with every limit's holds counted:
-// admitted when every limit admits, each then charging cost.
+// Policy is the policy whose limits hold, for its Amounts and Every.
+func (hp *HoldingPolicy) Policy() *Policy { return hp.p }
+
+// Decide decides a request of cost on every limit with its holds
+// counted: Run's decide.
 func (hp *HoldingPolicy) Decide(ids map[string]string, now, cost int64) (PolicyResult, error) {
-	if err := hp.p.check(ids, now, cost); err != nil {
-		return PolicyResult{}, err
-	}
-	return hp.admit(ids, now, cost, func(h *holding, key string) {
-		if cost == 0 {
+	return hp.Run(ids, "decide", "", now, hp.p.Every(cost), 0)
+}
+
+// decide is admitted when every limit admits its cost with its holds
+// counted, each then charging its cost.
+func (hp *HoldingPolicy) decide(ids map[string]string, now int64, costs []int64) PolicyResult {
+	return hp.admit(ids, now, costs, func(i int, h *holding, key string) {
+		if costs[i] == 0 {
 			return
 		}
-		if r, err := h.m.call(key, now, cost, nil, false); err != nil || !r.Allowed {
+		if r, err := h.m.call(key, now, costs[i], nil, false); err != nil || !r.Allowed {
 			panic("oracle: holds: a cost admitted with the holds is not admitted alone")
 		}
 	})
 }
 
-// Reserve holds amount (at least 1) for id until now + holdMs (1 to
-// HoldMsMax) on every limit, when every limit admits a decision of amount
-// with its holds counted; it charges nothing. An id that holds amount on
-// every limit already is a retry: nothing changes, and the result is the
-// state. An id that holds otherwise is refused.
-func (hp *HoldingPolicy) Reserve(ids map[string]string, id string, now, amount, holdMs int64) (PolicyResult, error) {
-	if err := hp.p.check(ids, now, amount); err != nil {
-		return PolicyResult{}, err
-	}
-	switch {
-	case id == "":
-		return PolicyResult{}, bad("empty reservation id")
-	case amount < 1 || holdMs < 1 || holdMs > HoldMsMax:
-		return PolicyResult{}, bad("a hold of %d for %d ms: both must be at least 1, the time at most %d", amount, holdMs, HoldMsMax)
-	}
-	replay := true
+// reserve holds costs[i] (at least 1) for id until now + holdMs on every
+// limit i, when every limit admits a decision of its cost with its holds
+// counted; it charges nothing. An id that holds costs[i] on every limit
+// already is a retry: nothing changes, and the result is the state. An id
+// that holds otherwise (another amount, or on some limits only) is
+// refused.
+func (hp *HoldingPolicy) reserve(ids map[string]string, id string, now int64, costs []int64, holdMs int64) (PolicyResult, error) {
+	replay, some := true, -1
 	for i, h := range hp.holds {
 		x, held := h.live(hp.key(i, ids), id, now)
-		replay = replay && held && x.amount == amount
+		replay = replay && held && x.amount == costs[i]
+		if held && some < 0 {
+			some = i
+		}
 	}
-	if replay {
+	switch {
+	case replay:
+		hp.sweep(ids, now)
 		return hp.settled(ids, now), nil
+	case some >= 0:
+		return PolicyResult{}, hp.heldOtherwise(ids, id, now, costs, some)
 	}
-	for i, h := range hp.holds {
-		if x, held := h.live(hp.key(i, ids), id, now); held {
-			return PolicyResult{}, bad("id %s holds %d on %s, not %d", id, x.amount, hp.p.limits[i].name, amount)
-		}
-	}
-	out, err := hp.admit(ids, now, amount, func(h *holding, key string) {
-		if h.holds[key] == nil {
-			h.holds[key] = map[string]hold{}
-		}
-		h.holds[key][id] = hold{amount: amount, until: now + holdMs}
+	hp.sweep(ids, now)
+	out := hp.admit(ids, now, costs, func(i int, h *holding, key string) {
+		h.put(key, id, hold{amount: costs[i], until: now + holdMs})
 	})
-	if err != nil || !out.Allowed {
-		return out, err
+	if !out.Allowed {
+		return out, nil
 	}
 	// held: the state after it, the new hold counted whole until its end
 	return hp.settled(ids, now), nil
 }
 
-// Commit ends id's live holds and charges spent on every limit, forced;
-// each limit's result is the state after it, as a decision of cost 0
-// with its other holds counted sees it.
-func (hp *HoldingPolicy) Commit(ids map[string]string, id string, now, spent int64) (PolicyResult, error) {
-	return hp.settle(ids, id, now, spent, func(h *holding, key string) {
-		delete(h.holds[key], id)
-		if spent > 0 {
-			if _, err := h.m.call(key, now, spent, nil, true); err != nil {
+// heldOtherwise is the refusal of a reserve of id, which holds on limit
+// some, but not costs on every limit.
+func (hp *HoldingPolicy) heldOtherwise(ids map[string]string, id string, now int64, costs []int64, some int) error {
+	for i, h := range hp.holds {
+		x, held := h.live(hp.key(i, ids), id, now)
+		switch {
+		case held && x.amount != costs[i]:
+			return bad("id %s holds %d on %s, not %d", id, x.amount, hp.p.limits[i].name, costs[i])
+		case !held:
+			return bad("id %s holds on %s but nothing on %s", id, hp.p.limits[some].name, hp.p.limits[i].name)
+		}
+	}
+	panic("oracle: heldOtherwise of an id that holds costs everywhere")
+}
+
+// settle runs a commit, release or renew of id (see Run): on every
+// limit id holds on, a commit and a release end the hold (a commit then
+// charges costs[i] on every limit, forced: work already done), a renew
+// moves its end to now + holdMs. Each reports the state after it, as a
+// decision of cost 0 with the holds counted sees it. When id holds on
+// no limit, a commit or release that ended its holds within reach with
+// the same costs gets that call's reply again, changing nothing; any
+// other call is refused with ErrNoHold.
+func (hp *HoldingPolicy) settle(ids map[string]string, op, id string, now int64, costs []int64, holdMs int64) (PolicyResult, error) {
+	holds := make([]bool, len(hp.holds))
+	any := false
+	for i, h := range hp.holds {
+		_, holds[i] = h.live(hp.key(i, ids), id, now)
+		any = any || holds[i]
+	}
+	if !any {
+		if r, ok := hp.replay(ids, op, id, now, costs); ok {
+			hp.sweep(ids, now)
+			return r, nil
+		}
+		return PolicyResult{}, fmt.Errorf("%w: %s on %s", ErrNoHold, id, hp.p.name)
+	}
+	hp.sweep(ids, now)
+	for i, h := range hp.holds {
+		key := hp.key(i, ids)
+		switch {
+		case holds[i] && op == "renew":
+			h.put(key, id, hold{amount: h.holds[key][id].amount, until: now + holdMs})
+		case holds[i]:
+			delete(h.holds[key], id)
+		}
+		if op == "commit" && costs[i] > 0 {
+			if _, err := h.m.call(key, now, costs[i], nil, true); err != nil {
 				panic("oracle: a forced charge the policy accepted was refused: " + err.Error())
 			}
 		}
-	})
-}
-
-// Release ends id's live holds on every limit, charging nothing.
-func (hp *HoldingPolicy) Release(ids map[string]string, id string, now int64) (PolicyResult, error) {
-	return hp.settle(ids, id, now, 0, func(h *holding, key string) { delete(h.holds[key], id) })
-}
-
-// Renew moves the end of id's live holds on every limit to now + holdMs
-// (at least 1).
-func (hp *HoldingPolicy) Renew(ids map[string]string, id string, now, holdMs int64) (PolicyResult, error) {
-	if holdMs < 1 {
-		return PolicyResult{}, bad("a hold for %d ms: at least 1", holdMs)
 	}
-	return hp.settle(ids, id, now, 0, func(h *holding, key string) {
-		h.holds[key][id] = hold{amount: h.holds[key][id].amount, until: now + holdMs}
-	})
+	out := hp.settled(ids, now)
+	if op != "renew" {
+		for i, h := range hp.holds {
+			if holds[i] {
+				h.end(hp.key(i, ids), id, ended{op: op, amount: costs[i], until: now + RequestMs, reply: out.clone()})
+			}
+		}
+	}
+	return out, nil
 }
 
-// Reset deletes every limit's state and holds for the identity values
-// ids (see Policy.Reset).
-func (hp *HoldingPolicy) Reset(ids map[string]string) error {
-	if err := hp.p.Reset(ids); err != nil {
-		return err
+// replay is the reply of a commit or release of id that ended its holds
+// within reach, when op and costs repeat it on every limit it ended on.
+func (hp *HoldingPolicy) replay(ids map[string]string, op, id string, now int64, costs []int64) (PolicyResult, bool) {
+	if op == "renew" {
+		return PolicyResult{}, false
 	}
+	var first *ended
 	for i, h := range hp.holds {
-		delete(h.holds, hp.key(i, ids))
+		e, ok := h.endedAt(hp.key(i, ids), id, now)
+		if !ok {
+			continue
+		}
+		if e.op != op || e.amount != costs[i] {
+			return PolicyResult{}, false
+		}
+		if first == nil {
+			first = &e
+		}
 	}
-	return nil
+	if first == nil {
+		return PolicyResult{}, false
+	}
+	return first.reply.clone(), true
+}
+
+// clone is r with a copy of its limits' results.
+func (r PolicyResult) clone() PolicyResult {
+	r.Limits = slices.Clone(r.Limits)
+	return r
+}
+
+// Reset deletes every limit's state for the identity values ids, as
+// Policy.Reset does; their holds stay, each until it ends (work in
+// flight keeps its hold).
+func (hp *HoldingPolicy) Reset(ids map[string]string) error {
+	return hp.p.Reset(ids)
 }
 
 // key is limit i's key for the identity values ids.
 func (hp *HoldingPolicy) key(i int, ids map[string]string) string { return hp.p.limits[i].key(ids) }
 
-// admit decides cost on every limit with its holds counted and, when
+// sweep drops, on every limit, the holds of its key that ended at now.
+func (hp *HoldingPolicy) sweep(ids map[string]string, now int64) {
+	for i, h := range hp.holds {
+		h.sweep(hp.key(i, ids), now)
+	}
+}
+
+// admit decides costs on every limit with its holds counted and, when
 // every limit admits, applies the call to each; when one denies, nothing
 // changes, and a limit that would have admitted reports a decision of
 // cost 0 instead.
-func (hp *HoldingPolicy) admit(ids map[string]string, now, cost int64, apply func(*holding, string)) (PolicyResult, error) {
-	out, allowed, err := hp.p.decideEach(ids, now, cost, func(i int, l policyLimit) Result {
-		return hp.holds[i].withHolds(l.key(ids), now, cost)
+func (hp *HoldingPolicy) admit(ids map[string]string, now int64, costs []int64, apply func(int, *holding, string)) PolicyResult {
+	out, allowed, _ := hp.p.decideEach(ids, now, costs, func(i int, l policyLimit) Result {
+		return hp.holds[i].withHolds(l.key(ids), now, costs[i])
 	})
-	if err != nil {
-		return out, err
-	}
 	for i, h := range hp.holds {
 		switch key := hp.key(i, ids); {
 		case allowed:
-			apply(h, key)
+			apply(i, h, key)
 		case out.Limits[i].Allowed:
 			out.Limits[i] = h.withHolds(key, now, 0)
 		}
 	}
-	return hp.p.compose(out, allowed), nil
-}
-
-// settle checks a call on id's holds (cost as a decision's), applies it
-// to every limit when each holds id live (else ErrNoHold, nothing
-// changed), and reports each limit's state after it, as a decision of
-// cost 0 with its holds counted sees it.
-func (hp *HoldingPolicy) settle(ids map[string]string, id string, now, cost int64, apply func(*holding, string)) (PolicyResult, error) {
-	if err := hp.p.check(ids, now, cost); err != nil {
-		return PolicyResult{}, err
-	}
-	for i, h := range hp.holds {
-		if _, held := h.live(hp.key(i, ids), id, now); !held {
-			return PolicyResult{}, fmt.Errorf("%w: %s on %s", ErrNoHold, id, hp.p.limits[i].name)
-		}
-	}
-	for i, h := range hp.holds {
-		apply(h, hp.key(i, ids))
-	}
-	return hp.settled(ids, now), nil
+	return hp.p.compose(out, allowed)
 }
 
 // settled is the state of every limit as a decision of cost 0 with its
 // holds counted sees it.
 func (hp *HoldingPolicy) settled(ids map[string]string, now int64) PolicyResult {
-	out, allowed, _ := hp.p.decideEach(ids, now, 0, func(i int, l policyLimit) Result {
+	out, allowed, _ := hp.p.decideEach(ids, now, hp.p.Every(0), func(i int, l policyLimit) Result {
 		return hp.holds[i].withHolds(l.key(ids), now, 0)
 	})
 	return hp.p.compose(out, allowed)

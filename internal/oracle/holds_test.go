@@ -22,20 +22,16 @@ type holdStep struct {
 	// waits, when set, are the retry_after_ms and reset_after_ms the
 	// result must give.
 	waits *[2]int64
+	// costs, when set, are each limit's cost in n's place.
+	costs []int64
 }
 
 func (s holdStep) run(h *HoldingPolicy, ids map[string]string) (PolicyResult, error) {
-	switch s.op {
-	case "decide":
-		return h.Decide(ids, s.now, s.n)
-	case "reserve":
-		return h.Reserve(ids, s.id, s.now, s.n, s.holdMs)
-	case "commit":
-		return h.Commit(ids, s.id, s.now, s.n)
-	case "release":
-		return h.Release(ids, s.id, s.now)
+	costs := s.costs
+	if costs == nil {
+		costs = h.Policy().Every(s.n)
 	}
-	return h.Renew(ids, s.id, s.now, s.holdMs)
+	return h.Run(ids, s.op, s.id, s.now, costs, s.holdMs)
 }
 
 // runHolds runs steps on h for the identity values ids.
@@ -81,9 +77,21 @@ func TestHoldsWorkedExamples(t *testing.T) {
 			{op: "decide", now: 1, n: 5, allowed: false, remaining: 4}, // 5 + 6 > 10; 4 left beside the hold
 			{op: "decide", now: 2, n: 4, allowed: true, remaining: 0},
 			{op: "commit", now: 3, id: "r1", n: 2, allowed: true, remaining: 4}, // 4 + 2 charged
-			{op: "commit", now: 4, id: "r1", n: 2, wantErr: ErrNoHold},          // a retry does nothing
-			{op: "decide", now: 5, n: 4, allowed: true, remaining: 0},
-			{op: "decide", now: 6, n: 1, allowed: false, remaining: 0},
+			{op: "decide", now: 4, n: 1, allowed: true, remaining: 3},
+			{op: "commit", now: 5, id: "r1", n: 2, allowed: true, remaining: 4}, // a retry: the first reply, nothing charged
+			{op: "commit", now: 5, id: "r1", n: 3, wantErr: ErrNoHold},          // not a retry: nothing is held
+			{op: "release", now: 5, id: "r1", wantErr: ErrNoHold},               // nor is a release
+			{op: "decide", now: 6, n: 3, allowed: true, remaining: 0},
+			{op: "decide", now: 7, n: 1, allowed: false, remaining: 0},
+		}},
+		{"a release sent again gets its reply, until REQUEST_MS has passed", []holdStep{
+			{op: "reserve", now: 0, id: "r", n: 3, holdMs: 100000, allowed: true, remaining: 7},
+			{op: "release", now: 10, id: "r", allowed: true, remaining: 10},
+			{op: "decide", now: 20, n: 4, allowed: true, remaining: 6},
+			{op: "release", now: 30, id: "r", allowed: true, remaining: 10}, // the first reply
+			{op: "release", now: 10 + RequestMs - 1, id: "r", allowed: true, remaining: 10},
+			{op: "release", now: 10 + RequestMs, id: "r", wantErr: ErrNoHold},
+			{op: "reserve", now: 10 + RequestMs, id: "r", n: 2, holdMs: 100, allowed: true, remaining: 8}, // a new hold
 		}},
 		{"a hold ends by itself", []holdStep{
 			{op: "reserve", now: 0, id: "r", n: 6, holdMs: 100, allowed: true, remaining: 4},
@@ -219,7 +227,7 @@ func TestHoldsNeverOverAdmit(t *testing.T) {
 			}
 		case op == 1 && !isHeld:
 			amount, holdMs := 1+rng.Int64N(5), 1+rng.Int64N(300)
-			if r, err := h.Reserve(ids, id, now, amount, holdMs); err == nil && r.Allowed {
+			if r, err := h.Run(ids, "reserve", id, now, []int64{amount}, holdMs); err == nil && r.Allowed {
 				held[id] = hold{amount: amount, until: now + holdMs}
 				did["held"]++
 			} else if err == nil {
@@ -227,20 +235,20 @@ func TestHoldsNeverOverAdmit(t *testing.T) {
 			}
 		case op == 2 && isHeld:
 			spent := rng.Int64N(x.amount + 1)
-			if _, err := h.Commit(ids, id, now, spent); err != nil {
+			if _, err := h.Run(ids, "commit", id, now, []int64{spent}, 0); err != nil {
 				t.Fatalf("step %d: commit of a live hold: %v", step, err)
 			}
 			delete(held, id)
 			charged[now-now%window] += spent
 			did["committed"]++
 		case op == 3 && isHeld:
-			if _, err := h.Release(ids, id, now); err != nil {
+			if _, err := h.Run(ids, "release", id, now, []int64{0}, 0); err != nil {
 				t.Fatalf("step %d: release of a live hold: %v", step, err)
 			}
 			delete(held, id)
 		case op == 4 && isHeld:
 			holdMs := 1 + rng.Int64N(300)
-			if _, err := h.Renew(ids, id, now, holdMs); err != nil {
+			if _, err := h.Run(ids, "renew", id, now, []int64{0}, holdMs); err != nil {
 				t.Fatalf("step %d: renew of a live hold: %v", step, err)
 			}
 			held[id] = hold{amount: x.amount, until: now + holdMs}
@@ -254,4 +262,117 @@ func TestHoldsNeverOverAdmit(t *testing.T) {
 			t.Errorf("%s %d times in 20000 steps: the trace tries too little (%v)", what, did[what], did)
 		}
 	}
+}
+
+// gateway is an LLM gateway's holding policy, worked by hand in the
+// tests below: 2 slots, 3 requests a minute and 1000 tokens a minute per
+// key, each limit counting its own unit.
+func gateway(t *testing.T) *HoldingPolicy {
+	t.Helper()
+	h, err := NewHoldingPolicy("gw", []PolicyLimit{
+		{Name: "slots", Algorithm: "concurrency", Identity: "key", Params: map[string]int64{"limit": 2}, Unit: "slots"},
+		{Name: "requests", Algorithm: "fixed_window", Identity: "key", Params: map[string]int64{"limit": 3, "window_ms": 60000}},
+		{Name: "tokens", Algorithm: "fixed_window", Identity: "key", Params: map[string]int64{"limit": 1000, "window_ms": 60000}, Unit: "tokens"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestHoldsUnits: each limit counts its own amount. A call reserves a
+// slot, a request and 400 tokens, and commits the 150 it used: the slot
+// is free again, the request and the 150 tokens are counted; a second
+// call's reserve of 900 tokens is denied by the tokens alone (850 left),
+// a third's of 800 admitted, the tokens then binding.
+func TestHoldsUnits(t *testing.T) {
+	h := gateway(t)
+	amounts := func(cost int64, tokens int64) []int64 {
+		costs, err := h.Policy().Amounts(cost, map[string]int64{"tokens": tokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return costs
+	}
+	if got := amounts(1, 400); fmt.Sprint(got) != "[1 1 400]" {
+		t.Fatalf("Amounts(1, tokens 400) = %v, want [1 1 400]", got)
+	}
+	if _, err := h.Policy().Amounts(1, map[string]int64{"token": 1}); !errors.Is(err, ErrBadInput) {
+		t.Fatalf("a unit no limit counts: %v, want ErrBadInput", err)
+	}
+	runHolds(t, h, map[string]string{"key": "k"}, []holdStep{
+		// slots binds: 1 of 2 left, below 2/3 requests and 600/1000 tokens
+		{op: "reserve", now: 0, id: "c1", costs: amounts(1, 400), holdMs: 60000, allowed: true, remaining: 1},
+		{op: "commit", now: 10, id: "c1", costs: amounts(1, 150), allowed: true, remaining: 2}, // requests binds: 2/3
+		{op: "reserve", now: 20, id: "c2", costs: amounts(1, 900), holdMs: 60000, allowed: false, remaining: 850},
+		{op: "reserve", now: 30, id: "c3", costs: amounts(1, 800), holdMs: 60000, allowed: true, remaining: 50}, // tokens bind: 50/1000
+		{op: "decide", now: 40, costs: []int64{1, 1, 100}, allowed: false, remaining: 50},
+		{op: "decide", now: 40, costs: []int64{0, 1, 50}, allowed: true, remaining: 0},
+	})
+}
+
+// TestHoldsOnSomeLimits: an id may hold on some limits of a policy only:
+// here a limit counted per key beside one with a constant, shared by
+// every key, where two keys' calls use the same hold id. A reserve of
+// such an id is refused; a commit ends the holds it has and charges
+// every limit; NOHOLD only where it holds on none.
+func TestHoldsOnSomeLimits(t *testing.T) {
+	h, err := NewHoldingPolicy("p", []PolicyLimit{
+		{Name: "slots", Algorithm: "concurrency", Identity: "key", Params: map[string]int64{"limit": 2}},
+		{Name: "all", Algorithm: "fixed_window", Constant: "all", Params: map[string]int64{"limit": 5, "window_ms": 60000}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := map[string]string{"key": "a"}, map[string]string{"key": "b"}
+	runHolds(t, h, a, []holdStep{
+		{op: "reserve", now: 0, id: "j", n: 1, holdMs: 1000, allowed: true, remaining: 1}, // slots 1/2 binds, all 4/5
+	})
+	runHolds(t, h, b, []holdStep{
+		{op: "reserve", now: 1, id: "j", n: 1, holdMs: 1000, wantErr: ErrBadInput}, // held on all, not on b's slots
+		{op: "commit", now: 2, id: "j", n: 1, allowed: true, remaining: 4},         // a's hold on all ended, all charged 1: 4/5 binds
+		{op: "release", now: 3, id: "j", wantErr: ErrNoHold},                       // not a retry, nothing held
+	})
+	runHolds(t, h, a, []holdStep{
+		{op: "decide", now: 4, n: 0, allowed: true, remaining: 1},                 // a's slot still held
+		{op: "commit", now: 5, id: "j", n: 1, allowed: true, remaining: 3},        // ends it: all 3/5 binds
+		{op: "decide", now: 6, costs: []int64{0, 3}, allowed: true, remaining: 0}, // all binds: 0/5
+	})
+}
+
+// TestHoldsResetKeepsHolds: a holding policy's reset deletes its limits'
+// state, not the holds of work in flight: a slot held stays held.
+func TestHoldsResetKeepsHolds(t *testing.T) {
+	h := gateway(t)
+	ids := map[string]string{"key": "k"}
+	runHolds(t, h, ids, []holdStep{
+		{op: "reserve", now: 0, id: "a", n: 1, holdMs: 60000, allowed: true, remaining: 1},
+		{op: "reserve", now: 1, id: "b", n: 1, holdMs: 60000, allowed: true, remaining: 0},
+		{op: "commit", now: 2, id: "b", n: 1, allowed: true, remaining: 1},
+	})
+	if err := h.Reset(ids); err != nil {
+		t.Fatal(err)
+	}
+	runHolds(t, h, ids, []holdStep{
+		// a still holds its slot; the requests counted are gone
+		{op: "decide", now: 3, n: 0, allowed: true, remaining: 1},
+		{op: "reserve", now: 4, id: "c", n: 1, holdMs: 60000, allowed: true, remaining: 0},
+		{op: "reserve", now: 5, id: "d", n: 1, holdMs: 60000, allowed: false, remaining: 0},
+	})
+}
+
+// TestHoldsEndForLaterClocks: a call drops the holds that ended at its
+// time, so that a later call whose clock is behind does not count them
+// again; a refused call drops nothing.
+func TestHoldsEndForLaterClocks(t *testing.T) {
+	h := oneLimit(t, "concurrency", map[string]int64{"limit": 1})
+	ids := map[string]string{"user": "k"}
+	runHolds(t, h, ids, []holdStep{
+		{op: "reserve", now: 1000, id: "a", n: 1, holdMs: 100, allowed: true, remaining: 0},
+		{op: "release", now: 1200, id: "b", wantErr: ErrNoHold},       // refused: drops nothing
+		{op: "decide", now: 1050, n: 1, allowed: false, remaining: 0}, // a still held at 1050
+		{op: "decide", now: 1200, n: 0, allowed: true, remaining: 1},  // ended at 1100: dropped
+		{op: "decide", now: 1050, n: 1, allowed: true, remaining: 0},  // not counted again
+		{op: "release", now: 1050, id: "a", wantErr: ErrNoHold},       // gone
+	})
 }

@@ -23,6 +23,10 @@ type PolicyLimit struct {
 	// Params holds every parameter of the algorithm, fixed and per-call
 	// alike.
 	Params map[string]int64
+	// Unit names what the limit counts ("tokens", "slots"; "" for a
+	// request's cost): a request's amount of that unit, when it gives
+	// one, is the limit's cost (Policy.Amounts).
+	Unit string
 }
 
 // PolicyResult is a policy's decision.
@@ -47,8 +51,8 @@ type Policy struct {
 
 // policyLimit is one limit and the model holding its state.
 type policyLimit struct {
-	name, identity, constant string
-	m                        *model
+	name, identity, constant, unit string
+	m                              *model
 }
 
 // key is the limit's state key for the request's identity values.
@@ -75,7 +79,10 @@ func NewPolicy(name string, limits []PolicyLimit) (*Policy, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.limits = append(p.limits, policyLimit{name: l.Name, identity: l.Identity, constant: l.Constant, m: m})
+		if l.Unit != "" && !isName(l.Unit) {
+			return nil, bad("%s.%s: unit %q: names are lower_case, starting with a letter", name, l.Name, l.Unit)
+		}
+		p.limits = append(p.limits, policyLimit{name: l.Name, identity: l.Identity, constant: l.Constant, unit: l.Unit, m: m})
 		if l.Identity != "" && !seen[l.Identity] {
 			seen[l.Identity] = true
 			p.ids = append(p.ids, l.Identity)
@@ -108,6 +115,20 @@ func newLimit(policy string, l PolicyLimit) (*model, error) {
 	panic("oracle: New returned an unknown model")
 }
 
+// isName reports whether s is a name: a lower-case letter, then letters,
+// digits and '_'.
+func isName(s string) bool {
+	for i, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '_'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
 // named is err, a refusal, with its message prefixed by where.
 func named(where string, err error) error {
 	return bad("%s: %s", where, strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": "))
@@ -120,17 +141,64 @@ func (p *Policy) Identities() []string {
 }
 
 // Decide decides a request of cost at nowMs for the given identity values
-// (name -> value). Missing or unknown identity names, an identity value
-// refused as a key (empty, or beginning with '}'), now or cost out of
-// their domains: an error matching ErrBadInput, nothing changed.
-//
-// Every limit decides the request on its own state, writing nothing; the
-// policy admits it iff all limits do, and then every limit commits its
-// decision as its algorithm alone would. When the policy denies, nothing
-// is written, and a limit that would have admitted reports a peek (cost 0)
-// at nowMs instead.
+// (name -> value): DecideCosts with cost on every limit.
 func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
-	out, allowed, err := p.decideEach(ids, nowMs, cost, func(_ int, l policyLimit) Result { return l.m.try(l.key(ids), nowMs, cost) })
+	return p.DecideCosts(ids, nowMs, p.Every(cost))
+}
+
+// Every is cost for every limit of the policy, as DecideCosts takes costs.
+func (p *Policy) Every(cost int64) []int64 {
+	costs := make([]int64, len(p.limits))
+	for i := range costs {
+		costs[i] = cost
+	}
+	return costs
+}
+
+// Amounts are the costs of a request for each limit (docs/semantics.md,
+// "Units"): a limit counts byUnit[its unit] when the request gives that
+// unit, else cost. A unit that no limit counts is refused (ErrBadInput),
+// so that a misspelt unit charges nothing silently.
+func (p *Policy) Amounts(cost int64, byUnit map[string]int64) ([]int64, error) {
+	costs := p.Every(cost)
+	for _, u := range sortedUnits(byUnit) {
+		found := false
+		for i, l := range p.limits {
+			if l.unit == u {
+				costs[i], found = byUnit[u], true
+			}
+		}
+		if !found {
+			return nil, bad("%s: no limit counts the unit %s", p.name, u)
+		}
+	}
+	return costs, nil
+}
+
+// sortedUnits are the units of byUnit in order, so that the first refused
+// is always the same.
+func sortedUnits(byUnit map[string]int64) []string {
+	out := make([]string, 0, len(byUnit))
+	for u := range byUnit {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DecideCosts decides a request at nowMs for the given identity values,
+// costs[i] the cost of limit i. Missing or unknown identity names, an
+// identity value refused as a key (empty, or beginning with '}'), now or
+// a cost out of their domains, or not one cost per limit: an error
+// matching ErrBadInput, nothing changed.
+//
+// Every limit decides its cost on its own state, writing nothing; the
+// policy admits the request iff all limits do, and then every limit
+// commits its decision as its algorithm alone would. When the policy
+// denies, nothing is written, and a limit that would have admitted
+// reports a peek (cost 0) at nowMs instead.
+func (p *Policy) DecideCosts(ids map[string]string, nowMs int64, costs []int64) (PolicyResult, error) {
+	out, allowed, err := p.decideEach(ids, nowMs, costs, func(i int, l policyLimit) Result { return l.m.try(l.key(ids), nowMs, costs[i]) })
 	if err != nil {
 		return out, err
 	}
@@ -139,7 +207,7 @@ func (p *Policy) Decide(ids map[string]string, nowMs, cost int64) (PolicyResult,
 		case allowed:
 			// Nothing has changed since the try: Decide decides alike and
 			// writes what the algorithm alone would.
-			if r, err := l.m.Decide(l.key(ids), nowMs, cost, nil); err != nil || r != out.Limits[i] {
+			if r, err := l.m.Decide(l.key(ids), nowMs, costs[i], nil); err != nil || r != out.Limits[i] {
 				panic("oracle: a limit's commit differs from its try")
 			}
 		case out.Limits[i].Allowed:
@@ -167,8 +235,8 @@ func (p *Policy) compose(out PolicyResult, allowed bool) PolicyResult {
 // decideEach checks a request as Decide and Force take it, and decides
 // it on every limit by each: the results, and whether every limit
 // admitted.
-func (p *Policy) decideEach(ids map[string]string, nowMs, cost int64, each func(int, policyLimit) Result) (PolicyResult, bool, error) {
-	if err := p.check(ids, nowMs, cost); err != nil {
+func (p *Policy) decideEach(ids map[string]string, nowMs int64, costs []int64, each func(int, policyLimit) Result) (PolicyResult, bool, error) {
+	if err := p.check(ids, nowMs, costs); err != nil {
 		return PolicyResult{}, false, err
 	}
 	out := PolicyResult{Limits: make([]Result, len(p.limits))}
@@ -180,18 +248,25 @@ func (p *Policy) decideEach(ids map[string]string, nowMs, cost int64, each func(
 	return out, allowed, nil
 }
 
-// Force forces a request of cost at nowMs on every limit for the given
-// identity values (docs/semantics.md, "Force"): each limit decides it on
-// its own state and charges it even when it denies, whatever the others
-// decide. Its input is refused as Decide's, nothing changed.
+// Force forces a request of cost at nowMs on every limit: ForceCosts
+// with cost on every limit.
+func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
+	return p.ForceCosts(ids, nowMs, p.Every(cost))
+}
+
+// ForceCosts forces a request at nowMs, costs[i] on limit i, for the
+// given identity values (docs/semantics.md, "Force"): each limit decides
+// its cost on its own state and charges it even when it denies, whatever
+// the others decide. Its input is refused as DecideCosts's, nothing
+// changed.
 //
 // The policy's Allowed is true iff every limit admitted; each limit's
 // result is its forced result; the binding limit is chosen from those as
 // for Decide; DelayMs is the largest of all limits', allowed or not
 // (every shaper has queued the work).
-func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, error) {
-	out, allowed, err := p.decideEach(ids, nowMs, cost, func(_ int, l policyLimit) Result {
-		r, err := l.m.Force(l.key(ids), nowMs, cost, nil)
+func (p *Policy) ForceCosts(ids map[string]string, nowMs int64, costs []int64) (PolicyResult, error) {
+	out, allowed, err := p.decideEach(ids, nowMs, costs, func(i int, l policyLimit) Result {
+		r, err := l.m.Force(l.key(ids), nowMs, costs[i], nil)
 		if err != nil {
 			panic("oracle: a limit refused a forced request the policy accepted: " + err.Error())
 		}
@@ -212,7 +287,7 @@ func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, 
 // values ids (a limit with a constant identity included: it is every
 // caller's); ids are refused as Decide refuses them.
 func (p *Policy) Reset(ids map[string]string) error {
-	if err := p.check(ids, 0, 0); err != nil {
+	if err := p.check(ids, 0, p.Every(0)); err != nil {
 		return err
 	}
 	for _, l := range p.limits {
@@ -222,8 +297,9 @@ func (p *Policy) Reset(ids map[string]string) error {
 }
 
 // check refuses a request's input in the order of docs/semantics.md: the
-// identity names (the arguments), their values as keys, now, cost.
-func (p *Policy) check(ids map[string]string, now, cost int64) error {
+// identity names (the arguments), their values as keys, now, the costs
+// (one per limit, each in its domain).
+func (p *Policy) check(ids map[string]string, now int64, costs []int64) error {
 	for _, id := range p.ids {
 		if _, ok := ids[id]; !ok {
 			return bad("%s: missing identity %s", p.name, id)
@@ -247,10 +323,25 @@ func (p *Policy) check(ids map[string]string, now, cost int64) error {
 	if now < 0 || now > nowMax {
 		return bad("%s: now_ms out of range: %d", p.name, now)
 	}
-	if cost < 0 || cost > costMax {
-		return bad("%s: cost out of range: %d", p.name, cost)
+	if len(costs) != len(p.limits) {
+		return bad("%s: %d costs for %d limits", p.name, len(costs), len(p.limits))
+	}
+	for _, cost := range costs {
+		if cost < 0 || cost > costMax {
+			return bad("%s: cost out of range: %d", p.name, cost)
+		}
 	}
 	return nil
+}
+
+// peek reports whether every cost is 0: a peek, which charges nothing.
+func peek(costs []int64) bool {
+	for _, c := range costs {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // try is the result of a valid request for key at now, as Decide would
