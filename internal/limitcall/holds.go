@@ -105,3 +105,15 @@ func Clip(s string) string {
 	}
 	return s
 }
+
+// HeldOtherwise is the refusal of a reserve of id, which holds held on
+// limit where the call asks for want, with the holds script's message.
+func HeldOtherwise(policy, id, limit string, held, want int64) error {
+	return kit.BadInput("%s: id %s holds %d on %s, not %d", policy, Clip(id), held, limit, want)
+}
+
+// HeldPartly is the refusal of a reserve of id, which holds on the limit
+// heldOn but not on notOn, with the holds script's message.
+func HeldPartly(policy, id, heldOn, notOn string) error {
+	return kit.BadInput("%s: id %s holds on %s but nothing on %s: a hold id names one call's hold", policy, Clip(id), heldOn, notOn)
+}
