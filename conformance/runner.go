@@ -296,15 +296,17 @@ func (e Expect) none() bool {
 // maxTTLOf is the longest TTL a key of the vector's limit (or policy)
 // under params may carry (oracle.MaxTTL), or 0 when the oracle does not
 // know an algorithm or refuses its parameters: then no bound is checked.
-// A holding policy's holds key lasts until its last hold ends, at most
-// HOLD_MS_MAX after the call that made it, plus the margin.
+// A holding policy's holds key lasts until its last hold ends (at most
+// HOLD_MS_MAX after the call that made it) or its last remembered end's
+// reach does (REQUEST_MS after it), plus the margin, rounded up by
+// REQUEST_MS.
 func maxTTLOf(v Vector, params map[string]json.Number) int64 {
 	if v.Policy == nil {
 		return algorithmMaxTTL(v.Algorithm, params)
 	}
 	longest := int64(0)
-	if v.Policy.Holds {
-		longest = oracle.HoldMsMax + oracle.TTLMarginMs
+	if v.Policy.Holds { // a holds key's: its last end, rounded up by REQUEST_MS
+		longest = oracle.HoldMsMax + oracle.RequestMs + oracle.TTLMarginMs
 	}
 	for _, l := range v.Policy.Limits {
 		ms := algorithmMaxTTL(l.Algorithm, l.Params)

@@ -3,8 +3,10 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
@@ -34,6 +36,9 @@ type scriptCall struct {
 	lib, script string
 	keys, argv  []string
 	limits      int
+	// force: a forced call, whose policy's delay is its limits' longest
+	// even when denied.
+	force bool
 }
 
 // function is the call's function in its library (and the script's key
@@ -182,19 +187,20 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 	if o != nil {
 		return scriptCall{}, o
 	}
-	c := scriptCall{lib: lib.Name, script: lib.Policy.Name, limits: len(p.Limits)}
+	c := scriptCall{lib: lib.Name, script: lib.Policy.Name, limits: len(p.Limits), force: r.Force}
 	now := strconv.FormatInt(r.NowMs, 10)
+	cost, o := costArg(p, r)
+	if o != nil && kind == decideCall {
+		return scriptCall{}, o
+	}
 	switch {
-	case p.Holds && kind == resetCall:
-		c.script, c.limits = lib.Holds.Name, 0
-		c.argv = []string{now, "0", "reset", "", "0"}
-	case kind == resetCall:
+	case kind == resetCall: // a holding policy's too: its holds stay
 		c.script = lib.PolicyReset.Name
 	case p.Holds:
 		c.script = lib.Holds.Name
-		c.argv = []string{now, r.Cost.String(), r.HoldOp(), r.Hold, strconv.FormatInt(r.HoldMs, 10)}
+		c.argv = []string{now, cost, r.HoldOp(), r.Hold, strconv.FormatInt(r.HoldMs, 10)}
 	default:
-		c.argv = []string{now, r.Cost.String(), kit.ForceArg(r.Force)}
+		c.argv = []string{now, cost, kit.ForceArg(r.Force)}
 	}
 	for i, l := range p.Limits {
 		s, _ := lookupScripts(l.Algorithm)
@@ -205,8 +211,8 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		// its keys carry :<limit>; the script takes :<policy>:<limit> for
 		// its errors (docs/semantics.md, "Policies")
 		c.keys = append(c.keys, s.KeyNames(prefix+tags[i], ":"+l.Name, keyParams)...)
-		if p.Holds { // its holds key, after its state keys
-			c.keys = append(c.keys, "{"+prefix+tags[i]+"}:"+l.Name+":hd")
+		if p.Holds && kind != resetCall { // its holds key, after its state keys
+			c.keys = append(c.keys, "{"+prefix+tags[i]+"}:"+l.Name+":hz")
 		}
 		c.argv = append(c.argv, l.Algorithm, ":"+p.Name+":"+l.Name, strconv.Itoa(len(argv)))
 		c.argv = append(c.argv, argv...)
@@ -215,6 +221,31 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		c.keys = append(c.keys, "{"+prefix+tags[0]+limitcall.RequestKeyTail(r.ID))
 	}
 	return c, nil
+}
+
+// costArg is a policy step's cost as the scripts take it, as a client
+// maps units to limits (docs/semantics.md, "Units"): its cost as given
+// when it gives no amount by unit, else each limit's amount (of its unit
+// when given, else the cost) joined by ','; a unit no limit counts is
+// refused before calling.
+func costArg(p *Policy, r Request) (string, *Outcome) {
+	if len(r.Costs) == 0 {
+		return r.Cost.String(), nil
+	}
+	for _, u := range slices.Sorted(maps.Keys(r.Costs)) {
+		if !slices.ContainsFunc(p.Limits, func(l PolicyLimit) bool { return l.Unit == u }) {
+			o := failure("BADINPUT", fmt.Sprintf("%s: no limit counts the unit %s", p.Name, u))
+			return "", &o
+		}
+	}
+	costs := make([]string, len(p.Limits))
+	for i, l := range p.Limits {
+		costs[i] = r.Cost.String()
+		if v, ok := r.Costs[l.Unit]; ok && l.Unit != "" {
+			costs[i] = v.String()
+		}
+	}
+	return strings.Join(costs, ","), nil
 }
 
 // policyPrologue checks a policy's call as a client does before calling:
@@ -291,27 +322,38 @@ func scriptSources() map[string]string {
 }
 
 // outcome turns a decision's reply into an Outcome: an algorithm's seven
-// integers, or a policy's (its result, the binding index, then each
-// limit's seven).
+// integers, or a policy's (the binding index, then each limit's seven),
+// whose result a client composes: the binding limit's, its delay the
+// longest of all when every limit admitted or the call was forced, else
+// 0 (docs/semantics.md, "Policies").
 func (c scriptCall) outcome(reply []int64) Outcome {
 	if c.limits == 0 {
 		return replyOutcome(reply)
 	}
 	n, k := len(kit.ReplyFields), c.limits
-	if len(reply) != n+1+n*k {
-		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want %d", len(reply), n+1+n*k))
+	if len(reply) != 1+n*k {
+		return failure("BADREPLY", fmt.Sprintf("reply has %d integers, want %d", len(reply), 1+n*k))
 	}
-	o := replyOutcome(reply[:n])
-	if o.Error != "" {
-		return o
+	b := reply[0]
+	if b < 1 || b > int64(k) {
+		return failure("BADREPLY", fmt.Sprintf("binding limit %d of %d", b, k))
 	}
-	o.Index = reply[n]
+	var o Outcome
+	all := true
 	for i := range k {
-		l := replyOutcome(reply[n+1+n*i : n+1+n*(i+1)])
+		l := replyOutcome(reply[1+n*i : 1+n*(i+1)])
 		if l.Error != "" {
 			return l
 		}
 		o.Limits = append(o.Limits, l)
+		all = all && l.Allowed
+	}
+	o.Reply, o.Index = o.Limits[b-1].Reply, b
+	o.DelayMs = 0
+	if all || c.force {
+		for _, l := range o.Limits {
+			o.DelayMs = max(o.DelayMs, l.DelayMs)
+		}
 	}
 	return o
 }
@@ -328,9 +370,10 @@ func replyOutcome(reply []int64) Outcome {
 		RetryAfterMs: reply[3], ResetAfterMs: reply[4], DelayMs: reply[5], Tier: reply[6]}}
 }
 
-// wrongTypeKeys are the state keys of r's call (with prefix inside the
-// hash tag) that w names. A target plants a hash there: no state is one
-// (a state is a string, a zset or a list).
+// wrongTypeKeys are the keys of r's call (with prefix inside the hash
+// tag) that w names: its state keys, and a holding policy's holds keys.
+// A target plants a hash there: no key of the scripts is one (a state is
+// a string, a zset or a list; holds are a zset).
 func wrongTypeKeys(prefix string, r Request, w WrongType) []string {
 	c, refused := prepareCall(prefix, r, decideCall, "")
 	if refused != nil {

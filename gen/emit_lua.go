@@ -719,7 +719,16 @@ func luaReadPacked(w *writer, s *State, k string) {
 		nums = append(nums, p+" + 0")
 	}
 	w.line("local %s = %s", strings.Join(vars, ", "), strings.Join(defaults, ", "))
-	w.line("local %s = redis.call('GET', %s)", raw, k)
+	if w.commitOnly { // a policy's limit reads its state once per call
+		cache := luaName(s.Name) + "__cache"
+		w.line("local %s = %s", raw, cache)
+		w.line("if %s == nil then", raw)
+		w.line("  %s = redis.call('GET', %s) or false", raw, k)
+		w.line("  %s = %s", cache, raw)
+		w.line("end")
+	} else {
+		w.line("local %s = redis.call('GET', %s)", raw, k)
+	}
 	w.line("if %s then", raw)
 	w.line("  local %s = string.match(%s, %s)", strings.Join(parts, ", "), raw, luaStr("^"+strings.Join(caps, ":")+"$"))
 	w.line("  if %s == nil or %s then", parts[0], strings.Join(long, " or "))
@@ -979,21 +988,34 @@ func (e *luaEmitter) block(body []Stmt, ind string, wiped bool) bool {
 			b.ttlUses[Format(s.TTL)]++
 		}
 	}
+	guarded := false // inside "if commit then", around a run of writes
 	for _, s := range body {
-		commentLines(e.w, ind+"--", s.commented().Comments)
-		luaAggregates(e.w, e.a, s, ind, e.names)
-		guard := e.w.commitOnly && isWrite(s)
-		if guard {
-			e.w.line("%swrites[#writes + 1] = function()", ind)
-			b.ind = ind + "  "
+		if guard := e.w.commitOnly && isWrite(s); guard != guarded {
+			e.guard(b, guard)
+			guarded = guard
 		}
+		commentLines(e.w, b.ind+"--", s.commented().Comments)
+		luaAggregates(e.w, e.a, s, b.ind, e.names)
 		e.stmt(b, s)
-		if guard {
-			e.w.line("%send", ind)
-			b.ind = ind
-		}
+	}
+	if guarded {
+		e.guard(b, false)
 	}
 	return b.wiped
+}
+
+// guard opens (on) or closes the "if commit then" around a run of writes
+// of a policy's limit, which writes only when the policy admits. A TTL's
+// local made inside it is not seen after it.
+func (e *luaEmitter) guard(b *luaBlockState, on bool) {
+	if on {
+		e.w.line("%sif commit then", b.ind)
+		b.ind += "  "
+		return
+	}
+	b.ind = b.ind[:len(b.ind)-2]
+	e.w.line("%send", b.ind)
+	b.ttlText = map[string]string{}
 }
 
 // stmt emits one statement of the block b.
@@ -1028,8 +1050,13 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 			vals, formats = append(vals, d.print(s.Values[i])), append(formats, "%d")
 		}
 		ttl := e.ttlArg(b, s.TTL)
-		e.line(ind, "redis.call('PSETEX', %s, %s, string.format(%s, %s))",
-			e.key(s.State), ttl, luaStr(strings.Join(formats, ":")), strings.Join(vals, ", "))
+		value := fmt.Sprintf("string.format(%s, %s)", luaStr(strings.Join(formats, ":")), strings.Join(vals, ", "))
+		if w.commitOnly { // the state a later decision of this call reads
+			cache := luaName(s.State.Name) + "__cache"
+			e.line(ind, "%s = %s", cache, value)
+			value = cache
+		}
+		e.line(ind, "redis.call('PSETEX', %s, %s, %s)", e.key(s.State), ttl, value)
 		b.ttls[s.State] = e.dup().print(s.TTL)
 	case *Add:
 		e.add(b, s)
@@ -1082,7 +1109,7 @@ func (e *luaEmitter) ttlArg(b *luaBlockState, ttl Expr) string {
 		return name
 	}
 	text := "string.format('%d', " + e.d.print(ttl) + ")"
-	if b.ttlUses[key] < 2 || e.w.commitOnly { // a policy's writes are closures of their own
+	if b.ttlUses[key] < 2 {
 		return text
 	}
 	name := e.temp()
@@ -1161,8 +1188,8 @@ func (e *luaEmitter) reply(s *Reply, ind string) {
 			vals = append(vals, e.d.print(v))
 		}
 	}
-	if e.w.commitOnly {
-		e.line(ind, "return {%s}, writes", strings.Join(vals, ", "))
+	if e.w.commitOnly { // a policy's limit: the fields, not a table
+		e.line(ind, "return %s", strings.Join(vals, ", "))
 	} else {
 		for _, l := range luaReplyRemembered(vals) {
 			e.line(ind, "%s", l)
@@ -1214,6 +1241,13 @@ func luaWipe(w *writer, a *Algorithm, ind string, wiped bool, deleted *State) bo
 	w.line("%sif stale then -- every key, before this call's first write", ind)
 	w.line("%s  stale = false", ind)
 	w.line("%s  redis.call('DEL', %s)", ind, strings.Join(keys, ", "))
+	if w.commitOnly {
+		for _, s := range a.States {
+			if s.Kind == Packed && s != deleted {
+				w.line("%s  %s__cache = false", ind, luaName(s.Name))
+			}
+		}
+	}
 	w.line("%send", ind)
 	return true
 }
@@ -1379,10 +1413,11 @@ func luaStr(s string) string {
 // writer accumulates generated text.
 type writer struct {
 	b strings.Builder
-	// commitOnly defers every write: the decision of a policy's limit,
-	// which writes only once every limit has admitted. In Lua each write
-	// becomes a function appended to writes, returned with the reply; in
-	// Go it runs under "if commit".
+	// commitOnly guards every write: the decision of a policy's limit,
+	// which writes only once every limit has admitted. In Lua each run of
+	// writes runs under "if commit then", the limit's string state is read
+	// once per call (its __cache) and the reply is returned as seven
+	// values; in Go each write runs under "if commit".
 	commitOnly bool
 	// codeAt is where a Lua script's own code begins: after its header
 	// and the helpers it uses (luaAssemble sets it).

@@ -73,6 +73,44 @@ local function split(s, n)
   return parts
 end
 `},
+	{"ratio_less", `-- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
+-- algorithm on the two fractions: every value stays below the largest)
+local function ratio_less(a, b, c, d)
+  local qa, qc = floor(a / b), floor(c / d)
+  if qa ~= qc then
+    return qa < qc
+  end
+  local ra, rc = a - qa * b, c - qc * d
+  if ra == 0 or rc == 0 then
+    return ra == 0 and rc ~= 0
+  end
+  return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
+end
+`},
+	{"longer", `-- whether the wait a is longer than b, where -1 is never
+local function longer(a, b)
+  return a ~= b and (a == -1 or (b ~= -1 and a > b))
+end
+`},
+	{"binding", `-- the binding limit of R's n limits (R: a policy's reply, the index then
+-- each limit's fields): when every one admits (all), the least remaining
+-- relative to its limit; else, of those that deny, the longest wait (-1:
+-- never); ties to the first
+local function binding(R, n, all)
+  local b = 1
+  for i = 2, n do
+    local o, p = 7 * i - 6, 7 * b - 6
+    if all then
+      if ratio_less(R[o + 3], R[o + 2], R[p + 3], R[p + 2]) then
+        b = i
+      end
+    elseif R[o + 1] == 0 and (R[p + 1] == 1 or longer(R[o + 4], R[p + 4])) then
+      b = i
+    end
+  end
+  return b
+end
+`},
 	{"keep_last", `-- the last n entries of list
 local function keep_last(list, n)
   if #list <= n then
@@ -130,14 +168,6 @@ func luaMathLocals(code string) string {
 // calls with those they call in turn. declared are names a scope around
 // code declares already.
 func luaHelpersFor(w *writer, sp *Spec, code string, declared map[string]bool) {
-	if m := luaMathLocals(code); m != "" {
-		w.raw(m)
-		w.line("")
-	}
-	if !declared["KEYS"] && (luaReads(code, "KEYS") || luaReads(code, "ARGV")) {
-		w.line("local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals")
-		w.line("")
-	}
 	uses := code
 	var helpers []luaHelper
 	for i := len(luaHelperList) - 1; i >= 0; i-- { // callers first: they add their callees' uses
@@ -146,6 +176,14 @@ func luaHelpersFor(w *writer, sp *Spec, code string, declared map[string]bool) {
 			helpers = append([]luaHelper{h}, helpers...)
 			uses += h.src
 		}
+	}
+	if m := luaMathLocals(uses); m != "" {
+		w.raw(m)
+		w.line("")
+	}
+	if !declared["KEYS"] && (luaReads(code, "KEYS") || luaReads(code, "ARGV")) {
+		w.line("local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals")
+		w.line("")
 	}
 	var consts []*Const
 	for _, c := range constants(sp) {

@@ -2,12 +2,11 @@ package gen
 
 // Holds (docs/semantics.md, "Holds") are decided by one script per
 // library, lua/holds.lua: a policy whose limits hold, each limit keeping
-// beside its state a hash of its holds, {tag}:<limit>:hd, whose fields
-// are the holders' ids and whose values are amount:end. It holds the
-// same functions as the policy script, one per algorithm, each deciding
-// one limit and writing nothing; the holds are counted around them here,
-// the same for every algorithm, so that an algorithm added to the spec
-// holds with no code of its own.
+// beside its state a sorted set of its holds, {tag}:<limit>:hz. It holds
+// the same makers as the policy script, one per algorithm, each deciding
+// one limit; the holds are counted around them here, the same for every
+// algorithm, so that an algorithm added to the spec holds with no code of
+// its own. A composed script holds the same driver (HoldsPieces).
 
 // holdsScript names the script of a holding policy.
 const holdsScript = "holds"
@@ -22,30 +21,30 @@ func emitLuaHolds(sp *Spec) scriptParts {
 	w.line("--")
 	w.raw(luaHoldsHeader)
 	w.line("")
-	var code writer
-	code.raw(luaPolicyPrelude)
-	code.line("")
-	code.line("local ALG = 'policy: '")
-	code.line("local function bad(msg)")
-	code.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
-	code.line("end")
-	for _, a := range algs {
-		code.line("")
-		luaDecideFunc(&code, sp, a, false)
-	}
-	code.line("")
-	luaPolicyLimits(&code, algs, holdsScript)
-	code.line("")
-	code.line("ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's")
-	ints, _, _ := luaArgs(sp, algs[0], nil)
-	luaInputs(&code, ints, nil, false)
-	code.line("")
-	code.raw(luaHoldsOp)
-	code.line("")
-	code.raw(luaHoldsCount)
-	code.line("")
-	code.text(luaHoldsRun, "{compose}", luaPolicyCompose)
-	return luaAssemble(&w, sp, &code)
+	var shared, call writer
+	luaMakers(&shared, sp, algs, true)
+	shared.line("")
+	luaAlgorithms(&shared, algs)
+	luaPolicyCall(&call, holdsScript)
+	call.raw(luaHoldsDriver(sp))
+	return luaPolicyParts(&w, sp, &shared, &call)
+}
+
+// luaHoldsDriver is what runs a holding policy's operation once its
+// limits are made (LIMITS, HK, NAMES and ALG; see luaLimitsParser).
+func luaHoldsDriver(sp *Spec) string {
+	var w writer
+	luaCallInputs(&w, sp)
+	w.raw(luaHoldsOp)
+	w.line("")
+	w.raw(luaHoldsRead)
+	w.line("")
+	w.raw(luaHoldsDecide)
+	w.line("")
+	w.raw(luaHoldsWrite)
+	w.line("")
+	w.raw(luaHoldsRun)
+	return w.b.String()
 }
 
 // luaHoldsHeader documents the holds script's interface.
@@ -55,267 +54,452 @@ const luaHoldsHeader = `-- holds: runs one operation on a holding policy, all or
 -- now, without being charged, until it ends.
 --
 -- KEYS: every limit's keys, as the policy script's, each limit's followed
--- by its holds key, {tag}:L:hd in its keys' hash tag: {alice}:tokens:hd.
+-- by its holds key, {tag}:L:hz in its keys' hash tag: {alice}:tokens:hz.
 --
--- ARGV: now_ms (empty: the Redis server's TIME), cost, op, id, hold_ms,
--- then the limits as the policy script takes them. The operations:
+-- ARGV: now_ms (empty: the Redis server's TIME), cost (as the policy
+-- script's: one, or one per limit joined by ','), op, id, hold_ms, then
+-- the limits as the policy script takes them. The operations:
 --   decide   a decision of cost, counting the holds: admitted when every
---            limit admits cost plus its holds, and then charges cost; id
---            empty, hold_ms 0
---   reserve  holds cost (at least 1) for id until now_ms + hold_ms (1 to
---            HOLD_MS_MAX), when every limit admits it as a decision of cost
---            would be; charges nothing. A reserve of an id that already
---            holds the same cost everywhere changes nothing (a retry)
---   commit   ends id's holds and charges cost, the amount spent (more or
---            less than was held), forced: work already done; hold_ms 0
---   release  ends id's holds, charging nothing; cost and hold_ms 0
---   renew    moves the end of id's holds to now_ms + hold_ms; cost 0
---   reset    deletes every limit's state and holds (id empty, hold_ms 0;
---            cost is not read); replies with the number of keys deleted
+--            limit admits its cost plus its holds, and then charges its
+--            cost; id empty, hold_ms 0
+--   reserve  holds each limit's cost (at least 1) for id until now_ms +
+--            hold_ms (1 to HOLD_MS_MAX), when every limit admits it as a
+--            decision would; charges nothing. A reserve of an id that
+--            already holds the same costs everywhere changes nothing (a
+--            retry); one of an id held otherwise is refused
+--   commit   ends id's holds and charges each limit its cost, the amount
+--            spent (more or less than was held), forced: work already
+--            done; hold_ms 0
+--   release  ends id's holds, charging nothing; costs and hold_ms 0
+--   renew    moves the end of id's holds to now_ms + hold_ms; costs 0
 -- An id is 1 to REQUEST_ID_MAX bytes. A hold past its end counts and
--- charges nothing: a holder that vanished frees what it held.
+-- charges nothing: a holder that vanished frees what it held. A commit or
+-- release is remembered with its reply for REQUEST_MS: the same call sent
+-- again gets that reply and changes nothing.
 --
 -- Reply: as the policy script's. A decision or reserve reports what it
 -- decided; a commit, release or renew, and an admitted reserve, the
 -- state after it, as a decision of cost 0 sees it.
 --
 -- Errors (nothing is written): BADINPUT as the policy script's, and for
--- op, id, hold_ms; NOHOLD P: <message> when a commit, release or renew
--- finds no live hold of id on a limit (a retry of one that took effect,
--- or a hold that ended); BADSTATE when a holds key holds something else.
+-- op, id, hold_ms and a reserve of an id held otherwise; WRONGTYPE or
+-- BADSTATE for a key of another type, or holding what the scripts do not
+-- write; NOHOLD P: <message> when a commit, release or renew finds id
+-- holding nothing on any limit, nor a commit or release of it to repeat.
 `
 
-// luaHoldsLimitKey takes a limit's holds key, after its state keys.
-const luaHoldsLimitKey = ` + 1
-  LIMITS[i][8] = KEYS[key - 1]`
-
-// luaHoldsKeys checks a holding policy's KEYS: every limit's, each
-// followed by its holds key, which must be its keys' hash tag, :L:hd.
-const luaHoldsKeys = `if #KEYS ~= key - 1 then
-  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, each then its holds key; got ' .. #KEYS)
+// luaHoldsOp reads and checks the operation, its id and hold_ms, and the
+// costs it takes.
+const luaHoldsOp = `-- the operation, its id and length, and the costs it takes
+local op, id = ARGV[3], ARGV[4]
+if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
+  return bad('op must be decide, reserve, commit, release or renew, got ' .. clip(op))
 end
-for _, l in ipairs(LIMITS) do
-  local tag = string.match(l[2][1] or '', '^{[^}]*}')
-  if tag == nil or l[8] ~= tag .. l[5] .. ':hd' then
-    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds key must be {<key>}' .. l[5] .. ':hd, in the hash tag of its keys, got ' .. clip(l[8]))
-  end`
-
-// luaHoldsOp reads and checks the operation, its id and hold_ms, and
-// runs a reset, which reads nothing.
-const luaHoldsOp = `-- the operation
-local op, id, hold_ms = ARGV[3], ARGV[4], int(ARGV[5])
-if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' and op ~= 'reset' then
-  return bad('op must be decide, reserve, commit, release, renew or reset, got ' .. clip(op))
-end
-if op == 'decide' or op == 'reset' then
+if op == 'decide' then
   if id ~= '' then
-    return bad('a ' .. op .. ' takes no id, got ' .. clip(id))
+    return bad('a decide takes no id, got ' .. clip(id))
   end
 elseif #id < 1 or #id > REQUEST_ID_MAX then
   return bad('id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
 end
 local timed = op == 'reserve' or op == 'renew'
+local hold_ms = ARGV[5] == '0' and 0 or int(ARGV[5])
 if hold_ms == nil or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
   return bad('hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') .. ' for ' .. op .. ', got ' .. clip(ARGV[5]))
 end
-if op == 'reserve' and cost < 1 then
-  return bad('a reserve holds at least 1, got cost 0')
-end
-if (op == 'release' or op == 'renew') and cost ~= 0 then
-  return bad('cost must be 0 for ' .. op .. ', got ' .. cost)
-end
-if op == 'reset' then -- every limit's keys, its holds key included
-  local keys = {}
-  for _, l in ipairs(LIMITS) do
-    for _, k in ipairs(l[2]) do
-      keys[#keys + 1] = k
-    end
-    keys[#keys + 1] = l[8]
+for i = 1, NL do
+  if op == 'reserve' and COSTS[i] < 1 then
+    return bad('a reserve holds at least 1, got cost 0')
+  elseif (op == 'release' or op == 'renew') and COSTS[i] ~= 0 then
+    return bad('cost must be 0 for ' .. op .. ', got ' .. num(COSTS[i]))
   end
-  return redis.call('DEL', unpack(keys))
-end`
+end
+`
 
-// luaHoldsCount reads each limit's live holds and holds the functions
-// that count them around the limit's decision.
-const luaHoldsCount = `-- each limit's live holds at now: its ids' {amount, end}
-for _, l in ipairs(LIMITS) do
-  local raw, live = redis.call('HGETALL', l[8]), {}
-  for j = 1, #raw, 2 do
-    local a, e = string.match(raw[j + 1], '^(%d+):(%d+)$')
-    if a == nil or #a > 16 or #e > 16 then
-      return redis.error_reply('BADSTATE ' .. l[4] .. clip(l[8]) .. ': want amount:end for ' .. clip(raw[j]) .. ', got ' .. clip(raw[j + 1]))
-    end
-    if e + 0 > now then
-      live[raw[j]] = {a + 0, e + 0}
-    end
-  end
-  l[9] = live
+// luaHoldsRead reads each limit's holds, H[i], dropping none yet (a
+// refused call writes nothing): the summary, the id's hold, and the
+// holds that ended at now.
+const luaHoldsRead = `-- each limit's holds (docs/semantics.md, "Holds"): its sorted set HK[i]
+-- holds e<id> scored the hold's end and a<id> minus its amount while the
+-- hold is live, both at DONE plus the end of its reach once a commit or
+-- release ended it, r<n>:<id>:... (the call's reply) there too, and the
+-- summary: s, f, l, x, g, each minus one minus the sum of the live
+-- amounts, the earliest live end (or earlier), the latest live end, the
+-- time the key's TTL was set to reach, the earliest end of a reach (or
+-- earlier). H[i] is limit i's, as this call finds it.
+local DONE = 70368744177664 -- 2^46: every end is below, every reach above
+local BATCH = 256 -- the most members one command reads or drops
+
+local function badHolds(k, want)
+  return redis.error_reply('BADSTATE ' .. ALG .. clip(k) .. ': want ' .. want)
 end
 
--- the sum of the holds live at t, and the end of the last
-local function held(l, t)
-  local sum, last = 0, t
-  for _, h in pairs(l[9]) do
-    if h[2] > t then
-      sum, last = sum + h[1], max(last, h[2])
+-- the live holds of h that ended at now, found (h.gone, their members),
+-- and h's sum and earliest and latest ends without them
+local function ended(h)
+  local k, gone, amount = h.key, {}, 0
+  repeat
+    local ms = redis.call('ZRANGEBYSCORE', k, 1, now, 'LIMIT', #gone / 2, BATCH)
+    local as = {}
+    for j = 1, #ms do
+      as[j] = 'a' .. string.sub(ms[j], 2)
     end
+    local amounts = #ms > 0 and redis.call('ZMSCORE', k, unpack(as)) or {}
+    for j = 1, #ms do
+      if not amounts[j] then
+        return badHolds(k, 'a member ' .. as[j])
+      end
+      amount = amount - amounts[j]
+      gone[#gone + 1], gone[#gone + 2] = ms[j], as[j]
+    end
+  until #ms < BATCH
+  local f = redis.call('ZRANGEBYSCORE', k, '(' .. now, '(' .. DONE, 'WITHSCORES', 'LIMIT', 0, 1)
+  h.sum, h.gone, h.first = h.sum - amount, gone, f[2] and f[2] + 0 or DONE
+  if h.sum <= 0 then
+    h.sum, h.last = 0, 0
   end
-  return sum, last
 end
 
--- the wait until limit l admits cost with the holds live then counted:
--- tried at now and at each hold's end, at each the algorithm's own wait
--- if it comes before the next end; -1 if never
-local function wait(l, cost)
-  local ends = {now}
-  for _, h in pairs(l[9]) do
-    ends[#ends + 1] = h[2]
+-- limit i's holds at now
+local function readHolds(i)
+  local k = HK[i]
+  local r
+  if id == '' then
+    r = redis.call('ZMSCORE', k, 's', 'f', 'l', 'x', 'g')
+  else
+    r = redis.call('ZMSCORE', k, 's', 'f', 'l', 'x', 'g', 'e' .. id, 'a' .. id)
   end
-  table.sort(ends)
-  for i, at in ipairs(ends) do
-    local nxt = nil
-    for j = i + 1, #ends do
-      if ends[j] ~= at then
-        nxt = ends[j]
-        break
+  local h = {key = k, sum = 0, first = DONE, last = 0, x = 0, g = DONE, new = not r[1]}
+  if r[1] then
+    if not (r[2] and r[3] and r[4] and r[5]) or r[1] + 0 > -1 then
+      return nil, badHolds(k, 'the summary s, f, l, x and g')
+    end
+    h.sum, h.first, h.last, h.x, h.g = -1 - r[1], -1 - r[2], -1 - r[3], -1 - r[4], -1 - r[5]
+  end
+  h.was = {h.sum, h.first, h.last, h.x, h.g}
+  local e = r[6] and r[6] + 0
+  if e and e < DONE then
+    if not r[7] then
+      return nil, badHolds(k, 'a member a' .. clip(id))
+    end
+    if e > now then
+      h.mine, h.until_ = -r[7], e -- the id's live hold: its amount and end
+    end
+  elseif e and e - DONE > now then
+    h.reach = e -- the id's hold ended by a call within reach
+  end
+  if h.sum > 0 and h.first <= now then
+    local err = ended(h)
+    if err then
+      return nil, err
+    end
+  end
+  return h
+end
+
+local H = {}
+for i = 1, NL do
+  local h, err = readHolds(i)
+  if err then
+    return err
+  end
+  H[i] = h
+end
+`
+
+// luaHoldsDecide decides limit i with its holds counted (held), and its
+// wait past the ends of the holds (wait).
+const luaHoldsDecide = `-- the wait until limit i admits c with the holds live then counted: tried
+-- at now and at each hold's end, from the first after which c could fit
+-- beside the holds left (at most q, the limit's quota, which no decision
+-- passes), at each the algorithm's own wait if it comes before the next
+-- end; -1 if never. It reads the holds in order of their ends, in
+-- batches, only as far as it goes.
+local function wait(i, c, q)
+  local f, k = LIMITS[i], H[i].key
+  local E, A, all = {}, {}, false -- the ends and amounts read so far, in order
+  local pos, left, at = 0, H[i].sum, now -- E[1..pos] have ended at at; left are live
+  local function have(n) -- whether E holds n ends, reading on as needed
+    while #E < n and not all do
+      local r = redis.call('ZRANGEBYSCORE', k, '(' .. now, '(' .. DONE, 'WITHSCORES', 'LIMIT', #E, BATCH)
+      all = #r < 2 * BATCH
+      local as = {}
+      for j = 1, #r / 2 do
+        as[j] = 'a' .. string.sub(r[2 * j - 1], 2)
+      end
+      local am = #as > 0 and redis.call('ZMSCORE', k, unpack(as)) or {}
+      for j = 1, #as do
+        E[#E + 1], A[#A + 1] = r[2 * j] + 0, -am[j]
       end
     end
-    if i == 1 or at ~= ends[i - 1] then
-      local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], at, min(cost + held(l, at), COST_MAX), false)
-      if r[1] == 1 then
-        return at - now
-      elseif r[4] >= 0 and (nxt == nil or at + r[4] < nxt) then
-        return at + r[4] - now
+    return #E >= n
+  end
+  local function advance() -- to the next end: every hold ending then ends
+    at = E[pos + 1]
+    while have(pos + 1) and E[pos + 1] == at do
+      pos, left = pos + 1, left - A[pos + 1]
+    end
+  end
+  while c + left > q do
+    if not have(pos + 1) then
+      return -1
+    end
+    advance()
+  end
+  while true do
+    local ok, _, _, retry = f(at, min(c + left, COST_MAX), false, false)
+    if ok == 1 then
+      return at - now
+    end
+    local more = have(pos + 1)
+    if retry >= 0 and (not more or at + retry < E[pos + 1]) then
+      return at + retry - now
+    elseif not more then
+      return -1
+    end
+    advance()
+  end
+end
+
+-- R's fields of limit i: its decision of cost c with its holds counted
+-- (admitted when the algorithm admits c plus the holds, charging c alone
+-- when commit is set; docs/semantics.md, "Holds"), or a refusal
+local R = {1, 0, 0, 0, 0, 0, 0, 0}
+local function held(i, c, commit)
+  local f, h, o = LIMITS[i], H[i], 7 * i - 6
+  if h.sum == 0 then
+    local ok, limit, remaining, retry, reset, delay, tier = f(now, c, false, commit)
+    if ok ~= 1 and ok ~= 0 then
+      return ok
+    end
+    R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+    return
+  end
+  local ok, limit, remaining, retry, _, delay, tier = f(now, min(c + h.sum, COST_MAX), false, false)
+  if ok ~= 1 and ok ~= 0 then
+    return ok
+  end
+  local charged = c
+  if ok == 0 then
+    local alone, _, left = f(now, h.sum, false, false)
+    remaining = alone == 1 and left or 0
+    retry, charged = wait(i, c, limit), 0
+  end
+  local _, _, _, _, reset = f(now, charged, false, commit and ok == 1)
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, max(reset, h.last - now), delay, tier
+end
+
+-- whether every limit of R admits
+local function admitted()
+  for i = 1, NL do
+    if R[7 * i - 5] ~= 1 then
+      return false
+    end
+  end
+  return true
+end
+
+-- every limit decides c (COSTS when nil) with its holds counted, writing
+-- nothing; or, peeks, only those that admit, at cost 0 (a denied call's
+-- limits that would admit report a peek)
+local function decideAll(zero, peeks)
+  for i = 1, NL do
+    if not peeks or R[7 * i - 5] == 1 then
+      local err = held(i, zero and 0 or COSTS[i], false)
+      if err then
+        return err
       end
     end
   end
-  return -1
+end
+`
+
+// luaHoldsWrite changes and writes each limit's holds: a hold added,
+// ended or moved, the summary, and the holds that ended dropped.
+const luaHoldsWrite = `-- h's latest live end but the id's own: its latest hold's end
+local function lastBut(h)
+  local r = redis.call('ZREVRANGEBYSCORE', h.key, '(' .. DONE, 1, 'WITHSCORES', 'LIMIT', 0, 2)
+  if r[1] == 'e' .. id then
+    return r[4] and r[4] + 0 or 0
+  end
+  return r[2] and r[2] + 0 or 0
 end
 
--- limit l's decision of cost with its holds counted, and the writes that
--- charge cost: admitted when the algorithm admits cost plus the holds;
--- a denial's remaining is what is left beside the holds alone, its wait
--- counts each hold whole until its end; the reset reaches the last end
-local function decide(l, cost)
-  local sum, last = held(l, now)
-  local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, min(cost + sum, COST_MAX), false)
-  if r.err then
-    return r
-  end
-  local charged = cost
-  if r[1] == 0 then
-    local alone = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, sum, false)
-    r[3] = alone[1] == 1 and alone[3] or 0
-    r[4], charged = wait(l, cost), 0
-  end
-  local own, writes = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, charged, false)
-  r[5] = max(own[5], last - now)
-  return r, writes
+-- adds the id's hold of amount until til to h
+local function addHold(h, amount, til)
+  h.sum, h.first, h.last = h.sum + amount, min(h.first, til), max(h.last, til)
+  h.put = {til, 'e' .. id, -amount, 'a' .. id}
 end
 
--- the state of every limit, as a decision of cost 0 sees it
-local function settled()
-  local res, all = {}, true
-  for i, l in ipairs(LIMITS) do
-    res[i] = decide(l, 0)
-    all = all and res[i][1] == 1
+-- ends (renew: moves to til) the id's live hold on h
+local function settleHold(h, til)
+  if til then
+    h.first, h.put = min(h.first, til), {til, 'e' .. id}
+    if til >= h.last then
+      h.last = til
+    elseif h.until_ == h.last then
+      h.last = max(lastBut(h), til)
+    end
+    return
   end
-  return res, all
+  h.sum = h.sum - h.mine
+  if h.sum == 0 then
+    h.first, h.last = DONE, 0
+  elseif h.until_ == h.last then
+    h.last = lastBut(h)
+  end
+  local reach = DONE + now + REQUEST_MS
+  h.put, h.g = {reach, 'e' .. id, reach, 'a' .. id}, min(h.g, now + REQUEST_MS)
 end
 
--- writes limit l's holds: its live ones, the key kept until the last
--- ends, deleted when none is left
-local function keep(l)
-  local fields, last = {}, now
-  for hid, h in pairs(l[9]) do
-    fields[#fields + 1], fields[#fields + 2] = hid, string.format('%d:%d', h[1], h[2])
-    last = max(last, h[2])
+-- writes h: the holds that ended dropped, and the ends whose reach ended
+-- REQUEST_MS ago; the id's hold as the call left it (h.put, and the
+-- reply kept, h.keep); the summary where it changed; the TTL when the
+-- key must live longer (then REQUEST_MS longer still, so that most writes
+-- need not set it); the key deleted when it keeps nothing
+local function writeHolds(h)
+  local k = h.key
+  for j = 1, h.gone and #h.gone or 0, BATCH do
+    redis.call('ZREM', k, unpack(h.gone, j, min(j + BATCH - 1, #h.gone)))
   end
-  redis.call('DEL', l[8])
-  if #fields > 0 then
-    redis.call('HSET', l[8], unpack(fields))
-    redis.call('PEXPIRE', l[8], last - now + TTL_MARGIN_MS)
+  if h.g <= now - REQUEST_MS then
+    local to = DONE + now - REQUEST_MS
+    redis.call('ZREMRANGEBYSCORE', k, DONE, to)
+    local r = redis.call('ZRANGEBYSCORE', k, '(' .. num(to), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    h.g = r[2] and r[2] - DONE or DONE
   end
-end`
+  if h.sum == 0 and h.g == DONE and not h.put then
+    if not h.new then
+      redis.call('DEL', k)
+    end
+    return
+  end
+  local args = h.put or {}
+  if h.keep then
+    args[#args + 1], args[#args + 2] = args[1], h.keep
+  end
+  local cur = {h.sum, h.first, h.last, h.x, h.g}
+  local reach = max(h.last, h.put and h.put[1] >= DONE and now + REQUEST_MS or 0) + TTL_MARGIN_MS
+  if reach > h.x then
+    cur[4] = reach + REQUEST_MS
+  end
+  for j, m in ipairs({'s', 'f', 'l', 'x', 'g'}) do
+    if h.new or cur[j] ~= h.was[j] then
+      args[#args + 1], args[#args + 2] = -1 - cur[j], m
+    end
+  end
+  if #args > 0 then
+    redis.call('ZADD', k, unpack(args))
+  end
+  if cur[4] ~= h.x then
+    redis.call('PEXPIRE', k, cur[4] - now)
+  end
+end
+`
 
 // luaHoldsRun runs the operation and replies.
-const luaHoldsRun = `local res, all, force, replay = {}, true, false, op == 'reserve'
-if op == 'reserve' then
-  -- a retried reserve holds already: the same cost on every limit
-  for _, l in ipairs(LIMITS) do
-    local h = l[9][id]
-    replay = replay and h ~= nil and h[1] == cost
-  end
-  for _, l in ipairs(LIMITS) do
-    if not replay and l[9][id] then
-      return bad('id ' .. clip(id) .. ' holds ' .. l[9][id][1] .. ' on ' .. string.sub(l[5], 2) .. ', not ' .. cost)
-    end
-  end
-end
-if replay then
-  res, all = settled()
-elseif op == 'decide' or op == 'reserve' then
-  -- every limit decides, writing nothing
-  local writes = {}
-  for i, l in ipairs(LIMITS) do
-    local r, w = decide(l, cost)
-    if r.err then
-      return r
-    end
-    res[i], writes[i] = r, w
-    all = all and r[1] == 1
-  end
-  if all and op == 'reserve' then
-    for _, l in ipairs(LIMITS) do
-      l[9][id] = {cost, now + hold_ms}
-      keep(l)
-    end
-    res, all = settled()
-  elseif all then
-    for _, w in ipairs(writes) do
-      for _, write in ipairs(w) do
-        write()
+const luaHoldsRun = `-- the reply of a commit or release of id that ended its holds within
+-- reach, which this call repeats (the same op and costs), kept with the
+-- first limit it ended; nil otherwise
+local function replay()
+  for i = 1, NL do
+    local h = H[i]
+    if h.reach then
+      local head = 'r' .. #id .. ':' .. id .. ':' .. op .. ':' .. string.format('%d' .. string.rep(',%d', NL - 1), unpack(COSTS)) .. ':'
+      for _, m in ipairs(redis.call('ZRANGEBYSCORE', h.key, h.reach, h.reach)) do
+        if string.sub(m, 1, #head) == head then
+          local out = {}
+          for v in string.gmatch(string.sub(m, #head + 1), '[^,]+') do
+            out[#out + 1] = v + 0
+          end
+          return out
+        end
       end
-    end
-  else
-    -- nothing is written: a limit that would admit reports a peek
-    for i, l in ipairs(LIMITS) do
-      if res[i][1] == 1 then
-        res[i] = decide(l, 0)
-      end
+      return nil
     end
   end
-else
-  for _, l in ipairs(LIMITS) do
-    if l[9][id] == nil then
-      return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. clip(id) .. ' holds nothing on ' .. string.sub(l[5], 2) ..
-          ': it was committed or released, or its hold ended')
-    end
-  end
-  -- every limit's state read before any write: a state the script did
-  -- not write refuses the call, writing nothing
-  for _, l in ipairs(LIMITS) do
-    local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, false)
-    if r.err then
-      return r
-    end
-  end
-  for _, l in ipairs(LIMITS) do
-    if op == 'renew' then
-      l[9][id][2] = now + hold_ms
-    else
-      l[9][id] = nil
-    end
-    if op == 'commit' and cost > 0 then
-      local _, w = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, cost, true)
-      for _, write in ipairs(w) do
-        write()
-      end
-    end
-    keep(l)
-  end
-  res, all = settled()
 end
 
-{compose}return out
+local err
+if op == 'decide' and NL == 1 then
+  err = held(1, COSTS[1], true) -- decided and, when admitted, charged
+elseif op == 'decide' then
+  err = decideAll(false)
+  if not err then
+    if admitted() then
+      for i = 1, NL do
+        LIMITS[i](now, COSTS[i], false, true) -- the charge, each limit having admitted
+      end
+    else
+      err = decideAll(true, true)
+    end
+  end
+elseif op == 'reserve' then
+  err = decideAll(false)
+  local retry, some = true, nil
+  for i = 1, NL do
+    retry, some = retry and H[i].mine == COSTS[i], some or (H[i].mine and i)
+  end
+  if err then
+    return err
+  elseif retry then
+    err = decideAll(true)
+  elseif some then
+    for i = 1, NL do
+      local mine = H[i].mine
+      if mine and mine ~= COSTS[i] then
+        return bad('id ' .. clip(id) .. ' holds ' .. num(mine) .. ' on ' .. NAMES[i] .. ', not ' .. num(COSTS[i]))
+      elseif not mine then
+        return bad('id ' .. clip(id) .. ' holds on ' .. NAMES[some] .. ' but nothing on ' .. NAMES[i] .. ': a hold id names one call\'s hold')
+      end
+    end
+  elseif admitted() then
+    for i = 1, NL do
+      addHold(H[i], COSTS[i], now + hold_ms)
+    end
+    err = decideAll(true)
+  else
+    err = decideAll(true, true)
+  end
+else -- commit, release, renew: every state read first
+  err = decideAll(true)
+  if err then
+    return err
+  end
+  local first = nil
+  for i = 1, NL do
+    first = first or (H[i].mine and i)
+  end
+  if not first then
+    local out = op ~= 'renew' and replay()
+    if not out then
+      return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. clip(id) .. ' holds nothing: it never held, its hold ended, or another operation ended it')
+    end
+    R = out
+  else
+    for i = 1, NL do
+      if H[i].mine then
+        settleHold(H[i], op == 'renew' and now + hold_ms)
+      end
+      if op == 'commit' and COSTS[i] > 0 then
+        LIMITS[i](now, COSTS[i], true, true) -- work done: charged, forced
+      end
+    end
+    err = decideAll(true)
+    if op ~= 'renew' then -- the reply kept, for the call sent again
+      H[first].keep = 'r' .. #id .. ':' .. id .. ':' .. op .. ':' .. string.format('%d' .. string.rep(',%d', NL - 1), unpack(COSTS)) .. ':' ..
+          string.format('%d' .. string.rep(',%d', 7 * NL), unpack(R))
+    end
+  end
+end
+if err then
+  return err
+end
+if NL > 1 and #R == 1 + 7 * NL then
+  R[1] = binding(R, NL, admitted())
+end
+for i = 1, NL do
+  writeHolds(H[i])
+end
+return R
 `

@@ -45,6 +45,11 @@ func emitLuaLibrary(sp *Spec, o *Output, files map[string][]byte, codes map[stri
 	w.line("-- its version (manifest.json).")
 	w.line("")
 	luaAllHelpers(&w, sp)
+	// the makers and checkers of the policy scripts' limits, and their
+	// table, made once for every policy function
+	luaMakers(&w, sp, sp.InScope(), true)
+	w.line("")
+	luaAlgorithms(&w, sp.InScope())
 	for _, n := range names {
 		flags := ""
 		if views[n] {

@@ -6,22 +6,18 @@ import (
 )
 
 // A policy (docs/semantics.md, "Policies") is decided by one script per
-// library, lua/policy.lua: it holds every algorithm in scope (the
-// catalogue's, and a user's spec's own), each as a function that decides
-// one limit with the limit's KEYS and ARGV, and it dispatches on its
-// arguments. Each limit's writes are deferred as functions returned with
-// its reply, and run only once every limit has admitted.
+// library, lua/policy.lua: the maker and checker of every algorithm in
+// scope (the catalogue's, and a user's spec's own; emit_lua_maker.go),
+// the reading of the limits from ARGV, then the policy's driver, which
+// decides the limits all or nothing. A composed script (package
+// redislimit's, for a policy it planned) holds the same makers and
+// driver, its limits written in (PolicyPieces).
 
 // policyScript and policyResetScript name the scripts of a policy.
 const (
 	policyScript      = "policy"
 	policyResetScript = "policy_reset"
 )
-
-// luaDecideName is the composite's function that decides a limit of a.
-func luaDecideName(a *Algorithm) string {
-	return "decide_" + strings.ReplaceAll(a.Qualified(), ".", "__")
-}
 
 // emitLuaPolicy returns the script that decides a policy over the
 // algorithms in scope, or (reset) deletes its keys.
@@ -32,127 +28,99 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	w.line("--")
 	luaPolicyHeader(&w, sp, algs, reset)
 	w.line("")
-	var code writer
-	if !reset {
-		code.raw(luaPolicyPrelude)
-	}
-	code.line("")
-	code.line("local ALG = 'policy: '")
-	code.line("local function bad(msg)")
-	code.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
-	code.line("end")
-	for _, a := range algs {
-		code.line("")
-		luaDecideFunc(&code, sp, a, reset)
-	}
-	code.line("")
 	script := policyScript
 	if reset {
 		script = policyResetScript
 	}
-	luaPolicyLimits(&code, algs, script)
-	code.line("")
+	var shared, call writer
 	if reset {
-		luaResetDel(&code)
-		return luaAssemble(&w, sp, &code)
+		for _, a := range algs {
+			shared.line("")
+			luaChecker(&shared, a)
+		}
+	} else {
+		luaMakers(&shared, sp, algs, true)
 	}
-	code.line("ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's")
-	ints, _, _ := luaArgs(sp, algs[0], nil)
-	luaInputs(&code, ints, nil, true)
-	code.line("")
-	code.text(luaRequestRead, "{key}", "KEYS[key]", "{limits}", "#LIMITS", "{len}", "8 + 7 * #LIMITS")
-	code.line("")
-	code.text(luaPolicyDecide, "{compose}", luaPolicyCompose, "{write}", strings.NewReplacer("{reply}", "out", "{limits}", "#LIMITS").Replace(luaRequestWrite))
-	return luaAssemble(&w, sp, &code)
+	shared.line("")
+	luaAlgorithmsOf(&shared, algs, reset)
+	luaPolicyCall(&call, script)
+	if reset {
+		luaResetDel(&call)
+	} else {
+		call.raw(luaPolicyDriver(sp))
+	}
+	return luaPolicyParts(&w, sp, &shared, &call)
 }
 
-// luaDecideFunc emits the function deciding a limit of algorithm a with
-// the limit's KEYS, ARGV, error prefix and key infix. Mode 'check'
-// checks the parameters and the keys and returns nil (or the refusal)
-// and the parameters parsed, P; mode 'decide' takes P back, with now,
-// cost and force (checked once for every limit), decides, writing
-// nothing, and returns the reply and the writes that apply the decision.
-// With checkOnly (policy_reset, which decides nothing) it only checks.
-func luaDecideFunc(w *writer, sp *Spec, a *Algorithm, checkOnly bool) {
-	_, strs, firstParam := luaArgs(sp, a, nil)
-	var names []string
-	for _, p := range a.Params {
-		names = append(names, luaName(p.Name))
-	}
-	var body writer
-	body.commitOnly = true
-	if checkOnly {
-		luaErrors(&body, "")
-		luaParams(&body, a, firstParam)
-		luaKeys(&body, a, "infix", false)
-		body.line("return nil")
-	} else {
-		if len(names) > 0 {
-			body.line("local %s", strings.Join(names, ", "))
-		}
-		body.line("if mode == 'check' then")
-		check := writer{commitOnly: true, assign: true}
-		luaErrors(&check, "")
-		luaParams(&check, a, firstParam)
-		luaKeys(&check, a, "infix", false)
-		check.line("return nil, {%s}", strings.Join(names, ", "))
-		body.raw(luaIndentText(check.b.String(), "  "))
-		body.line("end")
-		if len(names) > 0 {
-			body.line("%s = unpack(P)", strings.Join(names, ", "))
-		}
-		body.line("local writes = {}")
-		for _, in := range strs { // a policy passes none
-			body.line("local %s = ''", luaName(in.Name))
-		}
-		luaDecision(&body, sp, a, nil, "")
-	}
-	w.line("-- a limit of %s; ALG names the policy, the limit and %s in errors", a.Qualified(), a.Name)
-	if checkOnly {
-		w.line("local function %s(KEYS, ARGV, mode, ALG, infix)", luaDecideName(a))
-	} else {
-		w.line("local function %s(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)", luaDecideName(a))
-	}
-	for _, line := range strings.Split(strings.TrimRight(body.b.String(), "\n"), "\n") {
-		if line == "" {
-			w.line("")
-		} else {
-			w.line("  %s", line)
-		}
-	}
+// luaPolicyCall begins a policy script's own code: its errors' prefix
+// and the reading of its limits.
+func luaPolicyCall(w *writer, script string) {
+	w.line("local ALG = 'policy: '")
+	w.line("local function bad(msg)")
+	w.line("  return redis.error_reply('BADINPUT ' .. ALG .. msg)")
 	w.line("end")
+	w.line("")
+	luaLimitsParser(w, script)
+	w.line("")
 }
 
-// luaPolicyLimits reads the limits from ARGV (each its algorithm, key
-// infix, number of parameters and parameters) into LIMITS, each its
-// function, KEYS, ARGV (now_ms, cost and force filled in later, no
-// string input, then its parameters), error prefix and infix, and checks every
-// limit's parameters and keys. A reset's ARGV holds the limits alone;
-// the holds script's begins with its five inputs, and each of its limits
-// takes its holds key after its state keys (luaHoldsLimits).
-func luaPolicyLimits(w *writer, algs []*Algorithm, script string) {
-	first, keys, holdkey := 4, luaPolicyKeys, ""
-	switch script {
-	case policyResetScript:
-		first, keys = 1, luaPolicyResetKeys
-	case holdsScript:
-		first, keys, holdkey = 6, luaHoldsKeys, luaHoldsLimitKey
+// luaPolicyParts is a policy script (the policy's, its reset's or the
+// holds'): header, then the makers and checkers it shares with the
+// other policy scripts (which the Functions library states once, before
+// its functions), then its own code, call.
+func luaPolicyParts(header *writer, sp *Spec, shared, call *writer) scriptParts {
+	var code writer
+	code.raw(shared.b.String())
+	code.line("")
+	code.raw(call.b.String())
+	parts := luaAssemble(header, sp, &code)
+	parts.lib = libFunc{code: strings.Trim(call.b.String(), "\n")}
+	return parts
+}
+
+// luaAlgorithmsOf emits the algorithms table (luaAlgorithms); a reset's
+// names no maker.
+func luaAlgorithmsOf(w *writer, algs []*Algorithm, reset bool) {
+	if !reset {
+		luaAlgorithms(w, algs)
+		return
 	}
-	w.line("-- the algorithms: each its function, number of keys, string inputs,")
-	w.line("-- required and total parameters")
+	w.line("-- the algorithms: each its checker, no maker, number of keys and of")
+	w.line("-- string inputs, least and most parameters")
 	w.line("local ALGORITHMS = {")
 	for _, a := range algs {
-		w.line("  [%s] = {%s, %d, %d, %d, %d},", luaStr(a.Qualified()), luaDecideName(a), len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params))
+		w.line("  [%s] = {%s, false, %d, %d, %d, %d},", luaStr(a.Qualified()), luaCheckerName(a),
+			len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params))
 	}
 	w.line("}")
-	w.line("")
-	w.line("-- the limits")
+}
+
+// luaLimitsParser reads the limits from ARGV (each its algorithm, name
+// :<policy>:<limit>, number of parameters and parameters), checks them
+// in order (the descriptions, then each limit's parameters and keys)
+// and makes each limit's decision: LIMITS, the limits' names NAMES, the
+// holds keys HK (the holds script's: each limit's after its state keys;
+// false elsewhere), NK the number of state keys, and ALG the policy's
+// prefix in errors. A reset's ARGV holds the limits alone; the holds
+// script's begins with its five inputs.
+func luaLimitsParser(w *writer, script string) {
+	first, holds := 4, "0"
+	switch script {
+	case policyResetScript:
+		first = 1
+	case holdsScript:
+		first, holds = 6, "1"
+	}
 	if first > 1 {
 		w.line("if #ARGV < %d then", first-1)
 		w.line("  return bad(%s .. #ARGV .. ' arguments')", luaStr("expected "+argsBefore(script)+", then each limit: algorithm, name, n, n parameters; got "))
 		w.line("end")
 	}
-	w.text(luaPolicyLimitsText, "{first}", fmt.Sprint(first), "{keys}", keys, "{holdkey}", holdkey)
+	mk := "l[1][2](l[2], l[4], ...)"
+	if script == policyResetScript {
+		mk = "true"
+	}
+	w.text(luaLimitsParserText, "{first}", fmt.Sprint(first), "{holds}", holds, "{keys}", luaKeysCheck(script), "{make}", mk)
 }
 
 // argsBefore names the arguments of a script before its limits.
@@ -163,9 +131,30 @@ func argsBefore(script string) string {
 	return "now_ms, cost, force"
 }
 
-// luaPolicyLimitsText reads the limits from ARGV, from ARGV[{first}] on, into
-// LIMITS, then checks every limit's parameters and keys.
-const luaPolicyLimitsText = `local LIMITS, arg, key = {}, {first}, 1
+// luaKeysCheck refuses KEYS of another number than the limits': a
+// policy's may add a request key, a holding policy's hold a holds key
+// after each limit's.
+func luaKeysCheck(script string) string {
+	switch script {
+	case policyScript:
+		return `if #KEYS ~= key - 1 and #KEYS ~= key then
+  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
+end`
+	case holdsScript:
+		return `if #KEYS ~= key - 1 then
+  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, each then its holds key; got ' .. #KEYS)
+end`
+	}
+	return `if #KEYS ~= key - 1 then
+  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
+end`
+}
+
+// luaLimitsParserText reads the limits (see luaLimitsParser): {first}
+// is the first limit's ARGV, {holds} 1 when each limit's keys end with
+// its holds key.
+const luaLimitsParserText = `-- the limits, from ARGV[{first}] on
+local LIMITS, HK, NAMES, arg, key = {}, {}, {}, {first}, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -175,56 +164,174 @@ while arg <= #ARGV do
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
-    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  -- its ARGV: the places of now_ms, cost and force (each limit's
-  -- function takes them as arguments), then of its string inputs (a
-  -- policy passes none), then its parameters; each table made whole at
-  -- once, not grown
+  -- its ARGV as its algorithm's script takes it: the places of now_ms,
+  -- cost and force, then of its string inputs (a policy passes none),
+  -- then its parameters
   local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  for _ = 1, alg[3] do
+  for _ = 1, alg[4] do
     table.insert(argv, 4, '')
   end
-  local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
-  arg, key = arg + 3 + n, key + alg[2]{holdkey}
+  LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
+  NAMES[i], HK[i] = name, {holds} == 1 and KEYS[key + alg[3]]
+  arg, key = arg + 3 + n, key + alg[3] + {holds}
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
 end
 {keys}
-  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
+local NK = key - 1 -- the last state key's place (a policy's), before a request key
+
+-- makes limit l's decision of the parameters its checker returns after
+-- nil (a reset's: true), or returns nil and the checker's refusal
+local function made(l, e, ...)
+  if e then
+    return nil, e
+  end
+  return {make}
+end
+
+-- every limit's parameters and keys, checked, then its decision made
+for i, l in ipairs(LIMITS) do
+  if {holds} == 1 and HK[i] ~= string.match(l[2][1], '^({.*})') .. l[5] .. ':hz' then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds key must be {<key>}' .. l[5] .. ':hz, in the hash tag of its keys, got ' .. clip(HK[i]))
+  end
+  local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
     return e
   end
-  l[7] = P
+  LIMITS[i] = f
+end
+ALG = string.match(ARGV[{first} + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
+`
+
+// luaPolicyDriver is what decides a policy once its limits are made
+// (LIMITS, NAMES, NK and ALG; see luaLimitsParser): the per-call inputs,
+// a request key's replay, the decision of every limit all or nothing,
+// and the reply.
+func luaPolicyDriver(sp *Spec) string {
+	var w writer
+	luaCallInputs(&w, sp)
+	w.raw(luaForceInput)
+	w.line("")
+	w.text(luaRequestRead, "{key}", "KEYS[NK + 1]", "{costs}", "ARGV[2]", "{limits}", "NL", "{len}", "1 + 7 * NL", "{peek}", "peek")
+	w.line("")
+	w.raw(luaPolicyDecide)
+	w.line("")
+	w.text(luaRequestWrite, "{reply}", "R", "{costs}", "ARGV[2]", "{limits}", "NL", "{peek}", "peek", "{charged}", "all or force")
+	w.line("return R")
+	return w.b.String()
+}
+
+// luaCallInputs reads the inputs every call of a policy takes: now_ms
+// (the server's TIME when empty) and the costs (ARGV[2]: one for every
+// limit, or one per limit joined by ','), into now, COSTS and peek
+// (every cost 0), with the spec's messages.
+func luaCallInputs(w *writer, sp *Spec) {
+	var nowIn, costIn *Input
+	for _, in := range sp.Inputs {
+		switch in.Name {
+		case "now":
+			nowIn = in
+		case "cost":
+			costIn = in
+		}
+	}
+	w.text(luaCallInputsText, "{now_msg}", luaStr(msgInputPrefix(nowIn)), "{now_max}", luaExact.print(&Lit{V: nowIn.Max, Name: nowIn.MaxName}),
+		"{cost_msg}", luaStr(msgInputPrefix(costIn)), "{cost_max}", luaExact.print(&Lit{V: costIn.Max, Name: costIn.MaxName}))
+}
+
+// luaCallInputsText reads now_ms and the costs (see luaCallInputs).
+const luaCallInputsText = `-- per-call inputs
+local NL = #LIMITS
+local now
+if ARGV[1] == '' then -- the Redis server's clock
+  local t = redis.call('TIME')
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
+elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
+  now = ARGV[1] + 0
+end
+if now == nil or now > {now_max} then
+  return bad({now_msg} .. clip(ARGV[1]))
+end
+-- the costs: one for every limit, or one per limit joined by ','
+local COSTS, peek, cost = {}, true, nil
+if ARGV[2] == '1' then
+  cost = 1
+elseif not string.find(ARGV[2], ',', 1, true) then
+  cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
+  if not cost or cost > {cost_max} then
+    return bad({cost_msg} .. clip(ARGV[2]))
+  end
+end
+if cost then
+  for i = 1, NL do
+    COSTS[i] = cost
+  end
+  peek = cost == 0
+else
+  for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
+    local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
+    if not v or v > {cost_max} then
+      return bad({cost_msg} .. clip(c))
+    end
+    COSTS[#COSTS + 1], peek = v, peek and v == 0
+  end
+  if #COSTS ~= NL then
+    return bad('cost must be one integer, or one per limit (' .. NL .. ') joined by \',\', got ' .. clip(ARGV[2]))
+  end
 end
 `
 
-// luaPolicyKeys checks a policy's KEYS: every limit's, then perhaps a
-// request key (luaPolicyRequest); luaPolicyResetKeys a reset's, every
-// limit's alone.
-const (
-	luaPolicyKeys = `if #KEYS ~= key - 1 and #KEYS ~= key then
-  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
+// luaForceInput reads a policy's force, ARGV[3].
+const luaForceInput = `if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
+  return bad('` + msgForcePrefix + `' .. clip(ARGV[3]))
 end
-for _, l in ipairs(LIMITS) do`
-	luaPolicyResetKeys = `if #KEYS ~= key - 1 then
-  return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
+local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
+`
+
+// luaPolicyDecide decides every limit, all or nothing, into R: the
+// binding limit's index, then each limit's seven fields.
+const luaPolicyDecide = `-- every limit decides, writing nothing, then, when every limit admits (or
+-- the call is forced), each applies its decision; a policy of one limit
+-- decides and applies at once. R: the binding limit's index, then each
+-- limit's fields
+local R, all = {1, 0, 0, 0, 0, 0, 0, 0}, true
+for i = 1, NL do
+  local o = 7 * i - 6
+  local ok, limit, remaining, retry, reset, delay, tier = LIMITS[i](now, COSTS[i], force, NL == 1)
+  if ok ~= 1 and ok ~= 0 then
+    return ok -- refused
+  end
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+  all = all and ok == 1
 end
-for _, l in ipairs(LIMITS) do`
-)
+if NL > 1 then
+  for i = 1, NL do
+    local o = 7 * i - 6
+    if all or force then
+      LIMITS[i](now, COSTS[i], force, true)
+    elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
+      R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = LIMITS[i](now, 0, false, false)
+    end
+  end
+  R[1] = binding(R, NL, all)
+end
+`
 
 // luaPolicyHeader documents the policy script's interface.
 func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 	if reset {
 		w.line("-- %s: deletes the state of every limit of a policy, for the identities", policyResetScript)
-		w.line("-- its keys name. KEYS as %s's; ARGV: each limit, as in %s's.", policyScript, policyScript)
-		w.line("-- Reply: the number of keys deleted. Errors (nothing is deleted):")
-		w.line("-- BADINPUT, as %s's for the limits and keys.", policyScript)
+		w.line("-- its keys name (a holding policy's too: its holds stay). KEYS as")
+		w.line("-- %s's; ARGV: each limit, as in %s's. Reply: the number of keys", policyScript, policyScript)
+		w.line("-- deleted. Errors (nothing is deleted): BADINPUT, as %s's for the", policyScript)
+		w.line("-- limits and keys.")
 		return
 	}
 	w.line("-- %s: decides a policy, several limits at once, all or nothing: the", policyScript)
@@ -236,15 +343,18 @@ func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 	w.line("-- counts (or its constant): {alice}:daily:sl:86400000. The policy's name")
 	w.line("-- is not in them: limits of one name share their state across policies.")
 	w.line("-- After them may come a request key, {tag}:rq:<id> with the first key's")
-	w.line("-- hash tag and the request's id (1 to 128 bytes): a retry of a request")
-	w.line("-- charged within REQUEST_MS gets the reply the request had, and is not")
-	w.line("-- decided again (docs/semantics.md, \"Request ids\").")
+	w.line("-- hash tag (the key up to its last '}') and the request's id (1 to 128")
+	w.line("-- bytes): a retry of a request charged within REQUEST_MS gets the reply")
+	w.line("-- the request had, and is not decided again (docs/semantics.md, \"Request")
+	w.line("-- ids\"); a peek is decided, never looked up.")
 	w.line("--")
-	w.line("-- ARGV: now_ms (empty: the Redis server's TIME), cost, force (1: charge the")
-	w.line("-- cost even when denied, docs/semantics.md \"Force\"; else 0), then for")
-	w.line("-- each limit: its algorithm, its name in its policy P (:P:L), the number n of its")
-	w.line("-- parameters, and those n, in the algorithm's order (trailing optional")
-	w.line("-- ones may be left out). The algorithms:")
+	w.line("-- ARGV: now_ms (empty: the Redis server's TIME), cost (one integer, every")
+	w.line("-- limit's cost, or one integer per limit joined by ',': each limit counts")
+	w.line("-- its own unit, docs/semantics.md \"Units\"), force (1: charge the cost")
+	w.line("-- even when denied, docs/semantics.md \"Force\"; else 0), then for each")
+	w.line("-- limit: its algorithm, its name in its policy P (:P:L), the number n of")
+	w.line("-- its parameters, and those n, in the algorithm's order (trailing")
+	w.line("-- optional ones may be left out). The algorithms:")
 	for _, a := range algs {
 		var ps []string
 		for _, p := range a.Params {
@@ -257,10 +367,11 @@ func luaPolicyHeader(w *writer, sp *Spec, algs []*Algorithm, reset bool) {
 		w.line("--   %s(%s): %s", a.Qualified(), strings.Join(ps, ", "), strings.Join(stateTemplates(a), " "))
 	}
 	w.line("--")
-	w.line("-- Reply: an array of 8 + 7 * limits integers: the policy's result, as an")
-	w.line("-- algorithm's (the binding limit's; if admitted or forced, delay_ms the")
-	w.line("-- largest of all); the binding limit's index from 1; then each limit's own")
-	w.line("-- %d fields in order.", len(sp.Reply))
+	w.line("-- Reply: an array of 1 + 7 * limits integers: the binding limit's index")
+	w.line("-- from 1, then each limit's own %d fields (%s) in", len(sp.Reply), replyNames(sp))
+	w.line("-- order. The policy's result is the binding limit's fields, its delay_ms")
+	w.line("-- the largest of all limits' when every limit admitted (or the call was")
+	w.line("-- forced), else 0.")
 	w.line("--")
 	w.line("-- Errors (nothing is written): BADINPUT policy: <message> for the limits'")
 	w.line("-- arguments, BADINPUT P.L: <algorithm>: <message> for a limit's parameters")
@@ -285,84 +396,3 @@ func replyNames(sp *Spec) string {
 	}
 	return strings.Join(names, ", ")
 }
-
-// luaPolicyPrelude holds the helpers of the policy script.
-const luaPolicyPrelude = `
--- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
--- algorithm on the two fractions: every value stays below the largest)
-local function ratio_less(a, b, c, d)
-  local qa, qc = floor(a / b), floor(c / d)
-  if qa ~= qc then
-    return qa < qc
-  end
-  local ra, rc = a - qa * b, c - qc * d
-  if ra == 0 or rc == 0 then
-    return ra == 0 and rc ~= 0
-  end
-  return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
-end
-
--- whether the wait a is longer than b, where -1 is never
-local function longer(a, b)
-  return a ~= b and (a == -1 or (b ~= -1 and a > b))
-end
-`
-
-// luaPolicyDecide decides every limit writing nothing, then applies every
-// decision when all admit, and replies.
-const luaPolicyDecide = `-- every limit decides, writing nothing
-local res, writes, all = {}, {}, true
-for i, l in ipairs(LIMITS) do
-  local r, w = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, cost, force)
-  if r.err then
-    return r
-  end
-  res[i], writes[i] = r, w
-  all = all and r[1] == 1
-end
-if all or force then
-  -- every limit admits (or the call is forced): each applies its decision
-  for _, w in ipairs(writes) do
-    for _, write in ipairs(w) do
-      write()
-    end
-  end
-else
-  -- nothing is written: a limit that would admit reports a peek
-  for i, l in ipairs(LIMITS) do
-    if res[i][1] == 1 then
-      res[i] = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, force)
-    end
-  end
-end
-
-{compose}{write}return out
-`
-
-// luaPolicyCompose composes the policy's reply out from every limit's,
-// res, as docs/semantics.md, "Policies" states (all: every limit admits).
-const luaPolicyCompose = `-- the binding limit: when denied, the longest wait; when admitted, the
--- least remaining relative to its limit; ties to the first
-local b = nil
-for i, r in ipairs(res) do
-  if all then
-    if b == nil or ratio_less(r[3], r[2], res[b][3], res[b][2]) then
-      b = i
-    end
-  elseif r[1] == 0 and (b == nil or longer(r[4], res[b][4])) then
-    b = i
-  end
-end
-local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-if all or force then
-  for _, r in ipairs(res) do
-    delay = max(delay, r[6])
-  end
-end
-local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
-for _, r in ipairs(res) do
-  for j = 1, #r do
-    out[#out + 1] = r[j]
-  end
-end
-`

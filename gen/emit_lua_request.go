@@ -16,13 +16,15 @@ import (
 
 // luaRequestRead reads the request key {key}, if the call gave one,
 // after the arguments are checked: its id refused, or the reply of a
-// charged request replayed. {limits} is what the key keeps as the number
-// of limits, {len} the length of a reply.
+// charged request replayed. {costs} is the Lua text of the call's costs
+// (a limit's cost in decimal, or a policy's ARGV[2]), {limits} what the
+// key keeps as the number of limits, {len} the length of a reply, {peek}
+// whether the call charges nothing (a peek is decided, never looked up).
 const luaRequestRead = `-- the request key, after the state keys: the retry of a request charged
 -- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
 local request__key = {key}
 if request__key then
-  local tag = string.match(KEYS[1], '^{[^}]*}')
+  local tag = string.match(KEYS[1], '^{.*}') -- the first key up to its last '}'
   if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
     return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
@@ -31,9 +33,9 @@ if request__key then
   if #id < 1 or #id > REQUEST_ID_MAX then
     return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
-  local raw = redis.call('GET', request__key)
+  local raw = not ({peek}) and redis.call('GET', request__key)
   if raw then
-    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local t, was, kept = string.match(raw, '^(%d+):([%d,]+:[01]:%d+):([-%d:]+)$')
     local out = {}
     for v in string.gmatch(kept or '', '[^:]+') do
       out[#out + 1] = #v <= 17 and tonumber(v) or nil
@@ -45,7 +47,7 @@ if request__key then
     end
     t = t + 0
     if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', {limits}) then
+      if was ~= {costs} .. ':' .. (force and '1' or '0') .. ':' .. {limits} then
         return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
             (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
             ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
@@ -57,9 +59,10 @@ end
 `
 
 // luaRequestWrite keeps the reply {reply} of a charged request under its
-// request key.
-const luaRequestWrite = `if request__key and cost > 0 and ({reply}[1] == 1 or force) then
-  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #{reply}), now, cost, force and '1' or '0', {limits},
+// request key: {charged} says whether it was charged (and {peek} whether
+// it charged nothing).
+const luaRequestWrite = `if request__key and not ({peek}) and ({charged}) then
+  redis.call('SET', request__key, string.format('%d:%s:%s:%d' .. string.rep(':%d', #{reply}), now, {costs}, force and '1' or '0', {limits},
       unpack({reply})), 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
 `
@@ -68,14 +71,16 @@ end
 // (its request key after its state keys; 0 limits; a reply of n
 // integers).
 func luaRequestReadOf(w *writer, a *Algorithm, n int) {
-	w.text(luaRequestRead, "{key}", fmt.Sprintf("KEYS[%d]", len(a.States)+1), "{limits}", "0", "{len}", fmt.Sprint(n))
+	w.text(luaRequestRead, "{key}", fmt.Sprintf("KEYS[%d]", len(a.States)+1), "{limits}", "0", "{len}", fmt.Sprint(n),
+		"{costs}", "string.format('%d', cost)", "{peek}", "cost == 0")
 }
 
 // luaReplyRemembered ends a limit's decision with the reply vals, kept
 // under the request key when the call gave one and was charged: its
 // lines.
 func luaReplyRemembered(vals []string) []string {
-	write := strings.NewReplacer("{reply}", "reply__", "{limits}", "0").Replace(luaRequestWrite)
+	write := strings.NewReplacer("{reply}", "reply__", "{limits}", "0", "{costs}", "string.format('%d', cost)",
+		"{peek}", "cost == 0", "{charged}", "reply__[1] == 1 or force").Replace(luaRequestWrite)
 	out := []string{"local reply__ = {" + strings.Join(vals, ", ") + "}"}
 	out = append(out, strings.Split(strings.TrimRight(write, "\n"), "\n")...)
 	return append(out, "return reply__")

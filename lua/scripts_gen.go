@@ -83,7 +83,7 @@ var librarySource string
 var limitspecScripts = []*kit.Scripts{
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "bucket_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "e1a049ae77a1d350e3c275f313f591038eb0a588"},
+		Decide: kit.Script{Name: "bucket_window", Source: bucketWindowSource, SHA1: "a4e30d42fb3513324e0671609c75499fa83914e5"},
 		Reset:  kit.Script{Name: "bucket_window_reset", Source: bucketWindowResetSource, SHA1: "8aa0328bd84cca5a1ce56683ae827b853286ded7"},
 		Views:  []kit.View{},
 		Keys:   []string{":bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>"},
@@ -95,7 +95,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "concurrency"}, Library: "limitspec",
-		Decide: kit.Script{Name: "concurrency", Source: concurrencySource, SHA1: "0885e6855a4302bce7ffb7948d5707b5fa91163b"},
+		Decide: kit.Script{Name: "concurrency", Source: concurrencySource, SHA1: "0a1e8cc34cd1b4039ec0bae2d6f7cf3de837b16d"},
 		Reset:  kit.Script{Name: "concurrency_reset", Source: concurrencyResetSource, SHA1: "80aada213ca170381b11962ca2d0b262b8956ea1"},
 		Views:  []kit.View{},
 		Keys:   []string{":cc"},
@@ -105,7 +105,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "fixed_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "90a9962e80bd8d80805307c161df400332df2cac"},
+		Decide: kit.Script{Name: "fixed_window", Source: fixedWindowSource, SHA1: "8d1da3246f71a80098d78520669e662235447d0b"},
 		Reset:  kit.Script{Name: "fixed_window_reset", Source: fixedWindowResetSource, SHA1: "284abf7fa183750b0b9dcac1c8dae4602c34853b"},
 		Views:  []kit.View{},
 		Keys:   []string{":fw:<window_ms>"},
@@ -115,7 +115,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "gcra"}, Library: "limitspec",
-		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "14c8192cd8c13af3b2393207ec127e31b1449218"},
+		Decide: kit.Script{Name: "gcra", Source: gcraSource, SHA1: "efddd38a8835067d00c6da6252d855fa4f40ebdb"},
 		Reset:  kit.Script{Name: "gcra_reset", Source: gcraResetSource, SHA1: "9376e3a7c757b5f9ed7a9fd9d6587c548cd04efb"},
 		Views:  []kit.View{},
 		Keys:   []string{":gc:<rate>:<period_ms>"},
@@ -125,7 +125,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "leaky_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "31c8b2aa71f8888cf882ecd8bf83e572ad4e80ee"},
+		Decide: kit.Script{Name: "leaky_bucket", Source: leakyBucketSource, SHA1: "cceb5fbdcbc65f1f5104820dbcc47ae8ac436326"},
 		Reset:  kit.Script{Name: "leaky_bucket_reset", Source: leakyBucketResetSource, SHA1: "9b40f312a586b706cb99dcd2543e2b2c00d98df4"},
 		Views:  []kit.View{},
 		Keys:   []string{":lb:<rate>:<period_ms>"},
@@ -135,7 +135,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "meta_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "def854219808d658927a89e27532821dbe330766"},
+		Decide: kit.Script{Name: "meta_window", Source: metaWindowSource, SHA1: "7394f8913fcd818d145938e9736d84ff113bb13f"},
 		Reset:  kit.Script{Name: "meta_window_reset", Source: metaWindowResetSource, SHA1: "a3bf84661b7c0125ffb3dff3412260a52b48e017"},
 		Views: []kit.View{{Name: "entries",
 			Script:  kit.Script{Name: "meta_window_entries", Source: metaWindowEntriesSource, SHA1: "b6319dbfa6cb818545069303da62eba686e7fe4c"},
@@ -147,7 +147,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_log"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "79c0d6095089efe54d405acde1cb07a3cb2fa03d"},
+		Decide: kit.Script{Name: "sliding_log", Source: slidingLogSource, SHA1: "3453397ebc7bc1825aaa917d10877b2d0aa88d08"},
 		Reset:  kit.Script{Name: "sliding_log_reset", Source: slidingLogResetSource, SHA1: "5e98080cdf9c63d602dee707855035826d1bdeb5"},
 		Views:  []kit.View{},
 		Keys:   []string{":sl:<window_ms>"},
@@ -157,7 +157,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "sliding_window"}, Library: "limitspec",
-		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "1b4216a74f4312164794d82e871685d9f645c339"},
+		Decide: kit.Script{Name: "sliding_window", Source: slidingWindowSource, SHA1: "cb3a73971efd6b50db7b97a34f63d76c5c6d8008"},
 		Reset:  kit.Script{Name: "sliding_window_reset", Source: slidingWindowResetSource, SHA1: "b78828a20553c7815c594d469de1e5ab8915cb4a"},
 		Views:  []kit.View{},
 		Keys:   []string{":sw:<window_ms>"},
@@ -167,7 +167,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "token_bucket"}, Library: "limitspec",
-		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "e6dcbd0825407a45cf34742094352f01e0dc2a4b"},
+		Decide: kit.Script{Name: "token_bucket", Source: tokenBucketSource, SHA1: "bdbd7807af20943b38ef4630c871c3852cb1f097"},
 		Reset:  kit.Script{Name: "token_bucket_reset", Source: tokenBucketResetSource, SHA1: "96f2598d1496d0a3e8d9e66ebaa6a865d2adac22"},
 		Views:  []kit.View{},
 		Keys:   []string{":tk:<refill_tokens>:<refill_ms>"},
@@ -179,10 +179,10 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "38f1f497aa4829f55037d1541072d97ee4ea5a9a", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "49d8618a26642bc4c00175b85f800254a368e1ba"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "ba616d43d0bc62602f5f2d201af2193e0c6a3bb1"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "c43888747dc924cb5e71adf0ccc80523c4d3e81b"},
+		Name: "limitspec", Version: "adc0ceab0cf2d548f77922611c939e1eccb5126a", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "cb316c412a6a812c6c4cfa949316725ecb0b65d8"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e9d25260ae5da0a0f77ac85c7fd3a03ac5aff967"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "88ae8e0088398af1d2107f948facfa49d06abaa3"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

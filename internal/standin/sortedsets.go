@@ -239,3 +239,20 @@ func (s *Store) zscore(a []string) (Reply, error) {
 	}
 	return nil, nil
 }
+
+func (s *Store) zmscore(a []string) (Reply, error) {
+	v, err := s.of(a[0], "zset")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(a)-1)
+	for i, m := range a[1:] {
+		if v == nil {
+			continue
+		}
+		if sc, found := v.zset[m]; found {
+			out[i] = formatScore(sc)
+		}
+	}
+	return out, nil
+}

@@ -82,6 +82,7 @@ var commands = map[string]command{
 	"ZCARD":            {2, (*Store).zcard},
 	"ZCOUNT":           {4, (*Store).zcount},
 	"ZSCORE":           {3, (*Store).zscore},
+	"ZMSCORE":          {-3, (*Store).zmscore},
 
 	"RPUSH":  {-3, (*Store).rpush},
 	"LRANGE": {4, (*Store).lrange},
