@@ -173,6 +173,7 @@ func wholeParens(s string) bool {
 func luaConstantList(w *writer, cs []*Const) {
 	w.line("-- the spec's constants")
 	for _, c := range cs {
+		w.piece(c.Name, "")
 		commentLines(w, "--", c.Comments)
 		w.line("local %s = %d", c.Name, c.Value)
 	}
@@ -1431,6 +1432,8 @@ type writer struct {
 	// aggs, in the Go of a table, are the methods that compute its
 	// aggregates (emit_go_agg.go).
 	aggs *goAggs
+	// pieces marks the pieces a composed script takes (luaPieceMark).
+	pieces bool
 }
 
 // decl is what begins the statement that sets a parsed argument: "local "

@@ -76,7 +76,7 @@ end
 	{"ratio_less", `-- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = floor(a / b), floor(c / d)
+  local qa, qc = math.floor(a / b), math.floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -178,10 +178,12 @@ func luaHelpersFor(w *writer, sp *Spec, code string, declared map[string]bool) {
 		}
 	}
 	if m := luaMathLocals(uses); m != "" {
+		w.piece("math", "")
 		w.raw(m)
 		w.line("")
 	}
 	if !declared["KEYS"] && (luaReads(code, "KEYS") || luaReads(code, "ARGV")) {
+		w.piece("KEYS", "")
 		w.line("local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals")
 		w.line("")
 	}
@@ -198,11 +200,57 @@ func luaHelpersFor(w *writer, sp *Spec, code string, declared map[string]bool) {
 		if i > 0 {
 			w.line("")
 		}
+		w.piece(h.name, strings.TrimSpace(strings.ReplaceAll(" "+luaNeeds(sp, h.src)+" ", " "+h.name+" ", " ")))
 		w.raw(h.src)
 	}
 	if len(helpers) > 0 {
 		w.line("")
 	}
+	w.piece("", "")
+}
+
+// luaNeeds names what code needs before it, for a composed script's
+// pieces (luaPieceMark): the helpers it calls, the constants it reads,
+// math's functions ("math") and KEYS, joined by spaces.
+func luaNeeds(sp *Spec, code string) string {
+	var out []string
+	if luaMathLocals(code) != "" {
+		out = append(out, "math")
+	}
+	if luaReads(code, "KEYS") || luaReads(code, "ARGV") {
+		out = append(out, "KEYS")
+	}
+	for _, c := range constants(sp) {
+		if luaReads(code, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	for _, h := range luaHelperList {
+		if luaCalls(code, h.name) {
+			out = append(out, h.name)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// luaPieceMark begins each piece of a policy script that a composed
+// script takes (package redislimit's, for a policy it planned): the
+// mark, the piece's name and what it needs; a mark with no name ends the
+// piece before it. It is a comment: a script runs as if it were not
+// there.
+const luaPieceMark = "--: "
+
+// piece marks the start of a piece named name that needs needs (see
+// luaPieceMark), or with name "" the end of one, when w marks pieces.
+func (w *writer) piece(name, needs string) {
+	if !w.pieces {
+		return
+	}
+	if name == "" {
+		w.line("%s-", luaPieceMark)
+		return
+	}
+	w.line("%s", strings.TrimSpace(luaPieceMark+name+" "+needs))
 }
 
 // luaAllHelpers writes every constant and helper: what the Functions

@@ -96,11 +96,17 @@ func luaAlgorithms(w *writer, algs []*Algorithm) {
 	w.line("}")
 }
 
-// luaMakers emits the makers and checkers of algs, each after the other.
+// luaMakers emits the makers and checkers of algs, each after the other;
+// each maker is a piece of a composed script (luaPieceMark), when w marks
+// them.
 func luaMakers(w *writer, sp *Spec, algs []*Algorithm, checkers bool) {
 	for _, a := range algs {
+		var m writer
+		luaMaker(&m, sp, a)
 		w.line("")
-		luaMaker(w, sp, a)
+		w.piece(luaMakerName(a), luaNeeds(sp, m.b.String()))
+		w.raw(m.b.String())
+		w.piece("", "")
 		if checkers {
 			w.line("")
 			luaChecker(w, a)

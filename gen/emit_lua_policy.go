@@ -32,7 +32,7 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	if reset {
 		script = policyResetScript
 	}
-	var shared, call writer
+	shared, call := writer{pieces: !reset}, writer{pieces: !reset}
 	if reset {
 		for _, a := range algs {
 			shared.line("")
@@ -47,9 +47,16 @@ func emitLuaPolicy(sp *Spec, reset bool) scriptParts {
 	if reset {
 		luaResetDel(&call)
 	} else {
-		call.raw(luaPolicyDriver(sp))
+		luaDriverPiece(&call, sp, luaPolicyDriver(sp))
 	}
 	return luaPolicyParts(&w, sp, &shared, &call)
+}
+
+// luaDriverPiece writes a policy script's driver, the last piece of a
+// composed script (luaPieceMark).
+func luaDriverPiece(w *writer, sp *Spec, driver string) {
+	w.piece("driver", luaNeeds(sp, driver))
+	w.raw(driver)
 }
 
 // luaPolicyCall begins a policy script's own code: its errors' prefix
@@ -73,6 +80,7 @@ func luaPolicyParts(header *writer, sp *Spec, shared, call *writer) scriptParts 
 	code.raw(shared.b.String())
 	code.line("")
 	code.raw(call.b.String())
+	header.pieces = shared.pieces
 	parts := luaAssemble(header, sp, &code)
 	parts.lib = libFunc{code: strings.Trim(call.b.String(), "\n")}
 	return parts
@@ -245,7 +253,9 @@ func luaCallInputs(w *writer, sp *Spec) {
 		"{cost_msg}", luaStr(msgInputPrefix(costIn)), "{cost_max}", luaExact.print(&Lit{V: costIn.Max, Name: costIn.MaxName}))
 }
 
-// luaCallInputsText reads now_ms and the costs (see luaCallInputs).
+// luaCallInputsText reads now_ms and the costs (see luaCallInputs). A
+// refusal's text is written out where it is made, with no helper: a
+// composed script makes no function it does not call.
 const luaCallInputsText = `-- per-call inputs
 local NL = #LIMITS
 local now
@@ -257,7 +267,7 @@ elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
   now = ARGV[1] + 0
 end
 if now == nil or now > {now_max} then
-  return bad({now_msg} .. clip(ARGV[1]))
+  return redis.error_reply('BADINPUT ' .. ALG .. {now_msg} .. string.sub(ARGV[1], 1, 32) .. (#ARGV[1] > 32 and '...' or ''))
 end
 -- the costs: one for every limit, or one per limit joined by ','
 local COSTS, peek, cost = {}, true, nil
@@ -266,7 +276,7 @@ if ARGV[2] == '1' then
 elseif not string.find(ARGV[2], ',', 1, true) then
   cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
   if not cost or cost > {cost_max} then
-    return bad({cost_msg} .. clip(ARGV[2]))
+    return redis.error_reply('BADINPUT ' .. ALG .. {cost_msg} .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
   end
 end
 if cost then
@@ -278,19 +288,20 @@ else
   for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
     local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
     if not v or v > {cost_max} then
-      return bad({cost_msg} .. clip(c))
+      return redis.error_reply('BADINPUT ' .. ALG .. {cost_msg} .. string.sub(c, 1, 32) .. (#c > 32 and '...' or ''))
     end
     COSTS[#COSTS + 1], peek = v, peek and v == 0
   end
   if #COSTS ~= NL then
-    return bad('cost must be one integer, or one per limit (' .. NL .. ') joined by \',\', got ' .. clip(ARGV[2]))
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
+        ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
   end
 end
 `
 
 // luaForceInput reads a policy's force, ARGV[3].
 const luaForceInput = `if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('` + msgForcePrefix + `' .. clip(ARGV[3]))
+  return redis.error_reply('BADINPUT ' .. ALG .. '` + msgForcePrefix + `' .. string.sub(ARGV[3], 1, 32) .. (#ARGV[3] > 32 and '...' or ''))
 end
 local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 `

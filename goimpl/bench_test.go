@@ -376,3 +376,181 @@ func BenchmarkRequestID(b *testing.B) {
 		})
 	}
 }
+
+// The price of a policy, of holds and of their operations, beside the
+// reference, gcra decided alone by a bound handle on existing keys
+// (BenchmarkBoundGCRA): every benchmark below decides on the same 10000
+// keys, in turn, at the same times, from one goroutine, through handles
+// bound once (Limiter.BindPolicy), into one Result (LimitInto, HoldInto):
+//
+//	go test -run '^$' -bench 'BoundGCRA|Policy|Hold|Reserve' -benchmem ./goimpl
+
+// benchGCRA is the limit of the benchmarks of policies and holds: it
+// admits every request they make.
+var benchGCRA limitspec.Limit = limitspec.GCRA{Burst: 1_000_000, Rate: 7, Period: time.Second}
+
+// benchKeys are the keys the benchmarks of policies and holds decide, in
+// turn, and benchIDs their identity values.
+func benchKeys() ([]string, []map[string]string) {
+	keys := make([]string, benchN)
+	ids := make([]map[string]string, len(keys))
+	for i := range keys {
+		keys[i] = "user" + strconv.Itoa(i)
+		ids[i] = map[string]string{"user": keys[i]}
+	}
+	return keys, ids
+}
+
+var benchN = 10000
+
+// benchAt is the time of the benchmarks' i-th call.
+func benchAt(i int) time.Time { return at(t0 + int64(i)/1000) }
+
+// BenchmarkBoundGCRA is the reference: one gcra decision on an existing
+// key through a Bound, by Limit at a given time.
+func BenchmarkBoundGCRA(b *testing.B) {
+	l := newLimiter(b, Options{NoSweeper: true})
+	bound := bind(b, l, benchGCRA)
+	keys, _ := benchKeys()
+	ctx := context.Background()
+	for i, k := range keys {
+		if _, err := bound.Limit(ctx, limitspec.Request{Key: k, Cost: 1, Now: benchAt(i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := bound.Limit(ctx, limitspec.Request{Key: keys[i%len(keys)], Cost: 1, Now: benchAt(i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchPolicy is a policy of the one limit benchGCRA per user, a holding
+// one with holds, bound to a new limiter, its keys decided once.
+func benchPolicy(b *testing.B, holds bool) (*BoundPolicy, []map[string]string) {
+	p, err := limitspec.NewPolicy("one", limitspec.PolicyLimit{Name: "g", Limit: benchGCRA, Identity: "user"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if holds {
+		p = p.WithHolds()
+	}
+	l := newLimiter(b, Options{NoSweeper: true})
+	bp, err := l.BindPolicy(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, ids := benchKeys()
+	var res limitspec.Result
+	for i := range ids {
+		if err := bp.LimitInto(context.Background(), limitspec.Request{IDs: ids[i], Cost: 1, Now: benchAt(i)}, &res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return bp, ids
+}
+
+// BenchmarkBoundPolicyOneGCRA decides a policy of one gcra limit through
+// its bound handle, as BenchmarkBoundGCRA decides the limit alone.
+func BenchmarkBoundPolicyOneGCRA(b *testing.B) {
+	bp, ids := benchPolicy(b, false)
+	ctx := context.Background()
+	var res limitspec.Result
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := bp.LimitInto(ctx, limitspec.Request{IDs: ids[i%len(ids)], Cost: 1, Now: benchAt(i)}, &res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHoldingDecision decides the same policy with holds, none
+// live: the price of counting them.
+func BenchmarkHoldingDecision(b *testing.B) {
+	bp, ids := benchPolicy(b, true)
+	ctx := context.Background()
+	var res limitspec.Result
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := bp.LimitInto(ctx, limitspec.Request{IDs: ids[i%len(ids)], Cost: 1, Now: benchAt(i)}, &res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchHoldIDs are the hold ids of the benchmarks, used in turn.
+func benchHoldIDs() []string {
+	ids := make([]string, 1<<16)
+	for i := range ids {
+		ids[i] = "job-" + strconv.Itoa(i)
+	}
+	return ids
+}
+
+// BenchmarkReserveCommit runs one reserve of 1 and its commit of 1 on
+// the same policy with holds: one op is the pair. Its clock moves 1 ms a
+// pair, so that each commit remembered for its retries leaves its reach
+// after 120,000 pairs (each key keeps about a dozen): a steady state, as
+// a service keeps the commits of its last two minutes.
+func BenchmarkReserveCommit(b *testing.B) {
+	bp, ids := benchPolicy(b, true)
+	holdIDs := benchHoldIDs()
+	ctx := context.Background()
+	var res limitspec.Result
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		req := limitspec.Request{IDs: ids[i%len(ids)], Cost: 1, Now: at(t0 + int64(i))}
+		h := limitspec.Hold{Op: limitspec.Reserve, ID: holdIDs[i%len(holdIDs)], For: time.Minute}
+		if err := bp.HoldInto(ctx, req, h, &res); err != nil || !res.Allowed {
+			b.Fatal(err, res.Allowed)
+		}
+		h.Op, h.For = limitspec.Commit, 0
+		if err := bp.HoldInto(ctx, req, h, &res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReserveRelease runs one reserve of 1 and its release on one
+// key that holds n other holds live, far from their end (made before
+// the timer): one op is the pair, whose price must not grow with n.
+func BenchmarkReserveRelease(b *testing.B) {
+	for _, n := range []int{10, 1000, 20000} {
+		b.Run(fmt.Sprintf("live=%d", n), func(b *testing.B) {
+			bp, _ := benchPolicy(b, true)
+			ids := map[string]string{"user": "busy"}
+			ctx := context.Background()
+			var res limitspec.Result
+			for i := range n {
+				h := limitspec.Hold{Op: limitspec.Reserve, ID: "live-" + strconv.Itoa(i), For: 24 * time.Hour}
+				if err := bp.HoldInto(ctx, limitspec.Request{IDs: ids, Cost: 1, Now: at(t0 + int64(i))}, h, &res); err != nil || !res.Allowed {
+					b.Fatal(err, res.Allowed)
+				}
+			}
+			holdIDs := benchHoldIDs()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				req := limitspec.Request{IDs: ids, Cost: 1, Now: at(t0 + int64(n) + int64(i)/1000)}
+				h := limitspec.Hold{Op: limitspec.Reserve, ID: holdIDs[i%len(holdIDs)], For: time.Minute}
+				if err := bp.HoldInto(ctx, req, h, &res); err != nil || !res.Allowed {
+					b.Fatal(err, res.Allowed)
+				}
+				h.Op, h.For, req.Cost = limitspec.Release, 0, 0
+				if err := bp.HoldInto(ctx, req, h, &res); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

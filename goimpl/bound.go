@@ -73,6 +73,9 @@ func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (res limitspec
 	if err = limitcall.CheckBound(req.Limit, req.Policy, b.given, b.lim); err != nil {
 		return res, err
 	}
+	if err = limitcall.CheckLimitCosts(req); err != nil {
+		return res, err
+	}
 	if req.ID != "" { // decided as the limiter decides it, by the bound limit
 		req.Limit = b.lim
 		var full limitspec.Result
@@ -103,12 +106,20 @@ func (b *Bound) result(res *limitspec.LimitResult, r *kit.Reply) {
 }
 
 // BoundPolicy decides identities by one policy, whose limits were
-// checked once by Limiter.BindPolicy. It decides exactly as its Limiter
-// decides a request of the same policy, and is safe for concurrent use.
+// checked once by Limiter.BindPolicy, each bound to its table. It
+// decides exactly as its Limiter decides a request of the same policy,
+// on the same states (and holds), and is safe for concurrent use. A
+// call converts no limit, validates none and looks up no table; on
+// existing keys it allocates nothing but, for each limit, the name of
+// its state (and a new Result's Limits: LimitInto and HoldInto reuse
+// them).
+//
+// A holding policy (limitspec.Policy.WithHolds) is bound too: its
+// decisions (Limit, LimitInto) count its holds, and Hold and HoldInto run
+// the operations on its holds, exactly as the Limiter's Hold does.
 type BoundPolicy struct {
-	l      *Limiter
-	p      *limitspec.Policy
-	limits []policyTable
+	l    *Limiter
+	plan *policyPlan
 }
 
 // BindPolicy checks p once (each limit's Validate, and that its algorithm
@@ -116,29 +127,21 @@ type BoundPolicy struct {
 // errors match limitspec.ErrBadInput, with Check's messages for the same
 // policy.
 func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
-	if err := limitcall.CheckBindPolicy(p); err != nil {
+	if err := limitcall.CheckRuleOf(nil, p); err != nil {
 		return nil, err
 	}
-	bp := &BoundPolicy{l: l, p: p}
-	for _, pl := range p.Limits() {
-		t, err := l.table(pl.Limit)
-		if err != nil {
-			return nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
-		}
-		b, err := t.Bind(pl.Limit)
-		if err != nil {
-			return nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
-		}
-		bp.limits = append(bp.limits, policyTable{t: t, bound: b})
+	plan, err := l.newPlan(p, true)
+	if err != nil {
+		return nil, err
 	}
-	return bp, nil
+	return &BoundPolicy{l: l, plan: plan}, nil
 }
 
-// Limit decides req by the bound policy: its IDs, Cost, Now (zero: the
-// limiter's clock), Force and ID, as the limiter's Limit decides them.
-// req.Policy must be nil or the bound policy, and req.Limit nil; else the
-// error matches limitspec.ErrBadInput. Its result's Limits are a new
-// slice (LimitInto reuses one).
+// Limit decides req by the bound policy: its IDs, Cost, Costs, Now
+// (zero: the limiter's clock), Force and ID, as the limiter's Limit
+// decides them. req.Policy must be nil or the bound policy, and
+// req.Limit nil; else the error matches limitspec.ErrBadInput. Its
+// result's Limits are a new slice (LimitInto reuses one).
 func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
 	return limitcall.Into(ctx, req, b.LimitInto)
 }
@@ -146,15 +149,48 @@ func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitsp
 // LimitInto decides req as Limit does into *res, reusing the array of
 // res.Limits as the limiter's LimitInto does.
 func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
+	if err := b.check(ctx, &req); err != nil {
+		return err
+	}
+	return b.l.decidePolicy(&req, b.plan, res)
+}
+
+// Hold runs h on the holds of the bound policy, a holding policy, for
+// req.IDs, exactly as the limiter's Hold runs it on a request of that
+// policy (see limitspec.Holder): req.Policy must be nil or the bound
+// policy, and req.Limit nil. Its errors match limitspec.ErrBadInput
+// (the policy holds nothing: it was bound without WithHolds) or
+// limitspec.ErrNoHold, or are ctx's. Its result's Limits are a new
+// slice (HoldInto reuses one).
+func (b *BoundPolicy) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
+	var res limitspec.Result
+	if err := b.HoldInto(ctx, req, h, &res); err != nil {
+		return limitspec.Result{}, err
+	}
+	return res, nil
+}
+
+// HoldInto runs h as Hold does and writes its result to *res, reusing
+// the array of res.Limits; on an error *res is left as it was.
+func (b *BoundPolicy) HoldInto(ctx context.Context, req limitspec.Request, h limitspec.Hold, res *limitspec.Result) error {
+	if err := b.check(ctx, &req); err != nil {
+		return err
+	}
+	if err := limitcall.CheckHolding(req.Policy); err != nil {
+		return err
+	}
+	return b.l.runHolds(&req, b.plan, h.Op.String(), h.ID, h.Ms(), res)
+}
+
+// check refuses a request that names another rule than the bound policy,
+// and sets its Policy to it.
+func (b *BoundPolicy) check(ctx context.Context, req *limitspec.Request) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := limitcall.CheckBoundPolicy(req.Limit, req.Policy, b.p); err != nil {
+	if err := limitcall.CheckBoundPolicy(req.Limit, req.Policy, b.plan.p); err != nil {
 		return err
 	}
-	req.Policy = b.p
-	if req.ID != "" {
-		return b.l.limitOnce(&req, b.l.nowMs(req.Now), res)
-	}
-	return b.l.decidePolicy(req, b.l.nowMs(req.Now), b.limits, res)
+	req.Policy = b.plan.p
+	return nil
 }

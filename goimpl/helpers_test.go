@@ -70,6 +70,8 @@ func limitOf(alg string, p map[string]int64) limitspec.Limit {
 		return limitspec.GCRA{Burst: p["burst"], Rate: p["rate"], Period: ms(p["period_ms"])}
 	case "leaky_bucket":
 		return limitspec.LeakyBucket{Capacity: p["capacity"], Rate: p["rate"], Period: ms(p["period_ms"])}
+	case "concurrency":
+		return limitspec.Concurrency{Limit: p["limit"]}
 	case "bucket_window":
 		return limitspec.BucketWindow{Limit: p["limit"], Window: ms(p["window_ms"]), Bucket: ms(p["bucket_ms"]),
 			Limit2: p["limit_2"], Window2: ms(p["window_ms_2"]), Limit3: p["limit_3"], Window3: ms(p["window_ms_3"])}
@@ -121,9 +123,10 @@ func fromOracle(r oracle.Result) limitspec.LimitResult {
 	return lr
 }
 
-// bare is r without its Name and Limit, to compare with fromOracle's.
+// bare is r without its Name, Unit and Limit, to compare with
+// fromOracle's.
 func bare(r limitspec.LimitResult) limitspec.LimitResult {
-	r.Name, r.Limit = "", nil
+	r.Name, r.Unit, r.Limit = "", "", nil
 	return r
 }
 

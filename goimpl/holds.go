@@ -3,7 +3,6 @@ package goimpl
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
@@ -11,318 +10,406 @@ import (
 )
 
 // Holds (docs/semantics.md, "Holds") in process memory, as the holds
-// script keeps them on Redis: each limit of a holding policy keeps,
-// under its name and the value it counts, the holds live on it, and
-// every operation counts them around the limit's own decision, the same
-// for every algorithm. An operation holds the holds' lock and every
-// shard its limits touch, so it is atomic over all the policy's limits.
-
-// holdStore is a Limiter's holds, by limit and key; an entry is dropped
-// when an operation leaves no hold live on it, and every sweepEvery
-// operations the entries whose holds have all ended are dropped, so that
-// memory follows the holds live, not every key that ever held.
-type holdStore struct {
-	mu  sync.Mutex
-	m   map[holdKey]map[string]hold
-	ops int // operations since the last sweep
-}
-
-// sweepEvery is how many operations pass between two sweeps of the holds
-// that ended: each sweep reads every entry once, so that it costs less
-// than an operation's share of work.
-const sweepEvery = 1024
-
-// holdKey names one limit's holds: the limit's name and the value it
-// counts, as the Redis key {tag}:<limit>:hd names them.
-type holdKey struct{ tag, limit string }
-
-// hold is an amount held until a time (ms).
-type hold struct{ amount, end int64 }
-
-// heldLimit is one limit of a call on holds: its call, and its holds
-// live at the call's time.
-type heldLimit struct {
-	lc   *limitCall
-	key  holdKey
-	live map[string]hold
-}
+// script keeps them on Redis, and as the oracle's HoldingPolicy states
+// them: each limit of a holding policy counts its holds (holdstore.go)
+// around its own decision, in its own unit, the same for every
+// algorithm. A call locks the shards of its limits' holds (in order of
+// their index), then every state shard its limits touch (in lockAll's
+// order), so that it is atomic over all the policy's limits; every call
+// that locks both kinds locks them in that order, and a call of a limit
+// or of a policy without holds locks state shards alone, so that no two
+// calls wait for each other in a cycle.
 
 // Hold runs h on the holds of req.Policy, a holding policy, for req.IDs
 // (see limitspec.Holder). Its errors match limitspec.ErrBadInput or
 // limitspec.ErrNoHold, or are ctx's.
 func (l *Limiter) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
-	if err := ctx.Err(); err != nil {
+	var res limitspec.Result
+	if err := l.HoldInto(ctx, req, h, &res); err != nil {
 		return limitspec.Result{}, err
 	}
-	var res limitspec.Result
-	err := l.runHolds(&req, h.Op.String(), h.ID, h.Ms(), &res)
-	return res, err
+	return res, nil
 }
 
-// runHolds runs op on req's holding policy into *res: a decision (op
-// "decide"), or an operation on the hold id.
-func (l *Limiter) runHolds(req *limitspec.Request, op, id string, holdMs int64, res *limitspec.Result) error {
+// HoldInto runs h as Hold does and writes its result to *res, reusing
+// the array of res.Limits as LimitInto does; on an error *res is left as
+// it was.
+func (l *Limiter) HoldInto(ctx context.Context, req limitspec.Request, h limitspec.Hold, res *limitspec.Result) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkHolding(&req); err != nil {
+		return err
+	}
+	return l.runHolds(&req, l.plan(req.Policy), h.Op.String(), h.ID, h.Ms(), res)
+}
+
+// checkHolding refuses a call on holds whose request names no holding
+// policy.
+func checkHolding(req *limitspec.Request) error {
 	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
-	if err := limitcall.CheckHolding(req.Policy); err != nil {
-		return err
-	}
-	p := req.Policy
+	return limitcall.CheckHolding(req.Policy)
+}
+
+// runHolds runs op on req's holding policy, planned by plan, into *res:
+// a decision (op "decide"), or an operation on the hold id, checked in
+// the scripts' order (see limitcall.CheckHoldOp). A refused call changes
+// nothing; any other first drops, on each of its limits, the holds that
+// ended at its time.
+func (l *Limiter) runHolds(req *limitspec.Request, plan *policyPlan, op, id string, holdMs int64, res *limitspec.Result) error {
+	p := plan.p
 	if req.Force || req.ID != "" {
 		return kit.BadInput("%s: a holding policy takes no Force nor ID: a commit charges work done, and a hold's id makes its calls idempotent", p.Name())
 	}
 	now := l.nowMs(req.Now)
-	limits, calls, err := l.preparePolicy(*req, now, nil)
-	if err != nil {
+	pc := newCall(plan)
+	defer pc.free()
+	if err := pc.prepare(req, now); err != nil {
 		return err
 	}
-	costs, err := limitcall.Costs(p, *req, nil)
-	if err != nil {
+	if err := limitcall.CheckHoldOp(p.Name(), op, id, pc.costs, holdMs, requestIdMax, holdMsMax); err != nil {
 		return err
 	}
-	if err := limitcall.CheckHoldOp(p.Name(), op, id, costs, holdMs, requestIdMax, holdMsMax); err != nil {
-		return err
+	pc.lockHolds(&l.holds)
+	pc.lockAll()
+	err := pc.runOp(op, id, now, holdMs, res)
+	pc.unlockAll()
+	if visit := pc.unlockHolds(now, err == nil); visit >= 0 {
+		l.holds.visit(visit, now)
 	}
-	keys, _ := limitcall.PolicyKeys(p, req.IDs) // checked by preparePolicy
-	l.holds.mu.Lock()
-	defer l.holds.mu.Unlock()
-	unlock := lockAll(calls)
-	defer unlock()
-	held := make([]heldLimit, len(calls))
-	for i := range calls {
-		k := holdKey{tag: keys[i], limit: limits[i].Name}
-		held[i] = heldLimit{lc: &calls[i], key: k, live: l.holds.live(k, now)}
+	return err
+}
+
+// lockHolds finds each limit's key of holds in s and locks their shards,
+// each once, in order of their index; a limit's holds are nil when its
+// key has none.
+func (pc *policyCall) lockHolds(s *holdStore) {
+	n := len(pc.calls)
+	pc.store = s
+	pc.hkeys, pc.hshards, pc.holds = resize(pc.hkeys, n), resize(pc.hshards, n), resize(pc.holds, n)
+	locked := pc.hlocked[:0]
+	for i := range n {
+		k := holdKey{limit: pc.plan.limits[i].Name, tag: pc.tags[i]}
+		idx := s.index(k)
+		pc.hkeys[i], pc.hshards[i] = k, idx
+		j := len(locked)
+		for j > 0 && idx < locked[j-1] {
+			j--
+		}
+		if j == 0 || locked[j-1] != idx {
+			locked = slices.Insert(locked, j, idx)
+		}
 	}
-	replies, err := runOp(p.Name(), held, op, id, now, req.Cost, holdMs)
-	if err != nil {
-		return err
+	for _, idx := range locked {
+		s.shards[idx].mu.Lock()
 	}
-	for _, h := range held {
-		l.holds.keep(h.key, h.live)
+	pc.hlocked = locked
+	for i := range n {
+		pc.holds[i] = s.shards[pc.hshards[i]].get(pc.hkeys[i])
 	}
-	l.holds.sweep(now)
-	compose(limits, replies, false, res)
+}
+
+// unlockHolds deletes the keys of the call left with nothing, and, after
+// a call that took effect (walked), a few keys of each shard that
+// expired, then unlocks the shards. It returns the index of another
+// shard to look at, once every visitEvery calls of a shard, else -1.
+func (pc *policyCall) unlockHolds(now int64, walked bool) int {
+	s, visit := pc.store, -1
+	for i, kh := range pc.holds {
+		s.shards[pc.hshards[i]].tidy(kh)
+	}
+	for j := len(pc.hlocked) - 1; j >= 0; j-- {
+		idx := pc.hlocked[j]
+		sh := &s.shards[idx]
+		if walked {
+			sh.walk(now, lookAt)
+			if sh.calls++; sh.calls%visitEvery == 0 {
+				visit = (idx + 1 + int(sh.calls/visitEvery)%(holdShards-1)) % holdShards
+			}
+		}
+		sh.mu.Unlock()
+	}
+	pc.store = nil
+	return visit
+}
+
+// holdAt returns limit i's holds, made empty if its key had none.
+func (pc *policyCall) holdAt(i int) *keyHolds {
+	if pc.holds[i] == nil {
+		pc.holds[i] = pc.store.shards[pc.hshards[i]].add(pc.hkeys[i])
+	}
+	return pc.holds[i]
+}
+
+// sweep drops, on every limit, the holds that ended at now and the
+// remembered ends REQUEST_MS past their reach.
+func (pc *policyCall) sweep(now int64) {
+	for _, kh := range pc.holds {
+		kh.sweep(now)
+	}
+}
+
+// runOp runs op, its input checked, with every lock held.
+func (pc *policyCall) runOp(op, id string, now, holdMs int64, res *limitspec.Result) error {
+	switch op {
+	case "decide":
+		pc.sweep(now)
+		pc.admit(now, "", 0)
+	case "reserve":
+		if err := pc.reserve(id, now, holdMs); err != nil {
+			return err
+		}
+	default:
+		return pc.settle(op, id, now, holdMs, res)
+	}
+	pc.compose(false, res)
 	return nil
 }
 
-// live is a copy of the holds of k live at now.
-func (s *holdStore) live(k holdKey, now int64) map[string]hold {
-	out := map[string]hold{}
-	for id, h := range s.m[k] {
-		if h.end > now {
-			out[id] = h
+// reserve holds each limit's cost for id until now + holdMs, when every
+// limit admits a decision of its cost with its holds counted; it charges
+// nothing. An id that holds its cost on every limit already is a retry:
+// nothing changes, and the replies are the state. An id that holds
+// otherwise (another amount, or on some limits only) is refused.
+func (pc *policyCall) reserve(id string, now, holdMs int64) error {
+	replay, some := true, -1
+	for i, kh := range pc.holds {
+		x, held := kh.hold(id, now)
+		replay = replay && held && x.amount == pc.costs[i]
+		if held && some < 0 {
+			some = i
 		}
 	}
-	return out
+	switch {
+	case replay:
+		pc.sweep(now)
+		pc.settled(now)
+		return nil
+	case some >= 0:
+		return pc.heldOtherwise(id, now, some)
+	}
+	pc.sweep(now)
+	if pc.admit(now, id, now+holdMs) {
+		pc.settled(now) // the new holds counted whole until their end
+	}
+	return nil
 }
 
-// reset drops the holds of every limit of p for the identity values ids
-// (checked by the caller).
-func (s *holdStore) reset(p *limitspec.Policy, ids map[string]string) {
-	keys, _ := limitcall.PolicyKeys(p, ids)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, pl := range p.Limits() {
-		delete(s.m, holdKey{tag: keys[i], limit: pl.Name})
+// heldOtherwise is the refusal of a reserve of id, which holds on limit
+// some, but not its cost on every limit: the first limit, in order, that
+// holds another amount or nothing.
+func (pc *policyCall) heldOtherwise(id string, now int64, some int) error {
+	plan := pc.plan
+	for i, kh := range pc.holds {
+		x, held := kh.hold(id, now)
+		switch {
+		case held && x.amount != pc.costs[i]:
+			return limitcall.HeldOtherwise(plan.p.Name(), id, plan.limits[i].Name, x.amount, pc.costs[i])
+		case !held:
+			return limitcall.HeldPartly(plan.p.Name(), id, plan.limits[some].Name, plan.limits[i].Name)
+		}
 	}
+	panic("goimpl: heldOtherwise of an id that holds its costs everywhere")
 }
 
-// sweep drops, every sweepEvery calls, the entries whose holds have all
-// ended at now.
-func (s *holdStore) sweep(now int64) {
-	if s.ops++; s.ops < sweepEvery {
-		return
+// settle runs a commit, release or renew of id into *res: on every limit
+// id holds on, a commit or a release ends the hold (a commit then
+// charges every limit its cost, forced: work already done), a renew
+// moves its end to now + holdMs; the replies are the state after it. A
+// commit or release is remembered on each limit it ended a hold on, its
+// reply with the first. When id holds on no limit, a commit or release
+// that ended its holds within reach with the same costs gets that call's
+// reply again, changing nothing; any other call is refused (NOHOLD).
+func (pc *policyCall) settle(op, id string, now, holdMs int64, res *limitspec.Result) error {
+	pc.held = resize(pc.held, len(pc.holds))
+	any := false
+	for i, kh := range pc.holds {
+		_, pc.held[i] = kh.hold(id, now)
+		any = any || pc.held[i]
 	}
-	s.ops = 0
-	for k, holds := range s.m {
-		if !anyLive(holds, now) {
-			delete(s.m, k)
+	if !any {
+		if !pc.replay(op, id, now) {
+			return limitcall.NoHold(pc.plan.p.Name(), id)
+		}
+		pc.sweep(now)
+		pc.compose(false, res)
+		return nil
+	}
+	pc.sweep(now)
+	for i, kh := range pc.holds {
+		switch {
+		case pc.held[i] && op == "renew":
+			kh.put(id, kh.byID[id].amount, now+holdMs)
+		case pc.held[i]:
+			kh.unhold(id)
+		}
+		if op == "commit" && pc.costs[i] > 0 {
+			pc.charge(i, now, true)
+		}
+	}
+	pc.settled(now)
+	pc.compose(false, res)
+	if op != "renew" {
+		pc.remember(op, id, now)
+	}
+	return nil
+}
+
+// remember keeps, on every limit id held on, the end a commit or release
+// made, with the call's replies on the first.
+func (pc *policyCall) remember(op, id string, now int64) {
+	kept := false
+	for i, kh := range pc.holds {
+		if pc.held[i] {
+			kh.remember(id, endedHold{op: op, amount: pc.costs[i], until: now + requestMs, kept: !kept}, pc.replies)
+			kept = true
 		}
 	}
 }
 
-// anyLive reports whether a hold of holds is live at now.
-func anyLive(holds map[string]hold, now int64) bool {
-	for _, h := range holds {
-		if h.end > now {
+// replay sets the replies to those of a commit or release of id that
+// ended its holds within reach, when op and the costs repeat it on every
+// limit it ended a hold on, and reports whether it did.
+func (pc *policyCall) replay(op, id string, now int64) bool {
+	if op == "renew" {
+		return false
+	}
+	var kept []kit.Reply
+	for i, kh := range pc.holds {
+		e, ok := kh.endedAt(id, now)
+		switch {
+		case !ok:
+		case e.op != op || e.amount != pc.costs[i]:
+			return false
+		case kept == nil && e.kept:
+			k := kh.replies[id]
+			kept = k.replies()
+		}
+	}
+	if len(kept) != len(pc.replies) { // none, or another policy's
+		return false
+	}
+	copy(pc.replies, kept)
+	return true
+}
+
+// copyResult writes a copy of r to *res, reusing the array of res.Limits.
+func copyResult(res, r *limitspec.Result) {
+	limits := append(res.Limits[:0], r.Limits...)
+	*res = *r
+	res.Limits = limits
+}
+
+// admit decides each limit's cost with its holds counted and, when every
+// limit admits, applies the call: a hold of each limit's cost for id
+// until end (a reserve), or, with no id, the charge of each limit's cost
+// (a decision). When one denies, nothing changes, and a limit that would
+// admit reports a decision of cost 0 instead. It reports whether every
+// limit admitted.
+func (pc *policyCall) admit(now int64, id string, end int64) bool {
+	if id == "" && len(pc.calls) == 1 && pc.holds[0].sum() == 0 {
+		// a single limit with no hold decides as its algorithm alone: an
+		// admission is charged at once, a denial decided again below
+		if pc.replies[0] = pc.charge(0, now, false); pc.replies[0].Allowed {
 			return true
 		}
 	}
-	return false
-}
-
-// keep stores k's live holds, dropping k when none is left.
-func (s *holdStore) keep(k holdKey, live map[string]hold) {
-	if len(live) == 0 {
-		delete(s.m, k)
-		return
-	}
-	if s.m == nil {
-		s.m = map[holdKey]map[string]hold{}
-	}
-	s.m[k] = live
-}
-
-// runOp runs op on the limits' holds (copies, which the caller stores
-// after) and returns each limit's reply, or a refusal with nothing
-// changed.
-func runOp(policy string, held []heldLimit, op, id string, now, cost, holdMs int64) ([]kit.Reply, error) {
-	switch op {
-	case "decide":
-		return admit(held, now, cost, nil), nil
-	case "reserve":
-		replay, err := reserved(policy, held, id, cost)
-		if err != nil || replay {
-			return settled(held, now), err
-		}
-		return admit(held, now, cost, func(h *heldLimit) { h.live[id] = hold{amount: cost, end: now + holdMs} }), nil
-	}
-	for _, h := range held {
-		if _, ok := h.live[id]; !ok {
-			return nil, limitcall.NoHold(policy, id)
-		}
-	}
-	for _, h := range held {
-		switch op {
-		case "renew":
-			h.live[id] = hold{amount: h.live[id].amount, end: now + holdMs}
-		case "commit":
-			delete(h.live, id)
-			if cost > 0 {
-				h.charge(now, cost, true)
-			}
-		default: // release
-			delete(h.live, id)
-		}
-	}
-	return settled(held, now), nil
-}
-
-// reserved reports whether id holds cost on every limit already (a
-// retried reserve), or refuses an id that holds another amount.
-func reserved(policy string, held []heldLimit, id string, cost int64) (bool, error) {
-	replay := true
-	for _, h := range held {
-		x, ok := h.live[id]
-		replay = replay && ok && x.amount == cost
-	}
-	if replay {
-		return true, nil
-	}
-	for _, h := range held {
-		if x, ok := h.live[id]; ok {
-			return false, kit.BadInput("%s: id %s holds %d on %s, not %d", policy, limitcall.Clip(id), x.amount, h.key.limit, cost)
-		}
-	}
-	return false, nil
-}
-
-// admit decides cost on every limit with its holds counted; when every
-// limit admits, it applies the call: a hold (reserve, which then
-// reports the state after it), or else the charge of cost. When one
-// denies, nothing changes, and a limit that would admit reports a peek.
-func admit(held []heldLimit, now, cost int64, reserve func(*heldLimit)) []kit.Reply {
-	replies := make([]kit.Reply, len(held))
 	all := true
-	for i := range held {
-		replies[i] = held[i].decide(now, cost)
-		all = all && replies[i].Allowed
+	for i := range pc.calls {
+		pc.replies[i] = pc.withHolds(i, now, pc.costs[i])
+		all = all && pc.replies[i].Allowed
 	}
-	switch {
-	case all && reserve != nil:
-		for i := range held {
-			reserve(&held[i])
-		}
-		return settled(held, now)
-	case all:
-		for i := range held {
-			held[i].charge(now, cost, false)
-		}
-	default:
-		for i := range held {
-			if replies[i].Allowed {
-				replies[i] = held[i].decide(now, 0)
-			}
+	for i := range pc.calls {
+		switch {
+		case all && id != "":
+			pc.holdAt(i).put(id, pc.costs[i], end)
+		case all && pc.costs[i] > 0:
+			pc.charge(i, now, false)
+		case !all && pc.replies[i].Allowed:
+			pc.replies[i] = pc.withHolds(i, now, 0)
 		}
 	}
-	return replies
+	return all
 }
 
-// settled is every limit's state as a decision of cost 0 sees it.
-func settled(held []heldLimit, now int64) []kit.Reply {
-	replies := make([]kit.Reply, len(held))
-	for i := range held {
-		replies[i] = held[i].decide(now, 0)
+// settled sets every limit's reply to its state, as a decision of cost 0
+// with its holds counted sees it.
+func (pc *policyCall) settled(now int64) {
+	for i := range pc.calls {
+		pc.replies[i] = pc.withHolds(i, now, 0)
 	}
-	return replies
 }
 
-// try is the limit's decision of cost at at, writing nothing.
-func (h *heldLimit) try(at, cost int64) kit.Reply {
-	c := h.lc.c
+// try is limit i's decision of cost at at, writing nothing.
+func (pc *policyCall) try(i int, at, cost int64) kit.Reply {
+	lc := &pc.calls[i]
+	c := &lc.c
 	c.NowMs, c.Cost, c.Commit, c.Force = at, cost, false, false
-	return h.lc.t.Decide(&c)
+	return lc.t.Decide(c)
 }
 
-// charge applies the limit's decision of cost at now (forced: charged
-// even past the limit).
-func (h *heldLimit) charge(now, cost int64, force bool) {
-	c := &h.lc.c
-	c.NowMs, c.Cost, c.Commit, c.Force = now, cost, true, force
-	h.lc.t.Decide(c)
+// charge applies limit i's decision of its cost at now (forced: charged
+// even past the limit), and returns the algorithm's reply.
+func (pc *policyCall) charge(i int, now int64, force bool) kit.Reply {
+	lc := &pc.calls[i]
+	c := &lc.c
+	c.NowMs, c.Cost, c.Commit, c.Force = now, pc.costs[i], true, force
+	return lc.t.Decide(c)
 }
 
-// held is the sum of the holds live at t, and the end of the last.
-func (h *heldLimit) held(t int64) (sum, last int64) {
-	last = t
-	for _, x := range h.live {
-		if x.end > t {
-			sum, last = sum+x.amount, max(last, x.end)
-		}
-	}
-	return sum, last
-}
-
-// decide is the limit's decision of cost with its holds counted, which
+// withHolds is limit i's decision of cost with its holds counted, which
 // writes nothing: admitted when the algorithm admits cost plus the
 // holds; a denial's remaining is what is left beside the holds alone,
 // its wait counts each hold whole until its end (wait); the reset
-// reaches the last hold's end.
-func (h *heldLimit) decide(now, cost int64) kit.Reply {
-	sum, last := h.held(now)
-	r := h.try(now, min(cost+sum, kit.CostMax))
+// reaches the last hold's end. The holds kept are those live at now: the
+// call has swept them.
+func (pc *policyCall) withHolds(i int, now, cost int64) kit.Reply {
+	kh := pc.holds[i]
+	sum := kh.sum()
+	r := pc.try(i, now, min(cost+sum, kit.CostMax))
+	if sum == 0 && r.Allowed {
+		return r // its reset is its own
+	}
 	charged := cost
 	if !r.Allowed {
 		r.Remaining = 0
-		if alone := h.try(now, sum); alone.Allowed {
+		if alone := pc.try(i, now, sum); alone.Allowed {
 			r.Remaining = alone.Remaining
 		}
-		r.RetryAfterMs, charged = h.wait(now, cost), 0
+		r.RetryAfterMs, charged = pc.wait(i, now, cost, r.Limit), 0
 	}
-	r.ResetAfterMs = max(h.try(now, charged).ResetAfterMs, last-now)
+	r.ResetAfterMs = max(pc.try(i, now, charged).ResetAfterMs, kh.last(now)-now)
 	return r
 }
 
-// wait is the wait until the limit admits cost with the holds live then
+// wait is the wait until limit i admits cost with the holds live then
 // counted: tried at now and at each hold's end, at each the algorithm's
-// own wait if it comes before the next end; -1 if never.
-func (h *heldLimit) wait(now, cost int64) int64 {
-	ends := []int64{now}
-	for _, x := range h.live {
-		ends = append(ends, x.end)
+// own wait if it comes before the next end; -1 if never. The ends at
+// which cost and the holds live then exceed quota (the most the limit
+// ever admits, which no algorithm admits more than) are passed without a
+// try: the algorithm would deny, and never admit from there.
+func (pc *policyCall) wait(i int, now, cost, quota int64) int64 {
+	var w holdWalk
+	if kh := pc.holds[i]; kh != nil {
+		w = walk(&kh.live)
 	}
-	slices.Sort(ends)
-	ends = slices.Compact(ends)
-	for i, at := range ends {
-		sum, _ := h.held(at)
-		r := h.try(at, min(cost+sum, kit.CostMax))
-		switch {
-		case r.Allowed:
-			return at - now
-		case r.RetryAfterMs >= 0 && (i == len(ends)-1 || at+r.RetryAfterMs < ends[i+1]):
-			return at + r.RetryAfterMs - now
+	at := now
+	for {
+		next, more := w.next()
+		if cost+w.held <= quota {
+			r := pc.try(i, at, min(cost+w.held, kit.CostMax))
+			switch {
+			case r.Allowed:
+				return at - now
+			case r.RetryAfterMs >= 0 && (!more || at+r.RetryAfterMs < next):
+				return at + r.RetryAfterMs - now
+			}
 		}
+		if !more {
+			return -1
+		}
+		at = w.advance(quota - cost)
 	}
-	return -1
 }

@@ -420,39 +420,6 @@ func TestConcurrentExact(t *testing.T) {
 // The in-process limiter keeps holds.
 var _ limitspec.Holder = (*Limiter)(nil)
 
-// TestHoldsSwept: holds that end with no call on their key again are
-// dropped by a later sweep: 3000 tenants each reserve a slot for 1 ms
-// and vanish; a second later, after sweepEvery more operations on one
-// tenant, the store keeps that tenant's hold alone.
-func TestHoldsSwept(t *testing.T) {
-	lim, _ := New(Options{NoSweeper: true})
-	p, err := limitspec.NewPolicy("pool", limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 1}, Identity: "tenant"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p = p.WithHolds()
-	hold := func(tenant string, at int64, h limitspec.Hold) {
-		t.Helper()
-		req := limitspec.Request{Policy: p, IDs: map[string]string{"tenant": tenant}, Cost: 1, Now: time.UnixMilli(at)}
-		if h.Op != limitspec.Reserve {
-			req.Cost = 0
-		}
-		if _, err := lim.Hold(t.Context(), req, h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range 3000 {
-		hold(fmt.Sprint("t", i), 1_700_000_000_000, limitspec.Hold{Op: limitspec.Reserve, ID: "job", For: time.Millisecond})
-	}
-	hold("live", 1_700_000_001_000, limitspec.Hold{Op: limitspec.Reserve, ID: "job", For: time.Hour})
-	for range sweepEvery {
-		hold("live", 1_700_000_001_000, limitspec.Hold{Op: limitspec.Renew, ID: "job", For: time.Hour})
-	}
-	if n := len(lim.holds.m); n != 1 {
-		t.Errorf("%d keys keep holds; want 1, the live tenant's", n)
-	}
-}
-
 // TestHoldRefusesNoHoldingPolicy: Hold on a request of a Limit, or of a
 // policy made without WithHolds, is refused as bad input, not a panic.
 func TestHoldRefusesNoHoldingPolicy(t *testing.T) {

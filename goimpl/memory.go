@@ -63,9 +63,10 @@
 // sweepers (the Limiter goes on deciding, the calls alone reclaiming);
 // they also end by themselves once their limiter has been garbage
 // collected. The holds of holding policies (limitspec.Holder; holds.go)
-// are kept under one lock, and reclaimed by the holding calls: a key's
-// when a call leaves no hold live on it, and every 1024 calls every key
-// whose holds have all ended.
+// are kept per limit and key in shards of their own, each key's in order
+// of their ends: a call's work does not grow with the holds live on its
+// keys, a key's holds are dropped as they end, and its memory is let go
+// of once none is left (holdstore.go).
 package goimpl
 
 import (
@@ -93,8 +94,12 @@ type Limiter struct {
 	tables atomic.Pointer[[]*table]
 	// requests are the results of charged requests with an id.
 	requests requests
-	// holds are the holds of holding policies (holds.go).
+	// holds are the holds of holding policies (holdstore.go).
 	holds holdStore
+	// plans are the plans of the policies decided (plan.go), at most
+	// maxPlans of them (planned).
+	plans   sync.Map
+	planned atomic.Int32
 }
 
 // table is the state of one algorithm's limits, its name in results,
@@ -186,8 +191,11 @@ func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *li
 	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}
-	if req.Policy != nil && req.Policy.Holds() {
-		return l.runHolds(req, "decide", "", 0, res)
+	if req.Policy != nil {
+		return l.decidePolicy(req, l.plan(req.Policy), res)
+	}
+	if err := limitcall.CheckLimitCosts(*req); err != nil {
+		return err
 	}
 	now := l.nowMs(req.Now)
 	if req.ID != "" {
@@ -196,11 +204,8 @@ func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *li
 	return l.decide(req, now, res)
 }
 
-// decide decides req at now into *res.
+// decide decides req, a request of a limit, at now into *res.
 func (l *Limiter) decide(req *limitspec.Request, now int64, res *limitspec.Result) error {
-	if req.Policy != nil {
-		return l.decidePolicy(*req, now, nil, res)
-	}
 	t, err := l.table(req.Limit)
 	if err != nil {
 		return err
@@ -233,7 +238,8 @@ func writeResult(res *limitspec.Result, name string, lim limitspec.Limit, r *kit
 
 // Reset deletes the state of req.Key under req.Limit, or of every limit
 // of req.Policy for req.IDs, so that the next request is decided as on a
-// fresh key.
+// fresh key. A holding policy's holds stay (docs/semantics.md, "Holds"):
+// work in flight keeps its hold until it commits, releases or ends.
 func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -242,16 +248,14 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 		return err
 	}
 	if req.Policy != nil {
-		req.Cost = 0 // a reset takes no cost
-		_, calls, err := l.preparePolicy(req, 0, nil)
-		if err != nil {
+		req.Cost, req.Costs = 0, nil // a reset takes no cost
+		pc := newCall(l.plan(req.Policy))
+		defer pc.free()
+		if err := pc.prepare(&req, 0); err != nil {
 			return err
 		}
-		for i := range calls {
-			calls[i].t.Reset(&calls[i].c)
-		}
-		if req.Policy.Holds() {
-			l.holds.reset(req.Policy, req.IDs)
+		for i := range pc.calls {
+			pc.calls[i].t.Reset(&pc.calls[i].c)
 		}
 		return nil
 	}

@@ -1,150 +1,65 @@
 package goimpl
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
-	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
 // The policy's decision in process memory, as the policy script decides
-// it on Redis (docs/semantics.md, "Policies"): every limit decides,
-// writing nothing, with every shard the limits touch locked; if every
-// limit admits (or the call is forced), each applies its decision.
+// it on Redis (docs/semantics.md, "Policies"): every limit decides its
+// own cost ("Units"), writing nothing, with every shard the limits touch
+// locked; if every limit admits (or the call is forced), each applies its
+// decision. A policy of one limit is its algorithm's call: it decides and
+// applies at once.
 
-// limitCall is one limit of a policy's call: its table and its call.
-type limitCall struct {
-	t *table
-	c kit.Call
-}
-
-// policyTable is the table of a policy's limit and, for a bound policy,
-// the limit bound to it (nil: the limit is checked at each call).
-type policyTable struct {
-	t     *table
-	bound kit.Bound
-}
-
-// preparePolicy checks a policy's call and prepares each limit's: the
-// identities (each a key), the time and the cost, then each limit, by
-// its table in tables (a bound policy's), or found now when tables is
-// nil. It returns the limits and their calls, or the first refusal.
-func (l *Limiter) preparePolicy(req limitspec.Request, now int64, tables []policyTable) ([]limitspec.PolicyLimit, []limitCall, error) {
-	p := req.Policy
-	limits := p.Limits()
-	keys, err := limitcall.PolicyKeys(p, req.IDs)
-	if err != nil {
-		return nil, nil, err
+// decidePolicy decides req, a request of plan's policy, into *res (see
+// LimitInto): a holding policy's decision counts its holds.
+func (l *Limiter) decidePolicy(req *limitspec.Request, plan *policyPlan, res *limitspec.Result) error {
+	if plan.p.Holds() {
+		return l.runHolds(req, plan, "decide", "", 0, res)
 	}
-	if now < 0 || now > kit.NowMax {
-		return nil, nil, kit.BadInput("%s: now_ms must be an integer in [0, %d], got %d", p.Name(), int64(kit.NowMax), now)
-	}
-	if req.Cost < 0 || req.Cost > kit.CostMax {
-		return nil, nil, kit.BadInput("%s: cost must be an integer in [0, %d], got %d", p.Name(), int64(kit.CostMax), req.Cost)
-	}
-	calls := make([]limitCall, len(limits))
-	for i, pl := range limits {
-		var pt policyTable
-		if tables != nil {
-			pt = tables[i]
-		} else if pt.t, err = l.table(pl.Limit); err != nil {
-			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
-		}
-		args := kit.Args{NowMs: now, Cost: req.Cost, Force: req.Force, Inputs: make([]string, len(pt.t.alg.Inputs))}
-		// Prepared in place: a call passed to a table escapes to the heap.
-		calls[i] = limitCall{t: pt.t, c: kit.Call{Args: args}}
-		if pt.bound != nil {
-			err = pt.bound.Prepare(&calls[i].c, limiters.KeyInfix(pl), keys[i])
-		} else {
-			err = pt.t.Prepare(&calls[i].c, pl.Limit, limiters.KeyInfix(pl), keys[i])
-		}
-		if err != nil {
-			return nil, nil, kit.BadInput("%s.%s: %s", p.Name(), pl.Name, err.Error())
-		}
-	}
-	return limits, calls, nil
-}
-
-// decidePolicy decides a policy's request into *res (see LimitInto), by
-// the tables of its limits (nil: found at this call).
-func (l *Limiter) decidePolicy(req limitspec.Request, now int64, tables []policyTable, res *limitspec.Result) error {
-	limits, calls, err := l.preparePolicy(req, now, tables)
-	if err != nil {
+	now := l.nowMs(req.Now)
+	pc := newCall(plan)
+	defer pc.free()
+	if err := pc.prepare(req, now); err != nil {
 		return err
 	}
-	unlock := lockAll(calls)
-	replies := decideAll(calls, req.Force)
-	unlock()
-	compose(limits, replies, req.Force, res)
+	if req.ID != "" {
+		return l.policyOnce(req, pc, now, res)
+	}
+	pc.decide(req.Force, res)
 	return nil
 }
 
-// compose writes the policy's result of its limits' replies to *res
-// (docs/semantics.md, "Policies"): the binding limit's, its delay the
-// longest when admitted or forced.
-func compose(limits []limitspec.PolicyLimit, replies []kit.Reply, force bool, res *limitspec.Result) {
-	b := binding(replies)
-	decision := replies[b]
-	decision.DelayMs = 0 // denied: a denial waits for nothing
-	if decision.Allowed || force {
-		for _, r := range replies {
-			decision.DelayMs = max(decision.DelayMs, r.DelayMs)
-		}
-	}
-	out := res.Limits[:0]
-	for i, r := range replies {
-		out = append(out, limitcall.LimitResult(limits[i].Name, limits[i].Limit, r))
-	}
-	*res = limitcall.Result(decision, b, out)
-}
-
-// lockAll locks the shard of every call, each once, in the order of the
-// tables and shards, so that two calls never wait for each other in a
-// cycle; it returns the unlocking.
-func lockAll(calls []limitCall) func() {
-	type lock struct {
-		t     *table
-		shard int
-	}
-	locks := make([]lock, len(calls))
-	for i := range calls {
-		lc := &calls[i]
-		locks[i] = lock{lc.t, lc.t.Shard(&lc.c)}
-	}
-	slices.SortFunc(locks, func(x, y lock) int {
-		return cmp.Or(cmp.Compare(x.t.order, y.t.order), cmp.Compare(x.shard, y.shard))
-	})
-	locks = slices.CompactFunc(locks, func(x, y lock) bool { return x == y })
-	for _, k := range locks {
-		k.t.Lock(k.shard)
-	}
-	return func() {
-		for i := len(locks) - 1; i >= 0; i-- {
-			locks[i].t.Unlock(locks[i].shard)
-		}
-	}
+// decide decides pc's prepared call (forced or not) into *res.
+func (pc *policyCall) decide(force bool, res *limitspec.Result) {
+	pc.lockAll()
+	pc.decideAll(force)
+	pc.unlockAll()
+	pc.compose(force, res)
 }
 
 // decideAll decides every limit, writing nothing, then applies every
 // decision when all admit; a limit that would admit a denied request
 // reports a peek. With force, every limit writes as its forced call
 // does, whatever the others decide: limits never share state, so each
-// may decide and write in turn.
-func decideAll(calls []limitCall, force bool) []kit.Reply {
-	replies := make([]kit.Reply, len(calls))
+// may decide and write in turn. A single limit decides and writes at
+// once, as its algorithm alone does.
+func (pc *policyCall) decideAll(force bool) {
+	calls, replies := pc.calls, pc.replies
 	for i := range calls {
 		c := &calls[i].c
-		c.Commit = force
+		c.Commit = force || len(calls) == 1
 		replies[i] = calls[i].t.Decide(c)
+	}
+	if force || len(calls) == 1 {
+		return // each limit has written already
 	}
 	all := allAdmit(replies)
 	for i := range calls {
 		lc := &calls[i]
 		switch {
-		case force: // each limit has written already
 		case all:
 			lc.c.Commit = true
 			lc.t.Decide(&lc.c)
@@ -153,12 +68,34 @@ func decideAll(calls []limitCall, force bool) []kit.Reply {
 			replies[i] = lc.t.Decide(&lc.c)
 		}
 	}
-	return replies
+}
+
+// compose writes the policy's result of its limits' replies to *res
+// (docs/semantics.md, "Policies"): the binding limit's, its delay the
+// longest when admitted or forced, and each limit's own, its unit named.
+// The Limits reuse the array of res.Limits when it has room.
+func (pc *policyCall) compose(force bool, res *limitspec.Result) {
+	replies, limits := pc.replies, pc.plan.limits
+	b := binding(replies)
+	decision := replies[b]
+	decision.DelayMs = 0 // denied: a denial waits for nothing
+	if decision.Allowed || force {
+		for i := range replies {
+			decision.DelayMs = max(decision.DelayMs, replies[i].DelayMs)
+		}
+	}
+	out := resize(res.Limits, len(replies))
+	for i := range replies {
+		lr, pl := &out[i], &limits[i]
+		lr.Name, lr.Unit, lr.Limit = pl.Name, pl.Unit, pl.Limit
+		limitcall.WriteReply(lr, &replies[i])
+	}
+	*res = limitcall.Result(decision, b, out)
 }
 
 func allAdmit(replies []kit.Reply) bool {
-	for _, r := range replies {
-		if !r.Allowed {
+	for i := range replies {
+		if !replies[i].Allowed {
 			return false
 		}
 	}
@@ -171,7 +108,8 @@ func allAdmit(replies []kit.Reply) bool {
 func binding(res []kit.Reply) int {
 	all := allAdmit(res)
 	b := -1
-	for i, r := range res {
+	for i := range res {
+		r := &res[i]
 		switch {
 		case all:
 			if b < 0 || ratioLess(r.Remaining, r.Limit, res[b].Remaining, res[b].Limit) {

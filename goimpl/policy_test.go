@@ -38,7 +38,7 @@ func (s policySpec) build(tb testing.TB) (*limitspec.Policy, *oracle.Policy) {
 	tb.Helper()
 	limits := make([]limitspec.PolicyLimit, len(s.limits))
 	for i, l := range s.limits {
-		limits[i] = limitspec.PolicyLimit{Name: l.Name, Limit: limitOf(l.Algorithm, l.Params), Identity: l.Identity, Constant: l.Constant}
+		limits[i] = limitspec.PolicyLimit{Name: l.Name, Limit: limitOf(l.Algorithm, l.Params), Identity: l.Identity, Constant: l.Constant, Unit: l.Unit}
 	}
 	p, err := limitspec.NewPolicy(s.name, limits...)
 	if err != nil {
@@ -155,7 +155,8 @@ func checkPolicyResult(t *testing.T, what string, p *limitspec.Policy, res limit
 	ok := res.Allowed == top.Allowed && res.RetryAfter == top.RetryAfter && res.Delay == top.Delay &&
 		res.Binding == want.Index-1 && len(res.Limits) == len(want.Limits)
 	for i := 0; ok && i < len(want.Limits); i++ {
-		ok = bare(res.Limits[i]) == fromOracle(want.Limits[i]) && res.Limits[i].Name == p.Limits()[i].Name
+		pl := p.Limits()[i]
+		ok = bare(res.Limits[i]) == fromOracle(want.Limits[i]) && res.Limits[i].Name == pl.Name && res.Limits[i].Unit == pl.Unit
 	}
 	if !ok {
 		t.Fatalf("%s:\n got  %+v\n want %+v", what, res, want)
@@ -233,11 +234,12 @@ func snapshot(t *testing.T, l *Limiter, p *limitspec.Policy, ids map[string]stri
 	for _, pl := range p.Limits() {
 		out += fmt.Sprintf("%s: %d states; ", pl.Limit.Algorithm(), probeOf(t, l, pl.Limit).Len())
 	}
-	_, calls, err := l.preparePolicy(limitspec.Request{Policy: p, IDs: ids}, nowMs, nil)
-	if err != nil {
+	pc := newCall(l.plan(p))
+	defer pc.free()
+	if err := pc.prepare(&limitspec.Request{Policy: p, IDs: ids}, nowMs); err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range calls {
+	for i, c := range pc.calls {
 		out += fmt.Sprintf("%s expires at %d; ", c.c.Key, probeOf(t, l, p.Limits()[i].Limit).expires(&c.c, nowMs))
 	}
 	return out

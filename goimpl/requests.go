@@ -2,6 +2,9 @@ package goimpl
 
 import (
 	"hash/maphash"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/limitspec/limitspec"
@@ -36,10 +39,11 @@ type requestID struct{ tag, id string }
 
 // request is what a charged request's retry is answered with.
 type request struct {
-	atMs, cost int64
-	force      bool
-	limits     int // a policy's; 0 for a limit's request
-	res        limitspec.Result
+	atMs   int64
+	costs  []int64 // each limit's cost: one for a limit's request
+	force  bool
+	limits int // a policy's; 0 for a limit's request
+	res    limitspec.Result
 }
 
 // lock locks the shard of r and returns it.
@@ -58,29 +62,26 @@ func (rs *requests) lock(r requestID) *requestShard {
 // replay writes to *res the result r had, if it was charged within
 // requestMs before now (and not more than maxSkewMs after it), and
 // reports whether it did; a retry that does not repeat the request (its
-// cost, force, and limits: a policy's number of them, 0 for a limit's)
+// costs, force, and limits: a policy's number of them, 0 for a limit's)
 // is refused. who names the algorithm or the policy in errors.
-func (s *requestShard) replay(r requestID, now, cost int64, force bool, limits int, who string, res *limitspec.Result) (bool, error) {
+func (s *requestShard) replay(r requestID, now int64, costs []int64, force bool, limits int, who string, res *limitspec.Result) (bool, error) {
 	got := s.byID[r]
 	if got == nil || got.atMs > now+maxSkewMs || now-got.atMs > requestMs {
 		return false, nil
 	}
-	if got.cost != cost || got.force != force || got.limits != limits {
-		return false, reusedID(who, r.id, got.cost, got.force, got.limits)
+	if !slices.Equal(got.costs, costs) || got.force != force || got.limits != limits {
+		return false, reusedID(who, r.id, got.costs, got.force, got.limits)
 	}
-	out := append(res.Limits[:0], got.res.Limits...)
-	*res = got.res
-	res.Limits = out
+	copyResult(res, &got.res)
 	return true, nil
 }
 
 // record remembers res, the result of r (of limits limits: a policy's,
-// 0 for a limit's) decided at now, when it charged
-// (admitted or forced, at a cost above 0), and forgets the requests
-// older than any retry's reach (requestMs plus ttlMarginMs, the
-// request key's TTL on Redis).
-func (s *requestShard) record(r requestID, now, cost int64, force bool, limits int, res *limitspec.Result) {
-	if cost == 0 || !(res.Allowed || force) {
+// 0 for a limit's) decided at now, when it charged (admitted or forced,
+// and not a peek), and forgets the requests older than any retry's
+// reach (requestMs plus ttlMarginMs, the request key's TTL on Redis).
+func (s *requestShard) record(r requestID, now int64, costs []int64, force bool, limits int, res *limitspec.Result) {
+	if peek(costs) || !(res.Allowed || force) {
 		return
 	}
 	if s.byID == nil {
@@ -95,62 +96,77 @@ func (s *requestShard) record(r requestID, now, cost int64, force bool, limits i
 		s.swept = len(s.byID)
 	}
 	kept := *res
-	kept.Limits = append([]limitspec.LimitResult(nil), res.Limits...)
-	s.byID[r] = &request{atMs: now, cost: cost, force: force, limits: limits, res: kept}
+	kept.Limits = slices.Clone(res.Limits)
+	s.byID[r] = &request{atMs: now, costs: slices.Clone(costs), force: force, limits: limits, res: kept}
 }
 
-// limitOnce decides req, which carries an id, at now into *res: checked
-// as without one, then its id; a retry of a charged request gets the
-// result the request had.
+// peek reports whether every cost is 0: a peek, which charges nothing.
+func peek(costs []int64) bool {
+	for _, c := range costs {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// limitOnce decides req, a limit's request which carries an id, at now
+// into *res: checked as without one, then (unless a peek, never looked
+// up) its id; a retry of a charged request gets the result the request
+// had.
 func (l *Limiter) limitOnce(req *limitspec.Request, now int64, res *limitspec.Result) error {
-	who, tag, err := l.checkOnce(req, now)
-	if err != nil {
-		return err
-	}
-	if err := checkRequestID(who, req.ID); err != nil {
-		return err
-	}
-	limits := 0 // a limit's request
-	if req.Policy != nil {
-		limits = len(req.Policy.Limits())
-	}
-	r := requestID{tag, req.ID}
-	s := l.requests.lock(r)
-	defer s.Unlock()
-	if ok, err := s.replay(r, now, req.Cost, req.Force, limits, who, res); ok || err != nil {
-		return err
-	}
-	if err := l.decide(req, now, res); err != nil {
-		return err
-	}
-	s.record(r, now, req.Cost, req.Force, limits, res)
-	return nil
-}
-
-// checkOnce checks req as its decision would, and returns the name its
-// errors begin with (its algorithm's or its policy's) and the hash tag
-// of its first key.
-func (l *Limiter) checkOnce(req *limitspec.Request, now int64) (who, tag string, err error) {
-	if p := req.Policy; p != nil {
-		if _, _, err := l.preparePolicy(*req, now, nil); err != nil {
-			return "", "", err
-		}
-		keys, err := limitcall.PolicyKeys(p, req.IDs)
-		if err != nil {
-			return "", "", err
-		}
-		return p.Name(), keys[0], nil
-	}
 	t, err := l.table(req.Limit)
 	if err != nil {
-		return "", "", err
+		return err
 	}
-	tag = kit.StoredKey(req.Key)
+	tag := kit.StoredKey(req.Key)
 	c := &kit.Call{Args: kit.Args{NowMs: now, Cost: req.Cost, Inputs: inputs(t.alg.Inputs, req.Inputs)}}
 	if err := t.Prepare(c, req.Limit, "", tag); err != nil {
-		return "", "", err
+		return err
 	}
-	return req.Limit.Algorithm().String(), tag, nil
+	costs := []int64{req.Cost}
+	if peek(costs) {
+		return l.decide(req, now, res)
+	}
+	return l.once(requestID{tag, req.ID}, now, req.Limit.Algorithm().String(), costs, req.Force, 0, res, func() error {
+		return l.decide(req, now, res)
+	})
+}
+
+// policyOnce decides req, a request of pc's policy which carries an id,
+// prepared as pc: a peek is decided, never looked up; any other request
+// as limitOnce decides a limit's, under the hash tag of its first limit.
+func (l *Limiter) policyOnce(req *limitspec.Request, pc *policyCall, now int64, res *limitspec.Result) error {
+	if peek(pc.costs) {
+		pc.decide(req.Force, res)
+		return nil
+	}
+	return l.once(requestID{pc.tags[0], req.ID}, now, pc.plan.p.Name(), pc.costs, req.Force, len(pc.calls), res, func() error {
+		pc.decide(req.Force, res)
+		return nil
+	})
+}
+
+// once answers the request r at now, checked, of costs over limits
+// limits: with what a charged request of r answered, if one is within
+// reach, else by decide, remembered if it charged. who names the
+// algorithm or the policy in errors. It holds r's shard's lock from the
+// lookup to the record, so that two calls of one id are decided one
+// after the other.
+func (l *Limiter) once(r requestID, now int64, who string, costs []int64, force bool, limits int, res *limitspec.Result, decide func() error) error {
+	if err := checkRequestID(who, r.id); err != nil {
+		return err
+	}
+	s := l.requests.lock(r)
+	defer s.Unlock()
+	if ok, err := s.replay(r, now, costs, force, limits, who, res); ok || err != nil {
+		return err
+	}
+	if err := decide(); err != nil {
+		return err
+	}
+	s.record(r, now, costs, force, limits, res)
+	return nil
 }
 
 // checkRequestID refuses an id longer than the scripts take, with their
@@ -162,14 +178,28 @@ func checkRequestID(who, id string) error {
 	return nil
 }
 
-// reusedID refuses a retry whose cost, force or number of limits (a
+// reusedID refuses a retry whose costs, force or number of limits (a
 // policy's; 0 for a limit's request) differ from those its id was
 // charged for, with the scripts' message (the id cut to 32 bytes, as
-// they quote a value).
-func reusedID(who, id string, cost int64, force bool, limits int) error {
-	if len(id) > 32 {
-		id = id[:32] + "..."
+// they quote a value; the costs one integer when every limit's is the
+// same, else one per limit joined by ',', as the policy script takes
+// them).
+func reusedID(who, id string, costs []int64, force bool, limits int) error {
+	return kit.BadInput("%s: request id %s was charged for another request (cost:force:limits %s:%s:%d); a retry repeats its request",
+		who, limitcall.Clip(id), costArg(costs), kit.ForceArg(force), limits)
+}
+
+// costArg is costs as the policy script's cost argument takes them.
+func costArg(costs []int64) string {
+	if len(costs) == 0 || slices.Equal(costs, slices.Repeat(costs[:1], len(costs))) {
+		if len(costs) == 0 {
+			return "0"
+		}
+		return strconv.FormatInt(costs[0], 10)
 	}
-	return kit.BadInput("%s: request id %s was charged for another request (cost:force:limits %d:%s:%d); a retry repeats its request",
-		who, id, cost, kit.ForceArg(force), limits)
+	parts := make([]string, len(costs))
+	for i, c := range costs {
+		parts[i] = strconv.FormatInt(c, 10)
+	}
+	return strings.Join(parts, ",")
 }

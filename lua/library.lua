@@ -88,7 +88,7 @@ end
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = floor(a / b), floor(c / d)
+  local qa, qc = math.floor(a / b), math.floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -3914,6 +3914,7 @@ for i, l in ipairs(LIMITS) do
 end
 ALG = string.match(ARGV[6 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
+--: driver math KEYS NOW_MAX COST_MAX TTL_MARGIN_MS REQUEST_MS REQUEST_ID_MAX HOLD_MS_MAX binding
 -- per-call inputs
 local NL = #LIMITS
 local now
@@ -3925,7 +3926,9 @@ elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
   now = ARGV[1] + 0
 end
 if now == nil or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'now_ms must be an integer in [0, 35184372088832], got ' .. string.sub(ARGV[1], 1, 32) ..
+      (#ARGV[1] > 32 and '...' or ''))
 end
 -- the costs: one for every limit, or one per limit joined by ','
 local COSTS, peek, cost = {}, true, nil
@@ -3934,7 +3937,9 @@ if ARGV[2] == '1' then
 elseif not string.find(ARGV[2], ',', 1, true) then
   cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
   if not cost or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+    return redis.error_reply('BADINPUT ' .. ALG ..
+        'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(ARGV[2], 1, 32) ..
+        (#ARGV[2] > 32 and '...' or ''))
   end
 end
 if cost then
@@ -3946,36 +3951,43 @@ else
   for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
     local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
     if not v or v > COST_MAX then
-      return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(c))
+      return redis.error_reply('BADINPUT ' .. ALG ..
+          'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
+          (#c > 32 and '...' or ''))
     end
     COSTS[#COSTS + 1], peek = v, peek and v == 0
   end
   if #COSTS ~= NL then
-    return bad('cost must be one integer, or one per limit (' .. NL .. ') joined by \',\', got ' .. clip(ARGV[2]))
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
+        ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
   end
 end
 -- the operation, its id and length, and the costs it takes
 local op, id = ARGV[3], ARGV[4]
+local function clipped(s)
+  return string.sub(s, 1, 32) .. (#s > 32 and '...' or '')
+end
 if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
-  return bad('op must be decide, reserve, commit, release or renew, got ' .. clip(op))
+  return redis.error_reply('BADINPUT ' .. ALG .. 'op must be decide, reserve, commit, release or renew, got ' .. clipped(op))
 end
 if op == 'decide' then
   if id ~= '' then
-    return bad('a decide takes no id, got ' .. clip(id))
+    return redis.error_reply('BADINPUT ' .. ALG .. 'a decide takes no id, got ' .. clipped(id))
   end
 elseif #id < 1 or #id > REQUEST_ID_MAX then
-  return bad('id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
+  return redis.error_reply('BADINPUT ' .. ALG .. 'id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
 end
 local timed = op == 'reserve' or op == 'renew'
-local hold_ms = ARGV[5] == '0' and 0 or int(ARGV[5])
-if hold_ms == nil or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
-  return bad('hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') .. ' for ' .. op .. ', got ' .. clip(ARGV[5]))
+local hold_ms = ARGV[5] == '0' and 0 or #ARGV[5] <= 17 and string.find(ARGV[5], '^%-?%d+$') and ARGV[5] + 0
+if not hold_ms or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
+  return redis.error_reply('BADINPUT ' .. ALG .. 'hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') ..
+      ' for ' .. op .. ', got ' .. clipped(ARGV[5]))
 end
 for i = 1, NL do
   if op == 'reserve' and COSTS[i] < 1 then
-    return bad('a reserve holds at least 1, got cost 0')
+    return redis.error_reply('BADINPUT ' .. ALG .. 'a reserve holds at least 1, got cost 0')
   elseif (op == 'release' or op == 'renew') and COSTS[i] ~= 0 then
-    return bad('cost must be 0 for ' .. op .. ', got ' .. num(COSTS[i]))
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be 0 for ' .. op .. ', got ' .. string.format('%d', COSTS[i]))
   end
 end
 
@@ -3986,42 +3998,18 @@ end
 -- summary: s, f, l, x, g, each minus one minus the sum of the live
 -- amounts, the earliest live end (or earlier), the latest live end, the
 -- time the key's TTL was set to reach, the earliest end of a reach (or
--- earlier). H[i] is limit i's, as this call finds it.
+-- earlier). H[i] is limit i's as this call finds and leaves it, an array:
+-- [1] sum, [2] first, [3] last, [4] x, [5] g (the summary's values),
+-- [6] the id's live amount and [7] its end (false: none), [8] the score
+-- of its ended hold within reach (false: none), [9] the members of the
+-- holds that ended at now, to drop, [10] the members to add, [11] the
+-- reply to keep, [12] whether the key is new, [13..17] the summary as
+-- read. Nothing is dropped or added before the call is known not to be
+-- refused.
 local DONE = 70368744177664 -- 2^46: every end is below, every reach above
 local BATCH = 256 -- the most members one command reads or drops
-
-local function badHolds(k, want)
-  return redis.error_reply('BADSTATE ' .. ALG .. clip(k) .. ': want ' .. want)
-end
-
--- the live holds of h that ended at now, found (h.gone, their members),
--- and h's sum and earliest and latest ends without them
-local function ended(h)
-  local k, gone, amount = h.key, {}, 0
-  repeat
-    local ms = redis.call('ZRANGEBYSCORE', k, 1, now, 'LIMIT', #gone / 2, BATCH)
-    local as = {}
-    for j = 1, #ms do
-      as[j] = 'a' .. string.sub(ms[j], 2)
-    end
-    local amounts = #ms > 0 and redis.call('ZMSCORE', k, unpack(as)) or {}
-    for j = 1, #ms do
-      if not amounts[j] then
-        return badHolds(k, 'a member ' .. as[j])
-      end
-      amount = amount - amounts[j]
-      gone[#gone + 1], gone[#gone + 2] = ms[j], as[j]
-    end
-  until #ms < BATCH
-  local f = redis.call('ZRANGEBYSCORE', k, '(' .. now, '(' .. DONE, 'WITHSCORES', 'LIMIT', 0, 1)
-  h.sum, h.gone, h.first = h.sum - amount, gone, f[2] and f[2] + 0 or DONE
-  if h.sum <= 0 then
-    h.sum, h.last = 0, 0
-  end
-end
-
--- limit i's holds at now
-local function readHolds(i)
+local H = {}
+for i = 1, NL do
   local k = HK[i]
   local r
   if id == '' then
@@ -4029,93 +4017,51 @@ local function readHolds(i)
   else
     r = redis.call('ZMSCORE', k, 's', 'f', 'l', 'x', 'g', 'e' .. id, 'a' .. id)
   end
-  local h = {key = k, sum = 0, first = DONE, last = 0, x = 0, g = DONE, new = not r[1]}
+  local h
   if r[1] then
     if not (r[2] and r[3] and r[4] and r[5]) or r[1] + 0 > -1 then
-      return nil, badHolds(k, 'the summary s, f, l, x and g')
+      return redis.error_reply('BADSTATE ' .. ALG .. clipped(k) .. ': want the summary s, f, l, x and g')
     end
-    h.sum, h.first, h.last, h.x, h.g = -1 - r[1], -1 - r[2], -1 - r[3], -1 - r[4], -1 - r[5]
+    local s, f, l, x, g = -1 - r[1], -1 - r[2], -1 - r[3], -1 - r[4], -1 - r[5]
+    h = {s, f, l, x, g, false, false, false, false, false, false, false, s, f, l, x, g}
+  else
+    h = {0, DONE, 0, 0, DONE, false, false, false, false, false, false, true, 0, DONE, 0, 0, DONE}
   end
-  h.was = {h.sum, h.first, h.last, h.x, h.g}
   local e = r[6] and r[6] + 0
   if e and e < DONE then
     if not r[7] then
-      return nil, badHolds(k, 'a member a' .. clip(id))
+      return redis.error_reply('BADSTATE ' .. ALG .. clipped(k) .. ': want a member a' .. clipped(id))
     end
     if e > now then
-      h.mine, h.until_ = -r[7], e -- the id's live hold: its amount and end
+      h[6], h[7] = -r[7], e
     end
   elseif e and e - DONE > now then
-    h.reach = e -- the id's hold ended by a call within reach
+    h[8] = e
   end
-  if h.sum > 0 and h.first <= now then
-    local err = ended(h)
-    if err then
-      return nil, err
+  if h[1] > 0 and h[2] <= now then -- holds ended: found, to drop
+    local gone, amount = {}, 0
+    repeat
+      local ms = redis.call('ZRANGEBYSCORE', k, 1, now, 'LIMIT', #gone / 2, BATCH)
+      local as = {}
+      for j = 1, #ms do
+        as[j] = 'a' .. string.sub(ms[j], 2)
+      end
+      local amounts = #ms > 0 and redis.call('ZMSCORE', k, unpack(as)) or {}
+      for j = 1, #ms do
+        if not amounts[j] then
+          return redis.error_reply('BADSTATE ' .. ALG .. clipped(k) .. ': want a member ' .. clipped(as[j]))
+        end
+        amount = amount - amounts[j]
+        gone[#gone + 1], gone[#gone + 2] = ms[j], as[j]
+      end
+    until #ms < BATCH
+    local f = redis.call('ZRANGEBYSCORE', k, '(' .. now, '(' .. DONE, 'WITHSCORES', 'LIMIT', 0, 1)
+    h[1], h[9], h[2] = h[1] - amount, gone, f[2] and f[2] + 0 or DONE
+    if h[1] <= 0 then
+      h[1], h[3] = 0, 0
     end
-  end
-  return h
-end
-
-local H = {}
-for i = 1, NL do
-  local h, err = readHolds(i)
-  if err then
-    return err
   end
   H[i] = h
-end
-
--- the wait until limit i admits c with the holds live then counted: tried
--- at now and at each hold's end, from the first after which c could fit
--- beside the holds left (at most q, the limit's quota, which no decision
--- passes), at each the algorithm's own wait if it comes before the next
--- end; -1 if never. It reads the holds in order of their ends, in
--- batches, only as far as it goes.
-local function wait(i, c, q)
-  local f, k = LIMITS[i], H[i].key
-  local E, A, all = {}, {}, false -- the ends and amounts read so far, in order
-  local pos, left, at = 0, H[i].sum, now -- E[1..pos] have ended at at; left are live
-  local function have(n) -- whether E holds n ends, reading on as needed
-    while #E < n and not all do
-      local r = redis.call('ZRANGEBYSCORE', k, '(' .. now, '(' .. DONE, 'WITHSCORES', 'LIMIT', #E, BATCH)
-      all = #r < 2 * BATCH
-      local as = {}
-      for j = 1, #r / 2 do
-        as[j] = 'a' .. string.sub(r[2 * j - 1], 2)
-      end
-      local am = #as > 0 and redis.call('ZMSCORE', k, unpack(as)) or {}
-      for j = 1, #as do
-        E[#E + 1], A[#A + 1] = r[2 * j] + 0, -am[j]
-      end
-    end
-    return #E >= n
-  end
-  local function advance() -- to the next end: every hold ending then ends
-    at = E[pos + 1]
-    while have(pos + 1) and E[pos + 1] == at do
-      pos, left = pos + 1, left - A[pos + 1]
-    end
-  end
-  while c + left > q do
-    if not have(pos + 1) then
-      return -1
-    end
-    advance()
-  end
-  while true do
-    local ok, _, _, retry = f(at, min(c + left, COST_MAX), false, false)
-    if ok == 1 then
-      return at - now
-    end
-    local more = have(pos + 1)
-    if retry >= 0 and (not more or at + retry < E[pos + 1]) then
-      return at + retry - now
-    elseif not more then
-      return -1
-    end
-    advance()
-  end
 end
 
 -- R's fields of limit i: its decision of cost c with its holds counted
@@ -4124,7 +4070,7 @@ end
 local R = {1, 0, 0, 0, 0, 0, 0, 0}
 local function held(i, c, commit)
   local f, h, o = LIMITS[i], H[i], 7 * i - 6
-  if h.sum == 0 then
+  if h[1] == 0 then
     local ok, limit, remaining, retry, reset, delay, tier = f(now, c, false, commit)
     if ok ~= 1 and ok ~= 0 then
       return ok
@@ -4132,227 +4078,239 @@ local function held(i, c, commit)
     R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
     return
   end
-  local ok, limit, remaining, retry, _, delay, tier = f(now, min(c + h.sum, COST_MAX), false, false)
+  local ok, limit, remaining, retry, _, delay, tier = f(now, min(c + h[1], COST_MAX), false, false)
   if ok ~= 1 and ok ~= 0 then
     return ok
   end
   local charged = c
   if ok == 0 then
-    local alone, _, left = f(now, h.sum, false, false)
-    remaining = alone == 1 and left or 0
-    retry, charged = wait(i, c, limit), 0
-  end
-  local _, _, _, _, reset = f(now, charged, false, commit and ok == 1)
-  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, max(reset, h.last - now), delay, tier
-end
-
--- whether every limit of R admits
-local function admitted()
-  for i = 1, NL do
-    if R[7 * i - 5] ~= 1 then
-      return false
-    end
-  end
-  return true
-end
-
--- every limit decides c (COSTS when nil) with its holds counted, writing
--- nothing; or, peeks, only those that admit, at cost 0 (a denied call's
--- limits that would admit report a peek)
-local function decideAll(zero, peeks)
-  for i = 1, NL do
-    if not peeks or R[7 * i - 5] == 1 then
-      local err = held(i, zero and 0 or COSTS[i], false)
-      if err then
-        return err
-      end
-    end
-  end
-end
-
--- h's latest live end but the id's own: its latest hold's end
-local function lastBut(h)
-  local r = redis.call('ZREVRANGEBYSCORE', h.key, '(' .. DONE, 1, 'WITHSCORES', 'LIMIT', 0, 2)
-  if r[1] == 'e' .. id then
-    return r[4] and r[4] + 0 or 0
-  end
-  return r[2] and r[2] + 0 or 0
-end
-
--- adds the id's hold of amount until til to h
-local function addHold(h, amount, til)
-  h.sum, h.first, h.last = h.sum + amount, min(h.first, til), max(h.last, til)
-  h.put = {til, 'e' .. id, -amount, 'a' .. id}
-end
-
--- ends (renew: moves to til) the id's live hold on h
-local function settleHold(h, til)
-  if til then
-    h.first, h.put = min(h.first, til), {til, 'e' .. id}
-    if til >= h.last then
-      h.last = til
-    elseif h.until_ == h.last then
-      h.last = max(lastBut(h), til)
-    end
-    return
-  end
-  h.sum = h.sum - h.mine
-  if h.sum == 0 then
-    h.first, h.last = DONE, 0
-  elseif h.until_ == h.last then
-    h.last = lastBut(h)
-  end
-  local reach = DONE + now + REQUEST_MS
-  h.put, h.g = {reach, 'e' .. id, reach, 'a' .. id}, min(h.g, now + REQUEST_MS)
-end
-
--- writes h: the holds that ended dropped, and the ends whose reach ended
--- REQUEST_MS ago; the id's hold as the call left it (h.put, and the
--- reply kept, h.keep); the summary where it changed; the TTL when the
--- key must live longer (then REQUEST_MS longer still, so that most writes
--- need not set it); the key deleted when it keeps nothing
-local function writeHolds(h)
-  local k = h.key
-  for j = 1, h.gone and #h.gone or 0, BATCH do
-    redis.call('ZREM', k, unpack(h.gone, j, min(j + BATCH - 1, #h.gone)))
-  end
-  if h.g <= now - REQUEST_MS then
-    local to = DONE + now - REQUEST_MS
-    redis.call('ZREMRANGEBYSCORE', k, DONE, to)
-    local r = redis.call('ZRANGEBYSCORE', k, '(' .. num(to), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-    h.g = r[2] and r[2] - DONE or DONE
-  end
-  if h.sum == 0 and h.g == DONE and not h.put then
-    if not h.new then
-      redis.call('DEL', k)
-    end
-    return
-  end
-  local args = h.put or {}
-  if h.keep then
-    args[#args + 1], args[#args + 2] = args[1], h.keep
-  end
-  local cur = {h.sum, h.first, h.last, h.x, h.g}
-  local reach = max(h.last, h.put and h.put[1] >= DONE and now + REQUEST_MS or 0) + TTL_MARGIN_MS
-  if reach > h.x then
-    cur[4] = reach + REQUEST_MS
-  end
-  for j, m in ipairs({'s', 'f', 'l', 'x', 'g'}) do
-    if h.new or cur[j] ~= h.was[j] then
-      args[#args + 1], args[#args + 2] = -1 - cur[j], m
-    end
-  end
-  if #args > 0 then
-    redis.call('ZADD', k, unpack(args))
-  end
-  if cur[4] ~= h.x then
-    redis.call('PEXPIRE', k, cur[4] - now)
-  end
-end
-
--- the reply of a commit or release of id that ended its holds within
--- reach, which this call repeats (the same op and costs), kept with the
--- first limit it ended; nil otherwise
-local function replay()
-  for i = 1, NL do
-    local h = H[i]
-    if h.reach then
-      local head = 'r' .. #id .. ':' .. id .. ':' .. op .. ':' .. string.format('%d' .. string.rep(',%d', NL - 1), unpack(COSTS)) .. ':'
-      for _, m in ipairs(redis.call('ZRANGEBYSCORE', h.key, h.reach, h.reach)) do
-        if string.sub(m, 1, #head) == head then
-          local out = {}
-          for v in string.gmatch(string.sub(m, #head + 1), '[^,]+') do
-            out[#out + 1] = v + 0
-          end
-          return out
+    local alone, _, left = f(now, h[1], false, false)
+    remaining, charged = alone == 1 and left or 0, 0
+    -- the wait: tried at now and at each hold's end, from the first after
+    -- which c could fit beside the holds left (at most the limit's quota,
+    -- which no decision passes), at each the algorithm's own wait if it
+    -- comes before the next end; -1 if never. The holds are read in order
+    -- of their ends, in batches, only as far as the wait goes.
+    local k, E, A, read = HK[i], {}, {}, false
+    local pos, left, at = 0, h[1], now -- E[1..pos] ended at at; left are live
+    local function have(n) -- whether E holds n ends, reading on as needed
+      while #E < n and not read do
+        local rs = redis.call('ZRANGEBYSCORE', k, '(' .. now, '(' .. DONE, 'WITHSCORES', 'LIMIT', #E, BATCH)
+        read = #rs < 2 * BATCH
+        local as = {}
+        for j = 1, #rs / 2 do
+          as[j] = 'a' .. string.sub(rs[2 * j - 1], 2)
+        end
+        local am = #as > 0 and redis.call('ZMSCORE', k, unpack(as)) or {}
+        for j = 1, #as do
+          E[#E + 1], A[#A + 1] = rs[2 * j] + 0, -am[j]
         end
       end
-      return nil
+      return #E >= n
+    end
+    local function advance() -- to the next end: every hold ending then ends
+      at = E[pos + 1]
+      while have(pos + 1) and E[pos + 1] == at do
+        pos, left = pos + 1, left - A[pos + 1]
+      end
+    end
+    retry = nil
+    while c + left > limit and not retry do
+      if have(pos + 1) then
+        advance()
+      else
+        retry = -1
+      end
+    end
+    while not retry do
+      local yes, _, _, own = f(at, min(c + left, COST_MAX), false, false)
+      local more = have(pos + 1)
+      if yes == 1 then
+        retry = at - now
+      elseif own >= 0 and (not more or at + own < E[pos + 1]) then
+        retry = at + own - now
+      elseif not more then
+        retry = -1
+      else
+        advance()
+      end
     end
   end
+  local _, _, _, _, reset = f(now, charged, false, commit and ok == 1)
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, max(reset, h[3] - now), delay, tier
 end
 
-local err
+-- the operation: every limit's state read (by its decision) before the
+-- id's holds are looked at, so that a broken key is refused first
+local SUMMARY, err, replayed = {'s', 'f', 'l', 'x', 'g'}, nil, false
 if op == 'decide' and NL == 1 then
   err = held(1, COSTS[1], true) -- decided and, when admitted, charged
-elseif op == 'decide' then
-  err = decideAll(false)
-  if not err then
-    if admitted() then
-      for i = 1, NL do
-        LIMITS[i](now, COSTS[i], false, true) -- the charge, each limit having admitted
-      end
-    else
-      err = decideAll(true, true)
-    end
-  end
-elseif op == 'reserve' then
-  err = decideAll(false)
-  local retry, some = true, nil
+else
   for i = 1, NL do
-    retry, some = retry and H[i].mine == COSTS[i], some or (H[i].mine and i)
-  end
-  if err then
-    return err
-  elseif retry then
-    err = decideAll(true)
-  elseif some then
-    for i = 1, NL do
-      local mine = H[i].mine
-      if mine and mine ~= COSTS[i] then
-        return bad('id ' .. clip(id) .. ' holds ' .. num(mine) .. ' on ' .. NAMES[i] .. ', not ' .. num(COSTS[i]))
-      elseif not mine then
-        return bad('id ' .. clip(id) .. ' holds on ' .. NAMES[some] .. ' but nothing on ' .. NAMES[i] .. ': a hold id names one call\'s hold')
-      end
-    end
-  elseif admitted() then
-    for i = 1, NL do
-      addHold(H[i], COSTS[i], now + hold_ms)
-    end
-    err = decideAll(true)
-  else
-    err = decideAll(true, true)
-  end
-else -- commit, release, renew: every state read first
-  err = decideAll(true)
-  if err then
-    return err
-  end
-  local first = nil
-  for i = 1, NL do
-    first = first or (H[i].mine and i)
-  end
-  if not first then
-    local out = op ~= 'renew' and replay()
-    if not out then
-      return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. clip(id) ..
-          ' holds nothing: it never held, its hold ended, or another operation ended it')
-    end
-    R = out
-  else
-    for i = 1, NL do
-      if H[i].mine then
-        settleHold(H[i], op == 'renew' and now + hold_ms)
-      end
-      if op == 'commit' and COSTS[i] > 0 then
-        LIMITS[i](now, COSTS[i], true, true) -- work done: charged, forced
-      end
-    end
-    err = decideAll(true)
-    if op ~= 'renew' then -- the reply kept, for the call sent again
-      H[first].keep = 'r' .. #id .. ':' .. id .. ':' .. op .. ':' .. string.format('%d' .. string.rep(',%d', NL - 1), unpack(COSTS)) .. ':' ..
-          string.format('%d' .. string.rep(',%d', 7 * NL), unpack(R))
-    end
+    err = err or held(i, op == 'decide' and COSTS[i] or op == 'reserve' and COSTS[i] or 0, false)
   end
 end
 if err then
   return err
 end
-if NL > 1 and #R == 1 + 7 * NL then
-  R[1] = binding(R, NL, admitted())
-end
+local all = true
 for i = 1, NL do
-  writeHolds(H[i])
+  all = all and R[7 * i - 5] == 1
+end
+local settle = false -- every limit's state to report after the call, as a decision of 0 sees it
+if op == 'decide' and NL > 1 then
+  for i = 1, NL do
+    if all then
+      LIMITS[i](now, COSTS[i], false, true) -- the charge, each limit having admitted
+    elseif R[7 * i - 5] == 1 then
+      err = err or held(i, 0, false) -- a peek: the call is denied
+    end
+  end
+elseif op == 'reserve' then
+  local retry, some = true, nil
+  for i = 1, NL do
+    retry, some = retry and H[i][6] == COSTS[i], some or (H[i][6] and i)
+  end
+  if not retry and some then -- held otherwise
+    for i = 1, NL do
+      local mine = H[i][6]
+      if mine and mine ~= COSTS[i] then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. clipped(id) .. ' holds ' .. string.format('%d', mine) .. ' on ' ..
+            NAMES[i] .. ', not ' .. string.format('%d', COSTS[i]))
+      elseif not mine then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. clipped(id) .. ' holds on ' .. NAMES[some] .. ' but nothing on ' ..
+            NAMES[i] .. ': a hold id names one call\'s hold')
+      end
+    end
+  elseif not retry and all then
+    for i = 1, NL do -- the hold, on every limit
+      local h, til = H[i], now + hold_ms
+      h[1], h[2], h[3], h[10] = h[1] + COSTS[i], min(h[2], til), max(h[3], til), {til, 'e' .. id, -COSTS[i], 'a' .. id}
+    end
+  end
+  settle = retry or all
+  if not settle then
+    for i = 1, NL do
+      if R[7 * i - 5] == 1 then
+        err = err or held(i, 0, false) -- a peek: the call is denied
+      end
+    end
+  end
+elseif op ~= 'decide' then -- commit, release, renew
+  local first = nil
+  for i = 1, NL do
+    first = first or (H[i][6] and i)
+  end
+  if not first and op ~= 'renew' then -- a commit or release sent again: its reply, if it took effect
+    for i = 1, NL do
+      local e = H[i][8]
+      if e then
+        local head = 'r' .. #id .. ':' .. id .. ':' .. op .. ':' .. string.format('%d' .. string.rep(',%d', NL - 1), unpack(COSTS)) .. ':'
+        for _, m in ipairs(redis.call('ZRANGEBYSCORE', HK[i], e, e)) do
+          if string.sub(m, 1, #head) == head then
+            R = {}
+            for v in string.gmatch(string.sub(m, #head + 1), '[^,]+') do
+              R[#R + 1] = v + 0
+            end
+            first, replayed = 0, true
+          end
+        end
+        break
+      end
+    end
+  end
+  if not first then
+    return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. clipped(id) ..
+        ' holds nothing: it never held, its hold ended, or another operation ended it')
+  end
+  for i = 1, first > 0 and NL or 0 do
+    local h, mine = H[i], H[i][6]
+    local last = mine and h[7] == h[3] -- the id's hold ended last: the next latest, to find
+    if mine and op == 'renew' then
+      local til = now + hold_ms
+      h[2], h[10] = min(h[2], til), {til, 'e' .. id}
+      last = last and til < h[3]
+      h[3] = max(h[3], til)
+    elseif mine then
+      local reach = DONE + now + REQUEST_MS
+      h[1], h[5], h[10] = h[1] - mine, min(h[5], now + REQUEST_MS), {reach, 'e' .. id, reach, 'a' .. id}
+    end
+    if h[1] == 0 then
+      h[2], h[3] = DONE, 0
+    elseif last then
+      local r = redis.call('ZREVRANGEBYSCORE', HK[i], '(' .. DONE, 1, 'WITHSCORES', 'LIMIT', 0, 2)
+      local at = r[1] == 'e' .. id and 4 or 2
+      h[3] = max(r[at] and r[at] + 0 or 0, op == 'renew' and now + hold_ms or 0)
+    end
+    if op == 'commit' and COSTS[i] > 0 then
+      LIMITS[i](now, COSTS[i], true, true) -- work done: charged, forced
+    end
+  end
+  settle = first > 0
+end
+if settle then
+  for i = 1, NL do
+    err = err or held(i, 0, false)
+  end
+  all = true
+  for i = 1, NL do
+    all = all and R[7 * i - 5] == 1
+  end
+end
+if err then
+  return err
+end
+if NL > 1 and not replayed then
+  R[1] = binding(R, NL, all)
+end
+if settle and op ~= 'renew' and op ~= 'reserve' then -- the reply kept, for the call sent again
+  for i = 1, NL do
+    if H[i][6] then
+      H[i][11] = 'r' .. #id .. ':' .. id .. ':' .. op .. ':' .. string.format('%d' .. string.rep(',%d', NL - 1), unpack(COSTS)) .. ':' ..
+          string.format('%d' .. string.rep(',%d', 7 * NL), unpack(R))
+      break
+    end
+  end
+end
+
+for i = 1, NL do
+  local h, k = H[i], HK[i]
+  local gone = h[9]
+  for j = 1, gone and #gone or 0, BATCH do
+    redis.call('ZREM', k, unpack(gone, j, min(j + BATCH - 1, #gone)))
+  end
+  if h[5] <= now - REQUEST_MS then
+    local to = DONE + now - REQUEST_MS
+    redis.call('ZREMRANGEBYSCORE', k, DONE, to)
+    local r = redis.call('ZRANGEBYSCORE', k, '(' .. string.format('%d', to), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    h[5] = r[2] and r[2] - DONE or DONE
+  end
+  local put = h[10]
+  if h[1] == 0 and h[5] == DONE and not put then
+    if not h[12] then
+      redis.call('DEL', k)
+    end
+  else
+    local args = put or {}
+    if h[11] then
+      args[#args + 1], args[#args + 2] = args[1], h[11]
+    end
+    local reach = max(h[3], put and put[1] >= DONE and now + REQUEST_MS or 0) + TTL_MARGIN_MS
+    if reach > h[4] then
+      h[4] = reach + REQUEST_MS
+    end
+    for j, m in ipairs(SUMMARY) do
+      if h[12] or h[j] ~= h[12 + j] then
+        args[#args + 1], args[#args + 2] = -1 - h[j], m
+      end
+    end
+    if #args > 0 then
+      redis.call('ZADD', k, unpack(args))
+    end
+    if h[4] ~= h[16] then
+      redis.call('PEXPIRE', k, h[4] - now)
+    end
+  end
 end
 return R
 end}
@@ -5382,6 +5340,7 @@ for i, l in ipairs(LIMITS) do
 end
 ALG = string.match(ARGV[4 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
+--: driver KEYS NOW_MAX COST_MAX TTL_MARGIN_MS MAX_SKEW_MS REQUEST_MS REQUEST_ID_MAX binding
 -- per-call inputs
 local NL = #LIMITS
 local now
@@ -5393,7 +5352,9 @@ elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
   now = ARGV[1] + 0
 end
 if now == nil or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'now_ms must be an integer in [0, 35184372088832], got ' .. string.sub(ARGV[1], 1, 32) ..
+      (#ARGV[1] > 32 and '...' or ''))
 end
 -- the costs: one for every limit, or one per limit joined by ','
 local COSTS, peek, cost = {}, true, nil
@@ -5402,7 +5363,9 @@ if ARGV[2] == '1' then
 elseif not string.find(ARGV[2], ',', 1, true) then
   cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
   if not cost or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+    return redis.error_reply('BADINPUT ' .. ALG ..
+        'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(ARGV[2], 1, 32) ..
+        (#ARGV[2] > 32 and '...' or ''))
   end
 end
 if cost then
@@ -5414,16 +5377,19 @@ else
   for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
     local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
     if not v or v > COST_MAX then
-      return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(c))
+      return redis.error_reply('BADINPUT ' .. ALG ..
+          'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
+          (#c > 32 and '...' or ''))
     end
     COSTS[#COSTS + 1], peek = v, peek and v == 0
   end
   if #COSTS ~= NL then
-    return bad('cost must be one integer, or one per limit (' .. NL .. ') joined by \',\', got ' .. clip(ARGV[2]))
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
+        ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
   end
 end
 if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  return redis.error_reply('BADINPUT ' .. ALG .. 'force must be 0 or 1, got ' .. string.sub(ARGV[3], 1, 32) .. (#ARGV[3] > 32 and '...' or ''))
 end
 local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
@@ -6827,5 +6793,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return 'adc0ceab0cf2d548f77922611c939e1eccb5126a'
+  return '740b562731b4fa6c962430efd5f57f49166e46bc'
 end}

@@ -44,28 +44,36 @@
 -- policy's name in the first limit's); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
-local floor = math.floor
-
+--: KEYS
 local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
 
 -- the spec's constants
+--: NOW_MAX
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
+--: COST_MAX
 -- 2^53 - 1
 local COST_MAX = 9007199254740991
+--: TTL_MARGIN_MS
 -- kept past the reset time, for lagging clocks
 local TTL_MARGIN_MS = 60000
+--: MAX_SKEW_MS
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
+--: BUCKETS_MAX
 -- the most buckets one bucket_window tier spans
 local BUCKETS_MAX = 3600
+--: RUN_MOD
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
+--: REQUEST_MS
 -- a charged request's reply is replayed to its retries this long
 local REQUEST_MS = 60000
+--: REQUEST_ID_MAX
 -- the longest request id, in bytes
 local REQUEST_ID_MAX = 128
 
+--: int
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
   if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
@@ -74,6 +82,7 @@ local function int(s)
   return tonumber(s)
 end
 
+--: field int
 -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
 local function field(v, dflt, lo, hi)
   if not v then
@@ -91,6 +100,7 @@ local function field(v, dflt, lo, hi)
   return n
 end
 
+--: clip
 -- s cut to 32 bytes, for an error message
 local function clip(s)
   s = tostring(s)
@@ -100,11 +110,13 @@ local function clip(s)
   return s
 end
 
+--: num
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
 end
 
+--: split
 -- s split at its first n-1 colons into n parts, or nil
 local function split(s, n)
   local parts, from = {}, 1
@@ -120,10 +132,11 @@ local function split(s, n)
   return parts
 end
 
+--: ratio_less
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = floor(a / b), floor(c / d)
+  local qa, qc = math.floor(a / b), math.floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -134,11 +147,13 @@ local function ratio_less(a, b, c, d)
   return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
 end
 
+--: longer
 -- whether the wait a is longer than b, where -1 is never
 local function longer(a, b)
   return a ~= b and (a == -1 or (b ~= -1 and a > b))
 end
 
+--: binding ratio_less longer
 -- the binding limit of R's n limits (R: a policy's reply, the index then
 -- each limit's fields): when every one admits (all), the least remaining
 -- relative to its limit; else, of those that deny, the longest wait (-1:
@@ -158,7 +173,9 @@ local function binding(R, n, all)
   return b
 end
 
+--: -
 
+--: make_bucket_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS BUCKETS_MAX RUN_MOD int field split
 -- a limit of bucket_window: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_bucket_window(KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3)
@@ -676,6 +693,7 @@ local function make_bucket_window(KEYS, ALG, limit, window_ms, bucket_ms, limit_
     return (ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier
   end
 end
+--: -
 
 -- the parameters and keys of a limit of bucket_window, checked
 local function check_bucket_window(KEYS, ARGV, ALG, infix)
@@ -764,6 +782,7 @@ local function check_bucket_window(KEYS, ARGV, ALG, infix)
   return nil, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
 end
 
+--: make_concurrency KEYS NOW_MAX
 -- a limit of concurrency: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_concurrency(KEYS, ALG, limit)
@@ -795,6 +814,7 @@ local function make_concurrency(KEYS, ALG, limit)
     return (ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0
   end
 end
+--: -
 
 -- the parameters and keys of a limit of concurrency, checked
 local function check_concurrency(KEYS, ARGV, ALG, infix)
@@ -823,6 +843,7 @@ local function check_concurrency(KEYS, ARGV, ALG, infix)
   return nil, limit
 end
 
+--: make_fixed_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
 -- a limit of fixed_window: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_fixed_window(KEYS, ALG, limit, window_ms)
@@ -897,6 +918,7 @@ local function make_fixed_window(KEYS, ALG, limit, window_ms)
     return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0
   end
 end
+--: -
 
 -- the parameters and keys of a limit of fixed_window, checked
 local function check_fixed_window(KEYS, ARGV, ALG, infix)
@@ -929,6 +951,7 @@ local function check_fixed_window(KEYS, ARGV, ALG, infix)
   return nil, limit, window_ms
 end
 
+--: make_gcra KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
 -- a limit of gcra: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_gcra(KEYS, ALG, burst, rate, period_ms)
@@ -1017,6 +1040,7 @@ local function make_gcra(KEYS, ALG, burst, rate, period_ms)
     return (ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0
   end
 end
+--: -
 
 -- the parameters and keys of a limit of gcra, checked
 local function check_gcra(KEYS, ARGV, ALG, infix)
@@ -1059,6 +1083,7 @@ local function check_gcra(KEYS, ARGV, ALG, infix)
   return nil, burst, rate, period_ms
 end
 
+--: make_leaky_bucket KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
 -- a limit of leaky_bucket: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_leaky_bucket(KEYS, ALG, capacity, rate, period_ms)
@@ -1148,6 +1173,7 @@ local function make_leaky_bucket(KEYS, ALG, capacity, rate, period_ms)
         ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0
   end
 end
+--: -
 
 -- the parameters and keys of a limit of leaky_bucket, checked
 local function check_leaky_bucket(KEYS, ARGV, ALG, infix)
@@ -1190,6 +1216,7 @@ local function check_leaky_bucket(KEYS, ARGV, ALG, infix)
   return nil, capacity, rate, period_ms
 end
 
+--: make_meta_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS int field split
 -- a limit of meta_window: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_meta_window(KEYS, ALG, limit, window_ms)
@@ -1373,6 +1400,7 @@ local function make_meta_window(KEYS, ALG, limit, window_ms)
     return (ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
   end
 end
+--: -
 
 -- the parameters and keys of a limit of meta_window, checked
 local function check_meta_window(KEYS, ARGV, ALG, infix)
@@ -1405,6 +1433,7 @@ local function check_meta_window(KEYS, ARGV, ALG, infix)
   return nil, limit, window_ms
 end
 
+--: make_sliding_log KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS RUN_MOD int field split
 -- a limit of sliding_log: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_sliding_log(KEYS, ALG, limit, window_ms)
@@ -1746,6 +1775,7 @@ local function make_sliding_log(KEYS, ALG, limit, window_ms)
         ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0
   end
 end
+--: -
 
 -- the parameters and keys of a limit of sliding_log, checked
 local function check_sliding_log(KEYS, ARGV, ALG, infix)
@@ -1778,6 +1808,7 @@ local function check_sliding_log(KEYS, ARGV, ALG, infix)
   return nil, limit, window_ms
 end
 
+--: make_sliding_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
 -- a limit of sliding_window: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_sliding_window(KEYS, ALG, limit, window_ms)
@@ -1880,6 +1911,7 @@ local function make_sliding_window(KEYS, ALG, limit, window_ms)
     return (ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0
   end
 end
+--: -
 
 -- the parameters and keys of a limit of sliding_window, checked
 local function check_sliding_window(KEYS, ARGV, ALG, infix)
@@ -1915,6 +1947,7 @@ local function check_sliding_window(KEYS, ARGV, ALG, infix)
   return nil, limit, window_ms
 end
 
+--: make_token_bucket KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
 -- a limit of token_bucket: its decision of now, cost, force and commit, on its
 -- keys KEYS, ALG naming it in errors
 local function make_token_bucket(KEYS, ALG, capacity, refill_tokens, refill_ms)
@@ -2001,6 +2034,7 @@ local function make_token_bucket(KEYS, ALG, capacity, refill_tokens, refill_ms)
     return (ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0
   end
 end
+--: -
 
 -- the parameters and keys of a limit of token_bucket, checked
 local function check_token_bucket(KEYS, ARGV, ALG, infix)
@@ -2123,6 +2157,7 @@ for i, l in ipairs(LIMITS) do
 end
 ALG = string.match(ARGV[4 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
+--: driver KEYS NOW_MAX COST_MAX TTL_MARGIN_MS MAX_SKEW_MS REQUEST_MS REQUEST_ID_MAX binding
 -- per-call inputs
 local NL = #LIMITS
 local now
@@ -2134,7 +2169,9 @@ elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
   now = ARGV[1] + 0
 end
 if now == nil or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'now_ms must be an integer in [0, 35184372088832], got ' .. string.sub(ARGV[1], 1, 32) ..
+      (#ARGV[1] > 32 and '...' or ''))
 end
 -- the costs: one for every limit, or one per limit joined by ','
 local COSTS, peek, cost = {}, true, nil
@@ -2143,7 +2180,9 @@ if ARGV[2] == '1' then
 elseif not string.find(ARGV[2], ',', 1, true) then
   cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
   if not cost or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+    return redis.error_reply('BADINPUT ' .. ALG ..
+        'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(ARGV[2], 1, 32) ..
+        (#ARGV[2] > 32 and '...' or ''))
   end
 end
 if cost then
@@ -2155,16 +2194,19 @@ else
   for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
     local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
     if not v or v > COST_MAX then
-      return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(c))
+      return redis.error_reply('BADINPUT ' .. ALG ..
+          'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
+          (#c > 32 and '...' or ''))
     end
     COSTS[#COSTS + 1], peek = v, peek and v == 0
   end
   if #COSTS ~= NL then
-    return bad('cost must be one integer, or one per limit (' .. NL .. ') joined by \',\', got ' .. clip(ARGV[2]))
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
+        ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
   end
 end
 if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  return redis.error_reply('BADINPUT ' .. ALG .. 'force must be 0 or 1, got ' .. string.sub(ARGV[3], 1, 32) .. (#ARGV[3] > 32 and '...' or ''))
 end
 local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 

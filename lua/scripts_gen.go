@@ -179,10 +179,10 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "adc0ceab0cf2d548f77922611c939e1eccb5126a", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "cb316c412a6a812c6c4cfa949316725ecb0b65d8"},
+		Name: "limitspec", Version: "740b562731b4fa6c962430efd5f57f49166e46bc", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "607aa16e04e5513f75789cea8da47c66e6231bda"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e9d25260ae5da0a0f77ac85c7fd3a03ac5aff967"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "88ae8e0088398af1d2107f948facfa49d06abaa3"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "e73178ca7631cce3d7be0c83ab20fabc7aa82e31"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,11 +67,48 @@ func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, li
 	if err != nil {
 		return kit.Reply{}, 0, nil, err
 	}
-	reply, err := l.run(ctx, p.decide, args, first, req.ID != "")
+	s, _ := l.script(p)
+	reply, err := l.run(ctx, s, args, first, req.ID != "")
 	if err != nil {
 		return kit.Reply{}, 0, nil, err
 	}
-	return p.decision(reply, limits)
+	return p.decision(reply, req.Force, limits)
+}
+
+// script is the script that decides by p, and the ARGV it takes after
+// the request's own: a policy's composed script, which takes none, but by
+// FCALL (the library's function, which takes the limits); else p.decide
+// and its params.
+func (l *Limiter) script(p *plan) (*script, []any) {
+	if p.composed != nil && !l.o.Functions {
+		return p.composed, nil
+	}
+	return p.decide, p.params
+}
+
+// costArg is req's cost as p's script takes it: req.Cost, or for a policy
+// whose limits count units req.Costs gives, each limit's cost joined by
+// ',' (docs/semantics.md, "Units"), checked.
+func (p *plan) costArg(req limitspec.Request) (any, error) {
+	if err := limitcall.CheckLimitCosts(req); err != nil {
+		return nil, err
+	}
+	if p.policy == nil || len(req.Costs) == 0 {
+		return req.Cost, nil
+	}
+	var buf [maxTags]int64
+	costs, err := limitcall.Costs(p.policy, req, buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for i, c := range costs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(c, 10))
+	}
+	return b.String(), nil
 }
 
 // decideArgs are the KEYS and ARGV of req's decision by p, and its first
@@ -81,18 +119,23 @@ func (l *Limiter) decideArgs(p *plan, req limitspec.Request) ([]any, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	args := make([]any, headArgs, headArgs+len(p.tails)+1+decisionArgs+len(p.inputs)+len(p.params))
+	cost, err := p.costArg(req)
+	if err != nil {
+		return nil, "", err
+	}
+	_, params := l.script(p)
+	args := make([]any, headArgs, headArgs+len(p.tails)+1+decisionArgs+len(p.inputs)+len(params))
 	args[2] = p.numKeys
 	args, first := p.appendKeys(args, l.o.Prefix, tags)
 	if req.ID != "" { // refused by the script when too long
 		args[2] = len(p.tails) + 1
 		args = append(args, "{"+l.o.Prefix+tags[p.tag(0)]+limitcall.RequestKeyTail(req.ID))
 	}
-	args = append(args, l.now(req.Now), req.Cost, forceArg(req.Force))
+	args = append(args, l.now(req.Now), cost, forceArg(req.Force))
 	for _, in := range p.inputs {
 		args = append(args, req.Inputs[in])
 	}
-	return append(args, p.params...), first, nil
+	return append(args, params...), first, nil
 }
 
 // resetArgs are the KEYS and ARGV of req's reset by p: its keys, then
@@ -197,23 +240,34 @@ func (p *plan) tag(i int) int {
 }
 
 // decision decodes a decision's reply: an algorithm's 7 integers, or a
-// policy's (its result, the binding index, then each limit's 7). It
-// returns the decision's own reply, the binding limit's index, and each
-// limit's part appended to limits, which it writes only once the whole
-// reply is found sound.
-func (p *plan) decision(reply any, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
+// policy's (the binding index, then each limit's 7), whose own reply it
+// composes: the binding limit's, its delay the longest of all when every
+// limit admitted or the call was forced (docs/semantics.md, "Policies").
+// It returns the decision's own reply, the binding limit's index, and
+// each limit's part appended to limits, which it writes only once the
+// whole reply is found sound.
+func (p *plan) decision(reply any, force bool, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
 	n := len(kit.ReplyFields)
 	arr, binding, ok := p.sound(reply)
 	if !ok {
 		return kit.Reply{}, 0, nil, p.badReply(reply)
 	}
-	decision := fromReply(arr[:n])
 	if p.policy == nil {
+		decision := fromReply(arr[:n])
 		return decision, 0, append(limits, limitcall.LimitResult(p.names[0], p.limits[0], decision)), nil
 	}
+	decision := fromReply(arr[1+n*binding : 1+n*(binding+1)])
+	all, delay := true, int64(0)
 	for i := range p.limits {
-		from := n + 1 + n*i
-		limits = append(limits, limitcall.LimitResult(p.names[i], p.limits[i], fromReply(arr[from:from+n])))
+		r := fromReply(arr[1+n*i : 1+n*(i+1)])
+		all, delay = all && r.Allowed, max(delay, r.DelayMs)
+		lr := limitcall.LimitResult(p.names[i], p.limits[i], r)
+		lr.Unit = p.units[i]
+		limits = append(limits, lr)
+	}
+	decision.DelayMs = 0
+	if all || force {
+		decision.DelayMs = delay
 	}
 	return decision, binding, limits, nil
 }
@@ -236,10 +290,10 @@ func (p *plan) sound(reply any) ([]any, int, bool) {
 	if p.policy == nil {
 		return arr, 0, allowedField(arr[0])
 	}
-	binding := arr[n].(int64)
-	ok := allowedField(arr[0]) && binding >= 1 && binding <= int64(len(p.limits))
+	binding := arr[0].(int64)
+	ok := binding >= 1 && binding <= int64(len(p.limits))
 	for i := range p.limits {
-		ok = ok && allowedField(arr[n+1+n*i])
+		ok = ok && allowedField(arr[1+n*i])
 	}
 	return arr, int(binding) - 1, ok
 }
@@ -250,7 +304,7 @@ func (p *plan) replyLen() int {
 	if p.policy == nil {
 		return n
 	}
-	return n + 1 + n*len(p.limits)
+	return 1 + n*len(p.limits)
 }
 
 // allowedField reports whether x, a reply's allowed, is 0 or 1.

@@ -54,15 +54,7 @@ func (l *Limiter) runHolds(ctx context.Context, p *plan, req limitspec.Request, 
 	if err != nil {
 		return kit.Reply{}, 0, nil, err
 	}
-	return p.decision(reply, limits)
-}
-
-// resetHolds deletes every limit's state and holds of req's holding
-// policy, by the holds script's reset.
-func (l *Limiter) resetHolds(ctx context.Context, p *plan, req limitspec.Request) error {
-	req.Cost = 0
-	_, err := l.callHolds(ctx, p, req, "reset", "", 0)
-	return err
+	return p.decision(reply, false, limits)
 }
 
 // callHolds calls the holds script with op on req's holding policy; an
@@ -73,10 +65,15 @@ func (l *Limiter) callHolds(ctx context.Context, p *plan, req limitspec.Request,
 	if err != nil {
 		return nil, err
 	}
-	args := make([]any, headArgs, headArgs+len(p.tails)+5+len(p.params))
+	cost, err := p.costArg(req)
+	if err != nil {
+		return nil, err
+	}
+	s, params := l.script(p)
+	args := make([]any, headArgs, headArgs+len(p.tails)+5+len(params))
 	args[2] = p.numKeys
 	args, first := p.appendKeys(args, l.o.Prefix, tags)
-	args = append(args, l.now(req.Now), req.Cost, op, id, strconv.FormatInt(ms, 10))
-	args = append(args, p.params...)
-	return l.run(ctx, p.decide, args, first, id != "")
+	args = append(args, l.now(req.Now), cost, op, id, strconv.FormatInt(ms, 10))
+	args = append(args, params...)
+	return l.run(ctx, s, args, first, id != "")
 }

@@ -304,10 +304,10 @@ func (l *Limiter) Reset(ctx context.Context, req limitspec.Request) error {
 }
 
 // reset deletes the state of req's keys under p (a holding policy's
-// holds too, by the holds script's reset).
+// limits' state: their holds stay).
 func (l *Limiter) reset(ctx context.Context, p *plan, req limitspec.Request) error {
-	if p.holds {
-		return l.resetHolds(ctx, p, req)
+	if p.resets != nil { // a holding policy's: its state, not its holds
+		p = p.resets
 	}
 	args, first, err := l.resetArgs(p, req, false)
 	if err != nil {

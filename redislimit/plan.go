@@ -41,6 +41,7 @@ type plan struct {
 	// limit's algorithm's name, which its key's refusals begin with.
 	names  []string
 	limits []limitspec.Limit
+	units  []string // a policy's limits' (PolicyLimit.Unit)
 	alg    string
 	// A policy's plan: the policy, its identities, and the constants of
 	// its limits that count one: a call's hash tags are the identities'
@@ -49,8 +50,15 @@ type plan struct {
 	identities []string
 	constants  []string
 	// holds: a holding policy's plan, whose calls run the holds script
-	// (holds.go); its reset deletes no holds.
-	holds bool
+	// (holds.go); resets is the plan of its reset, the policy's without
+	// holds: a reset deletes the limits' state, not their holds.
+	holds  bool
+	resets *plan
+	// composed is a policy's own script, composed for it (limitcall.Composed):
+	// the same decisions as decide's, its parameters written in, taking no
+	// ARGV after the request's own. Calls by EVALSHA run it; by FCALL,
+	// the library's decide, with params.
+	composed *script
 }
 
 // limitPlan is lim's plan, lim checked (Limit.Validate, and an
@@ -89,12 +97,21 @@ func policyPlan(p *limitspec.Policy) (*plan, error) {
 	}
 	pl := &plan{decide: scriptOf(t.Library.Name, t.Library.Policy), reset: scriptOf(t.Library.Name, t.Library.PolicyReset),
 		tails: t.Tails, params: boxed(t.Limits), policy: p, identities: p.Identities()}
+	c := t.Composed(p)
+	pl.composed = &script{name: c.Name, lib: t.Library.Name, sha: c.SHA1, source: c.Source}
 	if p.Holds() {
 		pl.decide, pl.holds = scriptOf(t.Library.Name, t.Library.Holds), true
+		plain, err := limitspec.NewPolicy(p.Name(), p.Limits()...)
+		if err != nil {
+			return nil, err
+		}
+		if pl.resets, err = policyPlan(plain); err != nil {
+			return nil, err
+		}
 	}
 	tag := make([]int, 0, len(p.Limits())) // each limit's
 	for _, l := range p.Limits() {
-		pl.names, pl.limits = append(pl.names, l.Name), append(pl.limits, l.Limit)
+		pl.names, pl.limits, pl.units = append(pl.names, l.Name), append(pl.limits, l.Limit), append(pl.units, l.Unit)
 		if l.Identity != "" {
 			tag = append(tag, slices.Index(pl.identities, l.Identity))
 			continue

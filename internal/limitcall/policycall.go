@@ -69,7 +69,7 @@ func NewPolicyTemplate(p *limitspec.Policy) (*PolicyTemplate, error) {
 			t.Tails, t.Of = append(t.Tails, tail), append(t.Of, i)
 		}
 		if p.Holds() { // the holds script's: the limit's holds key after its keys
-			t.Tails, t.Of = append(t.Tails, "}"+infix+":hd"), append(t.Of, i)
+			t.Tails, t.Of = append(t.Tails, "}"+infix+":hz"), append(t.Of, i)
 		}
 		// the script reads the limit's name, :<policy>:<limit>, for its
 		// errors; its keys carry the infix, :<limit>
