@@ -211,8 +211,8 @@ func policyCall(prefix string, r Request, kind callKind) (scriptCall, *Outcome) 
 		// its keys carry :<limit>; the script takes :<policy>:<limit> for
 		// its errors (docs/semantics.md, "Policies")
 		c.keys = append(c.keys, s.KeyNames(prefix+tags[i], ":"+l.Name, keyParams)...)
-		if p.Holds && kind != resetCall { // its holds key, after its state keys
-			c.keys = append(c.keys, "{"+prefix+tags[i]+"}:"+l.Name+":hz")
+		if p.Holds && kind != resetCall { // its holds keys, after its state keys
+			c.keys = append(c.keys, "{"+prefix+tags[i]+"}:"+l.Name+":hh", "{"+prefix+tags[i]+"}:"+l.Name+":hz")
 		}
 		c.argv = append(c.argv, l.Algorithm, ":"+p.Name+":"+l.Name, strconv.Itoa(len(argv)))
 		c.argv = append(c.argv, argv...)
@@ -372,8 +372,9 @@ func replyOutcome(reply []int64) Outcome {
 
 // wrongTypeKeys are the keys of r's call (with prefix inside the hash
 // tag) that w names: its state keys, and a holding policy's holds keys.
-// A target plants a hash there: no key of the scripts is one (a state is
-// a string, a zset or a list; holds are a zset).
+// A target plants there a value of plantedType: a hash, the type of no
+// state (a string, a zset or a list), but on a holding policy's hash of
+// holds, a string.
 func wrongTypeKeys(prefix string, r Request, w WrongType) []string {
 	c, refused := prepareCall(prefix, r, decideCall, "")
 	if refused != nil {
@@ -389,4 +390,13 @@ func wrongTypeKeys(prefix string, r Request, w WrongType) []string {
 		}
 	}
 	return out
+}
+
+// plantedType is the type of what a wrong_type step plants at key k
+// (see wrongTypeKeys): "hash", or "string" for a hash of holds.
+func plantedType(k string) string {
+	if strings.HasSuffix(k, ":hh") {
+		return "string"
+	}
+	return "hash"
 }

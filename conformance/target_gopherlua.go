@@ -258,11 +258,15 @@ func (t *LuaTarget) Keys() ([]KeyTTL, error) {
 
 func (t *LuaTarget) PlantWrongType(r Request, w WrongType) error {
 	for _, k := range wrongTypeKeys("", r, w) {
-		// A hash: the type of no state (see wrongTypeKeys).
+		// A value of no type the key holds (see wrongTypeKeys).
 		if _, err := t.store.Do("DEL", []string{k}); err != nil {
 			return err
 		}
-		if _, err := t.store.Do("HSET", []string{k, "x", "1"}); err != nil {
+		plant := []string{"HSET", k, "x", "1"}
+		if plantedType(k) == "string" {
+			plant = []string{"SET", k, "x"}
+		}
+		if _, err := t.store.Do(plant[0], plant[1:]); err != nil {
 			return err
 		}
 		if _, err := t.store.Do("PEXPIRE", []string{k, "60000"}); err != nil {

@@ -314,11 +314,15 @@ func (t *RedisTarget) scan(ctx context.Context, pattern string) ([]string, error
 func (t *RedisTarget) PlantWrongType(r Request, w WrongType) error {
 	ctx := context.Background()
 	for _, k := range wrongTypeKeys(t.prefix, r, w) {
-		// A hash: the type of no state (see wrongTypeKeys).
+		// A value of no type the key holds (see wrongTypeKeys).
 		if err := t.rdb.Del(ctx, k).Err(); err != nil {
 			return err
 		}
-		if err := t.rdb.HSet(ctx, k, "x", "1").Err(); err != nil {
+		plant := t.rdb.HSet(ctx, k, "x", "1").Err
+		if plantedType(k) == "string" {
+			plant = t.rdb.Set(ctx, k, "x", 0).Err
+		}
+		if err := plant(); err != nil {
 			return err
 		}
 		if err := t.rdb.PExpire(ctx, k, time.Minute).Err(); err != nil {

@@ -107,9 +107,9 @@ func luaAlgorithmsOf(w *writer, algs []*Algorithm, reset bool) {
 // :<policy>:<limit>, number of parameters and parameters), checks them
 // in order (the descriptions, then each limit's parameters and keys)
 // and makes each limit's decision: LIMITS, the limits' names NAMES, the
-// holds keys HK (the holds script's: each limit's after its state keys;
-// false elsewhere), NK the number of state keys, and ALG the policy's
-// prefix in errors. A reset's ARGV holds the limits alone; the holds
+// holds keys HH and HE (the holds script's: each limit's hash and sorted
+// set, after its state keys; false elsewhere), NK the number of state
+// keys, and ALG the policy's prefix in errors. A reset's ARGV holds the limits alone; the holds
 // script's begins with its five inputs.
 func luaLimitsParser(w *writer, script string) {
 	first, holds := 4, "0"
@@ -162,7 +162,7 @@ end`
 // is the first limit's ARGV, {holds} 1 when each limit's keys end with
 // its holds key.
 const luaLimitsParserText = `-- the limits, from ARGV[{first}] on
-local LIMITS, HK, NAMES, arg, key = {}, {}, {}, {first}, 1
+local LIMITS, HH, HE, NAMES, arg, key = {}, {}, {}, {}, {first}, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -185,8 +185,8 @@ while arg <= #ARGV do
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
   LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
-  NAMES[i], HK[i] = name, {holds} == 1 and KEYS[key + alg[3]]
-  arg, key = arg + 3 + n, key + alg[3] + {holds}
+  NAMES[i], HH[i], HE[i] = name, {holds} == 1 and KEYS[key + alg[3]], {holds} == 1 and KEYS[key + alg[3] + 1]
+  arg, key = arg + 3 + n, key + alg[3] + 2 * {holds}
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -205,8 +205,10 @@ end
 
 -- every limit's parameters and keys, checked, then its decision made
 for i, l in ipairs(LIMITS) do
-  if {holds} == 1 and HK[i] ~= string.match(l[2][1], '^({.*})') .. l[5] .. ':hz' then
-    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds key must be {<key>}' .. l[5] .. ':hz, in the hash tag of its keys, got ' .. clip(HK[i]))
+  local tag = {holds} == 1 and string.match(l[2][1], '^({.*})')
+  if tag and (HH[i] ~= tag .. l[5] .. ':hh' or HE[i] ~= tag .. l[5] .. ':hz') then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
+        ':hz, in the hash tag of its keys, got ' .. clip(HH[i]) .. ' and ' .. clip(HE[i] or ''))
   end
   local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then

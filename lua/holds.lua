@@ -6,7 +6,8 @@
 -- now, without being charged, until it ends.
 --
 -- KEYS: every limit's keys, as the policy script's, each limit's followed
--- by its holds key, {tag}:L:hz in its keys' hash tag: {alice}:tokens:hz.
+-- by its holds keys in its keys' hash tag, a hash {tag}:L:hh and a sorted
+-- set {tag}:L:hz: {alice}:tokens:hh {alice}:tokens:hz.
 --
 -- ARGV: now_ms (empty: the Redis server's TIME), cost (as the policy
 -- script's: one, or one per limit joined by ','), op, id, hold_ms, then
@@ -2101,7 +2102,7 @@ if #ARGV < 5 then
   return bad('expected now_ms, cost, op, id, hold_ms, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
 -- the limits, from ARGV[6] on
-local LIMITS, HK, NAMES, arg, key = {}, {}, {}, 6, 1
+local LIMITS, HH, HE, NAMES, arg, key = {}, {}, {}, {}, 6, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -2124,8 +2125,8 @@ while arg <= #ARGV do
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
   LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
-  NAMES[i], HK[i] = name, 1 == 1 and KEYS[key + alg[3]]
-  arg, key = arg + 3 + n, key + alg[3] + 1
+  NAMES[i], HH[i], HE[i] = name, 1 == 1 and KEYS[key + alg[3]], 1 == 1 and KEYS[key + alg[3] + 1]
+  arg, key = arg + 3 + n, key + alg[3] + 2 * 1
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -2146,9 +2147,10 @@ end
 
 -- every limit's parameters and keys, checked, then its decision made
 for i, l in ipairs(LIMITS) do
-  if 1 == 1 and HK[i] ~= string.match(l[2][1], '^({.*})') .. l[5] .. ':hz' then
-    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds key must be {<key>}' .. l[5] ..
-        ':hz, in the hash tag of its keys, got ' .. clip(HK[i]))
+  local tag = 1 == 1 and string.match(l[2][1], '^({.*})')
+  if tag and (HH[i] ~= tag .. l[5] .. ':hh' or HE[i] ~= tag .. l[5] .. ':hz') then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
+        ':hz, in the hash tag of its keys, got ' .. clip(HH[i]) .. ' and ' .. clip(HE[i] or ''))
   end
   local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
@@ -2208,15 +2210,14 @@ else
 end
 -- the operation, its id and length, and the costs it takes
 local op, id = ARGV[3], ARGV[4]
-local function clipped(s)
-  return string.sub(s, 1, 32) .. (#s > 32 and '...' or '')
-end
 if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
-  return redis.error_reply('BADINPUT ' .. ALG .. 'op must be decide, reserve, commit, release or renew, got ' .. clipped(op))
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'op must be decide, reserve, commit, release or renew, got ' .. string.sub(op, 1, 32) ..
+      (#op > 32 and '...' or ''))
 end
 if op == 'decide' then
   if id ~= '' then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'a decide takes no id, got ' .. clipped(id))
+    return redis.error_reply('BADINPUT ' .. ALG .. 'a decide takes no id, got ' .. string.sub(id, 1, 32) .. (#id > 32 and '...' or ''))
   end
 elseif #id < 1 or #id > REQUEST_ID_MAX then
   return redis.error_reply('BADINPUT ' .. ALG .. 'id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
@@ -2225,7 +2226,7 @@ local timed = op == 'reserve' or op == 'renew'
 local hold_ms = ARGV[5] == '0' and 0 or #ARGV[5] <= 17 and string.find(ARGV[5], '^%-?%d+$') and ARGV[5] + 0
 if not hold_ms or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
   return redis.error_reply('BADINPUT ' .. ALG .. 'hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') ..
-      ' for ' .. op .. ', got ' .. clipped(ARGV[5]))
+      ' for ' .. op .. ', got ' .. string.sub(ARGV[5], 1, 32) .. (#ARGV[5] > 32 and '...' or ''))
 end
 for i = 1, NL do
   if op == 'reserve' and COSTS[i] < 1 then
@@ -2235,75 +2236,93 @@ for i = 1, NL do
   end
 end
 
--- each limit's holds (docs/semantics.md, "Holds"): its sorted set HK[i]
--- holds e<id> scored the hold's end and a<id> minus its amount while the
--- hold is live, both at DONE plus the end of its reach once a commit or
--- release ended it, r<n>:<id>:... (the call's reply) there too, and the
--- summary: s, f, l, x, g, each minus one minus the sum of the live
--- amounts, the earliest live end (or earlier), the latest live end, the
--- time the key's TTL was set to reach, the earliest end of a reach (or
--- earlier). H[i] is limit i's as this call finds and leaves it, an array:
--- [1] sum, [2] first, [3] last, [4] x, [5] g (the summary's values),
--- [6] the id's live amount and [7] its end (false: none), [8] the score
--- of its ended hold within reach (false: none), [9] the members of the
--- holds that ended at now, to drop, [10] the members to add, [11] the
--- reply to keep, [12] whether the key is new, [13..17] the summary as
--- read. Nothing is dropped or added before the call is known not to be
--- refused.
-local DONE = 70368744177664 -- 2^46: every end is below, every reach above
-local BATCH = 256 -- the most members one command reads or drops
+-- each limit's holds (docs/semantics.md, "Holds"): a hash HH[i], whose
+-- field '' is the summary sum:first:last:ttl (the sum of the live
+-- amounts, the earliest score in the sorted set or earlier, the latest
+-- live end, the time the keys' TTL was set to reach) and whose other
+-- fields are the ids, each amount:end while its hold is live, or
+-- =op:until[:costs:reply] once a commit or release ended it (the call's
+-- costs and reply kept with the first limit it ended on), replayed until
+-- until; and a sorted set HE[i] of the ids, each scored its hold's end
+-- (later, once ended, the end of its reach), by which the holds that end
+-- are found. Every number is written and read as decimal text: no score
+-- is read back on the common path (Redis writes a score as a double,
+-- which costs more than the call). H[i] is limit i's, as this call finds
+-- and leaves it: [1] sum, [2] first, [3] last, [4] ttl, [5] the id's
+-- live amount and [6] its end (false: none), [7] what ended its hold
+-- (false: nothing), [8] the field to set (id, value), [9] the sorted
+-- set's members to add (score, id, ...), [10] the ids to drop, [11]
+-- whether the keys are new, [12] whether the summary changed. Nothing is
+-- dropped or added before the call is known not to be refused.
+local NEVER = 9007199254740991 -- the first score of an empty set
+local BATCH = 256 -- the most ids one command reads or drops
+local NOW = nil -- now in decimal, made when a command takes it
 local H = {}
 for i = 1, NL do
-  local k = HK[i]
-  local r
+  local hh, he = HH[i], HE[i]
+  local s, m
   if id == '' then
-    r = redis.call('ZMSCORE', k, 's', 'f', 'l', 'x', 'g')
+    s = redis.call('HGET', hh, '')
   else
-    r = redis.call('ZMSCORE', k, 's', 'f', 'l', 'x', 'g', 'e' .. id, 'a' .. id)
+    local r = redis.call('HMGET', hh, '', id)
+    s, m = r[1], r[2]
   end
   local h
-  if r[1] then
-    if not (r[2] and r[3] and r[4] and r[5]) or r[1] + 0 > -1 then
-      return redis.error_reply('BADSTATE ' .. ALG .. clipped(k) .. ': want the summary s, f, l, x and g')
+  if s then
+    local a, b, c, d = string.match(s, '^(%d+):(%d+):(%d+):(%d+)$')
+    if not d then
+      return redis.error_reply('BADSTATE ' .. ALG .. string.sub(hh, 1, 32) ..
+          (#hh > 32 and '...' or '') .. ': want the holds summary sum:first:last:ttl, got ' ..
+          string.sub(s, 1, 32) .. (#s > 32 and '...' or ''))
     end
-    local s, f, l, x, g = -1 - r[1], -1 - r[2], -1 - r[3], -1 - r[4], -1 - r[5]
-    h = {s, f, l, x, g, false, false, false, false, false, false, false, s, f, l, x, g}
+    h = {a + 0, b + 0, c + 0, d + 0, false, false, false, false, false, false, false, false}
   else
-    h = {0, DONE, 0, 0, DONE, false, false, false, false, false, false, true, 0, DONE, 0, 0, DONE}
+    h = {0, NEVER, 0, 0, false, false, false, false, false, false, true, false}
   end
-  local e = r[6] and r[6] + 0
-  if e and e < DONE then
-    if not r[7] then
-      return redis.error_reply('BADSTATE ' .. ALG .. clipped(k) .. ': want a member a' .. clipped(id))
+  if m then
+    local a, e = string.match(m, '^(%d+):(%d+)$')
+    if a then
+      if e + 0 > now then
+        h[5], h[6] = a + 0, e + 0
+      end
+    elseif string.byte(m, 1) == 61 then -- '='
+      h[7] = m
+    else
+      return redis.error_reply('BADSTATE ' .. ALG .. string.sub(hh, 1, 32) ..
+          (#hh > 32 and '...' or '') .. ': want amount:end or =op:until for ' ..
+          string.sub(id, 1, 32) .. (#id > 32 and '...' or '') .. ', got ' .. string.sub(m, 1, 32) ..
+          (#m > 32 and '...' or ''))
     end
-    if e > now then
-      h[6], h[7] = -r[7], e
-    end
-  elseif e and e - DONE > now then
-    h[8] = e
   end
-  if h[1] > 0 and h[2] <= now then -- holds ended: found, to drop
-    local gone, amount = {}, 0
+  if h[2] <= now then -- ids in the sorted set at or before now: found, to drop or move on
+    local drop, add, off = {}, {}, 0
+    NOW = NOW or string.format('%d', now)
     repeat
-      local ms = redis.call('ZRANGEBYSCORE', k, 1, now, 'LIMIT', #gone / 2, BATCH)
-      local as = {}
-      for j = 1, #ms do
-        as[j] = 'a' .. string.sub(ms[j], 2)
-      end
-      local amounts = #ms > 0 and redis.call('ZMSCORE', k, unpack(as)) or {}
-      for j = 1, #ms do
-        if not amounts[j] then
-          return redis.error_reply('BADSTATE ' .. ALG .. clipped(k) .. ': want a member ' .. clipped(as[j]))
+      local ids = redis.call('ZRANGEBYSCORE', he, '-inf', NOW, 'LIMIT', off, BATCH)
+      local vals = #ids > 0 and redis.call('HMGET', hh, unpack(ids)) or {}
+      for j = 1, #ids do
+        local v = vals[j] or ''
+        local a, e = string.match(v, '^(%d+):(%d+)$')
+        local u = not a and string.match(v, '^=%a+:(%d+)')
+        if a and e + 0 > now then -- renewed since: at its end
+          add[#add + 1], add[#add + 2] = e, ids[j]
+        elseif u and u + REQUEST_MS > now then -- ended by a call: kept REQUEST_MS past its reach
+          add[#add + 1], add[#add + 2] = string.format('%d', u + REQUEST_MS), ids[j]
+        else -- a hold that ended, an end out of reach, or an id of no field
+          drop[#drop + 1], h[1] = ids[j], h[1] - (a or 0)
         end
-        amount = amount - amounts[j]
-        gone[#gone + 1], gone[#gone + 2] = ms[j], as[j]
       end
-    until #ms < BATCH
-    local f = redis.call('ZRANGEBYSCORE', k, '(' .. now, '(' .. DONE, 'WITHSCORES', 'LIMIT', 0, 1)
-    h[1], h[9], h[2] = h[1] - amount, gone, f[2] and f[2] + 0 or DONE
+      off = off + #ids
+    until #ids < BATCH
+    local f = redis.call('ZRANGEBYSCORE', he, '(' .. NOW, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    h[2] = f[2] and f[2] + 0 or NEVER
+    for j = 1, #add, 2 do
+      h[2] = min(h[2], add[j] + 0)
+    end
     if h[1] <= 0 then
       h[1], h[3] = 0, 0
     end
+    h[9], h[10], h[12] = #add > 0 and add, #drop > 0 and drop, true
   end
   H[i] = h
 end
@@ -2335,31 +2354,31 @@ local function held(i, c, commit)
     -- which no decision passes), at each the algorithm's own wait if it
     -- comes before the next end; -1 if never. The holds are read in order
     -- of their ends, in batches, only as far as the wait goes.
-    local k, E, A, read = HK[i], {}, {}, false
-    local pos, left, at = 0, h[1], now -- E[1..pos] ended at at; left are live
-    local function have(n) -- whether E holds n ends, reading on as needed
+    local E, A, read = {}, {}, false
+    local off, pos, live, at = 0, 0, h[1], now -- E[1..pos] ended at at; live are left
+    NOW = NOW or string.format('%d', now)
+    local function have(n) -- whether E holds n ends, reading the live holds on in order of their ends
       while #E < n and not read do
-        local rs = redis.call('ZRANGEBYSCORE', k, '(' .. now, '(' .. DONE, 'WITHSCORES', 'LIMIT', #E, BATCH)
-        read = #rs < 2 * BATCH
-        local as = {}
-        for j = 1, #rs / 2 do
-          as[j] = 'a' .. string.sub(rs[2 * j - 1], 2)
+        local ids = redis.call('ZRANGEBYSCORE', HE[i], '(' .. NOW, '+inf', 'LIMIT', off, BATCH)
+        local vals = #ids > 0 and redis.call('HMGET', HH[i], unpack(ids)) or {}
+        for j = 1, #ids do
+          local a, e = string.match(vals[j] or '', '^(%d+):(%d+)$')
+          if a and e + 0 > now then
+            E[#E + 1], A[#A + 1] = e + 0, a + 0
+          end
         end
-        local am = #as > 0 and redis.call('ZMSCORE', k, unpack(as)) or {}
-        for j = 1, #as do
-          E[#E + 1], A[#A + 1] = rs[2 * j] + 0, -am[j]
-        end
+        off, read = off + #ids, #ids < BATCH
       end
       return #E >= n
     end
     local function advance() -- to the next end: every hold ending then ends
       at = E[pos + 1]
       while have(pos + 1) and E[pos + 1] == at do
-        pos, left = pos + 1, left - A[pos + 1]
+        pos, live = pos + 1, live - A[pos + 1]
       end
     end
     retry = nil
-    while c + left > limit and not retry do
+    while c + live > limit and not retry do
       if have(pos + 1) then
         advance()
       else
@@ -2367,7 +2386,7 @@ local function held(i, c, commit)
       end
     end
     while not retry do
-      local yes, _, _, own = f(at, min(c + left, COST_MAX), false, false)
+      local yes, _, _, own = f(at, min(c + live, COST_MAX), false, false)
       local more = have(pos + 1)
       if yes == 1 then
         retry = at - now
@@ -2384,26 +2403,23 @@ local function held(i, c, commit)
   R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, max(reset, h[3] - now), delay, tier
 end
 
--- the operation: every limit's state read (by its decision) before the
--- id's holds are looked at, so that a broken key is refused first
-local SUMMARY, err, replayed = {'s', 'f', 'l', 'x', 'g'}, nil, false
+-- the operation
+local err, all, settle, replayed = nil, true, false, false
 if op == 'decide' and NL == 1 then
   err = held(1, COSTS[1], true) -- decided and, when admitted, charged
-else
+elseif op == 'decide' or op == 'reserve' then
   for i = 1, NL do
-    err = err or held(i, op == 'decide' and COSTS[i] or op == 'reserve' and COSTS[i] or 0, false)
+    err = err or held(i, COSTS[i], false)
   end
 end
 if err then
   return err
 end
-local all = true
 for i = 1, NL do
   all = all and R[7 * i - 5] == 1
 end
-local settle = false -- every limit's state to report after the call, as a decision of 0 sees it
-if op == 'decide' and NL > 1 then
-  for i = 1, NL do
+if op == 'decide' then
+  for i = 1, NL > 1 and NL or 0 do
     if all then
       LIMITS[i](now, COSTS[i], false, true) -- the charge, each limit having admitted
     elseif R[7 * i - 5] == 1 then
@@ -2413,50 +2429,66 @@ if op == 'decide' and NL > 1 then
 elseif op == 'reserve' then
   local retry, some = true, nil
   for i = 1, NL do
-    retry, some = retry and H[i][6] == COSTS[i], some or (H[i][6] and i)
+    retry, some = retry and H[i][5] == COSTS[i], some or (H[i][5] and i)
   end
   if not retry and some then -- held otherwise
     for i = 1, NL do
-      local mine = H[i][6]
+      local mine = H[i][5]
       if mine and mine ~= COSTS[i] then
-        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. clipped(id) .. ' holds ' .. string.format('%d', mine) .. ' on ' ..
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+            (#id > 32 and '...' or '') .. ' holds ' .. string.format('%d', mine) .. ' on ' ..
             NAMES[i] .. ', not ' .. string.format('%d', COSTS[i]))
       elseif not mine then
-        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. clipped(id) .. ' holds on ' .. NAMES[some] .. ' but nothing on ' ..
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+            (#id > 32 and '...' or '') .. ' holds on ' .. NAMES[some] .. ' but nothing on ' ..
             NAMES[i] .. ': a hold id names one call\'s hold')
       end
     end
   elseif not retry and all then
+    local til = now + hold_ms
+    local ts = string.format('%d', til)
     for i = 1, NL do -- the hold, on every limit
-      local h, til = H[i], now + hold_ms
-      h[1], h[2], h[3], h[10] = h[1] + COSTS[i], min(h[2], til), max(h[3], til), {til, 'e' .. id, -COSTS[i], 'a' .. id}
+      local h = H[i]
+      h[1], h[2], h[3], h[8], h[12] = h[1] + COSTS[i], min(h[2], til), max(h[3], til), {id, string.format('%d:%s', COSTS[i], ts)}, true
+      h[9] = h[9] or {}
+      h[9][#h[9] + 1], h[9][#h[9] + 2] = ts, id
+      -- the state after it, as a decision of 0 sees it: what the reserve
+      -- was decided on, the holds now counting its amount, but its reset,
+      -- which the hold's end may push back
+      local _, _, _, _, reset = LIMITS[i](now, 0, false, false)
+      R[7 * i - 1] = max(reset, h[3] - now)
     end
   end
-  settle = retry or all
-  if not settle then
+  settle = retry
+  if not retry and not all then
     for i = 1, NL do
       if R[7 * i - 5] == 1 then
         err = err or held(i, 0, false) -- a peek: the call is denied
       end
     end
   end
-elseif op ~= 'decide' then -- commit, release, renew
+else -- commit, release, renew
   local first = nil
   for i = 1, NL do
-    first = first or (H[i][6] and i)
+    first = first or (H[i][5] and i)
   end
-  if not first and op ~= 'renew' then -- a commit or release sent again: its reply, if it took effect
+  if not first or NL > 1 then -- every state read before anything is written, or the id found absent
     for i = 1, NL do
-      local e = H[i][8]
-      if e then
-        local head = 'r' .. #id .. ':' .. id .. ':' .. op .. ':' .. string.format('%d' .. string.rep(',%d', NL - 1), unpack(COSTS)) .. ':'
-        for _, m in ipairs(redis.call('ZRANGEBYSCORE', HK[i], e, e)) do
-          if string.sub(m, 1, #head) == head then
-            R = {}
-            for v in string.gmatch(string.sub(m, #head + 1), '[^,]+') do
-              R[#R + 1] = v + 0
-            end
-            first, replayed = 0, true
+      err = err or held(i, 0, false)
+    end
+    if err then
+      return err
+    end
+  end
+  if not first and op ~= 'renew' then -- a commit or release sent again (its costs as sent): its reply, if it took effect
+    for i = 1, NL do
+      local m = H[i][7]
+      if m then
+        local was, til, kept, reply = string.match(m, '^=(%a+):(%d+):?([%d,]*):?([-%d,]*)$')
+        if was == op and til + 0 > now and kept == ARGV[2] and reply ~= '' then
+          R, first, replayed = {}, 0, true
+          for v in string.gmatch(reply, '[^,]+') do
+            R[#R + 1] = v + 0
           end
         end
         break
@@ -2464,40 +2496,54 @@ elseif op ~= 'decide' then -- commit, release, renew
     end
   end
   if not first then
-    return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. clipped(id) ..
-        ' holds nothing: it never held, its hold ended, or another operation ended it')
+    return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+        (#id > 32 and '...' or '') .. ' holds nothing: it never held, its hold ended, or another operation ended it')
   end
   for i = 1, first > 0 and NL or 0 do
-    local h, mine = H[i], H[i][6]
-    local last = mine and h[7] == h[3] -- the id's hold ended last: the next latest, to find
-    if mine and op == 'renew' then
-      local til = now + hold_ms
-      h[2], h[10] = min(h[2], til), {til, 'e' .. id}
-      last = last and til < h[3]
-      h[3] = max(h[3], til)
-    elseif mine then
-      local reach = DONE + now + REQUEST_MS
-      h[1], h[5], h[10] = h[1] - mine, min(h[5], now + REQUEST_MS), {reach, 'e' .. id, reach, 'a' .. id}
-    end
-    if h[1] == 0 then
-      h[2], h[3] = DONE, 0
-    elseif last then
-      local r = redis.call('ZREVRANGEBYSCORE', HK[i], '(' .. DONE, 1, 'WITHSCORES', 'LIMIT', 0, 2)
-      local at = r[1] == 'e' .. id and 4 or 2
-      h[3] = max(r[at] and r[at] + 0 or 0, op == 'renew' and now + hold_ms or 0)
+    local h, mine = H[i], H[i][5]
+    if mine then
+      local til, last = op == 'renew' and now + hold_ms or 0, h[6] == h[3] -- the id's hold ended last
+      if op == 'renew' then
+        local ts = string.format('%d', til)
+        h[2], h[3], h[8], h[12] = min(h[2], til), max(h[3], til), {id, string.format('%d:%s', mine, ts)}, true
+        h[9] = h[9] or {}
+        h[9][#h[9] + 1], h[9][#h[9] + 2] = ts, id
+      else
+        h[1], h[12] = h[1] - mine, true
+      end
+      if h[1] == 0 then
+        h[3] = 0
+      elseif last and til < h[6] then -- the latest live end but the id's, at least til
+        h[3] = til
+        local off, n = 0, BATCH
+        NOW = NOW or string.format('%d', now)
+        while h[3] == til and n == BATCH do
+          local ids = redis.call('ZREVRANGEBYSCORE', HE[i], '+inf', '(' .. NOW, 'LIMIT', off, BATCH)
+          local vals = #ids > 0 and redis.call('HMGET', HH[i], unpack(ids)) or {}
+          for j = 1, #ids do
+            local e = ids[j] ~= id and string.match(vals[j] or '', '^%d+:(%d+)$')
+            if e and e + 0 > now then
+              h[3] = max(til, e + 0)
+              break
+            end
+          end
+          off, n = off + #ids, #ids
+        end
+      end
     end
     if op == 'commit' and COSTS[i] > 0 then
-      LIMITS[i](now, COSTS[i], true, true) -- work done: charged, forced
+      local ok = LIMITS[i](now, COSTS[i], true, true) -- work done: charged, forced
+      if ok ~= 1 and ok ~= 0 then
+        return ok
+      end
     end
   end
   settle = first > 0
 end
 if settle then
-  for i = 1, NL do
-    err = err or held(i, 0, false)
-  end
   all = true
   for i = 1, NL do
+    err = err or held(i, 0, false)
     all = all and R[7 * i - 5] == 1
   end
 end
@@ -2507,52 +2553,49 @@ end
 if NL > 1 and not replayed then
   R[1] = binding(R, NL, all)
 end
-if settle and op ~= 'renew' and op ~= 'reserve' then -- the reply kept, for the call sent again
+if settle and (op == 'commit' or op == 'release') then -- the holds ended, remembered with the reply
+  local til, kept = string.format('%d', now + REQUEST_MS), nil
   for i = 1, NL do
-    if H[i][6] then
-      H[i][11] = 'r' .. #id .. ':' .. id .. ':' .. op .. ':' .. string.format('%d' .. string.rep(',%d', NL - 1), unpack(COSTS)) .. ':' ..
-          string.format('%d' .. string.rep(',%d', 7 * NL), unpack(R))
-      break
+    if H[i][5] then
+      if not kept then
+        kept = '=' .. op .. ':' .. til .. ':' .. ARGV[2] .. ':' .. string.format('%d' .. string.rep(',%d', 7 * NL), unpack(R))
+        H[i][8] = {id, kept}
+      else
+        H[i][8] = {id, '=' .. op .. ':' .. til}
+      end
     end
   end
 end
 
 for i = 1, NL do
-  local h, k = H[i], HK[i]
-  local gone = h[9]
-  for j = 1, gone and #gone or 0, BATCH do
-    redis.call('ZREM', k, unpack(gone, j, min(j + BATCH - 1, #gone)))
+  local h, hh, he = H[i], HH[i], HE[i]
+  local set, add, drop = h[8], h[9], h[10]
+  for j = 1, drop and #drop or 0, BATCH do
+    redis.call('HDEL', hh, unpack(drop, j, min(j + BATCH - 1, #drop)))
+    redis.call('ZREM', he, unpack(drop, j, min(j + BATCH - 1, #drop)))
   end
-  if h[5] <= now - REQUEST_MS then
-    local to = DONE + now - REQUEST_MS
-    redis.call('ZREMRANGEBYSCORE', k, DONE, to)
-    local r = redis.call('ZRANGEBYSCORE', k, '(' .. string.format('%d', to), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-    h[5] = r[2] and r[2] - DONE or DONE
+  if add then
+    redis.call('ZADD', he, unpack(add))
   end
-  local put = h[10]
-  if h[1] == 0 and h[5] == DONE and not put then
-    if not h[12] then
-      redis.call('DEL', k)
+  if h[2] == NEVER then -- nothing held, nothing remembered
+    if not h[11] then
+      redis.call('DEL', hh, he)
     end
-  else
-    local args = put or {}
-    if h[11] then
-      args[#args + 1], args[#args + 2] = args[1], h[11]
+  elseif h[12] or set then
+    local reach = max(h[3], set and string.byte(set[2], 1) == 61 and now + REQUEST_MS or 0) + TTL_MARGIN_MS
+    local ttl = reach > h[4] and reach + REQUEST_MS
+    local summary = string.format('%d:%d:%d:%d', h[1], h[2], h[3], ttl or h[4])
+    if set then
+      redis.call('HSET', hh, set[1], set[2], '', summary)
+    else
+      redis.call('HSET', hh, '', summary)
     end
-    local reach = max(h[3], put and put[1] >= DONE and now + REQUEST_MS or 0) + TTL_MARGIN_MS
-    if reach > h[4] then
-      h[4] = reach + REQUEST_MS
-    end
-    for j, m in ipairs(SUMMARY) do
-      if h[12] or h[j] ~= h[12 + j] then
-        args[#args + 1], args[#args + 2] = -1 - h[j], m
-      end
-    end
-    if #args > 0 then
-      redis.call('ZADD', k, unpack(args))
-    end
-    if h[4] ~= h[16] then
-      redis.call('PEXPIRE', k, h[4] - now)
+    if ttl then
+      local ms = string.format('%d', ttl - now)
+      redis.call('PEXPIRE', hh, ms)
+      redis.call('PEXPIRE', he, ms)
+    elseif drop and add then -- the drops may have emptied the set, and the adds made it anew
+      redis.call('PEXPIRE', he, string.format('%d', h[4] - now))
     end
   end
 end

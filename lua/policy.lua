@@ -2100,7 +2100,7 @@ if #ARGV < 3 then
   return bad('expected now_ms, cost, force, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
 -- the limits, from ARGV[4] on
-local LIMITS, HK, NAMES, arg, key = {}, {}, {}, 4, 1
+local LIMITS, HH, HE, NAMES, arg, key = {}, {}, {}, {}, 4, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -2123,8 +2123,8 @@ while arg <= #ARGV do
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
   LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
-  NAMES[i], HK[i] = name, 0 == 1 and KEYS[key + alg[3]]
-  arg, key = arg + 3 + n, key + alg[3] + 0
+  NAMES[i], HH[i], HE[i] = name, 0 == 1 and KEYS[key + alg[3]], 0 == 1 and KEYS[key + alg[3] + 1]
+  arg, key = arg + 3 + n, key + alg[3] + 2 * 0
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -2145,9 +2145,10 @@ end
 
 -- every limit's parameters and keys, checked, then its decision made
 for i, l in ipairs(LIMITS) do
-  if 0 == 1 and HK[i] ~= string.match(l[2][1], '^({.*})') .. l[5] .. ':hz' then
-    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds key must be {<key>}' .. l[5] ..
-        ':hz, in the hash tag of its keys, got ' .. clip(HK[i]))
+  local tag = 0 == 1 and string.match(l[2][1], '^({.*})')
+  if tag and (HH[i] ~= tag .. l[5] .. ':hh' or HE[i] ~= tag .. l[5] .. ':hz') then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
+        ':hz, in the hash tag of its keys, got ' .. clip(HH[i]) .. ' and ' .. clip(HE[i] or ''))
   end
   local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then

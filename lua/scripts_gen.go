@@ -179,10 +179,10 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "740b562731b4fa6c962430efd5f57f49166e46bc", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "607aa16e04e5513f75789cea8da47c66e6231bda"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e9d25260ae5da0a0f77ac85c7fd3a03ac5aff967"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "e73178ca7631cce3d7be0c83ab20fabc7aa82e31"},
+		Name: "limitspec", Version: "1133a84d58d6c0aacf0681de30ebf2b276633fba", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f1f1b6622d0ef78e1986660d72cae0c71a2ecce2"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "61cdd5e6a254eb615d43d8039fc9117e43de7690"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "0d2f132b5524e0b6af2726e80963a9c7e609fec7"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

@@ -153,7 +153,14 @@ func compose(t *PolicyTemplate, p *limitspec.Policy) kit.Script {
 			}
 		}
 	}
+	if len(p.Limits()) == 1 {
+		want["binding"] = true // a policy of one limit binds by it: the driver never calls binding
+	}
 	need("driver")
+	delete(want, "binding")
+	if len(p.Limits()) > 1 {
+		need("binding")
+	}
 	for _, m := range makers {
 		need(m)
 	}
@@ -180,9 +187,8 @@ func compose(t *PolicyTemplate, p *limitspec.Policy) kit.Script {
 func composedLimits(t *PolicyTemplate, p *limitspec.Policy) (string, []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local ALG = %s\n", luaQuote(p.Name()+": "))
-	b.WriteString("local function bad(msg)\n  return redis.error_reply('BADINPUT ' .. ALG .. msg)\nend\n")
 	b.WriteString("local LIMITS = {\n")
-	var makers, names, holds []string
+	var makers, names, hh, he []string
 	key, arg := 1, 0
 	for i, pl := range p.Limits() {
 		alg := pl.Limit.Algorithm()
@@ -192,26 +198,31 @@ func composedLimits(t *PolicyTemplate, p *limitspec.Policy) (string, []string) {
 		params := t.Limits[arg+3 : arg+3+n]
 		arg += 3 + n
 		var keys []string
-		for key <= len(t.Of) && t.Of[key-1] == i && !strings.HasSuffix(t.Tails[key-1], ":hz") {
+		for key <= len(t.Of) && t.Of[key-1] == i && !holdsTail(t.Tails[key-1]) {
 			keys = append(keys, fmt.Sprintf("KEYS[%d]", key))
 			key++
 		}
 		if p.Holds() {
-			holds = append(holds, fmt.Sprintf("KEYS[%d]", key))
-			key++
+			hh, he = append(hh, fmt.Sprintf("KEYS[%d]", key)), append(he, fmt.Sprintf("KEYS[%d]", key+1))
+			key += 2
 		} else {
-			holds = append(holds, "false")
+			hh, he = append(hh, "false"), append(he, "false")
 		}
 		names = append(names, luaQuote(pl.Name))
 		prefix := luaQuote(p.Name() + "." + pl.Name + ": " + alg.String() + ": ")
-		fmt.Fprintf(&b, "  %s({%s}, %s", maker, strings.Join(keys, ", "), prefix)
+		keysOf := "{" + strings.Join(keys, ", ") + "}"
+		if len(keys) > 0 && keys[0] == "KEYS[1]" && len(keys) == len(t.Tails) {
+			keysOf = "KEYS" // the call's keys are the limit's: no table of its own
+		}
+		fmt.Fprintf(&b, "  %s(%s, %s", maker, keysOf, prefix)
 		for _, v := range params {
 			b.WriteString(", " + v)
 		}
 		b.WriteString("),\n")
 	}
 	b.WriteString("}\n")
-	fmt.Fprintf(&b, "local NAMES, HK, NK = {%s}, {%s}, %d\n", strings.Join(names, ", "), strings.Join(holds, ", "), stateKeys(t))
+	fmt.Fprintf(&b, "local NAMES, HH, HE, NK = {%s}, {%s}, {%s}, %d\n", strings.Join(names, ", "), strings.Join(hh, ", "),
+		strings.Join(he, ", "), stateKeys(t))
 	return b.String(), makers
 }
 
@@ -219,11 +230,17 @@ func composedLimits(t *PolicyTemplate, p *limitspec.Policy) (string, []string) {
 func stateKeys(t *PolicyTemplate) int {
 	n := 0
 	for _, tail := range t.Tails {
-		if !strings.HasSuffix(tail, ":hz") {
+		if !holdsTail(tail) {
 			n++
 		}
 	}
 	return n
+}
+
+// holdsTail reports whether a key's tail is a holds key's (a holding
+// policy's limit's hash or sorted set of holds).
+func holdsTail(tail string) bool {
+	return strings.HasSuffix(tail, ":hh") || strings.HasSuffix(tail, ":hz")
 }
 
 // luaQuote is s as a Lua string literal; names and algorithms hold no

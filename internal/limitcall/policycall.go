@@ -68,8 +68,8 @@ func NewPolicyTemplate(p *limitspec.Policy) (*PolicyTemplate, error) {
 		for _, tail := range limits[i].scripts.KeyTails(infix, params) {
 			t.Tails, t.Of = append(t.Tails, tail), append(t.Of, i)
 		}
-		if p.Holds() { // the holds script's: the limit's holds key after its keys
-			t.Tails, t.Of = append(t.Tails, "}"+infix+":hz"), append(t.Of, i)
+		if p.Holds() { // the holds script's: the limit's holds keys after its keys
+			t.Tails, t.Of = append(t.Tails, "}"+infix+":hh", "}"+infix+":hz"), append(t.Of, i, i)
 		}
 		// the script reads the limit's name, :<policy>:<limit>, for its
 		// errors; its keys carry the infix, :<limit>

@@ -81,3 +81,19 @@ func (v *value) pairs() []any {
 	}
 	return out
 }
+
+func (s *Store) hdel(a []string) (Reply, error) {
+	v, err := s.of(a[0], "hash")
+	if v == nil || err != nil {
+		return int64(0), err
+	}
+	n := int64(0)
+	for _, f := range a[1:] {
+		if _, ok := v.hash[f]; ok {
+			delete(v.hash, f)
+			n++
+		}
+	}
+	s.dropIfEmpty(a[0], v)
+	return n, nil
+}

@@ -70,10 +70,10 @@ func (s *Store) size(key, kind string) (Reply, error) {
 	return int64(len(v.list) + len(v.zset)), nil
 }
 
-// dropIfEmpty removes a sorted set or a list whose last element was
-// removed, as Redis does.
+// dropIfEmpty removes a sorted set, a list or a hash whose last element
+// was removed, as Redis does.
 func (s *Store) dropIfEmpty(key string, v *value) {
-	if len(v.zset) == 0 && len(v.list) == 0 {
+	if len(v.zset) == 0 && len(v.list) == 0 && len(v.hash) == 0 {
 		delete(s.keys, key)
 	}
 }

@@ -70,6 +70,7 @@ var commands = map[string]command{
 	"HGET":    {3, (*Store).hget},
 	"HMGET":   {-3, (*Store).hmget},
 	"HSET":    {-4, (*Store).hset},
+	"HDEL":    {-3, (*Store).hdel},
 	"HGETALL": {2, (*Store).hgetall},
 
 	"ZADD":             {-4, (*Store).zadd},
