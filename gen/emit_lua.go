@@ -721,7 +721,7 @@ func luaReadPacked(w *writer, s *State, k string) {
 	}
 	w.line("local %s = %s", strings.Join(vars, ", "), strings.Join(defaults, ", "))
 	if w.commitOnly { // a policy's limit reads its state once per call
-		cache := luaName(s.Name) + "__cache"
+		cache := w.caches[s]
 		w.line("local %s = %s", raw, cache)
 		w.line("if %s == nil then", raw)
 		w.line("  %s = redis.call('GET', %s) or false", raw, k)
@@ -1053,7 +1053,7 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 		ttl := e.ttlArg(b, s.TTL)
 		value := fmt.Sprintf("string.format(%s, %s)", luaStr(strings.Join(formats, ":")), strings.Join(vals, ", "))
 		if w.commitOnly { // the state a later decision of this call reads
-			cache := luaName(s.State.Name) + "__cache"
+			cache := w.caches[s.State]
 			e.line(ind, "%s = %s", cache, value)
 			value = cache
 		}
@@ -1245,7 +1245,7 @@ func luaWipe(w *writer, a *Algorithm, ind string, wiped bool, deleted *State) bo
 	if w.commitOnly {
 		for _, s := range a.States {
 			if s.Kind == Packed && s != deleted {
-				w.line("%s  %s__cache = false", ind, luaName(s.Name))
+				w.line("%s  %s = false", ind, w.caches[s])
 			}
 		}
 	}
@@ -1434,6 +1434,9 @@ type writer struct {
 	aggs *goAggs
 	// pieces marks the pieces a composed script takes (luaPieceMark).
 	pieces bool
+	// caches, in a policy's limit's decision, are where each string
+	// state is kept once read (see luaMaker).
+	caches map[*State]string
 }
 
 // decl is what begins the statement that sets a parsed argument: "local "

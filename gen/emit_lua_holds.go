@@ -105,14 +105,14 @@ end
 // luaHoldsRead reads each limit's holds, H[i], dropping none yet (a
 // refused call writes nothing): the summary, the id's hold, and the
 // holds that ended at now.
-const luaHoldsRead = `-- each limit's holds (docs/semantics.md, "Holds"): a hash HH[i], whose
+const luaHoldsRead = `-- each limit's holds (docs/semantics.md, "Holds"): a hash HOLDS[3 * i - 1], whose
 -- field '' is the summary sum:first:last:ttl (the sum of the live
 -- amounts, the earliest score in the sorted set or earlier, the latest
 -- live end, the time the keys' TTL was set to reach) and whose other
 -- fields are the ids, each amount:end while its hold is live, or
 -- =op:until[:costs:reply] once a commit or release ended it (the call's
 -- costs and reply kept with the first limit it ended on), replayed until
--- until; and a sorted set HE[i] of the ids, each scored its hold's end
+-- until; and a sorted set HOLDS[3 * i] of the ids, each scored its hold's end
 -- (later, once ended, the end of its reach), by which the holds that end
 -- are found. Every number is written and read as decimal text: no score
 -- is read back on the common path (Redis writes a score as a double,
@@ -128,7 +128,7 @@ local BATCH = 256 -- the most ids one command reads or drops
 local NOW = nil -- now in decimal, made when a command takes it
 local H = {}
 for i = 1, NL do
-  local hh, he = HH[i], HE[i]
+  local hh, he = HOLDS[3 * i - 1], HOLDS[3 * i]
   local s, m
   if id == '' then
     s = redis.call('HGET', hh, '')
@@ -194,47 +194,47 @@ end
 
 // luaHoldsDecide decides limit i with its holds counted: held, and on a
 // denial its wait past the ends of the holds.
-const luaHoldsDecide = `-- R's fields of limit i: its decision of cost c with its holds counted
--- (admitted when the algorithm admits c plus the holds, charging c alone
--- when commit is set; docs/semantics.md, "Holds"), or a refusal
+const luaHoldsDecide = `-- R's fields of limit L from o: its decision of cost c with its holds
+-- h counted (admitted when the algorithm admits c plus the holds, charging
+-- c alone when commit is set; docs/semantics.md, "Holds"), or a refusal.
+-- hh and he are its holds keys. It reads nothing of the script's own:
+-- made with no upvalue, it costs the call little.
 local R = {1, 0, 0, 0, 0, 0, 0, 0}
-local function held(i, c, commit)
-  local f, h, o = LIMITS[i], H[i], 7 * i - 6
+local function held(L, h, R, o, now, c, commit, hh, he)
   if h[1] == 0 then
-    local ok, limit, remaining, retry, reset, delay, tier = f(now, c, false, commit)
+    local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, c, false, commit)
     if ok ~= 1 and ok ~= 0 then
       return ok
     end
     R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
     return
   end
-  local ok, limit, remaining, retry, _, delay, tier = f(now, min(c + h[1], COST_MAX), false, false)
+  local ok, limit, remaining, retry, _, delay, tier = L[1](L, now, math.min(c + h[1], 9007199254740991), false, false)
   if ok ~= 1 and ok ~= 0 then
     return ok
   end
   local charged = c
   if ok == 0 then
-    local alone, _, left = f(now, h[1], false, false)
+    local alone, _, left = L[1](L, now, h[1], false, false)
     remaining, charged = alone == 1 and left or 0, 0
     -- the wait: tried at now and at each hold's end, from the first after
     -- which c could fit beside the holds left (at most the limit's quota,
     -- which no decision passes), at each the algorithm's own wait if it
-    -- comes before the next end; -1 if never. The holds are read in order
-    -- of their ends, in batches, only as far as the wait goes.
+    -- comes before the next end; -1 if never. The live holds are read in
+    -- order of their ends, in batches of 256, only as far as the wait goes.
     local E, A, read = {}, {}, false
-    local off, pos, live, at = 0, 0, h[1], now -- E[1..pos] ended at at; live are left
-    NOW = NOW or string.format('%d', now)
-    local function have(n) -- whether E holds n ends, reading the live holds on in order of their ends
+    local off, pos, live, at, NOW = 0, 0, h[1], now, string.format('%d', now) -- E[1..pos] ended at at; live are left
+    local function have(n) -- whether E holds n ends, reading on as needed
       while #E < n and not read do
-        local ids = redis.call('ZRANGEBYSCORE', HE[i], '(' .. NOW, '+inf', 'LIMIT', off, BATCH)
-        local vals = #ids > 0 and redis.call('HMGET', HH[i], unpack(ids)) or {}
+        local ids = redis.call('ZRANGEBYSCORE', he, '(' .. NOW, '+inf', 'LIMIT', off, 256)
+        local vals = #ids > 0 and redis.call('HMGET', hh, unpack(ids)) or {}
         for j = 1, #ids do
           local a, e = string.match(vals[j] or '', '^(%d+):(%d+)$')
           if a and e + 0 > now then
             E[#E + 1], A[#A + 1] = e + 0, a + 0
           end
         end
-        off, read = off + #ids, #ids < BATCH
+        off, read = off + #ids, #ids < 256
       end
       return #E >= n
     end
@@ -253,7 +253,7 @@ local function held(i, c, commit)
       end
     end
     while not retry do
-      local yes, _, _, own = f(at, min(c + live, COST_MAX), false, false)
+      local yes, _, _, own = L[1](L, at, math.min(c + live, 9007199254740991), false, false)
       local more = have(pos + 1)
       if yes == 1 then
         retry = at - now
@@ -266,8 +266,8 @@ local function held(i, c, commit)
       end
     end
   end
-  local _, _, _, _, reset = f(now, charged, false, commit and ok == 1)
-  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, max(reset, h[3] - now), delay, tier
+  local _, _, _, _, reset = L[1](L, now, charged, false, commit and ok == 1)
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, math.max(reset, h[3] - now), delay, tier
 end
 `
 
@@ -275,10 +275,10 @@ end
 const luaHoldsRun = `-- the operation
 local err, all, settle, replayed = nil, true, false, false
 if op == 'decide' and NL == 1 then
-  err = held(1, COSTS[1], true) -- decided and, when admitted, charged
+  err = held(LIMITS[1], H[1], R, 7 * 1 - 6, now, COSTS[1], true, HOLDS[3 * 1 - 1], HOLDS[3 * 1]) -- decided and, when admitted, charged
 elseif op == 'decide' or op == 'reserve' then
   for i = 1, NL do
-    err = err or held(i, COSTS[i], false)
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, COSTS[i], false, HOLDS[3 * i - 1], HOLDS[3 * i])
   end
 end
 if err then
@@ -290,9 +290,9 @@ end
 if op == 'decide' then
   for i = 1, NL > 1 and NL or 0 do
     if all then
-      LIMITS[i](now, COSTS[i], false, true) -- the charge, each limit having admitted
+      LIMITS[i][1](LIMITS[i], now, COSTS[i], false, true) -- the charge, each limit having admitted
     elseif R[7 * i - 5] == 1 then
-      err = err or held(i, 0, false) -- a peek: the call is denied
+      err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
     end
   end
 elseif op == 'reserve' then
@@ -305,10 +305,10 @@ elseif op == 'reserve' then
       local mine = H[i][5]
       if mine and mine ~= COSTS[i] then
         return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) .. (#id > 32 and '...' or '') .. ' holds ' .. string.format('%d', mine) .. ' on ' ..
-            NAMES[i] .. ', not ' .. string.format('%d', COSTS[i]))
+            HOLDS[3 * i - 2] .. ', not ' .. string.format('%d', COSTS[i]))
       elseif not mine then
-        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) .. (#id > 32 and '...' or '') .. ' holds on ' .. NAMES[some] .. ' but nothing on ' ..
-            NAMES[i] .. ': a hold id names one call\'s hold')
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) .. (#id > 32 and '...' or '') .. ' holds on ' .. HOLDS[3 * some - 2] .. ' but nothing on ' ..
+            HOLDS[3 * i - 2] .. ': a hold id names one call\'s hold')
       end
     end
   elseif not retry and all then
@@ -322,7 +322,7 @@ elseif op == 'reserve' then
       -- the state after it, as a decision of 0 sees it: what the reserve
       -- was decided on, the holds now counting its amount, but its reset,
       -- which the hold's end may push back
-      local _, _, _, _, reset = LIMITS[i](now, 0, false, false)
+      local _, _, _, _, reset = LIMITS[i][1](LIMITS[i], now, 0, false, false)
       R[7 * i - 1] = max(reset, h[3] - now)
     end
   end
@@ -330,7 +330,7 @@ elseif op == 'reserve' then
   if not retry and not all then
     for i = 1, NL do
       if R[7 * i - 5] == 1 then
-        err = err or held(i, 0, false) -- a peek: the call is denied
+        err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
       end
     end
   end
@@ -341,7 +341,7 @@ else -- commit, release, renew
   end
   if not first or NL > 1 then -- every state read before anything is written, or the id found absent
     for i = 1, NL do
-      err = err or held(i, 0, false)
+      err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i])
     end
     if err then
       return err
@@ -384,8 +384,8 @@ else -- commit, release, renew
         local off, n = 0, BATCH
         NOW = NOW or string.format('%d', now)
         while h[3] == til and n == BATCH do
-          local ids = redis.call('ZREVRANGEBYSCORE', HE[i], '+inf', '(' .. NOW, 'LIMIT', off, BATCH)
-          local vals = #ids > 0 and redis.call('HMGET', HH[i], unpack(ids)) or {}
+          local ids = redis.call('ZREVRANGEBYSCORE', HOLDS[3 * i], '+inf', '(' .. NOW, 'LIMIT', off, BATCH)
+          local vals = #ids > 0 and redis.call('HMGET', HOLDS[3 * i - 1], unpack(ids)) or {}
           for j = 1, #ids do
             local e = ids[j] ~= id and string.match(vals[j] or '', '^%d+:(%d+)$')
             if e and e + 0 > now then
@@ -398,7 +398,7 @@ else -- commit, release, renew
       end
     end
     if op == 'commit' and COSTS[i] > 0 then
-      local ok = LIMITS[i](now, COSTS[i], true, true) -- work done: charged, forced
+      local ok = LIMITS[i][1](LIMITS[i], now, COSTS[i], true, true) -- work done: charged, forced
       if ok ~= 1 and ok ~= 0 then
         return ok
       end
@@ -409,7 +409,7 @@ end
 if settle then
   all = true
   for i = 1, NL do
-    err = err or held(i, 0, false)
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i])
     all = all and R[7 * i - 5] == 1
   end
 end
@@ -440,7 +440,7 @@ end
 // (then REQUEST_MS longer still, so that most writes need not set it);
 // the keys deleted when they keep nothing.
 const luaHoldsWrite = `for i = 1, NL do
-  local h, hh, he = H[i], HH[i], HE[i]
+  local h, hh, he = H[i], HOLDS[3 * i - 1], HOLDS[3 * i]
   local set, add, drop = h[8], h[9], h[10]
   for j = 1, drop and #drop or 0, BATCH do
     redis.call('HDEL', hh, unpack(drop, j, min(j + BATCH - 1, #drop)))
@@ -474,7 +474,7 @@ end
 `
 
 // luaHoldsDriver is what runs a holding policy's operation once its
-// limits are made (LIMITS, HH, HE, NAMES and ALG; see luaLimitsParser).
+// limits are made (LIMITS, HOLDS and ALG; see luaLimitsParser).
 func luaHoldsDriver(sp *Spec) string {
 	var w writer
 	luaCallInputs(&w, sp)

@@ -1,23 +1,34 @@
 package gen
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // A policy's limit is decided, in the policy, holds and composed scripts
-// alike, by a function made for it once per call: the algorithm's maker,
-// make_<algorithm>(KEYS, ALG, parameters...), returns the decision of
-// the limit of those parameters on those keys (KEYS the limit's own, ALG
-// the prefix of its errors), a function of now, cost, force and commit.
-// It decides as the algorithm's script does, reads a string state once
-// per call whatever the times it decides, runs its writes only when
-// commit is set, and returns the seven fields of the reply (or a
-// refusal). The policy and holds scripts find a limit's parameters in
-// ARGV and check them with the algorithm's checker,
-// check_<algorithm>(KEYS, ARGV, ALG, infix); a composed script (package
-// redislimit's, for a policy it planned) writes them in, checked once.
+// alike, by its algorithm's decision, decide_<algorithm>(L, now, cost,
+// force, commit), where L is the limit, as the algorithm's maker,
+// make_<algorithm>(KEYS, ALG, parameters...), made it: a table of the
+// decision, the limit's keys (KEYS), the prefix of its errors (ALG), its
+// parameters, then a place for each string state, read once per call
+// whatever the times the limit decides. The decision decides as the
+// algorithm's script does, runs its writes only when commit is set, and
+// returns the seven fields of the reply (or a refusal); the driver calls
+// L[1](L, now, cost, force, commit). The policy and holds scripts find a
+// limit's parameters in ARGV and check them with the algorithm's
+// checker, check_<algorithm>(KEYS, ARGV, ALG, infix); a composed script
+// (package redislimit's, for a policy it planned) writes them in, checked
+// once. A limit is a table, not a closure: a closure would make one
+// upvalue per parameter at every call.
 
-// luaMakerName and luaCheckerName name an algorithm's maker and checker.
+// luaMakerName, luaDecisionName and luaCheckerName name an algorithm's
+// maker, decision and checker.
 func luaMakerName(a *Algorithm) string {
 	return "make_" + strings.ReplaceAll(a.Qualified(), ".", "__")
+}
+
+func luaDecisionName(a *Algorithm) string {
+	return "decide_" + strings.ReplaceAll(a.Qualified(), ".", "__")
 }
 
 func luaCheckerName(a *Algorithm) string {
@@ -33,30 +44,36 @@ func luaParamNames(a *Algorithm) []string {
 	return names
 }
 
-// luaMaker emits a's maker (see above).
+// luaMaker emits a's decision and maker (see above).
 func luaMaker(w *writer, sp *Spec, a *Algorithm) {
-	args := append([]string{"KEYS", "ALG"}, luaParamNames(a)...)
-	w.line("-- a limit of %s: its decision of now, cost, force and commit, on its", a.Qualified())
-	w.line("-- keys KEYS, ALG naming it in errors")
-	w.line("local function %s(%s)", luaMakerName(a), strings.Join(args, ", "))
-	var caches []string
+	fields := append([]string{"KEYS", "ALG"}, luaParamNames(a)...)
+	body := writer{commitOnly: true, caches: map[*State]string{}}
+	var reads []string
+	for i := range fields {
+		reads = append(reads, fmt.Sprintf("L[%d]", i+2))
+	}
+	slot := len(fields) + 2
 	for _, s := range a.States {
 		if s.Kind == Packed {
-			caches = append(caches, luaName(s.Name)+"__cache")
+			body.caches[s] = fmt.Sprintf("L[%d]", slot)
+			slot++
 		}
 	}
-	if len(caches) > 0 {
-		w.line("  local %s -- its state, read once per call", strings.Join(caches, ", "))
-	}
-	w.line("  return function(now, cost, force, commit)")
-	body := writer{commitOnly: true}
+	w.line("-- a limit of %s, L: its decision of now, cost, force and commit", a.Qualified())
+	w.line("local function %s(L, now, cost, force, commit)", luaDecisionName(a))
+	body.line("local %s = %s", strings.Join(fields, ", "), strings.Join(reads, ", "))
 	_, strs, _ := luaArgs(sp, a, nil)
 	for _, in := range strs { // a policy passes none
 		body.line("local %s = ''", luaName(in.Name))
 	}
 	luaDecision(&body, sp, a, nil, "")
-	w.raw(luaIndentText(body.b.String(), "    "))
-	w.line("  end")
+	w.raw(luaIndentText(body.b.String(), "  "))
+	w.line("end")
+	w.line("")
+	w.line("-- a limit of %s on the keys KEYS, ALG naming it in errors", a.Qualified())
+	w.line("local function %s(%s)", luaMakerName(a), strings.Join(fields, ", "))
+	places := strings.Repeat(", nil", slot-len(fields)-2)
+	w.line("  return {%s, %s%s}", luaDecisionName(a), strings.Join(fields, ", "), places)
 	w.line("end")
 }
 

@@ -106,10 +106,10 @@ func luaAlgorithmsOf(w *writer, algs []*Algorithm, reset bool) {
 // luaLimitsParser reads the limits from ARGV (each its algorithm, name
 // :<policy>:<limit>, number of parameters and parameters), checks them
 // in order (the descriptions, then each limit's parameters and keys)
-// and makes each limit's decision: LIMITS, the limits' names NAMES, the
-// holds keys HH and HE (the holds script's: each limit's hash and sorted
-// set, after its state keys; false elsewhere), NK the number of state
-// keys, and ALG the policy's prefix in errors. A reset's ARGV holds the limits alone; the holds
+// and makes each limit's decision: LIMITS; HOLDS, for limit i its name
+// at 3i-2 and its holds keys at 3i-1 and 3i (the holds script's: its hash
+// and sorted set, after its state keys; false elsewhere); NK the number
+// of state keys; and ALG the policy's prefix in errors. A reset's ARGV holds the limits alone; the holds
 // script's begins with its five inputs.
 func luaLimitsParser(w *writer, script string) {
 	first, holds := 4, "0"
@@ -162,7 +162,7 @@ end`
 // is the first limit's ARGV, {holds} 1 when each limit's keys end with
 // its holds key.
 const luaLimitsParserText = `-- the limits, from ARGV[{first}] on
-local LIMITS, HH, HE, NAMES, arg, key = {}, {}, {}, {}, {first}, 1
+local LIMITS, HOLDS, arg, key = {}, {}, {first}, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -185,7 +185,7 @@ while arg <= #ARGV do
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
   LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
-  NAMES[i], HH[i], HE[i] = name, {holds} == 1 and KEYS[key + alg[3]], {holds} == 1 and KEYS[key + alg[3] + 1]
+  HOLDS[3 * i - 2], HOLDS[3 * i - 1], HOLDS[3 * i] = name, {holds} == 1 and KEYS[key + alg[3]], {holds} == 1 and KEYS[key + alg[3] + 1]
   arg, key = arg + 3 + n, key + alg[3] + 2 * {holds}
 end
 if #LIMITS == 0 then
@@ -206,9 +206,9 @@ end
 -- every limit's parameters and keys, checked, then its decision made
 for i, l in ipairs(LIMITS) do
   local tag = {holds} == 1 and string.match(l[2][1], '^({.*})')
-  if tag and (HH[i] ~= tag .. l[5] .. ':hh' or HE[i] ~= tag .. l[5] .. ':hz') then
+  if tag and (HOLDS[3 * i - 1] ~= tag .. l[5] .. ':hh' or HOLDS[3 * i] ~= tag .. l[5] .. ':hz') then
     return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
-        ':hz, in the hash tag of its keys, got ' .. clip(HH[i]) .. ' and ' .. clip(HE[i] or ''))
+        ':hz, in the hash tag of its keys, got ' .. clip(HOLDS[3 * i - 1]) .. ' and ' .. clip(HOLDS[3 * i] or ''))
   end
   local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
@@ -220,7 +220,7 @@ ALG = string.match(ARGV[{first} + 1], '^:([^:]+):') .. ': ' -- the policy's name
 `
 
 // luaPolicyDriver is what decides a policy once its limits are made
-// (LIMITS, NAMES, NK and ALG; see luaLimitsParser): the per-call inputs,
+// (LIMITS, NK and ALG; see luaLimitsParser): the per-call inputs,
 // a request key's replay, the decision of every limit all or nothing,
 // and the reply.
 func luaPolicyDriver(sp *Spec) string {
@@ -317,7 +317,8 @@ const luaPolicyDecide = `-- every limit decides, writing nothing, then, when eve
 local R, all = {1, 0, 0, 0, 0, 0, 0, 0}, true
 for i = 1, NL do
   local o = 7 * i - 6
-  local ok, limit, remaining, retry, reset, delay, tier = LIMITS[i](now, COSTS[i], force, NL == 1)
+  local L = LIMITS[i]
+  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, NL == 1)
   if ok ~= 1 and ok ~= 0 then
     return ok -- refused
   end
@@ -327,10 +328,11 @@ end
 if NL > 1 then
   for i = 1, NL do
     local o = 7 * i - 6
+    local L = LIMITS[i]
     if all or force then
-      LIMITS[i](now, COSTS[i], force, true)
+      L[1](L, now, COSTS[i], force, true)
     elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
-      R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = LIMITS[i](now, 0, false, false)
+      R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = L[1](L, now, 0, false, false)
     end
   end
   R[1] = binding(R, NL, all)

@@ -178,245 +178,262 @@ end
 --: -
 
 --: make_bucket_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS BUCKETS_MAX RUN_MOD int field split
--- a limit of bucket_window: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_bucket_window(KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3)
-  return function(now, cost, force, commit)
-    -- state
-    -- the entry m holds, or nil, what is wrong, and the value
-    local function win__entry(m)
-      local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
-      if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
-        e_start = e_start + 0
-        if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
-        e_count = e_count + 0
-        if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
-        e_run = e_run + 0
-        if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-        e_at = e_at + 0
-        if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
-        return {start = e_start, count = e_count, run = e_run, at = e_at}
-      end
-      -- the spec's constants
-      -- 2^45 ms since the epoch, about the year 3085
-      local NOW_MAX = 35184372088832
-
-      -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-      local function int(s)
-        if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-          return nil
-        end
-        return tonumber(s)
-      end
-
-      -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-      local function field(v, dflt, lo, hi)
-        if not v then
-          return dflt
-        end
-        local n = int(v)
-        if n == nil then
-          return nil
-        end
-        if n < lo then
-          return lo
-        elseif n > hi then
-          return hi
-        end
-        return n
-      end
-
-      -- s split at its first n-1 colons into n parts, or nil
-      local function split(s, n)
-        local parts, from = {}, 1
-        for i = 1, n - 1 do
-          local at = string.find(s, ':', from, true)
-          if not at then
-            return nil
-          end
-          parts[i] = string.sub(s, from, at - 1)
-          from = at + 1
-        end
-        parts[n] = string.sub(s, from)
-        return parts
-      end
-
-      local parts = split(m, 4)
-      if parts == nil then
-        return nil, 'an entry is not 4 fields joined by \':\'', m
-      end
-      local x_start = field(parts[1], nil, 0, NOW_MAX)
-      if x_start == nil then
-        return nil, 'entry field start is not an integer', parts[1]
-      end
-      local x_count = field(parts[2], nil, 1, 1000000000000)
-      if x_count == nil then
-        return nil, 'entry field count is not an integer', parts[2]
-      end
-      local x_run = field(parts[3], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[3]
-      end
-      local x_at = field(parts[4], nil, 0, NOW_MAX)
-      if x_at == nil then
-        return nil, 'entry field at is not an integer', parts[4]
-      end
-      return {start = x_start, count = x_count, run = x_run, at = x_at}
+-- a limit of bucket_window, L: its decision of now, cost, force and commit
+local function decide_bucket_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = L[2], L[3], L[4], L[5], L[6], L[7], L[8], L[9], L[10]
+  -- state
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function win__entry(m)
+    local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_count = e_count + 0
+      if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      e_at = e_at + 0
+      if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
+      return {start = e_start, count = e_count, run = e_run, at = e_at}
     end
-    local win__card = redis.call('ZCARD', KEYS[1])
-    local win__top = nil -- the newest entry, read below
-    -- what this call has read of the set, which it reads before any write:
-    -- the entries by rank, and the counts below each bound, open and closed
-    local win__ranks, win__lt, win__le = {}, {}, {}
-    -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
-    local function win__at(r)
-      local e = win__ranks[r]
-      if e == nil then
-        local raw = redis.call('ZRANGE', KEYS[1], r, r)
-        local what, v
-        e, what, v = win__entry(raw[1])
-        if e == nil then
-          return nil, what, v
-        end
-        e.member__ = raw[1]
-        win__ranks[r] = e
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
       end
-      return e
+      return tonumber(s)
     end
-    -- the number of entries scored below x, or at most x when closed
-    local function win__below(x, closed)
-      local top = win__top
-      if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
-        return win__card
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
       end
-      local known = closed and win__le or win__lt
-      local n = known[x]
+      local n = int(v)
       if n == nil then
-        n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
-        known[x] = n
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
       end
       return n
     end
-    -- the sum of count over the entries at ranks [lo, hi), the running sum
-    -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
-    -- the value if an entry is not one
-    local function win__sum(lo, hi)
-      if hi <= lo then
-        return 0, 0
-      end
-      local first, what, v = win__at(lo)
-      if first == nil then
-        return nil, what, v
-      end
-      local top = first
-      if hi - 1 > lo then
-        top, what, v = win__at(hi - 1)
-        if top == nil then
-          return nil, what, v
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
         end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
       end
-      local base = first.run - first.count
-      return (top.run - base) % RUN_MOD, base, first, top
-    end
-    -- the first entry at ranks [lo, hi) at which the sum of count from lo
-    -- (at most cap) reaches need, false if none; nil, what, value as above
-    local function win__reach(lo, hi, need, cap)
-      local total, base, first, top = win__sum(lo, hi)
-      if total == nil then
-        return nil, base, first
-      end
-      if hi <= lo or (total < cap and total or cap) < need then
-        return false
-      end
-      local s = (first.run - base) % RUN_MOD
-      if (s < cap and s or cap) >= need then
-        return first
-      end
-      -- the entry sought is at a rank in [a, b]; found is the entry at b
-      local a, b, found = lo + 1, hi - 1, top
-      local function probe(r)
-        local x, what, v = win__at(r)
-        if x == nil then
-          return nil, what, v
-        end
-        local s = (x.run - base) % RUN_MOD
-        if (s < cap and s or cap) >= need then
-          b, found = r, x
-        else
-          a = r + 1
-        end
-        return true
-      end
-      local step, galloping = 2, true
-      while a < b do
-        local r = (a + b - (a + b) % 2) / 2
-        if galloping then
-          r = lo + step - 1
-          if r > b - 1 then
-            r = b - 1
-          end
-          step = step * 2
-        end
-        local ok, what, v = probe(r)
-        if ok == nil then
-          return nil, what, v
-        end
-        galloping = galloping and b ~= r
-      end
-      return found
+      parts[n] = string.sub(s, from)
+      return parts
     end
 
-    -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-    -- by a clock that is wrong: it is not trusted, and reads as absent
-    -- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
-    if win__card > 0 then
-      local bad__what, bad__v
-      win__top, bad__what, bad__v = win__at(win__card - 1)
-      if win__top == nil then
+    local parts = split(m, 4)
+    if parts == nil then
+      return nil, 'an entry is not 4 fields joined by \':\'', m
+    end
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[1]
+    end
+    local x_count = field(parts[2], nil, 1, 1000000000000)
+    if x_count == nil then
+      return nil, 'entry field count is not an integer', parts[2]
+    end
+    local x_run = field(parts[3], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[3]
+    end
+    local x_at = field(parts[4], nil, 0, NOW_MAX)
+    if x_at == nil then
+      return nil, 'entry field at is not an integer', parts[4]
+    end
+    return {start = x_start, count = x_count, run = x_run, at = x_at}
+  end
+  local win__card = redis.call('ZCARD', KEYS[1])
+  local win__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local win__ranks, win__lt, win__le = {}, {}, {}
+  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+  local function win__at(r)
+    local e = win__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = win__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      win__ranks[r] = e
+    end
+    return e
+  end
+  -- the number of entries scored below x, or at most x when closed
+  local function win__below(x, closed)
+    local top = win__top
+    if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
+      return win__card
+    end
+    local known = closed and win__le or win__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
+  end
+  -- the sum of count over the entries at ranks [lo, hi), the running sum
+  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
+  -- the value if an entry is not one
+  local function win__sum(lo, hi)
+    if hi <= lo then
+      return 0, 0
+    end
+    local first, what, v = win__at(lo)
+    if first == nil then
+      return nil, what, v
+    end
+    local top = first
+    if hi - 1 > lo then
+      top, what, v = win__at(hi - 1)
+      if top == nil then
+        return nil, what, v
+      end
+    end
+    local base = first.run - first.count
+    return (top.run - base) % RUN_MOD, base, first, top
+  end
+  -- the first entry at ranks [lo, hi) at which the sum of count from lo
+  -- (at most cap) reaches need, false if none; nil, what, value as above
+  local function win__reach(lo, hi, need, cap)
+    local total, base, first, top = win__sum(lo, hi)
+    if total == nil then
+      return nil, base, first
+    end
+    if hi <= lo or (total < cap and total or cap) < need then
+      return false
+    end
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
+      return first
+    end
+    -- the entry sought is at a rank in [a, b]; found is the entry at b
+    local a, b, found = lo + 1, hi - 1, top
+    local function probe(r)
+      local x, what, v = win__at(r)
+      if x == nil then
+        return nil, what, v
+      end
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
+        b, found = r, x
+      else
+        a = r + 1
+      end
+      return true
+    end
+    local step, galloping = 2, true
+    while a < b do
+      local r = (a + b - (a + b) % 2) / 2
+      if galloping then
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
+        step = step * 2
+      end
+      local ok, what, v = probe(r)
+      if ok == nil then
+        return nil, what, v
+      end
+      galloping = galloping and b ~= r
+    end
+    return found
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  -- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
+  if win__card > 0 then
+    local bad__what, bad__v
+    win__top, bad__what, bad__v = win__at(win__card - 1)
+    if win__top == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+  end
+  local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
+  if stale then
+    win__card = 0
+    win__top = nil
+  end
+
+  -- decision
+  -- the last admission
+  local last_at = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = 0, win__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = win__at(hi__ - 1)
+      if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
             (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
+      last_at = e.at
     end
-    local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
-    if stale then
-      win__card = 0
-      win__top = nil
+  end
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = last_at - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- the current bucket's start
+  local bucket = eff - eff % bucket_ms
+  local t__2 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
+  local widest = (t__2 > window_ms and t__2 or window_ms)
+  local t__3 = (limit_3 > limit_2 and limit_3 or limit_2)
+  local t__4 = (t__3 > limit and t__3 or limit) + 1
+  local c = (t__4 < cost and t__4 or cost)
+  local from1 = bucket - window_ms
+  local used1 = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(from1, true), win__card
+    local sum__, bad__what, bad__v = win__sum(lo__, hi__)
+    if sum__ == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-
-    -- decision
-    -- the last admission
-    local last_at = 0
+    used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+  end
+  local fits1 = used1 + c <= limit
+  -- a forced denial is charged too, up to 2 * t.limit in every tier
+  -- (a tier not used leaves it to tier 1's bound)
+  local t__5 = 2 * limit - used1
+  local free1 = (t__5 > 0 and t__5 or 0)
+  local on2 = limit_2 > 0
+  local from2 = bucket - window_ms_2
+  local agg__3 = 0
+  if on2 then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = 0, win__card
-      if hi__ > lo__ then
-        local e, bad__what, bad__v = win__at(hi__ - 1)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        last_at = e.at
-      end
-    end
-    -- how far the last admission is ahead of this caller's clock
-    local t__1 = last_at - now
-    local lag = (t__1 > 0 and t__1 or 0)
-    -- the time this request is decided at
-    local eff = now + lag
-    -- the current bucket's start
-    local bucket = eff - eff % bucket_ms
-    local t__2 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
-    local widest = (t__2 > window_ms and t__2 or window_ms)
-    local t__3 = (limit_3 > limit_2 and limit_3 or limit_2)
-    local t__4 = (t__3 > limit and t__3 or limit) + 1
-    local c = (t__4 < cost and t__4 or cost)
-    local from1 = bucket - window_ms
-    local used1 = 0
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from1, true), win__card
+      local lo__, hi__ = win__below(from2, true), win__card
       local sum__, bad__what, bad__v = win__sum(lo__, hi__)
       if sum__ == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
@@ -424,276 +441,260 @@ local function make_bucket_window(KEYS, ALG, limit, window_ms, bucket_ms, limit_
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
-      used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
     end
-    local fits1 = used1 + c <= limit
-    -- a forced denial is charged too, up to 2 * t.limit in every tier
-    -- (a tier not used leaves it to tier 1's bound)
-    local t__5 = 2 * limit - used1
-    local free1 = (t__5 > 0 and t__5 or 0)
-    local on2 = limit_2 > 0
-    local from2 = bucket - window_ms_2
-    local agg__3 = 0
-    if on2 then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = win__below(from2, true), win__card
-        local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-        if sum__ == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
-      end
-    end
-    local used2 = (on2 and agg__3 or 0)
-    local fits2 = not on2 or used2 + c <= limit_2
-    local free2
-    if on2 then
-      local t__6 = 2 * limit_2 - used2
-      free2 = (t__6 > 0 and t__6 or 0)
-    else
-      free2 = 2 * limit
-    end
-    local on3 = limit_3 > 0
-    local from3 = bucket - window_ms_3
-    local agg__4 = 0
-    if on3 then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = win__below(from3, true), win__card
-        local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-        if sum__ == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
-      end
-    end
-    local used3 = (on3 and agg__4 or 0)
-    local fits3 = not on3 or used3 + c <= limit_3
-    local free3
-    if on3 then
-      local t__7 = 2 * limit_3 - used3
-      free3 = (t__7 > 0 and t__7 or 0)
-    else
-      free3 = 2 * limit
-    end
-    local ok = fits1 and fits2 and fits3
-    local took
-    if ok then
-      took = c
-    elseif force then
-      local t__8 = (free3 < free2 and free3 or free2)
-      local t__9 = (t__8 < free1 and t__8 or free1)
-      took = (t__9 < cost and t__9 or cost)
-    else
-      took = 0
-    end
-    local t__10 = (on2 and limit_2 or limit)
-    local t__11 = (on3 and limit_3 or limit)
-    local t__12 = (t__11 < t__10 and t__11 or t__10)
-    local lim = (t__12 < limit and t__12 or limit)
-    -- Denied: the tier admits once the oldest buckets holding
-    -- used + took + c - t.limit have left its window (this request's
-    -- bucket last).
-    local agg__5 = bucket + window_ms
-    if not (ok or used1 + took + c <= limit) then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = win__below(from1, true), win__card
-        local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        if e then
-          agg__5 = e.start + window_ms
-        end
-      end
-    end
-    local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
-    -- Reset: remaining is lim again once every tier holds at most
-    -- t.limit - lim; what this request adds sits in the current bucket.
-    local t__13 = used1 + took - (limit - lim)
-    local x1 = (t__13 > 0 and t__13 or 0)
-    local agg__6 = bucket + window_ms
-    if not (x1 == 0) then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = win__below(from1, true), win__card
-        local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        if e then
-          agg__6 = e.start + window_ms
-        end
-      end
-    end
-    local r1 = ((x1 == 0) and 0 or agg__6)
-    local t__14 = limit - (used1 + took)
-    local left1 = (t__14 > 0 and t__14 or 0)
-    local agg__7 = bucket + window_ms_2
-    if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = win__below(from2, true), win__card
-        local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        if e then
-          agg__7 = e.start + window_ms_2
-        end
-      end
-    end
-    local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__7)
-    local x2
-    if on2 then
-      local t__15 = used2 + took - (limit_2 - lim)
-      x2 = (t__15 > 0 and t__15 or 0)
-    else
-      x2 = 0
-    end
-    local agg__8 = bucket + window_ms_2
-    if not (x2 == 0) then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = win__below(from2, true), win__card
-        local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        if e then
-          agg__8 = e.start + window_ms_2
-        end
-      end
-    end
-    local r2 = ((x2 == 0) and 0 or agg__8)
-    local left2
-    if on2 then
-      local t__16 = limit_2 - (used2 + took)
-      left2 = (t__16 > 0 and t__16 or 0)
-    else
-      left2 = limit
-    end
-    local agg__9 = bucket + window_ms_3
-    if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = win__below(from3, true), win__card
-        local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        if e then
-          agg__9 = e.start + window_ms_3
-        end
-      end
-    end
-    local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__9)
-    local x3
-    if on3 then
-      local t__17 = used3 + took - (limit_3 - lim)
-      x3 = (t__17 > 0 and t__17 or 0)
-    else
-      x3 = 0
-    end
-    local agg__10 = bucket + window_ms_3
-    if not (x3 == 0) then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = win__below(from3, true), win__card
-        local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        if e then
-          agg__10 = e.start + window_ms_3
-        end
-      end
-    end
-    local r3 = ((x3 == 0) and 0 or agg__10)
-    local left3
-    if on3 then
-      local t__18 = limit_3 - (used3 + took)
-      left3 = (t__18 > 0 and t__18 or 0)
-    else
-      left3 = limit
-    end
-    local t__19 = (at3 > at2 and at3 or at2)
-    local retry_at = (t__19 > at1 and t__19 or at1)
-    local t__20 = (r3 > r2 and r3 or r2)
-    local reset_at = (t__20 > r1 and t__20 or r1)
-    local t__21 = (left3 < left2 and left3 or left2)
-    local room = (t__21 < left1 and t__21 or left1)
-    -- the tier that binds: the one with the least room, the first whose
-    -- limit is below the cost, or the one that stays denied the longest
-    local tier = (ok and ((left1 == room) and 1 or ((left2 == room) and 2 or 3)) or
-        ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
-        ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
-    if took > 0 then
-      if commit then
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1])
-        end
-        if win__top ~= nil and win__top.start <= bucket - widest then
-          win__top = nil -- every entry is gone: the next add starts afresh
-        end
-        do
-          local win__x = {start = bucket, count = took, at = eff}
-          if win__top ~= nil then
-            if win__top.start > win__x.start then -- the set grows at its end
-              win__x.start = win__top.start
-            end
-            win__x.run = (win__top.run + win__x.count) % RUN_MOD
-            if win__top.start == win__x.start then -- merge into it (its member removed after the add)
-              win__x.replaces__ = win__top.member__
-              win__x.count = win__x.count + win__top.count
-            end
-          else
-            win__x.run = win__x.count % RUN_MOD
-          end
-          win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
-          redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
-          win__card = win__card + 1
-          if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
-            redis.call('ZREM', KEYS[1], win__x.replaces__)
-            win__card = win__card - 1
-          end
-          if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
-            redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
-            win__card = BUCKETS_MAX
-          end
-          win__top = win__x
-        end
-        local t__22 = widest - eff % bucket_ms
-        redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
-        -- after the add (see Drop)
-        local t__23 = bucket - widest
-        if win__card > 0 and win__le[t__23] ~= 0 then
-          redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
-        end
-      end
-    end
-    local t__24 = reset_at - now
-    return (ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier
   end
+  local used2 = (on2 and agg__3 or 0)
+  local fits2 = not on2 or used2 + c <= limit_2
+  local free2
+  if on2 then
+    local t__6 = 2 * limit_2 - used2
+    free2 = (t__6 > 0 and t__6 or 0)
+  else
+    free2 = 2 * limit
+  end
+  local on3 = limit_3 > 0
+  local from3 = bucket - window_ms_3
+  local agg__4 = 0
+  if on3 then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from3, true), win__card
+      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
+      if sum__ == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+    end
+  end
+  local used3 = (on3 and agg__4 or 0)
+  local fits3 = not on3 or used3 + c <= limit_3
+  local free3
+  if on3 then
+    local t__7 = 2 * limit_3 - used3
+    free3 = (t__7 > 0 and t__7 or 0)
+  else
+    free3 = 2 * limit
+  end
+  local ok = fits1 and fits2 and fits3
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__8 = (free3 < free2 and free3 or free2)
+    local t__9 = (t__8 < free1 and t__8 or free1)
+    took = (t__9 < cost and t__9 or cost)
+  else
+    took = 0
+  end
+  local t__10 = (on2 and limit_2 or limit)
+  local t__11 = (on3 and limit_3 or limit)
+  local t__12 = (t__11 < t__10 and t__11 or t__10)
+  local lim = (t__12 < limit and t__12 or limit)
+  -- Denied: the tier admits once the oldest buckets holding
+  -- used + took + c - t.limit have left its window (this request's
+  -- bucket last).
+  local agg__5 = bucket + window_ms
+  if not (ok or used1 + took + c <= limit) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from1, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__5 = e.start + window_ms
+      end
+    end
+  end
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
+  -- Reset: remaining is lim again once every tier holds at most
+  -- t.limit - lim; what this request adds sits in the current bucket.
+  local t__13 = used1 + took - (limit - lim)
+  local x1 = (t__13 > 0 and t__13 or 0)
+  local agg__6 = bucket + window_ms
+  if not (x1 == 0) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from1, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__6 = e.start + window_ms
+      end
+    end
+  end
+  local r1 = ((x1 == 0) and 0 or agg__6)
+  local t__14 = limit - (used1 + took)
+  local left1 = (t__14 > 0 and t__14 or 0)
+  local agg__7 = bucket + window_ms_2
+  if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from2, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__7 = e.start + window_ms_2
+      end
+    end
+  end
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__7)
+  local x2
+  if on2 then
+    local t__15 = used2 + took - (limit_2 - lim)
+    x2 = (t__15 > 0 and t__15 or 0)
+  else
+    x2 = 0
+  end
+  local agg__8 = bucket + window_ms_2
+  if not (x2 == 0) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from2, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__8 = e.start + window_ms_2
+      end
+    end
+  end
+  local r2 = ((x2 == 0) and 0 or agg__8)
+  local left2
+  if on2 then
+    local t__16 = limit_2 - (used2 + took)
+    left2 = (t__16 > 0 and t__16 or 0)
+  else
+    left2 = limit
+  end
+  local agg__9 = bucket + window_ms_3
+  if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from3, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__9 = e.start + window_ms_3
+      end
+    end
+  end
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__9)
+  local x3
+  if on3 then
+    local t__17 = used3 + took - (limit_3 - lim)
+    x3 = (t__17 > 0 and t__17 or 0)
+  else
+    x3 = 0
+  end
+  local agg__10 = bucket + window_ms_3
+  if not (x3 == 0) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from3, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__10 = e.start + window_ms_3
+      end
+    end
+  end
+  local r3 = ((x3 == 0) and 0 or agg__10)
+  local left3
+  if on3 then
+    local t__18 = limit_3 - (used3 + took)
+    left3 = (t__18 > 0 and t__18 or 0)
+  else
+    left3 = limit
+  end
+  local t__19 = (at3 > at2 and at3 or at2)
+  local retry_at = (t__19 > at1 and t__19 or at1)
+  local t__20 = (r3 > r2 and r3 or r2)
+  local reset_at = (t__20 > r1 and t__20 or r1)
+  local t__21 = (left3 < left2 and left3 or left2)
+  local room = (t__21 < left1 and t__21 or left1)
+  -- the tier that binds: the one with the least room, the first whose
+  -- limit is below the cost, or the one that stays denied the longest
+  local tier = (ok and ((left1 == room) and 1 or ((left2 == room) and 2 or 3)) or
+      ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
+      ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
+  if took > 0 then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      if win__top ~= nil and win__top.start <= bucket - widest then
+        win__top = nil -- every entry is gone: the next add starts afresh
+      end
+      do
+        local win__x = {start = bucket, count = took, at = eff}
+        if win__top ~= nil then
+          if win__top.start > win__x.start then -- the set grows at its end
+            win__x.start = win__top.start
+          end
+          win__x.run = (win__top.run + win__x.count) % RUN_MOD
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
+            win__x.count = win__x.count + win__top.count
+          end
+        else
+          win__x.run = win__x.count % RUN_MOD
+        end
+        win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
+        redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+        win__card = win__card + 1
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          redis.call('ZREM', KEYS[1], win__x.replaces__)
+          win__card = win__card - 1
+        end
+        if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
+          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+          win__card = BUCKETS_MAX
+        end
+        win__top = win__x
+      end
+      local t__22 = widest - eff % bucket_ms
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      -- after the add (see Drop)
+      local t__23 = bucket - widest
+      if win__card > 0 and win__le[t__23] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
+      end
+    end
+  end
+  local t__24 = reset_at - now
+  return (ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier
+end
+
+-- a limit of bucket_window on the keys KEYS, ALG naming it in errors
+local function make_bucket_window(KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3)
+  return {decide_bucket_window, KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
 end
 --: -
 
@@ -785,36 +786,38 @@ local function check_bucket_window(KEYS, ARGV, ALG, infix)
 end
 
 --: make_concurrency KEYS NOW_MAX
--- a limit of concurrency: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_concurrency(KEYS, ALG, limit)
-  local slots__cache -- its state, read once per call
-  return function(now, cost, force, commit)
-    -- state
-    local slots_ts = 0
-    local slots__raw = slots__cache
-    if slots__raw == nil then
-      slots__raw = redis.call('GET', KEYS[1]) or false
-      slots__cache = slots__raw
-    end
-    if slots__raw then
-      local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
-      if slots__raw__ts == nil or #slots__raw__ts > 17 then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            'want the integers ts' .. ', got ' ..
-            (#slots__raw > 32 and string.sub(slots__raw, 1, 32) .. '...' or slots__raw))
-      end
-      slots_ts = slots__raw__ts + 0
-      if slots_ts < 0 then slots_ts = 0 elseif slots_ts > NOW_MAX then slots_ts = NOW_MAX end
-    end
-
-    -- decision
-    local t__1 = limit + 1
-    local c = (t__1 < cost and t__1 or cost)
-    local ok = c <= limit
-    return (ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0
+-- a limit of concurrency, L: its decision of now, cost, force and commit
+local function decide_concurrency(L, now, cost, force, commit)
+  local KEYS, ALG, limit = L[2], L[3], L[4]
+  -- state
+  local slots_ts = 0
+  local slots__raw = L[5]
+  if slots__raw == nil then
+    slots__raw = redis.call('GET', KEYS[1]) or false
+    L[5] = slots__raw
   end
+  if slots__raw then
+    local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
+    if slots__raw__ts == nil or #slots__raw__ts > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#slots__raw > 32 and string.sub(slots__raw, 1, 32) .. '...' or slots__raw))
+    end
+    slots_ts = slots__raw__ts + 0
+    if slots_ts < 0 then slots_ts = 0 elseif slots_ts > NOW_MAX then slots_ts = NOW_MAX end
+  end
+
+  -- decision
+  local t__1 = limit + 1
+  local c = (t__1 < cost and t__1 or cost)
+  local ok = c <= limit
+  return (ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0
+end
+
+-- a limit of concurrency on the keys KEYS, ALG naming it in errors
+local function make_concurrency(KEYS, ALG, limit)
+  return {decide_concurrency, KEYS, ALG, limit, nil}
 end
 --: -
 
@@ -846,79 +849,81 @@ local function check_concurrency(KEYS, ARGV, ALG, infix)
 end
 
 --: make_fixed_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
--- a limit of fixed_window: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_fixed_window(KEYS, ALG, limit, window_ms)
-  local win__cache -- its state, read once per call
-  return function(now, cost, force, commit)
-    -- state
-    local win_ts, win_n = 0, 0
-    local win__raw = win__cache
-    if win__raw == nil then
-      win__raw = redis.call('GET', KEYS[1]) or false
-      win__cache = win__raw
-    end
-    if win__raw then
-      local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
-      if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            'want the integers ts:n' .. ', got ' ..
-            (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-      end
-      win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
-      if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-      if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
-    end
-
-    -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-    -- by a clock that is wrong: it is not trusted, and reads as absent
-    local stale = win_ts > now + MAX_SKEW_MS
-    if stale then
-      win_ts = 0
-      win_n = 0
-    end
-
-    -- decision
-    -- how far the last admission is ahead of this caller's clock
-    local t__1 = win_ts - now
-    local lag = (t__1 > 0 and t__1 or 0)
-    -- the time this request is decided at
-    local eff = now + lag
-    -- ms since the current window began
-    local into = eff % window_ms
-    local used = ((win_ts >= eff - into) and win_n or 0)
-    -- cost past the limit is denied anyway
-    local t__2 = limit + 1
-    local c = (t__2 < cost and t__2 or cost)
-    local ok = used + c <= limit
-    -- a forced denial is charged too, up to 2 * limit
-    local took
-    if ok then
-      took = c
-    elseif force then
-      local t__3 = 2 * limit - used
-      local t__4 = (t__3 > 0 and t__3 or 0)
-      took = (t__4 < cost and t__4 or cost)
-    else
-      took = 0
-    end
-    local after = used + took
-    local until_end = lag + window_ms - into
-    if took > 0 then
-      if commit then
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1])
-          win__cache = false
-        end
-        win__cache = string.format('%d:%d', eff, after)
-        redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), win__cache)
-      end
-    end
-    local t__5 = limit - after
-    return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0
+-- a limit of fixed_window, L: its decision of now, cost, force and commit
+local function decide_fixed_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
+  -- state
+  local win_ts, win_n = 0, 0
+  local win__raw = L[6]
+  if win__raw == nil then
+    win__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = win__raw
   end
+  if win__raw then
+    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
+    end
+    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = win_ts > now + MAX_SKEW_MS
+  if stale then
+    win_ts = 0
+    win_n = 0
+  end
+
+  -- decision
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = win_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- ms since the current window began
+  local into = eff % window_ms
+  local used = ((win_ts >= eff - into) and win_n or 0)
+  -- cost past the limit is denied anyway
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
+  local ok = used + c <= limit
+  -- a forced denial is charged too, up to 2 * limit
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__3 = 2 * limit - used
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    took = (t__4 < cost and t__4 or cost)
+  else
+    took = 0
+  end
+  local after = used + took
+  local until_end = lag + window_ms - into
+  if took > 0 then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+        L[6] = false
+      end
+      L[6] = string.format('%d:%d', eff, after)
+      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), L[6])
+    end
+  end
+  local t__5 = limit - after
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0
+end
+
+-- a limit of fixed_window on the keys KEYS, ALG naming it in errors
+local function make_fixed_window(KEYS, ALG, limit, window_ms)
+  return {decide_fixed_window, KEYS, ALG, limit, window_ms, nil}
 end
 --: -
 
@@ -954,93 +959,95 @@ local function check_fixed_window(KEYS, ARGV, ALG, infix)
 end
 
 --: make_gcra KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
--- a limit of gcra: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_gcra(KEYS, ALG, burst, rate, period_ms)
-  local cell__cache -- its state, read once per call
-  return function(now, cost, force, commit)
-    -- state
-    local cell_ts, cell_tat = 0, 0
-    local cell__raw = cell__cache
-    if cell__raw == nil then
-      cell__raw = redis.call('GET', KEYS[1]) or false
-      cell__cache = cell__raw
-    end
-    if cell__raw then
-      local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
-      if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            'want the integers ts:tat' .. ', got ' ..
-            (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
-      end
-      cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
-      if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
-      if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
-    end
-
-    -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-    -- by a clock that is wrong: it is not trusted, and reads as absent
-    local stale = cell_ts > now + MAX_SKEW_MS
-    if stale then
-      cell_ts = 0
-      cell_tat = 0
-    end
-
-    -- decision
-    -- the tolerance, times rate
-    local tau = burst * period_ms
-    -- how far the last admission is ahead of this caller's clock
-    local t__1 = cell_ts - now
-    local lag = (t__1 > 0 and t__1 or 0)
-    -- ms since the last admission
-    local t__2 = now - cell_ts
-    local elapsed = (t__2 > 0 and t__2 or 0)
-    local t__3 = ((cell_tat + (0 - cell_tat) % rate) / rate)
-    local drained = (t__3 < elapsed and t__3 or elapsed) * rate
-    -- TAT - eff, times rate
-    local t__4 = cell_tat - drained
-    local tat = (t__4 > 0 and t__4 or 0)
-    local t__5 = burst + 1
-    local c = (t__5 < cost and t__5 or cost)
-    local new_tat = tat + c * period_ms
-    local ok = new_tat <= tau
-    -- a forced denial is charged too, up to 2 * tau
-    local final
-    if ok then
-      final = new_tat
-    elseif force then
-      local t__6 = 2 * burst
-      local t__7 = 2 * tau
-      local t__8 = tat + (t__6 < cost and t__6 or cost) * period_ms
-      final = (t__8 < t__7 and t__8 or t__7)
-    else
-      final = tat
-    end
-    local reset = lag + ((final + (0 - final) % rate) / rate)
-    if final > tat then
-      if commit then
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1])
-          cell__cache = false
-        end
-        cell__cache = string.format('%d:%d', now + lag, final)
-        redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), cell__cache)
-      end
-    end
-    local t__9 = tau - final
-    local t__10 = (t__9 > 0 and t__9 or 0)
-    local t__11
-    if ok or c > burst then
-      t__11 = -1
-    else
-      local t__12 = final + c * period_ms - tau
-      local t__13 = (t__12 > 0 and t__12 or 0)
-      t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
-    end
-    return (ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0
+-- a limit of gcra, L: its decision of now, cost, force and commit
+local function decide_gcra(L, now, cost, force, commit)
+  local KEYS, ALG, burst, rate, period_ms = L[2], L[3], L[4], L[5], L[6]
+  -- state
+  local cell_ts, cell_tat = 0, 0
+  local cell__raw = L[7]
+  if cell__raw == nil then
+    cell__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = cell__raw
   end
+  if cell__raw then
+    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:tat' .. ', got ' ..
+          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
+    end
+    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
+    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
+    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = cell_ts > now + MAX_SKEW_MS
+  if stale then
+    cell_ts = 0
+    cell_tat = 0
+  end
+
+  -- decision
+  -- the tolerance, times rate
+  local tau = burst * period_ms
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = cell_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- ms since the last admission
+  local t__2 = now - cell_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = ((cell_tat + (0 - cell_tat) % rate) / rate)
+  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
+  -- TAT - eff, times rate
+  local t__4 = cell_tat - drained
+  local tat = (t__4 > 0 and t__4 or 0)
+  local t__5 = burst + 1
+  local c = (t__5 < cost and t__5 or cost)
+  local new_tat = tat + c * period_ms
+  local ok = new_tat <= tau
+  -- a forced denial is charged too, up to 2 * tau
+  local final
+  if ok then
+    final = new_tat
+  elseif force then
+    local t__6 = 2 * burst
+    local t__7 = 2 * tau
+    local t__8 = tat + (t__6 < cost and t__6 or cost) * period_ms
+    final = (t__8 < t__7 and t__8 or t__7)
+  else
+    final = tat
+  end
+  local reset = lag + ((final + (0 - final) % rate) / rate)
+  if final > tat then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+        L[7] = false
+      end
+      L[7] = string.format('%d:%d', now + lag, final)
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), L[7])
+    end
+  end
+  local t__9 = tau - final
+  local t__10 = (t__9 > 0 and t__9 or 0)
+  local t__11
+  if ok or c > burst then
+    t__11 = -1
+  else
+    local t__12 = final + c * period_ms - tau
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
+  end
+  return (ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0
+end
+
+-- a limit of gcra on the keys KEYS, ALG naming it in errors
+local function make_gcra(KEYS, ALG, burst, rate, period_ms)
+  return {decide_gcra, KEYS, ALG, burst, rate, period_ms, nil}
 end
 --: -
 
@@ -1086,94 +1093,96 @@ local function check_gcra(KEYS, ARGV, ALG, infix)
 end
 
 --: make_leaky_bucket KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
--- a limit of leaky_bucket: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_leaky_bucket(KEYS, ALG, capacity, rate, period_ms)
-  local queue__cache -- its state, read once per call
-  return function(now, cost, force, commit)
-    -- state
-    local queue_ts, queue_work = 0, 0
-    local queue__raw = queue__cache
-    if queue__raw == nil then
-      queue__raw = redis.call('GET', KEYS[1]) or false
-      queue__cache = queue__raw
-    end
-    if queue__raw then
-      local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
-      if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            'want the integers ts:work' .. ', got ' ..
-            (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
-      end
-      queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
-      if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
-      if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
-    end
-
-    -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-    -- by a clock that is wrong: it is not trusted, and reads as absent
-    local stale = queue_ts > now + MAX_SKEW_MS
-    if stale then
-      queue_ts = 0
-      queue_work = 0
-    end
-
-    -- decision
-    -- the queue's room, times rate
-    local full = capacity * period_ms
-    -- how far the last admission is ahead of this caller's clock
-    local t__1 = queue_ts - now
-    local lag = (t__1 > 0 and t__1 or 0)
-    -- ms of draining since the last admission
-    local t__2 = now - queue_ts
-    local elapsed = (t__2 > 0 and t__2 or 0)
-    local t__3 = ((queue_work + (0 - queue_work) % rate) / rate)
-    local drained = (t__3 < elapsed and t__3 or elapsed) * rate
-    -- work queued ahead of this request
-    local t__4 = queue_work - drained
-    local ahead = (t__4 > 0 and t__4 or 0)
-    local t__5 = capacity + 1
-    local c = (t__5 < cost and t__5 or cost)
-    local with_this = ahead + c * period_ms
-    local ok = with_this <= full
-    -- a forced denial is queued too, up to 2 * full
-    local final
-    if ok then
-      final = with_this
-    elseif force then
-      local t__6 = 2 * capacity
-      local t__7 = 2 * full
-      local t__8 = ahead + (t__6 < cost and t__6 or cost) * period_ms
-      final = (t__8 < t__7 and t__8 or t__7)
-    else
-      final = ahead
-    end
-    local reset = lag + ((final + (0 - final) % rate) / rate)
-    if final > ahead then
-      if commit then
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1])
-          queue__cache = false
-        end
-        queue__cache = string.format('%d:%d', now + lag, final)
-        redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), queue__cache)
-      end
-    end
-    local t__9 = full - final
-    local t__10 = (t__9 > 0 and t__9 or 0)
-    local t__11
-    if ok or c > capacity then
-      t__11 = -1
-    else
-      local t__12 = final + c * period_ms - full
-      local t__13 = (t__12 > 0 and t__12 or 0)
-      t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
-    end
-    return (ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
-        ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0
+-- a limit of leaky_bucket, L: its decision of now, cost, force and commit
+local function decide_leaky_bucket(L, now, cost, force, commit)
+  local KEYS, ALG, capacity, rate, period_ms = L[2], L[3], L[4], L[5], L[6]
+  -- state
+  local queue_ts, queue_work = 0, 0
+  local queue__raw = L[7]
+  if queue__raw == nil then
+    queue__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = queue__raw
   end
+  if queue__raw then
+    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:work' .. ', got ' ..
+          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
+    end
+    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
+    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
+    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = queue_ts > now + MAX_SKEW_MS
+  if stale then
+    queue_ts = 0
+    queue_work = 0
+  end
+
+  -- decision
+  -- the queue's room, times rate
+  local full = capacity * period_ms
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = queue_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- ms of draining since the last admission
+  local t__2 = now - queue_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = ((queue_work + (0 - queue_work) % rate) / rate)
+  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
+  -- work queued ahead of this request
+  local t__4 = queue_work - drained
+  local ahead = (t__4 > 0 and t__4 or 0)
+  local t__5 = capacity + 1
+  local c = (t__5 < cost and t__5 or cost)
+  local with_this = ahead + c * period_ms
+  local ok = with_this <= full
+  -- a forced denial is queued too, up to 2 * full
+  local final
+  if ok then
+    final = with_this
+  elseif force then
+    local t__6 = 2 * capacity
+    local t__7 = 2 * full
+    local t__8 = ahead + (t__6 < cost and t__6 or cost) * period_ms
+    final = (t__8 < t__7 and t__8 or t__7)
+  else
+    final = ahead
+  end
+  local reset = lag + ((final + (0 - final) % rate) / rate)
+  if final > ahead then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+        L[7] = false
+      end
+      L[7] = string.format('%d:%d', now + lag, final)
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), L[7])
+    end
+  end
+  local t__9 = full - final
+  local t__10 = (t__9 > 0 and t__9 or 0)
+  local t__11
+  if ok or c > capacity then
+    t__11 = -1
+  else
+    local t__12 = final + c * period_ms - full
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
+  end
+  return (ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
+      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0
+end
+
+-- a limit of leaky_bucket on the keys KEYS, ALG naming it in errors
+local function make_leaky_bucket(KEYS, ALG, capacity, rate, period_ms)
+  return {decide_leaky_bucket, KEYS, ALG, capacity, rate, period_ms, nil}
 end
 --: -
 
@@ -1219,188 +1228,190 @@ local function check_leaky_bucket(KEYS, ARGV, ALG, infix)
 end
 
 --: make_meta_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS int field split
--- a limit of meta_window: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_meta_window(KEYS, ALG, limit, window_ms)
-  return function(now, cost, force, commit)
-    local meta = ''
-    -- state
-    -- the entry m holds, or nil, what is wrong, and the value
-    local function log__entry(m)
-      local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
-      if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
-        e_t_ms = e_t_ms + 0
-        if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
-        e_start = e_start + 0
-        if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
-        e_used = e_used + 0
-        if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
-        e_cost = e_cost + 0
-        if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
-        return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
-      end
-      -- the spec's constants
-      -- 2^45 ms since the epoch, about the year 3085
-      local NOW_MAX = 35184372088832
+-- a limit of meta_window, L: its decision of now, cost, force and commit
+local function decide_meta_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
+  local meta = ''
+  -- state
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+    if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
+      e_t_ms = e_t_ms + 0
+      if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_used = e_used + 0
+      if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
+      return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
+    end
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
 
-      -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-      local function int(s)
-        if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
           return nil
         end
-        return tonumber(s)
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
       end
-
-      -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-      local function field(v, dflt, lo, hi)
-        if not v then
-          return dflt
-        end
-        local n = int(v)
-        if n == nil then
-          return nil
-        end
-        if n < lo then
-          return lo
-        elseif n > hi then
-          return hi
-        end
-        return n
-      end
-
-      -- s split at its first n-1 colons into n parts, or nil
-      local function split(s, n)
-        local parts, from = {}, 1
-        for i = 1, n - 1 do
-          local at = string.find(s, ':', from, true)
-          if not at then
-            return nil
-          end
-          parts[i] = string.sub(s, from, at - 1)
-          from = at + 1
-        end
-        parts[n] = string.sub(s, from)
-        return parts
-      end
-
-      local parts = split(m, 5)
-      if parts == nil then
-        return nil, 'an entry is not 5 fields joined by \':\'', m
-      end
-      local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
-      if x_t_ms == nil then
-        return nil, 'entry field t_ms is not an integer', parts[1]
-      end
-      local x_start = field(parts[2], nil, 0, NOW_MAX)
-      if x_start == nil then
-        return nil, 'entry field start is not an integer', parts[2]
-      end
-      local x_used = field(parts[3], nil, 0, 2 * limit)
-      if x_used == nil then
-        return nil, 'entry field used is not an integer', parts[3]
-      end
-      local x_cost = field(parts[4], nil, 1, 2 * limit)
-      if x_cost == nil then
-        return nil, 'entry field cost is not an integer', parts[4]
-      end
-      return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
-    end
-    local function log__parse(raw)
-      local out = {}
-      for i = 1, #raw do
-        local e, what, v = log__entry(raw[i])
-        if e == nil then
-          return nil, what, v
-        end
-        out[i] = e
-      end
-      return out
-    end
-    local log = {}
-    local log__newest = redis.call('LINDEX', KEYS[1], -1)
-    if log__newest then
-      local bad__what, bad__v
-      log, bad__what, bad__v = log__parse({log__newest})
-      if log == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
+      parts[n] = string.sub(s, from)
+      return parts
     end
 
-    -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-    -- by a clock that is wrong: it is not trusted, and reads as absent
-    local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
-    if stale then
-      log = {}
+    local parts = split(m, 5)
+    if parts == nil then
+      return nil, 'an entry is not 5 fields joined by \':\'', m
     end
-
-    -- decision
-    -- the last admission
-    local last_ts = 0
-    if #log > 0 then
-      local e = log[#log]
-      last_ts = e.t_ms
+    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
+    if x_t_ms == nil then
+      return nil, 'entry field t_ms is not an integer', parts[1]
     end
-    -- when its window opened
-    local last_start = 0
-    if #log > 0 then
-      local e = log[#log]
-      last_start = e.start
+    local x_start = field(parts[2], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[2]
     end
-    -- what its window had admitted then
-    local last_used = 0
-    if #log > 0 then
-      local e = log[#log]
-      last_used = e.used
+    local x_used = field(parts[3], nil, 0, 2 * limit)
+    if x_used == nil then
+      return nil, 'entry field used is not an integer', parts[3]
     end
-    -- how far the last admission is ahead of this caller's clock
-    local t__1 = last_ts - now
-    local lag = (t__1 > 0 and t__1 or 0)
-    -- the time this request is decided at
-    local eff = now + lag
-    local open = last_used > 0 and eff < last_start + window_ms
-    local used = (open and last_used or 0)
-    -- an admission now would open a window
-    local start = (open and last_start or eff)
-    -- from now until the window ends
-    local t__2 = start + window_ms - eff
-    local ends = lag + (t__2 > 0 and t__2 or 0)
-    local t__3 = limit + 1
-    local c = (t__3 < cost and t__3 or cost)
-    local ok = used + c <= limit
-    -- a forced denial is recorded too, up to 2 * limit in the window
-    local took
-    if ok then
-      took = c
-    elseif force then
-      local t__4 = 2 * limit - used
-      local t__5 = (t__4 > 0 and t__4 or 0)
-      took = (t__5 < cost and t__5 or cost)
-    else
-      took = 0
+    local x_cost = field(parts[4], nil, 1, 2 * limit)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[4]
     end
-    local after = used + took
-    if took > 0 then
-      if not open then
-        if commit then
-          stale = false -- the write below deletes every key
-          redis.call('DEL', KEYS[1])
-        end
-      end
-      if commit then
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1])
-        end
-        redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
-        redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
-      end
-    end
-    local t__6 = limit - after
-    return (ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
+    return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
   end
+  local function log__parse(raw)
+    local out = {}
+    for i = 1, #raw do
+      local e, what, v = log__entry(raw[i])
+      if e == nil then
+        return nil, what, v
+      end
+      out[i] = e
+    end
+    return out
+  end
+  local log = {}
+  local log__newest = redis.call('LINDEX', KEYS[1], -1)
+  if log__newest then
+    local bad__what, bad__v
+    log, bad__what, bad__v = log__parse({log__newest})
+    if log == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
+  if stale then
+    log = {}
+  end
+
+  -- decision
+  -- the last admission
+  local last_ts = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_ts = e.t_ms
+  end
+  -- when its window opened
+  local last_start = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_start = e.start
+  end
+  -- what its window had admitted then
+  local last_used = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_used = e.used
+  end
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = last_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  local open = last_used > 0 and eff < last_start + window_ms
+  local used = (open and last_used or 0)
+  -- an admission now would open a window
+  local start = (open and last_start or eff)
+  -- from now until the window ends
+  local t__2 = start + window_ms - eff
+  local ends = lag + (t__2 > 0 and t__2 or 0)
+  local t__3 = limit + 1
+  local c = (t__3 < cost and t__3 or cost)
+  local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__4 = 2 * limit - used
+    local t__5 = (t__4 > 0 and t__4 or 0)
+    took = (t__5 < cost and t__5 or cost)
+  else
+    took = 0
+  end
+  local after = used + took
+  if took > 0 then
+    if not open then
+      if commit then
+        stale = false -- the write below deletes every key
+        redis.call('DEL', KEYS[1])
+      end
+    end
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
+    end
+  end
+  local t__6 = limit - after
+  return (ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
+end
+
+-- a limit of meta_window on the keys KEYS, ALG naming it in errors
+local function make_meta_window(KEYS, ALG, limit, window_ms)
+  return {decide_meta_window, KEYS, ALG, limit, window_ms}
 end
 --: -
 
@@ -1436,218 +1447,284 @@ local function check_meta_window(KEYS, ARGV, ALG, infix)
 end
 
 --: make_sliding_log KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS RUN_MOD int field split
--- a limit of sliding_log: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_sliding_log(KEYS, ALG, limit, window_ms)
-  return function(now, cost, force, commit)
-    -- state
-    -- the entry m holds, or nil, what is wrong, and the value
-    local function log__entry(m)
-      local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
-      if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
-        e_ts = e_ts + 0
-        if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
-        e_seq = e_seq + 0
-        if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
-        e_cost = e_cost + 0
-        if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
-        e_run = e_run + 0
-        if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-        return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
-      end
-      -- the spec's constants
-      -- 2^45 ms since the epoch, about the year 3085
-      local NOW_MAX = 35184372088832
-
-      -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-      local function int(s)
-        if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-          return nil
-        end
-        return tonumber(s)
-      end
-
-      -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-      local function field(v, dflt, lo, hi)
-        if not v then
-          return dflt
-        end
-        local n = int(v)
-        if n == nil then
-          return nil
-        end
-        if n < lo then
-          return lo
-        elseif n > hi then
-          return hi
-        end
-        return n
-      end
-
-      -- s split at its first n-1 colons into n parts, or nil
-      local function split(s, n)
-        local parts, from = {}, 1
-        for i = 1, n - 1 do
-          local at = string.find(s, ':', from, true)
-          if not at then
-            return nil
-          end
-          parts[i] = string.sub(s, from, at - 1)
-          from = at + 1
-        end
-        parts[n] = string.sub(s, from)
-        return parts
-      end
-
-      local parts = split(m, 4)
-      if parts == nil then
-        return nil, 'an entry is not 4 fields joined by \':\'', m
-      end
-      local x_ts = field(parts[1], nil, 0, NOW_MAX)
-      if x_ts == nil then
-        return nil, 'entry field ts is not an integer', parts[1]
-      end
-      local x_seq = field(parts[2], nil, 0, 200000)
-      if x_seq == nil then
-        return nil, 'entry field seq is not an integer', parts[2]
-      end
-      local x_cost = field(parts[3], nil, 1, 200000)
-      if x_cost == nil then
-        return nil, 'entry field cost is not an integer', parts[3]
-      end
-      local x_run = field(parts[4], nil, 0, 4503599627370495)
-      if x_run == nil then
-        return nil, 'entry field run is not an integer', parts[4]
-      end
-      return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
+-- a limit of sliding_log, L: its decision of now, cost, force and commit
+local function decide_sliding_log(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
+  -- state
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
+      e_ts = e_ts + 0
+      if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+      e_seq = e_seq + 0
+      if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
     end
-    local log__card = redis.call('ZCARD', KEYS[1])
-    local log__top = nil -- the newest entry, read below
-    -- what this call has read of the set, which it reads before any write:
-    -- the entries by rank, and the counts below each bound, open and closed
-    local log__ranks, log__lt, log__le = {}, {}, {}
-    -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
-    local function log__at(r)
-      local e = log__ranks[r]
-      if e == nil then
-        local raw = redis.call('ZRANGE', KEYS[1], r, r)
-        local what, v
-        e, what, v = log__entry(raw[1])
-        if e == nil then
-          return nil, what, v
-        end
-        e.member__ = raw[1]
-        log__ranks[r] = e
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
       end
-      return e
+      return tonumber(s)
     end
-    -- the number of entries scored below x, or at most x when closed
-    local function log__below(x, closed)
-      local top = log__top
-      if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
-        return log__card
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
       end
-      local known = closed and log__le or log__lt
-      local n = known[x]
+      local n = int(v)
       if n == nil then
-        n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
-        known[x] = n
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
       end
       return n
     end
-    -- the sum of cost over the entries at ranks [lo, hi), the running sum
-    -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
-    -- the value if an entry is not one
-    local function log__sum(lo, hi)
-      if hi <= lo then
-        return 0, 0
-      end
-      local first, what, v = log__at(lo)
-      if first == nil then
-        return nil, what, v
-      end
-      local top = first
-      if hi - 1 > lo then
-        top, what, v = log__at(hi - 1)
-        if top == nil then
-          return nil, what, v
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
         end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
       end
-      local base = first.run - first.cost
-      return (top.run - base) % RUN_MOD, base, first, top
-    end
-    -- the first entry at ranks [lo, hi) at which the sum of cost from lo
-    -- (at most cap) reaches need, false if none; nil, what, value as above
-    local function log__reach(lo, hi, need, cap)
-      local total, base, first, top = log__sum(lo, hi)
-      if total == nil then
-        return nil, base, first
-      end
-      if hi <= lo or (total < cap and total or cap) < need then
-        return false
-      end
-      local s = (first.run - base) % RUN_MOD
-      if (s < cap and s or cap) >= need then
-        return first
-      end
-      -- the entry sought is at a rank in [a, b]; found is the entry at b
-      local a, b, found = lo + 1, hi - 1, top
-      local function probe(r)
-        local x, what, v = log__at(r)
-        if x == nil then
-          return nil, what, v
-        end
-        local s = (x.run - base) % RUN_MOD
-        if (s < cap and s or cap) >= need then
-          b, found = r, x
-        else
-          a = r + 1
-        end
-        return true
-      end
-      local step, galloping = 2, true
-      while a < b do
-        local r = (a + b - (a + b) % 2) / 2
-        if galloping then
-          r = lo + step - 1
-          if r > b - 1 then
-            r = b - 1
-          end
-          step = step * 2
-        end
-        local ok, what, v = probe(r)
-        if ok == nil then
-          return nil, what, v
-        end
-        galloping = galloping and b ~= r
-      end
-      return found
+      parts[n] = string.sub(s, from)
+      return parts
     end
 
-    -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-    -- by a clock that is wrong: it is not trusted, and reads as absent
-    -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
-    if log__card > 0 then
-      local bad__what, bad__v
-      log__top, bad__what, bad__v = log__at(log__card - 1)
-      if log__top == nil then
+    local parts = split(m, 4)
+    if parts == nil then
+      return nil, 'an entry is not 4 fields joined by \':\'', m
+    end
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
+    if x_ts == nil then
+      return nil, 'entry field ts is not an integer', parts[1]
+    end
+    local x_seq = field(parts[2], nil, 0, 200000)
+    if x_seq == nil then
+      return nil, 'entry field seq is not an integer', parts[2]
+    end
+    local x_cost = field(parts[3], nil, 1, 200000)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[3]
+    end
+    local x_run = field(parts[4], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[4]
+    end
+    return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
+  end
+  local log__card = redis.call('ZCARD', KEYS[1])
+  local log__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local log__ranks, log__lt, log__le = {}, {}, {}
+  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+  local function log__at(r)
+    local e = log__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = log__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      log__ranks[r] = e
+    end
+    return e
+  end
+  -- the number of entries scored below x, or at most x when closed
+  local function log__below(x, closed)
+    local top = log__top
+    if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+      return log__card
+    end
+    local known = closed and log__le or log__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
+  end
+  -- the sum of cost over the entries at ranks [lo, hi), the running sum
+  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
+  -- the value if an entry is not one
+  local function log__sum(lo, hi)
+    if hi <= lo then
+      return 0, 0
+    end
+    local first, what, v = log__at(lo)
+    if first == nil then
+      return nil, what, v
+    end
+    local top = first
+    if hi - 1 > lo then
+      top, what, v = log__at(hi - 1)
+      if top == nil then
+        return nil, what, v
+      end
+    end
+    local base = first.run - first.cost
+    return (top.run - base) % RUN_MOD, base, first, top
+  end
+  -- the first entry at ranks [lo, hi) at which the sum of cost from lo
+  -- (at most cap) reaches need, false if none; nil, what, value as above
+  local function log__reach(lo, hi, need, cap)
+    local total, base, first, top = log__sum(lo, hi)
+    if total == nil then
+      return nil, base, first
+    end
+    if hi <= lo or (total < cap and total or cap) < need then
+      return false
+    end
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
+      return first
+    end
+    -- the entry sought is at a rank in [a, b]; found is the entry at b
+    local a, b, found = lo + 1, hi - 1, top
+    local function probe(r)
+      local x, what, v = log__at(r)
+      if x == nil then
+        return nil, what, v
+      end
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
+        b, found = r, x
+      else
+        a = r + 1
+      end
+      return true
+    end
+    local step, galloping = 2, true
+    while a < b do
+      local r = (a + b - (a + b) % 2) / 2
+      if galloping then
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
+        step = step * 2
+      end
+      local ok, what, v = probe(r)
+      if ok == nil then
+        return nil, what, v
+      end
+      galloping = galloping and b ~= r
+    end
+    return found
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
+  if log__card > 0 then
+    local bad__what, bad__v
+    log__top, bad__what, bad__v = log__at(log__card - 1)
+    if log__top == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+  end
+  local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
+  if stale then
+    log__card = 0
+    log__top = nil
+  end
+
+  -- decision
+  -- the last admission
+  local last_ts = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = 0, log__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = log__at(hi__ - 1)
+      if e == nil then
         return redis.error_reply('BADSTATE ' .. ALG ..
             (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
             bad__what .. ', got ' .. (#bad__v > 32 and
             string.sub(bad__v, 1, 32) .. '...' or bad__v))
       end
+      last_ts = e.ts
     end
-    local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
-    if stale then
-      log__card = 0
-      log__top = nil
+  end
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = last_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- entries at or before from have left the window
+  local from = eff - window_ms
+  -- the costs admitted in the window
+  local used = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = log__below(from, true), log__card
+    local sum__, bad__what, bad__v = log__sum(lo__, hi__)
+    if sum__ == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
     end
-
-    -- decision
-    -- the last admission
-    local last_ts = 0
+    used = (40000000000 < sum__ and 40000000000 or sum__)
+  end
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
+  local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__3 = 2 * limit - used
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    took = (t__4 < cost and t__4 or cost)
+  else
+    took = 0
+  end
+  local after = used + took
+  -- Denied: the window must lose after + c - limit, oldest entries first
+  -- (this request's own, at eff, last); read only when the reply needs it.
+  local agg__3 = eff + window_ms
+  if not (ok or c > limit) then -- else the value is not used
     do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = 0, log__card
+      local lo__, hi__ = log__below(from, true), log__card
+      local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__3 = e.ts + window_ms
+      end
+    end
+  end
+  local free_at = ((ok or c > limit) and 0 or agg__3)
+  local agg__4 = eff
+  if not (took > 0) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = log__below(from, true), log__card
       if hi__ > lo__ then
         local e, bad__what, bad__v = log__at(hi__ - 1)
         if e == nil then
@@ -1656,126 +1733,61 @@ local function make_sliding_log(KEYS, ALG, limit, window_ms)
               bad__what .. ', got ' .. (#bad__v > 32 and
               string.sub(bad__v, 1, 32) .. '...' or bad__v))
         end
-        last_ts = e.ts
+        agg__4 = e.ts
       end
     end
-    -- how far the last admission is ahead of this caller's clock
-    local t__1 = last_ts - now
-    local lag = (t__1 > 0 and t__1 or 0)
-    -- the time this request is decided at
-    local eff = now + lag
-    -- entries at or before from have left the window
-    local from = eff - window_ms
-    -- the costs admitted in the window
-    local used = 0
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(from, true), log__card
-      local sum__, bad__what, bad__v = log__sum(lo__, hi__)
-      if sum__ == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      used = (40000000000 < sum__ and 40000000000 or sum__)
-    end
-    local t__2 = limit + 1
-    local c = (t__2 < cost and t__2 or cost)
-    local ok = used + c <= limit
-    -- a forced denial is recorded too, up to 2 * limit in the window
-    local took
-    if ok then
-      took = c
-    elseif force then
-      local t__3 = 2 * limit - used
-      local t__4 = (t__3 > 0 and t__3 or 0)
-      took = (t__4 < cost and t__4 or cost)
-    else
-      took = 0
-    end
-    local after = used + took
-    -- Denied: the window must lose after + c - limit, oldest entries first
-    -- (this request's own, at eff, last); read only when the reply needs it.
-    local agg__3 = eff + window_ms
-    if not (ok or c > limit) then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = log__below(from, true), log__card
-        local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        if e then
-          agg__3 = e.ts + window_ms
-        end
-      end
-    end
-    local free_at = ((ok or c > limit) and 0 or agg__3)
-    local agg__4 = eff
-    if not (took > 0) then -- else the value is not used
-      do -- the entries in range are those at ranks [lo, hi)
-        local lo__, hi__ = log__below(from, true), log__card
-        if hi__ > lo__ then
-          local e, bad__what, bad__v = log__at(hi__ - 1)
-          if e == nil then
-            return redis.error_reply('BADSTATE ' .. ALG ..
-                (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-                bad__what .. ', got ' .. (#bad__v > 32 and
-                string.sub(bad__v, 1, 32) .. '...' or bad__v))
-          end
-          agg__4 = e.ts
-        end
-      end
-    end
-    local last_in = ((took > 0) and eff or agg__4)
-    -- earlier admissions at the same ms
-    local seq = 0
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(eff, false), log__below(eff, true)
-      seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
-    end
-    if took > 0 then
-      if commit then
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1])
-        end
-        if log__top ~= nil and log__top.ts <= from then
-          log__top = nil -- every entry is gone: the next add starts afresh
-        end
-        do
-          local log__x = {ts = eff, seq = seq, cost = took}
-          if log__top ~= nil then
-            if log__top.ts > log__x.ts then -- the set grows at its end
-              log__x.ts = log__top.ts
-            end
-            log__x.run = (log__top.run + log__x.cost) % RUN_MOD
-          else
-            log__x.run = log__x.cost % RUN_MOD
-          end
-          log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
-          redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
-          log__card = log__card + 1
-          if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
-            redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
-            log__card = 2 * limit
-          end
-          log__top = log__x
-        end
-        redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
-        -- after the add (see Drop)
-        if log__card > 0 and log__le[from] ~= 0 then
-          redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
-        end
-      end
-    end
-    local t__5 = limit - after
-    return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
-        ((ok or c > limit) and -1 or (free_at - now)),
-        ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0
   end
+  local last_in = ((took > 0) and eff or agg__4)
+  -- earlier admissions at the same ms
+  local seq = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = log__below(eff, false), log__below(eff, true)
+    seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
+  end
+  if took > 0 then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+      end
+      if log__top ~= nil and log__top.ts <= from then
+        log__top = nil -- every entry is gone: the next add starts afresh
+      end
+      do
+        local log__x = {ts = eff, seq = seq, cost = took}
+        if log__top ~= nil then
+          if log__top.ts > log__x.ts then -- the set grows at its end
+            log__x.ts = log__top.ts
+          end
+          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
+        else
+          log__x.run = log__x.cost % RUN_MOD
+        end
+        log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
+        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+        log__card = log__card + 1
+        if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
+          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+          log__card = 2 * limit
+        end
+        log__top = log__x
+      end
+      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+      -- after the add (see Drop)
+      if log__card > 0 and log__le[from] ~= 0 then
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+      end
+    end
+  end
+  local t__5 = limit - after
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
+      ((ok or c > limit) and -1 or (free_at - now)),
+      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0
+end
+
+-- a limit of sliding_log on the keys KEYS, ALG naming it in errors
+local function make_sliding_log(KEYS, ALG, limit, window_ms)
+  return {decide_sliding_log, KEYS, ALG, limit, window_ms}
 end
 --: -
 
@@ -1811,107 +1823,109 @@ local function check_sliding_log(KEYS, ARGV, ALG, infix)
 end
 
 --: make_sliding_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
--- a limit of sliding_window: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_sliding_window(KEYS, ALG, limit, window_ms)
-  local win__cache -- its state, read once per call
-  return function(now, cost, force, commit)
-    -- state
-    local win_ts, win_cur, win_prev = 0, 0, 0
-    local win__raw = win__cache
-    if win__raw == nil then
-      win__raw = redis.call('GET', KEYS[1]) or false
-      win__cache = win__raw
-    end
-    if win__raw then
-      local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-      if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            'want the integers ts:cur:prev' .. ', got ' ..
-            (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-      end
-      win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
-      if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-      if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
-      if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
-    end
-
-    -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-    -- by a clock that is wrong: it is not trusted, and reads as absent
-    local stale = win_ts > now + MAX_SKEW_MS
-    if stale then
-      win_ts = 0
-      win_cur = 0
-      win_prev = 0
-    end
-
-    -- decision
-    -- how far the last admission is ahead of this caller's clock
-    local t__1 = win_ts - now
-    local lag = (t__1 > 0 and t__1 or 0)
-    -- the time this request is decided at
-    local eff = now + lag
-    -- ms into the current window
-    local e = eff % window_ms
-    local start = eff - e
-    -- ms until the next window begins
-    local to_next = window_ms - e
-    -- the last admission is in this window
-    local same = win_ts >= start
-    local next = not same and win_ts >= start - window_ms
-    local prev = (same and win_prev or (next and win_cur or 0))
-    local cur = (same and win_cur or 0)
-    -- the previous window's share, times window_ms
-    local weighted = prev * (window_ms - e)
-    local t__2 = limit + 1
-    local c = (t__2 < cost and t__2 or cost)
-    local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-    -- a forced denial is charged too, up to 2 * limit in this window
-    local after
-    if ok then
-      after = cur + c
-    elseif force then
-      local t__3 = 2 * limit - cur
-      local t__4 = (t__3 > 0 and t__3 or 0)
-      after = cur + (t__4 < cost and t__4 or cost)
-    else
-      after = cur
-    end
-    local t__5 = limit * window_ms - weighted
-    local t__6 = (t__5 > 0 and t__5 or 0)
-    local room = ((t__6 - t__6 % window_ms) / window_ms) - after
-    -- Denied: wait until the previous window's share has shrunk enough, in
-    -- this window, or else into the next one, where this window's count
-    -- is the previous one.
-    local t__7 = weighted + (after + c) * window_ms - limit * window_ms
-    local short = (t__7 > 0 and t__7 or 0)
-    local t__8 = (prev > 1 and prev or 1)
-    local in_this = prev > 0 and e + ((short + (0 - short) % t__8) / t__8) < window_ms
-    local t__9 = after + c - limit
-    local short_next = (t__9 > 0 and t__9 or 0) * window_ms
-    local wait
-    if in_this then
-      local t__10 = (prev > 1 and prev or 1)
-      wait = ((short + (0 - short) % t__10) / t__10)
-    else
-      local t__11 = (after > 1 and after or 1)
-      wait = to_next + ((short_next + (0 - short_next) % t__11) / t__11)
-    end
-    local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
-    if after > cur then
-      if commit then
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1])
-          win__cache = false
-        end
-        win__cache = string.format('%d:%d:%d', eff, after, prev)
-        redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), win__cache)
-      end
-    end
-    return (ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0
+-- a limit of sliding_window, L: its decision of now, cost, force and commit
+local function decide_sliding_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
+  -- state
+  local win_ts, win_cur, win_prev = 0, 0, 0
+  local win__raw = L[6]
+  if win__raw == nil then
+    win__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = win__raw
   end
+  if win__raw then
+    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:cur:prev' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
+    end
+    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
+    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = win_ts > now + MAX_SKEW_MS
+  if stale then
+    win_ts = 0
+    win_cur = 0
+    win_prev = 0
+  end
+
+  -- decision
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = win_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- ms into the current window
+  local e = eff % window_ms
+  local start = eff - e
+  -- ms until the next window begins
+  local to_next = window_ms - e
+  -- the last admission is in this window
+  local same = win_ts >= start
+  local next = not same and win_ts >= start - window_ms
+  local prev = (same and win_prev or (next and win_cur or 0))
+  local cur = (same and win_cur or 0)
+  -- the previous window's share, times window_ms
+  local weighted = prev * (window_ms - e)
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
+  local ok = weighted + (cur + c) * window_ms <= limit * window_ms
+  -- a forced denial is charged too, up to 2 * limit in this window
+  local after
+  if ok then
+    after = cur + c
+  elseif force then
+    local t__3 = 2 * limit - cur
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    after = cur + (t__4 < cost and t__4 or cost)
+  else
+    after = cur
+  end
+  local t__5 = limit * window_ms - weighted
+  local t__6 = (t__5 > 0 and t__5 or 0)
+  local room = ((t__6 - t__6 % window_ms) / window_ms) - after
+  -- Denied: wait until the previous window's share has shrunk enough, in
+  -- this window, or else into the next one, where this window's count
+  -- is the previous one.
+  local t__7 = weighted + (after + c) * window_ms - limit * window_ms
+  local short = (t__7 > 0 and t__7 or 0)
+  local t__8 = (prev > 1 and prev or 1)
+  local in_this = prev > 0 and e + ((short + (0 - short) % t__8) / t__8) < window_ms
+  local t__9 = after + c - limit
+  local short_next = (t__9 > 0 and t__9 or 0) * window_ms
+  local wait
+  if in_this then
+    local t__10 = (prev > 1 and prev or 1)
+    wait = ((short + (0 - short) % t__10) / t__10)
+  else
+    local t__11 = (after > 1 and after or 1)
+    wait = to_next + ((short_next + (0 - short_next) % t__11) / t__11)
+  end
+  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
+  if after > cur then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+        L[6] = false
+      end
+      L[6] = string.format('%d:%d:%d', eff, after, prev)
+      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), L[6])
+    end
+  end
+  return (ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0
+end
+
+-- a limit of sliding_window on the keys KEYS, ALG naming it in errors
+local function make_sliding_window(KEYS, ALG, limit, window_ms)
+  return {decide_sliding_window, KEYS, ALG, limit, window_ms, nil}
 end
 --: -
 
@@ -1950,91 +1964,93 @@ local function check_sliding_window(KEYS, ARGV, ALG, infix)
 end
 
 --: make_token_bucket KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS
--- a limit of token_bucket: its decision of now, cost, force and commit, on its
--- keys KEYS, ALG naming it in errors
-local function make_token_bucket(KEYS, ALG, capacity, refill_tokens, refill_ms)
-  local bucket__cache -- its state, read once per call
-  return function(now, cost, force, commit)
-    -- state
-    local bucket_ts, bucket_taken = 0, 0
-    local bucket__raw = bucket__cache
-    if bucket__raw == nil then
-      bucket__raw = redis.call('GET', KEYS[1]) or false
-      bucket__cache = bucket__raw
-    end
-    if bucket__raw then
-      local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
-      if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            'want the integers ts:taken' .. ', got ' ..
-            (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
-      end
-      bucket_ts, bucket_taken = bucket__raw__ts + 0, bucket__raw__taken + 0
-      if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
-      if bucket_taken < 0 then bucket_taken = 0 elseif bucket_taken > 2 * (capacity * refill_ms) then bucket_taken = 2 * (capacity * refill_ms) end
-    end
-
-    -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-    -- by a clock that is wrong: it is not trusted, and reads as absent
-    local stale = bucket_ts > now + MAX_SKEW_MS
-    if stale then
-      bucket_ts = 0
-      bucket_taken = 0
-    end
-
-    -- decision
-    local full = capacity * refill_ms
-    -- how far the last admission is ahead of this caller's clock
-    local t__1 = bucket_ts - now
-    local lag = (t__1 > 0 and t__1 or 0)
-    -- ms of refill since the last admission
-    local t__2 = now - bucket_ts
-    local elapsed = (t__2 > 0 and t__2 or 0)
-    local t__3 = ((bucket_taken + (0 - bucket_taken) % refill_tokens) / refill_tokens)
-    local refilled = (t__3 < elapsed and t__3 or elapsed) * refill_tokens
-    local t__4 = bucket_taken - refilled
-    local taken = (t__4 > 0 and t__4 or 0)
-    local t__5 = capacity + 1
-    local c = (t__5 < cost and t__5 or cost)
-    local need = c * refill_ms
-    local ok = taken + need <= full
-    -- a forced denial is charged too, up to 2 * full
-    local after
-    if ok then
-      after = taken + need
-    elseif force then
-      local t__6 = 2 * capacity
-      local t__7 = 2 * full
-      local t__8 = taken + (t__6 < cost and t__6 or cost) * refill_ms
-      after = (t__8 < t__7 and t__8 or t__7)
-    else
-      after = taken
-    end
-    local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
-    if after > taken then
-      if commit then
-        if stale then -- every key, before this call's first write
-          stale = false
-          redis.call('DEL', KEYS[1])
-          bucket__cache = false
-        end
-        bucket__cache = string.format('%d:%d', now + lag, after)
-        redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), bucket__cache)
-      end
-    end
-    local t__9 = full - after
-    local t__10 = (t__9 > 0 and t__9 or 0)
-    local t__11
-    if ok or c > capacity then
-      t__11 = -1
-    else
-      local t__12 = after + need - full
-      local t__13 = (t__12 > 0 and t__12 or 0)
-      t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
-    end
-    return (ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0
+-- a limit of token_bucket, L: its decision of now, cost, force and commit
+local function decide_token_bucket(L, now, cost, force, commit)
+  local KEYS, ALG, capacity, refill_tokens, refill_ms = L[2], L[3], L[4], L[5], L[6]
+  -- state
+  local bucket_ts, bucket_taken = 0, 0
+  local bucket__raw = L[7]
+  if bucket__raw == nil then
+    bucket__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = bucket__raw
   end
+  if bucket__raw then
+    local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:taken' .. ', got ' ..
+          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
+    end
+    bucket_ts, bucket_taken = bucket__raw__ts + 0, bucket__raw__taken + 0
+    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
+    if bucket_taken < 0 then bucket_taken = 0 elseif bucket_taken > 2 * (capacity * refill_ms) then bucket_taken = 2 * (capacity * refill_ms) end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = bucket_ts > now + MAX_SKEW_MS
+  if stale then
+    bucket_ts = 0
+    bucket_taken = 0
+  end
+
+  -- decision
+  local full = capacity * refill_ms
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = bucket_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- ms of refill since the last admission
+  local t__2 = now - bucket_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = ((bucket_taken + (0 - bucket_taken) % refill_tokens) / refill_tokens)
+  local refilled = (t__3 < elapsed and t__3 or elapsed) * refill_tokens
+  local t__4 = bucket_taken - refilled
+  local taken = (t__4 > 0 and t__4 or 0)
+  local t__5 = capacity + 1
+  local c = (t__5 < cost and t__5 or cost)
+  local need = c * refill_ms
+  local ok = taken + need <= full
+  -- a forced denial is charged too, up to 2 * full
+  local after
+  if ok then
+    after = taken + need
+  elseif force then
+    local t__6 = 2 * capacity
+    local t__7 = 2 * full
+    local t__8 = taken + (t__6 < cost and t__6 or cost) * refill_ms
+    after = (t__8 < t__7 and t__8 or t__7)
+  else
+    after = taken
+  end
+  local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
+  if after > taken then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        redis.call('DEL', KEYS[1])
+        L[7] = false
+      end
+      L[7] = string.format('%d:%d', now + lag, after)
+      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), L[7])
+    end
+  end
+  local t__9 = full - after
+  local t__10 = (t__9 > 0 and t__9 or 0)
+  local t__11
+  if ok or c > capacity then
+    t__11 = -1
+  else
+    local t__12 = after + need - full
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
+  end
+  return (ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0
+end
+
+-- a limit of token_bucket on the keys KEYS, ALG naming it in errors
+local function make_token_bucket(KEYS, ALG, capacity, refill_tokens, refill_ms)
+  return {decide_token_bucket, KEYS, ALG, capacity, refill_tokens, refill_ms, nil}
 end
 --: -
 
@@ -2102,7 +2118,7 @@ if #ARGV < 5 then
   return bad('expected now_ms, cost, op, id, hold_ms, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
 -- the limits, from ARGV[6] on
-local LIMITS, HH, HE, NAMES, arg, key = {}, {}, {}, {}, 6, 1
+local LIMITS, HOLDS, arg, key = {}, {}, 6, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -2125,7 +2141,7 @@ while arg <= #ARGV do
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
   LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
-  NAMES[i], HH[i], HE[i] = name, 1 == 1 and KEYS[key + alg[3]], 1 == 1 and KEYS[key + alg[3] + 1]
+  HOLDS[3 * i - 2], HOLDS[3 * i - 1], HOLDS[3 * i] = name, 1 == 1 and KEYS[key + alg[3]], 1 == 1 and KEYS[key + alg[3] + 1]
   arg, key = arg + 3 + n, key + alg[3] + 2 * 1
 end
 if #LIMITS == 0 then
@@ -2148,9 +2164,9 @@ end
 -- every limit's parameters and keys, checked, then its decision made
 for i, l in ipairs(LIMITS) do
   local tag = 1 == 1 and string.match(l[2][1], '^({.*})')
-  if tag and (HH[i] ~= tag .. l[5] .. ':hh' or HE[i] ~= tag .. l[5] .. ':hz') then
+  if tag and (HOLDS[3 * i - 1] ~= tag .. l[5] .. ':hh' or HOLDS[3 * i] ~= tag .. l[5] .. ':hz') then
     return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
-        ':hz, in the hash tag of its keys, got ' .. clip(HH[i]) .. ' and ' .. clip(HE[i] or ''))
+        ':hz, in the hash tag of its keys, got ' .. clip(HOLDS[3 * i - 1]) .. ' and ' .. clip(HOLDS[3 * i] or ''))
   end
   local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
@@ -2236,14 +2252,14 @@ for i = 1, NL do
   end
 end
 
--- each limit's holds (docs/semantics.md, "Holds"): a hash HH[i], whose
+-- each limit's holds (docs/semantics.md, "Holds"): a hash HOLDS[3 * i - 1], whose
 -- field '' is the summary sum:first:last:ttl (the sum of the live
 -- amounts, the earliest score in the sorted set or earlier, the latest
 -- live end, the time the keys' TTL was set to reach) and whose other
 -- fields are the ids, each amount:end while its hold is live, or
 -- =op:until[:costs:reply] once a commit or release ended it (the call's
 -- costs and reply kept with the first limit it ended on), replayed until
--- until; and a sorted set HE[i] of the ids, each scored its hold's end
+-- until; and a sorted set HOLDS[3 * i] of the ids, each scored its hold's end
 -- (later, once ended, the end of its reach), by which the holds that end
 -- are found. Every number is written and read as decimal text: no score
 -- is read back on the common path (Redis writes a score as a double,
@@ -2259,7 +2275,7 @@ local BATCH = 256 -- the most ids one command reads or drops
 local NOW = nil -- now in decimal, made when a command takes it
 local H = {}
 for i = 1, NL do
-  local hh, he = HH[i], HE[i]
+  local hh, he = HOLDS[3 * i - 1], HOLDS[3 * i]
   local s, m
   if id == '' then
     s = redis.call('HGET', hh, '')
@@ -2327,47 +2343,47 @@ for i = 1, NL do
   H[i] = h
 end
 
--- R's fields of limit i: its decision of cost c with its holds counted
--- (admitted when the algorithm admits c plus the holds, charging c alone
--- when commit is set; docs/semantics.md, "Holds"), or a refusal
+-- R's fields of limit L from o: its decision of cost c with its holds
+-- h counted (admitted when the algorithm admits c plus the holds, charging
+-- c alone when commit is set; docs/semantics.md, "Holds"), or a refusal.
+-- hh and he are its holds keys. It reads nothing of the script's own:
+-- made with no upvalue, it costs the call little.
 local R = {1, 0, 0, 0, 0, 0, 0, 0}
-local function held(i, c, commit)
-  local f, h, o = LIMITS[i], H[i], 7 * i - 6
+local function held(L, h, R, o, now, c, commit, hh, he)
   if h[1] == 0 then
-    local ok, limit, remaining, retry, reset, delay, tier = f(now, c, false, commit)
+    local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, c, false, commit)
     if ok ~= 1 and ok ~= 0 then
       return ok
     end
     R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
     return
   end
-  local ok, limit, remaining, retry, _, delay, tier = f(now, min(c + h[1], COST_MAX), false, false)
+  local ok, limit, remaining, retry, _, delay, tier = L[1](L, now, math.min(c + h[1], 9007199254740991), false, false)
   if ok ~= 1 and ok ~= 0 then
     return ok
   end
   local charged = c
   if ok == 0 then
-    local alone, _, left = f(now, h[1], false, false)
+    local alone, _, left = L[1](L, now, h[1], false, false)
     remaining, charged = alone == 1 and left or 0, 0
     -- the wait: tried at now and at each hold's end, from the first after
     -- which c could fit beside the holds left (at most the limit's quota,
     -- which no decision passes), at each the algorithm's own wait if it
-    -- comes before the next end; -1 if never. The holds are read in order
-    -- of their ends, in batches, only as far as the wait goes.
+    -- comes before the next end; -1 if never. The live holds are read in
+    -- order of their ends, in batches of 256, only as far as the wait goes.
     local E, A, read = {}, {}, false
-    local off, pos, live, at = 0, 0, h[1], now -- E[1..pos] ended at at; live are left
-    NOW = NOW or string.format('%d', now)
-    local function have(n) -- whether E holds n ends, reading the live holds on in order of their ends
+    local off, pos, live, at, NOW = 0, 0, h[1], now, string.format('%d', now) -- E[1..pos] ended at at; live are left
+    local function have(n) -- whether E holds n ends, reading on as needed
       while #E < n and not read do
-        local ids = redis.call('ZRANGEBYSCORE', HE[i], '(' .. NOW, '+inf', 'LIMIT', off, BATCH)
-        local vals = #ids > 0 and redis.call('HMGET', HH[i], unpack(ids)) or {}
+        local ids = redis.call('ZRANGEBYSCORE', he, '(' .. NOW, '+inf', 'LIMIT', off, 256)
+        local vals = #ids > 0 and redis.call('HMGET', hh, unpack(ids)) or {}
         for j = 1, #ids do
           local a, e = string.match(vals[j] or '', '^(%d+):(%d+)$')
           if a and e + 0 > now then
             E[#E + 1], A[#A + 1] = e + 0, a + 0
           end
         end
-        off, read = off + #ids, #ids < BATCH
+        off, read = off + #ids, #ids < 256
       end
       return #E >= n
     end
@@ -2386,7 +2402,7 @@ local function held(i, c, commit)
       end
     end
     while not retry do
-      local yes, _, _, own = f(at, min(c + live, COST_MAX), false, false)
+      local yes, _, _, own = L[1](L, at, math.min(c + live, 9007199254740991), false, false)
       local more = have(pos + 1)
       if yes == 1 then
         retry = at - now
@@ -2399,17 +2415,17 @@ local function held(i, c, commit)
       end
     end
   end
-  local _, _, _, _, reset = f(now, charged, false, commit and ok == 1)
-  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, max(reset, h[3] - now), delay, tier
+  local _, _, _, _, reset = L[1](L, now, charged, false, commit and ok == 1)
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, math.max(reset, h[3] - now), delay, tier
 end
 
 -- the operation
 local err, all, settle, replayed = nil, true, false, false
 if op == 'decide' and NL == 1 then
-  err = held(1, COSTS[1], true) -- decided and, when admitted, charged
+  err = held(LIMITS[1], H[1], R, 7 * 1 - 6, now, COSTS[1], true, HOLDS[3 * 1 - 1], HOLDS[3 * 1]) -- decided and, when admitted, charged
 elseif op == 'decide' or op == 'reserve' then
   for i = 1, NL do
-    err = err or held(i, COSTS[i], false)
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, COSTS[i], false, HOLDS[3 * i - 1], HOLDS[3 * i])
   end
 end
 if err then
@@ -2421,9 +2437,9 @@ end
 if op == 'decide' then
   for i = 1, NL > 1 and NL or 0 do
     if all then
-      LIMITS[i](now, COSTS[i], false, true) -- the charge, each limit having admitted
+      LIMITS[i][1](LIMITS[i], now, COSTS[i], false, true) -- the charge, each limit having admitted
     elseif R[7 * i - 5] == 1 then
-      err = err or held(i, 0, false) -- a peek: the call is denied
+      err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
     end
   end
 elseif op == 'reserve' then
@@ -2437,11 +2453,12 @@ elseif op == 'reserve' then
       if mine and mine ~= COSTS[i] then
         return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
             (#id > 32 and '...' or '') .. ' holds ' .. string.format('%d', mine) .. ' on ' ..
-            NAMES[i] .. ', not ' .. string.format('%d', COSTS[i]))
+            HOLDS[3 * i - 2] .. ', not ' .. string.format('%d', COSTS[i]))
       elseif not mine then
         return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
-            (#id > 32 and '...' or '') .. ' holds on ' .. NAMES[some] .. ' but nothing on ' ..
-            NAMES[i] .. ': a hold id names one call\'s hold')
+            (#id > 32 and '...' or '') .. ' holds on ' .. HOLDS[3 * some - 2] ..
+            ' but nothing on ' ..
+            HOLDS[3 * i - 2] .. ': a hold id names one call\'s hold')
       end
     end
   elseif not retry and all then
@@ -2455,7 +2472,7 @@ elseif op == 'reserve' then
       -- the state after it, as a decision of 0 sees it: what the reserve
       -- was decided on, the holds now counting its amount, but its reset,
       -- which the hold's end may push back
-      local _, _, _, _, reset = LIMITS[i](now, 0, false, false)
+      local _, _, _, _, reset = LIMITS[i][1](LIMITS[i], now, 0, false, false)
       R[7 * i - 1] = max(reset, h[3] - now)
     end
   end
@@ -2463,7 +2480,7 @@ elseif op == 'reserve' then
   if not retry and not all then
     for i = 1, NL do
       if R[7 * i - 5] == 1 then
-        err = err or held(i, 0, false) -- a peek: the call is denied
+        err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
       end
     end
   end
@@ -2474,7 +2491,7 @@ else -- commit, release, renew
   end
   if not first or NL > 1 then -- every state read before anything is written, or the id found absent
     for i = 1, NL do
-      err = err or held(i, 0, false)
+      err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i])
     end
     if err then
       return err
@@ -2518,8 +2535,8 @@ else -- commit, release, renew
         local off, n = 0, BATCH
         NOW = NOW or string.format('%d', now)
         while h[3] == til and n == BATCH do
-          local ids = redis.call('ZREVRANGEBYSCORE', HE[i], '+inf', '(' .. NOW, 'LIMIT', off, BATCH)
-          local vals = #ids > 0 and redis.call('HMGET', HH[i], unpack(ids)) or {}
+          local ids = redis.call('ZREVRANGEBYSCORE', HOLDS[3 * i], '+inf', '(' .. NOW, 'LIMIT', off, BATCH)
+          local vals = #ids > 0 and redis.call('HMGET', HOLDS[3 * i - 1], unpack(ids)) or {}
           for j = 1, #ids do
             local e = ids[j] ~= id and string.match(vals[j] or '', '^%d+:(%d+)$')
             if e and e + 0 > now then
@@ -2532,7 +2549,7 @@ else -- commit, release, renew
       end
     end
     if op == 'commit' and COSTS[i] > 0 then
-      local ok = LIMITS[i](now, COSTS[i], true, true) -- work done: charged, forced
+      local ok = LIMITS[i][1](LIMITS[i], now, COSTS[i], true, true) -- work done: charged, forced
       if ok ~= 1 and ok ~= 0 then
         return ok
       end
@@ -2543,7 +2560,7 @@ end
 if settle then
   all = true
   for i = 1, NL do
-    err = err or held(i, 0, false)
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i])
     all = all and R[7 * i - 5] == 1
   end
 end
@@ -2568,7 +2585,7 @@ if settle and (op == 'commit' or op == 'release') then -- the holds ended, remem
 end
 
 for i = 1, NL do
-  local h, hh, he = H[i], HH[i], HE[i]
+  local h, hh, he = H[i], HOLDS[3 * i - 1], HOLDS[3 * i]
   local set, add, drop = h[8], h[9], h[10]
   for j = 1, drop and #drop or 0, BATCH do
     redis.call('HDEL', hh, unpack(drop, j, min(j + BATCH - 1, #drop)))

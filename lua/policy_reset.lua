@@ -419,7 +419,7 @@ local function bad(msg)
 end
 
 -- the limits, from ARGV[1] on
-local LIMITS, HH, HE, NAMES, arg, key = {}, {}, {}, {}, 1, 1
+local LIMITS, HOLDS, arg, key = {}, {}, 1, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -442,7 +442,7 @@ while arg <= #ARGV do
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
   LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
-  NAMES[i], HH[i], HE[i] = name, 0 == 1 and KEYS[key + alg[3]], 0 == 1 and KEYS[key + alg[3] + 1]
+  HOLDS[3 * i - 2], HOLDS[3 * i - 1], HOLDS[3 * i] = name, 0 == 1 and KEYS[key + alg[3]], 0 == 1 and KEYS[key + alg[3] + 1]
   arg, key = arg + 3 + n, key + alg[3] + 2 * 0
 end
 if #LIMITS == 0 then
@@ -465,9 +465,9 @@ end
 -- every limit's parameters and keys, checked, then its decision made
 for i, l in ipairs(LIMITS) do
   local tag = 0 == 1 and string.match(l[2][1], '^({.*})')
-  if tag and (HH[i] ~= tag .. l[5] .. ':hh' or HE[i] ~= tag .. l[5] .. ':hz') then
+  if tag and (HOLDS[3 * i - 1] ~= tag .. l[5] .. ':hh' or HOLDS[3 * i] ~= tag .. l[5] .. ':hz') then
     return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
-        ':hz, in the hash tag of its keys, got ' .. clip(HH[i]) .. ' and ' .. clip(HE[i] or ''))
+        ':hz, in the hash tag of its keys, got ' .. clip(HOLDS[3 * i - 1]) .. ' and ' .. clip(HOLDS[3 * i] or ''))
   end
   local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then

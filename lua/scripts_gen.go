@@ -179,10 +179,10 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "1133a84d58d6c0aacf0681de30ebf2b276633fba", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "f1f1b6622d0ef78e1986660d72cae0c71a2ecce2"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "61cdd5e6a254eb615d43d8039fc9117e43de7690"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "0d2f132b5524e0b6af2726e80963a9c7e609fec7"},
+		Name: "limitspec", Version: "59e06a45488e864f65de5cf20534b3d7f24e0342", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "4cad616b74f268f72e317ed2e1b02b0cd4a4b995"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e13f876fc96623a41450e7b073dc8fe05eb56d8e"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "daef59865e4cf3201a51af39fba82c7dd9688ec2"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

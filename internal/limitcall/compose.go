@@ -181,9 +181,9 @@ func compose(t *PolicyTemplate, p *limitspec.Policy) kit.Script {
 }
 
 // composedLimits is the Lua of a composed script's limits: its errors'
-// prefix and bad, every limit made by its algorithm's maker (LIMITS),
-// their names (NAMES), holds keys (HK) and the number of state keys
-// (NK); and the makers it calls.
+// prefix, every limit made by its algorithm's maker (LIMITS), their
+// names and holds keys (HOLDS) and the number of state keys (NK); and
+// the makers it calls.
 func composedLimits(t *PolicyTemplate, p *limitspec.Policy) (string, []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "local ALG = %s\n", luaQuote(p.Name()+": "))
@@ -211,8 +211,8 @@ func composedLimits(t *PolicyTemplate, p *limitspec.Policy) (string, []string) {
 		names = append(names, luaQuote(pl.Name))
 		prefix := luaQuote(p.Name() + "." + pl.Name + ": " + alg.String() + ": ")
 		keysOf := "{" + strings.Join(keys, ", ") + "}"
-		if len(keys) > 0 && keys[0] == "KEYS[1]" && len(keys) == len(t.Tails) {
-			keysOf = "KEYS" // the call's keys are the limit's: no table of its own
+		if len(keys) > 0 && keys[0] == "KEYS[1]" {
+			keysOf = "KEYS" // the limit's keys come first: no table of their own
 		}
 		fmt.Fprintf(&b, "  %s(%s, %s", maker, keysOf, prefix)
 		for _, v := range params {
@@ -221,8 +221,11 @@ func composedLimits(t *PolicyTemplate, p *limitspec.Policy) (string, []string) {
 		b.WriteString("),\n")
 	}
 	b.WriteString("}\n")
-	fmt.Fprintf(&b, "local NAMES, HH, HE, NK = {%s}, {%s}, {%s}, %d\n", strings.Join(names, ", "), strings.Join(hh, ", "),
-		strings.Join(he, ", "), stateKeys(t))
+	var holds []string
+	for i := range names {
+		holds = append(holds, names[i], hh[i], he[i])
+	}
+	fmt.Fprintf(&b, "local HOLDS, NK = {%s}, %d\n", strings.Join(holds, ", "), stateKeys(t))
 	return b.String(), makers
 }
 
