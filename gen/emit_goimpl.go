@@ -188,7 +188,7 @@ func memPrepare(w *writer, sp *Spec, a *Algorithm, o *Output) {
 	for i, p := range a.Params {
 		w.line("c.Params[%d] = p.%s", i, goExported(p.Name))
 	}
-	w.line("c.Key = kit.StateName(key, infix)")
+	w.line("c.NameState(key, infix)")
 	w.line("c.Hash = %s(t.states.Seed(), t.key(c.Key, p))", memHash(a))
 	w.line("return nil")
 	w.line("}")

@@ -1052,12 +1052,13 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 		}
 		ttl := e.ttlArg(b, s.TTL)
 		value := fmt.Sprintf("string.format(%s, %s)", luaStr(strings.Join(formats, ":")), strings.Join(vals, ", "))
-		if w.commitOnly { // the state a later decision of this call reads
+		if w.commitOnly { // the state a later decision of this call reads, once written
 			cache := w.caches[s.State]
-			e.line(ind, "%s = %s", cache, value)
-			value = cache
+			e.line(ind, "local %s__new = %s", luaName(s.State.Name), value)
+			value = luaName(s.State.Name) + "__new"
+			defer e.line(ind, "%s = commit == true and %s or %s", cache, value, cache)
 		}
-		e.line(ind, "redis.call('PSETEX', %s, %s, %s)", e.key(s.State), ttl, value)
+		e.line(ind, "%s'PSETEX', %s, %s, %s)", w.call(), e.key(s.State), ttl, value)
 		b.ttls[s.State] = e.dup().print(s.TTL)
 	case *Add:
 		e.add(b, s)
@@ -1066,7 +1067,7 @@ func (e *luaEmitter) stmt(b *luaBlockState, s Stmt) {
 	case *Clear:
 		b.wiped = luaWipe(w, e.a, ind, b.wiped, s.State)
 		delete(b.ttls, s.State)
-		w.line("%sredis.call('DEL', %s)", ind, e.key(s.State))
+		w.line("%s%s'DEL', %s)", ind, w.call(), e.key(s.State))
 		if s.State.GrowsAtEnd() {
 			w.line("%s%s__top = nil", ind, luaName(s.State.Name))
 		}
@@ -1092,7 +1093,7 @@ func (e *luaEmitter) add(b *luaBlockState, s *Add) {
 	}
 	if ttl := e.dup().print(s.TTL); b.ttls[s.State] != ttl {
 		b.ttls[s.State] = ttl
-		e.line(ind, "redis.call('PEXPIRE', %s, %s)", e.key(s.State), e.ttlArg(b, s.TTL))
+		e.line(ind, "%s'PEXPIRE', %s, %s)", w.call(), e.key(s.State), e.ttlArg(b, s.TTL))
 	}
 	if drop := b.dropped[s.State]; drop != nil {
 		delete(b.dropped, s.State)
@@ -1129,7 +1130,7 @@ func (e *luaEmitter) dropNow(ind string, s *Drop) {
 		upto = e.hoist(upto)
 	}
 	e.line(ind, "if %s__card > 0 and %s__le[%s] ~= 0 then", list, list, upto)
-	e.line(ind+"  ", "redis.call('ZREMRANGEBYSCORE', %s, '-inf', string.format('%%d', %s))", e.key(s.State), upto)
+	e.line(ind+"  ", "%s'ZREMRANGEBYSCORE', %s, '-inf', string.format('%%d', %s))", e.w.call(), e.key(s.State), upto)
 	e.w.line("%send", ind)
 }
 
@@ -1218,7 +1219,7 @@ func luaListAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 			formats = append(formats, "%d")
 		}
 	}
-	w.line("%sredis.call('RPUSH', KEYS[%d], string.format(%s, %s))", ind, stateIndex(a, s.State)+1,
+	w.line("%s%s'RPUSH', KEYS[%d], string.format(%s, %s))", ind, w.call(), stateIndex(a, s.State)+1,
 		luaStr(strings.Join(formats, ":")), strings.Join(vals, ", "))
 }
 
@@ -1241,11 +1242,11 @@ func luaWipe(w *writer, a *Algorithm, ind string, wiped bool, deleted *State) bo
 	}
 	w.line("%sif stale then -- every key, before this call's first write", ind)
 	w.line("%s  stale = false", ind)
-	w.line("%s  redis.call('DEL', %s)", ind, strings.Join(keys, ", "))
-	if w.commitOnly {
+	w.line("%s  %s'DEL', %s)", ind, w.call(), strings.Join(keys, ", "))
+	if w.commitOnly { // once written
 		for _, s := range a.States {
 			if s.Kind == Packed && s != deleted {
-				w.line("%s  %s = false", ind, w.caches[s])
+				w.line("%s  %s = commit ~= true and %s", ind, w.caches[s], w.caches[s])
 			}
 		}
 	}
@@ -1454,6 +1455,16 @@ func (w *writer) line(format string, args ...any) {
 }
 
 func (w *writer) raw(s string) { w.b.WriteString(s) }
+
+// call begins a command that writes: redis.call, or in a policy's limit
+// (commitOnly) the helper write, which runs it now when the limit's
+// decision commits, or keeps it for once every limit has admitted.
+func (w *writer) call() string {
+	if w.commitOnly {
+		return "write(commit, "
+	}
+	return "redis.call("
+}
 
 // text writes a block of fixed text, each {name} in it replaced by its
 // value: pairs are "{name}", value, ...

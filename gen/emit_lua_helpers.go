@@ -73,6 +73,22 @@ local function split(s, n)
   return parts
 end
 `},
+	{"write", `-- runs a command that writes now (w true), or keeps it in w for later: a
+-- policy's limits write once every limit has admitted
+local function write(w, ...)
+  if w == true then
+    return redis.call(...)
+  end
+  w[#w + 1] = {...}
+end
+`},
+	{"writes", `-- runs the commands a policy's limit kept (see write)
+local function writes(w)
+  for i = 1, #w do
+    redis.call(unpack(w[i]))
+  end
+end
+`},
 	{"ratio_less", `-- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)

@@ -266,7 +266,7 @@ local function held(L, h, R, o, now, c, commit, hh, he)
       end
     end
   end
-  local _, _, _, _, reset = L[1](L, now, charged, false, commit and ok == 1)
+  local _, _, _, _, reset = L[1](L, now, charged, false, ok == 1 and commit)
   R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, math.max(reset, h[3] - now), delay, tier
 end
 `
@@ -277,8 +277,9 @@ local err, all, settle, replayed = nil, true, false, false
 if op == 'decide' and NL == 1 then
   err = held(LIMITS[1], H[1], R, 7 * 1 - 6, now, COSTS[1], true, HOLDS[3 * 1 - 1], HOLDS[3 * 1]) -- decided and, when admitted, charged
 elseif op == 'decide' or op == 'reserve' then
-  for i = 1, NL do
-    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, COSTS[i], false, HOLDS[3 * i - 1], HOLDS[3 * i])
+  for i = 1, NL do -- a decision's writes kept until every limit has admitted
+    H[i][13] = op == 'decide' and {}
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, COSTS[i], H[i][13], HOLDS[3 * i - 1], HOLDS[3 * i])
   end
 end
 if err then
@@ -290,7 +291,7 @@ end
 if op == 'decide' then
   for i = 1, NL > 1 and NL or 0 do
     if all then
-      LIMITS[i][1](LIMITS[i], now, COSTS[i], false, true) -- the charge, each limit having admitted
+      writes(H[i][13]) -- the charge, each limit having admitted
     elseif R[7 * i - 5] == 1 then
       err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
     end

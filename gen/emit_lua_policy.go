@@ -310,15 +310,15 @@ local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when 
 
 // luaPolicyDecide decides every limit, all or nothing, into R: the
 // binding limit's index, then each limit's seven fields.
-const luaPolicyDecide = `-- every limit decides, writing nothing, then, when every limit admits (or
--- the call is forced), each applies its decision; a policy of one limit
+const luaPolicyDecide = `-- every limit decides, keeping its writes, then, when every limit admits
+-- (or the call is forced), each applies them; a policy of one limit
 -- decides and applies at once. R: the binding limit's index, then each
 -- limit's fields
-local R, all = {1, 0, 0, 0, 0, 0, 0, 0}, true
+local R, all, W = {1, 0, 0, 0, 0, 0, 0, 0}, true, {}
 for i = 1, NL do
-  local o = 7 * i - 6
-  local L = LIMITS[i]
-  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, NL == 1)
+  local o, L = 7 * i - 6, LIMITS[i]
+  W[i] = NL == 1 or {}
+  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, W[i])
   if ok ~= 1 and ok ~= 0 then
     return ok -- refused
   end
@@ -327,10 +327,9 @@ for i = 1, NL do
 end
 if NL > 1 then
   for i = 1, NL do
-    local o = 7 * i - 6
-    local L = LIMITS[i]
+    local o, L = 7 * i - 6, LIMITS[i]
     if all or force then
-      L[1](L, now, COSTS[i], force, true)
+      writes(W[i])
     elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
       R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = L[1](L, now, 0, false, false)
     end

@@ -295,19 +295,19 @@ func luaZsetAdd(w *writer, a *Algorithm, s *Add, d dialect, ind string) {
 		}
 	}
 	w.line("%s%s.member__ = string.format(%s, %s)", in, x, luaStr(strings.Join(formats, ":")), strings.Join(fields, ", "))
-	w.line("%sredis.call('ZADD', %s, string.format('%%d', %s.%s), %s.member__)", in, key, x, luaName(st.Entry[0].Name), x)
+	w.line("%s%s'ZADD', %s, string.format('%%d', %s.%s), %s.member__)", in, w.call(), key, x, luaName(st.Entry[0].Name), x)
 	w.line("%s%s__card = %s__card + 1", in, list, list)
 	if st.GrowsAtEnd() && st.Merge != nil {
 		// Removed after the add, so that the key never vanishes between two
 		// writes of one call (see Drop in luaBlockNamed).
 		w.line("%sif %s.replaces__ ~= nil and %s.replaces__ ~= %s.member__ then", in, x, x, x)
-		w.line("%s  redis.call('ZREM', %s, %s.replaces__)", in, key, x)
+		w.line("%s  %s'ZREM', %s, %s.replaces__)", in, w.call(), key, x)
 		w.line("%s  %s__card = %s__card - 1", in, list, list)
 		w.line("%send", in)
 	}
 	max := d.print(st.MaxEntries)
 	w.line("%sif %s__card > %s then -- keep the newest %s (the count read, which only errs high)", in, list, max, Format(st.MaxEntries))
-	w.line("%s  redis.call('ZREMRANGEBYRANK', %s, 0, string.format('%%d', -(%s) - 1))", in, key, max)
+	w.line("%s  %s'ZREMRANGEBYRANK', %s, 0, string.format('%%d', -(%s) - 1))", in, w.call(), key, max)
 	w.line("%s  %s__card = %s", in, list, max)
 	w.line("%send", in)
 	if st.GrowsAtEnd() {

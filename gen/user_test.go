@@ -79,7 +79,7 @@ func TestUserSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	policy := string(files["lua/policy.lua"])
-	for _, want := range []string{"['gcra'] = {decide_gcra", "['small.counter'] = {decide_small__counter"} {
+	for _, want := range []string{"['gcra'] = {check_gcra, make_gcra", "['small.counter'] = {check_small__counter, make_small__counter"} {
 		if !strings.Contains(policy, want) {
 			t.Errorf("the policy script lacks %q", want)
 		}

@@ -85,6 +85,22 @@ local function split(s, n)
   return parts
 end
 
+-- runs a command that writes now (w true), or keeps it in w for later: a
+-- policy's limits write once every limit has admitted
+local function write(w, ...)
+  if w == true then
+    return redis.call(...)
+  end
+  w[#w + 1] = {...}
+end
+
+-- runs the commands a policy's limit kept (see write)
+local function writes(w)
+  for i = 1, #w do
+    redis.call(unpack(w[i]))
+  end
+end
+
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
@@ -604,7 +620,7 @@ local function decide_bucket_window(L, now, cost, force, commit)
     if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
@@ -624,24 +640,24 @@ local function decide_bucket_window(L, now, cost, force, commit)
           win__x.run = win__x.count % RUN_MOD
         end
         win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
-        redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+        write(commit, 'ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
         win__card = win__card + 1
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
-          redis.call('ZREM', KEYS[1], win__x.replaces__)
+          write(commit, 'ZREM', KEYS[1], win__x.replaces__)
           win__card = win__card - 1
         end
         if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+          write(commit, 'ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
           win__card = BUCKETS_MAX
         end
         win__top = win__x
       end
       local t__22 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
       -- after the add (see Drop)
       local t__23 = bucket - widest
       if win__card > 0 and win__le[t__23] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
+        write(commit, 'ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
       end
     end
   end
@@ -863,11 +879,12 @@ local function decide_fixed_window(L, now, cost, force, commit)
     if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
-        L[6] = false
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
       end
-      L[6] = string.format('%d:%d', eff, after)
-      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), L[6])
+      local win__new = string.format('%d:%d', eff, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), win__new)
+      L[6] = commit == true and win__new or L[6]
     end
   end
   local t__5 = limit - after
@@ -976,11 +993,12 @@ local function decide_gcra(L, now, cost, force, commit)
     if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
-        L[7] = false
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      L[7] = string.format('%d:%d', now + lag, final)
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), L[7])
+      local cell__new = string.format('%d:%d', now + lag, final)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), cell__new)
+      L[7] = commit == true and cell__new or L[7]
     end
   end
   local t__9 = tau - final
@@ -1108,11 +1126,12 @@ local function decide_leaky_bucket(L, now, cost, force, commit)
     if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
-        L[7] = false
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      L[7] = string.format('%d:%d', now + lag, final)
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), L[7])
+      local queue__new = string.format('%d:%d', now + lag, final)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), queue__new)
+      L[7] = commit == true and queue__new or L[7]
     end
   end
   local t__9 = full - final
@@ -1340,16 +1359,16 @@ local function decide_meta_window(L, now, cost, force, commit)
     if not open then
       if commit then
         stale = false -- the write below deletes every key
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
     end
     if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
-      redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
+      write(commit, 'RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
     end
   end
   local t__6 = limit - after
@@ -1693,7 +1712,7 @@ local function decide_sliding_log(L, now, cost, force, commit)
     if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
@@ -1709,18 +1728,18 @@ local function decide_sliding_log(L, now, cost, force, commit)
           log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
-        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+        write(commit, 'ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
         log__card = log__card + 1
         if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+          write(commit, 'ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
           log__card = 2 * limit
         end
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
       -- after the add (see Drop)
       if log__card > 0 and log__le[from] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+        write(commit, 'ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
       end
     end
   end
@@ -1856,11 +1875,12 @@ local function decide_sliding_window(L, now, cost, force, commit)
     if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
-        L[6] = false
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
       end
-      L[6] = string.format('%d:%d:%d', eff, after, prev)
-      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), L[6])
+      local win__new = string.format('%d:%d:%d', eff, after, prev)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), win__new)
+      L[6] = commit == true and win__new or L[6]
     end
   end
   return (ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0
@@ -1969,11 +1989,12 @@ local function decide_token_bucket(L, now, cost, force, commit)
     if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
-        L[7] = false
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      L[7] = string.format('%d:%d', now + lag, after)
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), L[7])
+      local bucket__new = string.format('%d:%d', now + lag, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), bucket__new)
+      L[7] = commit == true and bucket__new or L[7]
     end
   end
   local t__9 = full - after
@@ -3931,7 +3952,7 @@ for i, l in ipairs(LIMITS) do
 end
 ALG = string.match(ARGV[6 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
---: driver math KEYS NOW_MAX COST_MAX TTL_MARGIN_MS REQUEST_MS REQUEST_ID_MAX HOLD_MS_MAX binding
+--: driver math KEYS NOW_MAX COST_MAX TTL_MARGIN_MS REQUEST_MS REQUEST_ID_MAX HOLD_MS_MAX writes binding
 -- per-call inputs
 local NL = #LIMITS
 local now
@@ -4170,7 +4191,7 @@ local function held(L, h, R, o, now, c, commit, hh, he)
       end
     end
   end
-  local _, _, _, _, reset = L[1](L, now, charged, false, commit and ok == 1)
+  local _, _, _, _, reset = L[1](L, now, charged, false, ok == 1 and commit)
   R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, math.max(reset, h[3] - now), delay, tier
 end
 
@@ -4179,8 +4200,9 @@ local err, all, settle, replayed = nil, true, false, false
 if op == 'decide' and NL == 1 then
   err = held(LIMITS[1], H[1], R, 7 * 1 - 6, now, COSTS[1], true, HOLDS[3 * 1 - 1], HOLDS[3 * 1]) -- decided and, when admitted, charged
 elseif op == 'decide' or op == 'reserve' then
-  for i = 1, NL do
-    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, COSTS[i], false, HOLDS[3 * i - 1], HOLDS[3 * i])
+  for i = 1, NL do -- a decision's writes kept until every limit has admitted
+    H[i][13] = op == 'decide' and {}
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, COSTS[i], H[i][13], HOLDS[3 * i - 1], HOLDS[3 * i])
   end
 end
 if err then
@@ -4192,7 +4214,7 @@ end
 if op == 'decide' then
   for i = 1, NL > 1 and NL or 0 do
     if all then
-      LIMITS[i][1](LIMITS[i], now, COSTS[i], false, true) -- the charge, each limit having admitted
+      writes(H[i][13]) -- the charge, each limit having admitted
     elseif R[7 * i - 5] == 1 then
       err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
     end
@@ -5400,7 +5422,7 @@ for i, l in ipairs(LIMITS) do
 end
 ALG = string.match(ARGV[4 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
---: driver KEYS NOW_MAX COST_MAX TTL_MARGIN_MS MAX_SKEW_MS REQUEST_MS REQUEST_ID_MAX binding
+--: driver KEYS NOW_MAX COST_MAX TTL_MARGIN_MS MAX_SKEW_MS REQUEST_MS REQUEST_ID_MAX writes binding
 -- per-call inputs
 local NL = #LIMITS
 local now
@@ -5490,15 +5512,15 @@ if request__key then
   end
 end
 
--- every limit decides, writing nothing, then, when every limit admits (or
--- the call is forced), each applies its decision; a policy of one limit
+-- every limit decides, keeping its writes, then, when every limit admits
+-- (or the call is forced), each applies them; a policy of one limit
 -- decides and applies at once. R: the binding limit's index, then each
 -- limit's fields
-local R, all = {1, 0, 0, 0, 0, 0, 0, 0}, true
+local R, all, W = {1, 0, 0, 0, 0, 0, 0, 0}, true, {}
 for i = 1, NL do
-  local o = 7 * i - 6
-  local L = LIMITS[i]
-  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, NL == 1)
+  local o, L = 7 * i - 6, LIMITS[i]
+  W[i] = NL == 1 or {}
+  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, W[i])
   if ok ~= 1 and ok ~= 0 then
     return ok -- refused
   end
@@ -5507,10 +5529,9 @@ for i = 1, NL do
 end
 if NL > 1 then
   for i = 1, NL do
-    local o = 7 * i - 6
-    local L = LIMITS[i]
+    local o, L = 7 * i - 6, LIMITS[i]
     if all or force then
-      L[1](L, now, COSTS[i], force, true)
+      writes(W[i])
     elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
       R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = L[1](L, now, 0, false, false)
     end
@@ -6856,5 +6877,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '59e06a45488e864f65de5cf20534b3d7f24e0342'
+  return '2f791bcef7009d31c13ac4279fe120e96b4bef72'
 end}

@@ -223,6 +223,8 @@ type measurer struct {
 	prefix string
 	// known are the commands any script calls, as named in commandstats.
 	known map[string]bool
+	// composed is the script of the policy comparison (measurePolicy).
+	composed kit.Script
 }
 
 // newMeasurer loads every script and chooses a random key prefix.

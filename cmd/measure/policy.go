@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limitcall"
 	"github.com/limitspec/limitspec/kit"
 	"github.com/redis/go-redis/v9"
 )
@@ -38,12 +39,16 @@ func (m *measurer) measurePolicy() ([]*policyWay, error) {
 		return nil, err
 	}
 	fw, _ := lookup("fixed_window")
-	lib, _ := kit.LookupLibrary(limitspec.Catalogue)
-	if err := m.rdb.ScriptLoad(m.ctx, lib.Policy.Source).Err(); err != nil {
-		return nil, fmt.Errorf("SCRIPT LOAD %s: %v", lib.Policy.Name, err)
+	composed, err := limitcall.Composed(p)
+	if err != nil {
+		return nil, err
 	}
+	if err := m.rdb.ScriptLoad(m.ctx, composed.Source).Err(); err != nil {
+		return nil, fmt.Errorf("SCRIPT LOAD %s: %v", composed.Name, err)
+	}
+	m.composed = composed
 	ways := []*policyWay{
-		{label: "policy " + p.Name() + " (policy.lua): one EVALSHA", roundTrips: 1, atomic: "yes: all or nothing"},
+		{label: "policy " + p.Name() + " (its script, as redislimit composes it): one EVALSHA", roundTrips: 1, atomic: "yes: all or nothing"},
 		{label: "six fixed_window EVALSHAs, one after another", roundTrips: 6, atomic: "no: earlier limits consume when a later one denies"},
 		{label: "six fixed_window EVALSHAs, pipelined", roundTrips: 1, atomic: "no: earlier limits consume when a later one denies"},
 	}
@@ -113,13 +118,12 @@ func limitParams(s script, l limitspec.PolicyLimit) map[string]int64 {
 // is an error, since the load stays within every limit.
 func (m *measurer) decideWay(i int, p *limitspec.Policy, fw script, ids map[string]string, t int64) error {
 	if i == 0 {
-		keys, argv, err := policyCall(p, m.prefix, ids, t)
+		keys, _, err := policyCall(p, m.prefix, ids, t)
 		if err != nil {
 			return err
 		}
-		lib, _ := kit.LookupLibrary(limitspec.Catalogue)
-		reply, err := m.rdb.EvalSha(m.ctx, lib.Policy.SHA1, keys, argv...).Result()
-		if err != nil || allowed(reply) != 1 {
+		reply, err := m.rdb.EvalSha(m.ctx, m.composed.SHA1, keys, t, 1, kit.ForceArg(false)).Result()
+		if err != nil || policyAllowed(reply) != 1 {
 			return fmt.Errorf("reply %v, %v", reply, err)
 		}
 		return nil
@@ -166,4 +170,20 @@ func printPolicy(w io.Writer, ways []*policyWay) {
 	for _, x := range ways {
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %d |\n", x.label, x.roundTrips, x.atomic, micros(x.usec), micros(x.wall), x.bytes)
 	}
+}
+
+// policyAllowed is 1 when a policy's reply (the binding index, then each
+// limit's seven integers) admits: every limit's allowed is 1; else 0, or
+// -1 when the reply is not a policy's.
+func policyAllowed(reply any) int64 {
+	a, ok := reply.([]any)
+	if !ok || len(a) < 8 || (len(a)-1)%7 != 0 {
+		return -1
+	}
+	for i := 1; i < len(a); i += 7 {
+		if x, _ := a[i].(int64); x != 1 {
+			return 0
+		}
+	}
+	return 1
 }

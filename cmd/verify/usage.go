@@ -80,7 +80,8 @@ A vector is a JSON object:
   name       required; names it in every report ("<directory>/<file>")
   algorithm  the algorithm as policyfile.NewLimit names it ("gcra"), or
   policy     a policy, as a policy file writes it: {name, limits: [{name,
-             algorithm, identity or constant, params}, ...]}; with
+             algorithm, identity or constant, params, unit}, ...]}, unit
+             naming what a limit counts when not the step's cost; with
              "holds": true, a holding policy, whose steps run op
   params     with algorithm: its parameters, JSON numbers passed on as
              written (a refused one, such as 1.5, is refused input)
@@ -94,6 +95,8 @@ A step is a JSON object:
   key         an algorithm's key; or
   ids         a policy's identity values by name ({"user": "alice"})
   cost        1 when absent; 0 is a peek
+  costs       a policy's amounts by unit ({"tokens": 400}): a limit whose
+              unit is given counts that amount, the others cost
   meta        meta_window's string input
   inputs      the string inputs by name, for an algorithm taking others
   params      an algorithm's parameters from this step on
@@ -101,7 +104,10 @@ A step is a JSON object:
   reset       true: delete the key's state instead of deciding
   view        run a read-only view ("entries") instead of deciding
   op          a holding policy's operation: reserve, commit, release or
-              renew; a decision when absent
+              renew; a decision when absent (any other op, decide
+              included, and an op on any other vector, are refused when
+              the vector is read, as are force and id on a holding
+              policy's step)
   hold        its hold's id (1 to 128 bytes)
   hold_ms     how long a reserve or renew holds (1 to 86400000)
   wrong_type  first store another Redis type at the step's keys: true for

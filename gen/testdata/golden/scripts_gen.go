@@ -45,7 +45,7 @@ var librarySource string
 var smallScripts = []*kit.Scripts{
 	{
 		ID: limitspec.Algorithm{Library: "small", Name: "counter"}, Library: "small",
-		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "3a604a17ffecdd6774a88aef10b8363c08c99964"},
+		Decide: kit.Script{Name: "counter", Source: counterSource, SHA1: "9b63221b0224552f45d8392d6a6c645b2489b857"},
 		Reset:  kit.Script{Name: "counter_reset", Source: counterResetSource, SHA1: "7165678f14e7acf241d9747f8fff3de70d6873a8"},
 		Views:  []kit.View{},
 		Keys:   []string{":small:ctr:<gap_ms>"},
@@ -55,7 +55,7 @@ var smallScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "small", Name: "trail"}, Library: "small",
-		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "5a3428f0476db5056a5d2d8f2859a245055534b6"},
+		Decide: kit.Script{Name: "trail", Source: trailSource, SHA1: "1c489ee64d7de195e64bd496db956a678a65a819"},
 		Reset:  kit.Script{Name: "trail_reset", Source: trailResetSource, SHA1: "66971a844c3db5e05c4d432cff1ae5f028fc1782"},
 		Views: []kit.View{{Name: "recent",
 			Script:  kit.Script{Name: "trail_recent", Source: trailRecentSource, SHA1: "63d8c7ba1d2e37ad1b676a1fe48965ad84d3b0dc"},
@@ -72,10 +72,10 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "f5c3f549e60886505a63ad8cb828a748314c6125", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "1c2ff266143f1168d90d42c163185b151951c57a"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e722aa66d886044ce312b4a84bc25e5020a6985d"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "5d1b1e67fb2e302e5bf74dd7f7a896f8546d2514"},
+		Name: "small", Version: "a65839ee4a547ab0c7c99e431763c880f6067e41", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bb2bd7123b18b5dd919e184f70c562b57e3fb812"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "aa1ea9ac2d13a6925401658b3c97ab542bece1a5"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "eb94040a0fee48cf69b95c3cce984c8a3fe0d6cb"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},
