@@ -18,10 +18,10 @@ type pcall struct {
 	cost      int64
 	rawCost   string
 	costs     map[string]int64 // amounts by unit (docs/semantics.md, "Units")
-	wrongKeys []int  // plant a value of another type at these KEYS first
-	reset     bool   // delete every limit's state for ids instead
-	force     bool   // the forced call: every limit consumes, even when denied
-	id        string // the request's id (docs/semantics.md, "Request ids")
+	wrongKeys []int            // plant a value of another type at these KEYS first
+	reset     bool             // delete every limit's state for ids instead
+	force     bool             // the forced call: every limit consumes, even when denied
+	id        string           // the request's id (docs/semantics.md, "Request ids")
 	// op, hold and holdMs are a holding policy's operation, hold id and
 	// hold length (docs/semantics.md, "Holds"); op empty: decide.
 	op, hold string
