@@ -49,8 +49,13 @@ const (
 type instrSubject struct {
 	limit limitspec.Limit
 	// policy, when not nil, is decided in limit's place, for identity
-	// values of its own at each call.
+	// values of its own at each call: by EVALSHA of the script redislimit
+	// composes for it, or by FCALL of the library's policy (or holds)
+	// function. With pair, a holding policy's subject is a reserve and its
+	// commit, of costs (each limit's).
 	policy                     *limitspec.Policy
+	pair                       bool
+	costs                      map[string]int64
 	serverClock, functions, id bool
 	// source is the script run by EVALSHA in place of the algorithm's
 	// (or the policy's), when it is not empty (TestScriptsStayWhole).
@@ -60,7 +65,7 @@ type instrSubject struct {
 // name is the subject's line name in instructionsFile.
 func (s instrSubject) name() string {
 	if s.policy != nil {
-		return "policy " + s.policy.Name() + exact.Pick(s.functions, " admitted fcall", " admitted")
+		return "policy " + s.policy.Name() + exact.Pick(s.pair, " reserve+commit", " admitted") + exact.Pick(s.functions, " fcall", "")
 	}
 	n := s.limit.Algorithm().String() + " admitted"
 	if s.id {
@@ -105,14 +110,31 @@ func instrSubjects() []instrSubject {
 		panic(err)
 	}
 	out = append(out, instrSubject{policy: ipUser}, instrSubject{policy: ipUser, functions: true})
-	// gcra's decision counting holds (none held): the price of a
-	// holding policy's decision beside gcra's alone
-	held, err := limitspec.NewPolicy("held_gcra", limitspec.PolicyLimit{Name: "rate", Limit: limits[0], Identity: "user"})
+	// a policy of gcra alone, and as a holding policy: its decision
+	// counting holds (none held) and a reserve and its commit, the price
+	// of a policy and of holds beside gcra's alone
+	one := mustPolicy("one_gcra", limitspec.PolicyLimit{Name: "rate", Limit: limits[0], Identity: "user"})
+	held := mustPolicy("held_gcra", limitspec.PolicyLimit{Name: "rate", Limit: limits[0], Identity: "user"}).WithHolds()
+	out = append(out, instrSubject{policy: one}, instrSubject{policy: one, functions: true},
+		instrSubject{policy: held}, instrSubject{policy: held, functions: true},
+		instrSubject{policy: held, pair: true}, instrSubject{policy: held, pair: true, functions: true})
+	// an LLM gateway: 1 slot, 1 request and 400 tokens reserved, 1, 1
+	// and 150 committed, in one policy of three units
+	gateway := mustPolicy("llm_gateway",
+		limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: n}, Identity: "key", Unit: "slots"},
+		limitspec.PolicyLimit{Name: "requests", Limit: limitspec.FixedWindow{Limit: n, Window: per}, Identity: "key"},
+		limitspec.PolicyLimit{Name: "tokens", Limit: limitspec.TokenBucket{Capacity: n, RefillTokens: n, Refill: per}, Identity: "key", Unit: "tokens"},
+	).WithHolds()
+	return append(out, instrSubject{policy: gateway, pair: true, costs: map[string]int64{"tokens": 400}})
+}
+
+// mustPolicy is limitspec.NewPolicy's policy, which must be made.
+func mustPolicy(name string, limits ...limitspec.PolicyLimit) *limitspec.Policy {
+	p, err := limitspec.NewPolicy(name, limits...)
 	if err != nil {
 		panic(err)
 	}
-	held = held.WithHolds()
-	return append(out, instrSubject{policy: held}, instrSubject{policy: held, functions: true})
+	return p
 }
 
 // TestInstructionSubjectsCoverCatalogue: every algorithm of the catalogue
@@ -286,17 +308,26 @@ func (s instrSubject) caller(ctx context.Context, rdb *redis.Client) (func(redis
 	}, nil
 }
 
-// policyCaller is caller for a policy: the policy script of its
-// library, by EVALSHA or FCALL, each identity valued name:<n>, for one
-// of instrKeys values.
+// policyCaller is caller for a policy: by EVALSHA the script redislimit
+// composes for it (its limits written in), by FCALL the policy (or
+// holds) function of its library (the limits in ARGV); each identity
+// valued name:<n>, for one of instrKeys values. A pair is a reserve and
+// its commit (of 150 tokens when the subject gives costs).
 func (s instrSubject) policyCaller(ctx context.Context, rdb *redis.Client) (func(redis.Pipeliner, int), error) {
 	tmpl, err := limitcall.NewPolicyTemplate(s.policy)
 	if err != nil {
 		return nil, err
 	}
-	script, head := tmpl.Library.Policy, []any{"1", kit.ForceArg(false)}
-	if s.policy.Holds() {
-		script, head = tmpl.Library.Holds, []any{"1", "decide", "", "0"}
+	script := tmpl.Composed(s.policy)
+	limits := []any{}
+	if s.functions || s.source != "" {
+		script = tmpl.Library.Policy
+		if s.policy.Holds() {
+			script = tmpl.Library.Holds
+		}
+		for _, a := range tmpl.Limits {
+			limits = append(limits, a)
+		}
 	}
 	if s.source != "" {
 		script = kit.Script{Name: "other", Source: s.source}
@@ -314,12 +345,29 @@ func (s instrSubject) policyCaller(ctx context.Context, rdb *redis.Client) (func
 		if err != nil {
 			panic(err) // the identity values are valid keys
 		}
-		argv := append([]any{strconv.FormatInt(1_700_000_000_000+int64(i), 10)}, head...)
-		for _, a := range c.Limits {
-			argv = append(argv, a)
+		now := strconv.FormatInt(1_700_000_000_000+int64(i), 10)
+		for _, h := range s.policyCalls(i) {
+			run(p, c.Keys, append(append([]any{now}, h...), limits...))
 		}
-		run(p, c.Keys, argv)
 	}, nil
+}
+
+// policyCalls are the ARGV after now_ms of subject s's call number i:
+// cost and force; a holding policy's cost, op, id and hold_ms, a
+// reserve's then its commit's for a pair.
+func (s instrSubject) policyCalls(i int) [][]any {
+	if !s.policy.Holds() {
+		return [][]any{{"1", kit.ForceArg(false)}}
+	}
+	if !s.pair {
+		return [][]any{{"1", "decide", "", "0"}}
+	}
+	reserve, commit := "1", "1"
+	if s.costs != nil {
+		reserve, commit = "1,1,400", "1,1,150"
+	}
+	id := fmt.Sprintf("%036d", i)
+	return [][]any{{reserve, "reserve", id, "60000"}, {commit, "commit", id, "0"}}
 }
 
 // freshScript empties the server and gives it a fresh Lua state (its
@@ -361,7 +409,7 @@ func pipelined(ctx context.Context, rdb *redis.Client, from, to int, call func(r
 			return err
 		}
 		for _, c := range cmds {
-			if r, ok := c.(*redis.Cmd).Val().([]any); !ok || len(r) == 0 || r[0] != int64(1) {
+			if !replyAdmits(c.(*redis.Cmd).Val()) {
 				return fmt.Errorf("a decision that was to admit replied %v", c.(*redis.Cmd).Val())
 			}
 		}
@@ -461,4 +509,25 @@ func writeInstructionBudgets(t *testing.T, version string, measured map[string]i
 	if err := os.WriteFile(instructionsFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// replyAdmits tells whether a script's reply admits: an algorithm's
+// reply (7 integers, admitted first) or a policy's (the binding index,
+// then each limit's 7, admitted first), which admits when every limit
+// does.
+func replyAdmits(reply any) bool {
+	r, ok := reply.([]any)
+	if !ok || len(r) == 0 {
+		return false
+	}
+	first := 0
+	if len(r)%7 == 1 {
+		first = 1
+	}
+	for i := first; i < len(r); i += 7 {
+		if r[i] != int64(1) {
+			return false
+		}
+	}
+	return true
 }
