@@ -347,7 +347,7 @@ func oracleLimits(p *Policy) ([]oracle.PolicyLimit, error) {
 			return nil, fmt.Errorf("%w: %s", oracle.ErrBadInput, refused.Message)
 		}
 		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
-			Identity: l.Identity, Constant: l.Constant, Params: ints})
+			Identity: l.Identity, Constant: l.Constant, Params: ints, Unit: l.Unit})
 	}
 	return limits, nil
 }

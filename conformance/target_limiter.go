@@ -130,6 +130,9 @@ func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
 	req := limitspec.Request{Key: r.Key, IDs: r.IDs, Cost: c, Now: time.UnixMilli(r.NowMs), Force: r.Force, Inputs: r.Inputs, ID: r.ID}
 	var err error
 	if r.Policy != nil {
+		if req.Costs, refused = intCosts(r.Costs); refused != nil {
+			return req, refused
+		}
 		req.Policy, refused = TypedPolicy(r.Policy)
 		return req, refused
 	}
@@ -158,7 +161,7 @@ func TypedPolicy(p *Policy) (*limitspec.Policy, *Outcome) {
 			o := limiterError(err)
 			return nil, &o
 		}
-		limits[i] = limitspec.PolicyLimit{Name: l.Name, Limit: lim, Identity: l.Identity, Constant: l.Constant}
+		limits[i] = limitspec.PolicyLimit{Name: l.Name, Limit: lim, Identity: l.Identity, Constant: l.Constant, Unit: l.Unit}
 	}
 	pol, err := limitspec.NewPolicy(p.Name, limits...)
 	if err != nil {

@@ -179,10 +179,10 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "2f791bcef7009d31c13ac4279fe120e96b4bef72", Source: librarySource,
+		Name: "limitspec", Version: "8637fcf885629a2be8b145e342e9d62c6eb2fccf", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bb3d5d009126ebeb2d51a45a7333daf06eac11e6"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e13f876fc96623a41450e7b073dc8fe05eb56d8e"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "a76b9d934eca67236c86b65895ad4c791961ab2e"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "40fae5f02109de1e2d29c44f9b4de558c0e40140"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

@@ -88,6 +88,7 @@ type callData struct {
 	Op         string            `yaml:"op"`
 	Hold       string            `yaml:"hold"`
 	HoldMs     int64             `yaml:"hold_ms"`
+	WrongKeys  []int             `yaml:"wrong_keys"`
 	Repeat     expr              `yaml:"repeat"`
 	Calls      []callData        `yaml:"calls"`
 }
@@ -262,9 +263,10 @@ func algorithmCall(c callData, dt, cost int64) call {
 	return out
 }
 
+// policyCall is a call of a policy's scenario.
 func policyCall(c callData, dt, cost int64) pcall {
 	return pcall{dt: dt, ids: c.IDs, cost: cost, costs: c.Costs, reset: c.Reset, force: c.Force, id: c.ID,
-		op: c.Op, hold: c.Hold, holdMs: c.HoldMs}
+		op: c.Op, hold: c.Hold, holdMs: c.HoldMs, wrongKeys: c.WrongKeys}
 }
 
 // builders make the scenarios too irregular for the notation of calls,

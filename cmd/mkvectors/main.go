@@ -45,6 +45,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -279,9 +280,9 @@ func expectOf[R any](mErr error, cost *json.Number, wrongType bool, decide func(
 		r, err = decide(n)
 	}
 	switch {
-	case err != nil:
+	case err != nil && !(wrongType && errors.Is(err, oracle.ErrNoHold)):
 		return refused(err)
-	case wrongType:
+	case wrongType: // the keys are read before an id's holds are looked up
 		return refused(oracle.ErrWrongType)
 	}
 	return expect(r)

@@ -99,8 +99,11 @@ func (h *holding) endedAt(key, id string, now int64) (ended, bool) {
 	return e, ok && e.until > now
 }
 
-// put sets id's hold on key.
+// put sets id's hold on key. A new hold of an id whose earlier hold a
+// commit or release ended forgets that end: the id now names the new
+// hold, and a commit or release after it ended answers ErrNoHold.
 func (h *holding) put(key, id string, x hold) {
+	delete(h.ended[key], id)
 	if h.holds[key] == nil {
 		h.holds[key] = map[string]hold{}
 	}

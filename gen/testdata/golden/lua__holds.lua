@@ -2948,8 +2948,11 @@ end
 -- live amount and [6] its end (false: none), [7] what ended its hold
 -- (false: nothing), [8] the field to set (id, value), [9] the sorted
 -- set's members to add (score, id, ...), [10] the ids to drop, [11]
--- whether the keys are new, [12] whether the summary changed. Nothing is
--- dropped or added before the call is known not to be refused.
+-- whether the keys are new, [12] whether the summary changed, [13] a
+-- decision's writes kept, [14] the id when this call ended or renewed
+-- its hold (the keys still hold it as it was), [15] its new end (a
+-- renew; false: ended). Nothing is dropped or added before the call is
+-- known not to be refused.
 local NEVER = 9007199254740991 -- the first score of an empty set
 local BATCH = 256 -- the most ids one command reads or drops
 local NOW = nil -- now in decimal, made when a command takes it
@@ -2971,9 +2974,9 @@ for i = 1, NL do
           (#hh > 32 and '...' or '') .. ': want the holds summary sum:first:last:ttl, got ' ..
           string.sub(s, 1, 32) .. (#s > 32 and '...' or ''))
     end
-    h = {a + 0, b + 0, c + 0, d + 0, false, false, false, false, false, false, false, false}
+    h = {a + 0, b + 0, c + 0, d + 0, false, false, false, false, false, false, false, false, false, false, false}
   else
-    h = {0, NEVER, 0, 0, false, false, false, false, false, false, true, false}
+    h = {0, NEVER, 0, 0, false, false, false, false, false, false, true, false, false, false, false}
   end
   if m then
     local a, e = string.match(m, '^(%d+):(%d+)$')
@@ -3050,20 +3053,28 @@ local function held(L, h, R, o, now, c, commit, hh, he)
     -- which c could fit beside the holds left (at most the limit's quota,
     -- which no decision passes), at each the algorithm's own wait if it
     -- comes before the next end; -1 if never. The live holds are read in
-    -- order of their ends, in batches of 256, only as far as the wait goes.
+    -- order of their ends, in batches of 256, only as far as the wait goes;
+    -- the id this call ended left out, or counted at its new end.
     local E, A, read = {}, {}, false
     local off, pos, live, at, NOW = 0, 0, h[1], now, string.format('%d', now) -- E[1..pos] ended at at; live are left
+    local x, xend = h[14], h[15]
     local function have(n) -- whether E holds n ends, reading on as needed
       while #E < n and not read do
         local ids = redis.call('ZRANGEBYSCORE', he, '(' .. NOW, '+inf', 'LIMIT', off, 256)
         local vals = #ids > 0 and redis.call('HMGET', hh, unpack(ids)) or {}
         for j = 1, #ids do
           local a, e = string.match(vals[j] or '', '^(%d+):(%d+)$')
-          if a and e + 0 > now then
+          if a and e + 0 > now and ids[j] ~= x then
+            if xend and xend < e + 0 then
+              E[#E + 1], A[#A + 1], xend = xend, h[5], false
+            end
             E[#E + 1], A[#A + 1] = e + 0, a + 0
           end
         end
         off, read = off + #ids, #ids < 256
+        if read and xend then
+          E[#E + 1], A[#A + 1], xend = xend, h[5], false
+        end
       end
       return #E >= n
     end
@@ -3179,17 +3190,22 @@ else -- commit, release, renew
     end
   end
   if not first and op ~= 'renew' then -- a commit or release sent again (its costs as sent): its reply, if it took effect
+    local again = nil -- the reply, when every limit the id's holds ended on within reach remembers op and the costs
     for i = 1, NL do
       local m = H[i][7]
-      if m then
-        local was, til, kept, reply = string.match(m, '^=(%a+):(%d+):?([%d,]*):?([-%d,]*)$')
-        if was == op and til + 0 > now and kept == ARGV[2] and reply ~= '' then
-          R, first, replayed = {}, 0, true
-          for v in string.gmatch(reply, '[^,]+') do
-            R[#R + 1] = v + 0
-          end
+      local was, til, kept, reply = string.match(m or '', '^=(%a+):(%d+):?([%d,]*):?([-%d,]*)$')
+      if til and til + 0 > now then
+        if was ~= op or (reply ~= '' and kept ~= ARGV[2]) then
+          again = false
+          break
         end
-        break
+        again = again or (reply ~= '' and reply)
+      end
+    end
+    if again then
+      R, first, replayed = {}, 0, true
+      for v in string.gmatch(again, '[^,]+') do
+        R[#R + 1] = v + 0
       end
     end
   end
@@ -3203,11 +3219,11 @@ else -- commit, release, renew
       local til, last = op == 'renew' and now + hold_ms or 0, h[6] == h[3] -- the id's hold ended last
       if op == 'renew' then
         local ts = string.format('%d', til)
-        h[2], h[3], h[8], h[12] = min(h[2], til), max(h[3], til), {id, string.format('%d:%s', mine, ts)}, true
+        h[2], h[3], h[8], h[12], h[14], h[15] = min(h[2], til), max(h[3], til), {id, string.format('%d:%s', mine, ts)}, true, id, til
         h[9] = h[9] or {}
         h[9][#h[9] + 1], h[9][#h[9] + 2] = ts, id
       else
-        h[1], h[12] = h[1] - mine, true
+        h[1], h[12], h[14] = h[1] - mine, true, id
       end
       if h[1] == 0 then
         h[3] = 0

@@ -72,10 +72,10 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "a65839ee4a547ab0c7c99e431763c880f6067e41", Source: librarySource,
+		Name: "small", Version: "72366a24b73aa3d11c84c951b6ee9d11e4dbe8d3", Source: librarySource,
 		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bb2bd7123b18b5dd919e184f70c562b57e3fb812"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "aa1ea9ac2d13a6925401658b3c97ab542bece1a5"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "eb94040a0fee48cf69b95c3cce984c8a3fe0d6cb"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "3363574ba24681675bd24a0a296b29a9e24bf415"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},
