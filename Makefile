@@ -29,11 +29,12 @@ test: redis-server
 # The modules of their own beside the main one, each replacing limitspec
 # with this tree, so that limitspec's go.mod requires none of what they
 # need: OpenTelemetry (otelmetrics), the example service that serves its
-# metrics to Prometheus (cmd/example), the plotting library (cmd/pictures)
-# and the JSON Schema validator (docs/vectorschema). make test, test-all
-# and check cover them; bench/ and peers/, which fetch the peers' modules,
-# are vetted by check.
-MODULES = otelmetrics cmd/example cmd/pictures docs/vectorschema
+# metrics to Prometheus (cmd/example), the plotting library (cmd/pictures),
+# the JSON Schema validator (docs/vectorschema) and the linearizability
+# check of concurrent histories (linearize, porcupine). make test,
+# test-all and check cover them; bench/ and peers/, which fetch the
+# peers' modules, are vetted by check.
+MODULES = otelmetrics cmd/example cmd/pictures docs/vectorschema linearize
 
 # What CI runs (.ci/run): make check, then every test at full size (of
 # the main module and of MODULES), then the race detector on the

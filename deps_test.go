@@ -148,7 +148,9 @@ func TestGoDirective(t *testing.T) {
 // TestModulesUseNoInternals: the modules of their own (otelmetrics, the
 // tools, the docs' tests) build on the main module's public packages
 // alone, so that any version of one builds with any version of the
-// other; their tests may use its test helpers.
+// other; their tests may use its test helpers. linearize is left out on
+// purpose: it checks histories against the oracle (internal/oracle), and
+// is built with this tree alone.
 func TestModulesUseNoInternals(t *testing.T) {
 	for _, dir := range []string{"otelmetrics", "cmd/example", "cmd/pictures", "docs/vectorschema"} {
 		cmd := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "./...")

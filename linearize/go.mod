@@ -7,4 +7,12 @@ replace github.com/limitspec/limitspec => ..
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/limitspec/limitspec v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.23.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

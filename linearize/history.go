@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/anishathalye/porcupine"
 	"github.com/limitspec/limitspec"
 )
 
@@ -76,8 +76,9 @@ func (in Input) String() string {
 	return s + fmt.Sprintf(" @%d", in.Now)
 }
 
-// LimitOut is one limit's part of a result, in ms (RetryAfterMs -1:
-// never).
+// LimitOut is one limit's part of a result, its waits in ms as a
+// limitspec.LimitResult gives them: RetryAfterMs is 0 when the limit
+// admitted, -1 when it never will (limitspec.Never).
 type LimitOut struct {
 	Allowed      bool
 	Remaining    int64
@@ -112,9 +113,15 @@ func (o Output) Equal(p Output) bool {
 	return o.Allowed == p.Allowed && o.Binding == p.Binding && slices.Equal(o.Limits, p.Limits)
 }
 
-// String is the outcome as the visualization shows it.
+// String is the outcome as the visualization shows it: its class, or
+// allowed or denied and each limit's [allowed remaining retry_after
+// reset_after], the binding one marked with *.
 func (o Output) String() string {
-	if o.Class != OK {
+	switch o.Class {
+	case OK:
+	case Other:
+		return string(o.Class) + ": " + o.Err
+	default:
 		return string(o.Class)
 	}
 	var b strings.Builder
@@ -160,6 +167,13 @@ func classOf(err error) Class {
 		return Unknown
 	}
 	return Other
+}
+
+// timeout reports whether err is a timeout: a context's deadline (or
+// cancellation), or a network timeout.
+func timeout(err error) bool {
+	var nerr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.As(err, &nerr) && nerr.Timeout()
 }
 
 // ms is a wait in whole ms, -1 for limitspec.Never.

@@ -15,33 +15,36 @@ import (
 // Sends is a go-redis hook (add it with AddHook to the client the
 // limiter is given) that counts, by the call's now_ms, the script calls
 // sent that may have run: every EVALSHA, EVAL or FCALL not answered with
-// a refusal that runs nothing. It implements Attempts: the Recorder's
-// calls each carry a Now of their own, so now_ms names the call. It
-// counts the commands of a pipeline one by one, as the hook sees them
-// after the pipeline returns.
+// a refusal that runs nothing; and those of them that timed out. It
+// implements Attempts: the Recorder's calls each carry a Now of their
+// own, so now_ms names the call. It counts the commands of a pipeline
+// one by one, as the hook sees them after the pipeline returns.
 type Sends struct {
 	mu  sync.Mutex
-	ran map[int64]int
+	ran map[int64][2]int // attempts that may have run, and of them timed out
 }
 
 // NewSends returns a hook that has counted nothing.
-func NewSends() *Sends { return &Sends{ran: map[int64]int{}} }
+func NewSends() *Sends { return &Sends{ran: map[int64][2]int{}} }
 
-// Ran is how many attempts of the call at nowMs may have run.
-func (s *Sends) Ran(nowMs int64) int {
+// Ran is how many attempts of the call at nowMs may have run, and how
+// many of those timed out.
+func (s *Sends) Ran(nowMs int64) (ran, timedOut int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ran[nowMs]
+	n := s.ran[nowMs]
+	return n[0], n[1]
 }
 
 // DialHook is next: dials are not counted.
 func (s *Sends) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-// ProcessHook counts cmd once it has its reply or error.
+// ProcessHook counts cmd once it has its reply or error (the error
+// next returns: go-redis sets it on cmd after the hooks).
 func (s *Sends) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		s.count(cmd)
+		s.count(cmd, err)
 		return err
 	}
 }
@@ -52,20 +55,26 @@ func (s *Sends) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, cmd := range cmds {
-			s.count(cmd)
+			s.count(cmd, cmd.Err())
 		}
 		return err
 	}
 }
 
-// count counts cmd when it is a script call that may have run.
-func (s *Sends) count(cmd redis.Cmder) {
+// count counts cmd, whose error is err, when it is a script call that
+// may have run, and whether it timed out.
+func (s *Sends) count(cmd redis.Cmder, err error) {
 	now, ok := scriptNow(cmd.Args())
-	if !ok || notRun(cmd.Err()) {
+	if !ok || notRun(err) {
 		return
 	}
 	s.mu.Lock()
-	s.ran[now]++
+	n := s.ran[now]
+	n[0]++
+	if timeout(err) {
+		n[1]++
+	}
+	s.ran[now] = n
 	s.mu.Unlock()
 }
 
