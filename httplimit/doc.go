@@ -187,18 +187,22 @@
 //
 // A rule of a holding policy (limitspec.Policy.WithHolds) holds the
 // request's cost while it is served, instead of charging it before: the
-// middleware reserves the cost (Options.Cost, 1 by default) before the
-// handler runs, and when the handler returns, a panic and a client gone
-// included, commits what the handler reported with ReportCost (the
-// tokens an LLM call used), or else the cost reserved. With a limit of
+// middleware reserves the cost (Options.Cost, 1 by default, and
+// Options.Costs, the amounts by unit) before the handler runs, and when
+// the handler returns, a panic and a client gone included, commits what
+// the handler reported with ReportCost and ReportUnitCost (the tokens an
+// LLM call used), or else what was reserved. One policy so limits an LLM
+// gateway's whole job: a slot in flight, a request and its tokens. With a limit of
 // limitspec.Concurrency in the policy, that is an in-flight limit: at
 // most that many requests per identity are served at once, each holding
 // a slot until its response ends, and a process that dies with a slot
 // frees it when its hold ends (Options.HoldFor, a minute by default).
 // A reserve denied is a 429 as any denial, its Retry-After the wait until
 // enough holds end. The RateLimit fields are the reserve's, its hold
-// counted whole; a concurrency limit's RateLimit-Policy item carries
-// qu="concurrent-requests". The limiter must keep holds
+// counted whole. A RateLimit-Policy item names its limit's unit, qu: a
+// concurrency limit's "concurrent-requests", unit bytes' "content-bytes",
+// none for requests (the draft's default), any other unit by its name
+// (qu="tokens"). The limiter must keep holds
 // (limitspec.Holder: goimpl's, redislimit's, fallback's).
 //
 // # Dry run

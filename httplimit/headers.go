@@ -127,6 +127,23 @@ func sfString(s string) string {
 	return b.String()
 }
 
+// quotaUnit is the qu parameter of q's RateLimit-Policy item: the IETF
+// draft's unit for an in-flight limit ("concurrent-requests") and for
+// bytes ("content-bytes"), none for requests (the draft's default), and
+// for any other unit (tokens) its own name, which the draft does not
+// define: a client that knows it not reads the item as it would without.
+func quotaUnit(q limitspec.LimitResult) string {
+	switch {
+	case limitspec.InFlight(q.Limit):
+		return "concurrent-requests"
+	case q.Unit == "bytes":
+		return "content-bytes"
+	case q.Unit == "" || q.Unit == "requests":
+		return ""
+	}
+	return q.Unit
+}
+
 // setHeaders adds the Policy and Limit fields of res's limits, in order,
 // after the items another middleware on the same route may have set (a
 // global limit around a route's), and with Options.LegacyHeaders the
@@ -145,8 +162,8 @@ func (m *Middleware) setHeaders(h http.Header, res limitspec.Result) {
 		if w := ceilSeconds(q.Window()); w > 0 {
 			policies[i] += ";" + f.Window + "=" + sfInt(w)
 		}
-		if limitspec.InFlight(q.Limit) {
-			policies[i] += `;qu="concurrent-requests"`
+		if u := quotaUnit(q); u != "" {
+			policies[i] += ";qu=" + sfString(u)
 		}
 		limits[i] = name + ";" + f.Remaining + "=" + sfInt(q.Remaining) + ";" + f.Reset + "=" + sfInt(ceilSeconds(q.ResetAfter))
 	}

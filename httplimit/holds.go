@@ -2,7 +2,9 @@ package httplimit
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,10 +14,10 @@ import (
 // A rule of a holding policy (limitspec.Policy.WithHolds;
 // docs/semantics.md, "Holds") holds its cost while the request is
 // served: the middleware reserves the request's cost (Options.Cost, 1 by
-// default: an estimate, such as an LLM call's max tokens) before the
-// handler runs, and when the handler returns (a panic and a client gone
-// included) commits the cost the handler reported (ReportCost), or else
-// the cost reserved. A policy with a concurrency limit so limits the
+// default, and Options.Costs by unit: an estimate, such as an LLM call's
+// max tokens) before the handler runs, and when the handler returns (a
+// panic and a client gone included) commits the costs the handler
+// reported (ReportCost, ReportUnitCost), or else those reserved. A policy with a concurrency limit so limits the
 // requests in flight: each holds a slot until its response ends, and a
 // process that dies holding one frees it when the hold ends
 // (Options.HoldFor). The RateLimit fields are the reserve's, the hold
@@ -31,11 +33,13 @@ const DefaultHoldFor = time.Minute
 // be done (a client gone).
 const settleTimeout = 5 * time.Second
 
-// held is a request's hold: its call, and the cost the handler reports.
+// held is a request's hold: its call, and the costs the handler reports.
 type held struct {
 	req      limitspec.Request
 	id       string
 	reported atomic.Int64 // -1: none
+	mu       sync.Mutex
+	units    map[string]int64 // reported by unit
 }
 
 type heldKey struct{}
@@ -49,6 +53,27 @@ func ReportCost(r *http.Request, cost int64) {
 	if h, ok := r.Context().Value(heldKey{}).(*held); ok && cost >= 0 {
 		h.reported.Store(cost)
 	}
+}
+
+// ReportUnitCost tells the middleware what r's request actually cost in
+// unit (≥ 0), to commit when the handler returns in place of the amount
+// of that unit reserved (Options.Costs, or Cost for a limit whose unit
+// Costs did not give): an LLM call's tokens, once the model has
+// answered. Like ReportCost, it does nothing for a request that holds
+// nothing; the last report of a unit counts. A unit no limit of the
+// policy counts makes the commit fail, as it would the reserve: the
+// hold then ends by itself (Options.HoldFor).
+func ReportUnitCost(r *http.Request, unit string, cost int64) {
+	h, ok := r.Context().Value(heldKey{}).(*held)
+	if !ok || cost < 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.units == nil {
+		h.units = map[string]int64{}
+	}
+	h.units[unit] = cost
 }
 
 // holds reports whether rule's requests hold their cost.
@@ -72,7 +97,7 @@ func (m *Middleware) serveHeld(w http.ResponseWriter, r *http.Request, next http
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), heldKey{}, h)))
 }
 
-// settle commits h: the cost reported, or the cost reserved. Its error is
+// settle commits h: the costs reported, or those reserved. Its error is
 // dropped: the hold then ends by itself (Options.HoldFor).
 func (m *Middleware) settle(ctx context.Context, h *held) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
@@ -81,5 +106,14 @@ func (m *Middleware) settle(ctx context.Context, h *held) {
 	if c := h.reported.Load(); c >= 0 {
 		req.Cost = c
 	}
+	h.mu.Lock()
+	if len(h.units) > 0 {
+		req.Costs = maps.Clone(req.Costs)
+		if req.Costs == nil {
+			req.Costs = map[string]int64{}
+		}
+		maps.Copy(req.Costs, h.units)
+	}
+	h.mu.Unlock()
 	m.l.(limitspec.Holder).Hold(ctx, req, limitspec.Hold{Op: limitspec.Commit, ID: h.id})
 }

@@ -115,3 +115,57 @@ func TestReportCost(t *testing.T) {
 		t.Errorf("%d left while served, %d after, status %d; want 90, 97, 200", during, after, rec.Code)
 	}
 }
+
+// TestReportUnitCost: an LLM call's policy of 100 requests and 1000
+// tokens an hour. A request reserves 1 request and, by Options.Costs, its
+// max tokens, 400: while it is served, 99 requests and 600 tokens are
+// left. The handler reports the 150 tokens it used, which is what is
+// committed beside the request: 99 and 850 left. The RateLimit-Policy
+// field names the tokens' unit, qu="tokens", and none for requests.
+func TestReportUnitCost(t *testing.T) {
+	hour := func(n int64) limitspec.FixedWindow { return limitspec.FixedWindow{Limit: n, Window: time.Hour} }
+	maxTokens := func(*http.Request) (map[string]int64, error) { return map[string]int64{"tokens": 400}, nil }
+	m, lim, pol := heldMiddleware(t, httplimit.Options{Costs: maxTokens},
+		limitspec.PolicyLimit{Name: "requests", Limit: hour(100), Identity: "ip"},
+		limitspec.PolicyLimit{Name: "tokens", Limit: hour(1000), Identity: "ip", Unit: "tokens"})
+	left := func() [2]int64 {
+		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "192.0.2.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [2]int64{res.Limits[0].Remaining, res.Limits[1].Remaining}
+	}
+	var during [2]int64
+	rec := httptest.NewRecorder()
+	m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		during = left()
+		httplimit.ReportUnitCost(r, "tokens", 150)
+	})).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if after := left(); during != [2]int64{99, 600} || after != [2]int64{99, 850} || rec.Code != http.StatusOK {
+		t.Errorf("left while served %v, after %v, status %d; want [99 600], [99 850], 200", during, after, rec.Code)
+	}
+	want := `"requests";q=100;w=3600, "tokens";q=1000;w=3600;qu="tokens"`
+	if got := rec.Header().Get("RateLimit-Policy"); got != want {
+		t.Errorf("RateLimit-Policy %q; want %q", got, want)
+	}
+}
+
+// TestQuotaUnits: each RateLimit-Policy item names its limit's unit as
+// the IETF draft does: nothing for requests (its default, with no unit or
+// the unit requests), content-bytes for bytes, concurrent-requests for an
+// in-flight limit, and any other unit by its own name.
+func TestQuotaUnits(t *testing.T) {
+	minute := limitspec.FixedWindow{Limit: 1000, Window: time.Minute}
+	m, _, _ := heldMiddleware(t, httplimit.Options{},
+		limitspec.PolicyLimit{Name: "a", Limit: minute, Identity: "ip"},
+		limitspec.PolicyLimit{Name: "b", Limit: minute, Identity: "ip", Unit: "requests"},
+		limitspec.PolicyLimit{Name: "c", Limit: minute, Identity: "ip", Unit: "bytes"},
+		limitspec.PolicyLimit{Name: "d", Limit: minute, Identity: "ip", Unit: "tokens"},
+		limitspec.PolicyLimit{Name: "e", Limit: limitspec.Concurrency{Limit: 5}, Identity: "ip", Unit: "slots"})
+	rec := httptest.NewRecorder()
+	m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	want := `"a";q=1000;w=60, "b";q=1000;w=60, "c";q=1000;w=60;qu="content-bytes", "d";q=1000;w=60;qu="tokens", "e";q=5;qu="concurrent-requests"`
+	if got := rec.Header().Get("RateLimit-Policy"); got != want {
+		t.Errorf("RateLimit-Policy %q;\nwant %q", got, want)
+	}
+}

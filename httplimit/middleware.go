@@ -78,6 +78,13 @@ type Options struct {
 	// Cost gives Request.Cost; nil means 1. An error refuses the request
 	// as a KeyFunc's does.
 	Cost func(r *http.Request) (int64, error)
+	// Costs gives Request.Costs, a policy's amounts by unit beside Cost
+	// (docs/semantics.md, "Units"): the tokens an LLM call may use, the
+	// bytes of a body; nil gives none. A limit counts its unit's amount
+	// when Costs gives one, else Cost. A rule of a single Limit takes
+	// none (a Limit counts Cost). An error refuses the request as a
+	// KeyFunc's does.
+	Costs func(r *http.Request) (map[string]int64, error)
 	// QuotaName gives the name a quota is sent under in the header
 	// fields and the problem's violated-policies; nil keeps its name.
 	QuotaName func(name string) string
@@ -407,6 +414,11 @@ func (m *Middleware) request(r *http.Request, rule Rule) (limitspec.Request, err
 	}
 	if m.opts.Cost != nil {
 		if req.Cost, err = m.opts.Cost(r); err != nil {
+			return req, asError(err)
+		}
+	}
+	if m.opts.Costs != nil && rule.Policy != nil {
+		if req.Costs, err = m.opts.Costs(r); err != nil {
 			return req, asError(err)
 		}
 	}
