@@ -161,6 +161,33 @@ type Request struct {
 	ID string
 }
 
+// Peek reports whether r is a peek: a request whose every amount is 0
+// (docs/semantics.md, "Units"), so that it reports the state and
+// consumes nothing. A Limit's amount is Cost; a Policy's are its limits'
+// (Policy.Costs), each the amount of its unit in Costs, else Cost; an
+// amount of a unit no limit counts, which the limiters refuse, is not
+// looked at. Without a Policy, every amount of Costs counts too.
+func (r Request) Peek() bool {
+	if r.Policy == nil {
+		for _, c := range r.Costs {
+			if c != 0 {
+				return false
+			}
+		}
+		return r.Cost == 0
+	}
+	for _, l := range r.Policy.limits {
+		c := r.Cost
+		if v, ok := r.Costs[l.Unit]; ok && l.Unit != "" {
+			c = v
+		}
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Result is one decision: whether the request is admitted, what the
 // caller should do about it (RetryAfter, Delay), and the state of each
 // limit behind it, for the RateLimit header fields.

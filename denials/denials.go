@@ -14,12 +14,16 @@
 // cost: it gets that denial, its RetryAfter and each limit's ResetAfter
 // shortened by the time since (exact if nothing else happened meanwhile,
 // as the contract's are), each limit's Remaining as of the denial (the
-// binding limit's is below the cost: 0 for a cost of 1). Every
-// other request goes to the primary: an admission clears the key's
-// denial, a denial replaces it. Forced calls and peeks always go to the
-// primary; a forced call clears the key's denial too (its waits would
-// now be longer). A limit raised is another limit (another entry); a
-// Reset through this Limiter clears the key's denial, but a reset made
+// binding limit's is below the cost: 0 for a cost of 1). Every other
+// request goes to the primary: an admission clears the key's denial, a
+// denial replaces it. Forced calls, peeks (every amount 0:
+// limitspec.Request.Peek) and requests with amounts by unit (Costs)
+// always go to the primary, and their denials are not kept: a denial is
+// kept for one Cost on every limit, which a request with Costs is not.
+// A forced call clears the key's denial too (its waits would now be
+// longer), and so does an admitted request with Costs, unless it is a
+// peek. A limit raised is another limit (another entry); a Reset
+// through this Limiter clears the key's denial, but a reset made
 // elsewhere (another process, redis-cli) is not seen: the cache denies
 // until the RetryAfter it holds, at most.
 //
@@ -104,13 +108,8 @@ func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 // primary otherwise (see the package documentation). Its errors are the
 // primary's.
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
-	if req.Cost < 1 || req.Force {
-		l.misses.Add(1)
-		if req.Force && req.Cost > 0 {
-			// It consumes: a denial's wait held here may be longer now.
-			l.denied.Delete(req)
-		}
-		return l.primary.Limit(ctx, req)
+	if req.Cost < 1 || req.Force || len(req.Costs) > 0 {
+		return l.pass(ctx, req)
 	}
 	now := req.Now
 	if now.IsZero() {
@@ -143,6 +142,23 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 		}
 	})
 	return res, nil
+}
+
+// pass sends req to the primary, uncached: a peek, a forced call, or a
+// request with amounts by unit (Costs), whose denial is not kept. One
+// that is no peek (some amount is not 0) and consumes, forced or
+// admitted, clears the key's denial: its waits may be longer now.
+func (l *Limiter) pass(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	l.misses.Add(1)
+	consumes := !req.Peek()
+	if req.Force && consumes {
+		l.denied.Delete(req)
+	}
+	res, err := l.primary.Limit(ctx, req)
+	if err == nil && res.Allowed && !req.Force && consumes {
+		l.denied.Delete(req)
+	}
+	return res, err
 }
 
 // Check answers as the primary would (limitspec.Checker: its own verdict, else the limit's Validate).

@@ -71,11 +71,13 @@
 // Options.Processes is the number of processes that share the primary's
 // limit, each with its own local limiter. While the primary is down, each
 // process admits 1/Processes of the limit, exactly, in integers: the local
-// limiter is called with the cost times Processes, so that a fixed_window
+// limiter is called with every amount times Processes, the Cost and each
+// amount of Costs (a policy's amounts by unit), so that a fixed_window
 // limit of 10 shared by 3 processes admits 3 requests of cost 1 in each of
-// them (9 ≤ 10, 12 > 10). Each of the Result's Limits reports its Quota
-// and Remaining divided by Processes, rounded down: the largest costs the
-// process itself can still admit. A cost whose product with Processes
+// them (9 ≤ 10, 12 > 10), and a limit of tokens its share of tokens. Each
+// of the Result's Limits reports its Quota and Remaining, in its own
+// unit, divided by Processes, rounded down: the largest amounts the
+// process itself can still admit. An amount whose product with Processes
 // would pass 2^53−1 is refused with an error matching
 // limitspec.ErrBadInput.
 //
@@ -91,15 +93,20 @@
 // from a full limit; a limit the primary reported nothing of (a user
 // never seen, behind a known IP) starts from what the local limiter
 // holds: full, if it never decided it either. From then on the
-// primary's admissions of the key are forced on the local limiter too,
-// and what the local limiter admitted is forced on the primary before the
-// primary decides the key again (an outage's admissions count after it),
-// under a request id of its own: a payment whose reply is lost is sent
-// again with the same id before anything else is paid, and a primary that
-// honours ids (packages redislimit and goimpl) counts it once when it
-// is sent again within REQUEST_MS (60 s) of the first; later, it may be
-// counted twice, which only under-admits (docs/semantics.md, "Request
-// ids").
+// primary's admissions of the key are forced on the local limiter too
+// (with their Costs; not a peek, a request whose every amount is 0), and
+// what the local limiter admitted is forced on the primary before the
+// primary decides the key again (an outage's admissions count after it):
+// each limit (of a policy, per value of the identity it counts) is paid,
+// alone, the sum of the amounts it admitted, each in its own unit (the
+// amount of its unit in Costs, else the Cost), before the primary's next
+// decision of a request that counts it; a limit the primary reported
+// nothing of is paid nothing. Each payment is a request of an id of its
+// own: a payment whose reply is lost is sent again with the same id
+// before anything else is paid, and a primary that honours ids (packages
+// redislimit and goimpl) counts it once when it is sent again within
+// REQUEST_MS (60 s) of the first; later, it may be counted twice, which
+// only under-admits (docs/semantics.md, "Request ids").
 // Each of these steps is ordered against the key's other calls: the
 // first local decision starts the state while the key's others wait, a
 // primary decision of the key waits while another call tells the primary
@@ -440,13 +447,29 @@ func (l *Limiter) callPrimary(ctx context.Context, probe bool, call func(context
 	return limitspec.Result{}, fault, err
 }
 
-// pay tells the primary what the local limiter admitted of req's key
-// while the primary failed (a forced call of that cost), before the
-// primary decides it again: the admissions of an outage count after it.
-// While another call tells it, pay waits for that call to end.
+// pay tells the primary what the local limiter admitted of each part of
+// req (its limit, or each limit of its policy for the value of its
+// identity) while the primary failed, before the primary decides req
+// again: the admissions of an outage count after it. It takes no lock
+// while nothing is owed.
 func (l *Limiter) pay(ctx context.Context, req limitspec.Request) error {
+	if !l.reports.owes() {
+		return nil
+	}
+	for _, part := range l.reports.partsOf(req) {
+		if err := l.payPart(ctx, part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// payPart tells the primary what part owes, a forced call of that amount
+// in the part's own unit (its limit's), under a request id of its own;
+// while another call tells it, payPart waits for that call to end.
+func (l *Limiter) payPart(ctx context.Context, part limitspec.Request) error {
 	for {
-		pay, paying, wait := l.reports.debt(req, l.paymentID)
+		pay, paying, wait := l.reports.debt(part, l.paymentID)
 		if wait != nil {
 			if err := await(ctx, wait); err != nil {
 				return err
@@ -456,10 +479,10 @@ func (l *Limiter) pay(ctx context.Context, req limitspec.Request) error {
 		if pay.amount == 0 {
 			return nil
 		}
-		payReq := req
-		payReq.Cost, payReq.Force, payReq.ID = pay.amount, true, pay.id
+		payReq := part
+		payReq.Cost, payReq.Costs, payReq.Force, payReq.ID = pay.amount, nil, true, pay.id
 		_, err := l.primary.Limit(ctx, payReq)
-		l.reports.paid(req, pay, paying, err == nil)
+		l.reports.paid(part, pay, paying, err == nil)
 		if err != nil {
 			return err
 		}
@@ -478,15 +501,15 @@ func slow(err error) bool {
 
 // heard keeps the primary's decision res of req, to start the local
 // limiter from it; when the local limiter was started from an earlier
-// one, what the primary charged (an admission, or a forced request) is
-// forced on it too, so that it counts whatever the primary admitted
-// since.
+// one, what the primary charged (an admission, or a forced request, not
+// a peek) is forced on it too, req as it is (its Cost and Costs), so
+// that it counts whatever the primary admitted since.
 func (l *Limiter) heard(ctx context.Context, req limitspec.Request, res limitspec.Result, call uint64) {
 	if l.modeOf(req) != Local || l.local == nil {
 		return
 	}
 	seeded := l.reports.record(req, res, l.now(), call)
-	if len(seeded) == 0 || !(res.Allowed || req.Force) || req.Cost == 0 {
+	if len(seeded) == 0 || !(res.Allowed || req.Force) || req.Peek() {
 		return
 	}
 	for _, ch := range seeded {
@@ -506,10 +529,12 @@ func (l *Limiter) modeOf(req limitspec.Request) Mode {
 	return l.modeFor(req)
 }
 
-// without decides req without the primary, as the mode says. What the
-// local limiter admits is owed to the primary (told it before its next
-// decision of the key) when owe is set: not for a request the primary
-// may have decided already, which it counted once if it did.
+// without decides req without the primary, as the mode says; the local
+// limiter decides it scaled (each amount times Processes). What it
+// admits, req's own amounts on each of its limits, is owed to the
+// primary (told it before its next decision of a request of that limit
+// and key) when owe is set: not for a request the primary may have
+// decided already, which it counted once if it did.
 func (l *Limiter) without(ctx context.Context, req limitspec.Request, owe bool) (limitspec.Result, error) {
 	var res limitspec.Result
 	switch mode := l.modeOf(req); {
@@ -523,22 +548,19 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request, owe bool) 
 		return l.fail(fmt.Errorf("fallback: %w: ModeFor gave mode %v, which this Limiter cannot decide by (no local limiter, or no such mode)",
 			limitspec.ErrMisconfigured, mode))
 	}
-	if req.Cost > l.maxCost {
-		return l.fail(badInput("fallback: cost %d times %d processes passes 2^53-1", req.Cost, l.processes))
-	}
-	if err := l.start(ctx, req); err != nil {
+	scaled, err := l.scaled(req)
+	if err != nil {
 		return l.fail(err)
 	}
-	cost := req.Cost
-	if cost > 0 {
-		req.Cost *= l.processes
+	if err = l.start(ctx, req); err != nil {
+		return l.fail(err)
 	}
-	res, err := l.local.Limit(ctx, req)
+	res, err = l.local.Limit(ctx, scaled)
 	if err != nil {
 		return l.fail(err)
 	}
 	if owe && (res.Allowed || req.Force) {
-		l.reports.owe(req, cost)
+		l.reports.owe(req)
 	}
 	if l.processes > 1 {
 		share(&res, l.processes)
@@ -593,8 +615,47 @@ func await(ctx context.Context, ch <-chan struct{}) error {
 	}
 }
 
+// scaled is req as the local limiter decides it, for one of Processes
+// processes: each amount above 0, its Cost and each of its Costs (in a
+// new map: the caller's is not written), times Processes. An amount
+// whose product would pass 2^53−1 is refused with an error matching
+// limitspec.ErrBadInput (of Costs, the first such unit in order); the
+// local limiter refuses amounts below 0.
+func (l *Limiter) scaled(req limitspec.Request) (limitspec.Request, error) {
+	if req.Cost > l.maxCost {
+		return req, badInput("fallback: cost %d times %d processes passes 2^53-1", req.Cost, l.processes)
+	}
+	unit, over := "", false
+	for u, c := range req.Costs {
+		if c > l.maxCost && (!over || u < unit) {
+			unit, over = u, true
+		}
+	}
+	if over {
+		return req, badInput("fallback: cost %d of %s times %d processes passes 2^53-1", req.Costs[unit], unit, l.processes)
+	}
+	if l.processes == 1 {
+		return req, nil
+	}
+	if req.Cost > 0 {
+		req.Cost *= l.processes
+	}
+	if len(req.Costs) > 0 {
+		costs := make(map[string]int64, len(req.Costs))
+		for u, c := range req.Costs {
+			costs[u] = c
+			if c > 0 {
+				costs[u] = c * l.processes
+			}
+		}
+		req.Costs = costs
+	}
+	return req, nil
+}
+
 // share reports res as one of n processes' share of it: each limit's
-// Quota and Remaining (never negative) divided by n, rounded down.
+// Quota and Remaining (never negative), in the limit's own unit, divided
+// by n, rounded down.
 func share(res *limitspec.Result, n int64) {
 	for i := range res.Limits {
 		q := &res.Limits[i]

@@ -14,11 +14,12 @@ import (
 // decides:
 //
 //   - Local: the local limiter, a limitspec.Holder, runs the call on its
-//     own holds, with the cost times Processes, as for any decision; an
-//     operation on a hold the local limiter does not have (one the
-//     primary holds) returns the primary's error, the hold ending there
-//     by itself. Nothing decided locally is told to the primary
-//     afterwards, nor started from its word: holds are not paid back.
+//     own holds, with each amount (its Cost and each of its Costs) times
+//     Processes, as for any decision; an operation on a hold the local
+//     limiter does not have (one the primary holds) returns the
+//     primary's error, the hold ending there by itself. Nothing decided
+//     locally is told to the primary afterwards, nor started from its
+//     word: holds are not paid back.
 //   - FailOpen admits a decision or a reserve; FailClosed denies them.
 //     A commit, release or renew returns the primary's error.
 //
@@ -68,10 +69,10 @@ func (l *Limiter) holdWithout(ctx context.Context, req limitspec.Request, h *lim
 	case mode != Local || limiters.IsNil(l.local):
 		return l.fail(errors.Join(limitspec.ErrMisconfigured, failure))
 	}
-	if req.Cost > l.maxCost {
-		return l.fail(badInput("fallback: cost %d times %d processes passes 2^53-1", req.Cost, l.processes))
+	req, err := l.scaled(req)
+	if err != nil {
+		return l.fail(err)
 	}
-	req.Cost *= l.processes
 	res, err := runHold(ctx, l.local, req, h)
 	switch {
 	case errors.Is(err, limitspec.ErrNoHold):

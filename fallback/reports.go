@@ -12,12 +12,13 @@ import (
 )
 
 // reports remembers, per key and limit, and per limit of a policy and
-// the value of its identity, how much of the limit the primary last
-// reported used, so that the local limiter starts each limit from there
-// instead of from a full limit; and, per request key, what the local
-// limiter admitted that the primary is to be told. It holds at most about
-// max entries; a full shard forgets an entry at random (whose local limit
-// then starts from what it holds, and whose debt is lost).
+// the value of its identity (a part), how much of the limit the primary
+// last reported used, so that the local limiter starts each limit from
+// there instead of from a full limit; and, per part, what the local
+// limiter admitted on it, in its limit's unit, that the primary is to be
+// told. It holds at most about max entries; a full shard forgets an
+// entry at random (whose local limit then starts from what it holds, and
+// whose debt is lost).
 type reports struct {
 	m *keyed.Map[report]
 	// parts holds each policy's limits as policies of one limit (a
@@ -52,8 +53,9 @@ type reports struct {
 // ResetAfter), and whether the local limiter has been started from it
 // (seeded). A seeded part's local state is kept: every admission the
 // primary reports for it from then on is forced on the local limiter too
-// (mirrored), and no report replaces it. A request's report also holds
-// its debt (owed, paying): a policy's, in a report of its own.
+// (mirrored), and no report replaces it. A part's report also holds its
+// debt (owed, paying), in the unit of its limit: a policy's limits are
+// paid each its own amounts.
 type report struct {
 	used  int64
 	until time.Time
@@ -65,9 +67,10 @@ type report struct {
 	// heard is reports.sent when the last reply was recorded: a call
 	// numbered above it was sent after, and decided after, that reply.
 	heard uint64
-	// owed is what the local limiter admitted since the primary last
-	// answered for the key, which the primary is told (forced) before its
-	// next decision of it, so that it counts them too.
+	// owed is what the local limiter admitted on the part (the sum of
+	// the amounts of its limit, in its unit) since the primary was last
+	// told, which the primary is told (forced) before its next decision
+	// of a request of the part, so that it counts them too.
 	owed int64
 	// paying is not nil while a call tells the primary what was owed; it
 	// is closed when that call has returned. The key's other primary
@@ -81,8 +84,8 @@ type report struct {
 	unsure payment
 }
 
-// payment is what one call tells the primary: an amount, forced, under
-// a request id.
+// payment is what one call tells the primary of a part: an amount of
+// its limit's unit, forced, under a request id.
 type payment struct {
 	amount int64
 	id     string
@@ -90,6 +93,9 @@ type payment struct {
 
 // owes reports whether rep counts in reports.owing.
 func (rep *report) owes() bool { return rep.owed != 0 || rep.paying != nil || rep.unsure.amount != 0 }
+
+// owes reports whether any part owes the primary, without a lock.
+func (r *reports) owes() bool { return r.owing.Load() != 0 }
 
 func newReports(max int) *reports {
 	r := &reports{}
@@ -205,16 +211,28 @@ func (r *reports) takePart(part limitspec.Request, now time.Time) start {
 // kept apart: req itself for a limit; for a policy, a request of each of
 // its limits alone for the value of its identity, so that a limit
 // shared by requests of other identities (an IP's, by each user behind
-// it) has one report.
+// it) has one report. A policy's part costs its limit's amount of req
+// (limitspec.Policy.Costs: its unit's in req.Costs, else req.Cost), in
+// Cost, as a policy of one limit counts it.
 func (r *reports) partsOf(req limitspec.Request) []limitspec.Request {
 	if req.Policy == nil {
 		return []limitspec.Request{req}
 	}
 	ones := r.onesOf(req.Policy)
 	limits := req.Policy.Limits()
+	var costs []int64
+	if len(req.Costs) > 0 {
+		// A unit no limit counts is the limiters' to refuse; each
+		// limit's amount is given all the same.
+		costs, _ = req.Policy.Costs(req, make([]int64, 0, len(limits)))
+	}
 	parts := make([]limitspec.Request, len(limits))
 	for i, pl := range limits {
-		parts[i] = limitspec.Request{Policy: ones[i], Now: req.Now, Cost: req.Cost, Force: req.Force, Inputs: req.Inputs}
+		cost := req.Cost
+		if costs != nil {
+			cost = costs[i]
+		}
+		parts[i] = limitspec.Request{Policy: ones[i], Now: req.Now, Cost: cost, Force: req.Force, Inputs: req.Inputs}
 		if pl.Identity != "" {
 			parts[i].IDs = map[string]string{pl.Identity: req.IDs[pl.Identity]}
 		}
@@ -262,25 +280,31 @@ func (r *reports) onesOf(p *limitspec.Policy) []*limitspec.Policy {
 // policies of one limit.
 const maxPolicies = 1024
 
-// owe adds cost, admitted by the local limiter, to what req's primary is
-// to be told.
-func (r *reports) owe(req limitspec.Request, cost int64) {
-	r.with(req, false, func(rep *report) {
-		if rep != nil && cost > 0 {
-			rep.owed += cost
-		}
-	})
+// owe adds req, admitted by the local limiter (or forced on it), to what
+// the primary is to be told: each part's own amount (its Cost, in its
+// limit's unit) to the part's debt. A part the primary never reported
+// (no report) owes nothing, as its local state started from nothing the
+// primary said.
+func (r *reports) owe(req limitspec.Request) {
+	for _, part := range r.partsOf(req) {
+		r.with(part, false, func(rep *report) {
+			if rep != nil && part.Cost > 0 {
+				rep.owed += part.Cost
+			}
+		})
+	}
 }
 
-// debt takes what the primary is to be told of req's key (owed), with
-// the channel the caller closes, by paid, once it has told it; or, while
-// another call tells it, that call's channel to wait for (wait). It takes
-// no lock while no key owes anything.
-func (r *reports) debt(req limitspec.Request, newID func() string) (pay payment, paying, wait chan struct{}) {
+// debt takes what the primary is to be told of part (owed, or a payment
+// that failed, to be sent again), with the channel the caller closes, by
+// paid, once it has told it; or, while another call tells it, that
+// call's channel to wait for (wait). It takes no lock while no part owes
+// anything.
+func (r *reports) debt(part limitspec.Request, newID func() string) (pay payment, paying, wait chan struct{}) {
 	if r.owing.Load() == 0 {
 		return payment{}, nil, nil
 	}
-	r.with(req, false, func(rep *report) {
+	r.with(part, false, func(rep *report) {
 		switch {
 		case rep == nil:
 		case rep.paying != nil:
@@ -298,11 +322,11 @@ func (r *reports) debt(req limitspec.Request, newID func() string) (pay payment,
 	return pay, paying, wait
 }
 
-// paid ends the payment pay that debt began with paying: when ok is
-// false (the primary could not be told, or its reply was lost), pay is
-// sent again, with its id, before anything else is paid.
-func (r *reports) paid(req limitspec.Request, pay payment, paying chan struct{}, ok bool) {
-	r.with(req, false, func(rep *report) {
+// paid ends the payment pay of part that debt began with paying: when
+// ok is false (the primary could not be told, or its reply was lost),
+// pay is sent again, with its id, before anything else is paid.
+func (r *reports) paid(part limitspec.Request, pay payment, paying chan struct{}, ok bool) {
+	r.with(part, false, func(rep *report) {
 		if rep == nil {
 			return
 		}

@@ -25,11 +25,15 @@
 // When the primary denies a lease, the request is sent to it as it is,
 // and so are the key's requests for the denial's RetryAfter (For at
 // most): near the limit, requests are decided one by one, exactly. A
-// request of a cost above Size, a forced request, a peek (cost 0), a
-// request with Inputs and a request on a shaper (limitspec.Shaper: its
-// wait depends on the work queued just before it) are always sent as
-// they are. So is every request when a lease fails (an error): each
-// waiting request then tries the primary on its own.
+// lease is one amount, Size, on every limit of the key, spent by
+// requests whose Cost every limit counts. A request of a cost above
+// Size, a forced request, a peek (cost 0), a request with Inputs, a
+// request with amounts by unit (Costs: a policy's limits each counting
+// their own, which one lease's units cannot stand for) and a request on
+// a shaper (limitspec.Shaper: its wait depends on the work queued just
+// before it) are always sent as they are, Costs included. So is every
+// request when a lease fails (an error): each waiting request then tries
+// the primary on its own.
 //
 // A request decided from a lease has the lease's Result, admitted: each
 // limit's Remaining counts the units left in the lease (what this

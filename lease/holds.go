@@ -33,9 +33,9 @@ func (l *Limiter) holds(req limitspec.Request) (limitspec.Holder, bool) {
 	return h, ok && req.Policy != nil && req.Policy.Holds()
 }
 
-// ask asks the primary for a lease of req's key: a decision of Size, or
-// a reserve of Size when req's leases are taken as holds (its id then
-// returned).
+// ask asks the primary for a lease of req's key: a decision of Size on
+// every limit, or a reserve of Size when req's leases are taken as holds
+// (its id then returned). req has no Costs (see leases).
 func (l *Limiter) ask(ctx context.Context, req limitspec.Request) (limitspec.Result, string, error) {
 	req.Cost = l.size
 	holder, ok := l.holds(req)

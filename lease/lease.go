@@ -124,7 +124,7 @@ func misconfigured(format string, args ...any) error {
 // are the primary's, and the caller's ctx's while it waits for another
 // call taking the key's lease.
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
-	if req.Cost < 1 || req.Cost > l.size || req.Force || len(req.Inputs) > 0 || shapes(req) {
+	if !leases(req, l.size) {
 		return l.direct(ctx, req)
 	}
 	for {
@@ -152,6 +152,17 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 			return l.direct(ctx, req)
 		}
 	}
+}
+
+// leases reports whether req may be decided from a lease of size: a
+// request of a cost of 1 to size on every limit. A peek, a forced
+// request, a request with Inputs, one with amounts by unit (Costs: a
+// lease holds size of every limit, and such a request spends other
+// amounts on some) and one on a shaper are sent to the primary as they
+// are.
+func leases(req limitspec.Request, size int64) bool {
+	return req.Cost >= 1 && req.Cost <= size && !req.Force && len(req.Inputs) == 0 &&
+		len(req.Costs) == 0 && !shapes(req)
 }
 
 // shapes reports whether req is decided by a shaper (limitspec.Shaper).
