@@ -67,7 +67,9 @@ func holdsAtScale(t *testing.T, rdb redis.UniversalClient, keys func() []string)
 			t.Fatalf("at %d ms: %d slots and %d jobs left; want %d and %d", ms, res.Limits[0].Remaining, res.Limits[1].Remaining, slots, hour)
 		}
 	}
-	reserveAll(t, func(i int) (limitspec.Result, error) { return hold(limitspec.Reserve, fmt.Sprint("h", i), 1, int64(i/100)) })
+	reserveAll(t, func(i int) (limitspec.Result, error) {
+		return hold(limitspec.Reserve, fmt.Sprint("h", i), 1, int64(i/100))
+	})
 	peek(1000, 25_000-scaleHolds, 1_000_000-scaleHolds)
 	for j := range 100 {
 		id, ms := fmt.Sprint("pair", j), int64(1000+j)
