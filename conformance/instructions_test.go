@@ -347,6 +347,9 @@ func (s instrSubject) policyCaller(ctx context.Context, rdb *redis.Client) (func
 		}
 		now := strconv.FormatInt(1_700_000_000_000+int64(i), 10)
 		for _, h := range s.policyCalls(i) {
+			if len(limits) == 0 && h[1] == "decide" {
+				h = h[:2] // a composed script's decision: no id nor length, as redislimit sends it
+			}
 			run(p, c.Keys, append(append([]any{now}, h...), limits...))
 		}
 	}, nil

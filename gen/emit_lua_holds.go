@@ -76,7 +76,7 @@ const luaHoldsHeader = `-- holds: runs one operation on a holding policy, all or
 // luaHoldsOp reads and checks the operation, its id and hold_ms, and the
 // costs it takes. A refusal's text is written out where it is made.
 const luaHoldsOp = `-- the operation, its id and length, and the costs it takes
-local op, id = ARGV[3], ARGV[4]
+local op, id, hm = ARGV[3], ARGV[4] or '', ARGV[5] or '0' -- a decision may leave out its id and length
 if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
   return redis.error_reply('BADINPUT ' .. ALG .. 'op must be decide, reserve, commit, release or renew, got ' .. string.sub(op, 1, 32) .. (#op > 32 and '...' or ''))
 end
@@ -88,18 +88,34 @@ elseif #id < 1 or #id > REQUEST_ID_MAX then
   return redis.error_reply('BADINPUT ' .. ALG .. 'id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
 end
 local timed = op == 'reserve' or op == 'renew'
-local hold_ms = ARGV[5] == '0' and 0 or #ARGV[5] <= 17 and string.find(ARGV[5], '^%-?%d+$') and ARGV[5] + 0
+local hold_ms = hm == '0' and 0 or #hm <= 17 and string.find(hm, '^%-?%d+$') and hm + 0
 if not hold_ms or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
   return redis.error_reply('BADINPUT ' .. ALG .. 'hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') ..
-      ' for ' .. op .. ', got ' .. string.sub(ARGV[5], 1, 32) .. (#ARGV[5] > 32 and '...' or ''))
+      ' for ' .. op .. ', got ' .. string.sub(hm, 1, 32) .. (#hm > 32 and '...' or ''))
 end
-for i = 1, NL do
+for i = 1, op ~= 'decide' and op ~= 'commit' and NL or 0 do
   if op == 'reserve' and COSTS[i] < 1 then
     return redis.error_reply('BADINPUT ' .. ALG .. 'a reserve holds at least 1, got cost 0')
   elseif (op == 'release' or op == 'renew') and COSTS[i] ~= 0 then
     return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be 0 for ' .. op .. ', got ' .. string.format('%d', COSTS[i]))
   end
 end
+`
+
+// luaHoldsPlain begins a decision on keys that keep no hold (no
+// summary): the plain policy's decision (luaPolicyDecide follows it), at
+// the price of a plain decision and one read per limit.
+const luaHoldsPlain = `-- a decision reads each limit's summary first (SUMMARY[i], false: none);
+-- where no limit keeps a hold nor remembers one, it is the plain policy's
+-- decision, the holds counting nothing
+local SUMMARY = NL == 1 and {false} or {} -- one limit's made with its place
+local plain = op == 'decide'
+for i = 1, op == 'decide' and NL or 0 do
+  SUMMARY[i] = redis.call('HGET', HOLDS[3 * i - 1], '')
+  plain = plain and not SUMMARY[i]
+end
+if plain then
+  local force = false
 `
 
 // luaHoldsRead reads each limit's holds, H[i], dropping none yet (a
@@ -134,7 +150,7 @@ for i = 1, NL do
   local hh, he = HOLDS[3 * i - 1], HOLDS[3 * i]
   local s, m
   if id == '' then
-    s = redis.call('HGET', hh, '')
+    s = SUMMARY[i]
   else
     local r = redis.call('HMGET', hh, '', id)
     s, m = r[1], r[2]
@@ -496,6 +512,11 @@ func luaHoldsDriver(sp *Spec) string {
 	var w writer
 	luaCallInputs(&w, sp)
 	w.raw(luaHoldsOp)
+	w.line("")
+	w.raw(luaHoldsPlain)
+	w.raw(luaPolicyDecide)
+	w.line("  return R")
+	w.line("end")
 	w.line("")
 	w.raw(luaHoldsRead)
 	w.line("")

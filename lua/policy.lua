@@ -2214,7 +2214,7 @@ if now == nil or now > NOW_MAX then
       (#ARGV[1] > 32 and '...' or ''))
 end
 -- the costs: one for every limit, or one per limit joined by ','
-local COSTS, peek, cost = {}, true, nil
+local COSTS, peek, cost = NL == 1 and {false} or {}, true, nil -- one limit's made with its place
 if ARGV[2] == '1' then
   cost = 1
 elseif not string.find(ARGV[2], ',', 1, true) then
@@ -2231,6 +2231,7 @@ if cost then
   end
   peek = cost == 0
 else
+  local n = 0
   for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
     local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
     if not v or v > COST_MAX then
@@ -2238,9 +2239,10 @@ else
           'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
           (#c > 32 and '...' or ''))
     end
-    COSTS[#COSTS + 1], peek = v, peek and v == 0
+    n = n + 1
+    COSTS[n], peek = v, peek and v == 0
   end
-  if #COSTS ~= NL then
+  if n ~= NL then
     return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
         ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
   end

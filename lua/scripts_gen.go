@@ -179,10 +179,10 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "8637fcf885629a2be8b145e342e9d62c6eb2fccf", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bb3d5d009126ebeb2d51a45a7333daf06eac11e6"},
+		Name: "limitspec", Version: "2ecba824747b072da82e2181e6f12c31927331ad", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "3c47733d2314cf4694fa9ca17805c8094fb9e53a"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e13f876fc96623a41450e7b073dc8fe05eb56d8e"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "40fae5f02109de1e2d29c44f9b4de558c0e40140"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "db20d80eb64a36d033124287f33c4656f46f1566"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

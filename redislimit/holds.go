@@ -73,7 +73,13 @@ func (l *Limiter) callHolds(ctx context.Context, p *plan, req limitspec.Request,
 	args := make([]any, headArgs, headArgs+len(p.tails)+5+len(params))
 	args[2] = p.numKeys
 	args, first := p.appendKeys(args, l.o.Prefix, tags)
-	args = append(args, l.now(req.Now), cost, op, id, strconv.FormatInt(ms, 10))
+	args = append(args, l.now(req.Now), cost, op)
+	if id != "" || len(params) > 0 {
+		// A script composed for the policy (no params) takes a decision's
+		// ARGV without the id and length: each argument costs Redis more
+		// than a line of the script.
+		args = append(args, id, strconv.FormatInt(ms, 10))
+	}
 	args = append(args, params...)
 	return l.run(ctx, s, args, first, id != "")
 }

@@ -3113,7 +3113,7 @@ if now == nil or now > NOW_MAX then
       (#ARGV[1] > 32 and '...' or ''))
 end
 -- the costs: one for every limit, or one per limit joined by ','
-local COSTS, peek, cost = {}, true, nil
+local COSTS, peek, cost = NL == 1 and {false} or {}, true, nil -- one limit's made with its place
 if ARGV[2] == '1' then
   cost = 1
 elseif not string.find(ARGV[2], ',', 1, true) then
@@ -3130,6 +3130,7 @@ if cost then
   end
   peek = cost == 0
 else
+  local n = 0
   for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
     local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
     if not v or v > COST_MAX then
@@ -3137,15 +3138,16 @@ else
           'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
           (#c > 32 and '...' or ''))
     end
-    COSTS[#COSTS + 1], peek = v, peek and v == 0
+    n = n + 1
+    COSTS[n], peek = v, peek and v == 0
   end
-  if #COSTS ~= NL then
+  if n ~= NL then
     return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
         ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
   end
 end
 -- the operation, its id and length, and the costs it takes
-local op, id = ARGV[3], ARGV[4]
+local op, id, hm = ARGV[3], ARGV[4] or '', ARGV[5] or '0' -- a decision may leave out its id and length
 if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
   return redis.error_reply('BADINPUT ' .. ALG ..
       'op must be decide, reserve, commit, release or renew, got ' .. string.sub(op, 1, 32) ..
@@ -3159,17 +3161,57 @@ elseif #id < 1 or #id > REQUEST_ID_MAX then
   return redis.error_reply('BADINPUT ' .. ALG .. 'id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
 end
 local timed = op == 'reserve' or op == 'renew'
-local hold_ms = ARGV[5] == '0' and 0 or #ARGV[5] <= 17 and string.find(ARGV[5], '^%-?%d+$') and ARGV[5] + 0
+local hold_ms = hm == '0' and 0 or #hm <= 17 and string.find(hm, '^%-?%d+$') and hm + 0
 if not hold_ms or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
   return redis.error_reply('BADINPUT ' .. ALG .. 'hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') ..
-      ' for ' .. op .. ', got ' .. string.sub(ARGV[5], 1, 32) .. (#ARGV[5] > 32 and '...' or ''))
+      ' for ' .. op .. ', got ' .. string.sub(hm, 1, 32) .. (#hm > 32 and '...' or ''))
 end
-for i = 1, NL do
+for i = 1, op ~= 'decide' and op ~= 'commit' and NL or 0 do
   if op == 'reserve' and COSTS[i] < 1 then
     return redis.error_reply('BADINPUT ' .. ALG .. 'a reserve holds at least 1, got cost 0')
   elseif (op == 'release' or op == 'renew') and COSTS[i] ~= 0 then
     return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be 0 for ' .. op .. ', got ' .. string.format('%d', COSTS[i]))
   end
+end
+
+-- a decision reads each limit's summary first (SUMMARY[i], false: none);
+-- where no limit keeps a hold nor remembers one, it is the plain policy's
+-- decision, the holds counting nothing
+local SUMMARY = NL == 1 and {false} or {} -- one limit's made with its place
+local plain = op == 'decide'
+for i = 1, op == 'decide' and NL or 0 do
+  SUMMARY[i] = redis.call('HGET', HOLDS[3 * i - 1], '')
+  plain = plain and not SUMMARY[i]
+end
+if plain then
+  local force = false
+-- every limit decides, keeping its writes, then, when every limit admits
+-- (or the call is forced), each applies them; a policy of one limit
+-- decides and applies at once. R: the binding limit's index, then each
+-- limit's fields
+local R, all, W = {1, 0, 0, 0, 0, 0, 0, 0}, true, {}
+for i = 1, NL do
+  local o, L = 7 * i - 6, LIMITS[i]
+  W[i] = NL == 1 or {}
+  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, W[i])
+  if ok ~= 1 and ok ~= 0 then
+    return ok -- refused
+  end
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+  all = all and ok == 1
+end
+if NL > 1 then
+  for i = 1, NL do
+    local o, L = 7 * i - 6, LIMITS[i]
+    if all or force then
+      writes(W[i])
+    elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
+      R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = L[1](L, now, 0, false, false)
+    end
+  end
+  R[1] = binding(R, NL, all)
+end
+  return R
 end
 
 -- each limit's holds (docs/semantics.md, "Holds"): a hash HOLDS[3 * i - 1], whose
@@ -3201,7 +3243,7 @@ for i = 1, NL do
   local hh, he = HOLDS[3 * i - 1], HOLDS[3 * i]
   local s, m
   if id == '' then
-    s = redis.call('HGET', hh, '')
+    s = SUMMARY[i]
   else
     local r = redis.call('HMGET', hh, '', id)
     s, m = r[1], r[2]
@@ -3642,7 +3684,7 @@ if now == nil or now > NOW_MAX then
       (#ARGV[1] > 32 and '...' or ''))
 end
 -- the costs: one for every limit, or one per limit joined by ','
-local COSTS, peek, cost = {}, true, nil
+local COSTS, peek, cost = NL == 1 and {false} or {}, true, nil -- one limit's made with its place
 if ARGV[2] == '1' then
   cost = 1
 elseif not string.find(ARGV[2], ',', 1, true) then
@@ -3659,6 +3701,7 @@ if cost then
   end
   peek = cost == 0
 else
+  local n = 0
   for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
     local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
     if not v or v > COST_MAX then
@@ -3666,9 +3709,10 @@ else
           'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
           (#c > 32 and '...' or ''))
     end
-    COSTS[#COSTS + 1], peek = v, peek and v == 0
+    n = n + 1
+    COSTS[n], peek = v, peek and v == 0
   end
-  if #COSTS ~= NL then
+  if n ~= NL then
     return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
         ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
   end
@@ -5066,5 +5110,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'small_version', flags = {'no-writes'}, callback = function()
-  return '72366a24b73aa3d11c84c951b6ee9d11e4dbe8d3'
+  return '0a3af88517b1341380b302565713fdfad5ef1333'
 end}

@@ -72,10 +72,10 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "72366a24b73aa3d11c84c951b6ee9d11e4dbe8d3", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "bb2bd7123b18b5dd919e184f70c562b57e3fb812"},
+		Name: "small", Version: "0a3af88517b1341380b302565713fdfad5ef1333", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "35e100e38715838e36c230bc814f1ce791c60bd8"},
 		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "aa1ea9ac2d13a6925401658b3c97ab542bece1a5"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "3363574ba24681675bd24a0a296b29a9e24bf415"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "9b77d8d7bc3990fe3ce44af24e0a8cec8102e168"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},
