@@ -17,9 +17,13 @@ import (
 //     own holds, with each amount (its Cost and each of its Costs) times
 //     Processes, as for any decision; an operation on a hold the local
 //     limiter does not have (one the primary holds) returns the
-//     primary's error, the hold ending there by itself. Nothing decided
-//     locally is told to the primary afterwards, nor started from its
-//     word: holds are not paid back.
+//     primary's error, the hold ending there by itself. Once the
+//     primary answers again, a commit, release or renew it answers with
+//     ErrNoHold runs on the local limiter, which may hold the id
+//     (reserved while the primary failed): a local hold ends when its
+//     holder ends it, not only at its length. Nothing decided locally is
+//     told to the primary afterwards, nor started from its word: holds
+//     are not paid back.
 //   - FailOpen admits a decision or a reserve; FailClosed denies them.
 //     A commit, release or renew returns the primary's error.
 //
@@ -47,12 +51,24 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 			res, err := runHold(pctx, l.primary, req, h)
 			return res, true, err
 		})
-		if fault == answered {
+		if fault == answered && !l.localHolds(req, h, err) {
 			return res, err
 		}
 		failure = err
 	}
 	return l.holdWithout(ctx, req, h, failure)
+}
+
+// localHolds reports whether h, a commit, release or renew the primary
+// answered err, may be the local limiter's: the primary holds nothing
+// for its id (ErrNoHold), and the local limiter, in mode Local, may hold
+// it, reserved while the primary failed. holdWithout then runs it there,
+// and answers the primary's error when the local limiter holds nothing
+// either: so a hold reserved locally ends when its holder commits or
+// releases it, whichever side answers by then.
+func (l *Limiter) localHolds(req limitspec.Request, h *limitspec.Hold, err error) bool {
+	return h != nil && h.Op != limitspec.Reserve && errors.Is(err, limitspec.ErrNoHold) &&
+		l.modeOf(req) == Local && !limiters.IsNil(l.local)
 }
 
 // holdWithout runs h (nil: a decision) on req's holding policy without

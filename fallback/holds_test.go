@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
+	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/internal/faultproxy"
 	"github.com/limitspec/limitspec/internal/redistest"
 )
@@ -84,4 +86,74 @@ func TestFaultHoldsDown(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// holdingSwitch is a holding primary that fails while down is set.
+type holdingSwitch struct {
+	*goimpl.Limiter
+	down atomic.Bool
+}
+
+func (s *holdingSwitch) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
+	if s.down.Load() {
+		return limitspec.Result{}, errors.Join(limitspec.ErrUnavailable, errOff)
+	}
+	return s.Limiter.Hold(ctx, req, h)
+}
+
+// TestLocalHoldEndsAfterOutage: 4 slots; while the primary fails, 4
+// jobs reserve a slot each, locally. The primary back, each job commits:
+// the primary holds none of them (NOHOLD), so the commit runs on the
+// local limiter, which ends the job's hold. A commit of an id held
+// nowhere still answers ErrNoHold. The primary failing again, the local
+// limiter has its 4 slots free: a 5th job's reserve is admitted.
+func TestLocalHoldEndsAfterOutage(t *testing.T) {
+	primary := &holdingSwitch{Limiter: memoryLimiter(t)}
+	lim, err := fallback.New(primary, memoryLimiter(t), fallback.Options{Failures: 1, OpenFor: time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := limitspec.NewPolicy("jobs", limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 4}, Identity: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := limitspec.Request{Policy: p.WithHolds(), IDs: map[string]string{"tenant": "acme"}, Cost: 1}
+	hold := func(op limitspec.HoldOp, id string) (limitspec.Result, error) {
+		h := limitspec.Hold{Op: op, ID: id}
+		if op == limitspec.Reserve {
+			h.For = time.Hour
+		}
+		return lim.Hold(t.Context(), req, h)
+	}
+	primary.down.Store(true)
+	for i := range 4 {
+		if res, err := hold(limitspec.Reserve, fmt.Sprint("job", i)); err != nil || !res.Allowed || res.Side != limitspec.Fallback {
+			t.Fatalf("job%d's reserve while the primary fails: %+v, %v; want admitted locally", i, res, err)
+		}
+	}
+	primary.down.Store(false)
+	time.Sleep(5 * time.Millisecond) // past OpenFor: the next call probes the primary
+	for i := range 4 {
+		if res, err := hold(limitspec.Commit, fmt.Sprint("job", i)); err != nil || res.Side != limitspec.Fallback {
+			t.Errorf("job%d's commit, the primary back: %+v, %v; want it ended locally", i, res, err)
+		}
+	}
+	if _, err := hold(limitspec.Commit, "never"); !errors.Is(err, limitspec.ErrNoHold) {
+		t.Errorf("a commit of an id held nowhere: %v; want ErrNoHold", err)
+	}
+	primary.down.Store(true)
+	if res, err := hold(limitspec.Reserve, "job4"); err != nil || !res.Allowed {
+		t.Errorf("job4's reserve, the primary failing again: %+v, %v; want admitted (the local slots were ended)", res, err)
+	}
+}
+
+// memoryLimiter is an in-process limiter, closed with the test.
+func memoryLimiter(t *testing.T) *goimpl.Limiter {
+	t.Helper()
+	lim, err := goimpl.New(goimpl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lim.Close() })
+	return lim
 }

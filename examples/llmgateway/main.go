@@ -1,34 +1,65 @@
-// Command llmgateway is an LLM gateway's token budget, played as a short
-// simulation: each API key may spend 1000 tokens a minute, and a request
-// does not know what it spends until the model has answered.
+// Command llmgateway is an LLM gateway's limits, played as a short
+// simulation: each API key may have 3 requests in flight, make 5 a
+// minute and spend 2000 tokens a minute, and a request does not know
+// the tokens it spends until the model has answered.
 //
-// So each request first reserves its max_tokens as a hold
-// (limitspec.Holder, on a holding policy made with Policy.WithHolds),
-// with the request's id as the hold's id. The hold counts against the
-// budget while the model runs, as if it were spent, so that concurrent
-// requests cannot together overdraw the key. When the model answers, the
-// gateway commits the tokens the answer actually took: the hold ends and
-// only those are charged, the rest going back to the key. When the call
-// fails, it releases the hold, charging nothing. A reserve that does not
-// fit beside the holds is denied and told how long to wait
-// (Result.RetryAfter): until enough holds end by themselves, as they do
-// at their For, should their gateways never come back; a commit or a
-// release usually frees them sooner.
+// The limits are one holding policy, llm (Policy.WithHolds), over the
+// identity api_key, of three limits, each counting its own unit
+// (docs/semantics.md, "Units"):
 //
-// The budget is the holding policy llm, with one limit, tokens: a token
-// bucket of 1000 tokens refilled continuously at 1000 a minute (one token
-// every 60 ms), per API key. What a key has left is
+//   - slots, a limitspec.Concurrency of 3, unit "slots": the requests in
+//     flight;
+//   - requests, a limitspec.FixedWindow of 5 a minute, no unit: it counts
+//     the request's Cost;
+//   - tokens, a limitspec.TokenBucket of 2000 tokens refilled
+//     continuously at 2000 a minute (one token every 30 ms), unit
+//     "tokens".
 //
-//	remaining = 1000 − taken − held
+// A request is two calls of limitspec.Holder.Hold, with the request's id
+// as the hold's id:
 //
-// where taken is what was committed, less what has refilled since. A
-// hold's amount is taken from every limit of its policy alike, so a
-// limit counting something else (requests in flight) belongs in a
-// policy of its own.
+//  1. reserve, before the model is called: Cost 1 and Costs {tokens:
+//     max_tokens}, that is 1 slot, 1 request and max_tokens tokens, held
+//     while the model runs as if they were spent, so that concurrent
+//     requests cannot together overdraw the key. It is admitted only when
+//     all three limits admit it beside what is held already, and then
+//     holds on all three; else it is denied, holding nothing, with the
+//     limits that denied it and how long to wait (Result.RetryAfter: a
+//     hold counts whole until its end, For, since the limiter cannot know
+//     when its commit comes).
+//  2. commit, when the model has answered: Cost 1 and Costs {tokens:
+//     used}. The hold ends on all three: the slot is free again
+//     (concurrency charges nothing), the window counts the request, the
+//     bucket is charged the tokens the answer took, and the rest of
+//     max_tokens goes back to the key. When the model fails, the gateway
+//     releases the hold instead: the slot and the tokens come back, and
+//     the request is not counted.
 //
-// A commit is idempotent by its hold's id: sent again after its reply
-// was lost, it finds nothing held, charges nothing, and fails with an
-// error matching limitspec.ErrNoHold, which the gateway reads as "done".
+// Each call is one atomic call over the three limits, all or nothing, on
+// Redis as in process: no limit holds or charges what another denies.
+// What a key has left of each limit is its quota less what was charged
+// (and has not refilled, or ended with its minute) less what is held:
+//
+//	slots    = 3    − held
+//	requests = 5    − committed in this minute − held
+//	tokens   = 2000 − (committed − refilled)   − held max_tokens
+//
+// A commit is idempotent by its hold's id: sent again with the same
+// amounts after its reply was lost (within a minute), it gets the first
+// commit's reply again, field for field, and changes nothing
+// (docs/semantics.md, "Sent again"). So a gateway that did not get a
+// commit's reply sends it again, and need not know whether the first one
+// took effect. limitspec.ErrNoHold means only that the id holds nothing
+// and ended nothing within reach of that operation: never held, ended by
+// its For, or ended by another operation (a release, or a commit of
+// other amounts).
+//
+// The simulation meets each limit once: a reserve whose max_tokens do
+// not fit beside the holds, one that finds no slot, one past the
+// minute's 5 requests; it sends a commit again, releases the hold of a
+// request whose model fails, and waits for the minute to end and the
+// tokens to refill. Each line shows what the key has left of the three
+// limits and what the gateway holds.
 //
 //	go run ./examples/llmgateway [-redis redis://127.0.0.1:6379]
 //
@@ -38,6 +69,32 @@
 // carries its time (Request.Now), an offset from a fixed start, so that
 // the lines it prints are the same on every run and on either limiter;
 // testdata/output.txt holds them.
+//
+// # Behind HTTP
+//
+// server.go is the same gateway as an HTTP service, of the plan pro (4
+// in flight, 120 requests and 30000 tokens a minute): package httplimit's
+// middleware, whose rule is the holding policy llm, reserves each
+// request's 1 slot, 1 request and the max_tokens of its X-Max-Tokens
+// header for the API key of its X-Api-Key header before the handler
+// calls the model, and commits when the handler returns, with the tokens
+// the handler reported (httplimit.ReportUnitCost). A denied request gets
+// a 429 with Retry-After. The middleware never releases: a model that
+// fails reports 0 tokens, and its request counts.
+//
+// In production its limiter is package fallback's: Redis (package
+// redislimit) while it answers, in process (package goimpl) while it
+// does not. A hold whose commit does not reach Redis (Redis away, or the
+// fallback's breaker open after slow replies) keeps its slot and tokens
+// there until it ends, two minutes after its reserve; what was decided
+// locally is not told to Redis. load_test.go sends the gateway 50
+// clients of two API keys over HTTP, kills Redis in the middle and
+// restarts it empty, and counts on the handler's side that no key had
+// more requests in flight, nor used more tokens or made more requests,
+// than docs/semantics.md allows across the outage. To try it:
+//
+//	go run ./examples/llmgateway -serve 127.0.0.1:8080 [-redis redis://127.0.0.1:6379]
+//	curl -i -H 'X-Api-Key: sk-demo' -H 'X-Max-Tokens: 500' http://127.0.0.1:8080/v1/completions
 package main
 
 import (
@@ -48,9 +105,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/goimpl"
@@ -58,18 +114,22 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "llmgateway:", err)
 		os.Exit(1)
 	}
 }
 
-// run parses args, plays the simulation on the limiter they choose and
-// prints a line per step to out.
+// run parses args, then plays the simulation on the limiter they choose,
+// printing a line per step to out, or with -serve serves the HTTP
+// gateway until ctx ends.
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("llmgateway", flag.ContinueOnError)
 	fs.SetOutput(out)
 	redisURL := fs.String("redis", "", "decide on this Redis (redis://host:port); empty: in process")
+	addr := fs.String("serve", "", "serve the HTTP gateway on this address (host:port) instead of playing the simulation")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return nil
 	} else if err != nil {
@@ -78,12 +138,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if *addr != "" {
+		return serve(ctx, *addr, *redisURL, out)
+	}
 	lim, closeLimiter, err := open(ctx, *redisURL)
 	if err != nil {
 		return err
 	}
 	defer closeLimiter()
-	policy, err := llmPolicy()
+	policy, err := llmPolicy(demo)
 	if err != nil {
 		return err
 	}
@@ -98,8 +161,8 @@ type holdingLimiter interface {
 	limitspec.Holder
 }
 
-// open returns the limiter: in process when redisURL is empty, else on
-// that Redis; the function returned releases it.
+// open returns the simulation's limiter: in process when redisURL is
+// empty, else on that Redis; the function returned releases it.
 func open(ctx context.Context, redisURL string) (holdingLimiter, func(), error) {
 	if redisURL == "" {
 		// The requests' times start in the past: no background sweeper
@@ -110,12 +173,10 @@ func open(ctx context.Context, redisURL string) (holdingLimiter, func(), error) 
 		}
 		return lim, func() { lim.Close() }, nil
 	}
-	opt, err := redis.ParseURL(redisURL)
+	rdb, err := redisClient(redisURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-redis: %w", err)
+		return nil, nil, err
 	}
-	opt.ContextTimeoutEnabled = true // redislimit bounds each call by its context
-	rdb := redis.NewClient(opt)
 	// Keys of this run's own: a run repeated within their TTLs (a few
 	// minutes) starts afresh, as its fixed times require.
 	lim, err := redislimit.New(ctx, rdb, redislimit.Options{Prefix: "llmgateway:" + rand.Text() + ":"})
@@ -126,56 +187,31 @@ func open(ctx context.Context, redisURL string) (holdingLimiter, func(), error) 
 	return lim, func() { rdb.Close() }, nil
 }
 
-// llmPolicy is the holding policy llm: 1000 tokens a minute per API key.
-func llmPolicy() (*limitspec.Policy, error) {
-	p, err := limitspec.NewPolicy("llm", limitspec.PolicyLimit{
-		Name:     "tokens",
-		Limit:    limitspec.TokenBucket{Capacity: 1000, RefillTokens: 1000, Refill: time.Minute},
-		Identity: "api_key",
-	})
+// plan is what an API key may use: requests in flight (slots), requests
+// a minute, and tokens a minute (a bucket of that many, refilled
+// continuously over a minute).
+type plan struct {
+	slots, requests, tokens int64
+}
+
+// demo is the simulation's plan: small enough that a few requests meet
+// each limit.
+var demo = plan{slots: 3, requests: 5, tokens: 2000}
+
+// llmPolicy is the holding policy llm of p, per API key: slots,
+// requests and tokens, each counting its own unit.
+func llmPolicy(p plan) (*limitspec.Policy, error) {
+	pol, err := limitspec.NewPolicy("llm",
+		limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: p.slots}, Identity: "api_key", Unit: "slots"},
+		limitspec.PolicyLimit{Name: "requests", Limit: limitspec.FixedWindow{Limit: p.requests, Window: time.Minute}, Identity: "api_key"},
+		limitspec.PolicyLimit{Name: "tokens", Limit: limitspec.TokenBucket{Capacity: p.tokens, RefillTokens: p.tokens, Refill: time.Minute}, Identity: "api_key", Unit: "tokens"},
+	)
 	if err != nil {
 		return nil, err
 	}
-	return p.WithHolds(), nil
+	return pol.WithHolds(), nil
 }
-
-// start is the time of the simulation's first step; each step's is an
-// offset from it.
-var start = time.UnixMilli(1_700_000_000_000)
-
-// apiKey is the key whose budget the requests spend.
-const apiKey = "sk-demo"
 
 // holdFor is how long a reserve holds: longer than any model call, so
 // that a hold ends by itself only when its gateway has gone.
 const holdFor = 2 * time.Minute
-
-// request is a chat completion as the gateway sees it: the most tokens
-// it may use (its max_tokens), and what the simulated model spends on
-// it, or that the model fails.
-type request struct {
-	maxTokens int64
-	used      int64
-	fails     bool
-}
-
-// requests are the simulation's, by id; a request's id names its hold.
-var requests = map[string]request{
-	"req-1": {maxTokens: 400, used: 150},
-	"req-2": {maxTokens: 400, used: 320},
-	"req-3": {maxTokens: 400, fails: true},
-	"req-4": {maxTokens: 400, used: 380},
-}
-
-// errModel is the simulated model's failure.
-var errModel = errors.New("the model timed out")
-
-// callModel stands for the model answering request id: the tokens its
-// answer took, or its failure.
-func callModel(id string) (int64, error) {
-	r := requests[id]
-	if r.fails {
-		return 0, errModel
-	}
-	return r.used, nil
-}

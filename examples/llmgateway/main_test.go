@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,7 +38,8 @@ func TestOutput(t *testing.T) {
 }
 
 // TestOutputOnRedis: on a Redis of its own, the program prints the same
-// lines: the same decisions.
+// lines: the same decisions, and the commit sent again gets the first
+// reply there too.
 func TestOutputOnRedis(t *testing.T) {
 	srv := redistest.StartServer(t)
 	var out bytes.Buffer
@@ -59,43 +60,61 @@ func checkGolden(t *testing.T, got string) {
 	}
 }
 
-// TestSteps checks each step's outcome against the budget's arithmetic.
-// The bucket refills 1000 tokens a minute, continuously: 1 token every
-// 60 ms. taken is what was committed less what has refilled since:
+// TestSteps checks each step's outcome against the limits' arithmetic.
+// What a key has left of each limit is its quota less what was charged
+// less what is held (held: the gateway's holds after the step, each 1
+// slot, 1 request and its max_tokens):
 //
-//	0 s to 1.5 s  0 (nothing committed)
-//	1.5 s         + 150 (req-1)                 = 150
-//	3 s           150 − 1500/60 = 125, + 320    = 445
-//	4.5 s         445 − 1500/60                 = 420
-//	6 s           420 − 1500/60                 = 395
-//	9 s           395 − 3000/60 = 345, + 380    = 725
-//	69 s          max(0, 725 − 60000/60)        = 0
+//	slots    = 3 − held
+//	requests = 5 − committed in the minute [−20 s, +40 s) − held
+//	tokens   = 2000 − taken − held max_tokens, rounded down
 //
-// and remaining = 1000 − taken − held, held being the gateway's live
-// holds after the step (400 each). The denied reserve of req-3 at 0.2 s
-// reports what is left beside the holds (1000 − 0 − 800 = 200); it
-// needs 800 + 400 = 1200 > 1000, so it waits for a hold to end: req-1's,
-// reserved at 0 for 2 minutes, ends at 120 s, when 400 + 400 ≤ 1000:
-// a wait of 120 s − 0.2 s = 119.8 s.
+// taken is the tokens committed less what has refilled since, 1 token
+// every 30 ms (a third of a token every 10 ms):
+//
+//	1.5 s   350 (req-1)                   5.0 s   1073⅓
+//	2.0 s   333⅓                          5.5 s   1056⅔
+//	2.5 s   316⅔                          6.0 s   1040 + 180 (req-6) = 1220
+//	3.0 s   300 + 280 (req-4) = 580       40 s    1220 − 34000/30    = 86⅔
+//	3.5 s   563⅓                          41 s    53⅓ + 150 (req-7)  = 203⅓
+//	4.0 s   546⅔ + 500 (req-3) = 1046⅔    101 s   0 (all refilled)
+//	4.5 s   1030 + 60 (req-5)  = 1090
+//
+// A denied reserve reports what is left beside the holds, and waits
+// until it fits: req-3's 600 tokens need req-1's hold (800 of 2000 with
+// req-2's 800 held) to end, at 120 s, a wait of 119.8 s; req-5 needs a
+// slot, the first at 120 s; req-7 the next minute, at 40 s (before any
+// hold ends). The commit sent again at 2 s gets the reply of the first,
+// at 1.5 s (550 tokens left), and charges nothing: the peek right after
+// finds 566, the refill of half a second.
 func TestSteps(t *testing.T) {
 	want := []struct {
-		allowed   bool
-		remaining int64
-		retry     time.Duration
-		noHold    bool // the step's commit finds nothing held
+		allowed                 bool
+		slots, requests, tokens int64
+		retry                   time.Duration
+		deniedBy                string
+		firstReply              bool // the step's reply is the first commit's
 	}{
-		{true, 1000 - 0 - 400, 0, false},                          // +0 s     req-1 reserves 400
-		{true, 1000 - 0 - 800, 0, false},                          // +0.1 s   req-2 reserves 400
-		{false, 1000 - 0 - 800, 119800 * time.Millisecond, false}, // +0.2 s   req-3 is denied
-		{true, 1000 - 150 - 400, 0, false},                        // +1.5 s   req-1 commits 150
-		{true, 1000 - 150 - 800, 0, false},                        // +1.5 s   req-3 reserves 400
-		{true, 1000 - 445 - 400, 0, false},                        // +3 s     req-2 commits 320
-		{false, 0, 0, true},                                       // +3 s     req-2's commit again
-		{true, 1000 - 445 - 400, 0, false},                        // +3 s     peek: nothing charged
-		{true, 1000 - 420 - 0, 0, false},                          // +4.5 s   req-3 released
-		{true, 1000 - 395 - 400, 0, false},                        // +6 s     req-4 reserves 400
-		{true, 1000 - 725 - 0, 0, false},                          // +9 s     req-4 commits 380
-		{true, 1000, 0, false},                                    // +69 s    peek: full again
+		{true, 2, 4, 1200, 0, "", false},                                // +0 s     req-1 reserves 800
+		{true, 1, 3, 400, 0, "", false},                                 // +0.1 s   req-2 reserves 800
+		{false, 1, 3, 400, 119800 * time.Millisecond, "tokens", false},  // +0.2 s   req-3's 600 do not fit
+		{true, 0, 2, 100, 0, "", false},                                 // +0.3 s   req-4 reserves 300
+		{false, 0, 2, 100, 119600 * time.Millisecond, "slots", false},   // +0.4 s   req-5: no slot
+		{true, 1, 2, 550, 0, "", false},                                 // +1.5 s   req-1 commits 350
+		{true, 1, 2, 550, 0, "", true},                                  // +2 s     req-1's commit again: the first reply
+		{true, 1, 2, 566, 0, "", false},                                 // +2 s     peek: nothing more charged
+		{true, 2, 3, 1383, 0, "", false},                                // +2.5 s   req-2 released
+		{true, 1, 2, 783, 0, "", false},                                 // +2.5 s   req-3 reserves 600
+		{true, 2, 2, 820, 0, "", false},                                 // +3 s     req-4 commits 280
+		{true, 1, 1, 736, 0, "", false},                                 // +3.5 s   req-5 reserves 100
+		{true, 2, 1, 853, 0, "", false},                                 // +4 s     req-3 commits 500
+		{true, 3, 1, 910, 0, "", false},                                 // +4.5 s   req-5 commits 60
+		{true, 2, 0, 726, 0, "", false},                                 // +5 s     req-6 reserves 200
+		{false, 2, 0, 743, 34500 * time.Millisecond, "requests", false}, // +5.5 s   req-7: the minute is spent
+		{true, 3, 0, 780, 0, "", false},                                 // +6 s     req-6 commits 180
+		{true, 2, 4, 1713, 0, "", false},                                // +40 s    req-7 reserves 200
+		{true, 3, 4, 1796, 0, "", false},                                // +41 s    req-7 commits 150
+		{true, 3, 5, 2000, 0, "", false},                                // +101 s   peek: whole again
 	}
 	outcomes := playInProcess(t)
 	if len(outcomes) != len(want) {
@@ -103,52 +122,64 @@ func TestSteps(t *testing.T) {
 	}
 	for i, o := range outcomes {
 		w := want[i]
-		if w.noHold {
-			if !errors.Is(o.err, limitspec.ErrNoHold) {
-				t.Errorf("step %d (%s's commit again): error %v, want one matching ErrNoHold", i, o.req, o.err)
-			}
-			continue
+		got := []int64{o.res.Limits[0].Remaining, o.res.Limits[1].Remaining, o.res.Limits[2].Remaining}
+		if o.res.Allowed != w.allowed || !slices.Equal(got, []int64{w.slots, w.requests, w.tokens}) || o.res.RetryAfter != w.retry || o.denying() != w.deniedBy {
+			t.Errorf("step %d (%s at +%v): allowed %v, left %v, retry after %v, denied by %q; want %v, %v, %v, %q",
+				i, o.req, o.at, o.res.Allowed, got, o.res.RetryAfter, o.denying(), w.allowed, []int64{w.slots, w.requests, w.tokens}, w.retry, w.deniedBy)
 		}
-		if o.err != nil || o.res.Allowed != w.allowed || o.res.Limits[0].Remaining != w.remaining || o.res.RetryAfter != w.retry {
-			t.Errorf("step %d (%s at +%v): allowed %v, remaining %d, retry after %v, error %v; want %v, %d, %v",
-				i, o.req, o.at, o.res.Allowed, o.res.Limits[0].Remaining, o.res.RetryAfter, o.err, w.allowed, w.remaining, w.retry)
+		if w.firstReply && !sameReply(o.res, o.first) {
+			t.Errorf("step %d: the commit of %s sent again got %+v; want the first commit's reply %+v", i, o.req, o.res, o.first)
 		}
 	}
 }
 
-// TestCommitsAreWhatTheBucketCounts: the tokens taken are the commits
-// and nothing else (not the holds' max_tokens, nor the released hold,
-// nor the commit sent again). A plain token bucket of the same
-// parameters, charged only the commits at their times, has at each step
-// exactly the policy's remaining plus what the gateway holds.
-func TestCommitsAreWhatTheBucketCounts(t *testing.T) {
-	bucket, err := goimpl.New(goimpl.Options{NoSweeper: true})
+// TestCommitsAreWhatTheLimitsCount: the policy charges the commits and
+// nothing else (not the holds, nor the released request, nor the commit
+// sent again). Plain limits of the same parameters, charged only the
+// commits at their times (the requests window 1 a commit, the token
+// bucket the tokens used), have at each step exactly the policy's
+// remaining plus what the gateway holds; and the slots are the 3 less
+// the gateway's holds.
+func TestCommitsAreWhatTheLimitsCount(t *testing.T) {
+	plain, err := goimpl.New(goimpl.Options{NoSweeper: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer bucket.Close()
-	tokens := limitspec.TokenBucket{Capacity: 1000, RefillTokens: 1000, Refill: time.Minute}
-	var committed int64
-	for i, o := range playInProcess(t) {
-		if o.err != nil {
-			continue // the commit sent again: nothing charged
-		}
-		var charge int64
-		if o.act == finish && o.modelErr == nil {
-			charge = o.spent
-		}
-		committed += charge
-		res, err := bucket.Limit(t.Context(), limitspec.Request{Key: apiKey, Limit: tokens, Cost: charge, Force: true, Now: start.Add(o.at)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := o.res.Limits[0].Remaining, res.Limits[0].Remaining-o.held; got != want {
-			t.Errorf("step %d (%s at +%v): remaining %d; want the bucket's %d less the %d held = %d",
-				i, o.req, o.at, got, res.Limits[0].Remaining, o.held, want)
-		}
+	defer plain.Close()
+	limits := []struct {
+		name  string
+		limit limitspec.Limit
+		// charge is what a commit of used tokens charges the limit;
+		// heldBy what the gateway's holds take of it.
+		charge func(used int64) int64
+		heldBy func(o outcome) int64
+	}{
+		{"requests", limitspec.FixedWindow{Limit: demo.requests, Window: time.Minute},
+			func(int64) int64 { return 1 }, func(o outcome) int64 { return o.holds }},
+		{"tokens", limitspec.TokenBucket{Capacity: demo.tokens, RefillTokens: demo.tokens, Refill: time.Minute},
+			func(used int64) int64 { return used }, func(o outcome) int64 { return o.heldTokens }},
 	}
-	if committed != 150+320+380 {
-		t.Errorf("committed %d tokens; want 150 + 320 + 380 = 850", committed)
+	for i, o := range playInProcess(t) {
+		if o.act == commitAgain {
+			continue // the first commit's reply, checked by TestSteps
+		}
+		if got, want := o.res.Limits[0].Remaining, demo.slots-o.holds; got != want {
+			t.Errorf("step %d (%s at +%v): %d slots left; want %d less the %d held = %d", i, o.req, o.at, got, demo.slots, o.holds, want)
+		}
+		for j, l := range limits {
+			var cost int64
+			if o.act == finish && o.modelErr == nil {
+				cost = l.charge(o.spent)
+			}
+			res, err := plain.Limit(t.Context(), limitspec.Request{Key: l.name, Limit: l.limit, Cost: cost, Force: true, Now: start.Add(o.at)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := o.res.Limits[j+1].Remaining, res.Limits[0].Remaining-l.heldBy(o); got != want {
+				t.Errorf("step %d (%s at +%v): %s left %d; want the plain limit's %d less the %d held = %d",
+					i, o.req, o.at, l.name, got, res.Limits[0].Remaining, l.heldBy(o), want)
+			}
+		}
 	}
 }
 
@@ -161,7 +192,7 @@ func playInProcess(t *testing.T) []outcome {
 		t.Fatal(err)
 	}
 	defer lim.Close()
-	policy, err := llmPolicy()
+	policy, err := llmPolicy(demo)
 	if err != nil {
 		t.Fatal(err)
 	}
