@@ -430,24 +430,24 @@ func BenchmarkBoundGCRA(b *testing.B) {
 
 // benchPolicy is a policy of the one limit benchGCRA per user, a holding
 // one with holds, bound to a new limiter, its keys decided once.
-func benchPolicy(b *testing.B, holds bool) (*BoundPolicy, []map[string]string) {
+func benchPolicy(tb testing.TB, holds bool) (*BoundPolicy, []map[string]string) {
 	p, err := limitspec.NewPolicy("one", limitspec.PolicyLimit{Name: "g", Limit: benchGCRA, Identity: "user"})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if holds {
 		p = p.WithHolds()
 	}
-	l := newLimiter(b, Options{NoSweeper: true})
+	l := newLimiter(tb, Options{NoSweeper: true})
 	bp, err := l.BindPolicy(p)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	_, ids := benchKeys()
 	var res limitspec.Result
 	for i := range ids {
 		if err := bp.LimitInto(context.Background(), limitspec.Request{IDs: ids[i], Cost: 1, Now: benchAt(i)}, &res); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	return bp, ids

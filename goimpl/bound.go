@@ -110,9 +110,10 @@ func (b *Bound) result(res *limitspec.LimitResult, r *kit.Reply) {
 // decides exactly as its Limiter decides a request of the same policy,
 // on the same states (and holds), and is safe for concurrent use. A
 // call converts no limit, validates none and looks up no table; on
-// existing keys it allocates nothing but, for each limit, the name of
-// its state (and a new Result's Limits: LimitInto and HoldInto reuse
-// them).
+// existing keys whose states are a few integers it allocates nothing
+// but a new Result's Limits (LimitInto and HoldInto reuse them): each
+// limit names its state in a buffer its pooled call keeps, and a
+// commit of a policy of one limit keeps its reply in place.
 //
 // A holding policy (limitspec.Policy.WithHolds) is bound too: its
 // decisions (Limit, LimitInto) count its holds, and Hold and HoldInto run

@@ -138,7 +138,7 @@ func (t *bucketWindowTable) prepare(c *kit.Call, p bucketWindowParams, infix, ke
 	c.Params[4] = p.WindowMs2
 	c.Params[5] = p.Limit3
 	c.Params[6] = p.WindowMs3
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = bucketWindowHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

@@ -121,7 +121,7 @@ func (t *concurrencyTable) prepare(c *kit.Call, p concurrencyParams, infix, key 
 		return t.refuseArgs(&c.Args, key)
 	}
 	c.Params[0] = p.Limit
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = concurrencyHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

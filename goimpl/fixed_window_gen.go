@@ -125,7 +125,7 @@ func (t *fixedWindowTable) prepare(c *kit.Call, p fixedWindowParams, infix, key 
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.WindowMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = fixedWindowHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

@@ -125,7 +125,7 @@ func (t *gcraTable) prepare(c *kit.Call, p gcraParams, infix, key string) error 
 	c.Params[0] = p.Burst
 	c.Params[1] = p.Rate
 	c.Params[2] = p.PeriodMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = gcraHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

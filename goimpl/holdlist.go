@@ -168,6 +168,18 @@ func (l *holdList) dropEnded(now int64, dropped func(id string)) int {
 	return n
 }
 
+// lookup is id's hold, found by a look at each: for a list of a few.
+func (l *holdList) lookup(id string) (holdRef, bool) {
+	for _, b := range l.blocks {
+		for i := range b.e {
+			if x := &b.e[i]; x.id == id {
+				return holdRef{end: x.end, amount: x.amount}, true
+			}
+		}
+	}
+	return holdRef{}, false
+}
+
 // first and last are the earliest and the latest end held; only when n
 // > 0.
 func (l *holdList) first() int64 { return l.blocks[0].e[0].end }

@@ -2,7 +2,6 @@ package goimpl
 
 import (
 	"context"
-	"slices"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
@@ -86,47 +85,56 @@ func (l *Limiter) runHolds(req *limitspec.Request, plan *policyPlan, op, id stri
 // each once, in order of their index; a limit's holds are nil when its
 // key has none.
 func (pc *policyCall) lockHolds(s *holdStore) {
-	n := len(pc.calls)
 	pc.store = s
-	pc.hkeys, pc.hshards, pc.holds = resize(pc.hkeys, n), resize(pc.hshards, n), resize(pc.holds, n)
 	locked := pc.hlocked[:0]
-	for i := range n {
-		k := holdKey{limit: pc.plan.limits[i].Name, tag: pc.tags[i]}
-		idx := s.index(k)
-		pc.hkeys[i], pc.hshards[i] = k, idx
+	for i := range pc.calls {
+		lc := &pc.calls[i]
+		lc.hkey = s.keyHash(pc.plan.hlimit[i], lc.tag)
+		idx := index(lc.hkey)
+		lc.hshard = idx
 		j := len(locked)
 		for j > 0 && idx < locked[j-1] {
 			j--
 		}
-		if j == 0 || locked[j-1] != idx {
-			locked = slices.Insert(locked, j, idx)
+		if j > 0 && locked[j-1] == idx {
+			continue // locked for another limit of the call
 		}
+		locked = append(locked, 0)
+		copy(locked[j+1:], locked[j:])
+		locked[j] = idx
 	}
 	for _, idx := range locked {
 		s.shards[idx].mu.Lock()
 	}
 	pc.hlocked = locked
-	for i := range n {
-		pc.holds[i] = s.shards[pc.hshards[i]].get(pc.hkeys[i])
+	for i := range pc.calls {
+		lc := &pc.calls[i]
+		lc.holds = s.shards[lc.hshard].get(pc.holdKey(i), lc.hkey)
 	}
 }
 
-// unlockHolds deletes the keys of the call left with nothing, and, after
-// a call that took effect (walked), a few keys of each shard that
-// expired, then unlocks the shards. It returns the index of another
-// shard to look at, once every visitEvery calls of a shard, else -1.
+// holdKey names limit i's holds.
+func (pc *policyCall) holdKey(i int) holdKey {
+	return holdKey{limit: pc.plan.limits[i].Name, tag: pc.calls[i].tag}
+}
+
+// unlockHolds deletes the keys of the call left with nothing and notes
+// when the others expire, then unlocks the shards. After a call that
+// took effect (walked), every walkEvery calls of a shard walk a batch of
+// its keys; it then returns the index of another shard to walk, else -1.
 func (pc *policyCall) unlockHolds(now int64, walked bool) int {
 	s, visit := pc.store, -1
-	for i, kh := range pc.holds {
-		s.shards[pc.hshards[i]].tidy(kh)
+	for i := range pc.calls {
+		lc := &pc.calls[i]
+		s.shards[lc.hshard].settle(lc.holds)
 	}
 	for j := len(pc.hlocked) - 1; j >= 0; j-- {
 		idx := pc.hlocked[j]
 		sh := &s.shards[idx]
 		if walked {
-			sh.walk(now, lookAt)
-			if sh.calls++; sh.calls%visitEvery == 0 {
-				visit = (idx + 1 + int(sh.calls/visitEvery)%(holdShards-1)) % holdShards
+			if sh.calls++; sh.calls%walkEvery == 0 {
+				sh.walk(now, walkBatch)
+				visit = (idx + 1 + int(sh.calls/walkEvery)%(holdShards-1)) % holdShards
 			}
 		}
 		sh.mu.Unlock()
@@ -137,17 +145,18 @@ func (pc *policyCall) unlockHolds(now int64, walked bool) int {
 
 // holdAt returns limit i's holds, made empty if its key had none.
 func (pc *policyCall) holdAt(i int) *keyHolds {
-	if pc.holds[i] == nil {
-		pc.holds[i] = pc.store.shards[pc.hshards[i]].add(pc.hkeys[i])
+	lc := &pc.calls[i]
+	if lc.holds == nil {
+		lc.holds = pc.store.shards[lc.hshard].add(pc.holdKey(i), lc.hkey)
 	}
-	return pc.holds[i]
+	return lc.holds
 }
 
 // sweep drops, on every limit, the holds that ended at now and the
 // remembered ends REQUEST_MS past their reach.
 func (pc *policyCall) sweep(now int64) {
-	for _, kh := range pc.holds {
-		kh.sweep(now)
+	for i := range pc.calls {
+		pc.calls[i].holds.sweep(now)
 	}
 }
 
@@ -175,8 +184,8 @@ func (pc *policyCall) runOp(op, id string, now, holdMs int64, res *limitspec.Res
 // otherwise (another amount, or on some limits only) is refused.
 func (pc *policyCall) reserve(id string, now, holdMs int64) error {
 	replay, some := true, -1
-	for i, kh := range pc.holds {
-		x, held := kh.hold(id, now)
+	for i := range pc.calls {
+		x, held := pc.calls[i].holds.hold(id, now)
 		replay = replay && held && x.amount == pc.costs[i]
 		if held && some < 0 {
 			some = i
@@ -192,7 +201,14 @@ func (pc *policyCall) reserve(id string, now, holdMs int64) error {
 	}
 	pc.sweep(now)
 	if pc.admit(now, id, now+holdMs) {
-		pc.settled(now) // the new holds counted whole until their end
+		// The state after the reserve, as a decision of cost 0 with the
+		// holds counted sees it (settled), tries what admit tried: each
+		// limit's cost and the holds before it, on the state the reserve
+		// left as it was. Only the reset differs: the new holds count
+		// whole until their end.
+		for i := range pc.calls {
+			pc.replies[i].ResetAfterMs = pc.reset(i, now, 0)
+		}
 	}
 	return nil
 }
@@ -202,8 +218,8 @@ func (pc *policyCall) reserve(id string, now, holdMs int64) error {
 // holds another amount or nothing.
 func (pc *policyCall) heldOtherwise(id string, now int64, some int) error {
 	plan := pc.plan
-	for i, kh := range pc.holds {
-		x, held := kh.hold(id, now)
+	for i := range pc.calls {
+		x, held := pc.calls[i].holds.hold(id, now)
 		switch {
 		case held && x.amount != pc.costs[i]:
 			return limitcall.HeldOtherwise(plan.p.Name(), id, plan.limits[i].Name, x.amount, pc.costs[i])
@@ -223,11 +239,11 @@ func (pc *policyCall) heldOtherwise(id string, now int64, some int) error {
 // that ended its holds within reach with the same costs gets that call's
 // reply again, changing nothing; any other call is refused (NOHOLD).
 func (pc *policyCall) settle(op, id string, now, holdMs int64, res *limitspec.Result) error {
-	pc.held = resize(pc.held, len(pc.holds))
 	any := false
-	for i, kh := range pc.holds {
-		_, pc.held[i] = kh.hold(id, now)
-		any = any || pc.held[i]
+	for i := range pc.calls {
+		lc := &pc.calls[i]
+		_, lc.held = lc.holds.hold(id, now)
+		any = any || lc.held
 	}
 	if !any {
 		if !pc.replay(op, id, now) {
@@ -238,12 +254,14 @@ func (pc *policyCall) settle(op, id string, now, holdMs int64, res *limitspec.Re
 		return nil
 	}
 	pc.sweep(now)
-	for i, kh := range pc.holds {
+	for i := range pc.calls {
+		lc := &pc.calls[i]
 		switch {
-		case pc.held[i] && op == "renew":
-			kh.put(id, kh.byID[id].amount, now+holdMs)
-		case pc.held[i]:
-			kh.unhold(id)
+		case lc.held && op == "renew":
+			x, _ := lc.holds.find(id)
+			lc.holds.put(id, x.amount, now+holdMs)
+		case lc.held:
+			lc.holds.unhold(id)
 		}
 		if op == "commit" && pc.costs[i] > 0 {
 			pc.charge(i, now, true)
@@ -260,10 +278,14 @@ func (pc *policyCall) settle(op, id string, now, holdMs int64, res *limitspec.Re
 // remember keeps, on every limit id held on, the end a commit or release
 // made, with the call's replies on the first.
 func (pc *policyCall) remember(op, id string, now int64) {
-	kept := false
-	for i, kh := range pc.holds {
-		if pc.held[i] {
-			kh.remember(id, endedHold{op: op, amount: pc.costs[i], until: now + requestMs, kept: !kept}, pc.replies)
+	kept, h := false, pc.store.idHash(id)
+	for i := range pc.calls {
+		if lc := &pc.calls[i]; lc.held {
+			e := endedHold{id: id, hash: uint32(h), commit: op == "commit", amount: pc.costs[i], until: now + requestMs, kept: !kept}
+			if !kept {
+				e.reply = keepReplies(pc.replies)
+			}
+			lc.holds.ended.put(e)
 			kept = true
 		}
 	}
@@ -276,23 +298,19 @@ func (pc *policyCall) replay(op, id string, now int64) bool {
 	if op == "renew" {
 		return false
 	}
-	var kept []kit.Reply
-	for i, kh := range pc.holds {
-		e, ok := kh.endedAt(id, now)
+	var kept keptReply
+	found, h := false, pc.store.idHash(id)
+	for i := range pc.calls {
+		e, ok := pc.calls[i].holds.endedAt(id, h, now)
 		switch {
 		case !ok:
-		case e.op != op || e.amount != pc.costs[i]:
+		case e.commit != (op == "commit") || e.amount != pc.costs[i]:
 			return false
-		case kept == nil && e.kept:
-			k := kh.replies[id]
-			kept = k.replies()
+		case !found && e.kept:
+			kept, found = e.reply, true
 		}
 	}
-	if len(kept) != len(pc.replies) { // none, or another policy's
-		return false
-	}
-	copy(pc.replies, kept)
-	return true
+	return found && kept.copyTo(pc.replies) // none, or another policy's
 }
 
 // copyResult writes a copy of r to *res, reusing the array of res.Limits.
@@ -309,7 +327,7 @@ func copyResult(res, r *limitspec.Result) {
 // admit reports a decision of cost 0 instead. It reports whether every
 // limit admitted.
 func (pc *policyCall) admit(now int64, id string, end int64) bool {
-	if id == "" && len(pc.calls) == 1 && pc.holds[0].sum() == 0 {
+	if id == "" && len(pc.calls) == 1 && pc.calls[0].holds.sum() == 0 {
 		// a single limit with no hold decides as its algorithm alone: an
 		// admission is charged at once, a denial decided again below
 		if pc.replies[0] = pc.charge(0, now, false); pc.replies[0].Allowed {
@@ -324,7 +342,11 @@ func (pc *policyCall) admit(now int64, id string, end int64) bool {
 	for i := range pc.calls {
 		switch {
 		case all && id != "":
-			pc.holdAt(i).put(id, pc.costs[i], end)
+			// id names its new hold alone: the end a commit or release
+			// made of an earlier one is forgotten
+			kh := pc.holdAt(i)
+			kh.ended.forget(id, pc.store.idHash(id))
+			kh.put(id, pc.costs[i], end)
 		case all && pc.costs[i] > 0:
 			pc.charge(i, now, false)
 		case !all && pc.replies[i].Allowed:
@@ -366,7 +388,7 @@ func (pc *policyCall) charge(i int, now int64, force bool) kit.Reply {
 // reaches the last hold's end. The holds kept are those live at now: the
 // call has swept them.
 func (pc *policyCall) withHolds(i int, now, cost int64) kit.Reply {
-	kh := pc.holds[i]
+	kh := pc.calls[i].holds
 	sum := kh.sum()
 	r := pc.try(i, now, min(cost+sum, kit.CostMax))
 	if sum == 0 && r.Allowed {
@@ -380,8 +402,15 @@ func (pc *policyCall) withHolds(i int, now, cost int64) kit.Reply {
 		}
 		r.RetryAfterMs, charged = pc.wait(i, now, cost, r.Limit), 0
 	}
-	r.ResetAfterMs = max(pc.try(i, now, charged).ResetAfterMs, kh.last(now)-now)
+	r.ResetAfterMs = pc.reset(i, now, charged)
 	return r
+}
+
+// reset is the reset of limit i's decision with its holds counted, of
+// which charged is charged: the algorithm's after charged, or the last
+// hold's end if later.
+func (pc *policyCall) reset(i int, now, charged int64) int64 {
+	return max(pc.try(i, now, charged).ResetAfterMs, pc.calls[i].holds.last(now)-now)
 }
 
 // wait is the wait until limit i admits cost with the holds live then
@@ -392,7 +421,7 @@ func (pc *policyCall) withHolds(i int, now, cost int64) kit.Reply {
 // try: the algorithm would deny, and never admit from there.
 func (pc *policyCall) wait(i int, now, cost, quota int64) int64 {
 	var w holdWalk
-	if kh := pc.holds[i]; kh != nil {
+	if kh := pc.calls[i].holds; kh != nil {
 		w = walk(&kh.live)
 	}
 	at := now

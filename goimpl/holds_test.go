@@ -699,3 +699,52 @@ func TestUnitsAndRequestIDs(t *testing.T) {
 		t.Errorf("Costs on a single limit: %v; want a refusal", err)
 	}
 }
+
+// TestPolicyAllocations: on existing keys, a bound policy's decision
+// into a Result used again allocates nothing (each limit names its state
+// in its pooled call's buffer), nor does a holding policy's decision, nor
+// a reserve and its commit on a key that remembers a dozen commits (its
+// ends kept in their slots, the reply of a policy of one limit in place).
+// BenchmarkBoundPolicyOneGCRA, BenchmarkHoldingDecision and
+// BenchmarkReserveCommit measure the same.
+func TestPolicyAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops some of the calls a sync.Pool is given back")
+	}
+	ctx, ids := context.Background(), map[string]string{"user": "alice"}
+	var res limitspec.Result
+	for _, holds := range []bool{false, true} {
+		bp, _ := benchPolicy(t, holds)
+		now := int64(t0)
+		decision := func() {
+			now++
+			if err := bp.LimitInto(ctx, limitspec.Request{IDs: ids, Cost: 1, Now: at(now)}, &res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		decision()
+		if n := testing.AllocsPerRun(1000, decision); n != 0 {
+			t.Errorf("holds %v: %.1f allocations per decision; want none", holds, n)
+		}
+	}
+	bp, _ := benchPolicy(t, true)
+	holdIDs, i := benchHoldIDs(), 0
+	pair := func() {
+		i++
+		req := limitspec.Request{IDs: ids, Cost: 1, Now: at(t0 + int64(i)*10_000)} // a commit remembered for 12 pairs
+		h := limitspec.Hold{Op: limitspec.Reserve, ID: holdIDs[i%len(holdIDs)], For: time.Minute}
+		if err := bp.HoldInto(ctx, req, h, &res); err != nil || !res.Allowed {
+			t.Fatal(err, res.Allowed)
+		}
+		h.Op, h.For = limitspec.Commit, 0
+		if err := bp.HoldInto(ctx, req, h, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 50 {
+		pair()
+	}
+	if n := testing.AllocsPerRun(1000, pair); n != 0 {
+		t.Errorf("%.1f allocations per reserve and commit; want none", n)
+	}
+}

@@ -127,7 +127,7 @@ func (t *leakyBucketTable) prepare(c *kit.Call, p leakyBucketParams, infix, key 
 	c.Params[0] = p.Capacity
 	c.Params[1] = p.Rate
 	c.Params[2] = p.PeriodMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = leakyBucketHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

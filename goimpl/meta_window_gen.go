@@ -127,7 +127,7 @@ func (t *metaWindowTable) prepare(c *kit.Call, p metaWindowParams, infix, key st
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.WindowMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = metaWindowHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

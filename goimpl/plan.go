@@ -12,7 +12,9 @@ import (
 // A policy's call, in two parts: its plan, what the calls of one policy
 // share (worked out once per policy, by BindPolicy or at the policy's
 // first call), and the call itself (policyCall), whose buffers are
-// pooled, so that a call allocates nothing of its own.
+// pooled, so that a call allocates nothing of its own: each limit's
+// kit.Call names its state in a buffer of its own (kit.Call.NameState),
+// kept from call to call.
 
 // policyPlan is what every call of a policy needs of it: its limits, the
 // identities they count, each limit's table and key infix, and, for a
@@ -23,8 +25,11 @@ type policyPlan struct {
 	idents []string
 	// first[i] is the first limit that counts limit i's identity (i for
 	// the first, and for a constant).
-	first    []int
-	infix    []string
+	first []int
+	infix []string
+	// hlimit is the hash of each limit's name among the holds
+	// (holdStore.limitHash).
+	hlimit   []uint64
 	tables   []policyTable
 	noInputs [][]string // each limit's string inputs: none, as many as its algorithm takes
 	// err refuses every call: a limit no linked table decides, reported
@@ -71,6 +76,7 @@ func (l *Limiter) newPlan(p *limitspec.Policy, bind bool) (*policyPlan, error) {
 			}
 		}
 		pl.infix = append(pl.infix, ":"+lim.Name)
+		pl.hlimit = append(pl.hlimit, l.holds.limitHash(lim.Name))
 		var pt policyTable
 		t, err := l.table(lim.Limit)
 		if err == nil {
@@ -89,32 +95,34 @@ func (l *Limiter) newPlan(p *limitspec.Policy, bind bool) (*policyPlan, error) {
 	return pl, nil
 }
 
-// policyCall is one call of a policy: each limit's hash tag, cost, call
-// of its table and reply, and for a holding policy each limit's holds,
+// policyCall is one call of a policy: each limit's call, cost and reply,
 // with the locks the call holds. It is pooled: its slices keep their
-// arrays from call to call.
+// arrays from call to call, and each limit's call the buffer it names its
+// state in.
 type policyCall struct {
 	plan    *policyPlan
-	tags    []string
-	costs   []int64
 	calls   []limitCall
+	costs   []int64
 	replies []kit.Reply
 	locks   []shardLock
-	// a holding policy's: each limit's key of holds, their shards, the
-	// shards locked (each once, in order), each limit's holds (nil: none
-	// yet) and whether the call's id holds on it.
+	// a holding policy's: the store of its holds, and the shards of
+	// holds locked (each once, in order).
 	store   *holdStore
-	hkeys   []holdKey
-	hshards []int
 	hlocked []int
-	holds   []*keyHolds
-	held    []bool
 }
 
-// limitCall is one limit of a policy's call: its table and its call.
+// limitCall is one limit of a policy's call: its table, its call and its
+// hash tag; for a holding policy, its key's holds (nil: none yet), the
+// hash of their key and their shard, and whether the call's id holds on
+// it.
 type limitCall struct {
-	t *table
-	c kit.Call
+	t      *table
+	c      kit.Call
+	tag    string
+	holds  *keyHolds
+	hkey   uint64
+	hshard int
+	held   bool
 }
 
 var policyCalls = sync.Pool{New: func() any { return new(policyCall) }}
@@ -126,12 +134,13 @@ func newCall(plan *policyPlan) *policyCall {
 	return pc
 }
 
-// free returns pc to the pool, letting go of what it refers to.
+// free returns pc to the pool, letting go of what it refers to but the
+// buffers of its calls' state names.
 func (pc *policyCall) free() {
-	clear(pc.tags)
-	clear(pc.calls)
-	clear(pc.hkeys)
-	clear(pc.holds)
+	for i := range pc.calls {
+		lc := &pc.calls[i]
+		lc.t, lc.tag, lc.holds, lc.c.Key, lc.c.Inputs = nil, "", nil, "", nil
+	}
 	pc.plan = nil
 	policyCalls.Put(pc)
 }
@@ -139,9 +148,8 @@ func (pc *policyCall) free() {
 // grow sets every slice of pc to n elements, keeping its array when it
 // has room.
 func (pc *policyCall) grow(n int) {
-	pc.tags = resize(pc.tags, n)
-	pc.costs = resize(pc.costs, n)
 	pc.calls = resize(pc.calls, n)
+	pc.costs = resize(pc.costs, n)
 	pc.replies = resize(pc.replies, n)
 }
 
@@ -160,7 +168,7 @@ func (pc *policyCall) prepare(req *limitspec.Request, now int64) error {
 	plan := pc.plan
 	n := len(plan.limits)
 	pc.grow(n)
-	if err := plan.tagsOf(req.IDs, pc.tags); err != nil {
+	if err := plan.tagsOf(req.IDs, pc.calls); err != nil {
 		return err
 	}
 	if now < 0 || now > kit.NowMax {
@@ -199,18 +207,21 @@ func (pc *policyCall) costsOf(req *limitspec.Request) error {
 }
 
 // prepareLimit prepares limit i's call at now, in place: a call passed
-// to a table escapes to the heap, and pc's array is kept.
+// to a table escapes to the heap, and pc's array is kept, with the
+// buffer in which each call names its state (the table's Prepare sets
+// the call's key, hash and parameters).
 func (pc *policyCall) prepareLimit(i int, now int64, force bool) error {
 	plan := pc.plan
 	pt := &plan.tables[i]
 	lc := &pc.calls[i]
 	lc.t = pt.t
-	lc.c = kit.Call{Args: kit.Args{NowMs: now, Cost: pc.costs[i], Force: force, Inputs: plan.noInputs[i]}}
+	c := &lc.c // field by field: a kit.Args built apart would be copied
+	c.NowMs, c.Cost, c.Inputs, c.Commit, c.Force = now, pc.costs[i], plan.noInputs[i], false, force
 	var err error
 	if pt.bound != nil {
-		err = pt.bound.Prepare(&lc.c, plan.infix[i], pc.tags[i])
+		err = pt.bound.Prepare(c, plan.infix[i], lc.tag)
 	} else {
-		err = pt.t.Prepare(&lc.c, plan.limits[i].Limit, plan.infix[i], pc.tags[i])
+		err = pt.t.Prepare(c, plan.limits[i].Limit, plan.infix[i], lc.tag)
 	}
 	if err != nil {
 		return kit.BadInput("%s.%s: %s", plan.p.Name(), plan.limits[i].Name, err.Error())
@@ -219,11 +230,12 @@ func (pc *policyCall) prepareLimit(i int, now int64, force bool) error {
 }
 
 // tagsOf writes each limit's hash tag for the identity values ids into
-// tags: its identity's value (as the limiters store it) or its constant.
-// An unknown or missing identity, or a value the scripts refuse as a
-// key, is refused, as limitcall.PolicyKeys refuses them. Each identity
-// is looked up once; ids is walked only to name an unknown one.
-func (plan *policyPlan) tagsOf(ids map[string]string, tags []string) error {
+// its call: its identity's value (as the limiters store it) or its
+// constant. An unknown or missing identity, or a value the scripts
+// refuse as a key, is refused, as limitcall.PolicyKeys refuses them.
+// Each identity is looked up once; ids is walked only to name an unknown
+// one.
+func (plan *policyPlan) tagsOf(ids map[string]string, calls []limitCall) error {
 	found := 0
 	for i := range plan.limits {
 		if pl := &plan.limits[i]; pl.Constant == "" && plan.first[i] == i {
@@ -231,7 +243,7 @@ func (plan *policyPlan) tagsOf(ids map[string]string, tags []string) error {
 			if ok {
 				found++
 			}
-			tags[i] = v
+			calls[i].tag = v
 		}
 	}
 	if found != len(ids) {
@@ -242,17 +254,17 @@ func (plan *policyPlan) tagsOf(ids map[string]string, tags []string) error {
 		}
 	}
 	for i := range plan.limits {
-		pl := &plan.limits[i]
+		pl, lc := &plan.limits[i], &calls[i]
 		switch {
 		case pl.Constant != "":
-			tags[i] = pl.Constant
+			lc.tag = pl.Constant
 		case plan.first[i] < i:
-			tags[i] = tags[plan.first[i]] // checked and stored
+			lc.tag = calls[plan.first[i]].tag // checked and stored
 		default:
-			if err := plan.checkTag(pl, ids, tags[i]); err != nil {
+			if err := plan.checkTag(pl, ids, lc.tag); err != nil {
 				return err
 			}
-			tags[i] = kit.StoredKey(tags[i])
+			lc.tag = kit.StoredKey(lc.tag)
 		}
 	}
 	return nil
@@ -293,9 +305,11 @@ func (pc *policyCall) lockAll() {
 			j--
 		}
 		if j > 0 && locks[j-1] == k {
-			continue // locked by another limit of the call
+			continue // locked for another limit of the call
 		}
-		locks = slices.Insert(locks, j, k)
+		locks = append(locks, k)
+		copy(locks[j+1:], locks[j:])
+		locks[j] = k
 	}
 	for _, k := range locks {
 		k.t.Lock(k.shard)
@@ -311,8 +325,9 @@ func lockBefore(x, y shardLock) bool {
 // unlockAll unlocks what lockAll locked.
 func (pc *policyCall) unlockAll() {
 	for i := len(pc.locks) - 1; i >= 0; i-- {
-		pc.locks[i].t.Unlock(pc.locks[i].shard)
+		k := &pc.locks[i]
+		k.t.Unlock(k.shard)
+		k.t = nil
 	}
-	clear(pc.locks)
 	pc.locks = pc.locks[:0]
 }

@@ -32,11 +32,22 @@ func (l *Limiter) decidePolicy(req *limitspec.Request, plan *policyPlan, res *li
 	return nil
 }
 
-// decide decides pc's prepared call (forced or not) into *res.
+// decide decides pc's prepared call (forced or not) into *res. A single
+// limit decides and writes at once, as its algorithm alone does, with
+// its one shard locked.
 func (pc *policyCall) decide(force bool, res *limitspec.Result) {
-	pc.lockAll()
-	pc.decideAll(force)
-	pc.unlockAll()
+	if len(pc.calls) == 1 {
+		lc := &pc.calls[0]
+		lc.c.Commit = true
+		shard := lc.t.Shard(&lc.c)
+		lc.t.Lock(shard)
+		pc.replies[0] = lc.t.Decide(&lc.c)
+		lc.t.Unlock(shard)
+	} else {
+		pc.lockAll()
+		pc.decideAll(force)
+		pc.unlockAll()
+	}
 	pc.compose(force, res)
 }
 
@@ -44,16 +55,15 @@ func (pc *policyCall) decide(force bool, res *limitspec.Result) {
 // decision when all admit; a limit that would admit a denied request
 // reports a peek. With force, every limit writes as its forced call
 // does, whatever the others decide: limits never share state, so each
-// may decide and write in turn. A single limit decides and writes at
-// once, as its algorithm alone does.
+// may decide and write in turn.
 func (pc *policyCall) decideAll(force bool) {
 	calls, replies := pc.calls, pc.replies
 	for i := range calls {
 		c := &calls[i].c
-		c.Commit = force || len(calls) == 1
+		c.Commit = force
 		replies[i] = calls[i].t.Decide(c)
 	}
-	if force || len(calls) == 1 {
+	if force {
 		return // each limit has written already
 	}
 	all := allAdmit(replies)
@@ -76,21 +86,24 @@ func (pc *policyCall) decideAll(force bool) {
 // The Limits reuse the array of res.Limits when it has room.
 func (pc *policyCall) compose(force bool, res *limitspec.Result) {
 	replies, limits := pc.replies, pc.plan.limits
-	b := binding(replies)
-	decision := replies[b]
-	decision.DelayMs = 0 // denied: a denial waits for nothing
-	if decision.Allowed || force {
-		for i := range replies {
-			decision.DelayMs = max(decision.DelayMs, replies[i].DelayMs)
-		}
+	b := 0
+	if len(replies) > 1 {
+		b = binding(replies)
 	}
 	out := resize(res.Limits, len(replies))
+	var delay int64
 	for i := range replies {
 		lr, pl := &out[i], &limits[i]
 		lr.Name, lr.Unit, lr.Limit = pl.Name, pl.Unit, pl.Limit
 		limitcall.WriteReply(lr, &replies[i])
+		delay = max(delay, replies[i].DelayMs)
 	}
-	*res = limitcall.Result(decision, b, out)
+	if !replies[b].Allowed && !force {
+		delay = 0 // denied: a denial waits for nothing
+	}
+	// limitcall.Result of the binding limit's reply, whose part holds its
+	// fields as a result's (field by field: no reply nor result copied)
+	*res = limitspec.Result{Allowed: out[b].Allowed, RetryAfter: out[b].RetryAfter, Delay: limitcall.Millis(delay), Limits: out, Binding: b}
 }
 
 func allAdmit(replies []kit.Reply) bool {

@@ -141,7 +141,7 @@ func (l *Limiter) policyOnce(req *limitspec.Request, pc *policyCall, now int64, 
 		pc.decide(req.Force, res)
 		return nil
 	}
-	return l.once(requestID{pc.tags[0], req.ID}, now, pc.plan.p.Name(), pc.costs, req.Force, len(pc.calls), res, func() error {
+	return l.once(requestID{pc.calls[0].tag, req.ID}, now, pc.plan.p.Name(), pc.costs, req.Force, len(pc.calls), res, func() error {
 		pc.decide(req.Force, res)
 		return nil
 	})

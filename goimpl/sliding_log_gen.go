@@ -125,7 +125,7 @@ func (t *slidingLogTable) prepare(c *kit.Call, p slidingLogParams, infix, key st
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.WindowMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = slidingLogHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

@@ -126,7 +126,7 @@ func (t *slidingWindowTable) prepare(c *kit.Call, p slidingWindowParams, infix, 
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.WindowMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = slidingWindowHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

@@ -127,7 +127,7 @@ func (t *tokenBucketTable) prepare(c *kit.Call, p tokenBucketParams, infix, key 
 	c.Params[0] = p.Capacity
 	c.Params[1] = p.RefillTokens
 	c.Params[2] = p.RefillMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = tokenBucketHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

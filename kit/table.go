@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/limitspec/limitspec"
 )
@@ -24,9 +25,10 @@ type Call struct {
 	// Key names the call's state, with the parameters it is measured in
 	// (Params named by the limit's Redis keys): the hash tag alone (the
 	// key the request names) for a limit's call, StateName's for a
-	// policy's limit. It is no Redis key name: a table compares the name
-	// and those parameters, which tell states apart exactly as the names
-	// of their Redis keys do, and builds no string.
+	// policy's limit (built by NameState, with no allocation). It is no
+	// Redis key name: a table compares the name and those parameters,
+	// which tell states apart exactly as the names of their Redis keys
+	// do.
 	Key string
 	// Hash is the hash of the state's key in its table's store.
 	Hash uint64
@@ -34,6 +36,10 @@ type Call struct {
 	// durations), in the spec's order.
 	Params [MaxParams]int64
 	Args
+	// name holds the bytes of Key when NameState built it: a Call kept
+	// from call to call (a policy's, pooled) names its states in it
+	// without allocating.
+	name []byte
 }
 
 // Args are what the caller of a call gives besides the limit and the
@@ -60,6 +66,20 @@ func StateName(key, infix string) string {
 		return key
 	}
 	return "}" + key + "}" + infix
+}
+
+// NameState sets c.Key to StateName(key, infix), built in c's own buffer
+// when infix is not empty, so that a Call that is reused names the
+// states of its calls with no allocation once its buffer has grown to
+// their length. The Key so built is valid until c is named again: a
+// table only compares it, and copies it into the state it adds.
+func (c *Call) NameState(key, infix string) {
+	if infix == "" {
+		c.Key = key
+		return
+	}
+	c.name = append(append(append(append(c.name[:0], '}'), key...), '}'), infix...)
+	c.Key = unsafe.String(unsafe.SliceData(c.name), len(c.name))
 }
 
 // Record is one entry a view returns: its fields in order, each an int64

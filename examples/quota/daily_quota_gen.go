@@ -125,7 +125,7 @@ func (t *dailyQuotaTable) prepare(c *kit.Call, p dailyQuotaParams, infix, key st
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.OffsetMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = dailyQuotaHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

@@ -32,7 +32,7 @@ var librarySource string
 var quotaScripts = []*kit.Scripts{
 	{
 		ID: limitspec.Algorithm{Library: "quota", Name: "daily_quota"}, Library: "quota",
-		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "3202d973035e174d8ec6801e4f21a74f55e6409c"},
+		Decide: kit.Script{Name: "daily_quota", Source: dailyQuotaSource, SHA1: "ba365d8ebcd923b15149638e02ae6d7e51febcc4"},
 		Reset:  kit.Script{Name: "daily_quota_reset", Source: dailyQuotaResetSource, SHA1: "8ad967b81d96523ddb1f00d5e87ede93fce2b1b6"},
 		Views:  []kit.View{},
 		Keys:   []string{":quota:dq:<offset_ms>"},
@@ -44,10 +44,10 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "b0c6820dd80d78f0f65f089861048154bb2c47d6", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "45b70d9a8a11e28b681a31e78b69694380bd1fa0"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "6dc4f0a536f5bda5fcef674b85f53114380726e2"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "8f858c870cf204ace53b70a36ff2e36de3b93439"},
+		Name: "quota", Version: "0f799598d53f44fce393b5d1f0f9c1b0a60be624", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "15e733ea01a7f22068dcbd78f9105a400fbd9982"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "5b092a80b909ffd2ed639d8ec045990f2aef37f6"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "51b324a03a3f8388fb80c7497b4b8d2e2b9c40e7"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

@@ -197,7 +197,7 @@ end
 -- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
 local request__key = KEYS[2]
 if request__key then
-  local tag = string.match(KEYS[1], '^{[^}]*}')
+  local tag = string.match(KEYS[1], '^{.*}') -- the first key up to its last '}'
   if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
     return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
@@ -206,9 +206,9 @@ if request__key then
   if #id < 1 or #id > REQUEST_ID_MAX then
     return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
-  local raw = redis.call('GET', request__key)
+  local raw = not (cost == 0) and redis.call('GET', request__key)
   if raw then
-    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local t, was, kept = string.match(raw, '^(%d+):([%d,]+:[01]:%d+):([-%d:]+)$')
     local out = {}
     for v in string.gmatch(kept or '', '[^:]+') do
       out[#out + 1] = #v <= 17 and tonumber(v) or nil
@@ -220,7 +220,7 @@ if request__key then
     end
     t = t + 0
     if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+      if was ~= string.format('%d', cost) .. ':' .. (force and '1' or '0') .. ':' .. 0 then
         return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
             (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
             ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
@@ -289,8 +289,8 @@ if took > 0 then
 end
 local t__5 = limit - after
 local reply__ = {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
-if request__key and cost > 0 and (reply__[1] == 1 or force) then
-  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+if request__key and not (cost == 0) and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%s:%s:%d' .. string.rep(':%d', #reply__), now, string.format('%d', cost), force and '1' or '0', 0,
       unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
 return reply__

@@ -6,57 +6,76 @@
 -- now, without being charged, until it ends.
 --
 -- KEYS: every limit's keys, as the policy script's, each limit's followed
--- by its holds key, {tag}:L:hd in its keys' hash tag: {alice}:tokens:hd.
+-- by its holds keys in its keys' hash tag, a hash {tag}:L:hh and a sorted
+-- set {tag}:L:hz: {alice}:tokens:hh {alice}:tokens:hz.
 --
--- ARGV: now_ms (empty: the Redis server's TIME), cost, op, id, hold_ms,
--- then the limits as the policy script takes them. The operations:
+-- ARGV: now_ms (empty: the Redis server's TIME), cost (as the policy
+-- script's: one, or one per limit joined by ','), op, id, hold_ms, then
+-- the limits as the policy script takes them. The operations:
 --   decide   a decision of cost, counting the holds: admitted when every
---            limit admits cost plus its holds, and then charges cost; id
---            empty, hold_ms 0
---   reserve  holds cost (at least 1) for id until now_ms + hold_ms (1 to
---            HOLD_MS_MAX), when every limit admits it as a decision of cost
---            would be; charges nothing. A reserve of an id that already
---            holds the same cost everywhere changes nothing (a retry)
---   commit   ends id's holds and charges cost, the amount spent (more or
---            less than was held), forced: work already done; hold_ms 0
---   release  ends id's holds, charging nothing; cost and hold_ms 0
---   renew    moves the end of id's holds to now_ms + hold_ms; cost 0
---   reset    deletes every limit's state and holds (id empty, hold_ms 0;
---            cost is not read); replies with the number of keys deleted
+--            limit admits its cost plus its holds, and then charges its
+--            cost; id empty, hold_ms 0
+--   reserve  holds each limit's cost (at least 1) for id until now_ms +
+--            hold_ms (1 to HOLD_MS_MAX), when every limit admits it as a
+--            decision would; charges nothing. A reserve of an id that
+--            already holds the same costs everywhere changes nothing (a
+--            retry); one of an id held otherwise is refused
+--   commit   ends id's holds and charges each limit its cost, the amount
+--            spent (more or less than was held), forced: work already
+--            done; hold_ms 0
+--   release  ends id's holds, charging nothing; costs and hold_ms 0
+--   renew    moves the end of id's holds to now_ms + hold_ms; costs 0
 -- An id is 1 to REQUEST_ID_MAX bytes. A hold past its end counts and
--- charges nothing: a holder that vanished frees what it held.
+-- charges nothing: a holder that vanished frees what it held. A commit or
+-- release is remembered with its reply for REQUEST_MS: the same call sent
+-- again gets that reply and changes nothing.
 --
 -- Reply: as the policy script's. A decision or reserve reports what it
 -- decided; a commit, release or renew, and an admitted reserve, the
 -- state after it, as a decision of cost 0 sees it.
 --
 -- Errors (nothing is written): BADINPUT as the policy script's, and for
--- op, id, hold_ms; NOHOLD P: <message> when a commit, release or renew
--- finds no live hold of id on a limit (a retry of one that took effect,
--- or a hold that ended); BADSTATE when a holds key holds something else.
+-- op, id, hold_ms and a reserve of an id held otherwise; WRONGTYPE or
+-- BADSTATE for a key of another type, or holding what the scripts do not
+-- write; NOHOLD P: <message> when a commit, release or renew finds id
+-- holding nothing on any limit, nor a commit or release of it to repeat.
 
-local max, min, floor = math.max, math.min, math.floor
+--: math
+local max, min = math.max, math.min
 
+--: KEYS
 local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
 
 -- the spec's constants
+--: NOW_MAX
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
+--: COST_MAX
 -- 2^53 - 1
 local COST_MAX = 9007199254740991
+--: TTL_MARGIN_MS
 -- kept past the reset time, for lagging clocks
 local TTL_MARGIN_MS = 60000
+--: MAX_SKEW_MS
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
+--: BUCKETS_MAX
 -- the most buckets one bucket_window tier spans
 local BUCKETS_MAX = 3600
+--: RUN_MOD
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
+--: REQUEST_MS
+-- a charged request's reply is replayed to its retries this long
+local REQUEST_MS = 60000
+--: REQUEST_ID_MAX
 -- the longest request id, in bytes
 local REQUEST_ID_MAX = 128
+--: HOLD_MS_MAX
 -- the longest a hold lasts before its holder renews it (a day)
 local HOLD_MS_MAX = 86400000
 
+--: int
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
   if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
@@ -65,6 +84,7 @@ local function int(s)
   return tonumber(s)
 end
 
+--: field int
 -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
 local function field(v, dflt, lo, hi)
   if not v then
@@ -82,6 +102,7 @@ local function field(v, dflt, lo, hi)
   return n
 end
 
+--: clip
 -- s cut to 32 bytes, for an error message
 local function clip(s)
   s = tostring(s)
@@ -91,11 +112,13 @@ local function clip(s)
   return s
 end
 
+--: num
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
 end
 
+--: split
 -- s split at its first n-1 colons into n parts, or nil
 local function split(s, n)
   local parts, from = {}, 1
@@ -111,11 +134,29 @@ local function split(s, n)
   return parts
 end
 
+--: write
+-- runs a command that writes now (w true), or keeps it in w for later: a
+-- policy's limits write once every limit has admitted
+local function write(w, ...)
+  if w == true then
+    return redis.call(...)
+  end
+  w[#w + 1] = {...}
+end
 
+--: writes
+-- runs the commands a policy's limit kept (see write)
+local function writes(w)
+  for i = 1, #w do
+    redis.call(unpack(w[i]))
+  end
+end
+
+--: ratio_less
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = floor(a / b), floor(c / d)
+  local qa, qc = math.floor(a / b), math.floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -126,106 +167,38 @@ local function ratio_less(a, b, c, d)
   return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
 end
 
+--: longer
 -- whether the wait a is longer than b, where -1 is never
 local function longer(a, b)
   return a ~= b and (a == -1 or (b ~= -1 and a > b))
 end
 
-local ALG = 'policy: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+--: binding ratio_less longer
+-- the binding limit of R's n limits (R: a policy's reply, the index then
+-- each limit's fields): when every one admits (all), the least remaining
+-- relative to its limit; else, of those that deny, the longest wait (-1:
+-- never); ties to the first
+local function binding(R, n, all)
+  local b = 1
+  for i = 2, n do
+    local o, p = 7 * i - 6, 7 * b - 6
+    if all then
+      if ratio_less(R[o + 3], R[o + 2], R[p + 3], R[p + 2]) then
+        b = i
+      end
+    elseif R[o + 1] == 0 and (R[p + 1] == 1 or longer(R[o + 4], R[p + 4])) then
+      b = i
+    end
+  end
+  return b
 end
 
--- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
-local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 500000000000 then
-      return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    bucket_ms = int(ARGV[6])
-    if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-      return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    limit_2 = 0
-    if ARGV[7] ~= nil then
-      limit_2 = int(ARGV[7])
-    end
-    if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-      return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
-    end
-    window_ms_2 = 0
-    if ARGV[8] ~= nil then
-      window_ms_2 = int(ARGV[8])
-    end
-    if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-      return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
-    end
-    limit_3 = 0
-    if ARGV[9] ~= nil then
-      limit_3 = int(ARGV[9])
-    end
-    if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-      return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
-    end
-    window_ms_3 = 0
-    if ARGV[10] ~= nil then
-      window_ms_3 = int(ARGV[10])
-    end
-    if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-      return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
-    end
-    if not (window_ms % bucket_ms == 0) then
-      return bad('window_ms must be a multiple of bucket_ms')
-    end
-    if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms must span at most 3600 buckets')
-    end
-    if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
-      return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
-    end
-    if not (window_ms_2 % bucket_ms == 0) then
-      return bad('window_ms_2 must be a multiple of bucket_ms')
-    end
-    if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms_2 must span at most 3600 buckets')
-    end
-    if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
-      return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
-    end
-    if not (window_ms_3 % bucket_ms == 0) then
-      return bad('window_ms_3 must be a multiple of bucket_ms')
-    end
-    if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms_3 must span at most 3600 buckets')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
-    end
-    local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
-  end
-  limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = unpack(P)
-  local writes = {}
+--: -
+
+--: make_bucket_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS BUCKETS_MAX RUN_MOD int field split write
+-- a limit of bucket_window, L: its decision of now, cost, force and commit
+local function decide_bucket_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = L[2], L[3], L[4], L[5], L[6], L[7], L[8], L[9], L[10]
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function win__entry(m)
@@ -689,16 +662,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, 
       ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
       ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
-    end
-    writes[#writes + 1] = function()
       do
         local win__x = {start = bucket, count = took, at = eff}
         if win__top ~= nil then
@@ -714,64 +685,135 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, 
           win__x.run = win__x.count % RUN_MOD
         end
         win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
-        redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+        write(commit, 'ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
         win__card = win__card + 1
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
-          redis.call('ZREM', KEYS[1], win__x.replaces__)
+          write(commit, 'ZREM', KEYS[1], win__x.replaces__)
           win__card = win__card - 1
         end
         if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+          write(commit, 'ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
           win__card = BUCKETS_MAX
         end
         win__top = win__x
       end
       local t__22 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
       -- after the add (see Drop)
       local t__23 = bucket - widest
       if win__card > 0 and win__le[t__23] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
+        write(commit, 'ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
       end
     end
   end
   local t__24 = reset_at - now
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
+  return (ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier
 end
 
--- a limit of concurrency; ALG names the policy, the limit and concurrency in errors
-local function decide_concurrency(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:cc')
-    end
-    local tail = '}' .. infix .. ':cc'
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:cc for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit}
+-- a limit of bucket_window on the keys KEYS, ALG naming it in errors
+local function make_bucket_window(KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3)
+  return {decide_bucket_window, KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
+end
+--: -
+
+-- the parameters and keys of a limit of bucket_window, checked
+local function check_bucket_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 500000000000 then
+    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  local bucket_ms = int(ARGV[6])
+  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
+    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  local limit_2 = 0
+  if ARGV[7] ~= nil then
+    limit_2 = int(ARGV[7])
+  end
+  if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
+  end
+  local window_ms_2 = 0
+  if ARGV[8] ~= nil then
+    window_ms_2 = int(ARGV[8])
+  end
+  if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
+    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
+  end
+  local limit_3 = 0
+  if ARGV[9] ~= nil then
+    limit_3 = int(ARGV[9])
+  end
+  if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
+  end
+  local window_ms_3 = 0
+  if ARGV[10] ~= nil then
+    window_ms_3 = int(ARGV[10])
+  end
+  if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
+    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
+  end
+  if not (window_ms % bucket_ms == 0) then
+    return bad('window_ms must be a multiple of bucket_ms')
+  end
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms must span at most 3600 buckets')
+  end
+  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
+    return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
+  end
+  if not (window_ms_2 % bucket_ms == 0) then
+    return bad('window_ms_2 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_2 must span at most 3600 buckets')
+  end
+  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
+    return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
+  end
+  if not (window_ms_3 % bucket_ms == 0) then
+    return bad('window_ms_3 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_3 must span at most 3600 buckets')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
+  end
+  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
+end
+
+--: make_concurrency KEYS NOW_MAX
+-- a limit of concurrency, L: its decision of now, cost, force and commit
+local function decide_concurrency(L, now, cost, force, commit)
+  local KEYS, ALG, limit = L[2], L[3], L[4]
   -- state
   local slots_ts = 0
-  local slots__raw = redis.call('GET', KEYS[1])
+  local slots__raw = L[5]
+  if slots__raw == nil then
+    slots__raw = redis.call('GET', KEYS[1]) or false
+    L[5] = slots__raw
+  end
   if slots__raw then
     local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
     if slots__raw__ts == nil or #slots__raw__ts > 17 then
@@ -788,46 +830,53 @@ local function decide_concurrency(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
   local t__1 = limit + 1
   local c = (t__1 < cost and t__1 or cost)
   local ok = c <= limit
-  return {(ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0}, writes
+  return (ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0
 end
 
--- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
-local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:fw:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
+-- a limit of concurrency on the keys KEYS, ALG naming it in errors
+local function make_concurrency(KEYS, ALG, limit)
+  return {decide_concurrency, KEYS, ALG, limit, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of concurrency, checked
+local function check_concurrency(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, window_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:cc')
+  end
+  local tail = '}' .. infix .. ':cc'
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:cc for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit
+end
+
+--: make_fixed_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of fixed_window, L: its decision of now, cost, force and commit
+local function decide_fixed_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
   -- state
   local win_ts, win_n = 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
+  local win__raw = L[6]
+  if win__raw == nil then
+    win__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = win__raw
+  end
   if win__raw then
     local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
@@ -876,65 +925,69 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
+      local win__new = string.format('%d:%d', eff, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), win__new)
+      L[6] = commit == true and win__new or L[6]
     end
   end
   local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0
 end
 
--- a limit of gcra; ALG names the policy, the limit and gcra in errors
-local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local burst, rate, period_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    burst = int(ARGV[4])
-    if burst == nil or burst < 1 or burst > 1000000000000 then
-      return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    rate = int(ARGV[5])
-    if rate == nil or rate < 1 or rate > 1000000000000 then
-      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    period_ms = int(ARGV[6])
-    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (burst * period_ms <= 1000000000000000) then
-      return bad('burst times period_ms must not exceed 10^15')
-    end
-    if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
-      return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
-    end
-    local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {burst, rate, period_ms}
+-- a limit of fixed_window on the keys KEYS, ALG naming it in errors
+local function make_fixed_window(KEYS, ALG, limit, window_ms)
+  return {decide_fixed_window, KEYS, ALG, limit, window_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of fixed_window, checked
+local function check_fixed_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  burst, rate, period_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:fw:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':fw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+--: make_gcra KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of gcra, L: its decision of now, cost, force and commit
+local function decide_gcra(L, now, cost, force, commit)
+  local KEYS, ALG, burst, rate, period_ms = L[2], L[3], L[4], L[5], L[6]
   -- state
   local cell_ts, cell_tat = 0, 0
-  local cell__raw = redis.call('GET', KEYS[1])
+  local cell__raw = L[7]
+  if cell__raw == nil then
+    cell__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = cell__raw
+  end
   if cell__raw then
     local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
@@ -988,12 +1041,15 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   end
   local reset = lag + ((final + (0 - final) % rate) / rate)
   if final > tat then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
+      local cell__new = string.format('%d:%d', now + lag, final)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), cell__new)
+      L[7] = commit == true and cell__new or L[7]
     end
   end
   local t__9 = tau - final
@@ -1006,56 +1062,67 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
     local t__13 = (t__12 > 0 and t__12 or 0)
     t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
   end
-  return {(ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0}, writes
+  return (ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0
 end
 
--- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
-local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local capacity, rate, period_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    capacity = int(ARGV[4])
-    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    rate = int(ARGV[5])
-    if rate == nil or rate < 1 or rate > 1000000000000 then
-      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    period_ms = int(ARGV[6])
-    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (capacity * period_ms <= 1000000000000000) then
-      return bad('capacity times period_ms must not exceed 10^15')
-    end
-    if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
-      return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
-    end
-    local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {capacity, rate, period_ms}
+-- a limit of gcra on the keys KEYS, ALG naming it in errors
+local function make_gcra(KEYS, ALG, burst, rate, period_ms)
+  return {decide_gcra, KEYS, ALG, burst, rate, period_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of gcra, checked
+local function check_gcra(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  capacity, rate, period_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local burst = int(ARGV[4])
+  if burst == nil or burst < 1 or burst > 1000000000000 then
+    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local rate = int(ARGV[5])
+  if rate == nil or rate < 1 or rate > 1000000000000 then
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local period_ms = int(ARGV[6])
+  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (burst * period_ms <= 1000000000000000) then
+    return bad('burst times period_ms must not exceed 10^15')
+  end
+  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
+    return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
+  end
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, burst, rate, period_ms
+end
+
+--: make_leaky_bucket KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of leaky_bucket, L: its decision of now, cost, force and commit
+local function decide_leaky_bucket(L, now, cost, force, commit)
+  local KEYS, ALG, capacity, rate, period_ms = L[2], L[3], L[4], L[5], L[6]
   -- state
   local queue_ts, queue_work = 0, 0
-  local queue__raw = redis.call('GET', KEYS[1])
+  local queue__raw = L[7]
+  if queue__raw == nil then
+    queue__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = queue__raw
+  end
   if queue__raw then
     local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
@@ -1109,12 +1176,15 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
   end
   local reset = lag + ((final + (0 - final) % rate) / rate)
   if final > ahead then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
+      local queue__new = string.format('%d:%d', now + lag, final)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), queue__new)
+      L[7] = commit == true and queue__new or L[7]
     end
   end
   local t__9 = full - final
@@ -1127,44 +1197,61 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
     local t__13 = (t__12 > 0 and t__12 or 0)
     t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
   end
-  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
-      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0}, writes
+  return (ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
+      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0
 end
 
--- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
-local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[5])
-    if limit == nil or limit < 1 or limit > 100000 then
-      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
-    end
-    window_ms = int(ARGV[6])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:ml:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':ml:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
+-- a limit of leaky_bucket on the keys KEYS, ALG naming it in errors
+local function make_leaky_bucket(KEYS, ALG, capacity, rate, period_ms)
+  return {decide_leaky_bucket, KEYS, ALG, capacity, rate, period_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of leaky_bucket, checked
+local function check_leaky_bucket(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, window_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local capacity = int(ARGV[4])
+  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local rate = int(ARGV[5])
+  if rate == nil or rate < 1 or rate > 1000000000000 then
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local period_ms = int(ARGV[6])
+  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (capacity * period_ms <= 1000000000000000) then
+    return bad('capacity times period_ms must not exceed 10^15')
+  end
+  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
+    return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
+  end
+  local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, capacity, rate, period_ms
+end
+
+--: make_meta_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS int field split write
+-- a limit of meta_window, L: its decision of now, cost, force and commit
+local function decide_meta_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
   local meta = ''
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
@@ -1325,61 +1412,72 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
   local after = used + took
   if took > 0 then
     if not open then
-      writes[#writes + 1] = function()
+      if commit then
         stale = false -- the write below deletes every key
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
     end
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
-      redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
+      write(commit, 'RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
     end
   end
   local t__6 = limit - after
-  return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
+  return (ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
 end
 
--- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
-local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, offset_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
-    end
-    offset_ms = int(ARGV[5])
-    if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
-      return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
-    end
-    local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, offset_ms}
+-- a limit of meta_window on the keys KEYS, ALG naming it in errors
+local function make_meta_window(KEYS, ALG, limit, window_ms)
+  return {decide_meta_window, KEYS, ALG, limit, window_ms}
+end
+--: -
+
+-- the parameters and keys of a limit of meta_window, checked
+local function check_meta_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, offset_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[5])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
+  end
+  local window_ms = int(ARGV[6])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+--: make_quota__daily_quota KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of quota.daily_quota, L: its decision of now, cost, force and commit
+local function decide_quota__daily_quota(L, now, cost, force, commit)
+  local KEYS, ALG, limit, offset_ms = L[2], L[3], L[4], L[5]
   -- state
   local day_ts, day_n = 0, 0
-  local day__raw = redis.call('GET', KEYS[1])
+  local day__raw = L[6]
+  if day__raw == nil then
+    day__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = day__raw
+  end
   if day__raw then
     local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
     if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
@@ -1428,52 +1526,62 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix, P, now, c
   -- from now until the next day begins
   local ends = lag + 86400000 - into
   if took > 0 then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
+      local day__new = string.format('%d:%d', eff, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), day__new)
+      L[6] = commit == true and day__new or L[6]
     end
   end
   local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
 end
 
--- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
-local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 100000 then
-      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:sl:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
+-- a limit of quota.daily_quota on the keys KEYS, ALG naming it in errors
+local function make_quota__daily_quota(KEYS, ALG, limit, offset_ms)
+  return {decide_quota__daily_quota, KEYS, ALG, limit, offset_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of quota.daily_quota, checked
+local function check_quota__daily_quota(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, window_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
+  end
+  local offset_ms = int(ARGV[5])
+  if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
+    return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
+  end
+  local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, offset_ms
+end
+
+--: make_sliding_log KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS RUN_MOD int field split write
+-- a limit of sliding_log, L: its decision of now, cost, force and commit
+local function decide_sliding_log(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function log__entry(m)
@@ -1769,16 +1877,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
     seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
   end
   if took > 0 then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
-    end
-    writes[#writes + 1] = function()
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
@@ -1790,67 +1896,75 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
           log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
-        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+        write(commit, 'ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
         log__card = log__card + 1
         if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+          write(commit, 'ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
           log__card = 2 * limit
         end
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
       -- after the add (see Drop)
       if log__card > 0 and log__le[from] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+        write(commit, 'ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
       end
     end
   end
   local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
       ((ok or c > limit) and -1 or (free_at - now)),
-      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
+      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0
 end
 
--- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
-local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    if not (limit * window_ms <= 1000000000000000) then
-      return bad('limit times window_ms must not exceed 10^15')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:sw:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
+-- a limit of sliding_log on the keys KEYS, ALG naming it in errors
+local function make_sliding_log(KEYS, ALG, limit, window_ms)
+  return {decide_sliding_log, KEYS, ALG, limit, window_ms}
+end
+--: -
+
+-- the parameters and keys of a limit of sliding_log, checked
+local function check_sliding_log(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, window_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':sl:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+--: make_sliding_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of sliding_window, L: its decision of now, cost, force and commit
+local function decide_sliding_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
   -- state
   local win_ts, win_cur, win_prev = 0, 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
+  local win__raw = L[6]
+  if win__raw == nil then
+    win__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = win__raw
+  end
   if win__raw then
     local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
@@ -1928,66 +2042,71 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost,
   end
   local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
+      local win__new = string.format('%d:%d:%d', eff, after, prev)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), win__new)
+      L[6] = commit == true and win__new or L[6]
     end
   end
-  return {(ok and 1 or 0), limit, (room > 0 and room or 0),
-      ((ok or c > limit) and -1 or (lag + wait)),
-      ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
+  return (ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0
 end
 
--- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
-local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local capacity, refill_tokens, refill_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    capacity = int(ARGV[4])
-    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    refill_tokens = int(ARGV[5])
-    if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-      return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    refill_ms = int(ARGV[6])
-    if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-      return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (capacity * refill_ms <= 1000000000000000) then
-      return bad('capacity times refill_ms must not exceed 10^15')
-    end
-    if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
-      return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
-    end
-    local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {capacity, refill_tokens, refill_ms}
+-- a limit of sliding_window on the keys KEYS, ALG naming it in errors
+local function make_sliding_window(KEYS, ALG, limit, window_ms)
+  return {decide_sliding_window, KEYS, ALG, limit, window_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of sliding_window, checked
+local function check_sliding_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  capacity, refill_tokens, refill_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  if not (limit * window_ms <= 1000000000000000) then
+    return bad('limit times window_ms must not exceed 10^15')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sw:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':sw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+--: make_token_bucket KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of token_bucket, L: its decision of now, cost, force and commit
+local function decide_token_bucket(L, now, cost, force, commit)
+  local KEYS, ALG, capacity, refill_tokens, refill_ms = L[2], L[3], L[4], L[5], L[6]
   -- state
   local bucket_ts, bucket_taken = 0, 0
-  local bucket__raw = redis.call('GET', KEYS[1])
+  local bucket__raw = L[7]
+  if bucket__raw == nil then
+    bucket__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = bucket__raw
+  end
   if bucket__raw then
     local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
@@ -2039,12 +2158,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
   end
   local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
   if after > taken then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
+      local bucket__new = string.format('%d:%d', now + lag, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), bucket__new)
+      L[7] = commit == true and bucket__new or L[7]
     end
   end
   local t__9 = full - after
@@ -2057,29 +2179,81 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
     local t__13 = (t__12 > 0 and t__12 or 0)
     t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
   end
-  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0}, writes
+  return (ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0
 end
 
--- the algorithms: each its function, number of keys, string inputs,
--- required and total parameters
+-- a limit of token_bucket on the keys KEYS, ALG naming it in errors
+local function make_token_bucket(KEYS, ALG, capacity, refill_tokens, refill_ms)
+  return {decide_token_bucket, KEYS, ALG, capacity, refill_tokens, refill_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of token_bucket, checked
+local function check_token_bucket(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local capacity = int(ARGV[4])
+  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local refill_tokens = int(ARGV[5])
+  if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
+    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local refill_ms = int(ARGV[6])
+  if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
+    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (capacity * refill_ms <= 1000000000000000) then
+    return bad('capacity times refill_ms must not exceed 10^15')
+  end
+  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
+    return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
+  end
+  local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, capacity, refill_tokens, refill_ms
+end
+
+-- the algorithms: each its checker, maker, number of keys and of string
+-- inputs, least and most parameters
 local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
-  ['concurrency'] = {decide_concurrency, 1, 0, 1, 1},
-  ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
-  ['gcra'] = {decide_gcra, 1, 0, 3, 3},
-  ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
-  ['quota.daily_quota'] = {decide_quota__daily_quota, 1, 0, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
-  ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
-  ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
+  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7},
+  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1},
+  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2},
+  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3},
+  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3},
+  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2},
+  ['quota.daily_quota'] = {check_quota__daily_quota, make_quota__daily_quota, 1, 0, 2, 2},
+  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2},
+  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2},
+  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3},
 }
 
--- the limits
+local ALG = 'policy: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+
 if #ARGV < 5 then
   return bad('expected now_ms, cost, op, id, hold_ms, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
-local LIMITS, arg, key = {}, 6, 1
+-- the limits, from ARGV[6] on
+local LIMITS, HOLDS, arg, key = {}, {}, 6, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -2089,23 +2263,21 @@ while arg <= #ARGV do
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
-    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  -- its ARGV: the places of now_ms, cost and force (each limit's
-  -- function takes them as arguments), then of its string inputs (a
-  -- policy passes none), then its parameters; each table made whole at
-  -- once, not grown
+  -- its ARGV as its algorithm's script takes it: the places of now_ms,
+  -- cost and force, then of its string inputs (a policy passes none),
+  -- then its parameters
   local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  for _ = 1, alg[3] do
+  for _ = 1, alg[4] do
     table.insert(argv, 4, '')
   end
-  local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
-  arg, key = arg + 3 + n, key + alg[2] + 1
-  LIMITS[i][8] = KEYS[key - 1]
+  LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
+  HOLDS[3 * i - 2], HOLDS[3 * i - 1], HOLDS[3 * i] = name, 1 == 1 and KEYS[key + alg[3]], 1 == 1 and KEYS[key + alg[3] + 1]
+  arg, key = arg + 3 + n, key + alg[3] + 2 * 1
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -2113,268 +2285,529 @@ end
 if #KEYS ~= key - 1 then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, each then its holds key; got ' .. #KEYS)
 end
-for _, l in ipairs(LIMITS) do
-  local tag = string.match(l[2][1] or '', '^{[^}]*}')
-  if tag == nil or l[8] ~= tag .. l[5] .. ':hd' then
-    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds key must be {<key>}' .. l[5] .. ':hd, in the hash tag of its keys, got ' .. clip(l[8]))
+local NK = key - 1 -- the last state key's place (a policy's), before a request key
+
+-- makes limit l's decision of the parameters its checker returns after
+-- nil (a reset's: true), or returns nil and the checker's refusal
+local function made(l, e, ...)
+  if e then
+    return nil, e
   end
-  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
+  return l[1][2](l[2], l[4], ...)
+end
+
+-- every limit's parameters and keys, checked, then its decision made
+for i, l in ipairs(LIMITS) do
+  local tag = 1 == 1 and string.match(l[2][1], '^({.*})')
+  if tag and (HOLDS[3 * i - 1] ~= tag .. l[5] .. ':hh' or HOLDS[3 * i] ~= tag .. l[5] .. ':hz') then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
+        ':hz, in the hash tag of its keys, got ' .. clip(HOLDS[3 * i - 1]) .. ' and ' .. clip(HOLDS[3 * i] or ''))
+  end
+  local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
     return e
   end
-  l[7] = P
+  LIMITS[i] = f
 end
+ALG = string.match(ARGV[6 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
-ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
+--: driver math KEYS NOW_MAX COST_MAX TTL_MARGIN_MS REQUEST_MS REQUEST_ID_MAX HOLD_MS_MAX writes binding
 -- per-call inputs
+local NL = #LIMITS
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
   local us = t[2] + 0
   now = t[1] * 1000 + (us - us % 1000) / 1000
+elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
+  now = ARGV[1] + 0
+end
+if now == nil or now > NOW_MAX then
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'now_ms must be an integer in [0, 35184372088832], got ' .. string.sub(ARGV[1], 1, 32) ..
+      (#ARGV[1] > 32 and '...' or ''))
+end
+-- the costs: one for every limit, or one per limit joined by ','
+local COSTS, peek, cost = NL == 1 and {false} or {}, true, nil -- one limit's made with its place
+if ARGV[2] == '1' then
+  cost = 1
+elseif not string.find(ARGV[2], ',', 1, true) then
+  cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
+  if not cost or cost > COST_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG ..
+        'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(ARGV[2], 1, 32) ..
+        (#ARGV[2] > 32 and '...' or ''))
+  end
+end
+if cost then
+  for i = 1, NL do
+    COSTS[i] = cost
+  end
+  peek = cost == 0
 else
-  now = int(ARGV[1])
+  local n = 0
+  for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
+    local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
+    if not v or v > COST_MAX then
+      return redis.error_reply('BADINPUT ' .. ALG ..
+          'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
+          (#c > 32 and '...' or ''))
+    end
+    n = n + 1
+    COSTS[n], peek = v, peek and v == 0
+  end
+  if n ~= NL then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
+        ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
+  end
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+-- the operation, its id and length, and the costs it takes
+local op, id, hm = ARGV[3], ARGV[4] or '', ARGV[5] or '0' -- a decision may leave out its id and length
+if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'op must be decide, reserve, commit, release or renew, got ' .. string.sub(op, 1, 32) ..
+      (#op > 32 and '...' or ''))
 end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+if op == 'decide' then
+  if id ~= '' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'a decide takes no id, got ' .. string.sub(id, 1, 32) .. (#id > 32 and '...' or ''))
+  end
+elseif #id < 1 or #id > REQUEST_ID_MAX then
+  return redis.error_reply('BADINPUT ' .. ALG .. 'id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
+end
+local timed = op == 'reserve' or op == 'renew'
+local hold_ms = hm == '0' and 0 or #hm <= 17 and string.find(hm, '^%-?%d+$') and hm + 0
+if not hold_ms or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
+  return redis.error_reply('BADINPUT ' .. ALG .. 'hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') ..
+      ' for ' .. op .. ', got ' .. string.sub(hm, 1, 32) .. (#hm > 32 and '...' or ''))
+end
+for i = 1, op ~= 'decide' and op ~= 'commit' and NL or 0 do
+  if op == 'reserve' and COSTS[i] < 1 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'a reserve holds at least 1, got cost 0')
+  elseif (op == 'release' or op == 'renew') and COSTS[i] ~= 0 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be 0 for ' .. op .. ', got ' .. string.format('%d', COSTS[i]))
+  end
+end
+
+-- a decision reads each limit's summary first (SUMMARY[i], false: none);
+-- where no limit keeps a hold nor remembers one, it is the plain policy's
+-- decision, the holds counting nothing
+local SUMMARY = NL == 1 and {false} or {} -- one limit's made with its place
+local plain = op == 'decide'
+for i = 1, op == 'decide' and NL or 0 do
+  SUMMARY[i] = redis.call('HGET', HOLDS[3 * i - 1], '')
+  plain = plain and not SUMMARY[i]
+end
+if plain then
+  local force = false
+-- every limit decides, keeping its writes, then, when every limit admits
+-- (or the call is forced), each applies them; a policy of one limit
+-- decides and applies at once. R: the binding limit's index, then each
+-- limit's fields
+local R, all, W = {1, 0, 0, 0, 0, 0, 0, 0}, true, {}
+for i = 1, NL do
+  local o, L = 7 * i - 6, LIMITS[i]
+  W[i] = NL == 1 or {}
+  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, W[i])
+  if ok ~= 1 and ok ~= 0 then
+    return ok -- refused
+  end
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+  all = all and ok == 1
+end
+if NL > 1 then
+  for i = 1, NL do
+    local o, L = 7 * i - 6, LIMITS[i]
+    if all or force then
+      writes(W[i])
+    elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
+      R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = L[1](L, now, 0, false, false)
+    end
+  end
+  R[1] = binding(R, NL, all)
+end
+  return R
+end
+
+-- each limit's holds (docs/semantics.md, "Holds"): a hash HOLDS[3 * i - 1], whose
+-- field '' is the summary sum:first:last:ttl (the sum of the live
+-- amounts, the earliest score in the sorted set or earlier, the latest
+-- live end, the time the keys' TTL was set to reach) and whose other
+-- fields are the ids, each amount:end while its hold is live, or
+-- =op:until[:costs:reply] once a commit or release ended it (the call's
+-- costs and reply kept with the first limit it ended on), replayed until
+-- until; and a sorted set HOLDS[3 * i] of the ids, each scored its hold's end
+-- (later, once ended, the end of its reach), by which the holds that end
+-- are found. Every number is written and read as decimal text: no score
+-- is read back on the common path (Redis writes a score as a double,
+-- which costs more than the call). H[i] is limit i's, as this call finds
+-- and leaves it: [1] sum, [2] first, [3] last, [4] ttl, [5] the id's
+-- live amount and [6] its end (false: none), [7] what ended its hold
+-- (false: nothing), [8] the field to set (id, value), [9] the sorted
+-- set's members to add (score, id, ...), [10] the ids to drop, [11]
+-- whether the keys are new, [12] whether the summary changed, [13] a
+-- decision's writes kept, [14] the id when this call ended or renewed
+-- its hold (the keys still hold it as it was), [15] its new end (a
+-- renew; false: ended). Nothing is dropped or added before the call is
+-- known not to be refused.
+local NEVER = 9007199254740991 -- the first score of an empty set
+local BATCH = 256 -- the most ids one command reads or drops
+local NOW = nil -- now in decimal, made when a command takes it
+local H = {}
+for i = 1, NL do
+  local hh, he = HOLDS[3 * i - 1], HOLDS[3 * i]
+  local s, m
+  if id == '' then
+    s = SUMMARY[i]
+  else
+    local r = redis.call('HMGET', hh, '', id)
+    s, m = r[1], r[2]
+  end
+  local h
+  if s then
+    local a, b, c, d = string.match(s, '^(%d+):(%d+):(%d+):(%d+)$')
+    if not d then
+      return redis.error_reply('BADSTATE ' .. ALG .. string.sub(hh, 1, 32) ..
+          (#hh > 32 and '...' or '') .. ': want the holds summary sum:first:last:ttl, got ' ..
+          string.sub(s, 1, 32) .. (#s > 32 and '...' or ''))
+    end
+    h = {a + 0, b + 0, c + 0, d + 0, false, false, false, false, false, false, false, false, false, false, false}
+  else
+    h = {0, NEVER, 0, 0, false, false, false, false, false, false, true, false, false, false, false}
+  end
+  if m then
+    local a, e = string.match(m, '^(%d+):(%d+)$')
+    if a then
+      if e + 0 > now then
+        h[5], h[6] = a + 0, e + 0
+      end
+    elseif string.byte(m, 1) == 61 then -- '='
+      h[7] = m
+    else
+      return redis.error_reply('BADSTATE ' .. ALG .. string.sub(hh, 1, 32) ..
+          (#hh > 32 and '...' or '') .. ': want amount:end or =op:until for ' ..
+          string.sub(id, 1, 32) .. (#id > 32 and '...' or '') .. ', got ' .. string.sub(m, 1, 32) ..
+          (#m > 32 and '...' or ''))
+    end
+  end
+  if h[2] <= now then -- ids in the sorted set at or before now: found, to drop or move on
+    local drop, add, off = {}, {}, 0
+    NOW = NOW or string.format('%d', now)
+    repeat
+      local ids = redis.call('ZRANGEBYSCORE', he, '-inf', NOW, 'LIMIT', off, BATCH)
+      local vals = #ids > 0 and redis.call('HMGET', hh, unpack(ids)) or {}
+      for j = 1, #ids do
+        local v = vals[j] or ''
+        local a, e = string.match(v, '^(%d+):(%d+)$')
+        local u = not a and string.match(v, '^=%a+:(%d+)')
+        if a and e + 0 > now then -- renewed since: at its end
+          add[#add + 1], add[#add + 2] = e, ids[j]
+        elseif u and u + REQUEST_MS > now then -- ended by a call: kept REQUEST_MS past its reach
+          add[#add + 1], add[#add + 2] = string.format('%d', u + REQUEST_MS), ids[j]
+        else -- a hold that ended, an end out of reach, or an id of no field
+          drop[#drop + 1], h[1] = ids[j], h[1] - (a or 0)
+        end
+      end
+      off = off + #ids
+    until #ids < BATCH
+    local f = redis.call('ZRANGEBYSCORE', he, '(' .. NOW, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    h[2] = f[2] and f[2] + 0 or NEVER
+    for j = 1, #add, 2 do
+      h[2] = min(h[2], add[j] + 0)
+    end
+    if h[1] <= 0 then
+      h[1], h[3] = 0, 0
+    end
+    h[9], h[10], h[12] = #add > 0 and add, #drop > 0 and drop, true
+  end
+  H[i] = h
+end
+
+-- R's fields of limit L from o: its decision of cost c with its holds
+-- h counted (admitted when the algorithm admits c plus the holds, charging
+-- c alone when commit is set; docs/semantics.md, "Holds"), or a refusal.
+-- hh and he are its holds keys. It reads nothing of the script's own:
+-- made with no upvalue, it costs the call little.
+local R = {1, 0, 0, 0, 0, 0, 0, 0}
+local function held(L, h, R, o, now, c, commit, hh, he)
+  if h[1] == 0 then
+    local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, c, false, commit)
+    if ok ~= 1 and ok ~= 0 then
+      return ok
+    end
+    R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+    return
+  end
+  local ok, limit, remaining, retry, _, delay, tier = L[1](L, now, math.min(c + h[1], 9007199254740991), false, false)
+  if ok ~= 1 and ok ~= 0 then
+    return ok
+  end
+  local charged = c
+  if ok == 0 then
+    local alone, _, left = L[1](L, now, h[1], false, false)
+    remaining, charged = alone == 1 and left or 0, 0
+    -- the wait: tried at now and at each hold's end, from the first after
+    -- which c could fit beside the holds left (at most the limit's quota,
+    -- which no decision passes), at each the algorithm's own wait if it
+    -- comes before the next end; -1 if never. The live holds are read in
+    -- order of their ends, in batches of 256, only as far as the wait goes;
+    -- the id this call ended left out, or counted at its new end.
+    local E, A, read = {}, {}, false
+    local off, pos, live, at, NOW = 0, 0, h[1], now, string.format('%d', now) -- E[1..pos] ended at at; live are left
+    local x, xend = h[14], h[15]
+    local function have(n) -- whether E holds n ends, reading on as needed
+      while #E < n and not read do
+        local ids = redis.call('ZRANGEBYSCORE', he, '(' .. NOW, '+inf', 'LIMIT', off, 256)
+        local vals = #ids > 0 and redis.call('HMGET', hh, unpack(ids)) or {}
+        for j = 1, #ids do
+          local a, e = string.match(vals[j] or '', '^(%d+):(%d+)$')
+          if a and e + 0 > now and ids[j] ~= x then
+            if xend and xend < e + 0 then
+              E[#E + 1], A[#A + 1], xend = xend, h[5], false
+            end
+            E[#E + 1], A[#A + 1] = e + 0, a + 0
+          end
+        end
+        off, read = off + #ids, #ids < 256
+        if read and xend then
+          E[#E + 1], A[#A + 1], xend = xend, h[5], false
+        end
+      end
+      return #E >= n
+    end
+    local function advance() -- to the next end: every hold ending then ends
+      at = E[pos + 1]
+      while have(pos + 1) and E[pos + 1] == at do
+        pos, live = pos + 1, live - A[pos + 1]
+      end
+    end
+    retry = nil
+    while c + live > limit and not retry do
+      if have(pos + 1) then
+        advance()
+      else
+        retry = -1
+      end
+    end
+    while not retry do
+      local yes, _, _, own = L[1](L, at, math.min(c + live, 9007199254740991), false, false)
+      local more = have(pos + 1)
+      if yes == 1 then
+        retry = at - now
+      elseif own >= 0 and (not more or at + own < E[pos + 1]) then
+        retry = at + own - now
+      elseif not more then
+        retry = -1
+      else
+        advance()
+      end
+    end
+  end
+  local _, _, _, _, reset = L[1](L, now, charged, false, ok == 1 and commit)
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, math.max(reset, h[3] - now), delay, tier
 end
 
 -- the operation
-local op, id, hold_ms = ARGV[3], ARGV[4], int(ARGV[5])
-if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' and op ~= 'reset' then
-  return bad('op must be decide, reserve, commit, release, renew or reset, got ' .. clip(op))
-end
-if op == 'decide' or op == 'reset' then
-  if id ~= '' then
-    return bad('a ' .. op .. ' takes no id, got ' .. clip(id))
-  end
-elseif #id < 1 or #id > REQUEST_ID_MAX then
-  return bad('id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
-end
-local timed = op == 'reserve' or op == 'renew'
-if hold_ms == nil or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
-  return bad('hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') .. ' for ' .. op .. ', got ' .. clip(ARGV[5]))
-end
-if op == 'reserve' and cost < 1 then
-  return bad('a reserve holds at least 1, got cost 0')
-end
-if (op == 'release' or op == 'renew') and cost ~= 0 then
-  return bad('cost must be 0 for ' .. op .. ', got ' .. cost)
-end
-if op == 'reset' then -- every limit's keys, its holds key included
-  local keys = {}
-  for _, l in ipairs(LIMITS) do
-    for _, k in ipairs(l[2]) do
-      keys[#keys + 1] = k
-    end
-    keys[#keys + 1] = l[8]
-  end
-  return redis.call('DEL', unpack(keys))
-end
--- each limit's live holds at now: its ids' {amount, end}
-for _, l in ipairs(LIMITS) do
-  local raw, live = redis.call('HGETALL', l[8]), {}
-  for j = 1, #raw, 2 do
-    local a, e = string.match(raw[j + 1], '^(%d+):(%d+)$')
-    if a == nil or #a > 16 or #e > 16 then
-      return redis.error_reply('BADSTATE ' .. l[4] .. clip(l[8]) .. ': want amount:end for ' .. clip(raw[j]) .. ', got ' .. clip(raw[j + 1]))
-    end
-    if e + 0 > now then
-      live[raw[j]] = {a + 0, e + 0}
-    end
-  end
-  l[9] = live
-end
-
--- the sum of the holds live at t, and the end of the last
-local function held(l, t)
-  local sum, last = 0, t
-  for _, h in pairs(l[9]) do
-    if h[2] > t then
-      sum, last = sum + h[1], max(last, h[2])
-    end
-  end
-  return sum, last
-end
-
--- the wait until limit l admits cost with the holds live then counted:
--- tried at now and at each hold's end, at each the algorithm's own wait
--- if it comes before the next end; -1 if never
-local function wait(l, cost)
-  local ends = {now}
-  for _, h in pairs(l[9]) do
-    ends[#ends + 1] = h[2]
-  end
-  table.sort(ends)
-  for i, at in ipairs(ends) do
-    local nxt = nil
-    for j = i + 1, #ends do
-      if ends[j] ~= at then
-        nxt = ends[j]
-        break
-      end
-    end
-    if i == 1 or at ~= ends[i - 1] then
-      local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], at, min(cost + held(l, at), COST_MAX), false)
-      if r[1] == 1 then
-        return at - now
-      elseif r[4] >= 0 and (nxt == nil or at + r[4] < nxt) then
-        return at + r[4] - now
-      end
-    end
-  end
-  return -1
-end
-
--- limit l's decision of cost with its holds counted, and the writes that
--- charge cost: admitted when the algorithm admits cost plus the holds;
--- a denial's remaining is what is left beside the holds alone, its wait
--- counts each hold whole until its end; the reset reaches the last end
-local function decide(l, cost)
-  local sum, last = held(l, now)
-  local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, min(cost + sum, COST_MAX), false)
-  if r.err then
-    return r
-  end
-  local charged = cost
-  if r[1] == 0 then
-    local alone = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, sum, false)
-    r[3] = alone[1] == 1 and alone[3] or 0
-    r[4], charged = wait(l, cost), 0
-  end
-  local own, writes = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, charged, false)
-  r[5] = max(own[5], last - now)
-  return r, writes
-end
-
--- the state of every limit, as a decision of cost 0 sees it
-local function settled()
-  local res, all = {}, true
-  for i, l in ipairs(LIMITS) do
-    res[i] = decide(l, 0)
-    all = all and res[i][1] == 1
-  end
-  return res, all
-end
-
--- writes limit l's holds: its live ones, the key kept until the last
--- ends, deleted when none is left
-local function keep(l)
-  local fields, last = {}, now
-  for hid, h in pairs(l[9]) do
-    fields[#fields + 1], fields[#fields + 2] = hid, string.format('%d:%d', h[1], h[2])
-    last = max(last, h[2])
-  end
-  redis.call('DEL', l[8])
-  if #fields > 0 then
-    redis.call('HSET', l[8], unpack(fields))
-    redis.call('PEXPIRE', l[8], last - now + TTL_MARGIN_MS)
-  end
-end
-local res, all, force, replay = {}, true, false, op == 'reserve'
-if op == 'reserve' then
-  -- a retried reserve holds already: the same cost on every limit
-  for _, l in ipairs(LIMITS) do
-    local h = l[9][id]
-    replay = replay and h ~= nil and h[1] == cost
-  end
-  for _, l in ipairs(LIMITS) do
-    if not replay and l[9][id] then
-      return bad('id ' .. clip(id) .. ' holds ' .. l[9][id][1] .. ' on ' .. string.sub(l[5], 2) .. ', not ' .. cost)
-    end
-  end
-end
-if replay then
-  res, all = settled()
+local err, all, settle, replayed = nil, true, false, false
+if op == 'decide' and NL == 1 then
+  err = held(LIMITS[1], H[1], R, 7 * 1 - 6, now, COSTS[1], true, HOLDS[3 * 1 - 1], HOLDS[3 * 1]) -- decided and, when admitted, charged
 elseif op == 'decide' or op == 'reserve' then
-  -- every limit decides, writing nothing
-  local writes = {}
-  for i, l in ipairs(LIMITS) do
-    local r, w = decide(l, cost)
-    if r.err then
-      return r
-    end
-    res[i], writes[i] = r, w
-    all = all and r[1] == 1
+  for i = 1, NL do -- a decision's writes kept until every limit has admitted
+    H[i][13] = op == 'decide' and {}
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, COSTS[i], H[i][13], HOLDS[3 * i - 1], HOLDS[3 * i])
   end
-  if all and op == 'reserve' then
-    for _, l in ipairs(LIMITS) do
-      l[9][id] = {cost, now + hold_ms}
-      keep(l)
+end
+if err then
+  return err
+end
+for i = 1, NL do
+  all = all and R[7 * i - 5] == 1
+end
+if op == 'decide' then
+  for i = 1, NL > 1 and NL or 0 do
+    if all then
+      writes(H[i][13]) -- the charge, each limit having admitted
+    elseif R[7 * i - 5] == 1 then
+      err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
     end
-    res, all = settled()
-  elseif all then
-    for _, w in ipairs(writes) do
-      for _, write in ipairs(w) do
-        write()
+  end
+elseif op == 'reserve' then
+  local retry, some = true, nil
+  for i = 1, NL do
+    retry, some = retry and H[i][5] == COSTS[i], some or (H[i][5] and i)
+  end
+  if not retry and some then -- held otherwise
+    for i = 1, NL do
+      local mine = H[i][5]
+      if mine and mine ~= COSTS[i] then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+            (#id > 32 and '...' or '') .. ' holds ' .. string.format('%d', mine) .. ' on ' ..
+            HOLDS[3 * i - 2] .. ', not ' .. string.format('%d', COSTS[i]))
+      elseif not mine then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+            (#id > 32 and '...' or '') .. ' holds on ' .. HOLDS[3 * some - 2] ..
+            ' but nothing on ' ..
+            HOLDS[3 * i - 2] .. ': a hold id names one call\'s hold')
       end
     end
-  else
-    -- nothing is written: a limit that would admit reports a peek
-    for i, l in ipairs(LIMITS) do
-      if res[i][1] == 1 then
-        res[i] = decide(l, 0)
+  elseif not retry and all then
+    local til = now + hold_ms
+    local ts = string.format('%d', til)
+    for i = 1, NL do -- the hold, on every limit
+      local h = H[i]
+      h[1], h[2], h[3], h[8], h[12] = h[1] + COSTS[i], min(h[2], til), max(h[3], til), {id, string.format('%d:%s', COSTS[i], ts)}, true
+      h[9] = h[9] or {}
+      h[9][#h[9] + 1], h[9][#h[9] + 2] = ts, id
+      -- the state after it, as a decision of 0 sees it: what the reserve
+      -- was decided on, the holds now counting its amount, but its reset,
+      -- which the hold's end may push back
+      local _, _, _, _, reset = LIMITS[i][1](LIMITS[i], now, 0, false, false)
+      R[7 * i - 1] = max(reset, h[3] - now)
+    end
+  end
+  settle = retry
+  if not retry and not all then
+    for i = 1, NL do
+      if R[7 * i - 5] == 1 then
+        err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
       end
     end
   end
-else
-  for _, l in ipairs(LIMITS) do
-    if l[9][id] == nil then
-      return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. clip(id) .. ' holds nothing on ' .. string.sub(l[5], 2) ..
-          ': it was committed or released, or its hold ended')
+else -- commit, release, renew
+  local first = nil
+  for i = 1, NL do
+    first = first or (H[i][5] and i)
+  end
+  if not first or NL > 1 then -- every state read before anything is written, or the id found absent
+    for i = 1, NL do
+      err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i])
+    end
+    if err then
+      return err
     end
   end
-  -- every limit's state read before any write: a state the script did
-  -- not write refuses the call, writing nothing
-  for _, l in ipairs(LIMITS) do
-    local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, false)
-    if r.err then
-      return r
-    end
-  end
-  for _, l in ipairs(LIMITS) do
-    if op == 'renew' then
-      l[9][id][2] = now + hold_ms
-    else
-      l[9][id] = nil
-    end
-    if op == 'commit' and cost > 0 then
-      local _, w = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, cost, true)
-      for _, write in ipairs(w) do
-        write()
+  if not first and op ~= 'renew' then -- a commit or release sent again (its costs as sent): its reply, if it took effect
+    local again = nil -- the reply, when every limit the id's holds ended on within reach remembers op and the costs
+    for i = 1, NL do
+      local m = H[i][7]
+      local was, til, kept, reply = string.match(m or '', '^=(%a+):(%d+):?([%d,]*):?([-%d,]*)$')
+      if til and til + 0 > now then
+        if was ~= op or (reply ~= '' and kept ~= ARGV[2]) then
+          again = false
+          break
+        end
+        again = again or (reply ~= '' and reply)
       end
     end
-    keep(l)
+    if again then
+      R, first, replayed = {}, 0, true
+      for v in string.gmatch(again, '[^,]+') do
+        R[#R + 1] = v + 0
+      end
+    end
   end
-  res, all = settled()
+  if not first then
+    return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+        (#id > 32 and '...' or '') .. ' holds nothing: it never held, its hold ended, or another operation ended it')
+  end
+  for i = 1, first > 0 and NL or 0 do
+    local h, mine = H[i], H[i][5]
+    if mine then
+      local til, last = op == 'renew' and now + hold_ms or 0, h[6] == h[3] -- the id's hold ended last
+      if op == 'renew' then
+        local ts = string.format('%d', til)
+        h[2], h[3], h[8], h[12], h[14], h[15] = min(h[2], til), max(h[3], til), {id, string.format('%d:%s', mine, ts)}, true, id, til
+        h[9] = h[9] or {}
+        h[9][#h[9] + 1], h[9][#h[9] + 2] = ts, id
+      else
+        h[1], h[12], h[14] = h[1] - mine, true, id
+      end
+      if h[1] == 0 then
+        h[3] = 0
+      elseif last and til < h[6] then -- the latest live end but the id's, at least til
+        h[3] = til
+        local off, n = 0, BATCH
+        NOW = NOW or string.format('%d', now)
+        while h[3] == til and n == BATCH do
+          local ids = redis.call('ZREVRANGEBYSCORE', HOLDS[3 * i], '+inf', '(' .. NOW, 'LIMIT', off, BATCH)
+          local vals = #ids > 0 and redis.call('HMGET', HOLDS[3 * i - 1], unpack(ids)) or {}
+          for j = 1, #ids do
+            local e = ids[j] ~= id and string.match(vals[j] or '', '^%d+:(%d+)$')
+            if e and e + 0 > now then
+              h[3] = max(til, e + 0)
+              break
+            end
+          end
+          off, n = off + #ids, #ids
+        end
+      end
+    end
+    if op == 'commit' and COSTS[i] > 0 then
+      local ok = LIMITS[i][1](LIMITS[i], now, COSTS[i], true, true) -- work done: charged, forced
+      if ok ~= 1 and ok ~= 0 then
+        return ok
+      end
+    end
+  end
+  settle = first > 0
+end
+if settle then
+  all = true
+  for i = 1, NL do
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i])
+    all = all and R[7 * i - 5] == 1
+  end
+end
+if err then
+  return err
+end
+if NL > 1 and not replayed then
+  R[1] = binding(R, NL, all)
+end
+if settle and (op == 'commit' or op == 'release') then -- the holds ended, remembered with the reply
+  local til, kept = string.format('%d', now + REQUEST_MS), nil
+  for i = 1, NL do
+    if H[i][5] then
+      if not kept then
+        kept = '=' .. op .. ':' .. til .. ':' .. ARGV[2] .. ':' .. string.format('%d' .. string.rep(',%d', 7 * NL), unpack(R))
+        H[i][8] = {id, kept}
+      else
+        H[i][8] = {id, '=' .. op .. ':' .. til}
+      end
+    end
+  end
 end
 
--- the binding limit: when denied, the longest wait; when admitted, the
--- least remaining relative to its limit; ties to the first
-local b = nil
-for i, r in ipairs(res) do
-  if all then
-    if b == nil or ratio_less(r[3], r[2], res[b][3], res[b][2]) then
-      b = i
+for i = 1, NL do
+  local h, hh, he = H[i], HOLDS[3 * i - 1], HOLDS[3 * i]
+  local set, add, drop = h[8], h[9], h[10]
+  for j = 1, drop and #drop or 0, BATCH do
+    redis.call('HDEL', hh, unpack(drop, j, min(j + BATCH - 1, #drop)))
+    redis.call('ZREM', he, unpack(drop, j, min(j + BATCH - 1, #drop)))
+  end
+  if add then
+    redis.call('ZADD', he, unpack(add))
+  end
+  if h[2] == NEVER then -- nothing held, nothing remembered
+    if not h[11] then
+      redis.call('DEL', hh, he)
     end
-  elseif r[1] == 0 and (b == nil or longer(r[4], res[b][4])) then
-    b = i
+  elseif h[12] or set then
+    local reach = max(h[3], set and string.byte(set[2], 1) == 61 and now + REQUEST_MS or 0) + TTL_MARGIN_MS
+    local ttl = reach > h[4] and reach + REQUEST_MS
+    local summary = string.format('%d:%d:%d:%d', h[1], h[2], h[3], ttl or h[4])
+    if set then
+      redis.call('HSET', hh, set[1], set[2], '', summary)
+    else
+      redis.call('HSET', hh, '', summary)
+    end
+    if ttl then
+      local ms = string.format('%d', ttl - now)
+      redis.call('PEXPIRE', hh, ms)
+      redis.call('PEXPIRE', he, ms)
+    elseif drop and add then -- the drops may have emptied the set, and the adds made it anew
+      redis.call('PEXPIRE', he, string.format('%d', h[4] - now))
+    end
   end
 end
-local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-if all or force then
-  for _, r in ipairs(res) do
-    delay = max(delay, r[6])
-  end
-end
-local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
-for _, r in ipairs(res) do
-  for j = 1, #r do
-    out[#out + 1] = r[j]
-  end
-end
-return out
+return R

@@ -85,6 +85,60 @@ local function split(s, n)
   return parts
 end
 
+-- runs a command that writes now (w true), or keeps it in w for later: a
+-- policy's limits write once every limit has admitted
+local function write(w, ...)
+  if w == true then
+    return redis.call(...)
+  end
+  w[#w + 1] = {...}
+end
+
+-- runs the commands a policy's limit kept (see write)
+local function writes(w)
+  for i = 1, #w do
+    redis.call(unpack(w[i]))
+  end
+end
+
+-- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
+-- algorithm on the two fractions: every value stays below the largest)
+local function ratio_less(a, b, c, d)
+  local qa, qc = math.floor(a / b), math.floor(c / d)
+  if qa ~= qc then
+    return qa < qc
+  end
+  local ra, rc = a - qa * b, c - qc * d
+  if ra == 0 or rc == 0 then
+    return ra == 0 and rc ~= 0
+  end
+  return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
+end
+
+-- whether the wait a is longer than b, where -1 is never
+local function longer(a, b)
+  return a ~= b and (a == -1 or (b ~= -1 and a > b))
+end
+
+-- the binding limit of R's n limits (R: a policy's reply, the index then
+-- each limit's fields): when every one admits (all), the least remaining
+-- relative to its limit; else, of those that deny, the longest wait (-1:
+-- never); ties to the first
+local function binding(R, n, all)
+  local b = 1
+  for i = 2, n do
+    local o, p = 7 * i - 6, 7 * b - 6
+    if all then
+      if ratio_less(R[o + 3], R[o + 2], R[p + 3], R[p + 2]) then
+        b = i
+      end
+    elseif R[o + 1] == 0 and (R[p + 1] == 1 or longer(R[o + 4], R[p + 4])) then
+      b = i
+    end
+  end
+  return b
+end
+
 -- the last n entries of list
 local function keep_last(list, n)
   if #list <= n then
@@ -96,6 +150,2035 @@ local function keep_last(list, n)
   end
   return out
 end
+
+-- a limit of bucket_window, L: its decision of now, cost, force and commit
+local function decide_bucket_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = L[2], L[3], L[4], L[5], L[6], L[7], L[8], L[9], L[10]
+  -- state
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function win__entry(m)
+    local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_count = e_count + 0
+      if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      e_at = e_at + 0
+      if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
+      return {start = e_start, count = e_count, run = e_run, at = e_at}
+    end
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 4)
+    if parts == nil then
+      return nil, 'an entry is not 4 fields joined by \':\'', m
+    end
+    local x_start = field(parts[1], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[1]
+    end
+    local x_count = field(parts[2], nil, 1, 1000000000000)
+    if x_count == nil then
+      return nil, 'entry field count is not an integer', parts[2]
+    end
+    local x_run = field(parts[3], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[3]
+    end
+    local x_at = field(parts[4], nil, 0, NOW_MAX)
+    if x_at == nil then
+      return nil, 'entry field at is not an integer', parts[4]
+    end
+    return {start = x_start, count = x_count, run = x_run, at = x_at}
+  end
+  local win__card = redis.call('ZCARD', KEYS[1])
+  local win__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local win__ranks, win__lt, win__le = {}, {}, {}
+  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+  local function win__at(r)
+    local e = win__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = win__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      win__ranks[r] = e
+    end
+    return e
+  end
+  -- the number of entries scored below x, or at most x when closed
+  local function win__below(x, closed)
+    local top = win__top
+    if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
+      return win__card
+    end
+    local known = closed and win__le or win__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
+  end
+  -- the sum of count over the entries at ranks [lo, hi), the running sum
+  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
+  -- the value if an entry is not one
+  local function win__sum(lo, hi)
+    if hi <= lo then
+      return 0, 0
+    end
+    local first, what, v = win__at(lo)
+    if first == nil then
+      return nil, what, v
+    end
+    local top = first
+    if hi - 1 > lo then
+      top, what, v = win__at(hi - 1)
+      if top == nil then
+        return nil, what, v
+      end
+    end
+    local base = first.run - first.count
+    return (top.run - base) % RUN_MOD, base, first, top
+  end
+  -- the first entry at ranks [lo, hi) at which the sum of count from lo
+  -- (at most cap) reaches need, false if none; nil, what, value as above
+  local function win__reach(lo, hi, need, cap)
+    local total, base, first, top = win__sum(lo, hi)
+    if total == nil then
+      return nil, base, first
+    end
+    if hi <= lo or (total < cap and total or cap) < need then
+      return false
+    end
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
+      return first
+    end
+    -- the entry sought is at a rank in [a, b]; found is the entry at b
+    local a, b, found = lo + 1, hi - 1, top
+    local function probe(r)
+      local x, what, v = win__at(r)
+      if x == nil then
+        return nil, what, v
+      end
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
+        b, found = r, x
+      else
+        a = r + 1
+      end
+      return true
+    end
+    local step, galloping = 2, true
+    while a < b do
+      local r = (a + b - (a + b) % 2) / 2
+      if galloping then
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
+        step = step * 2
+      end
+      local ok, what, v = probe(r)
+      if ok == nil then
+        return nil, what, v
+      end
+      galloping = galloping and b ~= r
+    end
+    return found
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  -- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
+  if win__card > 0 then
+    local bad__what, bad__v
+    win__top, bad__what, bad__v = win__at(win__card - 1)
+    if win__top == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+  end
+  local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
+  if stale then
+    win__card = 0
+    win__top = nil
+  end
+
+  -- decision
+  -- the last admission
+  local last_at = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = 0, win__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = win__at(hi__ - 1)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      last_at = e.at
+    end
+  end
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = last_at - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- the current bucket's start
+  local bucket = eff - eff % bucket_ms
+  local t__2 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
+  local widest = (t__2 > window_ms and t__2 or window_ms)
+  local t__3 = (limit_3 > limit_2 and limit_3 or limit_2)
+  local t__4 = (t__3 > limit and t__3 or limit) + 1
+  local c = (t__4 < cost and t__4 or cost)
+  local from1 = bucket - window_ms
+  local used1 = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = win__below(from1, true), win__card
+    local sum__, bad__what, bad__v = win__sum(lo__, hi__)
+    if sum__ == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+    used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+  end
+  local fits1 = used1 + c <= limit
+  -- a forced denial is charged too, up to 2 * t.limit in every tier
+  -- (a tier not used leaves it to tier 1's bound)
+  local t__5 = 2 * limit - used1
+  local free1 = (t__5 > 0 and t__5 or 0)
+  local on2 = limit_2 > 0
+  local from2 = bucket - window_ms_2
+  local agg__3 = 0
+  if on2 then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from2, true), win__card
+      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
+      if sum__ == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+    end
+  end
+  local used2 = (on2 and agg__3 or 0)
+  local fits2 = not on2 or used2 + c <= limit_2
+  local free2
+  if on2 then
+    local t__6 = 2 * limit_2 - used2
+    free2 = (t__6 > 0 and t__6 or 0)
+  else
+    free2 = 2 * limit
+  end
+  local on3 = limit_3 > 0
+  local from3 = bucket - window_ms_3
+  local agg__4 = 0
+  if on3 then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from3, true), win__card
+      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
+      if sum__ == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
+    end
+  end
+  local used3 = (on3 and agg__4 or 0)
+  local fits3 = not on3 or used3 + c <= limit_3
+  local free3
+  if on3 then
+    local t__7 = 2 * limit_3 - used3
+    free3 = (t__7 > 0 and t__7 or 0)
+  else
+    free3 = 2 * limit
+  end
+  local ok = fits1 and fits2 and fits3
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__8 = (free3 < free2 and free3 or free2)
+    local t__9 = (t__8 < free1 and t__8 or free1)
+    took = (t__9 < cost and t__9 or cost)
+  else
+    took = 0
+  end
+  local t__10 = (on2 and limit_2 or limit)
+  local t__11 = (on3 and limit_3 or limit)
+  local t__12 = (t__11 < t__10 and t__11 or t__10)
+  local lim = (t__12 < limit and t__12 or limit)
+  -- Denied: the tier admits once the oldest buckets holding
+  -- used + took + c - t.limit have left its window (this request's
+  -- bucket last).
+  local agg__5 = bucket + window_ms
+  if not (ok or used1 + took + c <= limit) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from1, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__5 = e.start + window_ms
+      end
+    end
+  end
+  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
+  -- Reset: remaining is lim again once every tier holds at most
+  -- t.limit - lim; what this request adds sits in the current bucket.
+  local t__13 = used1 + took - (limit - lim)
+  local x1 = (t__13 > 0 and t__13 or 0)
+  local agg__6 = bucket + window_ms
+  if not (x1 == 0) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from1, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__6 = e.start + window_ms
+      end
+    end
+  end
+  local r1 = ((x1 == 0) and 0 or agg__6)
+  local t__14 = limit - (used1 + took)
+  local left1 = (t__14 > 0 and t__14 or 0)
+  local agg__7 = bucket + window_ms_2
+  if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from2, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__7 = e.start + window_ms_2
+      end
+    end
+  end
+  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__7)
+  local x2
+  if on2 then
+    local t__15 = used2 + took - (limit_2 - lim)
+    x2 = (t__15 > 0 and t__15 or 0)
+  else
+    x2 = 0
+  end
+  local agg__8 = bucket + window_ms_2
+  if not (x2 == 0) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from2, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__8 = e.start + window_ms_2
+      end
+    end
+  end
+  local r2 = ((x2 == 0) and 0 or agg__8)
+  local left2
+  if on2 then
+    local t__16 = limit_2 - (used2 + took)
+    left2 = (t__16 > 0 and t__16 or 0)
+  else
+    left2 = limit
+  end
+  local agg__9 = bucket + window_ms_3
+  if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from3, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__9 = e.start + window_ms_3
+      end
+    end
+  end
+  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__9)
+  local x3
+  if on3 then
+    local t__17 = used3 + took - (limit_3 - lim)
+    x3 = (t__17 > 0 and t__17 or 0)
+  else
+    x3 = 0
+  end
+  local agg__10 = bucket + window_ms_3
+  if not (x3 == 0) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = win__below(from3, true), win__card
+      local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__10 = e.start + window_ms_3
+      end
+    end
+  end
+  local r3 = ((x3 == 0) and 0 or agg__10)
+  local left3
+  if on3 then
+    local t__18 = limit_3 - (used3 + took)
+    left3 = (t__18 > 0 and t__18 or 0)
+  else
+    left3 = limit
+  end
+  local t__19 = (at3 > at2 and at3 or at2)
+  local retry_at = (t__19 > at1 and t__19 or at1)
+  local t__20 = (r3 > r2 and r3 or r2)
+  local reset_at = (t__20 > r1 and t__20 or r1)
+  local t__21 = (left3 < left2 and left3 or left2)
+  local room = (t__21 < left1 and t__21 or left1)
+  -- the tier that binds: the one with the least room, the first whose
+  -- limit is below the cost, or the one that stays denied the longest
+  local tier = (ok and ((left1 == room) and 1 or ((left2 == room) and 2 or 3)) or
+      ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
+      ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
+  if took > 0 then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+      end
+      if win__top ~= nil and win__top.start <= bucket - widest then
+        win__top = nil -- every entry is gone: the next add starts afresh
+      end
+      do
+        local win__x = {start = bucket, count = took, at = eff}
+        if win__top ~= nil then
+          if win__top.start > win__x.start then -- the set grows at its end
+            win__x.start = win__top.start
+          end
+          win__x.run = (win__top.run + win__x.count) % RUN_MOD
+          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
+            win__x.replaces__ = win__top.member__
+            win__x.count = win__x.count + win__top.count
+          end
+        else
+          win__x.run = win__x.count % RUN_MOD
+        end
+        win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
+        write(commit, 'ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+        win__card = win__card + 1
+        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
+          write(commit, 'ZREM', KEYS[1], win__x.replaces__)
+          win__card = win__card - 1
+        end
+        if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
+          write(commit, 'ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+          win__card = BUCKETS_MAX
+        end
+        win__top = win__x
+      end
+      local t__22 = widest - eff % bucket_ms
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      -- after the add (see Drop)
+      local t__23 = bucket - widest
+      if win__card > 0 and win__le[t__23] ~= 0 then
+        write(commit, 'ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
+      end
+    end
+  end
+  local t__24 = reset_at - now
+  return (ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier
+end
+
+-- a limit of bucket_window on the keys KEYS, ALG naming it in errors
+local function make_bucket_window(KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3)
+  return {decide_bucket_window, KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
+end
+
+-- the parameters and keys of a limit of bucket_window, checked
+local function check_bucket_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 500000000000 then
+    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  local bucket_ms = int(ARGV[6])
+  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
+    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  local limit_2 = 0
+  if ARGV[7] ~= nil then
+    limit_2 = int(ARGV[7])
+  end
+  if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
+  end
+  local window_ms_2 = 0
+  if ARGV[8] ~= nil then
+    window_ms_2 = int(ARGV[8])
+  end
+  if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
+    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
+  end
+  local limit_3 = 0
+  if ARGV[9] ~= nil then
+    limit_3 = int(ARGV[9])
+  end
+  if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
+  end
+  local window_ms_3 = 0
+  if ARGV[10] ~= nil then
+    window_ms_3 = int(ARGV[10])
+  end
+  if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
+    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
+  end
+  if not (window_ms % bucket_ms == 0) then
+    return bad('window_ms must be a multiple of bucket_ms')
+  end
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms must span at most 3600 buckets')
+  end
+  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
+    return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
+  end
+  if not (window_ms_2 % bucket_ms == 0) then
+    return bad('window_ms_2 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_2 must span at most 3600 buckets')
+  end
+  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
+    return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
+  end
+  if not (window_ms_3 % bucket_ms == 0) then
+    return bad('window_ms_3 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_3 must span at most 3600 buckets')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
+  end
+  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
+end
+
+-- a limit of concurrency, L: its decision of now, cost, force and commit
+local function decide_concurrency(L, now, cost, force, commit)
+  local KEYS, ALG, limit = L[2], L[3], L[4]
+  -- state
+  local slots_ts = 0
+  local slots__raw = L[5]
+  if slots__raw == nil then
+    slots__raw = redis.call('GET', KEYS[1]) or false
+    L[5] = slots__raw
+  end
+  if slots__raw then
+    local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
+    if slots__raw__ts == nil or #slots__raw__ts > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts' .. ', got ' ..
+          (#slots__raw > 32 and string.sub(slots__raw, 1, 32) .. '...' or slots__raw))
+    end
+    slots_ts = slots__raw__ts + 0
+    if slots_ts < 0 then slots_ts = 0 elseif slots_ts > NOW_MAX then slots_ts = NOW_MAX end
+  end
+
+  -- decision
+  local t__1 = limit + 1
+  local c = (t__1 < cost and t__1 or cost)
+  local ok = c <= limit
+  return (ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0
+end
+
+-- a limit of concurrency on the keys KEYS, ALG naming it in errors
+local function make_concurrency(KEYS, ALG, limit)
+  return {decide_concurrency, KEYS, ALG, limit, nil}
+end
+
+-- the parameters and keys of a limit of concurrency, checked
+local function check_concurrency(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:cc')
+  end
+  local tail = '}' .. infix .. ':cc'
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:cc for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit
+end
+
+-- a limit of fixed_window, L: its decision of now, cost, force and commit
+local function decide_fixed_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
+  -- state
+  local win_ts, win_n = 0, 0
+  local win__raw = L[6]
+  if win__raw == nil then
+    win__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = win__raw
+  end
+  if win__raw then
+    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
+    end
+    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = win_ts > now + MAX_SKEW_MS
+  if stale then
+    win_ts = 0
+    win_n = 0
+  end
+
+  -- decision
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = win_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- ms since the current window began
+  local into = eff % window_ms
+  local used = ((win_ts >= eff - into) and win_n or 0)
+  -- cost past the limit is denied anyway
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
+  local ok = used + c <= limit
+  -- a forced denial is charged too, up to 2 * limit
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__3 = 2 * limit - used
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    took = (t__4 < cost and t__4 or cost)
+  else
+    took = 0
+  end
+  local after = used + took
+  local until_end = lag + window_ms - into
+  if took > 0 then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
+      end
+      local win__new = string.format('%d:%d', eff, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), win__new)
+      L[6] = commit == true and win__new or L[6]
+    end
+  end
+  local t__5 = limit - after
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0
+end
+
+-- a limit of fixed_window on the keys KEYS, ALG naming it in errors
+local function make_fixed_window(KEYS, ALG, limit, window_ms)
+  return {decide_fixed_window, KEYS, ALG, limit, window_ms, nil}
+end
+
+-- the parameters and keys of a limit of fixed_window, checked
+local function check_fixed_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:fw:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':fw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+-- a limit of gcra, L: its decision of now, cost, force and commit
+local function decide_gcra(L, now, cost, force, commit)
+  local KEYS, ALG, burst, rate, period_ms = L[2], L[3], L[4], L[5], L[6]
+  -- state
+  local cell_ts, cell_tat = 0, 0
+  local cell__raw = L[7]
+  if cell__raw == nil then
+    cell__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = cell__raw
+  end
+  if cell__raw then
+    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
+    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:tat' .. ', got ' ..
+          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
+    end
+    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
+    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
+    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = cell_ts > now + MAX_SKEW_MS
+  if stale then
+    cell_ts = 0
+    cell_tat = 0
+  end
+
+  -- decision
+  -- the tolerance, times rate
+  local tau = burst * period_ms
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = cell_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- ms since the last admission
+  local t__2 = now - cell_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = ((cell_tat + (0 - cell_tat) % rate) / rate)
+  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
+  -- TAT - eff, times rate
+  local t__4 = cell_tat - drained
+  local tat = (t__4 > 0 and t__4 or 0)
+  local t__5 = burst + 1
+  local c = (t__5 < cost and t__5 or cost)
+  local new_tat = tat + c * period_ms
+  local ok = new_tat <= tau
+  -- a forced denial is charged too, up to 2 * tau
+  local final
+  if ok then
+    final = new_tat
+  elseif force then
+    local t__6 = 2 * burst
+    local t__7 = 2 * tau
+    local t__8 = tat + (t__6 < cost and t__6 or cost) * period_ms
+    final = (t__8 < t__7 and t__8 or t__7)
+  else
+    final = tat
+  end
+  local reset = lag + ((final + (0 - final) % rate) / rate)
+  if final > tat then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
+      end
+      local cell__new = string.format('%d:%d', now + lag, final)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), cell__new)
+      L[7] = commit == true and cell__new or L[7]
+    end
+  end
+  local t__9 = tau - final
+  local t__10 = (t__9 > 0 and t__9 or 0)
+  local t__11
+  if ok or c > burst then
+    t__11 = -1
+  else
+    local t__12 = final + c * period_ms - tau
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
+  end
+  return (ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0
+end
+
+-- a limit of gcra on the keys KEYS, ALG naming it in errors
+local function make_gcra(KEYS, ALG, burst, rate, period_ms)
+  return {decide_gcra, KEYS, ALG, burst, rate, period_ms, nil}
+end
+
+-- the parameters and keys of a limit of gcra, checked
+local function check_gcra(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local burst = int(ARGV[4])
+  if burst == nil or burst < 1 or burst > 1000000000000 then
+    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local rate = int(ARGV[5])
+  if rate == nil or rate < 1 or rate > 1000000000000 then
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local period_ms = int(ARGV[6])
+  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (burst * period_ms <= 1000000000000000) then
+    return bad('burst times period_ms must not exceed 10^15')
+  end
+  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
+    return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
+  end
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, burst, rate, period_ms
+end
+
+-- a limit of leaky_bucket, L: its decision of now, cost, force and commit
+local function decide_leaky_bucket(L, now, cost, force, commit)
+  local KEYS, ALG, capacity, rate, period_ms = L[2], L[3], L[4], L[5], L[6]
+  -- state
+  local queue_ts, queue_work = 0, 0
+  local queue__raw = L[7]
+  if queue__raw == nil then
+    queue__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = queue__raw
+  end
+  if queue__raw then
+    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
+    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:work' .. ', got ' ..
+          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
+    end
+    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
+    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
+    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = queue_ts > now + MAX_SKEW_MS
+  if stale then
+    queue_ts = 0
+    queue_work = 0
+  end
+
+  -- decision
+  -- the queue's room, times rate
+  local full = capacity * period_ms
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = queue_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- ms of draining since the last admission
+  local t__2 = now - queue_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = ((queue_work + (0 - queue_work) % rate) / rate)
+  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
+  -- work queued ahead of this request
+  local t__4 = queue_work - drained
+  local ahead = (t__4 > 0 and t__4 or 0)
+  local t__5 = capacity + 1
+  local c = (t__5 < cost and t__5 or cost)
+  local with_this = ahead + c * period_ms
+  local ok = with_this <= full
+  -- a forced denial is queued too, up to 2 * full
+  local final
+  if ok then
+    final = with_this
+  elseif force then
+    local t__6 = 2 * capacity
+    local t__7 = 2 * full
+    local t__8 = ahead + (t__6 < cost and t__6 or cost) * period_ms
+    final = (t__8 < t__7 and t__8 or t__7)
+  else
+    final = ahead
+  end
+  local reset = lag + ((final + (0 - final) % rate) / rate)
+  if final > ahead then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
+      end
+      local queue__new = string.format('%d:%d', now + lag, final)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), queue__new)
+      L[7] = commit == true and queue__new or L[7]
+    end
+  end
+  local t__9 = full - final
+  local t__10 = (t__9 > 0 and t__9 or 0)
+  local t__11
+  if ok or c > capacity then
+    t__11 = -1
+  else
+    local t__12 = final + c * period_ms - full
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
+  end
+  return (ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
+      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0
+end
+
+-- a limit of leaky_bucket on the keys KEYS, ALG naming it in errors
+local function make_leaky_bucket(KEYS, ALG, capacity, rate, period_ms)
+  return {decide_leaky_bucket, KEYS, ALG, capacity, rate, period_ms, nil}
+end
+
+-- the parameters and keys of a limit of leaky_bucket, checked
+local function check_leaky_bucket(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local capacity = int(ARGV[4])
+  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local rate = int(ARGV[5])
+  if rate == nil or rate < 1 or rate > 1000000000000 then
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local period_ms = int(ARGV[6])
+  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (capacity * period_ms <= 1000000000000000) then
+    return bad('capacity times period_ms must not exceed 10^15')
+  end
+  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
+    return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
+  end
+  local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, capacity, rate, period_ms
+end
+
+-- a limit of meta_window, L: its decision of now, cost, force and commit
+local function decide_meta_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
+  local meta = ''
+  -- state
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
+    if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
+      e_t_ms = e_t_ms + 0
+      if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
+      e_start = e_start + 0
+      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
+      e_used = e_used + 0
+      if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
+      return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
+    end
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 5)
+    if parts == nil then
+      return nil, 'an entry is not 5 fields joined by \':\'', m
+    end
+    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
+    if x_t_ms == nil then
+      return nil, 'entry field t_ms is not an integer', parts[1]
+    end
+    local x_start = field(parts[2], nil, 0, NOW_MAX)
+    if x_start == nil then
+      return nil, 'entry field start is not an integer', parts[2]
+    end
+    local x_used = field(parts[3], nil, 0, 2 * limit)
+    if x_used == nil then
+      return nil, 'entry field used is not an integer', parts[3]
+    end
+    local x_cost = field(parts[4], nil, 1, 2 * limit)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[4]
+    end
+    return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
+  end
+  local function log__parse(raw)
+    local out = {}
+    for i = 1, #raw do
+      local e, what, v = log__entry(raw[i])
+      if e == nil then
+        return nil, what, v
+      end
+      out[i] = e
+    end
+    return out
+  end
+  local log = {}
+  local log__newest = redis.call('LINDEX', KEYS[1], -1)
+  if log__newest then
+    local bad__what, bad__v
+    log, bad__what, bad__v = log__parse({log__newest})
+    if log == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
+  if stale then
+    log = {}
+  end
+
+  -- decision
+  -- the last admission
+  local last_ts = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_ts = e.t_ms
+  end
+  -- when its window opened
+  local last_start = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_start = e.start
+  end
+  -- what its window had admitted then
+  local last_used = 0
+  if #log > 0 then
+    local e = log[#log]
+    last_used = e.used
+  end
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = last_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  local open = last_used > 0 and eff < last_start + window_ms
+  local used = (open and last_used or 0)
+  -- an admission now would open a window
+  local start = (open and last_start or eff)
+  -- from now until the window ends
+  local t__2 = start + window_ms - eff
+  local ends = lag + (t__2 > 0 and t__2 or 0)
+  local t__3 = limit + 1
+  local c = (t__3 < cost and t__3 or cost)
+  local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__4 = 2 * limit - used
+    local t__5 = (t__4 > 0 and t__4 or 0)
+    took = (t__5 < cost and t__5 or cost)
+  else
+    took = 0
+  end
+  local after = used + took
+  if took > 0 then
+    if not open then
+      if commit then
+        stale = false -- the write below deletes every key
+        write(commit, 'DEL', KEYS[1])
+      end
+    end
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+      end
+      write(commit, 'RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
+    end
+  end
+  local t__6 = limit - after
+  return (ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
+end
+
+-- a limit of meta_window on the keys KEYS, ALG naming it in errors
+local function make_meta_window(KEYS, ALG, limit, window_ms)
+  return {decide_meta_window, KEYS, ALG, limit, window_ms}
+end
+
+-- the parameters and keys of a limit of meta_window, checked
+local function check_meta_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local limit = int(ARGV[5])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
+  end
+  local window_ms = int(ARGV[6])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+-- a limit of quota.daily_quota, L: its decision of now, cost, force and commit
+local function decide_quota__daily_quota(L, now, cost, force, commit)
+  local KEYS, ALG, limit, offset_ms = L[2], L[3], L[4], L[5]
+  -- state
+  local day_ts, day_n = 0, 0
+  local day__raw = L[6]
+  if day__raw == nil then
+    day__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = day__raw
+  end
+  if day__raw then
+    local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
+    if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:n' .. ', got ' ..
+          (#day__raw > 32 and string.sub(day__raw, 1, 32) .. '...' or day__raw))
+    end
+    day_ts, day_n = day__raw__ts + 0, day__raw__n + 0
+    if day_ts < 0 then day_ts = 0 elseif day_ts > NOW_MAX then day_ts = NOW_MAX end
+    if day_n < 0 then day_n = 0 elseif day_n > 2 * limit then day_n = 2 * limit end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = day_ts > now + MAX_SKEW_MS
+  if stale then
+    day_ts = 0
+    day_n = 0
+  end
+
+  -- decision
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = day_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- ms since the day began
+  local into = (eff + 86400000 - offset_ms) % 86400000
+  local used = ((day_ts >= eff - into) and day_n or 0)
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
+  local ok = used + c <= limit
+  -- a forced denial is charged too, up to 2 * limit in the day
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__3 = 2 * limit - used
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    took = (t__4 < cost and t__4 or cost)
+  else
+    took = 0
+  end
+  local after = used + took
+  -- from now until the next day begins
+  local ends = lag + 86400000 - into
+  if took > 0 then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
+      end
+      local day__new = string.format('%d:%d', eff, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), day__new)
+      L[6] = commit == true and day__new or L[6]
+    end
+  end
+  local t__5 = limit - after
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
+end
+
+-- a limit of quota.daily_quota on the keys KEYS, ALG naming it in errors
+local function make_quota__daily_quota(KEYS, ALG, limit, offset_ms)
+  return {decide_quota__daily_quota, KEYS, ALG, limit, offset_ms, nil}
+end
+
+-- the parameters and keys of a limit of quota.daily_quota, checked
+local function check_quota__daily_quota(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
+  end
+  local offset_ms = int(ARGV[5])
+  if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
+    return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
+  end
+  local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, offset_ms
+end
+
+-- a limit of sliding_log, L: its decision of now, cost, force and commit
+local function decide_sliding_log(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
+  -- state
+  -- the entry m holds, or nil, what is wrong, and the value
+  local function log__entry(m)
+    local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
+      e_ts = e_ts + 0
+      if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
+      e_seq = e_seq + 0
+      if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
+      e_cost = e_cost + 0
+      if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
+      e_run = e_run + 0
+      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
+      return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
+    end
+    -- the spec's constants
+    -- 2^45 ms since the epoch, about the year 3085
+    local NOW_MAX = 35184372088832
+
+    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
+    local function int(s)
+      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
+        return nil
+      end
+      return tonumber(s)
+    end
+
+    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
+    local function field(v, dflt, lo, hi)
+      if not v then
+        return dflt
+      end
+      local n = int(v)
+      if n == nil then
+        return nil
+      end
+      if n < lo then
+        return lo
+      elseif n > hi then
+        return hi
+      end
+      return n
+    end
+
+    -- s split at its first n-1 colons into n parts, or nil
+    local function split(s, n)
+      local parts, from = {}, 1
+      for i = 1, n - 1 do
+        local at = string.find(s, ':', from, true)
+        if not at then
+          return nil
+        end
+        parts[i] = string.sub(s, from, at - 1)
+        from = at + 1
+      end
+      parts[n] = string.sub(s, from)
+      return parts
+    end
+
+    local parts = split(m, 4)
+    if parts == nil then
+      return nil, 'an entry is not 4 fields joined by \':\'', m
+    end
+    local x_ts = field(parts[1], nil, 0, NOW_MAX)
+    if x_ts == nil then
+      return nil, 'entry field ts is not an integer', parts[1]
+    end
+    local x_seq = field(parts[2], nil, 0, 200000)
+    if x_seq == nil then
+      return nil, 'entry field seq is not an integer', parts[2]
+    end
+    local x_cost = field(parts[3], nil, 1, 200000)
+    if x_cost == nil then
+      return nil, 'entry field cost is not an integer', parts[3]
+    end
+    local x_run = field(parts[4], nil, 0, 4503599627370495)
+    if x_run == nil then
+      return nil, 'entry field run is not an integer', parts[4]
+    end
+    return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
+  end
+  local log__card = redis.call('ZCARD', KEYS[1])
+  local log__top = nil -- the newest entry, read below
+  -- what this call has read of the set, which it reads before any write:
+  -- the entries by rank, and the counts below each bound, open and closed
+  local log__ranks, log__lt, log__le = {}, {}, {}
+  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
+  local function log__at(r)
+    local e = log__ranks[r]
+    if e == nil then
+      local raw = redis.call('ZRANGE', KEYS[1], r, r)
+      local what, v
+      e, what, v = log__entry(raw[1])
+      if e == nil then
+        return nil, what, v
+      end
+      e.member__ = raw[1]
+      log__ranks[r] = e
+    end
+    return e
+  end
+  -- the number of entries scored below x, or at most x when closed
+  local function log__below(x, closed)
+    local top = log__top
+    if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
+      return log__card
+    end
+    local known = closed and log__le or log__lt
+    local n = known[x]
+    if n == nil then
+      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
+      known[x] = n
+    end
+    return n
+  end
+  -- the sum of cost over the entries at ranks [lo, hi), the running sum
+  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
+  -- the value if an entry is not one
+  local function log__sum(lo, hi)
+    if hi <= lo then
+      return 0, 0
+    end
+    local first, what, v = log__at(lo)
+    if first == nil then
+      return nil, what, v
+    end
+    local top = first
+    if hi - 1 > lo then
+      top, what, v = log__at(hi - 1)
+      if top == nil then
+        return nil, what, v
+      end
+    end
+    local base = first.run - first.cost
+    return (top.run - base) % RUN_MOD, base, first, top
+  end
+  -- the first entry at ranks [lo, hi) at which the sum of cost from lo
+  -- (at most cap) reaches need, false if none; nil, what, value as above
+  local function log__reach(lo, hi, need, cap)
+    local total, base, first, top = log__sum(lo, hi)
+    if total == nil then
+      return nil, base, first
+    end
+    if hi <= lo or (total < cap and total or cap) < need then
+      return false
+    end
+    local s = (first.run - base) % RUN_MOD
+    if (s < cap and s or cap) >= need then
+      return first
+    end
+    -- the entry sought is at a rank in [a, b]; found is the entry at b
+    local a, b, found = lo + 1, hi - 1, top
+    local function probe(r)
+      local x, what, v = log__at(r)
+      if x == nil then
+        return nil, what, v
+      end
+      local s = (x.run - base) % RUN_MOD
+      if (s < cap and s or cap) >= need then
+        b, found = r, x
+      else
+        a = r + 1
+      end
+      return true
+    end
+    local step, galloping = 2, true
+    while a < b do
+      local r = (a + b - (a + b) % 2) / 2
+      if galloping then
+        r = lo + step - 1
+        if r > b - 1 then
+          r = b - 1
+        end
+        step = step * 2
+      end
+      local ok, what, v = probe(r)
+      if ok == nil then
+        return nil, what, v
+      end
+      galloping = galloping and b ~= r
+    end
+    return found
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
+  if log__card > 0 then
+    local bad__what, bad__v
+    log__top, bad__what, bad__v = log__at(log__card - 1)
+    if log__top == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+  end
+  local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
+  if stale then
+    log__card = 0
+    log__top = nil
+  end
+
+  -- decision
+  -- the last admission
+  local last_ts = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = 0, log__card
+    if hi__ > lo__ then
+      local e, bad__what, bad__v = log__at(hi__ - 1)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      last_ts = e.ts
+    end
+  end
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = last_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- entries at or before from have left the window
+  local from = eff - window_ms
+  -- the costs admitted in the window
+  local used = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = log__below(from, true), log__card
+    local sum__, bad__what, bad__v = log__sum(lo__, hi__)
+    if sum__ == nil then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
+          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
+    end
+    used = (40000000000 < sum__ and 40000000000 or sum__)
+  end
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
+  local ok = used + c <= limit
+  -- a forced denial is recorded too, up to 2 * limit in the window
+  local took
+  if ok then
+    took = c
+  elseif force then
+    local t__3 = 2 * limit - used
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    took = (t__4 < cost and t__4 or cost)
+  else
+    took = 0
+  end
+  local after = used + took
+  -- Denied: the window must lose after + c - limit, oldest entries first
+  -- (this request's own, at eff, last); read only when the reply needs it.
+  local agg__3 = eff + window_ms
+  if not (ok or c > limit) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = log__below(from, true), log__card
+      local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
+      if e == nil then
+        return redis.error_reply('BADSTATE ' .. ALG ..
+            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+            bad__what .. ', got ' .. (#bad__v > 32 and
+            string.sub(bad__v, 1, 32) .. '...' or bad__v))
+      end
+      if e then
+        agg__3 = e.ts + window_ms
+      end
+    end
+  end
+  local free_at = ((ok or c > limit) and 0 or agg__3)
+  local agg__4 = eff
+  if not (took > 0) then -- else the value is not used
+    do -- the entries in range are those at ranks [lo, hi)
+      local lo__, hi__ = log__below(from, true), log__card
+      if hi__ > lo__ then
+        local e, bad__what, bad__v = log__at(hi__ - 1)
+        if e == nil then
+          return redis.error_reply('BADSTATE ' .. ALG ..
+              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+              bad__what .. ', got ' .. (#bad__v > 32 and
+              string.sub(bad__v, 1, 32) .. '...' or bad__v))
+        end
+        agg__4 = e.ts
+      end
+    end
+  end
+  local last_in = ((took > 0) and eff or agg__4)
+  -- earlier admissions at the same ms
+  local seq = 0
+  do -- the entries in range are those at ranks [lo, hi)
+    local lo__, hi__ = log__below(eff, false), log__below(eff, true)
+    seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
+  end
+  if took > 0 then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+      end
+      if log__top ~= nil and log__top.ts <= from then
+        log__top = nil -- every entry is gone: the next add starts afresh
+      end
+      do
+        local log__x = {ts = eff, seq = seq, cost = took}
+        if log__top ~= nil then
+          if log__top.ts > log__x.ts then -- the set grows at its end
+            log__x.ts = log__top.ts
+          end
+          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
+        else
+          log__x.run = log__x.cost % RUN_MOD
+        end
+        log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
+        write(commit, 'ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+        log__card = log__card + 1
+        if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
+          write(commit, 'ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+          log__card = 2 * limit
+        end
+        log__top = log__x
+      end
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+      -- after the add (see Drop)
+      if log__card > 0 and log__le[from] ~= 0 then
+        write(commit, 'ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+      end
+    end
+  end
+  local t__5 = limit - after
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
+      ((ok or c > limit) and -1 or (free_at - now)),
+      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0
+end
+
+-- a limit of sliding_log on the keys KEYS, ALG naming it in errors
+local function make_sliding_log(KEYS, ALG, limit, window_ms)
+  return {decide_sliding_log, KEYS, ALG, limit, window_ms}
+end
+
+-- the parameters and keys of a limit of sliding_log, checked
+local function check_sliding_log(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':sl:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+-- a limit of sliding_window, L: its decision of now, cost, force and commit
+local function decide_sliding_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
+  -- state
+  local win_ts, win_cur, win_prev = 0, 0, 0
+  local win__raw = L[6]
+  if win__raw == nil then
+    win__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = win__raw
+  end
+  if win__raw then
+    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
+    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:cur:prev' .. ', got ' ..
+          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
+    end
+    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
+    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
+    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
+    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = win_ts > now + MAX_SKEW_MS
+  if stale then
+    win_ts = 0
+    win_cur = 0
+    win_prev = 0
+  end
+
+  -- decision
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = win_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- the time this request is decided at
+  local eff = now + lag
+  -- ms into the current window
+  local e = eff % window_ms
+  local start = eff - e
+  -- ms until the next window begins
+  local to_next = window_ms - e
+  -- the last admission is in this window
+  local same = win_ts >= start
+  local next = not same and win_ts >= start - window_ms
+  local prev = (same and win_prev or (next and win_cur or 0))
+  local cur = (same and win_cur or 0)
+  -- the previous window's share, times window_ms
+  local weighted = prev * (window_ms - e)
+  local t__2 = limit + 1
+  local c = (t__2 < cost and t__2 or cost)
+  local ok = weighted + (cur + c) * window_ms <= limit * window_ms
+  -- a forced denial is charged too, up to 2 * limit in this window
+  local after
+  if ok then
+    after = cur + c
+  elseif force then
+    local t__3 = 2 * limit - cur
+    local t__4 = (t__3 > 0 and t__3 or 0)
+    after = cur + (t__4 < cost and t__4 or cost)
+  else
+    after = cur
+  end
+  local t__5 = limit * window_ms - weighted
+  local t__6 = (t__5 > 0 and t__5 or 0)
+  local room = ((t__6 - t__6 % window_ms) / window_ms) - after
+  -- Denied: wait until the previous window's share has shrunk enough, in
+  -- this window, or else into the next one, where this window's count
+  -- is the previous one.
+  local t__7 = weighted + (after + c) * window_ms - limit * window_ms
+  local short = (t__7 > 0 and t__7 or 0)
+  local t__8 = (prev > 1 and prev or 1)
+  local in_this = prev > 0 and e + ((short + (0 - short) % t__8) / t__8) < window_ms
+  local t__9 = after + c - limit
+  local short_next = (t__9 > 0 and t__9 or 0) * window_ms
+  local wait
+  if in_this then
+    local t__10 = (prev > 1 and prev or 1)
+    wait = ((short + (0 - short) % t__10) / t__10)
+  else
+    local t__11 = (after > 1 and after or 1)
+    wait = to_next + ((short_next + (0 - short_next) % t__11) / t__11)
+  end
+  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
+  if after > cur then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
+      end
+      local win__new = string.format('%d:%d:%d', eff, after, prev)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), win__new)
+      L[6] = commit == true and win__new or L[6]
+    end
+  end
+  return (ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0
+end
+
+-- a limit of sliding_window on the keys KEYS, ALG naming it in errors
+local function make_sliding_window(KEYS, ALG, limit, window_ms)
+  return {decide_sliding_window, KEYS, ALG, limit, window_ms, nil}
+end
+
+-- the parameters and keys of a limit of sliding_window, checked
+local function check_sliding_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  if not (limit * window_ms <= 1000000000000000) then
+    return bad('limit times window_ms must not exceed 10^15')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sw:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':sw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+-- a limit of token_bucket, L: its decision of now, cost, force and commit
+local function decide_token_bucket(L, now, cost, force, commit)
+  local KEYS, ALG, capacity, refill_tokens, refill_ms = L[2], L[3], L[4], L[5], L[6]
+  -- state
+  local bucket_ts, bucket_taken = 0, 0
+  local bucket__raw = L[7]
+  if bucket__raw == nil then
+    bucket__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = bucket__raw
+  end
+  if bucket__raw then
+    local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
+    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
+      return redis.error_reply('BADSTATE ' .. ALG ..
+          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
+          'want the integers ts:taken' .. ', got ' ..
+          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
+    end
+    bucket_ts, bucket_taken = bucket__raw__ts + 0, bucket__raw__taken + 0
+    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
+    if bucket_taken < 0 then bucket_taken = 0 elseif bucket_taken > 2 * (capacity * refill_ms) then bucket_taken = 2 * (capacity * refill_ms) end
+  end
+
+  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
+  -- by a clock that is wrong: it is not trusted, and reads as absent
+  local stale = bucket_ts > now + MAX_SKEW_MS
+  if stale then
+    bucket_ts = 0
+    bucket_taken = 0
+  end
+
+  -- decision
+  local full = capacity * refill_ms
+  -- how far the last admission is ahead of this caller's clock
+  local t__1 = bucket_ts - now
+  local lag = (t__1 > 0 and t__1 or 0)
+  -- ms of refill since the last admission
+  local t__2 = now - bucket_ts
+  local elapsed = (t__2 > 0 and t__2 or 0)
+  local t__3 = ((bucket_taken + (0 - bucket_taken) % refill_tokens) / refill_tokens)
+  local refilled = (t__3 < elapsed and t__3 or elapsed) * refill_tokens
+  local t__4 = bucket_taken - refilled
+  local taken = (t__4 > 0 and t__4 or 0)
+  local t__5 = capacity + 1
+  local c = (t__5 < cost and t__5 or cost)
+  local need = c * refill_ms
+  local ok = taken + need <= full
+  -- a forced denial is charged too, up to 2 * full
+  local after
+  if ok then
+    after = taken + need
+  elseif force then
+    local t__6 = 2 * capacity
+    local t__7 = 2 * full
+    local t__8 = taken + (t__6 < cost and t__6 or cost) * refill_ms
+    after = (t__8 < t__7 and t__8 or t__7)
+  else
+    after = taken
+  end
+  local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
+  if after > taken then
+    if commit then
+      if stale then -- every key, before this call's first write
+        stale = false
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
+      end
+      local bucket__new = string.format('%d:%d', now + lag, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), bucket__new)
+      L[7] = commit == true and bucket__new or L[7]
+    end
+  end
+  local t__9 = full - after
+  local t__10 = (t__9 > 0 and t__9 or 0)
+  local t__11
+  if ok or c > capacity then
+    t__11 = -1
+  else
+    local t__12 = after + need - full
+    local t__13 = (t__12 > 0 and t__12 or 0)
+    t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
+  end
+  return (ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0
+end
+
+-- a limit of token_bucket on the keys KEYS, ALG naming it in errors
+local function make_token_bucket(KEYS, ALG, capacity, refill_tokens, refill_ms)
+  return {decide_token_bucket, KEYS, ALG, capacity, refill_tokens, refill_ms, nil}
+end
+
+-- the parameters and keys of a limit of token_bucket, checked
+local function check_token_bucket(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local capacity = int(ARGV[4])
+  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local refill_tokens = int(ARGV[5])
+  if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
+    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local refill_ms = int(ARGV[6])
+  if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
+    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (capacity * refill_ms <= 1000000000000000) then
+    return bad('capacity times refill_ms must not exceed 10^15')
+  end
+  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
+    return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
+  end
+  local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, capacity, refill_tokens, refill_ms
+end
+
+-- the algorithms: each its checker, maker, number of keys and of string
+-- inputs, least and most parameters
+local ALGORITHMS = {
+  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7},
+  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1},
+  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2},
+  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3},
+  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3},
+  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2},
+  ['quota.daily_quota'] = {check_quota__daily_quota, make_quota__daily_quota, 1, 0, 2, 2},
+  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2},
+  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2},
+  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3},
+}
 
 -- lua/daily_quota.lua
 -- the parameters of daily_quota found valid, by their arguments
@@ -262,7 +2345,7 @@ end
 -- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
 local request__key = KEYS[2]
 if request__key then
-  local tag = string.match(KEYS[1], '^{[^}]*}')
+  local tag = string.match(KEYS[1], '^{.*}') -- the first key up to its last '}'
   if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
     return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
@@ -271,9 +2354,9 @@ if request__key then
   if #id < 1 or #id > REQUEST_ID_MAX then
     return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
-  local raw = redis.call('GET', request__key)
+  local raw = not (cost == 0) and redis.call('GET', request__key)
   if raw then
-    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local t, was, kept = string.match(raw, '^(%d+):([%d,]+:[01]:%d+):([-%d:]+)$')
     local out = {}
     for v in string.gmatch(kept or '', '[^:]+') do
       out[#out + 1] = #v <= 17 and tonumber(v) or nil
@@ -285,7 +2368,7 @@ if request__key then
     end
     t = t + 0
     if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', 0) then
+      if was ~= string.format('%d', cost) .. ':' .. (force and '1' or '0') .. ':' .. 0 then
         return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
             (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
             ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
@@ -354,8 +2437,8 @@ if took > 0 then
 end
 local t__5 = limit - after
 local reply__ = {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}
-if request__key and cost > 0 and (reply__[1] == 1 or force) then
-  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #reply__), now, cost, force and '1' or '0', 0,
+if request__key and not (cost == 0) and (reply__[1] == 1 or force) then
+  redis.call('SET', request__key, string.format('%d:%s:%s:%d' .. string.rep(':%d', #reply__), now, string.format('%d', cost), force and '1' or '0', 0,
       unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
 return reply__
@@ -403,1975 +2486,17 @@ end}
 
 -- lua/holds.lua
 redis.register_function{function_name = 'quota_holds', callback = function(KEYS, ARGV)
-local max, min, floor = math.max, math.min, math.floor
--- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
--- algorithm on the two fractions: every value stays below the largest)
-local function ratio_less(a, b, c, d)
-  local qa, qc = floor(a / b), floor(c / d)
-  if qa ~= qc then
-    return qa < qc
-  end
-  local ra, rc = a - qa * b, c - qc * d
-  if ra == 0 or rc == 0 then
-    return ra == 0 and rc ~= 0
-  end
-  return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
-end
-
--- whether the wait a is longer than b, where -1 is never
-local function longer(a, b)
-  return a ~= b and (a == -1 or (b ~= -1 and a > b))
-end
-
+local max, min = math.max, math.min
 local ALG = 'policy: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
--- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
-local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 500000000000 then
-      return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    bucket_ms = int(ARGV[6])
-    if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-      return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    limit_2 = 0
-    if ARGV[7] ~= nil then
-      limit_2 = int(ARGV[7])
-    end
-    if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-      return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
-    end
-    window_ms_2 = 0
-    if ARGV[8] ~= nil then
-      window_ms_2 = int(ARGV[8])
-    end
-    if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-      return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
-    end
-    limit_3 = 0
-    if ARGV[9] ~= nil then
-      limit_3 = int(ARGV[9])
-    end
-    if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-      return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
-    end
-    window_ms_3 = 0
-    if ARGV[10] ~= nil then
-      window_ms_3 = int(ARGV[10])
-    end
-    if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-      return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
-    end
-    if not (window_ms % bucket_ms == 0) then
-      return bad('window_ms must be a multiple of bucket_ms')
-    end
-    if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms must span at most 3600 buckets')
-    end
-    if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
-      return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
-    end
-    if not (window_ms_2 % bucket_ms == 0) then
-      return bad('window_ms_2 must be a multiple of bucket_ms')
-    end
-    if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms_2 must span at most 3600 buckets')
-    end
-    if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
-      return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
-    end
-    if not (window_ms_3 % bucket_ms == 0) then
-      return bad('window_ms_3 must be a multiple of bucket_ms')
-    end
-    if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms_3 must span at most 3600 buckets')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
-    end
-    local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
-  end
-  limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = unpack(P)
-  local writes = {}
-  -- state
-  -- the entry m holds, or nil, what is wrong, and the value
-  local function win__entry(m)
-    local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
-      e_start = e_start + 0
-      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
-      e_count = e_count + 0
-      if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
-      e_run = e_run + 0
-      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-      e_at = e_at + 0
-      if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
-      return {start = e_start, count = e_count, run = e_run, at = e_at}
-    end
-    -- the spec's constants
-    -- 2^45 ms since the epoch, about the year 3085
-    local NOW_MAX = 35184372088832
-
-    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-    local function int(s)
-      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-        return nil
-      end
-      return tonumber(s)
-    end
-
-    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-    local function field(v, dflt, lo, hi)
-      if not v then
-        return dflt
-      end
-      local n = int(v)
-      if n == nil then
-        return nil
-      end
-      if n < lo then
-        return lo
-      elseif n > hi then
-        return hi
-      end
-      return n
-    end
-
-    -- s split at its first n-1 colons into n parts, or nil
-    local function split(s, n)
-      local parts, from = {}, 1
-      for i = 1, n - 1 do
-        local at = string.find(s, ':', from, true)
-        if not at then
-          return nil
-        end
-        parts[i] = string.sub(s, from, at - 1)
-        from = at + 1
-      end
-      parts[n] = string.sub(s, from)
-      return parts
-    end
-
-    local parts = split(m, 4)
-    if parts == nil then
-      return nil, 'an entry is not 4 fields joined by \':\'', m
-    end
-    local x_start = field(parts[1], nil, 0, NOW_MAX)
-    if x_start == nil then
-      return nil, 'entry field start is not an integer', parts[1]
-    end
-    local x_count = field(parts[2], nil, 1, 1000000000000)
-    if x_count == nil then
-      return nil, 'entry field count is not an integer', parts[2]
-    end
-    local x_run = field(parts[3], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[3]
-    end
-    local x_at = field(parts[4], nil, 0, NOW_MAX)
-    if x_at == nil then
-      return nil, 'entry field at is not an integer', parts[4]
-    end
-    return {start = x_start, count = x_count, run = x_run, at = x_at}
-  end
-  local win__card = redis.call('ZCARD', KEYS[1])
-  local win__top = nil -- the newest entry, read below
-  -- what this call has read of the set, which it reads before any write:
-  -- the entries by rank, and the counts below each bound, open and closed
-  local win__ranks, win__lt, win__le = {}, {}, {}
-  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
-  local function win__at(r)
-    local e = win__ranks[r]
-    if e == nil then
-      local raw = redis.call('ZRANGE', KEYS[1], r, r)
-      local what, v
-      e, what, v = win__entry(raw[1])
-      if e == nil then
-        return nil, what, v
-      end
-      e.member__ = raw[1]
-      win__ranks[r] = e
-    end
-    return e
-  end
-  -- the number of entries scored below x, or at most x when closed
-  local function win__below(x, closed)
-    local top = win__top
-    if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
-      return win__card
-    end
-    local known = closed and win__le or win__lt
-    local n = known[x]
-    if n == nil then
-      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
-      known[x] = n
-    end
-    return n
-  end
-  -- the sum of count over the entries at ranks [lo, hi), the running sum
-  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
-  -- the value if an entry is not one
-  local function win__sum(lo, hi)
-    if hi <= lo then
-      return 0, 0
-    end
-    local first, what, v = win__at(lo)
-    if first == nil then
-      return nil, what, v
-    end
-    local top = first
-    if hi - 1 > lo then
-      top, what, v = win__at(hi - 1)
-      if top == nil then
-        return nil, what, v
-      end
-    end
-    local base = first.run - first.count
-    return (top.run - base) % RUN_MOD, base, first, top
-  end
-  -- the first entry at ranks [lo, hi) at which the sum of count from lo
-  -- (at most cap) reaches need, false if none; nil, what, value as above
-  local function win__reach(lo, hi, need, cap)
-    local total, base, first, top = win__sum(lo, hi)
-    if total == nil then
-      return nil, base, first
-    end
-    if hi <= lo or (total < cap and total or cap) < need then
-      return false
-    end
-    local s = (first.run - base) % RUN_MOD
-    if (s < cap and s or cap) >= need then
-      return first
-    end
-    -- the entry sought is at a rank in [a, b]; found is the entry at b
-    local a, b, found = lo + 1, hi - 1, top
-    local function probe(r)
-      local x, what, v = win__at(r)
-      if x == nil then
-        return nil, what, v
-      end
-      local s = (x.run - base) % RUN_MOD
-      if (s < cap and s or cap) >= need then
-        b, found = r, x
-      else
-        a = r + 1
-      end
-      return true
-    end
-    local step, galloping = 2, true
-    while a < b do
-      local r = (a + b - (a + b) % 2) / 2
-      if galloping then
-        r = lo + step - 1
-        if r > b - 1 then
-          r = b - 1
-        end
-        step = step * 2
-      end
-      local ok, what, v = probe(r)
-      if ok == nil then
-        return nil, what, v
-      end
-      galloping = galloping and b ~= r
-    end
-    return found
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  -- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
-  if win__card > 0 then
-    local bad__what, bad__v
-    win__top, bad__what, bad__v = win__at(win__card - 1)
-    if win__top == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-  end
-  local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
-  if stale then
-    win__card = 0
-    win__top = nil
-  end
-
-  -- decision
-  -- the last admission
-  local last_at = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, win__card
-    if hi__ > lo__ then
-      local e, bad__what, bad__v = win__at(hi__ - 1)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      last_at = e.at
-    end
-  end
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = last_at - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- the current bucket's start
-  local bucket = eff - eff % bucket_ms
-  local t__2 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
-  local widest = (t__2 > window_ms and t__2 or window_ms)
-  local t__3 = (limit_3 > limit_2 and limit_3 or limit_2)
-  local t__4 = (t__3 > limit and t__3 or limit) + 1
-  local c = (t__4 < cost and t__4 or cost)
-  local from1 = bucket - window_ms
-  local used1 = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(from1, true), win__card
-    local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-    if sum__ == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-    used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
-  end
-  local fits1 = used1 + c <= limit
-  -- a forced denial is charged too, up to 2 * t.limit in every tier
-  -- (a tier not used leaves it to tier 1's bound)
-  local t__5 = 2 * limit - used1
-  local free1 = (t__5 > 0 and t__5 or 0)
-  local on2 = limit_2 > 0
-  local from2 = bucket - window_ms_2
-  local agg__3 = 0
-  if on2 then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from2, true), win__card
-      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-      if sum__ == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
-    end
-  end
-  local used2 = (on2 and agg__3 or 0)
-  local fits2 = not on2 or used2 + c <= limit_2
-  local free2
-  if on2 then
-    local t__6 = 2 * limit_2 - used2
-    free2 = (t__6 > 0 and t__6 or 0)
-  else
-    free2 = 2 * limit
-  end
-  local on3 = limit_3 > 0
-  local from3 = bucket - window_ms_3
-  local agg__4 = 0
-  if on3 then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from3, true), win__card
-      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-      if sum__ == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
-    end
-  end
-  local used3 = (on3 and agg__4 or 0)
-  local fits3 = not on3 or used3 + c <= limit_3
-  local free3
-  if on3 then
-    local t__7 = 2 * limit_3 - used3
-    free3 = (t__7 > 0 and t__7 or 0)
-  else
-    free3 = 2 * limit
-  end
-  local ok = fits1 and fits2 and fits3
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__8 = (free3 < free2 and free3 or free2)
-    local t__9 = (t__8 < free1 and t__8 or free1)
-    took = (t__9 < cost and t__9 or cost)
-  else
-    took = 0
-  end
-  local t__10 = (on2 and limit_2 or limit)
-  local t__11 = (on3 and limit_3 or limit)
-  local t__12 = (t__11 < t__10 and t__11 or t__10)
-  local lim = (t__12 < limit and t__12 or limit)
-  -- Denied: the tier admits once the oldest buckets holding
-  -- used + took + c - t.limit have left its window (this request's
-  -- bucket last).
-  local agg__5 = bucket + window_ms
-  if not (ok or used1 + took + c <= limit) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from1, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__5 = e.start + window_ms
-      end
-    end
-  end
-  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
-  -- Reset: remaining is lim again once every tier holds at most
-  -- t.limit - lim; what this request adds sits in the current bucket.
-  local t__13 = used1 + took - (limit - lim)
-  local x1 = (t__13 > 0 and t__13 or 0)
-  local agg__6 = bucket + window_ms
-  if not (x1 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from1, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__6 = e.start + window_ms
-      end
-    end
-  end
-  local r1 = ((x1 == 0) and 0 or agg__6)
-  local t__14 = limit - (used1 + took)
-  local left1 = (t__14 > 0 and t__14 or 0)
-  local agg__7 = bucket + window_ms_2
-  if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from2, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__7 = e.start + window_ms_2
-      end
-    end
-  end
-  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__7)
-  local x2
-  if on2 then
-    local t__15 = used2 + took - (limit_2 - lim)
-    x2 = (t__15 > 0 and t__15 or 0)
-  else
-    x2 = 0
-  end
-  local agg__8 = bucket + window_ms_2
-  if not (x2 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from2, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__8 = e.start + window_ms_2
-      end
-    end
-  end
-  local r2 = ((x2 == 0) and 0 or agg__8)
-  local left2
-  if on2 then
-    local t__16 = limit_2 - (used2 + took)
-    left2 = (t__16 > 0 and t__16 or 0)
-  else
-    left2 = limit
-  end
-  local agg__9 = bucket + window_ms_3
-  if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from3, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__9 = e.start + window_ms_3
-      end
-    end
-  end
-  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__9)
-  local x3
-  if on3 then
-    local t__17 = used3 + took - (limit_3 - lim)
-    x3 = (t__17 > 0 and t__17 or 0)
-  else
-    x3 = 0
-  end
-  local agg__10 = bucket + window_ms_3
-  if not (x3 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from3, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__10 = e.start + window_ms_3
-      end
-    end
-  end
-  local r3 = ((x3 == 0) and 0 or agg__10)
-  local left3
-  if on3 then
-    local t__18 = limit_3 - (used3 + took)
-    left3 = (t__18 > 0 and t__18 or 0)
-  else
-    left3 = limit
-  end
-  local t__19 = (at3 > at2 and at3 or at2)
-  local retry_at = (t__19 > at1 and t__19 or at1)
-  local t__20 = (r3 > r2 and r3 or r2)
-  local reset_at = (t__20 > r1 and t__20 or r1)
-  local t__21 = (left3 < left2 and left3 or left2)
-  local room = (t__21 < left1 and t__21 or left1)
-  -- the tier that binds: the one with the least room, the first whose
-  -- limit is below the cost, or the one that stays denied the longest
-  local tier = (ok and ((left1 == room) and 1 or ((left2 == room) and 2 or 3)) or
-      ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
-      ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      if win__top ~= nil and win__top.start <= bucket - widest then
-        win__top = nil -- every entry is gone: the next add starts afresh
-      end
-    end
-    writes[#writes + 1] = function()
-      do
-        local win__x = {start = bucket, count = took, at = eff}
-        if win__top ~= nil then
-          if win__top.start > win__x.start then -- the set grows at its end
-            win__x.start = win__top.start
-          end
-          win__x.run = (win__top.run + win__x.count) % RUN_MOD
-          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
-            win__x.replaces__ = win__top.member__
-            win__x.count = win__x.count + win__top.count
-          end
-        else
-          win__x.run = win__x.count % RUN_MOD
-        end
-        win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
-        redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
-        win__card = win__card + 1
-        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
-          redis.call('ZREM', KEYS[1], win__x.replaces__)
-          win__card = win__card - 1
-        end
-        if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
-          win__card = BUCKETS_MAX
-        end
-        win__top = win__x
-      end
-      local t__22 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
-      -- after the add (see Drop)
-      local t__23 = bucket - widest
-      if win__card > 0 and win__le[t__23] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
-      end
-    end
-  end
-  local t__24 = reset_at - now
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
-end
-
--- a limit of concurrency; ALG names the policy, the limit and concurrency in errors
-local function decide_concurrency(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:cc')
-    end
-    local tail = '}' .. infix .. ':cc'
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:cc for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit}
-  end
-  limit = unpack(P)
-  local writes = {}
-  -- state
-  local slots_ts = 0
-  local slots__raw = redis.call('GET', KEYS[1])
-  if slots__raw then
-    local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
-    if slots__raw__ts == nil or #slots__raw__ts > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts' .. ', got ' ..
-          (#slots__raw > 32 and string.sub(slots__raw, 1, 32) .. '...' or slots__raw))
-    end
-    slots_ts = slots__raw__ts + 0
-    if slots_ts < 0 then slots_ts = 0 elseif slots_ts > NOW_MAX then slots_ts = NOW_MAX end
-  end
-
-  -- decision
-  local t__1 = limit + 1
-  local c = (t__1 < cost and t__1 or cost)
-  local ok = c <= limit
-  return {(ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0}, writes
-end
-
--- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
-local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:fw:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
-  end
-  limit, window_ms = unpack(P)
-  local writes = {}
-  -- state
-  local win_ts, win_n = 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:n' .. ', got ' ..
-          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-    end
-    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
-    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
-  if stale then
-    win_ts = 0
-    win_n = 0
-  end
-
-  -- decision
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = win_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- ms since the current window began
-  local into = eff % window_ms
-  local used = ((win_ts >= eff - into) and win_n or 0)
-  -- cost past the limit is denied anyway
-  local t__2 = limit + 1
-  local c = (t__2 < cost and t__2 or cost)
-  local ok = used + c <= limit
-  -- a forced denial is charged too, up to 2 * limit
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__3 = 2 * limit - used
-    local t__4 = (t__3 > 0 and t__3 or 0)
-    took = (t__4 < cost and t__4 or cost)
-  else
-    took = 0
-  end
-  local after = used + took
-  local until_end = lag + window_ms - into
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
-    end
-  end
-  local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
-end
-
--- a limit of gcra; ALG names the policy, the limit and gcra in errors
-local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local burst, rate, period_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    burst = int(ARGV[4])
-    if burst == nil or burst < 1 or burst > 1000000000000 then
-      return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    rate = int(ARGV[5])
-    if rate == nil or rate < 1 or rate > 1000000000000 then
-      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    period_ms = int(ARGV[6])
-    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (burst * period_ms <= 1000000000000000) then
-      return bad('burst times period_ms must not exceed 10^15')
-    end
-    if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
-      return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
-    end
-    local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {burst, rate, period_ms}
-  end
-  burst, rate, period_ms = unpack(P)
-  local writes = {}
-  -- state
-  local cell_ts, cell_tat = 0, 0
-  local cell__raw = redis.call('GET', KEYS[1])
-  if cell__raw then
-    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
-    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:tat' .. ', got ' ..
-          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
-    end
-    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
-    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
-    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + MAX_SKEW_MS
-  if stale then
-    cell_ts = 0
-    cell_tat = 0
-  end
-
-  -- decision
-  -- the tolerance, times rate
-  local tau = burst * period_ms
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = cell_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- ms since the last admission
-  local t__2 = now - cell_ts
-  local elapsed = (t__2 > 0 and t__2 or 0)
-  local t__3 = ((cell_tat + (0 - cell_tat) % rate) / rate)
-  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
-  -- TAT - eff, times rate
-  local t__4 = cell_tat - drained
-  local tat = (t__4 > 0 and t__4 or 0)
-  local t__5 = burst + 1
-  local c = (t__5 < cost and t__5 or cost)
-  local new_tat = tat + c * period_ms
-  local ok = new_tat <= tau
-  -- a forced denial is charged too, up to 2 * tau
-  local final
-  if ok then
-    final = new_tat
-  elseif force then
-    local t__6 = 2 * burst
-    local t__7 = 2 * tau
-    local t__8 = tat + (t__6 < cost and t__6 or cost) * period_ms
-    final = (t__8 < t__7 and t__8 or t__7)
-  else
-    final = tat
-  end
-  local reset = lag + ((final + (0 - final) % rate) / rate)
-  if final > tat then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
-    end
-  end
-  local t__9 = tau - final
-  local t__10 = (t__9 > 0 and t__9 or 0)
-  local t__11
-  if ok or c > burst then
-    t__11 = -1
-  else
-    local t__12 = final + c * period_ms - tau
-    local t__13 = (t__12 > 0 and t__12 or 0)
-    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
-  end
-  return {(ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0}, writes
-end
-
--- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
-local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local capacity, rate, period_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    capacity = int(ARGV[4])
-    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    rate = int(ARGV[5])
-    if rate == nil or rate < 1 or rate > 1000000000000 then
-      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    period_ms = int(ARGV[6])
-    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (capacity * period_ms <= 1000000000000000) then
-      return bad('capacity times period_ms must not exceed 10^15')
-    end
-    if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
-      return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
-    end
-    local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {capacity, rate, period_ms}
-  end
-  capacity, rate, period_ms = unpack(P)
-  local writes = {}
-  -- state
-  local queue_ts, queue_work = 0, 0
-  local queue__raw = redis.call('GET', KEYS[1])
-  if queue__raw then
-    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
-    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:work' .. ', got ' ..
-          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
-    end
-    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
-    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
-    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + MAX_SKEW_MS
-  if stale then
-    queue_ts = 0
-    queue_work = 0
-  end
-
-  -- decision
-  -- the queue's room, times rate
-  local full = capacity * period_ms
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = queue_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- ms of draining since the last admission
-  local t__2 = now - queue_ts
-  local elapsed = (t__2 > 0 and t__2 or 0)
-  local t__3 = ((queue_work + (0 - queue_work) % rate) / rate)
-  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
-  -- work queued ahead of this request
-  local t__4 = queue_work - drained
-  local ahead = (t__4 > 0 and t__4 or 0)
-  local t__5 = capacity + 1
-  local c = (t__5 < cost and t__5 or cost)
-  local with_this = ahead + c * period_ms
-  local ok = with_this <= full
-  -- a forced denial is queued too, up to 2 * full
-  local final
-  if ok then
-    final = with_this
-  elseif force then
-    local t__6 = 2 * capacity
-    local t__7 = 2 * full
-    local t__8 = ahead + (t__6 < cost and t__6 or cost) * period_ms
-    final = (t__8 < t__7 and t__8 or t__7)
-  else
-    final = ahead
-  end
-  local reset = lag + ((final + (0 - final) % rate) / rate)
-  if final > ahead then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
-    end
-  end
-  local t__9 = full - final
-  local t__10 = (t__9 > 0 and t__9 or 0)
-  local t__11
-  if ok or c > capacity then
-    t__11 = -1
-  else
-    local t__12 = final + c * period_ms - full
-    local t__13 = (t__12 > 0 and t__12 or 0)
-    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
-  end
-  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
-      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0}, writes
-end
-
--- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
-local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[5])
-    if limit == nil or limit < 1 or limit > 100000 then
-      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
-    end
-    window_ms = int(ARGV[6])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:ml:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':ml:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
-  end
-  limit, window_ms = unpack(P)
-  local writes = {}
-  local meta = ''
-  -- state
-  -- the entry m holds, or nil, what is wrong, and the value
-  local function log__entry(m)
-    local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
-    if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
-      e_t_ms = e_t_ms + 0
-      if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
-      e_start = e_start + 0
-      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
-      e_used = e_used + 0
-      if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
-      e_cost = e_cost + 0
-      if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
-      return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
-    end
-    -- the spec's constants
-    -- 2^45 ms since the epoch, about the year 3085
-    local NOW_MAX = 35184372088832
-
-    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-    local function int(s)
-      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-        return nil
-      end
-      return tonumber(s)
-    end
-
-    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-    local function field(v, dflt, lo, hi)
-      if not v then
-        return dflt
-      end
-      local n = int(v)
-      if n == nil then
-        return nil
-      end
-      if n < lo then
-        return lo
-      elseif n > hi then
-        return hi
-      end
-      return n
-    end
-
-    -- s split at its first n-1 colons into n parts, or nil
-    local function split(s, n)
-      local parts, from = {}, 1
-      for i = 1, n - 1 do
-        local at = string.find(s, ':', from, true)
-        if not at then
-          return nil
-        end
-        parts[i] = string.sub(s, from, at - 1)
-        from = at + 1
-      end
-      parts[n] = string.sub(s, from)
-      return parts
-    end
-
-    local parts = split(m, 5)
-    if parts == nil then
-      return nil, 'an entry is not 5 fields joined by \':\'', m
-    end
-    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
-    if x_t_ms == nil then
-      return nil, 'entry field t_ms is not an integer', parts[1]
-    end
-    local x_start = field(parts[2], nil, 0, NOW_MAX)
-    if x_start == nil then
-      return nil, 'entry field start is not an integer', parts[2]
-    end
-    local x_used = field(parts[3], nil, 0, 2 * limit)
-    if x_used == nil then
-      return nil, 'entry field used is not an integer', parts[3]
-    end
-    local x_cost = field(parts[4], nil, 1, 2 * limit)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[4]
-    end
-    return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
-  end
-  local function log__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local e, what, v = log__entry(raw[i])
-      if e == nil then
-        return nil, what, v
-      end
-      out[i] = e
-    end
-    return out
-  end
-  local log = {}
-  local log__newest = redis.call('LINDEX', KEYS[1], -1)
-  if log__newest then
-    local bad__what, bad__v
-    log, bad__what, bad__v = log__parse({log__newest})
-    if log == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
-  if stale then
-    log = {}
-  end
-
-  -- decision
-  -- the last admission
-  local last_ts = 0
-  if #log > 0 then
-    local e = log[#log]
-    last_ts = e.t_ms
-  end
-  -- when its window opened
-  local last_start = 0
-  if #log > 0 then
-    local e = log[#log]
-    last_start = e.start
-  end
-  -- what its window had admitted then
-  local last_used = 0
-  if #log > 0 then
-    local e = log[#log]
-    last_used = e.used
-  end
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = last_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  local open = last_used > 0 and eff < last_start + window_ms
-  local used = (open and last_used or 0)
-  -- an admission now would open a window
-  local start = (open and last_start or eff)
-  -- from now until the window ends
-  local t__2 = start + window_ms - eff
-  local ends = lag + (t__2 > 0 and t__2 or 0)
-  local t__3 = limit + 1
-  local c = (t__3 < cost and t__3 or cost)
-  local ok = used + c <= limit
-  -- a forced denial is recorded too, up to 2 * limit in the window
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__4 = 2 * limit - used
-    local t__5 = (t__4 > 0 and t__4 or 0)
-    took = (t__5 < cost and t__5 or cost)
-  else
-    took = 0
-  end
-  local after = used + took
-  if took > 0 then
-    if not open then
-      writes[#writes + 1] = function()
-        stale = false -- the write below deletes every key
-        redis.call('DEL', KEYS[1])
-      end
-    end
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
-    end
-  end
-  local t__6 = limit - after
-  return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
-end
-
--- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
-local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, offset_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
-    end
-    offset_ms = int(ARGV[5])
-    if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
-      return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
-    end
-    local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, offset_ms}
-  end
-  limit, offset_ms = unpack(P)
-  local writes = {}
-  -- state
-  local day_ts, day_n = 0, 0
-  local day__raw = redis.call('GET', KEYS[1])
-  if day__raw then
-    local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
-    if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:n' .. ', got ' ..
-          (#day__raw > 32 and string.sub(day__raw, 1, 32) .. '...' or day__raw))
-    end
-    day_ts, day_n = day__raw__ts + 0, day__raw__n + 0
-    if day_ts < 0 then day_ts = 0 elseif day_ts > NOW_MAX then day_ts = NOW_MAX end
-    if day_n < 0 then day_n = 0 elseif day_n > 2 * limit then day_n = 2 * limit end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = day_ts > now + MAX_SKEW_MS
-  if stale then
-    day_ts = 0
-    day_n = 0
-  end
-
-  -- decision
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = day_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- ms since the day began
-  local into = (eff + 86400000 - offset_ms) % 86400000
-  local used = ((day_ts >= eff - into) and day_n or 0)
-  local t__2 = limit + 1
-  local c = (t__2 < cost and t__2 or cost)
-  local ok = used + c <= limit
-  -- a forced denial is charged too, up to 2 * limit in the day
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__3 = 2 * limit - used
-    local t__4 = (t__3 > 0 and t__3 or 0)
-    took = (t__4 < cost and t__4 or cost)
-  else
-    took = 0
-  end
-  local after = used + took
-  -- from now until the next day begins
-  local ends = lag + 86400000 - into
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
-    end
-  end
-  local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
-end
-
--- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
-local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 100000 then
-      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:sl:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
-  end
-  limit, window_ms = unpack(P)
-  local writes = {}
-  -- state
-  -- the entry m holds, or nil, what is wrong, and the value
-  local function log__entry(m)
-    local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
-      e_ts = e_ts + 0
-      if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
-      e_seq = e_seq + 0
-      if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
-      e_cost = e_cost + 0
-      if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
-      e_run = e_run + 0
-      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-      return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
-    end
-    -- the spec's constants
-    -- 2^45 ms since the epoch, about the year 3085
-    local NOW_MAX = 35184372088832
-
-    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-    local function int(s)
-      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-        return nil
-      end
-      return tonumber(s)
-    end
-
-    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-    local function field(v, dflt, lo, hi)
-      if not v then
-        return dflt
-      end
-      local n = int(v)
-      if n == nil then
-        return nil
-      end
-      if n < lo then
-        return lo
-      elseif n > hi then
-        return hi
-      end
-      return n
-    end
-
-    -- s split at its first n-1 colons into n parts, or nil
-    local function split(s, n)
-      local parts, from = {}, 1
-      for i = 1, n - 1 do
-        local at = string.find(s, ':', from, true)
-        if not at then
-          return nil
-        end
-        parts[i] = string.sub(s, from, at - 1)
-        from = at + 1
-      end
-      parts[n] = string.sub(s, from)
-      return parts
-    end
-
-    local parts = split(m, 4)
-    if parts == nil then
-      return nil, 'an entry is not 4 fields joined by \':\'', m
-    end
-    local x_ts = field(parts[1], nil, 0, NOW_MAX)
-    if x_ts == nil then
-      return nil, 'entry field ts is not an integer', parts[1]
-    end
-    local x_seq = field(parts[2], nil, 0, 200000)
-    if x_seq == nil then
-      return nil, 'entry field seq is not an integer', parts[2]
-    end
-    local x_cost = field(parts[3], nil, 1, 200000)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[3]
-    end
-    local x_run = field(parts[4], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[4]
-    end
-    return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
-  end
-  local log__card = redis.call('ZCARD', KEYS[1])
-  local log__top = nil -- the newest entry, read below
-  -- what this call has read of the set, which it reads before any write:
-  -- the entries by rank, and the counts below each bound, open and closed
-  local log__ranks, log__lt, log__le = {}, {}, {}
-  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
-  local function log__at(r)
-    local e = log__ranks[r]
-    if e == nil then
-      local raw = redis.call('ZRANGE', KEYS[1], r, r)
-      local what, v
-      e, what, v = log__entry(raw[1])
-      if e == nil then
-        return nil, what, v
-      end
-      e.member__ = raw[1]
-      log__ranks[r] = e
-    end
-    return e
-  end
-  -- the number of entries scored below x, or at most x when closed
-  local function log__below(x, closed)
-    local top = log__top
-    if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
-      return log__card
-    end
-    local known = closed and log__le or log__lt
-    local n = known[x]
-    if n == nil then
-      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
-      known[x] = n
-    end
-    return n
-  end
-  -- the sum of cost over the entries at ranks [lo, hi), the running sum
-  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
-  -- the value if an entry is not one
-  local function log__sum(lo, hi)
-    if hi <= lo then
-      return 0, 0
-    end
-    local first, what, v = log__at(lo)
-    if first == nil then
-      return nil, what, v
-    end
-    local top = first
-    if hi - 1 > lo then
-      top, what, v = log__at(hi - 1)
-      if top == nil then
-        return nil, what, v
-      end
-    end
-    local base = first.run - first.cost
-    return (top.run - base) % RUN_MOD, base, first, top
-  end
-  -- the first entry at ranks [lo, hi) at which the sum of cost from lo
-  -- (at most cap) reaches need, false if none; nil, what, value as above
-  local function log__reach(lo, hi, need, cap)
-    local total, base, first, top = log__sum(lo, hi)
-    if total == nil then
-      return nil, base, first
-    end
-    if hi <= lo or (total < cap and total or cap) < need then
-      return false
-    end
-    local s = (first.run - base) % RUN_MOD
-    if (s < cap and s or cap) >= need then
-      return first
-    end
-    -- the entry sought is at a rank in [a, b]; found is the entry at b
-    local a, b, found = lo + 1, hi - 1, top
-    local function probe(r)
-      local x, what, v = log__at(r)
-      if x == nil then
-        return nil, what, v
-      end
-      local s = (x.run - base) % RUN_MOD
-      if (s < cap and s or cap) >= need then
-        b, found = r, x
-      else
-        a = r + 1
-      end
-      return true
-    end
-    local step, galloping = 2, true
-    while a < b do
-      local r = (a + b - (a + b) % 2) / 2
-      if galloping then
-        r = lo + step - 1
-        if r > b - 1 then
-          r = b - 1
-        end
-        step = step * 2
-      end
-      local ok, what, v = probe(r)
-      if ok == nil then
-        return nil, what, v
-      end
-      galloping = galloping and b ~= r
-    end
-    return found
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
-  if log__card > 0 then
-    local bad__what, bad__v
-    log__top, bad__what, bad__v = log__at(log__card - 1)
-    if log__top == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-  end
-  local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
-  if stale then
-    log__card = 0
-    log__top = nil
-  end
-
-  -- decision
-  -- the last admission
-  local last_ts = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, log__card
-    if hi__ > lo__ then
-      local e, bad__what, bad__v = log__at(hi__ - 1)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      last_ts = e.ts
-    end
-  end
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = last_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- entries at or before from have left the window
-  local from = eff - window_ms
-  -- the costs admitted in the window
-  local used = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(from, true), log__card
-    local sum__, bad__what, bad__v = log__sum(lo__, hi__)
-    if sum__ == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-    used = (40000000000 < sum__ and 40000000000 or sum__)
-  end
-  local t__2 = limit + 1
-  local c = (t__2 < cost and t__2 or cost)
-  local ok = used + c <= limit
-  -- a forced denial is recorded too, up to 2 * limit in the window
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__3 = 2 * limit - used
-    local t__4 = (t__3 > 0 and t__3 or 0)
-    took = (t__4 < cost and t__4 or cost)
-  else
-    took = 0
-  end
-  local after = used + took
-  -- Denied: the window must lose after + c - limit, oldest entries first
-  -- (this request's own, at eff, last); read only when the reply needs it.
-  local agg__3 = eff + window_ms
-  if not (ok or c > limit) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(from, true), log__card
-      local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__3 = e.ts + window_ms
-      end
-    end
-  end
-  local free_at = ((ok or c > limit) and 0 or agg__3)
-  local agg__4 = eff
-  if not (took > 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(from, true), log__card
-      if hi__ > lo__ then
-        local e, bad__what, bad__v = log__at(hi__ - 1)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        agg__4 = e.ts
-      end
-    end
-  end
-  local last_in = ((took > 0) and eff or agg__4)
-  -- earlier admissions at the same ms
-  local seq = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(eff, false), log__below(eff, true)
-    seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
-  end
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      if log__top ~= nil and log__top.ts <= from then
-        log__top = nil -- every entry is gone: the next add starts afresh
-      end
-    end
-    writes[#writes + 1] = function()
-      do
-        local log__x = {ts = eff, seq = seq, cost = took}
-        if log__top ~= nil then
-          if log__top.ts > log__x.ts then -- the set grows at its end
-            log__x.ts = log__top.ts
-          end
-          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
-        else
-          log__x.run = log__x.cost % RUN_MOD
-        end
-        log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
-        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
-        log__card = log__card + 1
-        if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
-          log__card = 2 * limit
-        end
-        log__top = log__x
-      end
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
-      -- after the add (see Drop)
-      if log__card > 0 and log__le[from] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
-      end
-    end
-  end
-  local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
-      ((ok or c > limit) and -1 or (free_at - now)),
-      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
-end
-
--- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
-local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    if not (limit * window_ms <= 1000000000000000) then
-      return bad('limit times window_ms must not exceed 10^15')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:sw:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
-  end
-  limit, window_ms = unpack(P)
-  local writes = {}
-  -- state
-  local win_ts, win_cur, win_prev = 0, 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:cur:prev' .. ', got ' ..
-          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-    end
-    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
-    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
-    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
-  if stale then
-    win_ts = 0
-    win_cur = 0
-    win_prev = 0
-  end
-
-  -- decision
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = win_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- ms into the current window
-  local e = eff % window_ms
-  local start = eff - e
-  -- ms until the next window begins
-  local to_next = window_ms - e
-  -- the last admission is in this window
-  local same = win_ts >= start
-  local next = not same and win_ts >= start - window_ms
-  local prev = (same and win_prev or (next and win_cur or 0))
-  local cur = (same and win_cur or 0)
-  -- the previous window's share, times window_ms
-  local weighted = prev * (window_ms - e)
-  local t__2 = limit + 1
-  local c = (t__2 < cost and t__2 or cost)
-  local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  -- a forced denial is charged too, up to 2 * limit in this window
-  local after
-  if ok then
-    after = cur + c
-  elseif force then
-    local t__3 = 2 * limit - cur
-    local t__4 = (t__3 > 0 and t__3 or 0)
-    after = cur + (t__4 < cost and t__4 or cost)
-  else
-    after = cur
-  end
-  local t__5 = limit * window_ms - weighted
-  local t__6 = (t__5 > 0 and t__5 or 0)
-  local room = ((t__6 - t__6 % window_ms) / window_ms) - after
-  -- Denied: wait until the previous window's share has shrunk enough, in
-  -- this window, or else into the next one, where this window's count
-  -- is the previous one.
-  local t__7 = weighted + (after + c) * window_ms - limit * window_ms
-  local short = (t__7 > 0 and t__7 or 0)
-  local t__8 = (prev > 1 and prev or 1)
-  local in_this = prev > 0 and e + ((short + (0 - short) % t__8) / t__8) < window_ms
-  local t__9 = after + c - limit
-  local short_next = (t__9 > 0 and t__9 or 0) * window_ms
-  local wait
-  if in_this then
-    local t__10 = (prev > 1 and prev or 1)
-    wait = ((short + (0 - short) % t__10) / t__10)
-  else
-    local t__11 = (after > 1 and after or 1)
-    wait = to_next + ((short_next + (0 - short_next) % t__11) / t__11)
-  end
-  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
-  if after > cur then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
-    end
-  end
-  return {(ok and 1 or 0), limit, (room > 0 and room or 0),
-      ((ok or c > limit) and -1 or (lag + wait)),
-      ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
-end
-
--- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
-local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local capacity, refill_tokens, refill_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    capacity = int(ARGV[4])
-    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    refill_tokens = int(ARGV[5])
-    if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-      return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    refill_ms = int(ARGV[6])
-    if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-      return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (capacity * refill_ms <= 1000000000000000) then
-      return bad('capacity times refill_ms must not exceed 10^15')
-    end
-    if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
-      return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
-    end
-    local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {capacity, refill_tokens, refill_ms}
-  end
-  capacity, refill_tokens, refill_ms = unpack(P)
-  local writes = {}
-  -- state
-  local bucket_ts, bucket_taken = 0, 0
-  local bucket__raw = redis.call('GET', KEYS[1])
-  if bucket__raw then
-    local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
-    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:taken' .. ', got ' ..
-          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
-    end
-    bucket_ts, bucket_taken = bucket__raw__ts + 0, bucket__raw__taken + 0
-    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
-    if bucket_taken < 0 then bucket_taken = 0 elseif bucket_taken > 2 * (capacity * refill_ms) then bucket_taken = 2 * (capacity * refill_ms) end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + MAX_SKEW_MS
-  if stale then
-    bucket_ts = 0
-    bucket_taken = 0
-  end
-
-  -- decision
-  local full = capacity * refill_ms
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = bucket_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- ms of refill since the last admission
-  local t__2 = now - bucket_ts
-  local elapsed = (t__2 > 0 and t__2 or 0)
-  local t__3 = ((bucket_taken + (0 - bucket_taken) % refill_tokens) / refill_tokens)
-  local refilled = (t__3 < elapsed and t__3 or elapsed) * refill_tokens
-  local t__4 = bucket_taken - refilled
-  local taken = (t__4 > 0 and t__4 or 0)
-  local t__5 = capacity + 1
-  local c = (t__5 < cost and t__5 or cost)
-  local need = c * refill_ms
-  local ok = taken + need <= full
-  -- a forced denial is charged too, up to 2 * full
-  local after
-  if ok then
-    after = taken + need
-  elseif force then
-    local t__6 = 2 * capacity
-    local t__7 = 2 * full
-    local t__8 = taken + (t__6 < cost and t__6 or cost) * refill_ms
-    after = (t__8 < t__7 and t__8 or t__7)
-  else
-    after = taken
-  end
-  local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
-  if after > taken then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
-    end
-  end
-  local t__9 = full - after
-  local t__10 = (t__9 > 0 and t__9 or 0)
-  local t__11
-  if ok or c > capacity then
-    t__11 = -1
-  else
-    local t__12 = after + need - full
-    local t__13 = (t__12 > 0 and t__12 or 0)
-    t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
-  end
-  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0}, writes
-end
-
--- the algorithms: each its function, number of keys, string inputs,
--- required and total parameters
-local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
-  ['concurrency'] = {decide_concurrency, 1, 0, 1, 1},
-  ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
-  ['gcra'] = {decide_gcra, 1, 0, 3, 3},
-  ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
-  ['quota.daily_quota'] = {decide_quota__daily_quota, 1, 0, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
-  ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
-  ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
-}
-
--- the limits
 if #ARGV < 5 then
   return bad('expected now_ms, cost, op, id, hold_ms, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
-local LIMITS, arg, key = {}, 6, 1
+-- the limits, from ARGV[6] on
+local LIMITS, HOLDS, arg, key = {}, {}, 6, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -2381,23 +2506,21 @@ while arg <= #ARGV do
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
-    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  -- its ARGV: the places of now_ms, cost and force (each limit's
-  -- function takes them as arguments), then of its string inputs (a
-  -- policy passes none), then its parameters; each table made whole at
-  -- once, not grown
+  -- its ARGV as its algorithm's script takes it: the places of now_ms,
+  -- cost and force, then of its string inputs (a policy passes none),
+  -- then its parameters
   local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  for _ = 1, alg[3] do
+  for _ = 1, alg[4] do
     table.insert(argv, 4, '')
   end
-  local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
-  arg, key = arg + 3 + n, key + alg[2] + 1
-  LIMITS[i][8] = KEYS[key - 1]
+  LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
+  HOLDS[3 * i - 2], HOLDS[3 * i - 1], HOLDS[3 * i] = name, 1 == 1 and KEYS[key + alg[3]], 1 == 1 and KEYS[key + alg[3] + 1]
+  arg, key = arg + 3 + n, key + alg[3] + 2 * 1
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -2405,2244 +2528,546 @@ end
 if #KEYS ~= key - 1 then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, each then its holds key; got ' .. #KEYS)
 end
-for _, l in ipairs(LIMITS) do
-  local tag = string.match(l[2][1] or '', '^{[^}]*}')
-  if tag == nil or l[8] ~= tag .. l[5] .. ':hd' then
-    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds key must be {<key>}' .. l[5] .. ':hd, in the hash tag of its keys, got ' .. clip(l[8]))
+local NK = key - 1 -- the last state key's place (a policy's), before a request key
+
+-- makes limit l's decision of the parameters its checker returns after
+-- nil (a reset's: true), or returns nil and the checker's refusal
+local function made(l, e, ...)
+  if e then
+    return nil, e
   end
-  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
+  return l[1][2](l[2], l[4], ...)
+end
+
+-- every limit's parameters and keys, checked, then its decision made
+for i, l in ipairs(LIMITS) do
+  local tag = 1 == 1 and string.match(l[2][1], '^({.*})')
+  if tag and (HOLDS[3 * i - 1] ~= tag .. l[5] .. ':hh' or HOLDS[3 * i] ~= tag .. l[5] .. ':hz') then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
+        ':hz, in the hash tag of its keys, got ' .. clip(HOLDS[3 * i - 1]) .. ' and ' .. clip(HOLDS[3 * i] or ''))
+  end
+  local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
     return e
   end
-  l[7] = P
+  LIMITS[i] = f
 end
+ALG = string.match(ARGV[6 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
-ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
+--: driver math KEYS NOW_MAX COST_MAX TTL_MARGIN_MS REQUEST_MS REQUEST_ID_MAX HOLD_MS_MAX writes binding
 -- per-call inputs
+local NL = #LIMITS
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
   local us = t[2] + 0
   now = t[1] * 1000 + (us - us % 1000) / 1000
+elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
+  now = ARGV[1] + 0
+end
+if now == nil or now > NOW_MAX then
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'now_ms must be an integer in [0, 35184372088832], got ' .. string.sub(ARGV[1], 1, 32) ..
+      (#ARGV[1] > 32 and '...' or ''))
+end
+-- the costs: one for every limit, or one per limit joined by ','
+local COSTS, peek, cost = NL == 1 and {false} or {}, true, nil -- one limit's made with its place
+if ARGV[2] == '1' then
+  cost = 1
+elseif not string.find(ARGV[2], ',', 1, true) then
+  cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
+  if not cost or cost > COST_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG ..
+        'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(ARGV[2], 1, 32) ..
+        (#ARGV[2] > 32 and '...' or ''))
+  end
+end
+if cost then
+  for i = 1, NL do
+    COSTS[i] = cost
+  end
+  peek = cost == 0
 else
-  now = int(ARGV[1])
+  local n = 0
+  for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
+    local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
+    if not v or v > COST_MAX then
+      return redis.error_reply('BADINPUT ' .. ALG ..
+          'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
+          (#c > 32 and '...' or ''))
+    end
+    n = n + 1
+    COSTS[n], peek = v, peek and v == 0
+  end
+  if n ~= NL then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
+        ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
+  end
 end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
+-- the operation, its id and length, and the costs it takes
+local op, id, hm = ARGV[3], ARGV[4] or '', ARGV[5] or '0' -- a decision may leave out its id and length
+if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' then
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'op must be decide, reserve, commit, release or renew, got ' .. string.sub(op, 1, 32) ..
+      (#op > 32 and '...' or ''))
 end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+if op == 'decide' then
+  if id ~= '' then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'a decide takes no id, got ' .. string.sub(id, 1, 32) .. (#id > 32 and '...' or ''))
+  end
+elseif #id < 1 or #id > REQUEST_ID_MAX then
+  return redis.error_reply('BADINPUT ' .. ALG .. 'id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
+end
+local timed = op == 'reserve' or op == 'renew'
+local hold_ms = hm == '0' and 0 or #hm <= 17 and string.find(hm, '^%-?%d+$') and hm + 0
+if not hold_ms or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
+  return redis.error_reply('BADINPUT ' .. ALG .. 'hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') ..
+      ' for ' .. op .. ', got ' .. string.sub(hm, 1, 32) .. (#hm > 32 and '...' or ''))
+end
+for i = 1, op ~= 'decide' and op ~= 'commit' and NL or 0 do
+  if op == 'reserve' and COSTS[i] < 1 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'a reserve holds at least 1, got cost 0')
+  elseif (op == 'release' or op == 'renew') and COSTS[i] ~= 0 then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be 0 for ' .. op .. ', got ' .. string.format('%d', COSTS[i]))
+  end
+end
+
+-- a decision reads each limit's summary first (SUMMARY[i], false: none);
+-- where no limit keeps a hold nor remembers one, it is the plain policy's
+-- decision, the holds counting nothing
+local SUMMARY = NL == 1 and {false} or {} -- one limit's made with its place
+local plain = op == 'decide'
+for i = 1, op == 'decide' and NL or 0 do
+  SUMMARY[i] = redis.call('HGET', HOLDS[3 * i - 1], '')
+  plain = plain and not SUMMARY[i]
+end
+if plain then
+  local force = false
+-- every limit decides, keeping its writes, then, when every limit admits
+-- (or the call is forced), each applies them; a policy of one limit
+-- decides and applies at once. R: the binding limit's index, then each
+-- limit's fields
+local R, all, W = {1, 0, 0, 0, 0, 0, 0, 0}, true, {}
+for i = 1, NL do
+  local o, L = 7 * i - 6, LIMITS[i]
+  W[i] = NL == 1 or {}
+  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, W[i])
+  if ok ~= 1 and ok ~= 0 then
+    return ok -- refused
+  end
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+  all = all and ok == 1
+end
+if NL > 1 then
+  for i = 1, NL do
+    local o, L = 7 * i - 6, LIMITS[i]
+    if all or force then
+      writes(W[i])
+    elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
+      R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = L[1](L, now, 0, false, false)
+    end
+  end
+  R[1] = binding(R, NL, all)
+end
+  return R
+end
+
+-- each limit's holds (docs/semantics.md, "Holds"): a hash HOLDS[3 * i - 1], whose
+-- field '' is the summary sum:first:last:ttl (the sum of the live
+-- amounts, the earliest score in the sorted set or earlier, the latest
+-- live end, the time the keys' TTL was set to reach) and whose other
+-- fields are the ids, each amount:end while its hold is live, or
+-- =op:until[:costs:reply] once a commit or release ended it (the call's
+-- costs and reply kept with the first limit it ended on), replayed until
+-- until; and a sorted set HOLDS[3 * i] of the ids, each scored its hold's end
+-- (later, once ended, the end of its reach), by which the holds that end
+-- are found. Every number is written and read as decimal text: no score
+-- is read back on the common path (Redis writes a score as a double,
+-- which costs more than the call). H[i] is limit i's, as this call finds
+-- and leaves it: [1] sum, [2] first, [3] last, [4] ttl, [5] the id's
+-- live amount and [6] its end (false: none), [7] what ended its hold
+-- (false: nothing), [8] the field to set (id, value), [9] the sorted
+-- set's members to add (score, id, ...), [10] the ids to drop, [11]
+-- whether the keys are new, [12] whether the summary changed, [13] a
+-- decision's writes kept, [14] the id when this call ended or renewed
+-- its hold (the keys still hold it as it was), [15] its new end (a
+-- renew; false: ended). Nothing is dropped or added before the call is
+-- known not to be refused.
+local NEVER = 9007199254740991 -- the first score of an empty set
+local BATCH = 256 -- the most ids one command reads or drops
+local NOW = nil -- now in decimal, made when a command takes it
+local H = {}
+for i = 1, NL do
+  local hh, he = HOLDS[3 * i - 1], HOLDS[3 * i]
+  local s, m
+  if id == '' then
+    s = SUMMARY[i]
+  else
+    local r = redis.call('HMGET', hh, '', id)
+    s, m = r[1], r[2]
+  end
+  local h
+  if s then
+    local a, b, c, d = string.match(s, '^(%d+):(%d+):(%d+):(%d+)$')
+    if not d then
+      return redis.error_reply('BADSTATE ' .. ALG .. string.sub(hh, 1, 32) ..
+          (#hh > 32 and '...' or '') .. ': want the holds summary sum:first:last:ttl, got ' ..
+          string.sub(s, 1, 32) .. (#s > 32 and '...' or ''))
+    end
+    h = {a + 0, b + 0, c + 0, d + 0, false, false, false, false, false, false, false, false, false, false, false}
+  else
+    h = {0, NEVER, 0, 0, false, false, false, false, false, false, true, false, false, false, false}
+  end
+  if m then
+    local a, e = string.match(m, '^(%d+):(%d+)$')
+    if a then
+      if e + 0 > now then
+        h[5], h[6] = a + 0, e + 0
+      end
+    elseif string.byte(m, 1) == 61 then -- '='
+      h[7] = m
+    else
+      return redis.error_reply('BADSTATE ' .. ALG .. string.sub(hh, 1, 32) ..
+          (#hh > 32 and '...' or '') .. ': want amount:end or =op:until for ' ..
+          string.sub(id, 1, 32) .. (#id > 32 and '...' or '') .. ', got ' .. string.sub(m, 1, 32) ..
+          (#m > 32 and '...' or ''))
+    end
+  end
+  if h[2] <= now then -- ids in the sorted set at or before now: found, to drop or move on
+    local drop, add, off = {}, {}, 0
+    NOW = NOW or string.format('%d', now)
+    repeat
+      local ids = redis.call('ZRANGEBYSCORE', he, '-inf', NOW, 'LIMIT', off, BATCH)
+      local vals = #ids > 0 and redis.call('HMGET', hh, unpack(ids)) or {}
+      for j = 1, #ids do
+        local v = vals[j] or ''
+        local a, e = string.match(v, '^(%d+):(%d+)$')
+        local u = not a and string.match(v, '^=%a+:(%d+)')
+        if a and e + 0 > now then -- renewed since: at its end
+          add[#add + 1], add[#add + 2] = e, ids[j]
+        elseif u and u + REQUEST_MS > now then -- ended by a call: kept REQUEST_MS past its reach
+          add[#add + 1], add[#add + 2] = string.format('%d', u + REQUEST_MS), ids[j]
+        else -- a hold that ended, an end out of reach, or an id of no field
+          drop[#drop + 1], h[1] = ids[j], h[1] - (a or 0)
+        end
+      end
+      off = off + #ids
+    until #ids < BATCH
+    local f = redis.call('ZRANGEBYSCORE', he, '(' .. NOW, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    h[2] = f[2] and f[2] + 0 or NEVER
+    for j = 1, #add, 2 do
+      h[2] = min(h[2], add[j] + 0)
+    end
+    if h[1] <= 0 then
+      h[1], h[3] = 0, 0
+    end
+    h[9], h[10], h[12] = #add > 0 and add, #drop > 0 and drop, true
+  end
+  H[i] = h
+end
+
+-- R's fields of limit L from o: its decision of cost c with its holds
+-- h counted (admitted when the algorithm admits c plus the holds, charging
+-- c alone when commit is set; docs/semantics.md, "Holds"), or a refusal.
+-- hh and he are its holds keys. It reads nothing of the script's own:
+-- made with no upvalue, it costs the call little.
+local R = {1, 0, 0, 0, 0, 0, 0, 0}
+local function held(L, h, R, o, now, c, commit, hh, he)
+  if h[1] == 0 then
+    local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, c, false, commit)
+    if ok ~= 1 and ok ~= 0 then
+      return ok
+    end
+    R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+    return
+  end
+  local ok, limit, remaining, retry, _, delay, tier = L[1](L, now, math.min(c + h[1], 9007199254740991), false, false)
+  if ok ~= 1 and ok ~= 0 then
+    return ok
+  end
+  local charged = c
+  if ok == 0 then
+    local alone, _, left = L[1](L, now, h[1], false, false)
+    remaining, charged = alone == 1 and left or 0, 0
+    -- the wait: tried at now and at each hold's end, from the first after
+    -- which c could fit beside the holds left (at most the limit's quota,
+    -- which no decision passes), at each the algorithm's own wait if it
+    -- comes before the next end; -1 if never. The live holds are read in
+    -- order of their ends, in batches of 256, only as far as the wait goes;
+    -- the id this call ended left out, or counted at its new end.
+    local E, A, read = {}, {}, false
+    local off, pos, live, at, NOW = 0, 0, h[1], now, string.format('%d', now) -- E[1..pos] ended at at; live are left
+    local x, xend = h[14], h[15]
+    local function have(n) -- whether E holds n ends, reading on as needed
+      while #E < n and not read do
+        local ids = redis.call('ZRANGEBYSCORE', he, '(' .. NOW, '+inf', 'LIMIT', off, 256)
+        local vals = #ids > 0 and redis.call('HMGET', hh, unpack(ids)) or {}
+        for j = 1, #ids do
+          local a, e = string.match(vals[j] or '', '^(%d+):(%d+)$')
+          if a and e + 0 > now and ids[j] ~= x then
+            if xend and xend < e + 0 then
+              E[#E + 1], A[#A + 1], xend = xend, h[5], false
+            end
+            E[#E + 1], A[#A + 1] = e + 0, a + 0
+          end
+        end
+        off, read = off + #ids, #ids < 256
+        if read and xend then
+          E[#E + 1], A[#A + 1], xend = xend, h[5], false
+        end
+      end
+      return #E >= n
+    end
+    local function advance() -- to the next end: every hold ending then ends
+      at = E[pos + 1]
+      while have(pos + 1) and E[pos + 1] == at do
+        pos, live = pos + 1, live - A[pos + 1]
+      end
+    end
+    retry = nil
+    while c + live > limit and not retry do
+      if have(pos + 1) then
+        advance()
+      else
+        retry = -1
+      end
+    end
+    while not retry do
+      local yes, _, _, own = L[1](L, at, math.min(c + live, 9007199254740991), false, false)
+      local more = have(pos + 1)
+      if yes == 1 then
+        retry = at - now
+      elseif own >= 0 and (not more or at + own < E[pos + 1]) then
+        retry = at + own - now
+      elseif not more then
+        retry = -1
+      else
+        advance()
+      end
+    end
+  end
+  local _, _, _, _, reset = L[1](L, now, charged, false, ok == 1 and commit)
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, math.max(reset, h[3] - now), delay, tier
 end
 
 -- the operation
-local op, id, hold_ms = ARGV[3], ARGV[4], int(ARGV[5])
-if op ~= 'decide' and op ~= 'reserve' and op ~= 'commit' and op ~= 'release' and op ~= 'renew' and op ~= 'reset' then
-  return bad('op must be decide, reserve, commit, release, renew or reset, got ' .. clip(op))
-end
-if op == 'decide' or op == 'reset' then
-  if id ~= '' then
-    return bad('a ' .. op .. ' takes no id, got ' .. clip(id))
-  end
-elseif #id < 1 or #id > REQUEST_ID_MAX then
-  return bad('id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
-end
-local timed = op == 'reserve' or op == 'renew'
-if hold_ms == nil or hold_ms < (timed and 1 or 0) or hold_ms > (timed and HOLD_MS_MAX or 0) then
-  return bad('hold_ms must be ' .. (timed and 'an integer in [1, ' .. HOLD_MS_MAX .. ']' or '0') .. ' for ' .. op .. ', got ' .. clip(ARGV[5]))
-end
-if op == 'reserve' and cost < 1 then
-  return bad('a reserve holds at least 1, got cost 0')
-end
-if (op == 'release' or op == 'renew') and cost ~= 0 then
-  return bad('cost must be 0 for ' .. op .. ', got ' .. cost)
-end
-if op == 'reset' then -- every limit's keys, its holds key included
-  local keys = {}
-  for _, l in ipairs(LIMITS) do
-    for _, k in ipairs(l[2]) do
-      keys[#keys + 1] = k
-    end
-    keys[#keys + 1] = l[8]
-  end
-  return redis.call('DEL', unpack(keys))
-end
--- each limit's live holds at now: its ids' {amount, end}
-for _, l in ipairs(LIMITS) do
-  local raw, live = redis.call('HGETALL', l[8]), {}
-  for j = 1, #raw, 2 do
-    local a, e = string.match(raw[j + 1], '^(%d+):(%d+)$')
-    if a == nil or #a > 16 or #e > 16 then
-      return redis.error_reply('BADSTATE ' .. l[4] .. clip(l[8]) .. ': want amount:end for ' .. clip(raw[j]) .. ', got ' .. clip(raw[j + 1]))
-    end
-    if e + 0 > now then
-      live[raw[j]] = {a + 0, e + 0}
-    end
-  end
-  l[9] = live
-end
-
--- the sum of the holds live at t, and the end of the last
-local function held(l, t)
-  local sum, last = 0, t
-  for _, h in pairs(l[9]) do
-    if h[2] > t then
-      sum, last = sum + h[1], max(last, h[2])
-    end
-  end
-  return sum, last
-end
-
--- the wait until limit l admits cost with the holds live then counted:
--- tried at now and at each hold's end, at each the algorithm's own wait
--- if it comes before the next end; -1 if never
-local function wait(l, cost)
-  local ends = {now}
-  for _, h in pairs(l[9]) do
-    ends[#ends + 1] = h[2]
-  end
-  table.sort(ends)
-  for i, at in ipairs(ends) do
-    local nxt = nil
-    for j = i + 1, #ends do
-      if ends[j] ~= at then
-        nxt = ends[j]
-        break
-      end
-    end
-    if i == 1 or at ~= ends[i - 1] then
-      local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], at, min(cost + held(l, at), COST_MAX), false)
-      if r[1] == 1 then
-        return at - now
-      elseif r[4] >= 0 and (nxt == nil or at + r[4] < nxt) then
-        return at + r[4] - now
-      end
-    end
-  end
-  return -1
-end
-
--- limit l's decision of cost with its holds counted, and the writes that
--- charge cost: admitted when the algorithm admits cost plus the holds;
--- a denial's remaining is what is left beside the holds alone, its wait
--- counts each hold whole until its end; the reset reaches the last end
-local function decide(l, cost)
-  local sum, last = held(l, now)
-  local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, min(cost + sum, COST_MAX), false)
-  if r.err then
-    return r
-  end
-  local charged = cost
-  if r[1] == 0 then
-    local alone = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, sum, false)
-    r[3] = alone[1] == 1 and alone[3] or 0
-    r[4], charged = wait(l, cost), 0
-  end
-  local own, writes = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, charged, false)
-  r[5] = max(own[5], last - now)
-  return r, writes
-end
-
--- the state of every limit, as a decision of cost 0 sees it
-local function settled()
-  local res, all = {}, true
-  for i, l in ipairs(LIMITS) do
-    res[i] = decide(l, 0)
-    all = all and res[i][1] == 1
-  end
-  return res, all
-end
-
--- writes limit l's holds: its live ones, the key kept until the last
--- ends, deleted when none is left
-local function keep(l)
-  local fields, last = {}, now
-  for hid, h in pairs(l[9]) do
-    fields[#fields + 1], fields[#fields + 2] = hid, string.format('%d:%d', h[1], h[2])
-    last = max(last, h[2])
-  end
-  redis.call('DEL', l[8])
-  if #fields > 0 then
-    redis.call('HSET', l[8], unpack(fields))
-    redis.call('PEXPIRE', l[8], last - now + TTL_MARGIN_MS)
-  end
-end
-local res, all, force, replay = {}, true, false, op == 'reserve'
-if op == 'reserve' then
-  -- a retried reserve holds already: the same cost on every limit
-  for _, l in ipairs(LIMITS) do
-    local h = l[9][id]
-    replay = replay and h ~= nil and h[1] == cost
-  end
-  for _, l in ipairs(LIMITS) do
-    if not replay and l[9][id] then
-      return bad('id ' .. clip(id) .. ' holds ' .. l[9][id][1] .. ' on ' .. string.sub(l[5], 2) .. ', not ' .. cost)
-    end
-  end
-end
-if replay then
-  res, all = settled()
+local err, all, settle, replayed = nil, true, false, false
+if op == 'decide' and NL == 1 then
+  err = held(LIMITS[1], H[1], R, 7 * 1 - 6, now, COSTS[1], true, HOLDS[3 * 1 - 1], HOLDS[3 * 1]) -- decided and, when admitted, charged
 elseif op == 'decide' or op == 'reserve' then
-  -- every limit decides, writing nothing
-  local writes = {}
-  for i, l in ipairs(LIMITS) do
-    local r, w = decide(l, cost)
-    if r.err then
-      return r
-    end
-    res[i], writes[i] = r, w
-    all = all and r[1] == 1
+  for i = 1, NL do -- a decision's writes kept until every limit has admitted
+    H[i][13] = op == 'decide' and {}
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, COSTS[i], H[i][13], HOLDS[3 * i - 1], HOLDS[3 * i])
   end
-  if all and op == 'reserve' then
-    for _, l in ipairs(LIMITS) do
-      l[9][id] = {cost, now + hold_ms}
-      keep(l)
+end
+if err then
+  return err
+end
+for i = 1, NL do
+  all = all and R[7 * i - 5] == 1
+end
+if op == 'decide' then
+  for i = 1, NL > 1 and NL or 0 do
+    if all then
+      writes(H[i][13]) -- the charge, each limit having admitted
+    elseif R[7 * i - 5] == 1 then
+      err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
     end
-    res, all = settled()
-  elseif all then
-    for _, w in ipairs(writes) do
-      for _, write in ipairs(w) do
-        write()
+  end
+elseif op == 'reserve' then
+  local retry, some = true, nil
+  for i = 1, NL do
+    retry, some = retry and H[i][5] == COSTS[i], some or (H[i][5] and i)
+  end
+  if not retry and some then -- held otherwise
+    for i = 1, NL do
+      local mine = H[i][5]
+      if mine and mine ~= COSTS[i] then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+            (#id > 32 and '...' or '') .. ' holds ' .. string.format('%d', mine) .. ' on ' ..
+            HOLDS[3 * i - 2] .. ', not ' .. string.format('%d', COSTS[i]))
+      elseif not mine then
+        return redis.error_reply('BADINPUT ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+            (#id > 32 and '...' or '') .. ' holds on ' .. HOLDS[3 * some - 2] ..
+            ' but nothing on ' ..
+            HOLDS[3 * i - 2] .. ': a hold id names one call\'s hold')
       end
     end
-  else
-    -- nothing is written: a limit that would admit reports a peek
-    for i, l in ipairs(LIMITS) do
-      if res[i][1] == 1 then
-        res[i] = decide(l, 0)
+  elseif not retry and all then
+    local til = now + hold_ms
+    local ts = string.format('%d', til)
+    for i = 1, NL do -- the hold, on every limit
+      local h = H[i]
+      h[1], h[2], h[3], h[8], h[12] = h[1] + COSTS[i], min(h[2], til), max(h[3], til), {id, string.format('%d:%s', COSTS[i], ts)}, true
+      h[9] = h[9] or {}
+      h[9][#h[9] + 1], h[9][#h[9] + 2] = ts, id
+      -- the state after it, as a decision of 0 sees it: what the reserve
+      -- was decided on, the holds now counting its amount, but its reset,
+      -- which the hold's end may push back
+      local _, _, _, _, reset = LIMITS[i][1](LIMITS[i], now, 0, false, false)
+      R[7 * i - 1] = max(reset, h[3] - now)
+    end
+  end
+  settle = retry
+  if not retry and not all then
+    for i = 1, NL do
+      if R[7 * i - 5] == 1 then
+        err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i]) -- a peek: the call is denied
       end
     end
   end
-else
-  for _, l in ipairs(LIMITS) do
-    if l[9][id] == nil then
-      return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. clip(id) .. ' holds nothing on ' .. string.sub(l[5], 2) ..
-          ': it was committed or released, or its hold ended')
+else -- commit, release, renew
+  local first = nil
+  for i = 1, NL do
+    first = first or (H[i][5] and i)
+  end
+  if not first or NL > 1 then -- every state read before anything is written, or the id found absent
+    for i = 1, NL do
+      err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i])
+    end
+    if err then
+      return err
     end
   end
-  -- every limit's state read before any write: a state the script did
-  -- not write refuses the call, writing nothing
-  for _, l in ipairs(LIMITS) do
-    local r = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, false)
-    if r.err then
-      return r
-    end
-  end
-  for _, l in ipairs(LIMITS) do
-    if op == 'renew' then
-      l[9][id][2] = now + hold_ms
-    else
-      l[9][id] = nil
-    end
-    if op == 'commit' and cost > 0 then
-      local _, w = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, cost, true)
-      for _, write in ipairs(w) do
-        write()
+  if not first and op ~= 'renew' then -- a commit or release sent again (its costs as sent): its reply, if it took effect
+    local again = nil -- the reply, when every limit the id's holds ended on within reach remembers op and the costs
+    for i = 1, NL do
+      local m = H[i][7]
+      local was, til, kept, reply = string.match(m or '', '^=(%a+):(%d+):?([%d,]*):?([-%d,]*)$')
+      if til and til + 0 > now then
+        if was ~= op or (reply ~= '' and kept ~= ARGV[2]) then
+          again = false
+          break
+        end
+        again = again or (reply ~= '' and reply)
       end
     end
-    keep(l)
+    if again then
+      R, first, replayed = {}, 0, true
+      for v in string.gmatch(again, '[^,]+') do
+        R[#R + 1] = v + 0
+      end
+    end
   end
-  res, all = settled()
+  if not first then
+    return redis.error_reply('NOHOLD ' .. ALG .. 'id ' .. string.sub(id, 1, 32) ..
+        (#id > 32 and '...' or '') .. ' holds nothing: it never held, its hold ended, or another operation ended it')
+  end
+  for i = 1, first > 0 and NL or 0 do
+    local h, mine = H[i], H[i][5]
+    if mine then
+      local til, last = op == 'renew' and now + hold_ms or 0, h[6] == h[3] -- the id's hold ended last
+      if op == 'renew' then
+        local ts = string.format('%d', til)
+        h[2], h[3], h[8], h[12], h[14], h[15] = min(h[2], til), max(h[3], til), {id, string.format('%d:%s', mine, ts)}, true, id, til
+        h[9] = h[9] or {}
+        h[9][#h[9] + 1], h[9][#h[9] + 2] = ts, id
+      else
+        h[1], h[12], h[14] = h[1] - mine, true, id
+      end
+      if h[1] == 0 then
+        h[3] = 0
+      elseif last and til < h[6] then -- the latest live end but the id's, at least til
+        h[3] = til
+        local off, n = 0, BATCH
+        NOW = NOW or string.format('%d', now)
+        while h[3] == til and n == BATCH do
+          local ids = redis.call('ZREVRANGEBYSCORE', HOLDS[3 * i], '+inf', '(' .. NOW, 'LIMIT', off, BATCH)
+          local vals = #ids > 0 and redis.call('HMGET', HOLDS[3 * i - 1], unpack(ids)) or {}
+          for j = 1, #ids do
+            local e = ids[j] ~= id and string.match(vals[j] or '', '^%d+:(%d+)$')
+            if e and e + 0 > now then
+              h[3] = max(til, e + 0)
+              break
+            end
+          end
+          off, n = off + #ids, #ids
+        end
+      end
+    end
+    if op == 'commit' and COSTS[i] > 0 then
+      local ok = LIMITS[i][1](LIMITS[i], now, COSTS[i], true, true) -- work done: charged, forced
+      if ok ~= 1 and ok ~= 0 then
+        return ok
+      end
+    end
+  end
+  settle = first > 0
+end
+if settle then
+  all = true
+  for i = 1, NL do
+    err = err or held(LIMITS[i], H[i], R, 7 * i - 6, now, 0, false, HOLDS[3 * i - 1], HOLDS[3 * i])
+    all = all and R[7 * i - 5] == 1
+  end
+end
+if err then
+  return err
+end
+if NL > 1 and not replayed then
+  R[1] = binding(R, NL, all)
+end
+if settle and (op == 'commit' or op == 'release') then -- the holds ended, remembered with the reply
+  local til, kept = string.format('%d', now + REQUEST_MS), nil
+  for i = 1, NL do
+    if H[i][5] then
+      if not kept then
+        kept = '=' .. op .. ':' .. til .. ':' .. ARGV[2] .. ':' .. string.format('%d' .. string.rep(',%d', 7 * NL), unpack(R))
+        H[i][8] = {id, kept}
+      else
+        H[i][8] = {id, '=' .. op .. ':' .. til}
+      end
+    end
+  end
 end
 
--- the binding limit: when denied, the longest wait; when admitted, the
--- least remaining relative to its limit; ties to the first
-local b = nil
-for i, r in ipairs(res) do
-  if all then
-    if b == nil or ratio_less(r[3], r[2], res[b][3], res[b][2]) then
-      b = i
+for i = 1, NL do
+  local h, hh, he = H[i], HOLDS[3 * i - 1], HOLDS[3 * i]
+  local set, add, drop = h[8], h[9], h[10]
+  for j = 1, drop and #drop or 0, BATCH do
+    redis.call('HDEL', hh, unpack(drop, j, min(j + BATCH - 1, #drop)))
+    redis.call('ZREM', he, unpack(drop, j, min(j + BATCH - 1, #drop)))
+  end
+  if add then
+    redis.call('ZADD', he, unpack(add))
+  end
+  if h[2] == NEVER then -- nothing held, nothing remembered
+    if not h[11] then
+      redis.call('DEL', hh, he)
     end
-  elseif r[1] == 0 and (b == nil or longer(r[4], res[b][4])) then
-    b = i
+  elseif h[12] or set then
+    local reach = max(h[3], set and string.byte(set[2], 1) == 61 and now + REQUEST_MS or 0) + TTL_MARGIN_MS
+    local ttl = reach > h[4] and reach + REQUEST_MS
+    local summary = string.format('%d:%d:%d:%d', h[1], h[2], h[3], ttl or h[4])
+    if set then
+      redis.call('HSET', hh, set[1], set[2], '', summary)
+    else
+      redis.call('HSET', hh, '', summary)
+    end
+    if ttl then
+      local ms = string.format('%d', ttl - now)
+      redis.call('PEXPIRE', hh, ms)
+      redis.call('PEXPIRE', he, ms)
+    elseif drop and add then -- the drops may have emptied the set, and the adds made it anew
+      redis.call('PEXPIRE', he, string.format('%d', h[4] - now))
+    end
   end
 end
-local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-if all or force then
-  for _, r in ipairs(res) do
-    delay = max(delay, r[6])
-  end
-end
-local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
-for _, r in ipairs(res) do
-  for j = 1, #r do
-    out[#out + 1] = r[j]
-  end
-end
-return out
+return R
 end}
 
 -- lua/policy.lua
 redis.register_function{function_name = 'quota_policy', callback = function(KEYS, ARGV)
-local max, floor = math.max, math.floor
--- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
--- algorithm on the two fractions: every value stays below the largest)
-local function ratio_less(a, b, c, d)
-  local qa, qc = floor(a / b), floor(c / d)
-  if qa ~= qc then
-    return qa < qc
-  end
-  local ra, rc = a - qa * b, c - qc * d
-  if ra == 0 or rc == 0 then
-    return ra == 0 and rc ~= 0
-  end
-  return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
-end
-
--- whether the wait a is longer than b, where -1 is never
-local function longer(a, b)
-  return a ~= b and (a == -1 or (b ~= -1 and a > b))
-end
-
 local ALG = 'policy: '
 local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
--- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
-local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 500000000000 then
-      return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    bucket_ms = int(ARGV[6])
-    if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-      return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    limit_2 = 0
-    if ARGV[7] ~= nil then
-      limit_2 = int(ARGV[7])
-    end
-    if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-      return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
-    end
-    window_ms_2 = 0
-    if ARGV[8] ~= nil then
-      window_ms_2 = int(ARGV[8])
-    end
-    if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-      return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
-    end
-    limit_3 = 0
-    if ARGV[9] ~= nil then
-      limit_3 = int(ARGV[9])
-    end
-    if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-      return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
-    end
-    window_ms_3 = 0
-    if ARGV[10] ~= nil then
-      window_ms_3 = int(ARGV[10])
-    end
-    if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-      return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
-    end
-    if not (window_ms % bucket_ms == 0) then
-      return bad('window_ms must be a multiple of bucket_ms')
-    end
-    if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms must span at most 3600 buckets')
-    end
-    if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
-      return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
-    end
-    if not (window_ms_2 % bucket_ms == 0) then
-      return bad('window_ms_2 must be a multiple of bucket_ms')
-    end
-    if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms_2 must span at most 3600 buckets')
-    end
-    if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
-      return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
-    end
-    if not (window_ms_3 % bucket_ms == 0) then
-      return bad('window_ms_3 must be a multiple of bucket_ms')
-    end
-    if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms_3 must span at most 3600 buckets')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
-    end
-    local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
-  end
-  limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = unpack(P)
-  local writes = {}
-  -- state
-  -- the entry m holds, or nil, what is wrong, and the value
-  local function win__entry(m)
-    local e_start, e_count, e_run, e_at = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if e_start ~= nil and #e_start <= 17 and #e_count <= 17 and #e_run <= 17 and #e_at <= 17 then
-      e_start = e_start + 0
-      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
-      e_count = e_count + 0
-      if e_count < 1 then e_count = 1 elseif e_count > 1000000000000 then e_count = 1000000000000 end
-      e_run = e_run + 0
-      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-      e_at = e_at + 0
-      if e_at < 0 then e_at = 0 elseif e_at > NOW_MAX then e_at = NOW_MAX end
-      return {start = e_start, count = e_count, run = e_run, at = e_at}
-    end
-    -- the spec's constants
-    -- 2^45 ms since the epoch, about the year 3085
-    local NOW_MAX = 35184372088832
-
-    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-    local function int(s)
-      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-        return nil
-      end
-      return tonumber(s)
-    end
-
-    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-    local function field(v, dflt, lo, hi)
-      if not v then
-        return dflt
-      end
-      local n = int(v)
-      if n == nil then
-        return nil
-      end
-      if n < lo then
-        return lo
-      elseif n > hi then
-        return hi
-      end
-      return n
-    end
-
-    -- s split at its first n-1 colons into n parts, or nil
-    local function split(s, n)
-      local parts, from = {}, 1
-      for i = 1, n - 1 do
-        local at = string.find(s, ':', from, true)
-        if not at then
-          return nil
-        end
-        parts[i] = string.sub(s, from, at - 1)
-        from = at + 1
-      end
-      parts[n] = string.sub(s, from)
-      return parts
-    end
-
-    local parts = split(m, 4)
-    if parts == nil then
-      return nil, 'an entry is not 4 fields joined by \':\'', m
-    end
-    local x_start = field(parts[1], nil, 0, NOW_MAX)
-    if x_start == nil then
-      return nil, 'entry field start is not an integer', parts[1]
-    end
-    local x_count = field(parts[2], nil, 1, 1000000000000)
-    if x_count == nil then
-      return nil, 'entry field count is not an integer', parts[2]
-    end
-    local x_run = field(parts[3], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[3]
-    end
-    local x_at = field(parts[4], nil, 0, NOW_MAX)
-    if x_at == nil then
-      return nil, 'entry field at is not an integer', parts[4]
-    end
-    return {start = x_start, count = x_count, run = x_run, at = x_at}
-  end
-  local win__card = redis.call('ZCARD', KEYS[1])
-  local win__top = nil -- the newest entry, read below
-  -- what this call has read of the set, which it reads before any write:
-  -- the entries by rank, and the counts below each bound, open and closed
-  local win__ranks, win__lt, win__le = {}, {}, {}
-  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
-  local function win__at(r)
-    local e = win__ranks[r]
-    if e == nil then
-      local raw = redis.call('ZRANGE', KEYS[1], r, r)
-      local what, v
-      e, what, v = win__entry(raw[1])
-      if e == nil then
-        return nil, what, v
-      end
-      e.member__ = raw[1]
-      win__ranks[r] = e
-    end
-    return e
-  end
-  -- the number of entries scored below x, or at most x when closed
-  local function win__below(x, closed)
-    local top = win__top
-    if win__card == 0 or top ~= nil and (top.start < x or closed and top.start == x) then
-      return win__card
-    end
-    local known = closed and win__le or win__lt
-    local n = known[x]
-    if n == nil then
-      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
-      known[x] = n
-    end
-    return n
-  end
-  -- the sum of count over the entries at ranks [lo, hi), the running sum
-  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
-  -- the value if an entry is not one
-  local function win__sum(lo, hi)
-    if hi <= lo then
-      return 0, 0
-    end
-    local first, what, v = win__at(lo)
-    if first == nil then
-      return nil, what, v
-    end
-    local top = first
-    if hi - 1 > lo then
-      top, what, v = win__at(hi - 1)
-      if top == nil then
-        return nil, what, v
-      end
-    end
-    local base = first.run - first.count
-    return (top.run - base) % RUN_MOD, base, first, top
-  end
-  -- the first entry at ranks [lo, hi) at which the sum of count from lo
-  -- (at most cap) reaches need, false if none; nil, what, value as above
-  local function win__reach(lo, hi, need, cap)
-    local total, base, first, top = win__sum(lo, hi)
-    if total == nil then
-      return nil, base, first
-    end
-    if hi <= lo or (total < cap and total or cap) < need then
-      return false
-    end
-    local s = (first.run - base) % RUN_MOD
-    if (s < cap and s or cap) >= need then
-      return first
-    end
-    -- the entry sought is at a rank in [a, b]; found is the entry at b
-    local a, b, found = lo + 1, hi - 1, top
-    local function probe(r)
-      local x, what, v = win__at(r)
-      if x == nil then
-        return nil, what, v
-      end
-      local s = (x.run - base) % RUN_MOD
-      if (s < cap and s or cap) >= need then
-        b, found = r, x
-      else
-        a = r + 1
-      end
-      return true
-    end
-    local step, galloping = 2, true
-    while a < b do
-      local r = (a + b - (a + b) % 2) / 2
-      if galloping then
-        r = lo + step - 1
-        if r > b - 1 then
-          r = b - 1
-        end
-        step = step * 2
-      end
-      local ok, what, v = probe(r)
-      if ok == nil then
-        return nil, what, v
-      end
-      galloping = galloping and b ~= r
-    end
-    return found
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  -- the newest entry of {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>, which an add continues
-  if win__card > 0 then
-    local bad__what, bad__v
-    win__top, bad__what, bad__v = win__at(win__card - 1)
-    if win__top == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-  end
-  local stale = (win__top ~= nil and win__top.at or 0) > now + MAX_SKEW_MS
-  if stale then
-    win__card = 0
-    win__top = nil
-  end
-
-  -- decision
-  -- the last admission
-  local last_at = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, win__card
-    if hi__ > lo__ then
-      local e, bad__what, bad__v = win__at(hi__ - 1)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      last_at = e.at
-    end
-  end
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = last_at - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- the current bucket's start
-  local bucket = eff - eff % bucket_ms
-  local t__2 = (window_ms_3 > window_ms_2 and window_ms_3 or window_ms_2)
-  local widest = (t__2 > window_ms and t__2 or window_ms)
-  local t__3 = (limit_3 > limit_2 and limit_3 or limit_2)
-  local t__4 = (t__3 > limit and t__3 or limit) + 1
-  local c = (t__4 < cost and t__4 or cost)
-  local from1 = bucket - window_ms
-  local used1 = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = win__below(from1, true), win__card
-    local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-    if sum__ == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-    used1 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
-  end
-  local fits1 = used1 + c <= limit
-  -- a forced denial is charged too, up to 2 * t.limit in every tier
-  -- (a tier not used leaves it to tier 1's bound)
-  local t__5 = 2 * limit - used1
-  local free1 = (t__5 > 0 and t__5 or 0)
-  local on2 = limit_2 > 0
-  local from2 = bucket - window_ms_2
-  local agg__3 = 0
-  if on2 then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from2, true), win__card
-      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-      if sum__ == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      agg__3 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
-    end
-  end
-  local used2 = (on2 and agg__3 or 0)
-  local fits2 = not on2 or used2 + c <= limit_2
-  local free2
-  if on2 then
-    local t__6 = 2 * limit_2 - used2
-    free2 = (t__6 > 0 and t__6 or 0)
-  else
-    free2 = 2 * limit
-  end
-  local on3 = limit_3 > 0
-  local from3 = bucket - window_ms_3
-  local agg__4 = 0
-  if on3 then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from3, true), win__card
-      local sum__, bad__what, bad__v = win__sum(lo__, hi__)
-      if sum__ == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      agg__4 = (3600000000000000 < sum__ and 3600000000000000 or sum__)
-    end
-  end
-  local used3 = (on3 and agg__4 or 0)
-  local fits3 = not on3 or used3 + c <= limit_3
-  local free3
-  if on3 then
-    local t__7 = 2 * limit_3 - used3
-    free3 = (t__7 > 0 and t__7 or 0)
-  else
-    free3 = 2 * limit
-  end
-  local ok = fits1 and fits2 and fits3
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__8 = (free3 < free2 and free3 or free2)
-    local t__9 = (t__8 < free1 and t__8 or free1)
-    took = (t__9 < cost and t__9 or cost)
-  else
-    took = 0
-  end
-  local t__10 = (on2 and limit_2 or limit)
-  local t__11 = (on3 and limit_3 or limit)
-  local t__12 = (t__11 < t__10 and t__11 or t__10)
-  local lim = (t__12 < limit and t__12 or limit)
-  -- Denied: the tier admits once the oldest buckets holding
-  -- used + took + c - t.limit have left its window (this request's
-  -- bucket last).
-  local agg__5 = bucket + window_ms
-  if not (ok or used1 + took + c <= limit) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from1, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used1 + took + c - limit, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__5 = e.start + window_ms
-      end
-    end
-  end
-  local at1 = ((ok or used1 + took + c <= limit) and 0 or agg__5)
-  -- Reset: remaining is lim again once every tier holds at most
-  -- t.limit - lim; what this request adds sits in the current bucket.
-  local t__13 = used1 + took - (limit - lim)
-  local x1 = (t__13 > 0 and t__13 or 0)
-  local agg__6 = bucket + window_ms
-  if not (x1 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from1, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x1, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__6 = e.start + window_ms
-      end
-    end
-  end
-  local r1 = ((x1 == 0) and 0 or agg__6)
-  local t__14 = limit - (used1 + took)
-  local left1 = (t__14 > 0 and t__14 or 0)
-  local agg__7 = bucket + window_ms_2
-  if not (ok or not on2 or used2 + took + c <= limit_2) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from2, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used2 + took + c - limit_2, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__7 = e.start + window_ms_2
-      end
-    end
-  end
-  local at2 = ((ok or not on2 or used2 + took + c <= limit_2) and 0 or agg__7)
-  local x2
-  if on2 then
-    local t__15 = used2 + took - (limit_2 - lim)
-    x2 = (t__15 > 0 and t__15 or 0)
-  else
-    x2 = 0
-  end
-  local agg__8 = bucket + window_ms_2
-  if not (x2 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from2, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x2, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__8 = e.start + window_ms_2
-      end
-    end
-  end
-  local r2 = ((x2 == 0) and 0 or agg__8)
-  local left2
-  if on2 then
-    local t__16 = limit_2 - (used2 + took)
-    left2 = (t__16 > 0 and t__16 or 0)
-  else
-    left2 = limit
-  end
-  local agg__9 = bucket + window_ms_3
-  if not (ok or not on3 or used3 + took + c <= limit_3) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from3, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, used3 + took + c - limit_3, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__9 = e.start + window_ms_3
-      end
-    end
-  end
-  local at3 = ((ok or not on3 or used3 + took + c <= limit_3) and 0 or agg__9)
-  local x3
-  if on3 then
-    local t__17 = used3 + took - (limit_3 - lim)
-    x3 = (t__17 > 0 and t__17 or 0)
-  else
-    x3 = 0
-  end
-  local agg__10 = bucket + window_ms_3
-  if not (x3 == 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = win__below(from3, true), win__card
-      local e, bad__what, bad__v = win__reach(lo__, hi__, x3, 3600000000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__10 = e.start + window_ms_3
-      end
-    end
-  end
-  local r3 = ((x3 == 0) and 0 or agg__10)
-  local left3
-  if on3 then
-    local t__18 = limit_3 - (used3 + took)
-    left3 = (t__18 > 0 and t__18 or 0)
-  else
-    left3 = limit
-  end
-  local t__19 = (at3 > at2 and at3 or at2)
-  local retry_at = (t__19 > at1 and t__19 or at1)
-  local t__20 = (r3 > r2 and r3 or r2)
-  local reset_at = (t__20 > r1 and t__20 or r1)
-  local t__21 = (left3 < left2 and left3 or left2)
-  local room = (t__21 < left1 and t__21 or left1)
-  -- the tier that binds: the one with the least room, the first whose
-  -- limit is below the cost, or the one that stays denied the longest
-  local tier = (ok and ((left1 == room) and 1 or ((left2 == room) and 2 or 3)) or
-      ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
-      ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      if win__top ~= nil and win__top.start <= bucket - widest then
-        win__top = nil -- every entry is gone: the next add starts afresh
-      end
-    end
-    writes[#writes + 1] = function()
-      do
-        local win__x = {start = bucket, count = took, at = eff}
-        if win__top ~= nil then
-          if win__top.start > win__x.start then -- the set grows at its end
-            win__x.start = win__top.start
-          end
-          win__x.run = (win__top.run + win__x.count) % RUN_MOD
-          if win__top.start == win__x.start then -- merge into it (its member removed after the add)
-            win__x.replaces__ = win__top.member__
-            win__x.count = win__x.count + win__top.count
-          end
-        else
-          win__x.run = win__x.count % RUN_MOD
-        end
-        win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
-        redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
-        win__card = win__card + 1
-        if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
-          redis.call('ZREM', KEYS[1], win__x.replaces__)
-          win__card = win__card - 1
-        end
-        if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
-          win__card = BUCKETS_MAX
-        end
-        win__top = win__x
-      end
-      local t__22 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
-      -- after the add (see Drop)
-      local t__23 = bucket - widest
-      if win__card > 0 and win__le[t__23] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
-      end
-    end
-  end
-  local t__24 = reset_at - now
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
-end
-
--- a limit of concurrency; ALG names the policy, the limit and concurrency in errors
-local function decide_concurrency(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:cc')
-    end
-    local tail = '}' .. infix .. ':cc'
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:cc for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit}
-  end
-  limit = unpack(P)
-  local writes = {}
-  -- state
-  local slots_ts = 0
-  local slots__raw = redis.call('GET', KEYS[1])
-  if slots__raw then
-    local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
-    if slots__raw__ts == nil or #slots__raw__ts > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts' .. ', got ' ..
-          (#slots__raw > 32 and string.sub(slots__raw, 1, 32) .. '...' or slots__raw))
-    end
-    slots_ts = slots__raw__ts + 0
-    if slots_ts < 0 then slots_ts = 0 elseif slots_ts > NOW_MAX then slots_ts = NOW_MAX end
-  end
-
-  -- decision
-  local t__1 = limit + 1
-  local c = (t__1 < cost and t__1 or cost)
-  local ok = c <= limit
-  return {(ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0}, writes
-end
-
--- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
-local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:fw:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
-  end
-  limit, window_ms = unpack(P)
-  local writes = {}
-  -- state
-  local win_ts, win_n = 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:n' .. ', got ' ..
-          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-    end
-    win_ts, win_n = win__raw__ts + 0, win__raw__n + 0
-    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-    if win_n < 0 then win_n = 0 elseif win_n > 2 * limit then win_n = 2 * limit end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
-  if stale then
-    win_ts = 0
-    win_n = 0
-  end
-
-  -- decision
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = win_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- ms since the current window began
-  local into = eff % window_ms
-  local used = ((win_ts >= eff - into) and win_n or 0)
-  -- cost past the limit is denied anyway
-  local t__2 = limit + 1
-  local c = (t__2 < cost and t__2 or cost)
-  local ok = used + c <= limit
-  -- a forced denial is charged too, up to 2 * limit
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__3 = 2 * limit - used
-    local t__4 = (t__3 > 0 and t__3 or 0)
-    took = (t__4 < cost and t__4 or cost)
-  else
-    took = 0
-  end
-  local after = used + took
-  local until_end = lag + window_ms - into
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
-    end
-  end
-  local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
-end
-
--- a limit of gcra; ALG names the policy, the limit and gcra in errors
-local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local burst, rate, period_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    burst = int(ARGV[4])
-    if burst == nil or burst < 1 or burst > 1000000000000 then
-      return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    rate = int(ARGV[5])
-    if rate == nil or rate < 1 or rate > 1000000000000 then
-      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    period_ms = int(ARGV[6])
-    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (burst * period_ms <= 1000000000000000) then
-      return bad('burst times period_ms must not exceed 10^15')
-    end
-    if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
-      return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
-    end
-    local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {burst, rate, period_ms}
-  end
-  burst, rate, period_ms = unpack(P)
-  local writes = {}
-  -- state
-  local cell_ts, cell_tat = 0, 0
-  local cell__raw = redis.call('GET', KEYS[1])
-  if cell__raw then
-    local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
-    if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:tat' .. ', got ' ..
-          (#cell__raw > 32 and string.sub(cell__raw, 1, 32) .. '...' or cell__raw))
-    end
-    cell_ts, cell_tat = cell__raw__ts + 0, cell__raw__tat + 0
-    if cell_ts < 0 then cell_ts = 0 elseif cell_ts > NOW_MAX then cell_ts = NOW_MAX end
-    if cell_tat < 0 then cell_tat = 0 elseif cell_tat > 2 * (burst * period_ms) then cell_tat = 2 * (burst * period_ms) end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = cell_ts > now + MAX_SKEW_MS
-  if stale then
-    cell_ts = 0
-    cell_tat = 0
-  end
-
-  -- decision
-  -- the tolerance, times rate
-  local tau = burst * period_ms
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = cell_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- ms since the last admission
-  local t__2 = now - cell_ts
-  local elapsed = (t__2 > 0 and t__2 or 0)
-  local t__3 = ((cell_tat + (0 - cell_tat) % rate) / rate)
-  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
-  -- TAT - eff, times rate
-  local t__4 = cell_tat - drained
-  local tat = (t__4 > 0 and t__4 or 0)
-  local t__5 = burst + 1
-  local c = (t__5 < cost and t__5 or cost)
-  local new_tat = tat + c * period_ms
-  local ok = new_tat <= tau
-  -- a forced denial is charged too, up to 2 * tau
-  local final
-  if ok then
-    final = new_tat
-  elseif force then
-    local t__6 = 2 * burst
-    local t__7 = 2 * tau
-    local t__8 = tat + (t__6 < cost and t__6 or cost) * period_ms
-    final = (t__8 < t__7 and t__8 or t__7)
-  else
-    final = tat
-  end
-  local reset = lag + ((final + (0 - final) % rate) / rate)
-  if final > tat then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
-    end
-  end
-  local t__9 = tau - final
-  local t__10 = (t__9 > 0 and t__9 or 0)
-  local t__11
-  if ok or c > burst then
-    t__11 = -1
-  else
-    local t__12 = final + c * period_ms - tau
-    local t__13 = (t__12 > 0 and t__12 or 0)
-    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
-  end
-  return {(ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0}, writes
-end
-
--- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
-local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local capacity, rate, period_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    capacity = int(ARGV[4])
-    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    rate = int(ARGV[5])
-    if rate == nil or rate < 1 or rate > 1000000000000 then
-      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    period_ms = int(ARGV[6])
-    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (capacity * period_ms <= 1000000000000000) then
-      return bad('capacity times period_ms must not exceed 10^15')
-    end
-    if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
-      return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
-    end
-    local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {capacity, rate, period_ms}
-  end
-  capacity, rate, period_ms = unpack(P)
-  local writes = {}
-  -- state
-  local queue_ts, queue_work = 0, 0
-  local queue__raw = redis.call('GET', KEYS[1])
-  if queue__raw then
-    local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
-    if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:work' .. ', got ' ..
-          (#queue__raw > 32 and string.sub(queue__raw, 1, 32) .. '...' or queue__raw))
-    end
-    queue_ts, queue_work = queue__raw__ts + 0, queue__raw__work + 0
-    if queue_ts < 0 then queue_ts = 0 elseif queue_ts > NOW_MAX then queue_ts = NOW_MAX end
-    if queue_work < 0 then queue_work = 0 elseif queue_work > 2 * (capacity * period_ms) then queue_work = 2 * (capacity * period_ms) end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = queue_ts > now + MAX_SKEW_MS
-  if stale then
-    queue_ts = 0
-    queue_work = 0
-  end
-
-  -- decision
-  -- the queue's room, times rate
-  local full = capacity * period_ms
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = queue_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- ms of draining since the last admission
-  local t__2 = now - queue_ts
-  local elapsed = (t__2 > 0 and t__2 or 0)
-  local t__3 = ((queue_work + (0 - queue_work) % rate) / rate)
-  local drained = (t__3 < elapsed and t__3 or elapsed) * rate
-  -- work queued ahead of this request
-  local t__4 = queue_work - drained
-  local ahead = (t__4 > 0 and t__4 or 0)
-  local t__5 = capacity + 1
-  local c = (t__5 < cost and t__5 or cost)
-  local with_this = ahead + c * period_ms
-  local ok = with_this <= full
-  -- a forced denial is queued too, up to 2 * full
-  local final
-  if ok then
-    final = with_this
-  elseif force then
-    local t__6 = 2 * capacity
-    local t__7 = 2 * full
-    local t__8 = ahead + (t__6 < cost and t__6 or cost) * period_ms
-    final = (t__8 < t__7 and t__8 or t__7)
-  else
-    final = ahead
-  end
-  local reset = lag + ((final + (0 - final) % rate) / rate)
-  if final > ahead then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
-    end
-  end
-  local t__9 = full - final
-  local t__10 = (t__9 > 0 and t__9 or 0)
-  local t__11
-  if ok or c > capacity then
-    t__11 = -1
-  else
-    local t__12 = final + c * period_ms - full
-    local t__13 = (t__12 > 0 and t__12 or 0)
-    t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
-  end
-  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
-      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0}, writes
-end
-
--- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
-local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[5])
-    if limit == nil or limit < 1 or limit > 100000 then
-      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
-    end
-    window_ms = int(ARGV[6])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:ml:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':ml:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
-  end
-  limit, window_ms = unpack(P)
-  local writes = {}
-  local meta = ''
-  -- state
-  -- the entry m holds, or nil, what is wrong, and the value
-  local function log__entry(m)
-    local e_t_ms, e_start, e_used, e_cost, e_meta = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+):(.*)$')
-    if e_t_ms ~= nil and #e_t_ms <= 17 and #e_start <= 17 and #e_used <= 17 and #e_cost <= 17 then
-      e_t_ms = e_t_ms + 0
-      if e_t_ms < 0 then e_t_ms = 0 elseif e_t_ms > NOW_MAX then e_t_ms = NOW_MAX end
-      e_start = e_start + 0
-      if e_start < 0 then e_start = 0 elseif e_start > NOW_MAX then e_start = NOW_MAX end
-      e_used = e_used + 0
-      if e_used < 0 then e_used = 0 elseif e_used > 2 * limit then e_used = 2 * limit end
-      e_cost = e_cost + 0
-      if e_cost < 1 then e_cost = 1 elseif e_cost > 2 * limit then e_cost = 2 * limit end
-      return {t_ms = e_t_ms, start = e_start, used = e_used, cost = e_cost, meta = e_meta}
-    end
-    -- the spec's constants
-    -- 2^45 ms since the epoch, about the year 3085
-    local NOW_MAX = 35184372088832
-
-    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-    local function int(s)
-      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-        return nil
-      end
-      return tonumber(s)
-    end
-
-    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-    local function field(v, dflt, lo, hi)
-      if not v then
-        return dflt
-      end
-      local n = int(v)
-      if n == nil then
-        return nil
-      end
-      if n < lo then
-        return lo
-      elseif n > hi then
-        return hi
-      end
-      return n
-    end
-
-    -- s split at its first n-1 colons into n parts, or nil
-    local function split(s, n)
-      local parts, from = {}, 1
-      for i = 1, n - 1 do
-        local at = string.find(s, ':', from, true)
-        if not at then
-          return nil
-        end
-        parts[i] = string.sub(s, from, at - 1)
-        from = at + 1
-      end
-      parts[n] = string.sub(s, from)
-      return parts
-    end
-
-    local parts = split(m, 5)
-    if parts == nil then
-      return nil, 'an entry is not 5 fields joined by \':\'', m
-    end
-    local x_t_ms = field(parts[1], nil, 0, NOW_MAX)
-    if x_t_ms == nil then
-      return nil, 'entry field t_ms is not an integer', parts[1]
-    end
-    local x_start = field(parts[2], nil, 0, NOW_MAX)
-    if x_start == nil then
-      return nil, 'entry field start is not an integer', parts[2]
-    end
-    local x_used = field(parts[3], nil, 0, 2 * limit)
-    if x_used == nil then
-      return nil, 'entry field used is not an integer', parts[3]
-    end
-    local x_cost = field(parts[4], nil, 1, 2 * limit)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[4]
-    end
-    return {t_ms = x_t_ms, start = x_start, used = x_used, cost = x_cost, meta = parts[5]}
-  end
-  local function log__parse(raw)
-    local out = {}
-    for i = 1, #raw do
-      local e, what, v = log__entry(raw[i])
-      if e == nil then
-        return nil, what, v
-      end
-      out[i] = e
-    end
-    return out
-  end
-  local log = {}
-  local log__newest = redis.call('LINDEX', KEYS[1], -1)
-  if log__newest then
-    local bad__what, bad__v
-    log, bad__what, bad__v = log__parse({log__newest})
-    if log == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = (#log > 0 and log[#log].t_ms or 0) > now + MAX_SKEW_MS
-  if stale then
-    log = {}
-  end
-
-  -- decision
-  -- the last admission
-  local last_ts = 0
-  if #log > 0 then
-    local e = log[#log]
-    last_ts = e.t_ms
-  end
-  -- when its window opened
-  local last_start = 0
-  if #log > 0 then
-    local e = log[#log]
-    last_start = e.start
-  end
-  -- what its window had admitted then
-  local last_used = 0
-  if #log > 0 then
-    local e = log[#log]
-    last_used = e.used
-  end
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = last_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  local open = last_used > 0 and eff < last_start + window_ms
-  local used = (open and last_used or 0)
-  -- an admission now would open a window
-  local start = (open and last_start or eff)
-  -- from now until the window ends
-  local t__2 = start + window_ms - eff
-  local ends = lag + (t__2 > 0 and t__2 or 0)
-  local t__3 = limit + 1
-  local c = (t__3 < cost and t__3 or cost)
-  local ok = used + c <= limit
-  -- a forced denial is recorded too, up to 2 * limit in the window
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__4 = 2 * limit - used
-    local t__5 = (t__4 > 0 and t__4 or 0)
-    took = (t__5 < cost and t__5 or cost)
-  else
-    took = 0
-  end
-  local after = used + took
-  if took > 0 then
-    if not open then
-      writes[#writes + 1] = function()
-        stale = false -- the write below deletes every key
-        redis.call('DEL', KEYS[1])
-      end
-    end
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
-    end
-  end
-  local t__6 = limit - after
-  return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
-end
-
--- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
-local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, offset_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
-    end
-    offset_ms = int(ARGV[5])
-    if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
-      return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
-    end
-    local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, offset_ms}
-  end
-  limit, offset_ms = unpack(P)
-  local writes = {}
-  -- state
-  local day_ts, day_n = 0, 0
-  local day__raw = redis.call('GET', KEYS[1])
-  if day__raw then
-    local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
-    if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:n' .. ', got ' ..
-          (#day__raw > 32 and string.sub(day__raw, 1, 32) .. '...' or day__raw))
-    end
-    day_ts, day_n = day__raw__ts + 0, day__raw__n + 0
-    if day_ts < 0 then day_ts = 0 elseif day_ts > NOW_MAX then day_ts = NOW_MAX end
-    if day_n < 0 then day_n = 0 elseif day_n > 2 * limit then day_n = 2 * limit end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = day_ts > now + MAX_SKEW_MS
-  if stale then
-    day_ts = 0
-    day_n = 0
-  end
-
-  -- decision
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = day_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- ms since the day began
-  local into = (eff + 86400000 - offset_ms) % 86400000
-  local used = ((day_ts >= eff - into) and day_n or 0)
-  local t__2 = limit + 1
-  local c = (t__2 < cost and t__2 or cost)
-  local ok = used + c <= limit
-  -- a forced denial is charged too, up to 2 * limit in the day
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__3 = 2 * limit - used
-    local t__4 = (t__3 > 0 and t__3 or 0)
-    took = (t__4 < cost and t__4 or cost)
-  else
-    took = 0
-  end
-  local after = used + took
-  -- from now until the next day begins
-  local ends = lag + 86400000 - into
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
-    end
-  end
-  local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
-end
-
--- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
-local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 100000 then
-      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:sl:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
-  end
-  limit, window_ms = unpack(P)
-  local writes = {}
-  -- state
-  -- the entry m holds, or nil, what is wrong, and the value
-  local function log__entry(m)
-    local e_ts, e_seq, e_cost, e_run = string.match(m, '^(%-?%d+):(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if e_ts ~= nil and #e_ts <= 17 and #e_seq <= 17 and #e_cost <= 17 and #e_run <= 17 then
-      e_ts = e_ts + 0
-      if e_ts < 0 then e_ts = 0 elseif e_ts > NOW_MAX then e_ts = NOW_MAX end
-      e_seq = e_seq + 0
-      if e_seq < 0 then e_seq = 0 elseif e_seq > 200000 then e_seq = 200000 end
-      e_cost = e_cost + 0
-      if e_cost < 1 then e_cost = 1 elseif e_cost > 200000 then e_cost = 200000 end
-      e_run = e_run + 0
-      if e_run < 0 then e_run = 0 elseif e_run > 4503599627370495 then e_run = 4503599627370495 end
-      return {ts = e_ts, seq = e_seq, cost = e_cost, run = e_run}
-    end
-    -- the spec's constants
-    -- 2^45 ms since the epoch, about the year 3085
-    local NOW_MAX = 35184372088832
-
-    -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-    local function int(s)
-      if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-        return nil
-      end
-      return tonumber(s)
-    end
-
-    -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
-    local function field(v, dflt, lo, hi)
-      if not v then
-        return dflt
-      end
-      local n = int(v)
-      if n == nil then
-        return nil
-      end
-      if n < lo then
-        return lo
-      elseif n > hi then
-        return hi
-      end
-      return n
-    end
-
-    -- s split at its first n-1 colons into n parts, or nil
-    local function split(s, n)
-      local parts, from = {}, 1
-      for i = 1, n - 1 do
-        local at = string.find(s, ':', from, true)
-        if not at then
-          return nil
-        end
-        parts[i] = string.sub(s, from, at - 1)
-        from = at + 1
-      end
-      parts[n] = string.sub(s, from)
-      return parts
-    end
-
-    local parts = split(m, 4)
-    if parts == nil then
-      return nil, 'an entry is not 4 fields joined by \':\'', m
-    end
-    local x_ts = field(parts[1], nil, 0, NOW_MAX)
-    if x_ts == nil then
-      return nil, 'entry field ts is not an integer', parts[1]
-    end
-    local x_seq = field(parts[2], nil, 0, 200000)
-    if x_seq == nil then
-      return nil, 'entry field seq is not an integer', parts[2]
-    end
-    local x_cost = field(parts[3], nil, 1, 200000)
-    if x_cost == nil then
-      return nil, 'entry field cost is not an integer', parts[3]
-    end
-    local x_run = field(parts[4], nil, 0, 4503599627370495)
-    if x_run == nil then
-      return nil, 'entry field run is not an integer', parts[4]
-    end
-    return {ts = x_ts, seq = x_seq, cost = x_cost, run = x_run}
-  end
-  local log__card = redis.call('ZCARD', KEYS[1])
-  local log__top = nil -- the newest entry, read below
-  -- what this call has read of the set, which it reads before any write:
-  -- the entries by rank, and the counts below each bound, open and closed
-  local log__ranks, log__lt, log__le = {}, {}, {}
-  -- the entry at rank r (0: the oldest), or nil, what is wrong, and the value
-  local function log__at(r)
-    local e = log__ranks[r]
-    if e == nil then
-      local raw = redis.call('ZRANGE', KEYS[1], r, r)
-      local what, v
-      e, what, v = log__entry(raw[1])
-      if e == nil then
-        return nil, what, v
-      end
-      e.member__ = raw[1]
-      log__ranks[r] = e
-    end
-    return e
-  end
-  -- the number of entries scored below x, or at most x when closed
-  local function log__below(x, closed)
-    local top = log__top
-    if log__card == 0 or top ~= nil and (top.ts < x or closed and top.ts == x) then
-      return log__card
-    end
-    local known = closed and log__le or log__lt
-    local n = known[x]
-    if n == nil then
-      n = redis.call('ZCOUNT', KEYS[1], '-inf', closed and string.format('%d', x) or '(' .. string.format('%d', x))
-      known[x] = n
-    end
-    return n
-  end
-  -- the sum of cost over the entries at ranks [lo, hi), the running sum
-  -- before lo, and the entries at lo and hi - 1; nil, what is wrong and
-  -- the value if an entry is not one
-  local function log__sum(lo, hi)
-    if hi <= lo then
-      return 0, 0
-    end
-    local first, what, v = log__at(lo)
-    if first == nil then
-      return nil, what, v
-    end
-    local top = first
-    if hi - 1 > lo then
-      top, what, v = log__at(hi - 1)
-      if top == nil then
-        return nil, what, v
-      end
-    end
-    local base = first.run - first.cost
-    return (top.run - base) % RUN_MOD, base, first, top
-  end
-  -- the first entry at ranks [lo, hi) at which the sum of cost from lo
-  -- (at most cap) reaches need, false if none; nil, what, value as above
-  local function log__reach(lo, hi, need, cap)
-    local total, base, first, top = log__sum(lo, hi)
-    if total == nil then
-      return nil, base, first
-    end
-    if hi <= lo or (total < cap and total or cap) < need then
-      return false
-    end
-    local s = (first.run - base) % RUN_MOD
-    if (s < cap and s or cap) >= need then
-      return first
-    end
-    -- the entry sought is at a rank in [a, b]; found is the entry at b
-    local a, b, found = lo + 1, hi - 1, top
-    local function probe(r)
-      local x, what, v = log__at(r)
-      if x == nil then
-        return nil, what, v
-      end
-      local s = (x.run - base) % RUN_MOD
-      if (s < cap and s or cap) >= need then
-        b, found = r, x
-      else
-        a = r + 1
-      end
-      return true
-    end
-    local step, galloping = 2, true
-    while a < b do
-      local r = (a + b - (a + b) % 2) / 2
-      if galloping then
-        r = lo + step - 1
-        if r > b - 1 then
-          r = b - 1
-        end
-        step = step * 2
-      end
-      local ok, what, v = probe(r)
-      if ok == nil then
-        return nil, what, v
-      end
-      galloping = galloping and b ~= r
-    end
-    return found
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  -- the newest entry of {<key>}:sl:<window_ms>, which an add continues
-  if log__card > 0 then
-    local bad__what, bad__v
-    log__top, bad__what, bad__v = log__at(log__card - 1)
-    if log__top == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-  end
-  local stale = (log__top ~= nil and log__top.ts or 0) > now + MAX_SKEW_MS
-  if stale then
-    log__card = 0
-    log__top = nil
-  end
-
-  -- decision
-  -- the last admission
-  local last_ts = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = 0, log__card
-    if hi__ > lo__ then
-      local e, bad__what, bad__v = log__at(hi__ - 1)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      last_ts = e.ts
-    end
-  end
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = last_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- entries at or before from have left the window
-  local from = eff - window_ms
-  -- the costs admitted in the window
-  local used = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(from, true), log__card
-    local sum__, bad__what, bad__v = log__sum(lo__, hi__)
-    if sum__ == nil then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' .. bad__what ..
-          ', got ' .. (#bad__v > 32 and string.sub(bad__v, 1, 32) .. '...' or bad__v))
-    end
-    used = (40000000000 < sum__ and 40000000000 or sum__)
-  end
-  local t__2 = limit + 1
-  local c = (t__2 < cost and t__2 or cost)
-  local ok = used + c <= limit
-  -- a forced denial is recorded too, up to 2 * limit in the window
-  local took
-  if ok then
-    took = c
-  elseif force then
-    local t__3 = 2 * limit - used
-    local t__4 = (t__3 > 0 and t__3 or 0)
-    took = (t__4 < cost and t__4 or cost)
-  else
-    took = 0
-  end
-  local after = used + took
-  -- Denied: the window must lose after + c - limit, oldest entries first
-  -- (this request's own, at eff, last); read only when the reply needs it.
-  local agg__3 = eff + window_ms
-  if not (ok or c > limit) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(from, true), log__card
-      local e, bad__what, bad__v = log__reach(lo__, hi__, after + c - limit, 40000000000)
-      if e == nil then
-        return redis.error_reply('BADSTATE ' .. ALG ..
-            (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-            bad__what .. ', got ' .. (#bad__v > 32 and
-            string.sub(bad__v, 1, 32) .. '...' or bad__v))
-      end
-      if e then
-        agg__3 = e.ts + window_ms
-      end
-    end
-  end
-  local free_at = ((ok or c > limit) and 0 or agg__3)
-  local agg__4 = eff
-  if not (took > 0) then -- else the value is not used
-    do -- the entries in range are those at ranks [lo, hi)
-      local lo__, hi__ = log__below(from, true), log__card
-      if hi__ > lo__ then
-        local e, bad__what, bad__v = log__at(hi__ - 1)
-        if e == nil then
-          return redis.error_reply('BADSTATE ' .. ALG ..
-              (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-              bad__what .. ', got ' .. (#bad__v > 32 and
-              string.sub(bad__v, 1, 32) .. '...' or bad__v))
-        end
-        agg__4 = e.ts
-      end
-    end
-  end
-  local last_in = ((took > 0) and eff or agg__4)
-  -- earlier admissions at the same ms
-  local seq = 0
-  do -- the entries in range are those at ranks [lo, hi)
-    local lo__, hi__ = log__below(eff, false), log__below(eff, true)
-    seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
-  end
-  if took > 0 then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      if log__top ~= nil and log__top.ts <= from then
-        log__top = nil -- every entry is gone: the next add starts afresh
-      end
-    end
-    writes[#writes + 1] = function()
-      do
-        local log__x = {ts = eff, seq = seq, cost = took}
-        if log__top ~= nil then
-          if log__top.ts > log__x.ts then -- the set grows at its end
-            log__x.ts = log__top.ts
-          end
-          log__x.run = (log__top.run + log__x.cost) % RUN_MOD
-        else
-          log__x.run = log__x.cost % RUN_MOD
-        end
-        log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
-        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
-        log__card = log__card + 1
-        if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
-          log__card = 2 * limit
-        end
-        log__top = log__x
-      end
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
-      -- after the add (see Drop)
-      if log__card > 0 and log__le[from] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
-      end
-    end
-  end
-  local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
-      ((ok or c > limit) and -1 or (free_at - now)),
-      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
-end
-
--- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
-local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    if not (limit * window_ms <= 1000000000000000) then
-      return bad('limit times window_ms must not exceed 10^15')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:sw:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
-  end
-  limit, window_ms = unpack(P)
-  local writes = {}
-  -- state
-  local win_ts, win_cur, win_prev = 0, 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
-  if win__raw then
-    local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
-    if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:cur:prev' .. ', got ' ..
-          (#win__raw > 32 and string.sub(win__raw, 1, 32) .. '...' or win__raw))
-    end
-    win_ts, win_cur, win_prev = win__raw__ts + 0, win__raw__cur + 0, win__raw__prev + 0
-    if win_ts < 0 then win_ts = 0 elseif win_ts > NOW_MAX then win_ts = NOW_MAX end
-    if win_cur < 0 then win_cur = 0 elseif win_cur > 2 * limit then win_cur = 2 * limit end
-    if win_prev < 0 then win_prev = 0 elseif win_prev > 2 * limit then win_prev = 2 * limit end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = win_ts > now + MAX_SKEW_MS
-  if stale then
-    win_ts = 0
-    win_cur = 0
-    win_prev = 0
-  end
-
-  -- decision
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = win_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- the time this request is decided at
-  local eff = now + lag
-  -- ms into the current window
-  local e = eff % window_ms
-  local start = eff - e
-  -- ms until the next window begins
-  local to_next = window_ms - e
-  -- the last admission is in this window
-  local same = win_ts >= start
-  local next = not same and win_ts >= start - window_ms
-  local prev = (same and win_prev or (next and win_cur or 0))
-  local cur = (same and win_cur or 0)
-  -- the previous window's share, times window_ms
-  local weighted = prev * (window_ms - e)
-  local t__2 = limit + 1
-  local c = (t__2 < cost and t__2 or cost)
-  local ok = weighted + (cur + c) * window_ms <= limit * window_ms
-  -- a forced denial is charged too, up to 2 * limit in this window
-  local after
-  if ok then
-    after = cur + c
-  elseif force then
-    local t__3 = 2 * limit - cur
-    local t__4 = (t__3 > 0 and t__3 or 0)
-    after = cur + (t__4 < cost and t__4 or cost)
-  else
-    after = cur
-  end
-  local t__5 = limit * window_ms - weighted
-  local t__6 = (t__5 > 0 and t__5 or 0)
-  local room = ((t__6 - t__6 % window_ms) / window_ms) - after
-  -- Denied: wait until the previous window's share has shrunk enough, in
-  -- this window, or else into the next one, where this window's count
-  -- is the previous one.
-  local t__7 = weighted + (after + c) * window_ms - limit * window_ms
-  local short = (t__7 > 0 and t__7 or 0)
-  local t__8 = (prev > 1 and prev or 1)
-  local in_this = prev > 0 and e + ((short + (0 - short) % t__8) / t__8) < window_ms
-  local t__9 = after + c - limit
-  local short_next = (t__9 > 0 and t__9 or 0) * window_ms
-  local wait
-  if in_this then
-    local t__10 = (prev > 1 and prev or 1)
-    wait = ((short + (0 - short) % t__10) / t__10)
-  else
-    local t__11 = (after > 1 and after or 1)
-    wait = to_next + ((short_next + (0 - short_next) % t__11) / t__11)
-  end
-  local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
-  if after > cur then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
-    end
-  end
-  return {(ok and 1 or 0), limit, (room > 0 and room or 0),
-      ((ok or c > limit) and -1 or (lag + wait)),
-      ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
-end
-
--- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
-local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local capacity, refill_tokens, refill_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    capacity = int(ARGV[4])
-    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    refill_tokens = int(ARGV[5])
-    if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-      return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    refill_ms = int(ARGV[6])
-    if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-      return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (capacity * refill_ms <= 1000000000000000) then
-      return bad('capacity times refill_ms must not exceed 10^15')
-    end
-    if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
-      return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
-    end
-    local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {capacity, refill_tokens, refill_ms}
-  end
-  capacity, refill_tokens, refill_ms = unpack(P)
-  local writes = {}
-  -- state
-  local bucket_ts, bucket_taken = 0, 0
-  local bucket__raw = redis.call('GET', KEYS[1])
-  if bucket__raw then
-    local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
-    if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-          'want the integers ts:taken' .. ', got ' ..
-          (#bucket__raw > 32 and string.sub(bucket__raw, 1, 32) .. '...' or bucket__raw))
-    end
-    bucket_ts, bucket_taken = bucket__raw__ts + 0, bucket__raw__taken + 0
-    if bucket_ts < 0 then bucket_ts = 0 elseif bucket_ts > NOW_MAX then bucket_ts = NOW_MAX end
-    if bucket_taken < 0 then bucket_taken = 0 elseif bucket_taken > 2 * (capacity * refill_ms) then bucket_taken = 2 * (capacity * refill_ms) end
-  end
-
-  -- a state whose clock is more than MAX_SKEW_MS ahead of now_ms was written
-  -- by a clock that is wrong: it is not trusted, and reads as absent
-  local stale = bucket_ts > now + MAX_SKEW_MS
-  if stale then
-    bucket_ts = 0
-    bucket_taken = 0
-  end
-
-  -- decision
-  local full = capacity * refill_ms
-  -- how far the last admission is ahead of this caller's clock
-  local t__1 = bucket_ts - now
-  local lag = (t__1 > 0 and t__1 or 0)
-  -- ms of refill since the last admission
-  local t__2 = now - bucket_ts
-  local elapsed = (t__2 > 0 and t__2 or 0)
-  local t__3 = ((bucket_taken + (0 - bucket_taken) % refill_tokens) / refill_tokens)
-  local refilled = (t__3 < elapsed and t__3 or elapsed) * refill_tokens
-  local t__4 = bucket_taken - refilled
-  local taken = (t__4 > 0 and t__4 or 0)
-  local t__5 = capacity + 1
-  local c = (t__5 < cost and t__5 or cost)
-  local need = c * refill_ms
-  local ok = taken + need <= full
-  -- a forced denial is charged too, up to 2 * full
-  local after
-  if ok then
-    after = taken + need
-  elseif force then
-    local t__6 = 2 * capacity
-    local t__7 = 2 * full
-    local t__8 = taken + (t__6 < cost and t__6 or cost) * refill_ms
-    after = (t__8 < t__7 and t__8 or t__7)
-  else
-    after = taken
-  end
-  local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
-  if after > taken then
-    writes[#writes + 1] = function()
-      if stale then -- every key, before this call's first write
-        stale = false
-        redis.call('DEL', KEYS[1])
-      end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
-    end
-  end
-  local t__9 = full - after
-  local t__10 = (t__9 > 0 and t__9 or 0)
-  local t__11
-  if ok or c > capacity then
-    t__11 = -1
-  else
-    local t__12 = after + need - full
-    local t__13 = (t__12 > 0 and t__12 or 0)
-    t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
-  end
-  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0}, writes
-end
-
--- the algorithms: each its function, number of keys, string inputs,
--- required and total parameters
-local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
-  ['concurrency'] = {decide_concurrency, 1, 0, 1, 1},
-  ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
-  ['gcra'] = {decide_gcra, 1, 0, 3, 3},
-  ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
-  ['quota.daily_quota'] = {decide_quota__daily_quota, 1, 0, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
-  ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
-  ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
-}
-
--- the limits
 if #ARGV < 3 then
   return bad('expected now_ms, cost, force, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
-local LIMITS, arg, key = {}, 4, 1
+-- the limits, from ARGV[4] on
+local LIMITS, HOLDS, arg, key = {}, {}, 4, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -4652,22 +3077,21 @@ while arg <= #ARGV do
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
-    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  -- its ARGV: the places of now_ms, cost and force (each limit's
-  -- function takes them as arguments), then of its string inputs (a
-  -- policy passes none), then its parameters; each table made whole at
-  -- once, not grown
+  -- its ARGV as its algorithm's script takes it: the places of now_ms,
+  -- cost and force, then of its string inputs (a policy passes none),
+  -- then its parameters
   local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  for _ = 1, alg[3] do
+  for _ = 1, alg[4] do
     table.insert(argv, 4, '')
   end
-  local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
-  arg, key = arg + 3 + n, key + alg[2]
+  LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
+  HOLDS[3 * i - 2], HOLDS[3 * i - 1], HOLDS[3 * i] = name, 0 == 1 and KEYS[key + alg[3]], 0 == 1 and KEYS[key + alg[3] + 1]
+  arg, key = arg + 3 + n, key + alg[3] + 2 * 0
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -4675,41 +3099,92 @@ end
 if #KEYS ~= key - 1 and #KEYS ~= key then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
 end
-for _, l in ipairs(LIMITS) do
-  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
+local NK = key - 1 -- the last state key's place (a policy's), before a request key
+
+-- makes limit l's decision of the parameters its checker returns after
+-- nil (a reset's: true), or returns nil and the checker's refusal
+local function made(l, e, ...)
+  if e then
+    return nil, e
+  end
+  return l[1][2](l[2], l[4], ...)
+end
+
+-- every limit's parameters and keys, checked, then its decision made
+for i, l in ipairs(LIMITS) do
+  local tag = 0 == 1 and string.match(l[2][1], '^({.*})')
+  if tag and (HOLDS[3 * i - 1] ~= tag .. l[5] .. ':hh' or HOLDS[3 * i] ~= tag .. l[5] .. ':hz') then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
+        ':hz, in the hash tag of its keys, got ' .. clip(HOLDS[3 * i - 1]) .. ' and ' .. clip(HOLDS[3 * i] or ''))
+  end
+  local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
     return e
   end
-  l[7] = P
+  LIMITS[i] = f
 end
+ALG = string.match(ARGV[4 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
-ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
+--: driver KEYS NOW_MAX COST_MAX TTL_MARGIN_MS MAX_SKEW_MS REQUEST_MS REQUEST_ID_MAX writes binding
 -- per-call inputs
+local NL = #LIMITS
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
   local us = t[2] + 0
   now = t[1] * 1000 + (us - us % 1000) / 1000
+elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
+  now = ARGV[1] + 0
+end
+if now == nil or now > NOW_MAX then
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'now_ms must be an integer in [0, 35184372088832], got ' .. string.sub(ARGV[1], 1, 32) ..
+      (#ARGV[1] > 32 and '...' or ''))
+end
+-- the costs: one for every limit, or one per limit joined by ','
+local COSTS, peek, cost = NL == 1 and {false} or {}, true, nil -- one limit's made with its place
+if ARGV[2] == '1' then
+  cost = 1
+elseif not string.find(ARGV[2], ',', 1, true) then
+  cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
+  if not cost or cost > COST_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG ..
+        'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(ARGV[2], 1, 32) ..
+        (#ARGV[2] > 32 and '...' or ''))
+  end
+end
+if cost then
+  for i = 1, NL do
+    COSTS[i] = cost
+  end
+  peek = cost == 0
 else
-  now = int(ARGV[1])
-end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  local n = 0
+  for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
+    local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
+    if not v or v > COST_MAX then
+      return redis.error_reply('BADINPUT ' .. ALG ..
+          'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
+          (#c > 32 and '...' or ''))
+    end
+    n = n + 1
+    COSTS[n], peek = v, peek and v == 0
+  end
+  if n ~= NL then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
+        ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
+  end
 end
 if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  return redis.error_reply('BADINPUT ' .. ALG .. 'force must be 0 or 1, got ' .. string.sub(ARGV[3], 1, 32) .. (#ARGV[3] > 32 and '...' or ''))
 end
 local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- the request key, after the state keys: the retry of a request charged
 -- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
-local request__key = KEYS[key]
+local request__key = KEYS[NK + 1]
 if request__key then
-  local tag = string.match(KEYS[1], '^{[^}]*}')
+  local tag = string.match(KEYS[1], '^{.*}') -- the first key up to its last '}'
   if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
     return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
@@ -4718,21 +3193,21 @@ if request__key then
   if #id < 1 or #id > REQUEST_ID_MAX then
     return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
-  local raw = redis.call('GET', request__key)
+  local raw = not (peek) and redis.call('GET', request__key)
   if raw then
-    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local t, was, kept = string.match(raw, '^(%d+):([%d,]+:[01]:%d+):([-%d:]+)$')
     local out = {}
     for v in string.gmatch(kept or '', '[^:]+') do
       out[#out + 1] = #v <= 17 and tonumber(v) or nil
     end
-    if not t or #t > 17 or #out ~= 8 + 7 * #LIMITS then
+    if not t or #t > 17 or #out ~= 1 + 7 * NL then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
           ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
     end
     t = t + 0
     if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', #LIMITS) then
+      if was ~= ARGV[2] .. ':' .. (force and '1' or '0') .. ':' .. NL then
         return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
             (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
             ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
@@ -4742,61 +3217,38 @@ if request__key then
   end
 end
 
--- every limit decides, writing nothing
-local res, writes, all = {}, {}, true
-for i, l in ipairs(LIMITS) do
-  local r, w = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, cost, force)
-  if r.err then
-    return r
+-- every limit decides, keeping its writes, then, when every limit admits
+-- (or the call is forced), each applies them; a policy of one limit
+-- decides and applies at once. R: the binding limit's index, then each
+-- limit's fields
+local R, all, W = {1, 0, 0, 0, 0, 0, 0, 0}, true, {}
+for i = 1, NL do
+  local o, L = 7 * i - 6, LIMITS[i]
+  W[i] = NL == 1 or {}
+  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, W[i])
+  if ok ~= 1 and ok ~= 0 then
+    return ok -- refused
   end
-  res[i], writes[i] = r, w
-  all = all and r[1] == 1
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+  all = all and ok == 1
 end
-if all or force then
-  -- every limit admits (or the call is forced): each applies its decision
-  for _, w in ipairs(writes) do
-    for _, write in ipairs(w) do
-      write()
+if NL > 1 then
+  for i = 1, NL do
+    local o, L = 7 * i - 6, LIMITS[i]
+    if all or force then
+      writes(W[i])
+    elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
+      R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = L[1](L, now, 0, false, false)
     end
   end
-else
-  -- nothing is written: a limit that would admit reports a peek
-  for i, l in ipairs(LIMITS) do
-    if res[i][1] == 1 then
-      res[i] = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, force)
-    end
-  end
+  R[1] = binding(R, NL, all)
 end
 
--- the binding limit: when denied, the longest wait; when admitted, the
--- least remaining relative to its limit; ties to the first
-local b = nil
-for i, r in ipairs(res) do
-  if all then
-    if b == nil or ratio_less(r[3], r[2], res[b][3], res[b][2]) then
-      b = i
-    end
-  elseif r[1] == 0 and (b == nil or longer(r[4], res[b][4])) then
-    b = i
-  end
+if request__key and not (peek) and (all or force) then
+  redis.call('SET', request__key, string.format('%d:%s:%s:%d' .. string.rep(':%d', #R), now, ARGV[2], force and '1' or '0', NL,
+      unpack(R)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
-local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-if all or force then
-  for _, r in ipairs(res) do
-    delay = max(delay, r[6])
-  end
-end
-local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
-for _, r in ipairs(res) do
-  for j = 1, #r do
-    out[#out + 1] = r[j]
-  end
-end
-if request__key and cost > 0 and (out[1] == 1 or force) then
-  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, force and '1' or '0', #LIMITS,
-      unpack(out)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
-end
-return out
+return R
 end}
 
 -- lua/policy_reset.lua
@@ -4806,418 +3258,8 @@ local function bad(msg)
   return redis.error_reply('BADINPUT ' .. ALG .. msg)
 end
 
--- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
-local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 500000000000 then
-    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
-  end
-  local window_ms = int(ARGV[5])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-  end
-  local bucket_ms = int(ARGV[6])
-  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  local limit_2 = 0
-  if ARGV[7] ~= nil then
-    limit_2 = int(ARGV[7])
-  end
-  if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
-  end
-  local window_ms_2 = 0
-  if ARGV[8] ~= nil then
-    window_ms_2 = int(ARGV[8])
-  end
-  if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
-  end
-  local limit_3 = 0
-  if ARGV[9] ~= nil then
-    limit_3 = int(ARGV[9])
-  end
-  if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
-  end
-  local window_ms_3 = 0
-  if ARGV[10] ~= nil then
-    window_ms_3 = int(ARGV[10])
-  end
-  if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
-  end
-  if not (window_ms % bucket_ms == 0) then
-    return bad('window_ms must be a multiple of bucket_ms')
-  end
-  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-    return bad('window_ms must span at most 3600 buckets')
-  end
-  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
-    return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
-  end
-  if not (window_ms_2 % bucket_ms == 0) then
-    return bad('window_ms_2 must be a multiple of bucket_ms')
-  end
-  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-    return bad('window_ms_2 must span at most 3600 buckets')
-  end
-  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
-    return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
-  end
-  if not (window_ms_3 % bucket_ms == 0) then
-    return bad('window_ms_3 must be a multiple of bucket_ms')
-  end
-  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-    return bad('window_ms_3 must span at most 3600 buckets')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
-  end
-  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of concurrency; ALG names the policy, the limit and concurrency in errors
-local function decide_concurrency(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:cc')
-  end
-  local tail = '}' .. infix .. ':cc'
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:cc for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
-local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local window_ms = int(ARGV[5])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:fw:<window_ms>')
-  end
-  local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of gcra; ALG names the policy, the limit and gcra in errors
-local function decide_gcra(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local burst = int(ARGV[4])
-  if burst == nil or burst < 1 or burst > 1000000000000 then
-    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local rate = int(ARGV[5])
-  if rate == nil or rate < 1 or rate > 1000000000000 then
-    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-  end
-  local period_ms = int(ARGV[6])
-  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  if not (burst * period_ms <= 1000000000000000) then
-    return bad('burst times period_ms must not exceed 10^15')
-  end
-  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
-    return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
-  end
-  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
-local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local capacity = int(ARGV[4])
-  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local rate = int(ARGV[5])
-  if rate == nil or rate < 1 or rate > 1000000000000 then
-    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-  end
-  local period_ms = int(ARGV[6])
-  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  if not (capacity * period_ms <= 1000000000000000) then
-    return bad('capacity times period_ms must not exceed 10^15')
-  end
-  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
-    return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
-  end
-  local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
-local function decide_meta_window(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local limit = int(ARGV[5])
-  if limit == nil or limit < 1 or limit > 100000 then
-    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
-  end
-  local window_ms = int(ARGV[6])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
-  end
-  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
-local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 1000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
-  end
-  local offset_ms = int(ARGV[5])
-  if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
-    return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
-  end
-  local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
-local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 100000 then
-    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
-  end
-  local window_ms = int(ARGV[5])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
-  end
-  local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
-local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local window_ms = int(ARGV[5])
-  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-  end
-  if not (limit * window_ms <= 1000000000000000) then
-    return bad('limit times window_ms must not exceed 10^15')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:sw:<window_ms>')
-  end
-  local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
-local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix)
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-  -- parameters
-  local capacity = int(ARGV[4])
-  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-  local refill_tokens = int(ARGV[5])
-  if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-  end
-  local refill_ms = int(ARGV[6])
-  if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-  end
-  if not (capacity * refill_ms <= 1000000000000000) then
-    return bad('capacity times refill_ms must not exceed 10^15')
-  end
-  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
-    return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-  end
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 then
-    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
-  end
-  local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-  return nil
-end
-
--- the algorithms: each its function, number of keys, string inputs,
--- required and total parameters
-local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
-  ['concurrency'] = {decide_concurrency, 1, 0, 1, 1},
-  ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
-  ['gcra'] = {decide_gcra, 1, 0, 3, 3},
-  ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
-  ['quota.daily_quota'] = {decide_quota__daily_quota, 1, 0, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
-  ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
-  ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
-}
-
--- the limits
-local LIMITS, arg, key = {}, 1, 1
+-- the limits, from ARGV[1] on
+local LIMITS, HOLDS, arg, key = {}, {}, 1, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -5227,22 +3269,21 @@ while arg <= #ARGV do
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
-    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  -- its ARGV: the places of now_ms, cost and force (each limit's
-  -- function takes them as arguments), then of its string inputs (a
-  -- policy passes none), then its parameters; each table made whole at
-  -- once, not grown
+  -- its ARGV as its algorithm's script takes it: the places of now_ms,
+  -- cost and force, then of its string inputs (a policy passes none),
+  -- then its parameters
   local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  for _ = 1, alg[3] do
+  for _ = 1, alg[4] do
     table.insert(argv, 4, '')
   end
-  local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
-  arg, key = arg + 3 + n, key + alg[2]
+  LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
+  HOLDS[3 * i - 2], HOLDS[3 * i - 1], HOLDS[3 * i] = name, 0 == 1 and KEYS[key + alg[3]], 0 == 1 and KEYS[key + alg[3] + 1]
+  arg, key = arg + 3 + n, key + alg[3] + 2 * 0
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -5250,18 +3291,36 @@ end
 if #KEYS ~= key - 1 then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, got ' .. #KEYS)
 end
-for _, l in ipairs(LIMITS) do
-  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
+local NK = key - 1 -- the last state key's place (a policy's), before a request key
+
+-- makes limit l's decision of the parameters its checker returns after
+-- nil (a reset's: true), or returns nil and the checker's refusal
+local function made(l, e, ...)
+  if e then
+    return nil, e
+  end
+  return true
+end
+
+-- every limit's parameters and keys, checked, then its decision made
+for i, l in ipairs(LIMITS) do
+  local tag = 0 == 1 and string.match(l[2][1], '^({.*})')
+  if tag and (HOLDS[3 * i - 1] ~= tag .. l[5] .. ':hh' or HOLDS[3 * i] ~= tag .. l[5] .. ':hz') then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
+        ':hz, in the hash tag of its keys, got ' .. clip(HOLDS[3 * i - 1]) .. ' and ' .. clip(HOLDS[3 * i] or ''))
+  end
+  local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
     return e
   end
-  l[7] = P
+  LIMITS[i] = f
 end
+ALG = string.match(ARGV[1 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
 
 return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'quota_version', flags = {'no-writes'}, callback = function()
-  return 'b0c6820dd80d78f0f65f089861048154bb2c47d6'
+  return '0f799598d53f44fce393b5d1f0f9c1b0a60be624'
 end}

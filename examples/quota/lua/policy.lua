@@ -9,15 +9,18 @@
 -- counts (or its constant): {alice}:daily:sl:86400000. The policy's name
 -- is not in them: limits of one name share their state across policies.
 -- After them may come a request key, {tag}:rq:<id> with the first key's
--- hash tag and the request's id (1 to 128 bytes): a retry of a request
--- charged within REQUEST_MS gets the reply the request had, and is not
--- decided again (docs/semantics.md, "Request ids").
+-- hash tag (the key up to its last '}') and the request's id (1 to 128
+-- bytes): a retry of a request charged within REQUEST_MS gets the reply
+-- the request had, and is not decided again (docs/semantics.md, "Request
+-- ids"); a peek is decided, never looked up.
 --
--- ARGV: now_ms (empty: the Redis server's TIME), cost, force (1: charge the
--- cost even when denied, docs/semantics.md "Force"; else 0), then for
--- each limit: its algorithm, its name in its policy P (:P:L), the number n of its
--- parameters, and those n, in the algorithm's order (trailing optional
--- ones may be left out). The algorithms:
+-- ARGV: now_ms (empty: the Redis server's TIME), cost (one integer, every
+-- limit's cost, or one integer per limit joined by ',': each limit counts
+-- its own unit, docs/semantics.md "Units"), force (1: charge the cost
+-- even when denied, docs/semantics.md "Force"; else 0), then for each
+-- limit: its algorithm, its name in its policy P (:P:L), the number n of
+-- its parameters, and those n, in the algorithm's order (trailing
+-- optional ones may be left out). The algorithms:
 --   bucket_window(limit, window_ms, bucket_ms, [limit_2], [window_ms_2], [limit_3], [window_ms_3]):
 --   {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>
 --   concurrency(limit): {<key>}:cc
@@ -30,10 +33,11 @@
 --   sliding_window(limit, window_ms): {<key>}:sw:<window_ms>
 --   token_bucket(capacity, refill_tokens, refill_ms): {<key>}:tk:<refill_tokens>:<refill_ms>
 --
--- Reply: an array of 8 + 7 * limits integers: the policy's result, as an
--- algorithm's (the binding limit's; if admitted or forced, delay_ms the
--- largest of all); the binding limit's index from 1; then each limit's own
--- 7 fields in order.
+-- Reply: an array of 1 + 7 * limits integers: the binding limit's index
+-- from 1, then each limit's own 7 fields (allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms, tier) in
+-- order. The policy's result is the binding limit's fields, its delay_ms
+-- the largest of all limits' when every limit admitted (or the call was
+-- forced), else 0.
 --
 -- Errors (nothing is written): BADINPUT policy: <message> for the limits'
 -- arguments, BADINPUT P.L: <algorithm>: <message> for a limit's parameters
@@ -41,28 +45,36 @@
 -- policy's name in the first limit's); BADSTATE and WRONGTYPE as the
 -- algorithms'.
 
-local max, floor = math.max, math.floor
-
+--: KEYS
 local KEYS, ARGV = KEYS, ARGV -- globals of the script, read as locals
 
 -- the spec's constants
+--: NOW_MAX
 -- 2^45 ms since the epoch, about the year 3085
 local NOW_MAX = 35184372088832
+--: COST_MAX
 -- 2^53 - 1
 local COST_MAX = 9007199254740991
+--: TTL_MARGIN_MS
 -- kept past the reset time, for lagging clocks
 local TTL_MARGIN_MS = 60000
+--: MAX_SKEW_MS
 -- a key's clock further ahead of a request is not trusted
 local MAX_SKEW_MS = 60000
+--: BUCKETS_MAX
 -- the most buckets one bucket_window tier spans
 local BUCKETS_MAX = 3600
+--: RUN_MOD
 -- 2^52: running sums of zset entries are kept modulo it
 local RUN_MOD = 4503599627370496
+--: REQUEST_MS
 -- a charged request's reply is replayed to its retries this long
 local REQUEST_MS = 60000
+--: REQUEST_ID_MAX
 -- the longest request id, in bytes
 local REQUEST_ID_MAX = 128
 
+--: int
 -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
 local function int(s)
   if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
@@ -71,6 +83,7 @@ local function int(s)
   return tonumber(s)
 end
 
+--: field int
 -- a stored field: dflt when absent, clamped into [lo, hi], nil if not an integer
 local function field(v, dflt, lo, hi)
   if not v then
@@ -88,6 +101,7 @@ local function field(v, dflt, lo, hi)
   return n
 end
 
+--: clip
 -- s cut to 32 bytes, for an error message
 local function clip(s)
   s = tostring(s)
@@ -97,11 +111,13 @@ local function clip(s)
   return s
 end
 
+--: num
 -- integer to string without exponent notation
 local function num(n)
   return string.format('%d', n)
 end
 
+--: split
 -- s split at its first n-1 colons into n parts, or nil
 local function split(s, n)
   local parts, from = {}, 1
@@ -117,11 +133,29 @@ local function split(s, n)
   return parts
 end
 
+--: write
+-- runs a command that writes now (w true), or keeps it in w for later: a
+-- policy's limits write once every limit has admitted
+local function write(w, ...)
+  if w == true then
+    return redis.call(...)
+  end
+  w[#w + 1] = {...}
+end
 
+--: writes
+-- runs the commands a policy's limit kept (see write)
+local function writes(w)
+  for i = 1, #w do
+    redis.call(unpack(w[i]))
+  end
+end
+
+--: ratio_less
 -- whether a / b < c / d, exactly, for a, c >= 0 and b, d >= 1 (Euclid's
 -- algorithm on the two fractions: every value stays below the largest)
 local function ratio_less(a, b, c, d)
-  local qa, qc = floor(a / b), floor(c / d)
+  local qa, qc = math.floor(a / b), math.floor(c / d)
   if qa ~= qc then
     return qa < qc
   end
@@ -132,106 +166,38 @@ local function ratio_less(a, b, c, d)
   return ratio_less(d, rc, b, ra) -- ra/b < rc/d when d/rc < b/ra
 end
 
+--: longer
 -- whether the wait a is longer than b, where -1 is never
 local function longer(a, b)
   return a ~= b and (a == -1 or (b ~= -1 and a > b))
 end
 
-local ALG = 'policy: '
-local function bad(msg)
-  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+--: binding ratio_less longer
+-- the binding limit of R's n limits (R: a policy's reply, the index then
+-- each limit's fields): when every one admits (all), the least remaining
+-- relative to its limit; else, of those that deny, the longest wait (-1:
+-- never); ties to the first
+local function binding(R, n, all)
+  local b = 1
+  for i = 2, n do
+    local o, p = 7 * i - 6, 7 * b - 6
+    if all then
+      if ratio_less(R[o + 3], R[o + 2], R[p + 3], R[p + 2]) then
+        b = i
+      end
+    elseif R[o + 1] == 0 and (R[p + 1] == 1 or longer(R[o + 4], R[p + 4])) then
+      b = i
+    end
+  end
+  return b
 end
 
--- a limit of bucket_window; ALG names the policy, the limit and bucket_window in errors
-local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 500000000000 then
-      return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    bucket_ms = int(ARGV[6])
-    if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
-      return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    limit_2 = 0
-    if ARGV[7] ~= nil then
-      limit_2 = int(ARGV[7])
-    end
-    if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
-      return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
-    end
-    window_ms_2 = 0
-    if ARGV[8] ~= nil then
-      window_ms_2 = int(ARGV[8])
-    end
-    if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
-      return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
-    end
-    limit_3 = 0
-    if ARGV[9] ~= nil then
-      limit_3 = int(ARGV[9])
-    end
-    if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
-      return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
-    end
-    window_ms_3 = 0
-    if ARGV[10] ~= nil then
-      window_ms_3 = int(ARGV[10])
-    end
-    if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
-      return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
-    end
-    if not (window_ms % bucket_ms == 0) then
-      return bad('window_ms must be a multiple of bucket_ms')
-    end
-    if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms must span at most 3600 buckets')
-    end
-    if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
-      return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
-    end
-    if not (window_ms_2 % bucket_ms == 0) then
-      return bad('window_ms_2 must be a multiple of bucket_ms')
-    end
-    if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms_2 must span at most 3600 buckets')
-    end
-    if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
-      return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
-    end
-    if not (window_ms_3 % bucket_ms == 0) then
-      return bad('window_ms_3 must be a multiple of bucket_ms')
-    end
-    if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
-      return bad('window_ms_3 must span at most 3600 buckets')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
-    end
-    local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
-  end
-  limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = unpack(P)
-  local writes = {}
+--: -
+
+--: make_bucket_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS BUCKETS_MAX RUN_MOD int field split write
+-- a limit of bucket_window, L: its decision of now, cost, force and commit
+local function decide_bucket_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3 = L[2], L[3], L[4], L[5], L[6], L[7], L[8], L[9], L[10]
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function win__entry(m)
@@ -695,16 +661,14 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, 
       ((c > lim) and ((c > limit) and 1 or ((on2 and c > limit_2) and 2 or 3)) or
       ((at1 == retry_at) and 1 or ((at2 == retry_at) and 2 or 3))))
   if took > 0 then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
       if win__top ~= nil and win__top.start <= bucket - widest then
         win__top = nil -- every entry is gone: the next add starts afresh
       end
-    end
-    writes[#writes + 1] = function()
       do
         local win__x = {start = bucket, count = took, at = eff}
         if win__top ~= nil then
@@ -720,64 +684,135 @@ local function decide_bucket_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, 
           win__x.run = win__x.count % RUN_MOD
         end
         win__x.member__ = string.format('%d:%d:%d:%d', win__x.start, win__x.count, win__x.run, win__x.at)
-        redis.call('ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
+        write(commit, 'ZADD', KEYS[1], string.format('%d', win__x.start), win__x.member__)
         win__card = win__card + 1
         if win__x.replaces__ ~= nil and win__x.replaces__ ~= win__x.member__ then
-          redis.call('ZREM', KEYS[1], win__x.replaces__)
+          write(commit, 'ZREM', KEYS[1], win__x.replaces__)
           win__card = win__card - 1
         end
         if win__card > BUCKETS_MAX then -- keep the newest BUCKETS_MAX (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
+          write(commit, 'ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(BUCKETS_MAX) - 1))
           win__card = BUCKETS_MAX
         end
         win__top = win__x
       end
       local t__22 = widest - eff % bucket_ms
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', lag + (t__22 > 0 and t__22 or 0) + TTL_MARGIN_MS))
       -- after the add (see Drop)
       local t__23 = bucket - widest
       if win__card > 0 and win__le[t__23] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
+        write(commit, 'ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', t__23))
       end
     end
   end
   local t__24 = reset_at - now
-  return {(ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier}, writes
+  return (ok and 1 or 0), lim, room, ((ok or c > lim) and -1 or (retry_at - now)), (t__24 > 0 and t__24 or 0), 0, tier
 end
 
--- a limit of concurrency; ALG names the policy, the limit and concurrency in errors
-local function decide_concurrency(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:cc')
-    end
-    local tail = '}' .. infix .. ':cc'
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:cc for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit}
+-- a limit of bucket_window on the keys KEYS, ALG naming it in errors
+local function make_bucket_window(KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3)
+  return {decide_bucket_window, KEYS, ALG, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3}
+end
+--: -
+
+-- the parameters and keys of a limit of bucket_window, checked
+local function check_bucket_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 500000000000 then
+    return bad('parameter limit must be an integer in [1, 500000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  local bucket_ms = int(ARGV[6])
+  if bucket_ms == nil or bucket_ms < 1 or bucket_ms > 100000000000 then
+    return bad('parameter bucket_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  local limit_2 = 0
+  if ARGV[7] ~= nil then
+    limit_2 = int(ARGV[7])
+  end
+  if limit_2 == nil or limit_2 < 0 or limit_2 > 500000000000 then
+    return bad('parameter limit_2 must be an integer in [0, 500000000000], got ' .. clip(ARGV[7]))
+  end
+  local window_ms_2 = 0
+  if ARGV[8] ~= nil then
+    window_ms_2 = int(ARGV[8])
+  end
+  if window_ms_2 == nil or window_ms_2 < 0 or window_ms_2 > 100000000000 then
+    return bad('parameter window_ms_2 must be an integer in [0, 100000000000], got ' .. clip(ARGV[8]))
+  end
+  local limit_3 = 0
+  if ARGV[9] ~= nil then
+    limit_3 = int(ARGV[9])
+  end
+  if limit_3 == nil or limit_3 < 0 or limit_3 > 500000000000 then
+    return bad('parameter limit_3 must be an integer in [0, 500000000000], got ' .. clip(ARGV[9]))
+  end
+  local window_ms_3 = 0
+  if ARGV[10] ~= nil then
+    window_ms_3 = int(ARGV[10])
+  end
+  if window_ms_3 == nil or window_ms_3 < 0 or window_ms_3 > 100000000000 then
+    return bad('parameter window_ms_3 must be an integer in [0, 100000000000], got ' .. clip(ARGV[10]))
+  end
+  if not (window_ms % bucket_ms == 0) then
+    return bad('window_ms must be a multiple of bucket_ms')
+  end
+  if not (((window_ms - window_ms % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms must span at most 3600 buckets')
+  end
+  if not (limit_2 == 0 and window_ms_2 == 0 or limit_2 > 0 and window_ms_2 > 0) then
+    return bad('limit_2 and window_ms_2 must both be 0 (no tier 2) or both positive')
+  end
+  if not (window_ms_2 % bucket_ms == 0) then
+    return bad('window_ms_2 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_2 - window_ms_2 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_2 must span at most 3600 buckets')
+  end
+  if not (limit_3 == 0 and window_ms_3 == 0 or limit_3 > 0 and window_ms_3 > 0) then
+    return bad('limit_3 and window_ms_3 must both be 0 (no tier 3) or both positive')
+  end
+  if not (window_ms_3 % bucket_ms == 0) then
+    return bad('window_ms_3 must be a multiple of bucket_ms')
+  end
+  if not (((window_ms_3 - window_ms_3 % bucket_ms) / bucket_ms) <= BUCKETS_MAX) then
+    return bad('window_ms_3 must span at most 3600 buckets')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3>')
+  end
+  local tail = '}' .. infix .. ':bk:' .. num(bucket_ms) .. ':' .. num(window_ms) .. ':' .. num(window_ms_2) .. ':' .. num(window_ms_3)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:bk:<bucket_ms>:<window_ms>:<window_ms_2>:<window_ms_3> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms, bucket_ms, limit_2, window_ms_2, limit_3, window_ms_3
+end
+
+--: make_concurrency KEYS NOW_MAX
+-- a limit of concurrency, L: its decision of now, cost, force and commit
+local function decide_concurrency(L, now, cost, force, commit)
+  local KEYS, ALG, limit = L[2], L[3], L[4]
   -- state
   local slots_ts = 0
-  local slots__raw = redis.call('GET', KEYS[1])
+  local slots__raw = L[5]
+  if slots__raw == nil then
+    slots__raw = redis.call('GET', KEYS[1]) or false
+    L[5] = slots__raw
+  end
   if slots__raw then
     local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
     if slots__raw__ts == nil or #slots__raw__ts > 17 then
@@ -794,46 +829,53 @@ local function decide_concurrency(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
   local t__1 = limit + 1
   local c = (t__1 < cost and t__1 or cost)
   local ok = c <= limit
-  return {(ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0}, writes
+  return (ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0
 end
 
--- a limit of fixed_window; ALG names the policy, the limit and fixed_window in errors
-local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:fw:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':fw:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
+-- a limit of concurrency on the keys KEYS, ALG naming it in errors
+local function make_concurrency(KEYS, ALG, limit)
+  return {decide_concurrency, KEYS, ALG, limit, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of concurrency, checked
+local function check_concurrency(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, window_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:cc')
+  end
+  local tail = '}' .. infix .. ':cc'
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:cc for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit
+end
+
+--: make_fixed_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of fixed_window, L: its decision of now, cost, force and commit
+local function decide_fixed_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
   -- state
   local win_ts, win_n = 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
+  local win__raw = L[6]
+  if win__raw == nil then
+    win__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = win__raw
+  end
   if win__raw then
     local win__raw__ts, win__raw__n = string.match(win__raw, '^(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__n > 17 then
@@ -882,65 +924,69 @@ local function decide_fixed_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
   local after = used + took
   local until_end = lag + window_ms - into
   if took > 0 then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
+      local win__new = string.format('%d:%d', eff, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', until_end + TTL_MARGIN_MS), win__new)
+      L[6] = commit == true and win__new or L[6]
     end
   end
   local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0}, writes
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or until_end), ((after == 0) and 0 or until_end), 0, 0
 end
 
--- a limit of gcra; ALG names the policy, the limit and gcra in errors
-local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local burst, rate, period_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    burst = int(ARGV[4])
-    if burst == nil or burst < 1 or burst > 1000000000000 then
-      return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    rate = int(ARGV[5])
-    if rate == nil or rate < 1 or rate > 1000000000000 then
-      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    period_ms = int(ARGV[6])
-    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (burst * period_ms <= 1000000000000000) then
-      return bad('burst times period_ms must not exceed 10^15')
-    end
-    if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
-      return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
-    end
-    local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {burst, rate, period_ms}
+-- a limit of fixed_window on the keys KEYS, ALG naming it in errors
+local function make_fixed_window(KEYS, ALG, limit, window_ms)
+  return {decide_fixed_window, KEYS, ALG, limit, window_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of fixed_window, checked
+local function check_fixed_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  burst, rate, period_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:fw:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':fw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:fw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+--: make_gcra KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of gcra, L: its decision of now, cost, force and commit
+local function decide_gcra(L, now, cost, force, commit)
+  local KEYS, ALG, burst, rate, period_ms = L[2], L[3], L[4], L[5], L[6]
   -- state
   local cell_ts, cell_tat = 0, 0
-  local cell__raw = redis.call('GET', KEYS[1])
+  local cell__raw = L[7]
+  if cell__raw == nil then
+    cell__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = cell__raw
+  end
   if cell__raw then
     local cell__raw__ts, cell__raw__tat = string.match(cell__raw, '^(%-?%d+):(%-?%d+)$')
     if cell__raw__ts == nil or #cell__raw__ts > 17 or #cell__raw__tat > 17 then
@@ -994,12 +1040,15 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
   end
   local reset = lag + ((final + (0 - final) % rate) / rate)
   if final > tat then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
+      local cell__new = string.format('%d:%d', now + lag, final)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), cell__new)
+      L[7] = commit == true and cell__new or L[7]
     end
   end
   local t__9 = tau - final
@@ -1012,56 +1061,67 @@ local function decide_gcra(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
     local t__13 = (t__12 > 0 and t__12 or 0)
     t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
   end
-  return {(ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0}, writes
+  return (ok and 1 or 0), burst, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset, 0, 0
 end
 
--- a limit of leaky_bucket; ALG names the policy, the limit and leaky_bucket in errors
-local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local capacity, rate, period_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    capacity = int(ARGV[4])
-    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    rate = int(ARGV[5])
-    if rate == nil or rate < 1 or rate > 1000000000000 then
-      return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    period_ms = int(ARGV[6])
-    if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
-      return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (capacity * period_ms <= 1000000000000000) then
-      return bad('capacity times period_ms must not exceed 10^15')
-    end
-    if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
-      return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
-    end
-    local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {capacity, rate, period_ms}
+-- a limit of gcra on the keys KEYS, ALG naming it in errors
+local function make_gcra(KEYS, ALG, burst, rate, period_ms)
+  return {decide_gcra, KEYS, ALG, burst, rate, period_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of gcra, checked
+local function check_gcra(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  capacity, rate, period_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local burst = int(ARGV[4])
+  if burst == nil or burst < 1 or burst > 1000000000000 then
+    return bad('parameter burst must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local rate = int(ARGV[5])
+  if rate == nil or rate < 1 or rate > 1000000000000 then
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local period_ms = int(ARGV[6])
+  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (burst * period_ms <= 1000000000000000) then
+    return bad('burst times period_ms must not exceed 10^15')
+  end
+  if not ((((burst * period_ms) + (0 - (burst * period_ms)) % rate) / rate) <= 100000000000) then
+    return bad('the time to drain a full burst, burst times period_ms / rate, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:gc:<rate>:<period_ms>')
+  end
+  local tail = '}' .. infix .. ':gc:' .. num(rate) .. ':' .. num(period_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:gc:<rate>:<period_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, burst, rate, period_ms
+end
+
+--: make_leaky_bucket KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of leaky_bucket, L: its decision of now, cost, force and commit
+local function decide_leaky_bucket(L, now, cost, force, commit)
+  local KEYS, ALG, capacity, rate, period_ms = L[2], L[3], L[4], L[5], L[6]
   -- state
   local queue_ts, queue_work = 0, 0
-  local queue__raw = redis.call('GET', KEYS[1])
+  local queue__raw = L[7]
+  if queue__raw == nil then
+    queue__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = queue__raw
+  end
   if queue__raw then
     local queue__raw__ts, queue__raw__work = string.match(queue__raw, '^(%-?%d+):(%-?%d+)$')
     if queue__raw__ts == nil or #queue__raw__ts > 17 or #queue__raw__work > 17 then
@@ -1115,12 +1175,15 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
   end
   local reset = lag + ((final + (0 - final) % rate) / rate)
   if final > ahead then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, final))
+      local queue__new = string.format('%d:%d', now + lag, final)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), queue__new)
+      L[7] = commit == true and queue__new or L[7]
     end
   end
   local t__9 = full - final
@@ -1133,44 +1196,61 @@ local function decide_leaky_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
     local t__13 = (t__12 > 0 and t__12 or 0)
     t__11 = lag + ((t__13 + (0 - t__13) % rate) / rate)
   end
-  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
-      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0}, writes
+  return (ok and 1 or 0), capacity, ((t__10 - t__10 % period_ms) / period_ms), t__11, reset,
+      ((ok or force and c > 0) and (lag + ((ahead + (0 - ahead) % rate) / rate)) or 0), 0
 end
 
--- a limit of meta_window; ALG names the policy, the limit and meta_window in errors
-local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[5])
-    if limit == nil or limit < 1 or limit > 100000 then
-      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
-    end
-    window_ms = int(ARGV[6])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:ml:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':ml:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
+-- a limit of leaky_bucket on the keys KEYS, ALG naming it in errors
+local function make_leaky_bucket(KEYS, ALG, capacity, rate, period_ms)
+  return {decide_leaky_bucket, KEYS, ALG, capacity, rate, period_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of leaky_bucket, checked
+local function check_leaky_bucket(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, window_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local capacity = int(ARGV[4])
+  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local rate = int(ARGV[5])
+  if rate == nil or rate < 1 or rate > 1000000000000 then
+    return bad('parameter rate must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local period_ms = int(ARGV[6])
+  if period_ms == nil or period_ms < 1 or period_ms > 100000000000 then
+    return bad('parameter period_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (capacity * period_ms <= 1000000000000000) then
+    return bad('capacity times period_ms must not exceed 10^15')
+  end
+  if not ((((capacity * period_ms) + (0 - (capacity * period_ms)) % rate) / rate) <= 100000000000) then
+    return bad('the time to drain a full queue, capacity times period_ms / rate, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:lb:<rate>:<period_ms>')
+  end
+  local tail = '}' .. infix .. ':lb:' .. num(rate) .. ':' .. num(period_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:lb:<rate>:<period_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, capacity, rate, period_ms
+end
+
+--: make_meta_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS int field split write
+-- a limit of meta_window, L: its decision of now, cost, force and commit
+local function decide_meta_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
   local meta = ''
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
@@ -1331,61 +1411,72 @@ local function decide_meta_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
   local after = used + took
   if took > 0 then
     if not open then
-      writes[#writes + 1] = function()
+      if commit then
         stale = false -- the write below deletes every key
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
     end
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
-      redis.call('RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
+      write(commit, 'RPUSH', KEYS[1], string.format('%d:%d:%d:%d:%s', eff, start, after, took, meta))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS))
     end
   end
   local t__6 = limit - after
-  return {(ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
+  return (ok and 1 or 0), limit, (t__6 > 0 and t__6 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
 end
 
--- a limit of quota.daily_quota; ALG names the policy, the limit and daily_quota in errors
-local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, offset_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
-    end
-    offset_ms = int(ARGV[5])
-    if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
-      return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
-    end
-    local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, offset_ms}
+-- a limit of meta_window on the keys KEYS, ALG naming it in errors
+local function make_meta_window(KEYS, ALG, limit, window_ms)
+  return {decide_meta_window, KEYS, ALG, limit, window_ms}
+end
+--: -
+
+-- the parameters and keys of a limit of meta_window, checked
+local function check_meta_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, offset_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[5])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[5]))
+  end
+  local window_ms = int(ARGV[6])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:ml:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':ml:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:ml:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+--: make_quota__daily_quota KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of quota.daily_quota, L: its decision of now, cost, force and commit
+local function decide_quota__daily_quota(L, now, cost, force, commit)
+  local KEYS, ALG, limit, offset_ms = L[2], L[3], L[4], L[5]
   -- state
   local day_ts, day_n = 0, 0
-  local day__raw = redis.call('GET', KEYS[1])
+  local day__raw = L[6]
+  if day__raw == nil then
+    day__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = day__raw
+  end
   if day__raw then
     local day__raw__ts, day__raw__n = string.match(day__raw, '^(%-?%d+):(%-?%d+)$')
     if day__raw__ts == nil or #day__raw__ts > 17 or #day__raw__n > 17 then
@@ -1434,52 +1525,62 @@ local function decide_quota__daily_quota(KEYS, ARGV, mode, ALG, infix, P, now, c
   -- from now until the next day begins
   local ends = lag + 86400000 - into
   if took > 0 then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), string.format('%d:%d', eff, after))
+      local day__new = string.format('%d:%d', eff, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', ends + TTL_MARGIN_MS), day__new)
+      L[6] = commit == true and day__new or L[6]
     end
   end
   local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0}, writes
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0), ((ok or c > limit) and -1 or ends), ((after == 0) and 0 or ends), 0, 0
 end
 
--- a limit of sliding_log; ALG names the policy, the limit and sliding_log in errors
-local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 100000 then
-      return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:sl:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':sl:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
+-- a limit of quota.daily_quota on the keys KEYS, ALG naming it in errors
+local function make_quota__daily_quota(KEYS, ALG, limit, offset_ms)
+  return {decide_quota__daily_quota, KEYS, ALG, limit, offset_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of quota.daily_quota, checked
+local function check_quota__daily_quota(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, window_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000], got ' .. clip(ARGV[4]))
+  end
+  local offset_ms = int(ARGV[5])
+  if offset_ms == nil or offset_ms < 0 or offset_ms > 86399999 then
+    return bad('parameter offset_ms must be an integer in [0, 86399999], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:quota:dq:<offset_ms>')
+  end
+  local tail = '}' .. infix .. ':quota:dq:' .. num(offset_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:quota:dq:<offset_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, offset_ms
+end
+
+--: make_sliding_log KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS RUN_MOD int field split write
+-- a limit of sliding_log, L: its decision of now, cost, force and commit
+local function decide_sliding_log(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
   -- state
   -- the entry m holds, or nil, what is wrong, and the value
   local function log__entry(m)
@@ -1775,16 +1876,14 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
     seq = (200000 < (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)) and 200000 or (((hi__ - lo__) > 0 and (hi__ - lo__) or 0)))
   end
   if took > 0 then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
       end
       if log__top ~= nil and log__top.ts <= from then
         log__top = nil -- every entry is gone: the next add starts afresh
       end
-    end
-    writes[#writes + 1] = function()
       do
         local log__x = {ts = eff, seq = seq, cost = took}
         if log__top ~= nil then
@@ -1796,67 +1895,75 @@ local function decide_sliding_log(KEYS, ARGV, mode, ALG, infix, P, now, cost, fo
           log__x.run = log__x.cost % RUN_MOD
         end
         log__x.member__ = string.format('%d:%06d:%d:%d', log__x.ts, log__x.seq, log__x.cost, log__x.run)
-        redis.call('ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
+        write(commit, 'ZADD', KEYS[1], string.format('%d', log__x.ts), log__x.member__)
         log__card = log__card + 1
         if log__card > 2 * limit then -- keep the newest 2 * limit (the count read, which only errs high)
-          redis.call('ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
+          write(commit, 'ZREMRANGEBYRANK', KEYS[1], 0, string.format('%d', -(2 * limit) - 1))
           log__card = 2 * limit
         end
         log__top = log__x
       end
-      redis.call('PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
+      write(commit, 'PEXPIRE', KEYS[1], string.format('%d', lag + window_ms + TTL_MARGIN_MS))
       -- after the add (see Drop)
       if log__card > 0 and log__le[from] ~= 0 then
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
+        write(commit, 'ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', from))
       end
     end
   end
   local t__5 = limit - after
-  return {(ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
+  return (ok and 1 or 0), limit, (t__5 > 0 and t__5 or 0),
       ((ok or c > limit) and -1 or (free_at - now)),
-      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0}, writes
+      ((after == 0) and 0 or (last_in + window_ms - now)), 0, 0
 end
 
--- a limit of sliding_window; ALG names the policy, the limit and sliding_window in errors
-local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local limit, window_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    limit = int(ARGV[4])
-    if limit == nil or limit < 1 or limit > 1000000000000 then
-      return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    window_ms = int(ARGV[5])
-    if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
-      return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
-    end
-    if not (limit * window_ms <= 1000000000000000) then
-      return bad('limit times window_ms must not exceed 10^15')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:sw:<window_ms>')
-    end
-    local tail = '}' .. infix .. ':sw:' .. num(window_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {limit, window_ms}
+-- a limit of sliding_log on the keys KEYS, ALG naming it in errors
+local function make_sliding_log(KEYS, ALG, limit, window_ms)
+  return {decide_sliding_log, KEYS, ALG, limit, window_ms}
+end
+--: -
+
+-- the parameters and keys of a limit of sliding_log, checked
+local function check_sliding_log(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  limit, window_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 100000 then
+    return bad('parameter limit must be an integer in [1, 100000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sl:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':sl:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sl:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+--: make_sliding_window KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of sliding_window, L: its decision of now, cost, force and commit
+local function decide_sliding_window(L, now, cost, force, commit)
+  local KEYS, ALG, limit, window_ms = L[2], L[3], L[4], L[5]
   -- state
   local win_ts, win_cur, win_prev = 0, 0, 0
-  local win__raw = redis.call('GET', KEYS[1])
+  local win__raw = L[6]
+  if win__raw == nil then
+    win__raw = redis.call('GET', KEYS[1]) or false
+    L[6] = win__raw
+  end
   if win__raw then
     local win__raw__ts, win__raw__cur, win__raw__prev = string.match(win__raw, '^(%-?%d+):(%-?%d+):(%-?%d+)$')
     if win__raw__ts == nil or #win__raw__ts > 17 or #win__raw__cur > 17 or #win__raw__prev > 17 then
@@ -1934,66 +2041,71 @@ local function decide_sliding_window(KEYS, ARGV, mode, ALG, infix, P, now, cost,
   end
   local reset = ((after > 0) and (window_ms + to_next) or ((prev > 0) and to_next or 0))
   if after > cur then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[6] = commit ~= true and L[6]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), string.format('%d:%d:%d', eff, after, prev))
+      local win__new = string.format('%d:%d:%d', eff, after, prev)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', lag + window_ms + to_next + TTL_MARGIN_MS), win__new)
+      L[6] = commit == true and win__new or L[6]
     end
   end
-  return {(ok and 1 or 0), limit, (room > 0 and room or 0),
-      ((ok or c > limit) and -1 or (lag + wait)),
-      ((reset == 0) and 0 or (lag + reset)), 0, 0}, writes
+  return (ok and 1 or 0), limit, (room > 0 and room or 0), ((ok or c > limit) and -1 or (lag + wait)), ((reset == 0) and 0 or (lag + reset)), 0, 0
 end
 
--- a limit of token_bucket; ALG names the policy, the limit and token_bucket in errors
-local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, force)
-  local capacity, refill_tokens, refill_ms
-  if mode == 'check' then
-    local function bad(msg)
-      return redis.error_reply('BADINPUT ' .. ALG .. msg)
-    end
-    -- parameters
-    capacity = int(ARGV[4])
-    if capacity == nil or capacity < 1 or capacity > 1000000000000 then
-      return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-    end
-    refill_tokens = int(ARGV[5])
-    if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
-      return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
-    end
-    refill_ms = int(ARGV[6])
-    if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
-      return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
-    end
-    if not (capacity * refill_ms <= 1000000000000000) then
-      return bad('capacity times refill_ms must not exceed 10^15')
-    end
-    if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
-      return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
-    end
-    -- keys: all share the hash tag {key}, and name the parameters
-    if #KEYS ~= 1 then
-      return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
-    end
-    local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
-    if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-      return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
-    end
-    if #KEYS[1] == #tail + 1 then -- {} before the tail
-      return bad('key must not be empty')
-    end
-    if string.byte(KEYS[1], 2) == 125 then -- {}...
-      return bad('key must not begin with \'}\' (its hash tag would be empty)')
-    end
-    return nil, {capacity, refill_tokens, refill_ms}
+-- a limit of sliding_window on the keys KEYS, ALG naming it in errors
+local function make_sliding_window(KEYS, ALG, limit, window_ms)
+  return {decide_sliding_window, KEYS, ALG, limit, window_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of sliding_window, checked
+local function check_sliding_window(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
   end
-  capacity, refill_tokens, refill_ms = unpack(P)
-  local writes = {}
+  -- parameters
+  local limit = int(ARGV[4])
+  if limit == nil or limit < 1 or limit > 1000000000000 then
+    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local window_ms = int(ARGV[5])
+  if window_ms == nil or window_ms < 1 or window_ms > 100000000000 then
+    return bad('parameter window_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[5]))
+  end
+  if not (limit * window_ms <= 1000000000000000) then
+    return bad('limit times window_ms must not exceed 10^15')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:sw:<window_ms>')
+  end
+  local tail = '}' .. infix .. ':sw:' .. num(window_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:sw:<window_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, limit, window_ms
+end
+
+--: make_token_bucket KEYS NOW_MAX TTL_MARGIN_MS MAX_SKEW_MS write
+-- a limit of token_bucket, L: its decision of now, cost, force and commit
+local function decide_token_bucket(L, now, cost, force, commit)
+  local KEYS, ALG, capacity, refill_tokens, refill_ms = L[2], L[3], L[4], L[5], L[6]
   -- state
   local bucket_ts, bucket_taken = 0, 0
-  local bucket__raw = redis.call('GET', KEYS[1])
+  local bucket__raw = L[7]
+  if bucket__raw == nil then
+    bucket__raw = redis.call('GET', KEYS[1]) or false
+    L[7] = bucket__raw
+  end
   if bucket__raw then
     local bucket__raw__ts, bucket__raw__taken = string.match(bucket__raw, '^(%-?%d+):(%-?%d+)$')
     if bucket__raw__ts == nil or #bucket__raw__ts > 17 or #bucket__raw__taken > 17 then
@@ -2045,12 +2157,15 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
   end
   local reset = lag + ((after + (0 - after) % refill_tokens) / refill_tokens)
   if after > taken then
-    writes[#writes + 1] = function()
+    if commit then
       if stale then -- every key, before this call's first write
         stale = false
-        redis.call('DEL', KEYS[1])
+        write(commit, 'DEL', KEYS[1])
+        L[7] = commit ~= true and L[7]
       end
-      redis.call('PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), string.format('%d:%d', now + lag, after))
+      local bucket__new = string.format('%d:%d', now + lag, after)
+      write(commit, 'PSETEX', KEYS[1], string.format('%d', reset + TTL_MARGIN_MS), bucket__new)
+      L[7] = commit == true and bucket__new or L[7]
     end
   end
   local t__9 = full - after
@@ -2063,29 +2178,81 @@ local function decide_token_bucket(KEYS, ARGV, mode, ALG, infix, P, now, cost, f
     local t__13 = (t__12 > 0 and t__12 or 0)
     t__11 = lag + ((t__13 + (0 - t__13) % refill_tokens) / refill_tokens)
   end
-  return {(ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0}, writes
+  return (ok and 1 or 0), capacity, ((t__10 - t__10 % refill_ms) / refill_ms), t__11, reset, 0, 0
 end
 
--- the algorithms: each its function, number of keys, string inputs,
--- required and total parameters
+-- a limit of token_bucket on the keys KEYS, ALG naming it in errors
+local function make_token_bucket(KEYS, ALG, capacity, refill_tokens, refill_ms)
+  return {decide_token_bucket, KEYS, ALG, capacity, refill_tokens, refill_ms, nil}
+end
+--: -
+
+-- the parameters and keys of a limit of token_bucket, checked
+local function check_token_bucket(KEYS, ARGV, ALG, infix)
+  local function bad(msg)
+    return redis.error_reply('BADINPUT ' .. ALG .. msg)
+  end
+  -- parameters
+  local capacity = int(ARGV[4])
+  if capacity == nil or capacity < 1 or capacity > 1000000000000 then
+    return bad('parameter capacity must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
+  end
+  local refill_tokens = int(ARGV[5])
+  if refill_tokens == nil or refill_tokens < 1 or refill_tokens > 1000000000000 then
+    return bad('parameter refill_tokens must be an integer in [1, 1000000000000], got ' .. clip(ARGV[5]))
+  end
+  local refill_ms = int(ARGV[6])
+  if refill_ms == nil or refill_ms < 1 or refill_ms > 100000000000 then
+    return bad('parameter refill_ms must be an integer in [1, 100000000000], got ' .. clip(ARGV[6]))
+  end
+  if not (capacity * refill_ms <= 1000000000000000) then
+    return bad('capacity times refill_ms must not exceed 10^15')
+  end
+  if not ((((capacity * refill_ms) + (0 - (capacity * refill_ms)) % refill_tokens) / refill_tokens) <= 100000000000) then
+    return bad('the time to refill from empty, capacity times refill_ms / refill_tokens, must not exceed 10^11 ms')
+  end
+  -- keys: all share the hash tag {key}, and name the parameters
+  if #KEYS ~= 1 then
+    return bad('expected 1 keys: {<key>}:tk:<refill_tokens>:<refill_ms>')
+  end
+  local tail = '}' .. infix .. ':tk:' .. num(refill_tokens) .. ':' .. num(refill_ms)
+  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
+    return bad('KEYS[1] must be {<key>}:tk:<refill_tokens>:<refill_ms> for these parameters')
+  end
+  if #KEYS[1] == #tail + 1 then -- {} before the tail
+    return bad('key must not be empty')
+  end
+  if string.byte(KEYS[1], 2) == 125 then -- {}...
+    return bad('key must not begin with \'}\' (its hash tag would be empty)')
+  end
+  return nil, capacity, refill_tokens, refill_ms
+end
+
+-- the algorithms: each its checker, maker, number of keys and of string
+-- inputs, least and most parameters
 local ALGORITHMS = {
-  ['bucket_window'] = {decide_bucket_window, 1, 0, 3, 7},
-  ['concurrency'] = {decide_concurrency, 1, 0, 1, 1},
-  ['fixed_window'] = {decide_fixed_window, 1, 0, 2, 2},
-  ['gcra'] = {decide_gcra, 1, 0, 3, 3},
-  ['leaky_bucket'] = {decide_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {decide_meta_window, 1, 1, 2, 2},
-  ['quota.daily_quota'] = {decide_quota__daily_quota, 1, 0, 2, 2},
-  ['sliding_log'] = {decide_sliding_log, 1, 0, 2, 2},
-  ['sliding_window'] = {decide_sliding_window, 1, 0, 2, 2},
-  ['token_bucket'] = {decide_token_bucket, 1, 0, 3, 3},
+  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7},
+  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1},
+  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2},
+  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3},
+  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3},
+  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2},
+  ['quota.daily_quota'] = {check_quota__daily_quota, make_quota__daily_quota, 1, 0, 2, 2},
+  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2},
+  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2},
+  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3},
 }
 
--- the limits
+local ALG = 'policy: '
+local function bad(msg)
+  return redis.error_reply('BADINPUT ' .. ALG .. msg)
+end
+
 if #ARGV < 3 then
   return bad('expected now_ms, cost, force, then each limit: algorithm, name, n, n parameters; got ' .. #ARGV .. ' arguments')
 end
-local LIMITS, arg, key = {}, 4, 1
+-- the limits, from ARGV[4] on
+local LIMITS, HOLDS, arg, key = {}, {}, 4, 1
 while arg <= #ARGV do
   local i, alg, infix, n = #LIMITS + 1, ALGORITHMS[ARGV[arg]], ARGV[arg + 1], int(ARGV[arg + 2])
   if alg == nil then
@@ -2095,22 +2262,21 @@ while arg <= #ARGV do
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
-  if n == nil or n < alg[4] or n > alg[5] or arg + 2 + n > #ARGV then
-    return bad('limit ' .. i .. ': expected ' .. alg[4] .. ' to ' .. alg[5] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
+  if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
+    return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
-  -- its ARGV: the places of now_ms, cost and force (each limit's
-  -- function takes them as arguments), then of its string inputs (a
-  -- policy passes none), then its parameters; each table made whole at
-  -- once, not grown
+  -- its ARGV as its algorithm's script takes it: the places of now_ms,
+  -- cost and force, then of its string inputs (a policy passes none),
+  -- then its parameters
   local argv = {'', '', '', unpack(ARGV, arg + 3, arg + 2 + n)}
-  for _ = 1, alg[3] do
+  for _ = 1, alg[4] do
     table.insert(argv, 4, '')
   end
-  local keys = {unpack(KEYS, key, key + alg[2] - 1)}
   -- its keys carry :<limit>, not the policy's name: limits of one name
   -- share their state across policies
-  LIMITS[i] = {alg[1], keys, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name, infix}
-  arg, key = arg + 3 + n, key + alg[2]
+  LIMITS[i] = {alg, {unpack(KEYS, key, key + alg[3] - 1)}, argv, policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ', ':' .. name}
+  HOLDS[3 * i - 2], HOLDS[3 * i - 1], HOLDS[3 * i] = name, 0 == 1 and KEYS[key + alg[3]], 0 == 1 and KEYS[key + alg[3] + 1]
+  arg, key = arg + 3 + n, key + alg[3] + 2 * 0
 end
 if #LIMITS == 0 then
   return bad('a policy needs at least one limit')
@@ -2118,41 +2284,92 @@ end
 if #KEYS ~= key - 1 and #KEYS ~= key then
   return bad('expected ' .. (key - 1) .. ' keys, every limit\'s, then perhaps a request key; got ' .. #KEYS)
 end
-for _, l in ipairs(LIMITS) do
-  local e, P = l[1](l[2], l[3], 'check', l[4], l[5])
+local NK = key - 1 -- the last state key's place (a policy's), before a request key
+
+-- makes limit l's decision of the parameters its checker returns after
+-- nil (a reset's: true), or returns nil and the checker's refusal
+local function made(l, e, ...)
+  if e then
+    return nil, e
+  end
+  return l[1][2](l[2], l[4], ...)
+end
+
+-- every limit's parameters and keys, checked, then its decision made
+for i, l in ipairs(LIMITS) do
+  local tag = 0 == 1 and string.match(l[2][1], '^({.*})')
+  if tag and (HOLDS[3 * i - 1] ~= tag .. l[5] .. ':hh' or HOLDS[3 * i] ~= tag .. l[5] .. ':hz') then
+    return redis.error_reply('BADINPUT ' .. l[4] .. 'the holds keys must be {<key>}' .. l[5] .. ':hh and {<key>}' .. l[5] ..
+        ':hz, in the hash tag of its keys, got ' .. clip(HOLDS[3 * i - 1]) .. ' and ' .. clip(HOLDS[3 * i] or ''))
+  end
+  local f, e = made(l, l[1][1](l[2], l[3], l[4], l[5]))
   if e then
     return e
   end
-  l[7] = P
+  LIMITS[i] = f
 end
+ALG = string.match(ARGV[4 + 1], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
 
-ALG = string.match(LIMITS[1][6], '^:([^:]+):') .. ': ' -- the policy's name, from its first limit's
+--: driver KEYS NOW_MAX COST_MAX TTL_MARGIN_MS MAX_SKEW_MS REQUEST_MS REQUEST_ID_MAX writes binding
 -- per-call inputs
+local NL = #LIMITS
 local now
 if ARGV[1] == '' then -- the Redis server's clock
   local t = redis.call('TIME')
   local us = t[2] + 0
   now = t[1] * 1000 + (us - us % 1000) / 1000
+elseif #ARGV[1] <= 17 and string.find(ARGV[1], '^%d+$') then
+  now = ARGV[1] + 0
+end
+if now == nil or now > NOW_MAX then
+  return redis.error_reply('BADINPUT ' .. ALG ..
+      'now_ms must be an integer in [0, 35184372088832], got ' .. string.sub(ARGV[1], 1, 32) ..
+      (#ARGV[1] > 32 and '...' or ''))
+end
+-- the costs: one for every limit, or one per limit joined by ','
+local COSTS, peek, cost = NL == 1 and {false} or {}, true, nil -- one limit's made with its place
+if ARGV[2] == '1' then
+  cost = 1
+elseif not string.find(ARGV[2], ',', 1, true) then
+  cost = #ARGV[2] <= 17 and string.find(ARGV[2], '^%d+$') and ARGV[2] + 0
+  if not cost or cost > COST_MAX then
+    return redis.error_reply('BADINPUT ' .. ALG ..
+        'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(ARGV[2], 1, 32) ..
+        (#ARGV[2] > 32 and '...' or ''))
+  end
+end
+if cost then
+  for i = 1, NL do
+    COSTS[i] = cost
+  end
+  peek = cost == 0
 else
-  now = int(ARGV[1])
-end
-if now == nil or now < 0 or now > NOW_MAX then
-  return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-end
-local cost = int(ARGV[2])
-if cost == nil or cost < 0 or cost > COST_MAX then
-  return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
+  local n = 0
+  for c in string.gmatch(ARGV[2] .. ',', '([^,]*),') do
+    local v = #c <= 17 and string.find(c, '^%d+$') and c + 0
+    if not v or v > COST_MAX then
+      return redis.error_reply('BADINPUT ' .. ALG ..
+          'cost must be an integer in [0, 9007199254740991], got ' .. string.sub(c, 1, 32) ..
+          (#c > 32 and '...' or ''))
+    end
+    n = n + 1
+    COSTS[n], peek = v, peek and v == 0
+  end
+  if n ~= NL then
+    return redis.error_reply('BADINPUT ' .. ALG .. 'cost must be one integer, or one per limit (' .. NL ..
+        ') joined by \',\', got ' .. string.sub(ARGV[2], 1, 32) .. (#ARGV[2] > 32 and '...' or ''))
+  end
 end
 if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-  return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
+  return redis.error_reply('BADINPUT ' .. ALG .. 'force must be 0 or 1, got ' .. string.sub(ARGV[3], 1, 32) .. (#ARGV[3] > 32 and '...' or ''))
 end
 local force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
 
 -- the request key, after the state keys: the retry of a request charged
 -- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
-local request__key = KEYS[key]
+local request__key = KEYS[NK + 1]
 if request__key then
-  local tag = string.match(KEYS[1], '^{[^}]*}')
+  local tag = string.match(KEYS[1], '^{.*}') -- the first key up to its last '}'
   if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
     return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
         (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
@@ -2161,21 +2378,21 @@ if request__key then
   if #id < 1 or #id > REQUEST_ID_MAX then
     return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
   end
-  local raw = redis.call('GET', request__key)
+  local raw = not (peek) and redis.call('GET', request__key)
   if raw then
-    local t, was, kept = string.match(raw, '^(%d+):(%d+:[01]:%d+):([-%d:]+)$')
+    local t, was, kept = string.match(raw, '^(%d+):([%d,]+:[01]:%d+):([-%d:]+)$')
     local out = {}
     for v in string.gmatch(kept or '', '[^:]+') do
       out[#out + 1] = #v <= 17 and tonumber(v) or nil
     end
-    if not t or #t > 17 or #out ~= 8 + 7 * #LIMITS then
+    if not t or #t > 17 or #out ~= 1 + 7 * NL then
       return redis.error_reply('BADSTATE ' .. ALG ..
           (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
           ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
     end
     t = t + 0
     if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= string.format('%d:%s:%d', cost, force and '1' or '0', #LIMITS) then
+      if was ~= ARGV[2] .. ':' .. (force and '1' or '0') .. ':' .. NL then
         return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
             (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
             ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
@@ -2185,58 +2402,35 @@ if request__key then
   end
 end
 
--- every limit decides, writing nothing
-local res, writes, all = {}, {}, true
-for i, l in ipairs(LIMITS) do
-  local r, w = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, cost, force)
-  if r.err then
-    return r
+-- every limit decides, keeping its writes, then, when every limit admits
+-- (or the call is forced), each applies them; a policy of one limit
+-- decides and applies at once. R: the binding limit's index, then each
+-- limit's fields
+local R, all, W = {1, 0, 0, 0, 0, 0, 0, 0}, true, {}
+for i = 1, NL do
+  local o, L = 7 * i - 6, LIMITS[i]
+  W[i] = NL == 1 or {}
+  local ok, limit, remaining, retry, reset, delay, tier = L[1](L, now, COSTS[i], force, W[i])
+  if ok ~= 1 and ok ~= 0 then
+    return ok -- refused
   end
-  res[i], writes[i] = r, w
-  all = all and r[1] == 1
+  R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = ok, limit, remaining, retry, reset, delay, tier
+  all = all and ok == 1
 end
-if all or force then
-  -- every limit admits (or the call is forced): each applies its decision
-  for _, w in ipairs(writes) do
-    for _, write in ipairs(w) do
-      write()
+if NL > 1 then
+  for i = 1, NL do
+    local o, L = 7 * i - 6, LIMITS[i]
+    if all or force then
+      writes(W[i])
+    elseif R[o + 1] == 1 then -- nothing is written: a limit that would admit reports a peek
+      R[o + 1], R[o + 2], R[o + 3], R[o + 4], R[o + 5], R[o + 6], R[o + 7] = L[1](L, now, 0, false, false)
     end
   end
-else
-  -- nothing is written: a limit that would admit reports a peek
-  for i, l in ipairs(LIMITS) do
-    if res[i][1] == 1 then
-      res[i] = l[1](l[2], l[3], 'decide', l[4], l[5], l[7], now, 0, force)
-    end
-  end
+  R[1] = binding(R, NL, all)
 end
 
--- the binding limit: when denied, the longest wait; when admitted, the
--- least remaining relative to its limit; ties to the first
-local b = nil
-for i, r in ipairs(res) do
-  if all then
-    if b == nil or ratio_less(r[3], r[2], res[b][3], res[b][2]) then
-      b = i
-    end
-  elseif r[1] == 0 and (b == nil or longer(r[4], res[b][4])) then
-    b = i
-  end
+if request__key and not (peek) and (all or force) then
+  redis.call('SET', request__key, string.format('%d:%s:%s:%d' .. string.rep(':%d', #R), now, ARGV[2], force and '1' or '0', NL,
+      unpack(R)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
 end
-local delay = 0 -- admitted or forced, the longest wait of any shaper; denied, none
-if all or force then
-  for _, r in ipairs(res) do
-    delay = max(delay, r[6])
-  end
-end
-local out = {res[b][1], res[b][2], res[b][3], res[b][4], res[b][5], delay, res[b][7], b}
-for _, r in ipairs(res) do
-  for j = 1, #r do
-    out[#out + 1] = r[j]
-  end
-end
-if request__key and cost > 0 and (out[1] == 1 or force) then
-  redis.call('SET', request__key, string.format('%d:%d:%s:%d' .. string.rep(':%d', #out), now, cost, force and '1' or '0', #LIMITS,
-      unpack(out)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
-end
-return out
+return R

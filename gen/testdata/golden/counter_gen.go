@@ -123,7 +123,7 @@ func (t *counterTable) prepare(c *kit.Call, p counterParams, infix, key string) 
 	}
 	c.Params[0] = p.Limit
 	c.Params[1] = p.GapMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = counterHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }

@@ -135,7 +135,7 @@ func (t *trailTable) prepare(c *kit.Call, p trailParams, infix, key string) erro
 	c.Params[0] = p.Limit
 	c.Params[1] = p.WindowMs
 	c.Params[2] = p.BucketMs
-	c.Key = kit.StateName(key, infix)
+	c.NameState(key, infix)
 	c.Hash = trailHash(t.states.Seed(), t.key(c.Key, p))
 	return nil
 }
