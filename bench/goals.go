@@ -55,6 +55,15 @@ const (
 	causeTput    = "one Redis core runs the script at the Redis CPU above per decision and shares the machine's cores with the client's goroutines; docs/performance.md: Where limitspec is behind"
 	causeDenials = "the cache answers from a map under a lock, shared by every goroutine of the process"
 	causeMemory  = "the key's name names the limit's parameters (:gc:<rate>:<period_ms>), so that two limits never share a state; docs/performance.md: Where limitspec is behind"
+	// The causes of the holds goals, each read off the scripts' Redis
+	// commands (MONITOR) or a profile of goimpl.
+	causeHoldsPolicy        = "the composed policy script runs gcra's Redis commands (GET, PSETEX) inside the policy's driver, which checks the cost and composes the reply: 8 integers, the binding index and the limit's 7, where gcra's script replies 7"
+	causeHoldsDecision      = "a holding decision runs a Redis command more than the plain policy's (HGET of the holds summary, beside GET and PSETEX) and takes two keys more (the holds keys: each argument costs Redis about as much as a line of the script), with the holds script's checks of its op"
+	causeHoldsPair          = "a pair is two script calls, each paying for a call (about a decision's cost), and up to ten Redis commands where gcra decided alone runs two (GET, PSETEX): the reserve HMGET, GET, ZADD, HSET and, when the keys' TTL must reach further, PEXPIRE of both holds keys; the commit HMGET, GET, PSETEX and HSET (the id's remembered reply)"
+	causeHoldsLive          = "a call's commands on a key's holds (HMGET, HSET, ZADD) cost more as its hash and sorted set grow (a sorted set's insert grows with the log of its size, and a larger key fits worse in the CPU's caches)"
+	causeHoldsLocalDecision = "a holding decision locks its key's holds shard, then its state shard, and counts the key's holds around gcra's decision, beside what a plain policy's decision does over gcra's (the request's checks, the policy's plan found, a Result of its limits: the row above)"
+	causeHoldsLocalPair     = "a pair is two calls, each locking its key's holds shard, then its state shard, checking the request and the op, finding the policy's plan and making a Result; the reserve adds the hold to the key's list, and the commit ends it, charges gcra and remembers the id with its reply for REQUEST_MS (endedList.put)"
+	causeHoldsAllocs        = "Limit and Hold return a new Result whose Limits slice is allocated at each call (LimitInto and HoldInto reuse one); past that, a key's list of holds and of remembered ends grows as pairs come (holdList.add, endedList.put, by a memory profile)"
 )
 
 // goals are the project's goals, in the order the Goals table lists
@@ -74,7 +83,7 @@ var goals = slices.Concat([]goal{
 	{"a hot denied key, 1 goroutine", titleDenied, 0, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"a hot denied key, many goroutines", titleDenied, 1, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"Redis memory per key (gcra)", titleRedisMemory, 0, gcraScriptRow, redisRateRow, 1, causeMemory},
-})
+}, holdsGoals())
 
 // scriptGoals are the goals of the scripts in the figure title (the
 // Redis CPU or the instructions), named figure in the goals, read from
@@ -235,4 +244,29 @@ func rowNamed(t Table, name string) (Row, bool) {
 		}
 	}
 	return Row{}, false
+}
+
+// holdsGoals are the goals of the holds figure: on Redis, server CPU per
+// request beside gcra decided alone (a policy of that one limit, a
+// holding policy's decision with no hold live, a reserve + commit pair);
+// in process, ns/op from one goroutine beside gcra decided alone and
+// allocations (a holding decision, a reserve + commit pair); and, on
+// both, a reserve + release pair on a key of 20,000 live holds beside
+// one of 10.
+func holdsGoals() []goal {
+	redisRef, localRef := via(holdsRefRow, viaGCRAScript), via(holdsRefRow, viaAllow)
+	most, fewest := liveHoldCounts[len(liveHoldCounts)-1], liveHoldCounts[0]
+	liveGoal := fmt.Sprintf("a pair with %s live holds on its key, beside %s", groupThousands(int64(most)), groupThousands(int64(fewest)))
+	localDecision, localPair := via(heldDecisionRow, viaLimiterLimit), via(reserveCommitRow, viaLimiterHold)
+	return []goal{
+		{"holds on Redis: a policy of one gcra limit", titleHoldsRedis, 3, via(policyRow, viaComposed), redisRef, 1.15, causeHoldsPolicy},
+		{"holds on Redis: a holding decision, no hold live", titleHoldsRedis, 3, via(heldDecisionRow, viaComposedDecide), redisRef, 1.25, causeHoldsDecision},
+		{"holds on Redis: reserve 1 + commit 1", titleHoldsRedis, 3, via(reserveCommitRow, viaComposedPair), redisRef, 2.5, causeHoldsPair},
+		{"holds on Redis: " + liveGoal, titleHoldsRedis, 3, via(liveRow(most), viaComposedPair), via(liveRow(fewest), viaComposedPair), 3, causeHoldsLive},
+		{"holds in process: a holding decision, no hold live, 1 goroutine", titleHoldsInProcess, 0, localDecision, localRef, 2, causeHoldsLocalDecision},
+		{"holds in process: a holding decision, allocations", titleHoldsInProcess, 2, localDecision, "", 1, causeHoldsAllocs},
+		{"holds in process: reserve 1 + commit 1, 1 goroutine", titleHoldsInProcess, 0, localPair, localRef, 4, causeHoldsLocalPair},
+		{"holds in process: reserve 1 + commit 1, allocations", titleHoldsInProcess, 2, localPair, "", 2, causeHoldsAllocs},
+		{"holds in process: " + liveGoal + ", 1 goroutine", titleHoldsInProcess, 0, via(liveRow(most), viaLimiterHold), via(liveRow(fewest), viaLimiterHold), 3, causeHoldsLive},
+	}
 }

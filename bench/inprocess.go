@@ -31,7 +31,7 @@ var localColumns = []Column{{"ns/op, 1 goroutine", Lower}, {"ns/op, GOMAXPROCS g
 // benchLocal measures ls on keys, every limiter in turn, rounds rounds:
 // a row per limiter of its median ns/op from one goroutine and from
 // GOMAXPROCS goroutines, and its allocs/op and B/op from one goroutine
-// (the last round's).
+// (the last round's). A limiter's error noted by fail fails it.
 func benchLocal(ls []localLimiter, keys []string, rounds int) ([]Row, error) {
 	serial, par := make([][]float64, len(ls)), make([][]float64, len(ls))
 	allocs := make([]testing.BenchmarkResult, len(ls))
@@ -40,6 +40,9 @@ func benchLocal(ls []localLimiter, keys []string, rounds int) ([]Row, error) {
 			var failed atomic.Bool
 			s := testing.Benchmark(func(b *testing.B) { benchSerial(b, l, keys, &failed) })
 			p := testing.Benchmark(func(b *testing.B) { benchParallel(b, l, keys, &failed) })
+			if err := takeFailure(); err != nil {
+				return nil, fmt.Errorf("%s: %w", l.Name, err)
+			}
 			if failed.Load() || s.N == 0 || p.N == 0 {
 				return nil, fmt.Errorf("%s: a decision denied; the limit is meant to admit every one", l.Name)
 			}

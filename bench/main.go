@@ -60,6 +60,7 @@ type options struct {
 	tput                    throughputOptions
 	benchtime               string
 	heapKeys, rounds        int
+	holdKeys                int
 }
 
 func main() {
@@ -80,6 +81,7 @@ func main() {
 	flag.StringVar(&o.benchtime, "benchtime", "500ms", "testing.Benchmark's benchtime for the in-process figure")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the Redis CPU, decisions/s, denied and in-process figures (each row the median, or the least for Redis CPU)")
 	flag.IntVar(&o.heapKeys, "heap-keys", 100000, "keys of the heap figure")
+	flag.IntVar(&o.holdKeys, "hold-keys", 16, "keys of the holds figure's rows of live holds (each holds up to 20,000 holds, made before the measurement)")
 	flag.IntVar(&o.instr.Keys, "instr-keys", 200, "keys of the instruction figures")
 	flag.IntVar(&o.instr.Decisions, "instr-decisions", 20000, "counted decisions per script of the instruction figures")
 	flag.Parse()
@@ -101,6 +103,9 @@ func run(o options) error {
 	}
 	if err := checkLimits(); err != nil {
 		return err
+	}
+	if o.holdKeys < 1 {
+		return fmt.Errorf("-hold-keys %d: want at least 1", o.holdKeys)
 	}
 	if err := flag.Set("test.benchtime", o.benchtime); err != nil {
 		return fmt.Errorf("-benchtime: %w", err)
@@ -188,7 +193,7 @@ func redisFigures(ctx context.Context, o options, want map[string]bool) (string,
 		{"throughput", func() (Table, error) { return throughput(ctx, opts, o.tput) }},
 		{"denied", func() (Table, error) { return denied(ctx, opts, o.tput) }},
 		{"redis-memory", func() (Table, error) { return memoryUsage(ctx, rdb) }},
-		{"holds", func() (Table, error) { return holdsRedis(ctx, rdb, o.cpu) }},
+		{"holds", func() (Table, error) { return holdsRedis(ctx, rdb, o.cpu, o.holdKeys) }},
 	})
 	return version, tables, err
 }
@@ -214,7 +219,7 @@ func localFigures(o options, want map[string]bool) ([]Table, error) {
 	return measure(want, "in process", []step{
 		{"inprocess", func() (Table, error) { return inProcess(o.cpu.Keys, o.rounds, o.benchtime) }},
 		{"heap", func() (Table, error) { return heapPerKeyTable(o.heapKeys) }},
-		{"holds", func() (Table, error) { return holdsInProcess(o.cpu.Keys, o.rounds, o.benchtime) }},
+		{"holds", func() (Table, error) { return holdsInProcess(o.cpu.Keys, o.rounds, o.benchtime, o.holdKeys) }},
 	})
 }
 

@@ -97,14 +97,18 @@ func redisCPU(ctx context.Context, rdb *redis.Client, o cpuOptions) (Table, erro
 }
 
 // leastCPU measures every decider of ds in turn, o.Rounds rounds, on
-// o.Keys keys (cpuOf), and returns each one's least script µs per call
-// and least server CPU µs per decision.
+// o.Keys keys, or the decider's IDs (cpuOf), and returns each one's
+// least script µs per call and least server CPU µs per decision.
 func leastCPU(ctx context.Context, rdb *redis.Client, ds []*redisDecider, o cpuOptions) (usec, cpu []float64, err error) {
 	keys := ids(o.Keys)
 	us, cs := make([][]float64, len(ds)), make([][]float64, len(ds))
 	for range o.Rounds {
 		for i, d := range ds {
-			u, c, err := cpuOf(ctx, rdb, d, keys, o)
+			ks := keys
+			if d.IDs != nil {
+				ks = d.IDs
+			}
+			u, c, err := cpuOf(ctx, rdb, d, ks, o)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -117,9 +121,10 @@ func leastCPU(ctx context.Context, rdb *redis.Client, ds []*redisDecider, o cpuO
 	return usec, cpu, nil
 }
 
-// cpuOf measures one decider (see redisCPU): its script µs per call
-// and the server's CPU µs per decision, which is per pair of calls for a
-// decider that sends two (Calls).
+// cpuOf measures one decider (see redisCPU) on keys: its script µs per
+// call and the server's CPU µs per decision, which is per pair of calls
+// for a decider that sends two (Calls); its prepare runs before the
+// measurement and its verify after.
 func cpuOf(ctx context.Context, rdb *redis.Client, d *redisDecider, keys []string, o cpuOptions) (usecPerCall, cpuPerDecision float64, err error) {
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		return 0, 0, err
@@ -130,6 +135,11 @@ func cpuOf(ctx context.Context, rdb *redis.Client, d *redisDecider, keys []strin
 	create := decisions{IDs: keys, To: len(keys), Clients: o.Clients, Depth: o.Depth, Clock: wallClock}
 	if err := drive(ctx, rdb, d, create); err != nil {
 		return 0, 0, err
+	}
+	if d.prepare != nil {
+		if err := d.prepare(ctx, rdb, keys); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", d.Name, err)
+		}
 	}
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 		return 0, 0, err
@@ -153,6 +163,11 @@ func cpuOf(ctx context.Context, rdb *redis.Client, d *redisDecider, keys []strin
 	cmd := st[d.Command]
 	if cmd.Calls != int64(o.Decisions*d.calls()) {
 		return 0, 0, fmt.Errorf("%s: %d %s calls for %d decisions of %d calls each", d.Name, cmd.Calls, strings.ToUpper(d.Command), o.Decisions, d.calls())
+	}
+	if d.verify != nil {
+		if err := d.verify(ctx, rdb, keys); err != nil {
+			return 0, 0, fmt.Errorf("%s: after the measurement: %w", d.Name, err)
+		}
 	}
 	return cmd.Usec / float64(cmd.Calls), math.Max(0, cpu1-cpu0) / float64(o.Decisions), nil
 }

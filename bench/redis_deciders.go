@@ -39,6 +39,14 @@ type redisDecider struct {
 	// Calls is the number of script calls each call of queue sends, in one
 	// pipeline (a reserve and its commit: 2); 0 is 1.
 	Calls int
+	// IDs, when set, are the identities the decider decides, in place of
+	// the figure's keys.
+	IDs []string
+	// prepare, when set, runs after the keys are created and before the
+	// measurement (the live holds the request finds on its key), and
+	// verify after it; neither is measured, and an error of either fails
+	// the figure.
+	prepare, verify func(ctx context.Context, rdb *redis.Client, ids []string) error
 }
 
 // calls is the number of script calls each of d's decisions sends.

@@ -22,7 +22,7 @@ func TestSmoke(t *testing.T) {
 		t.Skip("-short")
 	}
 	o := options{
-		serverBin: "redis-server", benchtime: "100x", heapKeys: 1000, rounds: 1,
+		serverBin: "redis-server", benchtime: "100x", heapKeys: 1000, rounds: 1, holdKeys: 2,
 		cpu:  cpuOptions{Keys: 100, Decisions: 300, Clients: 4, Depth: 4, Rounds: 1},
 		tput: throughputOptions{Keys: 100, Goroutines: 4, Warm: 10 * time.Millisecond, For: 50 * time.Millisecond, Rounds: 1},
 	}
