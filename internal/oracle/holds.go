@@ -48,7 +48,11 @@ type ended struct {
 	op     string
 	amount int64 // what the call charged on the limit: 0 for a release
 	until  int64
-	reply  PolicyResult
+	// reply is the call's reply, kept on the first limit (in the
+	// policy's order) the call ended a hold on (replied set); the other
+	// limits remember the end alone.
+	reply   PolicyResult
+	replied bool
 }
 
 // ErrNoHold is the refusal of a commit, release or renew of an id that

@@ -199,9 +199,14 @@ func (hp *HoldingPolicy) settle(ids map[string]string, op, id string, now int64,
 	}
 	out := hp.settled(ids, now)
 	if op != "renew" {
+		replied := false
 		for i, h := range hp.holds {
 			if holds[i] {
-				h.end(hp.key(i, ids), id, ended{op: op, amount: costs[i], until: now + RequestMs, reply: out.clone()})
+				e := ended{op: op, amount: costs[i], until: now + RequestMs}
+				if !replied {
+					e.reply, e.replied, replied = out.clone(), true, true
+				}
+				h.end(hp.key(i, ids), id, e)
 			}
 		}
 	}
@@ -223,11 +228,11 @@ func (hp *HoldingPolicy) replay(ids map[string]string, op, id string, now int64,
 		if e.op != op || e.amount != costs[i] {
 			return PolicyResult{}, false
 		}
-		if first == nil {
+		if first == nil && e.replied {
 			first = &e
 		}
 	}
-	if first == nil {
+	if first == nil { // no limit keeps a reply: the one that did forgot it
 		return PolicyResult{}, false
 	}
 	return first.reply.clone(), true
