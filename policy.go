@@ -172,17 +172,21 @@ func (p *Policy) Costs(req Request, costs []int64) ([]int64, error) {
 	}
 	if len(req.Costs) > 0 {
 		if u, ok := p.unknownUnit(req.Costs); ok {
+			if u == "" {
+				u = `""`
+			}
 			return costs, badInputf("%s: no limit counts the unit %s", p.name, u)
 		}
 	}
 	return costs, nil
 }
 
-// unknownUnit is the first unit of byUnit, in order, that no limit counts.
+// unknownUnit is the first unit of byUnit, in order, that no limit
+// counts; "" names no unit (the limits without one count Cost).
 func (p *Policy) unknownUnit(byUnit map[string]int64) (string, bool) {
 	var unknown []string
 	for u := range byUnit {
-		if !slices.ContainsFunc(p.limits, func(l PolicyLimit) bool { return l.Unit == u }) {
+		if u == "" || !slices.ContainsFunc(p.limits, func(l PolicyLimit) bool { return l.Unit == u }) {
 			unknown = append(unknown, u)
 		}
 	}

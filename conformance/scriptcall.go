@@ -233,8 +233,12 @@ func costArg(p *Policy, r Request) (string, *Outcome) {
 		return r.Cost.String(), nil
 	}
 	for _, u := range slices.Sorted(maps.Keys(r.Costs)) {
-		if !slices.ContainsFunc(p.Limits, func(l PolicyLimit) bool { return l.Unit == u }) {
-			o := failure("BADINPUT", fmt.Sprintf("%s: no limit counts the unit %s", p.Name, u))
+		if u == "" || !slices.ContainsFunc(p.Limits, func(l PolicyLimit) bool { return l.Unit == u }) {
+			name := u
+			if u == "" { // names no unit: the limits without one count the cost
+				name = `""`
+			}
+			o := failure("BADINPUT", fmt.Sprintf("%s: no limit counts the unit %s", p.Name, name))
 			return "", &o
 		}
 	}

@@ -168,11 +168,19 @@ func (p *Policy) Amounts(cost int64, byUnit map[string]int64) ([]int64, error) {
 				costs[i], found = byUnit[u], true
 			}
 		}
-		if !found {
-			return nil, bad("%s: no limit counts the unit %s", p.name, u)
+		if !found || u == "" { // "" names no unit: the limits without one count cost
+			return nil, bad("%s: no limit counts the unit %s", p.name, unitName(u))
 		}
 	}
 	return costs, nil
+}
+
+// unitName is unit u as a refusal names it: "" for none.
+func unitName(u string) string {
+	if u == "" {
+		return `""`
+	}
+	return u
 }
 
 // sortedUnits are the units of byUnit in order, so that the first refused
