@@ -297,6 +297,12 @@ type shardLock struct {
 // in a cycle.
 func (pc *policyCall) lockAll() {
 	locks := pc.locks[:0]
+	if len(pc.calls) == 1 {
+		lc := &pc.calls[0]
+		pc.locks = append(locks, shardLock{lc.t, lc.t.Shard(&lc.c)})
+		lc.t.Lock(pc.locks[0].shard)
+		return
+	}
 	for i := range pc.calls {
 		lc := &pc.calls[i]
 		k := shardLock{lc.t, lc.t.Shard(&lc.c)}
