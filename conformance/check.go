@@ -81,7 +81,8 @@ func closeAll(t testing.TB, targets []Target) {
 // is an io.Closer. Each step decides as a service calls the limiter, the
 // step's time as Request.Now. A vector that resets needs a
 // limitspec.Resetter, one that runs a view a limiter with the View method
-// of goimpl's and redislimit's; without them the target skips it
+// of goimpl's and redislimit's, one of a holding policy a
+// limitspec.Holder; without them the target skips it
 // (ErrNotApplicable). A step the limiter refuses with an error that is
 // not limitspec.ErrBadInput, or limitspec.ErrBadState wrapping a Redis
 // error, is a failure.
@@ -109,6 +110,9 @@ func (t *anyLimiterTarget) Begin(v *Vector) error {
 	t.open = lim
 	_, resets := lim.(limitspec.Resetter)
 	_, views := lim.(viewer)
+	if _, holds := lim.(limitspec.Holder); v.Policy != nil && v.Policy.Holds && !holds {
+		return fmt.Errorf("%w: %T is no limitspec.Holder, and the vector's policy holds", ErrNotApplicable, lim)
+	}
 	for _, s := range v.Steps {
 		switch {
 		case s.Reset && !resets:
@@ -137,9 +141,14 @@ type viewer interface {
 	View(ctx context.Context, view string, req limitspec.Request) ([][]any, error)
 }
 
-// anyLimiter is a viewLimiter of any limiter: Begin has skipped the
-// vectors that reset or view on one that cannot.
+// anyLimiter is a viewLimiter and a limitspec.Holder of any limiter:
+// Begin has skipped the vectors that reset, view or hold on one that
+// cannot.
 type anyLimiter struct{ limitspec.Limiter }
+
+func (a anyLimiter) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
+	return a.Limiter.(limitspec.Holder).Hold(ctx, req, h)
+}
 
 func (a anyLimiter) Reset(ctx context.Context, req limitspec.Request) error {
 	return a.Limiter.(limitspec.Resetter).Reset(ctx, req)
