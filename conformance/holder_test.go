@@ -109,4 +109,3 @@ func holdingDirs(t *testing.T) []string {
 	}
 	return out
 }
-
