@@ -318,10 +318,10 @@ func maxTTLOf(v Vector, params map[string]json.Number) int64 {
 	return longest
 }
 
-// OraclePolicy is the oracle's model of a vector's policy; a parameter
+// oraclePolicy is the oracle's model of a vector's policy; a parameter
 // that is no integer, an unknown algorithm or a refused parameter matches
 // oracle.ErrBadInput.
-func OraclePolicy(p *Policy) (*oracle.Policy, error) {
+func oraclePolicy(p *Policy) (*oracle.Policy, error) {
 	limits, err := oracleLimits(p)
 	if err != nil {
 		return nil, err
@@ -329,8 +329,8 @@ func OraclePolicy(p *Policy) (*oracle.Policy, error) {
 	return oracle.NewPolicy(p.Name, limits)
 }
 
-// OracleHoldingPolicy is the oracle's model of a holding policy.
-func OracleHoldingPolicy(p *Policy) (*oracle.HoldingPolicy, error) {
+// oracleHoldingPolicy is the oracle's model of a holding policy.
+func oracleHoldingPolicy(p *Policy) (*oracle.HoldingPolicy, error) {
 	limits, err := oracleLimits(p)
 	if err != nil {
 		return nil, err

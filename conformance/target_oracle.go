@@ -29,9 +29,9 @@ func (o *OracleTarget) Begin(v *Vector) error {
 	o.store, o.requests, o.policy, o.holding, o.polErr = oracle.NewStore(), oracle.Requests{}, nil, nil, nil
 	switch {
 	case v.Policy != nil && v.Policy.Holds:
-		o.holding, o.polErr = OracleHoldingPolicy(v.Policy)
+		o.holding, o.polErr = oracleHoldingPolicy(v.Policy)
 	case v.Policy != nil:
-		o.policy, o.polErr = OraclePolicy(v.Policy)
+		o.policy, o.polErr = oraclePolicy(v.Policy)
 	}
 	return nil
 }

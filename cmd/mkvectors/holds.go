@@ -29,7 +29,7 @@ func holdingVectors(def *conformance.Policy, sc map[string]policyScenario) []con
 // policy.
 func buildHolding(name string, def *conformance.Policy, comment string, calls []pcall) conformance.Vector {
 	v := conformance.Vector{Name: def.Name + "/" + name, Policy: def, Comment: comment}
-	m, mErr := conformance.OracleHoldingPolicy(def)
+	m, mErr := oracleHoldingPolicy(def)
 	t := int64(t0)
 	for _, c := range calls {
 		t += c.dt
@@ -48,7 +48,7 @@ func buildHolding(name string, def *conformance.Policy, comment string, calls []
 		if len(c.wrongKeys) > 0 {
 			// The input is checked before any key is read: run on a fresh
 			// state, the call shows whether it is refused.
-			dm, _ = conformance.OracleHoldingPolicy(def)
+			dm, _ = oracleHoldingPolicy(def)
 		}
 		s.Expect = expectOf(mErr, cost, s.WrongType.Any(), func(n int64) (oracle.PolicyResult, error) {
 			costs, err := dm.Policy().Amounts(n, c.costs)

@@ -72,7 +72,7 @@ func definition(name string, d policyData, specs map[string]*gen.Policy, params 
 // buildPolicy replays calls through the oracle's model of the policy.
 func buildPolicy(name string, def *conformance.Policy, comment string, calls []pcall) conformance.Vector {
 	v := conformance.Vector{Name: def.Name + "/" + name, Policy: def, Comment: comment}
-	m, mErr := conformance.OraclePolicy(def)
+	m, mErr := oraclePolicy(def)
 	var rs oracle.Requests
 	t := int64(t0)
 	for _, c := range calls {
@@ -85,7 +85,7 @@ func buildPolicy(name string, def *conformance.Policy, comment string, calls []p
 		if len(c.wrongKeys) > 0 {
 			// The input is checked before any key is read: decided on a
 			// fresh state, the call shows whether it is refused.
-			dm, dErr = conformance.OraclePolicy(def)
+			dm, dErr = oraclePolicy(def)
 		}
 		v.Steps = append(v.Steps, policyRequest(dm, dErr, &rs, t, c))
 	}
@@ -276,4 +276,44 @@ func policyVectors(data map[string]policyData) ([]conformance.Vector, error) {
 		out = append(out, policyBadInput(name, d, specs)...)
 	}
 	return out, nil
+}
+
+// oraclePolicy is the oracle's model of def; a parameter that is no
+// integer, an unknown algorithm or a refused parameter matches
+// oracle.ErrBadInput, as package conformance's oracle target refuses
+// them.
+func oraclePolicy(def *conformance.Policy) (*oracle.Policy, error) {
+	limits, err := oracleLimits(def)
+	if err != nil {
+		return nil, err
+	}
+	return oracle.NewPolicy(def.Name, limits)
+}
+
+// oracleHoldingPolicy is the oracle's model of def, a holding policy.
+func oracleHoldingPolicy(def *conformance.Policy) (*oracle.HoldingPolicy, error) {
+	limits, err := oracleLimits(def)
+	if err != nil {
+		return nil, err
+	}
+	return oracle.NewHoldingPolicy(def.Name, limits)
+}
+
+// oracleLimits are def's limits as the oracle takes them, their
+// parameters integers.
+func oracleLimits(def *conformance.Policy) ([]oracle.PolicyLimit, error) {
+	var limits []oracle.PolicyLimit
+	for _, l := range def.Limits {
+		ints := map[string]int64{}
+		for k, v := range l.Params {
+			n, err := v.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: parameter %s must be an integer, got %s", oracle.ErrBadInput, l.Algorithm, k, v)
+			}
+			ints[k] = n
+		}
+		limits = append(limits, oracle.PolicyLimit{Name: l.Name, Algorithm: l.Algorithm,
+			Identity: l.Identity, Constant: l.Constant, Params: ints, Unit: l.Unit})
+	}
+	return limits, nil
 }
