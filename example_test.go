@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -19,7 +20,10 @@ import (
 // Redis, in this process while Redis is unavailable, behind the HTTP
 // middleware.
 func serve(ctx context.Context, mux *http.ServeMux) error {
-	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	// one dial per call, and go-redis's lines at debug level: behind the
+	// fallback, the local limiter is the retry, and an outage is logged once
+	redis.SetLogger(redislimit.GoRedisLogger{Level: slog.LevelDebug})
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true, DialerRetries: 1})
 	remote, err := redislimit.New(ctx, rdb, redislimit.Options{})
 	if err != nil {
 		return err

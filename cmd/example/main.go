@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -218,6 +219,8 @@ func limiter(c config) (limiters, error) {
 		return limiters{}, err
 	}
 	opt.ContextTimeoutEnabled = true // so that fallback's deadline bounds each call
+	opt.DialerRetries = 1            // the local limiter is the retry
+	redis.SetLogger(redislimit.GoRedisLogger{Level: slog.LevelDebug})
 	rdb := redis.NewClient(opt)
 	l := limiters{where: "on Redis " + opt.Addr + ", in process while it is unavailable", close: func() { rdb.Close(); local.Close() }}
 	remote, err := redislimit.New(context.Background(), rdb, redislimit.Options{})
