@@ -128,17 +128,21 @@ type Request struct {
 	// nothing; IDs are then the values of its identities by name.
 	Policy *Policy
 	IDs    map[string]string
-	// Cost is what the request consumes, ≥ 0. 0 is a peek: it reports
-	// the state and consumes nothing. (Allow, which the limiters offer
-	// beside Limit, decides a cost of 1.)
+	// Cost is what the request consumes, ≥ 0; left 0, it is 1, as
+	// x/time/rate's Allow charges 1: a request that forgets its cost is
+	// still counted. A hold's release and renew take no amount, so their
+	// Cost stays 0. (docs/semantics.md, "Amounts in Go".)
 	Cost int64
 	// Costs are a policy's amounts by unit (docs/semantics.md, "Units"):
-	// a limit whose PolicyLimit.Unit is in Costs counts that amount, every
-	// other limit Cost; so one request takes 1 slot, 1 request and 4000
-	// tokens. A unit no limit of the policy counts is refused, as are
-	// Costs with a Limit (a single limit counts Cost). A peek is a request
-	// whose every amount is 0.
+	// a limit whose PolicyLimit.Unit is in Costs counts that amount
+	// (0 included), every other limit Cost; so one request takes 1 slot,
+	// 1 request and 4000 tokens. A unit no limit of the policy counts is
+	// refused, as are Costs with a Limit (a single limit counts Cost).
 	Costs map[string]int64
+	// Peek asks for nothing: the request reports the state and consumes
+	// nothing on any limit. Its Cost and Costs must be 0 (or absent). A
+	// request whose every amount is 0 in Costs consumes nothing too.
+	Peek bool
 	// Now is the time of the decision; the zero Time leaves it to the
 	// limiter (its clock, or the Redis server's when the Redis limiter is
 	// told to use it). Tests pass explicit times.
@@ -159,33 +163,6 @@ type Request struct {
 	// Result under the hash tag of the request's first key (Key, or the
 	// value of the policy's first limit's identity).
 	ID string
-}
-
-// Peek reports whether r is a peek: a request whose every amount is 0
-// (docs/semantics.md, "Units"), so that it reports the state and
-// consumes nothing. A Limit's amount is Cost; a Policy's are its limits'
-// (Policy.Costs), each the amount of its unit in Costs, else Cost; an
-// amount of a unit no limit counts, which the limiters refuse, is not
-// looked at. Without a Policy, every amount of Costs counts too.
-func (r Request) Peek() bool {
-	if r.Policy == nil {
-		for _, c := range r.Costs {
-			if c != 0 {
-				return false
-			}
-		}
-		return r.Cost == 0
-	}
-	for _, l := range r.Policy.limits {
-		c := r.Cost
-		if v, ok := r.Costs[l.Unit]; ok && l.Unit != "" {
-			c = v
-		}
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // Result is one decision: whether the request is admitted, what the

@@ -155,7 +155,9 @@ func (p *Policy) Units() []string {
 
 // Costs writes into costs (grown as needed, and returned) each limit's
 // cost of req (docs/semantics.md, "Units"): req.Costs[its unit] when
-// req.Costs gives the limit's unit, else req.Cost. A unit of req.Costs
+// req.Costs gives the limit's unit, else req.Cost as it is (the limiters
+// first make a Cost left 0 into 1, unless req is a Peek: "Amounts in
+// Go"). A unit of req.Costs
 // that no limit counts is refused with an error matching ErrBadInput (a
 // misspelt unit would charge nothing); the limiters check each cost's
 // domain after.

@@ -133,9 +133,11 @@ func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
 		if req.Costs, refused = intCosts(r.Costs); refused != nil {
 			return req, refused
 		}
+		req.Peek = peeks(req)
 		req.Policy, refused = TypedPolicy(r.Policy)
 		return req, refused
 	}
+	req.Peek = peeks(req)
 	ints, refused := intParams(r.Algorithm, r.Params)
 	if refused != nil {
 		return req, refused
@@ -145,6 +147,20 @@ func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
 		return req, &o
 	}
 	return req, nil
+}
+
+// peeks reports whether a step's request asks for nothing, its cost and
+// every amount of its costs 0: in Go, a Peek, since a Cost left 0 is 1.
+func peeks(req limitspec.Request) bool {
+	if req.Cost != 0 {
+		return false
+	}
+	for _, c := range req.Costs {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // TypedPolicy is the limitspec.Policy of a vector's policy, or the

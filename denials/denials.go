@@ -108,6 +108,9 @@ func New(primary limitspec.Limiter, opts Options) (*Limiter, error) {
 // primary otherwise (see the package documentation). Its errors are the
 // primary's.
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if err := limiters.Defaults(&req, true); err != nil {
+		return limitspec.Result{}, err
+	}
 	if req.Cost < 1 || req.Force || len(req.Costs) > 0 {
 		return l.pass(ctx, req)
 	}
@@ -150,7 +153,7 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 // admitted, clears the key's denial: its waits may be longer now.
 func (l *Limiter) pass(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
 	l.misses.Add(1)
-	consumes := !req.Peek()
+	consumes := !limiters.IsPeek(req)
 	if req.Force && consumes {
 		l.denied.Delete(req)
 	}

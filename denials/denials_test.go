@@ -147,7 +147,7 @@ func TestOthersOnlyConsume(t *testing.T) {
 					continue
 				}
 				peek := r
-				peek.Cost = 0
+				peek.Cost, peek.Peek = 0, true
 				state, err := shared.Limit(t.Context(), peek)
 				if err != nil {
 					t.Fatal(err)

@@ -29,6 +29,7 @@ type step struct {
 	cost    int64
 	costs   map[string]int64
 	force   bool
+	peek    bool // Request.Peek: every amount 0
 	allowed bool
 	primary bool // the primary decides it (not the cache)
 }
@@ -69,11 +70,11 @@ func TestCostsUncached(t *testing.T) {
 		}},
 		{"a forced request of tokens clears the denial", []step{
 			first, cached,
-			{cost: 0, costs: tokens(5), force: true, allowed: true, primary: true}, again,
+			{cost: 1, costs: tokens(5), force: true, allowed: true, primary: true}, again,
 		}},
 		{"a forced peek keeps it", []step{
 			first, cached,
-			{cost: 0, costs: tokens(0), force: true, allowed: true, primary: true}, cached,
+			{peek: true, costs: tokens(0), force: true, allowed: true, primary: true}, cached,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { runSteps(t, p, tc.steps) })
@@ -88,7 +89,7 @@ func runSteps(t *testing.T, p *limitspec.Policy, steps []step) {
 	cache := newCache(t, primary)
 	for i, s := range steps {
 		before := len(primary.reqs)
-		req := limitspec.Request{Policy: p, IDs: map[string]string{"user": "u"}, Cost: s.cost, Costs: s.costs, Force: s.force, Now: base}
+		req := limitspec.Request{Policy: p, IDs: map[string]string{"user": "u"}, Cost: s.cost, Costs: s.costs, Force: s.force, Peek: s.peek, Now: base}
 		res, err := cache.Limit(t.Context(), req)
 		if err != nil {
 			t.Fatal(err)

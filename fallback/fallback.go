@@ -367,6 +367,9 @@ func misconfigured(format string, args ...any) error {
 // primary's bad-input and misconfiguration errors, the caller's ctx's
 // error and, in Local mode, the local limiter's errors.
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if err := limiters.Defaults(&req, true); err != nil {
+		return limitspec.Result{}, err
+	}
 	if req.Policy != nil && req.Policy.Holds() {
 		return l.holding(ctx, req, nil) // holds.go
 	}
@@ -509,7 +512,7 @@ func (l *Limiter) heard(ctx context.Context, req limitspec.Request, res limitspe
 		return
 	}
 	seeded := l.reports.record(req, res, l.now(), call)
-	if len(seeded) == 0 || !(res.Allowed || req.Force) || req.Peek() {
+	if len(seeded) == 0 || !(res.Allowed || req.Force) || limiters.IsPeek(req) {
 		return
 	}
 	for _, ch := range seeded {

@@ -126,7 +126,7 @@ func fixedWindow(limit int64) limitspec.Limit {
 
 // req is a request of cost for key by lim, at t0.
 func req(lim limitspec.Limit, key string, cost int64) limitspec.Request {
-	return limitspec.Request{Key: key, Limit: lim, Cost: cost, Now: t0}
+	return limitspec.Request{Key: key, Limit: lim, Cost: cost, Peek: cost == 0, Now: t0}
 }
 
 // local is an in-process limiter without sweeper, its clock at t0.

@@ -199,7 +199,7 @@ func TestFaultFlapping(t *testing.T) {
 	if want := []int{4, 6, 0, 0, 0}; !slices.Equal(got, want) {
 		t.Errorf("admitted per phase %v; want %v", got, want)
 	}
-	res, err := store.Limit(t.Context(), limitspec.Request{Key: req.Key, Limit: req.Limit, Now: req.Now})
+	res, err := store.Limit(t.Context(), limitspec.Request{Key: req.Key, Limit: req.Limit, Peek: true, Now: req.Now})
 	if err != nil || res.Limits[0].Remaining != 0 {
 		t.Errorf("the primary has %d remaining (%v); want 0: told of the local admissions", res.Limits[0].Remaining, err)
 	}
@@ -278,7 +278,7 @@ func used(t *testing.T, addr string, req limitspec.Request) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Cost = 0
+	req.Cost, req.Peek = 0, true
 	res, err := remote.Limit(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,9 @@ import (
 // primary, or without it as the mode says. Both limiters must implement
 // limitspec.Holder, else the error matches limitspec.ErrMisconfigured.
 func (l *Limiter) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
+	if err := limiters.Defaults(&req, limiters.TakesAmount(h.Op)); err != nil {
+		return limitspec.Result{}, err
+	}
 	return l.holding(ctx, req, &h)
 }
 

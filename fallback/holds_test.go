@@ -74,7 +74,7 @@ func TestFaultHoldsDown(t *testing.T) {
 	proxy.Refuse(false)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: req.Policy, IDs: req.IDs})
+		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: req.Policy, IDs: req.IDs, Peek: true})
 		if err == nil && res.Side == limitspec.Primary {
 			if got := res.Limits[0].Remaining; got != 7 {
 				t.Errorf("Redis back: %d slots free; want 7 (its 3 holds kept, none of the local ones)", got)

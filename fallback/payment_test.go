@@ -65,7 +65,7 @@ func TestPaymentLostIsPaidOnce(t *testing.T) {
 		t.Fatalf("request 6: %+v; want admitted by the primary", res)
 	}
 	peek := r
-	peek.Cost = 0
+	peek.Cost, peek.Peek = 0, true
 	res, err := primary.Limiter.Limit(context.Background(), peek)
 	if err != nil {
 		t.Fatal(err)

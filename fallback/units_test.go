@@ -32,7 +32,7 @@ func llmPolicy(t *testing.T) *limitspec.Policy {
 // llmRequest is a request of alice's for cost and tokens, at t0.
 func llmRequest(p *limitspec.Policy, cost, tokens int64) limitspec.Request {
 	return limitspec.Request{Policy: p, IDs: map[string]string{"user": "alice"}, Cost: cost,
-		Costs: map[string]int64{"tokens": tokens}, Now: t0}
+		Costs: map[string]int64{"tokens": tokens}, Peek: cost == 0 && tokens == 0, Now: t0}
 }
 
 // amounts are each limit's Quota and Remaining in res, in order.
@@ -47,7 +47,7 @@ func amounts(res limitspec.Result) (quota, remaining []int64) {
 // policy: Quota less Remaining, by a peek.
 func usedBy(t *testing.T, lim limitspec.Limiter, req limitspec.Request) []int64 {
 	t.Helper()
-	req.Cost, req.Costs, req.Force, req.ID = 0, nil, false, ""
+	req.Cost, req.Costs, req.Force, req.ID, req.Peek = 0, nil, false, "", true
 	res := limit(t, lim, req)
 	var used []int64
 	for _, lr := range res.Limits {
@@ -113,8 +113,8 @@ func TestUnitsOutagePaidPerLimit(t *testing.T) {
 
 // TestUnitsMirrored: a request the primary admits once the local
 // limiter has started from its word is forced on the local limiter too,
-// with its amounts by unit, even when its Cost is 0 (it is no peek: it
-// charges tokens).
+// with its amounts by unit, its Cost left 0 (so 1: "Amounts in Go")
+// as the primary counted it.
 func TestUnitsMirrored(t *testing.T) {
 	p := llmPolicy(t)
 	store, loc := local(t), local(t)
@@ -125,9 +125,9 @@ func TestUnitsMirrored(t *testing.T) {
 	limit(t, l, llmRequest(p, 1, 1000)) // locally, started from the primary's word: 2, 2,000, 2
 	primary.down.Store(false)
 	if res := limit(t, l, llmRequest(p, 0, 5000)); !res.Allowed || res.Side != limitspec.Primary {
-		t.Fatalf("the request of 0 requests and 5,000 tokens: %+v; want admitted by the primary", res)
+		t.Fatalf("the request of 5,000 tokens, its Cost left 0: %+v; want admitted by the primary", res)
 	}
-	want := []int64{2, 7000, 7000, 2}
+	want := []int64{3, 7000, 7000, 3}
 	if got := usedBy(t, store, llmRequest(p, 0, 0)); !slices.Equal(got, want) {
 		t.Errorf("the primary counts %v; want %v", got, want)
 	}
@@ -226,7 +226,7 @@ func TestUnitsSharedLimitPaid(t *testing.T) {
 	l := mustNew(t, primary, local(t), Options{Failures: 1000}, newClock())
 	of := func(user string, cost, tokens int64) limitspec.Request {
 		return limitspec.Request{Policy: p, IDs: map[string]string{"ip": "10.0.0.1", "user": user}, Cost: cost,
-			Costs: map[string]int64{"tokens": tokens}, Now: t0}
+			Costs: map[string]int64{"tokens": tokens}, Peek: cost == 0 && tokens == 0, Now: t0}
 	}
 	for _, tc := range []struct {
 		name       string

@@ -6,6 +6,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -71,6 +72,9 @@ func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (res limitspec
 		return res, err
 	}
 	if err = limitcall.CheckBound(req.Limit, req.Policy, b.given, b.lim); err != nil {
+		return res, err
+	}
+	if err = limiters.Defaults(&req, true); err != nil {
 		return res, err
 	}
 	if err = limitcall.CheckLimitCosts(req); err != nil {
@@ -150,7 +154,7 @@ func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitsp
 // LimitInto decides req as Limit does into *res, reusing the array of
 // res.Limits as the limiter's LimitInto does.
 func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
-	if err := b.check(ctx, &req); err != nil {
+	if err := b.check(ctx, &req, true); err != nil {
 		return err
 	}
 	return b.l.decidePolicy(&req, b.plan, res)
@@ -174,7 +178,7 @@ func (b *BoundPolicy) Hold(ctx context.Context, req limitspec.Request, h limitsp
 // HoldInto runs h as Hold does and writes its result to *res, reusing
 // the array of res.Limits; on an error *res is left as it was.
 func (b *BoundPolicy) HoldInto(ctx context.Context, req limitspec.Request, h limitspec.Hold, res *limitspec.Result) error {
-	if err := b.check(ctx, &req); err != nil {
+	if err := b.check(ctx, &req, limiters.TakesAmount(h.Op)); err != nil {
 		return err
 	}
 	if err := limitcall.CheckHolding(req.Policy); err != nil {
@@ -184,8 +188,9 @@ func (b *BoundPolicy) HoldInto(ctx context.Context, req limitspec.Request, h lim
 }
 
 // check refuses a request that names another rule than the bound policy,
-// and sets its Policy to it.
-func (b *BoundPolicy) check(ctx context.Context, req *limitspec.Request) error {
+// and sets its Policy to it, and its default amount (limiters.Defaults:
+// takes says whether the call takes one).
+func (b *BoundPolicy) check(ctx context.Context, req *limitspec.Request, takes bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -193,5 +198,5 @@ func (b *BoundPolicy) check(ctx context.Context, req *limitspec.Request) error {
 		return err
 	}
 	req.Policy = b.plan.p
-	return nil
+	return limiters.Defaults(req, takes)
 }

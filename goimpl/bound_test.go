@@ -65,7 +65,7 @@ func TestBoundMatchesOracle(t *testing.T) {
 			cost, force, inputs = 1, false, nil
 		}
 		ways[way]++
-		got, err := decideWay(l, bounds[i], way, limitspec.Request{Key: key, Limit: limits[i], Cost: cost, Now: at(now), Force: force, Inputs: inputs})
+		got, err := decideWay(l, bounds[i], way, limitspec.Request{Key: key, Limit: limits[i], Cost: cost, Peek: cost == 0, Now: at(now), Force: force, Inputs: inputs})
 		call := models[i].Decide
 		if force {
 			call = models[i].Force
@@ -251,7 +251,7 @@ func TestBoundPolicyMatchesOracle(t *testing.T) {
 					ids[id] = id + strconv.Itoa(rng.IntN(3))
 				}
 				cost, force := rng.Int64N(4), rng.IntN(10) == 0
-				req := limitspec.Request{IDs: ids, Cost: cost, Force: force, Now: at(now)}
+				req := limitspec.Request{IDs: ids, Cost: cost, Peek: cost == 0, Force: force, Now: at(now)}
 				var res limitspec.Result
 				switch way := step % 3; way {
 				case 0:

@@ -43,7 +43,7 @@ func TestGCRAEquivalences(t *testing.T) {
 			}
 			var got [3]limitspec.Result
 			for j, lim := range limits {
-				got[j] = decide(t, l, limitspec.Request{Key: key, Limit: lim, Cost: cost, Force: forced, Now: at(now)})
+				got[j] = decide(t, l, limitspec.Request{Key: key, Limit: lim, Cost: cost, Peek: cost == 0, Force: forced, Now: at(now)})
 			}
 			x, y, z := bare(only(t, got[0])), bare(only(t, got[1])), bare(only(t, got[2]))
 			z.Delay = 0
@@ -92,12 +92,12 @@ func (c *tierCase) want(t *testing.T, key string, now, cost int64) limitspec.Lim
 	retry := make([]time.Duration, len(c.singles))
 	rem := make([]int64, len(c.singles))
 	for i, s := range c.singles {
-		p := only(t, decide(t, c.alone[i], limitspec.Request{Key: key, Limit: s, Now: at(now)}))
+		p := only(t, decide(t, c.alone[i], limitspec.Request{Key: key, Limit: s, Peek: true, Now: at(now)}))
 		rem[i] = p.Remaining
 		w.Remaining = min(w.Remaining, p.Remaining)
 		if cost > p.Remaining {
 			w.Allowed = false
-			d := only(t, decide(t, c.alone[i], limitspec.Request{Key: key, Limit: s, Cost: cost, Now: at(now)}))
+			d := only(t, decide(t, c.alone[i], limitspec.Request{Key: key, Limit: s, Cost: cost, Peek: cost == 0, Now: at(now)}))
 			if d.Allowed {
 				t.Fatalf("tier %d admits cost %d above its remaining %d", i+1, cost, p.Remaining)
 			}
@@ -149,7 +149,7 @@ func TestTieredBucketWindowIsConjunction(t *testing.T) {
 			}
 			key, cost := []string{"x", "y"}[rng.IntN(2)], rng.Int64N(c.lmin+3)
 			want := c.want(t, key, now, cost)
-			got := only(t, decide(t, l, limitspec.Request{Key: key, Limit: c.tiered, Cost: cost, Now: at(now)}))
+			got := only(t, decide(t, l, limitspec.Request{Key: key, Limit: c.tiered, Cost: cost, Peek: cost == 0, Now: at(now)}))
 			if got.Allowed != want.Allowed || got.Quota != want.Quota || got.Remaining != want.Remaining ||
 				got.RetryAfter != want.RetryAfter || got.Tier != want.Tier {
 				t.Fatalf("trial %d: bucket %d, limits %v, windows %v, step %d (t %d, %s, cost %d):\n tiered %+v\n tiers  %+v (reset not compared)",
@@ -157,7 +157,7 @@ func TestTieredBucketWindowIsConjunction(t *testing.T) {
 			}
 			if got.Allowed && cost > 0 {
 				for i, s := range c.singles {
-					if r := decide(t, c.alone[i], limitspec.Request{Key: key, Limit: s, Cost: cost, Now: at(now)}); !r.Allowed {
+					if r := decide(t, c.alone[i], limitspec.Request{Key: key, Limit: s, Cost: cost, Peek: cost == 0, Now: at(now)}); !r.Allowed {
 						t.Fatalf("tier %d alone denies what the tiered limit admitted", i+1)
 					}
 				}

@@ -63,7 +63,7 @@ func expiredAlike(t *testing.T, alg string, first, then map[string]int64) {
 		if err != nil {
 			t.Fatalf("oracle %v: %v", params, err)
 		}
-		res := decide(t, l, limitspec.Request{Key: "k", Limit: limitOf(alg, params), Cost: cost, Force: force, Now: at(now), Inputs: inputs})
+		res := decide(t, l, limitspec.Request{Key: "k", Limit: limitOf(alg, params), Cost: cost, Peek: cost == 0, Force: force, Now: at(now), Inputs: inputs})
 		if got := bare(only(t, res)); got != fromOracle(want) {
 			t.Errorf("%v at +%d ms, cost %d, force %v:\n memory %+v\n oracle %+v", params, now-t0, cost, force, got, fromOracle(want))
 		}

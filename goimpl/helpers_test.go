@@ -234,3 +234,25 @@ func stateCall(tb testing.TB, l *Limiter, lim limitspec.Limit, key string) *kit.
 	}
 	return &c
 }
+
+// asksNothing reports whether a request of cost and costs asks for
+// nothing: in Go, a Peek (a Cost left 0 is 1: docs/semantics.md,
+// "Amounts in Go").
+func asksNothing(cost int64, costs map[string]int64) bool {
+	for _, c := range costs {
+		if c != 0 {
+			return false
+		}
+	}
+	return cost == 0
+}
+
+// goCost is the Cost a Go limiter counts of a request of op ("decide",
+// or a hold's) that gives cost and costs: 1 for a Cost left 0 beside
+// other amounts, on an op that takes an amount.
+func goCost(op string, cost int64, costs map[string]int64) int64 {
+	if cost == 0 && !asksNothing(cost, costs) && op != "release" && op != "renew" {
+		return 1
+	}
+	return cost
+}

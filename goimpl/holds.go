@@ -5,6 +5,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -35,6 +36,9 @@ func (l *Limiter) Hold(ctx context.Context, req limitspec.Request, h limitspec.H
 // it was.
 func (l *Limiter) HoldInto(ctx context.Context, req limitspec.Request, h limitspec.Hold, res *limitspec.Result) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := limiters.Defaults(&req, limiters.TakesAmount(h.Op)); err != nil {
 		return err
 	}
 	if err := checkHolding(&req); err != nil {

@@ -50,7 +50,8 @@ type holdStep struct {
 
 // request is the step's request of p.
 func (s holdStep) request(p *limitspec.Policy) limitspec.Request {
-	return limitspec.Request{Policy: p, IDs: map[string]string{"tenant": s.tenant}, Cost: s.cost, Costs: s.costs, Now: at(s.now)}
+	return limitspec.Request{Policy: p, IDs: map[string]string{"tenant": s.tenant}, Cost: s.cost, Costs: s.costs,
+		Peek: asksNothing(s.cost, s.costs), Now: at(s.now)}
 }
 
 // holdOps are the operations of limitspec.Hold, by name.
@@ -78,7 +79,7 @@ func (s holdStep) run(l *Limiter, bp *BoundPolicy, p *limitspec.Policy) (limitsp
 
 // want is the oracle's result of the step.
 func (s holdStep) want(o *oracle.HoldingPolicy) (oracle.PolicyResult, error) {
-	costs, err := o.Policy().Amounts(s.cost, s.costs)
+	costs, err := o.Policy().Amounts(goCost(s.op, s.cost, s.costs), s.costs)
 	if err != nil {
 		return oracle.PolicyResult{}, err
 	}
@@ -252,7 +253,7 @@ func TestHeldPartly(t *testing.T) {
 	pool, jobs = pool.WithHolds(), jobs.WithHolds()
 	ctx, now := context.Background(), int64(1_700_000_000_000)
 	req := func(p *limitspec.Policy, cost int64) limitspec.Request {
-		return limitspec.Request{Policy: p, IDs: map[string]string{"tenant": "acme"}, Cost: cost, Now: at(now)}
+		return limitspec.Request{Policy: p, IDs: map[string]string{"tenant": "acme"}, Cost: cost, Peek: cost == 0, Now: at(now)}
 	}
 	if res, err := l.Hold(ctx, req(pool, 1), limitspec.Hold{Op: limitspec.Reserve, ID: "x", For: time.Minute}); err != nil || !res.Allowed {
 		t.Fatalf("reserve of x on pool: %+v, %v", res, err)
@@ -377,7 +378,7 @@ func TestManyLiveHolds(t *testing.T) {
 	p = p.WithHolds()
 	ctx, t0 := context.Background(), int64(1_700_000_000_000)
 	req := func(now, cost int64) limitspec.Request {
-		return limitspec.Request{Policy: p, IDs: map[string]string{"tenant": "big"}, Cost: cost, Now: at(now)}
+		return limitspec.Request{Policy: p, IDs: map[string]string{"tenant": "big"}, Cost: cost, Peek: cost == 0, Now: at(now)}
 	}
 	var sum int64
 	for i := range n {
@@ -454,7 +455,7 @@ func TestHoldsMemoryReleased(t *testing.T) {
 		t.Helper()
 		req := limitspec.Request{Policy: p, IDs: map[string]string{"tenant": tenant}, Cost: 1, Now: at(now)}
 		if op != limitspec.Reserve {
-			req.Cost = 0
+			req.Cost, req.Peek = 0, true
 		}
 		if _, err := l.Hold(ctx, req, limitspec.Hold{Op: op, ID: "job", For: d}); err != nil {
 			t.Fatal(err)
@@ -462,7 +463,7 @@ func TestHoldsMemoryReleased(t *testing.T) {
 	}
 	decide := func(tenant string, now int64) {
 		t.Helper()
-		if _, err := l.Limit(ctx, limitspec.Request{Policy: p, IDs: map[string]string{"tenant": tenant}, Now: at(now)}); err != nil {
+		if _, err := l.Limit(ctx, limitspec.Request{Policy: p, IDs: map[string]string{"tenant": tenant}, Peek: true, Now: at(now)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -554,7 +555,7 @@ func TestConcurrentHoldingCalls(t *testing.T) {
 	}
 	watchdog(t, &wg, time.Minute)
 	for k := range 5 {
-		req := limitspec.Request{Policy: policies[0], IDs: map[string]string{"tenant": "t" + strconv.Itoa(k)}, Now: at(t0 + 400)}
+		req := limitspec.Request{Policy: policies[0], IDs: map[string]string{"tenant": "t" + strconv.Itoa(k)}, Peek: true, Now: at(t0 + 400)}
 		res, err := l.Limit(ctx, req)
 		if err != nil || res.Limits[0].Remaining != 4 {
 			t.Errorf("tenant t%d after every commit: %+v, %v; want its 4 slots free", k, res, err)
@@ -677,7 +678,8 @@ func TestUnitsAndRequestIDs(t *testing.T) {
 		{"r2", t0 + 20, 2, nil},
 	} {
 		what := fmt.Sprintf("step %d %+v", n, s)
-		res, err := l.Limit(context.Background(), limitspec.Request{Policy: p, IDs: ids, Cost: s.cost, Costs: s.costs, Now: at(s.now), ID: s.id})
+		res, err := l.Limit(context.Background(), limitspec.Request{Policy: p, IDs: ids, Cost: s.cost, Costs: s.costs,
+			Peek: asksNothing(s.cost, s.costs), Now: at(s.now), ID: s.id})
 		costs, werr := o.Amounts(s.cost, s.costs)
 		var want oracle.PolicyResult
 		if werr == nil {

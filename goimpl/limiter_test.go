@@ -116,7 +116,7 @@ func TestDecisionsMatchOracle(t *testing.T) {
 		}
 		i, key := rng.IntN(len(limits)), []string{"alice", "bob", "carol"}[rng.IntN(3)]
 		cost, force, inputs := rng.Int64N(5), rng.IntN(10) == 0, map[string]string{"meta": "m" + strconv.Itoa(step)}
-		res, err := l.Limit(context.Background(), limitspec.Request{Key: key, Limit: limits[i], Cost: cost, Now: at(now),
+		res, err := l.Limit(context.Background(), limitspec.Request{Key: key, Limit: limits[i], Cost: cost, Peek: cost == 0, Now: at(now),
 			Force: force, Inputs: inputs})
 		call := models[i].Decide
 		if force {
@@ -230,7 +230,7 @@ func runChangeSteps(t *testing.T, steps []changeStep) {
 	start := int64(t0/3600000+1) * 3600000
 	l := newLimiter(t, Options{NoSweeper: true})
 	for i, s := range steps {
-		res := decide(t, l, limitspec.Request{Key: "k", Limit: s.lim, Cost: s.cost, Force: s.force, Now: at(start + s.dt)})
+		res := decide(t, l, limitspec.Request{Key: "k", Limit: s.lim, Cost: s.cost, Peek: s.cost == 0, Force: s.force, Now: at(start + s.dt)})
 		got := only(t, res)
 		retry := ms(s.retry)
 		switch {
@@ -331,7 +331,7 @@ func TestMetaWindowEntries(t *testing.T) {
 	l := newLimiter(t, Options{NoSweeper: true})
 	mw := limitspec.MetaWindow{Limit: 3, Window: time.Second}
 	req := func(dt, cost int64, meta string) limitspec.Request {
-		return limitspec.Request{Key: "10.0.0.7", Limit: mw, Cost: cost, Now: at(t0 + dt), Inputs: map[string]string{"meta": meta}}
+		return limitspec.Request{Key: "10.0.0.7", Limit: mw, Cost: cost, Peek: cost == 0, Now: at(t0 + dt), Inputs: map[string]string{"meta": meta}}
 	}
 	for _, s := range []struct {
 		dt, cost int64

@@ -188,6 +188,9 @@ func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *li
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := limiters.Defaults(req, true); err != nil {
+		return err
+	}
 	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
 		return err
 	}

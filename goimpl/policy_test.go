@@ -125,7 +125,7 @@ func TestPolicyMatchesOracle(t *testing.T) {
 					ids[id] = id + strconv.Itoa(rng.IntN(3))
 				}
 				cost, force := rng.Int64N(4), rng.IntN(10) == 0
-				res := decide(t, l, limitspec.Request{Policy: p, IDs: ids, Cost: cost, Force: force, Now: at(now)})
+				res := decide(t, l, limitspec.Request{Policy: p, IDs: ids, Cost: cost, Peek: cost == 0, Force: force, Now: at(now)})
 				call := o.Decide
 				if force {
 					call = o.Force
@@ -334,7 +334,7 @@ func TestPolicyReset(t *testing.T) {
 		user        string
 		own, global int64 // remaining after a peek
 	}{{"alice", 20, 2}, {"bob", 19, 2}} {
-		res := decide(t, l, limitspec.Request{Policy: p, IDs: map[string]string{"user": tt.user}})
+		res := decide(t, l, limitspec.Request{Policy: p, IDs: map[string]string{"user": tt.user}, Peek: true})
 		if res.Limits[0].Remaining != tt.own || res.Limits[1].Remaining != tt.global {
 			t.Errorf("%s after alice's reset: %d and %d left, want %d and %d", tt.user, res.Limits[0].Remaining, res.Limits[1].Remaining, tt.own, tt.global)
 		}
@@ -409,7 +409,7 @@ func TestConcurrentPolicies(t *testing.T) {
 	for _, p := range policies {
 		for v := range 5 {
 			ids := map[string]string{"user": "u" + strconv.Itoa(v), "ip": "i" + strconv.Itoa(v)}
-			res := decide(t, l, limitspec.Request{Policy: p, IDs: ids, Now: at(t0)})
+			res := decide(t, l, limitspec.Request{Policy: p, IDs: ids, Peek: true, Now: at(t0)})
 			for i, lr := range res.Limits {
 				pl := p.Limits()[i]
 				if want := 1e6 - admitted[pl.Name+"/"+ids[pl.Identity]]; pl.Identity != "" && lr.Remaining != want {

@@ -146,7 +146,7 @@ func TestRefusals(t *testing.T) {
 	fw := limitspec.FixedWindow{Limit: 2, Window: time.Second}
 	mw := limitspec.MetaWindow{Limit: 2, Window: time.Second}
 	req := func(lim limitspec.Limit, key string, now, cost int64) limitspec.Request {
-		return limitspec.Request{Key: key, Limit: lim, Now: at(now), Cost: cost}
+		return limitspec.Request{Key: key, Limit: lim, Now: at(now), Cost: cost, Peek: cost == 0}
 	}
 	tests := []struct {
 		req  limitspec.Request
@@ -180,7 +180,7 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	for _, lim := range []limitspec.Limit{fw, mw} {
-		if res := decide(t, l, limitspec.Request{Key: "k", Limit: lim, Now: at(t0)}); only(t, res).Remaining != 2 {
+		if res := decide(t, l, limitspec.Request{Key: "k", Limit: lim, Peek: true, Now: at(t0)}); only(t, res).Remaining != 2 {
 			t.Errorf("%T after refusals: %+v; want the whole limit of 2", lim, res)
 		}
 		if n := probeOf(t, l, lim).Len(); n != 0 {

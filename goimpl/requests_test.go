@@ -77,7 +77,7 @@ func TestRequestIDRefusals(t *testing.T) {
 	if _, err := l.Limit(ctx, req); !errors.Is(err, limitspec.ErrBadInput) || !strings.Contains(err.Error(), "cost:force:limits 1:0:0") {
 		t.Errorf("a retry of cost 2: %v; want ErrBadInput naming the request's", err)
 	}
-	req.Cost, req.ID = 0, ""
+	req.Cost, req.ID, req.Peek = 0, "", true
 	peek, err := l.Limit(ctx, req)
 	if err != nil || peek.Limits[0].Remaining != first.Limits[0].Remaining {
 		t.Errorf("peek after the refused retry: %+v, %v; want remaining %d", peek, err, first.Limits[0].Remaining)

@@ -123,7 +123,7 @@ func sweepKey(k int) string { return "k" + strconv.Itoa(k) }
 // admitted.
 func both(t *testing.T, step int, subject, reference *Limiter, c *sweepCase, key string, nowMs, cost int64) bool {
 	t.Helper()
-	req := limitspec.Request{Key: key, Limit: c.lim, Cost: cost, Now: at(nowMs), Inputs: map[string]string{"meta": "m" + strconv.Itoa(step)}}
+	req := limitspec.Request{Key: key, Limit: c.lim, Cost: cost, Peek: cost == 0, Now: at(nowMs), Inputs: map[string]string{"meta": "m" + strconv.Itoa(step)}}
 	run := func(l *Limiter) (string, bool) {
 		res, err := l.Limit(context.Background(), req)
 		out := fmt.Sprintf("%+v %v", res, err)

@@ -83,7 +83,7 @@ func TestQuotaWindowIsTheTimeToBeWhole(t *testing.T) {
 		}
 		l := newLimiter(t, Options{NoSweeper: true})
 		lim := limitOf(tt.alg, tt.params)
-		peek := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Now: at(start)}))
+		peek := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Peek: true, Now: at(start)}))
 		spent := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Cost: peek.Quota, Now: at(start)}))
 		if !spent.Allowed {
 			t.Fatalf("%s: spending the quota %d: %+v", tt.name, peek.Quota, spent)
@@ -96,8 +96,8 @@ func TestQuotaWindowIsTheTimeToBeWhole(t *testing.T) {
 			t.Errorf("%s: reset %v after spending the quota, want %v", tt.name, spent.ResetAfter, whole)
 		}
 		w := whole.Milliseconds()
-		before := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Now: at(start + w - 1)}))
-		then := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Now: at(start + w)}))
+		before := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Peek: true, Now: at(start + w - 1)}))
+		then := only(t, decide(t, l, limitspec.Request{Key: "k", Limit: lim, Peek: true, Now: at(start + w)}))
 		if before.Remaining >= before.Quota || then.Remaining != then.Quota {
 			t.Errorf("%s: %d of %d left at %d ms, %d of %d at %d ms; want short, then whole",
 				tt.name, before.Remaining, before.Quota, w-1, then.Remaining, then.Quota, w)

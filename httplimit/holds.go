@@ -115,5 +115,6 @@ func (m *Middleware) settle(ctx context.Context, h *held) {
 		maps.Copy(req.Costs, h.units)
 	}
 	h.mu.Unlock()
+	req.Peek = asksNothing(req) // a commit of nothing spent
 	m.l.(limitspec.Holder).Hold(ctx, req, limitspec.Hold{Op: limitspec.Commit, ID: h.id})
 }

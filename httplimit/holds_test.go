@@ -98,7 +98,7 @@ func TestReportCost(t *testing.T) {
 		limitspec.PolicyLimit{Name: "tokens", Limit: hour, Identity: "ip"})
 	var during int64
 	peek := func(*http.Request) int64 {
-		p := limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "192.0.2.1"}}
+		p := limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "192.0.2.1"}, Peek: true}
 		res, err := lim.Limit(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +129,7 @@ func TestReportUnitCost(t *testing.T) {
 		limitspec.PolicyLimit{Name: "requests", Limit: hour(100), Identity: "ip"},
 		limitspec.PolicyLimit{Name: "tokens", Limit: hour(1000), Identity: "ip", Unit: "tokens"})
 	left := func() [2]int64 {
-		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "192.0.2.1"}})
+		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: pol, IDs: map[string]string{"ip": "192.0.2.1"}, Peek: true})
 		if err != nil {
 			t.Fatal(err)
 		}

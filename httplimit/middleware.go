@@ -75,8 +75,12 @@ type Options struct {
 	// takes "ip" and "user"); every identity of every policy in the
 	// options needs one.
 	IDs map[string]KeyFunc
-	// Cost gives Request.Cost; nil means 1. An error refuses the request
-	// as a KeyFunc's does.
+	// Cost gives Request.Cost; nil means 1. A cost of 0, with every
+	// amount of Costs 0, is a peek: the request is decided, charged
+	// nothing, and served if the limits have room. (Beside an amount of
+	// Costs that is not 0, a limit without a unit counts 1, as
+	// limitspec.Request.Cost says: give it a unit to count 0.) An error
+	// refuses the request as a KeyFunc's does.
 	Cost func(r *http.Request) (int64, error)
 	// Costs gives Request.Costs, a policy's amounts by unit beside Cost
 	// (docs/semantics.md, "Units"): the tokens an LLM call may use, the
@@ -422,7 +426,23 @@ func (m *Middleware) request(r *http.Request, rule Rule) (limitspec.Request, err
 			return req, asError(err)
 		}
 	}
+	req.Peek = asksNothing(req)
 	return req, nil
+}
+
+// asksNothing reports whether req's Cost and every amount of its Costs
+// are 0, so that it is a peek (limitspec.Request.Peek), not a request of
+// the default cost of 1.
+func asksNothing(req limitspec.Request) bool {
+	if req.Cost != 0 {
+		return false
+	}
+	for _, c := range req.Costs {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // isHolder reports whether l keeps holds.

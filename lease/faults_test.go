@@ -112,7 +112,7 @@ func TestFaultLeasePartition(t *testing.T) {
 	wg.Wait()
 	admitted, failClosed := &load.admitted, &load.failClosed
 
-	peek, err := remote.Limit(t.Context(), limitspec.Request{Key: req.Key, Limit: limit})
+	peek, err := remote.Limit(t.Context(), limitspec.Request{Key: req.Key, Limit: limit, Peek: true})
 	if err != nil {
 		t.Fatal(err)
 	}

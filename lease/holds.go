@@ -79,7 +79,7 @@ func (l *Limiter) settle(h *heldLease) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.hold)
 	defer cancel()
 	req := h.req
-	req.Cost, req.Now = spent, time.Time{}
+	req.Cost, req.Peek, req.Now = spent, spent == 0, time.Time{} // a commit of nothing spent
 	holder, _ := l.holds(req)
 	if _, err := holder.Hold(ctx, req, limitspec.Hold{Op: limitspec.Commit, ID: h.id}); err != nil {
 		l.c.unsettled.Add(uint64(spent))

@@ -47,7 +47,7 @@ func TestHeldLeaseGivesBack(t *testing.T) {
 				}
 			}
 			peek := req
-			peek.Cost = 0
+			peek.Cost, peek.Peek = 0, true
 			if res, _ := primary.Limit(t.Context(), peek); res.Limits[0].Remaining != 90 {
 				t.Errorf("the lease held: the primary has %d left; want 90", res.Limits[0].Remaining)
 			}

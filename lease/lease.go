@@ -124,6 +124,9 @@ func misconfigured(format string, args ...any) error {
 // are the primary's, and the caller's ctx's while it waits for another
 // call taking the key's lease.
 func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.Result, error) {
+	if err := limiters.Defaults(&req, true); err != nil {
+		return limitspec.Result{}, err
+	}
 	if !leases(req, l.size) {
 		return l.direct(ctx, req)
 	}

@@ -140,7 +140,7 @@ func TestDirect(t *testing.T) {
 		req  limitspec.Request
 	}{
 		{"a cost above Size", limitspec.Request{Cost: 6}},
-		{"a peek", limitspec.Request{Cost: 0}},
+		{"a peek", limitspec.Request{Peek: true}},
 		{"a forced request", limitspec.Request{Cost: 1, Force: true}},
 		{"a request with inputs", limitspec.Request{Cost: 1, Inputs: map[string]string{"meta": "x"}}},
 		{"a shaper", limitspec.Request{Cost: 1, Limit: queue}},

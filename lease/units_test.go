@@ -89,7 +89,7 @@ func TestCostsDirect(t *testing.T) {
 // Remaining), by a peek.
 func used(t *testing.T, lim limitspec.Limiter, req limitspec.Request) []int64 {
 	t.Helper()
-	req.Cost, req.Costs = 0, nil
+	req.Cost, req.Costs, req.Peek = 0, nil, true
 	res, err := lim.Limit(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -67,7 +67,7 @@ func (r *Recorder) Do(ctx context.Context, client int, in Input) Output {
 
 // call is in on the limiter.
 func (r *Recorder) call(ctx context.Context, in Input) (limitspec.Result, error) {
-	req := limitspec.Request{Policy: r.policy, IDs: map[string]string{r.spec.Identity: in.Value}, Cost: in.Cost, Now: time.UnixMilli(in.Now)}
+	req := limitspec.Request{Policy: r.policy, IDs: map[string]string{r.spec.Identity: in.Value}, Cost: in.Cost, Peek: in.Cost == 0, Now: time.UnixMilli(in.Now)}
 	if in.Op == Decide {
 		return r.lim.Limit(ctx, req)
 	}

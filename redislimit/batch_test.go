@@ -212,7 +212,7 @@ func batchDeadline(t *testing.T, via func(*redislimit.Limiter) decider) {
 	if ks := strings.Join(keys(t, rdb), " "); ks != "{first}:gc:10:1000 {late}:gc:10:1000 {other}:gc:10:1000 {second}:gc:10:1000 {warm}:gc:10:1000" {
 		t.Errorf("Redis holds %s; want the keys of first, late (sent, its reply unseen), other, second and warm, never the one whose deadline passed in the queue", ks)
 	}
-	peek, err := lim.Limit(t.Context(), limitspec.Request{Key: "late", Limit: burst})
+	peek, err := lim.Limit(t.Context(), limitspec.Request{Key: "late", Limit: burst, Peek: true})
 	if err != nil || peek.Limits[0].Remaining != 4 {
 		t.Errorf("late's state: %+v, %v; want 4 remaining (applied once)", peek, err)
 	}
@@ -358,7 +358,7 @@ func TestBatchLanesReused(t *testing.T) {
 				eventually(t, "no lane left", func() bool { return redislimit.Lanes(lim) == 0 })
 				for i := range 16 * 20 {
 					peek := req(i)
-					peek.Cost = 0
+					peek.Cost, peek.Peek = 0, true
 					res, err := lim.Limit(t.Context(), peek)
 					if err != nil || res.Limits[0].Remaining != 1 {
 						t.Fatalf("round %d, key %d: %+v, %v; want 1 remaining (counted once)", round, i, res, err)

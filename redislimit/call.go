@@ -10,6 +10,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -57,6 +58,9 @@ const maxTags = 8
 // own reply, the binding limit's index and each limit's part, appended to
 // limits.
 func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, limits []limitspec.LimitResult) (kit.Reply, int, []limitspec.LimitResult, error) {
+	if err := limiters.Defaults(&req, true); err != nil {
+		return kit.Reply{}, 0, nil, err
+	}
 	if p.holds {
 		return l.runHolds(ctx, p, req, holdDecide, limits)
 	}

@@ -123,7 +123,7 @@ var limitChanges = []limitChange{
 func TestLimitChange(t *testing.T) {
 	eachWay(t, func(t *testing.T, rdb *redis.Client, lim *redislimit.Limiter) {
 		for _, c := range limitChanges {
-			res, err := lim.Limit(t.Context(), limitspec.Request{Key: c.key, Limit: c.limit, Cost: c.cost, Now: at(0)})
+			res, err := lim.Limit(t.Context(), limitspec.Request{Key: c.key, Limit: c.limit, Cost: c.cost, Peek: c.cost == 0, Now: at(0)})
 			if err != nil {
 				t.Fatalf("%s: %v", c.what, err)
 			}

@@ -123,7 +123,7 @@ func trace(t *testing.T, lim decider, m oracle.Model, from, n int) (allowed, den
 	t.Helper()
 	for i := from; i < from+n; i++ {
 		key, now, cost, force := step(i)
-		got, err := lim.Limit(t.Context(), limitspec.Request{Key: key, Limit: burst, Cost: cost, Now: time.UnixMilli(now), Force: force})
+		got, err := lim.Limit(t.Context(), limitspec.Request{Key: key, Limit: burst, Cost: cost, Peek: cost == 0, Now: time.UnixMilli(now), Force: force})
 		if err != nil {
 			return allowed, denied, i, err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 )
 
@@ -28,6 +29,9 @@ var holdDecide = limitspec.Hold{}
 // nothing, its error matching ErrNoHold.
 func (l *Limiter) Hold(ctx context.Context, req limitspec.Request, h limitspec.Hold) (limitspec.Result, error) {
 	if err := limitcall.CheckHolding(req.Policy); err != nil {
+		return limitspec.Result{}, err
+	}
+	if err := limiters.Defaults(&req, limiters.TakesAmount(h.Op)); err != nil {
 		return limitspec.Result{}, err
 	}
 	p, err := l.plan(req)

@@ -55,11 +55,11 @@ func holdsAtScale(t *testing.T, rdb redis.UniversalClient, keys func() []string)
 		if op == limitspec.Reserve {
 			h.For = 10 * time.Minute
 		}
-		return lim.Hold(ctx, limitspec.Request{Policy: pool, IDs: ids, Cost: cost, Now: at(ms)}, h)
+		return lim.Hold(ctx, limitspec.Request{Policy: pool, IDs: ids, Cost: cost, Peek: cost == 0, Now: at(ms)}, h)
 	}
 	peek := func(ms int64, slots, hour int64) {
 		t.Helper()
-		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: pool, IDs: ids, Now: at(ms)})
+		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: pool, IDs: ids, Peek: true, Now: at(ms)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,7 +84,7 @@ func racingHolds(t *testing.T, client func() redis.UniversalClient) {
 			for r := range rounds {
 				amount := 1 + rng.Int63n(3)
 				h := limitspec.Hold{Op: limitspec.Reserve, ID: fmt.Sprintf("c%d-r%d", c, r), For: time.Minute}
-				res, err := lim.Hold(context.Background(), limitspec.Request{Policy: pool, IDs: ids, Cost: amount}, h)
+				res, err := lim.Hold(context.Background(), limitspec.Request{Policy: pool, IDs: ids, Cost: amount, Peek: amount == 0}, h)
 				if err != nil {
 					errs <- fmt.Errorf("reserve: %w", err)
 					return
@@ -103,7 +103,7 @@ func racingHolds(t *testing.T, client func() redis.UniversalClient) {
 				if rng.Intn(4) == 0 {
 					h.Op, spent = limitspec.Release, 0
 				}
-				if _, err := lim.Hold(context.Background(), limitspec.Request{Policy: pool, IDs: ids, Cost: spent}, h); err != nil {
+				if _, err := lim.Hold(context.Background(), limitspec.Request{Policy: pool, IDs: ids, Cost: spent, Peek: spent == 0}, h); err != nil {
 					errs <- fmt.Errorf("%s: %w", h.Op, err)
 					return
 				}
@@ -121,7 +121,7 @@ func racingHolds(t *testing.T, client func() redis.UniversalClient) {
 	}
 	rdb := client()
 	defer rdb.Close()
-	res, err := newLimiter(t, rdb, redislimit.Options{}).Limit(t.Context(), limitspec.Request{Policy: pool, IDs: ids})
+	res, err := newLimiter(t, rdb, redislimit.Options{}).Limit(t.Context(), limitspec.Request{Policy: pool, IDs: ids, Peek: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestFaultHoldLostCommit(t *testing.T) {
 	if got := commits.Load(); got != 80 || noHold != 0 {
 		t.Errorf("Redis received %d commits, %d answered ErrNoHold; want 80 and none", got, noHold)
 	}
-	res, err := lim.Limit(t.Context(), limitspec.Request{Policy: pool, IDs: ids, Now: at(60)})
+	res, err := lim.Limit(t.Context(), limitspec.Request{Policy: pool, IDs: ids, Peek: true, Now: at(60)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestHoldsBadStateWritesNothing(t *testing.T) {
 	for _, h := range []limitspec.Hold{{Op: limitspec.Commit, ID: "job-1"}, {Op: limitspec.Reserve, ID: "job-2", For: time.Minute}, {Op: limitspec.Release, ID: "job-1"}} {
 		r := req
 		if h.Op == limitspec.Release {
-			r.Cost = 0
+			r.Cost, r.Peek = 0, true
 		}
 		if _, err := lim.Hold(t.Context(), r, h); !errors.Is(err, limitspec.ErrBadState) {
 			t.Errorf("%s on a bad state: %v; want ErrBadState", h.Op, err)

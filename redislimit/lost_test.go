@@ -79,7 +79,7 @@ func lostReply(t *testing.T, verb string, via func(*redislimit.Limiter) decider,
 		t.Errorf("Redis received %d %s; want 150, one per decision", got, verb)
 	}
 	peek := req
-	peek.Cost = 0
+	peek.Cost, peek.Peek = 0, true
 	res, err := lim.Limit(t.Context(), peek)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func lostReplyBatched(t *testing.T, verb string, via func(*redislimit.Limiter) d
 	var ran, lostRan int64
 	for i, l := range lost {
 		peek := req(i)
-		peek.Cost = 0
+		peek.Cost, peek.Peek = 0, true
 		res, err := lim.Limit(t.Context(), peek)
 		if err != nil {
 			t.Fatal(err)

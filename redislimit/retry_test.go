@@ -162,7 +162,7 @@ func lostBatchRetried(t *testing.T, callID bool, opts redislimit.Options) {
 // an id.
 func usedOf(t *testing.T, lim *redislimit.Limiter, req limitspec.Request) int64 {
 	t.Helper()
-	req.Cost, req.ID = 0, ""
+	req.Cost, req.ID, req.Peek = 0, "", true
 	res, err := lim.Limit(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -162,7 +162,7 @@ func (r *holdRun) call(ctx context.Context, at time.Duration, h limitspec.Hold, 
 		return limitspec.Result{}, err
 	}
 	req := r.req
-	req.Cost, req.Now = cost, start.Add(at)
+	req.Cost, req.Peek, req.Now = cost, cost == 0, start.Add(at) // a release or renew takes no amount
 	res, err := r.lim.Hold(ctx, req, h)
 	if err != nil {
 		return res, fmt.Errorf("%s %s at %v: %w", h.Op, h.ID, at, err)
@@ -186,7 +186,7 @@ func (r *holdRun) watch(ctx context.Context, at time.Duration) error {
 		return nil
 	}
 	req := r.req
-	req.Now = start.Add(at)
+	req.Cost, req.Costs, req.Peek, req.Now = 0, nil, true, start.Add(at)
 	res, err := r.lim.Limit(ctx, req)
 	if err != nil {
 		return fmt.Errorf("peek at %v: %w", at, err)

@@ -164,7 +164,7 @@ func play(ctx context.Context, g *gateway, out io.Writer) ([]outcome, error) {
 // request is the key's request at s: cost 1 (a slot, a request) and
 // tokens, or a peek when cost is 0.
 func (g *gateway) request(s step, cost, tokens int64) limitspec.Request {
-	req := limitspec.Request{Policy: g.policy, IDs: map[string]string{"api_key": apiKey}, Cost: cost, Now: start.Add(s.at)}
+	req := limitspec.Request{Policy: g.policy, IDs: map[string]string{"api_key": apiKey}, Cost: cost, Peek: cost == 0, Now: start.Add(s.at)}
 	if cost > 0 {
 		req.Costs = map[string]int64{"tokens": tokens}
 	}

@@ -171,7 +171,7 @@ func TestCommitsAreWhatTheLimitsCount(t *testing.T) {
 			if o.act == finish && o.modelErr == nil {
 				cost = l.charge(o.spent)
 			}
-			res, err := plain.Limit(t.Context(), limitspec.Request{Key: l.name, Limit: l.limit, Cost: cost, Force: true, Now: start.Add(o.at)})
+			res, err := plain.Limit(t.Context(), limitspec.Request{Key: l.name, Limit: l.limit, Cost: cost, Peek: cost == 0, Force: true, Now: start.Add(o.at)})
 			if err != nil {
 				t.Fatal(err)
 			}

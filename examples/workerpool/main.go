@@ -148,9 +148,9 @@ func poolPolicy() (*limitspec.Policy, error) {
 // since the epoch), so that both parts fall in one window.
 var start = time.UnixMilli(1_700_000_000_000)
 
-// request is tenant's request of cost at now.
+// request is tenant's request of cost at now: a peek when cost is 0.
 func request(policy *limitspec.Policy, tenant string, cost int64, now time.Time) limitspec.Request {
-	return limitspec.Request{Policy: policy, IDs: map[string]string{"tenant": tenant}, Cost: cost, Now: now}
+	return limitspec.Request{Policy: policy, IDs: map[string]string{"tenant": tenant}, Cost: cost, Peek: cost == 0, Now: now}
 }
 
 // remaining is what res says each limit has left.
