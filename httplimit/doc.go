@@ -197,6 +197,9 @@
 // most that many requests per identity are served at once, each holding
 // a slot until its response ends, and a process that dies with a slot
 // frees it when its hold ends (Options.HoldFor, a minute by default).
+// Only holds count requests in flight: New refuses a concurrency limit
+// (limitspec.InFlight) as a rule's Limit or in a policy without holds,
+// which would admit every request.
 // A reserve denied is a 429 as any denial, its Retry-After the wait until
 // enough holds end. The RateLimit fields are the reserve's, its hold
 // counted whole. A RateLimit-Policy item names its limit's unit, qu: a

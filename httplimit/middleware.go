@@ -239,6 +239,24 @@ func checkPattern(pattern string) (err error) {
 	return nil
 }
 
+// inFlightAlone names the in-flight limit (limitspec.InFlight:
+// concurrency) of r when r holds nothing: its Limit, or a limit of a
+// policy without holds; "" when it has none.
+func inFlightAlone(r Rule) string {
+	switch {
+	case !limiters.IsNil(r.Limit) && limitspec.InFlight(r.Limit):
+		return "the limit " + r.Limit.Algorithm().String()
+	case r.Policy == nil || r.Policy.Holds():
+		return ""
+	}
+	for _, pl := range r.Policy.Limits() {
+		if limitspec.InFlight(pl.Limit) {
+			return fmt.Sprintf("the limit %s of the policy %s", pl.Name, r.Policy.Name())
+		}
+	}
+	return ""
+}
+
 // checkRule refuses a rule the middleware or its limiter cannot decide.
 func (m *Middleware) checkRule(what string, r Rule) error {
 	req := limitspec.Request{Limit: r.Limit, Policy: r.Policy}
@@ -251,6 +269,10 @@ func (m *Middleware) checkRule(what string, r Rule) error {
 		return fmt.Errorf("%s: the Policy is a zero one: make it with limitspec.NewPolicy", what)
 	case holds(r) && !isHolder(m.l):
 		return fmt.Errorf("%s: the policy %s holds: the Limiter must keep holds (limitspec.Holder), as goimpl's, redislimit's and fallback's do", what, r.Policy.Name())
+	case inFlightAlone(r) != "":
+		return fmt.Errorf("%s: %s counts requests in flight, which only the holds of a holding policy count "+
+			"(limitspec.NewPolicy(...).WithHolds(): each request holds its slot until its handler returns); "+
+			"without holds it writes nothing and would admit every request", what, inFlightAlone(r))
 	}
 	if err := limiters.Check(m.l, req); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

@@ -49,7 +49,20 @@ func TestNewRefuses(t *testing.T) {
 	var nilMemory *goimpl.Limiter
 	ids := map[string]httplimit.KeyFunc{"ip": httplimit.RemoteIP, "user": httplimit.Header("X-User")}
 	badGCRA := limitspec.GCRA{Burst: 1, Rate: 0, Period: time.Second}
+	slots, err := limitspec.NewPolicy("slots", limitspec.PolicyLimit{Name: "in_flight", Identity: "ip", Limit: limitspec.Concurrency{Limit: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const noHolds = "counts requests in flight, which only the holds of a holding policy count " +
+		"(limitspec.NewPolicy(...).WithHolds(): each request holds its slot until its handler returns); " +
+		"without holds it writes nothing and would admit every request"
 	refuses(t, []refusal{
+		{"an in-flight limit alone", mem, httplimit.Options{Limit: limitspec.Concurrency{Limit: 2}},
+			"httplimit: misconfigured: Options: the limit concurrency " + noHolds},
+		{"an in-flight limit in a policy without holds", mem, httplimit.Options{Policy: slots, IDs: ids},
+			"httplimit: misconfigured: Options: the limit in_flight of the policy slots " + noHolds},
+		{"a route's in-flight limit alone", mem, httplimit.Options{Mux: http.NewServeMux(), Routes: map[string]httplimit.Rule{"GET /x": {Limit: limitspec.Concurrency{Limit: 1}}}},
+			`httplimit: misconfigured: the route "GET /x": the limit concurrency ` + noHolds},
 		{"nil limiter", nil, httplimit.Options{Limit: fakeLimit}, "httplimit: misconfigured: no Limiter (a nil one was given)"},
 		{"typed nil limiter", nilMemory, httplimit.Options{Limit: fakeLimit}, "httplimit: misconfigured: no Limiter (a nil one was given)"},
 		{"no rule", mem, httplimit.Options{}, "httplimit: misconfigured: no rule: give Options a Limit, a Policy, Routes or Select"},
