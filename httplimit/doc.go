@@ -197,6 +197,10 @@
 // most that many requests per identity are served at once, each holding
 // a slot until its response ends, and a process that dies with a slot
 // frees it when its hold ends (Options.HoldFor, a minute by default).
+// Middlewares may be stacked (requests per minute outside, tokens
+// inside): when one inside denies or refuses the request, each holding
+// middleware around it releases its hold rather than commit it, so that
+// a request never served counts nothing.
 // Only holds count requests in flight: New refuses a concurrency limit
 // (limitspec.InFlight) as a rule's Limit or in a policy without holds,
 // which would admit every request.

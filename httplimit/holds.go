@@ -40,6 +40,20 @@ type held struct {
 	reported atomic.Int64 // -1: none
 	mu       sync.Mutex
 	units    map[string]int64 // reported by unit
+	// outer is the hold of a middleware that wraps this one, if any;
+	// unserved says that a middleware inside denied or refused the
+	// request, so that it was not served: its hold is released, not
+	// committed.
+	outer    *held
+	unserved atomic.Bool
+}
+
+// notServed marks the holds of the middlewares that wrap r's handler,
+// each of them, as not served: a middleware inside denied or refused r.
+func notServed(r *http.Request) {
+	for h, _ := r.Context().Value(heldKey{}).(*held); h != nil; h = h.outer {
+		h.unserved.Store(true)
+	}
 }
 
 type heldKey struct{}
@@ -93,16 +107,23 @@ func (m *Middleware) reserve(ctx context.Context, req limitspec.Request) (limits
 
 // serveHeld serves r by next with h's hold, then commits it.
 func (m *Middleware) serveHeld(w http.ResponseWriter, r *http.Request, next http.Handler, h *held) {
+	h.outer, _ = r.Context().Value(heldKey{}).(*held)
 	defer m.settle(r.Context(), h)
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), heldKey{}, h)))
 }
 
-// settle commits h: the costs reported, or those reserved. Its error is
+// settle commits h: the costs reported, or those reserved; or releases
+// it when a middleware inside did not serve the request. Its error is
 // dropped: the hold then ends by itself (Options.HoldFor).
 func (m *Middleware) settle(ctx context.Context, h *held) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	req := h.req
+	if h.unserved.Load() {
+		req.Cost, req.Costs = 0, nil
+		m.l.(limitspec.Holder).Hold(ctx, req, limitspec.Hold{Op: limitspec.Release, ID: h.id})
+		return
+	}
 	if c := h.reported.Load(); c >= 0 {
 		req.Cost = c
 	}

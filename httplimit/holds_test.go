@@ -169,3 +169,69 @@ func TestQuotaUnits(t *testing.T) {
 		t.Errorf("RateLimit-Policy %q;\nwant %q", got, want)
 	}
 }
+
+// TestStackedHolds: two holding middlewares, requests outside (10 a
+// minute) and tokens inside (100 a minute, 60 a request): when the
+// inner one denies (429), the outer one releases its hold rather than
+// commit it, so that a request never served is not counted; and a
+// served one is committed by both. A plain (not holding) middleware
+// inside that denies releases the outer hold too.
+func TestStackedHolds(t *testing.T) {
+	lim, err := goimpl.New(goimpl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lim.Close() })
+	ids := map[string]httplimit.KeyFunc{"ip": httplimit.RemoteIP}
+	policy := func(name, unit string, limit int64) *limitspec.Policy {
+		p, err := limitspec.NewPolicy(name, limitspec.PolicyLimit{Name: name, Identity: "ip", Unit: unit,
+			Limit: limitspec.FixedWindow{Limit: limit, Window: time.Minute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.WithHolds()
+	}
+	requests, tokens := policy("requests", "", 10), policy("tokens", "tokens", 100)
+	outer, err := httplimit.New(lim, httplimit.Options{Policy: requests, IDs: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := httplimit.New(lim, httplimit.Options{Policy: tokens, IDs: ids,
+		Costs: func(*http.Request) (map[string]int64, error) { return map[string]int64{"tokens": 60}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := httplimit.New(lim, httplimit.Options{Limit: limitspec.FixedWindow{Limit: 1, Window: time.Minute}, Key: httplimit.RemoteIP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	left := func(p *limitspec.Policy) int64 {
+		res, err := lim.Limit(t.Context(), limitspec.Request{Policy: p, IDs: map[string]string{"ip": "192.0.2.1"}, Peek: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Limits[0].Remaining
+	}
+	for i, step := range []struct {
+		h              http.Handler
+		status         int
+		requests, toks int64 // left after it
+	}{
+		{outer.Handler(inner.Handler(ok)), http.StatusOK, 9, 40},
+		{outer.Handler(inner.Handler(ok)), http.StatusTooManyRequests, 9, 40}, // the tokens deny: the request is released
+		{outer.Handler(plain.Handler(ok)), http.StatusOK, 8, 40},
+		{outer.Handler(plain.Handler(ok)), http.StatusTooManyRequests, 8, 40}, // the plain limit denies
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/", nil)
+		req.RemoteAddr = "192.0.2.1:1234"
+		step.h.ServeHTTP(rec, req)
+		if rec.Code != step.status {
+			t.Fatalf("request %d: status %d; want %d", i, rec.Code, step.status)
+		}
+		if r, tk := left(requests), left(tokens); r != step.requests || tk != step.toks {
+			t.Errorf("request %d: %d requests and %d tokens left; want %d and %d", i, r, tk, step.requests, step.toks)
+		}
+	}
+}

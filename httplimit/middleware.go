@@ -320,11 +320,13 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		case err == nil:
 			m.setHeaders(w.Header(), res)
 			if !res.Allowed && !m.opts.DryRun {
+				notServed(r)
 				m.deny(w, res)
 				return
 			}
 		case m.opts.DryRun || m.failOpen(err):
 		default:
+			notServed(r)
 			fail(w, err)
 			return
 		}
