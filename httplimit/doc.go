@@ -197,18 +197,24 @@
 // most that many requests per identity are served at once, each holding
 // a slot until its response ends, and a process that dies with a slot
 // frees it when its hold ends (Options.HoldFor, a minute by default).
-// Middlewares may be stacked (requests per minute outside, tokens
-// inside): when one inside denies or refuses the request, each holding
-// middleware around it releases its hold rather than commit it, so that
-// a request never served counts nothing.
+//
 // Only holds count requests in flight: New refuses a concurrency limit
 // (limitspec.InFlight) as a rule's Limit or in a policy without holds,
-// which would admit every request.
-// A reserve denied is a 429 as any denial, its Retry-After the wait until
-// enough holds end. The RateLimit fields are the reserve's, its hold
-// counted whole. A RateLimit-Policy item names its limit's unit, qu: a
-// concurrency limit's "concurrent-requests", unit bytes' "content-bytes",
-// none for requests (the draft's default), any other unit by its name
+// which would admit every request. Middlewares may be stacked (requests
+// per minute outside, tokens inside): when one inside denies or refuses
+// the request, each holding middleware around it releases its hold
+// rather than commit it, so that a request never served counts nothing.
+//
+// A reserve denied is a 429 as any denial. Its Retry-After is the
+// limiter's wait, but for a limit in flight: that wait counts each hold
+// until its end (HoldFor), the longest a holder may take, while a slot
+// frees as soon as a handler returns, so it is capped at
+// Options.InFlightRetryAfter (a second by default); a longer wait of
+// another limit that denies too is sent as it is. The RateLimit fields
+// are the reserve's, its hold counted whole. A RateLimit-Policy item
+// names its limit's unit, qu: a concurrency limit's
+// "concurrent-requests", unit bytes' "content-bytes", none for requests
+// (the draft's default), any other unit by its name
 // (qu="tokens"). The limiter must keep holds
 // (limitspec.Holder: goimpl's, redislimit's, fallback's).
 //

@@ -29,6 +29,11 @@ import (
 // Options.HoldFor is 0: the longest a handler is expected to run.
 const DefaultHoldFor = time.Minute
 
+// DefaultInFlightRetryAfter is the Retry-After of a request denied for
+// want of a slot when Options.InFlightRetryAfter is 0: a second, the
+// least Retry-After can say.
+const DefaultInFlightRetryAfter = time.Second
+
 // settleTimeout bounds the commit after a request, whose own context may
 // be done (a client gone).
 const settleTimeout = 5 * time.Second

@@ -33,8 +33,8 @@ func heldMiddleware(t *testing.T, opts httplimit.Options, limits ...limitspec.Po
 }
 
 // TestInFlight: 2 requests in flight at most per client. Two handlers
-// block; a third request is denied (429, retry after the holds' end:
-// HoldFor, a minute) while the RateLimit-Policy field gives the slots
+// block; a third request is denied (429, Retry-After 1: the holds'
+// end, HoldFor, a minute, capped at DefaultInFlightRetryAfter) while the RateLimit-Policy field gives the slots
 // with qu="concurrent-requests"; once one response ends, a request is
 // served again. A handler that panics, and one whose client went away,
 // free their slots too.
@@ -72,9 +72,9 @@ func TestInFlight(t *testing.T) {
 	<-started
 	denied := get("/")
 	policy := denied.Header().Get("RateLimit-Policy")
-	if denied.Code != http.StatusTooManyRequests || denied.Header().Get("Retry-After") != "60" ||
+	if denied.Code != http.StatusTooManyRequests || denied.Header().Get("Retry-After") != "1" ||
 		!strings.Contains(policy, `"slots";q=2;qu="concurrent-requests"`) {
-		t.Errorf("a third request in flight: %d, Retry-After %q, RateLimit-Policy %q; want 429, 60, the slots' quota with qu", denied.Code, denied.Header().Get("Retry-After"), policy)
+		t.Errorf("a third request in flight: %d, Retry-After %q, RateLimit-Policy %q; want 429, 1, the slots' quota with qu", denied.Code, denied.Header().Get("Retry-After"), policy)
 	}
 	close(release)
 	wg.Wait()
@@ -233,5 +233,46 @@ func TestStackedHolds(t *testing.T) {
 		if r, tk := left(requests), left(tokens); r != step.requests || tk != step.toks {
 			t.Errorf("request %d: %d requests and %d tokens left; want %d and %d", i, r, tk, step.requests, step.toks)
 		}
+	}
+}
+
+// TestInFlightRetryAfter: a denial for want of a slot says Retry-After
+// Options.InFlightRetryAfter (not the holds' end, a minute), but a
+// longer wait of another limit that denies too is sent as it is. One
+// request holds the only slot (and, where the policy has it, the
+// minute's only request); the next is denied.
+func TestInFlightRetryAfter(t *testing.T) {
+	slot := limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 1}, Identity: "ip"}
+	minute := limitspec.PolicyLimit{Name: "minute", Limit: limitspec.FixedWindow{Limit: 1, Window: time.Minute}, Identity: "ip"}
+	for _, tc := range []struct {
+		name   string
+		opts   httplimit.Options
+		limits []limitspec.PolicyLimit
+		want   string
+	}{
+		{"the slot alone, the default", httplimit.Options{}, []limitspec.PolicyLimit{slot}, "1"},
+		{"the slot alone, 3 s", httplimit.Options{InFlightRetryAfter: 3 * time.Second}, []limitspec.PolicyLimit{slot}, "3"},
+		{"the slot and the minute", httplimit.Options{}, []limitspec.PolicyLimit{slot, minute}, "60"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, _ := heldMiddleware(t, tc.opts, tc.limits...)
+			release, started := make(chan struct{}), make(chan struct{})
+			h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/block" {
+					close(started)
+					<-release
+				}
+			}))
+			var wg sync.WaitGroup
+			wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/block", nil)) })
+			<-started
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+			close(release)
+			wg.Wait()
+			if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != tc.want {
+				t.Errorf("%d, Retry-After %q; want 429, %s", rec.Code, rec.Header().Get("Retry-After"), tc.want)
+			}
+		})
 	}
 }

@@ -125,6 +125,14 @@ type Options struct {
 	// not returned (a process that died); 0 means DefaultHoldFor. At most
 	// a day.
 	HoldFor time.Duration
+	// InFlightRetryAfter caps the Retry-After of a request denied for
+	// want of a slot (a limit in flight, limitspec.InFlight, such as
+	// concurrency): the limiter's wait counts each hold until its end,
+	// HoldFor, the longest a holder may take, while a slot frees as soon
+	// as a handler returns, which no one can foresee; 0 means
+	// DefaultInFlightRetryAfter. A wait of another limit that denies too,
+	// and is longer, is sent as it is.
+	InFlightRetryAfter time.Duration
 }
 
 // Middleware limits the requests of the handlers it wraps by one
@@ -136,10 +144,12 @@ type Middleware struct {
 	key    KeyFunc
 	ids    map[string]KeyFunc // Options.IDs, checked
 	routes map[string]Rule    // Options.Routes, checked
-	// holdFor is Options.HoldFor or its default; holdIDs name the holds.
-	holdFor time.Duration
-	holdIDs *limiters.IDs
-	fields  Fields
+	// holdFor is Options.HoldFor or its default; holdIDs name the holds;
+	// inFlightRetry is Options.InFlightRetryAfter or its default.
+	holdFor       time.Duration
+	inFlightRetry time.Duration
+	holdIDs       *limiters.IDs
+	fields        Fields
 }
 
 // New returns a Middleware deciding by l with opts. It refuses, with an
@@ -170,9 +180,13 @@ func newMiddleware(l limitspec.Limiter, opts Options) (*Middleware, error) {
 	m := &Middleware{l: l, opts: opts, key: opts.Key, fields: opts.Fields,
 		rule: Rule{Limit: opts.Limit, Name: opts.Name, Policy: opts.Policy},
 		ids:  maps.Clone(opts.IDs), routes: maps.Clone(opts.Routes),
-		holdFor: cmp.Or(opts.HoldFor, DefaultHoldFor), holdIDs: limiters.NewIDs("http")}
+		holdFor: cmp.Or(opts.HoldFor, DefaultHoldFor), holdIDs: limiters.NewIDs("http"),
+		inFlightRetry: cmp.Or(opts.InFlightRetryAfter, DefaultInFlightRetryAfter)}
 	if m.holdFor < time.Millisecond || m.holdFor > 24*time.Hour {
 		return nil, fmt.Errorf("Options.HoldFor must be in [1ms, 24h], got %v", opts.HoldFor)
+	}
+	if m.inFlightRetry < 0 {
+		return nil, fmt.Errorf("Options.InFlightRetryAfter must not be negative, got %v", opts.InFlightRetryAfter)
 	}
 	if m.fields == (Fields{}) {
 		m.fields = Draft11

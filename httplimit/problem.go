@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/limitspec/limitspec"
 )
@@ -56,7 +57,7 @@ func (m *Middleware) deny(w http.ResponseWriter, res limitspec.Result) {
 			p.Violated = append(p.Violated, m.quotaName(q.Name))
 		}
 	}
-	switch d := res.RetryAfter; {
+	switch d := m.retryAfter(res); {
 	case d == limitspec.Never:
 		p.Detail = "The request's cost exceeds the limit: it can never be admitted."
 	case p.Status == http.StatusTooManyRequests || d > 0:
@@ -65,6 +66,30 @@ func (m *Middleware) deny(w http.ResponseWriter, res limitspec.Result) {
 		p.Detail = "Retry after " + s + " s."
 	}
 	p.write(w)
+}
+
+// retryAfter is the wait a denial res sends: res.RetryAfter, but that
+// the wait of each limit in flight that denies is capped at
+// Options.InFlightRetryAfter (the longest of the denying limits' waits,
+// so capped, is sent; Never when any is never).
+func (m *Middleware) retryAfter(res limitspec.Result) time.Duration {
+	capped, inFlight := time.Duration(0), false
+	for _, q := range res.Limits {
+		switch {
+		case q.Allowed:
+		case q.RetryAfter == limitspec.Never:
+			return limitspec.Never
+		case limitspec.InFlight(q.Limit):
+			inFlight = true
+			capped = max(capped, min(q.RetryAfter, m.inFlightRetry))
+		default:
+			capped = max(capped, q.RetryAfter)
+		}
+	}
+	if !inFlight {
+		return res.RetryAfter
+	}
+	return capped
 }
 
 // fail answers a request refused by an error: a KeyFunc's, Cost's or
