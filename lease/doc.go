@@ -51,10 +51,12 @@
 //
 // and exactly at most L for a limit whose leases end with its window: a
 // fixed_window, whose leases are spent in the window that counted them.
-// Units unspent when a lease ends are not given back (no algorithm of the
-// catalogue has a refund yet: docs/semantics.md, "What comes next"); the
-// primary counts them, so the processes admit up to n·Size less than L
-// in that window. Stats counts them (Lapsed).
+// Units unspent when a lease of a limit or of a plain policy ends are
+// not given back: the primary counts them, so the processes admit up to
+// n·Size less than L in that window; Stats counts them (Lapsed). A lease
+// of a holding policy (limitspec.Policy.WithHolds) is a hold instead:
+// when it ends, what was spent of it is committed and the rest given
+// back (Stats.Returned; Close does it at once for every lease held).
 //
 // Losing the primary: each process spends what its leases hold until
 // they end, For at most, and then asks for leases that fail. Behind a
