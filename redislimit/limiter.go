@@ -225,7 +225,7 @@ type Limiter struct {
 // nothing. A Limiter starts no goroutine that outlives its calls, and
 // has nothing to close (see Batching).
 func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Limiter, error) {
-	if err := checkClient(rdb); err != nil {
+	if err := checkClient(rdb, opts.ContextTimeouts); err != nil {
 		return nil, err
 	}
 	o, err := opts.withDefaults()
@@ -252,25 +252,38 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Limiter
 // outlive its context: go-redis bounds socket reads and writes by the
 // context's deadline only with ContextTimeoutEnabled, and otherwise by
 // its ReadTimeout (5 s by default), so that a silent server would hold a
-// call past its deadline.
-func checkClient(rdb redis.UniversalClient) error {
+// call past its deadline. A client whose options it cannot read (a
+// wrapper without their Options method) is refused unless the caller
+// vouches for it (trusted: Options.ContextTimeouts).
+func checkClient(rdb redis.UniversalClient, trusted bool) error {
 	if limiters.IsNil(rdb) {
 		return misconfigured("no Redis client (a nil one was given)")
 	}
-	enabled := true
-	switch c := rdb.(type) {
-	case *redis.Client:
-		enabled = c.Options().ContextTimeoutEnabled
-	case *redis.ClusterClient:
-		enabled = c.Options().ContextTimeoutEnabled
-	case *redis.Ring:
-		enabled = c.Options().ContextTimeoutEnabled
-	}
-	if !enabled {
+	enabled, known := contextTimeouts(rdb)
+	switch {
+	case known && !enabled:
 		return misconfigured("the Redis client must have ContextTimeoutEnabled: true, so that a call's context deadline bounds it " +
 			"(without it go-redis waits for its ReadTimeout, 5 s by default, on a server that does not answer)")
+	case !known && !trusted:
+		return misconfigured("cannot tell whether the Redis client (%T) has ContextTimeoutEnabled: give New the go-redis client "+
+			"(or a wrapper with its Options method), or set Options.ContextTimeouts if it bounds each call by its context's deadline", rdb)
 	}
 	return nil
+}
+
+// contextTimeouts reports whether rdb, a go-redis client or a wrapper
+// with its Options method (an embedded *redis.Client's), has
+// ContextTimeoutEnabled, and whether it could tell.
+func contextTimeouts(rdb redis.UniversalClient) (enabled, known bool) {
+	switch c := rdb.(type) {
+	case interface{ Options() *redis.Options }:
+		return c.Options().ContextTimeoutEnabled, true
+	case interface{ Options() *redis.ClusterOptions }:
+		return c.Options().ContextTimeoutEnabled, true
+	case interface{ Options() *redis.RingOptions }:
+		return c.Options().ContextTimeoutEnabled, true
+	}
+	return false, false
 }
 
 // Allow decides a request of cost 1 for key by limit.
@@ -496,6 +509,13 @@ type Options struct {
 	// read, and written with the reply when charged, kept two minutes
 	// (`go run ./cmd/measure` prints both). False: only the callers' ids.
 	RequestIDs bool
+	// ContextTimeouts vouches that the client bounds each call by its
+	// context's deadline, as go-redis's ContextTimeoutEnabled does, for
+	// a client New cannot look into: a wrapper that hides the go-redis
+	// client's Options method. New reads the go-redis clients' options
+	// itself, and refuses one without ContextTimeoutEnabled whatever this
+	// says.
+	ContextTimeouts bool
 }
 
 // withDefaults checks o and returns it with its zero fields set to

@@ -23,6 +23,13 @@ func nowhere(t *testing.T, contextTimeouts bool) *redis.Client {
 	return rdb
 }
 
+// embedded wraps a go-redis client by embedding it: its Options method
+// is the client's. opaque hides the client behind the interface.
+type (
+	embedded struct{ *redis.Client }
+	opaque   struct{ redis.UniversalClient }
+)
+
 // TestNewRefuses: New refuses, with an error that says why and without
 // a panic, a missing client (nil, or a typed nil), a client that would
 // let a call outlive its context, and options that cannot work.
@@ -44,6 +51,12 @@ func TestNewRefuses(t *testing.T) {
 		{"client without ContextTimeoutEnabled", nowhere(t, false), redislimit.Options{}, "ContextTimeoutEnabled: true"},
 		{"cluster client without ContextTimeoutEnabled", cluster, redislimit.Options{}, "ContextTimeoutEnabled: true"},
 		{"ring without ContextTimeoutEnabled", ring, redislimit.Options{}, "ContextTimeoutEnabled: true"},
+		{"a wrapper of a client without ContextTimeoutEnabled", embedded{nowhere(t, false)}, redislimit.Options{}, "ContextTimeoutEnabled: true"},
+		{"a wrapper of a client without it, vouched for", embedded{nowhere(t, false)}, redislimit.Options{ContextTimeouts: true},
+			"must have ContextTimeoutEnabled: true"},
+		{"an opaque wrapper", opaque{nowhere(t, false)}, redislimit.Options{},
+			"redislimit: misconfigured: cannot tell whether the Redis client (redislimit_test.opaque) has ContextTimeoutEnabled"},
+		{"an opaque wrapper of a good client", opaque{ok}, redislimit.Options{}, "set Options.ContextTimeouts if it bounds each call"},
 		{"two clocks", ok, redislimit.Options{Now: time.Now, ServerClock: true}, "redislimit: misconfigured: Options.Now and Options.ServerClock are both set"},
 		{"Prefix with {", ok, redislimit.Options{Prefix: "app{"}, `redislimit: misconfigured: Options.Prefix "app{" holds '{' or '}'`},
 		{"Prefix with }", ok, redislimit.Options{Prefix: "}app"}, `redislimit: misconfigured: Options.Prefix "}app" holds '{' or '}'`},
@@ -72,6 +85,12 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := redislimit.New(t.Context(), ok, opts); err != nil {
 			t.Errorf("New with valid options %+v: %v", opts, err)
 		}
+	}
+	if _, err := redislimit.New(t.Context(), embedded{ok}, redislimit.Options{}); err != nil {
+		t.Errorf("New with a wrapper of a good client: %v", err)
+	}
+	if _, err := redislimit.New(t.Context(), opaque{ok}, redislimit.Options{ContextTimeouts: true}); err != nil {
+		t.Errorf("New with an opaque wrapper vouched for: %v", err)
 	}
 }
 
