@@ -61,9 +61,11 @@ func Shapes(l Limit) bool {
 }
 
 // InFlightLimit is implemented by the limits whose decisions write no
-// state, such as concurrency: alone they charge nothing, so that only
-// the holds of a holding policy (Policy.WithHolds) use their quota, which
-// counts what is held at once, the requests in flight. cmd/gen writes
+// state, such as concurrency: only the holds of a holding policy
+// (Policy.WithHolds) use their quota, which counts what is held at once,
+// the requests in flight. Decided alone, or in a policy without holds,
+// such a limit would admit every request: every limiter refuses it, as
+// bad input, and so do the scripts. cmd/gen writes
 // InFlight for each algorithm of a spec whose logic stores nothing;
 // package httplimit sends such a quota with qu="concurrent-requests".
 type InFlightLimit interface {

@@ -833,9 +833,10 @@ func (l MetaWindow) args() (p metaWindowArgs, err error) {
 // a reserve of 1 (or more) for a bounded time, ended by a release or
 // commit, renewed by its holder, and freed by itself when its time
 // ends: a holder that vanished blocks no one past its hold. Decided
-// alone, without holds, it admits any cost up to `limit` and
-// charges nothing; its use is in a holding policy, alone or beside
-// rate limits (5 in flight and 100 per minute, in one call).
+// alone, or in a policy without holds, it would admit every request,
+// so such a call is refused (BADINPUT); its use is in a holding
+// policy, alone or beside rate limits (5 in flight and 100 per
+// minute, in one call).
 type Concurrency struct {
 	// Limit: the most held at once (slots) (limit), in [1, 1000000000000].
 	Limit int64

@@ -13,6 +13,7 @@ func aggSpec(entries, vMax, max, require, total string) string {
 	return fmt.Sprintf(`constants:
   NOW_MAX: 35184372088832
   COST_MAX: 9007199254740991
+  MAX_SKEW_MS: 60000
 reply:
   - {name: allowed, type: bool, doc: "whether the request was admitted"}
   - {name: limit, doc: "the largest cost admitted at once"}
@@ -36,7 +37,15 @@ algorithms:
         max_entries: %s
         entry:
           - {name: v, min: 0, max: v_max, doc: "a value"}
+      - name: seen
+        key: "{key}:seen"
+        type: string
+        doc: the last call (a decision that writes nothing would be in flight)
+        fields:
+          - {name: ts, min: 0, max: NOW_MAX, default: 0, doc: "the last call"}
+    clock: seen.ts
     logic: |
+      store seen { ts = now } ttl 1000
       reply { allowed = true, limit = 1, remaining = 1, retry_after_ms = -1, reset_after_ms = 0, delay_ms = 0 }
     views:
       - name: all

@@ -237,6 +237,9 @@ func emitLua(sp *Spec, a *Algorithm, v *View) scriptParts {
 		memo, decl := luaMemo(a)
 		var lib writer
 		luaScriptCode(&lib, sp, a, nil, memo)
+		if a.InFlight() {
+			decl = "" // refused at once: nothing to remember
+		}
 		parts.lib = libFunc{code: strings.Trim(lib.b.String(), "\n"), top: decl}
 	}
 	return parts
@@ -276,6 +279,13 @@ func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View, memo string) {
 	}
 	w.line("local ALG = %s", luaStr(a.Name+": "))
 	w.line("")
+	if a.InFlight() {
+		// its decision writes nothing: alone, it would admit every request
+		w.line("-- an in-flight limit counts only the holds of a holding policy (the holds")
+		w.line("-- script's): decided alone it writes nothing, so every call is refused")
+		w.line("return redis.error_reply('BADINPUT ' .. ALG .. %s)", luaStr(msgInFlight))
+		return
+	}
 	luaFastArgs(w, sp, a, memo)
 	exact := luaExactArgs(sp, a)
 	w.inner = append(w.inner, exact)

@@ -104,11 +104,12 @@ var policyInputs = []*Input{{Name: "now"}, {Name: "cost"}}
 // least and most parameters.
 func luaAlgorithms(w *writer, algs []*Algorithm) {
 	w.line("-- the algorithms: each its checker, maker, number of keys and of string")
-	w.line("-- inputs, least and most parameters")
+	w.line("-- inputs, least and most parameters, and whether it is in flight (its")
+	w.line("-- decision writes nothing: it counts only holds)")
 	w.line("local ALGORITHMS = {")
 	for _, a := range algs {
-		w.line("  [%s] = {%s, %s, %d, %d, %d, %d},", luaStr(a.Qualified()), luaCheckerName(a), luaMakerName(a),
-			len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params))
+		w.line("  [%s] = {%s, %s, %d, %d, %d, %d, %v},", luaStr(a.Qualified()), luaCheckerName(a), luaMakerName(a),
+			len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params), a.InFlight())
 	}
 	w.line("}")
 }

@@ -94,11 +94,11 @@ func luaAlgorithmsOf(w *writer, algs []*Algorithm, reset bool) {
 		return
 	}
 	w.line("-- the algorithms: each its checker, no maker, number of keys and of")
-	w.line("-- string inputs, least and most parameters")
+	w.line("-- string inputs, least and most parameters, and whether it is in flight")
 	w.line("local ALGORITHMS = {")
 	for _, a := range algs {
-		w.line("  [%s] = {%s, false, %d, %d, %d, %d},", luaStr(a.Qualified()), luaCheckerName(a),
-			len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params))
+		w.line("  [%s] = {%s, false, %d, %d, %d, %d, %v},", luaStr(a.Qualified()), luaCheckerName(a),
+			len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params), a.InFlight())
 	}
 	w.line("}")
 }
@@ -128,7 +128,13 @@ func luaLimitsParser(w *writer, script string) {
 	if script == policyResetScript {
 		mk = "true"
 	}
-	w.text(luaLimitsParserText, "{first}", fmt.Sprint(first), "{holds}", holds, "{keys}", luaKeysCheck(script), "{make}", mk)
+	inFlight := "" // a holding policy's limits, and a reset's, may be in flight
+	if script == policyScript {
+		inFlight = "\n  if alg[7] then -- in flight: only holds count it\n" +
+			"    return redis.error_reply('BADINPUT ' .. policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ' .. " + luaStr(msgInFlight) + ")\n" +
+			"  end"
+	}
+	w.text(luaLimitsParserText, "{first}", fmt.Sprint(first), "{holds}", holds, "{keys}", luaKeysCheck(script), "{make}", mk, "{inflight}", inFlight)
 }
 
 // argsBefore names the arguments of a script before its limits.
@@ -171,7 +177,7 @@ while arg <= #ARGV do
   local policy, name = string.match(infix or '', '^:([a-z][a-z0-9_]*):([a-z][a-z0-9_]*)$')
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
-  end
+  end{inflight}
   if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end

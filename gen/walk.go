@@ -80,16 +80,17 @@ func walkStmts(body []Stmt, visit func(Expr)) {
 	}
 }
 
+// InFlight reports whether a's decisions write no state: alone they
+// would charge nothing, so that only holds (docs/semantics.md, "Holds")
+// use its quota, which then counts what is held at once, the requests in
+// flight (concurrency). Its script, and a policy script's limit of it,
+// refuse every decision (msgInFlight); its holding policies decide it.
+func (a *Algorithm) InFlight() bool { return !writesIn(a.Body) }
+
 // Shapes reports whether a decision of a may tell an admitted request to
 // wait: one of its replies gives the reply field delay_ms (of reply, the
 // spec's fields) another value than the integer 0. Never in a spec
 // without delay_ms.
-// InFlight reports whether a's decisions write no state: alone they
-// charge nothing, so that only holds (docs/semantics.md, "Holds") use its
-// quota, which then counts what is held at once, the requests in flight
-// (concurrency).
-func (a *Algorithm) InFlight() bool { return !writesIn(a.Body) }
-
 func (a *Algorithm) Shapes(reply []*ReplyField) bool {
 	i := slices.IndexFunc(reply, func(f *ReplyField) bool { return f.Name == "delay_ms" })
 	shapes := false

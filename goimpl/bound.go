@@ -135,6 +135,9 @@ func (l *Limiter) BindPolicy(p *limitspec.Policy) (*BoundPolicy, error) {
 	if err := limitcall.CheckRuleOf(nil, p); err != nil {
 		return nil, err
 	}
+	if err := limitcall.CheckCounts(nil, p); err != nil {
+		return nil, err
+	}
 	plan, err := l.newPlan(p, true)
 	if err != nil {
 		return nil, err

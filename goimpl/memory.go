@@ -197,6 +197,9 @@ func (l *Limiter) limitInto(ctx context.Context, req *limitspec.Request, res *li
 	if req.Policy != nil {
 		return l.decidePolicy(req, l.plan(req.Policy), res)
 	}
+	if limitspec.InFlight(req.Limit) {
+		return limitcall.CheckCounts(req.Limit, nil)
+	}
 	if err := limitcall.CheckLimitCosts(*req); err != nil {
 		return err
 	}
@@ -315,6 +318,9 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 // can any valid one (see limitspec.Checker).
 func (l *Limiter) Check(req limitspec.Request) error {
 	if err := limitcall.CheckRuleOf(req.Limit, req.Policy); err != nil {
+		return err
+	}
+	if err := limitcall.CheckCounts(req.Limit, req.Policy); err != nil {
 		return err
 	}
 	if req.Policy != nil {

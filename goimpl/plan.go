@@ -35,6 +35,9 @@ type policyPlan struct {
 	// err refuses every call: a limit no linked table decides, reported
 	// after the checks of the call's input, as the scripts order them.
 	err error
+	// counts refuses every decision of a policy without holds that holds
+	// an in-flight limit (limitcall.CheckCounts), before anything else.
+	counts error
 }
 
 // policyTable is the table of a policy's limit and, for a bound policy,
@@ -66,7 +69,7 @@ func (l *Limiter) plan(p *limitspec.Policy) *policyPlan {
 // newPlan plans p's calls; with bind, each limit bound to its table (an
 // error then refuses the binding, with Check's message).
 func (l *Limiter) newPlan(p *limitspec.Policy, bind bool) (*policyPlan, error) {
-	pl := &policyPlan{p: p, limits: p.Limits(), idents: p.Identities()}
+	pl := &policyPlan{p: p, limits: p.Limits(), idents: p.Identities(), counts: limitcall.CheckCounts(nil, p)}
 	for i, lim := range pl.limits {
 		pl.first = append(pl.first, i)
 		for j := range i {

@@ -19,6 +19,9 @@ func (l *Limiter) decidePolicy(req *limitspec.Request, plan *policyPlan, res *li
 	if plan.p.Holds() {
 		return l.runHolds(req, plan, "decide", "", 0, res)
 	}
+	if plan.counts != nil {
+		return plan.counts
+	}
 	now := l.nowMs(req.Now)
 	pc := newCall(plan)
 	defer pc.free()

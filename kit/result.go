@@ -21,3 +21,10 @@ func NotA(alg string, lim limitspec.Limit) error {
 	}
 	return BadInput("%s: %T is not a limit of %s", alg, lim, alg)
 }
+
+// MsgInFlight refuses the decision of an in-flight limit
+// (limitspec.InFlight: its decision writes nothing) alone or in a policy
+// without holds, where it would admit every request: the text the
+// scripts give after "<algorithm>: " (docs/semantics.md, "Holds").
+const MsgInFlight = "an in-flight limit counts only the holds of a holding policy: " +
+	"decided alone, or in a policy without holds, it writes nothing and would admit every request"

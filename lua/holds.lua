@@ -2119,17 +2119,18 @@ local function check_token_bucket(KEYS, ARGV, ALG, infix)
 end
 
 -- the algorithms: each its checker, maker, number of keys and of string
--- inputs, least and most parameters
+-- inputs, least and most parameters, and whether it is in flight (its
+-- decision writes nothing: it counts only holds)
 local ALGORITHMS = {
-  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7},
-  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1},
-  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2},
-  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3},
-  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2},
-  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2},
-  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2},
-  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3},
+  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7, false},
+  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1, true},
+  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2, false},
+  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3, false},
+  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3, false},
+  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2, false},
+  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2, false},
+  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2, false},
+  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3, false},
 }
 
 local ALG = 'policy: '

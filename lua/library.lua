@@ -2057,17 +2057,18 @@ local function check_token_bucket(KEYS, ARGV, ALG, infix)
 end
 
 -- the algorithms: each its checker, maker, number of keys and of string
--- inputs, least and most parameters
+-- inputs, least and most parameters, and whether it is in flight (its
+-- decision writes nothing: it counts only holds)
 local ALGORITHMS = {
-  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7},
-  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1},
-  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2},
-  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3},
-  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2},
-  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2},
-  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2},
-  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3},
+  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7, false},
+  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1, true},
+  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2, false},
+  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3, false},
+  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3, false},
+  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2, false},
+  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2, false},
+  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2, false},
+  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3, false},
 }
 
 -- lua/bucket_window.lua
@@ -2989,208 +2990,14 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 -- lua/concurrency.lua
--- the parameters of concurrency found valid, by their arguments
-local concurrency__valid, concurrency__valid__n = {}, 0
 redis.register_function{function_name = 'limitspec_concurrency', callback = function(KEYS, ARGV)
 local ALG = 'concurrency: '
 
--- arguments: the common call (every argument given, each integer in
--- decimal digits, the key's parameters as the key spells them) is checked
--- here at little cost; any other call goes to the exact checks below
-local now, cost, force, limit
-local checked = false
-repeat
-  local find, s = string.find
-  if #ARGV ~= 4 or #KEYS ~= 1 and #KEYS ~= 2 then break end
-  -- the parameters found valid by earlier calls, by their arguments
-  local p = concurrency__valid[ARGV[4]]
-  local tail
-  if p then
-    limit, tail = p[1], p[2]
-  else
-    s = ARGV[4]
-    if not find(s, '^[1-9]%d*$') then break end
-    limit = s + 0
-    if limit > 1000000000000 then break end
-    tail = '}:cc'
-    if not find(tail, '^%}:cc$') then break end
-    concurrency__valid__n = concurrency__valid__n + 1
-    if concurrency__valid__n > 1000 then -- a bounded memory: forget them all
-      concurrency__valid, concurrency__valid__n = {}, 1
-    end
-    local q = concurrency__valid
-    q[ARGV[4]] = {limit, tail}
-  end
-  local k = KEYS[1]
-  local at = #k - #tail + 1
-  if at < 3 or find(k, tail, at, true) ~= at then break end
-  local b1, b2 = string.byte(k, 1, 2)
-  if b1 ~= 123 or b2 == 125 then break end
-  s = ARGV[2]
-  if s == '1' then
-    cost = 1
-  elseif s == '0' then
-    cost = 0
-  elseif #s <= 17 and find(s, '^%d+$') then
-    cost = s + 0
-    if cost > COST_MAX then break end
-  else
-    break
-  end
-  s = ARGV[3]
-  if s == '0' then force = false elseif s == '1' then force = true else break end
-  s = ARGV[1]
-  if s == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  elseif #s <= 17 and find(s, '^%d+$') then
-    now = s + 0
-  else
-    break
-  end
-  if now > NOW_MAX then break end
-  checked = true
-until true
--- the exact checks of any other call: they refuse it with the message
--- every target gives, or accept it
-if not checked then
-  -- the spec's constants
-  -- 2^45 ms since the epoch, about the year 3085
-  local NOW_MAX = 35184372088832
-  -- 2^53 - 1
-  local COST_MAX = 9007199254740991
-
-  -- the integer in s, or nil (at most 17 characters: 16 digits and a sign)
-  local function int(s)
-    if not s or #s > 17 or not string.match(s, '^%-?%d+$') then
-      return nil
-    end
-    return tonumber(s)
-  end
-
-  -- s cut to 32 bytes, for an error message
-  local function clip(s)
-    s = tostring(s)
-    if #s > 32 then
-      return string.sub(s, 1, 32) .. '...'
-    end
-    return s
-  end
-
-  local function bad(msg)
-    return redis.error_reply('BADINPUT ' .. ALG .. msg)
-  end
-
-  -- arguments
-  if #ARGV < 4 or #ARGV > 4 then
-    return bad('expected 4 arguments (now_ms cost force limit), got ' .. #ARGV)
-  end
-
-  -- parameters
-  limit = int(ARGV[4])
-  if limit == nil or limit < 1 or limit > 1000000000000 then
-    return bad('parameter limit must be an integer in [1, 1000000000000], got ' .. clip(ARGV[4]))
-  end
-
-  -- keys: all share the hash tag {key}, and name the parameters
-  if #KEYS ~= 1 and #KEYS ~= 2 then
-    return bad('expected 1 keys: {<key>}:cc, then perhaps a request key')
-  end
-  local tail = '}:cc'
-  if string.byte(KEYS[1], 1) ~= 123 or #KEYS[1] <= #tail or not string.find(KEYS[1], tail, #KEYS[1] - #tail + 1, true) then
-    return bad('KEYS[1] must be {<key>}:cc for these parameters')
-  end
-  if #KEYS[1] == #tail + 1 then -- {} before the tail
-    return bad('key must not be empty')
-  end
-  if string.byte(KEYS[1], 2) == 125 then -- {}...
-    return bad('key must not begin with \'}\' (its hash tag would be empty)')
-  end
-
-  -- per-call inputs
-  if ARGV[1] == '' then -- the Redis server's clock
-    local t = redis.call('TIME')
-    local us = t[2] + 0
-    now = t[1] * 1000 + (us - us % 1000) / 1000
-  else
-    now = int(ARGV[1])
-  end
-  if now == nil or now < 0 or now > NOW_MAX then
-    return bad('now_ms must be an integer in [0, 35184372088832], got ' .. clip(ARGV[1]))
-  end
-  cost = int(ARGV[2])
-  if cost == nil or cost < 0 or cost > COST_MAX then
-    return bad('cost must be an integer in [0, 9007199254740991], got ' .. clip(ARGV[2]))
-  end
-  if ARGV[3] ~= '0' and ARGV[3] ~= '1' then
-    return bad('force must be 0 or 1, got ' .. clip(ARGV[3]))
-  end
-  force = ARGV[3] == '1' -- the forced call: the cost is consumed even when denied
-end
-
--- the request key, after the state keys: the retry of a request charged
--- within REQUEST_MS gets the reply it had (docs/semantics.md, "Request ids")
-local request__key = KEYS[2]
-if request__key then
-  local tag = string.match(KEYS[1], '^{.*}') -- the first key up to its last '}'
-  if string.sub(request__key, 1, #tag + 4) ~= tag .. ':rq:' then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'the request key must be ' ..
-        (#tag > 32 and string.sub(tag, 1, 32) .. '...' or tag) .. ':rq:<id>, in the hash tag of KEYS[1]')
-  end
-  local id = string.sub(request__key, #tag + 5)
-  if #id < 1 or #id > REQUEST_ID_MAX then
-    return redis.error_reply('BADINPUT ' .. ALG .. 'request id must be 1 to ' .. REQUEST_ID_MAX .. ' bytes, got ' .. #id)
-  end
-  local raw = not (cost == 0) and redis.call('GET', request__key)
-  if raw then
-    local t, was, kept = string.match(raw, '^(%d+):([%d,]+:[01]:%d+):([-%d:]+)$')
-    local out = {}
-    for v in string.gmatch(kept or '', '[^:]+') do
-      out[#out + 1] = #v <= 17 and tonumber(v) or nil
-    end
-    if not t or #t > 17 or #out ~= 7 then
-      return redis.error_reply('BADSTATE ' .. ALG ..
-          (#request__key > 32 and string.sub(request__key, 1, 32) .. '...' or request__key) ..
-          ': want a request\'s reply, got ' .. (#raw > 32 and string.sub(raw, 1, 32) .. '...' or raw))
-    end
-    t = t + 0
-    if t <= now + MAX_SKEW_MS and now - t <= REQUEST_MS then
-      if was ~= string.format('%d', cost) .. ':' .. (force and '1' or '0') .. ':' .. 0 then
-        return redis.error_reply('BADINPUT ' .. ALG .. 'request id ' ..
-            (#id > 32 and string.sub(id, 1, 32) .. '...' or id) ..
-            ' was charged for another request (cost:force:limits ' .. was .. '); a retry repeats its request')
-      end
-      return out
-    end
-  end
-end
-
--- state
-local slots_ts = 0
-local slots__raw = redis.call('GET', KEYS[1])
-if slots__raw then
-  local slots__raw__ts = string.match(slots__raw, '^(%-?%d+)$')
-  if slots__raw__ts == nil or #slots__raw__ts > 17 then
-    return redis.error_reply('BADSTATE ' .. ALG ..
-        (#KEYS[1] > 32 and string.sub(KEYS[1], 1, 32) .. '...' or KEYS[1]) .. ': ' ..
-        'want the integers ts' .. ', got ' ..
-        (#slots__raw > 32 and string.sub(slots__raw, 1, 32) .. '...' or slots__raw))
-  end
-  slots_ts = slots__raw__ts + 0
-  if slots_ts < 0 then slots_ts = 0 elseif slots_ts > NOW_MAX then slots_ts = NOW_MAX end
-end
-
--- decision
-local t__1 = limit + 1
-local c = (t__1 < cost and t__1 or cost)
-local ok = c <= limit
-local reply__ = {(ok and 1 or 0), limit, (ok and (limit - c) or limit), -1, 0, 0, 0}
-if request__key and not (cost == 0) and (reply__[1] == 1 or force) then
-  redis.call('SET', request__key, string.format('%d:%s:%s:%d' .. string.rep(':%d', #reply__), now, string.format('%d', cost), force and '1' or '0', 0,
-      unpack(reply__)), 'PX', REQUEST_MS + TTL_MARGIN_MS)
-end
-return reply__
+-- an in-flight limit counts only the holds of a holding policy (the holds
+-- script's): decided alone it writes nothing, so every call is refused
+return redis.error_reply('BADINPUT ' .. ALG ..
+    'an in-flight limit counts only the holds of a holding policy: decided alone, or in a ' ..
+    'policy without holds, it writes nothing and would admit every request')
 end}
 
 -- lua/concurrency_reset.lua
@@ -5432,6 +5239,11 @@ while arg <= #ARGV do
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
   end
+  if alg[7] then -- in flight: only holds count it
+    return redis.error_reply('BADINPUT ' .. policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ' ..
+        'an in-flight limit counts only the holds of a holding policy: decided alone, or in a ' ..
+        'policy without holds, it writes nothing and would admit every request')
+  end
   if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))
   end
@@ -6937,5 +6749,5 @@ return redis.call('DEL', unpack(KEYS))
 end}
 
 redis.register_function{function_name = 'limitspec_version', flags = {'no-writes'}, callback = function()
-  return '2ecba824747b072da82e2181e6f12c31927331ad'
+  return '4ad081c72450beba428ac2ee5e498dd6b017d0e5'
 end}

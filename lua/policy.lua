@@ -2117,17 +2117,18 @@ local function check_token_bucket(KEYS, ARGV, ALG, infix)
 end
 
 -- the algorithms: each its checker, maker, number of keys and of string
--- inputs, least and most parameters
+-- inputs, least and most parameters, and whether it is in flight (its
+-- decision writes nothing: it counts only holds)
 local ALGORITHMS = {
-  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7},
-  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1},
-  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2},
-  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3},
-  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3},
-  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2},
-  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2},
-  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2},
-  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3},
+  ['bucket_window'] = {check_bucket_window, make_bucket_window, 1, 0, 3, 7, false},
+  ['concurrency'] = {check_concurrency, make_concurrency, 1, 0, 1, 1, true},
+  ['fixed_window'] = {check_fixed_window, make_fixed_window, 1, 0, 2, 2, false},
+  ['gcra'] = {check_gcra, make_gcra, 1, 0, 3, 3, false},
+  ['leaky_bucket'] = {check_leaky_bucket, make_leaky_bucket, 1, 0, 3, 3, false},
+  ['meta_window'] = {check_meta_window, make_meta_window, 1, 1, 2, 2, false},
+  ['sliding_log'] = {check_sliding_log, make_sliding_log, 1, 0, 2, 2, false},
+  ['sliding_window'] = {check_sliding_window, make_sliding_window, 1, 0, 2, 2, false},
+  ['token_bucket'] = {check_token_bucket, make_token_bucket, 1, 0, 3, 3, false},
 }
 
 local ALG = 'policy: '
@@ -2148,6 +2149,11 @@ while arg <= #ARGV do
   local policy, name = string.match(infix or '', '^:([a-z][a-z0-9_]*):([a-z][a-z0-9_]*)$')
   if policy == nil then
     return bad('limit ' .. i .. ': the name must be :<policy>:<limit>, got ' .. clip(infix))
+  end
+  if alg[7] then -- in flight: only holds count it
+    return redis.error_reply('BADINPUT ' .. policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ' ..
+        'an in-flight limit counts only the holds of a holding policy: decided alone, or in a ' ..
+        'policy without holds, it writes nothing and would admit every request')
   end
   if n == nil or n < alg[5] or n > alg[6] or arg + 2 + n > #ARGV then
     return bad('limit ' .. i .. ': expected ' .. alg[5] .. ' to ' .. alg[6] .. ' parameters, got ' .. clip(ARGV[arg + 2]))

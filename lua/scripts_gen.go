@@ -95,7 +95,7 @@ var limitspecScripts = []*kit.Scripts{
 	},
 	{
 		ID: limitspec.Algorithm{Library: "limitspec", Name: "concurrency"}, Library: "limitspec",
-		Decide: kit.Script{Name: "concurrency", Source: concurrencySource, SHA1: "0a1e8cc34cd1b4039ec0bae2d6f7cf3de837b16d"},
+		Decide: kit.Script{Name: "concurrency", Source: concurrencySource, SHA1: "7df83012d71d4dad52ed8b4d6d94bdcef362afd2"},
 		Reset:  kit.Script{Name: "concurrency_reset", Source: concurrencyResetSource, SHA1: "80aada213ca170381b11962ca2d0b262b8956ea1"},
 		Views:  []kit.View{},
 		Keys:   []string{":cc"},
@@ -179,10 +179,10 @@ var limitspecScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "limitspec", Version: "2ecba824747b072da82e2181e6f12c31927331ad", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "3c47733d2314cf4694fa9ca17805c8094fb9e53a"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "e13f876fc96623a41450e7b073dc8fe05eb56d8e"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "db20d80eb64a36d033124287f33c4656f46f1566"},
+		Name: "limitspec", Version: "4ad081c72450beba428ac2ee5e498dd6b017d0e5", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "9f87dba53095d57a84c7dab0ffb1982bb01ead48"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "4a985c33677b975687211899ed68e79828cbcb5c"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "7db40e0d02c829b4f9d442c9d0a8c688635eb902"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

@@ -61,6 +61,9 @@ func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, li
 	if err := limiters.Defaults(&req, true); err != nil {
 		return kit.Reply{}, 0, nil, err
 	}
+	if p.counts != nil {
+		return kit.Reply{}, 0, nil, p.counts
+	}
 	if p.holds {
 		return l.runHolds(ctx, p, req, holdDecide, limits)
 	}

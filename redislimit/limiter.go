@@ -418,6 +418,9 @@ func (l *Limiter) Check(req limitspec.Request) error {
 	if err := limitcall.CheckRule(req); err != nil {
 		return err
 	}
+	if err := limitcall.CheckCounts(req.Limit, req.Policy); err != nil {
+		return err
+	}
 	if req.Policy != nil {
 		if err := l.checkSlots(req.Policy); err != nil {
 			return err

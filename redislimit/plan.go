@@ -42,6 +42,9 @@ type plan struct {
 	names  []string
 	limits []limitspec.Limit
 	units  []string // a policy's limits' (PolicyLimit.Unit)
+	// counts refuses every decision of an in-flight limit alone, or of a
+	// policy without holds that holds one (limitcall.CheckCounts).
+	counts error
 	alg    string
 	// A policy's plan: the policy, its identities, and the constants of
 	// its limits that count one: a call's hash tags are the identities'
@@ -73,6 +76,7 @@ func limitPlan(lim limitspec.Limit) (*plan, error) {
 		tails: s.KeyTails("", params), inputs: s.Inputs, params: boxed(params),
 		names: []string{lim.Algorithm().String()}, limits: []limitspec.Limit{lim}, alg: lim.Algorithm().Name}
 	p.count()
+	p.counts = limitcall.CheckCounts(lim, nil)
 	return p, nil
 }
 
@@ -96,7 +100,7 @@ func policyPlan(p *limitspec.Policy) (*plan, error) {
 		return nil, err
 	}
 	pl := &plan{decide: scriptOf(t.Library.Name, t.Library.Policy), reset: scriptOf(t.Library.Name, t.Library.PolicyReset),
-		tails: t.Tails, params: boxed(t.Limits), policy: p, identities: p.Identities()}
+		tails: t.Tails, params: boxed(t.Limits), policy: p, identities: p.Identities(), counts: limitcall.CheckCounts(nil, p)}
 	c := t.Composed(p)
 	pl.composed = &script{name: c.Name, lib: t.Library.Name, sha: c.SHA1, source: c.Source}
 	if p.Holds() {

@@ -15,6 +15,9 @@ import (
 // parameter set's scenarios and random trace, then the refused input and
 // the domain's edges on the first parameter set.
 func algorithmVectors(a algorithm) ([]conformance.Vector, error) {
+	if oracle.InFlight(a.name) {
+		return inFlightVectors(a)
+	}
 	var out []conformance.Vector
 	var changed []string
 	for i, p := range a.Params {
@@ -290,4 +293,17 @@ func retryCalls(L int64) []call {
 		call{key: "k", cost: 0, id: "p"}, call{key: "k", cost: 1, id: strings.Repeat("x", 129)}, call{key: "other", cost: 1, id: "r1"},
 		call{at: at(t0 + oracle.RequestMs + 1), key: "k", cost: 1, id: "r1"}, call{at: at(t0 + oracle.RequestMs + 2), key: "k", cost: 1, id: "r1"},
 		call{at: at(t0), key: "k", cost: 1, id: "r1"})
+}
+
+// inFlightVectors are the vectors of an in-flight algorithm
+// (oracle.InFlight: it keeps no state), which counts only the holds of a
+// holding policy (its holding vectors): decided alone, each request is
+// refused, whatever its cost, force or id, and changes nothing; a reset
+// is not refused. Its holding vectors are the policies'.
+func inFlightVectors(a algorithm) ([]conformance.Vector, error) {
+	calls := []call{{key: "k", cost: 1}, {dt: 1, key: "k", cost: 0}, {dt: 1, key: "k", cost: 1000},
+		{dt: 1, key: "k", cost: 1, force: true}, {dt: 1, key: "k", cost: 1, id: "r1"}, {dt: 1, key: "k", reset: true},
+		{dt: 1, key: "", cost: 1}, {dt: 1, key: "k", cost: -1, rawCost: "-1"}}
+	return []conformance.Vector{build("alone", a, "an in-flight limit decided alone is refused (BADINPUT), whatever the request: "+
+		"it writes nothing and would admit every request; its slots are the holds of a holding policy. A reset is not refused", numbers(a.Params[0]), calls)}, nil
 }

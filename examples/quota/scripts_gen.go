@@ -44,10 +44,10 @@ var quotaScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "quota", Version: "0f799598d53f44fce393b5d1f0f9c1b0a60be624", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "15e733ea01a7f22068dcbd78f9105a400fbd9982"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "5b092a80b909ffd2ed639d8ec045990f2aef37f6"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "51b324a03a3f8388fb80c7497b4b8d2e2b9c40e7"},
+		Name: "quota", Version: "374e2878fffdc17fb0d9b8ac6fa99e1643a198c6", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "49500266f21b34a938e0af28cdfa653f5414b1b7"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "82db463e4801a5d13957fa8494bb79479e65ad27"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "52b80bc05cc176569f38a79fed82223d403921eb"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},

@@ -13,9 +13,15 @@ import (
 // limiters' Bind and BindPolicy), the same from every limiter.
 
 // CheckBind refuses a limit no handle can be bound to: none (nil, or a
-// typed nil), as a request naming none is refused (CheckRuleOf). The
+// typed nil), as a request naming none is refused (CheckRuleOf), and an
+// in-flight limit, which decides nothing alone (CheckCounts). The
 // limiter then checks the limit itself, as it checks a request's.
-func CheckBind(lim limitspec.Limit) error { return CheckRuleOf(lim, nil) }
+func CheckBind(lim limitspec.Limit) error {
+	if err := CheckRuleOf(lim, nil); err != nil {
+		return err
+	}
+	return CheckCounts(lim, nil)
+}
 
 // CheckBindPolicy refuses a policy no handle can be bound to: none, or
 // one not made by NewPolicy, as a request naming it is refused.
@@ -28,7 +34,7 @@ func CheckBindPolicy(p *limitspec.Policy) error {
 	if p.Holds() {
 		return kit.BadInput("%s: a holding policy is not bound: call the limiter with it", p.Name())
 	}
-	return nil
+	return CheckCounts(nil, p)
 }
 
 // CheckBound refuses a request to a limit's bound handle, of limit lim

@@ -83,6 +83,26 @@ func CheckRuleOf(lim limitspec.Limit, p *limitspec.Policy) error {
 	return nil
 }
 
+// CheckCounts refuses the decision of an in-flight limit
+// (limitspec.InFlight: concurrency) alone, or in a policy without holds:
+// its decision writes nothing, so that it would admit every request; its
+// quota counts the holds of a holding policy alone. The scripts refuse
+// it alike (kit.MsgInFlight). A reset is not refused.
+func CheckCounts(lim limitspec.Limit, p *limitspec.Policy) error {
+	switch {
+	case !limiters.IsNil(lim) && limitspec.InFlight(lim):
+		return kit.BadInput("%s: %s", lim.Algorithm(), kit.MsgInFlight)
+	case p == nil || p.Holds():
+		return nil
+	}
+	for _, pl := range p.Limits() {
+		if limitspec.InFlight(pl.Limit) {
+			return kit.BadInput("%s.%s: %s: %s", p.Name(), pl.Name, pl.Limit.Algorithm(), kit.MsgInFlight)
+		}
+	}
+	return nil
+}
+
 // PolicyKeys returns the hash tag of each limit of p for the identity
 // values ids: its identity's value, or its constant. An unknown or
 // missing identity, or a value the scripts refuse as a key, is refused.

@@ -138,6 +138,10 @@ type algorithm struct {
 	// horizon is the longest reset_after_ms a caller whose clock is not
 	// behind the key's can be told: how long state can matter.
 	horizon func(p map[string]int64) int64
+	// inFlight: the algorithm keeps no state, and counts only the holds
+	// of a holding policy; decided alone, or in a policy without holds,
+	// it is refused (docs/semantics.md, "Holds").
+	inFlight bool
 }
 
 // windowMs is the horizon of the algorithms whose state matters for one
@@ -227,10 +231,11 @@ var algorithms = map[string]algorithm{
 	"gcra": refilled("burst", "rate", "period_ms", "the time to drain a full burst",
 		func(burst, rate, period int64) decider { return gcra{burst: burst, rate: rate, period: period} }),
 	"concurrency": {
-		horizon: func(map[string]int64) int64 { return 0 },
-		params:  []paramSpec{{name: "limit", lo: 1, hi: 1e12, amount: true}},
-		joint:   noJoint,
-		make:    func(p map[string]int64) decider { return concurrency{limit: p["limit"]} },
+		horizon:  func(map[string]int64) int64 { return 0 },
+		params:   []paramSpec{{name: "limit", lo: 1, hi: 1e12, amount: true}},
+		joint:    noJoint,
+		make:     func(p map[string]int64) decider { return concurrency{limit: p["limit"]} },
+		inFlight: true,
 	},
 }
 
@@ -279,6 +284,11 @@ func horizon(count, per, tokens int64, what string) error {
 	}
 	return nil
 }
+
+// InFlight reports whether the named algorithm is in flight: it keeps
+// no state, counts only the holds of a holding policy, and is refused
+// decided alone or in a policy without holds.
+func InFlight(name string) bool { return algorithms[name].inFlight }
 
 // Algorithms lists the algorithms the oracle models, sorted.
 func Algorithms() []string {
@@ -375,7 +385,7 @@ func (s *Store) Limit(name string, params map[string]int64) (Model, error) {
 		shared = &model{states: map[string]any{}, clocks: map[string]int64{}}
 		s.states[id] = shared
 	}
-	m := &model{d: a.make(full), inputs: a.inputs, states: shared.states, clocks: shared.clocks}
+	m := &model{d: a.make(full), name: name, inFlight: a.inFlight, inputs: a.inputs, states: shared.states, clocks: shared.clocks}
 	if a.inputs != nil {
 		return entryModel{m}, nil
 	}
@@ -413,10 +423,12 @@ func accept(name string, params map[string]int64) (algorithm, map[string]int64, 
 }
 
 type model struct {
-	d      decider
-	inputs []string         // the string inputs, whose lengths are checked
-	states map[string]any   // nil: no state
-	clocks map[string]int64 // the time of each key's last admission
+	d        decider
+	name     string
+	inFlight bool             // refused alone (algorithm.inFlight)
+	inputs   []string         // the string inputs, whose lengths are checked
+	states   map[string]any   // nil: no state
+	clocks   map[string]int64 // the time of each key's last admission
 }
 
 // trusted is the key's state for a request at now: none when its last
@@ -444,12 +456,27 @@ func checkKeyNow(key string, now int64) error {
 // Decide decides a request of cost at now for key, and keeps the state
 // an admission with cost > 0 leaves.
 func (m *model) Decide(key string, now, cost int64, inputs map[string]string) (Result, error) {
+	if err := m.alone(); err != nil {
+		return Result{}, err
+	}
 	return m.call(key, now, cost, inputs, false)
+}
+
+// alone refuses a decision of an in-flight limit by itself: its quota
+// counts the holds of a holding policy, and its decision writes nothing.
+func (m *model) alone() error {
+	if m.inFlight {
+		return bad("%s: decided alone, or in a policy without holds, an in-flight limit would admit every request", m.name)
+	}
+	return nil
 }
 
 // Force decides a request as Decide does, but charges it even when the
 // decision denies (docs/semantics.md, "Force").
 func (m *model) Force(key string, now, cost int64, inputs map[string]string) (Result, error) {
+	if err := m.alone(); err != nil {
+		return Result{}, err
+	}
 	return m.call(key, now, cost, inputs, true)
 }
 

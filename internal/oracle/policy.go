@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -206,6 +207,9 @@ func sortedUnits(byUnit map[string]int64) []string {
 // denies, nothing is written, and a limit that would have admitted
 // reports a peek (cost 0) at nowMs instead.
 func (p *Policy) DecideCosts(ids map[string]string, nowMs int64, costs []int64) (PolicyResult, error) {
+	if err := p.withoutHolds(); err != nil {
+		return PolicyResult{}, err
+	}
 	out, allowed, err := p.decideEach(ids, nowMs, costs, func(i int, l policyLimit) Result { return l.m.try(l.key(ids), nowMs, costs[i]) })
 	if err != nil {
 		return out, err
@@ -243,6 +247,17 @@ func (p *Policy) compose(out PolicyResult, allowed bool) PolicyResult {
 // decideEach checks a request as Decide and Force take it, and decides
 // it on every limit by each: the results, and whether every limit
 // admitted.
+// withoutHolds refuses the decision of a policy, without holds, of an
+// in-flight limit (a HoldingPolicy counts its holds).
+func (p *Policy) withoutHolds() error {
+	for _, l := range p.limits {
+		if err := l.m.alone(); err != nil {
+			return fmt.Errorf("%s.%s: %w", p.name, l.name, err)
+		}
+	}
+	return nil
+}
+
 func (p *Policy) decideEach(ids map[string]string, nowMs int64, costs []int64, each func(int, policyLimit) Result) (PolicyResult, bool, error) {
 	if err := p.check(ids, nowMs, costs); err != nil {
 		return PolicyResult{}, false, err
@@ -273,6 +288,9 @@ func (p *Policy) Force(ids map[string]string, nowMs, cost int64) (PolicyResult, 
 // for Decide; DelayMs is the largest of all limits', allowed or not
 // (every shaper has queued the work).
 func (p *Policy) ForceCosts(ids map[string]string, nowMs int64, costs []int64) (PolicyResult, error) {
+	if err := p.withoutHolds(); err != nil {
+		return PolicyResult{}, err
+	}
 	out, allowed, err := p.decideEach(ids, nowMs, costs, func(i int, l policyLimit) Result {
 		r, err := l.m.Force(l.key(ids), nowMs, costs[i], nil)
 		if err != nil {

@@ -401,7 +401,12 @@ type request struct {
 func TestPolicyIsConjunction(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	seen := map[string]int{}
-	algs := Algorithms()
+	var algs []string // an in-flight limit is refused in a policy without holds
+	for _, a := range Algorithms() {
+		if !algorithms[a].inFlight {
+			algs = append(algs, a)
+		}
+	}
 	for trial := 0; trial < len(algs); trial++ {
 		// The first limit of trial k is algorithm k, the others any.
 		limits := []PolicyLimit{randomLimit(rng, 0, algs[trial])}

@@ -101,5 +101,8 @@ func (p *Policy) DecideOnce(rs *Requests, ids map[string]string, id string, now 
 
 // Check refuses a limit's request as Decide does, deciding nothing.
 func (m *model) Check(key string, now, cost int64, inputs map[string]string) error {
+	if err := m.alone(); err != nil {
+		return err
+	}
 	return m.check(key, now, cost, inputs)
 }

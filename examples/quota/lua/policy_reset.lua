@@ -431,18 +431,18 @@ local function check_token_bucket(KEYS, ARGV, ALG, infix)
 end
 
 -- the algorithms: each its checker, no maker, number of keys and of
--- string inputs, least and most parameters
+-- string inputs, least and most parameters, and whether it is in flight
 local ALGORITHMS = {
-  ['bucket_window'] = {check_bucket_window, false, 1, 0, 3, 7},
-  ['concurrency'] = {check_concurrency, false, 1, 0, 1, 1},
-  ['fixed_window'] = {check_fixed_window, false, 1, 0, 2, 2},
-  ['gcra'] = {check_gcra, false, 1, 0, 3, 3},
-  ['leaky_bucket'] = {check_leaky_bucket, false, 1, 0, 3, 3},
-  ['meta_window'] = {check_meta_window, false, 1, 1, 2, 2},
-  ['quota.daily_quota'] = {check_quota__daily_quota, false, 1, 0, 2, 2},
-  ['sliding_log'] = {check_sliding_log, false, 1, 0, 2, 2},
-  ['sliding_window'] = {check_sliding_window, false, 1, 0, 2, 2},
-  ['token_bucket'] = {check_token_bucket, false, 1, 0, 3, 3},
+  ['bucket_window'] = {check_bucket_window, false, 1, 0, 3, 7, false},
+  ['concurrency'] = {check_concurrency, false, 1, 0, 1, 1, true},
+  ['fixed_window'] = {check_fixed_window, false, 1, 0, 2, 2, false},
+  ['gcra'] = {check_gcra, false, 1, 0, 3, 3, false},
+  ['leaky_bucket'] = {check_leaky_bucket, false, 1, 0, 3, 3, false},
+  ['meta_window'] = {check_meta_window, false, 1, 1, 2, 2, false},
+  ['quota.daily_quota'] = {check_quota__daily_quota, false, 1, 0, 2, 2, false},
+  ['sliding_log'] = {check_sliding_log, false, 1, 0, 2, 2, false},
+  ['sliding_window'] = {check_sliding_window, false, 1, 0, 2, 2, false},
+  ['token_bucket'] = {check_token_bucket, false, 1, 0, 3, 3, false},
 }
 
 local ALG = 'policy: '

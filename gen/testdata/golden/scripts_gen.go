@@ -72,10 +72,10 @@ var smallScripts = []*kit.Scripts{
 
 func init() {
 	kit.RegisterLibrary(&kit.Library{
-		Name: "small", Version: "0a3af88517b1341380b302565713fdfad5ef1333", Source: librarySource,
-		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "35e100e38715838e36c230bc814f1ce791c60bd8"},
-		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "aa1ea9ac2d13a6925401658b3c97ab542bece1a5"},
-		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "9b77d8d7bc3990fe3ce44af24e0a8cec8102e168"},
+		Name: "small", Version: "47d74ab8cd5f1bcc4be1d82103ca552b295426a5", Source: librarySource,
+		Policy:      kit.Script{Name: "policy", Source: policySource, SHA1: "a5128a504833a91613e6b68e8d76d6ada4956851"},
+		PolicyReset: kit.Script{Name: "policy_reset", Source: policyResetSource, SHA1: "b2a62eb4bef8627b77e551fded0cf904b4974b07"},
+		Holds:       kit.Script{Name: "holds", Source: holdsSource, SHA1: "ac7460be3061e96d983d077c7287b443f3c98ccd"},
 		Algorithms: []limitspec.Algorithm{{Library: "limitspec", Name: "bucket_window"},
 			{Library: "limitspec", Name: "concurrency"}, {Library: "limitspec", Name: "fixed_window"},
 			{Library: "limitspec", Name: "gcra"}, {Library: "limitspec", Name: "leaky_bucket"},
