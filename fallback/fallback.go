@@ -285,6 +285,7 @@ type Limiter struct {
 	lastErr        atomic.Pointer[error] // the primary's last failure, for the log
 	onChange       func(from, to State)
 	payments       *limiters.IDs // the request ids of payments
+	owed           owedSettles   // commits and releases owed to the primary (settle.go)
 }
 
 // paymentID is the request id of a new payment.
@@ -381,6 +382,7 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 		var res limitspec.Result
 		var err error
 		if res, fault, err = l.tryPrimary(ctx, req, probe); fault == answered {
+			l.settleOwed(ctx)
 			return res, err
 		}
 	}

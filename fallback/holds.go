@@ -17,7 +17,8 @@ import (
 //     own holds, with each amount (its Cost and each of its Costs) times
 //     Processes, as for any decision; an operation on a hold the local
 //     limiter does not have (one the primary holds) returns the
-//     primary's error, the hold ending there by itself. Once the
+//     primary's error; a commit or release so failed is kept and sent
+//     to the primary again once it answers (settle.go). Once the
 //     primary answers again, a commit, release or renew it answers with
 //     ErrNoHold runs on the local limiter, which may hold the id
 //     (reserved while the primary failed): a local hold ends when its
@@ -25,13 +26,14 @@ import (
 //     told to the primary afterwards, nor started from its word: holds
 //     are not paid back.
 //   - FailOpen admits a decision or a reserve; FailClosed denies them.
-//     A commit, release or renew returns the primary's error.
+//     A commit, release or renew returns the primary's error (a commit
+//     or release is kept, and sent again, as in Local mode).
 //
 // So while the primary is away, each process holds and charges at most
 // its share of each limit locally, beside what the primary held when it
 // went away, which it keeps counting until each hold ends (at most the
-// hold's length), and whose commits are lost: docs/semantics.md,
-// "Holds", states the bound.
+// hold's length) or hears of its end afterwards: docs/semantics.md,
+// "Holds behind the fallback", states the bound.
 
 // Hold runs h on req's holding policy (see limitspec.Holder), by the
 // primary, or without it as the mode says. Both limiters must implement
@@ -55,11 +57,24 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 			return res, true, err
 		})
 		if fault == answered && !l.localHolds(req, h, err) {
+			l.settleOwed(ctx)
 			return res, err
 		}
 		failure = err
 	}
-	return l.holdWithout(ctx, req, h, failure)
+	res, err := l.holdWithout(ctx, req, h, failure)
+	if owed(h, err) {
+		l.owed.owe(settle{req: req, h: *h})
+	}
+	return res, err
+}
+
+// owed reports whether h, a commit or release, failed for want of the
+// primary (err): neither limiter ended its hold, which the primary is
+// then owed (settle.go).
+func owed(h *limitspec.Hold, err error) bool {
+	return h != nil && (h.Op == limitspec.Commit || h.Op == limitspec.Release) && err != nil &&
+		limiters.Outage(err) && !errors.Is(err, limitspec.ErrNoHold)
 }
 
 // localHolds reports whether h, a commit, release or renew the primary

@@ -28,6 +28,13 @@ type Stats struct {
 	Opens uint64
 	// State is the breaker's state.
 	State State
+	// SettlesOwed is how many commits and releases of holds the primary
+	// granted are kept to send it again, having failed for want of it (a
+	// gauge); SettlesReplayed counts those it then answered, SettlesLost
+	// those dropped (past the 10,000 kept, or refused as bad input),
+	// whose holds end by themselves.
+	SettlesOwed                  int64
+	SettlesReplayed, SettlesLost uint64
 }
 
 // Decisions is the count of decisions made by side.
@@ -50,15 +57,18 @@ func (s Stats) Decisions(side limitspec.Side) uint64 {
 func (l *Limiter) Stats() Stats {
 	slow, down := l.c.primarySlow.Load(), l.c.primaryDown.Load()
 	return Stats{
-		Primary:       l.c.decisions[limitspec.Primary].Load(),
-		Fallback:      l.c.decisions[limitspec.Fallback].Load(),
-		FailOpen:      l.c.decisions[limitspec.FailOpen].Load(),
-		FailClosed:    l.c.decisions[limitspec.FailClosed].Load(),
-		PrimarySlow:   slow,
-		PrimaryDown:   down,
-		PrimaryErrors: slow + down,
-		Errors:        l.c.errors.Load(),
-		Opens:         l.br.opens.Load(),
-		State:         l.br.state(),
+		Primary:         l.c.decisions[limitspec.Primary].Load(),
+		Fallback:        l.c.decisions[limitspec.Fallback].Load(),
+		FailOpen:        l.c.decisions[limitspec.FailOpen].Load(),
+		FailClosed:      l.c.decisions[limitspec.FailClosed].Load(),
+		PrimarySlow:     slow,
+		PrimaryDown:     down,
+		PrimaryErrors:   slow + down,
+		Errors:          l.c.errors.Load(),
+		Opens:           l.br.opens.Load(),
+		State:           l.br.state(),
+		SettlesOwed:     l.owed.n.Load(),
+		SettlesReplayed: l.owed.replayed.Load(),
+		SettlesLost:     l.owed.lost.Load(),
 	}
 }
