@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -832,4 +834,57 @@ func TestReportsForgetPolicies(t *testing.T) {
 	if held > maxPolicies || int64(held) != r.policies.Load() {
 		t.Errorf("%d policies held, %d counted; want at most %d, counted alike", held, r.policies.Load(), maxPolicies)
 	}
+}
+
+// BenchmarkReportsMemory measures what the reports hold: a primary that
+// answers decides one request of each of n keys (a limit, and a policy
+// of two limits per user), n = DefaultReports, twice and four times as
+// many, and the live heap grows by B/report (per DefaultReports: the
+// reports a Limiter keeps) once they are all decided, and MB in all: it
+// must not grow with n past DefaultReports.
+func BenchmarkReportsMemory(b *testing.B) {
+	p, err := limitspec.NewPolicy("plan",
+		limitspec.PolicyLimit{Name: "minute", Limit: fixedWindow(100), Identity: "user"},
+		limitspec.PolicyLimit{Name: "burst", Limit: gcra(10), Identity: "user"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqs := map[string]func(key string) limitspec.Request{
+		"limit": func(key string) limitspec.Request { return req(fixedWindow(100), key, 1) },
+		"policy": func(key string) limitspec.Request {
+			return limitspec.Request{Policy: p, IDs: map[string]string{"user": key}, Cost: 1, Now: t0}
+		},
+	}
+	for _, kind := range []string{"limit", "policy"} {
+		for _, n := range []int{DefaultReports, 2 * DefaultReports, 4 * DefaultReports} {
+			b.Run(fmt.Sprintf("%s/keys=%d", kind, n), func(b *testing.B) {
+				keys := make([]string, n)
+				for i := range keys {
+					keys[i] = "user-" + strconv.Itoa(i)
+				}
+				var grew int64
+				for b.Loop() {
+					l := must(New(newFake(succeed), local(b), Options{Logger: slog.New(slog.DiscardHandler)}))
+					before := heapInUse()
+					for _, k := range keys {
+						if _, err := l.Limit(context.Background(), reqs[kind](k)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					grew = heapInUse() - before
+					runtime.KeepAlive(l)
+				}
+				b.ReportMetric(float64(grew)/DefaultReports, "B/report")
+				b.ReportMetric(float64(grew)/1e6, "MB")
+			})
+		}
+	}
+}
+
+// heapInUse is the heap allocated (live) after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

@@ -34,6 +34,11 @@ type Map[V any] struct {
 type shard[V any] struct {
 	mu sync.Mutex
 	m  map[Key]*V
+	// forgotten counts the values forgotten to make room since m was
+	// made: a map whose keys come and go keeps growing its table (each
+	// deleted key leaves a tombstone), so that a full shard rebuilds m
+	// after as many as it holds, and its memory follows what it holds.
+	forgotten int
 }
 
 // Key names what a request is decided by: its limit (a comparable
@@ -77,18 +82,32 @@ func (m *Map[V]) With(req limitspec.Request, create bool, f func(*V)) {
 	v := s.m[k]
 	if v == nil && create {
 		if len(s.m) >= m.perShard {
-			for old, gone := range s.m {
-				if m.forget != nil {
-					m.forget(gone)
-				}
-				delete(s.m, old)
-				break
-			}
+			m.makeRoom(s)
 		}
 		v = new(V)
 		s.m[k] = v
 	}
 	f(v)
+}
+
+// makeRoom forgets one of the values of s, a full shard whose lock is
+// held, at random, and rebuilds its map once it has forgotten as many
+// as it holds.
+func (m *Map[V]) makeRoom(s *shard[V]) {
+	for old, gone := range s.m {
+		if m.forget != nil {
+			m.forget(gone)
+		}
+		delete(s.m, old)
+		break
+	}
+	if s.forgotten++; s.forgotten >= m.perShard {
+		fresh := make(map[Key]*V, m.perShard)
+		for k, v := range s.m {
+			fresh[k] = v
+		}
+		s.m, s.forgotten = fresh, 0
+	}
 }
 
 // Delete forgets req's value, calling forget with it.
