@@ -47,6 +47,15 @@
 //   - limitspec.breaker.state, a gauge (limitspec_breaker_state): 0
 //     closed (every call goes to the primary), 1 open (none does), 2
 //     half-open (one probe does).
+//   - limitspec.holds.settles, a counter (limitspec_holds_settles_total):
+//     the commits and releases of holds that failed for want of the
+//     primary and were kept to send it again, by the attribute outcome:
+//     replayed (the primary answered them once back) or lost (dropped,
+//     their holds ending by themselves): Stats.SettlesReplayed and
+//     SettlesLost.
+//   - limitspec.holds.settles.owed, a gauge (limitspec_holds_settles_owed):
+//     those kept now (Stats.SettlesOwed); above 0 while the primary is
+//     away and holders end their holds.
 //
 // ObserveLease exports a lease.Limiter's counters (lease.Stats) the same
 // way:

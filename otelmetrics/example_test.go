@@ -78,6 +78,9 @@ func Example() {
 	// limitspec_decisions_total{limiter="api",side="fallback"} 3
 	// limitspec_decisions_total{limiter="api",side="primary"} 0
 	// limitspec_errors_total{limiter="api"} 0
+	// limitspec_holds_settles_owed{limiter="api"} 0
+	// limitspec_holds_settles_total{limiter="api",outcome="lost"} 0
+	// limitspec_holds_settles_total{limiter="api",outcome="replayed"} 0
 	// limitspec_primary_errors_total{kind="down",limiter="api"} 2
 	// limitspec_primary_errors_total{kind="slow",limiter="api"} 0
 }

@@ -21,8 +21,9 @@ const ScopeName = "github.com/limitspec/limitspec/otelmetrics"
 
 // The attributes' keys that Observe sets itself, and refuses in attrs.
 const (
-	sideKey = attribute.Key("side") // of limitspec.decisions: primary, fallback, fail-open, fail-closed
-	kindKey = attribute.Key("kind") // of limitspec.primary.errors: slow, down
+	sideKey    = attribute.Key("side")    // of limitspec.decisions: primary, fallback, fail-open, fail-closed
+	kindKey    = attribute.Key("kind")    // of limitspec.primary.errors: slow, down
+	settledKey = attribute.Key("outcome") // of limitspec.holds.settles: replayed, lost
 )
 
 var sides = [...]limitspec.Side{limitspec.Primary, limitspec.Fallback, limitspec.FailOpen, limitspec.FailClosed}
@@ -36,7 +37,7 @@ var sides = [...]limitspec.Side{limitspec.Primary, limitspec.Fallback, limitspec
 // observing lim (it starts no goroutine: the meter's reader calls it);
 // give each Limiter observed on one meter its own attrs.
 func Observe(meter metric.Meter, lim *fallback.Limiter, attrs ...attribute.KeyValue) (metric.Registration, error) {
-	if err := check("Observe", meter, lim == nil, attrs, sideKey, kindKey); err != nil {
+	if err := check("Observe", meter, lim == nil, attrs, sideKey, kindKey, settledKey); err != nil {
 		return nil, err
 	}
 	o := &observer{lim: lim}
@@ -44,7 +45,7 @@ func Observe(meter metric.Meter, lim *fallback.Limiter, attrs ...attribute.KeyVa
 		return nil, err
 	}
 	o.options(attrs)
-	return registerCallback(meter, o.observe, o.decisions, o.primaryErrors, o.errors, o.opens, o.state)
+	return registerCallback(meter, o.observe, o.decisions, o.primaryErrors, o.errors, o.opens, o.state, o.settles, o.owed)
 }
 
 // instruments makes the instruments of one observer on a meter,
@@ -81,11 +82,11 @@ func registerCallback(meter metric.Meter, f metric.Callback, instruments ...metr
 
 // observer observes one Limiter's Stats.
 type observer struct {
-	lim                                     *fallback.Limiter
-	decisions, primaryErrors, errors, opens metric.Int64ObservableCounter
-	state                                   metric.Int64ObservableGauge
-	sideOpts                                [len(sides)]metric.ObserveOption
-	slowOpt, downOpt, opt                   metric.ObserveOption
+	lim                                              *fallback.Limiter
+	decisions, primaryErrors, errors, opens, settles metric.Int64ObservableCounter
+	state, owed                                      metric.Int64ObservableGauge
+	sideOpts                                         [len(sides)]metric.ObserveOption
+	slowOpt, downOpt, opt, replayedOpt, lostOpt      metric.ObserveOption
 }
 
 // instruments makes o's instruments on meter.
@@ -97,9 +98,14 @@ func (o *observer) instruments(meter metric.Meter) error {
 		"Failures of the primary limiter, by kind: slow (no reply in time, or the reply lost: the call may have been applied) or down (unreachable or refusing: not applied).")
 	o.errors = in.counter("limitspec.errors", "{call}", "Calls of Limit that returned an error instead of a decision.")
 	o.opens = in.counter("limitspec.breaker.opens", "{open}", "Times the circuit breaker opened, leaving the primary limiter.")
+	o.settles = in.counter("limitspec.holds.settles", "{call}",
+		"Commits and releases of holds that failed for want of the primary and were kept, by outcome: replayed (sent again and answered) or lost (dropped).")
 	var err error
 	o.state, err = meter.Int64ObservableGauge("limitspec.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("State of the circuit breaker: 0 closed (deciding with the primary), 1 open, 2 half-open."))
+	in.errs = append(in.errs, err)
+	o.owed, err = meter.Int64ObservableGauge("limitspec.holds.settles.owed", metric.WithUnit("{call}"),
+		metric.WithDescription("Commits and releases of holds kept to send the primary again, which failed for want of it."))
 	in.errs = append(in.errs, err)
 	return in.err()
 }
@@ -111,6 +117,7 @@ func (o *observer) options(attrs []attribute.KeyValue) {
 		o.sideOpts[i] = with(sideKey.String(side.String()))
 	}
 	o.slowOpt, o.downOpt, o.opt = with(kindKey.String("slow")), with(kindKey.String("down")), with()
+	o.replayedOpt, o.lostOpt = with(settledKey.String("replayed")), with(settledKey.String("lost"))
 }
 
 // observe is the callback: it reads the Stats once and observes them.
@@ -124,6 +131,9 @@ func (o *observer) observe(_ context.Context, ob metric.Observer) error {
 	ob.ObserveInt64(o.errors, int64(st.Errors), o.opt)
 	ob.ObserveInt64(o.opens, int64(st.Opens), o.opt)
 	ob.ObserveInt64(o.state, int64(st.State), o.opt)
+	ob.ObserveInt64(o.settles, int64(st.SettlesReplayed), o.replayedOpt)
+	ob.ObserveInt64(o.settles, int64(st.SettlesLost), o.lostOpt)
+	ob.ObserveInt64(o.owed, st.SettlesOwed, o.opt)
 	return nil
 }
 

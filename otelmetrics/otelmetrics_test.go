@@ -107,7 +107,9 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) []string {
 	}
 	units := map[string]string{"limitspec.decisions": "{decision}", "limitspec.primary.errors": "{error}",
 		"limitspec.errors": "{call}", "limitspec.breaker.opens": "{open}", "limitspec.breaker.state": "{state}",
+		"limitspec.holds.settles": "{call}", "limitspec.holds.settles.owed": "{call}",
 		"limitspec.lease.requests": "{lease}", "limitspec.lease.cost": "{cost}", "limitspec.lease.direct": "{request}"}
+	gauges := map[string]bool{"limitspec.breaker.state": true, "limitspec.holds.settles.owed": true}
 	var points []string
 	for _, sm := range rm.ScopeMetrics {
 		if sm.Scope.Name != otelmetrics.ScopeName {
@@ -120,12 +122,12 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) []string {
 			var dps []metricdata.DataPoint[int64]
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
-				if !d.IsMonotonic || d.Temporality != metricdata.CumulativeTemporality || m.Name == "limitspec.breaker.state" {
+				if !d.IsMonotonic || d.Temporality != metricdata.CumulativeTemporality || gauges[m.Name] {
 					t.Errorf("%s: a sum, monotonic %v, %v", m.Name, d.IsMonotonic, d.Temporality)
 				}
 				dps = d.DataPoints
 			case metricdata.Gauge[int64]:
-				if m.Name != "limitspec.breaker.state" {
+				if !gauges[m.Name] {
 					t.Errorf("%s: a gauge", m.Name)
 				}
 				dps = d.DataPoints
@@ -162,6 +164,9 @@ func want(primary, fallback, failOpen, failClosed, slow, down, errs, opens, stat
 		fmt.Sprintf("limitspec.decisions{limiter=api,side=fallback} %d", fallback),
 		fmt.Sprintf("limitspec.decisions{limiter=api,side=primary} %d", primary),
 		fmt.Sprintf("limitspec.errors{limiter=api} %d", errs),
+		"limitspec.holds.settles.owed{limiter=api} 0",
+		"limitspec.holds.settles{limiter=api,outcome=lost} 0",
+		"limitspec.holds.settles{limiter=api,outcome=replayed} 0",
 		fmt.Sprintf("limitspec.primary.errors{kind=down,limiter=api} %d", down),
 		fmt.Sprintf("limitspec.primary.errors{kind=slow,limiter=api} %d", slow),
 	}
@@ -251,8 +256,8 @@ func TestUnregister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := collect(t, reader); len(got) != 9 {
-		t.Errorf("registered: %d points, want 9: %q", len(got), got)
+	if got := collect(t, reader); len(got) != 12 {
+		t.Errorf("registered: %d points, want 12: %q", len(got), got)
 	}
 	if err := reg.Unregister(); err != nil {
 		t.Fatal(err)
