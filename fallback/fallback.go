@@ -288,6 +288,7 @@ type Limiter struct {
 	lastErr        atomic.Pointer[error] // the primary's last failure, for the log
 	onChange       func(from, to State)
 	payments       *limiters.IDs // the request ids of payments
+	seeds          *limiters.IDs // the ids of the local holds started from the primary's word
 	owed           owedSettles   // commits and releases owed to the primary (settle.go)
 }
 
@@ -311,7 +312,7 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 		local = nil // a typed nil that FailOpen or FailClosed never calls, nor Reset
 	}
 	l := &Limiter{primary: primary, local: local, mode: opts.Mode, modeFor: opts.ModeFor,
-		payments:  limiters.NewIDs("fallback-payment"),
+		payments: limiters.NewIDs("fallback-payment"), seeds: limiters.NewIDs("fallback-seed"),
 		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now,
 		reports: newReports(cmp.Or(opts.Reports, DefaultReports)), log: cmp.Or(opts.Logger, slog.Default()),
 		onChange: opts.OnStateChange}
@@ -602,7 +603,17 @@ func (l *Limiter) start(ctx context.Context, req limitspec.Request) error {
 // startPart starts one part of a request's local state as st says, or
 // waits until another call has.
 func (l *Limiter) startPart(ctx context.Context, st start) error {
-	if st.seeding != nil {
+	switch {
+	case st.seeding != nil && inFlight(st.part):
+		defer close(st.seeding)
+		id, err := seedHold(ctx, l.local, st, l.seeds.Next(), l.now())
+		l.reports.with(st.part, false, func(rep *report) {
+			if rep != nil {
+				rep.seedHold = id
+			}
+		})
+		return err
+	case st.seeding != nil:
 		defer close(st.seeding)
 		return seed(ctx, l.local, st.part, st.amount)
 	}
@@ -610,6 +621,16 @@ func (l *Limiter) startPart(ctx context.Context, st start) error {
 		return await(ctx, st.wait)
 	}
 	return nil
+}
+
+// inFlight reports whether part, a policy's part, is of a limit in
+// flight (limitspec.InFlight), whose state is the holds.
+func inFlight(part limitspec.Request) bool {
+	if part.Policy == nil {
+		return false
+	}
+	limits := part.Policy.Limits()
+	return len(limits) == 1 && limitspec.InFlight(limits[0].Limit)
 }
 
 // await waits until ch is closed, or returns ctx's error if it is done

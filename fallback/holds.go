@@ -22,18 +22,22 @@ import (
 //     primary answers again, a commit, release or renew it answers with
 //     ErrNoHold runs on the local limiter, which may hold the id
 //     (reserved while the primary failed): a local hold ends when its
-//     holder ends it, not only at its length. Nothing decided locally is
-//     told to the primary afterwards, nor started from its word: holds
-//     are not paid back.
+//     holder ends it, not only at its length. The local limiter starts
+//     each limit from the primary's last answer to a holding call, at
+//     each outage (a rate limit's amount used forced on it, an in-flight
+//     limit's held until the end of the primary's last hold:
+//     reports.go's seedHold); what it charges (an admitted decision, a
+//     commit) is told to the primary before its next call, as a
+//     decision's local admissions are; its holds are not.
 //   - FailOpen admits a decision or a reserve; FailClosed denies them.
 //     A commit, release or renew returns the primary's error (a commit
 //     or release is kept, and sent again, as in Local mode).
 //
 // So while the primary is away, each process holds and charges at most
-// its share of each limit locally, beside what the primary held when it
-// went away, which it keeps counting until each hold ends (at most the
-// hold's length) or hears of its end afterwards: docs/semantics.md,
-// "Holds behind the fallback", states the bound.
+// its share of what each limit had left when the primary last answered;
+// the primary keeps counting what it held until each hold ends (at most
+// the hold's length) or it hears of its end afterwards:
+// docs/semantics.md, "Holds behind the fallback", states the bound.
 
 // Hold runs h on req's holding policy (see limitspec.Holder), by the
 // primary, or without it as the mode says. Both limiters must implement
@@ -52,10 +56,17 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 	}
 	var failure error = limitspec.ErrUnavailable
 	if call, probe := l.br.acquire(l.now()); call {
+		sent := l.reports.send()
 		res, fault, err := l.callPrimary(ctx, probe, func(pctx context.Context) (limitspec.Result, bool, error) {
+			if err := l.pay(pctx, req); err != nil {
+				return limitspec.Result{}, false, err
+			}
 			res, err := runHold(pctx, l.primary, req, h)
 			return res, true, err
 		})
+		if fault == answered && err == nil && l.modeOf(req) == Local && !limiters.IsNil(l.local) {
+			l.reports.recordHolds(req, res, l.now(), sent)
+		}
 		if fault == answered && !l.localHolds(req, h, err) {
 			l.settleOwed(ctx)
 			return res, err
@@ -103,16 +114,21 @@ func (l *Limiter) holdWithout(ctx context.Context, req limitspec.Request, h *lim
 	case mode != Local || limiters.IsNil(l.local):
 		return l.fail(errors.Join(limitspec.ErrMisconfigured, failure))
 	}
-	req, err := l.scaled(req)
+	scaled, err := l.scaled(req)
 	if err != nil {
 		return l.fail(err)
 	}
-	res, err := runHold(ctx, l.local, req, h)
+	if err := l.start(ctx, req); err != nil {
+		return l.fail(err)
+	}
+	res, err := runHold(ctx, l.local, scaled, h)
 	switch {
 	case errors.Is(err, limitspec.ErrNoHold):
 		return l.fail(failure) // the primary holds it, if anyone does
 	case err != nil:
 		return l.fail(err)
+	case h == nil && res.Allowed, h != nil && h.Op == limitspec.Commit:
+		l.reports.owe(req) // charged locally: the primary is told (pay)
 	}
 	if l.processes > 1 {
 		share(&res, l.processes)

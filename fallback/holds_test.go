@@ -18,14 +18,16 @@ import (
 // The fallback keeps holds, by its two limiters.
 var _ limitspec.Holder = (*fallback.Limiter)(nil)
 
-// TestFaultHoldsDown works the bound of docs/semantics.md ("Holds") for
-// a pool of 10 slots shared by two processes (Processes: 2): 3 slots are
-// reserved on Redis, then Redis refuses connections. The local limiter
-// holds its share alone, 5 slots (each reserve costs 2 of its 10); the
-// 6th is denied. A commit of a hold Redis keeps fails with Redis's
-// error (that hold ends there by itself); a commit of a local one is
-// decided locally. Redis back, the breaker closed again, its 3 holds are
-// still there, and none of the local ones: 7 free.
+// TestFaultHoldsDown works the bound of docs/semantics.md ("Holds behind
+// the fallback") for a pool of 10 slots shared by two processes
+// (Processes: 2): 3 slots are reserved on Redis, then Redis refuses
+// connections. The local limiter starts from Redis's last word, 3 slots
+// held (until the end of Redis's last hold), and holds its share of the
+// 7 left, 3 slots (each reserve costs 2 of its 10); the 4th is denied.
+// A commit of a hold Redis keeps fails with Redis's error (it is kept,
+// and sent again once Redis is back: TestFaultSettlesOwed); a commit of
+// a local one is decided locally. Redis back, the breaker closed again,
+// its 3 holds are still there, and none of the local ones: 7 free.
 func TestFaultHoldsDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.StartServer(t)
@@ -62,8 +64,8 @@ func TestFaultHoldsDown(t *testing.T) {
 			admitted++
 		}
 	}
-	if admitted != 5 {
-		t.Errorf("%d local reserves admitted; want 5, the process's share of 10", admitted)
+	if admitted != 3 {
+		t.Errorf("%d local reserves admitted; want 3, the process's share of the 7 Redis left", admitted)
 	}
 	if _, err := hold(limitspec.Commit, "redis0"); !errors.Is(err, limitspec.ErrUnavailable) {
 		t.Errorf("a commit of Redis's hold without Redis: %v; want ErrUnavailable", err)
@@ -156,4 +158,92 @@ func memoryLimiter(t *testing.T) *goimpl.Limiter {
 	}
 	t.Cleanup(func() { lim.Close() })
 	return lim
+}
+
+// TestFaultHoldsStartFromRedis: an LLM gateway's policy of 3 slots and
+// 1,000 tokens an hour, one process. On Redis, job a spends 400 tokens
+// and job b holds a slot and 100 tokens; then Redis refuses connections.
+// The local limiter starts from Redis's last word (1 slot held, 500
+// tokens used or held), not from a full limit: jobs c and d take the 2
+// slots left, e is denied for want of a slot; c commits 300 tokens, and
+// f, asking 200, is denied by the tokens (500 + 300 + d's 100 + 200 >
+// 1,000). Started full, the local limiter would have admitted e and f:
+// an hour's tokens twice over the outage. Redis back, it is told the 300
+// tokens c spent: it counts 400 + 300 spent and b's 100 held, 200 left;
+// and when d, held locally, commits 50 tokens (Redis holds nothing for
+// it: the local limiter ends it), Redis is told those too: 150 left.
+func TestFaultHoldsStartFromRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	proxy := faultproxy.Start(t, srv.Addr())
+	lim := onRedis(t, proxy.Addr(), fallback.Options{Timeout: time.Second, OpenFor: 50 * time.Millisecond})
+	p, err := limitspec.NewPolicy("llm",
+		limitspec.PolicyLimit{Name: "slots", Unit: "slots", Limit: limitspec.Concurrency{Limit: 3}, Identity: "tenant"},
+		limitspec.PolicyLimit{Name: "tokens", Unit: "tokens", Limit: limitspec.FixedWindow{Limit: 1000, Window: time.Hour}, Identity: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := func(op limitspec.HoldOp, id string, tokens int64) (limitspec.Result, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		req := limitspec.Request{Policy: p.WithHolds(), IDs: map[string]string{"tenant": "acme"},
+			Costs: map[string]int64{"slots": 1, "tokens": tokens}}
+		h := limitspec.Hold{Op: op, ID: id}
+		if op == limitspec.Reserve {
+			h.For = time.Minute
+		}
+		return lim.Hold(ctx, req, h)
+	}
+	for _, s := range []struct {
+		op     limitspec.HoldOp
+		id     string
+		tokens int64
+	}{{limitspec.Reserve, "a", 400}, {limitspec.Commit, "a", 400}, {limitspec.Reserve, "b", 100}} {
+		if res, err := hold(s.op, s.id, s.tokens); err != nil || !res.Allowed || res.Side != limitspec.Primary {
+			t.Fatalf("%v %s on Redis: %+v, %v", s.op, s.id, res, err)
+		}
+	}
+	proxy.Refuse(true)
+	for _, s := range []struct {
+		op      limitspec.HoldOp
+		id      string
+		tokens  int64
+		allowed bool
+		binding string // when denied
+	}{
+		{limitspec.Reserve, "c", 100, true, ""},
+		{limitspec.Reserve, "d", 100, true, ""},
+		{limitspec.Reserve, "e", 100, false, "slots"},
+		{limitspec.Commit, "c", 300, true, ""},
+		{limitspec.Reserve, "f", 200, false, "tokens"},
+	} {
+		res, err := hold(s.op, s.id, s.tokens)
+		if err != nil || res.Allowed != s.allowed || res.Side != limitspec.Fallback ||
+			!s.allowed && res.Limits[res.Binding].Name != s.binding {
+			t.Fatalf("%v %s of %d tokens without Redis: %+v, %v; want allowed %v (bound by %q), decided locally",
+				s.op, s.id, s.tokens, res, err, s.allowed, s.binding)
+		}
+	}
+	proxy.Refuse(false)
+	peek := limitspec.Request{Policy: p.WithHolds(), IDs: map[string]string{"tenant": "acme"}, Peek: true}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := lim.Limit(t.Context(), peek)
+		if err == nil && res.Side == limitspec.Primary {
+			if got := res.Limits[1].Remaining; got != 200 {
+				t.Errorf("Redis back: %d tokens left; want 200 (400 and c's 300 spent, b's 100 held)", got)
+			}
+			if res, err := hold(limitspec.Commit, "d", 50); err != nil || res.Side != limitspec.Fallback {
+				t.Fatalf("d's commit, Redis back: %+v, %v; want it ended locally", res, err)
+			}
+			if res, err := lim.Limit(t.Context(), peek); err != nil || res.Side != limitspec.Primary || res.Limits[1].Remaining != 150 {
+				t.Errorf("after d's commit: %+v, %v; want Redis's word, 150 tokens left", res, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis back, the breaker never let a call through: %+v, %v", res, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,9 @@ type report struct {
 	// told, which the primary is told (forced) before its next decision
 	// of a request of the part, so that it counts them too.
 	owed int64
+	// seedHold names the local hold an in-flight limit's part was last
+	// started with (seedHold), released when it starts again.
+	seedHold string
 	// paying is not nil while a call tells the primary what was owed; it
 	// is closed when that call has returned. The key's other primary
 	// decisions wait for it: sent before the payment lands, they would be
@@ -142,17 +146,33 @@ func (r *reports) send() uint64 { return r.sent.Add(1) }
 func (r *reports) record(req limitspec.Request, res limitspec.Result, now time.Time, call uint64) (seeded []chan struct{}) {
 	for i, part := range r.partsOf(req) {
 		if i < len(res.Limits) {
-			seeded = r.recordPart(part, res.Limits[i], now, call, seeded)
+			seeded = r.recordPart(part, res.Limits[i], now, call, seeded, false)
 		}
 	}
 	return seeded
 }
 
+// recordHolds keeps the primary's word res on req, a call of a holding
+// policy, as record does, but that a part started already is started
+// again, from this word, at the next outage: the local limiter is not
+// told what the primary holds and charges meanwhile (holds are not
+// mirrored), so that its state would be stale.
+func (r *reports) recordHolds(req limitspec.Request, res limitspec.Result, now time.Time, call uint64) {
+	for i, part := range r.partsOf(req) {
+		if i < len(res.Limits) {
+			r.recordPart(part, res.Limits[i], now, call, nil, true)
+		}
+	}
+}
+
 // recordPart is record's work for one part, decided as lr says, its
 // start channel appended to seeded if it was started.
-func (r *reports) recordPart(part limitspec.Request, lr limitspec.LimitResult, now time.Time, call uint64, seeded []chan struct{}) []chan struct{} {
+func (r *reports) recordPart(part limitspec.Request, lr limitspec.LimitResult, now time.Time, call uint64, seeded []chan struct{}, reseed bool) []chan struct{} {
 	r.with(part, true, func(rep *report) {
-		if rep.seeded != nil {
+		switch {
+		case rep.seeded != nil && reseed && closed(rep.seeded):
+			rep.seeded = nil // started from this word at the next outage
+		case rep.seeded != nil:
 			seeded = append(seeded, rep.seeded)
 			return
 		}
@@ -170,11 +190,26 @@ func (r *reports) recordPart(part limitspec.Request, lr limitspec.LimitResult, n
 // closes once it has (seeding); or, when another call has taken it, that
 // call's channel (wait), closed once the part has been started. Both are
 // nil when the part has no report: it starts from what the local limiter
-// holds (full, for a limit it never decided).
+// holds (full, for a limit it never decided). An in-flight limit's
+// amount is held (seedHold) until the report's until, the end of the
+// primary's last hold; hold names the hold of its previous start, which
+// the new one replaces.
 type start struct {
 	part          limitspec.Request
 	amount        int64
+	until         time.Time
+	hold          string
 	seeding, wait chan struct{}
+}
+
+// closed reports whether ch is closed.
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // take returns, once per part of req, the start of its local state at
@@ -200,8 +235,9 @@ func (r *reports) takePart(part limitspec.Request, now time.Time) start {
 			st.seeding = make(chan struct{})
 			rep.seeded = st.seeding
 			if now.Before(rep.until) {
-				st.amount = rep.used
+				st.amount, st.until = rep.used, rep.until
 			}
+			st.hold = rep.seedHold
 		}
 	})
 	return st
@@ -287,6 +323,9 @@ const maxPolicies = 1024
 // primary said.
 func (r *reports) owe(req limitspec.Request) {
 	for _, part := range r.partsOf(req) {
+		if inFlight(part) {
+			continue // keeps no state: its holds end by themselves
+		}
 		r.with(part, false, func(rep *report) {
 			if rep != nil && part.Cost > 0 {
 				rep.owed += part.Cost
@@ -338,6 +377,32 @@ func (r *reports) paid(part limitspec.Request, pay payment, paying chan struct{}
 		}
 	})
 	close(paying)
+}
+
+// seedHold starts the local limiter's holds of st's part, a limit in
+// flight (concurrency, which keeps no state), from the primary's last
+// word: one hold of the amount the primary held (id, a name of its own),
+// until the end of the primary's last hold, the previous start's hold
+// released. It returns the hold's id ("" when none is held).
+func seedHold(ctx context.Context, local limitspec.Limiter, st start, id string, now time.Time) (string, error) {
+	holder, ok := local.(limitspec.Holder)
+	if !ok {
+		return "", nil
+	}
+	req := st.part
+	req.Policy, req.Cost, req.Costs, req.Force, req.Now = req.Policy.WithHolds(), 0, nil, false, now
+	if st.hold != "" {
+		if _, err := holder.Hold(ctx, req, limitspec.Hold{Op: limitspec.Release, ID: st.hold}); err != nil && !errors.Is(err, limitspec.ErrNoHold) {
+			return "", err
+		}
+	}
+	left := st.until.Sub(now)
+	if st.amount == 0 || left < time.Millisecond {
+		return "", nil
+	}
+	req.Cost = st.amount
+	_, err := holder.Hold(ctx, req, limitspec.Hold{Op: limitspec.Reserve, ID: id, For: min(left, 24*time.Hour)})
+	return id, err
 }
 
 // seed starts the local limiter's state of req from amount used: its
