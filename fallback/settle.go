@@ -3,6 +3,7 @@ package fallback
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -62,6 +63,8 @@ func (o *owedSettles) owe(s settle) {
 	if s.h.Op != limitspec.Commit && s.h.Op != limitspec.Release {
 		return
 	}
+	// the caller's maps may change once its call has returned
+	s.req.IDs, s.req.Costs, s.req.Inputs = maps.Clone(s.req.IDs), maps.Clone(s.req.Costs), maps.Clone(s.req.Inputs)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.list) == maxOwedSettles {
