@@ -139,6 +139,15 @@
 // misconfiguration, the caller's ctx done) leaves it open, with the next
 // call probing at once.
 //
+// A busy host is not an outage: a call that fails for want of a reply,
+// which this process saw more than half the Timeout after its deadline
+// (its goroutine ran late: CPU starvation, a GC pause), failed for the
+// process's lateness, not the primary's slowness, and the breaker does
+// not count it (Stats.PrimaryLate), but for Failures of them in a row:
+// a primary that does not answer a busy host still opens the breaker,
+// after twice the failures. The call itself is decided as any failed
+// call is.
+//
 // # Counters and metrics
 //
 // Stats reads the counters at any time; they are atomic, and the calls
@@ -290,6 +299,7 @@ type Limiter struct {
 	payments       *limiters.IDs // the request ids of payments
 	seeds          *limiters.IDs // the ids of the local holds started from the primary's word
 	owed           owedSettles   // commits and releases owed to the primary (settle.go)
+	lateRun        atomic.Int64  // the late failures in a row (late)
 }
 
 // paymentID is the request id of a new payment.
@@ -426,11 +436,13 @@ func (l *Limiter) tryPrimary(ctx context.Context, req limitspec.Request, probe b
 // failure, counted as slow or down, and the request is to be decided
 // without it.
 func (l *Limiter) callPrimary(ctx context.Context, probe bool, call func(context.Context) (res limitspec.Result, sent bool, err error)) (limitspec.Result, primaryFault, error) {
+	start := l.now()
 	pctx, cancel := context.WithTimeout(ctx, l.timeout)
 	res, sent, err := call(pctx)
 	cancel()
 	switch {
 	case err == nil:
+		l.lateRun.Store(0)
 		l.br.succeed(probe)
 		return l.decided(res, limitspec.Primary), answered, nil
 	case !limiters.Outage(err):
@@ -448,12 +460,34 @@ func (l *Limiter) callPrimary(ctx context.Context, probe bool, call func(context
 		if sent {
 			fault = ranMaybe
 		}
+		if l.late(start) {
+			l.c.primaryLate.Add(1)
+			l.br.release(probe)
+			return limitspec.Result{}, fault, err
+		}
 	} else {
 		l.c.primaryDown.Add(1)
+		l.lateRun.Store(0)
 	}
 	l.lastErr.Store(&err)
 	l.br.failed(probe, l.now())
 	return limitspec.Result{}, fault, err
+}
+
+// late reports whether a primary call started at start, which failed for
+// want of a reply within Timeout, failed because this process ran late,
+// not the primary: its goroutine saw the deadline more than half the
+// Timeout after it came (a busy host, a GC pause, a starved client),
+// which a slow primary does not make. Such a failure is not counted by
+// the breaker, but for Failures of them in a row (a primary that does
+// not answer a busy host still opens it, after twice the failures).
+func (l *Limiter) late(start time.Time) bool {
+	overdue := l.now().Sub(start) - l.timeout
+	if overdue <= l.timeout/2 {
+		l.lateRun.Store(0)
+		return false
+	}
+	return l.lateRun.Add(1) <= l.br.threshold
 }
 
 // pay tells the primary what the local limiter admitted of each part of
@@ -760,6 +794,7 @@ type counters struct {
 	decisions   [4]atomic.Uint64 // by limitspec.Side
 	primarySlow atomic.Uint64
 	primaryDown atomic.Uint64
+	primaryLate atomic.Uint64
 	errors      atomic.Uint64
 }
 

@@ -21,6 +21,12 @@ type Stats struct {
 	// one whose deadline came while it waited for redislimit's next
 	// batch). Each only grows.
 	PrimarySlow, PrimaryDown uint64
+	// PrimaryLate counts the slow failures that came while this process
+	// itself ran late (it saw the call's deadline more than half the
+	// Timeout after it came: a busy host, not a slow primary), which the
+	// breaker does not count, but for Failures of them in a row. Each is
+	// also in PrimarySlow.
+	PrimaryLate uint64
 	// Errors counts the calls of Limit that returned an error.
 	Errors uint64
 	// Opens counts the times the breaker opened: after Failures
@@ -63,6 +69,7 @@ func (l *Limiter) Stats() Stats {
 		FailClosed:      l.c.decisions[limitspec.FailClosed].Load(),
 		PrimarySlow:     slow,
 		PrimaryDown:     down,
+		PrimaryLate:     l.c.primaryLate.Load(),
 		PrimaryErrors:   slow + down,
 		Errors:          l.c.errors.Load(),
 		Opens:           l.br.opens.Load(),
