@@ -101,7 +101,8 @@
 // alone, the sum of the amounts it admitted, each in its own unit (the
 // amount of its unit in Costs, else the Cost), before the primary's next
 // decision of a request that counts it; a limit the primary reported
-// nothing of is paid nothing. Each payment is a request of an id of its
+// nothing of is paid too, its local state kept from then on as the
+// primary's admissions are forced on it. Each payment is a request of an id of its
 // own: a payment whose reply is lost is sent again with the same id
 // before anything else is paid, and a primary that honours ids (packages
 // redislimit and goimpl) counts it once when it is sent again within
@@ -139,14 +140,14 @@
 // misconfiguration, the caller's ctx done) leaves it open, with the next
 // call probing at once.
 //
-// A busy host is not an outage: a call that fails for want of a reply,
-// which this process saw more than half the Timeout after its deadline
-// (its goroutine ran late: CPU starvation, a GC pause), failed for the
-// process's lateness, not the primary's slowness, and the breaker does
-// not count it (Stats.PrimaryLate), but for Failures of them in a row:
-// a primary that does not answer a busy host still opens the breaker,
-// after twice the failures. The call itself is decided as any failed
-// call is.
+// A busy host is not an outage: a call that fails (for want of a reply,
+// or of its turn in a batch), which this process saw more than half the
+// Timeout after its deadline (its goroutine ran late: CPU starvation, a
+// GC pause), failed for the process's lateness, not the primary's
+// slowness, and the breaker does not count it (Stats.PrimaryLate), but
+// for Failures of them in a row: a primary that does not answer a busy
+// host still opens the breaker, after twice the failures. The call
+// itself is decided as any failed call is.
 //
 // # Counters and metrics
 //
@@ -460,25 +461,25 @@ func (l *Limiter) callPrimary(ctx context.Context, probe bool, call func(context
 		if sent {
 			fault = ranMaybe
 		}
-		if l.late(start) {
-			l.c.primaryLate.Add(1)
-			l.br.release(probe)
-			return limitspec.Result{}, fault, err
-		}
 	} else {
 		l.c.primaryDown.Add(1)
-		l.lateRun.Store(0)
+	}
+	if l.late(start) {
+		l.c.primaryLate.Add(1)
+		l.br.release(probe)
+		return limitspec.Result{}, fault, err
 	}
 	l.lastErr.Store(&err)
 	l.br.failed(probe, l.now())
 	return limitspec.Result{}, fault, err
 }
 
-// late reports whether a primary call started at start, which failed for
-// want of a reply within Timeout, failed because this process ran late,
-// not the primary: its goroutine saw the deadline more than half the
-// Timeout after it came (a busy host, a GC pause, a starved client),
-// which a slow primary does not make. Such a failure is not counted by
+// late reports whether a primary call started at start, which failed,
+// failed because this process ran late, not the primary: its goroutine
+// saw the failure more than half the Timeout after the call's deadline
+// (a busy host, a GC pause, a starved client: a call that waited for a
+// batch, or for its reply, past its deadline), which neither a slow
+// primary nor a refused connection makes. Such a failure is not counted by
 // the breaker, but for Failures of them in a row (a primary that does
 // not answer a busy host still opens it, after twice the failures).
 func (l *Limiter) late(start time.Time) bool {

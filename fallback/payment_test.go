@@ -100,3 +100,40 @@ func TestPaymentKeepsTheCallersID(t *testing.T) {
 		t.Errorf("payment ids %q; want one of the fallback's own", primary.ids)
 	}
 }
+
+// TestUnreportedKeyPaid: a key the primary never answered for (it failed
+// from the first call, as a busy host's first calls may) starts locally
+// from what the local limiter holds; what the local limiter admits is
+// owed to the primary all the same, so that once the primary answers,
+// it counts those admissions and denies past the limit: over the window
+// the key is admitted its limit once, not twice. A later outage keeps
+// the local state (it is not reset from a report that never saw those
+// admissions).
+func TestUnreportedKeyPaid(t *testing.T) {
+	primary := &losing{Limiter: local(t)}
+	c := newClock()
+	l := mustNew(t, primary, local(t), Options{Failures: 1000}, c)
+	r := req(fixedWindow(5), "k", 1)
+	admitted := 0
+	decide := func(down bool, n int) {
+		primary.down.Store(down)
+		for range n {
+			if res := limit(t, l, r); res.Allowed {
+				admitted++
+			}
+		}
+	}
+	decide(true, 3)  // locally: 3 of 5, no report
+	decide(false, 1) // the primary, told of the 3 first: 4 of 5
+	decide(true, 3)  // locally again: the 5th, then denied
+	decide(false, 3) // the primary, told of the 5th: denied
+	if admitted != 5 {
+		t.Errorf("%d admitted; want 5, the limit, once", admitted)
+	}
+	peek := r
+	peek.Cost, peek.Peek = 0, true
+	res, err := primary.Limiter.Limit(context.Background(), peek)
+	if err != nil || res.Limits[0].Remaining != 0 {
+		t.Errorf("the primary: %+v, %v; want its 5 counted", res, err)
+	}
+}

@@ -319,20 +319,31 @@ const maxPolicies = 1024
 // owe adds req, admitted by the local limiter (or forced on it), to what
 // the primary is to be told: each part's own amount (its Cost, in its
 // limit's unit) to the part's debt. A part the primary never reported
-// (no report) owes nothing, as its local state started from nothing the
-// primary said.
+// owes it too (a report is made for it): its local state started from
+// what the local limiter held, and is kept as started (seeded), so that
+// the primary's admissions heard from then on are forced on it, and no
+// report made later resets it, erasing admissions the primary is owed.
 func (r *reports) owe(req limitspec.Request) {
 	for _, part := range r.partsOf(req) {
-		if inFlight(part) {
-			continue // keeps no state: its holds end by themselves
+		if inFlight(part) || part.Cost <= 0 {
+			continue // an in-flight limit keeps no state: its holds end by themselves
 		}
-		r.with(part, false, func(rep *report) {
-			if rep != nil && part.Cost > 0 {
-				rep.owed += part.Cost
+		r.with(part, true, func(rep *report) {
+			if rep.seeded == nil && rep.heard == 0 && rep.until.IsZero() {
+				rep.seeded = started // made here: the primary never reported it
 			}
+			rep.owed += part.Cost
 		})
 	}
 }
+
+// started is the seeded channel of a part whose local state started from
+// what the local limiter held (owe).
+var started = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 // debt takes what the primary is to be told of part (owed, or a payment
 // that failed, to be sent again), with the channel the caller closes, by

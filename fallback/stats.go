@@ -21,11 +21,11 @@ type Stats struct {
 	// one whose deadline came while it waited for redislimit's next
 	// batch). Each only grows.
 	PrimarySlow, PrimaryDown uint64
-	// PrimaryLate counts the slow failures that came while this process
-	// itself ran late (it saw the call's deadline more than half the
-	// Timeout after it came: a busy host, not a slow primary), which the
+	// PrimaryLate counts the failures that came while this process
+	// itself ran late (it saw the failure more than half the Timeout past
+	// the call's deadline: a busy host, not a slow primary), which the
 	// breaker does not count, but for Failures of them in a row. Each is
-	// also in PrimarySlow.
+	// also in PrimarySlow or PrimaryDown.
 	PrimaryLate uint64
 	// Errors counts the calls of Limit that returned an error.
 	Errors uint64
