@@ -9,6 +9,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/goimpl"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/kit"
 	"github.com/limitspec/limitspec/policyfile"
 	"github.com/limitspec/limitspec/redislimit"
@@ -133,11 +134,11 @@ func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
 		if req.Costs, refused = intCosts(r.Costs); refused != nil {
 			return req, refused
 		}
-		req.Peek = peeks(req)
+		req.Peek = limiters.AsksNothing(req) // a Cost left 0 is 1 in Go
 		req.Policy, refused = TypedPolicy(r.Policy)
 		return req, refused
 	}
-	req.Peek = peeks(req)
+	req.Peek = limiters.AsksNothing(req) // a Cost left 0 is 1 in Go
 	ints, refused := intParams(r.Algorithm, r.Params)
 	if refused != nil {
 		return req, refused
@@ -147,20 +148,6 @@ func (t *limiterTarget) request(r Request) (limitspec.Request, *Outcome) {
 		return req, &o
 	}
 	return req, nil
-}
-
-// peeks reports whether a step's request asks for nothing, its cost and
-// every amount of its costs 0: in Go, a Peek, since a Cost left 0 is 1.
-func peeks(req limitspec.Request) bool {
-	if req.Cost != 0 {
-		return false
-	}
-	for _, c := range req.Costs {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // TypedPolicy is the limitspec.Policy of a vector's policy, or the

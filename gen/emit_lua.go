@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/limitspec/limitspec/kit"
 )
 
 // luaReserved are names a generated local must not take.
@@ -283,7 +285,7 @@ func luaScriptCode(w *writer, sp *Spec, a *Algorithm, v *View, memo string) {
 		// its decision writes nothing: alone, it would admit every request
 		w.line("-- an in-flight limit counts only the holds of a holding policy (the holds")
 		w.line("-- script's): decided alone it writes nothing, so every call is refused")
-		w.line("return redis.error_reply('BADINPUT ' .. ALG .. %s)", luaStr(msgInFlight))
+		w.line("return redis.error_reply('BADINPUT ' .. ALG .. %s)", luaStr(kit.MsgInFlight))
 		return
 	}
 	luaFastArgs(w, sp, a, memo)

@@ -3,6 +3,8 @@ package gen
 import (
 	"fmt"
 	"strings"
+
+	"github.com/limitspec/limitspec/kit"
 )
 
 // A policy (docs/semantics.md, "Policies") is decided by one script per
@@ -131,7 +133,7 @@ func luaLimitsParser(w *writer, script string) {
 	inFlight := "" // a holding policy's limits, and a reset's, may be in flight
 	if script == policyScript {
 		inFlight = "\n  if alg[7] then -- in flight: only holds count it\n" +
-			"    return redis.error_reply('BADINPUT ' .. policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ' .. " + luaStr(msgInFlight) + ")\n" +
+			"    return redis.error_reply('BADINPUT ' .. policy .. '.' .. name .. ': ' .. ARGV[arg] .. ': ' .. " + luaStr(kit.MsgInFlight) + ")\n" +
 			"  end"
 	}
 	w.text(luaLimitsParserText, "{first}", fmt.Sprint(first), "{holds}", holds, "{keys}", luaKeysCheck(script), "{make}", mk, "{inflight}", inFlight)

@@ -106,11 +106,3 @@ func goConstDecls(t *testing.T, src []byte) map[string]int64 {
 	}
 	return out
 }
-
-// TestKitInFlightMessage: the Go limiters refuse an in-flight limit
-// alone with the scripts' text.
-func TestKitInFlightMessage(t *testing.T) {
-	if msgInFlight != kit.MsgInFlight {
-		t.Errorf("the scripts say %q, package kit %q", msgInFlight, kit.MsgInFlight)
-	}
-}

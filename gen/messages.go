@@ -42,10 +42,3 @@ func msgInputPrefix(in *Input) string {
 func msgStrPrefix(in *StrInput) string {
 	return fmt.Sprintf("%s must be at most %d bytes, got ", in.Name, in.MaxLen)
 }
-
-// msgInFlight refuses the decision of an in-flight limit (an algorithm
-// whose decision writes nothing: Algorithm.InFlight) alone or in a
-// policy without holds, where it would admit every request;
-// kit.MsgInFlight is the same text, for the Go limiters.
-const msgInFlight = "an in-flight limit counts only the holds of a holding policy: " +
-	"decided alone, or in a policy without holds, it writes nothing and would admit every request"

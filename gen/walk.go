@@ -84,7 +84,7 @@ func walkStmts(body []Stmt, visit func(Expr)) {
 // would charge nothing, so that only holds (docs/semantics.md, "Holds")
 // use its quota, which then counts what is held at once, the requests in
 // flight (concurrency). Its script, and a policy script's limit of it,
-// refuse every decision (msgInFlight); its holding policies decide it.
+// refuse every decision (kit.MsgInFlight); its holding policies decide it.
 func (a *Algorithm) InFlight() bool { return !writesIn(a.Body) }
 
 // Shapes reports whether a decision of a may tell an admitted request to

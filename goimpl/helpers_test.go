@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 	"github.com/limitspec/limitspec/internal/oracle"
 	"github.com/limitspec/limitspec/kit"
 )
@@ -239,12 +240,7 @@ func stateCall(tb testing.TB, l *Limiter, lim limitspec.Limit, key string) *kit.
 // nothing: in Go, a Peek (a Cost left 0 is 1: docs/semantics.md,
 // "Amounts in Go").
 func asksNothing(cost int64, costs map[string]int64) bool {
-	for _, c := range costs {
-		if c != 0 {
-			return false
-		}
-	}
-	return cost == 0
+	return limiters.AsksNothing(limitspec.Request{Cost: cost, Costs: costs})
 }
 
 // goCost is the Cost a Go limiter counts of a request of op ("decide",

@@ -93,16 +93,6 @@ func (l *Limiter) runHolds(req *limitspec.Request, plan *policyPlan, op, id stri
 func (pc *policyCall) lockHolds(s *holdStore) {
 	pc.store = s
 	locked := pc.hlocked[:0]
-	if len(pc.calls) == 1 {
-		lc := &pc.calls[0]
-		lc.hkey = s.keyHash(pc.plan.hlimit[0], lc.tag)
-		lc.hshard = index(lc.hkey)
-		pc.hlocked = append(locked, lc.hshard)
-		sh := &s.shards[lc.hshard]
-		sh.mu.Lock()
-		lc.holds = sh.get(pc.holdKey(0), lc.hkey)
-		return
-	}
 	for i := range pc.calls {
 		lc := &pc.calls[i]
 		lc.hkey = s.keyHash(pc.plan.hlimit[i], lc.tag)

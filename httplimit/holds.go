@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // A rule of a holding policy (limitspec.Policy.WithHolds;
@@ -141,6 +142,6 @@ func (m *Middleware) settle(ctx context.Context, h *held) {
 		maps.Copy(req.Costs, h.units)
 	}
 	h.mu.Unlock()
-	req.Peek = asksNothing(req) // a commit of nothing spent
+	req.Peek = limiters.AsksNothing(req) // a commit of nothing spent
 	m.l.(limitspec.Holder).Hold(ctx, req, limitspec.Hold{Op: limitspec.Commit, ID: h.id})
 }

@@ -257,18 +257,14 @@ func checkPattern(pattern string) (err error) {
 // concurrency) of r when r holds nothing: its Limit, or a limit of a
 // policy without holds; "" when it has none.
 func inFlightAlone(r Rule) string {
-	switch {
-	case !limiters.IsNil(r.Limit) && limitspec.InFlight(r.Limit):
-		return "the limit " + r.Limit.Algorithm().String()
-	case r.Policy == nil || r.Policy.Holds():
+	switch pl, found := limiters.InFlightAlone(r.Limit, r.Policy); {
+	case !found:
 		return ""
+	case pl.Name == "":
+		return "the limit " + r.Limit.Algorithm().String()
+	default:
+		return fmt.Sprintf("the limit %s of the policy %s", pl.Name, r.Policy.Name())
 	}
-	for _, pl := range r.Policy.Limits() {
-		if limitspec.InFlight(pl.Limit) {
-			return fmt.Sprintf("the limit %s of the policy %s", pl.Name, r.Policy.Name())
-		}
-	}
-	return ""
 }
 
 // checkRule refuses a rule the middleware or its limiter cannot decide.
@@ -464,23 +460,8 @@ func (m *Middleware) request(r *http.Request, rule Rule) (limitspec.Request, err
 			return req, asError(err)
 		}
 	}
-	req.Peek = asksNothing(req)
+	req.Peek = limiters.AsksNothing(req)
 	return req, nil
-}
-
-// asksNothing reports whether req's Cost and every amount of its Costs
-// are 0, so that it is a peek (limitspec.Request.Peek), not a request of
-// the default cost of 1.
-func asksNothing(req limitspec.Request) bool {
-	if req.Cost != 0 {
-		return false
-	}
-	for _, c := range req.Costs {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // isHolder reports whether l keeps holds.

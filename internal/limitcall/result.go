@@ -89,18 +89,14 @@ func CheckRuleOf(lim limitspec.Limit, p *limitspec.Policy) error {
 // quota counts the holds of a holding policy alone. The scripts refuse
 // it alike (kit.MsgInFlight). A reset is not refused.
 func CheckCounts(lim limitspec.Limit, p *limitspec.Policy) error {
+	pl, found := limiters.InFlightAlone(lim, p)
 	switch {
-	case !limiters.IsNil(lim) && limitspec.InFlight(lim):
-		return kit.BadInput("%s: %s", lim.Algorithm(), kit.MsgInFlight)
-	case p == nil || p.Holds():
+	case !found:
 		return nil
+	case pl.Name == "":
+		return kit.BadInput("%s: %s", lim.Algorithm(), kit.MsgInFlight)
 	}
-	for _, pl := range p.Limits() {
-		if limitspec.InFlight(pl.Limit) {
-			return kit.BadInput("%s.%s: %s: %s", p.Name(), pl.Name, pl.Limit.Algorithm(), kit.MsgInFlight)
-		}
-	}
-	return nil
+	return kit.BadInput("%s.%s: %s: %s", p.Name(), pl.Name, pl.Limit.Algorithm(), kit.MsgInFlight)
 }
 
 // PolicyKeys returns the hash tag of each limit of p for the identity

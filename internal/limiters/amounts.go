@@ -2,6 +2,8 @@ package limiters
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/limitspec/limitspec"
 )
@@ -18,8 +20,8 @@ func Defaults(req *limitspec.Request, takes bool) error {
 		if req.Cost != 0 {
 			return badInput("%s: a peek asks for nothing: cost must be 0, got %d", ruleName(req), req.Cost)
 		}
-		for u, c := range req.Costs {
-			if c != 0 {
+		for _, u := range slices.Sorted(maps.Keys(req.Costs)) { // the first in order, as Policy.Costs names units
+			if c := req.Costs[u]; c != 0 {
 				return badInput("%s: a peek asks for nothing: costs[%q] must be 0, got %d", ruleName(req), u, c)
 			}
 		}
@@ -80,4 +82,37 @@ func IsPeek(req limitspec.Request) bool {
 // limitspec.ErrBadInput.
 func badInput(format string, args ...any) error {
 	return &limitspec.InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// AsksNothing reports whether req gives no amount at all: its Cost and
+// every amount of its Costs 0. A caller that means such a request to
+// charge nothing sends it as a Peek, since a Cost left 0 is 1
+// (Defaults).
+func AsksNothing(req limitspec.Request) bool {
+	for _, c := range req.Costs {
+		if c != 0 {
+			return false
+		}
+	}
+	return req.Cost == 0
+}
+
+// InFlightAlone returns the in-flight limit (limitspec.InFlight: its
+// decision writes nothing, only holds count it) that lim is, or that p,
+// a policy without holds, counts, as a policy limit (a lone lim's has no
+// name); found is false when there is none. Such a limit would admit
+// every request, and is refused where it is decided.
+func InFlightAlone(lim limitspec.Limit, p *limitspec.Policy) (pl limitspec.PolicyLimit, found bool) {
+	switch {
+	case !IsNil(lim) && limitspec.InFlight(lim):
+		return limitspec.PolicyLimit{Limit: lim}, true
+	case p == nil || p.Holds():
+		return pl, false
+	}
+	for _, pl := range p.Limits() {
+		if limitspec.InFlight(pl.Limit) {
+			return pl, true
+		}
+	}
+	return pl, false
 }
