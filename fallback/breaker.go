@@ -38,8 +38,12 @@ type breaker struct {
 	// word is at<<2 | state: at is the time of the next probe (Open) or of
 	// the probe being made (HalfOpen), as the duration since base; 0 when
 	// Closed.
-	word      atomic.Int64
-	failures  atomic.Int64 // consecutive primary failures while closed
+	word     atomic.Int64
+	failures atomic.Int64 // consecutive primary failures while closed
+	// counted is when the last failure counted in failures was seen, as
+	// the duration since base: a failure of a call that started before
+	// it is of the same stall, and not counted again.
+	counted   atomic.Int64
 	opens     atomic.Uint64
 	threshold int64
 	openFor   time.Duration
@@ -99,14 +103,26 @@ func (b *breaker) succeed(probe bool) {
 	}
 }
 
-// failed records a primary call that failed at now.
-func (b *breaker) failed(probe bool, now time.Time) {
+// failed records a primary call started at start that failed at now.
+// While closed, it counts toward the threshold only if the call started
+// after the last counted failure was seen: the calls that were waiting
+// together when the primary (or this host) stalled make one failure,
+// not one each, so that a burst of concurrent calls caught by one slow
+// moment does not open the breaker, and a primary that keeps failing
+// opens it after Failures rounds of calls, each started after the
+// previous round failed (at once for a refused connection; after
+// Failures Timeouts for one that does not answer).
+func (b *breaker) failed(probe bool, start, now time.Time) {
 	next := pack(b.since(now)+b.openFor, Open)
 	if probe {
 		b.word.Store(next)
 		b.opens.Add(1)
 		b.changed(HalfOpen, Open)
 		return
+	}
+	last := b.counted.Load()
+	if int64(b.since(start)) < last || !b.counted.CompareAndSwap(last, int64(b.since(now))) {
+		return // the same stall as a failure counted already
 	}
 	if b.failures.Add(1) < b.threshold {
 		return

@@ -132,7 +132,16 @@
 //
 // The breaker is closed at first: every call goes to the primary. After
 // Options.Failures consecutive primary failures (5 by default) it opens:
-// no call goes to the primary, each is decided as the mode says. After
+// no call goes to the primary, each is decided as the mode says. A
+// failure counts only if its call started after the last counted
+// failure was seen: the calls in flight together when the primary (or
+// this host) stalled for a moment are one failure, however many they
+// are, so that a burst of concurrent calls caught by one slow moment
+// (a cold start dialling its connections, a GC pause) does not hand a
+// healthy primary's traffic to the local limiter; a primary that keeps
+// failing opens it after Failures rounds of calls, each started after
+// the previous round failed: at once when it refuses connections, after
+// Failures times the Timeout when it does not answer. After
 // Options.OpenFor (1 s by default) it is half-open: one call at a time goes
 // to the primary, as a probe, while the others are decided without it. A
 // probe that succeeds closes the breaker; one that fails opens it again for
@@ -243,7 +252,8 @@ type Options struct {
 	// DefaultTimeout.
 	Timeout time.Duration
 	// Failures is the number of consecutive primary failures that open
-	// the breaker; 0 means DefaultFailures.
+	// the breaker, each of a call started after the previous one failed
+	// (see "The breaker"); 0 means DefaultFailures.
 	Failures int
 	// OpenFor is how long the breaker stays open before it lets a probe
 	// through; 0 means DefaultOpenFor.
@@ -335,6 +345,7 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 		l.now = time.Now
 	}
 	l.br = breaker{threshold: DefaultFailures, openFor: DefaultOpenFor, base: l.now(), onChange: l.changed}
+	l.br.counted.Store(int64(-maxAt))
 	if opts.Failures != 0 {
 		l.br.threshold = int64(opts.Failures)
 	}
@@ -470,7 +481,7 @@ func (l *Limiter) callPrimary(ctx context.Context, probe bool, call func(context
 		return limitspec.Result{}, fault, err
 	}
 	l.lastErr.Store(&err)
-	l.br.failed(probe, l.now())
+	l.br.failed(probe, start, l.now())
 	return limitspec.Result{}, fault, err
 }
 

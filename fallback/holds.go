@@ -18,7 +18,8 @@ import (
 //     Processes, as for any decision; an operation on a hold the local
 //     limiter does not have (one the primary holds) returns the
 //     primary's error; a commit or release so failed is kept and sent
-//     to the primary again once it answers (settle.go). Once the
+//     to the primary again once it answers (settle.go), as is a
+//     release of a reserve whose outcome was unknown. Once the
 //     primary answers again, a commit, release or renew it answers with
 //     ErrNoHold runs on the local limiter, which may hold the id
 //     (reserved while the primary failed): a local hold ends when its
@@ -55,9 +56,12 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 		return l.fail(err)
 	}
 	var failure error = limitspec.ErrUnavailable
+	fault := downed
 	if call, probe := l.br.acquire(l.now()); call {
 		sent := l.reports.send()
-		res, fault, err := l.callPrimary(ctx, probe, func(pctx context.Context) (limitspec.Result, bool, error) {
+		var res limitspec.Result
+		var err error
+		res, fault, err = l.callPrimary(ctx, probe, func(pctx context.Context) (limitspec.Result, bool, error) {
 			if err := l.pay(pctx, req); err != nil {
 				return limitspec.Result{}, false, err
 			}
@@ -73,11 +77,29 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 		}
 		failure = err
 	}
+	if fault == ranMaybe && h != nil && h.Op == limitspec.Reserve && l.modeOf(req) != FailOpen {
+		l.owed.owe(undoReserve(req, h.ID))
+	}
 	res, err := l.holdWithout(ctx, req, h, failure)
 	if owed(h, err) {
 		l.owed.owe(settle{req: req, h: *h})
 	}
 	return res, err
+}
+
+// undoReserve is the release owed to the primary for a reserve of id
+// whose outcome is unknown (its reply lost, or late: the primary may
+// hold it), decided without the primary: in mode Local the local
+// limiter holds it if it admitted it, and its holder's commit or release
+// ends it there (on the primary, whichever of the two comes first ends
+// the primary's hold: a commit the primary no longer has runs on the
+// local limiter); in mode FailClosed it was denied. Either way no holder
+// ends the primary's hold, which would otherwise count until its end. In
+// mode FailOpen its holder was admitted with no hold anywhere, and
+// commits or releases it on the primary itself.
+func undoReserve(req limitspec.Request, id string) settle {
+	req.Cost, req.Costs, req.Peek = 0, nil, false
+	return settle{req: req, h: limitspec.Hold{Op: limitspec.Release, ID: id}}
 }
 
 // owed reports whether h, a commit or release, failed for want of the

@@ -24,6 +24,12 @@ import (
 // tenant the slots its holders had given back, and a commit's spent
 // amount would never be counted.
 //
+// A reserve whose outcome is unknown (its reply lost or late: the
+// primary may hold it) and which was decided without the primary owes
+// it a release of its id, kept and sent the same way (holds.go,
+// undoReserve): its holder, if admitted, holds it locally and ends it
+// there, so that nothing else would end the primary's hold.
+//
 // A renew is not kept: its hold ends at its first end. The owed
 // operations are sent in the order they failed, at most
 // settlesPerCall after each call the primary answers (the caller's
@@ -117,6 +123,7 @@ func (l *Limiter) settleOwed(ctx context.Context) {
 		if !ok || ctx.Err() != nil {
 			return
 		}
+		start := l.now()
 		pctx, cancel := context.WithTimeout(ctx, l.timeout)
 		_, err := runHold(pctx, l.primary, s.req, &s.h)
 		cancel()
@@ -125,7 +132,7 @@ func (l *Limiter) settleOwed(ctx context.Context) {
 			return
 		case err != nil && limiters.Outage(err):
 			l.lastErr.Store(&err)
-			l.br.failed(false, l.now())
+			l.br.failed(false, start, l.now())
 			return // the primary fails again: it is kept
 		}
 		o.done(err)

@@ -2,13 +2,18 @@ package fallback_test
 
 import (
 	"context"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
 	"github.com/limitspec/limitspec/internal/faultproxy"
 	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/redislimit"
 )
 
 // TestFaultSettlesOwed: three jobs hold the 3 slots of a tenant on
@@ -82,4 +87,91 @@ func TestFaultSettlesOwed(t *testing.T) {
 	if res, err := hold(limitspec.Reserve, "d"); err != nil || !res.Allowed {
 		t.Errorf("a new job's reserve, Redis back: %+v, %v; want admitted", res, err)
 	}
+}
+
+// TestFaultLostReserveReleased: job a's reserve runs on Redis, which
+// holds a slot for it, and its reply is lost (the connection cut after
+// it): the fallback cannot know, and decides the reserve without Redis
+// as its mode says, locally (admitted, held by the local limiter) or
+// failing closed (denied). Either way no holder will end Redis's hold,
+// which would refuse the tenant its slot until the hold's end (a
+// minute): a release of a is owed to Redis (Stats.SettlesOwed) and sent
+// after the next call Redis answers. Redis then holds nothing; in mode
+// Local the job's commit, which Redis answers NOHOLD, ends the local
+// hold and charges its request locally, which Redis is told before its
+// next decision: Redis counts the request once.
+func TestFaultLostReserveReleased(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []fallback.Mode{fallback.Local, fallback.FailClosed} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.StartServer(t)
+			proxy := faultproxy.Start(t, srv.Addr())
+			lim := onRedis(t, proxy.Addr(), fallback.Options{Timeout: 5 * time.Second, Mode: mode})
+			p, err := limitspec.NewPolicy("jobs",
+				limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 3}, Identity: "tenant"},
+				limitspec.PolicyLimit{Name: "hour", Limit: limitspec.FixedWindow{Limit: 100, Window: time.Hour}, Identity: "tenant"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := limitspec.Request{Policy: p.WithHolds(), IDs: map[string]string{"tenant": "acme"}, Now: hourStart()}
+			var cut atomic.Bool
+			proxy.CutAfterReply(func(_ string, args []string) bool {
+				return slices.Contains(args, "reserve") && cut.CompareAndSwap(false, true)
+			})
+			res, err := lim.Hold(t.Context(), req, limitspec.Hold{Op: limitspec.Reserve, ID: "a", For: time.Minute})
+			if wantAllowed := mode == fallback.Local; err != nil || res.Allowed != wantAllowed || res.Side == limitspec.Primary {
+				t.Fatalf("the reserve whose reply was lost: %+v, %v; want decided without Redis, allowed %v", res, err, wantAllowed)
+			}
+			if !cut.Load() {
+				t.Fatal("no reserve's reply was cut")
+			}
+			if st := lim.Stats(); st.PrimarySlow != 1 || st.SettlesOwed != 1 {
+				t.Fatalf("after the lost reply: %d slow failures, %d owed; want 1, 1 (a's release)", st.PrimarySlow, st.SettlesOwed)
+			}
+			peek := req
+			peek.Peek = true
+			if res, err := lim.Limit(t.Context(), peek); err != nil || res.Side != limitspec.Primary {
+				t.Fatalf("a peek after the lost reply: %+v, %v; want Redis's", res, err)
+			}
+			if slots, _ := left(t, srv.Addr(), req); slots != 3 {
+				t.Errorf("Redis, after the call that follows: %d slots free; want 3 (a's hold released)", slots)
+			}
+			if st := lim.Stats(); st.SettlesOwed != 0 || st.SettlesReplayed != 1 {
+				t.Errorf("after the call that follows: %d owed, %d replayed; want 0, 1", st.SettlesOwed, st.SettlesReplayed)
+			}
+			if mode != fallback.Local {
+				return
+			}
+			commit := req
+			commit.Cost = 1
+			if res, err := lim.Hold(t.Context(), commit, limitspec.Hold{Op: limitspec.Commit, ID: "a"}); err != nil || res.Side != limitspec.Fallback {
+				t.Fatalf("a's commit: %+v, %v; want the local limiter's (Redis holds nothing)", res, err)
+			}
+			if res, err := lim.Limit(t.Context(), peek); err != nil || res.Side != limitspec.Primary {
+				t.Fatalf("a peek after the commit: %+v, %v; want Redis's", res, err)
+			}
+			if slots, hour := left(t, srv.Addr(), req); slots != 3 || hour != 99 {
+				t.Errorf("Redis, after a's commit: %d slots free, %d of the hour left; want 3, 99 (a's request, counted once)", slots, hour)
+			}
+		})
+	}
+}
+
+// left is what Redis at addr has left of req's policy, of slots and
+// hour (a peek straight to it).
+func left(t *testing.T, addr string, req limitspec.Request) (slots, hour int64) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	remote, err := redislimit.New(t.Context(), rdb, redislimit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Cost, req.Peek = 0, true
+	res, err := remote.Limit(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Limits[0].Remaining, res.Limits[1].Remaining
 }

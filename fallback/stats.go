@@ -35,7 +35,8 @@ type Stats struct {
 	// State is the breaker's state.
 	State State
 	// SettlesOwed is how many commits and releases of holds the primary
-	// granted are kept to send it again, having failed for want of it (a
+	// granted are kept to send it again, having failed for want of it,
+	// with the releases owed for reserves whose outcome was unknown (a
 	// gauge); SettlesReplayed counts those it then answered, SettlesLost
 	// those dropped (past the 10,000 kept, or refused as bad input),
 	// whose holds end by themselves.

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,10 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
 	"github.com/limitspec/limitspec/goimpl"
 	"github.com/limitspec/limitspec/internal/redistest"
+	"github.com/limitspec/limitspec/redislimit"
 )
 
 // The load test's traffic: clients per API key, each sending requests
@@ -49,40 +54,112 @@ var tenants = []tenant{
 	{key: "sk-globex", minTokens: 20, maxTokens: 200},
 }
 
+// scenario is what happens to Redis and to the host during a run of the
+// load test.
+type scenario struct {
+	name string
+	// kill kills Redis after 30% of the run and starts it again at 50%;
+	// persistent has it write every change to its append-only file first
+	// (appendfsync always), so that it starts again with everything it
+	// had, where it otherwise starts empty.
+	kill, persistent bool
+	// busyLoops are the processes that spin on the CPU beside the run.
+	busyLoops int
+}
+
+// scenarios are the load test's runs: the outage Redis's users fear most,
+// an empty restart; a restart from the append-only file; and no outage
+// at all on a host whose CPUs are busy, where the fallback must not
+// admit more than the limits.
+var scenarios = []scenario{
+	{name: "killed, restarted empty", kill: true},
+	{name: "killed, restarted with its data", kill: true, persistent: true},
+	{name: "healthy Redis, busy host", busyLoops: 2},
+}
+
 // TestLoad sends the HTTP gateway (server.go) 25 clients of each of two
 // API keys for 20 s (5 s with -short), through a real HTTP server, on
 // its production limiter: package fallback over package redislimit on a
 // redis-server of its own, and package goimpl in process while Redis is
-// away. Redis is killed after 30% of the run and started again, empty,
-// at 50%. The test counts on the handler's side, never trusting the
-// limiter's figures, the requests of each key inside the model handler
-// at once, the tokens the model used and the requests it answered, and
-// holds them to the bounds docs/semantics.md gives (inFlightBound,
-// tokenBound, requestBound); and on the client's side, that every answer
-// is a 200, or a 429 with a Retry-After of a positive number of seconds:
-// the fallback in Mode Local decides every request, so that no 5xx can
-// come (httplimit answers 503 only for a limiter's error).
+// away, in each of the scenarios. The test counts on the handler's side,
+// never trusting the limiter's figures, the requests of each key inside
+// the model handler at once, the tokens the model used and the requests
+// it answered, and holds them to the bounds docs/semantics.md gives
+// (inFlightBound, tokenBound, requestBound); on the client's side, that
+// every answer is a 200, or a 429 with a Retry-After of a positive
+// number of seconds (the fallback in Mode Local decides every request,
+// so that no 5xx can come: httplimit answers 503 only for a limiter's
+// error); and, once the run is over, what Redis counts (checkRedis).
 func TestLoad(t *testing.T) {
 	length := 20 * time.Second
 	if testing.Short() {
 		length = 5 * time.Second
 	}
-	lt := newLoadTest(t)
-	lt.run(length)
-	lt.gateway.Close() // waits for the handlers, and so for their commits
-	for _, tn := range tenants {
-		lt.ledgers[tn.key].check(t, tn.key)
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			lt := newLoadTest(t, sc)
+			stop := busyLoops(t, sc.busyLoops)
+			lt.run(length)
+			stop()
+			lt.gateway.Close() // waits for the handlers, and so for their commits
+			for _, tn := range tenants {
+				lt.ledgers[tn.key].check(t, tn.key)
+			}
+			lt.checkRedis(t)
+			if sc.kill {
+				t.Logf("Redis down for %v (killed at +%v, answering again at +%v)",
+					lt.restartedAt.Sub(lt.killedAt).Round(time.Millisecond), lt.since(lt.killedAt), lt.since(lt.restartedAt))
+				if !lt.localAsked.Load() {
+					t.Error("the fallback never asked the local limiter to reserve: the outage was not exercised")
+				}
+			}
+			t.Logf("the fallback's breaker: %s; %+v", lt.breaker(), lt.lim.Stats())
+		})
 	}
-	t.Logf("Redis down for %v (killed at +%v, answering again at +%v); the fallback's breaker: %s",
-		lt.restartedAt.Sub(lt.killedAt).Round(time.Millisecond), lt.since(lt.killedAt), lt.since(lt.restartedAt), lt.breaker())
-	if !lt.localAsked.Load() {
-		t.Error("the fallback never asked the local limiter to reserve: the outage was not exercised")
+}
+
+// busyLoops starts n processes that spin on the CPU, each a copy of the
+// test binary (TestMain spins when busyLoopEnv is set), and returns the
+// function that kills them (also called when the test ends).
+func busyLoops(t *testing.T, n int) (stop func()) {
+	var cmds []*exec.Cmd
+	stop = func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+		cmds = nil
 	}
+	t.Cleanup(stop)
+	for range n {
+		c := exec.Command(os.Args[0])
+		c.Env = append(os.Environ(), busyLoopEnv+"=1")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	return stop
+}
+
+// busyLoopEnv, set in its environment, makes the test binary spin on
+// the CPU until killed, running no test.
+const busyLoopEnv = "LLMGATEWAY_BUSY_LOOP"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(busyLoopEnv) != "" {
+		for {
+		}
+	}
+	os.Exit(m.Run())
 }
 
 // loadTest is the gateway under load, and what it saw.
 type loadTest struct {
+	sc      scenario
 	srv     *redistest.Server
+	rdb     *redis.Client
+	lim     *fallback.Limiter
 	gateway *httptest.Server
 	ledgers map[string]*ledger // by API key
 	// dead is set once Redis is killed (its first run can admit nothing
@@ -96,8 +173,12 @@ type loadTest struct {
 }
 
 // newLoadTest starts Redis and the gateway on its production limiter.
-func newLoadTest(t *testing.T) *loadTest {
-	lt := &loadTest{srv: redistest.StartServer(t), ledgers: map[string]*ledger{}}
+func newLoadTest(t *testing.T, sc scenario) *loadTest {
+	var args []string
+	if sc.persistent {
+		args = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	lt := &loadTest{sc: sc, srv: redistest.StartServer(t, args...), ledgers: map[string]*ledger{}}
 	for _, tn := range tenants {
 		lt.ledgers[tn.key] = newLedger()
 	}
@@ -105,24 +186,77 @@ func newLoadTest(t *testing.T) *loadTest {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lt.rdb = rdb
 	t.Cleanup(func() { rdb.Close() })
 	local, err := goimpl.New(goimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { local.Close() })
-	lim, err := productionLimiter(t.Context(), rdb, "", watchedLocal{local, &lt.localAsked},
+	lt.lim, err = productionLimiter(t.Context(), rdb, "", watchedLocal{local, &lt.localAsked},
 		fallback.Options{Logger: slog.New(slog.DiscardHandler), OnStateChange: lt.breakerChanged})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := newServer(lim, pro, lt.observed(simulatedModel(minReply, maxReply)))
+	h, err := newServer(lt.lim, pro, lt.observed(simulatedModel(minReply, maxReply)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lt.gateway = httptest.NewServer(lt.arrivals(h))
 	t.Cleanup(lt.gateway.Close)
 	return lt
+}
+
+// checkRedis checks, once the run is over and every request has
+// committed, what Redis counts of each key, read by a redislimit
+// limiter of its own: after calls of the fallback (peeks) have let it
+// send Redis what Redis is owed (the commits and releases that failed,
+// the local charges), no slot is held there, and, unless Redis forgot
+// (an empty restart), its requests of the day equal the requests the
+// model served: every local admission was paid back, none twice.
+func (lt *loadTest) checkRedis(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	policy, err := llmPolicy(pro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peek := func(key string) limitspec.Request {
+		return limitspec.Request{Policy: policy, IDs: map[string]string{"api_key": key}, Peek: true}
+	}
+	for try := 0; try < 100 && lt.lim.Stats().SettlesOwed > 0 || try == 0; try++ {
+		for _, tn := range tenants {
+			if _, err := lt.lim.Limit(ctx, peek(tn.key)); err != nil {
+				t.Fatalf("a peek through the fallback: %v", err)
+			}
+		}
+	}
+	if n := lt.lim.Stats().SettlesOwed; n > 0 {
+		t.Errorf("the fallback still owes Redis %d commits or releases", n)
+	}
+	remote, err := redislimit.New(ctx, lt.rdb, redislimit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range tenants {
+		res, err := remote.Limit(ctx, peek(tn.key))
+		if err != nil {
+			t.Fatalf("a peek on Redis: %v", err)
+		}
+		left := map[string]int64{}
+		for _, l := range res.Limits {
+			left[l.Name] = l.Remaining
+		}
+		l := lt.ledgers[tn.key]
+		served, counted := int64(len(l.served)), pro.daily-left["daily"]
+		t.Logf("%s: Redis counts %d requests of the day for %d served; %d slots free of %d", tn.key, counted, served, left["slots"], pro.slots)
+		if left["slots"] != pro.slots {
+			t.Errorf("%s: Redis holds %d slots of the key's, whose requests have all committed", tn.key, pro.slots-left["slots"])
+		}
+		if !(lt.sc.kill && !lt.sc.persistent) && counted != served {
+			t.Errorf("%s: Redis counts %d requests of the day, the model served %d", tn.key, counted, served)
+		}
+	}
 }
 
 // watchedLocal is the local limiter, noting when it is first asked to
@@ -141,7 +275,8 @@ func (w watchedLocal) Hold(ctx context.Context, req limitspec.Request, h limitsp
 }
 
 // run sends the traffic for length, killing Redis and starting it again
-// meanwhile, and returns once every client has had its last answer.
+// meanwhile if the scenario says so, and returns once every client has
+// had its last answer.
 func (lt *loadTest) run(length time.Duration) {
 	lt.startAt = time.Now()
 	end := lt.startAt.Add(length)
@@ -153,14 +288,16 @@ func (lt *loadTest) run(length time.Duration) {
 			wg.Go(func() { lt.client(hc, tn, end) })
 		}
 	}
-	time.Sleep(time.Until(lt.startAt.Add(length * 3 / 10)))
-	lt.srv.Kill()
-	lt.dead.Store(true)
-	lt.killedAt = time.Now()
-	time.Sleep(time.Until(lt.startAt.Add(length / 2)))
-	lt.restarting.Store(true)
-	lt.srv.Restart()
-	lt.restartedAt = time.Now()
+	if lt.sc.kill {
+		time.Sleep(time.Until(lt.startAt.Add(length * 3 / 10)))
+		lt.srv.Kill()
+		lt.dead.Store(true)
+		lt.killedAt = time.Now()
+		time.Sleep(time.Until(lt.startAt.Add(length / 2)))
+		lt.restarting.Store(true)
+		lt.srv.Restart()
+		lt.restartedAt = time.Now()
+	}
 	wg.Wait()
 }
 
@@ -218,19 +355,38 @@ func (lt *loadTest) arrivals(next http.Handler) http.Handler {
 }
 
 // observed is m, counting in its key's ledger the requests inside it and
-// the tokens each used, with the limiters that may have admitted it:
-// Redis's first run if it was alive when the request arrived, its second
-// if it had been started when the request entered the handler, the local
-// limiter if the fallback had asked it to reserve by then.
+// the tokens each used, with the limiters that may have admitted it
+// (mayAdmit).
 func (lt *loadTest) observed(m model) model {
 	return func(ctx context.Context, maxTokens int64) (int64, error) {
 		v := ctx.Value(visitKey{}).(*visit)
 		l := lt.ledgers[v.key]
-		may := admitters{first: v.firstAlive, second: lt.restarting.Load(), local: lt.localAsked.Load()}
+		may := lt.mayAdmit(v)
 		at := l.enter(may)
 		used, err := m(ctx, maxTokens)
 		l.leave(serving{at: at, used: used, may: may})
 		return used, err
+	}
+}
+
+// mayAdmit is the limiters that may have admitted the request of v,
+// which has just entered the handler:
+//
+//   - Redis's first run, if it was alive when the request arrived; and
+//     after a restart from its data, which it continues, if it has been
+//     started again since;
+//   - Redis's second run, started empty, if it has been started by now;
+//   - the local limiter, if the fallback has asked it to reserve by now
+//     and Redis went away. On a healthy Redis, the fallback and Redis
+//     together are one limiter ("The fallback's bound": L, with one
+//     process that heard Redis's last word, which a flip of the breaker
+//     on a busy host does not change).
+func (lt *loadTest) mayAdmit(v *visit) admitters {
+	restarted := lt.restarting.Load()
+	return admitters{
+		first:  v.firstAlive || lt.sc.persistent && restarted,
+		second: !lt.sc.persistent && restarted,
+		local:  lt.sc.kill && lt.localAsked.Load(),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -30,9 +31,9 @@ const (
 	maxTokensHeader = "X-Max-Tokens"
 )
 
-// pro is the HTTP gateway's plan: 4 requests in flight, 120 a minute and
-// 30000 tokens a minute per API key.
-var pro = plan{slots: 4, requests: 120, tokens: 30000}
+// pro is the HTTP gateway's plan: 4 requests in flight, 120 a minute,
+// 30000 tokens a minute and 10000 requests a day per API key.
+var pro = plan{slots: 4, requests: 120, tokens: 30000, daily: 10000}
 
 // model answers a completion of at most maxTokens: the tokens its answer
 // took, which the model knows only once it has answered.
@@ -148,7 +149,7 @@ func serve(ctx context.Context, addr, redisURL string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "the gateway serves http://%s/ (%d slots, %d requests a minute, %d tokens a minute per API key); try\n", ln.Addr(), pro.slots, pro.requests, pro.tokens)
+	fmt.Fprintf(out, "the gateway serves http://%s/ (%d slots, %d requests a minute, %d tokens a minute, %d requests a day per API key); try\n", ln.Addr(), pro.slots, pro.requests, pro.tokens, pro.daily)
 	fmt.Fprintf(out, "  curl -i -H '%s: sk-demo' -H '%s: 500' http://%s/v1/completions\n", apiKeyHeader, maxTokensHeader, ln.Addr())
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -193,12 +194,15 @@ func serveLimiter(ctx context.Context, redisURL string) (limitspec.Limiter, func
 // needs it: with ContextTimeoutEnabled, so that each call ends with its
 // context (the fallback's Timeout). A refused connection is not dialled
 // again (go-redis would try 5 times, 100 ms apart): behind the fallback,
-// the local limiter is the retry.
+// the local limiter is the retry. As the README's setup does, go-redis's
+// own lines (a failed dial, at each call while Redis is away) go to
+// slog at debug level: the fallback logs an outage once.
 func redisClient(url string) (*redis.Client, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("-redis: %w", err)
 	}
+	redis.SetLogger(redislimit.GoRedisLogger{Level: slog.LevelDebug})
 	opt.ContextTimeoutEnabled = true
 	opt.DialerRetries = 1
 	return redis.NewClient(opt), nil
