@@ -122,9 +122,14 @@
 // A primary failure is slow when the call may have been applied (no
 // reply within Timeout, a reply lost: limitspec.ErrOutcomeUnknown), down
 // otherwise; Stats counts both. A request whose call was slow is decided
-// locally but never told to the primary afterwards, as the local
+// locally but not told to the primary afterwards as the local
 // admissions of the others are: the primary counted it once if it ran
-// it (docs/semantics.md, "A call whose outcome is unknown").
+// it. Unless it carries a request id (its own, or with
+// Options.RequestIDs one the Limiter gives every decision): admitted
+// locally, it is then kept and sent to the primary again, forced, with
+// its id, as the commits of holds are (settle.go), and the primary
+// charges it only if it did not charge the first, so that it counts
+// exactly once (docs/semantics.md, "A call whose outcome is unknown").
 // Options.ModeFor gives a mode per request. Every change of the
 // breaker's state is logged by Options.Logger.
 //
@@ -276,6 +281,18 @@ type Options struct {
 	// Changes made at nearly the same time by different goroutines may
 	// be reported in another order: read Stats for the current state.
 	OnStateChange func(from, to State)
+	// RequestIDs gives every decision sent to the primary (of a limit or
+	// a plain policy, not a peek) a request id of the Limiter's own when
+	// its Request has none (docs/semantics.md, "Request ids"), so that a
+	// decision whose outcome is unknown (its reply lost, or late: a
+	// Redis killed mid-call) and admitted locally is told to the primary
+	// afterwards, exactly: it is sent again, forced, with its id, and the
+	// primary charges it only if it never charged the first (see "A call
+	// whose outcome is unknown"). It costs what an id costs on the
+	// primary (package redislimit: about 1.56 times the Redis CPU of a
+	// decision, and a key of about 200 B per decision for two minutes);
+	// a request that carries its own ID is paid so without it.
+	RequestIDs bool
 	// Logger logs every change of the breaker's state, with the mode and
 	// the last primary error (Warn when the primary is left, Info when
 	// it is back); nil means slog.Default(). To log nothing, give
@@ -309,8 +326,11 @@ type Limiter struct {
 	onChange       func(from, to State)
 	payments       *limiters.IDs // the request ids of payments
 	seeds          *limiters.IDs // the ids of the local holds started from the primary's word
-	owed           owedSettles   // commits and releases owed to the primary (settle.go)
-	lateRun        atomic.Int64  // the late failures in a row (late)
+	// requestIDs is Options.RequestIDs; decisionIDs makes the ids.
+	requestIDs  bool
+	decisionIDs *limiters.IDs
+	owed        owedSettles  // commits and releases owed to the primary (settle.go)
+	lateRun     atomic.Int64 // the late failures in a row (late)
 }
 
 // paymentID is the request id of a new payment.
@@ -333,8 +353,9 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 		local = nil // a typed nil that FailOpen or FailClosed never calls, nor Reset
 	}
 	l := &Limiter{primary: primary, local: local, mode: opts.Mode, modeFor: opts.ModeFor,
-		payments: limiters.NewIDs("fallback-payment"), seeds: limiters.NewIDs("fallback-seed"),
-		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now,
+		payments: limiters.NewIDs("fallback-payment"), seeds: limiters.NewIDs("fallback-seed"), requestIDs: opts.RequestIDs,
+		decisionIDs: limiters.NewIDs("fallback-request"),
+		processes:   int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now,
 		reports: newReports(cmp.Or(opts.Reports, DefaultReports)), log: cmp.Or(opts.Logger, slog.Default()),
 		onChange: opts.OnStateChange}
 	l.maxCost = maxExact / l.processes
@@ -403,6 +424,10 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	if err := ctx.Err(); err != nil {
 		return l.fail(err)
 	}
+	made := l.requestIDs && req.ID == "" && !req.Peek
+	if made {
+		req.ID = l.decisionIDs.Next()
+	}
 	fault := downed
 	if call, probe := l.br.acquire(l.now()); call {
 		var res limitspec.Result
@@ -412,7 +437,15 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 			return res, err
 		}
 	}
-	return l.without(ctx, req, fault != ranMaybe)
+	local := req
+	if made {
+		local.ID = "" // the local limiter has no reply to lose
+	}
+	res, err := l.without(ctx, local, fault != ranMaybe)
+	if fault == ranMaybe && req.ID != "" && err == nil && res.Side == limitspec.Fallback && (res.Allowed || req.Force) {
+		l.owed.owe(settle{req: req, decision: true})
+	}
+	return res, err
 }
 
 // primaryFault says what became of a request sent to the primary.

@@ -47,10 +47,13 @@ const (
 )
 
 // settle is a commit or release the primary did not answer: its request
-// (Now as the caller gave it) and its operation.
+// (Now as the caller gave it) and its operation; or, decision set, a
+// decision with a request id whose outcome is unknown, admitted
+// locally, to send again forced (sendOwed).
 type settle struct {
-	req limitspec.Request
-	h   limitspec.Hold
+	req      limitspec.Request
+	h        limitspec.Hold
+	decision bool
 }
 
 // owedSettles are the operations owed to the primary, oldest first.
@@ -66,7 +69,7 @@ type owedSettles struct {
 // owe keeps s, a commit or release the primary failed to answer; the
 // oldest is dropped when maxOwedSettles are kept.
 func (o *owedSettles) owe(s settle) {
-	if s.h.Op != limitspec.Commit && s.h.Op != limitspec.Release {
+	if !s.decision && s.h.Op != limitspec.Commit && s.h.Op != limitspec.Release {
 		return
 	}
 	// the caller's maps may change once its call has returned
@@ -125,7 +128,7 @@ func (l *Limiter) settleOwed(ctx context.Context) {
 		}
 		start := l.now()
 		pctx, cancel := context.WithTimeout(ctx, l.timeout)
-		_, err := runHold(pctx, l.primary, s.req, &s.h)
+		err := l.sendOwed(pctx, s)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -137,4 +140,25 @@ func (l *Limiter) settleOwed(ctx context.Context) {
 		}
 		o.done(err)
 	}
+}
+
+// sendOwed sends the primary s again. A decision goes forced, with its
+// request id: a primary that charged the first (it ran, and admitted)
+// remembers the id, and refuses the forced one as another request under
+// the same id (bad input), charging nothing; one that did not charge it
+// (it never ran it, or denied it) charges it now, as the local limiter
+// admitted it. Either way the primary counts it once (docs/semantics.md,
+// "Request ids"), within REQUEST_MS (a minute) of the first.
+func (l *Limiter) sendOwed(ctx context.Context, s settle) error {
+	if !s.decision {
+		_, err := runHold(ctx, l.primary, s.req, &s.h)
+		return err
+	}
+	req := s.req
+	req.Force = true
+	_, err := l.primary.Limit(ctx, req)
+	if errors.Is(err, limitspec.ErrBadInput) && !s.req.Force {
+		return nil // charged by the first: remembered, of another force
+	}
+	return err
 }

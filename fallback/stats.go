@@ -36,8 +36,9 @@ type Stats struct {
 	State State
 	// SettlesOwed is how many commits and releases of holds the primary
 	// granted are kept to send it again, having failed for want of it,
-	// with the releases owed for reserves whose outcome was unknown (a
-	// gauge); SettlesReplayed counts those it then answered, SettlesLost
+	// with the releases owed for reserves whose outcome was unknown and
+	// the decisions with request ids whose outcome was unknown, admitted
+	// locally (a gauge); SettlesReplayed counts those it then answered, SettlesLost
 	// those dropped (past the 10,000 kept, or refused as bad input),
 	// whose holds end by themselves.
 	SettlesOwed                  int64
