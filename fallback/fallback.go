@@ -291,7 +291,11 @@ type Options struct {
 	// whose outcome is unknown"). It costs what an id costs on the
 	// primary (package redislimit: about 1.56 times the Redis CPU of a
 	// decision, and a key of about 200 B per decision for two minutes);
-	// a request that carries its own ID is paid so without it.
+	// a request that carries its own ID is paid so without it. On a
+	// Redis Cluster, a decision with an id whose slot is migrating is
+	// refused until the move ends (its request key is new: TRYAGAIN),
+	// so that it fails at Timeout and is decided locally (redislimit's
+	// own Options.RequestIDs drops its id instead, and is not exact).
 	RequestIDs bool
 	// Logger logs every change of the breaker's state, with the mode and
 	// the last primary error (Warn when the primary is left, Info when

@@ -67,19 +67,41 @@ func (l *Limiter) decide(ctx context.Context, p *plan, req limitspec.Request, li
 	if p.holds {
 		return l.runHolds(ctx, p, req, holdDecide, limits)
 	}
+	again := resendOf(req.ID)
 	if l.o.RequestIDs && req.ID == "" {
-		req.ID = l.ids.Next()
+		req.ID, again = l.ids.Next(), lostOnce
 	}
-	args, first, err := l.decideArgs(p, req)
-	if err != nil {
-		return kit.Reply{}, 0, nil, err
+	reply, err := l.decideOnce(ctx, p, req, again)
+	if again == lostOnce && notRun(err) {
+		// A slot's migration: its request key, new, is refused until it
+		// ends. The call ran nothing: sent again without it, it is a
+		// call without an id, which a move delays no more than its keys.
+		req.ID = ""
+		reply, err = l.decideOnce(ctx, p, req, notRunAgain)
 	}
-	s, _ := l.script(p)
-	reply, err := l.run(ctx, s, args, first, req.ID != "")
 	if err != nil {
 		return kit.Reply{}, 0, nil, err
 	}
 	return p.decision(reply, req.Force, limits)
+}
+
+// resendOf is how a call with the request id (or hold id) id is sent
+// again: after a lost reply too when it has one.
+func resendOf(id string) resend {
+	if id == "" {
+		return notRunAgain
+	}
+	return lostAgain
+}
+
+// decideOnce sends req's decision by p, sent again as again says.
+func (l *Limiter) decideOnce(ctx context.Context, p *plan, req limitspec.Request, again resend) (any, error) {
+	args, first, err := l.decideArgs(p, req)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := l.script(p)
+	return l.run(ctx, s, args, first, again)
 }
 
 // script is the script that decides by p, and the ARGV it takes after

@@ -85,5 +85,5 @@ func (l *Limiter) callHolds(ctx context.Context, p *plan, req limitspec.Request,
 		args = append(args, id, strconv.FormatInt(ms, 10))
 	}
 	args = append(args, params...)
-	return l.run(ctx, s, args, first, id != "")
+	return l.run(ctx, s, args, first, resendOf(id))
 }

@@ -326,7 +326,7 @@ func (l *Limiter) reset(ctx context.Context, p *plan, req limitspec.Request) err
 	if err != nil {
 		return err
 	}
-	_, err = l.run(ctx, p.reset, args, first, false)
+	_, err = l.run(ctx, p.reset, args, first, notRunAgain)
 	return err
 }
 
@@ -351,7 +351,7 @@ func (l *Limiter) View(ctx context.Context, view string, req limitspec.Request) 
 	if i < 0 {
 		return nil, unknownView(req.Limit.Algorithm().Name, view, p.scripts.Views)
 	}
-	reply, err := l.run(ctx, scriptOf(p.scripts.Library, p.scripts.Views[i].Script), args, first, false)
+	reply, err := l.run(ctx, scriptOf(p.scripts.Library, p.scripts.Views[i].Script), args, first, notRunAgain)
 	if err != nil {
 		return nil, err
 	}
@@ -510,7 +510,11 @@ type Options struct {
 	// otherwise fail with ErrOutcomeUnknown (docs/semantics.md, "Request
 	// ids"). Each decision then costs what one with an id does: a key
 	// read, and written with the reply when charged, kept two minutes
-	// (`go run ./cmd/measure` prints both). False: only the callers' ids.
+	// (`go run ./cmd/measure` prints both). While a Cluster's slot
+	// migrates, Redis refuses a call whose request key is new (TRYAGAIN)
+	// until the move ends; such a decision is then sent again at once
+	// without its id, as a call without one. False: only the callers'
+	// ids.
 	RequestIDs bool
 	// ContextTimeouts vouches that the client bounds each call by its
 	// context's deadline, as go-redis's ContextTimeoutEnabled does, for

@@ -206,50 +206,70 @@ func name(req limitspec.Request) string {
 // key, then SETSLOT NODE everywhere), pausing each between keys; it
 // returns the client of the new master.
 func migrate(t *testing.T, cluster *redis.ClusterClient, key string, each time.Duration) *redis.Client {
+	return startMove(t, cluster, key).finish(each)
+}
+
+// move is a slot's move from one master to another, started.
+type move struct {
+	t            *testing.T
+	slot         int64
+	src, dst     *redis.Client
+	all          []*redis.Client // every master
+	srcID, dstID string
+}
+
+// startMove marks the slot of key IMPORTING on another master than its
+// own and MIGRATING on its own, moving no key yet.
+func startMove(t *testing.T, cluster *redis.ClusterClient, key string) *move {
 	ctx := t.Context()
-	slot, err := cluster.ClusterKeySlot(ctx, key).Result()
-	if err != nil {
+	m := &move{t: t}
+	var err error
+	if m.slot, err = cluster.ClusterKeySlot(ctx, key).Result(); err != nil {
 		t.Fatal(err)
 	}
-	src, err := cluster.MasterForKey(ctx, key)
-	if err != nil {
+	if m.src, err = cluster.MasterForKey(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var all []*redis.Client
-	var dst *redis.Client
 	if err := cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		mu.Lock()
 		defer mu.Unlock()
-		all = append(all, c)
-		if dst == nil && c.Options().Addr != src.Options().Addr {
-			dst = c
+		m.all = append(m.all, c)
+		if m.dst == nil && c.Options().Addr != m.src.Options().Addr {
+			m.dst = c
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	srcID, dstID := src.ClusterMyID(ctx).Val(), dst.ClusterMyID(ctx).Val()
-	must(t, dst.Do(ctx, "cluster", "setslot", slot, "importing", srcID).Err())
-	must(t, src.Do(ctx, "cluster", "setslot", slot, "migrating", dstID).Err())
-	host, port, _ := strings.Cut(dst.Options().Addr, ":")
+	m.srcID, m.dstID = m.src.ClusterMyID(ctx).Val(), m.dst.ClusterMyID(ctx).Val()
+	must(t, m.dst.Do(ctx, "cluster", "setslot", m.slot, "importing", m.srcID).Err())
+	must(t, m.src.Do(ctx, "cluster", "setslot", m.slot, "migrating", m.dstID).Err())
+	return m
+}
+
+// finish moves the slot's keys one by one, pausing each between them,
+// then gives the slot to the new master everywhere, and returns it.
+func (m *move) finish(each time.Duration) *redis.Client {
+	t, ctx := m.t, m.t.Context()
+	host, port, _ := strings.Cut(m.dst.Options().Addr, ":")
 	for moved := 0; ; moved++ {
-		keys, err := src.ClusterGetKeysInSlot(ctx, int(slot), 1).Result()
+		keys, err := m.src.ClusterGetKeysInSlot(ctx, int(m.slot), 1).Result()
 		must(t, err)
 		if len(keys) == 0 {
-			t.Logf("moved %d keys of slot %d from %s to %s", moved, slot, src.Options().Addr, dst.Options().Addr)
+			t.Logf("moved %d keys of slot %d from %s to %s", moved, m.slot, m.src.Options().Addr, m.dst.Options().Addr)
 			break
 		}
-		must(t, src.Do(ctx, "migrate", host, port, "", 0, 5000, "keys", keys[0]).Err())
+		must(t, m.src.Do(ctx, "migrate", host, port, "", 0, 5000, "keys", keys[0]).Err())
 		time.Sleep(each)
 	}
-	must(t, dst.Do(ctx, "cluster", "setslot", slot, "node", dstID).Err())
-	for _, c := range all {
-		if c != dst {
-			must(t, c.Do(ctx, "cluster", "setslot", slot, "node", dstID).Err())
+	must(t, m.dst.Do(ctx, "cluster", "setslot", m.slot, "node", m.dstID).Err())
+	for _, c := range m.all {
+		if c != m.dst {
+			must(t, c.Do(ctx, "cluster", "setslot", m.slot, "node", m.dstID).Err())
 		}
 	}
-	return dst
+	return m.dst
 }
 
 // keysWithTTL fails unless rdb holds at least min keys with key's hash

@@ -22,10 +22,9 @@ import (
 // the script with EVAL when the server does not know it (NOSCRIPT), or
 // by FCALL, loading the library when the server lacks it. Either way the
 // server runs the call at most once (see send): a NOSCRIPT or a missing
-// function is answered before anything runs. A replayable call (a
-// decision with a request id) is also sent again after a lost reply (see
-// send).
-func (l *Limiter) run(ctx context.Context, s *script, args []any, first string, replayable bool) (any, error) {
+// function is answered before anything runs. again says when the call is
+// sent again (see send).
+func (l *Limiter) run(ctx context.Context, s *script, args []any, first string, again resend) (any, error) {
 	var reply any
 	var err error
 	if l.o.Functions {
@@ -35,21 +34,21 @@ func (l *Limiter) run(ctx context.Context, s *script, args []any, first string, 
 			return nil, classify(s.name, err)
 		}
 		args[0], args[1] = verbFCall, s.function
-		reply, err = l.send(ctx, args, first, replayable)
+		reply, err = l.send(ctx, args, first, again)
 		if isMissingFunction(err) { // lost since (FUNCTION FLUSH, a new server)
 			l.forget(s.lib)
 			if lerr := l.library(ctx, s.lib); lerr != nil {
 				return nil, classify(s.name, lerr)
 			}
-			reply, err = l.send(ctx, args, first, replayable)
+			reply, err = l.send(ctx, args, first, again)
 		}
 	} else {
 		args[0], args[1] = verbEvalSHA, s.sha
-		reply, err = l.send(ctx, args, first, replayable)
+		reply, err = l.send(ctx, args, first, again)
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			args = slices.Clone(args) // the first command keeps its own
 			args[0], args[1] = verbEval, s.source
-			reply, err = l.send(ctx, args, first, replayable)
+			reply, err = l.send(ctx, args, first, again)
 		}
 	}
 	if err != nil {
@@ -63,6 +62,23 @@ var (
 	verbEvalSHA any = "evalsha"
 	verbEval    any = "eval"
 	verbFCall   any = "fcall"
+)
+
+// resend says when send sends a call again.
+type resend uint8
+
+const (
+	// notRunAgain: after a Cluster's answer that it did not run it.
+	notRunAgain resend = iota
+	// lostAgain: after a lost reply too (a call with a request id, an
+	// operation on a hold: the retry gets the first's reply).
+	lostAgain
+	// lostOnce: after a lost reply, but not after a Cluster's answer
+	// that it did not run it, which ends the call: a decision with a
+	// request id of the limiter's own, which the limiter sends again
+	// without it (decide): during a slot's migration, a call whose
+	// request key is new is refused (TRYAGAIN) until the migration ends.
+	lostOnce
 )
 
 // onceCmd is a command go-redis never sends twice, whatever the client's
@@ -90,20 +106,21 @@ func (onceCmd) NoRetry() bool { return true }
 // answer. Once a reply is lost, any other failure of the retries
 // (unsent, refused by a server that fails over, out of time) leaves the
 // lost reply's error: the call may have been applied.
-func (l *Limiter) send(ctx context.Context, args []any, first string, replayable bool) (any, error) {
+func (l *Limiter) send(ctx context.Context, args []any, first string, again resend) (any, error) {
 	start := time.Now()
 	var lost error
 	for attempt := 0; ; attempt++ {
+		sent := time.Now()
 		cmd := onceCmd{redis.NewCmd(ctx, args...)}
 		err := l.process(ctx, cmd, first)
 		if err == nil {
 			return cmd.Val(), nil
 		}
-		retry := notRun(err)
-		if replayable && lostReply(err) {
+		retry := notRun(err) && again != lostOnce
+		if again != notRunAgain && lostReply(err) {
 			lost, retry = err, true
 		}
-		if !retry || !pause(ctx, attempt, start) {
+		if !retry || !pause(ctx, attempt, start, time.Since(sent)) {
 			if lost != nil && !scriptAnswer(err) {
 				return nil, lost
 			}
@@ -146,16 +163,20 @@ func (l *Limiter) process(ctx context.Context, cmd onceCmd, first string) error 
 // retryFor bounds the retries of a call whose ctx has no deadline.
 const retryFor = time.Second
 
-// pause waits before attempt+1 of a call started at start: 1 ms, doubling
-// up to 64 ms. It returns false, at once, when ctx is done or its
-// deadline (start+retryFor without one) comes before the pause ends.
-func pause(ctx context.Context, attempt int, start time.Time) bool {
+// pause waits before attempt+1 of a call started at start, whose last
+// attempt took took: 1 ms, doubling up to 64 ms. It returns false, at
+// once, when ctx is done or its deadline (start+retryFor without one)
+// leaves less than the pause and twice the last attempt: a retry whose
+// reply would likely come after the deadline is not sent, since its
+// outcome would then be unknown, where the calls answered TRYAGAIN ran
+// nothing.
+func pause(ctx context.Context, attempt int, start time.Time, took time.Duration) bool {
 	d := time.Millisecond << min(attempt, 6)
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = start.Add(retryFor)
 	}
-	if time.Until(deadline) <= d {
+	if time.Until(deadline) <= d+2*took {
 		return false
 	}
 	t := time.NewTimer(d)
