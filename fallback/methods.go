@@ -8,8 +8,9 @@ import (
 )
 
 // The methods the limiters a Limiter wraps have beside Limit, Hold,
-// Reset and Check, so that a service swaps a goimpl or redislimit
-// limiter for a fallback pair of them without changing its calls.
+// Reset and Check (and Bind and BindPolicy, bound.go), so that a service
+// swaps a goimpl or redislimit limiter for a fallback pair of them
+// without changing its calls.
 
 // Allow decides a request of cost 1 for key by limit, as Limit decides
 // it.

@@ -71,7 +71,7 @@ func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (res limitspec
 	if err = ctx.Err(); err != nil {
 		return res, err
 	}
-	if err = limitcall.CheckBound(req.Limit, req.Policy, b.given, b.lim); err != nil {
+	if err = limiters.CheckBound(req.Limit, req.Policy, b.given, b.lim); err != nil {
 		return res, err
 	}
 	if err = limiters.Defaults(&req, true); err != nil {
@@ -197,7 +197,7 @@ func (b *BoundPolicy) check(ctx context.Context, req *limitspec.Request, takes b
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := limitcall.CheckBoundPolicy(req.Limit, req.Policy, b.plan.p); err != nil {
+	if err := limiters.CheckBoundPolicy(req.Limit, req.Policy, b.plan.p); err != nil {
 		return err
 	}
 	req.Policy = b.plan.p

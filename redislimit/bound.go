@@ -5,6 +5,7 @@ import (
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // Bound decides requests by one limit, checked once when it was bound
@@ -29,7 +30,7 @@ func (l *Limiter) Bind(lim limitspec.Limit) (*Bound, error) {
 	if err := limitcall.CheckBind(lim); err != nil {
 		return nil, err
 	}
-	value := limitcall.LimitValue(lim)
+	value := limiters.LimitValue(lim)
 	p, err := limitPlan(value)
 	if err != nil {
 		return nil, err
@@ -49,7 +50,7 @@ func (b *Bound) Allow(ctx context.Context, key string) (limitspec.LimitResult, e
 // nil; anything else is refused (limitspec.ErrBadInput). The result's
 // Limit is the bound limit's value.
 func (b *Bound) Limit(ctx context.Context, req limitspec.Request) (limitspec.LimitResult, error) {
-	if err := limitcall.CheckBound(req.Limit, req.Policy, b.given, b.value); err != nil {
+	if err := limiters.CheckBound(req.Limit, req.Policy, b.given, b.value); err != nil {
 		return limitspec.LimitResult{}, err
 	}
 	var one [1]limitspec.LimitResult
@@ -101,7 +102,7 @@ func (b *BoundPolicy) Limit(ctx context.Context, req limitspec.Request) (limitsp
 // them; whatever refers to the Limits of a Result decided into again
 // sees the new decision's.
 func (b *BoundPolicy) LimitInto(ctx context.Context, req limitspec.Request, res *limitspec.Result) error {
-	if err := limitcall.CheckBoundPolicy(req.Limit, req.Policy, b.p.policy); err != nil {
+	if err := limiters.CheckBoundPolicy(req.Limit, req.Policy, b.p.policy); err != nil {
 		return err
 	}
 	limits := res.Limits[:0]

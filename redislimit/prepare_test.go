@@ -7,7 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitspec/limitspec"
-	"github.com/limitspec/limitspec/internal/limitcall"
+	"github.com/limitspec/limitspec/internal/limiters"
 )
 
 // preparedCmd keeps the benchmark's commands from being optimized away.
@@ -49,10 +49,10 @@ func BenchmarkPrepare(b *testing.B) {
 		{"Limiter/gcra", limitspec.Request{Key: "alice", Limit: gcra, Cost: 1}, limiter},
 		{"Limiter/ip_user", limitspec.Request{Policy: ipUser, IDs: map[string]string{"ip": "10.0.0.1", "user": "alice"}, Cost: 1}, limiter},
 		{"Bound/gcra", limitspec.Request{Key: "alice", Cost: 1}, func(req limitspec.Request) (*plan, error) {
-			return bound.p, limitcall.CheckBound(req.Limit, req.Policy, bound.given, bound.value)
+			return bound.p, limiters.CheckBound(req.Limit, req.Policy, bound.given, bound.value)
 		}},
 		{"BoundPolicy/ip_user", limitspec.Request{IDs: map[string]string{"ip": "10.0.0.1", "user": "alice"}, Cost: 1}, func(req limitspec.Request) (*plan, error) {
-			return boundPolicy.p, limitcall.CheckBoundPolicy(req.Limit, req.Policy, boundPolicy.p.policy)
+			return boundPolicy.p, limiters.CheckBoundPolicy(req.Limit, req.Policy, boundPolicy.p.policy)
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -2,7 +2,7 @@
 // about the contract (package limitspec) and which is not part of it:
 // refusing nil values, telling an outage from a mistake, answering Check
 // and Reset through a wrapped limiter, naming a policy's limit's state,
-// and making request ids.
+// making request ids, and the refusals of bound handles.
 package limiters
 
 import (
