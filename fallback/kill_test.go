@@ -2,6 +2,7 @@ package fallback_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -353,4 +354,39 @@ func onClient(t *testing.T, rdb *redis.Client, redisOpts redislimit.Options, opt
 		t.Fatal(err)
 	}
 	return lim
+}
+
+// TestFaultRefusedIsDown: once Redis is gone (killed, and its port
+// refusing connections), a call finds its pooled connection dead (go-redis
+// checks an idle connection before it uses it) and a new one refused: it
+// never reached Redis, so that its error is ErrUnavailable without
+// ErrOutcomeUnknown, and behind the fallback it counts as down (not
+// slow), its local admission told to Redis once it is back.
+func TestFaultRefusedIsDown(t *testing.T) {
+	srv := redistest.StartServer(t)
+	rdb := newClientWithin(srv.Addr(), 50*time.Millisecond)
+	defer rdb.Close()
+	rl, err := redislimit.New(t.Context(), rdb, redislimit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := onClient(t, rdb, redislimit.Options{}, fallback.Options{Logger: quiet})
+	req := limitspec.Request{Key: "refused", Limit: limitspec.FixedWindow{Limit: 100, Window: time.Hour}, Cost: 1, Now: hourStart()}
+	for range 3 {
+		if res, err := lim.Limit(t.Context(), req); err != nil || res.Side != limitspec.Primary {
+			t.Fatalf("before the kill: %+v, %v", res, err)
+		}
+	}
+	srv.Kill()
+	if _, err := rl.Limit(t.Context(), req); !errors.Is(err, limitspec.ErrUnavailable) || errors.Is(err, limitspec.ErrOutcomeUnknown) {
+		t.Errorf("redislimit, Redis gone: %v; want ErrUnavailable without ErrOutcomeUnknown", err)
+	}
+	for range 10 {
+		if res, err := lim.Limit(t.Context(), req); err != nil || res.Side != limitspec.Fallback || !res.Allowed {
+			t.Fatalf("Redis gone: %+v, %v; want admitted locally", res, err)
+		}
+	}
+	if st := lim.Stats(); st.PrimarySlow != 0 || st.PrimaryDown == 0 {
+		t.Errorf("Redis gone: %d slow failures, %d down; want none slow", st.PrimarySlow, st.PrimaryDown)
+	}
 }
