@@ -61,19 +61,22 @@ type scenario struct {
 	// kill kills Redis after 30% of the run and starts it again at 50%;
 	// persistent has it write every change to its append-only file first
 	// (appendfsync always), so that it starts again with everything it
-	// had, where it otherwise starts empty.
-	kill, persistent bool
+	// had, where it otherwise starts empty. freeze stops it (SIGSTOP)
+	// instead, and resumes it at 50%, with the calls that waited for it.
+	kill, persistent, freeze bool
 	// busyLoops are the processes that spin on the CPU beside the run.
 	busyLoops int
 }
 
 // scenarios are the load test's runs: the outage Redis's users fear most,
-// an empty restart; a restart from the append-only file; and no outage
-// at all on a host whose CPUs are busy, where the fallback must not
-// admit more than the limits.
+// an empty restart; a restart from the append-only file; a Redis that
+// stops answering and then runs what waited for it; and no outage at all
+// on a host whose CPUs are busy, where the fallback must not admit more
+// than the limits.
 var scenarios = []scenario{
 	{name: "killed, restarted empty", kill: true},
 	{name: "killed, restarted with its data", kill: true, persistent: true},
+	{name: "frozen, resumed", freeze: true},
 	{name: "healthy Redis, busy host", busyLoops: 2},
 }
 
@@ -106,8 +109,8 @@ func TestLoad(t *testing.T) {
 				lt.ledgers[tn.key].check(t, tn.key)
 			}
 			lt.checkRedis(t)
-			if sc.kill {
-				t.Logf("Redis down for %v (killed at +%v, answering again at +%v)",
+			if sc.outage() {
+				t.Logf("Redis down for %v (gone at +%v, answering again at +%v)",
 					lt.restartedAt.Sub(lt.killedAt).Round(time.Millisecond), lt.since(lt.killedAt), lt.since(lt.restartedAt))
 				if !lt.localAsked.Load() {
 					t.Error("the fallback never asked the local limiter to reserve: the outage was not exercised")
@@ -162,10 +165,10 @@ type loadTest struct {
 	lim     *fallback.Limiter
 	gateway *httptest.Server
 	ledgers map[string]*ledger // by API key
-	// dead is set once Redis is killed (its first run can admit nothing
-	// more), restarting before it is started again (its second run may
-	// admit from then on), localAsked when the fallback first asks the
-	// local limiter to reserve.
+	// dead is set once Redis is killed or frozen (its first run can
+	// admit nothing more until it is back), restarting before it is
+	// started or resumed (it may admit from then on), localAsked when
+	// the fallback first asks the local limiter to reserve.
 	dead, restarting, localAsked   atomic.Bool
 	startAt, killedAt, restartedAt time.Time
 	mu                             sync.Mutex
@@ -253,7 +256,7 @@ func (lt *loadTest) checkRedis(t *testing.T) {
 		if left["slots"] != pro.slots {
 			t.Errorf("%s: Redis holds %d slots of the key's, whose requests have all committed", tn.key, pro.slots-left["slots"])
 		}
-		if !(lt.sc.kill && !lt.sc.persistent) && counted != served {
+		if (lt.sc.sameRedis() || !lt.sc.outage()) && counted != served {
 			t.Errorf("%s: Redis counts %d requests of the day, the model served %d", tn.key, counted, served)
 		}
 	}
@@ -288,17 +291,40 @@ func (lt *loadTest) run(length time.Duration) {
 			wg.Go(func() { lt.client(hc, tn, end) })
 		}
 	}
-	if lt.sc.kill {
+	if lt.sc.outage() {
 		time.Sleep(time.Until(lt.startAt.Add(length * 3 / 10)))
-		lt.srv.Kill()
+		lt.stop()
 		lt.dead.Store(true)
 		lt.killedAt = time.Now()
 		time.Sleep(time.Until(lt.startAt.Add(length / 2)))
 		lt.restarting.Store(true)
-		lt.srv.Restart()
+		lt.back()
 		lt.restartedAt = time.Now()
 	}
 	wg.Wait()
+}
+
+// outage reports whether Redis goes away in the scenario; sameRedis
+// whether it comes back with what it had.
+func (sc scenario) outage() bool    { return sc.kill || sc.freeze }
+func (sc scenario) sameRedis() bool { return sc.persistent || sc.freeze }
+
+// stop kills or freezes Redis, as the scenario says; back starts or
+// resumes it.
+func (lt *loadTest) stop() {
+	if lt.sc.freeze {
+		lt.srv.Pause()
+		return
+	}
+	lt.srv.Kill()
+}
+
+func (lt *loadTest) back() {
+	if lt.sc.freeze {
+		lt.srv.Resume()
+		return
+	}
+	lt.srv.Restart()
 }
 
 // client sends tn's requests until end.
@@ -373,8 +399,8 @@ func (lt *loadTest) observed(m model) model {
 // which has just entered the handler:
 //
 //   - Redis's first run, if it was alive when the request arrived; and
-//     after a restart from its data, which it continues, if it has been
-//     started again since;
+//     after a restart from its data, or a freeze, which it continues,
+//     if it has been started or resumed since;
 //   - Redis's second run, started empty, if it has been started by now;
 //   - the local limiter, if the fallback has asked it to reserve by now
 //     and Redis went away. On a healthy Redis, the fallback and Redis
@@ -384,9 +410,9 @@ func (lt *loadTest) observed(m model) model {
 func (lt *loadTest) mayAdmit(v *visit) admitters {
 	restarted := lt.restarting.Load()
 	return admitters{
-		first:  v.firstAlive || lt.sc.persistent && restarted,
-		second: !lt.sc.persistent && restarted,
-		local:  lt.sc.kill && lt.localAsked.Load(),
+		first:  v.firstAlive || lt.sc.sameRedis() && restarted,
+		second: !lt.sc.sameRedis() && restarted,
+		local:  lt.sc.outage() && lt.localAsked.Load(),
 	}
 }
 

@@ -92,9 +92,10 @@
 // hold does not keep its slot and tokens there until its end, two
 // minutes after its reserve; what was charged locally is told to Redis
 // then too. load_test.go sends the gateway 50 clients of two API keys
-// over HTTP, for 20 s, in three runs: Redis killed in the middle and
-// restarted empty; killed and restarted from its append-only file; and
-// never killed, with two processes spinning on the CPU beside it. It
+// over HTTP, for 20 s, in four runs: Redis killed in the middle and
+// restarted empty; killed and restarted from its append-only file;
+// frozen and resumed; and never stopped, with two processes spinning on
+// the CPU beside it. It
 // counts on the handler's side that no key had more requests in flight,
 // nor used more tokens or made more requests, than docs/semantics.md
 // allows across the outage (on the busy host: than the limits), and,
