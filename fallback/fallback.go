@@ -48,8 +48,10 @@
 // None counts as a primary failure. Every other error (Redis
 // unreachable, too slow for Timeout, loading, read-only, a bad state) is
 // one: it is counted in Stats.PrimaryErrors and by the breaker, and the
-// request is decided as Options.Mode says. In Local mode, an error of the
-// local limiter is returned as it is.
+// request is decided as Options.Mode says; but for a holding policy's
+// decision or reserve that fails while the breaker is closed, which in
+// Local mode is denied (holds.go). In Local mode, an error of the local
+// limiter is returned as it is.
 //
 // # Modes and results
 //

@@ -3,6 +3,7 @@ package fallback
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/internal/limiters"
@@ -13,8 +14,14 @@ import (
 // the primary while the breaker lets them; while it fails, the mode
 // decides:
 //
-//   - Local: the local limiter, a limitspec.Holder, runs the call on its
-//     own holds, with each amount (its Cost and each of its Costs) times
+//   - Local: while the breaker is closed, a decision or a reserve that
+//     fails is denied (Side limitspec.FailClosed, RetryAfter 1 ms: the
+//     next call tries the primary), not decided locally: other calls
+//     still reach the primary meanwhile, and what they hold there, the
+//     local limiter cannot know of (an in-flight limit's holds are never
+//     told to the primary afterwards either). Once the breaker is open
+//     (the primary failing, not one call), the local limiter, a
+//     limitspec.Holder, runs the call on its own holds, with each amount (its Cost and each of its Costs) times
 //     Processes, as for any decision; an operation on a hold the local
 //     limiter does not have (one the primary holds) returns the
 //     primary's error; a commit or release so failed is kept and sent
@@ -56,8 +63,9 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 		return l.fail(err)
 	}
 	var failure error = limitspec.ErrUnavailable
-	fault := downed
+	fault, closed := downed, false
 	if call, probe := l.br.acquire(l.now()); call {
+		closed = !probe
 		sent := l.reports.send()
 		var res limitspec.Result
 		var err error
@@ -79,6 +87,9 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 	}
 	if fault == ranMaybe && h != nil && h.Op == limitspec.Reserve && l.modeOf(req) != FailOpen {
 		l.owed.owe(undoReserve(req, h.ID))
+	}
+	if closed && fault != answered && (h == nil || h.Op == limitspec.Reserve) && l.modeOf(req) == Local {
+		return l.decided(limitspec.Result{RetryAfter: time.Millisecond}, limitspec.FailClosed), nil
 	}
 	res, err := l.holdWithout(ctx, req, h, failure)
 	if owed(h, err) {

@@ -54,6 +54,7 @@ func TestFaultHoldsDown(t *testing.T) {
 		}
 	}
 	proxy.Refuse(true)
+	openBreaker(t, lim, req)
 	admitted := 0
 	for i := range 6 {
 		res, err := hold(limitspec.Reserve, fmt.Sprint("local", i))
@@ -128,6 +129,7 @@ func TestLocalHoldEndsAfterOutage(t *testing.T) {
 		return lim.Hold(t.Context(), req, h)
 	}
 	primary.down.Store(true)
+	openBreaker(t, lim, req)
 	for i := range 4 {
 		if res, err := hold(limitspec.Reserve, fmt.Sprint("job", i)); err != nil || !res.Allowed || res.Side != limitspec.Fallback {
 			t.Fatalf("job%d's reserve while the primary fails: %+v, %v; want admitted locally", i, res, err)
@@ -144,6 +146,7 @@ func TestLocalHoldEndsAfterOutage(t *testing.T) {
 		t.Errorf("a commit of an id held nowhere: %v; want ErrNoHold", err)
 	}
 	primary.down.Store(true)
+	openBreaker(t, lim, req)
 	if res, err := hold(limitspec.Reserve, "job4"); err != nil || !res.Allowed {
 		t.Errorf("job4's reserve, the primary failing again: %+v, %v; want admitted (the local slots were ended)", res, err)
 	}
@@ -204,6 +207,7 @@ func TestFaultHoldsStartFromRedis(t *testing.T) {
 		}
 	}
 	proxy.Refuse(true)
+	openBreaker(t, lim, limitspec.Request{Policy: p.WithHolds(), IDs: map[string]string{"tenant": "acme"}})
 	for _, s := range []struct {
 		op      limitspec.HoldOp
 		id      string
@@ -245,5 +249,22 @@ func TestFaultHoldsStartFromRedis(t *testing.T) {
 			t.Fatalf("Redis back, the breaker never let a call through: %+v, %v", res, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// openBreaker sends reserves of req's policy, which fail, until lim's
+// breaker opens: while it is closed, a reserve that fails is denied, not
+// decided locally (holds.go).
+func openBreaker(t *testing.T, lim *fallback.Limiter, req limitspec.Request) {
+	t.Helper()
+	r := limitspec.Request{Policy: req.Policy, IDs: req.IDs, Cost: 1}
+	for i := 0; lim.Stats().State == fallback.Closed; i++ {
+		if i == 100 {
+			t.Fatalf("the breaker never opened: %+v", lim.Stats())
+		}
+		res, err := lim.Hold(t.Context(), r, limitspec.Hold{Op: limitspec.Reserve, ID: "opening", For: time.Second})
+		if err != nil || res.Allowed || res.Side != limitspec.FailClosed {
+			t.Fatalf("a reserve that fails while the breaker is closed: %+v, %v; want denied (fail-closed)", res, err)
+		}
 	}
 }

@@ -91,70 +91,94 @@ func TestFaultSettlesOwed(t *testing.T) {
 
 // TestFaultLostReserveReleased: job a's reserve runs on Redis, which
 // holds a slot for it, and its reply is lost (the connection cut after
-// it): the fallback cannot know, and decides the reserve without Redis
-// as its mode says, locally (admitted, held by the local limiter) or
-// failing closed (denied). Either way no holder will end Redis's hold,
-// which would refuse the tenant its slot until the hold's end (a
-// minute): a release of a is owed to Redis (Stats.SettlesOwed) and sent
-// after the next call Redis answers. Redis then holds nothing; in mode
-// Local the job's commit, which Redis answers NOHOLD, ends the local
-// hold and charges its request locally, which Redis is told before its
-// next decision: Redis counts the request once.
+// it): the fallback cannot know, and decides the reserve without Redis.
+// While the breaker is closed, it is denied, in mode Local as in mode
+// FailClosed (other calls reach Redis meanwhile: a local hold would
+// count beside what they hold there); as the half-open breaker's probe,
+// in mode Local, it is held by the local limiter. Either way no holder
+// will end Redis's hold, which would refuse the tenant its slot until
+// the hold's end (a minute): a release of a is owed to Redis
+// (Stats.SettlesOwed) and sent after the next call Redis answers. Redis
+// then holds nothing; the local hold's commit, which Redis answers
+// NOHOLD, ends it on the local limiter and charges its request there,
+// which Redis is told before its next decision: Redis counts it once.
 func TestFaultLostReserveReleased(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []fallback.Mode{fallback.Local, fallback.FailClosed} {
-		t.Run(mode.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mode  fallback.Mode
+		probe bool
+	}{{"local, closed", fallback.Local, false}, {"fail-closed", fallback.FailClosed, false}, {"local, the probe", fallback.Local, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.StartServer(t)
-			proxy := faultproxy.Start(t, srv.Addr())
-			lim := onRedis(t, proxy.Addr(), fallback.Options{Timeout: 5 * time.Second, Mode: mode})
-			p, err := limitspec.NewPolicy("jobs",
-				limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 3}, Identity: "tenant"},
-				limitspec.PolicyLimit{Name: "hour", Limit: limitspec.FixedWindow{Limit: 100, Window: time.Hour}, Identity: "tenant"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := limitspec.Request{Policy: p.WithHolds(), IDs: map[string]string{"tenant": "acme"}, Now: hourStart()}
-			var cut atomic.Bool
-			proxy.CutAfterReply(func(_ string, args []string) bool {
-				return slices.Contains(args, "reserve") && cut.CompareAndSwap(false, true)
-			})
-			res, err := lim.Hold(t.Context(), req, limitspec.Hold{Op: limitspec.Reserve, ID: "a", For: time.Minute})
-			if wantAllowed := mode == fallback.Local; err != nil || res.Allowed != wantAllowed || res.Side == limitspec.Primary {
-				t.Fatalf("the reserve whose reply was lost: %+v, %v; want decided without Redis, allowed %v", res, err, wantAllowed)
-			}
-			if !cut.Load() {
-				t.Fatal("no reserve's reply was cut")
-			}
-			if st := lim.Stats(); st.PrimarySlow != 1 || st.SettlesOwed != 1 {
-				t.Fatalf("after the lost reply: %d slow failures, %d owed; want 1, 1 (a's release)", st.PrimarySlow, st.SettlesOwed)
-			}
-			peek := req
-			peek.Peek = true
-			if res, err := lim.Limit(t.Context(), peek); err != nil || res.Side != limitspec.Primary {
-				t.Fatalf("a peek after the lost reply: %+v, %v; want Redis's", res, err)
-			}
-			if slots, _ := left(t, srv.Addr(), req); slots != 3 {
-				t.Errorf("Redis, after the call that follows: %d slots free; want 3 (a's hold released)", slots)
-			}
-			if st := lim.Stats(); st.SettlesOwed != 0 || st.SettlesReplayed != 1 {
-				t.Errorf("after the call that follows: %d owed, %d replayed; want 0, 1", st.SettlesOwed, st.SettlesReplayed)
-			}
-			if mode != fallback.Local {
-				return
-			}
-			commit := req
-			commit.Cost = 1
-			if res, err := lim.Hold(t.Context(), commit, limitspec.Hold{Op: limitspec.Commit, ID: "a"}); err != nil || res.Side != limitspec.Fallback {
-				t.Fatalf("a's commit: %+v, %v; want the local limiter's (Redis holds nothing)", res, err)
-			}
-			if res, err := lim.Limit(t.Context(), peek); err != nil || res.Side != limitspec.Primary {
-				t.Fatalf("a peek after the commit: %+v, %v; want Redis's", res, err)
-			}
-			if slots, hour := left(t, srv.Addr(), req); slots != 3 || hour != 99 {
-				t.Errorf("Redis, after a's commit: %d slots free, %d of the hour left; want 3, 99 (a's request, counted once)", slots, hour)
-			}
+			lostReserve(t, tc.mode, tc.probe)
 		})
+	}
+}
+
+// lostReserve is TestFaultLostReserveReleased in mode, the lost reserve
+// the half-open breaker's probe when probe is set.
+func lostReserve(t *testing.T, mode fallback.Mode, probe bool) {
+	srv := redistest.StartServer(t)
+	proxy := faultproxy.Start(t, srv.Addr())
+	const openFor = 50 * time.Millisecond
+	lim := onRedis(t, proxy.Addr(), fallback.Options{Timeout: 5 * time.Second, Mode: mode, Failures: 1, OpenFor: openFor})
+	p, err := limitspec.NewPolicy("jobs",
+		limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 3}, Identity: "tenant"},
+		limitspec.PolicyLimit{Name: "hour", Limit: limitspec.FixedWindow{Limit: 100, Window: time.Hour}, Identity: "tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := limitspec.Request{Policy: p.WithHolds(), IDs: map[string]string{"tenant": "acme"}, Now: hourStart()}
+	peek := req
+	peek.Peek = true
+	if probe { // the breaker opened by a refused call
+		proxy.Refuse(true)
+		if res, err := lim.Limit(t.Context(), peek); err != nil || lim.Stats().State != fallback.Open {
+			t.Fatalf("a call Redis refuses: %+v, %v; %+v; want the breaker open", res, err, lim.Stats())
+		}
+		proxy.Refuse(false)
+		time.Sleep(openFor)
+	}
+	var cut atomic.Bool
+	proxy.CutAfterReply(func(_ string, args []string) bool {
+		return slices.Contains(args, "reserve") && cut.CompareAndSwap(false, true)
+	})
+	before := lim.Stats()
+	res, err := lim.Hold(t.Context(), req, limitspec.Hold{Op: limitspec.Reserve, ID: "a", For: time.Minute})
+	if err != nil || res.Allowed != probe || res.Side == limitspec.Primary || !cut.Load() {
+		t.Fatalf("the reserve whose reply was lost (cut: %v): %+v, %v; want decided without Redis, allowed %v", cut.Load(), res, err, probe)
+	}
+	if st := lim.Stats(); st.PrimarySlow != before.PrimarySlow+1 || st.SettlesOwed != 1 {
+		t.Fatalf("after the lost reply: %d slow failures (%d before), %d owed; want one more, and 1 owed (a's release)", st.PrimarySlow, before.PrimarySlow, st.SettlesOwed)
+	}
+	primaryPeek := func(what string) {
+		t.Helper()
+		if !waitFor(5*time.Second, func() bool {
+			res, err := lim.Limit(t.Context(), peek)
+			return err == nil && res.Side == limitspec.Primary
+		}) {
+			t.Fatalf("%s: Redis never answered a peek: %+v", what, lim.Stats())
+		}
+	}
+	primaryPeek("after the lost reply")
+	if slots, _ := left(t, srv.Addr(), req); slots != 3 {
+		t.Errorf("Redis, after the call that follows: %d slots free; want 3 (a's hold released)", slots)
+	}
+	if st := lim.Stats(); st.SettlesOwed != 0 || st.SettlesReplayed != 1 {
+		t.Errorf("after the call that follows: %d owed, %d replayed; want 0, 1", st.SettlesOwed, st.SettlesReplayed)
+	}
+	if !probe {
+		return
+	}
+	commit := req
+	commit.Cost = 1
+	if res, err := lim.Hold(t.Context(), commit, limitspec.Hold{Op: limitspec.Commit, ID: "a"}); err != nil || res.Side != limitspec.Fallback {
+		t.Fatalf("a's commit: %+v, %v; want the local limiter's (Redis holds nothing)", res, err)
+	}
+	primaryPeek("after the commit")
+	if slots, hour := left(t, srv.Addr(), req); slots != 3 || hour != 99 {
+		t.Errorf("Redis, after a's commit: %d slots free, %d of the hour left; want 3, 99 (a's request, counted once)", slots, hour)
 	}
 }
 

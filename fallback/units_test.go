@@ -154,7 +154,7 @@ func TestUnitsOverflow(t *testing.T) {
 		{"reserve, largest", true, largest, false},
 		{"reserve, one more", true, largest + 1, true},
 	} {
-		l := mustNew(t, downHolder{}, local(t), Options{Processes: 4}, newClock())
+		l := opened(t, mustNew(t, downHolder{}, local(t), Options{Processes: 4}, newClock()))
 		r := llmRequest(p, 1, tc.tokens)
 		var res limitspec.Result
 		var err error
@@ -179,7 +179,7 @@ func TestUnitsOverflow(t *testing.T) {
 // left.
 func TestUnitsHoldShare(t *testing.T) {
 	p := llmPolicy(t).WithHolds()
-	l := mustNew(t, downHolder{}, local(t), Options{Processes: 2}, newClock())
+	l := opened(t, mustNew(t, downHolder{}, local(t), Options{Processes: 2}, newClock()))
 	r := llmRequest(p, 1, 3000)
 	res, err := l.Hold(context.Background(), r, limitspec.Hold{Op: limitspec.Reserve, ID: "h", For: time.Second})
 	if err != nil || !res.Allowed || res.Side != limitspec.Fallback {
@@ -256,4 +256,19 @@ func TestUnitsSharedLimitPaid(t *testing.T) {
 			t.Errorf("%s: the primary counts %v of bob's limits; want %v", tc.name, got, tc.bob)
 		}
 	}
+}
+
+// opened returns l once calls of a plain limit, which its primary fails,
+// have opened its breaker: a holding call that fails while the breaker
+// is closed is denied, not decided locally (holds.go). The test's clock
+// stands still: the breaker stays open.
+func opened(t *testing.T, l *Limiter) *Limiter {
+	t.Helper()
+	for i := 0; l.Stats().State != Open; i++ {
+		if i == 100 {
+			t.Fatalf("the breaker never opened: %+v", l.Stats())
+		}
+		limit(t, l, req(gcra(10), "open", 1))
+	}
+	return l
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -89,10 +90,13 @@ var scenarios = []scenario{
 // the model handler at once, the tokens the model used and the requests
 // it answered, and holds them to the bounds docs/semantics.md gives
 // (inFlightBound, tokenBound, requestBound); on the client's side, that
-// every answer is a 200, or a 429 with a Retry-After of a positive
-// number of seconds (the fallback in Mode Local decides every request,
-// so that no 5xx can come: httplimit answers 503 only for a limiter's
-// error); and, once the run is over, what Redis counts (checkRedis).
+// every answer is a 200, a 429 with a Retry-After of a positive number
+// of seconds, or a 503 with one for a reserve that failed while the
+// fallback's breaker was still closed, which the fallback denies
+// (httplimit's answer to a fallback failing closed; the fallback in Mode
+// Local decides every other request, and httplimit answers a limiter's
+// error with a 503 without it); and, once the run is over, what Redis
+// counts (checkRedis).
 func TestLoad(t *testing.T) {
 	length := 20 * time.Second
 	if testing.Short() {
@@ -621,6 +625,12 @@ func (l *ledger) answered(a answer, err error) {
 		for _, name := range p.Violated {
 			l.deniedBy[name]++
 		}
+	case a.status == http.StatusServiceUnavailable && bytes.Contains(a.body, []byte("temporary-reduced-capacity")):
+		// a reserve that failed while the breaker was closed: denied by
+		// the fallback failing closed, to be tried again
+		if n, err := strconv.Atoi(a.retryAfter); err != nil || n < 1 {
+			l.badRetry.add("Retry-After %q: %s", a.retryAfter, a.body)
+		}
 	case a.status != http.StatusOK:
 		l.failures.add("%d: %s", a.status, a.body)
 	}
@@ -681,11 +691,12 @@ func (l *ledger) check(t *testing.T, key string) {
 		t.Errorf("%s: no request served", key)
 	}
 	t.Logf("%s: %d served, %d denied (429s by limit %v), %d other answers or none\n"+
+		"\t503s while the breaker was closed: %d\n"+
 		"\tin flight at once: at most %d (bound then %d)\n"+
 		"\ttokens used: the most within a minute %v; the closest to its bound %v\n"+
 		"\trequests per minute of the window: %v",
 		key, l.statuses[http.StatusOK], l.statuses[http.StatusTooManyRequests], l.deniedBy, l.failures.n,
-		l.mostInFlight, l.boundThen, minute, closest, minutes)
+		l.statuses[http.StatusServiceUnavailable], l.mostInFlight, l.boundThen, minute, closest, minutes)
 }
 
 // tokenWindows scans the windows between the entries of served (sorted

@@ -86,7 +86,10 @@
 // In production its limiter is package fallback's: Redis (package
 // redislimit) while it answers, in process (package goimpl) while it
 // does not, starting from what Redis last said was used and held
-// (docs/semantics.md, "Holds behind the fallback"). A commit that does
+// (docs/semantics.md, "Holds behind the fallback"); a reserve that fails
+// while the fallback's breaker is still closed (a blip, or the first
+// moments of an outage) is denied, a 503 with Retry-After, since other
+// requests still reach Redis meanwhile. A commit that does
 // not reach Redis (Redis away, or the fallback's breaker open) is kept
 // and sent again, by its hold's id, once Redis answers, so that the
 // hold does not keep its slot and tokens there until its end, two
