@@ -86,7 +86,7 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 		failure = err
 	}
 	if fault == ranMaybe && h != nil && h.Op == limitspec.Reserve && l.modeOf(req) != FailOpen {
-		l.owed.owe(undoReserve(req, h.ID))
+		l.owed.owe(undoReserve(req, h.ID, l.now().Add(undoAfter)))
 	}
 	if closed && fault != answered && (h == nil || h.Op == limitspec.Reserve) && l.modeOf(req) == Local {
 		return l.decided(limitspec.Result{RetryAfter: time.Millisecond}, limitspec.FailClosed), nil
@@ -107,10 +107,11 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 // local limiter); in mode FailClosed it was denied. Either way no holder
 // ends the primary's hold, which would otherwise count until its end. In
 // mode FailOpen its holder was admitted with no hold anywhere, and
-// commits or releases it on the primary itself.
-func undoReserve(req limitspec.Request, id string) settle {
+// commits or releases it on the primary itself. It is due at due
+// (settle.go, undoAfter).
+func undoReserve(req limitspec.Request, id string, due time.Time) settle {
 	req.Cost, req.Costs, req.Peek = 0, nil, false
-	return settle{req: req, h: limitspec.Hold{Op: limitspec.Release, ID: id}}
+	return settle{req: req, h: limitspec.Hold{Op: limitspec.Release, ID: id}, due: due}
 }
 
 // owed reports whether h, a commit or release, failed for want of the
