@@ -48,8 +48,10 @@
 //     closed (every call goes to the primary), 1 open (none does), 2
 //     half-open (one probe does).
 //   - limitspec.holds.settles, a counter (limitspec_holds_settles_total):
-//     the commits and releases of holds that failed for want of the
-//     primary and were kept to send it again, by the attribute outcome:
+//     the calls owed to the primary and kept to send it again (the
+//     commits and releases of holds that failed for want of it, the
+//     releases of reserves and the decisions with request ids whose
+//     outcome was unknown), by the attribute outcome:
 //     replayed (the primary answered them once back) or lost (dropped,
 //     their holds ending by themselves): Stats.SettlesReplayed and
 //     SettlesLost.

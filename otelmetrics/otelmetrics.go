@@ -99,13 +99,13 @@ func (o *observer) instruments(meter metric.Meter) error {
 	o.errors = in.counter("limitspec.errors", "{call}", "Calls of Limit that returned an error instead of a decision.")
 	o.opens = in.counter("limitspec.breaker.opens", "{open}", "Times the circuit breaker opened, leaving the primary limiter.")
 	o.settles = in.counter("limitspec.holds.settles", "{call}",
-		"Commits and releases of holds that failed for want of the primary and were kept, by outcome: replayed (sent again and answered) or lost (dropped).")
+		"Calls owed to the primary and kept (commits and releases of holds that failed for want of it, releases of reserves and decisions with request ids whose outcome was unknown), by outcome: replayed (sent again and answered) or lost (dropped).")
 	var err error
 	o.state, err = meter.Int64ObservableGauge("limitspec.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("State of the circuit breaker: 0 closed (deciding with the primary), 1 open, 2 half-open."))
 	in.errs = append(in.errs, err)
 	o.owed, err = meter.Int64ObservableGauge("limitspec.holds.settles.owed", metric.WithUnit("{call}"),
-		metric.WithDescription("Commits and releases of holds kept to send the primary again, which failed for want of it."))
+		metric.WithDescription("Calls kept to send the primary again: commits and releases of holds that failed for want of it, releases of reserves and decisions with request ids whose outcome was unknown."))
 	in.errs = append(in.errs, err)
 	return in.err()
 }
