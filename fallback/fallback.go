@@ -332,11 +332,9 @@ type Limiter struct {
 	onChange       func(from, to State)
 	payments       *limiters.IDs // the request ids of payments
 	seeds          *limiters.IDs // the ids of the local holds started from the primary's word
-	// requestIDs is Options.RequestIDs; decisionIDs makes the ids.
-	requestIDs  bool
-	decisionIDs *limiters.IDs
-	owed        owedSettles  // commits and releases owed to the primary (settle.go)
-	lateRun     atomic.Int64 // the late failures in a row (late)
+	decisionIDs    *limiters.IDs // with Options.RequestIDs, the ids of decisions; nil without
+	owed           owedSettles   // commits and releases owed to the primary (settle.go)
+	lateRun        atomic.Int64  // the late failures in a row (late)
 }
 
 // paymentID is the request id of a new payment.
@@ -359,12 +357,14 @@ func New(primary, local limitspec.Limiter, opts Options) (*Limiter, error) {
 		local = nil // a typed nil that FailOpen or FailClosed never calls, nor Reset
 	}
 	l := &Limiter{primary: primary, local: local, mode: opts.Mode, modeFor: opts.ModeFor,
-		payments: limiters.NewIDs("fallback-payment"), seeds: limiters.NewIDs("fallback-seed"), requestIDs: opts.RequestIDs,
-		decisionIDs: limiters.NewIDs("fallback-request"),
-		processes:   int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now,
+		payments: limiters.NewIDs("fallback-payment"), seeds: limiters.NewIDs("fallback-seed"),
+		processes: int64(max(opts.Processes, 1)), timeout: opts.Timeout, now: opts.Now,
 		reports: newReports(cmp.Or(opts.Reports, DefaultReports)), log: cmp.Or(opts.Logger, slog.Default()),
 		onChange: opts.OnStateChange}
 	l.maxCost = maxExact / l.processes
+	if opts.RequestIDs {
+		l.decisionIDs = limiters.NewIDs("fallback-request")
+	}
 	if l.timeout == 0 {
 		l.timeout = DefaultTimeout
 	}
@@ -430,7 +430,7 @@ func (l *Limiter) Limit(ctx context.Context, req limitspec.Request) (limitspec.R
 	if err := ctx.Err(); err != nil {
 		return l.fail(err)
 	}
-	made := l.requestIDs && req.ID == "" && !req.Peek
+	made := l.decisionIDs != nil && req.ID == "" && !req.Peek
 	if made {
 		req.ID = l.decisionIDs.Next()
 	}
@@ -623,6 +623,13 @@ func (l *Limiter) modeOf(req limitspec.Request) Mode {
 	return l.modeFor(req)
 }
 
+// failClosed is a denial of the fallback failing closed: RetryAfter is
+// the time until the breaker lets a call reach the primary, at least
+// 1 ms (1 ms while it is closed or half-open: the next call tries it).
+func (l *Limiter) failClosed() limitspec.Result {
+	return l.decided(limitspec.Result{RetryAfter: l.br.retryAfter(l.now())}, limitspec.FailClosed)
+}
+
 // without decides req without the primary, as the mode says; the local
 // limiter decides it scaled (each amount times Processes). What it
 // admits, req's own amounts on each of its limits, is owed to the
@@ -636,8 +643,7 @@ func (l *Limiter) without(ctx context.Context, req limitspec.Request, owe bool) 
 		res.Allowed = true
 		return l.decided(res, limitspec.FailOpen), nil
 	case mode == FailClosed:
-		res.RetryAfter = l.br.retryAfter(l.now())
-		return l.decided(res, limitspec.FailClosed), nil
+		return l.failClosed(), nil
 	case mode != Local || limiters.IsNil(l.local):
 		return l.fail(fmt.Errorf("fallback: %w: ModeFor gave mode %v, which this Limiter cannot decide by (no local limiter, or no such mode)",
 			limitspec.ErrMisconfigured, mode))

@@ -35,6 +35,14 @@ func onRedisWith(t *testing.T, addr string, opts fallback.Options, redisOpts red
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
+	opts.Logger = quiet
+	return onClient(t, rdb, redisOpts, opts)
+}
+
+// onClient is a fallback with opts over a Redis limiter on rdb with
+// redisOpts, and a local limiter of its own.
+func onClient(t *testing.T, rdb *redis.Client, redisOpts redislimit.Options, opts fallback.Options) *fallback.Limiter {
+	t.Helper()
 	remote, err := redislimit.New(t.Context(), rdb, redisOpts)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +52,6 @@ func onRedisWith(t *testing.T, addr string, opts fallback.Options, redisOpts red
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { local.Close() })
-	opts.Logger = quiet
 	lim, err := fallback.New(remote, local, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -268,9 +275,15 @@ func lostReplies(t *testing.T, limit, requests int64, opts redislimit.Options) {
 	}
 }
 
-// used is what Redis at addr counts of req's limit for req's key (a peek
-// straight to it).
+// used is what Redis at addr counts of req's limit for req's key.
 func used(t *testing.T, addr string, req limitspec.Request) int64 {
+	t.Helper()
+	l := onRedisAlone(t, addr, req).Limits[0]
+	return l.Quota - l.Remaining
+}
+
+// onRedisAlone is req as a peek straight to Redis at addr.
+func onRedisAlone(t *testing.T, addr string, req limitspec.Request) limitspec.Result {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
@@ -278,10 +291,10 @@ func used(t *testing.T, addr string, req limitspec.Request) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Cost, req.Peek = 0, true
+	req.Cost, req.Costs, req.Peek = 0, nil, true
 	res, err := remote.Limit(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Limits[0].Quota - res.Limits[0].Remaining
+	return res
 }

@@ -89,7 +89,7 @@ func (l *Limiter) holding(ctx context.Context, req limitspec.Request, h *limitsp
 		l.owed.owe(undoReserve(req, h.ID, l.now().Add(undoAfter)))
 	}
 	if closed && fault != answered && (h == nil || h.Op == limitspec.Reserve) && l.modeOf(req) == Local {
-		return l.decided(limitspec.Result{RetryAfter: time.Millisecond}, limitspec.FailClosed), nil
+		return l.failClosed(), nil
 	}
 	res, err := l.holdWithout(ctx, req, h, failure)
 	if owed(h, err) {
@@ -144,7 +144,7 @@ func (l *Limiter) holdWithout(ctx context.Context, req limitspec.Request, h *lim
 	case mode == FailOpen:
 		return l.decided(limitspec.Result{Allowed: true}, limitspec.FailOpen), nil
 	case mode == FailClosed:
-		return l.decided(limitspec.Result{RetryAfter: l.br.retryAfter(l.now())}, limitspec.FailClosed), nil
+		return l.failClosed(), nil
 	case mode != Local || limiters.IsNil(l.local):
 		return l.fail(errors.Join(limitspec.ErrMisconfigured, failure))
 	}

@@ -336,26 +336,6 @@ func TestFaultKilledMidCalls(t *testing.T) {
 	}
 }
 
-// onClient is a fallback with opts over a Redis limiter on rdb with
-// redisOpts, and a local limiter of its own.
-func onClient(t *testing.T, rdb *redis.Client, redisOpts redislimit.Options, opts fallback.Options) *fallback.Limiter {
-	t.Helper()
-	rl, err := redislimit.New(t.Context(), rdb, redisOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, err := goimpl.New(goimpl.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { local.Close() })
-	lim, err := fallback.New(rl, local, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lim
-}
-
 // TestFaultRefusedIsDown: once Redis is gone (killed, and its port
 // refusing connections), a call finds its pooled connection dead (go-redis
 // checks an idle connection before it uses it) and a new one refused: it

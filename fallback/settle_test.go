@@ -7,13 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/limitspec/limitspec"
 	"github.com/limitspec/limitspec/fallback"
 	"github.com/limitspec/limitspec/internal/faultproxy"
 	"github.com/limitspec/limitspec/internal/redistest"
-	"github.com/limitspec/limitspec/redislimit"
 )
 
 // TestFaultSettlesOwed: three jobs hold the 3 slots of a tenant on
@@ -123,7 +120,7 @@ func lostReserve(t *testing.T, mode fallback.Mode, probe bool) {
 	srv := redistest.StartServer(t)
 	proxy := faultproxy.Start(t, srv.Addr())
 	const openFor = 50 * time.Millisecond
-	lim := onRedis(t, proxy.Addr(), fallback.Options{Timeout: 300 * time.Millisecond, Mode: mode, Failures: 1, OpenFor: openFor})
+	lim := onRedis(t, proxy.Addr(), fallback.Options{Timeout: time.Second, Mode: mode, Failures: 1, OpenFor: openFor})
 	p, err := limitspec.NewPolicy("jobs",
 		limitspec.PolicyLimit{Name: "slots", Limit: limitspec.Concurrency{Limit: 3}, Identity: "tenant"},
 		limitspec.PolicyLimit{Name: "hour", Limit: limitspec.FixedWindow{Limit: 100, Window: time.Hour}, Identity: "tenant"})
@@ -198,19 +195,9 @@ func lostReserve(t *testing.T, mode fallback.Mode, probe bool) {
 }
 
 // left is what Redis at addr has left of req's policy, of slots and
-// hour (a peek straight to it).
+// hour.
 func left(t *testing.T, addr string, req limitspec.Request) (slots, hour int64) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	defer rdb.Close()
-	remote, err := redislimit.New(t.Context(), rdb, redislimit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Cost, req.Peek = 0, true
-	res, err := remote.Limit(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := onRedisAlone(t, addr, req)
 	return res.Limits[0].Remaining, res.Limits[1].Remaining
 }

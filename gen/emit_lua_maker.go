@@ -106,9 +106,15 @@ func luaAlgorithms(w *writer, algs []*Algorithm) {
 	w.line("-- the algorithms: each its checker, maker, number of keys and of string")
 	w.line("-- inputs, least and most parameters, and whether it is in flight (its")
 	w.line("-- decision writes nothing: it counts only holds)")
+	luaAlgorithmRows(w, algs, luaMakerName)
+}
+
+// luaAlgorithmRows emits the table ALGORITHMS, a row per algorithm, its
+// maker named by maker.
+func luaAlgorithmRows(w *writer, algs []*Algorithm, maker func(*Algorithm) string) {
 	w.line("local ALGORITHMS = {")
 	for _, a := range algs {
-		w.line("  [%s] = {%s, %s, %d, %d, %d, %d, %v},", luaStr(a.Qualified()), luaCheckerName(a), luaMakerName(a),
+		w.line("  [%s] = {%s, %s, %d, %d, %d, %d, %v},", luaStr(a.Qualified()), luaCheckerName(a), maker(a),
 			len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params), a.InFlight())
 	}
 	w.line("}")

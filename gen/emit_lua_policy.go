@@ -97,12 +97,7 @@ func luaAlgorithmsOf(w *writer, algs []*Algorithm, reset bool) {
 	}
 	w.line("-- the algorithms: each its checker, no maker, number of keys and of")
 	w.line("-- string inputs, least and most parameters, and whether it is in flight")
-	w.line("local ALGORITHMS = {")
-	for _, a := range algs {
-		w.line("  [%s] = {%s, false, %d, %d, %d, %d, %v},", luaStr(a.Qualified()), luaCheckerName(a),
-			len(a.States), len(a.Strings), a.RequiredParams(), len(a.Params), a.InFlight())
-	}
-	w.line("}")
+	luaAlgorithmRows(w, algs, func(*Algorithm) string { return "false" })
 }
 
 // luaLimitsParser reads the limits from ARGV (each its algorithm, name

@@ -108,9 +108,12 @@ func (onceCmd) NoRetry() bool { return true }
 // lost reply's error: the call may have been applied.
 func (l *Limiter) send(ctx context.Context, args []any, first string, again resend) (any, error) {
 	start := time.Now()
+	sent := start // of the attempt
 	var lost error
 	for attempt := 0; ; attempt++ {
-		sent := time.Now()
+		if attempt > 0 {
+			sent = time.Now()
+		}
 		cmd := onceCmd{redis.NewCmd(ctx, args...)}
 		err := l.process(ctx, cmd, first)
 		if err == nil {
