@@ -34,7 +34,7 @@ test: redis-server
 # check of concurrent histories (linearize, porcupine). make test,
 # test-all and check cover them; bench/ and peers/, which fetch the
 # peers' modules, are vetted by check.
-MODULES = otelmetrics cmd/example cmd/pictures docs/vectorschema linearize
+MODULES = otelmetrics cmd/example cmd/pictures docs/vectorschema linearize rls
 
 # What CI runs (.ci/run): make check, then every test at full size (of
 # the main module and of MODULES), then the race detector on the

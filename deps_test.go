@@ -16,8 +16,9 @@ const module = "github.com/limitspec/limitspec"
 
 // TestDependencies holds the architecture in place: the root package is
 // the contract and imports the standard library alone; internal/keyed,
-// internal/limiters and internal/refusal (every constructor's refusal),
-// which the adapters share, know only the contract; and the adapters
+// internal/limiters, internal/refusal (every constructor's refusal) and
+// internal/sfv (the header fields' values), which the adapters share,
+// know only the contract; and the adapters
 // (fallback, httplimit, lease, denials) build on the contract and them,
 // with no Redis client, no Lua VM and no implementation package.
 func TestDependencies(t *testing.T) {
@@ -33,11 +34,11 @@ func TestDependencies(t *testing.T) {
 		forbidden []string
 		allowed   []string
 	}{
-		{[]string{"./internal/keyed", "./internal/limiters", "./internal/refusal"}, []string{module + "/"}, nil},
+		{[]string{"./internal/keyed", "./internal/limiters", "./internal/refusal", "./internal/sfv"}, []string{module + "/"}, nil},
 		{adapters, []string{
 			"github.com/redis/", "github.com/yuin/gopher-lua", "github.com/alicebob/",
 			module + "/goimpl", module + "/redislimit", module + "/kit", module + "/lua", module + "/internal/",
-		}, []string{module + "/internal/keyed", module + "/internal/limiters", module + "/internal/refusal"}},
+		}, []string{module + "/internal/keyed", module + "/internal/limiters", module + "/internal/refusal", module + "/internal/sfv"}},
 	}
 	for _, tt := range tests {
 		deps := goList(t, append([]string{"-deps"}, tt.pkgs...)...)

@@ -143,11 +143,12 @@ func TestOpening(t *testing.T) {
 }
 
 // TestReadmeYAML: every YAML block of the README and of docs/*.md is
-// part of a spec file the repository compiles, so that the spec they
-// show is one that works.
+// part of a spec file the repository compiles, or of the rate limit
+// service's example (which rls/cmd/limitspec-rls's tests load), so that
+// what they show is what works.
 func TestReadmeYAML(t *testing.T) {
 	var specs strings.Builder
-	for _, f := range []string{"spec/algorithms.yaml", "spec/policies.yaml", "examples/quota/quota.yaml"} {
+	for _, f := range []string{"spec/algorithms.yaml", "spec/policies.yaml", "examples/quota/quota.yaml", "rls/example/config/edge.yaml", "rls/example/envoy.yaml"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

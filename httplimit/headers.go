@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/sfv"
 )
 
 // Fields names the RateLimit header fields and their parameters, as a
@@ -83,50 +83,6 @@ func (f Fields) check() error {
 	return nil
 }
 
-// sfIntMax is the largest Integer a Structured Field holds (RFC 9651,
-// section 3.3.1); larger values are sent as it.
-const sfIntMax = 999_999_999_999_999
-
-// ceilSeconds is d in whole seconds, rounded up; 0 for d ≤ 0. Integer
-// arithmetic only, and no overflow for limitspec.Never.
-func ceilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	s := int64(d / time.Second)
-	if d%time.Second != 0 {
-		s++
-	}
-	return s
-}
-
-// sfInt formats n as a Structured Field Integer, clamped to [0, sfIntMax].
-func sfInt(n int64) string {
-	return strconv.FormatInt(min(max(n, 0), sfIntMax), 10)
-}
-
-// sfString formats s as a Structured Field String (RFC 9651, section
-// 3.3.3): quoted, '"' and '\' escaped; a byte outside printable ASCII,
-// which a String cannot hold, becomes '?'.
-func sfString(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c > 0x7e:
-			b.WriteByte('?')
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // quotaUnit is the qu parameter of q's RateLimit-Policy item: the IETF
 // draft's unit for an in-flight limit ("concurrent-requests") and for
 // bytes ("content-bytes"), none for requests (the draft's default), and
@@ -157,15 +113,15 @@ func (m *Middleware) setHeaders(h http.Header, res limitspec.Result) {
 	policies := make([]string, len(res.Limits))
 	limits := make([]string, len(res.Limits))
 	for i, q := range res.Limits {
-		name := sfString(m.quotaName(q.Name))
-		policies[i] = name + ";" + f.Quota + "=" + sfInt(q.Quota)
-		if w := ceilSeconds(q.Window()); w > 0 {
-			policies[i] += ";" + f.Window + "=" + sfInt(w)
+		name := sfv.String(m.quotaName(q.Name))
+		policies[i] = name + ";" + f.Quota + "=" + sfv.Int(q.Quota)
+		if w := sfv.Seconds(q.Window()); w > 0 {
+			policies[i] += ";" + f.Window + "=" + sfv.Int(w)
 		}
 		if u := quotaUnit(q); u != "" {
-			policies[i] += ";qu=" + sfString(u)
+			policies[i] += ";qu=" + sfv.String(u)
 		}
-		limits[i] = name + ";" + f.Remaining + "=" + sfInt(q.Remaining) + ";" + f.Reset + "=" + sfInt(ceilSeconds(q.ResetAfter))
+		limits[i] = name + ";" + f.Remaining + "=" + sfv.Int(q.Remaining) + ";" + f.Reset + "=" + sfv.Int(sfv.Seconds(q.ResetAfter))
 	}
 	appendField(h, f.Policy, policies)
 	appendField(h, f.Limit, limits)
@@ -177,9 +133,9 @@ func (m *Middleware) setHeaders(h http.Header, res limitspec.Result) {
 		if have, err := strconv.ParseInt(h.Get("X-RateLimit-Remaining"), 10, 64); err == nil && have <= b.Remaining {
 			return // an outer middleware's binding limit leaves less
 		}
-		h.Set("X-RateLimit-Limit", sfInt(b.Quota))
-		h.Set("X-RateLimit-Remaining", sfInt(b.Remaining))
-		h.Set("X-RateLimit-Reset", sfInt(ceilSeconds(b.ResetAfter)))
+		h.Set("X-RateLimit-Limit", sfv.Int(b.Quota))
+		h.Set("X-RateLimit-Remaining", sfv.Int(b.Remaining))
+		h.Set("X-RateLimit-Reset", sfv.Int(sfv.Seconds(b.ResetAfter)))
 	}
 }
 

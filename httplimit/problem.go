@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitspec/limitspec"
+	"github.com/limitspec/limitspec/internal/sfv"
 )
 
 // The problem types of draft-ietf-httpapi-ratelimit-headers, section 5.
@@ -61,7 +62,7 @@ func (m *Middleware) deny(w http.ResponseWriter, res limitspec.Result) {
 	case d == limitspec.Never:
 		p.Detail = "The request's cost exceeds the limit: it can never be admitted."
 	case p.Status == http.StatusTooManyRequests || d > 0:
-		s := strconv.FormatInt(ceilSeconds(d), 10)
+		s := strconv.FormatInt(sfv.Seconds(d), 10)
 		w.Header().Set("Retry-After", s)
 		p.Detail = "Retry after " + s + " s."
 	}

@@ -1,0 +1,114 @@
+package rls
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+
+	"github.com/limitspec/limitspec"
+)
+
+// The descriptor entries that make a request an operation on a hold
+// (docs/rls.md, "Reservations"): its op, its id, and, for a reserve or
+// renew, how long it holds in ms. They may be in any of the request's
+// descriptors (Envoy appends an action's entry to its rate limit's
+// descriptor), must agree where repeated, and are not matched against
+// the configuration.
+const (
+	HoldEntry   = "limitspec.hold"
+	HoldIDEntry = "limitspec.hold_id"
+	HoldMsEntry = "limitspec.hold_ms"
+)
+
+// holdOps are the operations by their entry's value.
+var holdOps = map[string]limitspec.HoldOp{
+	"reserve": limitspec.Reserve, "commit": limitspec.Commit,
+	"release": limitspec.Release, "renew": limitspec.Renew,
+}
+
+// holdOf reads the hold entries of req's descriptors: the hold they
+// name (nil: none), holding for holdFor unless they say otherwise.
+func holdOf(ds []*ratelimitv3.RateLimitDescriptor, holdFor time.Duration) (*limitspec.Hold, error) {
+	seen := map[string]string{}
+	for _, d := range ds {
+		for _, e := range d.GetEntries() {
+			if !isHoldEntry(e.GetKey()) {
+				continue
+			}
+			if v, had := seen[e.GetKey()]; had && v != e.GetValue() {
+				return nil, badRequestf("%s is %q in one descriptor and %q in another", e.GetKey(), v, e.GetValue())
+			}
+			seen[e.GetKey()] = e.GetValue()
+		}
+	}
+	if len(seen) == 0 {
+		return nil, nil
+	}
+	op, ok := holdOps[seen[HoldEntry]]
+	if !ok {
+		return nil, badRequestf("%s must be reserve, commit, release or renew, got %q", HoldEntry, seen[HoldEntry])
+	}
+	h := &limitspec.Hold{Op: op, ID: seen[HoldIDEntry]}
+	timed := op == limitspec.Reserve || op == limitspec.Renew
+	ms, given := seen[HoldMsEntry]
+	switch {
+	case h.ID == "":
+		return nil, badRequestf("%s %s needs a %s entry naming the hold", HoldEntry, seen[HoldEntry], HoldIDEntry)
+	case given && !timed:
+		return nil, badRequestf("%s goes with a reserve or a renew, not a %s", HoldMsEntry, seen[HoldEntry])
+	case timed:
+		h.For = holdFor
+	}
+	if given {
+		n, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil || n < 1 || n > 86_400_000 {
+			return nil, badRequestf("%s must be a whole number of ms in [1, 86400000], got %q", HoldMsEntry, ms)
+		}
+		h.For = time.Duration(n) * time.Millisecond
+	}
+	return h, nil
+}
+
+// isHoldEntry reports whether key is one of the hold's entries.
+func isHoldEntry(key string) bool {
+	return key == HoldEntry || key == HoldIDEntry || key == HoldMsEntry
+}
+
+// hold runs p's hold operation: every descriptor a limit decides must
+// count a limit that keeps holds (holds: true), enforce it, and fit one
+// call, so that the operation is all or nothing.
+func (s *Service) hold(ctx context.Context, p *plan) ([]limitspec.LimitResult, error) {
+	holder, ok := s.limiter.(limitspec.Holder)
+	if !ok {
+		return nil, badRequestf("this service's limiter keeps no holds (%T)", s.limiter)
+	}
+	for _, it := range p.items {
+		if !it.rl.Holds || !it.enforce {
+			return nil, badRequestf("a hold's descriptors must each count a limit with holds: true and neither shadow_mode nor quota_mode; %s does not", it.rl.FullKey)
+		}
+	}
+	groups := groupsOf(p.items, true, false, s.perTag)
+	if len(groups) != 1 {
+		return nil, badRequestf("a hold's descriptors must be decided in one call: two of them count one limit with different values, or (on a Redis Cluster) count different values")
+	}
+	req, err := s.request(groups[0], false)
+	if err != nil {
+		return nil, err
+	}
+	if p.hold.Op == limitspec.Release || p.hold.Op == limitspec.Renew {
+		req.Costs, req.Peek = nil, false
+	}
+	res, err := holder.Hold(ctx, req, *p.hold)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]limitspec.LimitResult, len(p.items))
+	for c, counted := range groups[0] {
+		for _, it := range counted.items {
+			results[it] = limitOfResult(res, c)
+		}
+	}
+	return results, nil
+}

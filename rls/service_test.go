@@ -1,0 +1,230 @@
+package rls_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	rlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	pb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/limitspec/limitspec/rls"
+)
+
+// step is one request of a test's sequence and what it must get: the
+// overall code and each descriptor's status.
+type step struct {
+	req      *pb.RateLimitRequest
+	overall  pb.RateLimitResponse_Code
+	statuses []status
+}
+
+// run sends the steps in turn, comparing each response.
+func run(t *testing.T, c pb.RateLimitServiceClient, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		resp := ask(t, c, s.req)
+		got := struct {
+			Overall  pb.RateLimitResponse_Code
+			Statuses []status
+		}{resp.OverallCode, statusesOf(resp)}
+		want := struct {
+			Overall  pb.RateLimitResponse_Code
+			Statuses []status
+		}{s.overall, s.statuses}
+		if d := cmp.Diff(want, got, cmp.AllowUnexported(status{})); d != "" {
+			t.Fatalf("step %d (%v): (-want +got)\n%s", i, s.req.Descriptors, d)
+		}
+	}
+}
+
+const twoLimits = `
+domain: api
+descriptors:
+  - key: user
+    rate_limit: {unit: minute, requests_per_unit: 2}
+  - key: route
+    rate_limit: {unit: minute, requests_per_unit: 10}
+`
+
+// TestAllOrNothing: a request whose user is over its limit charges its
+// route nothing (the route's status is what it would admit), on every
+// target; under Options.Independent the route is charged, as the
+// reference charges it.
+func TestAllOrNothing(t *testing.T) {
+	both := &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("user", "alice"), desc("route", "/a")}}
+	route := &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("route", "/a")}}
+	for _, tg := range targets() {
+		t.Run(tg.name, func(t *testing.T) {
+			l := tg.new(t, newClock())
+			atomic := newService(t, l, loadYAML(t, twoLimits), rls.Options{})
+			run(t, atomic, []step{
+				{both, ok, []status{{ok, 1}, {ok, 9}}},
+				{both, ok, []status{{ok, 0}, {ok, 8}}},
+				{both, over, []status{{over, 0}, {ok, 8}}},
+				{route, ok, []status{{ok, 7}}},
+			})
+			other := loadYAML(t, `
+domain: parity
+descriptors:
+  - key: user
+    rate_limit: {unit: minute, requests_per_unit: 2}
+  - key: route
+    rate_limit: {unit: minute, requests_per_unit: 10}
+`)
+			independent := newService(t, l, other, rls.Options{Independent: true})
+			both, route := clone(both, "parity"), clone(route, "parity")
+			run(t, independent, []step{
+				{both, ok, []status{{ok, 1}, {ok, 9}}},
+				{both, ok, []status{{ok, 0}, {ok, 8}}},
+				{both, over, []status{{over, 0}, {ok, 7}}},
+				{route, ok, []status{{ok, 6}}},
+			})
+		})
+	}
+}
+
+// clone is req in another domain.
+func clone(req *pb.RateLimitRequest, domain string) *pb.RateLimitRequest {
+	return &pb.RateLimitRequest{Domain: domain, Descriptors: req.Descriptors, HitsAddend: req.HitsAddend}
+}
+
+// TestCosts: hits_addend is the cost, per descriptor or per request; a
+// descriptor's 0 checks without charging, a request's 0 counts 1.
+func TestCosts(t *testing.T) {
+	cfg := `
+domain: llm
+descriptors:
+  - key: tokens
+    rate_limit: {unit: minute, requests_per_unit: 100}
+`
+	with := func(request uint32, perDescriptor *wrapperspb.UInt64Value) *pb.RateLimitRequest {
+		d := desc("tokens", "acme")
+		d.HitsAddend = perDescriptor
+		return &pb.RateLimitRequest{Domain: "llm", Descriptors: []*rlv3.RateLimitDescriptor{d}, HitsAddend: request}
+	}
+	for _, tg := range targets() {
+		t.Run(tg.name, func(t *testing.T) {
+			c := newService(t, tg.new(t, newClock()), loadYAML(t, cfg), rls.Options{})
+			run(t, c, []step{
+				{with(30, nil), ok, []status{{ok, 70}}},
+				{with(5, wrapperspb.UInt64(0)), ok, []status{{ok, 70}}},
+				{with(0, nil), ok, []status{{ok, 69}}},
+				{with(1, wrapperspb.UInt64(70)), over, []status{{over, 69}}},
+				{with(0, wrapperspb.UInt64(69)), ok, []status{{ok, 0}}},
+			})
+		})
+	}
+}
+
+// TestReferenceRules: unlimited, requests_per_unit 0, replaces and
+// shadow_mode mean what they mean to the reference; a descriptor that
+// admits nothing keeps the others of its request from being charged.
+func TestReferenceRules(t *testing.T) {
+	cfg := `
+domain: rules
+descriptors:
+  - key: free
+    rate_limit: {unlimited: true}
+  - key: closed
+    rate_limit: {unit: second, requests_per_unit: 0}
+  - key: user
+    rate_limit: {name: user_default, unit: minute, requests_per_unit: 5}
+  - key: vip
+    rate_limit:
+      name: vip
+      unit: minute
+      requests_per_unit: 100
+      replaces: [{name: user_default}]
+  - key: watched
+    shadow_mode: true
+    rate_limit: {unit: minute, requests_per_unit: 1}
+`
+	r := func(ds ...*rlv3.RateLimitDescriptor) *pb.RateLimitRequest {
+		return &pb.RateLimitRequest{Domain: "rules", Descriptors: ds}
+	}
+	for _, tg := range targets() {
+		t.Run(tg.name, func(t *testing.T) {
+			c := newService(t, tg.new(t, newClock()), loadYAML(t, cfg), rls.Options{})
+			run(t, c, []step{
+				{r(desc("free", "x")), ok, []status{{ok, math.MaxUint32}}},
+				{r(desc("unknown", "x")), ok, []status{{ok, -1}}},
+				{r(desc("closed", "x"), desc("user", "bob")), over, []status{{over, 0}, {ok, 5}}},
+				{r(desc("user", "bob")), ok, []status{{ok, 4}}},
+				{r(desc("user", "carol"), desc("vip", "carol")), ok, []status{{ok, -1}, {ok, 99}}},
+				{r(desc("watched", "w")), ok, []status{{ok, 0}}},
+				{r(desc("watched", "w")), ok, []status{{ok, 0}}},
+				// a shadow limit is charged only when the enforcing ones admit
+				{r(costly(desc("user", "eve"), 6), desc("watched", "v")), over, []status{{over, 5}, {ok, 1}}},
+				{r(desc("watched", "v")), ok, []status{{ok, 0}}},
+			})
+		})
+	}
+}
+
+// TestOverride: a descriptor's own limit is a fixed window of it.
+func TestOverride(t *testing.T) {
+	d := desc("tenant", "t1")
+	d.Limit = &rlv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: 2, Unit: 2} // MINUTE
+	req := &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{d}}
+	c := newService(t, targets()[0].new(t, newClock()), loadYAML(t, twoLimits), rls.Options{})
+	run(t, c, []step{
+		{req, ok, []status{{ok, 1}}},
+		{req, ok, []status{{ok, 0}}},
+		{req, over, []status{{over, 0}}},
+	})
+}
+
+// TestRefusals: a request the service cannot decide gets
+// InvalidArgument and charges nothing; a Redis that does not answer, a
+// status the caller can act on within its deadline.
+func TestRefusals(t *testing.T) {
+	c := newService(t, targets()[0].new(t, newClock()), loadYAML(t, twoLimits), rls.Options{})
+	neg := desc("user", "alice")
+	neg.IsNegativeHits = true
+	huge := desc("user", "alice")
+	huge.HitsAddend = wrapperspb.UInt64(1 << 53)
+	for _, tc := range []struct {
+		name string
+		req  *pb.RateLimitRequest
+	}{
+		{"empty domain", &pb.RateLimitRequest{Descriptors: []*rlv3.RateLimitDescriptor{desc("user", "a")}}},
+		{"no descriptors", &pb.RateLimitRequest{Domain: "api"}},
+		{"negative hits", &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("route", "/a"), neg}}},
+		{"cost past 2^53-1", &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("route", "/a"), huge}}},
+	} {
+		_, err := c.ShouldRateLimit(context.Background(), tc.req)
+		if grpcstatus.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: got %v, want InvalidArgument", tc.name, err)
+		}
+	}
+	run(t, c, []step{{&pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("route", "/a")}}, ok, []status{{ok, 9}}}})
+}
+
+// TestUnreachableRedis: with no Redis to reach, a call fails with
+// Unavailable (or DeadlineExceeded) by its deadline.
+func TestUnreachableRedis(t *testing.T) {
+	l := newRedisLimiter(t, unreachable(t), newClock())
+	c := newService(t, l, loadYAML(t, twoLimits), rls.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.ShouldRateLimit(ctx, &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("user", "a")}})
+	if code := grpcstatus.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded {
+		t.Fatalf("got %v, want Unavailable or DeadlineExceeded", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("answered after %v, past the deadline of 1 s", waited)
+	}
+}
+
+// costly is d with a hits_addend of n.
+func costly(d *rlv3.RateLimitDescriptor, n uint64) *rlv3.RateLimitDescriptor {
+	d.HitsAddend = wrapperspb.UInt64(n)
+	return d
+}
