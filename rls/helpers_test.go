@@ -41,14 +41,14 @@ func (c *clock) advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 // target is a limiter the service decides with.
 type target struct {
 	name string
-	new  func(t *testing.T, c *clock) limitspec.Limiter
+	new  func(t testing.TB, c *clock) limitspec.Limiter
 }
 
 // targets are the limiters every service test runs on: in process, a
 // Redis, and a Redis Cluster of three masters.
 func targets() []target {
 	return []target{
-		{"goimpl", func(t *testing.T, c *clock) limitspec.Limiter {
+		{"goimpl", func(t testing.TB, c *clock) limitspec.Limiter {
 			l, err := goimpl.New(goimpl.Options{Now: c.now})
 			if err != nil {
 				t.Fatal(err)
@@ -56,7 +56,7 @@ func targets() []target {
 			t.Cleanup(func() { l.Close() })
 			return l
 		}},
-		{"redis", func(t *testing.T, c *clock) limitspec.Limiter {
+		{"redis", func(t testing.TB, c *clock) limitspec.Limiter {
 			opt, err := redis.ParseURL(redistest.Start(t))
 			if err != nil {
 				t.Fatal(err)
@@ -64,14 +64,14 @@ func targets() []target {
 			opt.ContextTimeoutEnabled = true
 			return newRedisLimiter(t, redis.NewClient(opt), c)
 		}},
-		{"cluster", func(t *testing.T, c *clock) limitspec.Limiter {
+		{"cluster", func(t testing.TB, c *clock) limitspec.Limiter {
 			rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redistest.StartCluster(t, 3), ContextTimeoutEnabled: true})
 			return newRedisLimiter(t, rdb, c)
 		}},
 	}
 }
 
-func newRedisLimiter(t *testing.T, rdb redis.UniversalClient, c *clock) limitspec.Limiter {
+func newRedisLimiter(t testing.TB, rdb redis.UniversalClient, c *clock) limitspec.Limiter {
 	t.Cleanup(func() { rdb.Close() })
 	l, err := redislimit.New(context.Background(), rdb, redislimit.Options{Now: c.now})
 	if err != nil {
@@ -81,7 +81,7 @@ func newRedisLimiter(t *testing.T, rdb redis.UniversalClient, c *clock) limitspe
 }
 
 // loadYAML is the configuration of the YAML files given.
-func loadYAML(t *testing.T, files ...string) *config.Config {
+func loadYAML(t testing.TB, files ...string) *config.Config {
 	t.Helper()
 	var fs []config.File
 	for i, f := range files {
@@ -96,7 +96,7 @@ func loadYAML(t *testing.T, files ...string) *config.Config {
 
 // serve runs svc on a loopback gRPC server for the test, and returns a
 // client of it (go-control-plane's stubs, as Envoy's gRPC client speaks).
-func serve(t *testing.T, svc *rls.Service) pb.RateLimitServiceClient {
+func serve(t testing.TB, svc *rls.Service) pb.RateLimitServiceClient {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -115,7 +115,7 @@ func serve(t *testing.T, svc *rls.Service) pb.RateLimitServiceClient {
 }
 
 // newService serves a Service of cfg and opts on l.
-func newService(t *testing.T, l limitspec.Limiter, cfg *config.Config, opts rls.Options) pb.RateLimitServiceClient {
+func newService(t testing.TB, l limitspec.Limiter, cfg *config.Config, opts rls.Options) pb.RateLimitServiceClient {
 	t.Helper()
 	svc, err := rls.New(l, cfg, opts)
 	if err != nil {
