@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkShouldRateLimit measures ShouldRateLimit over loopback gRPC,
-// from 32 goroutines, on a fixed window per client address (as the
+// from 16 goroutines per CPU, on a fixed window per client address (as the
 // reference counts), in process and on a Redis: decisions/s, and the
 // p50 and p99 latency of a call.
 //

@@ -121,34 +121,30 @@ func (ps *policies) of(cs []counter) (*limitspec.Policy, error) {
 	return p, nil
 }
 
-// request is the policy request of counters cs: a peek, charging
-// nothing, with peek or when every cost is 0.
-func (s *Service) request(cs []counter, peek bool) (limitspec.Request, error) {
+// request is the policy request of counters cs, each limit's amount its
+// counter's cost (0 included).
+func (s *Service) request(cs []counter) (limitspec.Request, error) {
 	p, err := s.policies.Load().of(cs)
 	if err != nil {
 		return limitspec.Request{}, err
 	}
-	req := limitspec.Request{Policy: p, IDs: make(map[string]string, len(cs)), Peek: true}
+	req := limitspec.Request{Policy: p, IDs: make(map[string]string, len(cs)), Costs: make(map[string]int64, len(cs))}
 	for i, c := range cs {
-		req.IDs["v"+strconv.Itoa(i)] = c.tag
-		if c.cost > 0 && !peek {
-			req.Peek = false
-		}
-	}
-	if !req.Peek {
-		req.Costs = make(map[string]int64, len(cs))
-		for i, c := range cs {
-			req.Costs["u"+strconv.Itoa(i)] = c.cost
-		}
+		n := strconv.Itoa(i)
+		req.IDs["v"+n], req.Costs["u"+n] = c.tag, c.cost
 	}
 	return req, nil
 }
 
-// call decides counters cs as one policy call (see request).
+// call decides counters cs as one policy call; with peek, a peek that
+// charges nothing.
 func (s *Service) call(ctx context.Context, cs []counter, peek bool) (limitspec.Result, error) {
-	req, err := s.request(cs, peek)
+	req, err := s.request(cs)
 	if err != nil {
 		return limitspec.Result{}, err
+	}
+	if peek {
+		req.Costs, req.Peek = nil, true
 	}
 	return s.limiter.Limit(ctx, req)
 }

@@ -93,12 +93,12 @@ func (s *Service) hold(ctx context.Context, p *plan) ([]limitspec.LimitResult, e
 	if len(groups) != 1 {
 		return nil, badRequestf("a hold's descriptors must be decided in one call: two of them count one limit with different values, or (on a Redis Cluster) count different values")
 	}
-	req, err := s.request(groups[0], false)
+	req, err := s.request(groups[0])
 	if err != nil {
 		return nil, err
 	}
 	if p.hold.Op == limitspec.Release || p.hold.Op == limitspec.Renew {
-		req.Costs, req.Peek = nil, false
+		req.Costs = nil // they take no amount
 	}
 	res, err := holder.Hold(ctx, req, *p.hold)
 	if err != nil {

@@ -62,7 +62,12 @@ func TestReserveCommit(t *testing.T) {
 			if grpcstatus.Code(err) != codes.NotFound {
 				t.Errorf("a commit of a released hold: %v, want NotFound", err)
 			}
-			run(t, c, []step{{llm("", "", 0, 0), ok, []status{{ok, 650}, {ok, 2}}}})
+			run(t, c, []step{
+				{llm("", "", 0, 0), ok, []status{{ok, 650}, {ok, 2}}},
+				// a commit of nothing spent frees the slot, charging nothing
+				{llm("reserve", "j3", 100, 1), ok, []status{{ok, 550}, {ok, 1}}},
+				{llm("commit", "j3", 0, 0), ok, []status{{ok, 650}, {ok, 2}}},
+			})
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"strings"
 	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -121,39 +120,14 @@ func limitOf(cfg *config.Config, domain string, d *ratelimitv3.RateLimitDescript
 		}
 	}
 	if o := d.GetLimit(); o != nil {
-		rl, err := overrideOf(o)
-		return rl, tagOf(domain, entries), err
+		rl, err := config.Override(config.Unit(o.GetUnit()), o.GetRequestsPerUnit())
+		if err != nil {
+			return nil, "", badRequestf("%v", err)
+		}
+		return rl, config.Tag(domain, entries), nil
 	}
 	m := cfg.Match(domain, entries)
 	return m.Limit, m.Tag, nil
-}
-
-// overrideOf is the limit of a descriptor's override: a fixed window of
-// its requests per unit, as the reference counts it (never in shadow
-// mode); 0 requests admit nothing.
-func overrideOf(o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*config.RateLimit, error) {
-	unit, ok := units[pb.RateLimitResponse_RateLimit_Unit(o.GetUnit())]
-	if !ok {
-		return nil, badRequestf("limit override: unit %v is not one of second, minute, hour, day, week, month, year", o.GetUnit())
-	}
-	rl := &config.RateLimit{FullKey: "override", Unit: unit, RequestsPerUnit: o.GetRequestsPerUnit()}
-	if rl.RequestsPerUnit == 0 {
-		rl.DenyAll = true
-		return rl, nil
-	}
-	rl.Limit = limitspec.FixedWindow{Limit: int64(rl.RequestsPerUnit), Window: time.Duration(unit.Seconds()) * time.Second}
-	return rl, nil
-}
-
-// units are the reference's units by their protocol value.
-var units = map[pb.RateLimitResponse_RateLimit_Unit]config.Unit{
-	pb.RateLimitResponse_RateLimit_SECOND: config.Second,
-	pb.RateLimitResponse_RateLimit_MINUTE: config.Minute,
-	pb.RateLimitResponse_RateLimit_HOUR:   config.Hour,
-	pb.RateLimitResponse_RateLimit_DAY:    config.Day,
-	pb.RateLimitResponse_RateLimit_WEEK:   config.Week,
-	pb.RateLimitResponse_RateLimit_MONTH:  config.Month,
-	pb.RateLimitResponse_RateLimit_YEAR:   config.Year,
 }
 
 // costOf is descriptor d's cost: its hits_addend when set (0 included),
@@ -174,30 +148,14 @@ const maxCost = 1<<53 - 1
 
 // nameOf names rl's counters among a policy's limits: "r" and the hex of
 // a 64-bit hash of its path (FullKey), which a reload keeps; an override
-// is "override".
+// is "override", whatever its unit and requests.
 func nameOf(rl *config.RateLimit) string {
-	if rl.FullKey == "override" {
+	if rl.FullKey == config.OverrideKey {
 		return "override"
 	}
 	h := fnv.New64a()
 	h.Write([]byte(rl.FullKey))
 	return fmt.Sprintf("r%016x", h.Sum64())
-}
-
-// tagOf names the counter of an override's descriptor of domain with
-// entries as config.Match names a configured one's: the reference's key
-// without its prefix and window, "domain_k1_v1_k2_v2_".
-func tagOf(domain string, entries []config.Entry) string {
-	var b strings.Builder
-	b.WriteString(domain)
-	b.WriteByte('_')
-	for _, e := range entries {
-		b.WriteString(e.Key)
-		b.WriteByte('_')
-		b.WriteString(e.Value)
-		b.WriteByte('_')
-	}
-	return b.String()
 }
 
 // remaining is n as a uint32, clamped.

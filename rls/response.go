@@ -64,26 +64,18 @@ func (s *Service) response(p *plan, results []limitspec.LimitResult) *pb.RateLim
 // algorithm configured without them, its quota and the unit its window
 // is, if it is one.
 func currentLimit(rl *config.RateLimit, r limitspec.LimitResult) *pb.RateLimitResponse_RateLimit {
-	cl := &pb.RateLimitResponse_RateLimit{Name: rl.Name, RequestsPerUnit: rl.RequestsPerUnit, Unit: protoUnit(rl.Unit)}
-	if rl.Unit == config.Unknown && r.Limit != nil {
+	unit := rl.Unit
+	cl := &pb.RateLimitResponse_RateLimit{Name: rl.Name, RequestsPerUnit: rl.RequestsPerUnit}
+	if unit == config.Unknown && r.Limit != nil {
 		cl.RequestsPerUnit = remaining(r.Quota)
-		for u := config.Second; u <= config.Year; u++ {
+		for u := config.Unit(1); u.Seconds() > 0; u++ {
 			if r.Window() == time.Duration(u.Seconds())*time.Second {
-				cl.Unit = protoUnit(u)
+				unit = u
 			}
 		}
 	}
+	cl.Unit = pb.RateLimitResponse_RateLimit_Unit(unit) // config.Unit's values are the protocol's
 	return cl
-}
-
-// protoUnit is u as the protocol names it.
-func protoUnit(u config.Unit) pb.RateLimitResponse_RateLimit_Unit {
-	for p, cu := range units {
-		if cu == u {
-			return p
-		}
-	}
-	return pb.RateLimitResponse_RateLimit_UNKNOWN
 }
 
 // headers gathers the header fields of a response's limited

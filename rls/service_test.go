@@ -9,10 +9,12 @@ import (
 	rlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	pb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/limitspec/limitspec/internal/redistest"
 	"github.com/limitspec/limitspec/rls"
 )
 
@@ -227,4 +229,84 @@ func TestUnreachableRedis(t *testing.T) {
 func costly(d *rlv3.RateLimitDescriptor, n uint64) *rlv3.RateLimitDescriptor {
 	d.HitsAddend = wrapperspb.UInt64(n)
 	return d
+}
+
+// TestCurrentLimit: a status's current_limit is the configured unit and
+// requests per unit; for an algorithm configured without them, its
+// quota and the unit its window is (a week, here), or none.
+func TestCurrentLimit(t *testing.T) {
+	cfg := `
+domain: cl
+descriptors:
+  - key: weekly
+    rate_limit:
+      algorithm: sliding_log
+      params: {limit: 7, window_ms: 604800000}
+  - key: burst
+    rate_limit:
+      algorithm: gcra
+      params: {burst: 5, rate: 1, period_ms: 1500}
+  - key: reported
+    rate_limit:
+      name: api
+      algorithm: gcra
+      params: {burst: 5, rate: 1, period_ms: 1000}
+      unit: second
+      requests_per_unit: 1
+`
+	c := newService(t, targets()[0].new(t, newClock()), loadYAML(t, cfg), rls.Options{})
+	resp := ask(t, c, &pb.RateLimitRequest{Domain: "cl", Descriptors: []*rlv3.RateLimitDescriptor{desc("weekly", "a"), desc("burst", "a"), desc("reported", "a")}})
+	want := []*pb.RateLimitResponse_RateLimit{
+		{RequestsPerUnit: 7, Unit: pb.RateLimitResponse_RateLimit_WEEK},
+		{RequestsPerUnit: 5, Unit: pb.RateLimitResponse_RateLimit_UNKNOWN},
+		{Name: "api", RequestsPerUnit: 1, Unit: pb.RateLimitResponse_RateLimit_SECOND},
+	}
+	for i, st := range resp.Statuses {
+		got := st.CurrentLimit
+		if got.GetName() != want[i].Name || got.GetRequestsPerUnit() != want[i].RequestsPerUnit || got.GetUnit() != want[i].Unit {
+			t.Errorf("descriptor %d: current_limit %v, want %v", i, got, want[i])
+		}
+	}
+	bad := desc("tenant", "t1")
+	bad.Limit = &rlv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: 2, Unit: 99}
+	_, err := c.ShouldRateLimit(context.Background(), &pb.RateLimitRequest{Domain: "cl", Descriptors: []*rlv3.RateLimitDescriptor{bad}})
+	if grpcstatus.Code(err) != codes.InvalidArgument {
+		t.Errorf("an override of unit 99: %v, want InvalidArgument", err)
+	}
+}
+
+// TestRedisFaults: a Redis killed, or frozen past the call's deadline,
+// fails the call with Unavailable (or DeadlineExceeded) by its deadline,
+// never a hang; once it is back, the service decides again. A call
+// frozen with Redis had reached it: it runs when Redis resumes, and is
+// counted (its outcome was unknown, docs/semantics.md, "Faults"); after
+// an empty restart the count starts afresh.
+func TestRedisFaults(t *testing.T) {
+	srv := redistest.StartServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	c := newService(t, newRedisLimiter(t, rdb, newClock()), loadYAML(t, twoLimits), rls.Options{})
+	user := &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("user", "a")}}
+	failsInTime := func(what string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := c.ShouldRateLimit(ctx, user)
+		if code := grpcstatus.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded {
+			t.Fatalf("%s: got %v, want Unavailable or DeadlineExceeded", what, err)
+		}
+		if waited := time.Since(start); waited > 5*time.Second {
+			t.Fatalf("%s: answered after %v, past its deadline of 500 ms", what, waited)
+		}
+	}
+	run(t, c, []step{{user, ok, []status{{ok, 1}}}})
+	srv.Pause()
+	failsInTime("Redis frozen")
+	srv.Resume()
+	run(t, c, []step{{user, over, []status{{over, 0}}}})
+	srv.Kill()
+	failsInTime("Redis killed")
+	srv.Restart()
+	waitFor(t, "Redis back", func() bool { return rdb.Ping(context.Background()).Err() == nil })
+	run(t, c, []step{{user, ok, []status{{ok, 1}}}})
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -80,13 +81,39 @@ func (d *decoder) fixedWindow(rl *RateLimit, got map[string]pair, at *yaml.Node,
 		return d.errAt(at, "rate_limit has no unit (%s), nor unlimited: true", unitList)
 	case rl.Unit == Unknown:
 		return d.badUnit(got, unit)
-	case rl.RequestsPerUnit == 0:
+	}
+	if err := rl.fixedWindow(); err != nil {
+		return d.errAt(got["requests_per_unit"].value, "%v", err)
+	}
+	return nil
+}
+
+// OverrideKey is the FullKey of the limit a descriptor carries itself
+// (Envoy's limit override), which no file writes.
+const OverrideKey = "override"
+
+// Override is the limit of a descriptor that carries its own (Envoy's
+// limit override): the reference's fixed window of requestsPerUnit per
+// unit, every request over it when requestsPerUnit is 0. Its FullKey is
+// OverrideKey. A unit that is none is refused.
+func Override(unit Unit, requestsPerUnit uint32) (*RateLimit, error) {
+	if unit.Seconds() == 0 {
+		return nil, fmt.Errorf("limit override: unit %d is none of %s", int(unit), unitList)
+	}
+	rl := &RateLimit{FullKey: OverrideKey, Unit: unit, RequestsPerUnit: requestsPerUnit}
+	return rl, rl.fixedWindow()
+}
+
+// fixedWindow sets rl's Limit to the reference's fixed window of its
+// requests per unit, or DenyAll when that is 0.
+func (rl *RateLimit) fixedWindow() error {
+	if rl.RequestsPerUnit == 0 {
 		rl.DenyAll = true
 		return nil
 	}
 	fw := limitspec.FixedWindow{Limit: int64(rl.RequestsPerUnit), Window: time.Duration(rl.Unit.Seconds()) * time.Second}
 	if err := fw.Validate(); err != nil {
-		return d.errAt(got["requests_per_unit"].value, "%v", err)
+		return err
 	}
 	rl.Limit = fw
 	return nil

@@ -61,7 +61,7 @@ func (c *Config) Match(domain string, entries []Entry) Match {
 	if found == nil {
 		return Match{}
 	}
-	return Match{Limit: found, Tag: tag(domain, entries, shared)}
+	return Match{Limit: found, Tag: tagOf(domain, entries, shared)}
 }
 
 // wildcard returns the first of n's wildcards whose composite key less
@@ -86,11 +86,17 @@ func valuePart(composite, key string) string {
 	return composite
 }
 
-// tag names the counter of a descriptor as the reference's cache key
-// does, less its prefix and window: "domain_", then "key_value_" for each
-// entry, the value being the share_threshold wildcard the entry matched,
-// if any (shared is nil when none did).
-func tag(domain string, entries []Entry, shared []string) string {
+// Tag names the counter of a descriptor of domain with entries as the
+// reference's cache key does, less its prefix and window:
+// "domain_k1_v1_k2_v2_". Match's Tag is this, but for the entries a
+// share_threshold wildcard matched; a descriptor that carries its own
+// limit (Override) counts under this.
+func Tag(domain string, entries []Entry) string { return tagOf(domain, entries, nil) }
+
+// tagOf is Tag, the value of entry i being shared[i] where that is not
+// "": the share_threshold wildcard the entry matched (shared is nil when
+// none did).
+func tagOf(domain string, entries []Entry, shared []string) string {
 	value := func(i int) string {
 		if shared != nil && shared[i] != "" {
 			return shared[i]

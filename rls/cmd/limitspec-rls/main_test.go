@@ -138,15 +138,19 @@ func TestBadStart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("domain: x\ndescriptors:\n  - key: a\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
-		{"-config", dir},
-		{},
-		{"-config", t.TempDir(), "-redis", "redis://x", "-cluster", "a:1"},
-		{"-config", t.TempDir(), "-sentinel", "nomaster"},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-config", dir}, "bad.yaml:4: invalid rate limit unit"},
+		{[]string{}, "give -config DIR"},
+		{[]string{"-config", t.TempDir(), "-redis", "redis://x", "-cluster", "a:1"}, "give one of -redis, -cluster and -sentinel"},
+		{[]string{"-config", t.TempDir(), "-sentinel", "nomaster"}, "give MASTER@host:port"},
 	} {
 		var stderr bytes.Buffer
-		if err := run(context.Background(), args, &stderr, nil); err == nil {
-			t.Errorf("%v: started", args)
+		err := run(context.Background(), tc.args, &stderr, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
 		}
 	}
 }
