@@ -30,8 +30,9 @@ test: redis-server
 # with this tree, so that limitspec's go.mod requires none of what they
 # need: OpenTelemetry (otelmetrics), the example service that serves its
 # metrics to Prometheus (cmd/example), the plotting library (cmd/pictures),
-# the JSON Schema validator (docs/vectorschema) and the linearizability
-# check of concurrent histories (linearize, porcupine). make test,
+# the JSON Schema validator (docs/vectorschema), the linearizability
+# check of concurrent histories (linearize, porcupine) and Envoy's rate
+# limit service (rls, gRPC and go-control-plane). make test,
 # test-all and check cover them; bench/ and peers/, which fetch the
 # peers' modules, are vetted by check.
 MODULES = otelmetrics cmd/example cmd/pictures docs/vectorschema linearize rls

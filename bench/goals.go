@@ -54,6 +54,7 @@ const (
 	causeLog     = "each entry keeps its cost and a running sum, and the decision finds when entries leave the window, where the ZCARD script only counts and adds; docs/performance.md: Where limitspec is behind"
 	causeTput    = "one Redis core runs the script at the Redis CPU above per decision and shares the machine's cores with the client's goroutines; docs/performance.md: Where limitspec is behind"
 	causeDenials = "the cache answers from a map under a lock, shared by every goroutine of the process"
+	causeRLS     = "each request is planned (its descriptors matched, a policy found by shape) and decided by one script, where the reference pipelines INCRBY and EXPIRE; run it again: the services share two cores with the load"
 	causeMemory  = "the key's name names the limit's parameters (:gc:<rate>:<period_ms>), so that two limits never share a state; docs/performance.md: Where limitspec is behind"
 	// The causes of the holds goals, each read off the scripts' Redis
 	// commands (MONITOR) or a profile of goimpl.
@@ -83,7 +84,21 @@ var goals = slices.Concat([]goal{
 	{"a hot denied key, 1 goroutine", titleDenied, 0, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"a hot denied key, many goroutines", titleDenied, 1, denialsRow, redisRateAllowRow, 0.1, causeDenials},
 	{"Redis memory per key (gcra)", titleRedisMemory, 0, gcraScriptRow, redisRateRow, 1, causeMemory},
-}, holdsGoals())
+}, rlsGoals(), holdsGoals())
+
+// rlsGoals are the rate limit service's (issue: decisions/s at least the
+// reference's, p99 no worse, for fixed windows): for a request of one
+// descriptor and of two.
+func rlsGoals() []goal {
+	var out []goal
+	for _, group := range []string{"one descriptor", "two descriptors"} {
+		ours, than := "limitspec-rls, "+group, referenceRLS+", "+group
+		out = append(out,
+			goal{"Envoy's rate limit service, decisions/s, " + group, titleRLS, 0, ours, than, 1, causeRLS},
+			goal{"Envoy's rate limit service, p99, " + group, titleRLS, 2, ours, than, 1, causeRLS})
+	}
+	return out
+}
 
 // scriptGoals are the goals of the scripts in the figure title (the
 // Redis CPU or the instructions), named figure in the goals, read from

@@ -6,8 +6,10 @@
 // leases), the denied path of a hot key (with and without the denials
 // cache), in-process ns/op and allocations, heap per tracked key in
 // process, and Redis memory per key; what a hold (a reservation, a
-// slot) costs beside a plain decision, on Redis and in process; then
-// the Goals table, which reads the project's targets off those
+// slot) costs beside a plain decision, on Redis and in process;
+// ShouldRateLimit of cmd/limitspec-rls beside envoyproxy/ratelimit's
+// (decisions/s, p50, p99; each built from its module and run as a
+// process of its own on the same Redis); then the Goals table, which reads the project's targets off those
 // figures. It starts a throwaway
 // redis-server on a free loopback port, measures, prints Markdown tables
 // headed with the machine and the versions, and stops the server:
@@ -47,7 +49,7 @@ import (
 // process, after heap); optional, those it takes only when named (they
 // need more tools).
 var (
-	figures  = []string{"redis-cpu", "throughput", "denied", "redis-memory", "inprocess", "heap", "holds"}
+	figures  = []string{"redis-cpu", "throughput", "denied", "redis-memory", "inprocess", "heap", "holds", "rls"}
 	optional = []string{"redis-instructions", "redis-instruction-parts"}
 )
 
@@ -113,7 +115,7 @@ func run(o options) error {
 	ctx := context.Background()
 	version := "not started"
 	var tables []Table
-	if want["redis-cpu"] || want["throughput"] || want["denied"] || want["redis-memory"] || want["holds"] {
+	if want["redis-cpu"] || want["throughput"] || want["denied"] || want["redis-memory"] || want["holds"] || want["rls"] {
 		version, tables, err = redisFigures(ctx, o, want)
 		if err != nil {
 			return err
@@ -194,6 +196,9 @@ func redisFigures(ctx context.Context, o options, want map[string]bool) (string,
 		{"denied", func() (Table, error) { return denied(ctx, opts, o.tput) }},
 		{"redis-memory", func() (Table, error) { return memoryUsage(ctx, rdb) }},
 		{"holds", func() (Table, error) { return holdsRedis(ctx, rdb, o.cpu, o.holdKeys) }},
+		{"rls", func() (Table, error) {
+			return rlsFigure(ctx, srv.addr, rlsOptions{Goroutines: o.tput.Goroutines, Warm: o.tput.Warm, For: o.tput.For, Rounds: o.rounds})
+		}},
 	})
 	return version, tables, err
 }
