@@ -136,9 +136,9 @@ func (s *Service) request(cs []counter) (limitspec.Request, error) {
 	return req, nil
 }
 
-// call decides counters cs as one policy call; with peek, a peek that
-// charges nothing.
-func (s *Service) call(ctx context.Context, cs []counter, peek bool) (limitspec.Result, error) {
+// call decides counters cs as one policy call: with peek, a peek that
+// charges nothing; with force, charged even past the limits.
+func (s *Service) call(ctx context.Context, cs []counter, peek, force bool) (limitspec.Result, error) {
 	req, err := s.request(cs)
 	if err != nil {
 		return limitspec.Result{}, err
@@ -146,14 +146,16 @@ func (s *Service) call(ctx context.Context, cs []counter, peek bool) (limitspec.
 	if peek {
 		req.Costs, req.Peek = nil, true
 	}
+	req.Force = force
 	return s.limiter.Limit(ctx, req)
 }
 
 // decide decides p's items: first the enforcing ones, all or nothing
 // (a call per group), then the others; once a call denies (or a
 // descriptor admits nothing), every later call only peeks, charging
-// nothing. With Options.Independent each item is decided on its own.
-// It returns each item's result.
+// nothing. With Options.Independent each item is decided on its own; a
+// forced request (ForceEntry) charges every call. It returns each
+// item's result.
 func (s *Service) decide(ctx context.Context, p *plan) ([]limitspec.LimitResult, error) {
 	results := make([]limitspec.LimitResult, len(p.items))
 	denied := false
@@ -162,7 +164,7 @@ func (s *Service) decide(ctx context.Context, p *plan) ([]limitspec.LimitResult,
 	}
 	for _, enforce := range []bool{true, false} {
 		for _, g := range groupsOf(p.items, enforce, s.opts.Independent, s.perTag) {
-			res, err := s.call(ctx, g, denied && !s.opts.Independent)
+			res, err := s.call(ctx, g, denied && !s.opts.Independent && !p.force, p.force)
 			if err != nil {
 				return nil, err
 			}

@@ -5,21 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
-
 	"github.com/limitspec/limitspec"
-)
-
-// The descriptor entries that make a request an operation on a hold
-// (docs/rls.md, "Reservations"): its op, its id, and, for a reserve or
-// renew, how long it holds in ms. They may be in any of the request's
-// descriptors (Envoy appends an action's entry to its rate limit's
-// descriptor), must agree where repeated, and are not matched against
-// the configuration.
-const (
-	HoldEntry   = "limitspec.hold"
-	HoldIDEntry = "limitspec.hold_id"
-	HoldMsEntry = "limitspec.hold_ms"
 )
 
 // holdOps are the operations by their entry's value.
@@ -28,22 +14,15 @@ var holdOps = map[string]limitspec.HoldOp{
 	"release": limitspec.Release, "renew": limitspec.Renew,
 }
 
-// holdOf reads the hold entries of req's descriptors: the hold they
-// name (nil: none), holding for holdFor unless they say otherwise.
-func holdOf(ds []*ratelimitv3.RateLimitDescriptor, holdFor time.Duration) (*limitspec.Hold, error) {
-	seen := map[string]string{}
-	for _, d := range ds {
-		for _, e := range d.GetEntries() {
-			if !isHoldEntry(e.GetKey()) {
-				continue
-			}
-			if v, had := seen[e.GetKey()]; had && v != e.GetValue() {
-				return nil, badRequestf("%s is %q in one descriptor and %q in another", e.GetKey(), v, e.GetValue())
-			}
-			seen[e.GetKey()] = e.GetValue()
-		}
+// holdOf is the hold the request's entries of ours (seen) name, nil for
+// none, holding for holdFor unless they say otherwise.
+func holdOf(seen map[string]string, holdFor time.Duration) (*limitspec.Hold, error) {
+	named := false
+	for _, k := range []string{HoldEntry, HoldIDEntry, HoldMsEntry} {
+		_, given := seen[k]
+		named = named || given
 	}
-	if len(seen) == 0 {
+	if !named {
 		return nil, nil
 	}
 	op, ok := holdOps[seen[HoldEntry]]
@@ -69,11 +48,6 @@ func holdOf(ds []*ratelimitv3.RateLimitDescriptor, holdFor time.Duration) (*limi
 		h.For = time.Duration(n) * time.Millisecond
 	}
 	return h, nil
-}
-
-// isHoldEntry reports whether key is one of the hold's entries.
-func isHoldEntry(key string) bool {
-	return key == HoldEntry || key == HoldIDEntry || key == HoldMsEntry
 }
 
 // hold runs p's hold operation: every descriptor a limit decides must

@@ -88,3 +88,38 @@ func TestHoldRefusals(t *testing.T) {
 	}
 	run(t, c, []step{{llm("", "", 0, 0), ok, []status{{ok, 1000}, {ok, 2}}}})
 }
+
+// TestSlots: a descriptor of calls in flight (concurrency) reserves a
+// slot per call and frees it at the commit, on every target, the
+// Cluster included; there, a hold over descriptors of different values
+// (different hash tags) is refused, holding nothing.
+func TestSlots(t *testing.T) {
+	slot := func(op, id string) *pb.RateLimitRequest {
+		d := costly(desc("tenant", "acme", "unit", "slots", rls.HoldEntry, op, rls.HoldIDEntry, id), 1)
+		if op == "commit" {
+			d.HitsAddend = nil
+			d = costly(d, 0)
+		}
+		return &pb.RateLimitRequest{Domain: "llm", Descriptors: []*rlv3.RateLimitDescriptor{d}}
+	}
+	for _, tg := range targets() {
+		t.Run(tg.name, func(t *testing.T) {
+			c := newService(t, tg.new(t, newClock()), loadYAML(t, llmConfig), rls.Options{})
+			run(t, c, []step{
+				{slot("reserve", "a"), ok, []status{{ok, 1}}},
+				{slot("reserve", "b"), ok, []status{{ok, 0}}},
+				{slot("reserve", "c"), over, []status{{over, 0}}},
+				{slot("commit", "a"), ok, []status{{ok, 1}}},
+				{slot("reserve", "c"), ok, []status{{ok, 0}}},
+			})
+			if tg.name != "cluster" {
+				return
+			}
+			_, err := c.ShouldRateLimit(context.Background(), llm("reserve", "d", 10, 1))
+			if grpcstatus.Code(err) != codes.InvalidArgument {
+				t.Errorf("a hold over two hash tags on a Cluster: %v, want InvalidArgument", err)
+			}
+			run(t, c, []step{{llm("", "", 0, 0), ok, []status{{ok, 1000}, {ok, 0}}}})
+		})
+	}
+}

@@ -44,6 +44,7 @@ type plan struct {
 	tags  []string            // and the counter it counts
 	items []item
 	hold  *limitspec.Hold // the hold the request operates on, if any
+	force bool            // a forced charge (ForceEntry)
 }
 
 // badRequest is a request the service refuses (gRPC InvalidArgument).
@@ -67,8 +68,14 @@ func planOf(cfg *config.Config, req *pb.RateLimitRequest, holdFor time.Duration)
 	}
 	n := len(req.Descriptors)
 	p := &plan{kinds: make([]kind, n), rls: make([]*config.RateLimit, n), tags: make([]string, n)}
-	var err error
-	if p.hold, err = holdOf(req.Descriptors, holdFor); err != nil {
+	ours, err := ourEntries(req.Descriptors)
+	if err != nil {
+		return nil, err
+	}
+	if p.hold, err = holdOf(ours, holdFor); err != nil {
+		return nil, err
+	}
+	if p.force, err = forceOf(ours); err != nil {
 		return nil, err
 	}
 	replaced := map[string]bool{}
@@ -115,7 +122,7 @@ func planOf(cfg *config.Config, req *pb.RateLimitRequest, holdFor time.Duration)
 func limitOf(cfg *config.Config, domain string, d *ratelimitv3.RateLimitDescriptor) (*config.RateLimit, string, error) {
 	entries := make([]config.Entry, 0, len(d.GetEntries()))
 	for _, e := range d.GetEntries() {
-		if !isHoldEntry(e.GetKey()) {
+		if !isOurEntry(e.GetKey()) {
 			entries = append(entries, config.Entry{Key: e.GetKey(), Value: e.GetValue()})
 		}
 	}

@@ -199,6 +199,9 @@ func TestRefusals(t *testing.T) {
 		{"no descriptors", &pb.RateLimitRequest{Domain: "api"}},
 		{"negative hits", &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("route", "/a"), neg}}},
 		{"cost past 2^53-1", &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("route", "/a"), huge}}},
+		{"force not true", &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("route", "/a", rls.ForceEntry, "yes")}}},
+		{"force with a hold", &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{
+			desc("route", "/a", rls.ForceEntry, "true", rls.HoldEntry, "commit", rls.HoldIDEntry, "j")}}},
 	} {
 		_, err := c.ShouldRateLimit(context.Background(), tc.req)
 		if grpcstatus.Code(err) != codes.InvalidArgument {
@@ -309,4 +312,27 @@ func TestRedisFaults(t *testing.T) {
 	srv.Restart()
 	waitFor(t, "Redis back", func() bool { return rdb.Ping(context.Background()).Err() == nil })
 	run(t, c, []step{{user, ok, []status{{ok, 1}}}})
+}
+
+// TestForce: a request with limitspec.force "true" (Envoy's charge at
+// the end of a stream: work already done) charges every descriptor,
+// over its limit or not, all of them.
+func TestForce(t *testing.T) {
+	both := func(extra ...string) *pb.RateLimitRequest {
+		return &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{
+			desc(append([]string{"user", "f"}, extra...)...), desc("route", "/f")}}
+	}
+	route := &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("route", "/f")}}
+	for _, tg := range targets() {
+		t.Run(tg.name, func(t *testing.T) {
+			c := newService(t, tg.new(t, newClock()), loadYAML(t, twoLimits), rls.Options{})
+			run(t, c, []step{
+				{both(), ok, []status{{ok, 1}, {ok, 9}}},
+				{both(), ok, []status{{ok, 0}, {ok, 8}}},
+				{both(), over, []status{{over, 0}, {ok, 8}}},
+				{both(rls.ForceEntry, "true"), over, []status{{over, 0}, {ok, 7}}},
+				{route, ok, []status{{ok, 6}}},
+			})
+		})
+	}
 }
