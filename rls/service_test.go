@@ -336,3 +336,32 @@ func TestForce(t *testing.T) {
 		})
 	}
 }
+
+// TestHeaders: Options.Headers adds the IETF fields of every limited
+// descriptor and, on a refusal, Retry-After; LegacyHeaders the
+// reference's X-RateLimit-* of the descriptor with the least remaining.
+// At t0, 10 s into a minute, a fixed window of a minute resets in 50 s.
+func TestHeaders(t *testing.T) {
+	c := newService(t, targets()[0].new(t, newClock()), loadYAML(t, twoLimits), rls.Options{Headers: true, LegacyHeaders: true})
+	both := &pb.RateLimitRequest{Domain: "api", Descriptors: []*rlv3.RateLimitDescriptor{desc("user", "h"), desc("route", "/h")}}
+	headers := func(resp *pb.RateLimitResponse) map[string]string {
+		out := map[string]string{}
+		for _, h := range resp.ResponseHeadersToAdd {
+			out[h.Key] = h.Value
+		}
+		return out
+	}
+	policy := `"api.user";q=2;w=60, "api.route";q=10;w=60`
+	for i, want := range []map[string]string{
+		{"RateLimit-Policy": policy, "RateLimit": `"api.user";r=1;t=50, "api.route";r=9;t=50`,
+			"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "1", "X-RateLimit-Reset": "50"},
+		{"RateLimit-Policy": policy, "RateLimit": `"api.user";r=0;t=50, "api.route";r=8;t=50`,
+			"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "50"},
+		{"RateLimit-Policy": policy, "RateLimit": `"api.user";r=0;t=50, "api.route";r=8;t=50`, "Retry-After": "50",
+			"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "50"},
+	} {
+		if d := cmp.Diff(want, headers(ask(t, c, both))); d != "" {
+			t.Errorf("request %d: headers (-want +got)\n%s", i, d)
+		}
+	}
+}
