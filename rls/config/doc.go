@@ -73,6 +73,12 @@
 // needs holds: true; params without algorithm is refused. The reference
 // does not know these keys: it refuses a file that uses them.
 //
+// # Over xDS
+//
+// LoadProto reads the RateLimitConfig resources an xDS management server
+// (Envoy Gateway's) delivers, as Load reads files of the same domains
+// and descriptors: the protocol carries the reference's fields only.
+//
 // # Matching
 //
 // Config.Match finds the limit of a descriptor, a list of entries

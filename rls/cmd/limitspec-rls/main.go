@@ -1,10 +1,11 @@
 // Command limitspec-rls runs Envoy's rate limit service (RLS v3) on
 // limitspec (package rls): it reads a directory of envoyproxy/ratelimit
-// configuration files, decides every descriptor exactly with a Redis, a
-// Redis Cluster, a Sentinel-managed Redis or in process, and reloads
-// the files when they change.
+// configuration files (reloading them when they change), or takes the
+// configuration from an xDS management server as Envoy Gateway serves
+// it, and decides every descriptor exactly with a Redis, a Redis
+// Cluster, a Sentinel-managed Redis or in process.
 //
-//	go run ./cmd/limitspec-rls -config DIR [-addr :8081] [-redis URL | -cluster ADDRS | -sentinel MASTER@ADDRS] [-fallback] ...
+//	go run ./cmd/limitspec-rls -config DIR | -xds HOST:PORT [-xds-node ID] [-addr :8081] [-redis URL | -cluster ADDRS | -sentinel MASTER@ADDRS] [-fallback] ...
 //
 // Without a Redis it decides in process (package goimpl): exact for one
 // instance of the service. It serves gRPC health (grpc.health.v1) on
@@ -25,8 +26,10 @@ import (
 	"syscall"
 	"time"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	pb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -47,7 +50,7 @@ func main() {
 
 // flags are the command's settings.
 type flags struct {
-	dir, addr               string
+	dir, addr, xds, xdsNode string
 	redisURL, cluster, sent string
 	fallback, merge         bool
 	service                 rls.Options
@@ -60,6 +63,8 @@ func parse(args []string, stderr io.Writer) (flags, error) {
 	fs := flag.NewFlagSet("limitspec-rls", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.dir, "config", "", "directory of configuration files (*.yaml, *.yml): envoyproxy/ratelimit's format, with limitspec's algorithm and params (required)")
+	fs.StringVar(&f.xds, "xds", "", "host:port of an xDS management server (Envoy Gateway's) to take the configuration from, as RateLimitConfig resources, in place of -config")
+	fs.StringVar(&f.xdsNode, "xds-node", "default", "with -xds: the node id the management server knows this service by (the reference's CONFIG_GRPC_XDS_NODE_ID)")
 	fs.StringVar(&f.addr, "addr", ":8081", "address to serve gRPC on (the rate limit service and grpc.health.v1)")
 	fs.StringVar(&f.redisURL, "redis", "", "URL of a Redis to keep the counters in, e.g. redis://127.0.0.1:6379/0 (default: in process)")
 	fs.StringVar(&f.cluster, "cluster", "", "comma-separated host:port of Redis Cluster nodes, in place of -redis")
@@ -76,9 +81,9 @@ func parse(args []string, stderr io.Writer) (flags, error) {
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
-	if f.dir == "" || fs.NArg() > 0 {
+	if (f.dir == "") == (f.xds == "") || fs.NArg() > 0 {
 		fs.Usage()
-		return f, errors.New("give -config DIR and no arguments")
+		return f, errors.New("give -config DIR or -xds ADDR, and no arguments")
 	}
 	return f, nil
 }
@@ -95,7 +100,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- net.
 		return err
 	}
 	defer closeLimiter()
-	cfg, err := config.LoadDir(f.dir, config.Options{MergeDomains: f.merge})
+	cfg, err := firstConfig(f)
 	if err != nil {
 		return err
 	}
@@ -111,17 +116,51 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- net.
 	pb.RegisterRateLimitServiceServer(srv, svc)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	if f.reload > 0 {
-		go rls.Watch(ctx, svc, f.dir, config.Options{MergeDomains: f.merge}, f.reload, func(err error) {
-			fmt.Fprintf(stderr, "limitspec-rls: configuration refused, the running one kept: %v\n", err)
-		})
+	if err := follow(ctx, f, svc, hs, stderr); err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "limitspec-rls: serving on %s (%s), domains %v\n", lis.Addr(), describe(f), cfg.Domains())
 	if ready != nil {
 		ready <- lis.Addr()
 	}
 	return serve(ctx, srv, hs, lis, f.grace)
+}
+
+// firstConfig is the configuration the service starts with: -config's
+// files, or none until the xDS server sends one.
+func firstConfig(f flags) (*config.Config, error) {
+	if f.xds != "" {
+		return config.Load(nil, config.Options{MergeDomains: f.merge})
+	}
+	return config.LoadDir(f.dir, config.Options{MergeDomains: f.merge})
+}
+
+// follow keeps svc's configuration up to date: -config's files reloaded
+// every -reload, or the xDS server's resources; health says SERVING
+// once a configuration is loaded (at once for files).
+func follow(ctx context.Context, f flags, svc *rls.Service, hs *health.Server, stderr io.Writer) error {
+	opts := config.Options{MergeDomains: f.merge}
+	refused := func(err error) {
+		fmt.Fprintf(stderr, "limitspec-rls: configuration refused, the running one kept: %v\n", err)
+	}
+	serving := func() { hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING) }
+	if f.xds == "" {
+		serving()
+		if f.reload > 0 {
+			go rls.Watch(ctx, svc, f.dir, opts, f.reload, refused)
+		}
+		return nil
+	}
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	conn, err := grpc.NewClient(f.xds, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("-xds: %w", err)
+	}
+	go func() {
+		defer conn.Close()
+		rls.WatchXDS(ctx, svc, conn, &corev3.Node{Id: f.xdsNode}, opts, refused, serving)
+	}()
+	return nil
 }
 
 // serve serves on lis until ctx ends, then reports NOT_SERVING and

@@ -12,7 +12,13 @@ import (
 	"time"
 
 	rlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	discoverygrpc "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	pb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	rlsconf "github.com/envoyproxy/go-control-plane/ratelimit/config/ratelimit/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -48,12 +54,18 @@ func start(t *testing.T, cfg string, args ...string) (*grpc.ClientConn, *syncBuf
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return startWith(t, append([]string{"-config", dir}, args...)...)
+}
+
+// startWith runs the command with args (and -addr) as start does.
+func startWith(t *testing.T, args ...string) (*grpc.ClientConn, *syncBuffer, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	stderr := new(syncBuffer)
 	go func() {
-		done <- run(ctx, append([]string{"-config", dir, "-addr", "127.0.0.1:0"}, args...), stderr, ready)
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stderr, ready)
 	}()
 	var addr net.Addr
 	select {
@@ -143,7 +155,8 @@ func TestBadStart(t *testing.T) {
 		want string
 	}{
 		{[]string{"-config", dir}, "bad.yaml:4: invalid rate limit unit"},
-		{[]string{}, "give -config DIR"},
+		{[]string{}, "give -config DIR or -xds ADDR"},
+		{[]string{"-config", t.TempDir(), "-xds", "127.0.0.1:1"}, "give -config DIR or -xds ADDR"},
 		{[]string{"-config", t.TempDir(), "-redis", "redis://x", "-cluster", "a:1"}, "give one of -redis, -cluster and -sentinel"},
 		{[]string{"-config", t.TempDir(), "-sentinel", "nomaster"}, "give MASTER@host:port"},
 	} {
@@ -173,5 +186,58 @@ func TestExampleConfig(t *testing.T) {
 		if m := cfg.Match("edge", tc.entries); m.Limit == nil || m.Limit.Name != tc.name {
 			t.Errorf("%v: got %+v, want the limit %s", tc.entries, m.Limit, tc.name)
 		}
+	}
+}
+
+// TestServeXDS: with -xds the command takes its configuration from a
+// management server (go-control-plane's, as Envoy Gateway runs one):
+// NOT_SERVING until the first configuration, then SERVING and deciding
+// by it.
+func TestServeXDS(t *testing.T) {
+	snapshots := cache.NewSnapshotCache(false, cache.IDHash{}, nil)
+	srv := grpc.NewServer()
+	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(srv, server.NewServer(context.Background(), snapshots, nil))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	conn, _, stop := startWith(t, "-xds", lis.Addr().String(), "-xds-node", "edge-rls")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	health := healthpb.NewHealthClient(conn)
+	if h, err := health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || h.Status != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("health before any configuration: %v %v, want NOT_SERVING", h, err)
+	}
+	conf := &rlsconf.RateLimitConfig{Name: "edge", Domain: "edge", Descriptors: []*rlsconf.RateLimitDescriptor{
+		{Key: "remote_address", RateLimit: &rlsconf.RateLimitPolicy{Unit: rlsconf.RateLimitUnit_MINUTE, RequestsPerUnit: 1}}}}
+	snap, err := cache.NewSnapshot("1", map[resource.Type][]types.Resource{resource.RateLimitConfigType: {conf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snapshots.SetSnapshot(ctx, "edge-rls", snap); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		h, err := health.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Status == healthpb.HealthCheckResponse_SERVING {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c := pb.NewRateLimitServiceClient(conn)
+	req := &pb.RateLimitRequest{Domain: "edge", Descriptors: []*rlv3.RateLimitDescriptor{{Entries: []*rlv3.RateLimitDescriptor_Entry{{Key: "remote_address", Value: "10.0.0.2"}}}}}
+	for i, want := range []pb.RateLimitResponse_Code{pb.RateLimitResponse_OK, pb.RateLimitResponse_OVER_LIMIT} {
+		resp, err := c.ShouldRateLimit(ctx, req)
+		if err != nil || resp.OverallCode != want {
+			t.Fatalf("request %d: %v %v, want %v", i, resp, err, want)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
